@@ -1,0 +1,5 @@
+"""File access: the FileIO interface and its implementations."""
+
+from table_engine.io.file_io import ArrowFileIO, FileIO, FileStatus, LocalFileIO, file_io_for, normalize_path
+
+__all__ = ["ArrowFileIO", "FileIO", "FileStatus", "LocalFileIO", "file_io_for", "normalize_path"]

@@ -1,0 +1,323 @@
+"""File access for the table engine: one small interface, a local implementation, and Arrow filesystems.
+
+Paths are strings: plain local paths, ``file://`` URIs, or URIs of any filesystem pyarrow supports
+(``s3://``, ``gs://``, ``hdfs://``, ``abfs://``). The one operation a table format needs beyond plain reads and
+writes is :meth:`FileIO.write_if_absent`, the atomic create-if-absent that publishes a snapshot: it must be safe
+across processes and machines, never a check-then-rename guarded by an in-process lock.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from table_engine.errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One directory entry."""
+
+    path: str
+    size: int
+    is_dir: bool
+    mtime_millis: int
+
+
+class FileIO(ABC):
+    """Minimal filesystem interface used by every format and store module."""
+
+    @abstractmethod
+    def read_bytes(self, path: str) -> bytes:
+        """The whole content of ``path``; ``FileNotFoundError`` if it does not exist."""
+
+    @abstractmethod
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
+        """Write ``data`` to ``path`` (creating parents). Without ``overwrite`` an existing file is an error."""
+
+    @abstractmethod
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        """Atomically create ``path`` with ``data`` unless it exists. Returns False when it existed already.
+
+        Readers never see a partial file: the content becomes visible in one step.
+        """
+
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def list_status(self, path: str) -> list[FileStatus]:
+        """Entries directly below directory ``path`` (empty if it does not exist)."""
+
+    @abstractmethod
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        """Delete a file (or a directory tree with ``recursive``). Returns False if nothing was there."""
+
+    @abstractmethod
+    def mkdirs(self, path: str) -> None: ...
+
+    @abstractmethod
+    def file_size(self, path: str) -> int: ...
+
+    @abstractmethod
+    def open_input(self, path: str) -> BinaryIO | pa.NativeFile:
+        """A seekable binary stream (for Parquet readers)."""
+
+    @abstractmethod
+    def open_output(self, path: str) -> BinaryIO | pa.NativeFile:
+        """A binary output stream for a new file (for Parquet writers); parents are created."""
+
+    @property
+    @abstractmethod
+    def arrow_fs(self) -> pafs.FileSystem:
+        """The Arrow filesystem behind this FileIO, with paths as :meth:`to_fs_path` gives them."""
+
+    def to_fs_path(self, path: str) -> str:
+        return path
+
+    def overwrite_hint(self, path: str, data: bytes) -> None:
+        """Best-effort overwrite of a small hint file (LATEST/EARLIEST); readers verify hints."""
+        self.write_bytes(path, data, overwrite=True)
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def try_delete(self, path: str) -> None:
+        try:
+            self.delete(path)
+        except OSError:
+            pass
+
+
+def _strip_file_scheme(path: str) -> str:
+    if path.startswith("file://"):
+        parsed = urlparse(path)
+        return parsed.path or "/"
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return path
+
+
+class LocalFileIO(FileIO):
+    """Local filesystem. ``write_if_absent`` uses ``os.link`` of a fully written temp file (atomic, cross-process)."""
+
+    def __init__(self) -> None:
+        self._fs = pafs.LocalFileSystem()
+
+    @property
+    def arrow_fs(self) -> pafs.FileSystem:
+        return self._fs
+
+    def to_fs_path(self, path: str) -> str:
+        return os.path.abspath(_strip_file_scheme(path))
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(self.to_fs_path(path), "rb") as f:
+            return f.read()
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
+        p = self.to_fs_path(path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if overwrite:
+            # write a sibling temp file and rename it over the target so readers never see a torn file
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(p))
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, p)
+            except BaseException:
+                _silent_unlink(tmp)
+                raise
+            return
+        with open(p, "xb") as f:
+            f.write(data)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        p = self.to_fs_path(path)
+        d = os.path.dirname(p)
+        os.makedirs(d, exist_ok=True)
+        tmp = os.path.join(d, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, p)  # fails with EEXIST if another process published first: atomic on POSIX
+            return True
+        except FileExistsError:
+            return False
+        except OSError as e:
+            if e.errno in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):
+                # filesystems without hard links: O_EXCL create, then content (readers retry on empty JSON)
+                try:
+                    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                return True
+            raise
+        finally:
+            _silent_unlink(tmp)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(self.to_fs_path(path))
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        p = self.to_fs_path(path)
+        out: list[FileStatus] = []
+        try:
+            with os.scandir(p) as it:
+                for e in it:
+                    st = e.stat()
+                    out.append(FileStatus(os.path.join(path, e.name), st.st_size, e.is_dir(),
+                                          int(st.st_mtime * 1000)))
+        except FileNotFoundError:
+            return []
+        return out
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        p = self.to_fs_path(path)
+        if os.path.isdir(p) and not os.path.islink(p):
+            if recursive:
+                shutil.rmtree(p)
+            else:
+                os.rmdir(p)
+            return True
+        try:
+            os.unlink(p)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def mkdirs(self, path: str) -> None:
+        os.makedirs(self.to_fs_path(path), exist_ok=True)
+
+    def file_size(self, path: str) -> int:
+        return os.path.getsize(self.to_fs_path(path))
+
+    def open_input(self, path: str) -> pa.NativeFile:
+        return pa.OSFile(self.to_fs_path(path), "rb")
+
+    def open_output(self, path: str) -> pa.NativeFile:
+        p = self.to_fs_path(path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        return pa.OSFile(p, "wb")
+
+
+class ArrowFileIO(FileIO):
+    """Any filesystem pyarrow supports by URI (S3, GCS, HDFS, ABFS).
+
+    Object stores have no atomic create-if-absent through pyarrow; :meth:`write_if_absent` is therefore only safe
+    for a single committer per table there. Use a local or HDFS warehouse for concurrent committers.
+    """
+
+    def __init__(self, uri: str) -> None:
+        fs, _ = pafs.FileSystem.from_uri(uri)
+        self._fs = fs
+        self._scheme = urlparse(uri).scheme
+
+    @property
+    def arrow_fs(self) -> pafs.FileSystem:
+        return self._fs
+
+    def to_fs_path(self, path: str) -> str:
+        parsed = urlparse(path)
+        if parsed.scheme:
+            return (parsed.netloc + parsed.path) if self._scheme != "hdfs" else parsed.path
+        return path
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            with self._fs.open_input_stream(self.to_fs_path(path)) as f:
+                return bytes(f.read())
+        except OSError as e:
+            if not self.exists(path):
+                raise FileNotFoundError(path) from e
+            raise
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
+        if not overwrite and self.exists(path):
+            raise FileExistsError(path)
+        p = self.to_fs_path(path)
+        self._fs.create_dir(os.path.dirname(p), recursive=True)
+        with self._fs.open_output_stream(p) as f:
+            f.write(data)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        if self.exists(path):
+            return False
+        self.write_bytes(path, data, overwrite=True)
+        return True
+
+    def exists(self, path: str) -> bool:
+        return bool(self._fs.get_file_info(self.to_fs_path(path)).type != pafs.FileType.NotFound)
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        sel = pafs.FileSelector(self.to_fs_path(path), allow_not_found=True)
+        out = []
+        for info in self._fs.get_file_info(sel):
+            mtime = int(info.mtime.timestamp() * 1000) if info.mtime else 0
+            out.append(FileStatus(path.rstrip("/") + "/" + info.base_name, info.size or 0,
+                                  info.type == pafs.FileType.Directory, mtime))
+        return out
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        p = self.to_fs_path(path)
+        info = self._fs.get_file_info(p)
+        if info.type == pafs.FileType.NotFound:
+            return False
+        if info.type == pafs.FileType.Directory:
+            if not recursive:
+                raise UnsupportedError(f"{path} is a directory; pass recursive=True")
+            self._fs.delete_dir(p)
+        else:
+            self._fs.delete_file(p)
+        return True
+
+    def mkdirs(self, path: str) -> None:
+        self._fs.create_dir(self.to_fs_path(path), recursive=True)
+
+    def file_size(self, path: str) -> int:
+        return int(self._fs.get_file_info(self.to_fs_path(path)).size or 0)
+
+    def open_input(self, path: str) -> pa.NativeFile:
+        return self._fs.open_input_file(self.to_fs_path(path))
+
+    def open_output(self, path: str) -> pa.NativeFile:
+        p = self.to_fs_path(path)
+        self._fs.create_dir(os.path.dirname(p), recursive=True)
+        return self._fs.open_output_stream(p)
+
+
+def _silent_unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass
+
+
+def file_io_for(path: str) -> FileIO:
+    """The FileIO for a warehouse or table path, by its URI scheme."""
+    scheme = urlparse(path).scheme
+    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
+        return LocalFileIO()
+    return ArrowFileIO(path)
+
+
+def normalize_path(path: str) -> str:
+    """A canonical form for a warehouse/table path: absolute local paths, URIs unchanged but for trailing slashes."""
+    scheme = urlparse(path).scheme
+    if scheme in ("", "file"):
+        return os.path.abspath(_strip_file_scheme(path))
+    return path.rstrip("/")
