@@ -1,0 +1,152 @@
+"""The filesystem catalog: ``<warehouse>/<db>.db/<table>/``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+
+from table_engine.core_options import validate_options
+from table_engine.errors import (
+    CatalogError,
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    TableAlreadyExistError,
+    TableNotExistError,
+)
+from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema
+from table_engine.io.file_io import FileIO, file_io_for, normalize_path
+from table_engine.table import Table
+from table_engine.types import fields_from_arrow_schema
+
+log = logging.getLogger(__name__)
+
+DB_SUFFIX = ".db"
+DEFAULT_DATABASE = "default"
+
+
+def parse_identifier(identifier: str) -> tuple[str, str]:
+    """``db.table`` -> (db, table); a bare name is in the ``default`` database."""
+    parts = identifier.split(".")
+    if len(parts) == 1:
+        return DEFAULT_DATABASE, parts[0]
+    if len(parts) != 2 or not parts[0] or not parts[1]:
+        raise CatalogError(f"table identifier {identifier!r} must be 'database.table'")
+    return parts[0], parts[1]
+
+
+class Catalog:
+    """Databases and tables in a warehouse directory (local path, ``file://`` or any pyarrow filesystem URI)."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None,
+                 file_io: FileIO | None = None) -> None:
+        self.warehouse = normalize_path(warehouse)
+        self.options = dict(options or {})
+        self.file_io = file_io or file_io_for(self.warehouse)
+
+    # ---- databases ---------------------------------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        return f"{self.warehouse}/{name}{DB_SUFFIX}"
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.exists(self.database_path(name))
+
+    def create_database(self, name: str, ignore_if_exists: bool = True) -> None:
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistError(f"database {name!r} exists in {self.warehouse}")
+        self.file_io.mkdirs(self.database_path(name))
+
+    def list_databases(self) -> list[str]:
+        out = []
+        for st in self.file_io.list_status(self.warehouse):
+            base = st.path.rstrip("/").rsplit("/", 1)[-1]
+            if st.is_dir and base.endswith(DB_SUFFIX):
+                out.append(base[: -len(DB_SUFFIX)])
+        return sorted(out)
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExistError(f"database {name!r} does not exist in {self.warehouse}")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(f"database {name!r} still has tables {tables}; use cascade=True")
+        self.file_io.delete(self.database_path(name), recursive=True)
+
+    # ---- tables ------------------------------------------------------------------------------------------------
+    def table_path(self, identifier: str) -> str:
+        db, name = parse_identifier(identifier)
+        return f"{self.database_path(db)}/{name}"
+
+    def table_exists(self, identifier: str) -> bool:
+        return latest_schema(self.file_io, self.table_path(identifier)) is not None
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(f"database {database!r} does not exist in {self.warehouse}")
+        out = []
+        for st in self.file_io.list_status(self.database_path(database)):
+            if st.is_dir and self.file_io.exists(f"{st.path}/schema"):
+                out.append(st.path.rstrip("/").rsplit("/", 1)[-1])
+        return sorted(out)
+
+    def create_table(
+        self,
+        identifier: str,
+        schema: pa.Schema,
+        primary_keys: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> Table:
+        """Create a table from an Arrow schema; key columns become NOT NULL. Options are validated."""
+        db, _ = parse_identifier(identifier)
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        validate_options(opts)
+        if self.table_exists(identifier):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.warehouse}")
+        self.create_database(db, ignore_if_exists=True)
+        fields, highest = fields_from_arrow_schema(schema)
+        ts = new_schema(0, fields, list(partition_keys), list(primary_keys), opts, comment, highest)
+        path = self.table_path(identifier)
+        if not try_commit_schema(self.file_io, path, ts):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
+        log.info("created table %s at %s", identifier, path)
+        return Table(self.file_io, path, identifier, ts)
+
+    def get_table(self, identifier: str) -> Table:
+        path = self.table_path(identifier)
+        schema = latest_schema(self.file_io, path)
+        if schema is None:
+            raise TableNotExistError(f"table {identifier!r} does not exist in {self.warehouse}")
+        return Table(self.file_io, path, identifier, schema)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise TableNotExistError(f"table {identifier!r} does not exist in {self.warehouse}")
+        self.file_io.delete(self.table_path(identifier), recursive=True)
+
+
+def open_table(path: str) -> Table:
+    """Open a table by its directory (``.../<db>.db/<table>``)."""
+    p = normalize_path(path)
+    fio = file_io_for(p)
+    schema = latest_schema(fio, p)
+    if schema is None:
+        raise TableNotExistError(f"no Paimon table at {path} (no schema/schema-N)")
+    parts = p.rstrip("/").rsplit("/", 2)
+    ident = f"{parts[-2][: -len(DB_SUFFIX)]}.{parts[-1]}" if len(parts) == 3 and parts[-2].endswith(DB_SUFFIX) \
+        else parts[-1]
+    return Table(fio, p, ident, schema)

@@ -1,0 +1,489 @@
+"""The registry of Paimon table options: exact Paimon keys, types, defaults and descriptions.
+
+``CoreOptions(raw)`` wraps a table's option map with typed accessors (``opts.bucket() -> int``).
+:func:`validate_options` rejects unknown keys (with a suggestion) and bad values, naming them.
+``python -m table_engine.core_options --markdown > docs/options.md`` regenerates the option reference.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from table_engine.options import (
+    INT_MAX,
+    LONG_MAX,
+    ConfigOption,
+    OptionRegistry,
+    OptionSection,
+    PatternOption,
+    accessor,
+    key,
+)
+
+V = TypeVar("V")
+MB = 1024 * 1024
+
+
+class MergeEngine(enum.Enum):
+    DEDUPLICATE = "deduplicate"
+    PARTIAL_UPDATE = "partial-update"
+    AGGREGATION = "aggregation"
+    FIRST_ROW = "first-row"
+
+
+class ChangelogProducer(enum.Enum):
+    NONE = "none"
+    INPUT = "input"
+    FULL_COMPACTION = "full-compaction"
+    LOOKUP = "lookup"
+
+
+class StartupMode(enum.Enum):
+    DEFAULT = "default"
+    LATEST_FULL = "latest-full"
+    FULL = "full"
+    LATEST = "latest"
+    LATEST_DELTA = "latest-delta"
+    COMPACTED_FULL = "compacted-full"
+    FROM_TIMESTAMP = "from-timestamp"
+    FROM_CREATION_TIMESTAMP = "from-creation-timestamp"
+    FROM_FILE_CREATION_TIME = "from-file-creation-time"
+    FROM_SNAPSHOT = "from-snapshot"
+    FROM_SNAPSHOT_FULL = "from-snapshot-full"
+    INCREMENTAL = "incremental"
+
+
+class SortOrder(enum.Enum):
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+class BucketFunctionType(enum.Enum):
+    DEFAULT = "default"
+    MOD = "mod"
+    HIVE = "hive"
+
+
+class TagCreationMode(enum.Enum):
+    NONE = "none"
+    PROCESS_TIME = "process-time"
+    WATERMARK = "watermark"
+    BATCH = "batch"
+
+
+class TagCreationPeriod(enum.Enum):
+    DAILY = "daily"
+    HOURLY = "hourly"
+    TWO_HOURS = "two-hours"
+
+
+class TagPeriodFormatter(enum.Enum):
+    WITH_DASHES = "with_dashes"
+    WITHOUT_DASHES = "without_dashes"
+
+
+class PartitionExpireStrategy(enum.Enum):
+    VALUES_TIME = "values-time"
+    UPDATE_TIME = "update-time"
+
+
+class RecordLevelTimeFieldType(enum.Enum):
+    SECONDS_INT = "seconds-int"
+    SECONDS_LONG = "seconds-long"
+    MILLIS_LONG = "millis-long"
+    TIMESTAMP = "timestamp"
+
+
+_STATS_MODE = re.compile(r"(none|counts|full|truncate\(\d+\))", re.IGNORECASE)
+
+
+def _stats_mode_ok(v: Any) -> bool:
+    return bool(_STATS_MODE.fullmatch(str(v).strip()))
+
+
+# ---- keys and distribution ---------------------------------------------------------------------------------------
+BUCKET = key("bucket").int_type().default_value(-1).with_description(
+    "Bucket number. -1 (default): dynamic bucket mode for primary-key tables, bucket-unaware for append tables; "
+    "N > 0: fixed buckets by hash of the bucket key; -2: postpone bucket mode.")
+BUCKET_KEY = key("bucket-key").string_type().no_default_value().with_description(
+    "Comma-separated columns whose hash picks the bucket; defaults to the primary key minus partition keys.")
+BUCKET_FUNCTION_TYPE = key("bucket-function.type").enum_type(BucketFunctionType).default_value(
+    BucketFunctionType.DEFAULT).with_description("Bucket function of fixed-bucket tables (default: Murmur3 of the "
+                                                 "bucket-key BinaryRow, Math.abs(hash % N)).")
+PRIMARY_KEY = key("primary-key").string_type().no_default_value().with_description(
+    "Primary key columns given as an option (comma-separated), instead of the schema's primary keys.")
+PARTITION = key("partition").string_type().no_default_value().with_description(
+    "Partition columns given as an option (comma-separated), instead of the schema's partition keys.")
+PARTITION_DEFAULT_NAME = key("partition.default-name").string_type().default_value(
+    "__DEFAULT_PARTITION__").with_description("Directory name of a null or blank partition value.")
+PARTITION_LEGACY_NAME = key("partition.legacy-name").bool_type().default_value(True).with_description(
+    "Name partition directories with Java's toString of the internal value (DATE as days since epoch).")
+DYNAMIC_BUCKET_TARGET_ROW_NUM = key("dynamic-bucket.target-row-num").long_type().default_value(
+    2_000_000).with_description("Dynamic bucket mode: rows per bucket before a new bucket is opened.")
+DYNAMIC_BUCKET_INITIAL_BUCKETS = key("dynamic-bucket.initial-buckets").int_type().no_default_value() \
+    .with_description("Dynamic bucket mode: initial number of buckets of a partition per assigner.")
+DYNAMIC_BUCKET_MAX_BUCKETS = key("dynamic-bucket.max-buckets").int_type().default_value(-1).with_description(
+    "Dynamic bucket mode: maximum buckets of a partition (-1: unlimited).")
+DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = key("dynamic-bucket.assigner-parallelism").int_type().no_default_value() \
+    .with_description("Dynamic bucket mode: number of bucket assigners (one assigner here).")
+CROSS_PARTITION_UPSERT_INDEX_TTL = key("cross-partition-upsert.index-ttl").duration_type().no_default_value() \
+    .with_description("TTL of the cross-partition upsert index.")
+CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM = key("cross-partition-upsert.bootstrap-parallelism").int_type() \
+    .default_value(10).with_description("Parallelism of the cross-partition index bootstrap.")
+
+# ---- merge and sequence ------------------------------------------------------------------------------------------
+MERGE_ENGINE = key("merge-engine").enum_type(MergeEngine).default_value(MergeEngine.DEDUPLICATE).with_description(
+    "How records with the same primary key are merged.")
+SEQUENCE_FIELD = key("sequence.field").list_type().no_default_value().with_description(
+    "Columns (comma-separated, compared in order) that order records of one key; the largest wins.")
+SEQUENCE_FIELD_SORT_ORDER = key("sequence.field.sort-order").enum_type(SortOrder).default_value(
+    SortOrder.ASCENDING).with_description("Order of sequence.field: ascending (largest wins) or descending.")
+SEQUENCE_SNAPSHOT_ORDERING = key("sequence.snapshot-ordering").bool_type().default_value(False).with_description(
+    "Order records by the snapshot id that committed them (needs write-only and dedicated compaction).")
+ROWKIND_FIELD = key("rowkind.field").string_type().no_default_value().with_description(
+    "A string column holding each row's kind: +I, -U, +U or -D.")
+IGNORE_DELETE = key("ignore-delete").bool_type().default_value(False).with_description(
+    "Drop -D and -U records on write.").with_fallback_keys(
+    "first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete")
+IGNORE_UPDATE_BEFORE = key("ignore-update-before").bool_type().default_value(False).with_description(
+    "Drop -U records on write.")
+PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = key("partial-update.remove-record-on-delete").bool_type() \
+    .default_value(False).with_description("partial-update: a -D record removes the whole row.")
+PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = key("partial-update.remove-record-on-sequence-group") \
+    .string_type().no_default_value().with_description(
+        "partial-update: sequence groups whose -D removes the whole row.")
+AGGREGATION_REMOVE_RECORD_ON_DELETE = key("aggregation.remove-record-on-delete").bool_type().default_value(
+    False).with_description("aggregation: a -D record removes the whole row.")
+FIELDS_DEFAULT_AGG_FUNC = key("fields.default-aggregate-function").string_type().no_default_value() \
+    .with_description("Aggregate function of fields without fields.<field>.aggregate-function.")
+CHANGELOG_PRODUCER = key("changelog-producer").enum_type(ChangelogProducer).default_value(
+    ChangelogProducer.NONE).with_description("How the table produces its changelog.")
+CHANGELOG_PRODUCER_ROW_DEDUPLICATE = key("changelog-producer.row-deduplicate").bool_type().default_value(False) \
+    .with_description("lookup/full-compaction: skip -U/+U pairs whose old and new rows are equal.")
+CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS = key("changelog-producer.row-deduplicate-ignore-fields") \
+    .list_type().no_default_value().with_description("Columns ignored by changelog-producer.row-deduplicate.")
+PRIMARY_KEY_NULLABLE = key("primary-key.nullable").bool_type().default_value(False).with_description(
+    "Allow null primary key values (null-safe key equality).")
+
+# ---- write and files ---------------------------------------------------------------------------------------------
+WRITE_ONLY = key("write-only").bool_type().default_value(False).with_description(
+    "Writers skip compaction and expiry; a dedicated compaction job does them.")
+WRITE_BUFFER_SIZE = key("write-buffer-size").memory_type().default_value(256 * MB).with_description(
+    "Memory a writer buffers before it spills a sorted run to level-0 files.")
+WRITE_BUFFER_SPILLABLE = key("write-buffer-spillable").bool_type().default_value(True).with_description(
+    "Whether the write buffer may spill to disk.")
+PAGE_SIZE = key("page-size").memory_type().default_value(64 * 1024).with_description("Memory page size.")
+TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with_description(
+    "Target size of a data file; default 128 mb for primary-key tables and 256 mb for append tables. "
+    "Files roll when the rows' Arrow size reaches it.")
+TARGET_FILE_ROW_NUM = key("target-file-row-num").long_type().default_value(LONG_MAX).with_description(
+    "Roll data files at this many rows.")
+FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_description(
+    "Data file format (parquet).")
+FILE_COMPRESSION = key("file.compression").string_type().default_value("zstd").with_description(
+    "Data file compression codec.")
+FILE_COMPRESSION_ZSTD_LEVEL = key("file.compression.zstd-level").int_type().default_value(1).with_description(
+    "zstd level of data files.")
+DATA_FILE_PREFIX = key("data-file.prefix").string_type().default_value("data-").with_description(
+    "Prefix of data file names.")
+CHANGELOG_FILE_PREFIX = key("changelog-file.prefix").string_type().default_value("changelog-").with_description(
+    "Prefix of changelog file names.")
+METADATA_STATS_MODE = key("metadata.stats-mode").string_type().default_value("truncate(16)").with_validator(
+    _stats_mode_ok, "none, counts, truncate(N) or full").with_description(
+    "Value statistics kept per data file: none, counts, truncate(N) (strings cut to N chars) or full.")
+METADATA_STATS_KEEP_FIRST_N = key("metadata.stats-keep-first-n-columns").int_type().default_value(-1) \
+    .with_description("Keep value stats of the first N columns only (-1: all).")
+MANIFEST_TARGET_FILE_SIZE = key("manifest.target-file-size").memory_type().default_value(8 * MB).with_description(
+    "Target size of a manifest file.")
+MANIFEST_MERGE_MIN_COUNT = key("manifest.merge-min-count").int_type().default_value(30).with_description(
+    "Merge small manifests once at least this many are pending.")
+MANIFEST_FULL_COMPACTION_SIZE = key("manifest.full-compaction-threshold-size").memory_type().default_value(
+    16 * MB).with_description("Size of delete entries that triggers a full manifest compaction.")
+MANIFEST_COMPRESSION = key("manifest.compression").string_type().default_value("zstd").with_description(
+    "Compression of manifest files.")
+DYNAMIC_PARTITION_OVERWRITE = key("dynamic-partition-overwrite").bool_type().default_value(True).with_description(
+    "Overwrite replaces only the partitions present in the written data (else the whole table).")
+
+# ---- commit ------------------------------------------------------------------------------------------------------
+COMMIT_MAX_RETRIES = key("commit.max-retries").int_type().default_value(10).with_description(
+    "Retries of a commit whose snapshot id was taken by a concurrent committer.")
+COMMIT_TIMEOUT = key("commit.timeout").duration_type().no_default_value().with_description(
+    "Give up retrying a commit after this long.")
+COMMIT_MIN_RETRY_WAIT = key("commit.min-retry-wait").duration_type().default_value(10).with_description(
+    "Minimum wait before retrying a commit.")
+COMMIT_MAX_RETRY_WAIT = key("commit.max-retry-wait").duration_type().default_value(10_000).with_description(
+    "Maximum wait before retrying a commit.")
+COMMIT_USER_PREFIX = key("commit.user-prefix").string_type().no_default_value().with_description(
+    "Prefix of generated commit users.")
+COMMIT_FORCE_COMPACT = key("commit.force-compact").bool_type().default_value(False).with_description(
+    "Compact before every commit.")
+
+# ---- compaction --------------------------------------------------------------------------------------------------
+NUM_SORTED_RUNS_COMPACTION_TRIGGER = key("num-sorted-run.compaction-trigger").int_type().default_value(5) \
+    .with_description("Sorted runs (each level-0 file, one per other level) that trigger a compaction.")
+NUM_SORTED_RUNS_STOP_TRIGGER = key("num-sorted-run.stop-trigger").int_type().no_default_value().with_description(
+    "Sorted runs at which writes wait for compaction (default compaction-trigger + 3).")
+NUM_LEVELS = key("num-levels").int_type().no_default_value().with_description(
+    "Number of LSM levels (default compaction-trigger + 1).")
+COMPACTION_MAX_SIZE_AMPLIFICATION = key("compaction.max-size-amplification-percent").int_type().default_value(200) \
+    .with_description("Full compaction when the other runs exceed this percent of the oldest run's size.")
+COMPACTION_SIZE_RATIO = key("compaction.size-ratio").int_type().default_value(1).with_description(
+    "Percent flexibility when comparing sorted run sizes.")
+COMPACTION_SMALL_FILE_RATIO = key("compaction.small-file-ratio").double_type().default_value(0.7) \
+    .with_description("Files smaller than this ratio of target-file-size are rewritten, larger ones upgraded.")
+COMPACTION_OPTIMIZATION_INTERVAL = key("compaction.optimization-interval").duration_type().no_default_value() \
+    .with_description("Run a full compaction at least this often.")
+FULL_COMPACTION_DELTA_COMMITS = key("full-compaction.delta-commits").int_type().no_default_value() \
+    .with_description("Run a full compaction after this many delta commits.")
+LOOKUP_WAIT = key("lookup-wait").bool_type().default_value(True).with_description(
+    "Commit waits for lookup compaction.")
+DELETION_VECTORS_ENABLED = key("deletion-vectors.enabled").bool_type().default_value(False).with_description(
+    "Merge-on-write: compaction writes deletion vectors; batch reads skip level 0.")
+DELETION_VECTORS_MERGE_ON_READ = key("deletion-vectors.merge-on-read").bool_type().default_value(False) \
+    .with_description("With deletion vectors, also merge level-0 files on read.")
+RECORD_LEVEL_EXPIRE_TIME = key("record-level.expire-time").duration_type().no_default_value().with_description(
+    "Records older than this (by record-level.time-field) are dropped during compaction.")
+RECORD_LEVEL_TIME_FIELD = key("record-level.time-field").string_type().no_default_value().with_description(
+    "Column holding the record time for record-level expiry.")
+RECORD_LEVEL_TIME_FIELD_TYPE = key("record-level.time-field-type").enum_type(RecordLevelTimeFieldType) \
+    .default_value(RecordLevelTimeFieldType.SECONDS_INT).with_description("Type of record-level.time-field.")
+
+# ---- lifecycle ---------------------------------------------------------------------------------------------------
+SNAPSHOT_NUM_RETAINED_MIN = key("snapshot.num-retained.min").int_type().default_value(10).with_description(
+    "Minimum completed snapshots to retain.")
+SNAPSHOT_NUM_RETAINED_MAX = key("snapshot.num-retained.max").int_type().default_value(INT_MAX).with_description(
+    "Maximum completed snapshots to retain.")
+SNAPSHOT_TIME_RETAINED = key("snapshot.time-retained").duration_type().default_value(3_600_000).with_description(
+    "Maximum age of completed snapshots to retain.")
+SNAPSHOT_EXPIRE_LIMIT = key("snapshot.expire.limit").int_type().default_value(50).with_description(
+    "Maximum snapshots expired at once.")
+SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = key("snapshot.clean-empty-directories").bool_type().default_value(False) \
+    .with_description("Delete empty partition/bucket directories when expiring.")
+CHANGELOG_NUM_RETAINED_MIN = key("changelog.num-retained.min").int_type().no_default_value().with_description(
+    "Minimum changelogs to retain (default snapshot.num-retained.min).")
+CHANGELOG_NUM_RETAINED_MAX = key("changelog.num-retained.max").int_type().no_default_value().with_description(
+    "Maximum changelogs to retain (default snapshot.num-retained.max).")
+CHANGELOG_TIME_RETAINED = key("changelog.time-retained").duration_type().no_default_value().with_description(
+    "Maximum age of changelogs to retain (default snapshot.time-retained).")
+PARTITION_EXPIRATION_TIME = key("partition.expiration-time").duration_type().no_default_value().with_description(
+    "Partitions older than this are expired.")
+PARTITION_EXPIRATION_CHECK_INTERVAL = key("partition.expiration-check-interval").duration_type().default_value(
+    3_600_000).with_description("How often writers check for expired partitions.")
+PARTITION_EXPIRATION_STRATEGY = key("partition.expiration-strategy").enum_type(PartitionExpireStrategy) \
+    .default_value(PartitionExpireStrategy.VALUES_TIME).with_description(
+        "values-time: partition age from its values; update-time: from its last update.")
+PARTITION_EXPIRATION_MAX_NUM = key("partition.expiration-max-num").int_type().default_value(100).with_description(
+    "Maximum partitions expired at once.")
+PARTITION_TIMESTAMP_FORMATTER = key("partition.timestamp-formatter").string_type().no_default_value() \
+    .with_description("Java-style formatter of partition timestamps (e.g. yyyyMMdd).")
+PARTITION_TIMESTAMP_PATTERN = key("partition.timestamp-pattern").string_type().no_default_value() \
+    .with_description("Pattern building a timestamp from partition values (e.g. $dt $hour:00:00).")
+PARTITION_MARK_DONE_WHEN_END_INPUT = key("partition.end-input-to-done").bool_type().default_value(False) \
+    .with_description("Mark partitions done when the input ends.")
+TAG_AUTOMATIC_CREATION = key("tag.automatic-creation").enum_type(TagCreationMode).default_value(
+    TagCreationMode.NONE).with_description("Create tags automatically: none, process-time, watermark or batch.")
+TAG_CREATION_PERIOD = key("tag.creation-period").enum_type(TagCreationPeriod).default_value(
+    TagCreationPeriod.DAILY).with_description("Period of automatic tags.")
+TAG_CREATION_DELAY = key("tag.creation-delay").duration_type().default_value(0).with_description(
+    "Delay after the period ends before its tag is created.")
+TAG_PERIOD_FORMATTER = key("tag.period-formatter").enum_type(TagPeriodFormatter).default_value(
+    TagPeriodFormatter.WITH_DASHES).with_description("Tag name format of automatic tags.")
+TAG_NUM_RETAINED_MAX = key("tag.num-retained-max").int_type().no_default_value().with_description(
+    "Maximum automatic tags to retain.")
+TAG_DEFAULT_TIME_RETAINED = key("tag.default-time-retained").duration_type().no_default_value().with_description(
+    "Default retention of tags created without one.")
+CONSUMER_EXPIRATION_TIME = key("consumer.expiration-time").duration_type().no_default_value().with_description(
+    "Consumers not updated for this long are removed.")
+CONSUMER_IGNORE_PROGRESS = key("consumer.ignore-progress").bool_type().default_value(False).with_description(
+    "Ignore a consumer's recorded progress when reading.")
+
+# ---- reading -----------------------------------------------------------------------------------------------------
+SCAN_MODE = key("scan.mode").enum_type(StartupMode).default_value(StartupMode.DEFAULT).with_description(
+    "Where a scan starts.")
+SCAN_SNAPSHOT_ID = key("scan.snapshot-id").long_type().no_default_value().with_description(
+    "Snapshot a from-snapshot scan starts at.")
+SCAN_TAG_NAME = key("scan.tag-name").string_type().no_default_value().with_description("Tag a scan reads.")
+SCAN_TIMESTAMP_MILLIS = key("scan.timestamp-millis").long_type().no_default_value().with_description(
+    "Time (epoch millis) a from-timestamp scan starts at.")
+SCAN_TIMESTAMP = key("scan.timestamp").string_type().no_default_value().with_description(
+    "Time (local 'yyyy-MM-dd HH:mm:ss') a from-timestamp scan starts at.")
+INCREMENTAL_BETWEEN = key("incremental-between").string_type().no_default_value().with_description(
+    "Incremental read between two snapshots or tags: 'start,end' (start exclusive).")
+INCREMENTAL_BETWEEN_TIMESTAMP = key("incremental-between-timestamp").string_type().no_default_value() \
+    .with_description("Incremental read between two times: 't1,t2' (epoch millis).")
+INCREMENTAL_BETWEEN_SCAN_MODE = key("incremental-between-scan-mode").string_type().default_value("auto") \
+    .with_description("auto, delta, changelog or diff.")
+CONSUMER_ID = key("consumer-id").string_type().no_default_value().with_description(
+    "Consumer whose progress a streaming read records and resumes from.")
+READ_BATCH_SIZE = key("read.batch-size").int_type().default_value(1024).with_description("Read batch size.")
+SOURCE_SPLIT_TARGET_SIZE = key("source.split.target-size").memory_type().default_value(128 * MB).with_description(
+    "Target size of a source split.")
+SOURCE_SPLIT_OPEN_FILE_COST = key("source.split.open-file-cost").memory_type().default_value(4 * MB) \
+    .with_description("Cost of opening a file when packing splits.")
+CONTINUOUS_DISCOVERY_INTERVAL = key("continuous.discovery-interval").duration_type().default_value(10_000) \
+    .with_description("How often a streaming read looks for new snapshots.")
+FILE_INDEX_READ_ENABLED = key("file-index.read.enabled").bool_type().default_value(True).with_description(
+    "Use file indexes to skip files at read time.")
+FILE_INDEX_IN_MANIFEST_THRESHOLD = key("file-index.in-manifest-threshold").memory_type().default_value(500) \
+    .with_description("File indexes smaller than this are embedded in the manifest.")
+STREAMING_READ_OVERWRITE = key("streaming-read-overwrite").bool_type().default_value(False).with_description(
+    "Streaming reads also read the changes of overwrite commits.")
+
+SECTIONS = (
+    OptionSection("Keys and distribution", (
+        BUCKET, BUCKET_KEY, BUCKET_FUNCTION_TYPE, PRIMARY_KEY, PARTITION, PARTITION_DEFAULT_NAME,
+        PARTITION_LEGACY_NAME, DYNAMIC_BUCKET_TARGET_ROW_NUM, DYNAMIC_BUCKET_INITIAL_BUCKETS,
+        DYNAMIC_BUCKET_MAX_BUCKETS, DYNAMIC_BUCKET_ASSIGNER_PARALLELISM, CROSS_PARTITION_UPSERT_INDEX_TTL,
+        CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM)),
+    OptionSection("Merging, sequence and changelog", (
+        MERGE_ENGINE, SEQUENCE_FIELD, SEQUENCE_FIELD_SORT_ORDER, SEQUENCE_SNAPSHOT_ORDERING, ROWKIND_FIELD,
+        IGNORE_DELETE, IGNORE_UPDATE_BEFORE, PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
+        PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP, AGGREGATION_REMOVE_RECORD_ON_DELETE, FIELDS_DEFAULT_AGG_FUNC,
+        CHANGELOG_PRODUCER, CHANGELOG_PRODUCER_ROW_DEDUPLICATE, CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS,
+        PRIMARY_KEY_NULLABLE)),
+    OptionSection("Writing and files", (
+        WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
+        FILE_FORMAT, FILE_COMPRESSION, FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
+        METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE, MANIFEST_MERGE_MIN_COUNT,
+        MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
+    OptionSection("Commit", (
+        COMMIT_MAX_RETRIES, COMMIT_TIMEOUT, COMMIT_MIN_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT, COMMIT_USER_PREFIX,
+        COMMIT_FORCE_COMPACT)),
+    OptionSection("Compaction and table modes", (
+        NUM_SORTED_RUNS_COMPACTION_TRIGGER, NUM_SORTED_RUNS_STOP_TRIGGER, NUM_LEVELS,
+        COMPACTION_MAX_SIZE_AMPLIFICATION, COMPACTION_SIZE_RATIO, COMPACTION_SMALL_FILE_RATIO,
+        COMPACTION_OPTIMIZATION_INTERVAL, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        DELETION_VECTORS_MERGE_ON_READ, RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
+        RECORD_LEVEL_TIME_FIELD_TYPE)),
+    OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
+        SNAPSHOT_NUM_RETAINED_MIN, SNAPSHOT_NUM_RETAINED_MAX, SNAPSHOT_TIME_RETAINED, SNAPSHOT_EXPIRE_LIMIT,
+        SNAPSHOT_CLEAN_EMPTY_DIRECTORIES, CHANGELOG_NUM_RETAINED_MIN, CHANGELOG_NUM_RETAINED_MAX,
+        CHANGELOG_TIME_RETAINED, PARTITION_EXPIRATION_TIME, PARTITION_EXPIRATION_CHECK_INTERVAL,
+        PARTITION_EXPIRATION_STRATEGY, PARTITION_EXPIRATION_MAX_NUM, PARTITION_TIMESTAMP_FORMATTER,
+        PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, TAG_AUTOMATIC_CREATION,
+        TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
+        TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS)),
+    OptionSection("Reading", (
+        SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, INCREMENTAL_BETWEEN,
+        INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE, CONSUMER_ID, READ_BATCH_SIZE,
+        SOURCE_SPLIT_TARGET_SIZE, SOURCE_SPLIT_OPEN_FILE_COST, CONTINUOUS_DISCOVERY_INTERVAL,
+        FILE_INDEX_READ_ENABLED, FILE_INDEX_IN_MANIFEST_THRESHOLD, STREAMING_READ_OVERWRITE)),
+)
+
+_FIELD_PROPS = ("aggregate-function", "ignore-retract", "sequence-group", "list-agg-delimiter", "distinct",
+                "nested-key", "stats-mode", "default-value", "count-limit", "nested-key-null-strategy",
+                "nested-sequence-field", "ts-field")
+PATTERNS = (
+    PatternOption(key("fields.<field>.<property>").string_type().no_default_value().with_description(
+        "Per-field options: " + ", ".join(_FIELD_PROPS) + "."),
+        re.compile(r"fields\.[^.].*\.(" + "|".join(re.escape(p) for p in _FIELD_PROPS) + r")")),
+    PatternOption(key("file-index.<type>.columns").list_type().no_default_value().with_description(
+        "Columns with a file index of <type> (bloom-filter, bitmap, bsi, range-bitmap)."),
+        re.compile(r"file-index\.(bloom-filter|bitmap|bsi|range-bitmap)\.columns")),
+    PatternOption(key("file-index.<type>.<column>.<property>").string_type().no_default_value().with_description(
+        "Per-column file index properties, e.g. file-index.bloom-filter.<column>.fpp / .items."),
+        re.compile(r"file-index\.(bloom-filter|bitmap|bsi|range-bitmap)\.[^.]+\.[a-z-]+")),
+)
+
+RECOGNIZED_PREFIXES = {
+    "spark.": "Spark settings", "sink.": "Flink sink settings", "lookup.": "lookup join cache settings",
+    "metastore.": "metastore settings", "format.": "file format settings passed to the format writer",
+    "parquet.": "Parquet writer settings", "orc.": "ORC writer settings", "avro.": "Avro writer settings",
+}
+RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
+              "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
+              "branch": "catalog"}
+
+REGISTRY = OptionRegistry(SECTIONS, PATTERNS, RECOGNIZED, RECOGNIZED_PREFIXES)
+
+#: options that cannot change once a table has data
+IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-key", "partition",
+                               "sequence.field", "rowkind.field", "bucket-function.type", "data-file.prefix"})
+
+
+def validate_options(raw: Mapping[str, str]) -> None:
+    """Raise OptionError naming every unknown key (with a suggestion) and every value that does not parse."""
+    REGISTRY.validate(raw)
+
+
+class CoreOptions:
+    """Typed view of a table's options (raw strings as stored in the schema)."""
+
+    def __init__(self, raw: Mapping[str, str] | None = None) -> None:
+        self.raw: dict[str, str] = dict(raw or {})
+
+    def get(self, option: ConfigOption[V]) -> V:
+        return option.value_from(self.raw)
+
+    bucket = accessor(BUCKET)
+    dynamic_bucket_target_row_num = accessor(DYNAMIC_BUCKET_TARGET_ROW_NUM)
+    dynamic_bucket_max_buckets = accessor(DYNAMIC_BUCKET_MAX_BUCKETS)
+    partition_default_name = accessor(PARTITION_DEFAULT_NAME)
+    rowkind_field = accessor(ROWKIND_FIELD)
+    ignore_delete = accessor(IGNORE_DELETE)
+    ignore_update_before = accessor(IGNORE_UPDATE_BEFORE)
+    changelog_producer = accessor(CHANGELOG_PRODUCER)
+    write_only = accessor(WRITE_ONLY)
+    write_buffer_size = accessor(WRITE_BUFFER_SIZE)
+    file_compression = accessor(FILE_COMPRESSION)
+    file_compression_zstd_level = accessor(FILE_COMPRESSION_ZSTD_LEVEL)
+    data_file_prefix = accessor(DATA_FILE_PREFIX)
+    stats_mode = accessor(METADATA_STATS_MODE)
+    manifest_target_file_size = accessor(MANIFEST_TARGET_FILE_SIZE)
+    manifest_merge_min_count = accessor(MANIFEST_MERGE_MIN_COUNT)
+    dynamic_partition_overwrite = accessor(DYNAMIC_PARTITION_OVERWRITE)
+    commit_max_retries = accessor(COMMIT_MAX_RETRIES)
+    commit_timeout = accessor(COMMIT_TIMEOUT)
+    commit_min_retry_wait = accessor(COMMIT_MIN_RETRY_WAIT)
+    commit_max_retry_wait = accessor(COMMIT_MAX_RETRY_WAIT)
+    commit_user_prefix = accessor(COMMIT_USER_PREFIX)
+    snapshot_num_retained_min = accessor(SNAPSHOT_NUM_RETAINED_MIN)
+    snapshot_num_retained_max = accessor(SNAPSHOT_NUM_RETAINED_MAX)
+    snapshot_time_retained = accessor(SNAPSHOT_TIME_RETAINED)
+    snapshot_expire_limit = accessor(SNAPSHOT_EXPIRE_LIMIT)
+    deletion_vectors_enabled = accessor(DELETION_VECTORS_ENABLED)
+    num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
+
+    def merge_engine(self) -> str:
+        return self.get(MERGE_ENGINE).value
+
+    def sequence_fields(self) -> list[str]:
+        return self.get(SEQUENCE_FIELD) or []
+
+    def sequence_descending(self) -> bool:
+        return self.get(SEQUENCE_FIELD_SORT_ORDER) is SortOrder.DESCENDING
+
+    def target_file_size(self, has_primary_key: bool) -> int:
+        """``target-file-size``, else 128 mb for primary-key tables and 256 mb for append tables."""
+        value = self.get(TARGET_FILE_SIZE)
+        if value is not None:
+            return value
+        return 128 * MB if has_primary_key else 256 * MB
+
+    def num_sorted_runs_stop_trigger(self) -> int:
+        value = self.get(NUM_SORTED_RUNS_STOP_TRIGGER)
+        return value if value is not None else self.num_sorted_runs_compaction_trigger() + 3
+
+    def num_levels(self) -> int:
+        value = self.get(NUM_LEVELS)
+        return value if value is not None else self.num_sorted_runs_compaction_trigger() + 1
+
+
+def render_markdown() -> str:
+    return REGISTRY.render_markdown(
+        "Table options",
+        "Every option a table accepts, with Paimon's exact key, type and default. Generated from "
+        "`table_engine/core_options.py` by `python -m table_engine.core_options --markdown`; do not edit by hand.",
+        annotate=lambda o: "Immutable once the table has data." if o.key in IMMUTABLE_OPTIONS else "",
+    ) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    if "--markdown" in sys.argv:
+        sys.stdout.write(render_markdown())
+    else:
+        print("usage: python -m table_engine.core_options --markdown")

@@ -1,0 +1,183 @@
+"""Parquet data files and their statistics (``SimpleStats`` over BinaryRows).
+
+Primary-key data files hold ``_KEY_<k>`` (trimmed primary key), ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and then
+all table columns; append data files hold just the table columns.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from table_engine.errors import CorruptMetadataError, OptionError
+from table_engine.format.binary_row import EMPTY_ROW, encode_row
+from table_engine.format.data_file_meta import DataFileMeta, FileSource, SimpleStats
+from table_engine.io.file_io import FileIO
+from table_engine.types import DataField, DataType
+
+
+@dataclass(frozen=True)
+class StatsMode:
+    """``metadata.stats-mode``: none, counts, truncate(N) or full."""
+
+    kind: str  # "none" | "counts" | "truncate" | "full"
+    length: int = 0
+
+    @staticmethod
+    def parse(text: str) -> StatsMode:
+        t = text.strip().lower()
+        if t in ("none", "counts", "full"):
+            return StatsMode(t)
+        m = re.fullmatch(r"truncate\((\d+)\)", t)
+        if m:
+            return StatsMode("truncate", int(m.group(1)))
+        raise OptionError(f"metadata.stats-mode {text!r} is not one of none, counts, truncate(N), full")
+
+
+FULL_STATS = StatsMode("full")
+_NO_MINMAX_ROOTS = frozenset({"ARRAY", "MAP", "ROW"})
+
+
+def _truncate_min(v: object, n: int) -> object:
+    if isinstance(v, str) and len(v) > n:
+        return v[:n]
+    return v
+
+
+def _truncate_max(v: object, n: int) -> object:
+    if isinstance(v, str) and len(v) > n:
+        head = v[:n]
+        # increment the last code point so the truncated value still bounds the real maximum
+        for i in range(len(head) - 1, -1, -1):
+            cp = ord(head[i])
+            if cp < 0x10FFFF and not (0xD7FF <= cp < 0xE000):
+                return head[:i] + chr(cp + 1)
+        return None
+    return v
+
+
+def column_stats(col: pa.Array | pa.ChunkedArray, t: DataType, mode: StatsMode) -> tuple[object, object, int]:
+    """(min, max, null_count) of one column under a stats mode; min/max None when not collected."""
+    nulls = col.null_count
+    if mode.kind == "counts" or t.root in _NO_MINMAX_ROOTS or nulls == len(col):
+        return None, None, nulls
+    if t.is_binary and mode.kind == "truncate":
+        return None, None, nulls
+    mm = pc.min_max(col)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    if isinstance(lo, float) and lo != lo:  # NaN bounds prove nothing
+        return None, None, nulls
+    if mode.kind == "truncate":
+        lo, hi = _truncate_min(lo, mode.length), _truncate_max(hi, mode.length)
+    return lo, hi, nulls
+
+
+def compute_stats(table: pa.Table, fields: Sequence[DataField], mode: StatsMode) -> SimpleStats:
+    """SimpleStats over ``fields`` (columns of ``table`` by name)."""
+    if mode.kind == "none" or not fields:
+        return SimpleStats(EMPTY_ROW, EMPTY_ROW, [])
+    mins: list[object] = []
+    maxs: list[object] = []
+    nulls: list[int | None] = []
+    for f in fields:
+        lo, hi, n = column_stats(table.column(f.name), f.type, mode)
+        mins.append(lo)
+        maxs.append(hi)
+        nulls.append(n)
+    types = [f.type for f in fields]
+    return SimpleStats(encode_row(mins, types), encode_row(maxs, types), nulls)
+
+
+def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str = "zstd", level: int = 1) -> int:
+    """Write ``table`` as one Parquet file (dictionary encoding, statistics); returns the file size."""
+    codec = None if compression in ("none", "uncompressed") else compression
+    with file_io.open_output(path) as out:
+        pq.write_table(table, out, compression=codec or "NONE",
+                       compression_level=level if codec == "zstd" else None,
+                       write_statistics=True, use_dictionary=True)
+    return file_io.file_size(path)
+
+
+def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read (some columns of) a data file; a missing or broken file is a CorruptMetadataError naming it."""
+    try:
+        with file_io.open_input(path) as f:
+            return pq.read_table(f, columns=list(columns) if columns is not None else None)
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"data file {path} referenced by the table does not exist") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        if not file_io.exists(path):
+            raise CorruptMetadataError(f"data file {path} referenced by the table does not exist") from None
+        raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
+
+
+def parquet_column_names(file_io: FileIO, path: str) -> list[str]:
+    with file_io.open_input(path) as f:
+        return list(pq.read_schema(f).names)
+
+
+def key_row(table: pa.Table, key_names: Sequence[str], types: Sequence[DataType], i: int) -> bytes:
+    return encode_row([table.column(k)[i].as_py() for k in key_names], types)
+
+
+def make_file_meta(
+    *,
+    file_name: str,
+    file_size: int,
+    table: pa.Table,
+    schema_id: int,
+    level: int,
+    key_fields: Sequence[DataField],
+    key_source_names: Sequence[str],
+    value_fields: Sequence[DataField],
+    stats_mode: StatsMode,
+    min_seq: int,
+    max_seq: int,
+    delete_rows: int,
+    file_source: FileSource = FileSource.APPEND,
+) -> DataFileMeta:
+    """The manifest metadata of a data file just written from ``table``.
+
+    ``key_source_names`` are the columns of ``table`` that hold the key (empty for append tables); the table must
+    be sorted by key so that the first and last rows give ``_MIN_KEY`` and ``_MAX_KEY``.
+    """
+    n = table.num_rows
+    if key_fields:
+        ktypes = [f.type for f in key_fields]
+        min_key = key_row(table, key_source_names, ktypes, 0)
+        max_key = key_row(table, key_source_names, ktypes, n - 1)
+        renamed = table.select(list(key_source_names)).rename_columns([f.name for f in key_fields])
+        key_stats = compute_stats(renamed, key_fields, FULL_STATS)
+    else:
+        min_key = max_key = EMPTY_ROW
+        key_stats = SimpleStats(EMPTY_ROW, EMPTY_ROW, [])
+    value_stats = compute_stats(table, value_fields, stats_mode)
+    return DataFileMeta(
+        file_name=file_name,
+        file_size=file_size,
+        row_count=n,
+        min_key=min_key,
+        max_key=max_key,
+        key_stats=key_stats,
+        value_stats=value_stats,
+        min_sequence_number=min_seq,
+        max_sequence_number=max_seq,
+        schema_id=schema_id,
+        level=level,
+        extra_files=[],
+        creation_time_millis=int(time.time() * 1000),
+        delete_row_count=delete_rows,
+        embedded_file_index=None,
+        file_source=int(file_source),
+        value_stats_cols=None if stats_mode.kind != "none" else [],
+        external_path=None,
+        first_row_id=None,
+        write_cols=None,
+        write_cols_sequences=None,
+    )

@@ -1,0 +1,133 @@
+"""Manifest files: Avro logs of ADD/DELETE entries for data files (``manifest/manifest-<uuid>-<n>``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from table_engine.errors import CorruptMetadataError
+from table_engine.format.avro import read_avro, write_avro
+from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
+from table_engine.io.file_io import FileIO
+
+__all__ = [
+    "MANIFEST_ENTRY_SCHEMA",
+    "added_files",
+    "FileIdentifier",
+    "FileKind",
+    "ManifestEntry",
+    "merge_entries",
+    "read_manifest",
+    "write_manifest",
+]
+
+MANIFEST_ENTRY_VERSION = 2
+
+
+class FileKind(IntEnum):
+    """Kind of a manifest entry (``_KIND``)."""
+
+    ADD = 0
+    DELETE = 1
+
+
+_KINDS = {0: FileKind.ADD, 1: FileKind.DELETE}  # dict: an unknown kind is a KeyError, not a wrap-around
+
+FileIdentifier = tuple[bytes, int, int, str, tuple[str, ...], bytes | None, str | None]
+"""(partition, bucket, level, file_name, extra_files, embedded_file_index, external_path)."""
+
+
+MANIFEST_ENTRY_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "ManifestEntry",
+    "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_KIND", "type": "int"},
+        {"name": "_PARTITION", "type": "bytes"},
+        {"name": "_BUCKET", "type": "int"},
+        {"name": "_TOTAL_BUCKETS", "type": "int"},
+        {"name": "_FILE", "type": DATA_FILE_META_SCHEMA},
+    ],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """One ADD or DELETE of a data file in a (partition, bucket).
+
+    ``partition`` is the serialized partition BinaryRow; ``total_buckets`` is the table's bucket count when the
+    file was written (-1 for dynamic/unaware bucket tables).
+    """
+
+    kind: FileKind
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    file: DataFileMeta
+
+    def identifier(self) -> FileIdentifier:
+        """Paimon's file identity: entries with equal identifiers refer to the same physical file."""
+        f = self.file
+        return (self.partition, self.bucket, f.level, f.file_name, tuple(f.extra_files), f.embedded_file_index,
+                f.external_path)
+
+    def to_avro(self) -> dict[str, Any]:
+        return {
+            "_VERSION": MANIFEST_ENTRY_VERSION,
+            "_KIND": int(self.kind),
+            "_PARTITION": self.partition,
+            "_BUCKET": self.bucket,
+            "_TOTAL_BUCKETS": self.total_buckets,
+            "_FILE": self.file.to_avro(),
+        }
+
+    @staticmethod
+    def from_avro(r: dict[str, Any]) -> ManifestEntry:
+        return ManifestEntry(_KINDS[r["_KIND"]], r["_PARTITION"], r["_BUCKET"], r["_TOTAL_BUCKETS"],
+                             DataFileMeta.from_avro(r["_FILE"]))
+
+
+def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry]) -> int:
+    """Write a new manifest file at ``path``; returns its size in bytes."""
+    data = write_avro((e.to_avro() for e in entries), MANIFEST_ENTRY_SCHEMA)
+    file_io.write_bytes(path, data)
+    return len(data)
+
+
+def read_manifest(file_io: FileIO, path: str) -> list[ManifestEntry]:
+    """All entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing)."""
+    records = read_avro(file_io.read_bytes(path), path)
+    try:
+        return [ManifestEntry.from_avro(r) for r in records]
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
+
+
+def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """Fold a log of entries into its net effect, keeping first-seen order.
+
+    An ADD followed by a DELETE of the same identifier cancels out; a DELETE whose ADD is not in ``entries`` is kept
+    (it cancels an ADD of an earlier log segment when merged again). Adding a file that is already added is
+    inconsistent metadata and raises :class:`CorruptMetadataError`.
+    """
+    merged: dict[FileIdentifier, ManifestEntry] = {}
+    for e in entries:
+        ident = e.identifier()
+        if e.kind == FileKind.ADD:
+            if ident in merged:
+                raise CorruptMetadataError(
+                    f"data file {e.file.file_name} (bucket {e.bucket}, level {e.file.level}) is added again "
+                    f"while an entry for it is pending ({merged[ident].kind.name})")
+            merged[ident] = e
+        elif ident in merged:
+            del merged[ident]
+        else:
+            merged[ident] = e
+    return list(merged.values())
+
+
+def added_files(entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+    """The ADD entries of an already merged entry list (DELETEs of files outside it are dropped)."""
+    return [e for e in entries if e.kind == FileKind.ADD]

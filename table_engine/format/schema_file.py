@@ -1,0 +1,200 @@
+"""Table schemas: the ``schema/schema-N`` JSON files.
+
+A :class:`TableSchema` is immutable; schema evolution writes ``schema-(N+1)`` with the atomic create-if-absent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from table_engine.errors import CorruptMetadataError, SchemaError
+from table_engine.io.file_io import FileIO
+from table_engine.types import DataField, max_field_id, to_arrow_schema
+
+SCHEMA_VERSION = 3
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """One version of a table's schema (fields with stable ids, keys and options)."""
+
+    id: int
+    fields: tuple[DataField, ...]
+    highest_field_id: int
+    partition_keys: tuple[str, ...] = ()
+    primary_keys: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=dict)
+    comment: str | None = None
+    time_millis: int = 0
+    version: int = SCHEMA_VERSION
+
+    # ---- derived views -----------------------------------------------------------------------------------------
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> DataField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaError(f"no column {name!r}; columns are {self.field_names()}")
+
+    def fields_by_id(self) -> dict[int, DataField]:
+        return {f.id: f for f in self.fields}
+
+    def trimmed_primary_keys(self) -> list[str]:
+        """Primary keys minus partition keys (the key stored in data files as ``_KEY_<name>``)."""
+        if not self.primary_keys:
+            return []
+        trimmed = [k for k in self.primary_keys if k not in self.partition_keys]
+        if not trimmed:
+            raise SchemaError(
+                f"primary key {list(self.primary_keys)} must contain a column that is not a partition key"
+            )
+        return trimmed
+
+    def bucket_keys(self) -> list[str]:
+        """``bucket-key`` option, else the trimmed primary keys, else (append tables) empty."""
+        raw = self.options.get("bucket-key")
+        if raw:
+            return [k.strip() for k in raw.split(",") if k.strip()]
+        return self.trimmed_primary_keys()
+
+    def arrow_schema(self) -> pa.Schema:
+        return to_arrow_schema(self.fields)
+
+    def partition_fields(self) -> list[DataField]:
+        return [self.field(k) for k in self.partition_keys]
+
+    def key_fields(self) -> list[DataField]:
+        return [self.field(k) for k in self.trimmed_primary_keys()]
+
+    # ---- JSON --------------------------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        data: dict[str, Any] = {
+            "version": self.version,
+            "id": self.id,
+            "fields": [f.to_json() for f in self.fields],
+            "highestFieldId": self.highest_field_id,
+            "partitionKeys": list(self.partition_keys),
+            "primaryKeys": list(self.primary_keys),
+            "options": dict(self.options),
+            "comment": self.comment,
+            "timeMillis": self.time_millis,
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+    @staticmethod
+    def from_json(text: str, path: str = "<schema>") -> TableSchema:
+        try:
+            d = json.loads(text)
+            fields = tuple(DataField.from_json(f) for f in d["fields"])
+            return TableSchema(
+                id=int(d["id"]),
+                fields=fields,
+                highest_field_id=int(d.get("highestFieldId", max_field_id(fields))),
+                partition_keys=tuple(d.get("partitionKeys") or ()),
+                primary_keys=tuple(d.get("primaryKeys") or ()),
+                options={str(k): str(v) for k, v in (d.get("options") or {}).items()},
+                comment=d.get("comment"),
+                time_millis=int(d.get("timeMillis") or 0),
+                version=int(d.get("version") or 1),
+            )
+        except (ValueError, KeyError, TypeError) as e:
+            raise CorruptMetadataError(f"cannot parse schema file {path}: {e}") from e
+
+
+def new_schema(
+    schema_id: int,
+    fields: Sequence[DataField],
+    partition_keys: Sequence[str],
+    primary_keys: Sequence[str],
+    options: Mapping[str, str],
+    comment: str | None = None,
+    highest_field_id: int | None = None,
+) -> TableSchema:
+    """Validate and build a schema: keys exist, key columns become NOT NULL, names are unique."""
+    names = [f.name for f in fields]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SchemaError(f"duplicate column names {dupes}")
+    for kind, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
+        for k in keys:
+            if k not in names:
+                raise SchemaError(f"{kind} {k!r} is not a column; columns are {names}")
+        if len(set(keys)) != len(keys):
+            raise SchemaError(f"duplicate {kind}s in {list(keys)}")
+    pk = set(primary_keys)
+    fixed = []
+    for f in fields:
+        if f.name in pk:
+            if f.type.is_complex:
+                raise SchemaError(f"primary key column {f.name!r} has type {f.type}, which cannot be a key")
+            fixed.append(DataField(f.id, f.name, f.type.copy(nullable=False), f.description))
+        else:
+            fixed.append(f)
+    schema = TableSchema(
+        id=schema_id,
+        fields=tuple(fixed),
+        highest_field_id=max_field_id(fixed) if highest_field_id is None else highest_field_id,
+        partition_keys=tuple(partition_keys),
+        primary_keys=tuple(primary_keys),
+        options=dict(options),
+        comment=comment,
+        time_millis=int(time.time() * 1000),
+    )
+    schema.trimmed_primary_keys()  # validates that something remains
+    for k in schema.bucket_keys():
+        if k not in names:
+            raise SchemaError(f"bucket-key {k!r} is not a column; columns are {names}")
+        if k in partition_keys:
+            raise SchemaError(f"bucket-key {k!r} cannot be a partition key")
+        if primary_keys and k not in pk:
+            raise SchemaError(f"bucket-key {k!r} must be part of the primary key {list(primary_keys)}")
+    for k in partition_keys:
+        if schema.field(k).type.is_complex:
+            raise SchemaError(f"partition key {k!r} has type {schema.field(k).type}, which cannot be a partition key")
+    return schema
+
+
+# ---- files -----------------------------------------------------------------------------------------------------
+
+def schema_dir(table_path: str) -> str:
+    return f"{table_path}/schema"
+
+
+def schema_path(table_path: str, schema_id: int) -> str:
+    return f"{table_path}/schema/schema-{schema_id}"
+
+
+def list_schema_ids(file_io: FileIO, table_path: str) -> list[int]:
+    ids = []
+    for st in file_io.list_status(schema_dir(table_path)):
+        name = st.path.rsplit("/", 1)[-1]
+        if name.startswith("schema-") and name[7:].isdigit():
+            ids.append(int(name[7:]))
+    return sorted(ids)
+
+
+def read_schema(file_io: FileIO, table_path: str, schema_id: int) -> TableSchema:
+    p = schema_path(table_path, schema_id)
+    try:
+        text = file_io.read_text(p)
+    except FileNotFoundError:
+        raise CorruptMetadataError(f"schema file {p} does not exist") from None
+    return TableSchema.from_json(text, p)
+
+
+def latest_schema(file_io: FileIO, table_path: str) -> TableSchema | None:
+    ids = list_schema_ids(file_io, table_path)
+    return read_schema(file_io, table_path, ids[-1]) if ids else None
+
+
+def try_commit_schema(file_io: FileIO, table_path: str, schema: TableSchema) -> bool:
+    """Publish ``schema-<id>`` if that id is free (atomic); False if another writer took it."""
+    return file_io.write_if_absent(schema_path(table_path, schema.id), schema.to_json().encode("utf-8"))

@@ -1,0 +1,119 @@
+"""Where things live inside a table directory, and how files are named (Paimon's names verbatim)."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import uuid
+from collections.abc import Sequence
+
+from table_engine.types import DataType
+
+DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+_ESCAPE = set("\"#%'*/:=?\\{}[]^")
+
+
+def escape_path_name(value: str) -> str:
+    """Escape a partition directory component like Paimon's ``PartitionPathUtils.escapePathName``."""
+    return "".join(f"%{ord(c):02X}" if (ord(c) < 32 or ord(c) == 127 or c in _ESCAPE) else c for c in value)
+
+
+def unescape_path_name(value: str) -> str:
+    out = []
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c == "%" and i + 3 <= len(value):
+            try:
+                out.append(chr(int(value[i + 1:i + 3], 16)))
+                i += 3
+                continue
+            except ValueError:
+                pass
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def partition_value_string(value: object, t: DataType, default_name: str = DEFAULT_PARTITION_NAME) -> str:
+    """The directory name of one partition value (Paimon's legacy ``toString`` naming, its default)."""
+    if value is None or (isinstance(value, str) and (value == "" or value.isspace())):
+        return default_name
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if t.root == "DATE" and isinstance(value, datetime.date):
+        return str((value - datetime.date(1970, 1, 1)).days)
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and isinstance(value, datetime.datetime):
+        v = value.astimezone(datetime.UTC).replace(tzinfo=None) if value.tzinfo else value
+        text = v.isoformat(timespec="minutes")
+        if v.second or v.microsecond:
+            text = v.isoformat(timespec="microseconds" if v.microsecond else "seconds")
+            if v.microsecond and v.microsecond % 1000 == 0:
+                text = text[:-3]
+        return text
+    if t.root == "TIME" and isinstance(value, datetime.time):
+        return str(((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def partition_dir(keys: Sequence[str], values: Sequence[object], types: Sequence[DataType],
+                  default_name: str = DEFAULT_PARTITION_NAME) -> str:
+    """``k1=v1/k2=v2`` (empty string for unpartitioned tables)."""
+    return "/".join(
+        f"{escape_path_name(k)}={escape_path_name(partition_value_string(v, t, default_name))}"
+        for k, v, t in zip(keys, values, types, strict=True)
+    )
+
+
+def bucket_dir(table_path: str, partition: str, bucket: int) -> str:
+    name = "postpone" if bucket == -2 else str(bucket)
+    return f"{table_path}/{partition}/bucket-{name}" if partition else f"{table_path}/bucket-{name}"
+
+
+def new_data_file_name(prefix: str = "data-", roll: int = 0, suffix: str = ".parquet", file_uuid: str | None = None
+                       ) -> str:
+    return f"{prefix}{file_uuid or uuid.uuid4()}-{roll}{suffix}"
+
+
+def manifest_dir(table_path: str) -> str:
+    return f"{table_path}/manifest"
+
+
+def index_dir(table_path: str) -> str:
+    return f"{table_path}/index"
+
+
+def snapshot_dir(table_path: str) -> str:
+    return f"{table_path}/snapshot"
+
+
+def tag_dir(table_path: str) -> str:
+    return f"{table_path}/tag"
+
+
+def tag_path(table_path: str, tag_name: str) -> str:
+    return f"{table_path}/tag/tag-{tag_name}"
+
+
+def new_manifest_name(kind: str = "", index: int = 0, file_uuid: str | None = None) -> str:
+    """``manifest-<uuid>-<i>`` (data) or ``manifest-<uuid>-changelog-<i>``."""
+    middle = f"-{kind}" if kind else ""
+    return f"manifest-{file_uuid or uuid.uuid4()}{middle}-{index}"
+
+
+def new_manifest_list_name(file_uuid: str, suffix: str) -> str:
+    """``manifest-list-<uuid>-<suffix>`` with suffix 0 (base), 1 (delta) or ``changelog``."""
+    return f"manifest-list-{file_uuid}-{suffix}"
+
+
+def new_index_manifest_name() -> str:
+    return f"index-manifest-{uuid.uuid4()}"
+
+
+def new_index_file_name(kind: int = 0) -> str:
+    """``index-<uuid>-0`` (HASH) or ``index-<uuid>-1`` (deletion vectors)."""
+    return f"index-{uuid.uuid4()}-{kind}"

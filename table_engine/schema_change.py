@@ -1,0 +1,124 @@
+"""Schema evolution: add, rename and drop columns, widen types, set and remove options.
+
+Every change produces a new :class:`TableSchema` with the next id; field ids never change, so files written
+under older schemas are read by field id (renames and drops are free, widened columns are cast on read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import pyarrow as pa
+
+from table_engine.core_options import IMMUTABLE_OPTIONS, validate_options
+from table_engine.errors import SchemaError
+from table_engine.format.schema_file import TableSchema
+from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    name: str
+    type: DataType | pa.DataType
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    name: str
+    new_name: str
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True)
+class UpdateColumnType:
+    name: str
+    new_type: DataType | pa.DataType
+
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class RemoveOption:
+    key: str
+
+
+SchemaChange = AddColumn | RenameColumn | DropColumn | UpdateColumnType | SetOption | RemoveOption
+
+
+def _as_type(t: DataType | pa.DataType, next_id: int) -> tuple[DataType, int]:
+    if isinstance(t, DataType):
+        return t, next_id
+    counter = iter(range(next_id, 10**9))
+    dt = from_arrow_type(t, True, next_id=counter)
+    return dt, next(counter)
+
+
+def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snapshots: bool) -> TableSchema:
+    """The schema after ``changes`` (validated; raises SchemaError/OptionError naming the problem)."""
+    fields = list(schema.fields)
+    options = dict(schema.options)
+    highest = schema.highest_field_id
+    keys = set(schema.primary_keys) | set(schema.partition_keys)
+
+    def find(name: str) -> int:
+        for i, f in enumerate(fields):
+            if f.name == name:
+                return i
+        raise SchemaError(f"column {name!r} does not exist; columns are {[f.name for f in fields]}")
+
+    for ch in changes:
+        if isinstance(ch, AddColumn):
+            if any(f.name == ch.name for f in fields):
+                raise SchemaError(f"cannot add column {ch.name!r}: it exists already")
+            dt, nxt = _as_type(ch.type, highest + 2)
+            if not dt.nullable:
+                raise SchemaError(f"cannot add NOT NULL column {ch.name!r}: existing rows have no value for it")
+            fields.append(DataField(highest + 1, ch.name, dt, ch.description))
+            highest = max(highest + 1, nxt - 1, max_field_id(fields))
+        elif isinstance(ch, RenameColumn):
+            i = find(ch.name)
+            if ch.name in keys:
+                raise SchemaError(f"cannot rename key column {ch.name!r}")
+            if any(f.name == ch.new_name for f in fields):
+                raise SchemaError(f"cannot rename {ch.name!r} to {ch.new_name!r}: that column exists")
+            fields[i] = replace(fields[i], name=ch.new_name)
+        elif isinstance(ch, DropColumn):
+            i = find(ch.name)
+            if ch.name in keys:
+                raise SchemaError(f"cannot drop key column {ch.name!r}")
+            if len(fields) == 1:
+                raise SchemaError("cannot drop the last column")
+            fields.pop(i)
+        elif isinstance(ch, UpdateColumnType):
+            i = find(ch.name)
+            old = fields[i].type
+            new, _ = _as_type(ch.new_type, highest + 1)
+            new = new.copy(nullable=old.nullable if ch.name in keys else new.nullable)
+            if ch.name in keys and new != old:
+                raise SchemaError(f"cannot change the type of key column {ch.name!r}")
+            if not is_widening(old, new):
+                raise SchemaError(f"cannot change column {ch.name!r} from {old} to {new}: only widening is allowed")
+            if old.nullable and not new.nullable:
+                raise SchemaError(f"cannot make column {ch.name!r} NOT NULL")
+            fields[i] = replace(fields[i], type=new)
+        elif isinstance(ch, SetOption | RemoveOption):
+            if ch.key in IMMUTABLE_OPTIONS and has_snapshots:
+                raise SchemaError(f"option {ch.key!r} cannot be changed once the table has data")
+            if isinstance(ch, SetOption):
+                options[ch.key] = str(ch.value)
+            else:
+                options.pop(ch.key, None)
+        else:  # pragma: no cover - exhaustive
+            raise SchemaError(f"unknown schema change {ch!r}")
+    validate_options(options)
+    return replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)

@@ -1,0 +1,93 @@
+"""Bucket assignment: fixed buckets by hash, dynamic buckets through the per-partition HASH index.
+
+Dynamic bucket mode (``bucket`` = -1 on a primary-key table) keeps, per partition, which key hash lives in
+which bucket (persisted as HASH index files, one per bucket). Known keys go to their bucket; new keys fill the
+existing buckets up to ``dynamic-bucket.target-row-num`` and then open new buckets. All of it is vectorized with
+numpy; only the loop over buckets is Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from table_engine.errors import TableEngineError
+
+I32 = npt.NDArray[np.int32]
+
+
+@dataclass
+class PartitionBucketIndex:
+    """Key hash -> bucket of one partition (sorted hashes with their buckets)."""
+
+    hashes: I32 = field(default_factory=lambda: np.empty(0, np.int32))
+    buckets: I32 = field(default_factory=lambda: np.empty(0, np.int32))
+    changed: set[int] = field(default_factory=set)
+
+    @staticmethod
+    def from_buckets(per_bucket: dict[int, I32]) -> PartitionBucketIndex:
+        if not per_bucket:
+            return PartitionBucketIndex()
+        hs = np.concatenate([np.asarray(h, np.int32) for h in per_bucket.values()])
+        bs = np.concatenate([np.full(len(h), b, np.int32) for b, h in per_bucket.items()])
+        order = np.argsort(hs, kind="stable")
+        return PartitionBucketIndex(hs[order], bs[order])
+
+    def bucket_counts(self) -> dict[int, int]:
+        ids, counts = np.unique(self.buckets, return_counts=True)
+        return {int(b): int(c) for b, c in zip(ids, counts)}
+
+    def assign(self, hashes: I32, target_rows: int, max_buckets: int = -1) -> I32:
+        """Buckets for ``hashes`` (one per row); new hashes are added to the index."""
+        hashes = np.asarray(hashes, np.int32)
+        out = np.empty(len(hashes), np.int32)
+        if len(self.hashes):
+            pos = np.searchsorted(self.hashes, hashes)
+            pos_c = np.minimum(pos, len(self.hashes) - 1)
+            found = self.hashes[pos_c] == hashes
+            out[found] = self.buckets[pos_c[found]]
+        else:
+            found = np.zeros(len(hashes), bool)
+        if found.all():
+            return out
+        new_unique, first_pos = np.unique(hashes[~found], return_index=True)
+        # keep arrival order of new keys (Paimon assigns in arrival order)
+        arrival = np.argsort(first_pos, kind="stable")
+        new_hashes = new_unique[arrival]
+        new_buckets = np.empty(len(new_hashes), np.int32)
+        counts = self.bucket_counts()
+        cursor = 0
+        candidate = 0
+        while cursor < len(new_hashes):
+            used = counts.get(candidate, 0)
+            room = target_rows - used
+            if candidate not in counts and 0 <= max_buckets <= len(counts):
+                # bucket limit reached: spread the rest over existing buckets (Paimon's max-buckets behaviour)
+                existing = sorted(counts)
+                if not existing:
+                    raise TableEngineError("dynamic-bucket.max-buckets leaves no bucket to write to")
+                rest = len(new_hashes) - cursor
+                new_buckets[cursor:] = np.asarray(existing, np.int32)[np.arange(rest) % len(existing)]
+                for b in existing:
+                    self.changed.add(b)
+                cursor = len(new_hashes)
+                break
+            if room > 0:
+                take = min(room, len(new_hashes) - cursor)
+                new_buckets[cursor:cursor + take] = candidate
+                counts[candidate] = used + take
+                self.changed.add(candidate)
+                cursor += take
+            candidate += 1
+        all_h = np.concatenate([self.hashes, new_hashes])
+        all_b = np.concatenate([self.buckets, new_buckets])
+        order = np.argsort(all_h, kind="stable")
+        self.hashes, self.buckets = all_h[order], all_b[order]
+        pos = np.searchsorted(self.hashes, hashes[~found])
+        out[~found] = self.buckets[pos]
+        return out
+
+    def hashes_of(self, bucket: int) -> I32:
+        return self.hashes[self.buckets == bucket]

@@ -1,0 +1,293 @@
+"""The committer: turns commit messages into one snapshot (phase two of the two-phase commit).
+
+Optimistic concurrency, safe across processes: each attempt reads the latest snapshot, builds the new base
+manifest list on top of it and publishes ``snapshot-(latest+1)`` with the FileIO's atomic create-if-absent. A
+taken id means another committer won: clean up this attempt's metadata and retry (``commit.max-retries``, with
+backoff between ``commit.min-retry-wait`` and ``commit.max-retry-wait``, bounded by ``commit.timeout``). A file
+this commit deletes that is no longer live is a conflict that no retry can fix: CommitConflictError.
+Commits are idempotent on (``commitUser``, ``commitIdentifier``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from table_engine.errors import CommitConflictError, CommitError
+from table_engine.format.binary_row import decode_row
+from table_engine.format.index_manifest import IndexManifestEntry, combine_index_entries, write_index_manifest
+from table_engine.format.manifest import FileKind, ManifestEntry
+from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from table_engine.format.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitKind,
+    Snapshot,
+    read_snapshot,
+    try_publish_snapshot,
+)
+from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
+from table_engine.store.commit_message import CommitMessage
+from table_engine.store.context import StoreContext
+from table_engine.store.manifests import merge_manifests, write_manifest_files
+from table_engine.store.scan import live_entries
+
+log = logging.getLogger(__name__)
+
+WRITER_VERSION = "table-engine-0.1.0"
+
+
+@dataclass(frozen=True)
+class Overwrite:
+    """An OVERWRITE commit: ``partition`` (static: only these partition values) or dynamic (partitions in data)."""
+
+    static_partition: Mapping[str, Any] | None = None
+    dynamic: bool = True
+
+
+class FileStoreCommit:
+    """Commits messages of one ``commit_user``."""
+
+    def __init__(self, ctx: StoreContext, commit_user: str) -> None:
+        self.ctx = ctx
+        self.commit_user = commit_user
+        self.opts = ctx.options
+        self.part_types = [f.type for f in ctx.schema.partition_fields()]
+        self.part_names = list(ctx.schema.partition_keys)
+
+    # ---- public ------------------------------------------------------------------------------------------------
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        overwrite: Overwrite | None = None,
+        properties: Mapping[str, str] | None = None,
+        allow_empty: bool = False,
+    ) -> int | None:
+        """Publish one snapshot with ``messages``; returns its id (None when nothing to commit)."""
+        done = self._already_committed(commit_identifier)
+        if done is not None:
+            log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
+            return done
+        entries = self._entries(messages)
+        index_changes = self._index_changes(messages)
+        if not entries and not index_changes and overwrite is None and not allow_empty:
+            return None
+        if overwrite is not None:
+            kind = CommitKind.OVERWRITE
+        elif entries and not any(m.new_files for m in messages):
+            kind = CommitKind.COMPACT
+        else:
+            kind = CommitKind.APPEND
+        delta = write_manifest_files(self.ctx.file_io, self.ctx.table_path, entries, self.ctx.schema.id,
+                                     self.part_types, self.opts.manifest_target_file_size())
+        try:
+            return self._commit_loop(delta, entries, index_changes, kind, commit_identifier, overwrite,
+                                     messages, properties)
+        except BaseException:
+            for m in delta:
+                self.ctx.file_io.try_delete(self._mpath(m.file_name))
+            raise
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files of messages that will never be committed."""
+        fio = self.ctx.file_io
+        from table_engine.store.read import data_file_path
+
+        for m in messages:
+            for f in (*m.new_files, *m.compact_after, *m.changelog_files):
+                fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
+            for idx in m.new_index_files:
+                fio.try_delete(f"{index_dir(self.ctx.table_path)}/{idx.file_name}")
+
+    # ---- attempt loop ------------------------------------------------------------------------------------------
+    def _commit_loop(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                     index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                     overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                     properties: Mapping[str, str] | None) -> int:
+        retries = self.opts.commit_max_retries()
+        timeout_ms = self.opts.commit_timeout()
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            written: list[str] = []
+            try:
+                sid = self._try_once(delta, entries, index_changes, kind, identifier, overwrite, messages,
+                                     properties, written)
+            except BaseException:
+                self._delete_manifests(written)
+                raise
+            if sid is not None:
+                return sid
+            self._delete_manifests(written)
+            done = self._already_committed(identifier)
+            if done is not None:
+                return done
+            attempt += 1
+            elapsed_ms = (time.monotonic() - started) * 1000
+            if attempt > retries or (timeout_ms is not None and elapsed_ms > timeout_ms):
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} gave up after {attempt} attempts: other committers kept "
+                    f"taking the next snapshot id (commit.max-retries = {retries})")
+            self._backoff(attempt)
+
+    def _try_once(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                  index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                  overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                  properties: Mapping[str, str] | None, written: list[str]) -> int | None:
+        fio, tp = self.ctx.file_io, self.ctx.table_path
+        latest = self.ctx.latest_snapshot()
+        new_id = 1 if latest is None else latest.id + 1
+        base: list[ManifestFileMeta] = []
+        if latest is not None:
+            for name in (latest.base_manifest_list, latest.delta_manifest_list):
+                base.extend(read_manifest_list(fio, self._mpath(name)))
+        this_delta = list(delta)
+        all_entries = list(entries)
+        if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
+            live = live_entries(fio, tp, latest)
+            self._check_deletes(entries, live)
+            if overwrite is not None:
+                deletes = self._overwrite_deletes(overwrite, messages, live)
+                extra = write_manifest_files(fio, tp, deletes, self.ctx.schema.id, self.part_types,
+                                             self.opts.manifest_target_file_size())
+                written.extend(m.file_name for m in extra)
+                this_delta = extra + this_delta
+                all_entries = deletes + all_entries
+        base, merged_names = merge_manifests(fio, tp, base, self.ctx.schema.id, self.part_types,
+                                             self.opts.manifest_target_file_size(),
+                                             self.opts.manifest_merge_min_count())
+        written.extend(merged_names)
+        list_uuid = str(uuid.uuid4())
+        base_name = new_manifest_list_name(list_uuid, "0")
+        delta_name = new_manifest_list_name(list_uuid, "1")
+        base_size = write_manifest_list(fio, self._mpath(base_name), base)
+        written.append(base_name)
+        delta_size = write_manifest_list(fio, self._mpath(delta_name), this_delta)
+        written.append(delta_name)
+        index_manifest = latest.index_manifest if latest is not None else None
+        if index_changes or (overwrite is not None and index_manifest):
+            index_manifest = self._write_index_manifest(latest, index_changes, overwrite, messages, written)
+        added = sum(e.file.row_count for e in all_entries if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in all_entries if e.kind == FileKind.DELETE)
+        prev_total = (latest.total_record_count or 0) if latest is not None else 0
+        snapshot = Snapshot(
+            id=new_id, schema_id=self.ctx.schema.id, base_manifest_list=base_name, delta_manifest_list=delta_name,
+            index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=identifier,
+            commit_kind=kind, time_millis=int(time.time() * 1000), total_record_count=prev_total + added - removed,
+            delta_record_count=added - removed, base_manifest_list_size=base_size,
+            delta_manifest_list_size=delta_size, properties=dict(properties) if properties else None,
+            writer_version=WRITER_VERSION,
+        )
+        if try_publish_snapshot(fio, tp, snapshot):
+            log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
+            return new_id
+        log.info("snapshot id %d of %s was taken by another committer; retrying", new_id, tp)
+        return None
+
+    # ---- pieces ------------------------------------------------------------------------------------------------
+    def _entries(self, messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        out = []
+        for m in messages:
+            for f in m.new_files:
+                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+            for f in m.compact_before:
+                out.append(ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f))
+            for f in m.compact_after:
+                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+        return out
+
+    def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
+        out = []
+        for m in messages:
+            for i in m.deleted_index_files:
+                out.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+            for i in m.new_index_files:
+                out.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
+        return out
+
+    def _check_deletes(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
+        live_ids = {e.identifier() for e in live}
+        for e in entries:
+            if e.kind == FileKind.DELETE and e.identifier() not in live_ids:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) it "
+                    "deletes is no longer in the table (a concurrent commit removed it)")
+
+    def _overwrite_deletes(self, ow: Overwrite, messages: Sequence[CommitMessage],
+                           live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+        if ow.static_partition:
+            spec = dict(ow.static_partition)
+            idx = {n: i for i, n in enumerate(self.part_names)}
+
+            def matches(part: bytes) -> bool:
+                vals = decode_row(part, self.part_types)
+                return all(vals[idx[k]] == v for k, v in spec.items())
+        elif ow.dynamic and self.part_names:
+            touched = {m.partition for m in messages if m.new_files}
+
+            def matches(part: bytes) -> bool:
+                return part in touched
+        else:
+            def matches(part: bytes) -> bool:
+                return True
+        return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                for e in live if matches(e.partition)]
+
+    def _write_index_manifest(self, latest: Snapshot | None, changes: list[IndexManifestEntry],
+                              overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                              written: list[str]) -> str | None:
+        previous = self.ctx.index_entries(latest)
+        if overwrite is not None:
+            # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
+            touched = {m.partition for m in messages}
+            if not self.part_names or not overwrite.dynamic or overwrite.static_partition:
+                previous = [] if not self.part_names else [
+                    e for e in previous if e.partition not in touched]
+            else:
+                previous = [e for e in previous if e.partition not in touched]
+            changes = [c for c in changes if c.kind == FileKind.ADD]
+        merged = combine_index_entries(previous, changes)
+        if not merged:
+            return None
+        name = new_index_manifest_name()
+        write_index_manifest(self.ctx.file_io, self._mpath(name), merged)
+        written.append(name)
+        return name
+
+    def _already_committed(self, identifier: int) -> int | None:
+        """Snapshot id holding (commit_user, identifier), walking back from the latest snapshot."""
+        latest = self.ctx.latest_snapshot()
+        sid = latest.id if latest is not None else None
+        while sid is not None and sid >= 1:
+            try:
+                snap = latest if latest is not None and latest.id == sid else read_snapshot(
+                    self.ctx.file_io, self.ctx.table_path, sid)
+            except Exception:
+                break  # expired or missing: nothing older to find
+            if snap.commit_user == self.commit_user:
+                if snap.commit_identifier == identifier:
+                    return snap.id
+                if identifier != BATCH_COMMIT_IDENTIFIER and snap.commit_identifier > identifier:
+                    raise CommitError(f"commit identifier {identifier} of {self.commit_user} is older than "
+                                      f"{snap.commit_identifier} already committed in snapshot {snap.id}")
+                return None
+            sid -= 1
+        return None
+
+    def _backoff(self, attempt: int) -> None:
+        lo = self.opts.commit_min_retry_wait()
+        hi = self.opts.commit_max_retry_wait()
+        wait = min(hi, lo * (2 ** min(attempt, 16)))
+        time.sleep(random.uniform(lo, max(lo, wait)) / 1000.0)
+
+    def _mpath(self, name: str) -> str:
+        return f"{manifest_dir(self.ctx.table_path)}/{name}"
+
+    def _delete_manifests(self, names: Sequence[str]) -> None:
+        for n in names:
+            self.ctx.file_io.try_delete(self._mpath(n))

@@ -1,0 +1,146 @@
+"""Writing manifests with their manifest-list metadata, and merging small manifests.
+
+Manifests are logs of ADD/DELETE entries. Without merging, every commit adds one manifest and a table's metadata
+grows without bound; :func:`merge_manifests` rewrites runs of small manifests (``manifest.merge-min-count``,
+``manifest.target-file-size``) into larger ones, cancelling ADD/DELETE pairs of the same file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from table_engine.format.binary_row import decode_row, encode_row
+from table_engine.format.data_file_meta import SimpleStats
+from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest, write_manifest
+from table_engine.format.manifest_list import ManifestFileMeta
+from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_dir, new_manifest_name
+from table_engine.types import DataType
+
+#: rough Avro size of one entry, used to roll manifests at the target size before writing
+_ENTRY_BYTES_ESTIMATE = 400
+
+
+def partition_stats(partitions: Sequence[bytes], types: Sequence[DataType]) -> SimpleStats:
+    """Min/max/null-count SimpleStats over distinct partition BinaryRows."""
+    if not types:
+        empty = encode_row([], [])
+        return SimpleStats(empty, empty, [])
+    decoded = [decode_row(p, types) for p in set(partitions)]
+    lows: list[Any] = []
+    highs: list[Any] = []
+    nulls: list[int | None] = []
+    for i in range(len(types)):
+        vals = [d[i] for d in decoded if d[i] is not None]
+        lows.append(min(vals) if vals else None)
+        highs.append(max(vals) if vals else None)
+        nulls.append(sum(1 for p in partitions if decode_row(p, types)[i] is None) if len(vals) < len(decoded)
+                     else 0)
+    return SimpleStats(encode_row(lows, types), encode_row(highs, types), nulls)
+
+
+def write_manifest_files(
+    file_io: FileIO,
+    table_path: str,
+    entries: Sequence[ManifestEntry],
+    schema_id: int,
+    partition_types: Sequence[DataType],
+    target_size: int,
+    kind: str = "",
+) -> list[ManifestFileMeta]:
+    """Write ``entries`` into one or more manifests (rolled at about ``target_size``); returns their metas."""
+    if not entries:
+        return []
+    per_file = max(1, target_size // _ENTRY_BYTES_ESTIMATE)
+    metas = []
+    for start in range(0, len(entries), per_file):
+        chunk = entries[start:start + per_file]
+        name = new_manifest_name(kind)
+        size = write_manifest(file_io, f"{manifest_dir(table_path)}/{name}", chunk)
+        metas.append(_meta(name, size, chunk, schema_id, partition_types))
+    return metas
+
+
+def _meta(name: str, size: int, entries: Sequence[ManifestEntry], schema_id: int,
+          partition_types: Sequence[DataType]) -> ManifestFileMeta:
+    added = sum(1 for e in entries if e.kind == FileKind.ADD)
+    buckets = [e.bucket for e in entries]
+    levels = [e.file.level for e in entries]
+    total = {e.total_buckets for e in entries}
+    return ManifestFileMeta(
+        file_name=name,
+        file_size=size,
+        num_added_files=added,
+        num_deleted_files=len(entries) - added,
+        partition_stats=partition_stats([e.partition for e in entries], partition_types),
+        schema_id=schema_id,
+        min_bucket=min(buckets),
+        max_bucket=max(buckets),
+        min_level=min(levels),
+        max_level=max(levels),
+        total_buckets=total.pop() if len(total) == 1 and -1 not in total else None,
+    )
+
+
+def merge_manifests(
+    file_io: FileIO,
+    table_path: str,
+    metas: Sequence[ManifestFileMeta],
+    schema_id: int,
+    partition_types: Sequence[DataType],
+    target_size: int,
+    min_count: int,
+) -> tuple[list[ManifestFileMeta], list[str]]:
+    """Minor manifest compaction (Paimon's rules, simplified).
+
+    Consecutive manifests smaller than ``target_size`` are merged once they add up to ``target_size``, or at the
+    end when at least ``min_count`` of them are pending. When every manifest is merged, DELETE entries that cancel
+    nothing are dropped (their files are gone from the table). Returns the new list and the names of manifests
+    written by this call (to delete if the commit fails).
+    """
+    result: list[ManifestFileMeta] = []
+    written: list[str] = []
+    pending: list[ManifestFileMeta] = []
+    pending_size = 0
+    merged_everything = all(m.file_size < target_size for m in metas) and len(metas) >= min_count
+
+    def flush(drop_deletes: bool) -> None:
+        nonlocal pending, pending_size
+        if len(pending) <= 1:
+            result.extend(pending)
+        else:
+            entries: list[ManifestEntry] = []
+            for m in pending:
+                entries.extend(read_manifest(file_io, f"{manifest_dir(table_path)}/{m.file_name}"))
+            merged = merge_entries(entries)
+            if drop_deletes:
+                merged = [e for e in merged if e.kind == FileKind.ADD]
+            new = write_manifest_files(file_io, table_path, merged, schema_id, partition_types, target_size)
+            written.extend(m.file_name for m in new)
+            result.extend(new)
+        pending, pending_size = [], 0
+
+    if merged_everything:
+        pending = list(metas)
+        flush(drop_deletes=True)
+        return result, written
+    for m in metas:
+        if m.file_size >= target_size:
+            # a big manifest ends the run of small ones before it
+            if len(pending) >= min_count:
+                flush(drop_deletes=False)
+            else:
+                result.extend(pending)
+                pending, pending_size = [], 0
+            result.append(m)
+            continue
+        pending.append(m)
+        pending_size += m.file_size
+        if pending_size >= target_size:
+            flush(drop_deletes=False)
+    if len(pending) >= min_count:
+        flush(drop_deletes=False)
+    else:
+        result.extend(pending)
+    return result, written

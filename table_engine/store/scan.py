@@ -1,0 +1,201 @@
+"""Scan planning: snapshot -> manifest lists -> manifest entries -> one split per (partition, bucket)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from table_engine.format.binary_row import decode_row
+from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
+from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
+from table_engine.format.schema_file import TableSchema
+from table_engine.format.snapshot import Snapshot
+from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_dir
+from table_engine.store.predicate import Predicate, normalize_literal, test_row
+from table_engine.types import DataType
+
+
+@dataclass
+class Split:
+    """The files of one (partition, bucket) that a reader merges together."""
+
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    total_buckets: int
+    files: list[DataFileMeta]
+    snapshot_id: int
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+@dataclass
+class PartitionDecoder:
+    """Decodes partition BinaryRows once per distinct value."""
+
+    types: Sequence[DataType]
+    cache: dict[bytes, tuple[Any, ...]] = field(default_factory=dict)
+
+    def __call__(self, data: bytes) -> tuple[Any, ...]:
+        hit = self.cache.get(data)
+        if hit is None:
+            hit = tuple(decode_row(data, self.types))
+            self.cache[data] = hit
+        return hit
+
+
+def manifest_path(table_path: str, name: str) -> str:
+    return f"{manifest_dir(table_path)}/{name}"
+
+
+def read_manifest_metas(file_io: FileIO, table_path: str, snapshot: Snapshot) -> list[ManifestFileMeta]:
+    """All data manifests of a snapshot (base list then delta list)."""
+    metas: list[ManifestFileMeta] = []
+    for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+        if name:
+            metas.extend(read_manifest_list(file_io, manifest_path(table_path, name)))
+    return metas
+
+
+def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileMeta],
+                 keep: Callable[[ManifestEntry], bool] | None = None) -> list[ManifestEntry]:
+    """Read manifests (in parallel) and merge ADD/DELETE entries; ``keep`` filters entries before merging."""
+    paths = [manifest_path(table_path, m.file_name) for m in metas]
+    if len(paths) > 2:
+        with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+            chunks = list(pool.map(lambda p: read_manifest(file_io, p), paths))
+    else:
+        chunks = [read_manifest(file_io, p) for p in paths]
+    entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
+    return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
+
+
+def live_entries(file_io: FileIO, table_path: str, snapshot: Snapshot | None) -> list[ManifestEntry]:
+    """Every live data file of a snapshot."""
+    if snapshot is None:
+        return []
+    return read_entries(file_io, table_path, read_manifest_metas(file_io, table_path, snapshot))
+
+
+def plan_splits(
+    file_io: FileIO,
+    table_path: str,
+    snapshot: Snapshot | None,
+    schema: TableSchema,
+    predicates: Sequence[Predicate] = (),
+    schema_loader: Callable[[int], TableSchema] | None = None,
+) -> list[Split]:
+    """Plan a batch scan: prune partitions by manifest stats and entry partitions, prune files by stats."""
+    if snapshot is None:
+        return []
+    part_fields = schema.partition_fields()
+    part_names = [f.name for f in part_fields]
+    decode = PartitionDecoder([f.type for f in part_fields])
+    part_preds = [_normalized(p) for p in predicates if p.column in part_names]
+
+    metas = read_manifest_metas(file_io, table_path, snapshot)
+    if part_preds:
+        metas = [m for m in metas if _manifest_may_match(m, part_fields, part_preds)]
+
+    def keep(e: ManifestEntry) -> bool:
+        if not part_preds:
+            return True
+        return test_row(part_preds, dict(zip(part_names, decode(e.partition), strict=True)))
+
+    entries = read_entries(file_io, table_path, metas, keep if part_preds else None)
+    stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
+    if stat_preds:
+        entries = [e for e in entries if _file_may_match(e.file, schema, stat_preds, schema_loader)]
+
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault((e.partition, e.bucket), []).append(e)
+    splits = []
+    for (part, bucket), es in groups.items():
+        splits.append(Split(part, decode(part), bucket, es[0].total_buckets, [e.file for e in es], snapshot.id))
+    splits.sort(key=lambda s: (s.partition, s.bucket))
+    return splits
+
+
+def _normalized(p: Predicate) -> Predicate:
+    if p.op in ("in", "not in"):
+        return Predicate(p.column, p.op, [normalize_literal(v) for v in p.value])
+    return Predicate(p.column, p.op, normalize_literal(p.value))
+
+
+def _manifest_may_match(m: ManifestFileMeta, part_fields: Sequence[Any], preds: Sequence[Predicate]) -> bool:
+    stats = m.partition_stats
+    types = [f.type for f in part_fields]
+    try:
+        lows = decode_row(stats.min_values, types)
+        highs = decode_row(stats.max_values, types)
+    except Exception:  # stats we cannot decode prove nothing
+        return True
+    nulls = stats.null_counts or [None] * len(types)
+    total = m.num_added_files + m.num_deleted_files
+    for i, f in enumerate(part_fields):
+        for p in preds:
+            if p.column == f.name:
+                nc = nulls[i] if i < len(nulls) else None
+                # counts are per file entry; unknown totals keep the manifest
+                if not p.may_match(lows[i], highs[i], nc if nc is not None else None, total if total else 1 << 62):
+                    return False
+    return True
+
+
+def _file_may_match(f: DataFileMeta, schema: TableSchema, preds: Sequence[Predicate],
+                    schema_loader: Callable[[int], TableSchema] | None) -> bool:
+    """Prune by key stats, and for append tables by value stats.
+
+    Value stats never prune primary-key tables: a newer version of a row in a pruned file would be lost and an
+    older matching version would show through the merge.
+    """
+    file_schema = schema if (f.schema_id == schema.id or schema_loader is None) else schema_loader(f.schema_id)
+    by_id = {fld.id: fld for fld in file_schema.fields}
+    # value stats: over value_stats_cols (None = all columns of the file schema)
+    vs = f.value_stats
+    if f.value_stats_cols is None:
+        cols = list(file_schema.fields)
+    else:
+        name_to_field = {fld.name: fld for fld in file_schema.fields}
+        cols = [name_to_field[c] for c in f.value_stats_cols if c in name_to_field]
+    if cols and vs.null_counts and not file_schema.primary_keys:
+        try:
+            lows = decode_row(vs.min_values, [c.type for c in cols])
+            highs = decode_row(vs.max_values, [c.type for c in cols])
+        except Exception:
+            lows = highs = [None] * len(cols)
+        for i, c in enumerate(cols):
+            current = _current_name(schema, c.id)
+            for p in preds:
+                if p.column == current and c.id in by_id and i < len(vs.null_counts):
+                    if schema.field(current).type != c.type and c.type.root != schema.field(current).type.root:
+                        continue
+                    if not p.may_match(lows[i], highs[i], vs.null_counts[i], f.row_count):
+                        return False
+    key_fields = file_schema.key_fields() if file_schema.primary_keys else []
+    if key_fields and f.key_stats.null_counts:
+        try:
+            lows = decode_row(f.key_stats.min_values, [k.type for k in key_fields])
+            highs = decode_row(f.key_stats.max_values, [k.type for k in key_fields])
+        except Exception:
+            return True
+        for i, k in enumerate(key_fields):
+            current = _current_name(schema, k.id)
+            for p in preds:
+                if p.column == current and not p.may_match(lows[i], highs[i], 0, f.row_count):
+                    return False
+    return True
+
+
+def _current_name(schema: TableSchema, field_id: int) -> str:
+    for f in schema.fields:
+        if f.id == field_id:
+            return f.name
+    return ""

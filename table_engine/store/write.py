@@ -1,0 +1,436 @@
+"""Writing: Arrow data -> row kinds, partitions, buckets, sequence numbers -> sorted, folded level-0 files.
+
+A :class:`TableWrite` is one writer task (phase one of the two-phase commit): it buffers rows up to
+``write-buffer-size``, flushes them as sorted runs (level-0 files, rolled at ``target-file-size``) and returns
+:class:`CommitMessage` objects from :meth:`TableWrite.prepare_commit`. Everything per row is vectorized.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError
+from table_engine.format.binary_row import encode_row
+from table_engine.format.bucket import bucket_of, hash_key_columns
+from table_engine.format.data_file import StatsMode, make_file_meta, write_parquet
+from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.hash_index import read_hash_index, write_hash_index
+from table_engine.format.index_manifest import HASH_INDEX, IndexFileMeta
+from table_engine.io.paths import bucket_dir, index_dir, new_data_file_name, new_index_file_name, partition_dir
+from table_engine.lsm.key_value import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    check_no_null_keys,
+    key_column_name,
+    row_kinds_from_strings,
+)
+from table_engine.lsm.merge import MergeOrder, merge_function_for, sort_indices
+from table_engine.store.bucket_assign import PartitionBucketIndex
+from table_engine.store.commit_message import CommitMessage
+from table_engine.store.context import StoreContext
+from table_engine.types import to_arrow_field
+
+log = logging.getLogger(__name__)
+
+_GROUP = "__group"
+_PART = "__part"
+_BUCKET = "__bucket"
+
+
+@dataclass
+class _BucketState:
+    next_seq: int = 0
+    files: list[DataFileMeta] = field(default_factory=list)
+
+
+class TableWrite:
+    """One writer task. Not thread-safe; create one per task/thread."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self.ctx = ctx
+        schema = ctx.schema
+        self.schema = schema
+        self.opts = ctx.options
+        self.has_pk = bool(schema.primary_keys)
+        self.key_names = schema.trimmed_primary_keys()
+        self.key_fields = schema.key_fields()
+        self.part_fields = schema.partition_fields()
+        self.arrow_schema = schema.arrow_schema()
+        self.num_buckets = self.opts.bucket()
+        if self.num_buckets == -2:
+            raise UnsupportedError("bucket = -2 (postpone bucket) is not supported yet")
+        if self.num_buckets == 0 or self.num_buckets < -2:
+            raise DataError(f"bucket = {self.num_buckets} is invalid: use a positive count or -1")
+        self.dynamic = self.has_pk and self.num_buckets == -1
+        self.bucket_keys = schema.bucket_keys()
+        if not self.has_pk and self.num_buckets > 0 and not self.bucket_keys:
+            raise DataError("an append table with fixed buckets needs the 'bucket-key' option")
+        self.total_buckets = self.num_buckets if self.num_buckets > 0 else -1
+        self.seq_fields = tuple(self.opts.sequence_fields())
+        for s in self.seq_fields:
+            schema.field(s)
+        self.order = MergeOrder((_GROUP, *self.key_names), self.seq_fields, self.opts.sequence_descending())
+        self.merge_fn = merge_function_for(self.opts.merge_engine()) if self.has_pk else None
+        self.stats_mode = StatsMode.parse(self.opts.stats_mode())
+        self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.buffer_limit = self.opts.write_buffer_size()
+        self.rowkind_field = self.opts.rowkind_field()
+        if self.rowkind_field is not None:
+            schema.field(self.rowkind_field)
+        # state
+        self._parts: list[tuple[tuple[Any, ...], bytes]] = []   # group id -> (values, BinaryRow)
+        self._part_ids: dict[bytes, int] = {}
+        self._buckets: dict[tuple[int, int], _BucketState] = {}
+        self._buffer: list[pa.Table] = []
+        self._buffered_bytes = 0
+        self._restored = False
+        self._committed_max_seq: dict[tuple[bytes, int], int] = {}
+        self._dyn_index: dict[bytes, PartitionBucketIndex] = {}
+        self._dyn_old_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+        self._written: list[str] = []
+        self.rows_written = 0
+
+    # ---- public ------------------------------------------------------------------------------------------------
+    def write(self, data: pa.Table | pa.RecordBatch, row_kinds: Sequence[str] | pa.Array | None = None) -> None:
+        """Buffer ``data`` (all table columns); ``row_kinds`` gives +I/-U/+U/-D per row."""
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        if not isinstance(data, pa.Table):
+            raise SchemaMismatchError(f"write() takes a pyarrow Table or RecordBatch, not {type(data).__name__}")
+        if data.num_rows == 0:
+            return
+        self._restore()
+        kv = self._prepare(data, row_kinds)
+        if kv.num_rows == 0:
+            return
+        self._buffer.append(kv)
+        self._buffered_bytes += kv.nbytes
+        if self._buffered_bytes >= self.buffer_limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered rows as level-0 files (one sorted run per bucket)."""
+        if not self._buffer:
+            return
+        kv = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
+        self._buffer, self._buffered_bytes = [], 0
+        log.debug("flushing %d buffered rows", kv.num_rows)
+        if self.has_pk:
+            self._flush_kv(kv)
+        else:
+            self._flush_append(kv)
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush and hand over everything written since the last call."""
+        self.flush()
+        messages: dict[tuple[int, int], CommitMessage] = {}
+        for (gid, bucket), st in self._buckets.items():
+            if st.files:
+                msg = messages.setdefault((gid, bucket), self._message(gid, bucket))
+                msg.new_files.extend(st.files)
+                st.files = []
+        if self.dynamic:
+            for part_bytes, idx in self._dyn_index.items():
+                if not idx.changed:
+                    continue
+                gid = self._part_ids[part_bytes]
+                for bucket in sorted(idx.changed):
+                    msg = messages.setdefault((gid, bucket), self._message(gid, bucket))
+                    name = new_index_file_name(0)
+                    hashes = idx.hashes_of(bucket)
+                    size = write_hash_index(self.ctx.file_io, f"{index_dir(self.ctx.table_path)}/{name}", hashes)
+                    self._written.append(f"{index_dir(self.ctx.table_path)}/{name}")
+                    msg.new_index_files.append(IndexFileMeta(HASH_INDEX, name, size, len(hashes)))
+                    old = self._dyn_old_files.pop((part_bytes, bucket), [])
+                    msg.deleted_index_files.extend(old)
+                    self._dyn_old_files[(part_bytes, bucket)] = [msg.new_index_files[-1]]
+                idx.changed.clear()
+        return [messages[k] for k in sorted(messages)]
+
+    def abort(self) -> None:
+        """Delete every file this writer created (for a task that will not commit)."""
+        for p in self._written:
+            self.ctx.file_io.try_delete(p)
+        self._written = []
+        self._buffer = []
+
+    def written_paths(self) -> list[str]:
+        return list(self._written)
+
+    # ---- preparing input ---------------------------------------------------------------------------------------
+    def _conform(self, data: pa.Table) -> pa.Table:
+        names = [f.name for f in self.arrow_schema]
+        given = data.column_names
+        missing = [n for n in names if n not in given]
+        extra = [n for n in given if n not in names]
+        if missing or extra:
+            raise SchemaMismatchError(
+                f"data columns do not match table {self.ctx.table_path}: missing {missing}, unknown {extra}")
+        cols = []
+        for f in self.arrow_schema:
+            col = data.column(f.name)
+            if col.type != f.type:
+                try:
+                    col = col.cast(f.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise SchemaMismatchError(
+                        f"column {f.name!r}: cannot write {col.type} into {f.type}: {e}") from None
+            if not f.nullable and col.null_count and f.name not in self.schema.primary_keys:
+                raise DataError(f"column {f.name!r} is NOT NULL but has {col.null_count} null value(s)")
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=pa.schema([f.with_nullable(True) for f in self.arrow_schema]))
+
+    def _kinds(self, data: pa.Table, row_kinds: Sequence[str] | pa.Array | None) -> pa.Array:
+        n = data.num_rows
+        if row_kinds is not None:
+            if len(row_kinds) != n:
+                raise DataError(f"row_kinds has {len(row_kinds)} entries for {n} rows")
+            if isinstance(row_kinds, pa.Array | pa.ChunkedArray) and pa.types.is_integer(row_kinds.type):
+                codes = row_kinds.cast(pa.int8())
+                if pc.any(pc.or_(pc.less(codes, 0), pc.greater(codes, 3))).as_py():
+                    raise DataError("row_kinds codes must be 0..3 (+I, -U, +U, -D)")
+                return codes
+            return row_kinds_from_strings(row_kinds, "row_kinds")
+        if self.rowkind_field is not None:
+            return row_kinds_from_strings(data.column(self.rowkind_field), f"rowkind.field {self.rowkind_field!r}")
+        return pa.array(np.zeros(n, np.int8))
+
+    def _prepare(self, data: pa.Table, row_kinds: Sequence[str] | pa.Array | None) -> pa.Table:
+        kinds = self._kinds(data, row_kinds)
+        t = self._conform(data)
+        if self.has_pk:
+            check_no_null_keys(t, list(self.schema.primary_keys), f"write to {self.ctx.table_path}")
+        else:
+            if pc.any(pc.not_equal(kinds, 0)).as_py():
+                raise DataError(f"append table {self.ctx.table_path} only accepts +I rows (it has no primary key)")
+        t = t.append_column(VALUE_KIND, kinds)
+        drop = None
+        if self.opts.ignore_delete():
+            drop = pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))
+        elif self.opts.ignore_update_before():
+            drop = pc.equal(kinds, 1)
+        if drop is not None and pc.any(drop).as_py():
+            t = t.filter(pc.invert(drop))
+        if t.num_rows == 0:
+            return t
+        parts = self._partition_ids(t)
+        t = t.append_column(_PART, pa.array(parts, pa.int32()))
+        t = t.append_column(_BUCKET, pa.array(self._bucket_ids(t, parts), pa.int32()))
+        return t
+
+    def _partition_ids(self, t: pa.Table) -> np.ndarray:
+        n = t.num_rows
+        if not self.part_fields:
+            if not self._parts:
+                self._register_partition((), encode_row([], []))
+            return np.zeros(n, np.int32)
+        codes = np.zeros(n, np.int64)
+        dicts = []
+        for f in self.part_fields:
+            enc = pc.dictionary_encode(t.column(f.name).combine_chunks(), null_encoding="encode")
+            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            dicts.append(enc.dictionary)
+            codes = codes * (len(enc.dictionary) + 1) + idx
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        local_to_global = np.empty(len(uniq), np.int32)
+        radices = [len(d) + 1 for d in dicts]
+        types = [f.type for f in self.part_fields]
+        for j, code in enumerate(uniq.tolist()):
+            vals: list[Any] = []
+            rem = code
+            for d, r in zip(reversed(dicts), reversed(radices)):
+                vals.append(d[rem % r].as_py())
+                rem //= r
+            vals.reverse()
+            local_to_global[j] = self._register_partition(tuple(vals), encode_row(vals, types))
+        return local_to_global[inverse.reshape(-1)]
+
+    def _register_partition(self, values: tuple[Any, ...], data: bytes) -> int:
+        gid = self._part_ids.get(data)
+        if gid is None:
+            gid = len(self._parts)
+            self._parts.append((values, data))
+            self._part_ids[data] = gid
+        return gid
+
+    def _bucket_ids(self, t: pa.Table, parts: np.ndarray) -> np.ndarray:
+        n = t.num_rows
+        if self.num_buckets > 0:
+            cols = [t.column(k) for k in self.bucket_keys]
+            hashes = hash_key_columns(cols, [self.schema.field(k).type for k in self.bucket_keys])
+            return bucket_of(hashes, self.num_buckets)
+        if not self.dynamic:
+            return np.zeros(n, np.int32)
+        hashes = hash_key_columns([t.column(k) for k in self.key_names], [f.type for f in self.key_fields])
+        out = np.empty(n, np.int32)
+        target = self.opts.dynamic_bucket_target_row_num()
+        max_buckets = self.opts.dynamic_bucket_max_buckets()
+        for gid in np.unique(parts).tolist():
+            mask = parts == gid
+            part_bytes = self._parts[gid][1]
+            idx = self._dyn_index.setdefault(part_bytes, PartitionBucketIndex())
+            out[mask] = idx.assign(hashes[mask], target, max_buckets)
+        return out
+
+    # ---- restoring committed state -----------------------------------------------------------------------------
+    def _restore(self) -> None:
+        if self._restored:
+            return
+        self._restored = True
+        snapshot = self.ctx.latest_snapshot()
+        if snapshot is None:
+            return
+        from table_engine.store.scan import live_entries
+
+        for e in live_entries(self.ctx.file_io, self.ctx.table_path, snapshot):
+            key = (e.partition, e.bucket)
+            prev = self._committed_max_seq.get(key, -1)
+            if e.file.max_sequence_number > prev:
+                self._committed_max_seq[key] = e.file.max_sequence_number
+        if self.dynamic:
+            per_part: dict[bytes, dict[int, list[np.ndarray]]] = {}
+            for ie in self.ctx.index_entries(snapshot):
+                if ie.index_file.index_type != HASH_INDEX:
+                    continue
+                path = f"{index_dir(self.ctx.table_path)}/{ie.index_file.file_name}"
+                per_part.setdefault(ie.partition, {}).setdefault(ie.bucket, []).append(
+                    read_hash_index(self.ctx.file_io, path))
+                self._dyn_old_files.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
+            for part, buckets in per_part.items():
+                self._dyn_index[part] = PartitionBucketIndex.from_buckets(
+                    {b: np.concatenate(hs) for b, hs in buckets.items()})
+
+    def _bucket_state(self, gid: int, bucket: int) -> _BucketState:
+        st = self._buckets.get((gid, bucket))
+        if st is None:
+            restored = self._committed_max_seq.get((self._parts[gid][1], bucket), -1)
+            st = _BucketState(next_seq=restored + 1)
+            self._buckets[(gid, bucket)] = st
+        return st
+
+    # ---- flushing ----------------------------------------------------------------------------------------------
+    def _assign_sequence(self, kv: pa.Table) -> tuple[pa.Table, np.ndarray]:
+        parts = kv.column(_PART).to_numpy().astype(np.int64)
+        buckets = kv.column(_BUCKET).to_numpy().astype(np.int64)
+        group = (parts << 32) | (buckets & 0xFFFFFFFF)
+        uniq, inverse = np.unique(group, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        counts = np.bincount(inverse, minlength=len(uniq))
+        starts = np.zeros(len(uniq), np.int64)
+        bases = np.empty(len(uniq), np.int64)
+        for j, g in enumerate(uniq.tolist()):
+            st = self._bucket_state(g >> 32, int(np.int32(g & 0xFFFFFFFF)))
+            bases[j] = st.next_seq
+            st.next_seq += int(counts[j])
+        order = np.argsort(inverse, kind="stable")
+        np.cumsum(counts[:-1], out=starts[1:])
+        rank = np.empty(len(inverse), np.int64)
+        rank[order] = np.arange(len(inverse), dtype=np.int64) - starts[inverse[order]]
+        seq = bases[inverse] + rank
+        kv = kv.append_column(SEQUENCE_NUMBER, pa.array(seq, pa.int64()))
+        return kv.append_column(_GROUP, pa.array(group, pa.int64())), group
+
+    def _flush_kv(self, kv: pa.Table) -> None:
+        kv, _ = self._assign_sequence(kv)
+        keys: list[tuple[str, str]] = [(_GROUP, "ascending")] + [(k, "ascending") for k in self.key_names]
+        if self.seq_fields:
+            keys = self.order.sort_keys()
+        # Arrow's sort is stable and input order is sequence order, so keys alone suffice without sequence.field
+        kv = kv.take(sort_indices(kv, keys))
+        assert self.merge_fn is not None
+        kv = self.merge_fn.merge_sorted(kv, self.order)
+        for gid, bucket, part in self._group_slices(kv):
+            self._write_kv_files(gid, bucket, part)
+
+    def _flush_append(self, kv: pa.Table) -> None:
+        parts = kv.column(_PART).to_numpy().astype(np.int64)
+        buckets = kv.column(_BUCKET).to_numpy().astype(np.int64)
+        group = (parts << 32) | (buckets & 0xFFFFFFFF)
+        if len(np.unique(group)) > 1:
+            order = np.argsort(group, kind="stable")
+            kv = kv.take(pa.array(order))
+            group = group[order]
+        kv = kv.append_column(_GROUP, pa.array(group, pa.int64()))
+        for gid, bucket, part in self._group_slices(kv):
+            st = self._bucket_state(gid, bucket)
+            start = st.next_seq
+            st.next_seq += part.num_rows
+            self._write_files(gid, bucket, part.select([f.name for f in self.arrow_schema]), start, None)
+
+    def _group_slices(self, kv: pa.Table) -> list[tuple[int, int, pa.Table]]:
+        group = kv.column(_GROUP).to_numpy()
+        if len(group) == 0:
+            return []
+        cuts = np.flatnonzero(np.diff(group)) + 1
+        bounds = [0, *cuts.tolist(), len(group)]
+        out = []
+        for a, b in zip(bounds, bounds[1:]):
+            g = int(group[a])
+            out.append((g >> 32, int(np.int32(g & 0xFFFFFFFF)), kv.slice(a, b - a)))
+        return out
+
+    def _write_kv_files(self, gid: int, bucket: int, part: pa.Table) -> None:
+        arrays: list[pa.Array | pa.ChunkedArray] = []
+        fields: list[pa.Field] = []
+        for kf in self.key_fields:
+            arrays.append(part.column(kf.name))
+            fields.append(to_arrow_field(kf).with_name(key_column_name(kf.name)).with_nullable(False))
+        arrays += [part.column(SEQUENCE_NUMBER), part.column(VALUE_KIND)]
+        fields += [pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                   pa.field(VALUE_KIND, pa.int8(), nullable=False)]
+        for f in self.arrow_schema:
+            arrays.append(part.column(f.name))
+            fields.append(f)
+        file_table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        self._write_files(gid, bucket, file_table, None, [key_column_name(k) for k in self.key_names])
+
+    def _write_files(self, gid: int, bucket: int, table: pa.Table, append_seq_start: int | None,
+                     key_cols: list[str] | None) -> None:
+        """Write ``table`` as one or more files, rolling at target-file-size (measured on Arrow bytes)."""
+        st = self._bucket_state(gid, bucket)
+        values, part_bytes = self._parts[gid]
+        pdir = partition_dir(list(self.schema.partition_keys), values, [f.type for f in self.part_fields],
+                             self.opts.partition_default_name())
+        bdir = bucket_dir(self.ctx.table_path, pdir, bucket)
+        n = table.num_rows
+        per_row = max(1, table.nbytes // max(1, n))
+        rows_per_file = max(1, self.target_file_size // per_row)
+        file_uuid = None
+        roll = 0
+        for start in range(0, n, rows_per_file):
+            chunk = table.slice(start, min(rows_per_file, n - start))
+            name = new_data_file_name(self.opts.data_file_prefix(), roll, file_uuid=file_uuid)
+            if file_uuid is None:
+                file_uuid = name[len(self.opts.data_file_prefix()):].rsplit("-", 1)[0]
+            roll += 1
+            path = f"{bdir}/{name}"
+            self._written.append(path)
+            size = write_parquet(self.ctx.file_io, path, chunk, self.opts.file_compression(),
+                                 self.opts.file_compression_zstd_level())
+            if key_cols is not None:
+                seq = chunk.column(SEQUENCE_NUMBER)
+                mm = pc.min_max(seq)
+                min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())
+                kinds = chunk.column(VALUE_KIND)
+                deletes = int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
+            else:
+                assert append_seq_start is not None
+                min_seq, max_seq = append_seq_start + start, append_seq_start + start + chunk.num_rows - 1
+                deletes = 0
+            meta = make_file_meta(
+                file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=0,
+                key_fields=self.key_fields, key_source_names=key_cols or [],
+                value_fields=list(self.schema.fields), stats_mode=self.stats_mode,
+                min_seq=min_seq, max_seq=max_seq, delete_rows=deletes)
+            st.files.append(meta)
+            self.rows_written += chunk.num_rows
+
+    def _message(self, gid: int, bucket: int) -> CommitMessage:
+        return CommitMessage(partition=self._parts[gid][1], bucket=bucket, total_buckets=self.total_buckets)

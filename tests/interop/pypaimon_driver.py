@@ -1,0 +1,290 @@
+"""Drive pypaimon 2.1.0 from its own virtualenv (run by ``.venv-pypaimon/bin/python``, never by the project venv).
+
+This script imports pypaimon and must never import ``table_engine``. It runs under pypaimon's pinned pyarrow (<20),
+so it only uses long-stable pyarrow APIs. Data crosses the process boundary as Arrow IPC *files* so that types
+(decimal precision, timestamp unit/zone, nullability) survive exactly.
+
+Commands (argparse form, or one JSON object / a list of them via ``--json '<json>'`` or ``-`` for stdin):
+
+  read      --warehouse W --table db.t [--snapshot N | --tag T] --out result.arrow
+            Full merged scan with pypaimon; writes the rows to an Arrow IPC file (empty tables keep the schema).
+  write     --warehouse W --spec spec.json
+            spec = {"table": "db.t", "schema": "schema.arrow", "primary_keys": [...], "partition_keys": [...],
+                    "options": {...}, "batches": ["b0.arrow", ...], "create": true, "tags": {"t1": 2}}
+            Creates the table (schema = the schema of the IPC file) unless create=false, then commits each batch
+            file in its own commit (deletes/updates via the table's ``rowkind.field`` column). ``tags`` maps a tag
+            name to the 1-based commit after which it is created.
+  schema    --warehouse W --table db.t [--out empty.arrow]
+            The table schema as JSON (and pypaimon's Arrow read schema as an empty IPC file).
+  snapshots --warehouse W --table db.t
+            The table's snapshots as JSON (id, schemaId, commitKind, record counts).
+  bench     --spec spec.json
+            spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
+                    "primary_keys": ["id"], "options": {"bucket": "4"}}
+            Creates the table, then times (inside this process) write / upsert / full merged read.
+
+Each command prints one line ``@@RESULT@@ <json>`` on stdout (the last such line is the answer); a JSON list of
+commands prints ``@@RESULT@@ [<result>, ...]``. Errors exit non-zero with a traceback on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from pypaimon import CatalogFactory, Schema
+from pypaimon.schema.data_types import PyarrowFieldParser
+
+RESULT_PREFIX = "@@RESULT@@ "
+
+
+# --------------------------------------------------------------------------------------------------------- helpers
+
+
+def _catalog(warehouse: str) -> Any:
+    return CatalogFactory.create({"warehouse": warehouse})
+
+
+def _read_ipc(path: str) -> pa.Table:
+    with pa.OSFile(path, "rb") as source:
+        return ipc.open_file(source).read_all()
+
+
+def _write_ipc(table: pa.Table, path: str) -> None:
+    with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _ensure_database(catalog: Any, identifier: str) -> None:
+    database = identifier.split(".", 1)[0]
+    catalog.create_database(database, True)
+
+
+def _latest_snapshot_id(table: Any) -> int | None:
+    snapshot = table.snapshot_manager().get_latest_snapshot()
+    return None if snapshot is None else int(snapshot.id)
+
+
+def _commit(table: Any, data: pa.Table) -> None:
+    builder = table.new_batch_write_builder()
+    write = builder.new_write()
+    commit = builder.new_commit()
+    try:
+        write.write_arrow(data)
+        commit.commit(write.prepare_commit())
+    finally:
+        write.close()
+        commit.close()
+
+
+def _scan(table: Any) -> pa.Table:
+    builder = table.new_read_builder()
+    splits = builder.new_scan().plan().splits()
+    result = builder.new_read().to_arrow(splits)
+    if result is None:  # pypaimon returns None when there is nothing to read
+        result = PyarrowFieldParser.from_paimon_schema(builder.read_type()).empty_table()
+    return result
+
+
+def _time_travel(table: Any, snapshot: int | None, tag: str | None) -> Any:
+    if snapshot is not None and tag is not None:
+        raise ValueError("give at most one of snapshot / tag")
+    if snapshot is not None:
+        return table.copy({"scan.snapshot-id": str(snapshot)})
+    if tag is not None:
+        return table.copy({"scan.tag-name": tag})
+    return table
+
+
+# -------------------------------------------------------------------------------------------------------- commands
+
+
+def cmd_read(args: dict[str, Any]) -> dict[str, Any]:
+    table = _catalog(args["warehouse"]).get_table(args["table"])
+    table = _time_travel(table, args.get("snapshot"), args.get("tag"))
+    result = _scan(table)
+    _write_ipc(result, args["out"])
+    return {"rows": result.num_rows, "out": args["out"]}
+
+
+def cmd_write(args: dict[str, Any]) -> dict[str, Any]:
+    spec = args.get("spec_data")
+    if spec is None:
+        with open(args["spec"]) as f:
+            spec = json.load(f)
+    catalog = _catalog(args["warehouse"])
+    identifier = spec["table"]
+    if spec.get("create", True):
+        _ensure_database(catalog, identifier)
+        with pa.OSFile(spec["schema"], "rb") as source:
+            arrow_schema = ipc.open_file(source).schema
+        schema = Schema.from_pyarrow_schema(
+            arrow_schema,
+            partition_keys=spec.get("partition_keys") or None,
+            primary_keys=spec.get("primary_keys") or None,
+            options=dict(spec.get("options") or {}),
+        )
+        catalog.create_table(identifier, schema, False)
+    table = catalog.get_table(identifier)
+    tags = {int(after): name for name, after in (spec.get("tags") or {}).items()}
+    snapshot_ids = []
+    for number, path in enumerate(spec.get("batches") or [], start=1):
+        _commit(table, _read_ipc(path))
+        snapshot_ids.append(_latest_snapshot_id(table))
+        if number in tags:
+            table.create_tag(tags[number], snapshot_id=snapshot_ids[-1])
+    return {"snapshot_ids": snapshot_ids}
+
+
+def cmd_schema(args: dict[str, Any]) -> dict[str, Any]:
+    table = _catalog(args["warehouse"]).get_table(args["table"])
+    schema = table.table_schema
+    arrow_schema = PyarrowFieldParser.from_paimon_schema(table.new_read_builder().read_type())
+    if args.get("out"):
+        _write_ipc(arrow_schema.empty_table(), args["out"])
+    return {
+        "id": schema.id,
+        "fields": [{"id": f.id, "name": f.name, "type": str(f.type)} for f in schema.fields],
+        "partition_keys": list(schema.partition_keys),
+        "primary_keys": list(schema.primary_keys),
+        "options": dict(schema.options),
+        "arrow_types": [str(f.type) for f in arrow_schema],
+    }
+
+
+def cmd_snapshots(args: dict[str, Any]) -> dict[str, Any]:
+    table = _catalog(args["warehouse"]).get_table(args["table"])
+    manager = table.snapshot_manager()
+    latest = _latest_snapshot_id(table)
+    snapshots = []
+    for snapshot_id in range(1, (latest or 0) + 1):
+        snapshot = manager.get_snapshot_by_id(snapshot_id)
+        if snapshot is None:
+            continue
+        snapshots.append(
+            {
+                "id": snapshot.id,
+                "schemaId": snapshot.schema_id,
+                "commitKind": snapshot.commit_kind,
+                "totalRecordCount": snapshot.total_record_count,
+                "deltaRecordCount": snapshot.delta_record_count,
+            }
+        )
+    return {"latest": latest, "snapshots": snapshots}
+
+
+def cmd_bench(args: dict[str, Any]) -> dict[str, Any]:
+    spec = args.get("spec_data")
+    if spec is None:
+        with open(args["spec"]) as f:
+            spec = json.load(f)
+    data = _read_ipc(spec["data"])
+    upsert = _read_ipc(spec["upsert"])
+    catalog = _catalog(spec["warehouse"])
+    identifier = spec.get("table", "bench.t")
+    _ensure_database(catalog, identifier)
+
+    catalog.create_table(
+        identifier,
+        Schema.from_pyarrow_schema(
+            data.schema, primary_keys=spec.get("primary_keys") or ["id"], options=dict(spec.get("options") or {})
+        ),
+        False,
+    )
+    table = catalog.get_table(identifier)
+    start = time.perf_counter()
+    _commit(table, data)
+    write_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    _commit(table, upsert)
+    upsert_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    result = _scan(catalog.get_table(identifier))
+    read_s = time.perf_counter() - start
+    return {
+        "write_s": write_s,
+        "upsert_s": upsert_s,
+        "read_s": read_s,
+        "rows_written": data.num_rows,
+        "rows_upserted": upsert.num_rows,
+        "rows_read": result.num_rows,
+        "pyarrow_version": pa.__version__,
+    }
+
+
+COMMANDS = {
+    "read": cmd_read,
+    "write": cmd_write,
+    "schema": cmd_schema,
+    "snapshots": cmd_snapshots,
+    "bench": cmd_bench,
+}
+
+
+# ------------------------------------------------------------------------------------------------------------- cli
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    read = sub.add_parser("read")
+    read.add_argument("--warehouse", required=True)
+    read.add_argument("--table", required=True)
+    read.add_argument("--snapshot", type=int)
+    read.add_argument("--tag")
+    read.add_argument("--out", required=True)
+    write = sub.add_parser("write")
+    write.add_argument("--warehouse", required=True)
+    write.add_argument("--spec", required=True)
+    schema = sub.add_parser("schema")
+    schema.add_argument("--warehouse", required=True)
+    schema.add_argument("--table", required=True)
+    schema.add_argument("--out")
+    snapshots = sub.add_parser("snapshots")
+    snapshots.add_argument("--warehouse", required=True)
+    snapshots.add_argument("--table", required=True)
+    bench = sub.add_parser("bench")
+    bench.add_argument("--spec", required=True)
+    return parser
+
+
+def _run_one(command: dict[str, Any]) -> dict[str, Any]:
+    name = command.get("command")
+    if name not in COMMANDS:
+        raise ValueError(f"unknown command {name!r}; expected one of {sorted(COMMANDS)}")
+    return COMMANDS[name](command)
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-", "--json"):
+        text = sys.stdin.read() if argv[0] == "-" else argv[1]
+        payload = json.loads(text)
+    else:
+        parsed = _parser().parse_args(argv)
+        if parsed.command is None:
+            _parser().print_help()
+            return 2
+        payload = {k: v for k, v in vars(parsed).items() if v is not None}
+    try:
+        if isinstance(payload, list):
+            result: Any = [_run_one(command) for command in payload]
+        else:
+            result = _run_one(payload)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
