@@ -44,7 +44,19 @@ _EXPORTS = {
     "TableEngineError": "table_engine.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Catalog",
+    "CommitConflictError",
+    "CoreOptions",
+    "CorruptMetadataError",
+    "DataError",
+    "OptionError",
+    "SchemaError",
+    "SchemaMismatchError",
+    "Table",
+    "TableEngineError",
+    "open_table",
+]
 
 
 def __getattr__(name: str) -> Any:

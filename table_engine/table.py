@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
@@ -37,7 +37,7 @@ from table_engine.store.write import TableWrite
 
 log = logging.getLogger(__name__)
 
-RowKinds = Sequence[str] | pa.Array | None
+RowKinds: TypeAlias = Sequence[str] | pa.Array | None
 
 
 class Table:

@@ -1,7 +1,8 @@
 """Paimon data types and fields, their JSON form in schema files, and the mapping to and from Arrow.
 
-Atomic types serialize as Paimon SQL strings (``"BIGINT NOT NULL"``, ``"DECIMAL(10, 2)"``); ARRAY, MAP and ROW
-serialize as JSON objects (``{"type": "ARRAY", "element": ...}``), exactly as Paimon's ``DataTypeJsonParser`` reads them.
+Atomic types serialize as Paimon SQL strings (``"BIGINT NOT NULL"``, ``"DECIMAL(10, 2)"``); ARRAY, MAP and
+ROW serialize as JSON objects (``{"type": "ARRAY", "element": ...}``), exactly as Paimon's
+``DataTypeJsonParser`` reads them.
 """
 
 from __future__ import annotations
@@ -378,7 +379,7 @@ def fields_from_arrow_schema(schema: pa.Schema, first_id: int = 0) -> tuple[list
 
     Returns the fields and the highest field id used.
     """
-    top = [f for f in schema]
+    top = list(schema)
     counter = iter(range(first_id + len(top), 10**9))
     out: list[DataField] = []
     for i, f in enumerate(top):

@@ -90,4 +90,5 @@ class PartitionBucketIndex:
         return out
 
     def hashes_of(self, bucket: int) -> I32:
-        return self.hashes[self.buckets == bucket]
+        out: I32 = self.hashes[self.buckets == bucket]
+        return out

@@ -8,7 +8,9 @@ newest version of a key is found with a hash anti-join instead of a full sort.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -27,6 +29,8 @@ from table_engine.store.context import StoreContext
 from table_engine.store.predicate import Predicate, conjunction
 from table_engine.store.scan import Split
 from table_engine.types import to_arrow_field
+
+_READ_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass
@@ -74,7 +78,12 @@ class TableRead:
         return concat_tables(parts)
 
     def to_arrow(self, splits: Sequence[Split]) -> pa.Table:
-        parts = [t for s in splits for t in self._iter_split(s)]
+        if len(splits) > 1 and _READ_THREADS > 1:
+            with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(splits))) as pool:
+                chunks = list(pool.map(lambda s: list(self._iter_split(s)), splits))
+            parts = [t for c in chunks for t in c]
+        else:
+            parts = [t for s in splits for t in self._iter_split(s)]
         if not parts:
             return self.output_schema.empty_table()
         return concat_tables(parts)
@@ -94,19 +103,23 @@ class TableRead:
                 yield self._finish(self._read_file(split, f, system=False))
             return
         for section in self._sections(split.files):
-            tables = [self._read_file(split, f, system=True) for f in section]
-            yield self._finish(self._merge(section, tables))
+            fast = len(section) == 1 or self._newest_wins_applies(section)
+            tables = [self._read_file(split, f, system=True, with_seq=not fast) for f in section]
+            yield self._finish(self._merge(section, tables, fast))
 
     def _finish(self, t: pa.Table) -> pa.Table:
         if self.filter_expr is not None:
             t = t.filter(self.filter_expr)
         return t.select(self.columns).cast(self.output_schema)
 
-    def _merge(self, files: Sequence[DataFileMeta], tables: list[pa.Table]) -> pa.Table:
+    def _newest_wins_applies(self, files: Sequence[DataFileMeta]) -> bool:
+        return self._disjoint_sequences(files) and not self.ctx.sequence_fields and self._is_dedup()
+
+    def _merge(self, files: Sequence[DataFileMeta], tables: list[pa.Table], fast: bool) -> pa.Table:
         order = MergeOrder(self.key_cols, tuple(self.ctx.sequence_fields), self.ctx.sequence_descending)
         if len(tables) == 1:
             merged = tables[0]
-        elif self._disjoint_sequences(files) and not self.ctx.sequence_fields and self._is_dedup():
+        elif fast:
             merged = _newest_wins(files, tables, list(self.key_cols))
         else:
             assert self.ctx.merge_function is not None
@@ -147,18 +160,18 @@ class TableRead:
             sections.append(current)
         return sections
 
-    def _read_file(self, split: Split, f: DataFileMeta, system: bool) -> pa.Table:
+    def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
         """One data file, projected to the current schema by field id."""
         ctx = self.ctx
         file_schema = ctx.schema if f.schema_id == ctx.schema.id else ctx.schema_loader(f.schema_id)
         by_id = file_schema.fields_by_id()
         wanted: list[tuple[str, str | None]] = []  # (current name, name in file)
         for fld in self.read_fields:
-            old = by_id.get(fld.id)
-            wanted.append((fld.name, old.name if old is not None else None))
+            prev = by_id.get(fld.id)
+            wanted.append((fld.name, prev.name if prev is not None else None))
         file_cols = [old for _, old in wanted if old is not None]
         if system:
-            file_cols += [SEQUENCE_NUMBER, VALUE_KIND]
+            file_cols += [SEQUENCE_NUMBER, VALUE_KIND] if with_seq else [VALUE_KIND]
         path = self._file_path(split, f)
         raw = read_parquet(ctx.file_io, path, file_cols)
         n = raw.num_rows
@@ -175,8 +188,11 @@ class TableRead:
                 arrays.append(col)
             fields.append(target.with_nullable(True))
         if system:
-            arrays += [raw.column(SEQUENCE_NUMBER), raw.column(VALUE_KIND).cast(pa.int8())]
-            fields += [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]
+            if with_seq:
+                arrays.append(raw.column(SEQUENCE_NUMBER))
+                fields.append(pa.field(SEQUENCE_NUMBER, pa.int64()))
+            arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
+            fields.append(pa.field(VALUE_KIND, pa.int8()))
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
     def _file_path(self, split: Split, f: DataFileMeta) -> str:

@@ -8,7 +8,10 @@ A :class:`TableWrite` is one writer task (phase one of the two-phase commit): it
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +42,7 @@ from table_engine.types import to_arrow_field
 
 log = logging.getLogger(__name__)
 
+_WRITE_THREADS = min(4, os.cpu_count() or 1)
 _GROUP = "__group"
 _PART = "__part"
 _BUCKET = "__bucket"
@@ -96,6 +100,7 @@ class TableWrite:
         self._dyn_old_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
         self._written: list[str] = []
         self.rows_written = 0
+        self._lock = threading.Lock()
 
     # ---- public ------------------------------------------------------------------------------------------------
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: Sequence[str] | pa.Array | None = None) -> None:
@@ -346,8 +351,7 @@ class TableWrite:
         kv = kv.take(sort_indices(kv, keys))
         assert self.merge_fn is not None
         kv = self.merge_fn.merge_sorted(kv, self.order)
-        for gid, bucket, part in self._group_slices(kv):
-            self._write_kv_files(gid, bucket, part)
+        self._parallel([(self._write_kv_files, (gid, bucket, part)) for gid, bucket, part in self._group_slices(kv)])
 
     def _flush_append(self, kv: pa.Table) -> None:
         parts = kv.column(_PART).to_numpy().astype(np.int64)
@@ -358,11 +362,26 @@ class TableWrite:
             kv = kv.take(pa.array(order))
             group = group[order]
         kv = kv.append_column(_GROUP, pa.array(group, pa.int64()))
+        jobs = []
         for gid, bucket, part in self._group_slices(kv):
             st = self._bucket_state(gid, bucket)
             start = st.next_seq
             st.next_seq += part.num_rows
-            self._write_files(gid, bucket, part.select([f.name for f in self.arrow_schema]), start, None)
+            jobs.append((self._write_files, (gid, bucket, part.select([f.name for f in self.arrow_schema]), start,
+                                             None)))
+        self._parallel(jobs)
+
+    def _parallel(self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
+        """Run file writes of different buckets concurrently (Parquet encoding releases the GIL)."""
+        # bucket states of every job exist already (created by _assign_sequence / the append path), so threads
+        # only read the state dict
+        if len(jobs) <= 1 or _WRITE_THREADS <= 1:
+            for fn, args in jobs:
+                fn(*args)
+            return
+        with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(jobs))) as pool:
+            for f in [pool.submit(fn, *args) for fn, args in jobs]:
+                f.result()
 
     def _group_slices(self, kv: pa.Table) -> list[tuple[int, int, pa.Table]]:
         group = kv.column(_GROUP).to_numpy()
@@ -429,8 +448,9 @@ class TableWrite:
                 key_fields=self.key_fields, key_source_names=key_cols or [],
                 value_fields=list(self.schema.fields), stats_mode=self.stats_mode,
                 min_seq=min_seq, max_seq=max_seq, delete_rows=deletes)
-            st.files.append(meta)
-            self.rows_written += chunk.num_rows
+            with self._lock:
+                st.files.append(meta)
+                self.rows_written += chunk.num_rows
 
     def _message(self, gid: int, bucket: int) -> CommitMessage:
         return CommitMessage(partition=self._parts[gid][1], bucket=bucket, total_buckets=self.total_buckets)
