@@ -223,3 +223,9 @@ class Table:
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         return read_schema(self.file_io, self.path, schema_id)
+
+    # ---- compaction (issue 3: compaction helper adds methods below this line) ----------------------------------
+
+    # ---- lifecycle (issue 3: lifecycle helper adds methods below this line) ------------------------------------
+
+    # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
