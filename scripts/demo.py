@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import decimal
 import os
 import shutil
@@ -28,18 +27,18 @@ def main() -> int:
     catalog = Catalog(WAREHOUSE)
     schema = pa.schema([
         ("order_id", pa.int64()), ("customer", pa.string()), ("amount", pa.decimal128(10, 2)),
-        ("status", pa.string()), ("dt", pa.date32()),
+        ("status", pa.string()), ("dt", pa.string()),
     ])
     table = catalog.create_table("shop.orders", schema, primary_keys=["order_id", "dt"], partition_keys=["dt"],
                                  options={"bucket": "2"})
     print(f"created table shop.orders at {table.path} (primary key order_id, partitioned by dt, 2 buckets)")
-    d1, d2 = datetime.date(2026, 11, 21), datetime.date(2026, 11, 22)
+    d1, d2 = "2026-11-21", "2026-11-22"
 
     def batch(ids: list[int], customers: list[str], amounts: list[str], status: list[str],
-              days: list[datetime.date]) -> pa.Table:
+              days: list[str]) -> pa.Table:
         return pa.table({"order_id": pa.array(ids, pa.int64()), "customer": customers,
                          "amount": pa.array([decimal.Decimal(a) for a in amounts], pa.decimal128(10, 2)),
-                         "status": status, "dt": pa.array(days, pa.date32())}, schema=schema)
+                         "status": status, "dt": days}, schema=schema)
 
     s1 = table.write(batch([1, 2, 3, 4], ["ada", "bob", "cy", "dee"], ["10.50", "20.00", "7.25", "99.99"],
                            ["new"] * 4, [d1, d1, d2, d2]))

@@ -1,0 +1,50 @@
+"""LocalFileIO: atomic create-if-absent across processes, listing, deletes."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pathlib
+
+from table_engine.io import LocalFileIO, file_io_for, normalize_path
+from table_engine.io.paths import escape_path_name, partition_value_string, unescape_path_name
+from table_engine.types import parse_type
+
+
+def _race(path: str, i: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    out.put((i, LocalFileIO().write_if_absent(path, f"writer {i}".encode())))
+
+
+def test_write_if_absent_one_winner_across_processes(tmp_path: pathlib.Path) -> None:
+    target = str(tmp_path / "snapshot" / "snapshot-1")
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_race, args=(target, i, q)) for i in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    results = dict(q.get() for _ in procs)
+    winners = [i for i, won in results.items() if won]
+    assert len(winners) == 1
+    assert LocalFileIO().read_text(target) == f"writer {winners[0]}"
+    assert [p.name for p in (tmp_path / "snapshot").iterdir()] == ["snapshot-1"]  # no temp files left
+
+
+def test_basic_operations(tmp_path: pathlib.Path) -> None:
+    fio = file_io_for(f"file://{tmp_path}")
+    p = f"file://{tmp_path}/a/b/c.txt"
+    fio.write_bytes(p, b"hello")
+    assert fio.exists(p) and fio.read_bytes(p) == b"hello" and fio.file_size(p) == 5
+    fio.write_bytes(p, b"bye", overwrite=True)
+    assert fio.read_text(p) == "bye"
+    assert [s.path.rsplit("/", 1)[-1] for s in fio.list_status(f"file://{tmp_path}/a/b")] == ["c.txt"]
+    assert fio.delete(p) and not fio.delete(p)
+    assert fio.list_status(f"{tmp_path}/missing") == []
+    assert normalize_path(f"file://{tmp_path}/x/") == f"{tmp_path}/x"
+
+
+def test_partition_names() -> None:
+    assert escape_path_name("a/b=c d") == "a%2Fb%3Dc d"
+    assert unescape_path_name("a%2Fb%3Dc d") == "a/b=c d"
+    assert partition_value_string(None, parse_type("STRING")) == "__DEFAULT_PARTITION__"
+    assert partition_value_string(True, parse_type("BOOLEAN")) == "true"
