@@ -77,7 +77,7 @@ def test_rolling_files_and_spilling_buffer(catalog: Catalog) -> None:
     w = t.new_write()
     for start in range(0, 50_000, 5_000):
         w.write(data(range(start, start + 5_000)))
-    w.write(data(range(0, 100), v="new"))
+    w.write(data(range(100), v="new"))
     t.commit(w.prepare_commit())
     files = [e.file for e in live_entries(t.file_io, t.path, t.latest_snapshot())]
     assert len(files) > 5
