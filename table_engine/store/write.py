@@ -322,11 +322,11 @@ class TableWrite:
 
     # ---- flushing ----------------------------------------------------------------------------------------------
     def _assign_sequence(self, kv: pa.Table) -> tuple[pa.Table, np.ndarray]:
+        """Sequence numbers in input order, per (partition, bucket), continuing each bucket's counter."""
         parts = kv.column(_PART).to_numpy().astype(np.int64)
         buckets = kv.column(_BUCKET).to_numpy().astype(np.int64)
         group = (parts << 32) | (buckets & 0xFFFFFFFF)
-        uniq, inverse = np.unique(group, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        uniq, inverse = _dense_groups(parts, buckets)
         counts = np.bincount(inverse, minlength=len(uniq))
         starts = np.zeros(len(uniq), np.int64)
         bases = np.empty(len(uniq), np.int64)
@@ -334,11 +334,16 @@ class TableWrite:
             st = self._bucket_state(g >> 32, int(np.int32(g & 0xFFFFFFFF)))
             bases[j] = st.next_seq
             st.next_seq += int(counts[j])
-        order = np.argsort(inverse, kind="stable")
-        np.cumsum(counts[:-1], out=starts[1:])
-        rank = np.empty(len(inverse), np.int64)
-        rank[order] = np.arange(len(inverse), dtype=np.int64) - starts[inverse[order]]
-        seq = bases[inverse] + rank
+        if len(uniq) == 1:
+            seq = bases[0] + np.arange(len(inverse), dtype=np.int64)
+        else:
+            # a stable sort of small ints is a radix sort in numpy
+            small = inverse.astype(np.int16) if len(uniq) < 32768 else inverse
+            order = np.argsort(small, kind="stable")
+            np.cumsum(counts[:-1], out=starts[1:])
+            rank = np.empty(len(inverse), np.int64)
+            rank[order] = np.arange(len(inverse), dtype=np.int64) - starts[inverse[order]]
+            seq = bases[inverse] + rank
         kv = kv.append_column(SEQUENCE_NUMBER, pa.array(seq, pa.int64()))
         return kv.append_column(_GROUP, pa.array(group, pa.int64())), group
 
@@ -454,3 +459,22 @@ class TableWrite:
 
     def _message(self, gid: int, bucket: int) -> CommitMessage:
         return CommitMessage(partition=self._parts[gid][1], bucket=bucket, total_buckets=self.total_buckets)
+
+
+def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (partition << 32 | bucket) groups (sorted) and each row's group index, without a full sort."""
+    pmax = int(parts.max()) if len(parts) else 0
+    bmin = int(buckets.min()) if len(buckets) else 0
+    bmax = int(buckets.max()) if len(buckets) else 0
+    span = bmax - bmin + 1
+    if bmin >= 0 and (pmax + 1) * span <= 1 << 22:
+        dense = parts * span + (buckets - bmin)
+        counts = np.bincount(dense, minlength=(pmax + 1) * span)
+        present = np.flatnonzero(counts)
+        lookup = np.full(len(counts), -1, np.int64)
+        lookup[present] = np.arange(len(present))
+        uniq = ((present // span) << 32) | ((present % span) + bmin)
+        return uniq.astype(np.int64), lookup[dense]
+    group = (parts << 32) | (buckets & 0xFFFFFFFF)
+    uniq, inverse = np.unique(group, return_inverse=True)
+    return uniq, inverse.reshape(-1)

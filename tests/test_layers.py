@@ -1,0 +1,53 @@
+"""Layers point one way: io -> format -> lsm -> store -> table facade -> spark -> provider.
+
+A module may import only from its own layer or the layers below it; ``table_engine`` never imports Airflow, and
+never imports pyspark outside ``table_engine/spark``.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# rank of each table_engine sub-package; top-level modules not listed are shared foundations (rank 0)
+RANKS = {"errors": 0, "types": 0, "options": 0, "core_options": 0, "io": 1, "format": 2, "lsm": 3, "store": 4,
+         "schema_change": 5, "table": 5, "catalog": 6, "system_tables": 6, "cli": 7, "spark": 8}
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "table_engine" or len(parts) < 2:
+        return None
+    return RANKS.get(parts[1], 0)
+
+
+def _imports(path: pathlib.Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+    return out
+
+
+def test_table_engine_layers_point_one_way() -> None:
+    problems = []
+    for path in sorted((ROOT / "table_engine").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        module = ".".join(rel.parts).removesuffix(".__init__")
+        own = _layer(module)
+        if own is None:
+            continue
+        for imp in _imports(path):
+            top = imp.split(".")[0]
+            if top == "airflow":
+                problems.append(f"{module} imports {imp}: table_engine never imports Airflow")
+            if top == "pyspark" and not module.startswith("table_engine.spark"):
+                problems.append(f"{module} imports {imp}: only table_engine.spark may import pyspark")
+            other = _layer(imp)
+            if other is not None and other > own:
+                problems.append(f"{module} (layer {own}) imports {imp} (layer {other})")
+    assert not problems, "\n".join(problems)
