@@ -349,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratios": ratios,
     }
     print(markdown(report))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {args.out}", file=sys.stderr)
     return 0

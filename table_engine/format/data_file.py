@@ -94,13 +94,35 @@ def compute_stats(table: pa.Table, fields: Sequence[DataField], mode: StatsMode)
     return SimpleStats(encode_row(mins, types), encode_row(maxs, types), nulls)
 
 
+_DICT_SAMPLE = 8192
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """Columns worth dictionary encoding: a sample of at most 8192 values is at most half distinct.
+
+    Parquet writers fall back from dictionary to plain encoding once the dictionary page is full; in files of a
+    few hundred thousand rows that wasted attempt dominates the write time of high-cardinality columns (keys,
+    sequence numbers, measures), so they are written plain from the start. Nested columns are written plain.
+    """
+    n = min(table.num_rows, _DICT_SAMPLE)
+    out = []
+    for name, col in zip(table.column_names, table.columns):
+        t = col.type
+        if pa.types.is_nested(t) or n == 0:
+            continue
+        sample = col.slice(0, n)
+        if pc.count_distinct(sample).as_py() * 2 <= n:
+            out.append(name)
+    return out
+
+
 def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str = "zstd", level: int = 1) -> int:
-    """Write ``table`` as one Parquet file (dictionary encoding, statistics); returns the file size."""
+    """Write ``table`` as one Parquet file (statistics on; dictionary encoding where it pays); returns the size."""
     codec = None if compression in ("none", "uncompressed") else compression
     with file_io.open_output(path) as out:
         pq.write_table(table, out, compression=codec or "NONE",
                        compression_level=level if codec == "zstd" else None,
-                       write_statistics=True, use_dictionary=True)
+                       write_statistics=True, use_dictionary=dictionary_columns(table))
     return file_io.file_size(path)
 
 
