@@ -6,14 +6,16 @@ STAMP := $(VENV)/.installed
 PYPAIMON_STAMP := .venv-pypaimon/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench install pypaimon clean
+.PHONY: demo demo-airflow airflow test lint bench install pypaimon clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,airflow]'
+# (the Spark provider pulls in pyspark-client, which overwrites pyspark's Python files with another version)
+	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps pyspark==4.3.0
 	touch $(STAMP)
 
 # pypaimon 2.1.0 (the official Paimon Python SDK) in its own venv: it pins pyarrow<20 (interop tests, benchmark)
@@ -26,15 +28,26 @@ $(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
+# The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
+# .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows.
+demo-airflow: $(STAMP)
+	$(BIN)/python -m provider.examples.demo run
+
+# The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
+AIRFLOW_PORT ?= 8080
+airflow: $(STAMP)
+	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT)
+
 test: $(STAMP) $(PYPAIMON_STAMP)
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy table_engine
+	$(BIN)/mypy table_engine provider dags
 
 bench: $(STAMP) $(PYPAIMON_STAMP)
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_write_read.py --out .bench/latest.json
 
 clean:
-	rm -rf $(VENV) .venv-pypaimon .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench
+	rm -rf $(VENV) .venv-pypaimon .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
+		.airflow-demo demo-lake

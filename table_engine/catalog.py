@@ -18,6 +18,7 @@ from table_engine.errors import (
 )
 from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
+from table_engine.lsm.merge_engines.config import validate_merge_engine
 from table_engine.table import Table
 from table_engine.types import fields_from_arrow_schema
 
@@ -116,6 +117,7 @@ class Catalog:
         self.create_database(db, ignore_if_exists=True)
         fields, highest = fields_from_arrow_schema(schema)
         ts = new_schema(0, fields, list(partition_keys), list(primary_keys), opts, comment, highest)
+        validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
         path = self.table_path(identifier)
         if not try_commit_schema(self.file_io, path, ts):
             if ignore_if_exists:
@@ -125,11 +127,19 @@ class Catalog:
         return Table(self.file_io, path, identifier, ts)
 
     def get_table(self, identifier: str) -> Table:
-        path = self.table_path(identifier)
+        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$snapshots`` etc. its system tables
+        (:mod:`table_engine.system_tables`)."""
+        base, _, system = identifier.partition("$")
+        if system and system != "ro":
+            from table_engine.system_tables import system_table
+
+            return system_table(self.get_table(base), system)
+        path = self.table_path(base)
         schema = latest_schema(self.file_io, path)
         if schema is None:
-            raise TableNotExistError(f"table {identifier!r} does not exist in {self.warehouse}")
-        return Table(self.file_io, path, identifier, schema)
+            raise TableNotExistError(f"table {base!r} does not exist in {self.warehouse}")
+        table = Table(self.file_io, path, base, schema)
+        return table.read_optimized_view() if system else table
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

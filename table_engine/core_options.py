@@ -84,6 +84,7 @@ class TagCreationPeriod(enum.Enum):
 class TagPeriodFormatter(enum.Enum):
     WITH_DASHES = "with_dashes"
     WITHOUT_DASHES = "without_dashes"
+    WITHOUT_DASHES_AND_SPACES = "without_dashes_and_spaces"
 
 
 class PartitionExpireStrategy(enum.Enum):
@@ -237,8 +238,20 @@ COMPACTION_SMALL_FILE_RATIO = key("compaction.small-file-ratio").double_type().d
     .with_description("Files smaller than this ratio of target-file-size are rewritten, larger ones upgraded.")
 COMPACTION_OPTIMIZATION_INTERVAL = key("compaction.optimization-interval").duration_type().no_default_value() \
     .with_description("Run a full compaction at least this often.")
+COMPACTION_TOTAL_SIZE_THRESHOLD = key("compaction.total-size-threshold").memory_type().no_default_value() \
+    .with_description("Full compaction whenever the bucket's total file size is below this.")
+COMPACTION_INCREMENTAL_SIZE_THRESHOLD = key("compaction.incremental-size-threshold").memory_type() \
+    .no_default_value().with_description("Full compaction when the size outside the max level exceeds this.")
+COMPACTION_OFFPEAK_START_HOUR = key("compaction.offpeak.start.hour").int_type().default_value(-1).with_description(
+    "Start hour (0-23, local time) of off-peak hours; -1 disables them.")
+COMPACTION_OFFPEAK_END_HOUR = key("compaction.offpeak.end.hour").int_type().default_value(-1).with_description(
+    "End hour (exclusive, 0-23) of off-peak hours; -1 disables them.")
+COMPACTION_OFFPEAK_RATIO = key("compaction.offpeak-ratio").int_type().default_value(0).with_description(
+    "Extra compaction.size-ratio percent during off-peak hours.")
+COMPACTION_FORCE_REWRITE_ALL_FILES = key("compaction.force-rewrite-all-files").bool_type().default_value(False) \
+    .with_description("Compaction rewrites every picked file instead of upgrading large ones.")
 FULL_COMPACTION_DELTA_COMMITS = key("full-compaction.delta-commits").int_type().no_default_value() \
-    .with_description("Run a full compaction after this many delta commits.")
+    .with_description("Writers run a full compaction every this many commits (1: copy-on-write).")
 LOOKUP_WAIT = key("lookup-wait").bool_type().default_value(True).with_description(
     "Commit waits for lookup compaction.")
 DELETION_VECTORS_ENABLED = key("deletion-vectors.enabled").bool_type().default_value(False).with_description(
@@ -298,6 +311,20 @@ TAG_DEFAULT_TIME_RETAINED = key("tag.default-time-retained").duration_type().no_
     "Default retention of tags created without one.")
 CONSUMER_EXPIRATION_TIME = key("consumer.expiration-time").duration_type().no_default_value().with_description(
     "Consumers not updated for this long are removed.")
+TAG_PERIOD_DURATION = key("tag.creation-period-duration").duration_type().no_default_value().with_description(
+    "Period of automatic tags as a duration (overrides tag.creation-period; tag names yyyyMMddHHmm).")
+TAG_TIME_EXPIRE_ENABLED = key("tag.time-expire-enabled").bool_type().default_value(True).with_description(
+    "Expire tags whose time-retained has passed (at commit time and in expire_tags).")
+TAG_AUTOMATIC_COMPLETION = key("tag.automatic-completion").bool_type().default_value(False).with_description(
+    "Create the automatic tags of skipped periods, one per commit.")
+TAG_BATCH_CUSTOMIZED_NAME = key("tag.batch.customized-name").string_type().no_default_value().with_description(
+    "Name of the tag created after a batch write (tag.automatic-creation = batch).")
+PARTITION_EXPIRATION_BATCH_SIZE = key("partition.expiration-batch-size").int_type().no_default_value() \
+    .with_description("Drop expired partitions in commits of at most this many partitions.")
+END_INPUT_CHECK_PARTITION_EXPIRE = key("end-input.check-partition-expire").bool_type().default_value(False) \
+    .with_description("Batch commits check partition expiry regardless of partition.expiration-check-interval.")
+CONSUMER_CHANGELOG_ONLY = key("consumer.changelog-only").bool_type().default_value(False).with_description(
+    "Consumers protect only (decoupled) changelogs, not snapshots, from expiry.")
 CONSUMER_IGNORE_PROGRESS = key("consumer.ignore-progress").bool_type().default_value(False).with_description(
     "Ignore a consumer's recorded progress when reading.")
 
@@ -356,7 +383,9 @@ SECTIONS = (
     OptionSection("Compaction and table modes", (
         NUM_SORTED_RUNS_COMPACTION_TRIGGER, NUM_SORTED_RUNS_STOP_TRIGGER, NUM_LEVELS,
         COMPACTION_MAX_SIZE_AMPLIFICATION, COMPACTION_SIZE_RATIO, COMPACTION_SMALL_FILE_RATIO,
-        COMPACTION_OPTIMIZATION_INTERVAL, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
+        COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
+        COMPACTION_FORCE_REWRITE_ALL_FILES, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -366,7 +395,9 @@ SECTIONS = (
         PARTITION_EXPIRATION_STRATEGY, PARTITION_EXPIRATION_MAX_NUM, PARTITION_TIMESTAMP_FORMATTER,
         PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, TAG_AUTOMATIC_CREATION,
         TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
-        TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS)),
+        TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,
+        TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
+        END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY)),
     OptionSection("Reading", (
         SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, INCREMENTAL_BETWEEN,
         INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE, CONSUMER_ID, READ_BATCH_SIZE,
@@ -447,6 +478,48 @@ class CoreOptions:
     snapshot_expire_limit = accessor(SNAPSHOT_EXPIRE_LIMIT)
     deletion_vectors_enabled = accessor(DELETION_VECTORS_ENABLED)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
+    file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)
+    file_index_in_manifest_threshold = accessor(FILE_INDEX_IN_MANIFEST_THRESHOLD)
+    # lifecycle (snapshot/changelog expiry, partitions, tags, consumers)
+    snapshot_clean_empty_directories = accessor(SNAPSHOT_CLEAN_EMPTY_DIRECTORIES)
+    partition_expiration_time = accessor(PARTITION_EXPIRATION_TIME)
+    partition_expiration_check_interval = accessor(PARTITION_EXPIRATION_CHECK_INTERVAL)
+    partition_expiration_strategy = accessor(PARTITION_EXPIRATION_STRATEGY)
+    partition_expiration_max_num = accessor(PARTITION_EXPIRATION_MAX_NUM)
+    partition_expiration_batch_size = accessor(PARTITION_EXPIRATION_BATCH_SIZE)
+    partition_timestamp_formatter = accessor(PARTITION_TIMESTAMP_FORMATTER)
+    partition_timestamp_pattern = accessor(PARTITION_TIMESTAMP_PATTERN)
+    end_input_check_partition_expire = accessor(END_INPUT_CHECK_PARTITION_EXPIRE)
+    tag_automatic_creation = accessor(TAG_AUTOMATIC_CREATION)
+    tag_creation_period = accessor(TAG_CREATION_PERIOD)
+    tag_period_duration = accessor(TAG_PERIOD_DURATION)
+    tag_creation_delay = accessor(TAG_CREATION_DELAY)
+    tag_period_formatter = accessor(TAG_PERIOD_FORMATTER)
+    tag_num_retained_max = accessor(TAG_NUM_RETAINED_MAX)
+    tag_default_time_retained = accessor(TAG_DEFAULT_TIME_RETAINED)
+    tag_time_expire_enabled = accessor(TAG_TIME_EXPIRE_ENABLED)
+    tag_automatic_completion = accessor(TAG_AUTOMATIC_COMPLETION)
+    tag_batch_customized_name = accessor(TAG_BATCH_CUSTOMIZED_NAME)
+    consumer_expiration_time = accessor(CONSUMER_EXPIRATION_TIME)
+    consumer_changelog_only = accessor(CONSUMER_CHANGELOG_ONLY)
+
+    def changelog_num_retained_min(self) -> int:
+        value = self.get(CHANGELOG_NUM_RETAINED_MIN)
+        return value if value is not None else self.snapshot_num_retained_min()
+
+    def changelog_num_retained_max(self) -> int:
+        value = self.get(CHANGELOG_NUM_RETAINED_MAX)
+        return value if value is not None else self.snapshot_num_retained_max()
+
+    def changelog_time_retained(self) -> int:
+        value = self.get(CHANGELOG_TIME_RETAINED)
+        return value if value is not None else self.snapshot_time_retained()
+
+    def changelog_lifecycle_decoupled(self) -> bool:
+        """Changelog outlives snapshots (Paimon's ``changelogLifecycleDecoupled``)."""
+        return (self.changelog_num_retained_max() > self.snapshot_num_retained_max()
+                or self.changelog_time_retained() > self.snapshot_time_retained()
+                or self.changelog_num_retained_min() > self.snapshot_num_retained_min())
 
     def merge_engine(self) -> str:
         return self.get(MERGE_ENGINE).value
@@ -465,8 +538,17 @@ class CoreOptions:
         return 128 * MB if has_primary_key else 256 * MB
 
     def num_sorted_runs_stop_trigger(self) -> int:
+        """``num-sorted-run.stop-trigger`` (default trigger + 3), never below the compaction trigger."""
         value = self.get(NUM_SORTED_RUNS_STOP_TRIGGER)
-        return value if value is not None else self.num_sorted_runs_compaction_trigger() + 3
+        trigger = self.num_sorted_runs_compaction_trigger()
+        return max(trigger, value if value is not None else trigger + 3)
+
+    def compaction_file_size(self, has_primary_key: bool) -> int:
+        """Files below this size (target-file-size x compaction.small-file-ratio) are rewritten, not upgraded."""
+        return int(self.target_file_size(has_primary_key) * self.get(COMPACTION_SMALL_FILE_RATIO))
+
+    def full_compaction_delta_commits(self) -> int | None:
+        return self.get(FULL_COMPACTION_DELTA_COMMITS)
 
     def num_levels(self) -> int:
         value = self.get(NUM_LEVELS)

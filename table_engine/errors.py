@@ -67,5 +67,21 @@ class SnapshotNotExistError(TableEngineError):
     """The requested snapshot, tag or time has no snapshot."""
 
 
+class TagError(TableEngineError, ValueError):
+    """An invalid tag operation (blank name, tag of an already auto-tagged snapshot, ...)."""
+
+
+class TagNotExistError(TagError, SnapshotNotExistError):
+    """The named tag does not exist."""
+
+
+class TagAlreadyExistError(TagError):
+    """A tag of that name exists already."""
+
+
+class ConsumerError(TableEngineError, ValueError):
+    """An invalid consumer operation (bad id, bad next snapshot, bad pattern)."""
+
+
 class UnsupportedError(TableEngineError, NotImplementedError):
     """A feature or format that this engine does not support."""

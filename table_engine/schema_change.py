@@ -13,7 +13,9 @@ import pyarrow as pa
 
 from table_engine.core_options import IMMUTABLE_OPTIONS, validate_options
 from table_engine.errors import SchemaError
+from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.format.schema_file import TableSchema
+from table_engine.lsm.merge_engines.config import validate_merge_engine
 from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
 
 
@@ -121,4 +123,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
         else:  # pragma: no cover - exhaustive
             raise SchemaError(f"unknown schema change {ch!r}")
     validate_options(options)
-    return replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)
+    validate_file_index_options(fields, options)
+    changed = replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)
+    validate_merge_engine(changed)
+    return changed

@@ -7,12 +7,12 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
 from table_engine.core_options import CoreOptions
-from table_engine.errors import SchemaError, SnapshotNotExistError, TableEngineError
+from table_engine.errors import SchemaError, SnapshotNotExistError, TableEngineError, UnsupportedError
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
 from table_engine.format.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
@@ -24,16 +24,25 @@ from table_engine.format.snapshot import (
     snapshot_at_or_before_time,
 )
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import tag_dir, tag_path
 from table_engine.lsm.merge import merge_function_for
+from table_engine.predicate import parse_filters, validate_columns
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.commit import FileStoreCommit, Overwrite
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
-from table_engine.store.predicate import parse_filters, validate_columns
 from table_engine.store.read import ReadContext, TableRead
 from table_engine.store.scan import Split, plan_splits
 from table_engine.store.write import TableWrite
+
+if TYPE_CHECKING:
+    from table_engine.format.tag_file import Tag
+    from table_engine.store.consumers import ConsumerManager
+    from table_engine.store.expire import ExpireResult
+    from table_engine.store.maintenance import MaintenanceReport
+    from table_engine.store.orphans import OrphanResult
+    from table_engine.store.partition_expire import PartitionExpireResult
+    from table_engine.store.rollback import RollbackResult
+    from table_engine.store.tags import TagDeletion, TagManager
 
 log = logging.getLogger(__name__)
 
@@ -80,20 +89,23 @@ class Table:
     # ---- writing -----------------------------------------------------------------------------------------------
     def new_write(self) -> TableWrite:
         """A writer task (phase one). Its ``prepare_commit()`` messages go to :meth:`new_commit`."""
+        self._check_writable()
         return TableWrite(self._ctx)
 
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
+        self._check_writable()
         user = commit_user or f"{self.options.commit_user_prefix() or ''}{uuid.uuid4()}"
         return FileStoreCommit(self._ctx, user)
 
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
-              partition: Mapping[str, Any] | None = None) -> int | None:
+              partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
         """Write ``data`` in one commit and return the new snapshot id (None when nothing was written).
 
         Row kinds come from ``row_kinds``, else from the ``rowkind.field`` column, else +I. With ``overwrite``
         the commit replaces the partitions present in the data (``dynamic-partition-overwrite``, default true),
         all data (when false or the table is unpartitioned), or the static ``partition`` given.
+        ``maintain``: run commit-time maintenance afterwards (default :attr:`commit_maintenance`).
         """
         writer = self.new_write()
         try:
@@ -102,18 +114,22 @@ class Table:
             ow = None
             if overwrite or partition:
                 ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
-            return self.new_commit().commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
+            sid = self.new_commit().commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
         except BaseException:
             writer.abort()
             raise
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
 
     def commit(self, messages: Sequence[CommitMessage], commit_user: str | None = None,
                commit_identifier: int = BATCH_COMMIT_IDENTIFIER, overwrite: bool = False,
-               partition: Mapping[str, Any] | None = None) -> int | None:
+               partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
         """Commit messages from writer tasks (e.g. Spark executors) as one snapshot."""
         ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite()) \
             if (overwrite or partition) else None
-        return self.new_commit(commit_user).commit(messages, commit_identifier, overwrite=ow)
+        sid = self.new_commit(commit_user).commit(messages, commit_identifier, overwrite=ow)
+        self._after_commit(sid, commit_identifier, maintain)
+        return sid
 
     # ---- snapshots and time travel -----------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:
@@ -132,27 +148,20 @@ class Table:
     def earliest_snapshot_id(self) -> int | None:
         return earliest_snapshot_id(self.file_io, self.path)
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
-        """Tag a snapshot (latest by default): ``tag/tag-<name>`` holds a copy of the snapshot file."""
-        sid = snapshot_id if snapshot_id is not None else self.latest_snapshot_id()
-        if sid is None:
-            raise SnapshotNotExistError(f"table {self.identifier} has no snapshot to tag")
-        snap = self.snapshot(sid)
-        if not self.file_io.write_if_absent(tag_path(self.path, name), snap.to_json().encode("utf-8")):
-            raise TableEngineError(f"tag {name!r} of table {self.identifier} exists already")
-        return snap
+    def create_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
+        """Tag a snapshot (latest by default; also an expired one a tag still holds): ``tag/tag-<name>``.
+
+        ``time_retained_ms`` (default ``tag.default-time-retained``): the tag expires that long after creation.
+        """
+        return self._create_tag(name, snapshot_id, time_retained_ms)
 
     def tag_snapshot(self, name: str) -> Snapshot:
-        p = tag_path(self.path, name)
-        try:
-            text = self.file_io.read_text(p)
-        except FileNotFoundError:
-            raise SnapshotNotExistError(f"tag {name!r} of table {self.identifier} does not exist") from None
-        return Snapshot.from_json(text, p)
+        """The snapshot of tag ``name`` (TagNotExistError, a SnapshotNotExistError, if there is none)."""
+        return self.tag_manager().get_or_raise(name).snapshot
 
     def list_tags(self) -> list[str]:
-        names = [st.path.rsplit("/", 1)[-1] for st in self.file_io.list_status(tag_dir(self.path))]
-        return sorted(n[4:] for n in names if n.startswith("tag-"))
+        """Tag names, sorted."""
+        return self.tag_manager().names()
 
     def resolve_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
                          timestamp_millis: int | None = None) -> Snapshot | None:
@@ -183,28 +192,31 @@ class Table:
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
-        merge_fn = merge_function_for(self.options.merge_engine()) if self.schema.primary_keys else None
+        merge_fn = merge_function_for(self.schema, self.options, table=self.identifier) \
+            if self.schema.primary_keys else None
         ctx = ReadContext(self.file_io, self.path, self.schema, self._ctx.schema_by_id, merge_fn,
                           tuple(self.options.sequence_fields()), self.options.sequence_descending(),
                           self.options.partition_default_name())
         return TableRead(ctx, columns, preds)
 
     def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-             tag: str | None = None, timestamp_millis: int | None = None) -> pa.Table:
+             tag: str | None = None, timestamp_millis: int | None = None, *,
+             read_optimized: bool | None = None) -> pa.Table:
         """The merged rows of a snapshot (latest by default) as one Arrow table.
 
         ``filter`` is a list of ``(column, op, value)`` tuples (ANDed): ``=, !=, <, <=, >, >=, in, not in,
         is null, is not null``; partitions and files are pruned by it, rows are filtered exactly.
+        ``read_optimized`` (default: whether this is the ``$ro`` table) reads only fully compacted files.
         """
-        splits = self.plan(filter, snapshot_id, tag, timestamp_millis)
-        return self.new_read(columns, filter).to_arrow(splits)
+        reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
+        return reader.to_arrow(splits)
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
                    tag: str | None = None, timestamp_millis: int | None = None,
-                   batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+                   batch_size: int = 65536, *, read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the merged rows as record batches; memory stays bounded by one merge section."""
-        splits = self.plan(filter, snapshot_id, tag, timestamp_millis)
-        yield from self.new_read(columns, filter).to_batches(splits, batch_size)
+        reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
+        yield from reader.to_batches(splits, batch_size)
 
     # ---- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> TableSchema:
@@ -225,7 +237,226 @@ class Table:
         return read_schema(self.file_io, self.path, schema_id)
 
     # ---- compaction (issue 3: compaction helper adds methods below this line) ----------------------------------
+    _read_optimized = False  # the ``$ro`` view of a table
+
+    def compact(self, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
+                idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
+        """Dedicated compaction of a primary-key table; the id of the COMPACT snapshot, None when nothing to do.
+
+        ``full``: compact every bucket into one sorted run at the max level (else Paimon's universal picker per
+        bucket: a "minor" compaction). ``partitions``: only partitions matching one of these ``{column: value}``
+        specs. ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are
+        compacted concurrently; a concurrent commit that removed an input file raises CommitConflictError and
+        leaves the table as it was.
+        """
+        from table_engine.store.compact import compact_table
+
+        return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms)
+
+    def read_optimized_view(self) -> Table:
+        """The ``$ro`` system table: reads see only the max-level files of a primary-key table (no merging), i.e.
+        the result of the latest full compaction of each bucket. Read-only."""
+        view = Table(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$ro", self.schema)
+        view._read_optimized = True
+        return view
+
+    def _reader(self, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None, tag: str | None,
+                timestamp_millis: int | None, read_optimized: bool | None) -> tuple[TableRead, list[Split]]:
+        splits = self.plan(filter, snapshot_id, tag, timestamp_millis)
+        reader = self.new_read(columns, filter)
+        if (self._read_optimized if read_optimized is None else read_optimized) and self.schema.primary_keys:
+            top = self.options.num_levels() - 1
+            splits = [replace(s, files=[f for f in s.files if f.level == top]) for s in splits]
+            splits = [s for s in splits if s.files]
+            reader.read_optimized = True
+        return reader, splits
+
+    def _check_writable(self) -> None:
+        if self._read_optimized:
+            raise UnsupportedError(f"table {self.identifier} is a read-only system table")
 
     # ---- lifecycle (issue 3: lifecycle helper adds methods below this line) ------------------------------------
 
+    commit_maintenance: bool = False
+    """Opt-in: :meth:`write` and :meth:`commit` run Paimon's commit-time maintenance after a successful commit
+    (automatic tags, tag/partition/consumer/snapshot expiry) unless ``write-only``; per call: ``maintain=``."""
+
+    def _after_commit(self, snapshot_id: int | None, commit_identifier: int, maintain: bool | None) -> None:
+        if snapshot_id is None or not (self.commit_maintenance if maintain is None else maintain):
+            return
+        from table_engine.store.maintenance import run_commit_maintenance
+
+        try:
+            run_commit_maintenance(self._ctx, commit_identifier)
+        except (TableEngineError, OSError) as e:  # the commit stands; maintenance is retried at the next one
+            log.warning("commit-time maintenance of %s after snapshot %s failed: %s", self.identifier, snapshot_id, e)
+
+    def maintain(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
+        """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
+        from table_engine.store.maintenance import run_commit_maintenance
+
+        return run_commit_maintenance(self._ctx, commit_identifier)
+
+    def expire_snapshots(self, **overrides: Any) -> ExpireResult:
+        """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
+        retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
+        changelog_time_retained."""
+        from table_engine.store.expire import ExpireConfig, expire_snapshots
+
+        return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
+
+    def tag_manager(self) -> TagManager:
+        from table_engine.store.tag_period import TagPeriodHandler
+        from table_engine.store.tags import TagManager
+
+        auto = self.options.tag_automatic_creation().value in ("process-time", "watermark")
+        return TagManager(self._ctx, TagPeriodHandler.from_options(self.options) if auto else None)
+
+    def tags(self) -> list[Tag]:
+        """Every tag (with its snapshot, create time and retention), by name."""
+        return self.tag_manager().all()
+
+    def _create_tag(self, name: str, snapshot_id: int | None, time_retained_ms: int | None) -> Snapshot:
+        snap = self._find_snapshot(snapshot_id)
+        retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
+        return self.tag_manager().create(name, snap, retained).snapshot
+
+    def _find_snapshot(self, snapshot_id: int | None) -> Snapshot:
+        if snapshot_id is None:
+            latest = self.latest_snapshot()
+            if latest is None:
+                raise SnapshotNotExistError(f"table {self.identifier} has no snapshot")
+            return latest
+        try:
+            return self.snapshot(snapshot_id)
+        except SnapshotNotExistError:
+            for snap, _ in self.tag_manager().tagged_snapshots():  # expired, but a tag still holds it
+                if snap.id == snapshot_id:
+                    return snap
+            raise
+
+    def create_tag_from_timestamp(self, name: str, timestamp_millis: int,
+                                  time_retained_ms: int | None = None) -> Snapshot:
+        """Tag the first snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
+        found: Snapshot | None = None
+        for snap in self.snapshots():
+            if snap.time_millis >= timestamp_millis:
+                found = snap
+                break
+        for snap, _ in self.tag_manager().tagged_snapshots():
+            if timestamp_millis <= snap.time_millis:
+                if found is None or snap.time_millis < found.time_millis:
+                    found = snap
+                break
+        if found is None:
+            raise SnapshotNotExistError(
+                f"table {self.identifier} has no snapshot committed at or after {timestamp_millis} ms")
+        retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
+        return self.tag_manager().create(name, found, retained).snapshot
+
+    def replace_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
+        """Point existing tag ``name`` at another snapshot (latest by default)."""
+        return self.tag_manager().replace(name, self._find_snapshot(snapshot_id), time_retained_ms).snapshot
+
+    def rename_tag(self, name: str, new_name: str) -> None:
+        self.tag_manager().rename(name, new_name)
+
+    def delete_tag(self, name: str | Sequence[str], ignore_if_not_exists: bool = False) -> TagDeletion:
+        """Delete tags (a name, a list, or comma-separated names) and the files only they kept alive."""
+        from table_engine.store.tags import TagDeletion
+
+        names = [n.strip() for n in name.split(",")] if isinstance(name, str) else list(name)
+        tags = self.tag_manager()
+        deleted: list[str] = []
+        files = 0
+        for n in names:
+            result = tags.delete(n, ignore_if_not_exists)
+            deleted += result.deleted_tags
+            files += result.deleted_files
+        return TagDeletion(deleted, files)
+
+    def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
+        """Delete tags past their retention, or created before ``older_than_millis``, and automatic tags beyond
+        ``tag.num-retained-max``; returns the deleted names."""
+        import datetime
+
+        older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
+        return self.tag_manager().expire(older, num_retained_max=self.options.tag_num_retained_max()).deleted_tags
+
+    def create_auto_tags(self) -> list[str]:
+        """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
+        ``trigger_tag_automatic_creation``)."""
+        from table_engine.store.tag_creation import TagAutoCreation, create_batch_tag
+
+        if self.options.tag_automatic_creation().value == "batch":
+            name = create_batch_tag(self._ctx)
+            return [name] if name else []
+        return TagAutoCreation(self._ctx).run()
+
+    def expire_partitions(self, **overrides: Any) -> PartitionExpireResult:
+        """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
+        timestamp_pattern, max_expires, dry_run."""
+        from table_engine.store.partition_expire import expire_partitions
+
+        return expire_partitions(self._ctx, **overrides)
+
+    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> int | None:
+        """Drop partitions (specs may name some partition keys) in one OVERWRITE commit; its snapshot id."""
+        from table_engine.store.partition_expire import drop_partitions
+
+        return drop_partitions(self._ctx, partitions)
+
+    def consumer_manager(self) -> ConsumerManager:
+        from table_engine.store.consumers import ConsumerManager
+
+        return ConsumerManager(self.file_io, self.path)
+
+    def consumers(self) -> dict[str, int]:
+        """consumer id -> next snapshot id."""
+        return self.consumer_manager().consumers()
+
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+        """Set a consumer's next snapshot, or delete the consumer when ``next_snapshot_id`` is None."""
+        self.consumer_manager().reset(consumer_id, next_snapshot_id)
+
+    def clear_consumers(self, including: str = ".*", excluding: str | None = None) -> list[str]:
+        """Delete consumers whose id fully matches regex ``including`` and not ``excluding``."""
+        return self.consumer_manager().clear(including, excluding)
+
+    def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
+        """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
+        from table_engine.store.orphans import remove_orphan_files
+
+        return remove_orphan_files(self._ctx, older_than_millis, dry_run)
+
+    def rollback_to(self, version: int | str) -> RollbackResult:
+        """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
+        from table_engine.store.rollback import rollback_to
+
+        if isinstance(version, bool) or not isinstance(version, (int, str)):
+            raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
+        result = rollback_to(self._ctx, snapshot_id=version) if isinstance(version, int) \
+            else rollback_to(self._ctx, tag=version)
+        return result
+
+    def system_table(self, name: str) -> Table:
+        """``<table>$<name>`` (snapshots, schemas, options, files, tags, consumers, manifests, partitions, buckets)."""
+        from table_engine.system_tables import system_table
+
+        return system_table(self, name)
+
     # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
+
+    def rewrite_file_index(self, partitions: Sequence[Mapping[str, Any]] | None = None,
+                           commit_user: str | None = None) -> int | None:
+        """(Re)build the file indexes of existing data files per the current ``file-index.*`` options (Paimon's
+        ``sys.rewrite_file_index``), e.g. after ``SetOption('file-index.bloom-filter.columns', ...)``.
+
+        ``partitions``: only files of these partitions (a list of ``{partition key: value}``; default all). Each
+        changed file is replaced by itself with the new index in one COMPACT commit; returns its snapshot id, or
+        None when no file changed.
+        """
+        from table_engine.store.file_index_rewrite import rewrite_file_index
+
+        self.refresh()
+        return rewrite_file_index(self._ctx, self.new_commit(commit_user), partitions)

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.errors import CorruptMetadataError, SchemaError
+from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.io.file_io import FileIO
 from table_engine.types import DataField, max_field_id, to_arrow_schema
 
@@ -159,6 +160,7 @@ def new_schema(
     for k in partition_keys:
         if schema.field(k).type.is_complex:
             raise SchemaError(f"partition key {k!r} has type {schema.field(k).type}, which cannot be a partition key")
+    validate_file_index_options(schema.fields, schema.options)
     return schema
 
 

@@ -4,6 +4,11 @@ Dynamic bucket mode (``bucket`` = -1 on a primary-key table) keeps, per partitio
 which bucket (persisted as HASH index files, one per bucket). Known keys go to their bucket; new keys fill the
 existing buckets up to ``dynamic-bucket.target-row-num`` and then open new buckets. All of it is vectorized with
 numpy; only the loop over buckets is Python.
+
+Several writers of one commit (e.g. Spark tasks) share a partition safely when each owns a slice of the key hashes
+(rows are routed by key) and an :class:`Assigner` slice of the buckets, Paimon's ``isMyBucket`` rule
+``bucket % num_assigners == assign_id``: new keys then only fill the writer's own buckets, so no two writers change
+the HASH index of the same bucket, and a key, known or new, is only ever seen by one writer.
 """
 
 from __future__ import annotations
@@ -16,6 +21,21 @@ import numpy.typing as npt
 from table_engine.errors import TableEngineError
 
 I32 = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True)
+class Assigner:
+    """Writer ``assign_id`` of ``num_assigners``: it opens and fills only buckets ``b % num_assigners == assign_id``."""
+
+    assign_id: int
+    num_assigners: int
+
+    def __post_init__(self) -> None:
+        if self.num_assigners < 1 or not 0 <= self.assign_id < self.num_assigners:
+            raise TableEngineError(f"assigner {self.assign_id} of {self.num_assigners} is invalid")
+
+    def owns(self, bucket: int) -> bool:
+        return bucket % self.num_assigners == self.assign_id
 
 
 @dataclass
@@ -39,8 +59,8 @@ class PartitionBucketIndex:
         ids, counts = np.unique(self.buckets, return_counts=True)
         return {int(b): int(c) for b, c in zip(ids, counts)}
 
-    def assign(self, hashes: I32, target_rows: int, max_buckets: int = -1) -> I32:
-        """Buckets for ``hashes`` (one per row); new hashes are added to the index."""
+    def assign(self, hashes: I32, target_rows: int, max_buckets: int = -1, assigner: Assigner | None = None) -> I32:
+        """Buckets for ``hashes`` (one per row); new hashes are added to the index (into ``assigner``'s buckets)."""
         hashes = np.asarray(hashes, np.int32)
         out = np.empty(len(hashes), np.int32)
         if len(self.hashes):
@@ -58,16 +78,22 @@ class PartitionBucketIndex:
         new_hashes = new_unique[arrival]
         new_buckets = np.empty(len(new_hashes), np.int32)
         counts = self.bucket_counts()
+        total = len(counts)
+        if assigner is not None:
+            counts = {b: c for b, c in counts.items() if assigner.owns(b)}
         cursor = 0
-        candidate = 0
+        candidate = 0 if assigner is None else assigner.assign_id
+        step = 1 if assigner is None else assigner.num_assigners
         while cursor < len(new_hashes):
             used = counts.get(candidate, 0)
             room = target_rows - used
-            if candidate not in counts and 0 <= max_buckets <= len(counts):
+            if candidate not in counts and 0 <= max_buckets <= total:
                 # bucket limit reached: spread the rest over existing buckets (Paimon's max-buckets behaviour)
                 existing = sorted(counts)
                 if not existing:
-                    raise TableEngineError("dynamic-bucket.max-buckets leaves no bucket to write to")
+                    raise TableEngineError("dynamic-bucket.max-buckets leaves no bucket to write to"
+                                           + (f" for assigner {assigner.assign_id} of {assigner.num_assigners}"
+                                              if assigner is not None else ""))
                 rest = len(new_hashes) - cursor
                 new_buckets[cursor:] = np.asarray(existing, np.int32)[np.arange(rest) % len(existing)]
                 for b in existing:
@@ -77,10 +103,12 @@ class PartitionBucketIndex:
             if room > 0:
                 take = min(room, len(new_hashes) - cursor)
                 new_buckets[cursor:cursor + take] = candidate
+                if candidate not in counts:
+                    total += 1
                 counts[candidate] = used + take
                 self.changed.add(candidate)
                 cursor += take
-            candidate += 1
+            candidate += step
         all_h = np.concatenate([self.hashes, new_hashes])
         all_b = np.concatenate([self.buckets, new_buckets])
         order = np.argsort(all_h, kind="stable")

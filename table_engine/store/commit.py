@@ -14,7 +14,8 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from table_engine.format.snapshot import (
     try_publish_snapshot,
 )
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
+from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.manifests import merge_manifests, write_manifest_files
@@ -47,6 +49,8 @@ class Overwrite:
 
     static_partition: Mapping[str, Any] | None = None
     dynamic: bool = True
+    drop_partitions: tuple[Mapping[str, Any], ...] | None = None
+    """Drop: delete every file (and index file) of the partitions matching any of these specs (by key name)."""
 
 
 class FileStoreCommit:
@@ -68,11 +72,51 @@ class FileStoreCommit:
         properties: Mapping[str, str] | None = None,
         allow_empty: bool = False,
     ) -> int | None:
-        """Publish one snapshot with ``messages``; returns its id (None when nothing to commit)."""
+        """Publish ``messages``; returns the id of the new snapshot (None when there is nothing to commit).
+
+        New files and compaction changes of the same commit become two snapshots, as in Paimon: APPEND with the new
+        data, then COMPACT with the compaction (so that the APPEND delta holds exactly the new records). A
+        compaction that already conflicts with the latest snapshot fails the whole commit before anything is
+        published; one that a concurrent commit invalidates in between is dropped (its new files deleted) and the
+        APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
+        """
         done = self._already_committed(commit_identifier)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
             return done
+        compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
+        if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
+            data = [d for d in map(_data_part, messages) if not d.is_empty()]
+            if overwrite is not None:
+                self.abort(compaction)
+                return self._commit_one(data, commit_identifier, overwrite, properties, allow_empty)
+            compaction = self._one_compaction_per_bucket(compaction)
+            if not compaction:
+                return self._commit_one(data, commit_identifier, None, properties, allow_empty)
+            live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
+            self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
+            appended = self._commit_one(data, commit_identifier, None, properties, allow_empty)
+            try:
+                return self._commit_one(compaction, commit_identifier, None, properties, False) or appended
+            except CommitConflictError as e:
+                log.warning("compaction dropped, the new data is committed in snapshot %s: %s", appended, e)
+                self.abort(compaction)
+                return appended
+        return self._commit_one(messages, commit_identifier, overwrite, properties, allow_empty)
+
+    def _one_compaction_per_bucket(self, compaction: list[CommitMessage]) -> list[CommitMessage]:
+        """Writers that compacted the same bucket each assumed they own it: none of their compactions is kept."""
+        writers = Counter((m.partition, m.bucket) for m in compaction)
+        shared = [m for m in compaction if writers[(m.partition, m.bucket)] > 1]
+        if shared:
+            log.warning("several writers compacted bucket(s) %s of %s in one commit: their compactions are dropped "
+                        "(write a bucket from one task, or use write-only writers)",
+                        sorted({m.bucket for m in shared}), self.ctx.table_path)
+            self.abort(shared)
+        return [m for m in compaction if writers[(m.partition, m.bucket)] == 1]
+
+    def _commit_one(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
+                    properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
         entries = self._entries(messages)
         index_changes = self._index_changes(messages)
         if not entries and not index_changes and overwrite is None and not allow_empty:
@@ -94,13 +138,15 @@ class FileStoreCommit:
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the files of messages that will never be committed."""
+        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live)."""
         fio = self.ctx.file_io
         from table_engine.store.read import data_file_path
 
         for m in messages:
+            upgraded = {f.file_name for f in m.compact_before}
             for f in (*m.new_files, *m.compact_after, *m.changelog_files):
-                fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
+                if f.file_name not in upgraded:
+                    fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
             for idx in m.new_index_files:
                 fio.try_delete(f"{index_dir(self.ctx.table_path)}/{idx.file_name}")
 
@@ -124,7 +170,7 @@ class FileStoreCommit:
             if sid is not None:
                 return sid
             self._delete_manifests(written)
-            done = self._already_committed(identifier)
+            done = self._already_committed(identifier, kind)
             if done is not None:
                 return done
             attempt += 1
@@ -151,6 +197,8 @@ class FileStoreCommit:
         if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
             self._check_deletes(entries, live)
+            if kind == CommitKind.COMPACT:
+                self._check_lsm(entries, live)
             if overwrite is not None:
                 deletes = self._overwrite_deletes(overwrite, messages, live)
                 extra = write_manifest_files(fio, tp, deletes, self.ctx.schema.id, self.part_types,
@@ -212,15 +260,25 @@ class FileStoreCommit:
 
     def _check_deletes(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
         live_ids = {e.identifier() for e in live}
+        seen: set[Any] = set()
         for e in entries:
-            if e.kind == FileKind.DELETE and e.identifier() not in live_ids:
+            if e.kind != FileKind.DELETE:
+                continue
+            if e.identifier() in seen:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) is "
+                    "deleted twice (two messages compacted the same file)")
+            seen.add(e.identifier())
+            if e.identifier() not in live_ids:
                 raise CommitConflictError(
                     f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) it "
                     "deletes is no longer in the table (a concurrent commit removed it)")
 
     def _overwrite_deletes(self, ow: Overwrite, messages: Sequence[CommitMessage],
                            live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
-        if ow.static_partition:
+        if ow.drop_partitions is not None:
+            matches = self._drop_matcher(ow.drop_partitions)
+        elif ow.static_partition:
             spec = dict(ow.static_partition)
             idx = {n: i for i, n in enumerate(self.part_names)}
 
@@ -238,6 +296,15 @@ class FileStoreCommit:
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e in live if matches(e.partition)]
 
+    def _drop_matcher(self, specs: Sequence[Mapping[str, Any]]) -> Callable[[bytes], bool]:
+        idx = {n: i for i, n in enumerate(self.part_names)}
+        wanted = [[(idx[k], v) for k, v in spec.items()] for spec in specs]
+
+        def matches(part: bytes) -> bool:
+            vals = decode_row(part, self.part_types)
+            return any(all(vals[i] == v for i, v in spec) for spec in wanted)
+        return matches
+
     def _write_index_manifest(self, latest: Snapshot | None, changes: list[IndexManifestEntry],
                               overwrite: Overwrite | None, messages: Sequence[CommitMessage],
                               written: list[str]) -> str | None:
@@ -245,7 +312,10 @@ class FileStoreCommit:
         if overwrite is not None:
             # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
             touched = {m.partition for m in messages}
-            if not self.part_names or not overwrite.dynamic or overwrite.static_partition:
+            if overwrite.drop_partitions is not None:
+                dropped = self._drop_matcher(overwrite.drop_partitions)
+                previous = [e for e in previous if not dropped(e.partition)]
+            elif not self.part_names or not overwrite.dynamic or overwrite.static_partition:
                 previous = [] if not self.part_names else [
                     e for e in previous if e.partition not in touched]
             else:
@@ -259,8 +329,27 @@ class FileStoreCommit:
         written.append(name)
         return name
 
-    def _already_committed(self, identifier: int) -> int | None:
-        """Snapshot id holding (commit_user, identifier), walking back from the latest snapshot."""
+    def _check_lsm(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
+        """Files above level 0 of one (partition, bucket, level) must not overlap in key range after the commit."""
+        touched = {(e.partition, e.bucket) for e in entries if e.kind == FileKind.ADD and e.file.level > 0}
+        if not touched:
+            return
+        deleted = {e.identifier() for e in entries if e.kind == FileKind.DELETE}
+        after: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in (*live, *(x for x in entries if x.kind == FileKind.ADD)):
+            if (e.partition, e.bucket) in touched and e.identifier() not in deleted:
+                after.setdefault((e.partition, e.bucket), []).append(e)
+        codec = KeyCodec([f.type for f in self.ctx.schema.key_fields()])
+        for (_, bucket), es in after.items():
+            clash = overlapping_files([e.file for e in es], codec)
+            if clash is not None:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: files {clash[0].file_name} and {clash[1].file_name} "
+                    f"of bucket {bucket} would overlap in key range at level {clash[0].level} (a concurrent "
+                    "compaction of the same bucket)")
+
+    def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
+        """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot."""
         latest = self.ctx.latest_snapshot()
         sid = latest.id if latest is not None else None
         while sid is not None and sid >= 1:
@@ -271,7 +360,7 @@ class FileStoreCommit:
                 break  # expired or missing: nothing older to find
             if snap.commit_user == self.commit_user:
                 if snap.commit_identifier == identifier:
-                    return snap.id
+                    return snap.id if kind is None or snap.commit_kind == kind else None
                 if identifier != BATCH_COMMIT_IDENTIFIER and snap.commit_identifier > identifier:
                     raise CommitError(f"commit identifier {identifier} of {self.commit_user} is older than "
                                       f"{snap.commit_identifier} already committed in snapshot {snap.id}")
@@ -291,3 +380,15 @@ class FileStoreCommit:
     def _delete_manifests(self, names: Sequence[str]) -> None:
         for n in names:
             self.ctx.file_io.try_delete(self._mpath(n))
+
+
+def _data_part(m: CommitMessage) -> CommitMessage:
+    """The new data of a message (files, changelog, index changes), without its compaction changes."""
+    return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
+                         changelog_files=m.changelog_files, new_index_files=m.new_index_files,
+                         deleted_index_files=m.deleted_index_files)
+
+
+def _compaction_part(m: CommitMessage) -> CommitMessage:
+    return CommitMessage(m.partition, m.bucket, m.total_buckets, compact_before=m.compact_before,
+                         compact_after=m.compact_after)

@@ -24,11 +24,11 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
-from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge
+from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, merge_function_for, sort_and_merge
+from table_engine.predicate import Predicate, conjunction
 from table_engine.store.context import StoreContext
-from table_engine.store.predicate import Predicate, conjunction
 from table_engine.store.scan import Split
-from table_engine.types import to_arrow_field
+from table_engine.types import DataField, to_arrow_field
 
 _READ_THREADS = min(4, os.cpu_count() or 1)
 
@@ -48,11 +48,16 @@ class ReadContext:
 
 
 class TableRead:
-    """Reads splits into Arrow data (merged for primary-key tables)."""
+    """Reads splits into Arrow data (merged for primary-key tables).
+
+    ``read_optimized``: the splits hold only max-level files of a primary-key table (the ``$ro`` view); their keys
+    are unique and they hold no -U/-D records, so they are read without merging.
+    """
 
     def __init__(self, ctx: ReadContext, columns: Sequence[str] | None = None,
-                 predicates: Sequence[Predicate] = ()) -> None:
+                 predicates: Sequence[Predicate] = (), read_optimized: bool = False) -> None:
         self.ctx = ctx
+        self.read_optimized = read_optimized
         names = ctx.schema.field_names()
         if columns is not None:
             for c in columns:
@@ -67,6 +72,8 @@ class TableRead:
         needed = set(self.columns) | {p.column for p in self.predicates}
         if self.has_pk:
             needed |= set(self.key_cols) | set(ctx.sequence_fields)
+            if ctx.merge_function is not None:  # e.g. the sequence fields of partial-update sequence groups
+                needed |= ctx.merge_function.read_columns(needed)
         # keep schema order
         self.read_fields = [f for f in ctx.schema.fields if f.name in needed]
 
@@ -102,6 +109,11 @@ class TableRead:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
                 yield self._finish(self._read_file(split, f, system=False))
             return
+        if self.read_optimized:
+            for f in split.files:
+                t = self._read_file(split, f, system=True, with_seq=False)
+                yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
+            return
         for section in self._sections(split.files):
             fast = len(section) == 1 or self._newest_wins_applies(section)
             tables = [self._read_file(split, f, system=True, with_seq=not fast) for f in section]
@@ -123,14 +135,19 @@ class TableRead:
             merged = _newest_wins(files, tables, list(self.key_cols))
         else:
             assert self.ctx.merge_function is not None
-            merged = sort_and_merge(concat_tables(tables), order, self.ctx.merge_function)
+            in_seq_order = not self.ctx.sequence_fields and self._disjoint_sequences(files)
+            if in_seq_order:  # oldest file first: a stable sort by key alone orders each key's records
+                tables = [tables[i] for i in sorted(range(len(files)), key=lambda i: files[i].min_sequence_number)]
+            merged = sort_and_merge(concat_tables(tables), order, self.ctx.merge_function,
+                                    in_sequence_order=in_seq_order)
         merged = merged.filter(is_add(merged.column(VALUE_KIND)))
         return merged
 
     def _is_dedup(self) -> bool:
         from table_engine.lsm.merge import DeduplicateMerge
 
-        return isinstance(self.ctx.merge_function, DeduplicateMerge)
+        fn = self.ctx.merge_function
+        return isinstance(fn, DeduplicateMerge) and not fn.ignore_delete
 
     @staticmethod
     def _disjoint_sequences(files: Sequence[DataFileMeta]) -> bool:
@@ -162,42 +179,56 @@ class TableRead:
 
     def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
         """One data file, projected to the current schema by field id."""
-        ctx = self.ctx
-        file_schema = ctx.schema if f.schema_id == ctx.schema.id else ctx.schema_loader(f.schema_id)
-        by_id = file_schema.fields_by_id()
-        wanted: list[tuple[str, str | None]] = []  # (current name, name in file)
-        for fld in self.read_fields:
-            prev = by_id.get(fld.id)
-            wanted.append((fld.name, prev.name if prev is not None else None))
-        file_cols = [old for _, old in wanted if old is not None]
-        if system:
-            file_cols += [SEQUENCE_NUMBER, VALUE_KIND] if with_seq else [VALUE_KIND]
-        path = self._file_path(split, f)
-        raw = read_parquet(ctx.file_io, path, file_cols)
-        n = raw.num_rows
-        arrays = []
-        fields = []
-        for (name, old) in wanted:
-            target = to_arrow_field(ctx.schema.field(name))
-            if old is None:
-                arrays.append(pa.nulls(n, target.type))
-            else:
-                col = raw.column(old)
-                if col.type != target.type:
-                    col = col.cast(target.type)
-                arrays.append(col)
-            fields.append(target.with_nullable(True))
-        if system:
-            if with_seq:
-                arrays.append(raw.column(SEQUENCE_NUMBER))
-                fields.append(pa.field(SEQUENCE_NUMBER, pa.int64()))
-            arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
-            fields.append(pa.field(VALUE_KIND, pa.int8()))
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        return read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
 
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
         return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,
                             self.ctx.default_partition_name)
+
+
+def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
+                   with_seq: bool = True) -> pa.Table:
+    """The ``read_fields`` (of the current schema) of one data file, matched by field id across schema versions
+    (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
+    ``_VALUE_KIND``."""
+    file_schema = ctx.schema if f.schema_id == ctx.schema.id else ctx.schema_loader(f.schema_id)
+    by_id = file_schema.fields_by_id()
+    wanted: list[tuple[str, str | None]] = []  # (current name, name in file)
+    for fld in read_fields:
+        prev = by_id.get(fld.id)
+        wanted.append((fld.name, prev.name if prev is not None else None))
+    file_cols = [old for _, old in wanted if old is not None]
+    if system:
+        file_cols += [SEQUENCE_NUMBER, VALUE_KIND] if with_seq else [VALUE_KIND]
+    raw = read_parquet(ctx.file_io, path, file_cols)
+    n = raw.num_rows
+    arrays = []
+    fields = []
+    for (name, old) in wanted:
+        target = to_arrow_field(ctx.schema.field(name))
+        if old is None:
+            arrays.append(pa.nulls(n, target.type))
+        else:
+            col = raw.column(old)
+            if col.type != target.type:
+                col = col.cast(target.type)
+            arrays.append(col)
+        fields.append(target.with_nullable(True))
+    if system:
+        if with_seq:
+            arrays.append(raw.column(SEQUENCE_NUMBER))
+            fields.append(pa.field(SEQUENCE_NUMBER, pa.int64()))
+        arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
+        fields.append(pa.field(VALUE_KIND, pa.int8()))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def read_context(ctx: StoreContext) -> ReadContext:
+    """The read context of a table's store context (its options' merge engine and sequence fields)."""
+    opts = ctx.options
+    merge_fn = merge_function_for(ctx.schema, opts, table=ctx.table_path) if ctx.schema.primary_keys else None
+    return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, merge_fn,
+                       tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name())
 
 
 def file_path_in(table_path: str, schema: TableSchema, partition_values: Sequence[object], bucket: int,

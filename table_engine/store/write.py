@@ -3,6 +3,8 @@
 A :class:`TableWrite` is one writer task (phase one of the two-phase commit): it buffers rows up to
 ``write-buffer-size``, flushes them as sorted runs (level-0 files, rolled at ``target-file-size``) and returns
 :class:`CommitMessage` objects from :meth:`TableWrite.prepare_commit`. Everything per row is vectorized.
+Unless ``write-only``, a primary-key writer also compacts the buckets it writes (:mod:`table_engine.store.compact`):
+at ``prepare_commit`` and, past ``num-sorted-run.stop-trigger`` sorted runs, right after a flush.
 """
 
 from __future__ import annotations
@@ -22,23 +24,22 @@ import pyarrow.compute as pc
 from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
-from table_engine.format.data_file import StatsMode, make_file_meta, write_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.hash_index import read_hash_index, write_hash_index
 from table_engine.format.index_manifest import HASH_INDEX, IndexFileMeta
-from table_engine.io.paths import bucket_dir, index_dir, new_data_file_name, new_index_file_name, partition_dir
+from table_engine.io.paths import index_dir, new_index_file_name
 from table_engine.lsm.key_value import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     check_no_null_keys,
-    key_column_name,
     row_kinds_from_strings,
 )
 from table_engine.lsm.merge import MergeOrder, merge_function_for, sort_indices
-from table_engine.store.bucket_assign import PartitionBucketIndex
+from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
+from table_engine.store.compact import BucketCompactor, CompactionSettings, WriterCompaction
 from table_engine.store.context import StoreContext
-from table_engine.types import to_arrow_field
+from table_engine.store.kv_file_writer import DataFileWriter
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ _BUCKET = "__bucket"
 class _BucketState:
     next_seq: int = 0
     files: list[DataFileMeta] = field(default_factory=list)
+    lsm: WriterCompaction | None = None  # levels + pending compaction (primary-key tables, unless write-only)
+    registered: int = 0  # how many of ``files`` the levels hold already
 
 
 class TableWrite:
@@ -81,9 +84,7 @@ class TableWrite:
         for s in self.seq_fields:
             schema.field(s)
         self.order = MergeOrder((_GROUP, *self.key_names), self.seq_fields, self.opts.sequence_descending())
-        self.merge_fn = merge_function_for(self.opts.merge_engine()) if self.has_pk else None
-        self.stats_mode = StatsMode.parse(self.opts.stats_mode())
-        self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.merge_fn = merge_function_for(schema, self.opts, table=ctx.table_path) if self.has_pk else None
         self.buffer_limit = self.opts.write_buffer_size()
         self.rowkind_field = self.opts.rowkind_field()
         if self.rowkind_field is not None:
@@ -98,9 +99,15 @@ class TableWrite:
         self._committed_max_seq: dict[tuple[bytes, int], int] = {}
         self._dyn_index: dict[bytes, PartitionBucketIndex] = {}
         self._dyn_old_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+        self.assigner: Assigner | None = None
+        """Dynamic bucket mode: new keys go only to this writer's buckets (one of several writers of a commit)."""
         self._written: list[str] = []
         self.rows_written = 0
         self._lock = threading.Lock()
+        self._file_writer = DataFileWriter(ctx, self._written.append)
+        self._compaction = CompactionSettings.of(ctx) if self.has_pk and not self.opts.write_only() else None
+        self._committed_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._commits = 0
 
     # ---- public ------------------------------------------------------------------------------------------------
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: Sequence[str] | pa.Array | None = None) -> None:
@@ -129,18 +136,28 @@ class TableWrite:
         log.debug("flushing %d buffered rows", kv.num_rows)
         if self.has_pk:
             self._flush_kv(kv)
+            self._register_flushed()
         else:
             self._flush_append(kv)
 
     def prepare_commit(self) -> list[CommitMessage]:
-        """Flush and hand over everything written since the last call."""
+        """Flush, compact (unless ``write-only``) and hand over everything written since the last call.
+
+        Compaction: the universal picker on every bucket written since the last call, or a full compaction of every
+        bucket written since the last full one every ``full-compaction.delta-commits`` calls.
+        """
         self.flush()
+        self._compact_for_commit()
         messages: dict[tuple[int, int], CommitMessage] = {}
         for (gid, bucket), st in self._buckets.items():
-            if st.files:
+            before, after = st.lsm.drain() if st.lsm is not None else ([], [])
+            if st.files or before or after:
                 msg = messages.setdefault((gid, bucket), self._message(gid, bucket))
                 msg.new_files.extend(st.files)
+                msg.compact_before.extend(before)
+                msg.compact_after.extend(after)
                 st.files = []
+                st.registered = 0
         if self.dynamic:
             for part_bytes, idx in self._dyn_index.items():
                 if not idx.changed:
@@ -225,6 +242,8 @@ class TableWrite:
             t = t.filter(pc.invert(drop))
         if t.num_rows == 0:
             return t
+        if self.merge_fn is not None:
+            t = self.merge_fn.on_write(t)  # the merge engine rejects row kinds it cannot take, prepares values
         parts = self._partition_ids(t)
         t = t.append_column(_PART, pa.array(parts, pa.int32()))
         t = t.append_column(_BUCKET, pa.array(self._bucket_ids(t, parts), pa.int32()))
@@ -281,7 +300,7 @@ class TableWrite:
             mask = parts == gid
             part_bytes = self._parts[gid][1]
             idx = self._dyn_index.setdefault(part_bytes, PartitionBucketIndex())
-            out[mask] = idx.assign(hashes[mask], target, max_buckets)
+            out[mask] = idx.assign(hashes[mask], target, max_buckets, self.assigner)
         return out
 
     # ---- restoring committed state -----------------------------------------------------------------------------
@@ -296,6 +315,8 @@ class TableWrite:
 
         for e in live_entries(self.ctx.file_io, self.ctx.table_path, snapshot):
             key = (e.partition, e.bucket)
+            if self._compaction is not None:
+                self._committed_files.setdefault(key, []).append(e.file)
             prev = self._committed_max_seq.get(key, -1)
             if e.file.max_sequence_number > prev:
                 self._committed_max_seq[key] = e.file.max_sequence_number
@@ -311,6 +332,41 @@ class TableWrite:
             for part, buckets in per_part.items():
                 self._dyn_index[part] = PartitionBucketIndex.from_buckets(
                     {b: np.concatenate(hs) for b, hs in buckets.items()})
+
+    # ---- compaction ----------------------------------------------------------------------------------------------
+    def _lsm(self, gid: int, bucket: int, st: _BucketState) -> WriterCompaction:
+        if st.lsm is None:
+            assert self._compaction is not None
+            part = self._parts[gid][1]
+            compactor = BucketCompactor(self.ctx, self._compaction, part, bucket, self._written.append)
+            st.lsm = WriterCompaction(compactor, compactor.levels(self._committed_files.pop((part, bucket), [])))
+        return st.lsm
+
+    def _register_flushed(self) -> None:
+        """Put flushed files into their buckets' levels; past ``num-sorted-run.stop-trigger`` runs, compact now."""
+        if self._compaction is None:
+            return
+        stalled = []
+        for (gid, bucket), st in self._buckets.items():
+            if st.registered < len(st.files):
+                lsm = self._lsm(gid, bucket, st)
+                lsm.add_new_files(st.files[st.registered:])
+                st.registered = len(st.files)
+                if lsm.must_wait():
+                    stalled.append(lsm)
+        self._parallel([(_compact, (lsm, False)) for lsm in stalled])
+
+    def _compact_for_commit(self) -> None:
+        if self._compaction is None:
+            return
+        self._commits += 1
+        every = self.opts.full_compaction_delta_commits()
+        full = every is not None and every > 0 and self._commits % every == 0
+        jobs = []
+        for st in self._buckets.values():
+            if st.lsm is not None and (st.lsm.dirty_since_full if full else bool(st.files)):
+                jobs.append((_compact, (st.lsm, full)))
+        self._parallel(jobs)
 
     def _bucket_state(self, gid: int, bucket: int) -> _BucketState:
         st = self._buckets.get((gid, bucket))
@@ -372,8 +428,8 @@ class TableWrite:
             st = self._bucket_state(gid, bucket)
             start = st.next_seq
             st.next_seq += part.num_rows
-            jobs.append((self._write_files, (gid, bucket, part.select([f.name for f in self.arrow_schema]), start,
-                                             None)))
+            jobs.append((self._write_append_files, (gid, bucket, part.select([f.name for f in self.arrow_schema]),
+                                                    start)))
         self._parallel(jobs)
 
     def _parallel(self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
@@ -400,65 +456,27 @@ class TableWrite:
             out.append((g >> 32, int(np.int32(g & 0xFFFFFFFF)), kv.slice(a, b - a)))
         return out
 
-    def _write_kv_files(self, gid: int, bucket: int, part: pa.Table) -> None:
-        arrays: list[pa.Array | pa.ChunkedArray] = []
-        fields: list[pa.Field] = []
-        for kf in self.key_fields:
-            arrays.append(part.column(kf.name))
-            fields.append(to_arrow_field(kf).with_name(key_column_name(kf.name)).with_nullable(False))
-        arrays += [part.column(SEQUENCE_NUMBER), part.column(VALUE_KIND)]
-        fields += [pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
-                   pa.field(VALUE_KIND, pa.int8(), nullable=False)]
-        for f in self.arrow_schema:
-            arrays.append(part.column(f.name))
-            fields.append(f)
-        file_table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-        self._write_files(gid, bucket, file_table, None, [key_column_name(k) for k in self.key_names])
+    def _bucket_path(self, gid: int, bucket: int) -> str:
+        return self._file_writer.bucket_path(self._parts[gid][0], bucket)
 
-    def _write_files(self, gid: int, bucket: int, table: pa.Table, append_seq_start: int | None,
-                     key_cols: list[str] | None) -> None:
-        """Write ``table`` as one or more files, rolling at target-file-size (measured on Arrow bytes)."""
+    def _write_kv_files(self, gid: int, bucket: int, part: pa.Table) -> None:
+        self._add_files(gid, bucket, self._file_writer.write_kv(self._bucket_path(gid, bucket), part))
+
+    def _write_append_files(self, gid: int, bucket: int, part: pa.Table, seq_start: int) -> None:
+        self._add_files(gid, bucket, self._file_writer.write_append(self._bucket_path(gid, bucket), part, seq_start))
+
+    def _add_files(self, gid: int, bucket: int, metas: list[DataFileMeta]) -> None:
         st = self._bucket_state(gid, bucket)
-        values, part_bytes = self._parts[gid]
-        pdir = partition_dir(list(self.schema.partition_keys), values, [f.type for f in self.part_fields],
-                             self.opts.partition_default_name())
-        bdir = bucket_dir(self.ctx.table_path, pdir, bucket)
-        n = table.num_rows
-        per_row = max(1, table.nbytes // max(1, n))
-        rows_per_file = max(1, self.target_file_size // per_row)
-        file_uuid = None
-        roll = 0
-        for start in range(0, n, rows_per_file):
-            chunk = table.slice(start, min(rows_per_file, n - start))
-            name = new_data_file_name(self.opts.data_file_prefix(), roll, file_uuid=file_uuid)
-            if file_uuid is None:
-                file_uuid = name[len(self.opts.data_file_prefix()):].rsplit("-", 1)[0]
-            roll += 1
-            path = f"{bdir}/{name}"
-            self._written.append(path)
-            size = write_parquet(self.ctx.file_io, path, chunk, self.opts.file_compression(),
-                                 self.opts.file_compression_zstd_level())
-            if key_cols is not None:
-                seq = chunk.column(SEQUENCE_NUMBER)
-                mm = pc.min_max(seq)
-                min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())
-                kinds = chunk.column(VALUE_KIND)
-                deletes = int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
-            else:
-                assert append_seq_start is not None
-                min_seq, max_seq = append_seq_start + start, append_seq_start + start + chunk.num_rows - 1
-                deletes = 0
-            meta = make_file_meta(
-                file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=0,
-                key_fields=self.key_fields, key_source_names=key_cols or [],
-                value_fields=list(self.schema.fields), stats_mode=self.stats_mode,
-                min_seq=min_seq, max_seq=max_seq, delete_rows=deletes)
-            with self._lock:
-                st.files.append(meta)
-                self.rows_written += chunk.num_rows
+        with self._lock:
+            st.files.extend(metas)
+            self.rows_written += sum(m.row_count for m in metas)
 
     def _message(self, gid: int, bucket: int) -> CommitMessage:
         return CommitMessage(partition=self._parts[gid][1], bucket=bucket, total_buckets=self.total_buckets)
+
+
+def _compact(lsm: WriterCompaction, full: bool) -> None:
+    lsm.compact(full)
 
 
 def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

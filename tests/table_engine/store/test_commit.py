@@ -60,8 +60,9 @@ def test_deleting_a_file_that_is_gone_is_a_conflict(catalog: Catalog) -> None:
 
 
 def test_manifests_are_merged(catalog: Catalog) -> None:
+    # write-only: no writer compaction, so every write is exactly one snapshot
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"],
-                             options={"bucket": "1", "manifest.merge-min-count": "5"})
+                             options={"bucket": "1", "manifest.merge-min-count": "5", "write-only": "true"})
     for i in range(40):
         t.write(data([i]))
     snap = t.latest_snapshot()

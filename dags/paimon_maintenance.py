@@ -1,0 +1,219 @@
+"""Upkeep of Paimon tables, one DAG per job, each with a form (Params) to run it by hand from the Airflow UI.
+
+    paimon_compact                dedicated compaction (writers run write-only), minor or full    hourly
+    paimon_expire_snapshots       snapshot (and changelog) expiry                                 daily
+    paimon_daily_tag              tag each table, then delete tags past their retention           daily
+    paimon_expire_partitions      drop partitions older than a retention                          daily
+    paimon_remove_orphan_files    delete files nothing references (failed or killed jobs)         weekly
+    paimon_rollback               roll a table back to a snapshot or tag                          by hand only
+
+Every DAG takes a list of tables (default: the tables of the streaming-lake templates) and runs one mapped task per
+table. Defaults are valid for scheduled runs; nothing uses the logical date (UI-triggered runs have none), and
+names that need a date use ``dag_run.run_after``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from airflow.sdk import DAG, Param, task
+
+from provider.assets import writes_alias
+from provider.examples.lake import ALL_TABLES, PRIMARY_KEY_TABLES
+from provider.operators import (
+    PaimonCompactOperator,
+    PaimonCreateTagOperator,
+    PaimonExpirePartitionsOperator,
+    PaimonExpireSnapshotsOperator,
+    PaimonExpireTagsOperator,
+    PaimonRemoveOrphanFilesOperator,
+    PaimonRollbackOperator,
+)
+
+CONN_ID = "paimon_default"
+START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+DEFAULT_ARGS: dict[str, Any] = {"retries": 1, "retry_delay": datetime.timedelta(minutes=1)}
+TAGS = ["paimon", "maintenance"]
+
+
+def tables_param(default: list[str], what: str) -> Param:
+    return Param(default, type="array", items={"type": "string", "pattern": r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"},
+                 minItems=1, description=f"Tables ('database.table') to {what}.")
+
+
+@task
+def selected_tables_native(**context: Any) -> list[str]:
+    """The tables of this run, read from the params (a real list, not rendered text)."""
+    return [str(t) for t in context["params"]["tables"]]
+
+
+with DAG(
+    dag_id="paimon_compact",
+    description="Dedicated compaction of primary-key tables (minor or full)",
+    schedule="@hourly",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    default_args=DEFAULT_ARGS,
+    params={
+        "tables": tables_param(PRIMARY_KEY_TABLES, "compact"),
+        "mode": Param("minor", type="string", enum=["minor", "full"],
+                      description="minor: the table's compaction strategy picks files; full: one sorted run "
+                                  "per bucket."),
+        "partitions": Param("", type="string",
+                            description="Only these partitions: 'k=v,k2=v2', several separated by ';'. "
+                                        "Empty: all."),
+    },
+    doc_md=__doc__,
+) as compact_dag:
+    PaimonCompactOperator.partial(
+        task_id="compact",
+        outlets=[writes_alias(CONN_ID)],  # each mapped task emits its table's Asset (with the snapshot id)
+        full="{{ params.mode }}",
+        partitions="{{ params.partitions }}",
+        paimon_conn_id=CONN_ID,
+    ).expand(table=selected_tables_native())
+
+
+with DAG(
+    dag_id="paimon_expire_snapshots",
+    description="Expire old snapshots (and changelogs) and the files only they reference",
+    schedule="@daily",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    default_args=DEFAULT_ARGS,
+    params={
+        "tables": tables_param(ALL_TABLES, "expire snapshots of"),
+        "retain_min": Param(10, type="integer", minimum=1, description="Always keep this many snapshots."),
+        "retain_max": Param(100, type="integer", minimum=1, description="Never keep more than this many."),
+        "older_than": Param("1 d ago", type="string",
+                            description="Expire snapshots older than this: '1 d ago', an ISO "
+                                        "date-time or epoch ms. Empty: the table's snapshot.time-retained."),
+    },
+    doc_md=__doc__,
+) as expire_snapshots_dag:
+    PaimonExpireSnapshotsOperator.partial(
+        task_id="expire_snapshots",
+        retain_min="{{ params.retain_min }}",
+        retain_max="{{ params.retain_max }}",
+        older_than="{{ params.older_than }}",
+        paimon_conn_id=CONN_ID,
+    ).expand(table=selected_tables_native())
+
+
+with DAG(
+    dag_id="paimon_daily_tag",
+    description="Tag every table once a day, then delete tags past their retention",
+    schedule="@daily",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    default_args=DEFAULT_ARGS,
+    params={
+        "tables": tables_param(ALL_TABLES, "tag"),
+        "tag_prefix": Param("daily", type="string", pattern=r"^[A-Za-z0-9_\-]+$",
+                            description="Tag names are '<prefix>-<date>' (scheduled runs) or "
+                                        "'<prefix>-<date>T<time>' (other runs)."),
+        "time_retained": Param("7 d", type="string", minLength=1,
+                               description="How long a tag is kept ('7 d', '12 h')."),
+    },
+    doc_md=__doc__,
+) as daily_tag_dag:
+    tables = selected_tables_native()
+    created = PaimonCreateTagOperator.partial(
+        task_id="create_tag",
+        tag="{{ params.tag_prefix }}-{{ dag_run.run_after.strftime('%Y-%m-%d' if dag_run.run_type == 'scheduled' "
+            "else '%Y-%m-%dT%H%M%S') }}",
+        time_retained="{{ params.time_retained }}",
+        paimon_conn_id=CONN_ID,
+    ).expand(table=tables)
+    expired = PaimonExpireTagsOperator.partial(task_id="expire_tags", paimon_conn_id=CONN_ID).expand(table=tables)
+    created >> expired
+
+
+with DAG(
+    dag_id="paimon_expire_partitions",
+    description="Drop partitions whose date is older than a retention",
+    schedule="@daily",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    default_args=DEFAULT_ARGS,
+    params={
+        "tables": tables_param(ALL_TABLES, "expire partitions of"),
+        "expiration_time": Param("365 d", type="string", minLength=1,
+                                 description="Drop partitions older than this ('30 d')."),
+        "timestamp_formatter": Param("yyyy-MM-dd", type="string",
+                                     description="How partition values read as dates (Java pattern)."),
+        "timestamp_pattern": Param("$dt", type="string",
+                                   description="How partition columns compose the date ('$dt', '$dt $hour:00')."),
+        "dry_run": Param(False, type="boolean", description="Only report what would be dropped."),
+    },
+    doc_md=__doc__,
+) as expire_partitions_dag:
+    PaimonExpirePartitionsOperator.partial(
+        task_id="expire_partitions",
+        expiration_time="{{ params.expiration_time }}",
+        timestamp_formatter="{{ params.timestamp_formatter }}",
+        timestamp_pattern="{{ params.timestamp_pattern }}",
+        dry_run_only="{{ params.dry_run }}",
+        paimon_conn_id=CONN_ID,
+    ).expand(table=selected_tables_native())
+
+
+with DAG(
+    dag_id="paimon_remove_orphan_files",
+    description="Delete files no snapshot, tag or changelog references",
+    schedule="@weekly",
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    default_args=DEFAULT_ARGS,
+    params={
+        "tables": tables_param(ALL_TABLES, "clean"),
+        "older_than": Param("1 d ago", type="string", minLength=1,
+                            description="Only files older than this ('1 d ago'; running jobs' files "
+                                        "are younger)."),
+        "dry_run": Param(False, type="boolean", description="Only list the files."),
+    },
+    doc_md=__doc__,
+) as orphan_dag:
+    PaimonRemoveOrphanFilesOperator.partial(
+        task_id="remove_orphan_files",
+        older_than="{{ params.older_than }}",
+        dry_run_only="{{ params.dry_run }}",
+        paimon_conn_id=CONN_ID,
+    ).expand(table=selected_tables_native())
+
+
+with DAG(
+    dag_id="paimon_rollback",
+    description="Roll a table back to a snapshot or a tag (newer snapshots and tags are removed)",
+    schedule=None,
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=TAGS,
+    params={
+        "table": Param(PRIMARY_KEY_TABLES[0], type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
+                       description="The table to roll back."),
+        "snapshot_id": Param(None, type=["null", "integer"], minimum=1,
+                             description="Roll back to this snapshot (or give a tag)."),
+        "tag": Param("", type="string", description="Roll back to this tag (or give a snapshot id)."),
+    },
+    doc_md=__doc__,
+) as rollback_dag:
+    PaimonRollbackOperator(
+        task_id="rollback",  # the table is templated: its Asset event goes through writes_alias
+        table="{{ params.table }}",
+        snapshot_id="{{ params.snapshot_id }}",
+        tag="{{ params.tag }}",
+        paimon_conn_id=CONN_ID,
+    )

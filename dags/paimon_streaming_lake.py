@@ -1,0 +1,168 @@
+"""A streaming lake in layers on Paimon tables, each layer scheduled on the Asset of the one below.
+
+    ODS  paimon_lake_ods   land a batch of raw order events, append it to ods.order_events        (manual/UI)
+    DWD  paimon_lake_dwd   ODS changes -> dwd.orders (dedup by key, write-only), then compact      (on ODS asset)
+                           (dedicated compaction: produces the lookup changelog, emits dwd.orders)
+    DWS  paimon_lake_dws   dwd.orders changelog -> dws.user_daily (aggregation: sum)               (on DWD asset)
+    ADS  paimon_lake_ads   tag dws.user_daily for serving readers, publish its top users           (on DWS asset)
+
+Connections: ``paimon_default`` (warehouse; its ``spark_conn_id``, default ``spark_default``, says where Spark
+runs). Trigger ``paimon_lake_ods`` from the UI with a batch number (1-3 of the bundled sample data) and watch the
+other layers follow. Nothing here uses the logical date: UI-triggered runs have none.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from airflow.sdk import DAG, Param, task
+
+from provider.assets import table_asset
+from provider.examples.lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
+from provider.operators import (
+    PaimonCompactOperator,
+    PaimonConsumeChangelogOperator,
+    PaimonCreateTableOperator,
+    PaimonCreateTagOperator,
+    PaimonWriteOperator,
+)
+
+CONN_ID = "paimon_default"
+START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+DEFAULT_ARGS = {"retries": 1, "retry_delay": datetime.timedelta(seconds=30)}
+TAGS = ["paimon", "streaming-lake"]
+
+
+def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
+    return PaimonCreateTableOperator(task_id=task_id, table=tdef.name, columns=tdef.columns,
+                                     primary_keys=tdef.primary_keys, partition_keys=tdef.partition_keys,
+                                     table_options=tdef.options, comment=tdef.comment, paimon_conn_id=CONN_ID)
+
+
+with DAG(
+    dag_id="paimon_lake_ods",
+    description="ODS: append a batch of raw order events to ods.order_events",
+    schedule=None,
+    start_date=START,
+    catchup=False,
+    tags=[*TAGS, "ods"],
+    default_args=DEFAULT_ARGS,
+    params={
+        "batch": Param(1, type="integer", minimum=1, maximum=3,
+                       description="Which bundled sample batch of order events lands (1, 2, 3)."),
+        "landing_dir": Param(default_landing_dir(), type="string", minLength=1,
+                             description="Directory the batch lands in; Spark must be able to read it."),
+    },
+    doc_md=__doc__,
+) as ods_dag:
+
+    @task
+    def land_batch(batch: int, landing_dir: str) -> str:
+        """Stand-in for an upstream system: write one sample batch of raw events as Parquet files."""
+        from provider.examples.lake import write_batch
+
+        return write_batch(landing_dir, int(batch))
+
+    landed = land_batch(batch="{{ params.batch }}", landing_dir="{{ params.landing_dir }}")  # type: ignore[arg-type]
+    append = PaimonWriteOperator(
+        task_id="append_ods",
+        table=ODS.name,
+        source=str(landed),
+        source_format="parquet",
+        partition_keys=ODS.partition_keys,
+        table_options=ODS.options,
+        paimon_conn_id=CONN_ID,
+    )
+    landed >> append
+
+
+with DAG(
+    dag_id="paimon_lake_dwd",
+    description="DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
+    schedule=[table_asset(ODS.name, CONN_ID)],
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=[*TAGS, "dwd"],
+    default_args=DEFAULT_ARGS,
+    doc_md=__doc__,
+) as dwd_dag:
+    create_dwd = _create(DWD, "create_dwd_orders")
+    apply_changes = PaimonConsumeChangelogOperator(
+        task_id="apply_ods_changes",
+        table=ODS.name,
+        consumer_id=DWD_CONSUMER,
+        target_table=DWD.name,
+        emit_asset=False,  # the compaction below publishes dwd.orders, once its changelog exists
+        skip_if_no_commit=True,  # no new events: nothing to compact or publish
+        paimon_conn_id=CONN_ID,
+    )
+    compact_dwd = PaimonCompactOperator(
+        task_id="compact_dwd_orders",
+        table=DWD.name,
+        full=True,  # the writers are write-only: this dedicated compaction produces the changelog
+        skip_if_no_commit=True,
+        paimon_conn_id=CONN_ID,
+    )
+    create_dwd >> apply_changes >> compact_dwd
+
+
+with DAG(
+    dag_id="paimon_lake_dws",
+    description="DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
+    schedule=[table_asset(DWD.name, CONN_ID)],
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=[*TAGS, "dws"],
+    default_args=DEFAULT_ARGS,
+    doc_md=__doc__,
+) as dws_dag:
+    create_dws = _create(DWS, "create_dws_user_daily")
+    aggregate = PaimonConsumeChangelogOperator(
+        task_id="aggregate_dwd_changelog",
+        table=DWD.name,
+        consumer_id=DWS_CONSUMER,
+        target_table=DWS.name,
+        skip_if_no_commit=True,  # an empty changelog must not trigger the ADS layer
+        paimon_conn_id=CONN_ID,
+    )
+    create_dws >> aggregate
+
+
+with DAG(
+    dag_id="paimon_lake_ads",
+    description="ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
+    schedule=[table_asset(DWS.name, CONN_ID)],
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    tags=[*TAGS, "ads"],
+    default_args=DEFAULT_ARGS,
+    doc_md=__doc__,
+) as ads_dag:
+    tag = PaimonCreateTagOperator(
+        task_id="tag_for_serving",
+        table=DWS.name,
+        # run_after exists for every run, scheduled, asset-triggered or triggered from the UI
+        tag="ads-{{ dag_run.run_after.strftime('%Y%m%dT%H%M%S') }}",
+        time_retained="3 d",
+        paimon_conn_id=CONN_ID,
+    )
+
+    @task
+    def publish_top_users(tag_result: dict[str, object] | None, top: int = 5) -> list[dict[str, object]]:
+        """The serving view: the top users per day at the new tag, read through the engine (no Spark)."""
+        from provider.hooks.table import PaimonTableHook
+
+        if not tag_result or not tag_result.get("tag"):
+            raise ValueError(f"the tag task returned no tag: {tag_result!r}")
+        rows = PaimonTableHook(CONN_ID).read(DWS.name, columns=["user_id", "dt", "quantity", "amount"],
+                                             tag=str(tag_result["tag"])).to_pylist()
+        rows.sort(key=lambda r: (r["dt"], -(r["amount"] or 0.0)))
+        by_day: dict[str, list[dict[str, object]]] = {}
+        for r in rows:
+            by_day.setdefault(r["dt"], []).append(r)
+        return [r for day in sorted(by_day) for r in by_day[day][:top]]
+
+    publish_top_users(tag.output)  # type: ignore[arg-type]

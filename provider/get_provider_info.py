@@ -1,0 +1,89 @@
+"""Provider metadata, exposed to Airflow through the ``apache_airflow_provider`` entry point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provider import __version__
+
+INTEGRATION = "Apache Paimon"
+
+
+def get_provider_info() -> dict[str, Any]:
+    """What ``airflow providers list|hooks|triggers`` and the connection form show."""
+    return {
+        "package-name": "airflow-provider-paimon",
+        "name": "Apache Paimon",
+        "description": "Operators, sensors and triggers for Apache Paimon tables, running PySpark jobs on a "
+                       "bundled pure-Python Paimon table engine.",
+        "versions": [__version__],
+        "integrations": [
+            {"integration-name": INTEGRATION, "external-doc-url": "https://paimon.apache.org/", "tags": ["apache"]},
+        ],
+        "hooks": [
+            {"integration-name": INTEGRATION, "python-modules": ["provider.hooks.table", "provider.hooks.spark"]},
+        ],
+        "operators": [
+            {"integration-name": INTEGRATION,
+             "python-modules": ["provider.operators.write", "provider.operators.compact",
+                                "provider.operators.lifecycle", "provider.operators.changelog",
+                                "provider.operators.table"]},
+        ],
+        "sensors": [
+            {"integration-name": INTEGRATION,
+             "python-modules": ["provider.sensors.snapshot", "provider.sensors.partition"]},
+        ],
+        "triggers": [
+            {"integration-name": INTEGRATION, "python-modules": ["provider.triggers.metadata"]},
+        ],
+        "asset-uris": [
+            {"schemes": ["paimon"], "handler": "provider.assets.sanitize_uri"},
+        ],
+        "connection-types": [
+            {
+                "connection-type": "paimon",
+                "hook-class-name": "provider.hooks.table.PaimonTableHook",
+                "hook-name": "Apache Paimon",
+                "ui-field-behaviour": {
+                    "hidden-fields": ["host", "schema", "login", "password", "port", "extra"],
+                    "relabeling": {},
+                    "placeholders": {
+                        "warehouse": "s3://bucket/warehouse or /data/warehouse",
+                        "catalog_options": '{"fs.s3.region": "eu-west-1"}',
+                        "spark_conn_id": "spark_default",
+                        "python": "/usr/local/bin/python",
+                        "spark_conf": '{"spark.executor.memory": "2g"}',
+                    },
+                },
+                "conn-fields": {
+                    "warehouse": {
+                        "label": "Warehouse",
+                        "description": "Warehouse URI: a local path, file://, s3://, gs://, hdfs:// (any pyarrow "
+                                       "filesystem); tables live in <warehouse>/<db>.db/<table>.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "catalog_options": {
+                        "label": "Catalog options",
+                        "description": "JSON object of catalog options passed to the engine and the Spark jobs.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "spark_conn_id": {
+                        "label": "Spark connection",
+                        "description": "The Spark connection (master, deploy mode) Spark jobs on this warehouse use.",
+                        "schema": {"type": ["string", "null"], "default": "spark_default"},
+                    },
+                    "python": {
+                        "label": "Cluster Python",
+                        "description": "Python interpreter of the Spark executors (spark.pyspark.python); empty: "
+                                       "the interpreter running Airflow.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "spark_conf": {
+                        "label": "Spark conf",
+                        "description": "JSON object of Spark configuration for every job on this warehouse.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                },
+            },
+        ],
+    }

@@ -1,0 +1,116 @@
+"""Read-only access to Paimon tables through the bundled engine, for sensors and XCom summaries (no Spark)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseHook
+
+from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from provider.metadata import SnapshotInfo, TableLocation, latest_snapshot_info
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from table_engine.catalog import Catalog
+    from table_engine.table import Table
+
+
+def load_connection_config(conn_id: str) -> PaimonConnectionConfig:
+    """Fetch and parse a ``paimon`` connection (secrets backends, environment, metadata DB)."""
+    conn = BaseHook.get_connection(conn_id)
+    return PaimonConnectionConfig.from_connection_fields(conn_id, conn.host, conn.extra_dejson)
+
+
+class PaimonTableHook(BaseHook):
+    """Opens the tables of a Paimon warehouse read-only through ``table_engine``.
+
+    The connection is resolved on first use, never in the constructor.
+
+    :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options).
+    :param warehouse: a warehouse URI that overrides the connection's (then the connection may be absent).
+    """
+
+    conn_name_attr = "paimon_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
+    conn_type = CONN_TYPE
+    hook_name = "Apache Paimon"
+
+    def __init__(self, paimon_conn_id: str = DEFAULT_CONN_ID, warehouse: str | None = None) -> None:
+        super().__init__()
+        self.paimon_conn_id = paimon_conn_id
+        self.warehouse_override = warehouse
+        self._config: PaimonConnectionConfig | None = None
+
+    def get_conn(self) -> PaimonConnectionConfig:
+        """The resolved connection (cached)."""
+        if self._config is None:
+            if self.warehouse_override:
+                try:
+                    base = load_connection_config(self.paimon_conn_id)
+                    self._config = PaimonConnectionConfig(
+                        conn_id=base.conn_id, warehouse=self.warehouse_override,
+                        catalog_options=base.catalog_options, spark_conn_id=base.spark_conn_id, python=base.python,
+                        spark_conf=base.spark_conf)
+                except Exception as e:  # noqa: BLE001 - any lookup failure: the explicit warehouse suffices
+                    self.log.info("connection %s not usable (%s); using warehouse %s", self.paimon_conn_id, e,
+                                  self.warehouse_override)
+                    self._config = PaimonConnectionConfig(conn_id=self.paimon_conn_id,
+                                                          warehouse=self.warehouse_override)
+            else:
+                self._config = load_connection_config(self.paimon_conn_id)
+        return self._config
+
+    @property
+    def warehouse(self) -> str:
+        return self.get_conn().warehouse
+
+    def location(self, table: str) -> TableLocation:
+        """FileIO and directory of a table (for :mod:`provider.metadata`)."""
+        return TableLocation.of(self.warehouse, table)
+
+    def get_catalog(self) -> Catalog:
+        from table_engine.catalog import Catalog
+
+        config = self.get_conn()
+        return Catalog(config.warehouse, config.catalog_options)
+
+    def get_table(self, table: str) -> Table:
+        """The engine's table object; this hook uses it for reading only."""
+        return self.get_catalog().get_table(table)
+
+    def table_exists(self, table: str) -> bool:
+        return self.get_catalog().table_exists(table)
+
+    def latest_snapshot(self, table: str) -> SnapshotInfo | None:
+        return latest_snapshot_info(self.location(table))
+
+    def read(self, table: str, columns: list[str] | None = None, filter: Any = None, limit: int | None = None,
+             snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """Merged rows of the latest snapshot (or of ``snapshot_id`` / ``tag``); ``limit`` keeps the first rows."""
+        result = self.get_table(table).read(columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag)
+        return result.slice(0, limit) if limit is not None else result
+
+    def table_summary(self, table: str) -> dict[str, Any]:
+        """A JSON-friendly summary: keys, options, latest snapshot, snapshot ids, tags and consumers."""
+        t = self.get_table(table)
+        latest = latest_snapshot_info(self.location(table))
+        return {
+            "table": t.identifier,
+            "path": t.path,
+            "primary_keys": list(t.primary_keys),
+            "partition_keys": list(t.partition_keys),
+            "options": dict(t.schema.options),
+            "latest_snapshot": latest.to_dict() if latest else None,
+            "earliest_snapshot_id": t.earliest_snapshot_id(),
+            "tags": t.list_tags(),
+            "consumers": t.consumers(),
+        }
+
+    def test_connection(self) -> tuple[bool, str]:
+        """For the UI's Test button: the warehouse is reachable and lists its databases."""
+        try:
+            databases = self.get_catalog().list_databases()
+        except Exception as e:  # noqa: BLE001 - reported to the user as the test result
+            return False, f"cannot list warehouse {self.get_conn().warehouse}: {e}"
+        return True, f"warehouse {self.get_conn().warehouse} has databases {databases}"

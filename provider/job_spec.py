@@ -1,0 +1,134 @@
+"""The one typed description of a Spark job of the Paimon application, and the pure functions that render it.
+
+An operator turns its (templated) arguments into a :class:`SparkJobSpec`; the hook resolves connections and hands
+the spec to :func:`application_args` and :func:`spark_conf`, which are pure and unit-tested. Nothing here touches
+Airflow or Spark.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+COMMANDS = frozenset({
+    "write", "compact", "expire-snapshots", "create-tag", "expire-tags", "expire-partitions",
+    "remove-orphan-files", "rollback", "consume-changelog",
+})
+"""Subcommands of ``table_engine/spark/app.py`` (the grammar it shares with ``table_engine/cli.py``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparkJobSpec:
+    """One spark-submit of the Paimon Spark application.
+
+    :param command: the application's subcommand (one of :data:`COMMANDS`).
+    :param table: ``database.table``.
+    :param args: the command's own options, already rendered (``["--full", "--partition", "dt=2024-01-01"]``).
+    :param warehouse: overrides the Paimon connection's warehouse URI.
+    :param spark_conn_id: the Spark connection (master, deploy mode, queue, ...); default: the one the Paimon
+        connection names.
+    :param master: overrides the Spark connection's master (``local[2]``, ``spark://host:7077``).
+    :param deploy_mode: overrides the Spark connection's deploy mode.
+    :param conf: Spark configuration; wins over the Paimon connection's ``spark_conf``.
+    :param py_files: extra ``--py-files`` (zip, egg, wheel, py).
+    :param files: extra ``--files``.
+    :param jars: extra ``--jars``.
+    :param name: the Spark application name (default ``paimon-<command>-<table>``).
+    :param driver_memory: ``--driver-memory``.
+    :param executor_memory: ``--executor-memory``.
+    :param executor_cores: ``--executor-cores``.
+    :param num_executors: ``--num-executors`` (YARN, Kubernetes).
+    :param total_executor_cores: ``--total-executor-cores`` (standalone).
+    :param env_vars: environment of spark-submit (client mode) or of the driver (YARN, Kubernetes).
+    :param python: the Python interpreter of the executors (``spark.pyspark.python``); default: the Paimon
+        connection's ``python``, else the interpreter running Airflow.
+    :param ship_engine: send a zip of ``table_engine`` with ``--py-files``; default: when the master is not local.
+    :param verbose: ``spark-submit --verbose``.
+    """
+
+    command: str
+    table: str
+    args: Sequence[str] = ()
+    warehouse: str | None = None
+    spark_conn_id: str | None = None
+    master: str | None = None
+    deploy_mode: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+    py_files: Sequence[str] = ()
+    files: Sequence[str] = ()
+    jars: Sequence[str] = ()
+    name: str | None = None
+    driver_memory: str | None = None
+    executor_memory: str | None = None
+    executor_cores: int | None = None
+    num_executors: int | None = None
+    total_executor_cores: int | None = None
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    python: str | None = None
+    ship_engine: bool | None = None
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if self.command not in COMMANDS:
+            raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(COMMANDS)}")
+        if not self.table or not isinstance(self.table, str):
+            raise ValueError("a Paimon Spark job needs a table ('database.table')")
+
+    @property
+    def app_name(self) -> str:
+        return self.name or f"paimon-{self.command}-{self.table}"
+
+
+def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None = None) -> list[str]:
+    """The application's argv: ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    argv = [spec.command, "--warehouse", warehouse, "--table", spec.table]
+    for key, value in sorted((catalog_options or {}).items()):
+        argv += ["--catalog-option", f"{key}={value}"]
+    argv += [str(a) for a in spec.args]
+    return argv
+
+
+def is_local_master(master: str) -> bool:
+    """``local``, ``local[4]``, ``local[*]``, ``local[*,3]``: the driver and executors are this machine."""
+    return master == "local" or master.startswith("local[")
+
+
+def spark_conf(spec: SparkJobSpec, *, master: str, cluster_mode: bool, connection_conf: Mapping[str, str] | None = None,
+               connection_python: str | None = None, local_python: str = sys.executable) -> dict[str, str]:
+    """Spark conf of the submit: the connection's ``spark_conf``, then the spec's ``conf``, then the interpreters.
+
+    Executors run ``spec.python`` or the connection's ``python`` (on a cluster), else ``local_python`` (the
+    interpreter running Airflow, right for local masters and for clusters built from the same image). In client
+    mode the driver runs here, so it gets ``local_python``; an explicit conf always wins.
+    """
+    conf = {str(k): str(v) for k, v in (connection_conf or {}).items()}
+    conf.update({str(k): str(v) for k, v in spec.conf.items()})
+    executor_python = spec.python or (None if is_local_master(master) else connection_python) or local_python
+    conf.setdefault("spark.pyspark.python", executor_python)
+    if not cluster_mode:
+        conf.setdefault("spark.pyspark.driver.python", local_python)
+    return conf
+
+
+def should_ship_engine(spec: SparkJobSpec, master: str) -> bool:
+    """Ship ``table_engine`` as a zip unless told otherwise or the master is local."""
+    return spec.ship_engine if spec.ship_engine is not None else not is_local_master(master)
+
+
+def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, object] | str | None) -> list[str]:
+    """``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
+    several specs in text are separated by ``;``)."""
+    if partitions is None or partitions == "" or partitions == []:
+        return []
+    specs: list[str]
+    if isinstance(partitions, str):
+        specs = [p.strip() for p in partitions.split(";") if p.strip()]
+    elif isinstance(partitions, Mapping):
+        specs = [",".join(f"{k}={v}" for k, v in partitions.items())]
+    else:
+        specs = [",".join(f"{k}={v}" for k, v in p.items()) for p in partitions]
+    out: list[str] = []
+    for s in specs:
+        out += ["--partition", s]
+    return out

@@ -1,0 +1,222 @@
+"""The shared shape of every Paimon Spark operator: render arguments, build one SparkJobSpec, submit it.
+
+Subclasses declare the application's subcommand and turn their own (templated) arguments into the command's
+options in :meth:`PaimonSparkOperator.command_args`. Spark-level settings (master, conf, memory, ...) are one
+templated ``spark`` mapping whose keys are :class:`~provider.job_spec.SparkJobSpec` fields, so no operator
+redeclares them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import Asset, AssetAlias, BaseOperator
+from airflow.sdk.exceptions import AirflowSkipException
+
+from provider.assets import table_asset, writes_alias
+from provider.connection import DEFAULT_CONN_ID
+from provider.job_spec import SparkJobSpec
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from pydantic import JsonValue
+
+    from provider.hooks.spark import PaimonSparkHook
+
+SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "table", "args",
+                                                                                     "warehouse"}
+"""Keys accepted in an operator's ``spark`` mapping."""
+
+
+def as_bool(value: Any) -> bool:
+    """A flag from Python or from rendered template text (``"True"``, ``"false"``, ``"1"``)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off", "", "none"):
+            return False
+        raise ValueError(f"not a boolean: {value!r}")
+    return bool(value)
+
+
+def as_optional_int(value: Any, name: str) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+def as_optional_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return None if text.lower() in ("", "none", "null") else text
+
+
+def as_time_arg(value: Any) -> str | None:
+    """A point in time for the application: epoch milliseconds or an ISO-8601 timestamp (datetimes become ISO)."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return as_optional_text(value)
+
+
+def opt(flag: str, value: Any) -> list[str]:
+    """``[flag, value]``, or nothing when the value is empty; ``[flag=value]`` when the value starts with ``-``
+    (``--tag=-x``), which argparse would otherwise take for an option."""
+    if value is None:
+        return []
+    text = str(value)
+    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+
+
+def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:
+    """The snapshot a job committed, from its result line (``snapshot_id``)."""
+    value = (result or {}).get("snapshot_id")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def default_commit_user(context: Context) -> str:
+    """``airflow:<dag>:<task>:<run id>[:<map index>]``: the same for every try of one task instance, so the
+    application skips a commit an earlier try already made."""
+    ti = context["ti"]
+    parts = ["airflow", ti.dag_id, ti.task_id, ti.run_id]
+    map_index = getattr(ti, "map_index", -1)
+    if map_index is not None and map_index >= 0:
+        parts.append(str(map_index))
+    return ":".join(parts)
+
+
+class PaimonSparkOperator(BaseOperator):
+    """Base class: submit one command of the Paimon Spark application and return its final JSON line (XCom).
+
+    :param table: ``database.table`` (templated).
+    :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options, Spark connection).
+    :param warehouse: overrides the connection's warehouse (templated).
+    :param spark: Spark settings, keys of :class:`~provider.job_spec.SparkJobSpec` (``master``, ``conf``,
+        ``driver_memory``, ``spark_conn_id``, ``py_files``, ...) (templated).
+    :param extra_args: more options appended to the command, verbatim (templated).
+    :param emit_asset: for writing commands, emit an Asset event for the table (extra: the snapshot id): through
+        the table's Asset when the table is known at parse time, else through :func:`provider.assets.writes_alias`
+        (also when that alias is already among ``outlets``, as mapped operators should declare it).
+    :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
+        to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
+        downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
+        mode the driver's output is not available here (no result): do not combine the two.
+    """
+
+    command: ClassVar[str]
+    writes_table: ClassVar[bool] = False
+    """Writing commands add the table's Asset (or, for a templated table, an AssetAlias) to the outlets."""
+
+    template_fields: Sequence[str] = ("table", "warehouse", "spark", "extra_args")
+    template_fields_renderers = {"spark": "json"}
+    ui_color = "#c9e4f7"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        paimon_conn_id: str = DEFAULT_CONN_ID,
+        warehouse: str | None = None,
+        spark: Mapping[str, Any] | None = None,
+        extra_args: Sequence[str] | None = None,
+        emit_asset: bool = True,
+        skip_if_no_commit: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.paimon_conn_id = paimon_conn_id
+        self.warehouse = warehouse
+        self.spark = dict(spark or {})
+        self.extra_args = list(extra_args or [])
+        self.emit_asset = emit_asset
+        self.skip_if_no_commit = skip_if_no_commit
+        unknown = set(self.spark) - SPARK_OPTION_KEYS
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown spark settings {sorted(unknown)}; "
+                             f"allowed: {sorted(SPARK_OPTION_KEYS)}")
+        self._hook: PaimonSparkHook | None = None
+        target = self.asset_table
+        if emit_asset and target is not None and not any(self._is_own_alias(o) for o in self.outlets):
+            self.outlets.append(self._declared_outlet(target))
+
+    # ---- assets ------------------------------------------------------------------------------------------------
+    @property
+    def asset_table(self) -> str | None:
+        """The table whose Asset this operator updates (None: it updates none)."""
+        return self.table if self.writes_table else None
+
+    def _is_templated(self, table: str) -> bool:
+        return any(mark in text for text in (table, self.paimon_conn_id) for mark in ("{{", "{%"))
+
+    def _alias(self) -> AssetAlias:
+        return writes_alias(self.paimon_conn_id)
+
+    def _is_own_alias(self, outlet: object) -> bool:
+        return isinstance(outlet, AssetAlias) and outlet.name == self._alias().name
+
+    def _declared_outlet(self, table: str) -> Asset | AssetAlias:
+        """The table's Asset when the table is known at parse time, else an alias resolved at run time."""
+        if self._is_templated(table):
+            return self._alias()
+        return table_asset(table, self.paimon_conn_id)
+
+    def _emit_table_event(self, context: Context, table: str, result: Mapping[str, Any] | None) -> None:
+        asset = table_asset(table, self.paimon_conn_id)
+        extra: dict[str, JsonValue] = {"table": table, "command": self.command,
+                                       "snapshot_id": self.result_snapshot_id(result)}
+        events = context["outlet_events"]
+        for outlet in self.outlets:
+            if isinstance(outlet, Asset) and outlet.uri == asset.uri:
+                events[outlet].extra.update(extra)
+            elif self._is_own_alias(outlet):
+                events[outlet].add(asset, extra=extra)
+
+    def result_snapshot_id(self, result: Mapping[str, Any] | None) -> int | None:
+        """The snapshot of :attr:`asset_table` the job committed (for the Asset event's extra)."""
+        return snapshot_id_of(result)
+
+    # ---- the job -----------------------------------------------------------------------------------------------
+    def command_args(self) -> list[str]:
+        """The command's own options, from the rendered arguments."""
+        return []
+
+    def build_spec(self) -> SparkJobSpec:
+        """The job, from rendered template fields (pure; used by :meth:`execute` and by tests)."""
+        unknown = set(self.spark) - SPARK_OPTION_KEYS
+        if unknown:
+            raise ValueError(f"unknown spark settings {sorted(unknown)}; allowed: {sorted(SPARK_OPTION_KEYS)}")
+        settings = dict(self.spark)
+        for key in ("py_files", "files", "jars"):
+            if isinstance(settings.get(key), str):
+                settings[key] = [p for p in settings[key].split(",") if p]
+        return SparkJobSpec(command=self.command, table=self.table,
+                            args=[*self.command_args(), *map(str, self.extra_args)],
+                            warehouse=as_optional_text(self.warehouse), **settings)
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        from provider.hooks.spark import PaimonSparkHook
+
+        spec = self.build_spec()
+        self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
+        result = self._hook.submit(spec)
+        target = self.asset_table
+        if self.skip_if_no_commit and target is not None and self.result_snapshot_id(result) is None:
+            self.log.info("%s committed nothing to %s (%s): skipping", self.command, target, result)
+            raise AirflowSkipException(f"{self.command} committed nothing to {target}")
+        if self.emit_asset and target is not None:
+            self._emit_table_event(context, target, result)
+        return result
+
+    def on_kill(self) -> None:
+        if self._hook is not None:
+            self._hook.on_kill()

@@ -1,0 +1,170 @@
+"""Table upkeep with the Spark application: snapshot/tag/partition expiry, tags, orphan files, rollback."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Any
+
+from provider.operators.base import (
+    PaimonSparkOperator,
+    as_bool,
+    as_optional_int,
+    as_optional_text,
+    as_time_arg,
+    opt,
+)
+
+
+class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
+    """Expire snapshots (then changelogs) by the table's retention options or these overrides.
+
+    :param retain_min: keep at least this many snapshots (templated).
+    :param retain_max: keep at most this many snapshots (templated).
+    :param older_than: expire snapshots committed before this time (datetime, ISO text or epoch ms) (templated).
+    :param max_deletes: expire at most this many snapshots in one run (templated).
+    """
+
+    command = "expire-snapshots"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "retain_min", "retain_max",
+                                      "older_than", "max_deletes")
+
+    def __init__(self, *, retain_min: int | str | None = None, retain_max: int | str | None = None,
+                 older_than: datetime.datetime | str | int | None = None, max_deletes: int | str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.retain_min = retain_min
+        self.retain_max = retain_max
+        self.older_than = older_than
+        self.max_deletes = max_deletes
+
+    def command_args(self) -> list[str]:
+        return [*opt("--retain-min", as_optional_int(self.retain_min, "retain_min")),
+                *opt("--retain-max", as_optional_int(self.retain_max, "retain_max")),
+                *opt("--older-than", as_time_arg(self.older_than)),
+                *opt("--max-deletes", as_optional_int(self.max_deletes, "max_deletes"))]
+
+
+class PaimonCreateTagOperator(PaimonSparkOperator):
+    """Tag a snapshot (the latest by default), e.g. a daily tag consumers can read with ``scan.tag-name``.
+
+    :param tag: the tag name (templated; use ``{{ dag_run.run_after | ds }}``-style values, not ``ds``, so that
+        runs triggered from the UI, which have no logical date, work).
+    :param snapshot_id: the snapshot to tag (templated).
+    :param time_retained: how long to keep the tag (``"7 d"``) (templated).
+    """
+
+    command = "create-tag"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "snapshot_id", "time_retained")
+
+    def __init__(self, *, tag: str, snapshot_id: int | str | None = None, time_retained: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tag = tag
+        self.snapshot_id = snapshot_id
+        self.time_retained = time_retained
+
+    def command_args(self) -> list[str]:
+        tag = as_optional_text(self.tag)
+        if not tag:
+            raise ValueError("create-tag needs a tag name")
+        return [*opt("--tag", tag), *opt("--snapshot", as_optional_int(self.snapshot_id, "snapshot_id")),
+                *opt("--time-retained", as_optional_text(self.time_retained))]
+
+
+class PaimonExpireTagsOperator(PaimonSparkOperator):
+    """Delete tags past their retention (or created before ``older_than``).
+
+    :param older_than: also delete tags created before this time (templated).
+    """
+
+    command = "expire-tags"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "older_than")
+
+    def __init__(self, *, older_than: datetime.datetime | str | int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.older_than = older_than
+
+    def command_args(self) -> list[str]:
+        return opt("--older-than", as_time_arg(self.older_than))
+
+
+class PaimonExpirePartitionsOperator(PaimonSparkOperator):
+    """Drop partitions whose time (from their values or their last update) is older than ``expiration_time``.
+
+    :param expiration_time: e.g. ``"30 d"``; default: the table's ``partition.expiration-time`` (templated).
+    :param timestamp_formatter: how partition values read as time (``"yyyy-MM-dd"``) (templated).
+    :param timestamp_pattern: how partition columns compose the time (``"$dt"``) (templated).
+    :param strategy: ``values-time`` or ``update-time`` (templated).
+    :param max_expires: at most this many partitions per run (templated).
+    :param dry_run_only: only report what would be dropped (templated).
+    """
+
+    command = "expire-partitions"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "expiration_time",
+                                      "timestamp_formatter", "timestamp_pattern", "strategy", "max_expires",
+                                      "dry_run_only")
+
+    def __init__(self, *, expiration_time: str | None = None, timestamp_formatter: str | None = None,
+                 timestamp_pattern: str | None = None, strategy: str | None = None,
+                 max_expires: int | str | None = None, dry_run_only: bool | str = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.expiration_time = expiration_time
+        self.timestamp_formatter = timestamp_formatter
+        self.timestamp_pattern = timestamp_pattern
+        self.strategy = strategy
+        self.max_expires = max_expires
+        self.dry_run_only = dry_run_only
+
+    def command_args(self) -> list[str]:
+        return [*opt("--expiration-time", as_optional_text(self.expiration_time)),
+                *opt("--timestamp-formatter", as_optional_text(self.timestamp_formatter)),
+                *opt("--timestamp-pattern", as_optional_text(self.timestamp_pattern)),
+                *opt("--strategy", as_optional_text(self.strategy)),
+                *opt("--max-expires", as_optional_int(self.max_expires, "max_expires")),
+                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+
+
+class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
+    """Delete files no snapshot, tag or changelog references (left by failed or killed jobs).
+
+    :param older_than: only files older than this time (default in the application: one day ago) (templated).
+    :param dry_run_only: only list them (templated).
+    """
+
+    command = "remove-orphan-files"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "older_than", "dry_run_only")
+
+    def __init__(self, *, older_than: datetime.datetime | str | int | None = None, dry_run_only: bool | str = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.older_than = older_than
+        self.dry_run_only = dry_run_only
+
+    def command_args(self) -> list[str]:
+        return [*opt("--older-than", as_time_arg(self.older_than)),
+                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+
+
+class PaimonRollbackOperator(PaimonSparkOperator):
+    """Roll a table back to a snapshot or a tag (newer snapshots and tags are removed).
+
+    :param snapshot_id: the snapshot to roll back to (templated).
+    :param tag: or the tag to roll back to (templated).
+    """
+
+    command = "rollback"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "snapshot_id", "tag")
+
+    def __init__(self, *, snapshot_id: int | str | None = None, tag: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.snapshot_id = snapshot_id
+        self.tag = tag
+
+    def command_args(self) -> list[str]:
+        snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
+        tag = as_optional_text(self.tag)
+        if (snapshot_id is None) == (tag is None):
+            raise ValueError("rollback needs exactly one of snapshot_id and tag")
+        return opt("--snapshot", snapshot_id) + opt("--tag", tag)

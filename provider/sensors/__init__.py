@@ -1,0 +1,8 @@
+"""Sensors over Paimon table metadata (snapshots, partitions); both can defer to a trigger."""
+
+from __future__ import annotations
+
+from provider.sensors.partition import PaimonPartitionSensor
+from provider.sensors.snapshot import PaimonSnapshotSensor
+
+__all__ = ["PaimonPartitionSensor", "PaimonSnapshotSensor"]

@@ -1,0 +1,1 @@
+"""Triggers that poll Paimon table metadata in the triggerer (no Spark, no connection lookups)."""

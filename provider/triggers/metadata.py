@@ -1,0 +1,101 @@
+"""Deferrable waiting on Paimon tables: poll snapshot and manifest files from the triggerer.
+
+The sensor resolves its connection before deferring and passes the warehouse URI, so the triggerer needs neither
+connections nor Spark: each poll reads metadata through :mod:`provider.metadata` in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from provider.metadata import TableLocation, find_snapshot, partition_info
+
+MAX_CONSECUTIVE_ERRORS = 3
+"""A poll that fails (e.g. an object store hiccup) is retried; this many failures in a row end the wait."""
+
+
+class _PollingTrigger(BaseTrigger):
+    """Polls :meth:`check` every ``poll_interval`` seconds until it returns an event payload."""
+
+    def __init__(self, warehouse: str, table: str, poll_interval: float = 30.0) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.warehouse = warehouse
+        self.table = table
+        self.poll_interval = float(poll_interval)
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {"warehouse": self.warehouse, "table": self.table, "poll_interval": self.poll_interval}
+
+    def check(self, loc: TableLocation) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        loc = TableLocation.of(self.warehouse, self.table)
+        errors = 0
+        while True:
+            try:
+                payload = await asyncio.to_thread(self.check, loc)
+                errors = 0
+            except Exception as e:  # noqa: BLE001 - reported through the event after retries
+                errors += 1
+                self.log.warning("polling %s failed (%d/%d): %s", self.table, errors, MAX_CONSECUTIVE_ERRORS, e)
+                if errors >= MAX_CONSECUTIVE_ERRORS:
+                    yield TriggerEvent({"status": "error", "table": self.table,  # type: ignore[no-untyped-call]
+                                        "message": f"{type(e).__name__}: {e}"})
+                    return
+                payload = None
+            if payload is not None:
+                yield TriggerEvent({"status": "success", "table": self.table, **payload})  # type: ignore[no-untyped-call]
+                return
+            await asyncio.sleep(self.poll_interval)
+
+
+class PaimonSnapshotTrigger(_PollingTrigger):
+    """Fires when a snapshot newer than ``after_snapshot_id`` / ``after_time_millis`` lands, optionally of one of
+    ``commit_kinds`` and touching ``partition``. Event: ``{"status": "success", "snapshot": {...}}``."""
+
+    def __init__(self, warehouse: str, table: str, after_snapshot_id: int | None = None,
+                 after_time_millis: int | None = None, commit_kinds: Sequence[str] = (),
+                 partition: Mapping[str, Any] | None = None, poll_interval: float = 30.0) -> None:
+        super().__init__(warehouse, table, poll_interval)
+        self.after_snapshot_id = after_snapshot_id
+        self.after_time_millis = after_time_millis
+        self.commit_kinds = list(commit_kinds)
+        self.partition = dict(partition) if partition else None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {**self._kwargs(), "after_snapshot_id": self.after_snapshot_id,
+                 "after_time_millis": self.after_time_millis, "commit_kinds": self.commit_kinds,
+                 "partition": self.partition})
+
+    def check(self, loc: TableLocation) -> dict[str, Any] | None:
+        found = find_snapshot(loc, after_snapshot_id=self.after_snapshot_id, after_time_millis=self.after_time_millis,
+                              commit_kinds=self.commit_kinds, partition=self.partition)
+        return None if found is None else {"snapshot": found.to_dict()}
+
+
+class PaimonPartitionTrigger(_PollingTrigger):
+    """Fires when a partition has data (``require="data"``) or is marked done (``require="done"``: its
+    ``_SUCCESS`` file exists). Event: ``{"status": "success", "partition": {...}}``."""
+
+    def __init__(self, warehouse: str, table: str, partition: Mapping[str, Any], require: str = "data",
+                 poll_interval: float = 30.0) -> None:
+        super().__init__(warehouse, table, poll_interval)
+        self.partition = dict(partition)
+        self.require = require
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {**self._kwargs(), "partition": self.partition, "require": self.require})
+
+    def check(self, loc: TableLocation) -> dict[str, Any] | None:
+        info = partition_info(loc, self.partition)
+        if info is None:
+            return None
+        ready = info.done if self.require == "done" else info.file_count > 0
+        return {"partition": info.to_dict()} if ready else None

@@ -1,0 +1,41 @@
+"""Spark integration of the table engine.
+
+* the ``paimon`` Python data source (:mod:`table_engine.spark.source`): batch and streaming reads and writes;
+  :func:`register` makes it available in a session;
+* :func:`prepare_write` / :func:`write_dataframe`: writes routed by key, as dynamic-bucket tables need;
+* ``table_engine/spark/app.py``: the one spark-submit application, with the subcommands of ``table-engine``.
+
+Imports of pyspark stay inside this package (the rest of ``table_engine`` never needs it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
+    """Register the ``paimon`` data source with ``spark``.
+
+    With ``filter_pushdown`` (default) this also sets ``spark.sql.python.filterPushdown.enabled=true`` for the
+    session, so that Spark hands the source its filters (partition, file and row pruning). A session that keeps the
+    setting off must read with ``.option("filterPushdown", "false")``: Spark refuses readers that accept filters
+    while pushdown is off.
+    """
+    from table_engine.spark.source import PaimonDataSource
+
+    if filter_pushdown:
+        spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+    spark.dataSource.register(PaimonDataSource)
+
+
+def __getattr__(name: str) -> object:
+    if name in ("prepare_write", "write_dataframe"):
+        from table_engine.spark import jobs
+
+        return getattr(jobs, name)
+    raise AttributeError(f"module 'table_engine.spark' has no attribute {name!r}")

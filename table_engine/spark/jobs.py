@@ -1,0 +1,169 @@
+"""The Spark side of the application's commands, and DataFrame writes routed for the table.
+
+``write`` reads its source with Spark and writes through the ``paimon`` data source (tasks write files, the job
+commits once); ``compact`` plans the buckets on the driver, compacts groups of buckets in Spark tasks (one bucket
+at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT snapshot from the
+driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them with Spark. The
+other commands only touch metadata and run on the driver as the local CLI does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from table_engine.catalog import Catalog
+from table_engine.cli import (
+    ChangeRange,
+    advance_consumer,
+    change_range,
+    commit_user,
+    compact_result,
+    ensure_table,
+    open_catalog,
+    output_dir,
+    previous_commit,
+    write_result,
+)
+from table_engine.errors import CommitConflictError
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.spark import options as o
+from table_engine.spark.commit import commit_once
+from table_engine.spark.source import SOURCE_NAME
+from table_engine.spark.types import arrow_schema_for
+from table_engine.spark.writer import prepare_write
+from table_engine.store import snapshot_info
+from table_engine.store.commit_message import CommitMessage
+from table_engine.store.compact import BucketFiles, compact_buckets, plan_compaction
+from table_engine.store.context import StoreContext
+from table_engine.store.incremental import ROWKIND_COLUMN
+from table_engine.table import Table
+
+log = logging.getLogger(__name__)
+
+__all__ = ["prepare_write", "write_dataframe"]
+
+
+def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
+                    commit_user: str | None = None, parallelism: int | None = None,
+                    options: Mapping[str, str] | None = None) -> int | None:
+    """Write ``df`` into table ``identifier`` of ``warehouse`` (routed by :func:`prepare_write`); the new snapshot id.
+
+    ``mode``: ``append`` or ``overwrite`` (dynamic partition overwrite). With ``commit_user`` given, a repeated call
+    with the same user commits nothing new and returns the earlier snapshot.
+    """
+    started = int(time.time() * 1000)
+    table = Catalog(warehouse).get_table(identifier)
+    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    routed, extra = prepare_write(df, table, parallelism)
+    writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
+    writer.options(**extra).options(**dict(options or {})).save(identifier)
+    snap = snapshot_info.find_commit(table.file_io, table.path, user, BATCH_COMMIT_IDENTIFIER,
+                                     since_millis=None if commit_user else started - 60_000)
+    return None if snap is None else snap.id
+
+
+# ---- commands -----------------------------------------------------------------------------------------------------
+def spark_write(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+    if args.sql:
+        df = spark.sql(args.sql)
+    else:
+        reader = spark.read.format(args.format).options(**dict(args.source_option))
+        if args.format == "csv":
+            reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_option))
+        df = reader.load(args.source)
+    table, created = ensure_table(args, open_catalog(args), arrow_schema_for(df.schema))
+    user = commit_user(args)
+    done = previous_commit(table, user) if args.commit_user else None
+    if done is not None:
+        log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
+        return write_result(table, done, created, skipped=True)
+    sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user, parallelism=args.parallelism)
+    log.info("%s: wrote snapshot %s", table.identifier, sid)
+    return write_result(table, sid, created)
+
+
+def spark_compact(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+    table = open_catalog(args).get_table(args.table)
+    sid = compact_table(spark, table, full=args.full, partitions=args.partition or None,
+                        commit_user=args.commit_user, parallelism=args.parallelism)
+    return compact_result(table, sid)
+
+
+def compact_table(spark: SparkSession, table: Table, full: bool = False,
+                  partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None,
+                  parallelism: int | None = None) -> int | None:
+    """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting)."""
+    ctx = _store_context(table)
+    plan = plan_compaction(ctx, partitions)
+    if not plan:
+        return None
+    groups = _balanced_groups(plan, parallelism or spark.sparkContext.defaultParallelism)
+    log.info("%s: compacting %d buckets in %d tasks", table.identifier, len(plan), len(groups))
+    rdd = spark.sparkContext.parallelize(groups, len(groups))
+    messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
+    if not messages:
+        return None
+    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    try:
+        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)
+    except CommitConflictError:
+        log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
+                  table.identifier)
+        raise
+
+
+def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> list[CommitMessage]:
+    """Task side: compact the buckets of ``group`` one after the other."""
+    return compact_buckets(_store_context(table), group, full, threads=1)
+
+
+def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:
+    """At most ``n`` groups of buckets with similar total file sizes (largest first, each to the lightest group)."""
+    groups: list[list[BucketFiles]] = [[] for _ in range(max(1, min(n, len(plan))))]
+    sizes = [0] * len(groups)
+    for b in sorted(plan, key=lambda b: -sum(f.file_size for f in b.files)):
+        i = sizes.index(min(sizes))
+        groups[i].append(b)
+        sizes[i] += sum(f.file_size for f in b.files)
+    return groups
+
+
+def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+    table = open_catalog(args).get_table(args.table)
+    rng = change_range(args, table)
+    result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
+                              "to_snapshot": rng.end, "rows": 0}
+    if rng.empty:
+        return result
+    changes = (spark.read.format(SOURCE_NAME).option(o.WAREHOUSE, args.warehouse).option(o.AUDIT_LOG, "true")
+               .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
+    if args.output:
+        directory = output_dir(args, rng)
+        changes.write.mode("overwrite").format(args.output_format).save(directory)
+        result["output"] = directory
+        result["rows"] = spark.read.format(args.output_format).load(directory).count()
+    else:
+        result.update(_apply_changes(changes, args, rng))
+    advance_consumer(table, args.consumer_id, rng)
+    return result
+
+
+def _apply_changes(changes: DataFrame, args: argparse.Namespace, rng: ChangeRange) -> dict[str, Any]:
+    target = open_catalog(args).get_table(args.target_table)
+    user = f"consume-{args.consumer_id}-{args.table}-{rng.start + 1}-{rng.end}"
+    sid = write_dataframe(changes, args.warehouse, args.target_table, commit_user=user,
+                          options={o.ROWKIND_COLUMN: ROWKIND_COLUMN})
+    rows = 0 if sid is None else snapshot_info.snapshot_changes(
+        target.file_io, target.path, target.snapshot(sid)).added_rows
+    return {"target_snapshot_id": sid, "rows": rows}
+
+
+def _store_context(table: Table) -> StoreContext:
+    return StoreContext(table.file_io, table.path, table.schema, table.options)

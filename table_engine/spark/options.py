@@ -1,0 +1,137 @@
+"""Options of the ``paimon`` data source, and how it finds (or creates) its table.
+
+A table is named by ``load(...)``/``save(...)`` (Spark's ``path`` option): either ``db.table`` together with the
+``warehouse`` option, or the table's directory. Read options use Paimon's keys; write options are this data
+source's own. Any other option of a write that creates the table becomes a table option (validated by the engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from table_engine.catalog import Catalog, open_table
+from table_engine.errors import TableEngineError, TableNotExistError
+from table_engine.table import Table
+
+# where the table is
+WAREHOUSE = "warehouse"
+PATH = "path"
+# reads (Paimon's keys)
+SCAN_SNAPSHOT_ID = "scan.snapshot-id"
+SCAN_TAG_NAME = "scan.tag-name"
+SCAN_TIMESTAMP_MILLIS = "scan.timestamp-millis"
+SCAN_MODE = "scan.mode"
+INCREMENTAL_BETWEEN = "incremental-between"
+INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
+CONSUMER_ID = "consumer-id"
+CONSUMER_IGNORE_PROGRESS = "consumer.ignore-progress"
+STREAMING_READ_OVERWRITE = "streaming-read-overwrite"
+MAX_ROWS_PER_TRIGGER = "read.stream.maxRowsPerTrigger"
+# reads (this data source)
+AUDIT_LOG = "audit-log"
+"""``true``: a leading ``rowkind`` column, and incremental/streaming reads keep -U/-D rows (Paimon's
+``$audit_log``). Otherwise incremental and streaming reads return only +I/+U rows."""
+FILTER_PUSHDOWN = "filterPushdown"
+"""``false`` for sessions that keep ``spark.sql.python.filterPushdown.enabled`` off."""
+# writes (this data source)
+COMMIT_USER = "commit-user"
+"""Commit user of the job; a re-run with the same value does not commit twice (default: a fresh UUID per job,
+for streams one derived from the checkpoint location)."""
+COMMIT_IDENTIFIER = "commit-identifier"
+ASSIGNERS = "dynamic-bucket.assigner-parallelism"
+"""Dynamic-bucket tables: number of routed writer tasks (set by :func:`table_engine.spark.prepare_write`)."""
+ROWKIND_COLUMN = "rowkind-column"
+"""A DataFrame column holding each row's kind (+I, -U, +U, -D), e.g. the ``rowkind`` of an audit-log read; it is
+not written. (Tables with the ``rowkind.field`` option take kinds from that table column instead.)"""
+PRIMARY_KEY = "primary-key"
+PARTITION = "partition"
+CHECKPOINT_LOCATION = "checkpointLocation"
+
+_NOT_TABLE_OPTIONS = frozenset(k.lower() for k in (
+    WAREHOUSE, PATH, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_MODE, INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP, CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, STREAMING_READ_OVERWRITE,
+    MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, COMMIT_USER, COMMIT_IDENTIFIER, ASSIGNERS, ROWKIND_COLUMN,
+    PRIMARY_KEY, PARTITION, CHECKPOINT_LOCATION))
+
+
+class DataSourceOptionError(TableEngineError, ValueError):
+    """A bad option of the ``paimon`` data source."""
+
+
+def get(options: Mapping[str, str], key: str) -> str | None:
+    """Option ``key``, case-insensitively (Spark lower-cases option keys); blank counts as absent."""
+    value = options.get(key)
+    if value is None:
+        value = options.get(key.lower())
+    return value if value is not None and value.strip() != "" else None
+
+
+def get_int(options: Mapping[str, str], key: str) -> int | None:
+    value = get(options, key)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise DataSourceOptionError(f"option {key!r} must be an integer, not {value!r}") from None
+
+
+def get_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
+    value = get(options, key)
+    if value is None:
+        return default
+    if value.lower() not in ("true", "false"):
+        raise DataSourceOptionError(f"option {key!r} must be true or false, not {value!r}")
+    return value.lower() == "true"
+
+
+def _split_list(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+@dataclass(frozen=True)
+class TableLocation:
+    """Where the table of a read or write is: ``identifier`` in ``warehouse``, or a table directory."""
+
+    target: str
+    warehouse: str | None
+
+    @staticmethod
+    def of(options: Mapping[str, str]) -> TableLocation:
+        target = get(options, PATH)
+        if target is None:
+            raise DataSourceOptionError(
+                "no table given: use load('db.table') / save('db.table') with option 'warehouse', or the table path")
+        return TableLocation(target, get(options, WAREHOUSE))
+
+    @property
+    def is_identifier(self) -> bool:
+        return self.warehouse is not None and "/" not in self.target and "://" not in self.target
+
+    def open(self) -> Table:
+        if self.is_identifier:
+            assert self.warehouse is not None
+            return Catalog(self.warehouse).get_table(self.target)
+        return open_table(self.target)
+
+    def exists(self) -> bool:
+        try:
+            self.open()
+        except TableNotExistError:
+            return False
+        return True
+
+    def create(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> Table:
+        """Create the table from a DataFrame's schema: ``primary-key`` and ``partition`` (comma lists) and every
+        other option that is not a data source option become the table's keys and options."""
+        if not self.is_identifier:
+            raise TableNotExistError(f"no Paimon table at {self.target}; to create one, save to 'db.table' with "
+                                     "option 'warehouse'")
+        assert self.warehouse is not None
+        table_options = {k: v for k, v in options.items() if k.lower() not in _NOT_TABLE_OPTIONS}
+        return Catalog(self.warehouse).create_table(
+            self.target, arrow_schema, primary_keys=_split_list(get(options, PRIMARY_KEY)),
+            partition_keys=_split_list(get(options, PARTITION)), options=table_options, ignore_if_exists=True)

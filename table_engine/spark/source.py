@@ -1,0 +1,66 @@
+"""The ``paimon`` Python data source: ``spark.read/readStream/write/writeStream.format("paimon")``."""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
+from pyspark.sql.types import StringType, StructField, StructType
+
+from table_engine.spark import options as o
+from table_engine.spark.reader import PaimonBatchReader, PaimonPushdownReader, PaimonStreamReader
+from table_engine.spark.types import arrow_schema_for, spark_schema
+from table_engine.spark.writer import ROUTING_COLUMNS, PaimonBatchWriter, PaimonStreamWriter
+from table_engine.store.incremental import ROWKIND_COLUMN
+from table_engine.table import Table
+
+log = logging.getLogger(__name__)
+
+SOURCE_NAME = "paimon"
+
+
+class PaimonDataSource(DataSource):
+    """Reads and writes a Paimon table through the table engine (options: :mod:`table_engine.spark.options`)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def _location(self) -> o.TableLocation:
+        return o.TableLocation.of(self.options)
+
+    def schema(self) -> StructType:
+        table = self._location().open()
+        leading = [StructField(ROWKIND_COLUMN, StringType(), False)] if o.get_bool(
+            self.options, o.AUDIT_LOG, False) else []
+        return spark_schema(table.schema.fields, leading)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        table = self._location().open()
+        if o.get_bool(self.options, o.FILTER_PUSHDOWN, True):
+            return PaimonPushdownReader(table, self.options, schema)
+        return PaimonBatchReader(table, self.options, schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return PaimonStreamReader(self._location().open(), self.options, schema)
+
+    def _table_for_write(self, schema: StructType) -> Table:
+        location = self._location()
+        if location.exists():
+            return location.open()
+        data_schema = StructType([f for f in schema.fields if f.name not in ROUTING_COLUMNS])
+        table = location.create(arrow_schema_for(data_schema), self.options)
+        log.info("created table %s for the write", table.identifier)
+        return table
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return PaimonBatchWriter(self._table_for_write(schema), schema, overwrite, self.options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        return PaimonStreamWriter(self._table_for_write(schema), schema, overwrite, self.options)

@@ -1,0 +1,280 @@
+"""Batch and streaming writers of the ``paimon`` data source (two-phase: tasks write files, the job commits once).
+
+Each task writes its Arrow batches through the engine's ``TableWrite`` and returns the commit messages of the files
+it wrote; a task that fails deletes its files before re-raising (an attempt killed outright leaves its files to
+``remove-orphan-files``: they are never committed). The job's ``commit()`` (run by Spark exactly once, in a Python
+worker) publishes all messages as one snapshot through :func:`table_engine.spark.commit.commit_once`, keyed by a
+commit user fixed for the job and an identifier (the batch id for streams), so a repeated commit is a no-op.
+
+Routing (:func:`prepare_write`, used by :func:`table_engine.spark.write_dataframe` and the application): rows of a
+fixed-bucket table are repartitioned by their Paimon bucket, so each bucket gets one file from one task; any
+partitioning is still correct, only with more files and overlapping sequence ranges (a slower merge on read).
+
+Dynamic-bucket primary-key tables (``bucket`` = -1): the rows must reach the writer routed by key, which
+:func:`prepare_write` does: it repartitions the DataFrame into N tasks by a hash of (partition, primary key) and
+adds a column ``__paimon_assigner`` with the same hash modulo N, which equals the task's partition id. The writer
+verifies that for every row and lets task i assign new keys only to buckets ``b % N == i``
+(:class:`table_engine.store.bucket_assign.Assigner`). So one task owns every key and every bucket it opens, and at
+commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
+index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
+partition); otherwise the job fails, deletes its files and commits nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import TaskContext
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import IntegerType, StructField, StructType
+
+from table_engine.errors import DataError, SchemaMismatchError
+from table_engine.format.bucket import bucket_of, hash_key_columns
+from table_engine.format.schema_file import TableSchema
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.spark import options as o
+from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once
+from table_engine.store.bucket_assign import Assigner
+from table_engine.store.commit import Overwrite
+from table_engine.table import Table
+from table_engine.types import to_arrow_type
+
+log = logging.getLogger(__name__)
+
+ROUTE_COLUMN = "__paimon_assigner"
+BUCKET_COLUMN = "__paimon_bucket"
+ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
+"""Columns :func:`prepare_write` adds for routing; the writer drops them."""
+FAULT_ENV = "TABLE_ENGINE_SPARK_FAULT"
+"""Fault injection for tests: ``raise:<task>`` or ``exit:<task>`` fails the first attempt of that task after it
+wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python worker)."""
+
+
+def is_dynamic_bucket(table: Table) -> bool:
+    return bool(table.primary_keys) and table.options.bucket() == -1
+
+
+def routing_columns(table: Table) -> list[str]:
+    """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key."""
+    return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
+
+
+def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -> tuple[DataFrame, dict[str, str]]:
+    """Route ``df`` for writing into ``table``: the DataFrame to write and the extra write options.
+
+    * fixed buckets: rows get their Paimon bucket (column ``__paimon_bucket``, the engine's bucket hash) and are
+      repartitioned by (partition, bucket), so one task writes each bucket: one file per bucket and commit, in
+      input order, with sequence numbers that do not overlap other tasks' (the cheap merge path on read);
+    * dynamic buckets (primary-key tables with ``bucket`` = -1): repartitioned by a hash of (partition, primary
+      key) with the ``__paimon_assigner`` column and option ``dynamic-bucket.assigner-parallelism`` (the module
+      docstring explains why);
+    * append tables without buckets keep their partitioning unless ``parallelism`` is given (then rows are
+      spread evenly over that many tasks).
+
+    ``parallelism`` (the number of writer tasks) defaults to the table option
+    ``dynamic-bucket.assigner-parallelism``, else Spark's default parallelism.
+    """
+    buckets = table.options.bucket()
+    if buckets > 0 and table.schema.bucket_keys():
+        n = parallelism or df.sparkSession.sparkContext.defaultParallelism
+        with_bucket = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
+                                    StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType())]))
+        parts = [F.col(c) for c in table.partition_keys]
+        return with_bucket.repartition(n, *parts, F.col(BUCKET_COLUMN)), {}
+    if not is_dynamic_bucket(table):
+        return (df.repartition(parallelism) if parallelism else df), {}
+    configured = table.options.raw.get(o.ASSIGNERS)
+    n = parallelism or (int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism)
+    cols = [F.col(c) for c in routing_columns(table)]
+    routed = df.repartition(n, *cols).withColumn(ROUTE_COLUMN, F.pmod(F.hash(*cols), F.lit(n)).cast("int"))
+    return routed, {o.ASSIGNERS: str(n)}
+
+
+def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.RecordBatch]
+                 ) -> Iterator[pa.RecordBatch]:
+    """Append each row's fixed bucket, hashed as the engine's writer does (values in the table's types)."""
+    keys = [schema.field(k) for k in schema.bucket_keys()]
+    for batch in batches:
+        cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
+        buckets = bucket_of(hash_key_columns(cols, [k.type for k in keys]), num_buckets)
+        yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+
+@dataclass
+class PaimonCommitMessage(WriterCommitMessage):
+    """What a task hands to the job's commit."""
+
+    files: TaskFiles
+
+
+class _TableWriter:
+    """The task side and the commit side shared by the batch and the streaming writer."""
+
+    def __init__(self, table: Table, schema: StructType, overwrite: bool, commit_user: str,
+                 options: Mapping[str, str]) -> None:
+        self.table = table
+        self.overwrite = overwrite
+        self.commit_user = commit_user
+        self.dynamic = is_dynamic_bucket(table)
+        self.assigners = o.get_int(options, o.ASSIGNERS)
+        self.routed = ROUTE_COLUMN in schema.fieldNames()
+        self.kinds_column = o.get(options, o.ROWKIND_COLUMN)
+        if self.kinds_column is not None and self.kinds_column not in schema.fieldNames():
+            raise o.DataSourceOptionError(f"option {o.ROWKIND_COLUMN}: the DataFrame has no column "
+                                          f"{self.kinds_column!r}")
+        self.bucket_routed = BUCKET_COLUMN in schema.fieldNames()
+        _check_columns(table, [n for n in schema.fieldNames()
+                               if n not in ROUTING_COLUMNS and n != self.kinds_column])
+        if self.routed and (not self.dynamic or self.assigners is None):
+            raise o.DataSourceOptionError(
+                f"column {ROUTE_COLUMN} needs a dynamic-bucket table and option {o.ASSIGNERS} (use prepare_write)")
+
+    # ---- tasks -----------------------------------------------------------------------------------------------
+    def write_task(self, batches: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        writer = self.table.new_write()
+        if self.routed:
+            assert self.assigners is not None
+            writer.assigner = Assigner(task, self.assigners)
+        rows = 0
+        try:
+            for batch in batches:
+                if self.routed:
+                    batch = _checked_route(batch, task)
+                if self.bucket_routed:
+                    batch = batch.drop_columns([BUCKET_COLUMN])
+                kinds = None
+                if self.kinds_column is not None:
+                    kinds = batch.column(self.kinds_column)
+                    batch = batch.drop_columns([self.kinds_column])
+                writer.write(batch, kinds)
+                rows += batch.num_rows
+            messages = writer.prepare_commit()
+            _inject_fault(task, attempt)
+        except BaseException:
+            writer.abort()
+            raise
+        files = TaskFiles(task, attempt, tuple(messages), rows)
+        log.info("%s: task %d (attempt %d) wrote %d rows in %d files", self.table.identifier, task, attempt, rows,
+                 files.files)
+        return PaimonCommitMessage(files)
+
+    # ---- the job ---------------------------------------------------------------------------------------------
+    def commit_job(self, messages: Sequence[WriterCommitMessage | None], identifier: int,
+                   overwrite: Overwrite | None) -> int | None:
+        tasks = _task_files(messages)
+        all_messages = [m for t in tasks for m in t.messages]
+        try:
+            if self.dynamic:
+                check_bucket_owners(tasks)
+        except BaseException:
+            abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
+            raise
+        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite)
+        log.info("%s: %d tasks, %d rows committed as snapshot %s (commit user %s)", self.table.identifier,
+                 len(tasks), sum(t.rows for t in tasks), sid, self.commit_user)
+        return sid
+
+    def abort_job(self, messages: Sequence[WriterCommitMessage | None], identifier: int) -> None:
+        all_messages = [m for t in _task_files(messages) for m in t.messages]
+        abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
+        log.info("%s: job aborted, files of %d commit messages removed", self.table.identifier, len(all_messages))
+
+
+class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
+    """``df.write.format("paimon")``: append, or overwrite (dynamic partition overwrite)."""
+
+    def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
+        user = o.get(options, o.COMMIT_USER) or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+        super().__init__(table, schema, overwrite, user, options)
+        identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
+        self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        return self.write_task(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        ow = Overwrite(dynamic=self.table.options.dynamic_partition_overwrite()) if self.overwrite else None
+        self.commit_job(messages, self.identifier, ow)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.abort_job(messages, self.identifier)
+
+
+class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
+    """``writeStream.format("paimon")``: one snapshot per micro-batch, identified by the batch id.
+
+    The commit user stays the same across restarts of the query: ``commit-user``, else one derived from the
+    checkpoint location; so a micro-batch that Spark replays after a restart is not committed twice. Output mode
+    ``complete`` overwrites the whole table with each batch.
+    """
+
+    def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
+        user = o.get(options, o.COMMIT_USER)
+        if user is None:
+            checkpoint = o.get(options, o.CHECKPOINT_LOCATION)
+            if checkpoint is None:
+                log.warning("%s: streaming write without checkpointLocation or commit-user: a restarted query may "
+                            "commit a replayed micro-batch twice", table.identifier)
+                user = str(uuid.uuid4())
+            else:
+                user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
+        super().__init__(table, schema, overwrite, user, options)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        return self.write_task(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self.commit_job(messages, batchId, Overwrite(dynamic=False) if self.overwrite else None)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self.abort_job(messages, batchId)
+
+
+# ---- pieces -------------------------------------------------------------------------------------------------------
+def _task_files(messages: Sequence[WriterCommitMessage | None]) -> list[TaskFiles]:
+    return [m.files for m in messages if isinstance(m, PaimonCommitMessage)]
+
+
+def _check_columns(table: Table, names: Sequence[str]) -> None:
+    expected = [f.name for f in table.schema.fields]
+    missing = [n for n in expected if n not in names]
+    extra = [n for n in names if n not in expected]
+    if missing or extra:
+        raise SchemaMismatchError(f"DataFrame columns do not match table {table.identifier}: missing {missing}, "
+                                  f"not in the table {extra}")
+
+
+def _checked_route(batch: pa.RecordBatch, task: int) -> pa.RecordBatch:
+    """``batch`` without the route column, after checking that every row was routed to this task."""
+    route = batch.column(ROUTE_COLUMN)
+    if batch.num_rows and not pc.all(pc.equal(route, task)).as_py():
+        raise DataError(f"rows routed to assigners {pc.unique(route).to_pylist()} reached task {task}: the "
+                        f"DataFrame must be repartitioned by the columns the {ROUTE_COLUMN} hash is computed from, "
+                        "into as many partitions as assigners (use prepare_write)")
+    return batch.drop_columns([ROUTE_COLUMN])
+
+
+def _inject_fault(task: int, attempt: int) -> None:
+    spec = os.environ.get(FAULT_ENV)
+    if not spec or attempt != 0:
+        return
+    mode, _, which = spec.partition(":")
+    if which and int(which) != task:
+        return
+    log.warning("fault injection (%s=%s): failing task %d, attempt %d", FAULT_ENV, spec, task, attempt)
+    if mode == "exit":
+        os._exit(17)
+    raise RuntimeError(f"injected failure of task {task} attempt {attempt} ({FAULT_ENV}={spec})")

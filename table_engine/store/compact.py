@@ -1,0 +1,320 @@
+"""Compaction of primary-key tables, per (partition, bucket): restore the bucket's levels from its live files, pick a
+unit (universal picker, or a forced full compaction), rewrite it, and describe the change as a commit message.
+
+* :class:`BucketCompactor` compacts one bucket: the manager rules of Paimon's ``MergeTreeCompactManager`` (skip a
+  unit that is empty or one file already at its output level; drop -U/-D records only when the output level is not
+  0 and at least the highest non-empty level, i.e. nothing older stays outside the unit).
+* :class:`WriterCompaction` is a writer's state for one bucket: its levels and the compaction changes not yet
+  handed over. An output of an earlier compaction of the same commit that a later compaction consumes is deleted
+  at once (it was never committed), as in Paimon's ``MergeTreeWriter``.
+* :func:`compact_table` is the dedicated compaction job: buckets are compacted concurrently, one task per bucket,
+  and all results are committed as one COMPACT snapshot. A concurrent commit that removed an input file makes the
+  commit fail with CommitConflictError; this job's new files are deleted and the table is unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from table_engine.core_options import (
+    COMPACTION_FORCE_REWRITE_ALL_FILES,
+    COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
+    COMPACTION_MAX_SIZE_AMPLIFICATION,
+    COMPACTION_OFFPEAK_END_HOUR,
+    COMPACTION_OFFPEAK_RATIO,
+    COMPACTION_OFFPEAK_START_HOUR,
+    COMPACTION_OPTIMIZATION_INTERVAL,
+    COMPACTION_SIZE_RATIO,
+    COMPACTION_TOTAL_SIZE_THRESHOLD,
+    RECORD_LEVEL_EXPIRE_TIME,
+    RECORD_LEVEL_TIME_FIELD,
+    RECORD_LEVEL_TIME_FIELD_TYPE,
+)
+from table_engine.errors import SchemaError, UnsupportedError
+from table_engine.format.binary_row import decode_row
+from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.lsm.compaction.expire import RecordLevelExpire
+from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter
+from table_engine.lsm.compaction.universal import (
+    CompactUnit,
+    OffPeakHours,
+    UniversalCompaction,
+    pick_full_compaction,
+)
+from table_engine.lsm.levels import KeyCodec, Levels
+from table_engine.lsm.merge import MergeFunction, MergeOrder
+from table_engine.store.commit import FileStoreCommit
+from table_engine.store.commit_message import CommitMessage
+from table_engine.store.context import StoreContext
+from table_engine.store.kv_file_writer import DataFileWriter
+from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
+from table_engine.store.scan import live_entries
+
+log = logging.getLogger(__name__)
+
+_COMPACT_THREADS = min(4, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """The compaction options of a table, resolved once."""
+
+    num_levels: int
+    picker: UniversalCompaction
+    min_file_size: int
+    stop_trigger: int
+    force_rewrite_all: bool
+    expire: RecordLevelExpire | None
+
+    @staticmethod
+    def of(ctx: StoreContext) -> CompactionSettings:
+        o = ctx.options
+        picker = UniversalCompaction(
+            max_size_amp=o.get(COMPACTION_MAX_SIZE_AMPLIFICATION), size_ratio=o.get(COMPACTION_SIZE_RATIO),
+            num_run_trigger=o.num_sorted_runs_compaction_trigger(),
+            optimization_interval_ms=o.get(COMPACTION_OPTIMIZATION_INTERVAL),
+            total_size_threshold=o.get(COMPACTION_TOTAL_SIZE_THRESHOLD),
+            incremental_size_threshold=o.get(COMPACTION_INCREMENTAL_SIZE_THRESHOLD),
+            off_peak=OffPeakHours.create(o.get(COMPACTION_OFFPEAK_START_HOUR), o.get(COMPACTION_OFFPEAK_END_HOUR),
+                                         o.get(COMPACTION_OFFPEAK_RATIO)))
+        unit = o.get(RECORD_LEVEL_TIME_FIELD_TYPE).value if RECORD_LEVEL_TIME_FIELD_TYPE.is_set(o.raw) else None
+        expire = RecordLevelExpire.create(o.get(RECORD_LEVEL_EXPIRE_TIME), o.get(RECORD_LEVEL_TIME_FIELD), unit,
+                                          ctx.schema, ctx.schema_by_id)
+        return CompactionSettings(o.num_levels(), picker, o.compaction_file_size(True),
+                                  o.num_sorted_runs_stop_trigger(), o.get(COMPACTION_FORCE_REWRITE_ALL_FILES), expire)
+
+
+class BucketCompactor:
+    """Compacts the files of one (partition, bucket). Buckets are independent: one compactor per task/thread."""
+
+    def __init__(self, ctx: StoreContext, settings: CompactionSettings, partition: bytes, bucket: int,
+                 track: Callable[[str], None] | None = None, read_ctx: ReadContext | None = None) -> None:
+        schema = ctx.schema
+        if not schema.primary_keys:
+            raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
+        self.ctx = ctx
+        self.settings = settings
+        self.partition = partition
+        self.bucket = bucket
+        self.partition_values = decode_row(partition, [f.type for f in schema.partition_fields()])
+        self.codec = KeyCodec([f.type for f in schema.key_fields()])
+        self.read_ctx = read_ctx or read_context(ctx)
+        self.file_writer = DataFileWriter(ctx, track)
+        self.bucket_path = self.file_writer.bucket_path(self.partition_values, bucket)
+        self.order = MergeOrder(tuple(schema.trimmed_primary_keys()), self.read_ctx.sequence_fields,
+                                self.read_ctx.sequence_descending)
+
+    def levels(self, files: Sequence[DataFileMeta]) -> Levels:
+        where = f" (bucket {self.bucket} of {self.ctx.table_path})"
+        return Levels(files, self.settings.num_levels, self.codec, where)
+
+    def file_path(self, f: DataFileMeta) -> str:
+        return file_path_in(self.ctx.table_path, self.ctx.schema, self.partition_values, self.bucket, f,
+                            self.ctx.options.partition_default_name())
+
+    def pick(self, levels: Levels, full: bool, now_ms: int | None = None) -> CompactUnit | None:
+        """The unit to compact next (None: nothing to do)."""
+        s = self.settings
+        runs = levels.sorted_runs()
+        if full:
+            needs_rewrite = s.expire.is_expire_file if s.expire is not None else None
+            return pick_full_compaction(levels.number_of_levels, runs, needs_rewrite, s.force_rewrite_all)
+        unit = s.picker.pick(levels.number_of_levels, runs, now_ms)
+        if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
+            return None
+        return unit
+
+    def compact(self, levels: Levels, full: bool = False, now_ms: int | None = None
+                ) -> tuple[Levels, CompactResult] | None:
+        """Pick and run one compaction; the new levels and what changed, or None when nothing was picked."""
+        unit = self.pick(levels, full, now_ms)
+        if unit is None:
+            return None
+        drop_delete = unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level()
+        rewriter = CompactRewriter(self.codec, self._read_file, self._write_files, self._merge_function(),
+                                   self.order, self.settings.min_file_size, levels.max_level, self.settings.expire,
+                                   self.settings.force_rewrite_all)
+        result = rewriter.compact(unit, drop_delete)
+        log.debug("compacted %d file(s) of bucket %d of %s into %d file(s) at level %d", len(result.before),
+                  self.bucket, self.ctx.table_path, len(result.after), unit.output_level)
+        return levels.update(result.before, result.after), result
+
+    def _merge_function(self) -> MergeFunction:
+        assert self.read_ctx.merge_function is not None
+        return self.read_ctx.merge_function
+
+    def _read_file(self, f: DataFileMeta) -> pa.Table:
+        return read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True)
+
+    def _write_files(self, kv: pa.Table, level: int) -> list[DataFileMeta]:
+        return self.file_writer.write_kv(self.bucket_path, kv, level, FileSource.COMPACT)
+
+
+@dataclass
+class WriterCompaction:
+    """A writer's compaction state of one bucket: levels (committed + new files) and pending compaction changes."""
+
+    compactor: BucketCompactor
+    levels: Levels
+    before: dict[str, DataFileMeta] = field(default_factory=dict)  # by file name, as Paimon's compactBefore
+    after: list[DataFileMeta] = field(default_factory=list)
+    dirty_since_full: bool = False
+
+    def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
+        if files:
+            self.levels = self.levels.update([], files)
+            self.dirty_since_full = True
+
+    def must_wait(self) -> bool:
+        """More sorted runs than ``num-sorted-run.stop-trigger``: compact before accepting more writes."""
+        return self.levels.number_of_sorted_runs() > self.compactor.settings.stop_trigger
+
+    def compact(self, full: bool = False) -> bool:
+        out = self.compactor.compact(self.levels, full)
+        if full:
+            self.dirty_since_full = False
+        if out is None:
+            return False
+        self.levels, result = out
+        after_names = {f.file_name for f in result.after}
+        pending = {(f.file_name, f.level): f for f in self.after}
+        for f in result.before:
+            if pending.pop((f.file_name, f.level), None) is not None:
+                # an output of this commit's earlier compaction: never committed, so delete it now (unless the
+                # file lives on, upgraded, or is the upgrade of a file this commit removes)
+                if f.file_name not in self.before and f.file_name not in after_names:
+                    self.compactor.ctx.file_io.try_delete(self.compactor.file_path(f))
+            else:
+                self.before[f.file_name] = f
+        self.after = [*pending.values(), *result.after]
+        return True
+
+    def drain(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        before, after = list(self.before.values()), self.after
+        self.before, self.after = {}, []
+        return before, after
+
+
+# ---- the dedicated job -------------------------------------------------------------------------------------------
+def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False,
+                  partitions: Sequence[Mapping[str, Any]] | None = None,
+                  idle_partitions_older_than_ms: int | None = None) -> int | None:
+    """Compact every bucket (of the selected partitions) and commit; the COMPACT snapshot id, or None."""
+    messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms)
+    if not messages:
+        return None
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+@dataclass(frozen=True)
+class BucketFiles:
+    """The live files of one (partition, bucket) to compact."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+
+
+def plan_compaction(ctx: StoreContext, partitions: Sequence[Mapping[str, Any]] | None = None,
+                    idle_partitions_older_than_ms: int | None = None) -> list[BucketFiles]:
+    """The buckets of the latest snapshot (of the selected partitions) with their live files."""
+    if not ctx.schema.primary_keys:
+        raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
+    snapshot = ctx.latest_snapshot()
+    if snapshot is None:
+        return []
+    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    total_buckets: dict[tuple[bytes, int], int] = {}
+    for e in live_entries(ctx.file_io, ctx.table_path, snapshot):
+        buckets.setdefault((e.partition, e.bucket), []).append(e.file)
+        total_buckets[(e.partition, e.bucket)] = e.total_buckets
+    keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)
+    return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]))
+            for part, bucket in keys]
+
+
+def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool = False,
+                    threads: int = _COMPACT_THREADS) -> list[CommitMessage]:
+    """Compact the planned buckets (``threads`` at a time) and describe the results, uncommitted. On failure the
+    files written so far are deleted."""
+    if not plan:
+        return []
+    settings = CompactionSettings.of(ctx)
+    read_ctx = read_context(ctx)
+    written: list[str] = []
+
+    def one(b: BucketFiles) -> CommitMessage | None:
+        compactor = BucketCompactor(ctx, settings, b.partition, b.bucket, written.append, read_ctx)
+        out = compactor.compact(compactor.levels(b.files), full)
+        if out is None or out[1].is_empty():
+            return None
+        return CommitMessage(b.partition, b.bucket, b.total_buckets, compact_before=out[1].before,
+                             compact_after=out[1].after)
+
+    try:
+        if len(plan) > 1 and threads > 1:
+            with ThreadPoolExecutor(max_workers=min(threads, len(plan))) as pool:
+                results = list(pool.map(one, plan))
+        else:
+            results = [one(b) for b in plan]
+    except BaseException:
+        for p in written:
+            ctx.file_io.try_delete(p)
+        raise
+    return [m for m in results if m is not None]
+
+
+def compaction_messages(ctx: StoreContext, full: bool = False,
+                        partitions: Sequence[Mapping[str, Any]] | None = None,
+                        idle_partitions_older_than_ms: int | None = None) -> list[CommitMessage]:
+    """Compact the buckets of the latest snapshot (concurrently) and describe the results, uncommitted.
+
+    The two steps, :func:`plan_compaction` and :func:`compact_buckets`, can also run apart (a Spark job plans on the
+    driver and compacts groups of buckets in tasks)."""
+    return compact_buckets(ctx, plan_compaction(ctx, partitions, idle_partitions_older_than_ms), full)
+
+
+def _selected(ctx: StoreContext, buckets: Mapping[tuple[bytes, int], list[DataFileMeta]],
+              partitions: Sequence[Mapping[str, Any]] | None, idle_ms: int | None) -> list[tuple[bytes, int]]:
+    part_fields = ctx.schema.partition_fields()
+    names = [f.name for f in part_fields]
+    for spec in partitions or ():
+        unknown = [k for k in spec if k not in names]
+        if unknown:
+            raise SchemaError(f"compact: {unknown} are not partition columns of {ctx.table_path} "
+                              f"(partition columns: {names})")
+    decoded: dict[bytes, dict[str, Any]] = {}
+
+    def values(part: bytes) -> dict[str, Any]:
+        if part not in decoded:
+            decoded[part] = dict(zip(names, decode_row(part, [f.type for f in part_fields])))
+        return decoded[part]
+
+    def matches(part: bytes) -> bool:
+        vals = values(part)
+        return any(all(vals[k] == v or str(vals[k]) == str(v) for k, v in spec.items()) for spec in partitions or ())
+
+    keys = sorted(buckets)
+    if partitions is not None:
+        keys = [k for k in keys if matches(k[0])]
+    if idle_ms is not None:
+        newest: dict[bytes, int] = {}
+        for (part, _), files in buckets.items():
+            t = max((f.creation_time_millis or 0 for f in files), default=0)
+            newest[part] = max(newest.get(part, 0), t)
+        cutoff = int(time.time() * 1000) - idle_ms
+        keys = [k for k in keys if newest[k[0]] <= cutoff]
+    return keys

@@ -1,0 +1,111 @@
+"""Writing data files of one table: Arrow rows -> Parquet files rolled at ``target-file-size`` + their metadata.
+
+Used by the table writer (level-0 files of flushes, append files) and by compaction (files at the output level).
+Primary-key files are laid out as ``_KEY_<k>`` (trimmed primary key), ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then
+every table column; append files hold the table columns only. Files roll when the rows' Arrow size reaches the
+target size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.format.data_file import StatsMode, make_file_meta, write_parquet
+from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.format.file_index.writer import with_file_index
+from table_engine.io.paths import bucket_dir, new_data_file_name, partition_dir
+from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_column_name
+from table_engine.store.context import StoreContext
+from table_engine.types import to_arrow_field
+
+
+class DataFileWriter:
+    """Writes rows of one table (current schema) as data files; thread-safe (no mutable state but ``track``).
+
+    ``track`` is called with each file's path before it is written, so that a writer can delete what it created.
+    """
+
+    def __init__(self, ctx: StoreContext, track: Callable[[str], None] | None = None) -> None:
+        self.ctx = ctx
+        schema = ctx.schema
+        self.schema = schema
+        self.opts = ctx.options
+        self.has_pk = bool(schema.primary_keys)
+        self.key_names = schema.trimmed_primary_keys()
+        self.key_fields = schema.key_fields()
+        self.arrow_schema = schema.arrow_schema()
+        self.stats_mode = StatsMode.parse(self.opts.stats_mode())
+        self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.track = track
+
+    def bucket_path(self, partition_values: Sequence[object], bucket: int) -> str:
+        pdir = partition_dir(list(self.schema.partition_keys), partition_values,
+                             [f.type for f in self.schema.partition_fields()], self.opts.partition_default_name())
+        return bucket_dir(self.ctx.table_path, pdir, bucket)
+
+    def write_kv(self, bucket_path: str, kv: pa.Table, level: int = 0,
+                 file_source: FileSource = FileSource.APPEND) -> list[DataFileMeta]:
+        """Key-value rows (every table column + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``, sorted by key, one row per
+        key) as primary-key data files at ``level``."""
+        if kv.num_rows == 0:
+            return []
+        arrays: list[pa.Array | pa.ChunkedArray] = []
+        fields: list[pa.Field] = []
+        for kf in self.key_fields:
+            arrays.append(kv.column(kf.name))
+            fields.append(to_arrow_field(kf).with_name(key_column_name(kf.name)).with_nullable(False))
+        arrays += [kv.column(SEQUENCE_NUMBER), kv.column(VALUE_KIND)]
+        fields += [pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
+                   pa.field(VALUE_KIND, pa.int8(), nullable=False)]
+        for f in self.arrow_schema:
+            arrays.append(kv.column(f.name))
+            fields.append(f)
+        file_table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        return self._roll(bucket_path, file_table, [key_column_name(k) for k in self.key_names], level, file_source,
+                          None)
+
+    def write_append(self, bucket_path: str, table: pa.Table, seq_start: int) -> list[DataFileMeta]:
+        """Rows of an append table (the table columns), numbered from ``seq_start``, as level-0 files."""
+        if table.num_rows == 0:
+            return []
+        return self._roll(bucket_path, table, None, 0, FileSource.APPEND, seq_start)
+
+    def _roll(self, bucket_path: str, table: pa.Table, key_cols: list[str] | None, level: int,
+              file_source: FileSource, append_seq_start: int | None) -> list[DataFileMeta]:
+        n = table.num_rows
+        per_row = max(1, table.nbytes // max(1, n))
+        rows_per_file = max(1, self.target_file_size // per_row)
+        prefix = self.opts.data_file_prefix()
+        file_uuid = None
+        metas = []
+        for roll, start in enumerate(range(0, n, rows_per_file)):
+            chunk = table.slice(start, min(rows_per_file, n - start))
+            name = new_data_file_name(prefix, roll, file_uuid=file_uuid)
+            if file_uuid is None:
+                file_uuid = name[len(prefix):].rsplit("-", 1)[0]
+            path = f"{bucket_path}/{name}"
+            if self.track is not None:
+                self.track(path)
+            size = write_parquet(self.ctx.file_io, path, chunk, self.opts.file_compression(),
+                                 self.opts.file_compression_zstd_level())
+            if key_cols is not None:
+                mm = pc.min_max(chunk.column(SEQUENCE_NUMBER))
+                min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())
+                kinds = chunk.column(VALUE_KIND)
+                deletes = int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
+            else:
+                assert append_seq_start is not None
+                min_seq, max_seq = append_seq_start + start, append_seq_start + start + chunk.num_rows - 1
+                deletes = 0
+            meta = make_file_meta(
+                file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=level,
+                key_fields=self.key_fields, key_source_names=key_cols or [],
+                value_fields=list(self.schema.fields), stats_mode=self.stats_mode,
+                min_seq=min_seq, max_seq=max_seq, delete_rows=deletes, file_source=file_source)
+            # file indexes (file-index.*.columns): embedded in the meta or a tracked <name>.index sidecar
+            metas.append(with_file_index(meta, self.ctx.file_io, path, chunk, self.schema.fields, self.schema.options,
+                                         self.track))
+        return metas

@@ -1,0 +1,48 @@
+"""DAG tests: the session Airflow home (see tests/airflow_env.py); the DagBag of dags/ is loaded once."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests import airflow_env
+
+airflow_env.configure()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Running DAGs goes through Airflow's API server code, whose dependencies (starlette, ...) emit deprecation
+    warnings; the suite's filterwarnings=error would turn them into failures of these tests only."""
+    here = pathlib.Path(__file__).parent
+    for item in items:
+        if here in pathlib.Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.filterwarnings("ignore::DeprecationWarning"))
+            item.add_marker(pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"))
+            item.add_marker(pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`"))
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> None:
+    airflow_env.migrate()
+
+
+@pytest.fixture(scope="session")
+def dagbag() -> Any:
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(airflow_env.DAGS_FOLDER))
+
+
+@pytest.fixture
+def lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Iterator[dict[str, str]]:
+    """Connections for a fresh local warehouse on Spark ``local[2]``, and a landing directory."""
+    warehouse = str(tmp_path / "warehouse")
+    landing = str(tmp_path / "landing")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        warehouse, spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
+    monkeypatch.setenv("PAIMON_LANDING_DIR", landing)
+    yield {"warehouse": warehouse, "landing": landing}

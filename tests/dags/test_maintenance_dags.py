@@ -1,0 +1,84 @@
+"""The maintenance DAGs run to success with ``dag.test()`` (real Spark, local mode), driven by their forms
+(``run_conf`` as the UI's trigger form sends it), and do what they say to a table written by the engine."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from provider.examples import lake as sample
+
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]
+
+
+def run(dagbag: Any, dag_id: str, conf: dict[str, Any]) -> dict[str, str]:
+    dr = dagbag.dags[dag_id].test(run_conf=conf)
+    states = {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in dr.get_task_instances()}
+    assert str(dr.state) == "success", f"{dag_id}: {states}"
+    return states
+
+
+def future_rows() -> pa.Table:
+    rows = [dict(r, dt="2099-01-01", event_id=f"f{i}") for i, r in enumerate(sample.order_event_rows(1)[:2])]
+    return pa.Table.from_pylist(rows, schema=sample.order_events(1).schema)
+
+
+def test_maintenance_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str]) -> None:
+    from table_engine import Catalog
+    from table_engine.types import parse_type, to_arrow_type
+
+    catalog = Catalog(lake["warehouse"])
+    d = sample.DWD
+    schema = pa.schema([(n, to_arrow_type(parse_type(t))) for n, t in d.columns.items()])
+    table = catalog.create_table(d.name, schema, primary_keys=d.primary_keys, partition_keys=d.partition_keys,
+                                 options=d.options)
+    for batch in sample.BATCHES:
+        table.write(sample.order_events(batch))
+    table.write(future_rows())
+    rows_before = table.read().num_rows
+    one = {"tables": [d.name]}
+
+    # compaction: full, from the form
+    run(dagbag, "paimon_compact", {**one, "mode": "full", "partitions": ""})
+    compacted = table.latest_snapshot()
+    assert compacted is not None and str(compacted.commit_kind) == "COMPACT" and compacted.id == 5
+    assert table.read().num_rows == rows_before
+
+    # a daily tag (a manual run: the name carries the time), then tag expiry
+    states = run(dagbag, "paimon_daily_tag", {**one, "tag_prefix": "daily", "time_retained": "7 d"})
+    assert states == {"selected_tables_native[-1]": "success", "create_tag[0]": "success",
+                      "expire_tags[0]": "success"}
+    tags = table.list_tags()
+    assert len(tags) == 1 and tags[0].startswith("daily-") and "T" in tags[0]
+    assert table.tag_snapshot(tags[0]).id == 5
+
+    # snapshot expiry keeps retain_max snapshots
+    run(dagbag, "paimon_expire_snapshots", {**one, "retain_min": 1, "retain_max": 2, "older_than": ""})
+    assert [s.id for s in table.snapshots()] == [4, 5]
+
+    # orphan files older than a day go, fresh ones stay
+    bucket_dir = pathlib.Path(table.path) / "dt=2026-11-20" / "bucket-0"
+    old_orphan, new_orphan = bucket_dir / "data-orphan-old.parquet", bucket_dir / "data-orphan-new.parquet"
+    for f in (old_orphan, new_orphan):
+        f.write_bytes(b"not referenced")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old_orphan, (two_days_ago, two_days_ago))
+    run(dagbag, "paimon_remove_orphan_files", {**one, "older_than": "1 d ago", "dry_run": False})
+    assert not old_orphan.exists() and new_orphan.exists()
+    assert table.read().num_rows == rows_before
+
+    # partitions older than a day are dropped (dry run first: nothing changes)
+    form = {**one, "expiration_time": "1 d", "timestamp_formatter": "yyyy-MM-dd", "timestamp_pattern": "$dt"}
+    run(dagbag, "paimon_expire_partitions", {**form, "dry_run": True})
+    assert table.read().num_rows == rows_before
+    run(dagbag, "paimon_expire_partitions", {**form, "dry_run": False})
+    assert set(table.read().column("dt").to_pylist()) == {"2099-01-01"}
+
+    # and the daily tag brings everything back
+    run(dagbag, "paimon_rollback", {"table": d.name, "snapshot_id": None, "tag": tags[0]})
+    assert table.read().num_rows == rows_before and table.latest_snapshot_id() == 5

@@ -1,0 +1,214 @@
+"""PaimonSparkHook: exact spark-submit argv on top of SparkSubmitHook, the client-mode runner, kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import stat
+import sys
+import threading
+import time
+
+import pytest
+
+from provider.hooks import spark as spark_hook_module
+from provider.hooks.spark import PaimonSparkHook, spark_master
+from provider.job_spec import SparkJobSpec
+from tests import airflow_env
+
+APP = "/opt/engine/table_engine/spark/app.py"
+PY = sys.executable
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The application path, fixed (its real location is tested in test_job_spec.py)."""
+    monkeypatch.setattr(spark_hook_module, "application_path", lambda: APP)
+    return APP
+
+
+def submission(spec: SparkJobSpec, conn: str = "paimon_default") -> list[str]:
+    return PaimonSparkHook(paimon_conn_id=conn).build_submission(spec).argv
+
+
+def test_local_master_argv(paimon_conn: str, app: str) -> None:
+    spec = SparkJobSpec(command="compact", table="dwd.orders", args=["--full"])
+    assert submission(spec) == [
+        "spark-submit", "--master", "local[2]",
+        "--conf", f"spark.pyspark.python={PY}", "--conf", f"spark.pyspark.driver.python={PY}",
+        "--name", "paimon-compact-dwd.orders",
+        app, "compact", "--warehouse", paimon_conn, "--table", "dwd.orders", "--full"]
+
+
+def test_cluster_master_ships_the_engine_and_uses_connection_settings(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, app: str) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_LAKE", airflow_env.paimon_connection(
+        "s3://lake/wh", spark_conn_id="spark_cluster", catalog_options={"fs.s3.region": "eu-west-1"},
+        python="/usr/local/bin/python3", spark_conf={"spark.executor.memory": "2g"}))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", airflow_env.spark_connection(
+        "spark://spark-master:7077", **{"deploy-mode": "client"}))
+    monkeypatch.setattr(spark_hook_module, "engine_archive", lambda: "/tmp/table_engine-abc.zip")
+    spec = SparkJobSpec(command="write", table="ods.events", args=["--source", "/data/x", "--format", "parquet"],
+                        conf={"spark.sql.shuffle.partitions": "8"}, py_files=["/deps/extra.zip"],
+                        driver_memory="1g", executor_cores=2, total_executor_cores=4, env_vars={"TZ": "UTC"})
+    sub = PaimonSparkHook(paimon_conn_id="paimon_lake").build_submission(spec)
+    assert sub.argv == [
+        "spark-submit", "--master", "spark://spark-master:7077",
+        "--conf", "spark.executor.memory=2g", "--conf", "spark.sql.shuffle.partitions=8",
+        "--conf", "spark.pyspark.python=/usr/local/bin/python3", "--conf", f"spark.pyspark.driver.python={PY}",
+        "--py-files", "/tmp/table_engine-abc.zip,/deps/extra.zip",
+        "--total-executor-cores", "4", "--executor-cores", "2", "--driver-memory", "1g",
+        "--name", "paimon-write-ods.events", "--deploy-mode", "client",
+        app, "write", "--warehouse", "s3://lake/wh", "--table", "ods.events",
+        "--catalog-option", "fs.s3.region=eu-west-1", "--source", "/data/x", "--format", "parquet"]
+    assert sub.master == "spark://spark-master:7077" and not sub.cluster_mode
+    assert sub.env["TZ"] == "UTC" and "SPARK_LOCAL_IP" not in sub.env or os.environ.get("SPARK_LOCAL_IP")
+
+
+def test_spec_overrides_master_warehouse_and_spark_connection(paimon_conn: str, app: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_OTHER", airflow_env.spark_connection("yarn", queue="etl"))
+    spec = SparkJobSpec(command="expire-tags", table="db.t", warehouse="/other", master="local[1]",
+                        spark_conn_id="spark_other")
+    argv = submission(spec)
+    assert argv[:3] == ["spark-submit", "--master", "local[1]"]
+    assert "--queue" in argv and argv[argv.index("--queue") + 1] == "etl"
+    assert argv[-5:] == ["expire-tags", "--warehouse", "/other", "--table", "db.t"]
+
+
+def test_missing_spark_connection_is_an_error_not_yarn(paimon_conn: str, app: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow.sdk.exceptions import AirflowException
+
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT")
+    with pytest.raises(AirflowException, match="spark_default.*not defined"):
+        submission(SparkJobSpec(command="compact", table="db.t"))
+    # an explicit master needs no connection
+    argv = submission(SparkJobSpec(command="compact", table="db.t", master="local[*]"))
+    assert argv[1:3] == ["--master", "local[*]"]
+
+
+def test_missing_paimon_connection_or_warehouse(monkeypatch: pytest.MonkeyPatch, app: str) -> None:
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    with pytest.raises(AirflowNotFoundException):
+        submission(SparkJobSpec(command="compact", table="db.t"), conn="paimon_nowhere")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_EMPTY", json.dumps({"conn_type": "paimon", "extra": {}}))
+    with pytest.raises(ValueError, match="no warehouse"):
+        submission(SparkJobSpec(command="compact", table="db.t"), conn="paimon_empty")
+
+
+@pytest.mark.parametrize(("conn_type", "host", "port", "extra"), [
+    ("spark", "local[*]", None, {}),
+    ("spark", "spark://m:7077", None, {}),
+    ("spark", "m", 7077, {}),
+    ("spark", "yarn", None, {"deploy-mode": "cluster", "queue": "q"}),
+])
+def test_master_rule_agrees_with_spark_submit_hook(monkeypatch: pytest.MonkeyPatch, conn_type: str, host: str,
+                                                   port: int | None, extra: dict[str, str]) -> None:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_PROBE", json.dumps(
+        {"conn_type": conn_type, "host": host, "port": port, "extra": extra}))
+    argv = SparkSubmitHook(conn_id="spark_probe")._build_spark_submit_command("app.py")
+    assert argv[argv.index("--master") + 1] == spark_master(conn_type, host, port)
+
+
+# ---- running (a fake spark-submit on PATH) --------------------------------------------------------------------
+
+
+def fake_spark_submit(directory: pathlib.Path, body: str) -> None:
+    script = directory / "spark-submit"
+    script.write_text(f"#!{sys.executable}\nimport sys, time, json, os\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture
+def fake_bin(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, paimon_conn: str, app: str) -> pathlib.Path:
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    return directory
+
+
+def test_submit_returns_the_final_json_line(fake_bin: pathlib.Path) -> None:
+    fake_spark_submit(fake_bin, """
+print("log line on stderr", file=sys.stderr)
+print(json.dumps({"status": "ok", "snapshot_id": 1}))
+print("chatter")
+print(json.dumps({"command": sys.argv[-5], "status": "ok", "snapshot_id": 7, "args": sys.argv[1:]}))
+""")
+    result = PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t"))
+    assert result is not None
+    assert result["snapshot_id"] == 7 and result["command"] == "compact"
+    assert result["args"][-4:] == ["--warehouse", result["args"][-3], "--table", "db.t"]
+
+
+def test_submit_failure_reports_the_application_error(fake_bin: pathlib.Path) -> None:
+    from airflow.sdk.exceptions import AirflowException
+
+    fake_spark_submit(fake_bin, """
+print("Traceback: boom", file=sys.stderr)
+print(json.dumps({"status": "error", "error": "TableNotExistError: table 'db.t' does not exist"}))
+sys.exit(1)
+""")
+    with pytest.raises(AirflowException, match="(?s)exit code 1: TableNotExistError.*Traceback: boom"):
+        PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t"))
+
+
+def test_submit_without_result_line_returns_none(fake_bin: pathlib.Path) -> None:
+    fake_spark_submit(fake_bin, "print('no json here')")
+    assert PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t")) is None
+
+
+def test_on_kill_stops_the_whole_process_group(fake_bin: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """spark-submit starts a JVM which starts the Python driver: killing must reach the grandchildren."""
+    from airflow.sdk.exceptions import AirflowException
+
+    pid_file = tmp_path / "child.pid"
+    fake_spark_submit(fake_bin, f"""
+import subprocess
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+open({str(pid_file)!r}, "w").write(str(child.pid))
+time.sleep(120)
+""")
+    hook = PaimonSparkHook()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            hook.submit(SparkJobSpec(command="compact", table="db.t"))
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the fake job did not start"
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    started = time.monotonic()
+    hook.on_kill()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert time.monotonic() - started < 15
+    assert errors and isinstance(errors[0], AirflowException) and "was killed" in str(errors[0])
+    deadline = time.monotonic() + 10
+    while alive(child):
+        assert time.monotonic() < deadline, f"grandchild {child} survived the kill"
+        time.sleep(0.1)
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that does not reap it counts as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")

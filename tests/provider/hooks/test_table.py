@@ -1,0 +1,56 @@
+"""PaimonTableHook: lazy connection resolution, read-only table access, summaries; connection parsing."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+
+from provider.connection import PaimonConnectionConfig
+from provider.hooks.table import PaimonTableHook
+from table_engine import Catalog
+
+
+def test_connection_fields_are_parsed() -> None:
+    cfg = PaimonConnectionConfig.from_connection_fields("c", None, {
+        "warehouse": "s3://b/wh", "catalog_options": '{"a": 1}', "spark_conn_id": "spark_x",
+        "python": "/py", "spark_conf": {"spark.x": "y"}})
+    assert cfg == PaimonConnectionConfig("c", "s3://b/wh", {"a": "1"}, "spark_x", "/py", {"spark.x": "y"})
+    legacy = PaimonConnectionConfig.from_connection_fields("c", None, {"extra__paimon__warehouse": "/wh",
+                                                                       "spark_conn_id": ""})
+    assert legacy.warehouse == "/wh" and legacy.spark_conn_id == "spark_default" and legacy.catalog_options == {}
+    assert PaimonConnectionConfig.from_connection_fields("c", "/from/host", {}).warehouse == "/from/host"
+    with pytest.raises(ValueError, match="no warehouse"):
+        PaimonConnectionConfig.from_connection_fields("c", None, {})
+    with pytest.raises(ValueError, match="catalog_options must be a JSON object"):
+        PaimonConnectionConfig.from_connection_fields("c", None, {"warehouse": "/w", "catalog_options": "[1]"})
+
+
+def test_hook_resolves_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = PaimonTableHook("paimon_not_defined_yet")  # no lookup in the constructor
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_NOT_DEFINED_YET", json.dumps({"conn_type": "paimon",
+                                                                          "extra": {"warehouse": "/late"}}))
+    assert hook.warehouse == "/late"
+
+
+def test_warehouse_override_without_connection(tmp_path: object) -> None:
+    hook = PaimonTableHook("paimon_absent", warehouse="/override")
+    assert hook.get_conn().warehouse == "/override"
+
+
+def test_read_summary_and_test_connection(paimon_conn: str) -> None:
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = Catalog(paimon_conn).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    t.create_tag("t1")
+    hook = PaimonTableHook()
+    assert hook.table_exists("db.t") and not hook.table_exists("db.nope")
+    assert hook.read("db.t", limit=2).num_rows == 2
+    assert hook.read("db.t", columns=["v"], tag="t1").column("v").to_pylist() == ["a", "b", "c"]
+    summary = hook.table_summary("db.t")
+    json.dumps(summary)  # XCom-friendly
+    assert summary["primary_keys"] == ["id"] and summary["tags"] == ["t1"]
+    assert summary["latest_snapshot"]["snapshot_id"] == 1 and summary["latest_snapshot"]["commit_kind"] == "APPEND"
+    ok, message = hook.test_connection()
+    assert ok and "db" in message

@@ -1,0 +1,111 @@
+"""Operators' execute: the result line is the XCom, Asset events carry the snapshot id (directly or through the
+alias), idempotent commit users, skip when nothing was committed, on_kill reaches the job."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import stat
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from airflow.sdk import Asset, AssetAlias
+from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk.execution_time.context import OutletEventAccessors
+
+from provider.assets import table_asset, writes_alias
+from provider.hooks import spark as spark_hook_module
+from provider.operators import PaimonCompactOperator, PaimonConsumeChangelogOperator, PaimonWriteOperator
+
+
+@pytest.fixture
+def fake_app(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, paimon_conn: str) -> pathlib.Path:
+    """A spark-submit on PATH that answers with the JSON found in $FAKE_RESULT, echoing its argv."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    script = directory / "spark-submit"
+    script.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                      "result = json.loads(os.environ['FAKE_RESULT'])\n"
+                      "print('spark log', file=sys.stderr)\n"
+                      "print(json.dumps({**result, 'argv': sys.argv[1:]}))\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(spark_hook_module, "application_path", lambda: "/engine/app.py")
+    return directory
+
+
+def context(**ti: Any) -> dict[str, Any]:
+    fields = {"dag_id": "d", "task_id": "t", "run_id": "manual__1", "map_index": -1, **ti}
+    return {"ti": SimpleNamespace(**fields), "outlet_events": OutletEventAccessors()}
+
+
+def test_write_returns_result_and_emits_the_table_asset(fake_app: pathlib.Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 4, "rows": 6}))
+    op = PaimonWriteOperator(task_id="t", table="ods.events", source="/landing/b1")
+    asset = table_asset("ods.events")
+    assert op.outlets == [asset]
+    ctx = context()
+    result = op.execute(ctx)  # type: ignore[arg-type]
+    assert result is not None and result["snapshot_id"] == 4 and result["rows"] == 6
+    # the default commit user is the same for every try of this task instance
+    argv = result["argv"]
+    assert argv[argv.index("--commit-user") + 1] == "airflow:d:t:manual__1"
+    assert ctx["outlet_events"][asset].extra == {"table": "ods.events", "command": "write", "snapshot_id": 4}
+
+
+def test_mapped_commit_user_has_the_map_index(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": None}))
+    op = PaimonCompactOperator(task_id="t", table="dwd.orders", outlets=[writes_alias()])
+    assert op.outlets == [writes_alias()]  # no second, static outlet
+    result = op.execute(context(map_index=2))  # type: ignore[arg-type]
+    assert result is not None
+    assert result["argv"][result["argv"].index("--commit-user") + 1] == "airflow:d:t:manual__1:2"
+
+
+def test_templated_table_emits_through_the_alias(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 9}))
+    op = PaimonCompactOperator(task_id="t", table="{{ params.table }}", full="full")
+    assert op.outlets == [AssetAlias(name="paimon.paimon_default.writes", group="paimon")]
+    op.table = "dwd.orders"  # as rendered
+    ctx = context()
+    op.execute(ctx)  # type: ignore[arg-type]
+    events = ctx["outlet_events"][writes_alias()].asset_alias_events
+    assert len(events) == 1
+    assert events[0].dest_asset_key.uri == "paimon://paimon_default/dwd/orders"
+    assert events[0].extra == {"table": "dwd.orders", "command": "compact", "snapshot_id": 9}
+
+
+def test_consume_emits_the_target_asset_and_skips_when_empty(fake_app: pathlib.Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    op = PaimonConsumeChangelogOperator(task_id="t", table="dwd.orders", consumer_id="c", target_table="dws.u",
+                                        skip_if_no_commit=True)
+    target = table_asset("dws.u")
+    assert op.outlets == [target]
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "rows": 3, "target_snapshot_id": 5}))
+    ctx = context()
+    assert op.execute(ctx)["rows"] == 3  # type: ignore[arg-type,index]
+    assert ctx["outlet_events"][target].extra["snapshot_id"] == 5
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "rows": 0, "target_snapshot_id": None}))
+    with pytest.raises(AirflowSkipException, match="committed nothing to dws.u"):
+        op.execute(context())  # type: ignore[arg-type]
+    # exporting to files updates no table
+    export = PaimonConsumeChangelogOperator(task_id="e", table="dwd.orders", consumer_id="x", output_path="/o")
+    assert export.outlets == []
+
+
+def test_emit_asset_false_declares_nothing() -> None:
+    op = PaimonWriteOperator(task_id="t", table="ods.events", source="/x", emit_asset=False)
+    assert op.outlets == []
+    assert isinstance(table_asset("ods.events"), Asset)
+
+
+def test_on_kill_delegates_to_the_hook() -> None:
+    op = PaimonCompactOperator(task_id="t", table="dwd.orders")
+    killed: list[bool] = []
+    op._hook = SimpleNamespace(on_kill=lambda: killed.append(True))  # type: ignore[assignment]
+    op.on_kill()
+    assert killed == [True]

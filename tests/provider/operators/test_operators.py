@@ -1,0 +1,230 @@
+"""Every operator's spark-submit, asserted exactly (application arguments after the common Spark prefix), and
+how templated arguments (Params rendered as text) become options."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+from provider.hooks import spark as spark_hook_module
+from provider.hooks.spark import PaimonSparkHook
+from provider.operators import (
+    PaimonCompactOperator,
+    PaimonConsumeChangelogOperator,
+    PaimonCreateTagOperator,
+    PaimonExpirePartitionsOperator,
+    PaimonExpireSnapshotsOperator,
+    PaimonExpireTagsOperator,
+    PaimonRemoveOrphanFilesOperator,
+    PaimonRollbackOperator,
+    PaimonSparkOperator,
+    PaimonWriteOperator,
+)
+
+APP = "/engine/table_engine/spark/app.py"
+
+
+@pytest.fixture(autouse=True)
+def app(monkeypatch: pytest.MonkeyPatch, paimon_conn: str) -> None:
+    monkeypatch.setattr(spark_hook_module, "application_path", lambda: APP)
+
+
+def argv(op: PaimonSparkOperator) -> list[str]:
+    return PaimonSparkHook(paimon_conn_id=op.paimon_conn_id).build_submission(op.build_spec()).argv
+
+
+def app_args(op: PaimonSparkOperator) -> list[str]:
+    """What follows the application path, after checking the prefix is the plain local submit."""
+    full = argv(op)
+    i = full.index(APP)
+    assert full[:3] == ["spark-submit", "--master", "local[2]"]
+    assert full[i - 2:i] == ["--name", f"paimon-{op.command}-{op.table}"]
+    return full[i + 1:]
+
+
+def head(command: str, table: str, warehouse: str) -> list[str]:
+    return [command, "--warehouse", warehouse, "--table", table]
+
+
+def test_write_from_files_creating_the_table(paimon_conn: str) -> None:
+    op = PaimonWriteOperator(task_id="w", table="ods.events", source="/landing/b1", source_format="CSV",
+                             source_options={"header": "true", "delimiter": ";"}, partition_keys=["dt"],
+                             primary_keys="id, dt", table_options={"bucket": 2, "changelog-producer": "lookup"},
+                             commit_user="u1", parallelism=4)
+    assert app_args(op) == head("write", "ods.events", paimon_conn) + [
+        "--source", "/landing/b1", "--format", "csv", "--source-option", "delimiter=;",
+        "--source-option", "header=true", "--mode", "append", "--create-if-missing", "--primary-key", "id,dt",
+        "--partition-key", "dt", "--option", "bucket=2", "--option", "changelog-producer=lookup",
+        "--commit-user", "u1", "--parallelism", "4"]
+
+
+def test_write_sql_overwrite_into_existing_table(paimon_conn: str) -> None:
+    op = PaimonWriteOperator(task_id="w", table="dwd.t", sql="SELECT * FROM x", mode="overwrite",
+                             commit_user="u")
+    assert app_args(op) == head("write", "dwd.t", paimon_conn) + [
+        "--sql", "SELECT * FROM x", "--mode", "overwrite", "--commit-user", "u"]
+    with pytest.raises(ValueError, match="exactly one of source and sql"):
+        PaimonWriteOperator(task_id="w2", table="t.t")
+    bad = PaimonWriteOperator(task_id="w3", table="t.t", source="/x", mode="upsert")
+    with pytest.raises(ValueError, match="append' or 'overwrite"):
+        bad.build_spec()
+
+
+@pytest.mark.parametrize(("full", "flag"), [(True, ["--full"]), ("True", ["--full"]), ("full", ["--full"]),
+                                            ("minor", []), ("False", []), (False, [])])
+def test_compact_full_or_minor(paimon_conn: str, full: Any, flag: list[str]) -> None:
+    op = PaimonCompactOperator(task_id="c", table="dwd.orders", full=full, commit_user="u")
+    assert app_args(op) == head("compact", "dwd.orders", paimon_conn) + flag + ["--commit-user", "u"]
+
+
+def test_compact_partitions_idle_time_parallelism(paimon_conn: str) -> None:
+    op = PaimonCompactOperator(task_id="c", table="dwd.orders", partitions="dt=2026-11-20;dt=2026-11-21,h=1",
+                               idle_time="1 d", parallelism="3", commit_user="u")
+    assert app_args(op) == head("compact", "dwd.orders", paimon_conn) + [
+        "--partition", "dt=2026-11-20", "--partition", "dt=2026-11-21,h=1", "--idle-time", "1 d",
+        "--commit-user", "u", "--parallelism", "3"]
+    op = PaimonCompactOperator(task_id="c2", table="dwd.orders", partitions=[{"dt": "a"}], commit_user="u")
+    assert app_args(op)[-4:] == ["--partition", "dt=a", "--commit-user", "u"]
+
+
+def test_expire_snapshots(paimon_conn: str) -> None:
+    op = PaimonExpireSnapshotsOperator(task_id="e", table="db.t", retain_min="10", retain_max=100,
+                                       older_than=datetime.datetime(2026, 1, 2, 3, 4, 5), max_deletes=None)
+    assert app_args(op) == head("expire-snapshots", "db.t", paimon_conn) + [
+        "--retain-min", "10", "--retain-max", "100", "--older-than", "2026-01-02T03:04:05"]
+    assert app_args(PaimonExpireSnapshotsOperator(task_id="e2", table="db.t", older_than="1 d ago")) == \
+        head("expire-snapshots", "db.t", paimon_conn) + ["--older-than", "1 d ago"]
+    assert app_args(PaimonExpireSnapshotsOperator(task_id="e3", table="db.t", older_than="")) == \
+        head("expire-snapshots", "db.t", paimon_conn)
+    with pytest.raises(ValueError, match="retain_min must be an integer"):
+        PaimonExpireSnapshotsOperator(task_id="e4", table="db.t", retain_min="ten").build_spec()
+
+
+def test_create_tag(paimon_conn: str) -> None:
+    op = PaimonCreateTagOperator(task_id="t", table="db.t", tag="daily-2026-11-20", snapshot_id="4",
+                                 time_retained="7 d")
+    assert app_args(op) == head("create-tag", "db.t", paimon_conn) + [
+        "--tag", "daily-2026-11-20", "--snapshot", "4", "--time-retained", "7 d"]
+    assert app_args(PaimonCreateTagOperator(task_id="t2", table="db.t", tag="x", snapshot_id="None")) == \
+        head("create-tag", "db.t", paimon_conn) + ["--tag", "x"]
+    with pytest.raises(ValueError, match="tag name"):
+        PaimonCreateTagOperator(task_id="t3", table="db.t", tag=" ").build_spec()
+
+
+def test_expire_tags(paimon_conn: str) -> None:
+    assert app_args(PaimonExpireTagsOperator(task_id="x", table="db.t")) == head("expire-tags", "db.t", paimon_conn)
+    assert app_args(PaimonExpireTagsOperator(task_id="y", table="db.t", older_than=1700000000000)) == \
+        head("expire-tags", "db.t", paimon_conn) + ["--older-than", "1700000000000"]
+
+
+def test_expire_partitions(paimon_conn: str) -> None:
+    op = PaimonExpirePartitionsOperator(task_id="p", table="db.t", expiration_time="30 d",
+                                        timestamp_formatter="yyyy-MM-dd", timestamp_pattern="$dt",
+                                        strategy="values-time", max_expires="5", dry_run_only="True")
+    assert app_args(op) == head("expire-partitions", "db.t", paimon_conn) + [
+        "--expiration-time", "30 d", "--timestamp-formatter", "yyyy-MM-dd", "--timestamp-pattern", "$dt",
+        "--strategy", "values-time", "--max-expires", "5", "--dry-run"]
+    assert app_args(PaimonExpirePartitionsOperator(task_id="q", table="db.t", dry_run_only="False")) == \
+        head("expire-partitions", "db.t", paimon_conn)
+
+
+def test_remove_orphan_files(paimon_conn: str) -> None:
+    op = PaimonRemoveOrphanFilesOperator(task_id="o", table="db.t", older_than="2 h ago", dry_run_only=True)
+    assert app_args(op) == head("remove-orphan-files", "db.t", paimon_conn) + ["--older-than", "2 h ago",
+                                                                             "--dry-run"]
+
+
+def test_rollback(paimon_conn: str) -> None:
+    assert app_args(PaimonRollbackOperator(task_id="r", table="db.t", snapshot_id="3", tag="")) == \
+        head("rollback", "db.t", paimon_conn) + ["--snapshot", "3"]
+    assert app_args(PaimonRollbackOperator(task_id="r2", table="db.t", snapshot_id="None", tag="daily-1")) == \
+        head("rollback", "db.t", paimon_conn) + ["--tag", "daily-1"]
+    for snapshot_id, tag in ((None, None), (3, "t")):
+        with pytest.raises(ValueError, match="exactly one of snapshot_id and tag"):
+            PaimonRollbackOperator(task_id="r3", table="db.t", snapshot_id=snapshot_id, tag=tag).build_spec()
+
+
+def test_consume_changelog(paimon_conn: str) -> None:
+    op = PaimonConsumeChangelogOperator(task_id="c", table="dwd.orders", consumer_id="dws", target_table="dws.t",
+                                        from_snapshot="", to_snapshot=9)
+    assert app_args(op) == head("consume-changelog", "dwd.orders", paimon_conn) + [
+        "--consumer-id", "dws", "--target-table", "dws.t", "--to-snapshot", "9"]
+    op = PaimonConsumeChangelogOperator(task_id="c2", table="dwd.orders", consumer_id="export",
+                                        output_path="/exports/orders", output_format="json", from_snapshot=2)
+    assert app_args(op) == head("consume-changelog", "dwd.orders", paimon_conn) + [
+        "--consumer-id", "export", "--output", "/exports/orders", "--output-format", "json",
+        "--from-snapshot", "2"]
+    with pytest.raises(ValueError, match="exactly one of target_table and output_path"):
+        PaimonConsumeChangelogOperator(task_id="c3", table="t.t", consumer_id="x")
+
+
+def test_extra_args_and_spark_settings(paimon_conn: str) -> None:
+    op = PaimonExpireTagsOperator(task_id="x", table="db.t", extra_args=["--log-level", "DEBUG"],
+                                  spark={"master": "local[1]", "conf": {"spark.ui.enabled": "false"},
+                                         "driver_memory": "512m", "py_files": "/a.zip,/b.zip", "name": "tags"},
+                                  warehouse="/elsewhere")
+    full = argv(op)
+    assert full == ["spark-submit", "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+                    "--conf", f"spark.pyspark.python={_py()}", "--conf", f"spark.pyspark.driver.python={_py()}",
+                    "--py-files", "/a.zip,/b.zip", "--driver-memory", "512m", "--name", "tags", APP,
+                    "expire-tags", "--warehouse", "/elsewhere", "--table", "db.t", "--log-level", "DEBUG"]
+    with pytest.raises(ValueError, match="unknown spark settings"):
+        PaimonExpireTagsOperator(task_id="y", table="db.t", spark={"memory": "1g"})
+
+
+def test_every_command_has_an_operator() -> None:
+    from provider.job_spec import COMMANDS
+
+    ops: set[type[PaimonSparkOperator]] = {
+        PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
+        PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
+        PaimonRollbackOperator, PaimonConsumeChangelogOperator}
+    assert {op.command for op in ops} == COMMANDS
+    from table_engine.cli import COMMANDS as CLI_COMMANDS
+
+    assert set(CLI_COMMANDS) == COMMANDS
+
+
+def test_rendered_params_become_options(paimon_conn: str) -> None:
+    """Templates rendered from Params (strings) give the same options as Python values."""
+    from airflow.sdk import DAG, Param
+
+    with DAG("render_probe", schedule=None, params={"mode": Param("full"), "parts": Param("dt=a;dt=b"),
+                                                    "table": Param("dwd.orders")}) as dag:
+        op = PaimonCompactOperator(task_id="c", table="{{ params.table }}", full="{{ params.mode }}",
+                                   partitions="{{ params.parts }}", commit_user="u")
+    op.render_template_fields({"params": dag.params.dump(), "dag": dag})
+    assert app_args(op) == head("compact", "dwd.orders", paimon_conn) + [
+        "--full", "--partition", "dt=a", "--partition", "dt=b", "--commit-user", "u"]
+
+
+def _py() -> str:
+    import sys
+
+    return sys.executable
+
+
+def test_rendered_options_parse_with_the_applications_grammar(paimon_conn: str) -> None:
+    """What the operators render is accepted by the grammar app.py shares with table_engine.cli."""
+    from table_engine.cli import build_parser
+
+    ops: list[PaimonSparkOperator] = [
+        PaimonWriteOperator(task_id="a", table="db.t", source="/x", partition_keys="dt", table_options={"k": "v"},
+                            commit_user="u"),
+        PaimonCompactOperator(task_id="b", table="db.t", full=True, partitions="dt=a;dt=b", commit_user="u"),
+        PaimonExpireSnapshotsOperator(task_id="c", table="db.t", retain_min=1, older_than="1 d ago"),
+        PaimonCreateTagOperator(task_id="d", table="db.t", tag="-weird-tag", time_retained="7 d"),
+        PaimonExpireTagsOperator(task_id="e", table="db.t", older_than="2026-01-01T00:00:00"),
+        PaimonExpirePartitionsOperator(task_id="f", table="db.t", expiration_time="30 d", dry_run_only=True),
+        PaimonRemoveOrphanFilesOperator(task_id="g", table="db.t", older_than="2 h ago"),
+        PaimonRollbackOperator(task_id="h", table="db.t", tag="t1"),
+        PaimonConsumeChangelogOperator(task_id="i", table="db.t", consumer_id="c", target_table="db.u"),
+    ]
+    parser = build_parser()
+    for op in ops:
+        args = parser.parse_args(app_args(op))
+        assert (args.command, args.table, args.warehouse) == (op.command, "db.t", paimon_conn)
+    assert parser.parse_args(app_args(ops[3])).tag == "-weird-tag"
+    assert app_args(ops[3])[-3:] == ["--tag=-weird-tag", "--time-retained", "7 d"]

@@ -1,0 +1,77 @@
+"""docker/: the compose file parses and is consistent, the Dockerfile copies paths that exist.
+(Docker cannot run here; these checks are what can be verified without it.)"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import shlex
+from typing import Any
+
+import yaml
+
+from provider.connection import PaimonConnectionConfig
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+
+
+def compose() -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((DOCKER / "docker-compose.yml").read_text())
+    return doc
+
+
+def test_compose_has_every_component_from_one_image() -> None:
+    doc = compose()
+    services = doc["services"]
+    assert set(services) == {"postgres", "airflow-init", "airflow-api-server", "airflow-scheduler",
+                             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker"}
+    ours = {name: s for name, s in services.items() if name != "postgres"}
+    for name, service in ours.items():
+        assert service["image"] == "airflow-provider-paimon:dev", name
+        build = service["build"]
+        context = (DOCKER / build["context"]).resolve()
+        assert context == REPO and (context / build["dockerfile"]).is_file()
+        assert "lake:/opt/paimon/lake" in service["volumes"], name
+    for name in ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
+        assert services[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
+        assert services[name]["command"] == [name.removeprefix("airflow-")]
+    assert set(doc["volumes"]) == {"lake", "postgres-db", "airflow-logs"}
+    for service in services.values():
+        for port in service.get("ports", []):
+            assert port.startswith("127.0.0.1:"), port  # not exposed beyond loopback
+
+
+def test_compose_connections_point_at_the_services() -> None:
+    services = compose()["services"]
+    env = services["airflow-scheduler"]["environment"]
+    paimon = json.loads(env["AIRFLOW_CONN_PAIMON_DEFAULT"])
+    cfg = PaimonConnectionConfig.from_connection_fields("paimon_default", None, paimon["extra"])
+    assert cfg.warehouse.startswith("/opt/paimon/lake/")
+    assert cfg.spark_conf["spark.driver.host"] == services["airflow-scheduler"]["hostname"]
+    spark = json.loads(env["AIRFLOW_CONN_SPARK_DEFAULT"])
+    assert cfg.spark_conn_id == "spark_default"
+    assert spark["host"] == f"spark://{services['spark-master']['hostname']}:7077"
+    assert spark["extra"]["deploy-mode"] == "client"  # Python apps cannot use standalone cluster mode
+    assert "spark://spark-master:7077" in services["spark-worker"]["command"]
+    assert env["PAIMON_LANDING_DIR"].startswith("/opt/paimon/lake/")
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].endswith("@postgres:5432/airflow")
+    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
+    init = " ".join(services["airflow-init"]["command"])
+    assert "airflow db migrate" in init and "/opt/paimon/lake/warehouse" in init
+
+
+def test_dockerfile_copies_existing_paths_and_repairs_pyspark() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    assert re.search(r"^FROM apache/airflow:3\.3\.2-python3\.11$", text, re.M)
+    assert "openjdk-17-jre-headless" in text and "JAVA_HOME=" in text
+    copies = [shlex.split(line)[1:] for line in text.splitlines() if line.startswith("COPY ")]
+    sources = [p for args in copies for p in args[:-1] if not p.startswith("--")]
+    assert sorted(sources) == ["README.md", "dags", "provider", "pyproject.toml", "table_engine"]
+    for src in sources:
+        assert (REPO / src).exists(), src
+    assert "--force-reinstall --no-deps pyspark==4.3.0" in text
+    ignore = (DOCKER / "Dockerfile.dockerignore").read_text().split()
+    for src in sources:
+        assert any(line.startswith(f"!{src}") for line in ignore), src

@@ -1,0 +1,64 @@
+"""The provider registers through its entry point, and Airflow shows its connection type, hooks and triggers."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import pathlib
+import subprocess
+import sys
+
+from provider.get_provider_info import get_provider_info
+
+
+def test_entry_point_points_at_get_provider_info() -> None:
+    eps = [ep for ep in importlib.metadata.entry_points(group="apache_airflow_provider")
+           if ep.dist is not None and ep.dist.name == "airflow-provider-paimon"]
+    assert [ep.value for ep in eps] == ["provider.get_provider_info:get_provider_info"]
+    assert eps[0].load()() == get_provider_info()
+
+
+def test_provider_info_is_valid_for_airflow() -> None:
+    import json
+
+    import airflow
+    import jsonschema
+
+    schema = json.loads((pathlib.Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
+    info = get_provider_info()
+    jsonschema.validate(info, schema)
+    assert info["package-name"] == importlib.metadata.metadata("airflow-provider-paimon")["Name"]
+    modules = [m for section in ("hooks", "operators", "sensors", "triggers") for item in info[section]
+               for m in item["python-modules"]]
+    for module in modules:
+        __import__(module)
+
+
+def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
+    from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    pm = ProvidersManager()
+    assert "airflow-provider-paimon" in pm.providers
+    hook = ProvidersManagerTaskRuntime().hooks["paimon"]
+    assert hook is not None
+    assert hook.hook_class_name == "provider.hooks.table.PaimonTableHook"
+    assert hook.connection_id_attribute_name == "paimon_conn_id"
+    widgets = {name for name in pm.connection_form_widgets if name.startswith("extra__paimon__")}
+    assert widgets == {f"extra__paimon__{f}" for f in ("warehouse", "catalog_options", "spark_conn_id", "python",
+                                                       "spark_conf")}
+    behaviour = pm.field_behaviours["paimon"]
+    assert set(behaviour["hidden_fields"]) == {"host", "schema", "login", "password", "port", "extra"}
+    triggers = {t.trigger_class_name for t in pm.trigger if t.package_name == "airflow-provider-paimon"}
+    assert triggers == {"provider.triggers.metadata"}
+    assert ProvidersManagerTaskRuntime().asset_uri_handlers["paimon"].__name__ == "sanitize_uri"
+
+
+def test_airflow_cli_lists_the_provider() -> None:
+    airflow = pathlib.Path(sys.executable).with_name("airflow")
+    out = subprocess.run([str(airflow), "providers", "list", "--output", "plain"], check=True,
+                         capture_output=True, text=True, env=dict(os.environ), timeout=120).stdout
+    assert "airflow-provider-paimon" in out
+    hooks = subprocess.run([str(airflow), "providers", "hooks", "--output", "plain"], check=True,
+                           capture_output=True, text=True, env=dict(os.environ), timeout=120).stdout
+    assert "provider.hooks.table.PaimonTableHook" in hooks

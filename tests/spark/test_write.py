@@ -1,0 +1,194 @@
+"""Batch writes through the ``paimon`` data source: modes, row kinds, table creation, routed dynamic buckets,
+and exactly-once commits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.spark import write_dataframe
+from table_engine.spark.commit import TaskFiles
+from table_engine.spark.writer import PaimonBatchWriter, PaimonCommitMessage, PaimonStreamWriter
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string()),
+                    pa.field("dt", pa.string(), nullable=False)])
+
+
+def frame(spark: Any, rows: list[tuple[Any, ...]], ddl: str = "id bigint, v string, dt string", parts: int = 2) -> Any:
+    return spark.createDataFrame(rows, ddl).repartition(parts)
+
+
+def save(df: Any, warehouse: str, table: str, mode: str = "append", **options: str) -> None:
+    writer = df.write.format("paimon").mode(mode).option("warehouse", warehouse)
+    for k, v in options.items():
+        writer = writer.option(k, v)
+    writer.save(table)
+
+
+def content(table: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r.values()) for r in table.read().to_pylist())
+
+
+def data_files(table: Any) -> set[str]:
+    return {p.name for p in Path(table.path).rglob("data-*")}
+
+
+def test_append_and_overwrite_a_partitioned_primary_key_table(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "3"})
+    rows = [(i, f"v{i}", f"d{i % 2}") for i in range(100)]
+    save(frame(spark, rows), warehouse, "db.pk")
+    assert content(table) == sorted(rows)
+    assert table.latest_snapshot().commit_kind == "APPEND" and table.latest_snapshot_id() == 1
+
+    updates = [(i, f"u{i}", f"d{i % 2}") for i in range(50, 150)]
+    save(frame(spark, updates), warehouse, "db.pk")
+    assert content(table) == sorted(rows[:50] + updates)
+
+    # dynamic partition overwrite: only partition d1 is replaced
+    save(frame(spark, [(7, "only", "d1")]), warehouse, "db.pk", mode="overwrite")
+    assert content(table) == sorted([r for r in rows[:50] + updates if r[2] == "d0"] + [(7, "only", "d1")])
+    assert table.latest_snapshot().commit_kind == "OVERWRITE"
+
+
+def test_append_table_round_trip_and_full_overwrite(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.app", SCHEMA)
+    rows = [(i, None if i % 5 == 0 else f"v{i}", "x") for i in range(500)]
+    save(frame(spark, rows, parts=4), warehouse, "db.app")
+    save(frame(spark, rows[:10]), warehouse, "db.app")
+    assert content(table) == sorted(rows + rows[:10])
+    assert sorted(tuple(r) for r in spark.read.format("paimon").option("warehouse", warehouse)
+                  .load("db.app").collect()) == sorted(rows + rows[:10])
+    save(frame(spark, [(1, "new", "x")]), warehouse, "db.app", mode="overwrite")   # unpartitioned: everything
+    assert content(table) == [(1, "new", "x")]
+
+
+def test_row_kinds_through_rowkind_field(spark, warehouse):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
+    table = Catalog(warehouse).create_table("db.rk", schema, primary_keys=["id"],
+                                            options={"bucket": "2", "rowkind.field": "op"})
+    ddl = "id bigint, v string, op string"
+    save(frame(spark, [(i, f"v{i}", "+I") for i in range(10)], ddl), warehouse, "db.rk")
+    save(frame(spark, [(1, "v1", "-D"), (2, "x", "+U"), (3, "v3", "-U"), (99, "v", "-D")], ddl), warehouse, "db.rk")
+    assert [(r["id"], r["v"]) for r in table.read().sort_by("id").to_pylist()] == [
+        (0, "v0"), (2, "x"), *[(i, f"v{i}") for i in range(4, 10)]]
+
+
+def test_creates_a_missing_table_from_the_dataframe(spark, warehouse):
+    df = spark.sql("SELECT id, CAST(id % 3 AS STRING) AS dt, TIMESTAMP'2024-01-01 10:00:00' AS ts, "
+                   "TIMESTAMP_NTZ'2024-01-01 10:00:00' AS ntz FROM range(30)")
+    save(df, warehouse, "db.created", **{"primary-key": "id,dt", "partition": "dt", "bucket": "2",
+                                         "file.format": "parquet"})
+    table = Catalog(warehouse).get_table("db.created")
+    assert table.primary_keys == ["id", "dt"] and table.partition_keys == ["dt"]
+    assert table.options.raw == {"bucket": "2", "file.format": "parquet"}
+    assert [(f.type.root, f.type.precision) for f in table.schema.fields] == [
+        ("BIGINT", None), ("VARCHAR", None), ("TIMESTAMP_LTZ", 6), ("TIMESTAMP", 6)]
+    assert table.read().num_rows == 30
+
+
+def test_fixed_bucket_writes_are_routed_so_each_bucket_gets_one_file(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.fixed", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "4"})
+    rows = [(i, f"v{i}", f"d{i % 2}") for i in range(2000)]
+    assert write_dataframe(frame(spark, rows, parts=3), warehouse, "db.fixed", parallelism=3) == 1
+    splits = table.plan()
+    assert len(splits) == 8 and all(len(s.files) == 1 for s in splits)         # 2 partitions x 4 buckets
+    assert content(table) == sorted(rows)
+
+
+def test_dynamic_bucket_writes_route_keys_so_no_key_is_written_twice(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.dyn", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "-1", "dynamic-bucket.target-row-num": "100"})
+    first = [(i, f"a{i}", f"d{i % 2}") for i in range(1000)]
+    sid = write_dataframe(frame(spark, first, parts=3), warehouse, "db.dyn", parallelism=3)
+    assert sid == 1
+    second = [(i, f"b{i}", f"d{i % 2}") for i in range(500, 1600)]          # 500 known keys, 600 new
+    assert write_dataframe(frame(spark, second, parts=2), warehouse, "db.dyn", parallelism=4) == 2
+    rows = table.read()
+    assert rows.num_rows == 1600 and len(set(zip(rows["id"].to_pylist(), rows["dt"].to_pylist()))) == 1600
+    assert content(table) == sorted(first[:500] + second)
+    # every key sits in one bucket of its partition, and each bucket's hash index is one file
+    placements: dict[tuple[Any, int], int] = {}
+    for split in table.plan():
+        for r in table.new_read().read_split(split).select(["id", "dt"]).to_pylist():
+            assert placements.setdefault((r["dt"], r["id"]), split.bucket) == split.bucket
+    with_ids = spark.read.format("paimon").option("warehouse", warehouse).load("db.dyn")
+    assert with_ids.count() == 1600
+
+
+def test_unrouted_dynamic_bucket_write_by_several_tasks_fails_without_leaving_anything(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.dyn2", SCHEMA, primary_keys=["id", "dt"], options={"bucket": "-1"})
+    with pytest.raises(Exception, match="routed by key"):
+        save(frame(spark, [(i, "x", "d") for i in range(100)], parts=2), warehouse, "db.dyn2")
+    assert table.latest_snapshot_id() is None
+    assert data_files(table) == set()
+    assert [p for p in Path(table.path, "index").iterdir()] == []
+    # one task is fine without routing
+    save(frame(spark, [(i, "x", "d") for i in range(100)], parts=1), warehouse, "db.dyn2")
+    assert table.read().num_rows == 100
+
+
+def test_write_dataframe_with_a_commit_user_commits_once(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.once", SCHEMA, primary_keys=["id", "dt"], options={"bucket": "2"})
+    df = frame(spark, [(i, "x", "d") for i in range(20)])
+    assert write_dataframe(df, warehouse, "db.once", commit_user="job-42") == 1
+    files = data_files(table)
+    assert write_dataframe(df, warehouse, "db.once", commit_user="job-42") == 1      # a re-run: no new snapshot
+    assert table.latest_snapshot_id() == 1 and data_files(table) == files           # its files were removed
+
+
+def _task_messages(table: Any, rows: pa.Table, task: int) -> PaimonCommitMessage:
+    w = table.new_write()
+    w.write(rows)
+    return PaimonCommitMessage(TaskFiles(task, 0, tuple(w.prepare_commit()), rows.num_rows))
+
+
+def test_a_repeated_job_commit_is_idempotent_and_abort_after_commit_keeps_files(warehouse):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    table = Catalog(warehouse).create_table("db.idem", SCHEMA, primary_keys=["id", "dt"], options={"bucket": "2"})
+    spark_schema = StructType([StructField("id", LongType(), False), StructField("v", StringType()),
+                               StructField("dt", StringType(), False)])
+    writer = PaimonBatchWriter(table, spark_schema, False, {})
+    msgs = [_task_messages(table, pa.table({"id": [1, 2], "v": ["a", "b"], "dt": ["x", "x"]}, schema=SCHEMA), 0),
+            None,  # a failed task's slot
+            _task_messages(table, pa.table({"id": [3], "v": ["c"], "dt": ["y"]}, schema=SCHEMA), 2)]
+    writer.commit(msgs)
+    writer.commit(msgs)                       # Spark (or a re-run worker) commits the same job again
+    assert table.latest_snapshot_id() == 1 and table.read().num_rows == 3
+    assert table.latest_snapshot().commit_identifier == BATCH_COMMIT_IDENTIFIER
+    writer.abort(msgs)                        # abort after the commit happened: files must stay
+    assert table.read().num_rows == 3
+
+    stream = PaimonStreamWriter(table, spark_schema, False, {"checkpointLocation": "/tmp/ckpt-x"})
+    batch = [_task_messages(table, pa.table({"id": [4], "v": ["d"], "dt": ["x"]}, schema=SCHEMA), 0)]
+    stream.commit(batch, 7)
+    stream.commit(batch, 7)                   # a replayed micro-batch
+    assert table.latest_snapshot_id() == 2 and table.latest_snapshot().commit_identifier == 7
+    again = PaimonStreamWriter(table, spark_schema, False, {"checkpointLocation": "/tmp/ckpt-x/"})
+    assert again.commit_user == stream.commit_user          # stable across restarts of the query
+
+    lost = [_task_messages(table, pa.table({"id": [5], "v": ["e"], "dt": ["x"]}, schema=SCHEMA), 0)]
+    orphan_files = {Path(p).name for p in _paths(table, lost)}
+    writer2 = PaimonBatchWriter(table, spark_schema, False, {})
+    writer2.abort(lost)                       # a failed job: its files are deleted
+    assert not orphan_files & data_files(table)
+
+
+def _paths(table: Any, msgs: list[PaimonCommitMessage]) -> list[str]:
+    from table_engine.store.context import StoreContext
+    from table_engine.store.read import data_file_path
+
+    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    out = [data_file_path(ctx, m.partition, m.bucket, f) for pm in msgs for m in pm.files.messages for f in m.new_files]
+    assert all(os.path.exists(p) for p in out)
+    return out

@@ -1,0 +1,98 @@
+"""Commit-time maintenance: opt-in hook of write()/commit(), write-only, failure isolation, cheap when idle."""
+
+from __future__ import annotations
+
+import logging
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.table import Table
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+EAGER = {"snapshot.num-retained.min": "2", "snapshot.time-retained": "0 s"}
+
+
+def make(catalog: Catalog, **options: str) -> Table:
+    return catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], options=options)
+
+
+def batch(i: int, dt: str = "2024-01-01") -> pa.Table:
+    return pa.table({"dt": [dt], "id": [i]}, schema=SCHEMA)
+
+
+def ids(t: Table) -> list[int]:
+    return [s.id for s in t.snapshots()]
+
+
+def test_off_by_default(catalog: Catalog) -> None:
+    t = make(catalog, **EAGER)
+    for i in range(5):
+        t.write(batch(i))
+    assert ids(t) == [1, 2, 3, 4, 5]
+
+
+def test_per_call_and_per_table_opt_in(catalog: Catalog) -> None:
+    t = make(catalog, **EAGER)
+    for i in range(4):
+        t.write(batch(i))
+    t.write(batch(4), maintain=True)
+    assert ids(t) == [4, 5]
+    t.commit_maintenance = True
+    t.write(batch(5))
+    assert ids(t) == [5, 6]
+    t.write(batch(6), maintain=False)
+    assert ids(t) == [5, 6, 7]
+    messages = t.new_write()
+    messages.write(batch(7))
+    t.commit(messages.prepare_commit())
+    assert ids(t) == [7, 8]
+
+
+def test_write_only_skips_maintenance(catalog: Catalog) -> None:
+    t = make(catalog, **EAGER, **{"write-only": "true"})
+    for i in range(4):
+        t.write(batch(i), maintain=True)
+    assert ids(t) == [1, 2, 3, 4]
+    assert t.maintain().snapshots is None
+
+
+def test_everything_runs_at_commit(catalog: Catalog) -> None:
+    t = make(catalog, **EAGER, **{"partition.expiration-time": "1 d", "partition.timestamp-formatter": "yyyy-MM-dd",
+                                  "tag.automatic-creation": "batch", "tag.default-time-retained": "1 h"})
+    t.commit_maintenance = True
+    t.write(batch(0, "2020-01-01"))
+    assert t.list_tags()[0].startswith("batch-write-")
+    assert sorted(set(t.read().column("dt").to_pylist())) == []  # the old partition expired right away
+    t.create_tag("short", time_retained_ms=1)
+    t.write(batch(1, "2999-01-01"))
+    assert "short" not in t.list_tags()
+
+
+def test_failing_maintenance_does_not_fail_the_write(catalog: Catalog, caplog: pytest.LogCaptureFixture) -> None:
+    t = make(catalog, **{"snapshot.num-retained.min": "0"})  # an invalid retention: expiry refuses to run
+    with caplog.at_level(logging.WARNING):
+        assert t.write(batch(0), maintain=True) == 1
+    assert "maintenance" in caplog.text and "at least 1" in caplog.text
+
+
+def test_idle_maintenance_reads_no_manifest(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = make(catalog, **{"tag.automatic-creation": "process-time", "consumer.expiration-time": "1 d"})
+    for i in range(3):
+        t.write(batch(i))
+    t.create_tag("x", time_retained_ms=3_600_000)
+    t.create_auto_tags()
+    import table_engine.format.manifest as manifest_module
+    import table_engine.store.file_refs as refs_module
+    import table_engine.store.scan as scan_module
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a manifest was read")
+
+    monkeypatch.setattr(refs_module, "read_manifest", boom)
+    monkeypatch.setattr(manifest_module, "read_manifest", boom)
+    monkeypatch.setattr(scan_module, "read_manifest", boom)
+    report = t.maintain()
+    assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == []
+    assert report.tags_created == [] and report.tags_expired == []
