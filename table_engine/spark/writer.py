@@ -55,6 +55,7 @@ ROUTE_COLUMN = "__paimon_assigner"
 BUCKET_COLUMN = "__paimon_bucket"
 ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
 """Columns :func:`prepare_write` adds for routing; the writer drops them."""
+_WRITE_CHUNK_ROWS = 262_144
 FAULT_ENV = "TABLE_ENGINE_SPARK_FAULT"
 """Fault injection for tests: ``raise:<task>`` or ``exit:<task>`` fails the first attempt of that task after it
 wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python worker)."""
@@ -150,7 +151,7 @@ class _TableWriter:
             writer.assigner = Assigner(task, self.assigners)
         rows = 0
         try:
-            for batch in batches:
+            for batch in _coalesced(batches):
                 if self.routed:
                     batch = _checked_route(batch, task)
                 if self.bucket_routed:
@@ -244,6 +245,21 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
 
 
 # ---- pieces -------------------------------------------------------------------------------------------------------
+def _coalesced(batches: Iterator[pa.RecordBatch], rows: int = _WRITE_CHUNK_ROWS) -> Iterator[pa.Table]:
+    """Spark's small Arrow batches (10,000 rows) joined into tables of about ``rows`` rows: the engine's
+    per-write work (partitions, buckets, sequence numbers) then runs on fewer, larger chunks."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield pa.Table.from_batches(pending)
+            pending, count = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending)
+
+
 def _task_files(messages: Sequence[WriterCommitMessage | None]) -> list[TaskFiles]:
     return [m.files for m in messages if isinstance(m, PaimonCommitMessage)]
 
@@ -257,7 +273,7 @@ def _check_columns(table: Table, names: Sequence[str]) -> None:
                                   f"not in the table {extra}")
 
 
-def _checked_route(batch: pa.RecordBatch, task: int) -> pa.RecordBatch:
+def _checked_route(batch: pa.Table, task: int) -> pa.Table:
     """``batch`` without the route column, after checking that every row was routed to this task."""
     route = batch.column(ROUTE_COLUMN)
     if batch.num_rows and not pc.all(pc.equal(route, task)).as_py():
