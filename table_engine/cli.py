@@ -427,23 +427,28 @@ LOCAL_COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
 def setup_logging(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
-def run(args: argparse.Namespace, commands: Mapping[str, Callable[[argparse.Namespace], dict[str, Any]]]) -> int:
-    """Run ``args.command`` and print its one JSON result line; the process exit code."""
+def run(args: argparse.Namespace, commands: Mapping[str, Callable[[argparse.Namespace], dict[str, Any]]],
+        before_output: Callable[[], None] | None = None) -> int:
+    """Run ``args.command`` and print its one JSON result line (after ``before_output``, e.g. stopping Spark, so
+    that the line comes last); the process exit code."""
     started = time.monotonic()
     head: dict[str, Any] = {"command": args.command, "table": args.table}
     log.info("%s %s: starting", args.command, args.table)
+    code = 0
     try:
-        result = commands[args.command](args)
+        out = {**head, "status": "ok", **commands[args.command](args)}
+        log.info("%s %s: done", args.command, args.table)
     except Exception as e:  # reported as the job's result; the traceback goes to the log
         log.exception("%s %s failed", args.command, args.table)
-        print(json.dumps({**head, "status": "error", "error": f"{type(e).__name__}: {e}"}, default=str), flush=True)
-        return 1
-    out = {**head, "status": "ok", **result, "seconds": round(time.monotonic() - started, 3)}
-    log.info("%s %s: done", args.command, args.table)
+        out, code = {**head, "status": "error", "error": f"{type(e).__name__}: {e}"}, 1
+    out["seconds"] = round(time.monotonic() - started, 3)
+    if before_output is not None:
+        before_output()
     print(json.dumps(out, default=str), flush=True)
-    return 0
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

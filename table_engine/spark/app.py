@@ -3,7 +3,8 @@
 Arguments are exactly those of the ``table-engine`` console script (:mod:`table_engine.cli`). ``write``,
 ``compact`` and ``consume-changelog`` run as Spark jobs (:mod:`table_engine.spark.jobs`); the other commands
 change only table metadata and run on the driver. The master comes from spark-submit. The job logs to stderr and
-prints one JSON object line to stdout; the exit code is non-zero when it failed.
+prints one JSON object line to stdout, last (spark-submit merges the Python driver's stderr into its stdout);
+the exit code is non-zero when it failed.
 """
 
 from __future__ import annotations
@@ -39,10 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = dict(LOCAL_COMMANDS)
     for name, job in spark_jobs.items():
         commands[name] = lambda a, job=job: job(a, spark)  # type: ignore[misc]
-    try:
-        return run(args, commands)
-    finally:
-        spark.stop()
+    return run(args, commands, before_output=spark.stop)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from table_engine.table import Table
 
 log = logging.getLogger(__name__)
 
-_BATCH_ROWS = 65536
+_BATCH_ROWS = 16384
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def all_types(n: int, start: int = 0) -> pa.Table:
     return pa.table({
         "id": pa.array(ids, pa.int64()), "dt": [f"2024-01-0{1 + i % 3}" for i in ids],
         "b": [None if i % 7 == 0 else i % 2 == 0 for i in ids], "i8": pa.array([i % 100 for i in ids], pa.int8()),
-        "i16": pa.array([i for i in ids], pa.int16()), "i32": pa.array([i * 3 for i in ids], pa.int32()),
+        "i16": pa.array(list(ids), pa.int16()), "i32": pa.array([i * 3 for i in ids], pa.int32()),
         "f32": pa.array([i / 2 for i in ids], pa.float32()), "f64": [i / 3 for i in ids],
         "dec": pa.array([decimal.Decimal(i * 13) / 4 if i % 5 else None for i in ids], pa.decimal128(20, 4)),
         "s": [f"s{i}" if i % 4 else None for i in ids], "bin": [bytes([i % 256]) * 3 for i in ids],

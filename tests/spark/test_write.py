@@ -131,7 +131,7 @@ def test_unrouted_dynamic_bucket_write_by_several_tasks_fails_without_leaving_an
         save(frame(spark, [(i, "x", "d") for i in range(100)], parts=2), warehouse, "db.dyn2")
     assert table.latest_snapshot_id() is None
     assert data_files(table) == set()
-    assert [p for p in Path(table.path, "index").iterdir()] == []
+    assert list(Path(table.path, "index").iterdir()) == []
     # one task is fine without routing
     save(frame(spark, [(i, "x", "d") for i in range(100)], parts=1), warehouse, "db.dyn2")
     assert table.read().num_rows == 100

@@ -62,6 +62,7 @@ def test_on_kill_ends_the_spark_process_tree(paimon_conn: str, tmp_path: pathlib
             break
         assert time.monotonic() < deadline and worker.is_alive(), "spark-submit did not start"
         time.sleep(0.2)
+    assert process is not None
     hook.on_kill()
     worker.join(timeout=60)
     assert not worker.is_alive() and errors and "was killed" in str(errors[0])
