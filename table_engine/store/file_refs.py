@@ -179,11 +179,18 @@ class FileRefs:
         """
         entries = self.read_manifests(self.read_list(snap.delta_manifest_list, True), True)
         added = {self.entry_path(e) for e in entries if e.kind == FileKind.ADD}
+        added_all = {p for e in entries if e.kind == FileKind.ADD for p in self.entry_paths(e)}
         out: dict[str, None] = {}
         for e in entries:
-            if e.kind != FileKind.DELETE or self.entry_path(e) in added:
+            if e.kind != FileKind.DELETE:
                 continue
             if keep is not None and keep(e):
+                continue
+            if self.entry_path(e) in added:
+                # an upgrade or a file-index rewrite: the data file stays; extra files it no longer lists go
+                for p in self.entry_paths(e)[1:]:
+                    if p not in added_all:
+                        out[p] = None
                 continue
             for p in self.entry_paths(e):
                 out[p] = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -195,6 +197,25 @@ def test_rewrite_file_index_adds_replaces_and_removes(catalog: Catalog) -> None:
     t.rewrite_file_index()
     assert all(f.extra_files == [] and f.embedded_file_index is None for s in t.plan() for f in s.files)
     assert t.read().num_rows == 200
+
+
+def test_expiry_removes_replaced_sidecars(catalog: Catalog) -> None:
+    t = catalog.create_table("db.rwx", SCHEMA, options={
+        "metadata.stats-mode": "none", "file-index.in-manifest-threshold": "8b",
+        "file-index.bloom-filter.columns": "name", "file-index.bloom-filter.name.items": "64"})
+    for k in range(2):
+        t.write(_batch(k))
+    t.alter(SetOption("file-index.bloom-filter.name.items", "128"))
+    t.rewrite_file_index()
+    def sidecars() -> set[str]:
+        return {q.name for q in pathlib.Path(t.path).rglob("*.index")}
+
+    live = {x for s in t.plan() for f in s.files for x in f.extra_files}
+    assert len(live) == 2 and sidecars() == live | {f"{f.file_name}.index" for s in t.plan() for f in s.files}
+    t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+    assert t.earliest_snapshot_id() == t.latest_snapshot_id()
+    assert sidecars() == live                                  # the replaced sidecars went with their snapshots
+    assert _sorted(t.read(filter=[("name", "=", "n1_3")])) == _full_scan(t, [("name", "=", "n1_3")])
 
 
 def test_renamed_column_keeps_its_index(catalog: Catalog) -> None:
