@@ -7,12 +7,26 @@
 
 from __future__ import annotations
 
-import enum
 import re
 import sys
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from table_engine.core_enums import (
+    BucketFunctionType,
+    ChangelogProducer,
+    ConsumerMode,
+    IncrementalBetweenScanMode,
+    MergeEngine,
+    PartitionExpireStrategy,
+    RecordLevelTimeFieldType,
+    SortOrder,
+    StartupMode,
+    TagCreationMode,
+    TagCreationPeriod,
+    TagPeriodFormatter,
+)
+from table_engine.errors import OptionError
 from table_engine.options import (
     INT_MAX,
     LONG_MAX,
@@ -26,77 +40,6 @@ from table_engine.options import (
 
 V = TypeVar("V")
 MB = 1024 * 1024
-
-
-class MergeEngine(enum.Enum):
-    DEDUPLICATE = "deduplicate"
-    PARTIAL_UPDATE = "partial-update"
-    AGGREGATION = "aggregation"
-    FIRST_ROW = "first-row"
-
-
-class ChangelogProducer(enum.Enum):
-    NONE = "none"
-    INPUT = "input"
-    FULL_COMPACTION = "full-compaction"
-    LOOKUP = "lookup"
-
-
-class StartupMode(enum.Enum):
-    DEFAULT = "default"
-    LATEST_FULL = "latest-full"
-    FULL = "full"
-    LATEST = "latest"
-    LATEST_DELTA = "latest-delta"
-    COMPACTED_FULL = "compacted-full"
-    FROM_TIMESTAMP = "from-timestamp"
-    FROM_CREATION_TIMESTAMP = "from-creation-timestamp"
-    FROM_FILE_CREATION_TIME = "from-file-creation-time"
-    FROM_SNAPSHOT = "from-snapshot"
-    FROM_SNAPSHOT_FULL = "from-snapshot-full"
-    INCREMENTAL = "incremental"
-
-
-class SortOrder(enum.Enum):
-    ASCENDING = "ascending"
-    DESCENDING = "descending"
-
-
-class BucketFunctionType(enum.Enum):
-    DEFAULT = "default"
-    MOD = "mod"
-    HIVE = "hive"
-
-
-class TagCreationMode(enum.Enum):
-    NONE = "none"
-    PROCESS_TIME = "process-time"
-    WATERMARK = "watermark"
-    BATCH = "batch"
-
-
-class TagCreationPeriod(enum.Enum):
-    DAILY = "daily"
-    HOURLY = "hourly"
-    TWO_HOURS = "two-hours"
-
-
-class TagPeriodFormatter(enum.Enum):
-    WITH_DASHES = "with_dashes"
-    WITHOUT_DASHES = "without_dashes"
-    WITHOUT_DASHES_AND_SPACES = "without_dashes_and_spaces"
-
-
-class PartitionExpireStrategy(enum.Enum):
-    VALUES_TIME = "values-time"
-    UPDATE_TIME = "update-time"
-
-
-class RecordLevelTimeFieldType(enum.Enum):
-    SECONDS_INT = "seconds-int"
-    SECONDS_LONG = "seconds-long"
-    MILLIS_LONG = "millis-long"
-    TIMESTAMP = "timestamp"
 
 
 _STATS_MODE = re.compile(r"(none|counts|full|truncate\(\d+\))", re.IGNORECASE)
@@ -162,11 +105,18 @@ AGGREGATION_REMOVE_RECORD_ON_DELETE = key("aggregation.remove-record-on-delete")
 FIELDS_DEFAULT_AGG_FUNC = key("fields.default-aggregate-function").string_type().no_default_value() \
     .with_description("Aggregate function of fields without fields.<field>.aggregate-function.")
 CHANGELOG_PRODUCER = key("changelog-producer").enum_type(ChangelogProducer).default_value(
-    ChangelogProducer.NONE).with_description("How the table produces its changelog.")
+    ChangelogProducer.NONE).with_description(
+    "Whether to double write to a changelog file. This changelog file keeps the details of data changes, it can be "
+    "read directly during stream reads. This can be applied to tables with primary keys. none: no changelog files; "
+    "input: every input record; lookup: produced at compactions that move level 0 up, by looking up the previous "
+    "values; full-compaction: the difference between consecutive full compactions.")
 CHANGELOG_PRODUCER_ROW_DEDUPLICATE = key("changelog-producer.row-deduplicate").bool_type().default_value(False) \
-    .with_description("lookup/full-compaction: skip -U/+U pairs whose old and new rows are equal.")
+    .with_description("Whether to generate -U, +U changelog for the same record. This configuration is only valid "
+                      "for the changelog-producer is lookup or full-compaction.")
 CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS = key("changelog-producer.row-deduplicate-ignore-fields") \
-    .list_type().no_default_value().with_description("Columns ignored by changelog-producer.row-deduplicate.")
+    .list_type().no_default_value().with_description(
+        "Fields that are ignored for comparison while generating -U, +U changelog for the same record. This "
+        "configuration is only valid for the changelog-producer.row-deduplicate is true.")
 PRIMARY_KEY_NULLABLE = key("primary-key.nullable").bool_type().default_value(False).with_description(
     "Allow null primary key values (null-safe key equality).")
 
@@ -192,7 +142,16 @@ FILE_COMPRESSION_ZSTD_LEVEL = key("file.compression.zstd-level").int_type().defa
 DATA_FILE_PREFIX = key("data-file.prefix").string_type().default_value("data-").with_description(
     "Prefix of data file names.")
 CHANGELOG_FILE_PREFIX = key("changelog-file.prefix").string_type().default_value("changelog-").with_description(
-    "Prefix of changelog file names.")
+    "Specify the file name prefix of changelog files.")
+CHANGELOG_FILE_FORMAT = key("changelog-file.format").string_type().no_default_value().with_description(
+    "Specify the message format of changelog files, currently parquet, avro and orc are supported. Unset: "
+    "file.format (this engine writes parquet only).")
+CHANGELOG_FILE_COMPRESSION = key("changelog-file.compression").string_type().no_default_value().with_description(
+    "Changelog file compression. Unset: file.compression.")
+CHANGELOG_FILE_STATS_MODE = key("changelog-file.stats-mode").string_type().no_default_value().with_validator(
+    _stats_mode_ok, "none, counts, truncate(N) or full").with_description(
+    "Changelog file metadata stats collection. none, counts, truncate(16), full is available. Unset: "
+    "metadata.stats-mode.")
 METADATA_STATS_MODE = key("metadata.stats-mode").string_type().default_value("truncate(16)").with_validator(
     _stats_mode_ok, "none, counts, truncate(N) or full").with_description(
     "Value statistics kept per data file: none, counts, truncate(N) (strings cut to N chars) or full.")
@@ -251,13 +210,25 @@ COMPACTION_OFFPEAK_RATIO = key("compaction.offpeak-ratio").int_type().default_va
 COMPACTION_FORCE_REWRITE_ALL_FILES = key("compaction.force-rewrite-all-files").bool_type().default_value(False) \
     .with_description("Compaction rewrites every picked file instead of upgrading large ones.")
 FULL_COMPACTION_DELTA_COMMITS = key("full-compaction.delta-commits").int_type().no_default_value() \
-    .with_description("Writers run a full compaction every this many commits (1: copy-on-write).")
+    .with_description("For streaming write, full compaction will be constantly triggered after delta commits. For "
+                      "batch write, full compaction will be triggered with each commit as long as this value is "
+                      "greater than 0.")
 LOOKUP_WAIT = key("lookup-wait").bool_type().default_value(True).with_description(
-    "Commit waits for lookup compaction.")
+    "When need to lookup, commit will wait for compaction by lookup.")
 DELETION_VECTORS_ENABLED = key("deletion-vectors.enabled").bool_type().default_value(False).with_description(
-    "Merge-on-write: compaction writes deletion vectors; batch reads skip level 0.")
+    "Merge-on-write: compaction always pushes level 0 up and marks the older versions of its keys in higher-level "
+    "files in deletion vectors (index files); batch reads skip level 0 and apply the vectors instead of merging, so "
+    "value filters and file indexes can skip files. Primary-key tables with changelog-producer none/input/lookup; "
+    "not with merge-engine first-row.")
 DELETION_VECTORS_MERGE_ON_READ = key("deletion-vectors.merge-on-read").bool_type().default_value(False) \
-    .with_description("With deletion vectors, also merge level-0 files on read.")
+    .with_description("With deletion vectors, batch reads also see uncompacted level-0 files (merged on read).")
+DELETION_VECTORS_BITMAP64 = key("deletion-vectors.bitmap64").bool_type().default_value(False).with_description(
+    "Write deletion vectors as 64-bit (Iceberg-compatible) bitmaps; both kinds are always read. pypaimon 2.1 reads "
+    "only the 32-bit kind.")
+DELETION_VECTOR_INDEX_FILE_TARGET_SIZE = key("deletion-vector.index-file.target-size").memory_type() \
+    .default_value(2 * MB).with_description(
+        "Target size of a deletion vector index file. Primary-key tables keep one index file per bucket, as Paimon "
+        "does; the size matters only for bucket-unaware tables, whose vectors this engine reads but never writes.")
 RECORD_LEVEL_EXPIRE_TIME = key("record-level.expire-time").duration_type().no_default_value().with_description(
     "Records older than this (by record-level.time-field) are dropped during compaction.")
 RECORD_LEVEL_TIME_FIELD = key("record-level.time-field").string_type().no_default_value().with_description(
@@ -277,11 +248,13 @@ SNAPSHOT_EXPIRE_LIMIT = key("snapshot.expire.limit").int_type().default_value(50
 SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = key("snapshot.clean-empty-directories").bool_type().default_value(False) \
     .with_description("Delete empty partition/bucket directories when expiring.")
 CHANGELOG_NUM_RETAINED_MIN = key("changelog.num-retained.min").int_type().no_default_value().with_description(
-    "Minimum changelogs to retain (default snapshot.num-retained.min).")
+    "The minimum number of completed changelog to retain. Should be greater than or equal to 1. Unset: "
+    "snapshot.num-retained.min.")
 CHANGELOG_NUM_RETAINED_MAX = key("changelog.num-retained.max").int_type().no_default_value().with_description(
-    "Maximum changelogs to retain (default snapshot.num-retained.max).")
+    "The maximum number of completed changelog to retain. Should be greater than or equal to the minimum number. "
+    "Unset: snapshot.num-retained.max.")
 CHANGELOG_TIME_RETAINED = key("changelog.time-retained").duration_type().no_default_value().with_description(
-    "Maximum age of changelogs to retain (default snapshot.time-retained).")
+    "The maximum time of completed changelog to retain. Unset: snapshot.time-retained.")
 PARTITION_EXPIRATION_TIME = key("partition.expiration-time").duration_type().no_default_value().with_description(
     "Partitions older than this are expired.")
 PARTITION_EXPIRATION_CHECK_INTERVAL = key("partition.expiration-check-interval").duration_type().default_value(
@@ -330,22 +303,45 @@ CONSUMER_IGNORE_PROGRESS = key("consumer.ignore-progress").bool_type().default_v
 
 # ---- reading -----------------------------------------------------------------------------------------------------
 SCAN_MODE = key("scan.mode").enum_type(StartupMode).default_value(StartupMode.DEFAULT).with_description(
-    "Where a scan starts.")
+    "Specify the scanning behavior of the source: default (from-timestamp if scan.timestamp-millis or "
+    "scan.timestamp is set, from-snapshot if scan.snapshot-id or scan.tag-name is set, incremental if "
+    "incremental-between or incremental-between-timestamp is set, else latest-full), latest-full (full latest "
+    "snapshot, then its changes when streaming), latest (streaming: only new changes; batch: as latest-full), "
+    "latest-delta (batch only: what the latest snapshot changed), compacted-full (the snapshot of the latest "
+    "(full) compaction, then changes), from-timestamp, from-snapshot, from-snapshot-full, incremental.")
 SCAN_SNAPSHOT_ID = key("scan.snapshot-id").long_type().no_default_value().with_description(
-    "Snapshot a from-snapshot scan starts at.")
-SCAN_TAG_NAME = key("scan.tag-name").string_type().no_default_value().with_description("Tag a scan reads.")
+    'Optional snapshot id used in case of "from-snapshot" or "from-snapshot-full" scan mode.')
+SCAN_TAG_NAME = key("scan.tag-name").string_type().no_default_value().with_description(
+    'Optional tag name used in case of "from-snapshot" scan mode (batch reads only).')
 SCAN_TIMESTAMP_MILLIS = key("scan.timestamp-millis").long_type().no_default_value().with_description(
-    "Time (epoch millis) a from-timestamp scan starts at.")
+    'Optional timestamp used in case of "from-timestamp" scan mode. Batch reads read the snapshot at or before '
+    "it (an error if there is none); streaming reads start after the last snapshot earlier than it.")
 SCAN_TIMESTAMP = key("scan.timestamp").string_type().no_default_value().with_description(
-    "Time (local 'yyyy-MM-dd HH:mm:ss') a from-timestamp scan starts at.")
+    'Optional timestamp used in case of "from-timestamp" scan mode (local time zone, "yyyy-MM-dd HH:mm:ss[.SSS]"); '
+    "converted to epoch milliseconds.")
+SCAN_BOUNDED_WATERMARK = key("scan.bounded.watermark").long_type().no_default_value().with_description(
+    'End condition "watermark" for bounded streaming mode: a stream read ends when it meets a snapshot with a '
+    "larger watermark.")
 INCREMENTAL_BETWEEN = key("incremental-between").string_type().no_default_value().with_description(
-    "Incremental read between two snapshots or tags: 'start,end' (start exclusive).")
+    "Read incremental changes between start snapshot (exclusive) and end snapshot (inclusive), e.g. '5,10'; "
+    "or between two tags, 'TAG1,TAG3'.")
 INCREMENTAL_BETWEEN_TIMESTAMP = key("incremental-between-timestamp").string_type().no_default_value() \
-    .with_description("Incremental read between two times: 't1,t2' (epoch millis).")
-INCREMENTAL_BETWEEN_SCAN_MODE = key("incremental-between-scan-mode").string_type().default_value("auto") \
-    .with_description("auto, delta, changelog or diff.")
+    .with_description("Read incremental changes between start timestamp (exclusive) and end timestamp "
+                      "(inclusive), e.g. 't1,t2' (epoch millis, or local 'yyyy-MM-dd HH:mm:ss').")
+INCREMENTAL_BETWEEN_SCAN_MODE = key("incremental-between-scan-mode").enum_type(IncrementalBetweenScanMode) \
+    .default_value(IncrementalBetweenScanMode.AUTO).with_description(
+        "Scan kind of incremental-between reads: auto (changelog files if the table has a changelog producer, "
+        "else delta files), delta (the files each APPEND snapshot added), changelog (changelog files), diff (the "
+        "difference of the start and end snapshots' contents).")
+INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT = key("incremental-between-tag-to-snapshot").bool_type().default_value(False) \
+    .with_description("Whether incremental-between two tags reads the changes of the snapshots between the tags' "
+                      "snapshots (else the diff of the two tags).")
 CONSUMER_ID = key("consumer-id").string_type().no_default_value().with_description(
-    "Consumer whose progress a streaming read records and resumes from.")
+    "Consumer id for recording the offset of consumption in the storage: a streaming read resumes from the "
+    "consumer's next snapshot, and snapshot expiry keeps the snapshots it has not consumed yet.")
+CONSUMER_MODE = key("consumer.mode").enum_type(ConsumerMode).default_value(ConsumerMode.EXACTLY_ONCE) \
+    .with_description("Specify the consumer consistency mode for table: exactly-once (progress is recorded when "
+                      "the reader confirms a checkpoint) or at-least-once.")
 READ_BATCH_SIZE = key("read.batch-size").int_type().default_value(1024).with_description("Read batch size.")
 SOURCE_SPLIT_TARGET_SIZE = key("source.split.target-size").memory_type().default_value(128 * MB).with_description(
     "Target size of a source split.")
@@ -358,7 +354,12 @@ FILE_INDEX_READ_ENABLED = key("file-index.read.enabled").bool_type().default_val
 FILE_INDEX_IN_MANIFEST_THRESHOLD = key("file-index.in-manifest-threshold").memory_type().default_value(500) \
     .with_description("File indexes smaller than this are embedded in the manifest.")
 STREAMING_READ_OVERWRITE = key("streaming-read-overwrite").bool_type().default_value(False).with_description(
-    "Streaming reads also read the changes of overwrite commits.")
+    "Whether to read the changes from overwrite in streaming mode. Cannot be set to true when changelog producer "
+    "is full-compaction or lookup because it will read duplicated changes.")
+STREAMING_READ_APPEND_OVERWRITE = key("streaming-read-append-overwrite").bool_type().default_value(False) \
+    .with_description("Whether to read the delta from append table's overwrite commit in streaming mode.")
+STREAMING_READ_SNAPSHOT_DELAY = key("streaming.read.snapshot.delay").duration_type().no_default_value() \
+    .with_description("The delay duration of stream read when scan incremental snapshots.")
 
 SECTIONS = (
     OptionSection("Keys and distribution", (
@@ -375,6 +376,7 @@ SECTIONS = (
     OptionSection("Writing and files", (
         WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
         FILE_FORMAT, FILE_COMPRESSION, FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
+        CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
         METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE, MANIFEST_MERGE_MIN_COUNT,
         MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
     OptionSection("Commit", (
@@ -386,7 +388,8 @@ SECTIONS = (
         COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
         COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
         COMPACTION_FORCE_REWRITE_ALL_FILES, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
-        DELETION_VECTORS_MERGE_ON_READ, RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
+        DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
+        RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
         SNAPSHOT_NUM_RETAINED_MIN, SNAPSHOT_NUM_RETAINED_MAX, SNAPSHOT_TIME_RETAINED, SNAPSHOT_EXPIRE_LIMIT,
@@ -399,10 +402,12 @@ SECTIONS = (
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
         END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY)),
     OptionSection("Reading", (
-        SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, INCREMENTAL_BETWEEN,
-        INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE, CONSUMER_ID, READ_BATCH_SIZE,
+        SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, SCAN_BOUNDED_WATERMARK,
+        INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE,
+        INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT, CONSUMER_ID, CONSUMER_MODE, READ_BATCH_SIZE,
         SOURCE_SPLIT_TARGET_SIZE, SOURCE_SPLIT_OPEN_FILE_COST, CONTINUOUS_DISCOVERY_INTERVAL,
-        FILE_INDEX_READ_ENABLED, FILE_INDEX_IN_MANIFEST_THRESHOLD, STREAMING_READ_OVERWRITE)),
+        FILE_INDEX_READ_ENABLED, FILE_INDEX_IN_MANIFEST_THRESHOLD, STREAMING_READ_OVERWRITE,
+        STREAMING_READ_APPEND_OVERWRITE, STREAMING_READ_SNAPSHOT_DELAY)),
 )
 
 _FIELD_PROPS = ("aggregate-function", "ignore-retract", "sequence-group", "list-agg-delimiter", "distinct",
@@ -437,8 +442,40 @@ IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-
 
 
 def validate_options(raw: Mapping[str, str]) -> None:
-    """Raise OptionError naming every unknown key (with a suggestion) and every value that does not parse."""
+    """Raise OptionError naming every unknown key (with a suggestion) and every value that does not parse, and
+    option combinations Paimon rejects."""
     REGISTRY.validate(raw)
+    _validate_deletion_vectors(CoreOptions(raw))
+    _validate_changelog(CoreOptions(raw))
+
+
+def _validate_changelog(opts: CoreOptions) -> None:
+    """Paimon's ``SchemaValidation`` rules on changelog producers."""
+    producer = opts.changelog_producer()
+    if FULL_COMPACTION_DELTA_COMMITS.is_set(opts.raw) and producer == ChangelogProducer.LOOKUP:
+        raise OptionError("'full-compaction.delta-commits' is incompatible with 'changelog-producer'='lookup'. Use "
+                          "'changelog-producer'='full-compaction' to get periodic full compaction with changelog "
+                          "generation, or remove 'full-compaction.delta-commits'.")
+    if opts.get(STREAMING_READ_OVERWRITE) and producer in (ChangelogProducer.FULL_COMPACTION,
+                                                           ChangelogProducer.LOOKUP):
+        raise OptionError(f"Cannot set streaming-read-overwrite to true when changelog producer is "
+                          f"{producer.value} because it will read duplicated changes.")
+    fmt = opts.get(CHANGELOG_FILE_FORMAT)
+    if fmt is not None and fmt.lower() != "parquet":
+        raise OptionError(f"changelog-file.format = {fmt!r}: only parquet changelog files are supported")
+
+
+def _validate_deletion_vectors(opts: CoreOptions) -> None:
+    """Paimon's ``SchemaValidation.validateForDeletionVectors``."""
+    if not opts.deletion_vectors_enabled():
+        return
+    producer = opts.changelog_producer()
+    if producer not in (ChangelogProducer.NONE, ChangelogProducer.INPUT, ChangelogProducer.LOOKUP):
+        raise OptionError(f"deletion-vectors.enabled = true works only with changelog-producer none, input or "
+                          f"lookup, not {producer.value!r}")
+    if opts.merge_engine() == MergeEngine.FIRST_ROW.value:
+        raise OptionError("deletion-vectors.enabled = true cannot be used with merge-engine first-row: it never "
+                          "deletes old data, so there is nothing to mark in deletion vectors")
 
 
 class CoreOptions:
@@ -477,6 +514,8 @@ class CoreOptions:
     snapshot_time_retained = accessor(SNAPSHOT_TIME_RETAINED)
     snapshot_expire_limit = accessor(SNAPSHOT_EXPIRE_LIMIT)
     deletion_vectors_enabled = accessor(DELETION_VECTORS_ENABLED)
+    deletion_vectors_merge_on_read = accessor(DELETION_VECTORS_MERGE_ON_READ)
+    deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)
     file_index_in_manifest_threshold = accessor(FILE_INDEX_IN_MANIFEST_THRESHOLD)
@@ -523,6 +562,10 @@ class CoreOptions:
 
     def merge_engine(self) -> str:
         return self.get(MERGE_ENGINE).value
+
+    def batch_scan_skip_level0(self) -> bool:
+        """Batch reads of deletion-vector tables leave out level 0 unless ``deletion-vectors.merge-on-read``."""
+        return self.deletion_vectors_enabled() and not self.deletion_vectors_merge_on_read()
 
     def sequence_fields(self) -> list[str]:
         return self.get(SEQUENCE_FIELD) or []

@@ -2,7 +2,8 @@
 
 ``catalog.get_table("db.t$snapshots").read()``. Supported: ``snapshots``, ``schemas``, ``options``, ``files``,
 ``tags``, ``consumers``, ``manifests``, ``partitions``, ``buckets`` (``ro``, the read-optimized view, is a data
-table, see :meth:`Table.read_optimized_view`). ``files``, ``manifests``, ``partitions`` and ``buckets`` describe
+table, see :meth:`Table.read_optimized_view`; ``audit_log`` and ``binlog`` are the change tables
+:class:`AuditLogTable` and :class:`BinlogTable`). ``files``, ``manifests``, ``partitions`` and ``buckets`` describe
 the latest snapshot, or the one given by ``snapshot_id``/``tag``/``timestamp_millis``; ``read`` also takes
 ``columns`` and ``filter`` like a data table.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -27,15 +28,19 @@ from table_engine.format.schema_file import list_schema_ids, read_schema
 from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snapshot
 from table_engine.io.paths import partition_value_string
 from table_engine.predicate import conjunction, parse_filters, validate_columns
+from table_engine.store.binlog import binlog_schema, pack_binlog
+from table_engine.store.changelog_consumer import ChangelogConsumer
 from table_engine.store.commit import FileStoreCommit
 from table_engine.store.consumers import ConsumerManager
 from table_engine.store.file_refs import FileRefs
+from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema
 from table_engine.store.scan import live_entries
+from table_engine.store.stream_scan import FULL, StreamPlan, StreamScan, iter_plan_splits
 from table_engine.store.tags import TagManager
 from table_engine.store.write import TableWrite
 from table_engine.table import Table
 
-__all__ = ["SYSTEM_TABLES", "SystemTable", "system_table"]
+__all__ = ["SYSTEM_TABLES", "AuditLogTable", "BinlogTable", "SystemTable", "system_table"]
 
 _TS = pa.timestamp("ms")
 _STR, _I64, _I32 = pa.string(), pa.int64(), pa.int32()
@@ -83,6 +88,13 @@ SCHEMAS: dict[str, pa.Schema] = {
     "buckets": pa.schema([
         _f("partition", _STR), _f("bucket", _I32, False), _f("record_count", _I64, False),
         _f("file_size_in_bytes", _I64, False), _f("file_count", _I64, False), _f("last_update_time", _TS)]),
+    "table_indexes": pa.schema([
+        _f("partition", _STR), _f("bucket", _I32, False), _f("index_type", _STR, False), _f("file_name", _STR, False),
+        _f("file_size", _I64, False), _f("row_count", _I64, False),
+        _f("dv_ranges", pa.list_(pa.struct([_f("f0", _STR, False), _f("f1", _I32, False), _f("f2", _I32, False),
+                                            _f("_CARDINALITY", _I64)]))),
+        _f("row_range_start", _I64), _f("row_range_end", _I64), _f("index_field_id", _I32),
+        _f("index_field_name", _STR)]),
 }
 SYSTEM_TABLES = tuple(SCHEMAS)
 
@@ -93,7 +105,7 @@ class SystemTable(Table):
     def __init__(self, table: Table, name: str) -> None:
         if name not in SCHEMAS:
             raise TableNotExistError(f"system table {table.identifier}${name} does not exist; known system tables: "
-                                     f"{', '.join(SYSTEM_TABLES + ('ro',))}")
+                                     f"{', '.join(SYSTEM_TABLES + ('ro', 'audit_log', 'binlog'))}")
         base = table.identifier.split("$", 1)[0]
         super().__init__(table.file_io, table.path, f"{base}${name}", table.schema)
         self.system_name = name
@@ -130,8 +142,120 @@ class SystemTable(Table):
         raise UnsupportedError(f"table {self.identifier} is a read-only system table")
 
 
-def system_table(table: Table, name: str) -> SystemTable:
+def system_table(table: Table, name: str) -> Table:
+    """``<table>$<name>``: a metadata table, or the ``audit_log`` / ``binlog`` change tables."""
+    if name == "audit_log":
+        return AuditLogTable(table)
+    if name == "binlog":
+        return BinlogTable(table)
     return SystemTable(table, name)
+
+
+class AuditLogTable(Table):
+    """``<table>$audit_log``: the table's rows with a leading ``rowkind`` column (Paimon's ``AuditLogTable``).
+
+    A batch read of a snapshot returns its merged rows, all ``+I``; with ``incremental-between`` (or
+    ``-timestamp``, ``scan.mode`` latest-delta) options (:meth:`Table.copy`) the changes with their row kinds,
+    deletes included. Streaming reads (:meth:`new_stream_scan`, :meth:`changelog_consumer`) yield row kinds as the
+    data table's do. ``columns`` and ``filter`` may name ``rowkind``. Read-only.
+    """
+
+    def __init__(self, table: Table, name: str = "audit_log") -> None:
+        base = table.identifier.split("$", 1)[0]
+        super().__init__(table.file_io, table.path, f"{base}${name}", table.schema)
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return changes_schema(self.schema)
+
+    def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+             tag: str | None = None, timestamp_millis: int | None = None, *,
+             read_optimized: bool | None = None) -> pa.Table:
+        schema = self._output_schema(columns)
+        return pa.Table.from_batches(list(self.to_batches(columns, filter, snapshot_id, tag, timestamp_millis)),
+                                     schema=schema)
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+                   tag: str | None = None, timestamp_millis: int | None = None, batch_size: int = 65536, *,
+                   read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
+        preds = parse_filters(filter)
+        validate_columns(preds, changes_schema(self.schema).names)
+        data_preds = [p for p in preds if p.column != ROWKIND_COLUMN]
+        kind_expr = conjunction([p for p in preds if p.column == ROWKIND_COLUMN])
+        data_cols = None if columns is None else [c for c in columns if c != ROWKIND_COLUMN]
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            batches = self._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
+        else:
+            splits = self.plan(data_preds or None, snapshot_id, tag, timestamp_millis)
+            batches = iter_plan_splits(self._ctx, splits, data_preds, data_cols, batch_size)
+        yield from self._finish(batches, kind_expr, columns)
+
+    def _finish(self, batches: Iterator[pa.RecordBatch], kind_expr: Any, columns: Sequence[str] | None) \
+            -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            if kind_expr is not None:
+                b = b.filter(kind_expr)
+            yield b if columns is None else b.select(list(columns))
+
+    def _output_schema(self, columns: Sequence[str] | None) -> pa.Schema:
+        schema = self.arrow_schema
+        if columns is None:
+            return schema
+        validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
+        return pa.schema([schema.field(c) for c in columns])
+
+    def new_write(self) -> TableWrite:
+        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
+
+    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
+        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
+
+
+class BinlogTable(AuditLogTable):
+    """``<table>$binlog``: ``rowkind`` then every column as an array: ``[value]``, or ``[before, after]`` for an
+    update whose ``-U`` and ``+U`` rows are packed into one ``+U`` row (Paimon's ``BinlogTable``). Snapshot reads
+    pack every row alone; incremental and streaming reads pair updates."""
+
+    def __init__(self, table: Table) -> None:
+        super().__init__(table, "binlog")
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return binlog_schema(changes_schema(self.schema))
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+                   tag: str | None = None, timestamp_millis: int | None = None, batch_size: int = 65536, *,
+                   read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
+        incremental = self._incremental_read(snapshot_id, tag, timestamp_millis)
+        rows = super().to_batches(None, filter, snapshot_id, tag, timestamp_millis, batch_size)
+        for b in pack_binlog(rows, pair_updates=incremental):
+            yield b if columns is None else b.select(list(columns))
+
+    def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
+        scan = super().new_stream_scan(filter, options)
+        return BinlogStreamScan(scan.ctx, scan.predicates)
+
+    def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
+                           filter: Any = None, columns: Sequence[str] | None = None,
+                           batch_size: int = 65536) -> ChangelogConsumer:
+        t = self.copy(options) if options else self
+        preds = parse_filters(filter)
+        validate_columns(preds, t.schema.field_names())
+        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=BinlogStreamScan)
+
+
+class BinlogStreamScan(StreamScan):
+    """A stream scan whose :meth:`read` returns binlog rows (updates packed)."""
+
+    def read(self, plan: StreamPlan, columns: Sequence[str] | None = None,
+             batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        packed = pack_binlog(super().read(plan, None, batch_size), pair_updates=plan.kind != FULL)
+        for b in packed:
+            yield b if columns is None else b.select([ROWKIND_COLUMN, *columns])
+
+    def output_schema(self, columns: Sequence[str] | None = None) -> pa.Schema:
+        schema = binlog_schema(super().output_schema(None))
+        return schema if columns is None else pa.schema([schema.field(n) for n in (ROWKIND_COLUMN, *columns)])
 
 
 # ------------------------------------------------------------------------------------------------ builders
@@ -277,9 +401,30 @@ def _aggregate(t: Table, version: _Version, by_bucket: bool) -> dict[tuple[bytes
     return dict(sorted(out.items()))
 
 
+def _table_indexes(t: Table, version: _Version) -> pa.Table:
+    """Paimon's ``TableIndexesTable``: every index file (HASH, DELETION_VECTORS, ...) of the snapshot."""
+    fmt = _PartitionFormat(t)
+    names = {f.id: f.name for f in t.schema.fields}
+    rows = []
+    for e in t._ctx.index_entries(t.resolve_snapshot(*version)):
+        f, gi = e.index_file, e.index_file.global_index
+        rows.append({
+            "partition": fmt.braces_safe(e.partition), "bucket": e.bucket, "index_type": f.index_type,
+            "file_name": f.file_name, "file_size": f.file_size, "row_count": f.row_count,
+            "dv_ranges": None if f.dv_ranges is None else [
+                {"f0": r.data_file_name, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
+                for r in f.dv_ranges],
+            "row_range_start": gi.row_range_start if gi else None, "row_range_end": gi.row_range_end if gi else None,
+            "index_field_id": gi.index_field_id if gi else None,
+            "index_field_name": names.get(gi.index_field_id) if gi else None,
+        })
+    return _build("table_indexes", rows)
+
+
 _BUILDERS: dict[str, Callable[[Table, _Version], pa.Table]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "tags": _tags,
     "consumers": _consumers, "manifests": _manifests, "partitions": _partitions, "buckets": _buckets,
+    "table_indexes": _table_indexes,
 }
 
 

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 
 from table_engine.core_options import CoreOptions
-from table_engine.errors import SchemaError, SnapshotNotExistError, TableEngineError, UnsupportedError
+from table_engine.errors import (
+    CommitConflictError,
+    SchemaError,
+    SnapshotNotExistError,
+    TableEngineError,
+    UnsupportedError,
+)
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
 from table_engine.format.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
@@ -36,12 +42,14 @@ from table_engine.store.write import TableWrite
 
 if TYPE_CHECKING:
     from table_engine.format.tag_file import Tag
+    from table_engine.store.changelog_consumer import ChangelogConsumer
     from table_engine.store.consumers import ConsumerManager
     from table_engine.store.expire import ExpireResult
     from table_engine.store.maintenance import MaintenanceReport
     from table_engine.store.orphans import OrphanResult
     from table_engine.store.partition_expire import PartitionExpireResult
     from table_engine.store.rollback import RollbackResult
+    from table_engine.store.stream_scan import StreamScan
     from table_engine.store.tags import TagDeletion, TagManager
 
 log = logging.getLogger(__name__)
@@ -118,6 +126,8 @@ class Table:
         except BaseException:
             writer.abort()
             raise
+        if ow is not None:
+            sid = self._compact_after_overwrite(sid)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -128,8 +138,24 @@ class Table:
         ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite()) \
             if (overwrite or partition) else None
         sid = self.new_commit(commit_user).commit(messages, commit_identifier, overwrite=ow)
+        if ow is not None:
+            sid = self._compact_after_overwrite(sid)
         self._after_commit(sid, commit_identifier, maintain)
         return sid
+
+    def _compact_after_overwrite(self, sid: int | None) -> int | None:
+        """Deletion-vector tables: an OVERWRITE commit carries no compaction (the writers compacted against the
+        files it replaces), so its level-0 files would stay invisible; compact them now, as Paimon commits the
+        compaction of an overwrite right after it. Not with ``write-only``."""
+        if sid is None or not self.options.deletion_vectors_enabled() or self.options.write_only():
+            return sid
+        from table_engine.store.compact import compact_table
+
+        try:
+            return compact_table(self._ctx, self.new_commit()) or sid
+        except CommitConflictError as e:  # the overwrite stands; the next compaction makes it visible
+            log.warning("compaction after the overwrite of %s (snapshot %s) failed: %s", self.identifier, sid, e)
+            return sid
 
     # ---- snapshots and time travel -----------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:
@@ -186,8 +212,14 @@ class Table:
         """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
-        snap = self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
-        return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id)
+        if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
+            from table_engine.store.batch_changes import batch_start_snapshot
+
+            snap = batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
+        else:
+            snap = self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
+        return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
+                           skip_level0=self.options.batch_scan_skip_level0())
 
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
         preds = parse_filters(filter)
@@ -208,6 +240,9 @@ class Table:
         is null, is not null``; partitions and files are pruned by it, rows are filtered exactly.
         ``read_optimized`` (default: whether this is the ``$ro`` table) reads only fully compacted files.
         """
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            return pa.Table.from_batches(list(self._incremental_batches(columns, filter, 65536)),
+                                         schema=self.new_read(columns).output_schema)
         reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
         return reader.to_arrow(splits)
 
@@ -215,8 +250,75 @@ class Table:
                    tag: str | None = None, timestamp_millis: int | None = None,
                    batch_size: int = 65536, *, read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the merged rows as record batches; memory stays bounded by one merge section."""
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            yield from self._incremental_batches(columns, filter, batch_size)
+            return
         reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
         yield from reader.to_batches(splits, batch_size)
+
+    # ---- dynamic options, incremental and streaming reads (store/starting, stream_scan, changelog_consumer) -----
+    def copy(self, options: Mapping[str, str]) -> Table:
+        """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
+        "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
+        from table_engine.core_options import CoreOptions, validate_options
+        from table_engine.store.starting import validate_scan_options
+
+        merged = {**self.schema.options, **{str(k): str(v) for k, v in options.items()}}
+        validate_options(merged)
+        validate_scan_options(CoreOptions(merged))
+        view = type(self).__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view._set_schema(replace(self.schema, options=merged))
+        return view
+
+    def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
+        """A streaming scan (``scan.mode``, ``consumer-id``... from the table and ``options``): ``plan()`` returns the
+        next snapshot's splits or None, ``read(plan)`` their rows with a ``rowkind`` column."""
+        from table_engine.store.stream_scan import StreamScan
+
+        t = self.copy(options) if options else self
+        preds = parse_filters(filter)
+        validate_columns(preds, t.schema.field_names())
+        return StreamScan(t._ctx, preds)
+
+    def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
+                           filter: Any = None, columns: Sequence[str] | None = None,
+                           batch_size: int = 65536) -> ChangelogConsumer:
+        """Consume the table's changes as Arrow batches with row kinds; ``consumer_id`` records progress at
+        ``commit(position)`` and resumes there (see :mod:`table_engine.store.changelog_consumer`)."""
+        from table_engine.store.changelog_consumer import ChangelogConsumer
+
+        t = self.copy(options) if options else self
+        preds = parse_filters(filter)
+        validate_columns(preds, t.schema.field_names())
+        if columns is not None:
+            t.new_read(columns)  # checks the names
+        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size)
+
+    def _scan_mode_set(self) -> bool:
+        from table_engine.store.batch_changes import needs_start_resolution
+
+        return needs_start_resolution(self.options)
+
+    def _incremental_read(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> bool:
+        from table_engine.store.batch_changes import is_incremental
+
+        return snapshot_id is None and tag is None and timestamp_millis is None and is_incremental(self.options)
+
+    def _incremental_batches(self, columns: Sequence[str] | None, filter: Any, batch_size: int,
+                             with_row_kind: bool = False) -> Iterator[pa.RecordBatch]:
+        from table_engine.store.batch_changes import plan_incremental, read_incremental
+
+        preds = parse_filters(filter)
+        validate_columns(preds, self.schema.field_names())
+        if columns is not None:
+            self.new_read(columns)  # checks the names
+        splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
+        yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
+
+    def _tag_snapshot_or_none(self, name: str) -> Snapshot | None:
+        tag = self.tag_manager().get(name)
+        return None if tag is None else tag.snapshot
 
     # ---- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> TableSchema:

@@ -21,7 +21,13 @@ from typing import Any
 
 from table_engine.errors import CommitConflictError, CommitError
 from table_engine.format.binary_row import decode_row
-from table_engine.format.index_manifest import IndexManifestEntry, combine_index_entries, write_index_manifest
+from table_engine.format.index_manifest import (
+    DELETION_VECTORS_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    combine_index_entries,
+    write_index_manifest,
+)
 from table_engine.format.manifest import FileKind, ManifestEntry
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
 from table_engine.format.snapshot import (
@@ -41,6 +47,18 @@ from table_engine.store.scan import live_entries
 log = logging.getLogger(__name__)
 
 WRITER_VERSION = "table-engine-0.1.0"
+
+
+@dataclass(frozen=True)
+class _Changelog:
+    """The changelog manifests of one commit (written once; each attempt writes its own manifest list)."""
+
+    manifests: list[ManifestFileMeta]
+    entries: list[ManifestEntry]
+
+    def record_count(self) -> int:
+        """``changelogRecordCount``: rows of the changelog files."""
+        return sum(e.file.row_count for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,8 @@ class FileStoreCommit:
                     properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
         entries = self._entries(messages)
         index_changes = self._index_changes(messages)
-        if not entries and not index_changes and overwrite is None and not allow_empty:
+        changelog = self._changelog_entries(messages)
+        if not entries and not index_changes and not changelog and overwrite is None and not allow_empty:
             return None
         if overwrite is not None:
             kind = CommitKind.OVERWRITE
@@ -129,11 +148,14 @@ class FileStoreCommit:
             kind = CommitKind.APPEND
         delta = write_manifest_files(self.ctx.file_io, self.ctx.table_path, entries, self.ctx.schema.id,
                                      self.part_types, self.opts.manifest_target_file_size())
+        changelog_manifests = write_manifest_files(
+            self.ctx.file_io, self.ctx.table_path, changelog, self.ctx.schema.id, self.part_types,
+            self.opts.manifest_target_file_size(), kind="changelog")
         try:
             return self._commit_loop(delta, entries, index_changes, kind, commit_identifier, overwrite,
-                                     messages, properties)
+                                     messages, properties, _Changelog(changelog_manifests, changelog))
         except BaseException:
-            for m in delta:
+            for m in (*delta, *changelog_manifests):
                 self.ctx.file_io.try_delete(self._mpath(m.file_name))
             raise
 
@@ -144,7 +166,7 @@ class FileStoreCommit:
 
         for m in messages:
             upgraded = {f.file_name for f in m.compact_before}
-            for f in (*m.new_files, *m.compact_after, *m.changelog_files):
+            for f in (*m.new_files, *m.compact_after, *m.changelog_files, *m.compact_changelog_files):
                 if f.file_name not in upgraded:
                     fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
             for idx in m.new_index_files:
@@ -154,7 +176,7 @@ class FileStoreCommit:
     def _commit_loop(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
                      index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
                      overwrite: Overwrite | None, messages: Sequence[CommitMessage],
-                     properties: Mapping[str, str] | None) -> int:
+                     properties: Mapping[str, str] | None, changelog: _Changelog) -> int:
         retries = self.opts.commit_max_retries()
         timeout_ms = self.opts.commit_timeout()
         started = time.monotonic()
@@ -163,7 +185,7 @@ class FileStoreCommit:
             written: list[str] = []
             try:
                 sid = self._try_once(delta, entries, index_changes, kind, identifier, overwrite, messages,
-                                     properties, written)
+                                     properties, written, changelog)
             except BaseException:
                 self._delete_manifests(written)
                 raise
@@ -184,9 +206,27 @@ class FileStoreCommit:
     def _try_once(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
                   index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
                   overwrite: Overwrite | None, messages: Sequence[CommitMessage],
-                  properties: Mapping[str, str] | None, written: list[str]) -> int | None:
-        fio, tp = self.ctx.file_io, self.ctx.table_path
+                  properties: Mapping[str, str] | None, written: list[str],
+                  changelog: _Changelog | None = None) -> int | None:
         latest = self.ctx.latest_snapshot()
+        try:
+            return self._try_on(latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
+                                properties, written, changelog)
+        except FileNotFoundError as e:
+            now = self.ctx.latest_snapshot()
+            if latest is None or now is None or now.id == latest.id:
+                raise
+            # snapshot latest.id expired under us (a concurrent expiry deleted its metadata): the table moved on
+            log.info("metadata of snapshot %d of %s vanished while committing (%s); retrying on snapshot %d",
+                     latest.id, self.ctx.table_path, e, now.id)
+            return None
+
+    def _try_on(self, latest: Snapshot | None, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                properties: Mapping[str, str] | None, written: list[str],
+                changelog: _Changelog | None) -> int | None:
+        fio, tp = self.ctx.file_io, self.ctx.table_path
         new_id = 1 if latest is None else latest.id + 1
         base: list[ManifestFileMeta] = []
         if latest is not None:
@@ -194,6 +234,7 @@ class FileStoreCommit:
                 base.extend(read_manifest_list(fio, self._mpath(name)))
         this_delta = list(delta)
         all_entries = list(entries)
+        self._check_dv_index(index_changes, latest)
         if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
             self._check_deletes(entries, live)
@@ -217,6 +258,12 @@ class FileStoreCommit:
         written.append(base_name)
         delta_size = write_manifest_list(fio, self._mpath(delta_name), this_delta)
         written.append(delta_name)
+        changelog_name = changelog_size = changelog_rows = None
+        if changelog is not None and changelog.manifests:
+            changelog_name = new_manifest_list_name(list_uuid, "changelog")
+            changelog_size = write_manifest_list(fio, self._mpath(changelog_name), changelog.manifests)
+            written.append(changelog_name)
+            changelog_rows = changelog.record_count()
         index_manifest = latest.index_manifest if latest is not None else None
         if index_changes or (overwrite is not None and index_manifest):
             index_manifest = self._write_index_manifest(latest, index_changes, overwrite, messages, written)
@@ -229,6 +276,8 @@ class FileStoreCommit:
             commit_kind=kind, time_millis=int(time.time() * 1000), total_record_count=prev_total + added - removed,
             delta_record_count=added - removed, base_manifest_list_size=base_size,
             delta_manifest_list_size=delta_size, properties=dict(properties) if properties else None,
+            changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
+            changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION,
         )
         if try_publish_snapshot(fio, tp, snapshot):
@@ -248,6 +297,12 @@ class FileStoreCommit:
             for f in m.compact_after:
                 out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
         return out
+
+    @staticmethod
+    def _changelog_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        """ADD entries of the messages' changelog files (input changelog and compaction changelog alike)."""
+        return [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages for f in (*m.changelog_files, *m.compact_changelog_files)]
 
     def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
         out = []
@@ -329,6 +384,28 @@ class FileStoreCommit:
         written.append(name)
         return name
 
+    def _check_dv_index(self, changes: Sequence[IndexManifestEntry], latest: Snapshot | None) -> None:
+        """A commit that replaces a bucket's deletion-vector index files must replace exactly the live ones: else
+        a concurrent compaction changed the bucket's vectors and this commit would lose its deletions."""
+        dv = [c for c in changes if c.index_file.index_type == DELETION_VECTORS_INDEX]
+        if not dv:
+            return
+        live: dict[tuple[bytes, int], set[str]] = {}
+        for e in self.ctx.index_entries(latest):
+            if e.index_file.index_type == DELETION_VECTORS_INDEX:
+                live.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
+        replaced: dict[tuple[bytes, int], set[str]] = {}
+        for c in dv:
+            names = replaced.setdefault((c.partition, c.bucket), set())
+            if c.kind == FileKind.DELETE:
+                names.add(c.index_file.file_name)
+        for key, names in replaced.items():
+            if live.get(key, set()) != names:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: the deletion vectors of bucket {key[1]} changed "
+                    f"since this compaction read them (live index files {sorted(live.get(key, set()))}, replaced "
+                    f"{sorted(names)})")
+
     def _check_lsm(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
         """Files above level 0 of one (partition, bucket, level) must not overlap in key range after the commit."""
         touched = {(e.partition, e.bucket) for e in entries if e.kind == FileKind.ADD and e.file.level > 0}
@@ -385,10 +462,18 @@ class FileStoreCommit:
 def _data_part(m: CommitMessage) -> CommitMessage:
     """The new data of a message (files, changelog, index changes), without its compaction changes."""
     return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
-                         changelog_files=m.changelog_files, new_index_files=m.new_index_files,
-                         deleted_index_files=m.deleted_index_files)
+                         changelog_files=m.changelog_files,
+                         new_index_files=[i for i in m.new_index_files if not _is_dv(i)],
+                         deleted_index_files=[i for i in m.deleted_index_files if not _is_dv(i)])
 
 
 def _compaction_part(m: CommitMessage) -> CommitMessage:
+    """The compaction changes of a message; deletion-vector index files belong to them (compaction writes them)."""
     return CommitMessage(m.partition, m.bucket, m.total_buckets, compact_before=m.compact_before,
-                         compact_after=m.compact_after)
+                         compact_after=m.compact_after, compact_changelog_files=m.compact_changelog_files,
+                         new_index_files=[i for i in m.new_index_files if _is_dv(i)],
+                         deleted_index_files=[i for i in m.deleted_index_files if _is_dv(i)])
+
+
+def _is_dv(i: IndexFileMeta) -> bool:
+    return i.index_type == DELETION_VECTORS_INDEX

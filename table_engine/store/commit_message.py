@@ -19,12 +19,17 @@ class CommitMessage:
     compact_before: list[DataFileMeta] = field(default_factory=list)
     compact_after: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    """Changelog files of the new data (``changelog-producer = input``): committed with the APPEND snapshot."""
     new_index_files: list[IndexFileMeta] = field(default_factory=list)
     deleted_index_files: list[IndexFileMeta] = field(default_factory=list)
+    compact_changelog_files: list[DataFileMeta] = field(default_factory=list)
+    """Changelog files produced by compaction (``lookup``, ``full-compaction``): committed with the COMPACT
+    snapshot, as Java's ``CompactIncrement.changelogFiles``."""
 
     def is_empty(self) -> bool:
         return not (self.new_files or self.compact_before or self.compact_after or self.changelog_files
-                    or self.new_index_files or self.deleted_index_files)
+                    or self.new_index_files or self.deleted_index_files or self.compact_changelog_files)
 
     def all_new_file_names(self) -> list[str]:
-        return [f.file_name for f in (*self.new_files, *self.compact_after, *self.changelog_files)]
+        return [f.file_name for f in (*self.new_files, *self.compact_after, *self.changelog_files,
+                                      *self.compact_changelog_files)]

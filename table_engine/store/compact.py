@@ -10,6 +10,12 @@ unit (universal picker, or a forced full compaction), rewrite it, and describe t
 * :func:`compact_table` is the dedicated compaction job: buckets are compacted concurrently, one task per bucket,
   and all results are committed as one COMPACT snapshot. A concurrent commit that removed an input file makes the
   commit fail with CommitConflictError; this job's new files are deleted and the table is unchanged.
+
+With ``deletion-vectors.enabled`` (merge-on-write) a bucket's compaction is lookup compaction: level 0 is always
+pushed up (:mod:`table_engine.lsm.compaction.force_up`), -U/-D records are always dropped, files are read with their
+deletion vectors applied, older versions of the keys moved out of level 0 are marked in the vectors of the files
+above (:mod:`table_engine.store.dv_lookup`), rewritten files lose their vectors, and the bucket's new DV index file
+travels with the compaction in the commit message.
 """
 
 from __future__ import annotations
@@ -22,9 +28,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
+from table_engine.core_enums import ChangelogProducer, MergeEngine
 from table_engine.core_options import (
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE,
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS,
     COMPACTION_FORCE_REWRITE_ALL_FILES,
     COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
     COMPACTION_MAX_SIZE_AMPLIFICATION,
@@ -41,7 +52,10 @@ from table_engine.core_options import (
 from table_engine.errors import SchemaError, UnsupportedError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.format.index_manifest import IndexFileMeta
+from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionChangelog, LookupChangelog
 from table_engine.lsm.compaction.expire import RecordLevelExpire
+from table_engine.lsm.compaction.force_up import pick_force_up_level0
 from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter
 from table_engine.lsm.compaction.universal import (
     CompactUnit,
@@ -50,10 +64,12 @@ from table_engine.lsm.compaction.universal import (
     pick_full_compaction,
 )
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.merge import MergeFunction, MergeOrder
+from table_engine.lsm.merge import DeduplicateMerge, MergeFunction, MergeOrder
 from table_engine.store.commit import FileStoreCommit
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
+from table_engine.store.deletion_vectors import BucketDeletionVectors, dv_index_files
+from table_engine.store.dv_lookup import DeletionVectorLookup
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
 from table_engine.store.scan import live_entries
@@ -61,6 +77,32 @@ from table_engine.store.scan import live_entries
 log = logging.getLogger(__name__)
 
 _COMPACT_THREADS = min(4, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ChangelogSettings:
+    """``changelog-producer`` lookup / full-compaction: how compaction produces changelog."""
+
+    producer: ChangelogProducer
+    compare: tuple[str, ...] | None
+    """``changelog-producer.row-deduplicate``: the columns compared (None: every update is emitted)."""
+    first_row: bool
+
+    @staticmethod
+    def of(ctx: StoreContext) -> ChangelogSettings | None:
+        o = ctx.options
+        producer = o.changelog_producer()
+        if producer not in (ChangelogProducer.LOOKUP, ChangelogProducer.FULL_COMPACTION):
+            return None
+        compare = None
+        if o.get(CHANGELOG_PRODUCER_ROW_DEDUPLICATE):
+            ignored = set(o.get(CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS) or ())
+            unknown = sorted(ignored - set(ctx.schema.field_names()))
+            if unknown:
+                raise SchemaError(f"{CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS.key} names unknown columns "
+                                  f"{unknown} of {ctx.table_path}")
+            compare = tuple(n for n in ctx.schema.field_names() if n not in ignored)
+        return ChangelogSettings(producer, compare, o.merge_engine() == MergeEngine.FIRST_ROW.value)
 
 
 @dataclass(frozen=True)
@@ -73,6 +115,9 @@ class CompactionSettings:
     stop_trigger: int
     force_rewrite_all: bool
     expire: RecordLevelExpire | None
+    deletion_vectors: bool = False
+    bitmap64: bool = False
+    changelog: ChangelogSettings | None = None
 
     @staticmethod
     def of(ctx: StoreContext) -> CompactionSettings:
@@ -89,14 +134,17 @@ class CompactionSettings:
         expire = RecordLevelExpire.create(o.get(RECORD_LEVEL_EXPIRE_TIME), o.get(RECORD_LEVEL_TIME_FIELD), unit,
                                           ctx.schema, ctx.schema_by_id)
         return CompactionSettings(o.num_levels(), picker, o.compaction_file_size(True),
-                                  o.num_sorted_runs_stop_trigger(), o.get(COMPACTION_FORCE_REWRITE_ALL_FILES), expire)
+                                  o.num_sorted_runs_stop_trigger(), o.get(COMPACTION_FORCE_REWRITE_ALL_FILES), expire,
+                                  o.deletion_vectors_enabled(), o.deletion_vectors_bitmap64(),
+                                  ChangelogSettings.of(ctx))
 
 
 class BucketCompactor:
     """Compacts the files of one (partition, bucket). Buckets are independent: one compactor per task/thread."""
 
     def __init__(self, ctx: StoreContext, settings: CompactionSettings, partition: bytes, bucket: int,
-                 track: Callable[[str], None] | None = None, read_ctx: ReadContext | None = None) -> None:
+                 track: Callable[[str], None] | None = None, read_ctx: ReadContext | None = None,
+                 dv_index_files: Sequence[IndexFileMeta] = ()) -> None:
         schema = ctx.schema
         if not schema.primary_keys:
             raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
@@ -111,6 +159,8 @@ class BucketCompactor:
         self.bucket_path = self.file_writer.bucket_path(self.partition_values, bucket)
         self.order = MergeOrder(tuple(schema.trimmed_primary_keys()), self.read_ctx.sequence_fields,
                                 self.read_ctx.sequence_descending)
+        self.dvs = BucketDeletionVectors(ctx.file_io, ctx.table_path, dv_index_files, settings.bitmap64, track) \
+            if settings.deletion_vectors else None
 
     def levels(self, files: Sequence[DataFileMeta]) -> Levels:
         where = f" (bucket {self.bucket} of {self.ctx.table_path})"
@@ -127,7 +177,10 @@ class BucketCompactor:
         if full:
             needs_rewrite = s.expire.is_expire_file if s.expire is not None else None
             return pick_full_compaction(levels.number_of_levels, runs, needs_rewrite, s.force_rewrite_all)
-        unit = s.picker.pick(levels.number_of_levels, runs, now_ms)
+        if self.dvs is not None or self._lookup_changelog():  # lookup compaction: level 0 always goes up
+            unit = pick_force_up_level0(s.picker, levels.number_of_levels, runs, now_ms)
+        else:
+            unit = s.picker.pick(levels.number_of_levels, runs, now_ms)
         if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
             return None
         return unit
@@ -138,21 +191,61 @@ class BucketCompactor:
         unit = self.pick(levels, full, now_ms)
         if unit is None:
             return None
-        drop_delete = unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level()
+        drop_delete = unit.output_level != 0 and (unit.output_level >= levels.non_empty_highest_level()
+                                                  or self.dvs is not None)
+        lookup = None
+        if self.dvs is not None:
+            lookup = DeletionVectorLookup(levels, self.dvs, self._read_live, self.order.key_cols, self.codec,
+                                          self._merge_function(), self.order, self._newest_wins())
         rewriter = CompactRewriter(self.codec, self._read_file, self._write_files, self._merge_function(),
                                    self.order, self.settings.min_file_size, levels.max_level, self.settings.expire,
-                                   self.settings.force_rewrite_all)
+                                   self.settings.force_rewrite_all, lookup, self._changelog_hook(levels))
         result = rewriter.compact(unit, drop_delete)
+        if self.dvs is not None:  # rewritten files take their vectors with them; upgraded ones keep them
+            kept = {f.file_name for f in result.after}
+            self.dvs.drop(f.file_name for f in result.before if f.file_name not in kept)
         log.debug("compacted %d file(s) of bucket %d of %s into %d file(s) at level %d", len(result.before),
                   self.bucket, self.ctx.table_path, len(result.after), unit.output_level)
         return levels.update(result.before, result.after), result
+
+    def _lookup_changelog(self) -> bool:
+        ch = self.settings.changelog
+        return ch is not None and ch.producer is ChangelogProducer.LOOKUP
+
+    def _changelog_hook(self, levels: Levels) -> ChangelogHook | None:
+        ch = self.settings.changelog
+        if ch is None:
+            return None
+        if ch.producer is ChangelogProducer.LOOKUP:
+            return LookupChangelog(levels, self._read_file, self._write_changelog, self._merge_function(),
+                                   self.order, self.codec, compare=ch.compare, first_row=ch.first_row,
+                                   newest_wins=self._newest_wins())
+        return FullCompactionChangelog(levels.max_level, self._read_file, self._write_changelog,
+                                       self.order.key_cols, compare=ch.compare)
+
+    def _write_changelog(self, kv: pa.Table, level: int) -> list[DataFileMeta]:
+        return self.file_writer.write_changelog(self.bucket_path, kv, level, FileSource.COMPACT)
 
     def _merge_function(self) -> MergeFunction:
         assert self.read_ctx.merge_function is not None
         return self.read_ctx.merge_function
 
+    def _newest_wins(self) -> bool:
+        fn = self._merge_function()
+        return isinstance(fn, DeduplicateMerge) and not self.read_ctx.sequence_fields
+
     def _read_file(self, f: DataFileMeta) -> pa.Table:
-        return read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True)
+        t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True)
+        mask = self.dvs.keep_mask(f, t.num_rows) if self.dvs is not None else None
+        return t if mask is None else t.filter(pa.array(mask))
+
+    def _read_live(self, f: DataFileMeta, full: bool) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+        fields = self.ctx.schema.fields if full else self.ctx.schema.key_fields()
+        t = read_data_file(self.read_ctx, self.file_path(f), f, fields, system=True, with_seq=full)
+        mask = self.dvs.keep_mask(f, t.num_rows) if self.dvs is not None else None
+        if mask is None:
+            return t, np.arange(t.num_rows, dtype=np.int64)
+        return t.filter(pa.array(mask)), np.flatnonzero(mask).astype(np.int64)
 
     def _write_files(self, kv: pa.Table, level: int) -> list[DataFileMeta]:
         return self.file_writer.write_kv(self.bucket_path, kv, level, FileSource.COMPACT)
@@ -167,6 +260,7 @@ class WriterCompaction:
     before: dict[str, DataFileMeta] = field(default_factory=dict)  # by file name, as Paimon's compactBefore
     after: list[DataFileMeta] = field(default_factory=list)
     dirty_since_full: bool = False
+    changelog: list[DataFileMeta] = field(default_factory=list)
 
     def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
         if files:
@@ -184,6 +278,7 @@ class WriterCompaction:
         if out is None:
             return False
         self.levels, result = out
+        self.changelog.extend(result.changelog)
         after_names = {f.file_name for f in result.after}
         pending = {(f.file_name, f.level): f for f in self.after}
         for f in result.before:
@@ -197,10 +292,20 @@ class WriterCompaction:
         self.after = [*pending.values(), *result.after]
         return True
 
+    def drain_changelog(self) -> list[DataFileMeta]:
+        """Changelog files of the compactions since the last call (lookup / full-compaction producers)."""
+        out, self.changelog = self.changelog, []
+        return out
+
     def drain(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
         before, after = list(self.before.values()), self.after
         self.before, self.after = {}, []
         return before, after
+
+    def drain_index_files(self) -> tuple[list[IndexFileMeta], list[IndexFileMeta]]:
+        """The bucket's new deletion-vector index file (if the vectors changed) and the ones it replaces."""
+        dvs = self.compactor.dvs
+        return dvs.flush() if dvs is not None else ([], [])
 
 
 # ---- the dedicated job -------------------------------------------------------------------------------------------
@@ -226,6 +331,7 @@ class BucketFiles:
     bucket: int
     total_buckets: int
     files: tuple[DataFileMeta, ...]
+    dv_index_files: tuple[IndexFileMeta, ...] = ()
 
 
 def plan_compaction(ctx: StoreContext, partitions: Sequence[Mapping[str, Any]] | None = None,
@@ -242,7 +348,9 @@ def plan_compaction(ctx: StoreContext, partitions: Sequence[Mapping[str, Any]] |
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         total_buckets[(e.partition, e.bucket)] = e.total_buckets
     keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)
-    return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]))
+    dvs = dv_index_files(ctx.index_entries(snapshot)) if ctx.options.deletion_vectors_enabled() else {}
+    return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]),
+                        tuple(dvs.get((part, bucket), ())))
             for part, bucket in keys]
 
 
@@ -257,12 +365,15 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
     written: list[str] = []
 
     def one(b: BucketFiles) -> CommitMessage | None:
-        compactor = BucketCompactor(ctx, settings, b.partition, b.bucket, written.append, read_ctx)
+        compactor = BucketCompactor(ctx, settings, b.partition, b.bucket, written.append, read_ctx,
+                                    b.dv_index_files)
         out = compactor.compact(compactor.levels(b.files), full)
         if out is None or out[1].is_empty():
             return None
+        new_index, old_index = compactor.dvs.flush() if compactor.dvs is not None else ([], [])
         return CommitMessage(b.partition, b.bucket, b.total_buckets, compact_before=out[1].before,
-                             compact_after=out[1].after)
+                             compact_after=out[1].after, new_index_files=new_index, deleted_index_files=old_index,
+                             compact_changelog_files=out[1].changelog)
 
     try:
         if len(plan) > 1 and threads > 1:

@@ -46,11 +46,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     CHANGELOG_NUM_RETAINED_MAX,
     CHANGELOG_NUM_RETAINED_MIN,
     CHANGELOG_TIME_RETAINED,
-    ChangelogProducer,
     CoreOptions,
 )
 from table_engine.errors import OptionError, TableEngineError

@@ -11,8 +11,10 @@ A file is *proven empty* for a filter when its index container (embedded in the 
   read-optimized view. A section of **several files** is skipped only when *every* file in it is proven empty and the
   merge engine is ``deduplicate`` or ``first-row``: the merged row of a key is then one of its stored versions, none
   of which matches. With ``partial-update`` or ``aggregation`` a merged row can match although no stored version
-  does, so such sections are always read. Deletion vectors only remove rows, so they never make a skip unsafe;
-  once the reader serves deletion-vector tables without merging, their level >= 1 files become one-file sections.
+  does, so such sections are always read.
+* **Deletion-vector tables read raw** (``raw``: ``deletion-vectors.enabled`` without merge-on-read; level 0 is left
+  out and nothing is merged): every file stands alone, so every proven-empty file is skipped, as for append tables.
+  Deletion vectors only remove rows, so they never make a skip unsafe.
 
 Literals are compared in each file's own schema (columns are matched by field id, so renamed columns keep their
 indexes; a column added after the file was written has no index in it).
@@ -142,8 +144,10 @@ def _sections(files: list[ManifestEntry], key_types: Sequence[DataType]) -> list
 
 def filter_by_file_index(file_io: FileIO, table_path: str, schema: TableSchema, entries: list[ManifestEntry],
                          predicates: Sequence[Predicate],
-                         schema_loader: Callable[[int], TableSchema] | None = None) -> list[ManifestEntry]:
-    """The entries a scan must still read after file-index skipping (see the module docstring for the rules)."""
+                         schema_loader: Callable[[int], TableSchema] | None = None, *,
+                         raw: bool = False) -> list[ManifestEntry]:
+    """The entries a scan must still read after file-index skipping (see the module docstring for the rules);
+    ``raw``: the files are read without merging."""
     opts = CoreOptions(schema.options)
     if not predicates or not opts.file_index_read_enabled() or not any(has_file_index(e.file) for e in entries):
         return entries
@@ -159,7 +163,7 @@ def filter_by_file_index(file_io: FileIO, table_path: str, schema: TableSchema, 
     def empty(e: ManifestEntry) -> bool:
         return verdicts.get(id(e), False)
 
-    if not schema.primary_keys:
+    if not schema.primary_keys or raw:
         return [e for e in entries if not empty(e)]
     merge_free = opts.merge_engine() in _MERGE_FREE_ENGINES
     key_types = [f.type for f in schema.key_fields()]

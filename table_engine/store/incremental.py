@@ -1,28 +1,31 @@
 """Incremental reads: the changes committed by a range of snapshots, with their row kinds.
 
 For snapshots ``(start, end]`` this plans one :class:`ChangeSplit` per (partition, bucket) and reads it as rows with
-a ``rowkind`` column (``+I``, ``-U``, ``+U``, ``-D``), the shape of Paimon's ``$audit_log`` table:
+a ``rowkind`` column (``+I``, ``-U``, ``+U``, ``-D``), the shape of Paimon's ``$audit_log`` table. The scan mode is
+Paimon's ``incremental-between-scan-mode`` (``auto``: changelog when the table has a changelog producer, else delta):
 
-* a table with a changelog producer: the files of each snapshot's changelog manifest list, emitted as written
-  (every change, in sequence order); snapshots without a changelog are skipped;
-* otherwise (``changelog-producer`` = none): the data files each APPEND snapshot added (the ADD entries of its delta
-  manifest list), merged per key with the table's merge engine, so a key changed several times in the range yields
-  its last change (a ``-D`` included). COMPACT snapshots only rewrite data and are skipped; OVERWRITE snapshots are
-  skipped unless ``include_overwrite`` (Paimon's ``streaming-read-overwrite``).
+* changelog: the files of each snapshot's changelog manifest list (OVERWRITE snapshots skipped);
+* delta: the data files each APPEND snapshot added (the ADD entries of its delta manifest list); COMPACT snapshots
+  only rewrite data and are skipped; OVERWRITE snapshots are skipped unless ``include_overwrite``.
 
-Append tables yield every added row as ``+I``. Streaming sources (Spark) and ``consume-changelog`` are built on this.
+As in Paimon (incremental and streaming splits are read without merging), every record of those files is emitted
+as written, in sequence-number order, so applying the rows in order to a keyed state replays the changes. A key
+changed by several snapshots of the range appears once per change. Append tables yield every added row as ``+I``.
+Reads are per file (:func:`iter_changes`): memory stays bounded by one file. The stream scan
+(:mod:`table_engine.store.stream_scan`), the Spark source and ``consume-changelog`` are built on this.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from table_engine.core_options import ChangelogProducer, CoreOptions
-from table_engine.errors import SnapshotNotExistError
+from table_engine.core_enums import ChangelogProducer, IncrementalBetweenScanMode
+from table_engine.core_options import CoreOptions
+from table_engine.errors import SnapshotNotExistError, UnsupportedError
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
@@ -30,10 +33,9 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import CommitKind, Snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, kind_strings
-from table_engine.lsm.merge import MergeOrder, concat_tables, sort_and_merge
 from table_engine.predicate import Predicate, conjunction, test_row
 from table_engine.store.context import StoreContext
-from table_engine.store.read import file_path_in, read_context, read_data_file
+from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
 from table_engine.store.scan import PartitionDecoder, manifest_path
 from table_engine.types import to_arrow_field
 
@@ -50,7 +52,7 @@ class ChangeSplit:
     bucket: int
     files: tuple[DataFileMeta, ...]
     changelog: bool
-    """The files are changelog files (emitted as written), not data deltas (merged per key)."""
+    """The files are changelog files, not data files added by APPEND snapshots (both are read as written)."""
 
     @property
     def row_count(self) -> int:
@@ -63,28 +65,39 @@ def changes_schema(schema: TableSchema) -> pa.Schema:
                       *[to_arrow_field(f) for f in schema.fields]])
 
 
-def snapshot_has_changes(snapshot: Snapshot, options: CoreOptions, include_overwrite: bool = False) -> bool:
+def resolve_scan_mode(options: CoreOptions, scan_mode: IncrementalBetweenScanMode | None = None) \
+        -> IncrementalBetweenScanMode:
+    """DELTA or CHANGELOG: ``scan_mode`` with AUTO/None resolved by ``changelog-producer``."""
+    if scan_mode is None or scan_mode is IncrementalBetweenScanMode.AUTO:
+        return IncrementalBetweenScanMode.DELTA if options.changelog_producer() == ChangelogProducer.NONE \
+            else IncrementalBetweenScanMode.CHANGELOG
+    if scan_mode is IncrementalBetweenScanMode.DIFF:
+        raise UnsupportedError("incremental-between-scan-mode diff is planned by table_engine.store.diff, not as "
+                               "changes")
+    return scan_mode
+
+
+def snapshot_has_changes(snapshot: Snapshot, options: CoreOptions, include_overwrite: bool = False,
+                         scan_mode: IncrementalBetweenScanMode | None = None) -> bool:
     """Whether an incremental read takes anything from ``snapshot`` (see the module docstring)."""
-    if options.changelog_producer() != ChangelogProducer.NONE:
-        return bool(snapshot.changelog_manifest_list)
+    if resolve_scan_mode(options, scan_mode) is IncrementalBetweenScanMode.CHANGELOG:
+        return bool(snapshot.changelog_manifest_list) and snapshot.commit_kind != CommitKind.OVERWRITE
     if snapshot.commit_kind == CommitKind.APPEND:
         return True
     return include_overwrite and snapshot.commit_kind == CommitKind.OVERWRITE
 
 
 def plan_changes(file_io: FileIO, table_path: str, schema: TableSchema, options: CoreOptions, start: int, end: int,
-                 predicates: Sequence[Predicate] = (), include_overwrite: bool = False) -> list[ChangeSplit]:
+                 predicates: Sequence[Predicate] = (), include_overwrite: bool = False,
+                 scan_mode: IncrementalBetweenScanMode | None = None) -> list[ChangeSplit]:
     """Splits of the changes of snapshots ``start`` (exclusive) to ``end`` (inclusive).
 
     Partitions are pruned by the ``predicates`` on partition columns. A snapshot of the range that no longer exists
     (expired) is a SnapshotNotExistError: the changes it held cannot be read any more.
     """
-    changelog = options.changelog_producer() != ChangelogProducer.NONE
-    part_fields = schema.partition_fields()
-    names = [f.name for f in part_fields]
-    decode = PartitionDecoder([f.type for f in part_fields])
-    part_preds = [p for p in predicates if p.column in names]
+    changelog = resolve_scan_mode(options, scan_mode) is IncrementalBetweenScanMode.CHANGELOG
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    decode = PartitionDecoder([f.type for f in schema.partition_fields()])
     for sid in range(start + 1, end + 1):
         try:
             snap = read_snapshot(file_io, table_path, sid)
@@ -92,51 +105,66 @@ def plan_changes(file_io: FileIO, table_path: str, schema: TableSchema, options:
             raise SnapshotNotExistError(
                 f"snapshot {sid} of {table_path} no longer exists (expired?): the changes of snapshots "
                 f"{start + 1}..{end} cannot be read; protect them with a consumer (consumer-id)") from exc
-        if not snapshot_has_changes(snap, options, include_overwrite):
-            continue
-        list_name = snap.changelog_manifest_list if changelog else snap.delta_manifest_list
-        if not list_name:
-            continue
-        for meta in read_manifest_list(file_io, manifest_path(table_path, list_name)):
-            for e in read_manifest(file_io, manifest_path(table_path, meta.file_name)):
-                if e.kind != FileKind.ADD:
-                    continue
-                if part_preds and not test_row(part_preds, dict(zip(names, decode(e.partition), strict=True))):
-                    continue
-                groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        if snapshot_has_changes(snap, options, include_overwrite, scan_mode):
+            _collect(file_io, table_path, schema, snap, changelog, predicates, decode, groups)
     return [ChangeSplit(part, decode(part), bucket, tuple(files), changelog)
             for (part, bucket), files in sorted(groups.items())]
 
 
-def read_changes(ctx: StoreContext, split: ChangeSplit, predicates: Sequence[Predicate] = ()) -> pa.Table:
-    """The change rows of ``split``: ``rowkind`` then the table columns (current schema), filtered exactly."""
-    rctx = read_context(ctx)
+def plan_snapshot_changes(file_io: FileIO, table_path: str, schema: TableSchema, snapshot: Snapshot,
+                          changelog: bool, predicates: Sequence[Predicate] = ()) -> list[ChangeSplit]:
+    """Splits of one snapshot's changelog files (``changelog``) or added data files (its delta)."""
+    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    decode = PartitionDecoder([f.type for f in schema.partition_fields()])
+    _collect(file_io, table_path, schema, snapshot, changelog, predicates, decode, groups)
+    return [ChangeSplit(part, decode(part), bucket, tuple(files), changelog)
+            for (part, bucket), files in sorted(groups.items())]
+
+
+def _collect(file_io: FileIO, table_path: str, schema: TableSchema, snap: Snapshot, changelog: bool,
+             predicates: Sequence[Predicate], decode: PartitionDecoder,
+             groups: dict[tuple[bytes, int], list[DataFileMeta]]) -> None:
+    names = schema.partition_keys
+    part_preds = [p for p in predicates if p.column in names]
+    list_name = snap.changelog_manifest_list if changelog else snap.delta_manifest_list
+    if not list_name:
+        return
+    for meta in read_manifest_list(file_io, manifest_path(table_path, list_name)):
+        for e in read_manifest(file_io, manifest_path(table_path, meta.file_name)):
+            if e.kind != FileKind.ADD:
+                continue
+            if part_preds and not test_row(part_preds, dict(zip(names, decode(e.partition), strict=True))):
+                continue
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+
+
+def iter_changes(ctx: StoreContext, split: ChangeSplit, predicates: Sequence[Predicate] = (),
+                 batch_size: int = 65536, rctx: ReadContext | None = None) -> Iterator[pa.RecordBatch]:
+    """The change rows of ``split`` file by file (in commit order, each in sequence order), as record batches of
+    ``rowkind`` then the table columns (current schema), filtered exactly by ``predicates``."""
+    rctx = rctx or read_context(ctx)
     schema = ctx.schema
     fields = list(schema.fields)
     out_schema = changes_schema(schema)
     has_pk = bool(schema.primary_keys)
-    tables = []
-    for f in split.files:
+    expr = conjunction(predicates)
+    for f in split.files:  # planned in snapshot order, then manifest order (as Paimon's streaming splits)
         path = file_path_in(ctx.table_path, schema, split.partition_values, split.bucket, f,
                             ctx.options.partition_default_name())
-        tables.append(read_data_file(rctx, path, f, fields, system=has_pk, with_seq=has_pk))
-    if not tables:
-        return out_schema.empty_table()
-    data = concat_tables(tables)
-    if has_pk:
-        order = MergeOrder(tuple(schema.trimmed_primary_keys()), tuple(ctx.options.sequence_fields()),
-                           ctx.options.sequence_descending())
-        if split.changelog:
-            data = data.sort_by(SEQUENCE_NUMBER)
+        data = read_data_file(rctx, path, f, fields, system=has_pk, with_seq=has_pk)
+        if has_pk:
+            data = data.sort_by(SEQUENCE_NUMBER)  # stable: records with one sequence number keep file order
+            kinds = kind_strings(data.column(VALUE_KIND))
+            data = data.drop_columns([SEQUENCE_NUMBER, VALUE_KIND])
         else:
-            assert rctx.merge_function is not None
-            data = sort_and_merge(data, order, rctx.merge_function)
-        kinds = kind_strings(data.column(VALUE_KIND))
-        data = data.drop_columns([SEQUENCE_NUMBER, VALUE_KIND])
-    else:
-        kinds = pa.repeat(pa.scalar("+I"), data.num_rows)
-    expr = conjunction(predicates)
-    data = data.add_column(0, ROWKIND_COLUMN, kinds)
-    if expr is not None:
-        data = data.filter(expr)
-    return data.select(out_schema.names).cast(out_schema)
+            kinds = pa.repeat(pa.scalar("+I"), data.num_rows)
+        data = data.add_column(0, ROWKIND_COLUMN, kinds)
+        if expr is not None:
+            data = data.filter(expr)
+        if data.num_rows:
+            yield from data.select(out_schema.names).cast(out_schema).to_batches(max_chunksize=batch_size)
+
+
+def read_changes(ctx: StoreContext, split: ChangeSplit, predicates: Sequence[Predicate] = ()) -> pa.Table:
+    """The change rows of ``split`` as one table (see :func:`iter_changes`)."""
+    return pa.Table.from_batches(list(iter_changes(ctx, split, predicates)), schema=changes_schema(ctx.schema))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from table_engine.core_options import CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_PREFIX, CHANGELOG_FILE_STATS_MODE
 from table_engine.format.data_file import StatsMode, make_file_meta, write_parquet
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.file_index.writer import with_file_index
@@ -38,6 +39,9 @@ class DataFileWriter:
         self.key_fields = schema.key_fields()
         self.arrow_schema = schema.arrow_schema()
         self.stats_mode = StatsMode.parse(self.opts.stats_mode())
+        changelog_stats = self.opts.get(CHANGELOG_FILE_STATS_MODE)
+        self.changelog_stats_mode = self.stats_mode if changelog_stats is None else StatsMode.parse(changelog_stats)
+        self.changelog_compression = self.opts.get(CHANGELOG_FILE_COMPRESSION) or self.opts.file_compression()
         self.target_file_size = self.opts.target_file_size(self.has_pk)
         self.track = track
 
@@ -47,9 +51,9 @@ class DataFileWriter:
         return bucket_dir(self.ctx.table_path, pdir, bucket)
 
     def write_kv(self, bucket_path: str, kv: pa.Table, level: int = 0,
-                 file_source: FileSource = FileSource.APPEND) -> list[DataFileMeta]:
+                 file_source: FileSource = FileSource.APPEND, changelog: bool = False) -> list[DataFileMeta]:
         """Key-value rows (every table column + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``, sorted by key, one row per
-        key) as primary-key data files at ``level``."""
+        key) as primary-key data files at ``level`` (``changelog``: as changelog files, see :meth:`write_changelog`)."""
         if kv.num_rows == 0:
             return []
         arrays: list[pa.Array | pa.ChunkedArray] = []
@@ -65,7 +69,15 @@ class DataFileWriter:
             fields.append(f)
         file_table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
         return self._roll(bucket_path, file_table, [key_column_name(k) for k in self.key_names], level, file_source,
-                          None)
+                          None, changelog)
+
+    def write_changelog(self, bucket_path: str, kv: pa.Table, level: int = 0,
+                        file_source: FileSource = FileSource.APPEND) -> list[DataFileMeta]:
+        """Changelog rows (laid out as key-value rows, sorted by key; several rows per key, in change order) as
+        changelog files ``changelog-<uuid>-<n>`` (``changelog-file.prefix``) in the bucket directory. Paimon
+        writes them at the level of the change: 0 for ``input``, the compaction's output level otherwise.
+        ``changelog-file.compression`` / ``changelog-file.stats-mode`` apply; changelog files get no file index."""
+        return self.write_kv(bucket_path, kv, level, file_source, changelog=True)
 
     def write_append(self, bucket_path: str, table: pa.Table, seq_start: int) -> list[DataFileMeta]:
         """Rows of an append table (the table columns), numbered from ``seq_start``, as level-0 files."""
@@ -74,11 +86,14 @@ class DataFileWriter:
         return self._roll(bucket_path, table, None, 0, FileSource.APPEND, seq_start)
 
     def _roll(self, bucket_path: str, table: pa.Table, key_cols: list[str] | None, level: int,
-              file_source: FileSource, append_seq_start: int | None) -> list[DataFileMeta]:
+              file_source: FileSource, append_seq_start: int | None, changelog: bool = False
+              ) -> list[DataFileMeta]:
         n = table.num_rows
         per_row = max(1, table.nbytes // max(1, n))
         rows_per_file = max(1, self.target_file_size // per_row)
-        prefix = self.opts.data_file_prefix()
+        prefix = self.opts.get(CHANGELOG_FILE_PREFIX) if changelog else self.opts.data_file_prefix()
+        compression = self.changelog_compression if changelog else self.opts.file_compression()
+        stats_mode = self.changelog_stats_mode if changelog else self.stats_mode
         file_uuid = None
         metas = []
         for roll, start in enumerate(range(0, n, rows_per_file)):
@@ -89,7 +104,7 @@ class DataFileWriter:
             path = f"{bucket_path}/{name}"
             if self.track is not None:
                 self.track(path)
-            size = write_parquet(self.ctx.file_io, path, chunk, self.opts.file_compression(),
+            size = write_parquet(self.ctx.file_io, path, chunk, compression,
                                  self.opts.file_compression_zstd_level())
             if key_cols is not None:
                 mm = pc.min_max(chunk.column(SEQUENCE_NUMBER))
@@ -103,8 +118,11 @@ class DataFileWriter:
             meta = make_file_meta(
                 file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=level,
                 key_fields=self.key_fields, key_source_names=key_cols or [],
-                value_fields=list(self.schema.fields), stats_mode=self.stats_mode,
+                value_fields=list(self.schema.fields), stats_mode=stats_mode,
                 min_seq=min_seq, max_seq=max_seq, delete_rows=deletes, file_source=file_source)
+            if changelog:  # changelog files get no file index (Paimon #7697)
+                metas.append(meta)
+                continue
             # file indexes (file-index.*.columns): embedded in the meta or a tracked <name>.index sidecar
             metas.append(with_file_index(meta, self.ctx.file_io, path, chunk, self.schema.fields, self.schema.options,
                                          self.track))

@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from table_engine.core_options import TagCreationMode
+from table_engine.core_enums import TagCreationMode
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.store.consumers import ConsumerManager
 from table_engine.store.context import StoreContext

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from table_engine.core_options import PartitionExpireStrategy
+from table_engine.core_enums import PartitionExpireStrategy
 from table_engine.errors import OptionError, SchemaError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER

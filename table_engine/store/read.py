@@ -4,6 +4,10 @@ Files are read by field id, so renamed, dropped, added and widened columns read 
 under older schemas. Primary-key splits are merged per section (files with overlapping key ranges); when the
 files of a section have disjoint sequence ranges (always true for files written by one writer over time), the
 newest version of a key is found with a hash anti-join instead of a full sort.
+
+Deletion vectors of a split's files are applied as soon as a file is read (a boolean keep-mask), before merging,
+filtering or projection. Raw splits (deletion-vector tables without level 0) and the read-optimized view read every
+file on its own, without merging.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
 from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, merge_function_for, sort_and_merge
 from table_engine.predicate import Predicate, conjunction
 from table_engine.store.context import StoreContext
+from table_engine.store.deletion_vectors import VectorCache
 from table_engine.store.scan import Split
 from table_engine.types import DataField, to_arrow_field
 
@@ -76,6 +81,7 @@ class TableRead:
                 needed |= ctx.merge_function.read_columns(needed)
         # keep schema order
         self.read_fields = [f for f in ctx.schema.fields if f.name in needed]
+        self._vectors = VectorCache(ctx.file_io)
 
     # ---- public ------------------------------------------------------------------------------------------------
     def read_split(self, split: Split) -> pa.Table:
@@ -109,7 +115,7 @@ class TableRead:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
                 yield self._finish(self._read_file(split, f, system=False))
             return
-        if self.read_optimized:
+        if self.read_optimized or split.raw:
             for f in split.files:
                 t = self._read_file(split, f, system=True, with_seq=False)
                 yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
@@ -178,8 +184,13 @@ class TableRead:
         return sections
 
     def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
-        """One data file, projected to the current schema by field id."""
-        return read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+        """One data file, projected to the current schema by field id, its deletion vector applied."""
+        t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+        if split.deletion_files:
+            mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
+            if mask is not None:
+                t = t.filter(pa.array(mask))
+        return t
 
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
         return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,

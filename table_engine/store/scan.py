@@ -1,4 +1,11 @@
-"""Scan planning: snapshot -> manifest lists -> manifest entries -> one split per (partition, bucket)."""
+"""Scan planning: snapshot -> manifest lists -> manifest entries -> one split per (partition, bucket).
+
+Deletion vectors: every split carries the vectors of its files found in the snapshot's index manifest (primary-key
+tables with ``deletion-vectors.enabled``, and append tables, e.g. pypaimon's delete-by-row-id). ``skip_level0``
+(batch reads of a deletion-vector table without ``deletion-vectors.merge-on-read``) leaves level-0 files out; the
+remaining files need no merging (``Split.raw``), so value statistics and file indexes may skip files of a
+primary-key table too.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from typing import Any
 
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.schema_file import TableSchema
@@ -16,6 +24,7 @@ from table_engine.format.snapshot import Snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 from table_engine.predicate import Predicate, normalize_literal, test_row
+from table_engine.store.deletion_vectors import DeletionFile, deletion_files
 from table_engine.types import DataType
 
 
@@ -29,6 +38,10 @@ class Split:
     total_buckets: int
     files: list[DataFileMeta]
     snapshot_id: int
+    deletion_files: dict[str, DeletionFile] | None = None
+    """data file name -> its deletion vector (files without one are not in it)"""
+    raw: bool = False
+    """the files need no merging (deletion-vector table, level 0 skipped): read each, apply its vector"""
 
     @property
     def row_count(self) -> int:
@@ -90,10 +103,14 @@ def plan_splits(
     schema: TableSchema,
     predicates: Sequence[Predicate] = (),
     schema_loader: Callable[[int], TableSchema] | None = None,
+    skip_level0: bool = False,
 ) -> list[Split]:
-    """Plan a batch scan: prune partitions by manifest stats and entry partitions, prune files by stats."""
+    """Plan a batch scan: prune partitions by manifest stats and entry partitions, prune files by stats.
+
+    ``skip_level0``: leave level-0 files of a primary-key table out (see the module docstring)."""
     if snapshot is None:
         return []
+    raw = skip_level0 and bool(schema.primary_keys)
     part_fields = schema.partition_fields()
     part_names = [f.name for f in part_fields]
     decode = PartitionDecoder([f.type for f in part_fields])
@@ -109,21 +126,36 @@ def plan_splits(
         return test_row(part_preds, dict(zip(part_names, decode(e.partition), strict=True)))
 
     entries = read_entries(file_io, table_path, metas, keep if part_preds else None)
+    if raw:
+        entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
     if stat_preds:
-        entries = [e for e in entries if _file_may_match(e.file, schema, stat_preds, schema_loader)]
+        entries = [e for e in entries if _file_may_match(e.file, schema, stat_preds, schema_loader, raw)]
         from table_engine.store.file_index_filter import filter_by_file_index  # lazy: read.py imports this module
 
-        entries = filter_by_file_index(file_io, table_path, schema, entries, stat_preds, schema_loader)
+        entries = filter_by_file_index(file_io, table_path, schema, entries, stat_preds, schema_loader,
+                                       raw=raw)
+    dvs = _deletion_files(file_io, table_path, snapshot, schema)
 
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     splits = []
     for (part, bucket), es in groups.items():
-        splits.append(Split(part, decode(part), bucket, es[0].total_buckets, [e.file for e in es], snapshot.id))
+        splits.append(Split(part, decode(part), bucket, es[0].total_buckets, [e.file for e in es], snapshot.id,
+                            dvs.get((part, bucket)), raw))
     splits.sort(key=lambda s: (s.partition, s.bucket))
     return splits
+
+
+def _deletion_files(file_io: FileIO, table_path: str, snapshot: Snapshot, schema: TableSchema
+                    ) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
+    """The deletion vectors of a snapshot by (partition, bucket); only looked for where they can exist."""
+    if not snapshot.index_manifest:
+        return {}
+    if schema.primary_keys and schema.options.get("deletion-vectors.enabled", "false").lower() != "true":
+        return {}
+    return deletion_files(table_path, read_index_manifest(file_io, manifest_path(table_path, snapshot.index_manifest)))
 
 
 def _normalized(p: Predicate) -> Predicate:
@@ -153,11 +185,12 @@ def _manifest_may_match(m: ManifestFileMeta, part_fields: Sequence[Any], preds: 
 
 
 def _file_may_match(f: DataFileMeta, schema: TableSchema, preds: Sequence[Predicate],
-                    schema_loader: Callable[[int], TableSchema] | None) -> bool:
-    """Prune by key stats, and for append tables by value stats.
+                    schema_loader: Callable[[int], TableSchema] | None, raw: bool = False) -> bool:
+    """Prune by key stats, and for append tables (or ``raw`` reads) by value stats.
 
-    Value stats never prune primary-key tables: a newer version of a row in a pruned file would be lost and an
-    older matching version would show through the merge.
+    Value stats never prune primary-key tables that are merged on read: a newer version of a row in a pruned file
+    would be lost and an older matching version would show through the merge. Raw reads of deletion-vector tables
+    merge nothing, so there they prune as for append tables.
     """
     file_schema = schema if (f.schema_id == schema.id or schema_loader is None) else schema_loader(f.schema_id)
     by_id = {fld.id: fld for fld in file_schema.fields}
@@ -168,7 +201,7 @@ def _file_may_match(f: DataFileMeta, schema: TableSchema, preds: Sequence[Predic
     else:
         name_to_field = {fld.name: fld for fld in file_schema.fields}
         cols = [name_to_field[c] for c in f.value_stats_cols if c in name_to_field]
-    if cols and vs.null_counts and not file_schema.primary_keys:
+    if cols and vs.null_counts and (raw or not file_schema.primary_keys):
         try:
             lows = decode_row(vs.min_values, [c.type for c in cols])
             highs = decode_row(vs.max_values, [c.type for c in cols])

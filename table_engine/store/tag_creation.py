@@ -21,7 +21,8 @@ import datetime
 import logging
 import zoneinfo
 
-from table_engine.core_options import CoreOptions, TagCreationMode
+from table_engine.core_enums import TagCreationMode
+from table_engine.core_options import CoreOptions
 from table_engine.errors import OptionError, SnapshotNotExistError
 from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, latest_snapshot_id, read_snapshot
 from table_engine.store.context import StoreContext

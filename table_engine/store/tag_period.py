@@ -21,7 +21,8 @@ import datetime
 import re
 from dataclasses import dataclass
 
-from table_engine.core_options import CoreOptions, TagCreationPeriod, TagPeriodFormatter
+from table_engine.core_enums import TagCreationPeriod, TagPeriodFormatter
+from table_engine.core_options import CoreOptions
 from table_engine.errors import OptionError
 
 __all__ = ["TagPeriodHandler"]

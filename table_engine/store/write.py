@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
@@ -39,6 +40,7 @@ from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import BucketCompactor, CompactionSettings, WriterCompaction
 from table_engine.store.context import StoreContext
+from table_engine.store.deletion_vectors import dv_index_files
 from table_engine.store.kv_file_writer import DataFileWriter
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ class _BucketState:
     files: list[DataFileMeta] = field(default_factory=list)
     lsm: WriterCompaction | None = None  # levels + pending compaction (primary-key tables, unless write-only)
     registered: int = 0  # how many of ``files`` the levels hold already
+    changelog: list[DataFileMeta] = field(default_factory=list)  # changelog-producer = input
 
 
 class TableWrite:
@@ -106,7 +109,9 @@ class TableWrite:
         self._lock = threading.Lock()
         self._file_writer = DataFileWriter(ctx, self._written.append)
         self._compaction = CompactionSettings.of(ctx) if self.has_pk and not self.opts.write_only() else None
+        self.input_changelog = self.has_pk and self.opts.changelog_producer() is ChangelogProducer.INPUT
         self._committed_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._committed_dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
         self._commits = 0
 
     # ---- public ------------------------------------------------------------------------------------------------
@@ -151,11 +156,18 @@ class TableWrite:
         messages: dict[tuple[int, int], CommitMessage] = {}
         for (gid, bucket), st in self._buckets.items():
             before, after = st.lsm.drain() if st.lsm is not None else ([], [])
-            if st.files or before or after:
+            new_dv, old_dv = st.lsm.drain_index_files() if st.lsm is not None else ([], [])
+            compact_changelog = st.lsm.drain_changelog() if st.lsm is not None else []
+            if st.files or before or after or new_dv or old_dv or st.changelog or compact_changelog:
                 msg = messages.setdefault((gid, bucket), self._message(gid, bucket))
                 msg.new_files.extend(st.files)
+                msg.changelog_files.extend(st.changelog)
+                msg.compact_changelog_files.extend(compact_changelog)
+                st.changelog = []
                 msg.compact_before.extend(before)
                 msg.compact_after.extend(after)
+                msg.new_index_files.extend(new_dv)  # deletion vectors go with the compaction (see commit.py)
+                msg.deleted_index_files.extend(old_dv)
                 st.files = []
                 st.registered = 0
         if self.dynamic:
@@ -320,6 +332,8 @@ class TableWrite:
             prev = self._committed_max_seq.get(key, -1)
             if e.file.max_sequence_number > prev:
                 self._committed_max_seq[key] = e.file.max_sequence_number
+        if self._compaction is not None and self._compaction.deletion_vectors:
+            self._committed_dv_files = dv_index_files(self.ctx.index_entries(snapshot))
         if self.dynamic:
             per_part: dict[bytes, dict[int, list[np.ndarray]]] = {}
             for ie in self.ctx.index_entries(snapshot):
@@ -338,7 +352,8 @@ class TableWrite:
         if st.lsm is None:
             assert self._compaction is not None
             part = self._parts[gid][1]
-            compactor = BucketCompactor(self.ctx, self._compaction, part, bucket, self._written.append)
+            compactor = BucketCompactor(self.ctx, self._compaction, part, bucket, self._written.append,
+                                        dv_index_files=self._committed_dv_files.pop((part, bucket), []))
             st.lsm = WriterCompaction(compactor, compactor.levels(self._committed_files.pop((part, bucket), [])))
         return st.lsm
 
@@ -410,6 +425,9 @@ class TableWrite:
             keys = self.order.sort_keys()
         # Arrow's sort is stable and input order is sequence order, so keys alone suffice without sequence.field
         kv = kv.take(sort_indices(kv, keys))
+        if self.input_changelog:  # every input record, in key then input order, before folding
+            self._parallel([(self._write_changelog_files, (gid, bucket, part))
+                            for gid, bucket, part in self._group_slices(kv)])
         assert self.merge_fn is not None
         kv = self.merge_fn.merge_sorted(kv, self.order)
         self._parallel([(self._write_kv_files, (gid, bucket, part)) for gid, bucket, part in self._group_slices(kv)])
@@ -461,6 +479,12 @@ class TableWrite:
 
     def _write_kv_files(self, gid: int, bucket: int, part: pa.Table) -> None:
         self._add_files(gid, bucket, self._file_writer.write_kv(self._bucket_path(gid, bucket), part))
+
+    def _write_changelog_files(self, gid: int, bucket: int, part: pa.Table) -> None:
+        metas = self._file_writer.write_changelog(self._bucket_path(gid, bucket), part)
+        st = self._bucket_state(gid, bucket)
+        with self._lock:
+            st.changelog.extend(metas)
 
     def _write_append_files(self, gid: int, bucket: int, part: pa.Table, seq_start: int) -> None:
         self._add_files(gid, bucket, self._file_writer.write_append(self._bucket_path(gid, bucket), part, seq_start))

@@ -14,6 +14,11 @@ The rules are Paimon's ``MergeTreeCompactTask`` / ``FileRewriteCompactTask``:
   bucket: see the compaction manager), and writes files at the output level.
 
 File reading and writing are injected (``read_file``, ``write_files``), so this module does no I/O of its own.
+So is an optional :class:`LevelLookup` (lookup compaction, e.g. deletion vectors): a section holding level-0 files
+that goes to a level above 0 is handed to it after merging, and a level-0 file is upgraded only if it agrees.
+A :class:`~table_engine.lsm.compaction.changelog.ChangelogHook` (``changelog-producer`` lookup / full-compaction)
+sees every merged section (before the level lookup and drop-delete) and every upgraded file, may demand a rewrite
+instead of an upgrade, and writes the compaction's changelog files at the end.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pyarrow as pa
 
 from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.lsm.compaction.changelog import ChangelogHook
 from table_engine.lsm.compaction.expire import RecordLevelExpire
 from table_engine.lsm.compaction.universal import CompactUnit
 from table_engine.lsm.key_value import VALUE_KIND, is_add
@@ -37,16 +44,34 @@ ReadFile = Callable[[DataFileMeta], pa.Table]
 WriteFiles = Callable[[pa.Table, int], list[DataFileMeta]]
 
 
+class LevelLookup(Protocol):
+    """Lookup compaction, injected by the store layer (Paimon's ``LookupMergeTreeCompactRewriter``)."""
+
+    def lookup_merged(self, output_level: int, files: Sequence[DataFileMeta], tables: Sequence[pa.Table],
+                      merged: pa.Table) -> pa.Table:
+        """A merged section (``files``, read as ``tables``) with level-0 records goes to ``output_level`` > 0:
+        look its level-0-only keys up above ``output_level``; returns the rows to write (before drop-delete)."""
+        ...
+
+    def upgrade(self, output_level: int, f: DataFileMeta) -> bool:
+        """Level-0 file ``f`` would be upgraded to ``output_level`` > 0: do its lookups and return True, or return
+        False when it must be rewritten instead."""
+        ...
+
+
 @dataclass
 class CompactResult:
     """Files a compaction removes (``before``) and adds (``after``); an upgraded file is in both, at two levels."""
 
     before: list[DataFileMeta] = field(default_factory=list)
     after: list[DataFileMeta] = field(default_factory=list)
+    changelog: list[DataFileMeta] = field(default_factory=list)
+    """Changelog files the compaction produced (``changelog-producer`` lookup / full-compaction)."""
 
     def merge(self, other: CompactResult) -> None:
         self.before.extend(other.before)
         self.after.extend(other.after)
+        self.changelog.extend(other.changelog)
 
     def is_empty(self) -> bool:
         return not self.before and not self.after
@@ -57,8 +82,11 @@ class CompactRewriter:
 
     def __init__(self, codec: KeyCodec, read_file: ReadFile, write_files: WriteFiles, merge_function: MergeFunction,
                  order: MergeOrder, min_file_size: int, max_level: int, expire: RecordLevelExpire | None = None,
-                 force_rewrite_all: bool = False) -> None:
+                 force_rewrite_all: bool = False, lookup: LevelLookup | None = None,
+                 changelog: ChangelogHook | None = None) -> None:
         self.codec = codec
+        self.lookup = lookup
+        self.changelog = changelog
         self.read_file = read_file
         self.write_files = write_files
         self.merge_function = merge_function
@@ -73,11 +101,14 @@ class CompactRewriter:
             result = CompactResult()
             for f in unit.files:
                 result.merge(self.rewrite(unit.output_level, drop_delete, [[SortedRun.of(f)]]))
-            return result
-        return _MergeTreeTask(self, unit.output_level, drop_delete).run(unit.files)
+        else:
+            result = _MergeTreeTask(self, unit.output_level, drop_delete).run(unit.files)
+        if self.changelog is not None:
+            result.changelog.extend(self.changelog.finish(unit.output_level))
+        return result
 
-    def rewrite(self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]]
-                ) -> CompactResult:
+    def rewrite(self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]],
+                with_changelog: bool = True) -> CompactResult:
         """Merge sections (key-disjoint, in key order) into new files at ``output_level``."""
         merged: list[pa.Table] = []
         before: list[DataFileMeta] = []
@@ -90,6 +121,10 @@ class CompactRewriter:
                 continue
             if len(section) > 1:  # one run holds unique keys in key order already
                 kv = sort_and_merge(kv, self.order, self.merge_function)
+            if self.changelog is not None and with_changelog:
+                self.changelog.on_section(output_level, files, tables, kv)
+            if self.lookup is not None and output_level > 0 and any(f.level == 0 for f in files):
+                kv = self.lookup.lookup_merged(output_level, files, tables, kv)
             merged.append(kv)
         out = concat_tables(merged) if merged else None
         if out is not None and drop_delete:
@@ -143,9 +178,23 @@ class _MergeTreeTask:
             if must_rewrite:
                 self._rewrite_file(f)
             else:
-                self.result.merge(rw.upgrade(self.output_level, f))
+                self._plain_upgrade(f)
         else:  # -U/-D records never reach the max level by an upgrade
             self._rewrite_file(f)
+
+    def _plain_upgrade(self, f: DataFileMeta) -> None:
+        lookup, changelog = self.rw.lookup, self.rw.changelog
+        if changelog is not None:
+            if changelog.needs_rewrite(self.output_level, f):
+                self._rewrite_file(f)
+                return
+            changelog.on_upgrade(self.output_level, f)  # before the level lookup changes what lies above
+        if lookup is not None and f.level == 0 and self.output_level > 0 and not lookup.upgrade(self.output_level, f):
+            # rewritten after all; its changelog is recorded already
+            self.result.merge(self.rw.rewrite(self.output_level, self.drop_delete, [[SortedRun.of(f)]],
+                                              with_changelog=False))
+        else:
+            self.result.merge(self.rw.upgrade(self.output_level, f))
 
     def _rewrite(self, candidate: list[list[SortedRun]]) -> None:
         if not candidate:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     AGGREGATION_REMOVE_RECORD_ON_DELETE,
     CHANGELOG_PRODUCER,
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS,
     FIELDS_DEFAULT_AGG_FUNC,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
-    ChangelogProducer,
     CoreOptions,
 )
 from table_engine.errors import OptionError, SchemaError
@@ -94,9 +95,19 @@ class MergeConfig:
 
 
 def validate_merge_engine(schema: TableSchema, table: str | None = None) -> None:
-    """Validate the merge configuration of a table (no-op for append tables); raises OptionError/SchemaError."""
-    if schema.primary_keys:
-        MergeConfig.parse(schema, table)
+    """Validate the merge configuration of a table, and its changelog producer; raises OptionError/SchemaError."""
+    opts = CoreOptions(schema.options)
+    if not schema.primary_keys:
+        if opts.get(CHANGELOG_PRODUCER) is not ChangelogProducer.NONE:
+            raise OptionError(f"table {table}: can not set {CHANGELOG_PRODUCER.key} on table without primary keys, "
+                              "please define primary keys.")
+        return
+    MergeConfig.parse(schema, table)
+    ignored = opts.get(CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS) or []
+    unknown = [f for f in ignored if f not in schema.field_names()]
+    if unknown:
+        raise SchemaError(f"table {table}: {CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS.key} names unknown "
+                          f"columns {unknown}; columns are {schema.field_names()}")
 
 
 # ---------------------------------------------------------------------------------------------------- parsing

@@ -1,0 +1,88 @@
+"""The enumerated values of Paimon table options (each member's value is the exact string Paimon writes)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class MergeEngine(enum.Enum):
+    DEDUPLICATE = "deduplicate"
+    PARTIAL_UPDATE = "partial-update"
+    AGGREGATION = "aggregation"
+    FIRST_ROW = "first-row"
+
+
+class ChangelogProducer(enum.Enum):
+    NONE = "none"
+    INPUT = "input"
+    FULL_COMPACTION = "full-compaction"
+    LOOKUP = "lookup"
+
+
+class StartupMode(enum.Enum):
+    DEFAULT = "default"
+    LATEST_FULL = "latest-full"
+    FULL = "full"
+    LATEST = "latest"
+    LATEST_DELTA = "latest-delta"
+    COMPACTED_FULL = "compacted-full"
+    FROM_TIMESTAMP = "from-timestamp"
+    FROM_CREATION_TIMESTAMP = "from-creation-timestamp"
+    FROM_FILE_CREATION_TIME = "from-file-creation-time"
+    FROM_SNAPSHOT = "from-snapshot"
+    FROM_SNAPSHOT_FULL = "from-snapshot-full"
+    INCREMENTAL = "incremental"
+
+
+class IncrementalBetweenScanMode(enum.Enum):
+    AUTO = "auto"
+    DELTA = "delta"
+    CHANGELOG = "changelog"
+    DIFF = "diff"
+
+
+class ConsumerMode(enum.Enum):
+    EXACTLY_ONCE = "exactly-once"
+    AT_LEAST_ONCE = "at-least-once"
+
+
+class SortOrder(enum.Enum):
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+class BucketFunctionType(enum.Enum):
+    DEFAULT = "default"
+    MOD = "mod"
+    HIVE = "hive"
+
+
+class TagCreationMode(enum.Enum):
+    NONE = "none"
+    PROCESS_TIME = "process-time"
+    WATERMARK = "watermark"
+    BATCH = "batch"
+
+
+class TagCreationPeriod(enum.Enum):
+    DAILY = "daily"
+    HOURLY = "hourly"
+    TWO_HOURS = "two-hours"
+
+
+class TagPeriodFormatter(enum.Enum):
+    WITH_DASHES = "with_dashes"
+    WITHOUT_DASHES = "without_dashes"
+    WITHOUT_DASHES_AND_SPACES = "without_dashes_and_spaces"
+
+
+class PartitionExpireStrategy(enum.Enum):
+    VALUES_TIME = "values-time"
+    UPDATE_TIME = "update-time"
+
+
+class RecordLevelTimeFieldType(enum.Enum):
+    SECONDS_INT = "seconds-int"
+    SECONDS_LONG = "seconds-long"
+    MILLIS_LONG = "millis-long"
+    TIMESTAMP = "timestamp"
