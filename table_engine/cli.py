@@ -14,7 +14,9 @@ write                rows from ``--source PATH`` (``--format`` parquet, csv, jso
                      partition overwrite); ``--create-if-missing`` with ``--primary-key``, ``--partition-key``,
                      ``--option k=v`` creates the table from the source's schema; ``--commit-user U`` makes a re-run
                      of the same job a no-op once it has committed.
-compact              ``[--full] [--partition k=v,k2=v2 ...]``
+compact              ``[--full] [--partition k=v,k2=v2 ...] [--idle-time DURATION]``: minor compaction (Paimon's
+                     universal picker per bucket) or ``--full``; ``--idle-time`` only compacts partitions that got
+                     no new data files for that long (Paimon's ``partition_idle_time``).
 expire-snapshots     ``[--retain-min N] [--retain-max N] [--older-than TIME] [--max-deletes N]``
 create-tag           ``--tag NAME [--snapshot ID] [--time-retained DURATION]``
 expire-tags          ``[--older-than TIME]``
@@ -148,6 +150,8 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="full compaction (one sorted run per bucket)")
     p.add_argument("--partition", action="append", type=_partition_spec, default=[], metavar="K=V[,K=V]",
                    help="only this partition (repeatable)")
+    p.add_argument("--idle-time", type=_duration, metavar="DURATION",
+                   help="only partitions that got no new data files for this long, e.g. '1 d'")
     p.add_argument("--commit-user")
     p.add_argument("--parallelism", type=int, help="Spark: compaction tasks (default: Spark's default parallelism)")
 
@@ -278,6 +282,34 @@ def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
     log.info("%s: consumer %s now at snapshot %d", table.identifier, consumer_id, rng.end + 1)
 
 
+def consume_commit_user(args: argparse.Namespace) -> str:
+    """Commit user of ``consume-changelog``'s commits into ``--target-table``: one per (consumer, source table);
+    each commit's identifier is the last source snapshot it applied."""
+    return f"consume-{args.consumer_id}-{args.table}"
+
+
+def recover_consumer(args: argparse.Namespace, table: Table, target: Table) -> None:
+    """Exactly once into ``--target-table``: the consumer advances only after the downstream commit, so a run that
+    stopped between the two left the consumer behind what ``target`` holds; advance it to after the last source
+    snapshot applied (the identifier of the newest commit of :func:`consume_commit_user`). Not with
+    ``--from-snapshot``, which re-reads on purpose."""
+    if args.from_snapshot is not None:
+        return
+    user = consume_commit_user(args)
+    earliest = target.earliest_snapshot_id() or 1
+    sid = target.latest_snapshot_id()
+    while sid is not None and sid >= earliest:
+        snap = target.snapshot(sid)
+        if snap.commit_user == user:
+            consumed = table.consumers().get(args.consumer_id)
+            if consumed is None or snap.commit_identifier >= consumed:
+                log.info("%s: snapshot %d of %s already applied snapshots up to %d; moving consumer %s there",
+                         table.identifier, snap.id, target.identifier, snap.commit_identifier, args.consumer_id)
+                table.reset_consumer(args.consumer_id, snap.commit_identifier + 1)
+            return
+        sid -= 1
+
+
 # ---- local implementations --------------------------------------------------------------------------------------
 def _write(args: argparse.Namespace) -> dict[str, Any]:
     import pyarrow.dataset as ds
@@ -325,7 +357,8 @@ def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
 
 def _compact(args: argparse.Namespace) -> dict[str, Any]:
     table = open_catalog(args).get_table(args.table)
-    sid = table.compact(full=args.full, partitions=args.partition or None, commit_user=args.commit_user)
+    sid = table.compact(full=args.full, partitions=args.partition or None,
+                        idle_partitions_older_than_ms=args.idle_time, commit_user=args.commit_user)
     return compact_result(table, sid)
 
 
@@ -378,6 +411,9 @@ def _rollback(args: argparse.Namespace) -> dict[str, Any]:
 def _consume_changelog(args: argparse.Namespace) -> dict[str, Any]:
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
+    target = catalog.get_table(args.target_table) if args.target_table else None
+    if target is not None:
+        recover_consumer(args, table, target)
     rng = change_range(args, table)
     result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
                               "to_snapshot": rng.end, "rows": 0}
@@ -391,12 +427,21 @@ def _consume_changelog(args: argparse.Namespace) -> dict[str, Any]:
     if args.output:
         result["output"] = _write_output(changes, output_dir(args, rng), args.output_format)
     else:
-        target = catalog.get_table(args.target_table)
-        kinds = changes.column(ROWKIND_COLUMN)
-        sid = target.write(changes.drop_columns([ROWKIND_COLUMN]), row_kinds=kinds) if changes.num_rows else None
-        result["target_snapshot_id"] = sid
+        assert target is not None
+        result["target_snapshot_id"] = _apply_changes(args, target, changes, rng) if changes.num_rows else None
     advance_consumer(table, args.consumer_id, rng)
     return result
+
+
+def _apply_changes(args: argparse.Namespace, target: Table, changes: pa.Table, rng: ChangeRange) -> int | None:
+    writer = target.new_write()
+    try:
+        writer.write(changes.drop_columns([ROWKIND_COLUMN]), changes.column(ROWKIND_COLUMN))
+        messages = writer.prepare_commit()
+        return target.commit(messages, consume_commit_user(args), rng.end)
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def _write_output(changes: pa.Table, directory: str, fmt: str) -> str:

@@ -84,6 +84,7 @@ def discard_unreferenced(table: Table, messages: Sequence[CommitMessage], snapsh
         index = [i for i in m.new_index_files if i.file_name not in added]
         if files or index:
             orphans.append(replace(m, new_files=files, compact_before=[], compact_after=[], changelog_files=[],
+                                   compact_changelog_files=[],
                                    new_index_files=index, deleted_index_files=[]))
     if orphans:
         table.new_commit(snapshot.commit_user).abort(orphans)

@@ -25,10 +25,12 @@ from table_engine.cli import (
     change_range,
     commit_user,
     compact_result,
+    consume_commit_user,
     ensure_table,
     open_catalog,
     output_dir,
     previous_commit,
+    recover_consumer,
     write_result,
 )
 from table_engine.errors import CommitConflictError
@@ -51,20 +53,21 @@ __all__ = ["prepare_write", "write_dataframe"]
 
 
 def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
-                    commit_user: str | None = None, parallelism: int | None = None,
-                    options: Mapping[str, str] | None = None) -> int | None:
+                    commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+                    parallelism: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
     """Write ``df`` into table ``identifier`` of ``warehouse`` (routed by :func:`prepare_write`); the new snapshot id.
 
     ``mode``: ``append`` or ``overwrite`` (dynamic partition overwrite). With ``commit_user`` given, a repeated call
-    with the same user commits nothing new and returns the earlier snapshot.
+    with the same user and ``commit_identifier`` commits nothing new and returns the earlier snapshot.
     """
     started = int(time.time() * 1000)
     table = Catalog(warehouse).get_table(identifier)
     user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
     routed, extra = prepare_write(df, table, parallelism)
     writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
+    writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier))
     writer.options(**extra).options(**dict(options or {})).save(identifier)
-    snap = snapshot_info.find_commit(table.file_io, table.path, user, BATCH_COMMIT_IDENTIFIER,
+    snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
                                      since_millis=None if commit_user else started - 60_000)
     return None if snap is None else snap.id
 
@@ -92,16 +95,21 @@ def spark_write(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]
 def spark_compact(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
     table = open_catalog(args).get_table(args.table)
     sid = compact_table(spark, table, full=args.full, partitions=args.partition or None,
-                        commit_user=args.commit_user, parallelism=args.parallelism)
+                        idle_time_ms=args.idle_time, commit_user=args.commit_user, parallelism=args.parallelism)
     return compact_result(table, sid)
 
 
 def compact_table(spark: SparkSession, table: Table, full: bool = False,
-                  partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None,
-                  parallelism: int | None = None) -> int | None:
-    """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting)."""
+                  partitions: Sequence[Mapping[str, Any]] | None = None, idle_time_ms: int | None = None,
+                  commit_user: str | None = None, parallelism: int | None = None) -> int | None:
+    """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting).
+
+    ``full``: every bucket into one sorted run (else a minor compaction: Paimon's universal picker per bucket).
+    ``partitions``: only partitions matching one of these specs. ``idle_time_ms``: only partitions that got no new
+    data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
+    """
     ctx = _store_context(table)
-    plan = plan_compaction(ctx, partitions)
+    plan = plan_compaction(ctx, partitions, idle_time_ms)
     if not plan:
         return None
     groups = _balanced_groups(plan, parallelism or spark.sparkContext.defaultParallelism)
@@ -136,7 +144,10 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
 
 
 def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
-    table = open_catalog(args).get_table(args.table)
+    catalog = open_catalog(args)
+    table = catalog.get_table(args.table)
+    if args.target_table:
+        recover_consumer(args, table, catalog.get_table(args.target_table))
     rng = change_range(args, table)
     result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
                               "to_snapshot": rng.end, "rows": 0}
@@ -157,9 +168,8 @@ def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> di
 
 def _apply_changes(changes: DataFrame, args: argparse.Namespace, rng: ChangeRange) -> dict[str, Any]:
     target = open_catalog(args).get_table(args.target_table)
-    user = f"consume-{args.consumer_id}-{args.table}-{rng.start + 1}-{rng.end}"
-    sid = write_dataframe(changes, args.warehouse, args.target_table, commit_user=user,
-                          options={o.ROWKIND_COLUMN: ROWKIND_COLUMN})
+    sid = write_dataframe(changes, args.warehouse, args.target_table, commit_user=consume_commit_user(args),
+                          commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN})
     rows = 0 if sid is None else snapshot_info.snapshot_changes(
         target.file_io, target.path, target.snapshot(sid)).added_rows
     return {"target_snapshot_id": sid, "rows": rows}

@@ -4,14 +4,16 @@ Batch: the driver plans the scan once (one Spark partition per split, i.e. per (
 reads the same snapshot; tasks yield Arrow record batches in Spark's exact layout (never rows). Time travel by
 ``scan.snapshot-id``, ``scan.tag-name`` or ``scan.timestamp-millis``; ``incremental-between`` ('start,end',
 snapshot ids or tag names, start exclusive) or ``incremental-between-timestamp`` read what those snapshots changed
-(:mod:`table_engine.store.incremental`).
+(:mod:`table_engine.store.incremental`: every change as written, in commit order per (partition, bucket); as in
+Paimon, a key changed by several snapshots appears once per change).
 
 Streaming: offsets are ``{"snapshot": n}``, the last snapshot a micro-batch consumed (plus ``"full": true`` before
 the initial full scan of ``scan.mode`` latest-full / from-snapshot-full). Each micro-batch reads the changes of the
-snapshots after its start offset (a changelog if the table produces one, else the merged delta files of APPEND
-snapshots). Spark restarts a query from its checkpointed offsets; ``consumer-id`` additionally records, once the
-micro-batches before it completed, the next snapshot as a Paimon consumer: snapshot expiry keeps the snapshots not
-yet read, and a new query (no checkpoint) with that consumer id starts there.
+snapshots after its start offset (a changelog if the table produces one, else the delta files of APPEND
+snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
+Spark restarts a query from its checkpointed offsets; ``consumer-id`` additionally records, once the micro-batches
+before it completed, the next snapshot as a Paimon consumer: snapshot expiry keeps the snapshots not yet read, and
+a new query (no checkpoint) with that consumer id starts there.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from table_engine.store.context import StoreContext
 from table_engine.store.incremental import (
     ROWKIND_COLUMN,
     ChangeSplit,
+    iter_changes,
     plan_changes,
-    read_changes,
     snapshot_has_changes,
 )
 from table_engine.store.scan import Split
@@ -48,7 +50,7 @@ from table_engine.table import Table
 
 log = logging.getLogger(__name__)
 
-_BATCH_ROWS = 16384
+_BATCH_ROWS = 262_144
 
 
 @dataclass(frozen=True)
@@ -94,13 +96,13 @@ def read_partition(table: Table, spec: ReadSpec, partition: InputPartition,
             yield conform(batch, spec.arrow_schema)
     elif isinstance(partition, ChangePartition):
         ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
-        changes = read_changes(ctx, partition.split, parse_filters(list(filters)))
-        if not spec.audit_log:
-            kinds = changes.column(ROWKIND_COLUMN)
-            changes = changes.filter(pc.or_(pc.equal(kinds, "+I"), pc.equal(kinds, "+U"))).drop_columns(
-                [ROWKIND_COLUMN])
-        for batch in changes.to_batches(max_chunksize=_BATCH_ROWS):
-            yield conform(batch, spec.arrow_schema)
+        for batch in iter_changes(ctx, partition.split, parse_filters(list(filters)), _BATCH_ROWS):
+            if not spec.audit_log:
+                kinds = batch.column(ROWKIND_COLUMN)
+                batch = batch.filter(pc.or_(pc.equal(kinds, "+I"), pc.equal(kinds, "+U"))).drop_columns(
+                    [ROWKIND_COLUMN])
+            if batch.num_rows:
+                yield conform(batch, spec.arrow_schema)
 
 
 def pack_splits(table: Table, splits: Sequence[Split]) -> list[Split]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import TaskContext
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import IntegerType, StructField, StructType
@@ -73,9 +73,11 @@ def routing_columns(table: Table) -> list[str]:
 def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -> tuple[DataFrame, dict[str, str]]:
     """Route ``df`` for writing into ``table``: the DataFrame to write and the extra write options.
 
-    * fixed buckets: rows get their Paimon bucket (column ``__paimon_bucket``, the engine's bucket hash) and are
-      repartitioned by (partition, bucket), so one task writes each bucket: one file per bucket and commit, in
-      input order, with sequence numbers that do not overlap other tasks' (the cheap merge path on read);
+    * fixed buckets: rows are repartitioned by (partition, Paimon bucket), so one task writes each bucket: one file
+      per bucket and commit, in input order, with sequence numbers that do not overlap other tasks' (the cheap
+      merge path on read); a partition's buckets go round-robin over the tasks. The bucket is a native Spark
+      expression for integer keys (:func:`bucket_expression`), else a column ``__paimon_bucket`` computed with the
+      engine's hash in a ``mapInArrow`` step;
     * dynamic buckets (primary-key tables with ``bucket`` = -1): repartitioned by a hash of (partition, primary
       key) with the ``__paimon_assigner`` column and option ``dynamic-bucket.assigner-parallelism`` (the module
       docstring explains why);
@@ -88,10 +90,12 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -
     buckets = table.options.bucket()
     if buckets > 0 and table.schema.bucket_keys():
         n = parallelism or df.sparkSession.sparkContext.defaultParallelism
-        with_bucket = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
-                                    StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType())]))
-        parts = [F.col(c) for c in table.partition_keys]
-        return with_bucket.repartition(n, *parts, F.col(BUCKET_COLUMN)), {}
+        bucket = bucket_expression(table.schema, buckets)
+        if bucket is None:
+            df = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
+                               StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType())]))
+            bucket = F.col(BUCKET_COLUMN)
+        return df.repartition(n, _task_selector(df, table, bucket, n)), {}
     if not is_dynamic_bucket(table):
         return (df.repartition(parallelism) if parallelism else df), {}
     configured = table.options.raw.get(o.ASSIGNERS)
@@ -99,6 +103,62 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -
     cols = [F.col(c) for c in routing_columns(table)]
     routed = df.repartition(n, *cols).withColumn(ROUTE_COLUMN, F.pmod(F.hash(*cols), F.lit(n)).cast("int"))
     return routed, {o.ASSIGNERS: str(n)}
+
+
+def _task_selector(df: DataFrame, table: Table, bucket: Column, n: int) -> Column:
+    """An expression that Spark's hash partitioning into ``n`` partitions sends to task
+    ``(hash(partition) + bucket) mod n``: the buckets of a partition go round-robin over the tasks (hashing the few
+    distinct (partition, bucket) pairs directly would often leave tasks idle)."""
+    parts = [F.col(c) for c in table.partition_keys]
+    task = F.pmod((F.pmod(F.hash(*parts), F.lit(n)) if parts else F.lit(0)) + bucket, F.lit(n))
+    # for each task t, an int whose Spark hash lands in partition t (found by Spark itself: exact by construction)
+    probe = df.sparkSession.range(0, 64 * n).select(F.col("id").cast("int").alias("v"))
+    rows = probe.select("v", F.pmod(F.hash("v"), F.lit(n)).alias("t")).collect()
+    first: dict[int, int] = {}
+    for r in rows:
+        first.setdefault(int(r["t"]), int(r["v"]))
+    if len(first) < n:  # 64n candidates cover n partitions unless Spark's hash changed
+        raise DataError(f"no routing value found for some of {n} writer tasks")
+    return F.element_at(F.array(*[F.lit(first[t]) for t in range(n)]), (task + 1).cast("int"))
+
+
+_SLOT_BYTES = {"BOOLEAN": 1, "TINYINT": 1, "SMALLINT": 2, "INT": 4, "DATE": 4, "BIGINT": 8}
+
+
+def bucket_expression(schema: TableSchema, num_buckets: int) -> Column | None:
+    """The Paimon bucket of a row as a native Spark expression, for NOT NULL integer-like bucket keys (else None).
+
+    A key's hash is Murmur3 (seed 42) over its BinaryRow bytes: an 8-byte header (row kind and null bits, all zero
+    here) and one 8-byte little-endian slot per field. Spark's ``hash()`` of a binary value is the same Murmur3
+    over 4-byte words, so building those bytes with ``unhex`` gives Paimon's hash without leaving the JVM; the
+    bucket is ``abs(hash % buckets)``.
+    """
+    keys = [schema.field(k) for k in schema.bucket_keys()]
+    if not keys or len(keys) > 56 or any(k.type.root not in _SLOT_BYTES or k.type.nullable for k in keys):
+        return None
+    pieces = [F.lit("00" * 8)]
+    for k in keys:
+        col = F.col(k.name)
+        if k.type.root == "DATE":
+            col = F.unix_date(col.cast("date"))
+        elif k.type.root == "BOOLEAN":
+            col = col.cast("boolean").cast("int")
+        value = col.cast("long")
+        width = _SLOT_BYTES[k.type.root]
+        if width < 8:
+            value = value.bitwiseAND(F.lit((1 << (8 * width)) - 1))
+        pieces.append(F.lpad(F.hex(_byte_swapped(value)), 16, "0"))
+    return F.abs(F.hash(F.unhex(F.concat(*pieces))) % F.lit(num_buckets))
+
+
+def _byte_swapped(value: Column) -> Column:
+    """The 64-bit ``value`` with its bytes reversed (shifts and masks: no overflow under ANSI mode)."""
+    out: Column | None = None
+    for i in range(8):
+        byte = F.shiftleft(F.shiftrightunsigned(value, 8 * i).bitwiseAND(F.lit(0xFF)), 8 * (7 - i))
+        out = byte if out is None else out.bitwiseOR(byte)
+    assert out is not None
+    return out
 
 
 def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.RecordBatch]

@@ -91,3 +91,23 @@ def test_console_script(warehouse, source):
     assert res.returncode == 0 and res.ok()["rows"] == 100
     res = run_cli(["rollback", "--warehouse", warehouse, "--table", "db.c", "--snapshot", "7"])
     assert res.returncode == 1 and res.result is not None and res.result["status"] == "error"
+
+
+def test_consume_changelog_into_a_table_is_exactly_once_across_a_stop_before_the_consumer_advanced(capsys,
+                                                                                                    warehouse):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    catalog = Catalog(warehouse)
+    dwd = catalog.create_table("db.dwd", schema, primary_keys=["id"], options={"bucket": "2"})
+    dws = catalog.create_table("db.dws", schema)                                  # append: a repeat would show
+    dwd.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    base = ["--warehouse", warehouse, "--table", "db.dwd", "--consumer-id", "agg", "--target-table", "db.dws"]
+    out = cli(capsys, "consume-changelog", *base)[1]
+    assert (out["rows"], out["target_snapshot_id"]) == (3, 1) and dwd.consumers() == {"agg": 2}
+    assert dws.latest_snapshot().commit_identifier == 1                          # the last source snapshot applied
+
+    dwd.reset_consumer("agg", 1)                     # the run stopped after the downstream commit, before advancing
+    dwd.write(pa.table({"id": [4], "v": ["d"]}, schema=schema))
+    out = cli(capsys, "consume-changelog", *base)[1]
+    assert (out["from_snapshot"], out["to_snapshot"], out["rows"]) == (2, 2, 1)   # snapshot 1 is not applied again
+    assert sorted(dws.read()["id"].to_pylist()) == [1, 2, 3, 4] and dwd.consumers() == {"agg": 3}
+    assert [s.commit_identifier for s in dws.snapshots()] == [1, 2]

@@ -84,15 +84,17 @@ def test_write_and_compaction_jobs_on_a_standalone_cluster(cluster, warehouse, t
         ids = range(part * 5000, (part + 1) * 5000)
         pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": [f"v{i}" for i in ids],
                                  "dt": [f"d{i % 3}" for i in ids]}), source / f"part-{part}.parquet")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
+                        pa.field("dt", pa.string(), nullable=False)])
+    table = Catalog(warehouse).create_table("db.t", schema, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "2"})
+    table.write(pq.read_table(source / "part-0.parquet").cast(schema))       # a first level-0 run per bucket
     conf = {"spark.pyspark.python": sys.executable, "spark.executor.memory": "1g", "spark.cores.max": "2"}
     args = ["--warehouse", warehouse, "--table", "db.t"]
-    out = spark_submit(["write", *args, "--source", str(source), "--create-if-missing", "--primary-key", "id,dt",
-                        "--partition-key", "dt", "--option", "bucket=2"], master=cluster, conf=conf).ok()
-    assert out["snapshot_id"] == 1 and out["rows"] == 10000
-    out = spark_submit(["write", *args, "--source", str(source)], master=cluster, conf=conf).ok()   # 2nd level-0 run
+    out = spark_submit(["write", *args, "--source", str(source)], master=cluster, conf=conf).ok()
+    assert out["snapshot_id"] == 2 and out["rows"] == 10000 and out["files"] == 6   # routed: one file per bucket
     out = spark_submit(["compact", *args, "--full"], master=cluster, conf=conf).ok()
     assert out["snapshot_id"] == 3 and out["files_before"] == 12 and out["files_after"] == 6
-    table = Catalog(warehouse).get_table("db.t")
     assert table.latest_snapshot().commit_kind == "COMPACT"
     rows = table.read()
     assert rows.num_rows == 10000 and sorted(rows["id"].to_pylist()) == list(range(10000))

@@ -105,6 +105,77 @@ def test_fixed_bucket_writes_are_routed_so_each_bucket_gets_one_file(spark, ware
     assert content(table) == sorted(rows)
 
 
+def test_buckets_go_round_robin_over_the_writer_tasks(spark, warehouse):
+    from pyspark.sql import functions as F
+
+    from table_engine.spark.writer import _task_selector
+
+    table = Catalog(warehouse).create_table("db.rr", SCHEMA, primary_keys=["id"], options={"bucket": "4"})
+    for n in (2, 3, 4):
+        df = spark.range(40).select((F.col("id") % 4).cast("int").alias("b"))
+        routed = df.repartition(n, _task_selector(df, table, F.col("b"), n))
+        placed = {(r["b"], r["p"]) for r in routed.select("b", F.spark_partition_id().alias("p")).collect()}
+        assert placed == {(b, b % n) for b in range(4)}
+
+
+def _key_columns(n: int) -> pa.Table:
+    """``n`` random values per integer-like type, led by each type's extremes, 0 and -1 (negatives included)."""
+    import datetime as dt
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+
+    def ints(bits: int, dtype: Any) -> pa.Array:
+        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        edges = [lo, lo + 1, -1, 0, 1, hi - 1, hi]
+        return pa.array(edges + rng.integers(lo, hi, n - len(edges), dtype=np.int64, endpoint=True).tolist(), dtype)
+
+    days = [-719162, -1, 0, 1, 2932896] + rng.integers(-100_000, 100_000, n - 5).tolist()   # 0001-01-01..9999-12-31
+    return pa.table({
+        "k8": ints(8, pa.int8()), "k16": ints(16, pa.int16()), "k32": ints(32, pa.int32()),
+        "k64": ints(64, pa.int64()),
+        "d": pa.array([dt.date(1970, 1, 1) + dt.timedelta(days=x) for x in days], pa.date32()),
+        "b": pa.array((rng.integers(0, 2, n) == 1).tolist()),
+    })
+
+
+@pytest.mark.parametrize("keys", [["k8"], ["k16"], ["k32"], ["k64"], ["d"], ["b"], ["k32", "k64"], ["d", "k16"],
+                                  ["k8", "k16", "k32", "d", "k64", "b"]])
+def test_native_bucket_expression_equals_the_engine_bucket_function(spark, keys):
+    """The Spark-side bucket (:func:`bucket_expression`) is the engine's, bit for bit, for every bucket count."""
+    from table_engine.format.bucket import bucket_of, hash_key_columns
+    from table_engine.format.schema_file import new_schema
+    from table_engine.spark.writer import bucket_expression
+    from table_engine.types import fields_from_arrow_schema
+
+    data = _key_columns(5000)
+    fields, highest = fields_from_arrow_schema(pa.schema([f.with_nullable(False) for f in data.schema]))
+    schema = new_schema(0, fields, [], keys, {"bucket": "1"}, None, highest)
+    counts = (1, 2, 3, 4, 7, 10, 16, 128, 1000, 2**31 - 1)
+    exprs = []
+    for n in counts:
+        expr = bucket_expression(schema, n)
+        assert expr is not None
+        exprs.append(expr.alias(f"b{n}"))
+    hashes = hash_key_columns([data[k] for k in keys], [schema.field(k).type for k in keys])
+    ours = spark.createDataFrame(data).select(*exprs).toArrow()        # local rows keep their order
+    assert ours.num_rows == data.num_rows
+    for n in counts:
+        assert ours[f"b{n}"].to_pylist() == bucket_of(hashes, n).tolist(), (keys, n)
+
+
+def test_no_native_bucket_expression_for_strings_or_nullable_keys():
+    from table_engine.format.schema_file import new_schema
+    from table_engine.spark.writer import bucket_expression
+    from table_engine.types import fields_from_arrow_schema
+
+    for arrow in (pa.schema([pa.field("s", pa.string(), nullable=False)]), pa.schema([pa.field("s", pa.int64())]),
+                  pa.schema([pa.field("s", pa.float64(), nullable=False)])):
+        fields, highest = fields_from_arrow_schema(arrow)
+        assert bucket_expression(new_schema(0, fields, [], [], {"bucket-key": "s"}, None, highest), 4) is None
+
+
 def test_dynamic_bucket_writes_route_keys_so_no_key_is_written_twice(spark, warehouse):
     table = Catalog(warehouse).create_table("db.dyn", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                                             options={"bucket": "-1", "dynamic-bucket.target-row-num": "100"})
