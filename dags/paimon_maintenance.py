@@ -14,13 +14,11 @@ names that need a date use ``dag_run.run_after``.
 
 from __future__ import annotations
 
-import datetime
-from typing import Any
-
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import Param
 
 from provider.assets import writes_alias
 from provider.examples.lake import ALL_TABLES, PRIMARY_KEY_TABLES
+from provider.maintenance import for_each_table, maintenance_dag, selected_tables, table_param, tables_param
 from provider.operators import (
     PaimonCompactOperator,
     PaimonCreateTagOperator,
@@ -31,32 +29,10 @@ from provider.operators import (
     PaimonRollbackOperator,
 )
 
-CONN_ID = "paimon_default"
-START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-DEFAULT_ARGS: dict[str, Any] = {"retries": 1, "retry_delay": datetime.timedelta(minutes=1)}
-TAGS = ["paimon", "maintenance"]
-
-
-def tables_param(default: list[str], what: str) -> Param:
-    return Param(default, type="array", items={"type": "string", "pattern": r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"},
-                 minItems=1, description=f"Tables ('database.table') to {what}.")
-
-
-@task
-def selected_tables_native(**context: Any) -> list[str]:
-    """The tables of this run, read from the params (a real list, not rendered text)."""
-    return [str(t) for t in context["params"]["tables"]]
-
-
-with DAG(
-    dag_id="paimon_compact",
+with maintenance_dag(
+    "paimon_compact",
     description="Dedicated compaction of primary-key tables (minor or full)",
     schedule="@hourly",
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
-    default_args=DEFAULT_ARGS,
     params={
         "tables": tables_param(PRIMARY_KEY_TABLES, "compact"),
         "mode": Param("minor", type="string", enum=["minor", "full"],
@@ -68,24 +44,19 @@ with DAG(
     },
     doc_md=__doc__,
 ) as compact_dag:
-    PaimonCompactOperator.partial(
+    for_each_table(
+        PaimonCompactOperator,
         task_id="compact",
-        outlets=[writes_alias(CONN_ID)],  # each mapped task emits its table's Asset (with the snapshot id)
+        outlets=[writes_alias()],  # each mapped task emits its table's Asset (with the snapshot id)
         full="{{ params.mode }}",
         partitions="{{ params.partitions }}",
-        paimon_conn_id=CONN_ID,
-    ).expand(table=selected_tables_native())
+    )
 
 
-with DAG(
-    dag_id="paimon_expire_snapshots",
+with maintenance_dag(
+    "paimon_expire_snapshots",
     description="Expire old snapshots (and changelogs) and the files only they reference",
     schedule="@daily",
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
-    default_args=DEFAULT_ARGS,
     params={
         "tables": tables_param(ALL_TABLES, "expire snapshots of"),
         "retain_min": Param(10, type="integer", minimum=1, description="Always keep this many snapshots."),
@@ -96,24 +67,19 @@ with DAG(
     },
     doc_md=__doc__,
 ) as expire_snapshots_dag:
-    PaimonExpireSnapshotsOperator.partial(
+    for_each_table(
+        PaimonExpireSnapshotsOperator,
         task_id="expire_snapshots",
         retain_min="{{ params.retain_min }}",
         retain_max="{{ params.retain_max }}",
         older_than="{{ params.older_than }}",
-        paimon_conn_id=CONN_ID,
-    ).expand(table=selected_tables_native())
+    )
 
 
-with DAG(
-    dag_id="paimon_daily_tag",
+with maintenance_dag(
+    "paimon_daily_tag",
     description="Tag every table once a day, then delete tags past their retention",
     schedule="@daily",
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
-    default_args=DEFAULT_ARGS,
     params={
         "tables": tables_param(ALL_TABLES, "tag"),
         "tag_prefix": Param("daily", type="string", pattern=r"^[A-Za-z0-9_\-]+$",
@@ -124,27 +90,22 @@ with DAG(
     },
     doc_md=__doc__,
 ) as daily_tag_dag:
-    tables = selected_tables_native()
-    created = PaimonCreateTagOperator.partial(
+    tables = selected_tables()
+    created = for_each_table(
+        PaimonCreateTagOperator,
         task_id="create_tag",
+        tables=tables,
         tag="{{ params.tag_prefix }}-{{ dag_run.run_after.strftime('%Y-%m-%d' if dag_run.run_type == 'scheduled' "
             "else '%Y-%m-%dT%H%M%S') }}",
         time_retained="{{ params.time_retained }}",
-        paimon_conn_id=CONN_ID,
-    ).expand(table=tables)
-    expired = PaimonExpireTagsOperator.partial(task_id="expire_tags", paimon_conn_id=CONN_ID).expand(table=tables)
-    created >> expired
+    )
+    created >> for_each_table(PaimonExpireTagsOperator, task_id="expire_tags", tables=tables)
 
 
-with DAG(
-    dag_id="paimon_expire_partitions",
+with maintenance_dag(
+    "paimon_expire_partitions",
     description="Drop partitions whose date is older than a retention",
     schedule="@daily",
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
-    default_args=DEFAULT_ARGS,
     params={
         "tables": tables_param(ALL_TABLES, "expire partitions of"),
         "expiration_time": Param("365 d", type="string", minLength=1,
@@ -157,25 +118,20 @@ with DAG(
     },
     doc_md=__doc__,
 ) as expire_partitions_dag:
-    PaimonExpirePartitionsOperator.partial(
+    for_each_table(
+        PaimonExpirePartitionsOperator,
         task_id="expire_partitions",
         expiration_time="{{ params.expiration_time }}",
         timestamp_formatter="{{ params.timestamp_formatter }}",
         timestamp_pattern="{{ params.timestamp_pattern }}",
         dry_run_only="{{ params.dry_run }}",
-        paimon_conn_id=CONN_ID,
-    ).expand(table=selected_tables_native())
+    )
 
 
-with DAG(
-    dag_id="paimon_remove_orphan_files",
+with maintenance_dag(
+    "paimon_remove_orphan_files",
     description="Delete files no snapshot, tag or changelog references",
     schedule="@weekly",
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
-    default_args=DEFAULT_ARGS,
     params={
         "tables": tables_param(ALL_TABLES, "clean"),
         "older_than": Param("1 d ago", type="string", minLength=1,
@@ -185,25 +141,21 @@ with DAG(
     },
     doc_md=__doc__,
 ) as orphan_dag:
-    PaimonRemoveOrphanFilesOperator.partial(
+    for_each_table(
+        PaimonRemoveOrphanFilesOperator,
         task_id="remove_orphan_files",
         older_than="{{ params.older_than }}",
         dry_run_only="{{ params.dry_run }}",
-        paimon_conn_id=CONN_ID,
-    ).expand(table=selected_tables_native())
+    )
 
 
-with DAG(
-    dag_id="paimon_rollback",
+with maintenance_dag(
+    "paimon_rollback",
     description="Roll a table back to a snapshot or a tag (newer snapshots and tags are removed)",
     schedule=None,
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=TAGS,
+    default_args=None,  # no retries: a rollback is run by a person, who looks at the result
     params={
-        "table": Param(PRIMARY_KEY_TABLES[0], type="string", pattern=r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$",
-                       description="The table to roll back."),
+        "table": table_param(PRIMARY_KEY_TABLES[0], "roll back"),
         "snapshot_id": Param(None, type=["null", "integer"], minimum=1,
                              description="Roll back to this snapshot (or give a tag)."),
         "tag": Param("", type="string", description="Roll back to this tag (or give a snapshot id)."),
@@ -215,5 +167,4 @@ with DAG(
         table="{{ params.table }}",
         snapshot_id="{{ params.snapshot_id }}",
         tag="{{ params.tag }}",
-        paimon_conn_id=CONN_ID,
     )

@@ -33,6 +33,13 @@ DEFAULT_ARGS = {"retries": 1, "retry_delay": datetime.timedelta(seconds=30)}
 TAGS = ["paimon", "streaming-lake"]
 
 
+def _layer(dag_id: str, description: str, below: TableDef) -> DAG:
+    """A layer's DAG: scheduled on the Asset of the table below, one run at a time."""
+    return DAG(dag_id=dag_id, description=description, schedule=[table_asset(below.name, CONN_ID)],
+               start_date=START, catchup=False, max_active_runs=1, tags=[*TAGS, dag_id.rsplit("_", 1)[-1]],
+               default_args=DEFAULT_ARGS, doc_md=__doc__)
+
+
 def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
     return PaimonCreateTableOperator(task_id=task_id, table=tdef.name, columns=tdef.columns,
                                      primary_keys=tdef.primary_keys, partition_keys=tdef.partition_keys,
@@ -76,17 +83,8 @@ with DAG(
     landed >> append
 
 
-with DAG(
-    dag_id="paimon_lake_dwd",
-    description="DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
-    schedule=[table_asset(ODS.name, CONN_ID)],
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=[*TAGS, "dwd"],
-    default_args=DEFAULT_ARGS,
-    doc_md=__doc__,
-) as dwd_dag:
+with _layer("paimon_lake_dwd", "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
+            ODS) as dwd_dag:
     create_dwd = _create(DWD, "create_dwd_orders")
     apply_changes = PaimonConsumeChangelogOperator(
         task_id="apply_ods_changes",
@@ -107,17 +105,8 @@ with DAG(
     create_dwd >> apply_changes >> compact_dwd
 
 
-with DAG(
-    dag_id="paimon_lake_dws",
-    description="DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
-    schedule=[table_asset(DWD.name, CONN_ID)],
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=[*TAGS, "dws"],
-    default_args=DEFAULT_ARGS,
-    doc_md=__doc__,
-) as dws_dag:
+with _layer("paimon_lake_dws", "DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
+            DWD) as dws_dag:
     create_dws = _create(DWS, "create_dws_user_daily")
     aggregate = PaimonConsumeChangelogOperator(
         task_id="aggregate_dwd_changelog",
@@ -130,17 +119,8 @@ with DAG(
     create_dws >> aggregate
 
 
-with DAG(
-    dag_id="paimon_lake_ads",
-    description="ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
-    schedule=[table_asset(DWS.name, CONN_ID)],
-    start_date=START,
-    catchup=False,
-    max_active_runs=1,
-    tags=[*TAGS, "ads"],
-    default_args=DEFAULT_ARGS,
-    doc_md=__doc__,
-) as ads_dag:
+with _layer("paimon_lake_ads", "ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
+            DWS) as ads_dag:
     tag = PaimonCreateTagOperator(
         task_id="tag_for_serving",
         table=DWS.name,

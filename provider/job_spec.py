@@ -17,6 +17,15 @@ COMMANDS = frozenset({
 })
 """Subcommands of ``table_engine/spark/app.py`` (the grammar it shares with ``table_engine/cli.py``)."""
 
+SPARK_JOB_COMMANDS = frozenset({"write", "compact", "consume-changelog"})
+"""Commands that run Spark jobs. The others change table metadata only: the application runs them on its driver,
+exactly as the engine's CLI (``python -m table_engine.cli``) does."""
+
+RUNNERS = ("auto", "spark", "local")
+"""Where a metadata-only command runs; see :attr:`SparkJobSpec.runner`."""
+
+CLI_MODULE = "table_engine.cli"
+
 
 @dataclass(frozen=True, kw_only=True)
 class SparkJobSpec:
@@ -45,6 +54,11 @@ class SparkJobSpec:
         connection's ``python``, else the interpreter running Airflow.
     :param ship_engine: send a zip of ``table_engine`` with ``--py-files``; default: when the master is not local.
     :param verbose: ``spark-submit --verbose``.
+    :param runner: where a metadata-only command (not in :data:`SPARK_JOB_COMMANDS`) runs: ``spark`` (spark-submit;
+        the application runs it on the driver), ``local`` (the engine's CLI in a subprocess of the worker: the same
+        code and result line without starting a JVM and a SparkContext for nothing), or ``auto`` (default):
+        ``local`` unless the deploy mode is ``cluster``, where the driver, and so the command, would run on the
+        cluster. Spark-job commands always go through spark-submit.
     """
 
     command: str
@@ -68,12 +82,17 @@ class SparkJobSpec:
     python: str | None = None
     ship_engine: bool | None = None
     verbose: bool = False
+    runner: str = "auto"
 
     def __post_init__(self) -> None:
         if self.command not in COMMANDS:
             raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(COMMANDS)}")
         if not self.table or not isinstance(self.table, str):
             raise ValueError("a Paimon Spark job needs a table ('database.table')")
+        if self.runner not in RUNNERS:
+            raise ValueError(f"runner must be one of {RUNNERS}, not {self.runner!r}")
+        if self.runner == "local" and self.command in SPARK_JOB_COMMANDS:
+            raise ValueError(f"{self.command!r} is a Spark job: it cannot run with runner='local'")
 
     @property
     def app_name(self) -> str:
@@ -87,6 +106,19 @@ def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mappin
         argv += ["--catalog-option", f"{key}={value}"]
     argv += [str(a) for a in spec.args]
     return argv
+
+
+def runs_locally(spec: SparkJobSpec, *, cluster_mode: bool) -> bool:
+    """Whether the job runs as the engine's CLI here instead of spark-submit (see :attr:`SparkJobSpec.runner`)."""
+    if spec.command in SPARK_JOB_COMMANDS or spec.runner == "spark":
+        return False
+    return spec.runner == "local" or not cluster_mode
+
+
+def local_argv(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None = None,
+               python: str = sys.executable) -> list[str]:
+    """The engine CLI's argv for a metadata-only command: the application's arguments, run by ``python``."""
+    return [python, "-m", CLI_MODULE, *application_args(spec, warehouse, catalog_options)]
 
 
 def is_local_master(master: str) -> bool:

@@ -35,6 +35,8 @@ def configure() -> pathlib.Path:
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_home}/airflow.db",
         "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        # DAGs run by dag.test() are active, so an Asset event queues the DAGs scheduled on it (as in a deployment)
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
     })
     return _home

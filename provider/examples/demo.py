@@ -1,11 +1,12 @@
-"""``make demo-airflow`` and ``make airflow``: the DAG templates on embedded defaults.
+"""``make demo`` and ``make airflow``: the DAG templates on embedded defaults.
 
 Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
 Spark ``local[*]`` through the ``spark_default`` connection, connections given as environment variables.
 
 * ``python -m provider.examples.demo run``: ``airflow db migrate``, then for each sample batch the layers with
   ``airflow dags test`` (ODS -> DWD -> DWS -> ADS, in order, as the Asset schedules would run them), then the
-  tables, snapshots and a sample of the ADS rows. Each ``dags test`` log goes to ``<home>/logs/demo-*.log``.
+  tables, snapshots and a sample of the ADS rows. After each DAG run it prints what the run committed (new
+  snapshots, tags); each ``dags test`` log goes to ``<home>/logs/demo-*.log``.
 * ``python -m provider.examples.demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
   (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them).
 """
@@ -22,6 +23,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
@@ -45,7 +48,7 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080) -> dict[s
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {
             "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default",
-            "spark_conf": {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}}}),
+            "spark_conf": SMALL_LOCAL_SPARK_CONF}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
         "PAIMON_LANDING_DIR": str(lake / "landing"),
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -87,30 +90,70 @@ def run(home: pathlib.Path, lake: pathlib.Path) -> int:
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
     env = demo_env(home, lake)
-    print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*]")
+    warehouse = str(lake / "warehouse")
+    print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*] (connections paimon_default, spark_default)")
+    print(f"The DAGs of {REPO / 'dags'}: for each of {len(BATCHES)} sample batches, the layers ODS -> DWD -> DWS -> "
+          "ADS in the order their Asset schedules start them, each with `airflow dags test`.")
+    started = time.monotonic()
+    print("airflow db migrate ...", flush=True)
     migrate(env)
+    state = _table_state(warehouse)
     for batch in BATCHES:
-        print(f"batch {batch}:")
-        if dags_test(env, home, "paimon_lake_ods", {"batch": batch}) != "success":
-            return 1
-        for dag_id in LAYERS[1:3]:
-            if dags_test(env, home, dag_id) != "success":
+        print(f"\nbatch {batch}:")
+        for dag_id in LAYERS:
+            if dag_id == "paimon_lake_ads" and DWS.name not in state:
+                print(f"  {dag_id:<18} not run: {DWS.name} has no snapshot (the DWD compaction produced no "
+                      "changelog for DWS to aggregate)")
+                continue
+            conf: dict[str, object] | None = {"batch": batch} if dag_id == "paimon_lake_ods" else None
+            if dags_test(env, home, dag_id, conf) != "success":
+                print(f"  {dag_id} failed: see its log above")
                 return 1
-        if not _has_snapshot(lake, DWS.name):
-            print("  paimon_lake_ads    not run: dws.user_daily has no snapshot (the DWD compaction produced no "
-                  "changelog for DWS to aggregate)")
-            continue
-        if dags_test(env, home, "paimon_lake_ads") != "success":
-            return 1
-    print()
-    print(report(str(lake / "warehouse")))
+            state = _print_changes(warehouse, state)
+    print(f"\n{len(BATCHES) * len(LAYERS)} DAG runs in {time.monotonic() - started:.0f} s\n")
+    print(report(warehouse))
     return 0
 
 
-def _has_snapshot(lake: pathlib.Path, table: str) -> bool:
-    from provider.metadata import TableLocation, latest_snapshot_info
+def _table_state(warehouse: str) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Latest snapshot id and tags of each lake table that has a snapshot."""
+    from provider.examples.lake import LAKE_TABLES
+    from table_engine.catalog import Catalog
 
-    return latest_snapshot_info(TableLocation.of(str(lake / "warehouse"), table)) is not None
+    catalog = Catalog(warehouse)
+    out: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for tdef in LAKE_TABLES:
+        if not catalog.table_exists(tdef.name):
+            continue
+        table = catalog.get_table(tdef.name)
+        latest = table.latest_snapshot_id()
+        if latest is not None:
+            out[tdef.name] = (latest, tuple(table.list_tags()))
+    return out
+
+
+def _print_changes(warehouse: str, before: dict[str, tuple[int, tuple[str, ...]]]) \
+        -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Print the snapshots and tags each table gained since ``before``; the new state."""
+    from table_engine.catalog import Catalog
+
+    after = _table_state(warehouse)
+    catalog = Catalog(warehouse)
+    for name, (latest, tags) in after.items():
+        first, old_tags = before.get(name, (0, ()))
+        if latest > first:
+            table = catalog.get_table(name)
+            for snap in table.snapshots():
+                if snap.id > first:
+                    written = snap.delta_record_count if str(snap.commit_kind) != "COMPACT" else 0
+                    changes = [f"{written} records written" if written else "",
+                               f"{snap.changelog_record_count} changelog records" if snap.changelog_record_count
+                               else ""]
+                    print(f"  {'':<18} -> {name} snapshot {snap.id} {snap.commit_kind!s}"
+                          f"{': ' if any(changes) else ''}{', '.join(c for c in changes if c)}")
+        for tag in sorted(set(tags) - set(old_tags)):
+            print(f"  {'':<18} -> {name} tag {tag}")
+    return after
 
 
 def serve(home: pathlib.Path, lake: pathlib.Path, port: int) -> int:

@@ -67,6 +67,15 @@ DAYS = ("2026-11-20", "2026-11-21")
 BATCHES = (1, 2, 3)
 
 
+SMALL_LOCAL_SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    # short jobs on a few cores: the JIT's optimizing tier and parallel GC threads cost more CPU than they save
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+}
+"""Spark conf for the sample lake on Spark ``local[*]`` (the demo, the tests): a few rows per job."""
+
+
 def default_landing_dir() -> str:
     """Where the sample batches land: ``$PAIMON_LANDING_DIR``, else ``<tmp>/paimon-landing``."""
     import tempfile
@@ -163,7 +172,7 @@ def report(warehouse: str, sample_rows: int = 10) -> str:
                      f"partitioned by {table.partition_keys}")
         for snap in table.snapshots():
             lines.append(f"  snapshot {snap.id:>3} {snap.commit_kind!s:<9} records total={snap.total_record_count} "
-                         f"delta={snap.delta_record_count} changelog={snap.changelog_record_count}")
+                         f"delta={snap.delta_record_count} changelog={snap.changelog_record_count or 0}")
         if table.list_tags():
             lines.append(f"  tags: {', '.join(table.list_tags())}")
         if table.consumers():

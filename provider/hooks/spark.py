@@ -6,6 +6,10 @@ archive); ``SparkSubmitHook`` contributes the Spark-connection handling (master,
 namespace, spark binary). In client mode this hook runs the command itself, so it can return the application's
 final JSON line (``SparkSubmitHook.submit`` only logs the output); in cluster mode the driver's stdout is not
 here, so it delegates to ``SparkSubmitHook.submit`` (driver tracking, kill) and returns ``None``.
+
+Commands that only change table metadata (tags, expiry, rollback, orphan files) run on the application's driver
+without using Spark; where that driver would be this machine anyway (client mode), the hook runs the engine's CLI
+(same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,16 @@ from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
 from provider.hooks.table import load_connection_config
-from provider.job_spec import SparkJobSpec, application_args, is_local_master, should_ship_engine, spark_conf
+from provider.job_spec import (
+    CLI_MODULE,
+    SparkJobSpec,
+    application_args,
+    is_local_master,
+    local_argv,
+    runs_locally,
+    should_ship_engine,
+    spark_conf,
+)
 from provider.packaging import application_path, engine_archive
 from provider.results import last_json_object
 
@@ -53,7 +66,8 @@ def spark_master(conn_type: str, host: str | None, port: int | None) -> str:
 
 @dataclass(frozen=True)
 class SparkSubmission:
-    """A fully resolved spark-submit: what runs, where, and with which environment (client mode)."""
+    """A fully resolved job: what runs, where, and with which environment (client mode). ``local``: the engine's
+    CLI runs a metadata-only command here instead of spark-submit (see ``SparkJobSpec.runner``)."""
 
     argv: list[str]
     env: dict[str, str] = field(repr=False)
@@ -61,6 +75,7 @@ class SparkSubmission:
     cluster_mode: bool
     application: str
     spark_conn_id: str
+    local: bool = False
 
 
 class PaimonSparkHook(BaseHook):
@@ -101,9 +116,12 @@ class PaimonSparkHook(BaseHook):
             ) from None
 
     def build_submission(self, spec: SparkJobSpec) -> SparkSubmission:
-        """Resolve connections and render the spark-submit argv and environment (no process is started)."""
+        """Resolve connections and render the argv and environment of the job (no process is started): the
+        spark-submit of the application, or for a metadata-only command the engine's CLI (see ``spec.runner``)."""
         config = self.get_conn()
         spark_conn_id = spec.spark_conn_id or config.spark_conn_id
+        if spec.runner == "local":  # no Spark involved: the Spark connection does not matter
+            return self._local_submission(spec, config, spark_conn_id)
         spark_conn = self._spark_connection(spark_conn_id, spec)
         extra = spark_conn.extra_dejson if spark_conn is not None else {}
         if spec.master:
@@ -113,6 +131,8 @@ class PaimonSparkHook(BaseHook):
             master = spark_master(spark_conn.conn_type or "spark", spark_conn.host, spark_conn.port)
         deploy_mode = spec.deploy_mode or extra.get("deploy-mode")
         cluster_mode = deploy_mode == "cluster"
+        if runs_locally(spec, cluster_mode=cluster_mode):
+            return self._local_submission(spec, config, spark_conn_id, master)
         conf = spark_conf(spec, master=master, cluster_mode=cluster_mode, connection_conf=config.spark_conf,
                           connection_python=config.python)
         py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
@@ -144,6 +164,14 @@ class PaimonSparkHook(BaseHook):
                                spark_conn_id)
 
     @staticmethod
+    def _local_submission(spec: SparkJobSpec, config: PaimonConnectionConfig, spark_conn_id: str,
+                          master: str = "") -> SparkSubmission:
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in spec.env_vars.items()})
+        argv = local_argv(spec, spec.warehouse or config.warehouse, config.catalog_options)
+        return SparkSubmission(argv, env, master, False, CLI_MODULE, spark_conn_id, local=True)
+
+    @staticmethod
     def _client_env(spec: SparkJobSpec, master: str, binary: str) -> dict[str, str]:
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in spec.env_vars.items()})
@@ -162,7 +190,10 @@ class PaimonSparkHook(BaseHook):
         Raises AirflowException when spark-submit fails, with the last lines of its output.
         """
         sub = self.build_submission(spec)
-        if sub.cluster_mode:
+        if sub.local:
+            self.log.info("%s changes table metadata only: running the engine's CLI here, not spark-submit",
+                          spec.command)
+        elif sub.cluster_mode:
             assert self._spark_hook is not None
             self.log.info("cluster deploy mode: delegating to SparkSubmitHook (no result line is available)")
             self._spark_hook.submit(sub.application)
@@ -170,7 +201,7 @@ class PaimonSparkHook(BaseHook):
         return self._run_client(sub)
 
     def _run_client(self, sub: SparkSubmission) -> dict[str, Any] | None:
-        self.log.info("spark-submit: %s", " ".join(sub.argv))
+        self.log.info("%s: %s", "command" if sub.local else "spark-submit", " ".join(sub.argv))
         self._killed = False
         process = subprocess.Popen(sub.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sub.env,
                                    text=True, bufsize=1, start_new_session=True)
@@ -188,8 +219,8 @@ class PaimonSparkHook(BaseHook):
         if returncode != 0 or (result is not None and result.get("status") == "error"):
             what = "was killed" if self._killed else f"failed with exit code {returncode}"
             error = f": {result.get('error')}" if result and result.get("error") else ""
-            raise AirflowException(f"spark-submit of {sub.application} {what}{error}. Last output:\n"
-                                   + "\n".join(tail))
+            job = sub.application if sub.local else f"spark-submit of {sub.application}"
+            raise AirflowException(f"{job} {what}{error}. Last output:\n" + "\n".join(tail))
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
         return result

@@ -101,7 +101,9 @@ class PaimonSparkOperator(BaseOperator):
     :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options, Spark connection).
     :param warehouse: overrides the connection's warehouse (templated).
     :param spark: Spark settings, keys of :class:`~provider.job_spec.SparkJobSpec` (``master``, ``conf``,
-        ``driver_memory``, ``spark_conn_id``, ``py_files``, ...) (templated).
+        ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
+        (tags, expiry, orphan files, rollback) run the engine's CLI on the worker in client mode, where the
+        application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
     :param extra_args: more options appended to the command, verbatim (templated).
     :param emit_asset: for writing commands, emit an Asset event for the table (extra: the snapshot id): through
         the table's Asset when the table is known at parse time, else through :func:`provider.assets.writes_alias`

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
 from tests import airflow_env
 
 airflow_env.configure()
@@ -42,7 +43,7 @@ def lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Iterator[di
     warehouse = str(tmp_path / "warehouse")
     landing = str(tmp_path / "landing")
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
-        warehouse, spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}))
+        warehouse, spark_conf=SMALL_LOCAL_SPARK_CONF))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
     monkeypatch.setenv("PAIMON_LANDING_DIR", landing)
     yield {"warehouse": warehouse, "landing": landing}

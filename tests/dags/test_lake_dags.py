@@ -1,8 +1,10 @@
 """The streaming-lake DAGs run to success with ``dag.test()`` against real Spark (local mode) and the tables hold
 what the reference model says: two batches flow ODS -> DWD -> DWS -> ADS.
 
-DWS is fed by the DWD changelog, which the dedicated compaction must produce (``changelog-producer = lookup``);
-while the engine's compaction writes no changelog yet, the test stops there with an xfail saying so.
+DWS is fed by the DWD changelog, which the dedicated compaction produces (``changelog-producer = lookup``): batch 2
+changes and re-sends orders of batch 1, so DWS is right only if the changelog retracts what the updates replace.
+Along the way: each write's result line becomes its Asset event's extra, and that event queues the layer scheduled
+on the table (the scheduler's side of it is in test_live_airflow.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 from provider.examples import lake as sample
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]
+ODS_URI = "paimon://paimon_default/ods/order_events"
 
 
 def run(dagbag: Any, dag_id: str, conf: dict[str, Any] | None = None) -> dict[str, str]:
@@ -21,6 +24,31 @@ def run(dagbag: Any, dag_id: str, conf: dict[str, Any] | None = None) -> dict[st
     states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances()}
     assert str(dr.state) == "success", f"{dag_id}: {states}"
     return states
+
+
+def asset_events(dag_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """(asset URI, extra) of the Asset events the runs of ``dag_id`` emitted, oldest first."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rows = session.execute(select(AssetModel.uri, AssetEvent.extra).join(AssetModel, AssetModel.id ==
+                                                                            AssetEvent.asset_id)
+                               .where(AssetEvent.source_dag_id == dag_id).order_by(AssetEvent.id)).all()
+    return [(uri, dict(extra)) for uri, extra in rows]
+
+
+def queued_by_assets() -> set[tuple[str, str]]:
+    """(DAG id, asset URI) of the runs Asset events have queued for the scheduler (``asset_dag_run_queue``)."""
+    from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rows = session.execute(select(AssetDagRunQueue.target_dag_id, AssetModel.uri)
+                               .join(AssetModel, AssetModel.id == AssetDagRunQueue.asset_id)).all()
+    return {(dag_id, uri) for dag_id, uri in rows}
 
 
 def latest_orders(batches: tuple[int, ...]) -> dict[tuple[int, str], tuple[str, float]]:
@@ -41,20 +69,24 @@ def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str]) 
     for batch in (1, 2):
         run(dagbag, "paimon_lake_ods", {"batch": batch, "landing_dir": lake["landing"]})
         events += len(sample.order_event_rows(batch))
-        assert catalog.get_table("ods.order_events").read().num_rows == events  # raw: duplicates kept
+        ods = catalog.get_table("ods.order_events")
+        assert ods.read().num_rows == events  # raw: duplicates kept
+        # the write's result line reached the Asset event, which queued the DWD layer for the scheduler
+        assert asset_events("paimon_lake_ods")[-1] == (
+            ODS_URI, {"table": "ods.order_events", "command": "write", "snapshot_id": ods.latest_snapshot_id()})
+        assert ("paimon_lake_dwd", ODS_URI) in queued_by_assets()
 
         assert run(dagbag, "paimon_lake_dwd") == {"create_dwd_orders": "success", "apply_ods_changes": "success",
                                                    "compact_dwd_orders": "success"}
         dwd = catalog.get_table("dwd.orders")
         got = {(r["order_id"], r["dt"]): (r["status"], r["amount"]) for r in dwd.read().to_pylist()}
         assert got == latest_orders(tuple(range(1, batch + 1)))  # deduplicated, late event ignored
-        assert dwd.consumers() == {} and catalog.get_table("ods.order_events").consumers() == {
-            sample.DWD_CONSUMER: catalog.get_table("ods.order_events").latest_snapshot_id() + 1}  # type: ignore[operator]
+        next_ods = ods.latest_snapshot_id() + 1  # type: ignore[operator]
+        assert ods.consumers() == {sample.DWD_CONSUMER: next_ods}  # the DWD consumer read everything
+        assert set(dwd.consumers()) <= {sample.DWS_CONSUMER}
         compaction = dwd.latest_snapshot()
         assert compaction is not None and str(compaction.commit_kind) == "COMPACT"
-        if not compaction.changelog_record_count:
-            pytest.xfail("the dedicated compaction of dwd.orders (changelog-producer=lookup) wrote no changelog: "
-                         "the engine's compaction does not produce changelog files yet, so DWS gets no changes")
+        assert compaction.changelog_record_count  # changelog-producer=lookup: the compaction wrote the changelog
 
         states = run(dagbag, "paimon_lake_dws")
         assert states["aggregate_dwd_changelog"] == "success"

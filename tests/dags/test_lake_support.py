@@ -64,3 +64,20 @@ def test_report(lake: dict[str, str]) -> None:
     assert "dws.user_daily: 9 rows" in text and "snapshot   1 APPEND" in text and "tags: ads-1" in text
     assert "ADS: dws.user_daily at tag ads-1 (9 rows)" in text
     assert text.rstrip().splitlines()[-3].split("|")[1].strip() == "carol"
+
+
+def test_demo_prints_what_each_run_committed(lake: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    from provider.examples import demo
+
+    before = demo._table_state(lake["warehouse"])
+    assert before == {}
+    table = make_dws(lake["warehouse"])  # an APPEND snapshot (and the compaction it may trigger), tag ads-1
+    latest = table.latest_snapshot_id()
+    after = demo._print_changes(lake["warehouse"], before)
+    assert after == {sample.DWS.name: (latest, ("ads-1",))}
+    out = [line.split("->")[1].strip() for line in capsys.readouterr().out.splitlines()]
+    assert out[0] == "dws.user_daily snapshot 1 APPEND: 9 records written"
+    assert len(out) == latest + 1 and out[-1] == "dws.user_daily tag ads-1"
+    table.create_tag("ads-2")
+    assert demo._print_changes(lake["warehouse"], after)[sample.DWS.name] == (latest, ("ads-1", "ads-2"))
+    assert capsys.readouterr().out.split("->")[1].strip() == "dws.user_daily tag ads-2"

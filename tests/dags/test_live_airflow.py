@@ -5,7 +5,12 @@ way a person drives it from the UI:
   date, a conf from the form), runs Spark (local mode) and emits the ``ods.order_events`` Asset with the snapshot id;
 * the scheduler then starts ``paimon_lake_dwd`` (scheduled on that Asset), which runs to success;
 * a deferrable ``PaimonSnapshotSensor`` triggered before the data existed is deferred to the triggerer and
-  completes when the ODS snapshot lands.
+  completes when the ODS snapshot lands;
+* the maintenance DAG ``paimon_compact`` is triggered through the REST API with its form (Params: the table, full
+  mode), runs to success, and the table's latest snapshot is the COMPACT its task returned.
+
+DAGs start paused (Airflow's default); the test unpauses only what it drives, so the scheduled maintenance DAGs do
+not run on their own meanwhile.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from provider.examples import lake as sample
+from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
 from tests import airflow_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,
@@ -106,13 +113,26 @@ class LiveAirflow:
                 raise AssertionError(f"timed out waiting for {what}\n{logs}")
             time.sleep(interval)
 
+    def unpause(self, dag_id: str) -> None:
+        status, body = self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
+        assert status == 200, body
+
     def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
         """As the UI's Trigger button: unpause, then a run without a logical date."""
-        assert self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})[0] == 200
+        self.unpause(dag_id)
         status, run = self.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
         assert status == 200, run
         assert run["logical_date"] is None
         return str(run["dag_run_id"])
+
+    def db_flag(self, query: str) -> bool:
+        """A boolean read from the live Airflow's SQLite metadata DB (what the REST API does not show)."""
+        import contextlib
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(self.home / "airflow.db", timeout=30)) as db:
+            row = db.execute(query).fetchone()
+        return bool(row and row[0])
 
     def run_state(self, dag_id: str, run_id: str) -> str | None:
         status, run = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")
@@ -141,7 +161,7 @@ def live(tmp_path: pathlib.Path) -> Iterator[tuple[LiveAirflow, dict[str, str]]]
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__PARALLELISM": "2",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
@@ -152,7 +172,7 @@ def live(tmp_path: pathlib.Path) -> Iterator[tuple[LiveAirflow, dict[str, str]]]
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
         "AIRFLOW_CONN_PAIMON_DEFAULT": airflow_env.paimon_connection(
-            lake["warehouse"], spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}),
+            lake["warehouse"], spark_conf=SMALL_LOCAL_SPARK_CONF),
         "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env.spark_connection("local[2]"),
         "PAIMON_LANDING_DIR": lake["landing"],
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -169,8 +189,9 @@ def test_ui_triggered_layer_emits_asset_that_schedules_the_next_layer(live: tupl
         -> None:
     af, lake = live
     af.wait("the API server", lambda: af.call("GET", "/api/v2/monitor/health")[0] == 200, 180)
-    for dag_id in ("paimon_lake_ods", "paimon_lake_dwd", "probe_wait_for_ods"):
+    for dag_id in ("paimon_lake_ods", "paimon_lake_dwd", "paimon_compact", "probe_wait_for_ods"):
         af.wait(f"DAG {dag_id} parsed", lambda d=dag_id: af.call("GET", f"/api/v2/dags/{d}")[0] == 200, 300)
+    af.unpause("paimon_lake_dwd")  # to be started by the ODS Asset
 
     # a deferrable sensor waits for data that does not exist yet
     probe = af.trigger("probe_wait_for_ods", {})
@@ -209,4 +230,34 @@ def test_ui_triggered_layer_emits_asset_that_schedules_the_next_layer(live: tupl
 
     from table_engine import Catalog
 
-    assert Catalog(lake["warehouse"]).get_table("dwd.orders").read().num_rows == 6
+    dwd = Catalog(lake["warehouse"]).get_table("dwd.orders")
+    assert dwd.read().num_rows == 6
+
+    # maintenance from the UI's form: new data lands in dwd.orders (written directly), then a full compaction
+    dwd.write(sample.order_events(2))
+    before = dwd.latest_snapshot_id()
+    assert before is not None and str(dwd.latest_snapshot().commit_kind) == "APPEND"  # type: ignore[union-attr]
+    status, _ = af.call("POST", "/api/v2/dags/paimon_compact/dagRuns",
+                        {"logical_date": None, "conf": {"tables": ["dwd.orders"], "mode": "major"}})
+    assert status == 400  # not in the form's enum
+    # The run is created while the DAG is still paused, and the DAG unpaused once the scheduler counts that queued
+    # run against max_active_runs=1: unpausing first would let the scheduler add the hourly run of the latest
+    # interval, which starts first (earlier run_after) and compacts every default table.
+    status, created = af.call("POST", "/api/v2/dags/paimon_compact/dagRuns",
+                              {"logical_date": None, "conf": {"tables": ["dwd.orders"], "mode": "full",
+                                                              "partitions": ""}})
+    assert status == 200 and created["logical_date"] is None, created
+    compact = str(created["dag_run_id"])
+    af.wait("the queued run to count against max_active_runs", lambda: af.db_flag(
+        "SELECT exceeds_max_non_backfill FROM dag WHERE dag_id = 'paimon_compact'"), 120, interval=1)
+    af.unpause("paimon_compact")
+    assert af.wait("the compaction run", lambda: af.run_state("paimon_compact", compact) in ("success", "failed"),
+                   900, interval=5) and af.run_state("paimon_compact", compact) == "success"
+    status, xcom = af.call("GET", f"/api/v2/dags/paimon_compact/dagRuns/{compact}/taskInstances/compact/"
+                                  "xcomEntries/return_value?map_index=0")
+    assert status == 200, xcom
+    result = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
+    assert result["status"] == "ok" and result["snapshot_id"] is not None and result["snapshot_id"] > before, result
+    assert str(dwd.snapshot(result["snapshot_id"]).commit_kind) == "COMPACT"
+    assert {(r["order_id"], r["dt"]) for r in dwd.read().to_pylist()} == {
+        (r["order_id"], r["dt"]) for b in (1, 2) for r in sample.order_event_rows(b)}

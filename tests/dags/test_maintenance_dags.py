@@ -51,7 +51,7 @@ def test_maintenance_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, s
 
     # a daily tag (a manual run: the name carries the time), then tag expiry
     states = run(dagbag, "paimon_daily_tag", {**one, "tag_prefix": "daily", "time_retained": "7 d"})
-    assert states == {"selected_tables_native[-1]": "success", "create_tag[0]": "success",
+    assert states == {"selected_tables[-1]": "success", "create_tag[0]": "success",
                       "expire_tags[0]": "success"}
     tags = table.list_tags()
     assert len(tags) == 1 and tags[0].startswith("daily-") and "T" in tags[0]

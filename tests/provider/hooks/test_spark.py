@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -70,7 +71,7 @@ def test_spec_overrides_master_warehouse_and_spark_connection(paimon_conn: str, 
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_OTHER", airflow_env.spark_connection("yarn", queue="etl"))
     spec = SparkJobSpec(command="expire-tags", table="db.t", warehouse="/other", master="local[1]",
-                        spark_conn_id="spark_other")
+                        spark_conn_id="spark_other", runner="spark")
     argv = submission(spec)
     assert argv[:3] == ["spark-submit", "--master", "local[1]"]
     assert "--queue" in argv and argv[argv.index("--queue") + 1] == "etl"
@@ -87,6 +88,31 @@ def test_missing_spark_connection_is_an_error_not_yarn(paimon_conn: str, app: st
     # an explicit master needs no connection
     argv = submission(SparkJobSpec(command="compact", table="db.t", master="local[*]"))
     assert argv[1:3] == ["--master", "local[*]"]
+
+
+def test_metadata_commands_run_the_engine_cli_unless_the_driver_is_on_the_cluster(
+        paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metadata-only commands run on the application's driver without Spark: in client mode that driver is this
+    machine, so the engine's CLI runs them here (no JVM); in cluster mode, or with runner='spark', spark-submit."""
+    spec = SparkJobSpec(command="create-tag", table="db.t", args=["--tag", "t1"], env_vars={"TZ": "UTC"})
+    sub = PaimonSparkHook().build_submission(spec)
+    assert sub.local and sub.argv == [PY, "-m", "table_engine.cli", "create-tag", "--warehouse", paimon_conn,
+                                      "--table", "db.t", "--tag", "t1"]
+    assert sub.env["TZ"] == "UTC" and sub.application == "table_engine.cli"
+    forced = PaimonSparkHook().build_submission(dataclasses.replace(spec, runner="spark"))
+    assert not forced.local and forced.argv[0] == "spark-submit"
+    assert forced.argv[-8:] == [app, "create-tag", "--warehouse", paimon_conn, "--table", "db.t", "--tag", "t1"]
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("yarn",
+                                                                                  **{"deploy-mode": "cluster"}))
+    on_cluster = PaimonSparkHook().build_submission(spec)
+    assert not on_cluster.local and on_cluster.cluster_mode and on_cluster.argv[0] == "spark-submit"
+    # runner='local' needs no Spark connection at all
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT")
+    assert PaimonSparkHook().build_submission(dataclasses.replace(spec, runner="local")).local
+    with pytest.raises(ValueError, match="Spark job"):
+        SparkJobSpec(command="compact", table="db.t", runner="local")
+    with pytest.raises(ValueError, match="runner must be one of"):
+        SparkJobSpec(command="rollback", table="db.t", runner="driver")
 
 
 def test_missing_paimon_connection_or_warehouse(monkeypatch: pytest.MonkeyPatch, app: str) -> None:

@@ -4,12 +4,14 @@ how templated arguments (Params rendered as text) become options."""
 from __future__ import annotations
 
 import datetime
+import sys
 from typing import Any
 
 import pytest
 
 from provider.hooks import spark as spark_hook_module
 from provider.hooks.spark import PaimonSparkHook
+from provider.job_spec import SPARK_JOB_COMMANDS
 from provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
@@ -36,8 +38,12 @@ def argv(op: PaimonSparkOperator) -> list[str]:
 
 
 def app_args(op: PaimonSparkOperator) -> list[str]:
-    """What follows the application path, after checking the prefix is the plain local submit."""
+    """The application's arguments, after checking the prefix: the plain local spark-submit for Spark jobs, the
+    engine's CLI for metadata-only commands (client mode: they would run on this machine's driver anyway)."""
     full = argv(op)
+    if op.command not in SPARK_JOB_COMMANDS:
+        assert full[:3] == [sys.executable, "-m", "table_engine.cli"]
+        return full[3:]
     i = full.index(APP)
     assert full[:3] == ["spark-submit", "--master", "local[2]"]
     assert full[i - 2:i] == ["--name", f"paimon-{op.command}-{op.table}"]
@@ -161,15 +167,20 @@ def test_consume_changelog(paimon_conn: str) -> None:
 
 
 def test_extra_args_and_spark_settings(paimon_conn: str) -> None:
+    spark = {"master": "local[1]", "conf": {"spark.ui.enabled": "false"}, "driver_memory": "512m",
+             "py_files": "/a.zip,/b.zip", "name": "tags"}
     op = PaimonExpireTagsOperator(task_id="x", table="db.t", extra_args=["--log-level", "DEBUG"],
-                                  spark={"master": "local[1]", "conf": {"spark.ui.enabled": "false"},
-                                         "driver_memory": "512m", "py_files": "/a.zip,/b.zip", "name": "tags"},
-                                  warehouse="/elsewhere")
+                                  spark={**spark, "runner": "spark"}, warehouse="/elsewhere")
     full = argv(op)
     assert full == ["spark-submit", "--master", "local[1]", "--conf", "spark.ui.enabled=false",
                     "--conf", f"spark.pyspark.python={_py()}", "--conf", f"spark.pyspark.driver.python={_py()}",
                     "--py-files", "/a.zip,/b.zip", "--driver-memory", "512m", "--name", "tags", APP,
                     "expire-tags", "--warehouse", "/elsewhere", "--table", "db.t", "--log-level", "DEBUG"]
+    # by default (runner auto, client mode) the metadata-only command runs as the engine's CLI: no Spark settings
+    local = PaimonExpireTagsOperator(task_id="x2", table="db.t", extra_args=["--log-level", "DEBUG"], spark=spark,
+                                     warehouse="/elsewhere")
+    assert argv(local) == [_py(), "-m", "table_engine.cli", "expire-tags", "--warehouse", "/elsewhere",
+                           "--table", "db.t", "--log-level", "DEBUG"]
     with pytest.raises(ValueError, match="unknown spark settings"):
         PaimonExpireTagsOperator(task_id="y", table="db.t", spark={"memory": "1g"})
 
