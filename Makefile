@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PYPAIMON_STAMP := .venv-pypaimon/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-airflow airflow test lint bench install pypaimon clean
+.PHONY: demo demo-engine airflow test lint bench install pypaimon clean
 
 install: $(STAMP)
 
@@ -25,13 +25,14 @@ $(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py
 	$(BIN)/python tests/interop/pypaimon_env.py
 	touch $(PYPAIMON_STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python scripts/demo.py
-
 # The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
 # .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows.
-demo-airflow: $(STAMP)
+demo: $(STAMP)
 	$(BIN)/python -m provider.examples.demo run
+
+# The table engine alone (no Spark, no Airflow): a primary-key table in demo-warehouse/.
+demo-engine: $(STAMP)
+	$(BIN)/python scripts/demo.py
 
 # The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
 AIRFLOW_PORT ?= 8080
@@ -47,6 +48,9 @@ lint: $(STAMP)
 
 bench: $(STAMP) $(PYPAIMON_STAMP)
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_write_read.py --out .bench/latest.json
+	$(BIN)/python benchmarks/bench_merge_engines.py
+	$(BIN)/python benchmarks/bench_compaction.py --out .bench/compaction.json
+	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 
 clean:
 	rm -rf $(VENV) .venv-pypaimon .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
