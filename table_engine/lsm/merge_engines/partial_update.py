@@ -33,7 +33,12 @@ buffer, compaction of level-0 files) is stored as ``+I``, so a later merge with 
 remaining nulls from them; (2) with ``sequence.field`` a merged row mixes values of several sequences, so records
 arriving out of sequence order may merge differently depending on how they were grouped; (3) order-sensitive
 functions of a sequence group (first_value, collect, listagg, ...) with records older than the group are exact in
-one merge but may differ when merged in several steps.
+one merge but may differ when merged in several steps; (4) with ``remove-record-on-sequence-group`` a ``-D`` that
+removes the row within its fold unit is stored as ``-D`` holding the row it was reset to (minus the retractions
+after it); a later merge after older records with a larger sequence of the removal group re-judges it as a plain
+retraction of those folded values (Java's ``retractWithSequenceGroup``/``initRow``/``getResult`` do the same). No
+single record can stand for both outcomes (e.g. ``-D {g1: 0}``, ``-U {c: 1}`` of a summed c must read c = -1 as a
+removal and retract 1 otherwise), so only one merge of such records is exact.
 """
 
 from __future__ import annotations

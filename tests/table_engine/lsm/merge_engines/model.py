@@ -268,7 +268,25 @@ def _aggregate(spec: EngineSpec, recs: list[tuple[str, dict[str, Any]]]) -> dict
     return {n: fold(_function(spec, n), ops[n], spec.fn_opts.get(n, {})) for n in spec.value_names}
 
 
-def _partial_update(spec: EngineSpec, recs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
+def removing_deletes(spec: EngineSpec, records: Sequence[tuple[Any, str, dict[str, Any]]]) -> set[int]:
+    """Positions (in ``records``) of the partial-update ``-D`` records that remove their key's row
+    (``remove-record-on-delete``, or passing a group of ``remove-record-on-sequence-group``) when ``records`` are
+    applied in order."""
+    assert spec.engine == "partial-update" and not spec.sequence_fields and not spec.ignore_delete
+    per_key: dict[Any, list[int]] = {}
+    for i, (k, _, _) in enumerate(records):
+        per_key.setdefault(k, []).append(i)
+    out: set[int] = set()
+    for positions in per_key.values():
+        removed: list[int] = []
+        _partial_update(spec, [(records[i][1], records[i][2]) for i in positions], removed)
+        out.update(positions[j] for j in removed)
+    return out
+
+
+def _partial_update(spec: EngineSpec, recs: list[tuple[str, dict[str, Any]]],
+                    removed_at: list[int] | None = None) -> dict[str, Any] | None:
+    """``removed_at`` (if given) collects the positions in ``recs`` of the ``-D`` records that remove the row."""
     names = spec.value_names
     row: dict[str, Any] = dict.fromkeys(names)
     group_of = {p: i for i, (_, prot) in enumerate(spec.groups) for p in prot}
@@ -276,13 +294,15 @@ def _partial_update(spec: EngineSpec, recs: list[tuple[str, dict[str, Any]]]) ->
     gmax: list[tuple[Any, ...] | None] = [None] * len(spec.groups)
     ops: dict[str, list[tuple[str, Any]]] = {p: [] for p in group_of if p in spec.functions}
     has_add = False
-    for kind, rec in recs:
+    for pos, (kind, rec) in enumerate(recs):
         retract = kind in ("-U", "-D")
         if retract and not spec.groups:
             if not spec.remove_on_delete:
                 raise ModelError("partial-update retraction")
             if kind == "-D":
                 row, has_add = dict(rec), False
+                if removed_at is not None:
+                    removed_at.append(pos)
             continue
         if retract and kind == "-D" and spec.remove_on_group:
             removed = False
@@ -295,6 +315,8 @@ def _partial_update(spec: EngineSpec, recs: list[tuple[str, dict[str, Any]]]) ->
                 if gmax[i] is None or _seq_key(s) >= _seq_key(gmax[i]):
                     removed = True
             if removed:
+                if removed_at is not None:
+                    removed_at.append(pos)
                 row, has_add = dict(rec), False
                 for i, (seqs, _) in enumerate(spec.groups):
                     s = tuple(rec[x] for x in seqs)
