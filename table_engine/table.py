@@ -118,7 +118,7 @@ class Table:
         writer = self.new_write()
         try:
             writer.write(data, row_kinds)
-            messages = writer.prepare_commit()
+            messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
             ow = None
             if overwrite or partition:
                 ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())

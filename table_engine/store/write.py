@@ -28,6 +28,7 @@ from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.hash_index import read_hash_index, write_hash_index
 from table_engine.format.index_manifest import HASH_INDEX, IndexFileMeta
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.io.paths import index_dir, new_index_file_name
 from table_engine.lsm.key_value import (
     SEQUENCE_NUMBER,
@@ -145,14 +146,17 @@ class TableWrite:
         else:
             self._flush_append(kv)
 
-    def prepare_commit(self) -> list[CommitMessage]:
+    def prepare_commit(self, commit_identifier: int | None = None) -> list[CommitMessage]:
         """Flush, compact (unless ``write-only``) and hand over everything written since the last call.
 
         Compaction: the universal picker on every bucket written since the last call, or a full compaction of every
-        bucket written since the last full one every ``full-compaction.delta-commits`` calls.
+        bucket written since the last full one when ``full-compaction.delta-commits`` (N) says so: with the
+        ``commit_identifier`` the messages will be committed under, when it is a multiple of N or the batch
+        identifier (Long.MAX_VALUE: every batch commit is fully compacted, as in Paimon, and the ``compacted-full``
+        scan mode relies on it); without one, every N-th call of this writer.
         """
         self.flush()
-        self._compact_for_commit()
+        self._compact_for_commit(commit_identifier)
         messages: dict[tuple[int, int], CommitMessage] = {}
         for (gid, bucket), st in self._buckets.items():
             before, after = st.lsm.drain() if st.lsm is not None else ([], [])
@@ -371,12 +375,17 @@ class TableWrite:
                     stalled.append(lsm)
         self._parallel([(_compact, (lsm, False)) for lsm in stalled])
 
-    def _compact_for_commit(self) -> None:
+    def _compact_for_commit(self, commit_identifier: int | None) -> None:
         if self._compaction is None:
             return
         self._commits += 1
         every = self.opts.full_compaction_delta_commits()
-        full = every is not None and every > 0 and self._commits % every == 0
+        if every is None or every <= 0:
+            full = False
+        elif commit_identifier is not None:
+            full = commit_identifier % every == 0 or commit_identifier == BATCH_COMMIT_IDENTIFIER
+        else:
+            full = self._commits % every == 0
         jobs = []
         for st in self._buckets.values():
             if st.lsm is not None and (st.lsm.dirty_since_full if full else bool(st.files)):

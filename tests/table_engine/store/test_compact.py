@@ -224,6 +224,20 @@ def test_full_compaction_every_n_commits_of_a_writer(catalog: Catalog) -> None:
     assert levels == [{0}, {0}, {MAX_LEVEL}, {0, MAX_LEVEL}, {0, MAX_LEVEL}, {MAX_LEVEL}]
 
 
+def test_full_compaction_by_commit_identifier(catalog: Catalog) -> None:
+    # Paimon: identifiers that are multiples of delta-commits, and every batch commit (Long.MAX_VALUE), compact fully
+    t = table(catalog, **{"full-compaction.delta-commits": "3", "bucket": "1"})
+    t.write(data(range(15)))                                  # Table.write: a batch commit
+    assert {f.level for f in files(t)} == {MAX_LEVEL}
+    levels = []
+    for ident in (1, 2, 3):
+        w = t.new_write()                                     # a fresh writer each time: the identifier decides
+        w.write(data(range(ident * 10, ident * 10 + 15)))
+        t.commit(w.prepare_commit(ident), commit_identifier=ident)
+        levels.append({f.level for f in files(t)})
+    assert levels == [{0, MAX_LEVEL}, {0, MAX_LEVEL}, {MAX_LEVEL}]
+
+
 def test_overwrite_drops_the_writers_compaction(catalog: Catalog) -> None:
     t = table(catalog, **{"bucket": "1", "full-compaction.delta-commits": "1"})
     t.write(data(range(10)))
