@@ -19,7 +19,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["KeyHits", "keys_not_in", "locate_keys"]
+from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.lsm.levels import KeyCodec
+
+__all__ = ["KeyHits", "keys_not_in", "locate_keys", "may_hold_keys", "without_keys"]
 
 _LEFT = "__lookup_left"
 _RIGHT = "__lookup_right"
@@ -67,3 +70,21 @@ def keys_not_in(keys: pa.Table, others: Sequence[pa.Table], key_names: Sequence[
         if other.num_rows:
             mask[locate_keys(keys, other, key_names).key_index] = False
     return mask
+
+
+def without_keys(keys: pa.Table, hits: KeyHits) -> pa.Table:
+    """``keys`` without the rows ``hits`` found (the keys still to look up in higher levels)."""
+    keep = np.ones(keys.num_rows, dtype=np.bool_)
+    keep[hits.key_index] = False
+    return keys.filter(pa.array(keep))
+
+
+def may_hold_keys(codec: KeyCodec, f: DataFileMeta, keys: pa.Table, first_key: str) -> bool:
+    """Whether the key range of ``f`` can hold one of ``keys`` (pruned on the first key column only; True when the
+    values do not compare)."""
+    try:
+        lo_hi = pc.min_max(keys.column(first_key))
+        lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+        return bool(codec.min_key(f)[0] <= hi and lo <= codec.max_key(f)[0])
+    except (TypeError, pa.ArrowException, IndexError):
+        return True

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.lookup import keys_not_in, locate_keys
+from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
 from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge
 from table_engine.store.deletion_vectors import BucketDeletionVectors
 
@@ -82,7 +82,7 @@ class DeletionVectorLookup:
             for f in self.levels.run_of_level(level).files:
                 if remaining.num_rows == 0:
                     break
-                if not self._may_contain(f, remaining):
+                if not may_hold_keys(self.codec, f, remaining, self.key_names[0]):
                     continue
                 rows, positions = self.read_live(f, full)
                 hits = locate_keys(remaining, rows, self.key_names)
@@ -91,16 +91,6 @@ class DeletionVectorLookup:
                 self.dvs.delete(f.file_name, positions[hits.candidate_index])
                 if full:
                     found.append(rows.take(pa.array(hits.candidate_index)))
-                keep = np.ones(remaining.num_rows, dtype=np.bool_)
-                keep[hits.key_index] = False
-                remaining = remaining.filter(pa.array(keep))
+                remaining = without_keys(remaining, hits)
         return concat_tables(found) if found else None
 
-    def _may_contain(self, f: DataFileMeta, keys: pa.Table) -> bool:
-        """Whether ``f``'s key range can hold one of ``keys`` (only pruned on the first key column)."""
-        try:
-            lo_hi = pc.min_max(keys.column(self.key_names[0]))
-            lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
-            return bool(self.codec.min_key(f)[0] <= hi and lo <= self.codec.max_key(f)[0])
-        except (TypeError, pa.ArrowException, IndexError):
-            return True

@@ -25,14 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.changelog import changelog_rows
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.lookup import keys_not_in, locate_keys
+from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
 from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge, sort_indices
 
 __all__ = ["ChangelogHook", "FullCompactionChangelog", "LookupChangelog"]
@@ -146,7 +144,7 @@ class LookupChangelog(_Collector):
             for f in self.levels.run_of_level(level).files:
                 if remaining.num_rows == 0:
                     break
-                if not self._may_contain(f, remaining):
+                if not may_hold_keys(self.codec, f, remaining, self.key_names[0]):
                     continue
                 rows = self.read_file(f)
                 hits = locate_keys(remaining, rows, self.key_names)
@@ -154,19 +152,9 @@ class LookupChangelog(_Collector):
                     continue
                 found.append(rows.take(pa.array(hits.candidate_index)))
                 if self.newest_wins:
-                    keep = np.ones(remaining.num_rows, dtype=np.bool_)
-                    keep[hits.key_index] = False
-                    remaining = remaining.filter(pa.array(keep))
+                    remaining = without_keys(remaining, hits)
         return concat_tables(found) if found else None
 
-    def _may_contain(self, f: DataFileMeta, keys: pa.Table) -> bool:
-        """Whether ``f``'s key range can hold one of ``keys`` (pruned on the first key column only)."""
-        try:
-            lo_hi = pc.min_max(keys.column(self.key_names[0]))
-            lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
-            return bool(self.codec.min_key(f)[0] <= hi and lo <= self.codec.max_key(f)[0])
-        except (TypeError, pa.ArrowException, IndexError):
-            return True
 
 
 class FullCompactionChangelog(_Collector):
