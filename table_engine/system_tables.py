@@ -27,6 +27,7 @@ from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.schema_file import list_schema_ids, read_schema
 from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snapshot
 from table_engine.io.paths import partition_value_string
+from table_engine.lsm.merge_engines import aggregation_fields
 from table_engine.predicate import conjunction, parse_filters, validate_columns
 from table_engine.store.binlog import binlog_schema, pack_binlog
 from table_engine.store.changelog_consumer import ChangelogConsumer
@@ -95,6 +96,9 @@ SCHEMAS: dict[str, pa.Schema] = {
                                             _f("_CARDINALITY", _I64)]))),
         _f("row_range_start", _I64), _f("row_range_end", _I64), _f("index_field_id", _I32),
         _f("index_field_name", _STR)]),
+    "aggregation_fields": pa.schema([
+        _f("field_name", _STR, False), _f("field_type", _STR, False), _f("function", _STR),
+        _f("function_options", _STR), _f("comment", _STR)]),
 }
 SYSTEM_TABLES = tuple(SCHEMAS)
 
@@ -425,6 +429,7 @@ _BUILDERS: dict[str, Callable[[Table, _Version], pa.Table]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "tags": _tags,
     "consumers": _consumers, "manifests": _manifests, "partitions": _partitions, "buckets": _buckets,
     "table_indexes": _table_indexes,
+    "aggregation_fields": lambda t, _version: aggregation_fields(t.schema),
 }
 
 

@@ -197,6 +197,7 @@ def test_aggregation_fields_system_table(catalog: Catalog) -> None:
     assert rows["v"]["function"] == "[sum, true]"
     assert rows["v"]["function_options"] == "[fields.v.aggregate-function, fields.v.ignore-retract]"
     assert rows["s"]["field_type"] == "STRING" and rows["s"]["function"] == "[listagg]"
+    assert catalog.get_table("db.af$aggregation_fields").read().equals(got)   # the system table
 
 
 def test_rowkind_field_drives_retraction(catalog: Catalog) -> None:
