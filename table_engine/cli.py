@@ -18,7 +18,8 @@ compact              ``[--full] [--partition k=v,k2=v2 ...] [--idle-time DURATIO
                      universal picker per bucket) or ``--full``; ``--idle-time`` only compacts partitions that got
                      no new data files for that long (Paimon's ``partition_idle_time``).
 expire-snapshots     ``[--retain-min N] [--retain-max N] [--older-than TIME] [--max-deletes N]``
-create-tag           ``--tag NAME [--snapshot ID] [--time-retained DURATION]``
+create-tag           ``--tag NAME [--snapshot ID] [--time-retained DURATION]``; without ``--snapshot`` on a table
+                     with no snapshot yet it tags nothing (``"tag": null``, ``"reason": "no snapshot yet"``).
 expire-tags          ``[--older-than TIME]``
 expire-partitions    ``[--expiration-time DURATION] [--timestamp-formatter F] [--timestamp-pattern P]
                      [--max-expires N] [--dry-run]``
@@ -27,6 +28,7 @@ rollback             ``--snapshot ID | --tag NAME``
 consume-changelog    ``--consumer-id ID`` then ``--output PATH [--output-format parquet|json|csv]`` or
                      ``--target-table db.t2``; ``[--from-snapshot ID] [--to-snapshot ID]``: reads the changes
                      after the consumer's position (rows with a ``rowkind`` column) and advances the consumer.
+                     Exactly once across crashes: see :func:`recover_output` and :func:`recover_consumer`.
 ==================== ===========================================================================================
 
 TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) or ``'<duration> ago'``
@@ -39,6 +41,8 @@ import argparse
 import datetime
 import json
 import logging
+import os
+import re
 import sys
 import time
 import uuid
@@ -262,7 +266,10 @@ class ChangeRange:
 
 def change_range(args: argparse.Namespace, table: Table) -> ChangeRange:
     """From the consumer's next snapshot (or ``--from-snapshot``; else the earliest) to ``--to-snapshot`` or the
-    latest snapshot."""
+    latest snapshot. With ``--output`` it first runs :func:`recover_output` (which may move the consumer on past a
+    directory an earlier run completed but did not get to acknowledge)."""
+    if getattr(args, "output", None):
+        recover_output(args, table)
     latest = table.latest_snapshot_id() or 0
     end = min(args.to_snapshot, latest) if args.to_snapshot is not None else latest
     if args.from_snapshot is not None:
@@ -273,8 +280,69 @@ def change_range(args: argparse.Namespace, table: Table) -> ChangeRange:
     return ChangeRange(first - 1, end)
 
 
+OUTPUT_DIR_NAME = re.compile(r"snapshots-(\d+)-(\d+)")
+SUCCESS_FILE = "_SUCCESS"       # written last into an output directory (Spark's job committer writes it too)
+
+
 def output_dir(args: argparse.Namespace, rng: ChangeRange) -> str:
     return f"{args.output.rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
+
+
+def output_filesystem(directory: str) -> tuple[Any, str]:
+    """The ``pyarrow.fs`` file system of ``directory`` (a URI or a local path) and the path in it."""
+    import pyarrow.fs as pafs
+
+    if "://" in directory:
+        fs, path = pafs.FileSystem.from_uri(directory)
+        return fs, str(path)
+    return pafs.LocalFileSystem(), os.path.abspath(directory)
+
+
+def _tmp_prefix(consumer_id: str) -> str:
+    """Name prefix of the temporary directories a ``--consumer-id`` writes its output into (the leading ``_``
+    hides them from Spark's and pyarrow's directory readers)."""
+    return f"_tmp-{consumer_id}-snapshots-"
+
+
+def recover_output(args: argparse.Namespace, table: Table) -> None:
+    """Exactly once into ``--output``: a run writes ``snapshots-<first>-<last>`` completely (into a temporary
+    directory renamed at the end, or a :data:`SUCCESS_FILE` written last) before it advances the consumer, so a
+    run that stopped between the two left a complete directory starting at the consumer's next snapshot: move the
+    consumer past it (repeatedly, for a chain of such runs), so that the next range starts after it. Also deletes
+    this consumer's temporary directories of crashed runs and directories starting at the consumer's position
+    without the :data:`SUCCESS_FILE` (a write that died half-way: their rows are read again). Not with
+    ``--from-snapshot``, which re-reads on purpose (only the temporary directories are deleted then)."""
+    from pyarrow.fs import FileSelector, FileType
+
+    fs, base = output_filesystem(args.output.rstrip("/"))
+    prefix = _tmp_prefix(args.consumer_id)
+    finals: dict[int, list[tuple[int, str]]] = {}
+    for info in fs.get_file_info(FileSelector(base, allow_not_found=True)):
+        if info.type != FileType.Directory:
+            continue
+        if info.base_name.startswith(prefix):
+            log.info("deleting %s, left by a consume-changelog run that did not finish", info.path)
+            fs.delete_dir(info.path)
+        elif (m := OUTPUT_DIR_NAME.fullmatch(info.base_name)) is not None:
+            finals.setdefault(int(m.group(1)), []).append((int(m.group(2)), info.path))
+    if args.from_snapshot is not None:
+        return
+    consumed = table.consumers().get(args.consumer_id)
+    first = consumed if consumed is not None else (table.earliest_snapshot_id() or 1)
+    while True:
+        done = None
+        for last, path in finals.pop(first, []):
+            if fs.get_file_info(f"{path}/{SUCCESS_FILE}").type == FileType.File:
+                done = last if done is None else max(done, last)
+            else:
+                log.info("deleting %s: its write did not finish (no %s)", path, SUCCESS_FILE)
+                fs.delete_dir(path)
+        if done is None or done < first:
+            return
+        log.info("%s: %s/snapshots-%d-%d was written but consumer %s not advanced; moving it to snapshot %d",
+                 table.identifier, args.output, first, done, args.consumer_id, done + 1)
+        table.reset_consumer(args.consumer_id, done + 1)
+        first = done + 1
 
 
 def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
@@ -374,6 +442,11 @@ def _expire_snapshots(args: argparse.Namespace) -> dict[str, Any]:
 
 def _create_tag(args: argparse.Namespace) -> dict[str, Any]:
     table = open_catalog(args).get_table(args.table)
+    if args.snapshot is None and table.latest_snapshot_id() is None:
+        # a table nothing was written to yet: no latest snapshot to tag (as Paimon's automatic tag creation, a
+        # scheduled tag job has nothing to do); an explicit --snapshot that does not exist still fails
+        log.info("%s has no snapshot yet: tag %s not created", table.identifier, args.tag)
+        return {"tag": None, "snapshot_id": None, "requested_tag": args.tag, "reason": "no snapshot yet"}
     snap = table.create_tag(args.tag, args.snapshot, args.time_retained)
     return {"tag": args.tag, "snapshot_id": snap.id}
 
@@ -425,7 +498,7 @@ def _consume_changelog(args: argparse.Namespace) -> dict[str, Any]:
         changes_schema(table.schema).empty_table()
     result["rows"] = changes.num_rows
     if args.output:
-        result["output"] = _write_output(changes, output_dir(args, rng), args.output_format)
+        result["output"] = _write_output(changes, output_dir(args, rng), args.output_format, args.consumer_id)
     else:
         assert target is not None
         result["target_snapshot_id"] = _apply_changes(args, target, changes, rng) if changes.num_rows else None
@@ -444,21 +517,46 @@ def _apply_changes(args: argparse.Namespace, target: Table, changes: pa.Table, r
         raise
 
 
-def _write_output(changes: pa.Table, directory: str, fmt: str) -> str:
+def _write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str) -> str:
+    """Write ``changes`` as ``directory`` all or nothing: into a temporary sibling directory (see
+    :func:`_tmp_prefix`), the :data:`SUCCESS_FILE` last, then renamed to ``directory``; ``directory``."""
     import pyarrow.dataset as ds
 
-    out_format = "json" if fmt == "json" else fmt
-    if out_format == "json":
-        import pyarrow.fs as pafs
-
-        fs, path = pafs.FileSystem.from_uri(directory) if "://" in directory else (pafs.LocalFileSystem(), directory)
-        fs.create_dir(path, recursive=True)
-        with fs.open_output_stream(f"{path}/part-0.json") as f:
-            for row in changes.to_pylist():
-                f.write((json.dumps(row, default=str) + "\n").encode())
-        return directory
-    ds.write_dataset(changes, directory, format=out_format, existing_data_behavior="delete_matching")
+    fs, final = output_filesystem(directory.rstrip("/"))
+    parent, name = final.rsplit("/", 1)
+    tmp = f"{parent}/{_tmp_prefix(consumer_id)}{name.removeprefix('snapshots-')}-{uuid.uuid4().hex}"
+    fs.create_dir(tmp, recursive=True)
+    if fmt == "json":
+        with fs.open_output_stream(f"{tmp}/part-0.json") as f:
+            for batch in changes.to_batches():
+                f.write("".join(json.dumps(row, default=str) + "\n" for row in batch.to_pylist()).encode())
+    else:
+        ds.write_dataset(changes, tmp, format=fmt, filesystem=fs, existing_data_behavior="overwrite_or_ignore")
+    with fs.open_output_stream(f"{tmp}/{SUCCESS_FILE}"):
+        pass
+    _publish(fs, tmp, final)
     return directory
+
+
+def _publish(fs: Any, tmp: str, final: str) -> None:
+    """Rename ``tmp`` to ``final`` (replacing ``final``, which exists only when ``--from-snapshot`` re-reads). On
+    object stores, which cannot rename directories, the files are copied with the :data:`SUCCESS_FILE` last."""
+    from pyarrow.fs import FileSelector, FileType, LocalFileSystem
+
+    if fs.get_file_info(final).type != FileType.NotFound:
+        fs.delete_dir(final)
+    try:
+        fs.move(tmp, final)
+        return
+    except (OSError, NotImplementedError):
+        if isinstance(fs, LocalFileSystem):
+            raise
+    files = [i.path for i in fs.get_file_info(FileSelector(tmp, recursive=True)) if i.type == FileType.File]
+    files.sort(key=lambda p: p.endswith(f"/{SUCCESS_FILE}"))
+    fs.create_dir(final, recursive=True)
+    for path in files:
+        fs.copy_file(path, final + path[len(tmp):])
+    fs.delete_dir(tmp)
 
 
 LOCAL_COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
