@@ -8,7 +8,9 @@ Spark ``local[*]`` through the ``spark_default`` connection, connections given a
   tables, snapshots and a sample of the ADS rows. After each DAG run it prints what the run committed (new
   snapshots, tags); each ``dags test`` log goes to ``<home>/logs/demo-*.log``.
 * ``python -m provider.examples.demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
-  (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them).
+  (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them). It first creates
+  the lake's tables that do not exist yet, empty (``lake.ensure_tables``), so that the scheduled maintenance DAGs,
+  which start at once, run (as no-ops) instead of failing before the first batch lands.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
+from provider.examples.lake import SMALL_LOCAL_SPARK_CONF, ensure_tables
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
@@ -160,6 +162,8 @@ def serve(home: pathlib.Path, lake: pathlib.Path, port: int) -> int:
     home.mkdir(parents=True, exist_ok=True)
     env = demo_env(home, lake, port)
     migrate(env)
+    # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
+    ensure_tables(str(lake / "warehouse"))
     procs: list[subprocess.Popen[bytes]] = []
     components = (["api-server", "--host", "127.0.0.1", "--port", str(port)], ["scheduler"], ["dag-processor"],
                   ["triggerer"])

@@ -83,6 +83,25 @@ def default_landing_dir() -> str:
     return os.environ.get("PAIMON_LANDING_DIR") or os.path.join(tempfile.gettempdir(), "paimon-landing")
 
 
+def ensure_tables(warehouse: str, tables: tuple[TableDef, ...] = LAKE_TABLES) -> list[str]:
+    """Create each table of ``tables`` that ``warehouse`` lacks, empty, with its definition (columns, keys,
+    options, comment), through the function :class:`~provider.operators.PaimonCreateTableOperator` (the
+    layering DAGs' ``create_*`` tasks) uses; existing tables are left as they are. Prints one line per created
+    table; returns their names. ``make airflow`` calls it so that the scheduled maintenance DAGs find their
+    tables (and run as no-ops) before the first batch lands."""
+    from provider.operators.table import create_table
+    from table_engine.catalog import Catalog
+
+    catalog = Catalog(warehouse)
+    created = []
+    for tdef in tables:
+        if create_table(catalog, tdef.name, tdef.columns, primary_keys=tdef.primary_keys,
+                        partition_keys=tdef.partition_keys, options=tdef.options, comment=tdef.comment):
+            print(f"created empty table {tdef.name} in {warehouse}", flush=True)
+            created.append(tdef.name)
+    return created
+
+
 # ---------------------------------------------------------------------------------------------- sample data
 
 _BASE_MS = 1_795_132_800_000  # 2026-11-20T00:00:00Z

@@ -180,7 +180,9 @@ class PaimonSparkOperator(BaseOperator):
         for outlet in self.outlets:
             if isinstance(outlet, Asset) and outlet.uri == asset.uri:
                 events[outlet].extra.update(extra)
-            elif self._is_own_alias(outlet):
+            elif self._is_own_alias(outlet) and extra["snapshot_id"] is not None:
+                # through the alias the table is updated only by a commit; a static Asset outlet is emitted by
+                # Airflow whenever the task succeeds (``skip_if_no_commit`` avoids that)
                 events[outlet].add(asset, extra=extra)
 
     def result_snapshot_id(self, result: Mapping[str, Any] | None) -> int | None:

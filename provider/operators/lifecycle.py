@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk.exceptions import AirflowSkipException
 
 from provider.operators.base import (
     PaimonSparkOperator,
@@ -14,6 +16,9 @@ from provider.operators.base import (
     as_time_arg,
     opt,
 )
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
 
 
 class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
@@ -48,6 +53,10 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
 class PaimonCreateTagOperator(PaimonSparkOperator):
     """Tag a snapshot (the latest by default), e.g. a daily tag consumers can read with ``scan.tag-name``.
 
+    A table that has no snapshot yet (created, nothing written) has nothing to tag: the task ends as *skipped*
+    ("no snapshot yet"), and so do tasks that need the tag. A table that does not exist, or a ``snapshot_id``
+    that does not exist, fails the task.
+
     :param tag: the tag name (templated; use ``{{ dag_run.run_after | ds }}``-style values, not ``ds``, so that
         runs triggered from the UI, which have no logical date, work).
     :param snapshot_id: the snapshot to tag (templated).
@@ -70,6 +79,14 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
             raise ValueError("create-tag needs a tag name")
         return [*opt("--tag", tag), *opt("--snapshot", as_optional_int(self.snapshot_id, "snapshot_id")),
                 *opt("--time-retained", as_optional_text(self.time_retained))]
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        result = super().execute(context)
+        if result is not None and result.get("tag") is None and result.get("reason") == "no snapshot yet":
+            self.log.info("%s has no snapshot yet: nothing to tag (tag %s not created)", self.table,
+                          result.get("requested_tag"))
+            raise AirflowSkipException(f"{self.table} has no snapshot yet: nothing to tag")
+        return result
 
 
 class PaimonExpireTagsOperator(PaimonSparkOperator):

@@ -12,6 +12,28 @@ from provider.connection import DEFAULT_CONN_ID
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from table_engine.catalog import Catalog
+
+
+def create_table(catalog: Catalog, table: str, columns: Mapping[str, str], *, primary_keys: Sequence[str] = (),
+                 partition_keys: Sequence[str] = (), options: Mapping[str, Any] | None = None,
+                 comment: str | None = None, ignore_if_exists: bool = True) -> bool:
+    """Create ``table`` in ``catalog`` as :class:`PaimonCreateTableOperator` does (``columns``: name -> Paimon
+    type, in order; option values as text); whether it was created. An existing table is left as it is (its
+    definition is not compared), or with ``ignore_if_exists=False`` is an error."""
+    import pyarrow as pa
+
+    from table_engine.types import DataField, parse_type, to_arrow_field
+
+    if ignore_if_exists and catalog.table_exists(table):
+        return False
+    schema = pa.schema([to_arrow_field(DataField(i, name, parse_type(t)))
+                        for i, (name, t) in enumerate(columns.items())])
+    catalog.create_table(table, schema, primary_keys=list(primary_keys), partition_keys=list(partition_keys),
+                         options={k: str(v) for k, v in (options or {}).items()}, comment=comment,
+                         ignore_if_exists=ignore_if_exists)
+    return True
+
 
 class PaimonCreateTableOperator(BaseOperator):
     """Create a table with explicit columns, keys and options if it does not exist (for tables that a job fills
@@ -51,22 +73,16 @@ class PaimonCreateTableOperator(BaseOperator):
         self.warehouse = warehouse
 
     def execute(self, context: Context) -> dict[str, Any]:
-        import pyarrow as pa
-
         from provider.hooks.table import PaimonTableHook
-        from table_engine.types import DataField, parse_type, to_arrow_field
 
         catalog = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
         existed = catalog.table_exists(self.table)
         if existed and not self.if_not_exists:
             raise ValueError(f"table {self.table} already exists in {catalog.warehouse}")
         if not existed:
-            schema = pa.schema([to_arrow_field(DataField(i, name, parse_type(t)))
-                                for i, (name, t) in enumerate(self.columns.items())])
-            catalog.create_table(self.table, schema, primary_keys=self.primary_keys,
-                                 partition_keys=self.partition_keys,
-                                 options={k: str(v) for k, v in self.table_options.items()},
-                                 comment=self.comment, ignore_if_exists=self.if_not_exists)
+            create_table(catalog, self.table, self.columns, primary_keys=self.primary_keys,
+                         partition_keys=self.partition_keys, options=self.table_options, comment=self.comment,
+                         ignore_if_exists=self.if_not_exists)
             self.log.info("created table %s", self.table)
         else:
             self.log.info("table %s exists", self.table)

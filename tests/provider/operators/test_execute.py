@@ -61,9 +61,11 @@ def test_mapped_commit_user_has_the_map_index(fake_app: pathlib.Path, monkeypatc
     monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": None}))
     op = PaimonCompactOperator(task_id="t", table="dwd.orders", outlets=[writes_alias()])
     assert op.outlets == [writes_alias()]  # no second, static outlet
-    result = op.execute(context(map_index=2))  # type: ignore[arg-type]
+    ctx = context(map_index=2)
+    result = op.execute(ctx)  # type: ignore[arg-type]
     assert result is not None
     assert result["argv"][result["argv"].index("--commit-user") + 1] == "airflow:d:t:manual__1:2"
+    assert ctx["outlet_events"][writes_alias()].asset_alias_events == []  # nothing committed: no table update
 
 
 def test_templated_table_emits_through_the_alias(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
