@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+LEAF_PARALLELISM_CONF = "spark.sql.leafNodeDefaultParallelism"
 
 
 def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
@@ -25,12 +26,19 @@ def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
     session, so that Spark hands the source its filters (partition, file and row pruning). A session that keeps the
     setting off must read with ``.option("filterPushdown", "false")``: Spark refuses readers that accept filters
     while pushdown is off.
+
+    Scans are cut into at least as many Spark partitions as the session's ``spark.sql.leafNodeDefaultParallelism``
+    (else its default parallelism), read here once: the source plans outside the session.
     """
     from table_engine.spark.source import PaimonDataSource
 
     if filter_pushdown:
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark.dataSource.register(PaimonDataSource)
+    parallelism = int(spark.conf.get(LEAF_PARALLELISM_CONF, None) or spark.sparkContext.defaultParallelism)
+    # a subclass per session, pickled by value with the registration: it carries the parallelism to the planner
+    source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"parallelism": parallelism,
+                                                                     "__module__": __name__})
+    spark.dataSource.register(source)
 
 
 def __getattr__(name: str) -> object:

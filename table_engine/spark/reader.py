@@ -8,7 +8,8 @@ snapshot ids or tag names, start exclusive) or ``incremental-between-timestamp``
 Paimon, a key changed by several snapshots appears once per change).
 
 Streaming: offsets are ``{"snapshot": n}``, the last snapshot a micro-batch consumed (plus ``"full": true`` before
-the initial full scan of ``scan.mode`` latest-full / from-snapshot-full). Each micro-batch reads the changes of the
+the initial full scan of ``scan.mode`` latest-full / compacted-full / from-snapshot-full); a new query starts where
+the engine's streaming rules say (:func:`table_engine.store.starting.resolve_stream_start`). Each micro-batch reads the changes of the
 snapshots after its start offset (a changelog if the table produces one, else the delta files of APPEND
 snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
 Spark restarts a query from its checkpointed offsets; ``consumer-id`` additionally records, once the micro-batches
@@ -29,7 +30,8 @@ from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, Fil
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from table_engine.core_options import SOURCE_SPLIT_OPEN_FILE_COST, SOURCE_SPLIT_TARGET_SIZE
+from table_engine.core_enums import StartupMode
+from table_engine.core_options import SCAN_SNAPSHOT_ID, SOURCE_SPLIT_OPEN_FILE_COST, SOURCE_SPLIT_TARGET_SIZE
 from table_engine.errors import SnapshotNotExistError
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.snapshot import snapshot_at_or_before_time
@@ -46,6 +48,7 @@ from table_engine.store.incremental import (
     snapshot_has_changes,
 )
 from table_engine.store.scan import Split
+from table_engine.store.starting import LiveSnapshots, resolve_stream_start
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -105,14 +108,21 @@ def read_partition(table: Table, spec: ReadSpec, partition: InputPartition,
                 yield conform(batch, spec.arrow_schema)
 
 
-def pack_splits(table: Table, splits: Sequence[Split]) -> list[Split]:
+def pack_splits(table: Table, splits: Sequence[Split], parallelism: int = 1) -> list[Split]:
     """Splits of append tables cut into pieces of about ``source.split.target-size`` (counting
     ``source.split.open-file-cost`` per file), so a large bucket is read by several tasks; primary-key splits are
-    merged as a whole and stay as they are."""
+    merged as a whole and stay as they are.
+
+    As Spark's file sources (and Paimon's Spark scan), pieces are at most ``max(open-file-cost, total /
+    parallelism)`` too (``parallelism``: the session's ``spark.sql.leafNodeDefaultParallelism``, else its default
+    parallelism), so a small read still gives every core a file."""
     if table.primary_keys:
         return list(splits)
     target = table.options.get(SOURCE_SPLIT_TARGET_SIZE)
     open_cost = table.options.get(SOURCE_SPLIT_OPEN_FILE_COST)
+    total = sum(max(f.file_size, open_cost) for s in splits for f in s.files)
+    if parallelism > 1 and total:
+        target = min(target, max(open_cost, -(-total // parallelism)))
     out: list[Split] = []
     for split in splits:
         files = sorted(split.files, key=lambda f: f.min_sequence_number)
@@ -139,9 +149,10 @@ def _planned_or_empty(parts: list[InputPartition]) -> list[InputPartition]:
 class PaimonBatchReader(DataSourceReader):
     """Batch reads (no filter pushdown: for sessions with ``spark.sql.python.filterPushdown.enabled`` off)."""
 
-    def __init__(self, table: Table, options: Mapping[str, str], schema: StructType) -> None:
+    def __init__(self, table: Table, options: Mapping[str, str], schema: StructType, parallelism: int = 1) -> None:
         self.table = table
         self.spec = ReadSpec.of(options, schema)
+        self.parallelism = parallelism
         self.snapshot_id = o.get_int(options, o.SCAN_SNAPSHOT_ID)
         self.tag = o.get(options, o.SCAN_TAG_NAME)
         self.timestamp_millis = o.get_int(options, o.SCAN_TIMESTAMP_MILLIS)
@@ -181,7 +192,7 @@ class PaimonBatchReader(DataSourceReader):
                                                               self.spec.include_overwrite)]
         else:
             splits = t.plan(self.filters or None, self.snapshot_id, self.tag, self.timestamp_millis)
-            parts = [SplitPartition(s) for s in pack_splits(t, splits)]
+            parts = [SplitPartition(s) for s in pack_splits(t, splits, self.parallelism)]
         log.info("%s: %d splits to read", t.identifier, len(parts))
         return _planned_or_empty(parts)
 
@@ -202,14 +213,16 @@ class PaimonPushdownReader(PaimonBatchReader):
 # ---- streaming ----------------------------------------------------------------------------------------------------
 SNAPSHOT = "snapshot"
 FULL = "full"
+_SCAN_OPTIONS = (o.SCAN_MODE, o.SCAN_SNAPSHOT_ID, o.SCAN_TIMESTAMP_MILLIS, o.SCAN_TAG_NAME, "scan.timestamp")
 
 
 class PaimonStreamReader(DataSourceStreamReader):
     """A streaming source over the table's snapshots (see the module docstring)."""
 
-    def __init__(self, table: Table, options: Mapping[str, str], schema: StructType) -> None:
+    def __init__(self, table: Table, options: Mapping[str, str], schema: StructType, parallelism: int = 1) -> None:
         self.table = table
         self.spec = ReadSpec.of(options, schema)
+        self.parallelism = parallelism
         self.options = dict(options)
         self.consumer_id = o.get(options, o.CONSUMER_ID)
         self.max_rows = o.get_int(options, o.MAX_ROWS_PER_TRIGGER)
@@ -226,28 +239,26 @@ class PaimonStreamReader(DataSourceStreamReader):
         return offset
 
     def _initial_offset(self) -> dict[str, Any]:
-        mode = (o.get(self.options, o.SCAN_MODE) or "default").lower()
-        snapshot_id = o.get_int(self.options, o.SCAN_SNAPSHOT_ID)
-        millis = o.get_int(self.options, o.SCAN_TIMESTAMP_MILLIS)
-        latest = self.table.latest_snapshot_id() or 0
-        if mode == "default":
-            mode = "from-snapshot" if snapshot_id is not None else "from-timestamp" if millis is not None \
-                else "latest-full"
-        if mode in ("latest-full", "full"):
-            return {SNAPSHOT: latest, FULL: True} if latest else {SNAPSHOT: 0}
-        if mode == "latest":
-            return {SNAPSHOT: latest}
-        if mode in ("from-snapshot", "from-snapshot-full"):
-            if snapshot_id is None:
-                raise o.DataSourceOptionError(f"scan.mode {mode} needs {o.SCAN_SNAPSHOT_ID}")
-            return {SNAPSHOT: snapshot_id, FULL: True} if mode == "from-snapshot-full" else {SNAPSHOT: snapshot_id - 1}
-        if mode == "from-timestamp":
-            if millis is None:
-                raise o.DataSourceOptionError(f"scan.mode from-timestamp needs {o.SCAN_TIMESTAMP_MILLIS}")
-            snap = snapshot_at_or_before_time(self.table.file_io, self.table.path, millis)
-            return {SNAPSHOT: snap.id if snap is not None else 0}
-        raise o.DataSourceOptionError(f"scan.mode {mode!r} is not supported by the streaming source: use "
-                                      "latest-full, latest, from-snapshot, from-snapshot-full or from-timestamp")
+        """Where a new query starts, by the engine's streaming start rules (:func:`resolve_stream_start`, as
+        Paimon's continuous starting scanners): ``scan.mode`` latest-full (default), latest, compacted-full,
+        from-timestamp, from-snapshot, from-snapshot-full, from the read options over the table's."""
+        dynamic = {key: value for key in _SCAN_OPTIONS if (value := o.get(self.options, key)) is not None}
+        table = self.table.copy(dynamic) if dynamic else self.table
+        ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+        snapshots = LiveSnapshots(ctx)
+        start = resolve_stream_start(table.options, snapshots, table_was_empty=not snapshots)
+        log.info("%s: streaming read starts with %s (%s)", table.identifier,
+                 f"snapshot {start.full_snapshot} in full" if start.full_snapshot is not None
+                 else f"the changes of snapshot {start.next_snapshot}" if start.next_snapshot is not None
+                 else "the first snapshot", start.mode.value)
+        if start.full_snapshot is not None:
+            return {SNAPSHOT: start.full_snapshot, FULL: True}
+        if start.next_snapshot is not None:
+            return {SNAPSHOT: start.next_snapshot - 1}
+        # no snapshot yet: the changes of every snapshot to come (from scan.snapshot-id on, if given)
+        first = table.options.get(SCAN_SNAPSHOT_ID) if start.mode in (
+            StartupMode.FROM_SNAPSHOT, StartupMode.FROM_SNAPSHOT_FULL) else None
+        return {SNAPSHOT: max(0, (first or 1) - 1)}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_rows) if self.max_rows is not None else ReadAllAvailable()
@@ -290,7 +301,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         first, last = int(start[SNAPSHOT]), int(end[SNAPSHOT])
         parts: list[InputPartition] = []
         if start.get(FULL) and first > 0:
-            parts += [SplitPartition(s) for s in pack_splits(t, t.plan(snapshot_id=first))]
+            parts += [SplitPartition(s) for s in pack_splits(t, t.plan(snapshot_id=first), self.parallelism)]
         if last > first:
             parts += [ChangePartition(s) for s in plan_changes(t.file_io, t.path, t.schema, t.options, first, last,
                                                                include_overwrite=self.spec.include_overwrite)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -28,9 +29,16 @@ SOURCE_NAME = "paimon"
 class PaimonDataSource(DataSource):
     """Reads and writes a Paimon table through the table engine (options: :mod:`table_engine.spark.options`)."""
 
+    #: Spark partitions a scan aims at, at least (set by :func:`table_engine.spark.register` from the session;
+    #: 0: this machine's cores). Python data sources run their planning outside the session, so it is baked here.
+    parallelism: int = 0
+
     @classmethod
     def name(cls) -> str:
         return SOURCE_NAME
+
+    def _parallelism(self) -> int:
+        return self.parallelism or os.cpu_count() or 1
 
     def _location(self) -> o.TableLocation:
         return o.TableLocation.of(self.options)
@@ -44,11 +52,11 @@ class PaimonDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         table = self._location().open()
         if o.get_bool(self.options, o.FILTER_PUSHDOWN, True):
-            return PaimonPushdownReader(table, self.options, schema)
-        return PaimonBatchReader(table, self.options, schema)
+            return PaimonPushdownReader(table, self.options, schema, self._parallelism())
+        return PaimonBatchReader(table, self.options, schema, self._parallelism())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return PaimonStreamReader(self._location().open(), self.options, schema)
+        return PaimonStreamReader(self._location().open(), self.options, schema, self._parallelism())
 
     def _table_for_write(self, schema: StructType) -> Table:
         location = self._location()

@@ -96,6 +96,21 @@ def test_append_table_and_path_based_load(spark, warehouse):
     assert by_path.count() == 400
 
 
+def test_small_append_reads_are_cut_so_every_core_gets_files(spark, warehouse):
+    from table_engine.spark.reader import pack_splits
+
+    table = Catalog(warehouse).create_table("db.few", KINDS)
+    for k in range(4):
+        table.write(all_types(100, start=k * 100))
+    splits = table.plan()
+    assert len(splits) == 1 and len(pack_splits(table, splits)) == 1         # 4 small files fit one target size
+    assert [len(s.files) for s in pack_splits(table, splits, parallelism=2)] == [2, 2]
+    assert len(pack_splits(table, splits, parallelism=8)) == 4              # never below one file
+    df = load(spark, warehouse, "db.few")
+    assert df.rdd.getNumPartitions() == 2                                   # the session's local[2]
+    same(spark_rows(df), expected(table.read(), df.schema))
+
+
 def test_time_travel_by_snapshot_tag_and_timestamp(spark, warehouse):
     table = Catalog(warehouse).create_table("db.tt", pa.schema([pa.field("id", pa.int64(), nullable=False),
                                                                 ("v", pa.string())]),

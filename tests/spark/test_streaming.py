@@ -104,3 +104,34 @@ def test_paimon_to_paimon_stream_commits_one_snapshot_per_micro_batch(spark, war
     snaps = target.snapshots()
     assert [s.commit_identifier for s in snaps] == [0, 1]                    # micro-batch ids
     assert len({s.commit_user for s in snaps}) == 1                          # one user across the restart
+
+
+def test_start_of_a_new_query_follows_scan_mode(spark, warehouse, tmp_path):
+    """Where a query without checkpoint starts: the engine's streaming start rules (store/starting.py)."""
+    import time
+
+    table = Catalog(warehouse).create_table("db.modes", SCHEMA, primary_keys=["id"],
+                                            options={"bucket": "1", "write-only": "true",
+                                                     "full-compaction.delta-commits": "1"})
+    table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))           # 1
+    time.sleep(0.02)
+    between = str(int(time.time() * 1000))
+    time.sleep(0.02)
+    table.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))           # 2
+    table.compact(full=True)                                                # 3: COMPACT
+    table.write(pa.table({"id": [1], "v": ["A"]}, schema=SCHEMA))           # 4
+    assert [str(table.snapshot(i).commit_kind) for i in range(1, 5)] == ["APPEND", "APPEND", "COMPACT", "APPEND"]
+
+    def rows(name: str, **options: str) -> list[tuple[Any, ...]]:
+        batches: list[tuple[int, list[tuple[Any, ...]]]] = []
+        run_stream(spark, warehouse, "db.modes", str(tmp_path / name), collector(batches), **options)
+        return sorted(r for _, rs in batches for r in rs)
+
+    assert rows("default") == [(1, "A"), (2, "b")]                          # latest-full: snapshot 4 in full
+    assert rows("latest", **{"scan.mode": "latest"}) == []                  # only what comes next
+    assert rows("compacted", **{"scan.mode": "compacted-full"}) == [(1, "A"), (1, "a"), (2, "b")]  # 3, then 4
+    assert rows("from2", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "2"}) == [(1, "A"), (2, "b")]
+    assert rows("from2full", **{"scan.mode": "from-snapshot-full", "scan.snapshot-id": "2"}) == \
+        [(1, "A"), (1, "a"), (2, "b")]
+    # from-timestamp: the changes after the last snapshot earlier than the time (snapshot 1)
+    assert rows("ts", **{"scan.mode": "from-timestamp", "scan.timestamp-millis": between}) == [(1, "A"), (2, "b")]
