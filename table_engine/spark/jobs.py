@@ -19,19 +19,16 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from table_engine.catalog import Catalog
-from table_engine.cli import (
+from table_engine.cli import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
+from table_engine.consume import (
     ChangeRange,
     advance_consumer,
     change_range,
-    commit_user,
-    compact_result,
     consume_commit_user,
-    ensure_table,
-    open_catalog,
     output_dir,
-    previous_commit,
+    publish,
     recover_consumer,
-    write_result,
+    staging_dir,
 )
 from table_engine.errors import CommitConflictError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -157,9 +154,11 @@ def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> di
                .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
     if args.output:
         directory = output_dir(args, rng)
-        changes.write.mode("overwrite").format(args.output_format).save(directory)
+        staging = staging_dir(directory, args.consumer_id)
+        changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
+        result["rows"] = spark.read.format(args.output_format).load(staging).count()
+        publish(staging, directory)
         result["output"] = directory
-        result["rows"] = spark.read.format(args.output_format).load(directory).count()
     else:
         result.update(_apply_changes(changes, args, rng))
     advance_consumer(table, args.consumer_id, rng)

@@ -9,12 +9,12 @@ Paimon, a key changed by several snapshots appears once per change).
 
 Streaming: offsets are ``{"snapshot": n}``, the last snapshot a micro-batch consumed (plus ``"full": true`` before
 the initial full scan of ``scan.mode`` latest-full / compacted-full / from-snapshot-full); a new query starts where
-the engine's streaming rules say (:func:`table_engine.store.starting.resolve_stream_start`). Each micro-batch reads the changes of the
-snapshots after its start offset (a changelog if the table produces one, else the delta files of APPEND
-snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
+the engine's streaming rules say (:func:`table_engine.store.starting.resolve_stream_start`). Each micro-batch reads
+the changes of the snapshots after its start offset (a changelog if the table produces one, else the delta files of
+APPEND snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
 Spark restarts a query from its checkpointed offsets; ``consumer-id`` additionally records, once the micro-batches
-before it completed, the next snapshot as a Paimon consumer: snapshot expiry keeps the snapshots not yet read, and
-a new query (no checkpoint) with that consumer id starts there.
+before it completed, the next snapshot as a Paimon consumer: snapshot expiry keeps the snapshots not yet read, and a
+new query (no checkpoint) with that consumer id starts there.
 """
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def _output_rows(out_dir: Path, fmt: str) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
 def test_consume_changelog_output_is_exactly_once_across_a_crash_after_the_write(capsys, warehouse, tmp_path,
                                                                                monkeypatch, fmt):
-    import table_engine.cli as cli_module
+    import table_engine.consume as consume_module
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = Catalog(warehouse).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "2"})
@@ -189,12 +189,12 @@ def test_consume_changelog_output_is_exactly_once_across_a_crash_after_the_write
     base = ["--warehouse", warehouse, "--table", "db.t", "--consumer-id", "c", "--output", str(out_dir),
             "--output-format", fmt]
 
-    real_advance = cli_module.advance_consumer
+    real_advance = consume_module.advance_consumer
 
     def crash(*a: Any) -> None:
         raise OSError("killed before the consumer advanced")
 
-    monkeypatch.setattr(cli_module, "advance_consumer", crash)
+    monkeypatch.setattr(consume_module, "advance_consumer", crash)
     code, out = cli(capsys, "consume-changelog", *base, "--to-snapshot", "2")
     assert code == 1 and "killed" in out["error"] and table.consumers() == {}
     assert sorted(p.name for p in out_dir.iterdir()) == ["snapshots-1-2"]            # complete, not acknowledged
@@ -206,7 +206,7 @@ def test_consume_changelog_output_is_exactly_once_across_a_crash_after_the_write
     assert code == 1 and table.consumers() == {"c": 3}          # moved past snapshots-1-2 before reading
     assert sorted(p.name for p in out_dir.iterdir()) == ["snapshots-1-2", "snapshots-3-4"]
 
-    monkeypatch.setattr(cli_module, "advance_consumer", real_advance)
+    monkeypatch.setattr(consume_module, "advance_consumer", real_advance)
     table.write(pa.table({"id": [4, 6], "v": ["a4", "a6"]}, schema=schema))             # snapshot 5
     table.write(pa.table({"id": [5], "v": ["a5"]}, schema=schema))                      # snapshot 6
     code, out = cli(capsys, "consume-changelog", *base)

@@ -1,0 +1,248 @@
+"""``consume-changelog``: a consumer's changes delivered exactly once, into files (``--output``) or into another
+table (``--target-table``), the consumer advanced only after the delivery.
+
+* into a table: each commit's identifier is the last source snapshot it applied, with one commit user per
+  (consumer, source table); a run that stopped after the commit moves the consumer on (:func:`recover_consumer`);
+* into files: ``<output>/snapshots-<first>-<last>/`` appears complete or not at all (a temporary directory renamed
+  at the end, the ``_SUCCESS`` marker last); a run that stopped after the write moves the consumer past it
+  (:func:`recover_output`).
+
+The command line (:mod:`table_engine.cli`) and the Spark application share these steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from table_engine.catalog import Catalog
+from table_engine.store.context import StoreContext
+from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
+from table_engine.table import Table
+
+log = logging.getLogger("table_engine.cli")
+
+
+@dataclass(frozen=True)
+class ChangeRange:
+    """The snapshots a ``consume-changelog`` run reads: ``start`` (exclusive) to ``end`` (inclusive)."""
+
+    start: int
+    end: int
+
+    @property
+    def empty(self) -> bool:
+        return self.end <= self.start
+
+
+def change_range(args: argparse.Namespace, table: Table) -> ChangeRange:
+    """From the consumer's next snapshot (or ``--from-snapshot``; else the earliest) to ``--to-snapshot`` or the
+    latest snapshot. With ``--output`` it first runs :func:`recover_output` (which may move the consumer on past a
+    directory an earlier run completed but did not get to acknowledge)."""
+    if getattr(args, "output", None):
+        recover_output(args, table)
+    latest = table.latest_snapshot_id() or 0
+    end = min(args.to_snapshot, latest) if args.to_snapshot is not None else latest
+    if args.from_snapshot is not None:
+        first = args.from_snapshot
+    else:
+        consumed = table.consumers().get(args.consumer_id)
+        first = consumed if consumed is not None else (table.earliest_snapshot_id() or 1)
+    return ChangeRange(first - 1, end)
+
+
+OUTPUT_DIR_NAME = re.compile(r"snapshots-(\d+)-(\d+)")
+SUCCESS_FILE = "_SUCCESS"       # written last into an output directory (Spark's job committer writes it too)
+
+
+def output_dir(args: argparse.Namespace, rng: ChangeRange) -> str:
+    return f"{args.output.rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
+
+
+def output_filesystem(directory: str) -> tuple[Any, str]:
+    """The ``pyarrow.fs`` file system of ``directory`` (a URI or a local path) and the path in it. Hadoop's
+    ``s3a://`` / ``s3n://`` (what Spark jobs are given) are S3 to pyarrow."""
+    import pyarrow.fs as pafs
+
+    if "://" in directory:
+        scheme, rest = directory.split("://", 1)
+        fs, path = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in ("s3a", "s3n") else directory)
+        return fs, str(path)
+    return pafs.LocalFileSystem(), os.path.abspath(directory)
+
+
+def staging_dir(directory: str, consumer_id: str) -> str:
+    """The temporary sibling of output ``directory`` that a run writes into before :func:`publish` (in the same
+    form: a path or a URI of the same scheme)."""
+    parent, name = directory.rstrip("/").rsplit("/", 1)
+    return f"{parent}/{tmp_prefix(consumer_id)}{name.removeprefix('snapshots-')}-{uuid.uuid4().hex}"
+
+
+def tmp_prefix(consumer_id: str) -> str:
+    """Name prefix of the temporary directories a ``--consumer-id`` writes its output into (the leading ``_``
+    hides them from Spark's and pyarrow's directory readers)."""
+    return f"_tmp-{consumer_id}-snapshots-"
+
+
+def recover_output(args: argparse.Namespace, table: Table) -> None:
+    """Exactly once into ``--output``: a run writes ``snapshots-<first>-<last>`` completely (into a temporary
+    directory renamed at the end, or a :data:`SUCCESS_FILE` written last) before it advances the consumer, so a
+    run that stopped between the two left a complete directory starting at the consumer's next snapshot: move the
+    consumer past it (repeatedly, for a chain of such runs), so that the next range starts after it. Also deletes
+    this consumer's temporary directories of crashed runs and directories starting at the consumer's position
+    without the :data:`SUCCESS_FILE` (a write that died half-way: their rows are read again). Not with
+    ``--from-snapshot``, which re-reads on purpose (only the temporary directories are deleted then)."""
+    from pyarrow.fs import FileSelector, FileType
+
+    fs, base = output_filesystem(args.output.rstrip("/"))
+    prefix = tmp_prefix(args.consumer_id)
+    finals: dict[int, list[tuple[int, str]]] = {}
+    for info in fs.get_file_info(FileSelector(base, allow_not_found=True)):
+        if info.type != FileType.Directory:
+            continue
+        if info.base_name.startswith(prefix):
+            log.info("deleting %s, left by a consume-changelog run that did not finish", info.path)
+            fs.delete_dir(info.path)
+        elif (m := OUTPUT_DIR_NAME.fullmatch(info.base_name)) is not None:
+            finals.setdefault(int(m.group(1)), []).append((int(m.group(2)), info.path))
+    if args.from_snapshot is not None:
+        return
+    consumed = table.consumers().get(args.consumer_id)
+    first = consumed if consumed is not None else (table.earliest_snapshot_id() or 1)
+    while True:
+        done = None
+        for last, path in finals.pop(first, []):
+            if fs.get_file_info(f"{path}/{SUCCESS_FILE}").type == FileType.File:
+                done = last if done is None else max(done, last)
+            else:
+                log.info("deleting %s: its write did not finish (no %s)", path, SUCCESS_FILE)
+                fs.delete_dir(path)
+        if done is None or done < first:
+            return
+        log.info("%s: %s/snapshots-%d-%d was written but consumer %s not advanced; moving it to snapshot %d",
+                 table.identifier, args.output, first, done, args.consumer_id, done + 1)
+        table.reset_consumer(args.consumer_id, done + 1)
+        first = done + 1
+
+
+def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
+    table.reset_consumer(consumer_id, rng.end + 1)
+    log.info("%s: consumer %s now at snapshot %d", table.identifier, consumer_id, rng.end + 1)
+
+
+def consume_commit_user(args: argparse.Namespace) -> str:
+    """Commit user of ``consume-changelog``'s commits into ``--target-table``: one per (consumer, source table);
+    each commit's identifier is the last source snapshot it applied."""
+    return f"consume-{args.consumer_id}-{args.table}"
+
+
+def recover_consumer(args: argparse.Namespace, table: Table, target: Table) -> None:
+    """Exactly once into ``--target-table``: the consumer advances only after the downstream commit, so a run that
+    stopped between the two left the consumer behind what ``target`` holds; advance it to after the last source
+    snapshot applied (the identifier of the newest commit of :func:`consume_commit_user`). Not with
+    ``--from-snapshot``, which re-reads on purpose."""
+    if args.from_snapshot is not None:
+        return
+    user = consume_commit_user(args)
+    earliest = target.earliest_snapshot_id() or 1
+    sid = target.latest_snapshot_id()
+    while sid is not None and sid >= earliest:
+        snap = target.snapshot(sid)
+        if snap.commit_user == user:
+            consumed = table.consumers().get(args.consumer_id)
+            if consumed is None or snap.commit_identifier >= consumed:
+                log.info("%s: snapshot %d of %s already applied snapshots up to %d; moving consumer %s there",
+                         table.identifier, snap.id, target.identifier, snap.commit_identifier, args.consumer_id)
+                table.reset_consumer(args.consumer_id, snap.commit_identifier + 1)
+            return
+        sid -= 1
+
+
+def consume_changelog(args: argparse.Namespace, catalog: Catalog) -> dict[str, Any]:
+    """The ``consume-changelog`` command run in this process (its arguments: :mod:`table_engine.cli`)."""
+    table = catalog.get_table(args.table)
+    target = catalog.get_table(args.target_table) if args.target_table else None
+    if target is not None:
+        recover_consumer(args, table, target)
+    rng = change_range(args, table)
+    result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
+                              "to_snapshot": rng.end, "rows": 0}
+    if rng.empty:
+        return result
+    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
+    changes = pa.concat_tables([read_changes(ctx, s) for s in splits]) if splits else \
+        changes_schema(table.schema).empty_table()
+    result["rows"] = changes.num_rows
+    if args.output:
+        result["output"] = write_output(changes, output_dir(args, rng), args.output_format, args.consumer_id)
+    else:
+        assert target is not None
+        result["target_snapshot_id"] = apply_changes(args, target, changes, rng) if changes.num_rows else None
+    advance_consumer(table, args.consumer_id, rng)
+    return result
+
+
+def apply_changes(args: argparse.Namespace, target: Table, changes: pa.Table, rng: ChangeRange) -> int | None:
+    writer = target.new_write()
+    try:
+        writer.write(changes.drop_columns([ROWKIND_COLUMN]), changes.column(ROWKIND_COLUMN))
+        messages = writer.prepare_commit()
+        return target.commit(messages, consume_commit_user(args), rng.end)
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str) -> str:
+    """Write ``changes`` as ``directory`` all or nothing: into :func:`staging_dir`, the :data:`SUCCESS_FILE` last,
+    then :func:`publish`; ``directory``."""
+    import pyarrow.dataset as ds
+
+    staging = staging_dir(directory, consumer_id)
+    fs, tmp = output_filesystem(staging)
+    fs.create_dir(tmp, recursive=True)
+    if fmt == "json":
+        with fs.open_output_stream(f"{tmp}/part-0.json") as f:
+            for batch in changes.to_batches():
+                f.write("".join(json.dumps(row, default=str) + "\n" for row in batch.to_pylist()).encode())
+    else:
+        ds.write_dataset(changes, tmp, format=fmt, filesystem=fs, existing_data_behavior="overwrite_or_ignore")
+    with fs.open_output_stream(f"{tmp}/{SUCCESS_FILE}"):
+        pass
+    publish(staging, directory)
+    return directory
+
+
+def publish(staging: str, directory: str) -> None:
+    """Rename the complete ``staging`` directory (its :data:`SUCCESS_FILE` written) to ``directory``, replacing
+    ``directory`` (which exists only when ``--from-snapshot`` re-reads). On object stores, which cannot rename
+    directories, the files are copied with the :data:`SUCCESS_FILE` last."""
+    from pyarrow.fs import FileSelector, FileType, LocalFileSystem
+
+    fs, tmp = output_filesystem(staging)
+    final = output_filesystem(directory.rstrip("/"))[1]
+    if fs.get_file_info(f"{tmp}/{SUCCESS_FILE}").type != FileType.File:
+        raise FileNotFoundError(f"{staging} has no {SUCCESS_FILE}: its write did not complete")
+    if fs.get_file_info(final).type != FileType.NotFound:
+        fs.delete_dir(final)
+    try:
+        fs.move(tmp, final)
+        return
+    except (OSError, NotImplementedError):
+        if isinstance(fs, LocalFileSystem):
+            raise
+    files = [i.path for i in fs.get_file_info(FileSelector(tmp, recursive=True)) if i.type == FileType.File]
+    files.sort(key=lambda p: p.endswith(f"/{SUCCESS_FILE}"))
+    fs.create_dir(final, recursive=True)
+    for path in files:
+        fs.copy_file(path, final + path[len(tmp):])
+    fs.delete_dir(tmp)
