@@ -208,9 +208,14 @@ def list_snapshot_ids(file_io: FileIO, table_path: str) -> list[int]:
     return ids
 
 
-def latest_snapshot_id(file_io: FileIO, table_path: str) -> int | None:
-    """Id of the newest snapshot, or ``None`` for a table without snapshots."""
-    hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
+def latest_snapshot_id(file_io: FileIO, table_path: str, exact: bool = False) -> int | None:
+    """Id of the newest snapshot, or ``None`` for a table without snapshots.
+
+    ``exact``: from the listing of the snapshot directory, never from the LATEST hint. Committers need it: a hint
+    left behind by a slow committer can name a snapshot whose successor a concurrent expiry has just deleted (while
+    newer ones exist); a commit based on it would publish that deleted id again, outside the table's history. The
+    listing is exact because expiry never deletes the newest snapshot."""
+    hint = None if exact else _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
     if (hint is not None and hint > 0 and not file_io.exists(snapshot_path(table_path, hint + 1))
             and file_io.exists(snapshot_path(table_path, hint))):
         return hint

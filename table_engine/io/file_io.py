@@ -177,13 +177,17 @@ class LocalFileIO(FileIO):
         p = self.to_fs_path(path)
         out: list[FileStatus] = []
         try:
-            with os.scandir(p) as it:
-                for e in it:
-                    st = e.stat()
-                    out.append(FileStatus(os.path.join(path, e.name), st.st_size, e.is_dir(),
-                                          int(st.st_mtime * 1000)))
+            it = os.scandir(p)
         except FileNotFoundError:
             return []
+        with it:
+            for e in it:
+                try:
+                    st = e.stat()
+                    is_dir = e.is_dir()
+                except FileNotFoundError:
+                    continue  # deleted while we list (e.g. a snapshot a concurrent expiry removes): not there
+                out.append(FileStatus(os.path.join(path, e.name), st.st_size, is_dir, int(st.st_mtime * 1000)))
         return out
 
     def delete(self, path: str, recursive: bool = False) -> bool:

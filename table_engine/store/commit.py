@@ -208,12 +208,12 @@ class FileStoreCommit:
                   overwrite: Overwrite | None, messages: Sequence[CommitMessage],
                   properties: Mapping[str, str] | None, written: list[str],
                   changelog: _Changelog | None = None) -> int | None:
-        latest = self.ctx.latest_snapshot()
+        latest = self.ctx.latest_snapshot(exact=True)  # the id to publish must follow the real newest snapshot
         try:
             return self._try_on(latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
                                 properties, written, changelog)
         except FileNotFoundError as e:
-            now = self.ctx.latest_snapshot()
+            now = self.ctx.latest_snapshot(exact=True)
             if latest is None or now is None or now.id == latest.id:
                 raise
             # snapshot latest.id expired under us (a concurrent expiry deleted its metadata): the table moved on
@@ -427,7 +427,7 @@ class FileStoreCommit:
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
         """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot."""
-        latest = self.ctx.latest_snapshot()
+        latest = self.ctx.latest_snapshot(exact=True)
         sid = latest.id if latest is not None else None
         while sid is not None and sid >= 1:
             try:

@@ -31,8 +31,9 @@ class StoreContext:
             self._schemas[schema_id] = s
         return s
 
-    def latest_snapshot(self) -> Snapshot | None:
-        sid = latest_snapshot_id(self.file_io, self.table_path)
+    def latest_snapshot(self, exact: bool = False) -> Snapshot | None:
+        """The newest snapshot (``exact``: see :func:`latest_snapshot_id`; for committers)."""
+        sid = latest_snapshot_id(self.file_io, self.table_path, exact)
         return None if sid is None else read_snapshot(self.file_io, self.table_path, sid)
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:

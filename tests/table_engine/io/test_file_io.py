@@ -48,3 +48,37 @@ def test_partition_names() -> None:
     assert unescape_path_name("a%2Fb%3Dc d") == "a/b=c d"
     assert partition_value_string(None, parse_type("STRING")) == "__DEFAULT_PARTITION__"
     assert partition_value_string(True, parse_type("BOOLEAN")) == "true"
+
+
+def test_listing_skips_entries_deleted_while_it_lists(tmp_path: pathlib.Path, monkeypatch) -> None:
+    """A file deleted between the directory read and its stat (a snapshot a concurrent expiry removes) is simply
+    not listed; the listing must not come back empty (a committer would then take the table for empty and publish
+    snapshot 1 again)."""
+    import os
+
+    from table_engine.io import file_io as module
+
+    for i in range(1, 6):
+        (tmp_path / f"snapshot-{i}").write_text("{}")
+    real_scandir = os.scandir
+
+    class DeletingScandir:
+        """os.scandir that really deletes snapshot-2 after the directory was read, before its entry is used."""
+
+        def __init__(self, path: str) -> None:
+            self.inner = real_scandir(path)
+
+        def __enter__(self) -> DeletingScandir:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+        def __iter__(self):
+            entries = list(self.inner)
+            (tmp_path / "snapshot-2").unlink()
+            return iter(entries)
+
+    monkeypatch.setattr(module.os, "scandir", DeletingScandir)
+    listed = sorted(s.path.rsplit("/", 1)[-1] for s in LocalFileIO().list_status(str(tmp_path)))
+    assert listed == ["snapshot-1", "snapshot-3", "snapshot-4", "snapshot-5"]

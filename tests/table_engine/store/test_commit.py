@@ -116,3 +116,19 @@ def test_corrupt_snapshot_and_manifest_named(catalog: Catalog) -> None:
     with pytest.raises(CorruptMetadataError, match="snapshot-1"):
         t.read()
     assert sorted(os.listdir(os.path.join(t.path, "snapshot"))) == ["EARLIEST", "LATEST", "snapshot-1"]
+
+
+def test_a_stale_latest_hint_never_makes_a_commit_reuse_an_expired_id(catalog: Catalog) -> None:
+    """A slow committer left LATEST at 2 and a concurrent expiry deleted snapshot 3 (but not yet 2) while 4 and 5
+    exist: the hint alone says 2 is the latest. A commit must still build on 5 and publish 6; publishing 3 again
+    would put the new rows outside the table's history (they were lost this way under concurrent expiry)."""
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
+    for i in range(5):
+        t.write(data([i]))
+    snapshots = f"{t.path}/snapshot"
+    with open(f"{snapshots}/LATEST", "w") as f:
+        f.write("2")
+    os.remove(f"{snapshots}/snapshot-3")
+    t.write(data([10]))
+    assert t.latest_snapshot_id() == 6 and not os.path.exists(f"{snapshots}/snapshot-3")
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 3, 4, 10]
