@@ -88,10 +88,21 @@ class DeduplicateMerge:
                 pick = seg.last_where(~retract)
                 rows = np.where(pick >= 0, pick, seg.ends - 1)
                 return kv.take(pa.array(rows))
+        if pc.all(last).as_py():  # every key once (the common case of a write): nothing to drop, no copy
+            return kv
         return kv.filter(last)
 
 
 _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+
+
+def take_sorted(table: pa.Table, keys: Sequence[tuple[str, str]]) -> pa.Table:
+    """``table`` sorted by ``keys`` (stable); ``table`` itself when it is in that order already (e.g. rows a
+    Spark task received sorted), which saves copying every column."""
+    indices = sort_indices(table, keys)
+    if np.array_equal(indices.to_numpy(zero_copy_only=False), np.arange(table.num_rows)):
+        return table
+    return table.take(indices)
 
 
 def sort_indices(table: pa.Table, keys: Sequence[tuple[str, str]]) -> pa.Array:
@@ -107,7 +118,7 @@ def sort_kv(kv: pa.Table, order: MergeOrder, in_sequence_order: bool = False) ->
     if kv.num_rows <= 1:
         return kv
     keys = [(k, "ascending") for k in order.key_cols] if in_sequence_order else order.sort_keys()
-    return kv.take(sort_indices(kv, keys))
+    return take_sorted(kv, keys)
 
 
 def merge_function_for(schema: TableSchema | str, options: CoreOptions | None = None, *,

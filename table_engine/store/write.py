@@ -36,7 +36,7 @@ from table_engine.lsm.key_value import (
     check_no_null_keys,
     row_kinds_from_strings,
 )
-from table_engine.lsm.merge import MergeOrder, merge_function_for, sort_indices
+from table_engine.lsm.merge import MergeOrder, merge_function_for, take_sorted
 from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import BucketCompactor, CompactionSettings, WriterCompaction
@@ -433,7 +433,7 @@ class TableWrite:
         if self.seq_fields:
             keys = self.order.sort_keys()
         # Arrow's sort is stable and input order is sequence order, so keys alone suffice without sequence.field
-        kv = kv.take(sort_indices(kv, keys))
+        kv = take_sorted(kv, keys)
         if self.input_changelog:  # every input record, in key then input order, before folding
             self._parallel([(self._write_changelog_files, (gid, bucket, part))
                             for gid, bucket, part in self._group_slices(kv)])
