@@ -125,8 +125,24 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
 
 
 def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> list[CommitMessage]:
-    """Task side: compact the buckets of ``group`` one after the other."""
+    """Task side: compact the buckets of ``group`` one after the other, on the task's cores."""
+    task_arrow_threads()
     return compact_buckets(_store_context(table), group, full, threads=1)
+
+
+def task_arrow_threads() -> int:
+    """Size Arrow's CPU thread pool in this Python worker to the running task's cores (``spark.task.cpus``), as a
+    JVM task uses its own cores only: an executor with N cores runs N tasks, and each would otherwise decode and
+    encode Parquet with N threads of its own. Outside a task nothing changes. The pool size in effect."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is not None:
+        cpus = max(1, int(ctx.cpus()))
+        if pa.cpu_count() != cpus:
+            pa.set_cpu_count(cpus)
+    return int(pa.cpu_count())
 
 
 def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:

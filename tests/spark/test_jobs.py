@@ -1,0 +1,37 @@
+"""Spark jobs run in the shared session: distributed compaction, and the task-side Arrow thread pool."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.spark.jobs import compact_table, task_arrow_threads
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+
+
+def test_compaction_tasks_run_buckets_in_parallel_and_commit_once(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.c", SCHEMA, primary_keys=["id"],
+                                            options={"bucket": "4", "write-only": "true"})
+    for k in range(3):
+        ids = list(range(k * 50, k * 50 + 100))
+        table.write(pa.table({"id": ids, "v": [f"w{k}"] * len(ids)}, schema=SCHEMA))
+    expected = table.read().sort_by("id")
+    before = table.latest_snapshot_id()
+    sid = compact_table(spark, table, full=True)
+    assert sid == before + 1 and str(table.snapshot(sid).commit_kind) == "COMPACT"
+    assert table.read().sort_by("id").equals(expected)
+    assert {f.level for s in table.plan() for f in s.files} == {table.options.num_levels() - 1}
+    assert compact_table(spark, table, full=True) is None                # nothing left to compact
+
+
+def test_tasks_size_arrows_pool_to_their_cores(spark):
+    import pyarrow as pa
+
+    driver = pa.cpu_count()
+    in_tasks = spark.sparkContext.parallelize(range(2), 2).map(lambda _: task_arrow_threads()).collect()
+    assert in_tasks == [1, 1]                                            # spark.task.cpus = 1
+    assert task_arrow_threads() == driver == pa.cpu_count()              # outside a task: unchanged
