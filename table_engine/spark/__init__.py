@@ -27,8 +27,9 @@ def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
     setting off must read with ``.option("filterPushdown", "false")``: Spark refuses readers that accept filters
     while pushdown is off.
 
-    Scans are cut into at least as many Spark partitions as the session's ``spark.sql.leafNodeDefaultParallelism``
-    (else its default parallelism), read here once: the source plans outside the session.
+    Append-table scans are cut into pieces of at most ``total size / parallelism`` (whole files), with parallelism
+    the session's ``spark.sql.leafNodeDefaultParallelism`` (else its default parallelism), read here once: the
+    source plans outside the session.
     """
     from table_engine.spark.source import PaimonDataSource
 

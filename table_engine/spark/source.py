@@ -29,7 +29,7 @@ SOURCE_NAME = "paimon"
 class PaimonDataSource(DataSource):
     """Reads and writes a Paimon table through the table engine (options: :mod:`table_engine.spark.options`)."""
 
-    #: Spark partitions a scan aims at, at least (set by :func:`table_engine.spark.register` from the session;
+    #: The parallelism append scans are cut for (set by :func:`table_engine.spark.register` from the session;
     #: 0: this machine's cores). Python data sources run their planning outside the session, so it is baked here.
     parallelism: int = 0
 
