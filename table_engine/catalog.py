@@ -13,6 +13,7 @@ from table_engine.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
+    ReadOnlyTableError,
     TableAlreadyExistError,
     TableNotExistError,
 )
@@ -38,6 +39,31 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def check_name(kind: str, name: str) -> None:
+    """Reject a database or table name that would not be one directory of its own: empty, ``/`` or ``\\``,
+    ``$`` (system tables), ``.`` (the identifier separator), leading or trailing spaces, control characters."""
+    problem = None
+    if not name:
+        problem = "is empty"
+    elif name != name.strip():
+        problem = "has leading or trailing spaces"
+    elif any(c in name for c in "/\\"):
+        problem = "contains a path separator"
+    elif "$" in name:
+        problem = "contains '$' (reserved for system tables such as t$snapshots)"
+    elif "." in name:
+        problem = "contains '.' (the database.table separator)"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+        problem = "contains a control character"
+    if problem:
+        raise CatalogError(f"invalid {kind} name {name!r}: it {problem}")
+
+
+def _refuse_system(identifier: str, action: str) -> None:
+    if "$" in identifier:
+        raise ReadOnlyTableError(f"table {identifier} is a read-only system table: {action} is not allowed")
+
+
 class Catalog:
     """Databases and tables in a warehouse directory (local path, ``file://`` or any pyarrow filesystem URI)."""
 
@@ -55,6 +81,7 @@ class Catalog:
         return self.file_io.exists(self.database_path(name))
 
     def create_database(self, name: str, ignore_if_exists: bool = True) -> None:
+        check_name("database", name)
         if self.database_exists(name):
             if ignore_if_exists:
                 return
@@ -107,7 +134,10 @@ class Catalog:
         ignore_if_exists: bool = False,
     ) -> Table:
         """Create a table from an Arrow schema; key columns become NOT NULL. Options are validated."""
-        db, _ = parse_identifier(identifier)
+        _refuse_system(identifier, "create_table")
+        db, name = parse_identifier(identifier)
+        check_name("database", db)
+        check_name("table", name)
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
         if self.table_exists(identifier):
@@ -142,6 +172,7 @@ class Catalog:
         return table.read_optimized_view() if system else table
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        _refuse_system(identifier, "drop_table")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return

@@ -85,3 +85,7 @@ class ConsumerError(TableEngineError, ValueError):
 
 class UnsupportedError(TableEngineError, NotImplementedError):
     """A feature or format that this engine does not support."""
+
+
+class ReadOnlyTableError(UnsupportedError):
+    """A write, commit or maintenance call on a read-only table (a system table or ``$ro``)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_engine.errors import SnapshotNotExistError, TableNotExistError, UnsupportedError
+from table_engine.errors import SnapshotNotExistError, TableNotExistError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.schema_file import list_schema_ids, read_schema
@@ -31,14 +31,12 @@ from table_engine.lsm.merge_engines import aggregation_fields
 from table_engine.predicate import conjunction, parse_filters, validate_columns
 from table_engine.store.binlog import binlog_schema, pack_binlog
 from table_engine.store.changelog_consumer import ChangelogConsumer
-from table_engine.store.commit import FileStoreCommit
 from table_engine.store.consumers import ConsumerManager
 from table_engine.store.file_refs import FileRefs
 from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema
 from table_engine.store.scan import live_entries
 from table_engine.store.stream_scan import FULL, StreamPlan, StreamScan, iter_plan_splits
 from table_engine.store.tags import TagManager
-from table_engine.store.write import TableWrite
 from table_engine.table import Table
 
 __all__ = ["SYSTEM_TABLES", "AuditLogTable", "BinlogTable", "SystemTable", "system_table"]
@@ -106,6 +104,8 @@ SYSTEM_TABLES = tuple(SCHEMAS)
 class SystemTable(Table):
     """A read-only ``<table>$<name>`` system table; ``read()`` builds it from the table's metadata."""
 
+    read_only = True
+
     def __init__(self, table: Table, name: str) -> None:
         if name not in SCHEMAS:
             raise TableNotExistError(f"system table {table.identifier}${name} does not exist; known system tables: "
@@ -139,11 +139,6 @@ class SystemTable(Table):
                    read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
         yield from self.read(columns, filter, snapshot_id, tag, timestamp_millis).to_batches(batch_size)
 
-    def new_write(self) -> TableWrite:
-        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
-
-    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
 
 
 def system_table(table: Table, name: str) -> Table:
@@ -163,6 +158,8 @@ class AuditLogTable(Table):
     deletes included. Streaming reads (:meth:`new_stream_scan`, :meth:`changelog_consumer`) yield row kinds as the
     data table's do. ``columns`` and ``filter`` may name ``rowkind``. Read-only.
     """
+
+    read_only = True
 
     def __init__(self, table: Table, name: str = "audit_log") -> None:
         base = table.identifier.split("$", 1)[0]
@@ -208,11 +205,6 @@ class AuditLogTable(Table):
         validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
         return pa.schema([schema.field(c) for c in columns])
 
-    def new_write(self) -> TableWrite:
-        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
-
-    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        raise UnsupportedError(f"table {self.identifier} is a read-only system table")
 
 
 class BinlogTable(AuditLogTable):

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
 import pyarrow as pa
 
 from table_engine.core_options import CoreOptions
 from table_engine.errors import (
     CommitConflictError,
+    ReadOnlyTableError,
     SchemaError,
     SnapshotNotExistError,
     TableEngineError,
-    UnsupportedError,
 )
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
 from table_engine.format.snapshot import (
@@ -55,6 +56,28 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RowKinds: TypeAlias = Sequence[str] | pa.Array | None
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T", bound="Table")
+
+
+def mutating(method: Callable[Concatenate[_T, _P], _R]) -> Callable[Concatenate[_T, _P], _R]:
+    """Marks a :class:`Table` method that writes to the table (data, metadata, tags, consumers or files): on a
+    read-only table (a system table, ``$ro``) it raises :class:`ReadOnlyTableError` before doing anything."""
+
+    @functools.wraps(method)
+    def guarded(self: _T, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        self._check_writable(method.__name__)
+        return method(self, *args, **kwargs)
+
+    guarded.__mutating__ = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def is_mutating(method: object) -> bool:
+    """Whether a :class:`Table` method was declared with :func:`mutating`."""
+    return bool(getattr(method, "__mutating__", False))
 
 
 class Table:
@@ -95,17 +118,18 @@ class Table:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"
 
     # ---- writing -----------------------------------------------------------------------------------------------
+    @mutating
     def new_write(self) -> TableWrite:
         """A writer task (phase one). Its ``prepare_commit()`` messages go to :meth:`new_commit`."""
-        self._check_writable()
         return TableWrite(self._ctx)
 
+    @mutating
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
-        self._check_writable()
         user = commit_user or f"{self.options.commit_user_prefix() or ''}{uuid.uuid4()}"
         return FileStoreCommit(self._ctx, user)
 
+    @mutating
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
               partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
         """Write ``data`` in one commit and return the new snapshot id (None when nothing was written).
@@ -131,6 +155,7 @@ class Table:
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
+    @mutating
     def commit(self, messages: Sequence[CommitMessage], commit_user: str | None = None,
                commit_identifier: int = BATCH_COMMIT_IDENTIFIER, overwrite: bool = False,
                partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
@@ -174,6 +199,7 @@ class Table:
     def earliest_snapshot_id(self) -> int | None:
         return earliest_snapshot_id(self.file_io, self.path)
 
+    @mutating
     def create_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
         """Tag a snapshot (latest by default; also an expired one a tag still holds): ``tag/tag-<name>``.
 
@@ -183,11 +209,11 @@ class Table:
 
     def tag_snapshot(self, name: str) -> Snapshot:
         """The snapshot of tag ``name`` (TagNotExistError, a SnapshotNotExistError, if there is none)."""
-        return self.tag_manager().get_or_raise(name).snapshot
+        return self._tag_manager().get_or_raise(name).snapshot
 
     def list_tags(self) -> list[str]:
         """Tag names, sorted."""
-        return self.tag_manager().names()
+        return self._tag_manager().names()
 
     def resolve_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
                          timestamp_millis: int | None = None) -> Snapshot | None:
@@ -317,10 +343,11 @@ class Table:
         yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
 
     def _tag_snapshot_or_none(self, name: str) -> Snapshot | None:
-        tag = self.tag_manager().get(name)
+        tag = self._tag_manager().get(name)
         return None if tag is None else tag.snapshot
 
     # ---- schema evolution --------------------------------------------------------------------------------------
+    @mutating
     def alter(self, *changes: SchemaChange) -> TableSchema:
         """Apply schema changes atomically (a new ``schema-N``); retries if another process altered first."""
         for _ in range(20):
@@ -341,6 +368,7 @@ class Table:
     # ---- compaction (issue 3: compaction helper adds methods below this line) ----------------------------------
     _read_optimized = False  # the ``$ro`` view of a table
 
+    @mutating
     def compact(self, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
         """Dedicated compaction of a primary-key table; the id of the COMPACT snapshot, None when nothing to do.
@@ -360,6 +388,7 @@ class Table:
         the result of the latest full compaction of each bucket. Read-only."""
         view = Table(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$ro", self.schema)
         view._read_optimized = True
+        view.read_only = True
         return view
 
     def _reader(self, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None, tag: str | None,
@@ -373,9 +402,12 @@ class Table:
             reader.read_optimized = True
         return reader, splits
 
-    def _check_writable(self) -> None:
-        if self._read_optimized:
-            raise UnsupportedError(f"table {self.identifier} is a read-only system table")
+    read_only = False
+    """True for system tables and ``$ro``: every :func:`mutating` method raises :class:`ReadOnlyTableError`."""
+
+    def _check_writable(self, action: str) -> None:
+        if self.read_only:
+            raise ReadOnlyTableError(f"table {self.identifier} is a read-only system table: {action} is not allowed")
 
     # ---- lifecycle (issue 3: lifecycle helper adds methods below this line) ------------------------------------
 
@@ -393,12 +425,14 @@ class Table:
         except (TableEngineError, OSError) as e:  # the commit stands; maintenance is retried at the next one
             log.warning("commit-time maintenance of %s after snapshot %s failed: %s", self.identifier, snapshot_id, e)
 
+    @mutating
     def maintain(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
         """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
         from table_engine.store.maintenance import run_commit_maintenance
 
         return run_commit_maintenance(self._ctx, commit_identifier)
 
+    @mutating
     def expire_snapshots(self, **overrides: Any) -> ExpireResult:
         """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
         retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
@@ -407,7 +441,12 @@ class Table:
 
         return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
 
+    @mutating
     def tag_manager(self) -> TagManager:
+        """The tag manager (creates, replaces, deletes and expires tags)."""
+        return self._tag_manager()
+
+    def _tag_manager(self) -> TagManager:
         from table_engine.store.tag_period import TagPeriodHandler
         from table_engine.store.tags import TagManager
 
@@ -416,7 +455,7 @@ class Table:
 
     def tags(self) -> list[Tag]:
         """Every tag (with its snapshot, create time and retention), by name."""
-        return self.tag_manager().all()
+        return self._tag_manager().all()
 
     def _create_tag(self, name: str, snapshot_id: int | None, time_retained_ms: int | None) -> Snapshot:
         snap = self._find_snapshot(snapshot_id)
@@ -432,11 +471,12 @@ class Table:
         try:
             return self.snapshot(snapshot_id)
         except SnapshotNotExistError:
-            for snap, _ in self.tag_manager().tagged_snapshots():  # expired, but a tag still holds it
+            for snap, _ in self._tag_manager().tagged_snapshots():  # expired, but a tag still holds it
                 if snap.id == snapshot_id:
                     return snap
             raise
 
+    @mutating
     def create_tag_from_timestamp(self, name: str, timestamp_millis: int,
                                   time_retained_ms: int | None = None) -> Snapshot:
         """Tag the first snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
@@ -445,7 +485,7 @@ class Table:
             if snap.time_millis >= timestamp_millis:
                 found = snap
                 break
-        for snap, _ in self.tag_manager().tagged_snapshots():
+        for snap, _ in self._tag_manager().tagged_snapshots():
             if timestamp_millis <= snap.time_millis:
                 if found is None or snap.time_millis < found.time_millis:
                     found = snap
@@ -456,13 +496,16 @@ class Table:
         retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
         return self.tag_manager().create(name, found, retained).snapshot
 
+    @mutating
     def replace_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
         """Point existing tag ``name`` at another snapshot (latest by default)."""
         return self.tag_manager().replace(name, self._find_snapshot(snapshot_id), time_retained_ms).snapshot
 
+    @mutating
     def rename_tag(self, name: str, new_name: str) -> None:
         self.tag_manager().rename(name, new_name)
 
+    @mutating
     def delete_tag(self, name: str | Sequence[str], ignore_if_not_exists: bool = False) -> TagDeletion:
         """Delete tags (a name, a list, or comma-separated names) and the files only they kept alive."""
         from table_engine.store.tags import TagDeletion
@@ -477,6 +520,7 @@ class Table:
             files += result.deleted_files
         return TagDeletion(deleted, files)
 
+    @mutating
     def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
         """Delete tags past their retention, or created before ``older_than_millis``, and automatic tags beyond
         ``tag.num-retained-max``; returns the deleted names."""
@@ -485,6 +529,7 @@ class Table:
         older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
         return self.tag_manager().expire(older, num_retained_max=self.options.tag_num_retained_max()).deleted_tags
 
+    @mutating
     def create_auto_tags(self) -> list[str]:
         """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
         ``trigger_tag_automatic_creation``)."""
@@ -495,6 +540,7 @@ class Table:
             return [name] if name else []
         return TagAutoCreation(self._ctx).run()
 
+    @mutating
     def expire_partitions(self, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
@@ -502,6 +548,7 @@ class Table:
 
         return expire_partitions(self._ctx, **overrides)
 
+    @mutating
     def drop_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> int | None:
         """Drop partitions (specs may name some partition keys) in one OVERWRITE commit; its snapshot id."""
         from table_engine.store.partition_expire import drop_partitions
@@ -517,20 +564,24 @@ class Table:
         """consumer id -> next snapshot id."""
         return self.consumer_manager().consumers()
 
+    @mutating
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
         """Set a consumer's next snapshot, or delete the consumer when ``next_snapshot_id`` is None."""
         self.consumer_manager().reset(consumer_id, next_snapshot_id)
 
+    @mutating
     def clear_consumers(self, including: str = ".*", excluding: str | None = None) -> list[str]:
         """Delete consumers whose id fully matches regex ``including`` and not ``excluding``."""
         return self.consumer_manager().clear(including, excluding)
 
+    @mutating
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
         from table_engine.store.orphans import remove_orphan_files
 
         return remove_orphan_files(self._ctx, older_than_millis, dry_run)
 
+    @mutating
     def rollback_to(self, version: int | str) -> RollbackResult:
         """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
         from table_engine.store.rollback import rollback_to
@@ -549,6 +600,7 @@ class Table:
 
     # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
 
+    @mutating
     def rewrite_file_index(self, partitions: Sequence[Mapping[str, Any]] | None = None,
                            commit_user: str | None = None) -> int | None:
         """(Re)build the file indexes of existing data files per the current ``file-index.*`` options (Paimon's
