@@ -279,8 +279,8 @@ class PartitionSpec:
         if unknown:
             known = list(by_name)
             names = ", ".join(repr(k) for k in unknown)
-            raise PartitionSpecError(f"partition spec {format_partition_text(raw, default_name)!r} names {names}: not "
-                                     f"partition columns of {table} (partition columns: {known})")
+            raise PartitionSpecError(f"partition spec {format_partition_text(raw, default_name)!r}: {names} not "
+                                     f"partition columns of {table} (not partition keys; partition keys: {known})")
         items = tuple((f.name, typed_value(f.name, raw[f.name], f.type, default_name))
                       for f in partition_fields if f.name in raw)
         return PartitionSpec(items, tuple(partition_fields), default_name)
