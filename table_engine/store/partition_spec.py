@@ -138,7 +138,8 @@ def value_text(value: Any, default_name: str = DEFAULT_PARTITION_NAME) -> str:
 def format_partition_text(spec: Mapping[str, Any] | PartitionSpec, default_name: str = DEFAULT_PARTITION_NAME) -> str:
     """The text form of one spec, the inverse of :func:`parse_partition_text` (None as ``default_name``)."""
     items = spec.as_dict() if isinstance(spec, PartitionSpec) else spec
-    return ",".join(f"{_escape(str(k))}={_escape(value_text(v, default_name))}" for k, v in items.items())
+    text = ",".join(f"{_escape(str(k))}={_escape(value_text(v, default_name))}" for k, v in items.items())
+    return _ESCAPE + text if text.startswith("-") else text  # not taken for an option on a command line
 
 
 def format_partition_texts(specs: Iterable[Mapping[str, Any] | PartitionSpec],
