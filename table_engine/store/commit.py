@@ -42,6 +42,7 @@ from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.manifests import merge_manifests, write_manifest_files
+from table_engine.store.partition_spec import PartitionSpec, select_partitions
 from table_engine.store.scan import live_entries
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,9 @@ class FileStoreCommit:
         published; one that a concurrent commit invalidates in between is dropped (its new files deleted) and the
         APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
         """
+        if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
+            PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
+                             self.opts.partition_default_name(), self.ctx.table_path)
         done = self._already_committed(commit_identifier)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
@@ -333,13 +337,14 @@ class FileStoreCommit:
                            live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
         if ow.drop_partitions is not None:
             matches = self._drop_matcher(ow.drop_partitions)
-        elif ow.static_partition:
-            spec = dict(ow.static_partition)
-            idx = {n: i for i, n in enumerate(self.part_names)}
+        elif ow.static_partition:  # typed like every partition spec: {"dt": "2024-01-01"} on a DATE column too
+            fields = self.ctx.schema.partition_fields()
+            spec = PartitionSpec.of(ow.static_partition, fields, self.opts.partition_default_name(),
+                                    self.ctx.table_path)
+            static = select_partitions((e.partition for e in live), [spec], fields)
 
             def matches(part: bytes) -> bool:
-                vals = decode_row(part, self.part_types)
-                return all(vals[idx[k]] == v for k, v in spec.items())
+                return part in static
         elif ow.dynamic and self.part_names:
             touched = {m.partition for m in messages if m.new_files}
 

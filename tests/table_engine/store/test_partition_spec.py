@@ -274,3 +274,17 @@ def test_cli_partition_with_a_bad_value_fails_naming_column_and_value(tmp_path: 
     assert "partition column 'p'" in captured.out + captured.err and "'notadate'" in captured.out + captured.err
     assert tree_digest(t.path) == before
     assert main([*base, "--partition", "p=2024-01-01"]) == 0
+
+
+def test_static_partition_overwrite_types_its_spec(tmp_path: Path) -> None:
+    days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
+    t = typed_table(Catalog(str(tmp_path)), pa.date32(), days)
+    schema = t.read().schema
+    new = pa.table({"id": [7], "p": pa.array([days[0]], pa.date32()), "v": ["new"]}, schema=schema)
+    t.write(new, overwrite=True, partition={"p": "2024-01-01"})  # replaces that day only
+    assert sorted(zip(t.read().column("p").to_pylist(), t.read().column("id").to_pylist())) == [
+        (days[0], 7), (days[1], 1), (days[1], 101)]
+    before = tree_digest(t.path)
+    with pytest.raises(PartitionSpecError, match="'p'.*'notadate'"):
+        t.write(new, overwrite=True, partition={"p": "notadate"})
+    assert tree_digest(t.path) == before
