@@ -38,10 +38,6 @@ from table_engine.types import DataField, DataType, to_arrow_type
 __all__ = ["PartitionSpec", "PartitionSpecs", "format_partition_text", "format_partition_texts", "parse_partition_text",
            "parse_partition_texts", "partition_specs", "select_partitions"]
 
-PartitionSpecs: TypeAlias = "Sequence[Mapping[str, Any] | str | PartitionSpec] | Mapping[str, Any] | str"
-"""What a command accepts as its partitions: one spec (a mapping or ``k=v,..`` text, several joined by ``;``) or a
-sequence of specs."""
-
 _ESCAPE = "\\"
 _SPECIAL = frozenset(",=;\\")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -311,6 +307,11 @@ class PartitionSpec:
         if isinstance(result, pa.ChunkedArray):
             result = result.combine_chunks()
         return result
+
+
+PartitionSpecs: TypeAlias = Sequence[Mapping[str, Any] | str | PartitionSpec] | Mapping[str, Any] | str
+"""What a command accepts as its partitions: one spec (a mapping or ``k=v,..`` text, several joined by ``;``) or a
+sequence of specs."""
 
 
 def partition_specs(specs: PartitionSpecs | None, partition_fields: Sequence[DataField],
