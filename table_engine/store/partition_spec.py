@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.errors import PartitionSpecError
-from table_engine.format.binary_row import decode_row
+from table_engine.format.binary_row_arrow import decode_rows
 from table_engine.io.paths import DEFAULT_PARTITION_NAME
 from table_engine.types import DataField, DataType, to_arrow_type
 
@@ -329,11 +329,11 @@ def partition_specs(specs: PartitionSpecs | None, partition_fields: Sequence[Dat
 
 
 def decode_partitions(partitions: Sequence[bytes], partition_fields: Sequence[DataField]) -> pa.Table:
-    """Encoded partitions as typed Arrow columns, one per partition column (each partition decoded once)."""
-    types = [f.type for f in partition_fields]
-    rows = [decode_row(p, types) for p in partitions]
-    return pa.table({f.name: pa.array([r[i] for r in rows], type=to_arrow_type(f.type))
-                     for i, f in enumerate(partition_fields)}) if partition_fields else pa.table({})
+    """Encoded partitions as typed Arrow columns, one per partition column (decoded vectorized over the rows)."""
+    if not partition_fields:
+        return pa.table({})
+    columns = decode_rows(partitions, [f.type for f in partition_fields])
+    return pa.table(dict(zip([f.name for f in partition_fields], columns, strict=True)))
 
 
 def select_partitions(partitions: Iterable[bytes], specs: Sequence[PartitionSpec],
