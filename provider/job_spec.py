@@ -11,8 +11,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from table_engine.store.partition_spec import format_partition_text, parse_partition_texts
-
 COMMANDS = frozenset({
     "write", "compact", "expire-snapshots", "create-tag", "expire-tags", "expire-partitions",
     "remove-orphan-files", "rollback", "consume-changelog",
@@ -157,6 +155,9 @@ def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, 
     are escaped, and the CLI's parser reads back exactly these values."""
     if partitions is None or partitions == "" or partitions == []:
         return []
+    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
+    from table_engine.store.partition_spec import format_partition_text, parse_partition_texts
+
     specs: list[Mapping[str, object]]
     if isinstance(partitions, str):
         specs = list(parse_partition_texts(partitions))
