@@ -39,8 +39,8 @@ with maintenance_dag(
                       description="minor: the table's compaction strategy picks files; full: one sorted run "
                                   "per bucket."),
         "partitions": Param("", type="string",
-                            description="Only these partitions: 'k=v,k2=v2', several separated by ';'. "
-                                        "Empty: all."),
+                            description="Only these partitions: 'k=v,k2=v2', several separated by ';' "
+                                        "(a backslash escapes ',', '=' and ';'). Empty: all."),
     },
     doc_md=__doc__,
 ) as compact_dag:

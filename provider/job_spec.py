@@ -150,17 +150,22 @@ def should_ship_engine(spec: SparkJobSpec, master: str) -> bool:
 
 def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, object] | str | None) -> list[str]:
     """``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
-    several specs in text are separated by ``;``)."""
+    several specs in text are separated by ``;``). The text is the engine's one form
+    (:func:`~table_engine.store.partition_spec.format_partition_text`): values holding ``,``, ``=``, ``;`` or ``\\``
+    are escaped, and the CLI's parser reads back exactly these values."""
     if partitions is None or partitions == "" or partitions == []:
         return []
-    specs: list[str]
+    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
+    from table_engine.store.partition_spec import format_partition_text, parse_partition_texts
+
+    specs: list[Mapping[str, object]]
     if isinstance(partitions, str):
-        specs = [p.strip() for p in partitions.split(";") if p.strip()]
+        specs = list(parse_partition_texts(partitions))
     elif isinstance(partitions, Mapping):
-        specs = [",".join(f"{k}={v}" for k, v in partitions.items())]
+        specs = [partitions]
     else:
-        specs = [",".join(f"{k}={v}" for k, v in p.items()) for p in partitions]
+        specs = list(partitions)
     out: list[str] = []
     for s in specs:
-        out += ["--partition", s]
+        out += ["--partition", format_partition_text(s)]
     return out

@@ -8,14 +8,13 @@ return plain dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in t
 from __future__ import annotations
 
 import datetime
-import decimal
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from table_engine.catalog import parse_identifier
+from table_engine.core_options import CoreOptions
 from table_engine.errors import SnapshotNotExistError
-from table_engine.format.binary_row import decode_row
 from table_engine.format.manifest import read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.schema_file import TableSchema, latest_schema
@@ -28,8 +27,8 @@ from table_engine.format.snapshot import (
 )
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.io.paths import escape_path_name, partition_value_string
+from table_engine.store.partition_spec import PartitionSpec, parse_partition_text, select_partitions
 from table_engine.store.scan import live_entries, manifest_path
-from table_engine.types import DataType
 
 SUCCESS_FILE = "_SUCCESS"
 """Paimon's ``success-file`` mark-done action writes this file into a finished partition's directory."""
@@ -94,50 +93,25 @@ class TableLocation:
 # ---------------------------------------------------------------------------------------------- partition specs
 
 
-def coerce_partition_value(text: Any, data_type: DataType) -> Any:
-    """A partition value given as text (Airflow params are strings) as the Python value the engine decodes."""
-    if text is None or not isinstance(text, str):
-        return text
-    root = data_type.root
-    if root in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
-        return int(text)
-    if root in ("FLOAT", "DOUBLE"):
-        return float(text)
-    if root == "DECIMAL":
-        return decimal.Decimal(text)
-    if root == "BOOLEAN":
-        return text.strip().lower() == "true"
-    if root == "DATE":
-        return datetime.date.fromisoformat(text)
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        return datetime.datetime.fromisoformat(text)
-    return text
+def partition_spec(schema: TableSchema, spec: Mapping[str, Any] | str) -> PartitionSpec:
+    """A ``{column: value}`` spec (or ``k=v,..`` text) typed against the table's partition columns (Airflow params
+    are strings): the engine's one partition-spec implementation."""
+    return PartitionSpec.of(spec, schema.partition_fields(), CoreOptions(schema.options).partition_default_name())
 
 
-def resolve_partition(schema: TableSchema, spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Check a ``{column: value}`` spec against the partition keys and coerce its values to the columns' types."""
-    keys = list(schema.partition_keys)
-    unknown = sorted(set(spec) - set(keys))
-    if unknown:
-        raise ValueError(f"{unknown} are not partition keys of the table (partition keys: {keys})")
-    return {k: coerce_partition_value(spec[k], schema.field(k).type) for k in keys if k in spec}
+def resolve_partition(schema: TableSchema, spec: Mapping[str, Any] | str) -> dict[str, Any]:
+    """Check a spec against the partition keys and type its values (None for the default partition name)."""
+    return partition_spec(schema, spec).as_dict()
 
 
-def partition_matcher(schema: TableSchema, spec: Mapping[str, Any]) -> Any:
-    """A predicate over encoded partition BinaryRows: does the row match every key of ``spec``?"""
-    wanted = resolve_partition(schema, spec)
+def partition_matcher(schema: TableSchema,
+                      spec: Mapping[str, Any] | str) -> Callable[[Iterable[bytes]], set[bytes]]:
+    """Which of some encoded partition BinaryRows match ``spec`` (vectorized over the distinct partitions)."""
+    typed = partition_spec(schema, spec)
     fields = schema.partition_fields()
-    types = [f.type for f in fields]
-    positions = [(i, wanted[f.name]) for i, f in enumerate(fields) if f.name in wanted]
-    cache: dict[bytes, bool] = {}
 
-    def matches(encoded: bytes) -> bool:
-        hit = cache.get(encoded)
-        if hit is None:
-            values = decode_row(encoded, types)
-            hit = all(values[i] == v for i, v in positions)
-            cache[encoded] = hit
-        return hit
+    def matches(partitions: Iterable[bytes]) -> set[bytes]:
+        return select_partitions(partitions, [typed], fields)
 
     return matches
 
@@ -148,7 +122,8 @@ def partition_directory(table_path: str, schema: TableSchema, spec: Mapping[str,
     missing = [k for k in schema.partition_keys if k not in wanted]
     if missing:
         raise ValueError(f"a partition directory needs every partition key; missing {missing}")
-    parts = [f"{escape_path_name(f.name)}={escape_path_name(partition_value_string(wanted[f.name], f.type))}"
+    default = CoreOptions(schema.options).partition_default_name()
+    parts = [f"{escape_path_name(f.name)}={escape_path_name(partition_value_string(wanted[f.name], f.type, default))}"
              for f in schema.partition_fields()]
     return "/".join([table_path.rstrip("/"), *parts])
 
@@ -162,7 +137,7 @@ def _touches_partition(loc: TableLocation, snapshot: Snapshot, matches: Any) -> 
         if not name:
             continue
         for meta in read_manifest_list(loc.file_io, manifest_path(loc.path, name)):
-            if any(matches(e.partition) for e in read_manifest(loc.file_io, manifest_path(loc.path, meta.file_name))):
+            if matches(e.partition for e in read_manifest(loc.file_io, manifest_path(loc.path, meta.file_name))):
                 return True
     return False
 
@@ -233,9 +208,10 @@ def partition_info(loc: TableLocation, partition: Mapping[str, Any]) -> Partitio
     snapshot_id = latest_snapshot_id(loc.file_io, loc.path)
     files = rows = 0
     if snapshot_id is not None:
-        snap = read_snapshot(loc.file_io, loc.path, snapshot_id)
-        for entry in live_entries(loc.file_io, loc.path, snap):
-            if matches(entry.partition):
+        entries = live_entries(loc.file_io, loc.path, read_snapshot(loc.file_io, loc.path, snapshot_id))
+        selected = matches(e.partition for e in entries)
+        for entry in entries:
+            if entry.partition in selected:
                 files += 1
                 rows += entry.file.row_count
     done = False
@@ -253,15 +229,7 @@ def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any
         return None
     if isinstance(value, Mapping):
         return dict(value)
-    spec: dict[str, Any] = {}
-    for part in str(value).split(","):
-        if not part.strip():
-            continue
-        key, sep, val = part.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"partition spec {value!r} must look like 'k=v,k2=v2'")
-        spec[key.strip()] = val.strip()
-    return spec or None
+    return dict(parse_partition_text(str(value))) or None  # the engine's one text form (PartitionSpecError)
 
 
 def to_epoch_millis(value: Any) -> int | None:

@@ -51,11 +51,12 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.consume import consume_changelog
-from table_engine.errors import TableEngineError, TableNotExistError
+from table_engine.errors import PartitionSpecError, TableEngineError, TableNotExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.options import parse_duration
 from table_engine.store import snapshot_info
 from table_engine.store.commit import Overwrite
+from table_engine.store.partition_spec import parse_partition_text
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
@@ -78,8 +79,12 @@ def _key_value(text: str) -> tuple[str, str]:
 
 
 def _partition_spec(text: str) -> dict[str, str]:
-    """``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}``."""
-    return dict(_key_value(item) for item in text.split(",") if item.strip())
+    """``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}`` (the one text form, :func:`parse_partition_text`); the values are
+    typed against the table's partition columns by the command."""
+    try:
+        return parse_partition_text(text)
+    except PartitionSpecError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _columns(text: str) -> list[str]:

@@ -89,3 +89,8 @@ class UnsupportedError(TableEngineError, NotImplementedError):
 
 class ReadOnlyTableError(UnsupportedError):
     """A write, commit or maintenance call on a read-only table (a system table or ``$ro``)."""
+
+
+class PartitionSpecError(SchemaError):
+    """A partition spec that names a column that is not a partition column, holds a value that does not parse as
+    its column's type, or matches no partition where a command needs one."""

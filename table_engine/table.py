@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from table_engine.store.maintenance import MaintenanceReport
     from table_engine.store.orphans import OrphanResult
     from table_engine.store.partition_expire import PartitionExpireResult
+    from table_engine.store.partition_spec import PartitionSpecs
     from table_engine.store.rollback import RollbackResult
     from table_engine.store.stream_scan import StreamScan
     from table_engine.store.tags import TagDeletion, TagManager
@@ -369,15 +370,16 @@ class Table:
     _read_optimized = False  # the ``$ro`` view of a table
 
     @mutating
-    def compact(self, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
+    def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
         """Dedicated compaction of a primary-key table; the id of the COMPACT snapshot, None when nothing to do.
 
         ``full``: compact every bucket into one sorted run at the max level (else Paimon's universal picker per
         bucket: a "minor" compaction). ``partitions``: only partitions matching one of these ``{column: value}``
-        specs. ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are
-        compacted concurrently; a concurrent commit that removed an input file raises CommitConflictError and
-        leaves the table as it was.
+        specs or ``k=v,..`` texts (typed against the partition columns; a spec that matches no partition is a
+        PartitionSpecError). ``idle_partitions_older_than_ms``: only partitions without new files for that long.
+        Buckets are compacted concurrently; a concurrent commit that removed an input file raises
+        CommitConflictError and leaves the table as it was.
         """
         from table_engine.store.compact import compact_table
 
@@ -549,8 +551,9 @@ class Table:
         return expire_partitions(self._ctx, **overrides)
 
     @mutating
-    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> int | None:
-        """Drop partitions (specs may name some partition keys) in one OVERWRITE commit; its snapshot id."""
+    def drop_partitions(self, partitions: PartitionSpecs) -> int | None:
+        """Drop partitions (specs may name some partition keys; values as text or typed) in one OVERWRITE commit;
+        its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped."""
         from table_engine.store.partition_expire import drop_partitions
 
         return drop_partitions(self._ctx, partitions)
@@ -601,7 +604,7 @@ class Table:
     # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
 
     @mutating
-    def rewrite_file_index(self, partitions: Sequence[Mapping[str, Any]] | None = None,
+    def rewrite_file_index(self, partitions: PartitionSpecs | None = None,
                            commit_user: str | None = None) -> int | None:
         """(Re)build the file indexes of existing data files per the current ``file-index.*`` options (Paimon's
         ``sys.rewrite_file_index``), e.g. after ``SetOption('file-index.bloom-filter.columns', ...)``.

@@ -27,7 +27,9 @@ class PaimonCompactOperator(PaimonSparkOperator):
         follows the table's compaction strategy (templated; ``"full"``/``"minor"`` and ``"True"``/``"False"``
         accepted).
     :param partitions: only these partitions: a ``{column: value}`` mapping, a list of them, or ``k=v,k2=v2``
-        text (several separated by ``;``) (templated).
+        text (several separated by ``;``; ``\\`` escapes ``,``, ``=`` and ``;`` in values) (templated). Values are
+        typed against the partition columns (``dt=2024-01-01`` on a DATE column); a value that does not parse, or
+        a spec that matches no partition, fails the task.
     :param idle_time: only partitions without new data for this long (``"1 d"``) (templated). Needs the
         application's ``--idle-time`` option.
     :param commit_user: the commit user (templated); default derived from the task instance (idempotent retries).

@@ -42,6 +42,7 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.context import StoreContext
 from table_engine.store.incremental import ROWKIND_COLUMN
+from table_engine.store.partition_spec import PartitionSpecs
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -97,12 +98,13 @@ def spark_compact(args: argparse.Namespace, spark: SparkSession) -> dict[str, An
 
 
 def compact_table(spark: SparkSession, table: Table, full: bool = False,
-                  partitions: Sequence[Mapping[str, Any]] | None = None, idle_time_ms: int | None = None,
+                  partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
                   commit_user: str | None = None, parallelism: int | None = None) -> int | None:
     """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting).
 
     ``full``: every bucket into one sorted run (else a minor compaction: Paimon's universal picker per bucket).
-    ``partitions``: only partitions matching one of these specs. ``idle_time_ms``: only partitions that got no new
+    ``partitions``: only partitions matching one of these specs (typed against the partition columns on the driver;
+    a spec that matches no partition is a PartitionSpecError). ``idle_time_ms``: only partitions that got no new
     data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
     """
     ctx = _store_context(table)

@@ -15,12 +15,11 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from table_engine.errors import CommitConflictError, CommitError
-from table_engine.format.binary_row import decode_row
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -42,6 +41,7 @@ from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.manifests import merge_manifests, write_manifest_files
+from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
 from table_engine.store.scan import live_entries
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,9 @@ class FileStoreCommit:
         published; one that a concurrent commit invalidates in between is dropped (its new files deleted) and the
         APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
         """
+        if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
+            PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
+                             self.opts.partition_default_name(), self.ctx.table_path)
         done = self._already_committed(commit_identifier)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
@@ -331,15 +334,13 @@ class FileStoreCommit:
 
     def _overwrite_deletes(self, ow: Overwrite, messages: Sequence[CommitMessage],
                            live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
-        if ow.drop_partitions is not None:
-            matches = self._drop_matcher(ow.drop_partitions)
-        elif ow.static_partition:
-            spec = dict(ow.static_partition)
-            idx = {n: i for i, n in enumerate(self.part_names)}
+        if ow.drop_partitions is not None or ow.static_partition:
+            # typed like every partition spec: {"dt": "2024-01-01"} on a DATE column too
+            specs = ow.drop_partitions if ow.drop_partitions is not None else (ow.static_partition or {},)
+            selected = self._matching(specs, (e.partition for e in live))
 
             def matches(part: bytes) -> bool:
-                vals = decode_row(part, self.part_types)
-                return all(vals[idx[k]] == v for k, v in spec.items())
+                return part in selected
         elif ow.dynamic and self.part_names:
             touched = {m.partition for m in messages if m.new_files}
 
@@ -351,14 +352,11 @@ class FileStoreCommit:
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e in live if matches(e.partition)]
 
-    def _drop_matcher(self, specs: Sequence[Mapping[str, Any]]) -> Callable[[bytes], bool]:
-        idx = {n: i for i, n in enumerate(self.part_names)}
-        wanted = [[(idx[k], v) for k, v in spec.items()] for spec in specs]
-
-        def matches(part: bytes) -> bool:
-            vals = decode_row(part, self.part_types)
-            return any(all(vals[i] == v for i, v in spec) for spec in wanted)
-        return matches
+    def _matching(self, specs: Sequence[Mapping[str, Any]], partitions: Iterable[bytes]) -> set[bytes]:
+        """The ``partitions`` that match any of the partition specs (vectorized, typed values compared)."""
+        fields = self.ctx.schema.partition_fields()
+        typed = partition_specs(specs, fields, self.opts.partition_default_name(), self.ctx.table_path) or []
+        return select_partitions(partitions, typed, fields)
 
     def _write_index_manifest(self, latest: Snapshot | None, changes: list[IndexManifestEntry],
                               overwrite: Overwrite | None, messages: Sequence[CommitMessage],
@@ -368,8 +366,8 @@ class FileStoreCommit:
             # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
             touched = {m.partition for m in messages}
             if overwrite.drop_partitions is not None:
-                dropped = self._drop_matcher(overwrite.drop_partitions)
-                previous = [e for e in previous if not dropped(e.partition)]
+                dropped = self._matching(overwrite.drop_partitions, (e.partition for e in previous))
+                previous = [e for e in previous if e.partition not in dropped]
             elif not self.part_names or not overwrite.dynamic or overwrite.static_partition:
                 previous = [] if not self.part_names else [
                     e for e in previous if e.partition not in touched]

@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -71,6 +70,7 @@ from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import BucketDeletionVectors, dv_index_files
 from table_engine.store.dv_lookup import DeletionVectorLookup
 from table_engine.store.kv_file_writer import DataFileWriter
+from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
 from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
 from table_engine.store.scan import live_entries
 
@@ -310,7 +310,7 @@ class WriterCompaction:
 
 # ---- the dedicated job -------------------------------------------------------------------------------------------
 def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False,
-                  partitions: Sequence[Mapping[str, Any]] | None = None,
+                  partitions: PartitionSpecs | None = None,
                   idle_partitions_older_than_ms: int | None = None) -> int | None:
     """Compact every bucket (of the selected partitions) and commit; the COMPACT snapshot id, or None."""
     messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms)
@@ -334,20 +334,20 @@ class BucketFiles:
     dv_index_files: tuple[IndexFileMeta, ...] = ()
 
 
-def plan_compaction(ctx: StoreContext, partitions: Sequence[Mapping[str, Any]] | None = None,
+def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
                     idle_partitions_older_than_ms: int | None = None) -> list[BucketFiles]:
     """The buckets of the latest snapshot (of the selected partitions) with their live files."""
     if not ctx.schema.primary_keys:
         raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
     snapshot = ctx.latest_snapshot()
-    if snapshot is None:
-        return []
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     total_buckets: dict[tuple[bytes, int], int] = {}
-    for e in live_entries(ctx.file_io, ctx.table_path, snapshot):
+    for e in live_entries(ctx.file_io, ctx.table_path, snapshot) if snapshot is not None else ():
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         total_buckets[(e.partition, e.bucket)] = e.total_buckets
-    keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)
+    keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)  # checks the specs, empty table too
+    if snapshot is None or not keys:
+        return []
     dvs = dv_index_files(ctx.index_entries(snapshot)) if ctx.options.deletion_vectors_enabled() else {}
     return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]),
                         tuple(dvs.get((part, bucket), ())))
@@ -389,7 +389,7 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
 
 
 def compaction_messages(ctx: StoreContext, full: bool = False,
-                        partitions: Sequence[Mapping[str, Any]] | None = None,
+                        partitions: PartitionSpecs | None = None,
                         idle_partitions_older_than_ms: int | None = None) -> list[CommitMessage]:
     """Compact the buckets of the latest snapshot (concurrently) and describe the results, uncommitted.
 
@@ -399,28 +399,14 @@ def compaction_messages(ctx: StoreContext, full: bool = False,
 
 
 def _selected(ctx: StoreContext, buckets: Mapping[tuple[bytes, int], list[DataFileMeta]],
-              partitions: Sequence[Mapping[str, Any]] | None, idle_ms: int | None) -> list[tuple[bytes, int]]:
-    part_fields = ctx.schema.partition_fields()
-    names = [f.name for f in part_fields]
-    for spec in partitions or ():
-        unknown = [k for k in spec if k not in names]
-        if unknown:
-            raise SchemaError(f"compact: {unknown} are not partition columns of {ctx.table_path} "
-                              f"(partition columns: {names})")
-    decoded: dict[bytes, dict[str, Any]] = {}
-
-    def values(part: bytes) -> dict[str, Any]:
-        if part not in decoded:
-            decoded[part] = dict(zip(names, decode_row(part, [f.type for f in part_fields])))
-        return decoded[part]
-
-    def matches(part: bytes) -> bool:
-        vals = values(part)
-        return any(all(vals[k] == v or str(vals[k]) == str(v) for k, v in spec.items()) for spec in partitions or ())
-
+              partitions: PartitionSpecs | None, idle_ms: int | None) -> list[tuple[bytes, int]]:
     keys = sorted(buckets)
     if partitions is not None:
-        keys = [k for k in keys if matches(k[0])]
+        specs = partition_specs(partitions, ctx.schema.partition_fields(), ctx.options.partition_default_name(),
+                                ctx.table_path) or []
+        selected = select_partitions((part for part, _ in keys), specs, ctx.schema.partition_fields(),
+                                     require_match=True, what="compact", table=ctx.table_path)
+        keys = [k for k in keys if k[0] in selected]
     if idle_ms is not None:
         newest: dict[bytes, int] = {}
         for (part, _), files in buckets.items():

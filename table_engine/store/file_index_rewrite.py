@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from table_engine.errors import TableEngineError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file import read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
@@ -28,6 +27,7 @@ from table_engine.store.commit import FileStoreCommit
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.file_index_filter import index_file_path
+from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
 from table_engine.store.read import file_path_in
 from table_engine.store.scan import live_entries
 from table_engine.types import DataType
@@ -48,38 +48,30 @@ def new_index_file_name(previous: str) -> str:
     return f"{previous[:dot]}-1{INDEX_PATH_SUFFIX}"
 
 
-def _matches(values: Sequence[Any], names: Sequence[str], specs: Sequence[Mapping[str, Any]]) -> bool:
-    row = dict(zip(names, values))
-    return any(all(row.get(k) == v for k, v in spec.items()) for spec in specs)
-
-
 def rewrite_file_index(ctx: StoreContext, commit: FileStoreCommit,
-                       partitions: Sequence[Mapping[str, Any]] | None = None) -> int | None:
+                       partitions: PartitionSpecs | None = None) -> int | None:
     """Rebuild the indexes of the live files (of ``partitions``: a list of ``{partition key: value}`` specs) and
     commit them; returns the snapshot id, or None when no file changed."""
     schema = ctx.schema
     opts = FileIndexOptions.from_options(schema.options)
     declared = opts.built_columns()
     snapshot = ctx.latest_snapshot()
+    part_fields = schema.partition_fields()
+    part_types = [f.type for f in part_fields]
+    specs = partition_specs(partitions, part_fields, ctx.options.partition_default_name(), ctx.table_path)
+    entries = live_entries(ctx.file_io, ctx.table_path, snapshot)
+    if specs is not None:
+        selected = select_partitions((e.partition for e in entries), specs, part_fields, require_match=True,
+                                     what="rewrite_file_index", table=ctx.table_path)
+        entries = [e for e in entries if e.partition in selected]
     if snapshot is None:
         return None
-    part_fields = schema.partition_fields()
-    part_names = [f.name for f in part_fields]
-    part_types = [f.type for f in part_fields]
-    if partitions is not None:
-        for spec in partitions:
-            unknown = [k for k in spec if k not in part_names]
-            if unknown:
-                raise TableEngineError(f"rewrite_file_index: {unknown} are not partition keys of "
-                                       f"{ctx.table_path} (partition keys: {part_names})")
     current_ids = {f.name: f.id for f in schema.fields}
     messages: dict[tuple[bytes, int], CommitMessage] = {}
     written: list[str] = []
     try:
-        for e in live_entries(ctx.file_io, ctx.table_path, snapshot):
+        for e in entries:
             values = decode_row(e.partition, part_types) if part_types else []
-            if partitions is not None and not _matches(values, part_names, partitions):
-                continue
             new = _rewrite_one(ctx, e, values, declared, current_ids, opts.in_manifest_threshold, written)
             if new is None:
                 continue

@@ -28,17 +28,18 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from table_engine.core_enums import PartitionExpireStrategy
-from table_engine.errors import OptionError, SchemaError
+from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.io.paths import partition_value_string
 from table_engine.store.commit import FileStoreCommit, Overwrite
 from table_engine.store.context import StoreContext
+from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
 from table_engine.store.scan import live_entries
 
 __all__ = ["PartitionExpireResult", "PartitionTimeExtractor", "drop_partitions", "expire_partitions",
@@ -234,26 +235,23 @@ def expire_partitions(ctx: StoreContext, *, expiration_time: int | str | None = 
     return result
 
 
-def drop_partitions(ctx: StoreContext, partitions: Sequence[Mapping[str, Any]]) -> int | None:
-    """Drop the partitions matching any of the specs (values compared as written or as directory strings).
+def drop_partitions(ctx: StoreContext, partitions: PartitionSpecs) -> int | None:
+    """Drop the partitions matching any of the specs (typed against the partition columns, see
+    :mod:`table_engine.store.partition_spec`); a spec may name a subset of the partition keys.
 
-    A spec may name a subset of the partition keys. One OVERWRITE commit; returns its snapshot id (None when no
-    partition matched).
+    One OVERWRITE commit; returns its snapshot id. A spec that matches no partition is a PartitionSpecError and
+    nothing is dropped.
     """
-    keys = list(ctx.schema.partition_keys)
-    for spec in partitions:
-        unknown = [k for k in spec if k not in keys]
-        if unknown or not spec:
-            raise SchemaError(f"partition spec {dict(spec)} must name partition keys of {keys}")
-    matched = []
-    for values, strings, _ in _partitions(ctx):
-        for spec in partitions:
-            if all(_same(values[keys.index(k)], strings[keys.index(k)], v) for k, v in spec.items()):
-                matched.append(values)
-                break
-    if not matched:
-        return None
-    return _commit_drop(ctx, matched)
+    fields = ctx.schema.partition_fields()
+    specs = partition_specs(partitions, fields, ctx.options.partition_default_name(), ctx.table_path) or []
+    if not specs:
+        raise PartitionSpecError(f"drop_partitions of {ctx.table_path} needs at least one partition spec")
+    snap = ctx.latest_snapshot()
+    live = {e.partition for e in live_entries(ctx.file_io, ctx.table_path, snap)} if snap is not None else set()
+    selected = select_partitions(live, specs, fields, require_match=True, what="drop_partitions",
+                                 table=ctx.table_path)
+    types = [f.type for f in fields]
+    return _commit_drop(ctx, [tuple(decode_row(p, types)) for p in sorted(selected)])
 
 
 def commit_time_check_due(ctx: StoreContext, commit_identifier: int, now_ms: int | None = None) -> bool:
@@ -269,10 +267,6 @@ def commit_time_check_due(ctx: StoreContext, commit_identifier: int, now_ms: int
     if due:
         _LAST_CHECK[ctx.table_path] = now_ms
     return due
-
-
-def _same(value: Any, string: str, wanted: Any) -> bool:
-    return bool(value == wanted) or string == str(wanted)
 
 
 def _partitions(ctx: StoreContext) -> list[tuple[tuple[Any, ...], list[str], int]]:

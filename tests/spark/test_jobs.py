@@ -35,3 +35,36 @@ def test_tasks_size_arrows_pool_to_their_cores(spark):
     in_tasks = spark.sparkContext.parallelize(range(2), 2).map(lambda _: task_arrow_threads()).collect()
     assert in_tasks == [1, 1]                                            # spark.task.cpus = 1
     assert task_arrow_threads() == driver == pa.cpu_count()              # outside a task: unchanged
+
+
+def test_compaction_job_types_its_partition_specs(spark, warehouse):
+    import datetime
+    import hashlib
+    import os
+    import pathlib
+
+    from table_engine.errors import PartitionSpecError
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("d", pa.date32(), nullable=False),
+                        pa.field("v", pa.string())])
+    table = Catalog(warehouse).create_table("db.p", schema, primary_keys=["id", "d"], partition_keys=["d"],
+                                            options={"bucket": "2", "write-only": "true"})
+    days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
+    for k in range(2):
+        table.write(pa.table({"id": [1, 2, 3, 4], "d": [days[0], days[0], days[1], days[1]], "v": [f"w{k}"] * 4},
+                             schema=schema))
+
+    def digest() -> dict[str, str]:
+        return {os.path.join(r, n): hashlib.sha256(pathlib.Path(r, n).read_bytes()).hexdigest()
+                for r, _, names in os.walk(table.path) for n in names}
+
+    before = digest()
+    with pytest.raises(PartitionSpecError, match="'d'.*'notadate'"):
+        compact_table(spark, table, full=True, partitions="d=notadate")
+    with pytest.raises(PartitionSpecError, match="'d=2024-01-03' matches no partition"):
+        compact_table(spark, table, full=True, partitions=[{"d": "2024-01-03"}])
+    assert digest() == before
+    assert compact_table(spark, table, full=True, partitions="d=2024-01-02") is not None
+    top = table.options.num_levels() - 1
+    assert {s.partition_values: {f.level for f in s.files} for s in table.plan()} == {
+        (days[0],): {0}, (days[1],): {top}}

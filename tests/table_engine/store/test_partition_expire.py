@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import OptionError, SchemaError
+from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.snapshot import CommitKind
 from table_engine.store.partition_expire import (
     PartitionTimeExtractor,
@@ -182,7 +182,10 @@ def test_drop_partitions(catalog: Catalog) -> None:
     sid = t.drop_partitions([{"dt": "20240102"}, {"hour": "4"}])  # values as strings match typed values too
     assert sid is not None and t.snapshot(sid).commit_kind == CommitKind.OVERWRITE
     assert remaining(t) == ["20240101", "20240103", "20240105", "not-a-date"]
-    assert t.drop_partitions([{"dt": "20991231"}]) is None
+    latest = t.latest_snapshot_id()
+    with pytest.raises(PartitionSpecError, match="'dt=20991231' matches no partition"):  # issue 11: an error now
+        t.drop_partitions([{"dt": "20991231"}])
+    assert t.latest_snapshot_id() == latest
     assert t.drop_partitions([{"dt": "20240101", "hour": 1}]) is not None
     assert remaining(t) == ["20240103", "20240105", "not-a-date"]
     with pytest.raises(SchemaError):
