@@ -435,7 +435,7 @@ class Table:
         return run_commit_maintenance(self._ctx, commit_identifier)
 
     @mutating
-    def expire_snapshots(self, **overrides: Any) -> ExpireResult:
+    def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:
         """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
         retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
         changelog_time_retained."""
@@ -543,7 +543,7 @@ class Table:
         return TagAutoCreation(self._ctx).run()
 
     @mutating
-    def expire_partitions(self, **overrides: Any) -> PartitionExpireResult:
+    def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
         from table_engine.store.partition_expire import expire_partitions
