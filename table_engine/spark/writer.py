@@ -18,6 +18,11 @@ verifies that for every row and lets task i assign new keys only to buckets ``b 
 commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
 index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
 partition); otherwise the job fails, deletes its files and commits nothing.
+
+Cross-partition upsert tables (a primary key without every partition field, ``bucket`` = -1) are routed by the
+key alone: each task bootstraps the global key index (:mod:`table_engine.store.cross_partition`) and handles
+every row of its keys, in any partition, opening only its own buckets. Such a write by several unrouted tasks
+fails at commit (it could write one key twice).
 """
 
 from __future__ import annotations
@@ -66,7 +71,11 @@ def is_dynamic_bucket(table: Table) -> bool:
 
 
 def routing_columns(table: Table) -> list[str]:
-    """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key."""
+    """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key;
+    for cross-partition upsert (a key without every partition field) the key alone, so that every row of a key
+    reaches the one task whose global index places it."""
+    if table.schema.cross_partition_update():
+        return table.schema.trimmed_primary_keys()
     return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
 
 
@@ -187,6 +196,7 @@ class _TableWriter:
         self.overwrite = overwrite
         self.commit_user = commit_user
         self.dynamic = is_dynamic_bucket(table)
+        self.cross_partition = self.dynamic and table.schema.cross_partition_update()
         self.assigners = o.get_int(options, o.ASSIGNERS)
         self.routed = ROUTE_COLUMN in schema.fieldNames()
         self.kinds_column = o.get(options, o.ROWKIND_COLUMN)
@@ -240,6 +250,10 @@ class _TableWriter:
         try:
             if self.dynamic:
                 check_bucket_owners(tasks)
+            if self.cross_partition and not self.routed and sum(1 for t in tasks if t.rows) > 1:
+                raise DataError(f"{self.table.identifier} is a cross-partition upsert table: rows written by "
+                                "several tasks must be routed by key (use table_engine.spark.write_dataframe, or "
+                                "prepare_write() before df.write)")
         except BaseException:
             abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
             raise
