@@ -129,7 +129,7 @@ class GlobalIndex:
                 per[b] = per.get(b, 0) + n
 
     def __len__(self) -> int:
-        return self.index.num_rows
+        return int(self.index.num_rows)
 
     def assign(self, keys: pa.Table, parts: I32) -> Assignment:
         """Assign the rows of a batch (``keys``: its key columns, ``parts``: each row's partition id)."""
