@@ -341,7 +341,7 @@ class FileStoreCommit:
                 vals = decode_row(part, self.part_types)
                 return all(vals[idx[k]] == v for k, v in spec.items())
         elif ow.dynamic and self.part_names:
-            touched = {m.partition for m in messages if m.new_files}
+            touched = {m.partition for m in messages if m.new_files and not m.moved_keys_only}
 
             def matches(part: bytes) -> bool:
                 return part in touched
@@ -366,7 +366,7 @@ class FileStoreCommit:
         previous = self.ctx.index_entries(latest)
         if overwrite is not None:
             # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
-            touched = {m.partition for m in messages}
+            touched = {m.partition for m in messages if not m.moved_keys_only}
             if overwrite.drop_partitions is not None:
                 dropped = self._drop_matcher(overwrite.drop_partitions)
                 previous = [e for e in previous if not dropped(e.partition)]
@@ -462,7 +462,7 @@ class FileStoreCommit:
 def _data_part(m: CommitMessage) -> CommitMessage:
     """The new data of a message (files, changelog, index changes), without its compaction changes."""
     return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
-                         changelog_files=m.changelog_files,
+                         changelog_files=m.changelog_files, moved_keys_only=m.moved_keys_only,
                          new_index_files=[i for i in m.new_index_files if not _is_dv(i)],
                          deleted_index_files=[i for i in m.deleted_index_files if not _is_dv(i)])
 

@@ -90,6 +90,7 @@ class TableWrite:
         if self.cross_partition:  # a global key index instead of per-partition HASH indexes
             self.dynamic = False
         self._xindex: GlobalIndex | None = None
+        self._input_parts: set[int] = set()  # cross-partition: partitions of input rows since the last commit
         self.bucket_keys = schema.bucket_keys()
         if not self.has_pk and self.num_buckets > 0 and not self.bucket_keys:
             raise DataError("an append table with fixed buckets needs the 'bucket-key' option")
@@ -200,6 +201,10 @@ class TableWrite:
                     msg.deleted_index_files.extend(old)
                     self._dyn_old_files[(part_bytes, bucket)] = [msg.new_index_files[-1]]
                 idx.changed.clear()
+        if self.cross_partition:
+            for (gid, _), msg in messages.items():
+                msg.moved_keys_only = gid not in self._input_parts
+            self._input_parts = set()
         return [messages[k] for k in sorted(messages)]
 
     def abort(self) -> None:
@@ -283,6 +288,7 @@ class TableWrite:
         """Rows routed by the global key index (:mod:`table_engine.store.cross_partition`)."""
         assert self._xindex is not None
         a = self._xindex.assign(t.select(self.key_names), parts.astype(np.int32))
+        self._input_parts.update(np.unique(parts).tolist())
         t = t.take(pa.array(a.take))
         if a.retract.any():
             kinds = np.where(a.retract, np.int8(3), t.column(VALUE_KIND).to_numpy().astype(np.int8))

@@ -91,6 +91,20 @@ def test_a_delete_in_another_partition_deletes_the_key(catalog: Catalog) -> None
     assert rows(t) == [("b", 1, 9), ("a", 2, 2)]
 
 
+@pytest.mark.parametrize("engine, expected", [
+    ("deduplicate", [("b", 1, 11), ("a", 2, 20), ("b", 4, 40)]),
+    ("partial-update", [("a", 1, 11), ("a", 2, 20), ("b", 4, 40)]),
+])
+def test_dynamic_overwrite_replaces_only_the_partitions_of_the_input(catalog: Catalog, engine: str,
+                                                                     expected: list[tuple[str, int, int]]) -> None:
+    """Rows the index sends to another partition (the DELETE of a moved key, an update in place) are committed
+    into it as changes: that partition is not overwritten, so its other keys stay."""
+    t = make(catalog, engine)
+    t.write(data(("a", 1, 10), ("a", 2, 20), ("b", 3, 30)))
+    t.write(data(("b", 1, 11), ("b", 4, 40)), overwrite=True)
+    assert rows(t) == expected
+
+
 def test_compaction_and_reads_after_many_moves_keep_one_row_per_key(catalog: Catalog) -> None:
     t = make(catalog, **{"num-sorted-run.compaction-trigger": "2"})
     ids = np.arange(200)
