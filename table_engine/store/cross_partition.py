@@ -19,8 +19,8 @@ New keys of a partition fill its buckets up to ``dynamic-bucket.target-row-num``
 less keys moved away) in bucket order, then open the lowest unused bucket; with an :class:`Assigner`, only the
 assigner's own buckets. No HASH index files are written in this mode (as in Paimon).
 
-Everything is vectorized: the index is an Arrow table, looked up with hash joins; only loops over partitions and
-buckets are Python.
+Everything is vectorized: the index is an Arrow table of keys looked up with ``pc.index_in`` or hash joins;
+only loops over partitions and buckets are Python.
 """
 
 from __future__ import annotations
@@ -47,8 +47,7 @@ from table_engine.store.scan import Split, plan_splits
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 _ROW = "__xp_row"
-_PART = "__xp_part"
-_BUCKET = "__xp_bucket"
+_POS = "__xp_pos"
 BOOTSTRAP_BUCKET = "_BUCKET"
 """The bucket column of :func:`bootstrap_keys` (Paimon's ``IndexBootstrap.BUCKET_FIELD``)."""
 
@@ -103,23 +102,28 @@ class Assignment:
 
 
 class GlobalIndex:
-    """Key -> (partition id, bucket) of one writer; partition ids are the writer's own."""
+    """Key -> (partition id, bucket) of one writer; partition ids are the writer's own.
+
+    Stored as an Arrow table of keys with numpy arrays of partitions and buckets at the same positions. A batch is
+    looked up with ``pc.index_in`` (one key column) or a hash join (several), and the index is updated in place
+    for known keys, new keys being appended."""
 
     def __init__(self, key_names: list[str], key_schema: pa.Schema, merge_engine: MergeEngine, target_rows: int,
                  assigner: Assigner | None = None) -> None:
         self.key_names = key_names
+        self.key_schema = key_schema
         self.merge_engine = merge_engine
         self.target_rows = max(1, target_rows)
         self.assigner = assigner
-        self.index = pa.schema([*key_schema, pa.field(_PART, pa.int32()), pa.field(_BUCKET, pa.int32())]) \
-            .empty_table()
+        self.keys = key_schema.empty_table()
+        self.parts: I32 = np.empty(0, np.int32)
+        self.buckets: I32 = np.empty(0, np.int32)
+        self._single: pa.Array | None = None  # the one key column, combined (lookups with pc.index_in)
         self.counts: dict[int, dict[int, int]] = {}  # partition id -> bucket -> keys
 
     def load(self, keys: pa.Table, parts: I32, buckets: I32) -> None:
         """Bootstrap from existing keys (``keys``: the key columns; one row per key)."""
-        t = keys.select(self.key_names).append_column(_PART, pa.array(parts, pa.int32())) \
-            .append_column(_BUCKET, pa.array(buckets, pa.int32()))
-        self.index = pa.concat_tables([self.index, t.cast(self.index.schema)])
+        self._append(keys.select(self.key_names), parts, buckets)
         if len(parts):
             combo = (parts.astype(np.int64) << 32) | (buckets.astype(np.int64) & 0xFFFFFFFF)
             uniq, counts = np.unique(combo, return_counts=True)
@@ -129,21 +133,20 @@ class GlobalIndex:
                 per[b] = per.get(b, 0) + n
 
     def __len__(self) -> int:
-        return int(self.index.num_rows)
+        return len(self.parts)
 
     def assign(self, keys: pa.Table, parts: I32) -> Assignment:
         """Assign the rows of a batch (``keys``: its key columns, ``parts``: each row's partition id)."""
         n = keys.num_rows
+        keys = keys.select(self.key_names).cast(self.key_schema)
         rows = np.arange(n, dtype=np.int64)
-        k = keys.select(self.key_names).append_column(_ROW, pa.array(rows))
-        # existing location of each row's key
-        found = k.join(self.index, self.key_names, join_type="left outer").sort_by(_ROW)
-        old_part = found.column(_PART).fill_null(-1).to_numpy().astype(np.int32)
-        old_bucket = found.column(_BUCKET).fill_null(-1).to_numpy().astype(np.int32)
-        # a dense id per distinct key: the first row of the key in the batch
-        first = k.group_by(self.key_names, use_threads=False).aggregate([(_ROW, "min")])
-        kid = k.join(first, self.key_names, join_type="left outer").sort_by(_ROW) \
-            .column(f"{_ROW}_min").to_numpy().astype(np.int64)
+        pos = self._lookup(keys)  # each row's key in the index, -1 if unknown
+        known = pos >= 0
+        old_part = np.full(n, -1, np.int32)
+        old_bucket = np.full(n, -1, np.int32)
+        old_part[known] = self.parts[pos[known]]
+        old_bucket[known] = self.buckets[pos[known]]
+        kid = _dense_ids(keys)
         order = np.lexsort((rows, kid))  # by key, then arrival
         s_kid, s_part = kid[order], parts[order].astype(np.int32)
         s_old_part, s_old_bucket = old_part[order], old_bucket[order]
@@ -153,7 +156,7 @@ class GlobalIndex:
             out = self._assign_moving(order, group_start, s_part, s_old_part, s_old_bucket)
         else:
             out = self._assign_fixed(order, group_start, s_part, s_old_part, s_old_bucket)
-        self._remember(keys, out)
+        self._remember(keys, kid, pos, out)
         return out
 
     # ---- merge engines -------------------------------------------------------------------------------------------
@@ -243,22 +246,58 @@ class GlobalIndex:
             b += step
         return out
 
-    def _remember(self, keys: pa.Table, a: Assignment) -> None:
+    def _remember(self, keys: pa.Table, kid: I64, pos: I64, a: Assignment) -> None:
         """The index learns each batch key's final location (its last non-retract output row)."""
         live = np.flatnonzero(~a.retract)
         if not len(live):
             return
-        rows = a.take[live]
-        # last output row per batch row, then per key: the output is in arrival order, so the last one wins
-        t = keys.select(self.key_names).take(pa.array(rows)) \
-            .append_column(_PART, pa.array(a.parts[live], pa.int32())) \
-            .append_column(_BUCKET, pa.array(a.buckets[live], pa.int32())) \
-            .append_column(_ROW, pa.array(np.arange(len(rows), dtype=np.int64)))
-        last = t.group_by(self.key_names, use_threads=False).aggregate([(_ROW, "max")])
-        final = t.take(last.column(f"{_ROW}_max")).drop_columns([_ROW])
-        kept = self.index.join(final.select(self.key_names), self.key_names, join_type="left anti")
-        self.index = pa.concat_tables([kept.select(self.index.column_names).cast(self.index.schema),
-                                       final.cast(self.index.schema)])
+        rows = a.take[live]  # batch rows in output (arrival) order
+        rev_kid = kid[rows][::-1]
+        _, last_rev = np.unique(rev_kid, return_index=True)
+        last = len(rows) - 1 - last_rev  # per key, its last output row
+        row = rows[last]
+        f_part, f_bucket = a.parts[live][last], a.buckets[live][last]
+        known = pos[row] >= 0
+        self.parts[pos[row][known]] = f_part[known]
+        self.buckets[pos[row][known]] = f_bucket[known]
+        new = ~known
+        if new.any():
+            self._append(keys.take(pa.array(row[new])), f_part[new], f_bucket[new])
+
+    def _append(self, keys: pa.Table, parts: I32, buckets: I32) -> None:
+        self.keys = pa.concat_tables([self.keys, keys.cast(self.key_schema)])
+        self.parts = np.concatenate([self.parts, np.asarray(parts, np.int32)])
+        self.buckets = np.concatenate([self.buckets, np.asarray(buckets, np.int32)])
+        self._single = None
+
+    def _lookup(self, keys: pa.Table) -> I64:
+        """Index position of each row's key (-1: unknown)."""
+        n = keys.num_rows
+        if not len(self.parts):
+            return np.full(n, -1, np.int64)
+        if len(self.key_names) == 1:
+            if self._single is None:
+                self._single = self.keys.column(0).combine_chunks()
+            found = pc.index_in(keys.column(0), value_set=self._single)
+            return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+        left = keys.append_column(_ROW, pa.array(np.arange(n, dtype=np.int64)))
+        right = self.keys.append_column(_POS, pa.array(np.arange(len(self.parts), dtype=np.int64)))
+        joined = left.join(right, self.key_names, join_type="inner")
+        out = np.full(n, -1, np.int64)
+        out[joined.column(_ROW).to_numpy()] = joined.column(_POS).to_numpy()
+        return out
+
+
+def _dense_ids(keys: pa.Table) -> I64:
+    """A dense id per distinct key of a batch (per column dictionary codes, combined and re-densified)."""
+    ids = np.zeros(keys.num_rows, np.int64)
+    for col in keys.columns:
+        enc = pc.dictionary_encode(col.combine_chunks())
+        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        ids = ids * len(enc.dictionary) + codes
+        if len(keys.columns) > 1:
+            ids = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return ids
 
 
 def rewrite_partition_columns(t: pa.Table, names: list[str], values: pa.Table, parts: I32) -> pa.Table:

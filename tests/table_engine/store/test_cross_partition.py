@@ -4,6 +4,7 @@ create-time rejection of fixed buckets."""
 
 from __future__ import annotations
 
+import datetime
 import pathlib
 import tempfile
 from collections import Counter
@@ -80,6 +81,20 @@ def test_keys_move_back_and_forth_within_a_batch_and_a_writer_session(catalog: C
     w.write(data(("b", 2, 8)))
     t.new_commit().commit(w.prepare_commit())
     assert rows(t) == [("a", 1, 6), ("b", 2, 8)]
+
+
+def test_a_composite_key_moves_as_one(catalog: Catalog) -> None:
+    schema = pa.schema([("dt", pa.date32()), ("id", pa.int32()), ("name", pa.string()), ("v", pa.float64())])
+    t = catalog.create_table("db.c", schema, primary_keys=["id", "name"], partition_keys=["dt"])
+    d1, d2 = datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)
+
+    def batch(*r: tuple[Any, ...]) -> pa.Table:
+        return pa.table({n: [x[i] for x in r] for i, n in enumerate(schema.names)}, schema=schema)
+
+    t.write(batch((d1, 1, "x", 1.0), (d1, 1, "y", 2.0), (d1, 2, "x", 3.0)))
+    t.write(batch((d2, 1, "y", 4.0), (d2, 2, "y", 5.0), (d1, 1, "y", 6.0), (d2, 1, "y", 7.0)))
+    got = sorted((r["id"], r["name"], r["dt"], r["v"]) for r in t.read().to_pylist())
+    assert got == [(1, "x", d1, 1.0), (1, "y", d2, 7.0), (2, "x", d1, 3.0), (2, "y", d2, 5.0)]
 
 
 def test_a_delete_in_another_partition_deletes_the_key(catalog: Catalog) -> None:
