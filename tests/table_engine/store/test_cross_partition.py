@@ -83,6 +83,17 @@ def test_keys_move_back_and_forth_within_a_batch_and_a_writer_session(catalog: C
     assert rows(t) == [("a", 1, 6), ("b", 2, 8)]
 
 
+@pytest.mark.parametrize("options", [{"deletion-vectors.enabled": "true"}, {"changelog-producer": "input"},
+                                     {"changelog-producer": "lookup"}, {"write-only": "true"}])
+def test_moves_with_deletion_vectors_changelog_producers_and_write_only(catalog: Catalog,
+                                                                        options: dict[str, str]) -> None:
+    t = make(catalog, **options)
+    t.write(data(("a", 1, 1), ("a", 2, 2)))
+    t.write(data(("b", 1, 3)))
+    t.write(data(("c", 1, 4), ("a", 3, 5)))
+    assert rows(t) == [("c", 1, 4), ("a", 2, 2), ("a", 3, 5)]
+
+
 def test_a_composite_key_moves_as_one(catalog: Catalog) -> None:
     schema = pa.schema([("dt", pa.date32()), ("id", pa.int32()), ("name", pa.string()), ("v", pa.float64())])
     t = catalog.create_table("db.c", schema, primary_keys=["id", "name"], partition_keys=["dt"])
