@@ -20,9 +20,10 @@ index. Unrouted input is accepted as long as that proof holds (e.g. one task, or
 partition); otherwise the job fails, deletes its files and commits nothing.
 
 Cross-partition upsert tables (a primary key without every partition field, ``bucket`` = -1) are routed by the
-key alone: each task bootstraps the global key index (:mod:`table_engine.store.cross_partition`) and handles
-every row of its keys, in any partition, opening only its own buckets. Such a write by several unrouted tasks
-fails at commit (it could write one key twice).
+key alone, by the engine's key hash modulo N (computed in a ``mapInArrow`` step): task i bootstraps the global key
+index (:mod:`table_engine.store.cross_partition`) with only the keys routed to it, checks that every row it gets
+is one of them, handles every row of its keys in any partition, and opens only its own buckets. Such a write by
+several unrouted tasks fails at commit (it could write one key twice).
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -
         return (df.repartition(parallelism) if parallelism else df), {}
     configured = table.options.raw.get(o.ASSIGNERS)
     n = parallelism or (int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism)
+    if table.schema.cross_partition_update():
+        # the engine's key hash picks the task, so that each task bootstraps only its own keys
+        df = df.mapInArrow(functools.partial(_add_key_routes, table.schema, n),
+                           StructType([*df.schema.fields, StructField(ROUTE_COLUMN, IntegerType())]))
+        return df.repartition(n, _route_selector(df, F.col(ROUTE_COLUMN), n)), {o.ASSIGNERS: str(n)}
     cols = [F.col(c) for c in routing_columns(table)]
     routed = df.repartition(n, *cols).withColumn(ROUTE_COLUMN, F.pmod(F.hash(*cols), F.lit(n)).cast("int"))
     return routed, {o.ASSIGNERS: str(n)}
@@ -120,6 +126,11 @@ def _task_selector(df: DataFrame, table: Table, bucket: Column, n: int) -> Colum
     distinct (partition, bucket) pairs directly would often leave tasks idle)."""
     parts = [F.col(c) for c in table.partition_keys]
     task = F.pmod((F.pmod(F.hash(*parts), F.lit(n)) if parts else F.lit(0)) + bucket, F.lit(n))
+    return _route_selector(df, task, n)
+
+
+def _route_selector(df: DataFrame, task: Column, n: int) -> Column:
+    """An expression that Spark's hash partitioning into ``n`` partitions sends to partition ``task`` (0..n-1)."""
     # for each task t, an int whose Spark hash lands in partition t (found by Spark itself: exact by construction)
     probe = df.sparkSession.range(0, 64 * n).select(F.col("id").cast("int").alias("v"))
     rows = probe.select("v", F.pmod(F.hash("v"), F.lit(n)).alias("t")).collect()
@@ -178,6 +189,16 @@ def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.Rec
         cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
         buckets = bucket_of(hash_key_columns(cols, [k.type for k in keys]), num_buckets)
         yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+
+def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Append each row's writer task for a cross-partition upsert table: the engine's hash of the key columns
+    modulo ``n`` (:func:`table_engine.store.cross_partition.key_routes`, which the writer checks)."""
+    keys = [schema.field(k) for k in schema.trimmed_primary_keys()]
+    for batch in batches:
+        cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
+        routes = bucket_of(hash_key_columns(cols, [k.type for k in keys]), n)
+        yield batch.append_column(ROUTE_COLUMN, pa.array(routes, pa.int32()))
 
 
 @dataclass

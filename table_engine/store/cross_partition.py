@@ -39,10 +39,12 @@ from table_engine.core_options import (
     CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM,
     CROSS_PARTITION_UPSERT_INDEX_TTL,
 )
+from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.store.bucket_assign import Assigner
 from table_engine.store.context import StoreContext
 from table_engine.store.read import TableRead, read_context
 from table_engine.store.scan import Split, plan_splits
+from table_engine.types import DataType
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -52,11 +54,18 @@ BOOTSTRAP_BUCKET = "_BUCKET"
 """The bucket column of :func:`bootstrap_keys` (Paimon's ``IndexBootstrap.BUCKET_FIELD``)."""
 
 
-def bootstrap_keys(ctx: StoreContext, now_millis: int | None = None) -> pa.Table:
+def key_routes(keys: pa.Table, key_types: list[DataType], num_assigners: int) -> I32:
+    """Each row's assigner when rows are routed by key: the key's hash (Paimon's BinaryRow hash of the trimmed
+    primary key) modulo ``num_assigners``, Java style."""
+    return bucket_of(hash_key_columns(list(keys.columns), key_types), num_assigners)
+
+
+def bootstrap_keys(ctx: StoreContext, now_millis: int | None = None, assigner: Assigner | None = None) -> pa.Table:
     """Live rows of the latest snapshot as key columns, partition columns and ``_BUCKET`` (one row per key).
 
     Splits whose files are all older than ``cross-partition-upsert.index-ttl`` (by creation time) are skipped.
-    Splits are read in ``cross-partition-upsert.bootstrap-parallelism`` threads."""
+    Splits are read in ``cross-partition-upsert.bootstrap-parallelism`` threads. With an ``assigner`` only the
+    keys routed to it (:func:`key_routes`) are kept."""
     schema = ctx.schema
     columns = list(dict.fromkeys([*schema.trimmed_primary_keys(), *schema.partition_keys]))
     read = TableRead(read_context(ctx), columns)
@@ -70,8 +79,14 @@ def bootstrap_keys(ctx: StoreContext, now_millis: int | None = None) -> pa.Table
         now = int(time.time() * 1000) if now_millis is None else now_millis
         splits = [s for s in splits if _within_ttl(s, ttl, now)]
 
+    key_names = schema.trimmed_primary_keys()
+    key_types = [schema.field(k).type for k in key_names]
+
     def one(split: Split) -> pa.Table:
         t = read.read_split(split)
+        if assigner is not None and t.num_rows:
+            t = t.filter(pa.array(key_routes(t.select(key_names), key_types, assigner.num_assigners)
+                                  == assigner.assign_id))
         return t.append_column(BOOTSTRAP_BUCKET, pa.array(np.full(t.num_rows, split.bucket, np.int32)))
 
     parallelism = max(1, ctx.options.get(CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM))

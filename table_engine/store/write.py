@@ -45,6 +45,7 @@ from table_engine.store.cross_partition import (
     BOOTSTRAP_BUCKET,
     GlobalIndex,
     bootstrap_keys,
+    key_routes,
     rewrite_partition_columns,
 )
 from table_engine.store.deletion_vectors import dv_index_files
@@ -287,6 +288,13 @@ class TableWrite:
     def _assign_cross_partition(self, t: pa.Table, parts: np.ndarray) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """Rows routed by the global key index (:mod:`table_engine.store.cross_partition`)."""
         assert self._xindex is not None
+        if self.assigner is not None:  # the bootstrap kept only this assigner's keys: no other key may come
+            routes = key_routes(t.select(self.key_names), [f.type for f in self.key_fields],
+                                self.assigner.num_assigners)
+            if not (routes == self.assigner.assign_id).all():
+                raise DataError(f"rows of keys routed to assigners {sorted(set(routes.tolist()))} reached assigner "
+                                f"{self.assigner.assign_id} of {self.assigner.num_assigners} writing cross-partition "
+                                f"table {self.ctx.table_path}: route rows by the key hash (use prepare_write)")
         a = self._xindex.assign(t.select(self.key_names), parts.astype(np.int32))
         self._input_parts.update(np.unique(parts).tolist())
         t = t.take(pa.array(a.take))
@@ -388,7 +396,7 @@ class TableWrite:
                     {b: np.concatenate(hs) for b, hs in buckets.items()})
 
     def _bootstrap_cross_partition(self) -> None:
-        keys = bootstrap_keys(self.ctx)
+        keys = bootstrap_keys(self.ctx, assigner=self.assigner)
         parts = self._partition_ids(keys) if keys.num_rows else np.empty(0, np.int32)
         key_schema = pa.schema([self.arrow_schema.field(k) for k in self.key_names])
         self._xindex = GlobalIndex(self.key_names, key_schema, MergeEngine(self.opts.merge_engine()),

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
-from table_engine.errors import SchemaError
+from table_engine.errors import DataError, SchemaError
 from table_engine.schema_change import SetOption
+from table_engine.store.bucket_assign import Assigner
 from table_engine.store.cross_partition import BOOTSTRAP_BUCKET, bootstrap_keys
 from table_engine.table import Table
 
@@ -190,6 +191,33 @@ def test_bootstrap_reads_every_split_at_any_parallelism(catalog: Catalog, parall
     assert len(t.plan()) > 4
     t.write(data(*[("e", i, -i) for i in range(20)]))
     assert rows(t) == [("e", i, -i) for i in range(20)]
+
+
+def test_assigners_bootstrap_only_their_keys_and_refuse_others(catalog: Catalog) -> None:
+    """Several writers of one commit (Spark tasks) each own the keys whose hash modulo their count is their id."""
+    t = make(catalog, **{"dynamic-bucket.target-row-num": "5"})
+    t.write(data(*[("a", i, i) for i in range(40)]))
+    mine = [set(bootstrap_keys(t._ctx, assigner=Assigner(i, 3)).column("id").to_pylist()) for i in range(3)]
+    assert set().union(*mine) == set(range(40)) and sum(map(len, mine)) == 40 and all(mine)
+    writers = []
+    for i in range(3):
+        w = t.new_write()
+        w.assigner = Assigner(i, 3)
+        w.write(data(*[("b", k, -k) for k in sorted(mine[i])]))
+        writers.append(w)
+    t.new_commit().commit([m for w in writers for m in w.prepare_commit()])
+    assert rows(t) == [("b", k, -k) for k in range(40)]
+    # new keys of each writer go to its own buckets only
+    for s in t.plan():
+        if s.partition_values == ("b",):
+            ids = t.new_read().read_split(s).column("id").to_pylist()
+            owners = {i for i in range(3) for k in ids if k in mine[i]}
+            assert owners == {s.bucket % 3}
+    stray = t.new_write()
+    stray.assigner = Assigner(0, 3)
+    with pytest.raises(DataError, match="routed to assigners"):
+        stray.write(data(("c", next(iter(mine[1])), 0)))
+    stray.abort()
 
 
 # ---- create and alter --------------------------------------------------------------------------------------------
