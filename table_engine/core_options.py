@@ -75,9 +75,11 @@ DYNAMIC_BUCKET_MAX_BUCKETS = key("dynamic-bucket.max-buckets").int_type().defaul
 DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = key("dynamic-bucket.assigner-parallelism").int_type().no_default_value() \
     .with_description("Dynamic bucket mode: number of bucket assigners (one assigner here).")
 CROSS_PARTITION_UPSERT_INDEX_TTL = key("cross-partition-upsert.index-ttl").duration_type().no_default_value() \
-    .with_description("TTL of the cross-partition upsert index.")
+    .with_description("Cross-partition upsert: the index bootstrap skips a partition's bucket whose data files were "
+                      "all created longer ago than this (its keys may then be duplicated).")
 CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM = key("cross-partition-upsert.bootstrap-parallelism").int_type() \
-    .default_value(10).with_description("Parallelism of the cross-partition index bootstrap.")
+    .default_value(10).with_description("Cross-partition upsert: threads reading the table's keys at the index "
+                                        "bootstrap.")
 
 # ---- merge and sequence ------------------------------------------------------------------------------------------
 MERGE_ENGINE = key("merge-engine").enum_type(MergeEngine).default_value(MergeEngine.DEDUPLICATE).with_description(

@@ -59,6 +59,11 @@ class TableSchema:
             )
         return trimmed
 
+    def cross_partition_update(self) -> bool:
+        """A primary key that does not contain every partition field (Paimon's ``crossPartitionUpdate``)."""
+        return bool(self.primary_keys) and bool(self.partition_keys) \
+            and not set(self.partition_keys) <= set(self.primary_keys)
+
     def bucket_keys(self) -> list[str]:
         """``bucket-key`` option, else the trimmed primary keys, else (append tables) empty."""
         raw = self.options.get("bucket-key")
@@ -161,7 +166,27 @@ def new_schema(
         if schema.field(k).type.is_complex:
             raise SchemaError(f"partition key {k!r} has type {schema.field(k).type}, which cannot be a partition key")
     validate_file_index_options(schema.fields, schema.options)
+    validate_cross_partition(schema)
     return schema
+
+
+def validate_cross_partition(schema: TableSchema) -> None:
+    """Paimon's ``SchemaValidation`` rules for a primary key without every partition field (cross-partition
+    upsert): it needs dynamic bucket mode (``bucket`` = -1) and cannot have ``sequence.field``."""
+    if not schema.cross_partition_update():
+        return
+    where = f"primary key {list(schema.primary_keys)} does not include all partition fields " \
+            f"{list(schema.partition_keys)}"
+    bucket = schema.options.get("bucket", "-1").strip()
+    try:
+        fixed = int(bucket) != -1
+    except ValueError:
+        fixed = False  # an unparsable value is the options validation's to report
+    if fixed:
+        raise SchemaError(f"option 'bucket' = {bucket}: cross-partition upsert ({where}) needs dynamic bucket "
+                          "mode (bucket = -1)")
+    if schema.options.get("sequence.field"):
+        raise SchemaError(f"option 'sequence.field' cannot be used with cross-partition upsert ({where})")
 
 
 # ---- files -----------------------------------------------------------------------------------------------------

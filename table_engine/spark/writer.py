@@ -18,6 +18,12 @@ verifies that for every row and lets task i assign new keys only to buckets ``b 
 commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
 index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
 partition); otherwise the job fails, deletes its files and commits nothing.
+
+Cross-partition upsert tables (a primary key without every partition field, ``bucket`` = -1) are routed by the
+key alone, by the engine's key hash modulo N (computed in a ``mapInArrow`` step): task i bootstraps the global key
+index (:mod:`table_engine.store.cross_partition`) with only the keys routed to it, checks that every row it gets
+is one of them, handles every row of its keys in any partition, and opens only its own buckets. Such a write by
+several unrouted tasks fails at commit (it could write one key twice).
 """
 
 from __future__ import annotations
@@ -66,7 +72,11 @@ def is_dynamic_bucket(table: Table) -> bool:
 
 
 def routing_columns(table: Table) -> list[str]:
-    """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key."""
+    """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key;
+    for cross-partition upsert (a key without every partition field) the key alone, so that every row of a key
+    reaches the one task whose global index places it."""
+    if table.schema.cross_partition_update():
+        return table.schema.trimmed_primary_keys()
     return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
 
 
@@ -100,6 +110,11 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -
         return (df.repartition(parallelism) if parallelism else df), {}
     configured = table.options.raw.get(o.ASSIGNERS)
     n = parallelism or (int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism)
+    if table.schema.cross_partition_update():
+        # the engine's key hash picks the task, so that each task bootstraps only its own keys
+        df = df.mapInArrow(functools.partial(_add_key_routes, table.schema, n),
+                           StructType([*df.schema.fields, StructField(ROUTE_COLUMN, IntegerType())]))
+        return df.repartition(n, _route_selector(df, F.col(ROUTE_COLUMN), n)), {o.ASSIGNERS: str(n)}
     cols = [F.col(c) for c in routing_columns(table)]
     routed = df.repartition(n, *cols).withColumn(ROUTE_COLUMN, F.pmod(F.hash(*cols), F.lit(n)).cast("int"))
     return routed, {o.ASSIGNERS: str(n)}
@@ -111,6 +126,11 @@ def _task_selector(df: DataFrame, table: Table, bucket: Column, n: int) -> Colum
     distinct (partition, bucket) pairs directly would often leave tasks idle)."""
     parts = [F.col(c) for c in table.partition_keys]
     task = F.pmod((F.pmod(F.hash(*parts), F.lit(n)) if parts else F.lit(0)) + bucket, F.lit(n))
+    return _route_selector(df, task, n)
+
+
+def _route_selector(df: DataFrame, task: Column, n: int) -> Column:
+    """An expression that Spark's hash partitioning into ``n`` partitions sends to partition ``task`` (0..n-1)."""
     # for each task t, an int whose Spark hash lands in partition t (found by Spark itself: exact by construction)
     probe = df.sparkSession.range(0, 64 * n).select(F.col("id").cast("int").alias("v"))
     rows = probe.select("v", F.pmod(F.hash("v"), F.lit(n)).alias("t")).collect()
@@ -171,6 +191,16 @@ def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.Rec
         yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
 
 
+def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Append each row's writer task for a cross-partition upsert table: the engine's hash of the key columns
+    modulo ``n`` (:func:`table_engine.store.cross_partition.key_routes`, which the writer checks)."""
+    keys = [schema.field(k) for k in schema.trimmed_primary_keys()]
+    for batch in batches:
+        cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
+        routes = bucket_of(hash_key_columns(cols, [k.type for k in keys]), n)
+        yield batch.append_column(ROUTE_COLUMN, pa.array(routes, pa.int32()))
+
+
 @dataclass
 class PaimonCommitMessage(WriterCommitMessage):
     """What a task hands to the job's commit."""
@@ -187,6 +217,7 @@ class _TableWriter:
         self.overwrite = overwrite
         self.commit_user = commit_user
         self.dynamic = is_dynamic_bucket(table)
+        self.cross_partition = self.dynamic and table.schema.cross_partition_update()
         self.assigners = o.get_int(options, o.ASSIGNERS)
         self.routed = ROUTE_COLUMN in schema.fieldNames()
         self.kinds_column = o.get(options, o.ROWKIND_COLUMN)
@@ -240,6 +271,10 @@ class _TableWriter:
         try:
             if self.dynamic:
                 check_bucket_owners(tasks)
+            if self.cross_partition and not self.routed and sum(1 for t in tasks if t.rows) > 1:
+                raise DataError(f"{self.table.identifier} is a cross-partition upsert table: rows written by "
+                                "several tasks must be routed by key (use table_engine.spark.write_dataframe, or "
+                                "prepare_write() before df.write)")
         except BaseException:
             abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
             raise

@@ -342,7 +342,7 @@ class FileStoreCommit:
             def matches(part: bytes) -> bool:
                 return part in selected
         elif ow.dynamic and self.part_names:
-            touched = {m.partition for m in messages if m.new_files}
+            touched = {m.partition for m in messages if m.new_files and not m.moved_keys_only}
 
             def matches(part: bytes) -> bool:
                 return part in touched
@@ -364,7 +364,7 @@ class FileStoreCommit:
         previous = self.ctx.index_entries(latest)
         if overwrite is not None:
             # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
-            touched = {m.partition for m in messages}
+            touched = {m.partition for m in messages if not m.moved_keys_only}
             if overwrite.drop_partitions is not None:
                 dropped = self._matching(overwrite.drop_partitions, (e.partition for e in previous))
                 previous = [e for e in previous if e.partition not in dropped]
@@ -460,7 +460,7 @@ class FileStoreCommit:
 def _data_part(m: CommitMessage) -> CommitMessage:
     """The new data of a message (files, changelog, index changes), without its compaction changes."""
     return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
-                         changelog_files=m.changelog_files,
+                         changelog_files=m.changelog_files, moved_keys_only=m.moved_keys_only,
                          new_index_files=[i for i in m.new_index_files if not _is_dv(i)],
                          deleted_index_files=[i for i in m.deleted_index_files if not _is_dv(i)])
 

@@ -25,6 +25,10 @@ class CommitMessage:
     compact_changelog_files: list[DataFileMeta] = field(default_factory=list)
     """Changelog files produced by compaction (``lookup``, ``full-compaction``): committed with the COMPACT
     snapshot, as Java's ``CompactIncrement.changelogFiles``."""
+    moved_keys_only: bool = False
+    """Cross-partition upsert: the writer got no input row for this partition; its rows here are only for keys
+    that live here and were written to another partition (their DELETEs, or updates in place). A dynamic partition
+    overwrite does not overwrite such a partition: these rows are committed into it as changes."""
 
     def is_empty(self) -> bool:
         return not (self.new_files or self.compact_before or self.compact_after or self.changelog_files

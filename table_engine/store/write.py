@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.core_enums import ChangelogProducer
+from table_engine.core_enums import ChangelogProducer, MergeEngine
 from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
@@ -41,6 +41,13 @@ from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import BucketCompactor, CompactionSettings, WriterCompaction
 from table_engine.store.context import StoreContext
+from table_engine.store.cross_partition import (
+    BOOTSTRAP_BUCKET,
+    GlobalIndex,
+    bootstrap_keys,
+    key_routes,
+    rewrite_partition_columns,
+)
 from table_engine.store.deletion_vectors import dv_index_files
 from table_engine.store.kv_file_writer import DataFileWriter
 
@@ -80,6 +87,11 @@ class TableWrite:
         if self.num_buckets == 0 or self.num_buckets < -2:
             raise DataError(f"bucket = {self.num_buckets} is invalid: use a positive count or -1")
         self.dynamic = self.has_pk and self.num_buckets == -1
+        self.cross_partition = self.dynamic and schema.cross_partition_update()
+        if self.cross_partition:  # a global key index instead of per-partition HASH indexes
+            self.dynamic = False
+        self._xindex: GlobalIndex | None = None
+        self._input_parts: set[int] = set()  # cross-partition: partitions of input rows since the last commit
         self.bucket_keys = schema.bucket_keys()
         if not self.has_pk and self.num_buckets > 0 and not self.bucket_keys:
             raise DataError("an append table with fixed buckets needs the 'bucket-key' option")
@@ -190,6 +202,10 @@ class TableWrite:
                     msg.deleted_index_files.extend(old)
                     self._dyn_old_files[(part_bytes, bucket)] = [msg.new_index_files[-1]]
                 idx.changed.clear()
+        if self.cross_partition:
+            for (gid, _), msg in messages.items():
+                msg.moved_keys_only = gid not in self._input_parts
+            self._input_parts = set()
         return [messages[k] for k in sorted(messages)]
 
     def abort(self) -> None:
@@ -261,9 +277,35 @@ class TableWrite:
         if self.merge_fn is not None:
             t = self.merge_fn.on_write(t)  # the merge engine rejects row kinds it cannot take, prepares values
         parts = self._partition_ids(t)
+        if self.cross_partition:
+            t, parts, buckets = self._assign_cross_partition(t, parts)
+        else:
+            buckets = self._bucket_ids(t, parts)
         t = t.append_column(_PART, pa.array(parts, pa.int32()))
-        t = t.append_column(_BUCKET, pa.array(self._bucket_ids(t, parts), pa.int32()))
+        t = t.append_column(_BUCKET, pa.array(buckets, pa.int32()))
         return t
+
+    def _assign_cross_partition(self, t: pa.Table, parts: np.ndarray) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        """Rows routed by the global key index (:mod:`table_engine.store.cross_partition`)."""
+        assert self._xindex is not None
+        if self.assigner is not None:  # the bootstrap kept only this assigner's keys: no other key may come
+            routes = key_routes(t.select(self.key_names), [f.type for f in self.key_fields],
+                                self.assigner.num_assigners)
+            if not (routes == self.assigner.assign_id).all():
+                raise DataError(f"rows of keys routed to assigners {sorted(set(routes.tolist()))} reached assigner "
+                                f"{self.assigner.assign_id} of {self.assigner.num_assigners} writing cross-partition "
+                                f"table {self.ctx.table_path}: route rows by the key hash (use prepare_write)")
+        a = self._xindex.assign(t.select(self.key_names), parts.astype(np.int32))
+        self._input_parts.update(np.unique(parts).tolist())
+        t = t.take(pa.array(a.take))
+        if a.retract.any():
+            kinds = np.where(a.retract, np.int8(3), t.column(VALUE_KIND).to_numpy().astype(np.int8))
+            t = t.set_column(t.schema.get_field_index(VALUE_KIND), VALUE_KIND, pa.array(kinds, pa.int8()))
+        if (a.parts != parts[a.take]).any():
+            values = pa.table({f.name: pa.array([v[i] for v, _ in self._parts], self.arrow_schema.field(f.name).type)
+                               for i, f in enumerate(self.part_fields)})
+            t = rewrite_partition_columns(t, [f.name for f in self.part_fields], values, a.parts)
+        return t, a.parts, a.buckets
 
     def _partition_ids(self, t: pa.Table) -> np.ndarray:
         n = t.num_rows
@@ -324,6 +366,8 @@ class TableWrite:
         if self._restored:
             return
         self._restored = True
+        if self.cross_partition:
+            self._bootstrap_cross_partition()
         snapshot = self.ctx.latest_snapshot()
         if snapshot is None:
             return
@@ -350,6 +394,14 @@ class TableWrite:
             for part, buckets in per_part.items():
                 self._dyn_index[part] = PartitionBucketIndex.from_buckets(
                     {b: np.concatenate(hs) for b, hs in buckets.items()})
+
+    def _bootstrap_cross_partition(self) -> None:
+        keys = bootstrap_keys(self.ctx, assigner=self.assigner)
+        parts = self._partition_ids(keys) if keys.num_rows else np.empty(0, np.int32)
+        key_schema = pa.schema([self.arrow_schema.field(k) for k in self.key_names])
+        self._xindex = GlobalIndex(self.key_names, key_schema, MergeEngine(self.opts.merge_engine()),
+                                   self.opts.dynamic_bucket_target_row_num(), self.assigner)
+        self._xindex.load(keys, parts.astype(np.int32), keys.column(BOOTSTRAP_BUCKET).to_numpy().astype(np.int32))
 
     # ---- compaction ----------------------------------------------------------------------------------------------
     def _lsm(self, gid: int, bucket: int, st: _BucketState) -> WriterCompaction:
