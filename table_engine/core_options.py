@@ -50,7 +50,9 @@ def _stats_mode_ok(v: Any) -> bool:
 
 
 # ---- keys and distribution ---------------------------------------------------------------------------------------
-BUCKET = key("bucket").int_type().default_value(-1).with_description(
+BUCKET = key("bucket").int_type().default_value(-1).with_validator(
+    lambda n: n > 0 or n in (-1, -2), "a positive bucket count, -1 (dynamic or unaware bucket) or -2 (postpone "
+    "bucket)").with_description(
     "Bucket number. -1 (default): dynamic bucket mode for primary-key tables, bucket-unaware for append tables; "
     "N > 0: fixed buckets by hash of the bucket key; -2: postpone bucket mode.")
 BUCKET_KEY = key("bucket-key").string_type().no_default_value().with_description(
