@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file import read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
@@ -185,11 +185,12 @@ class TableRead:
 
     def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
         """One data file, projected to the current schema by field id, its deletion vector applied."""
-        t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
-        if split.deletion_files:
-            mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
-            if mask is not None:
-                t = t.filter(pa.array(mask))
+        with naming_snapshot(split.snapshot_id):
+            t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
+                if mask is not None:
+                    t = t.filter(pa.array(mask))
         return t
 
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
