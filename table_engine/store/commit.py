@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from table_engine.errors import CommitConflictError, CommitError
+from table_engine.errors import CommitConflictError, CommitError, SchemaError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -336,6 +336,10 @@ class FileStoreCommit:
         elif ow.static_partition:
             spec = dict(ow.static_partition)
             idx = {n: i for i, n in enumerate(self.part_names)}
+            unknown = sorted(str(k) for k in spec if k not in idx)
+            if unknown:
+                raise SchemaError(f"overwrite partition {spec}: {unknown} are not partition columns of "
+                                  f"{self.ctx.table_path} (partition columns: {list(self.part_names)})")
 
             def matches(part: bytes) -> bool:
                 vals = decode_row(part, self.part_types)
