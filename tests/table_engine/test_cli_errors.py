@@ -171,3 +171,13 @@ def test_as_a_process(table_warehouse: str) -> None:
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.strip().splitlines() == ["error: table-engine rollback: argument --snapshot: invalid int "
                                                "value: 'seven'"]
+
+
+def test_the_spark_application_has_the_same_argument_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from table_engine.spark.app import main as app_main
+
+    with pytest.raises(SystemExit) as exc:  # parsed before Spark starts
+        app_main(["rollback", "--warehouse", "w", "--table", "db.t", "--snapshot", "x"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: app.py rollback: argument --snapshot: invalid int value: 'x'"]
