@@ -14,6 +14,7 @@ from table_engine.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     ReadOnlyTableError,
+    SchemaError,
     TableAlreadyExistError,
     TableNotExistError,
 )
@@ -138,6 +139,10 @@ class Catalog:
         check_name("database", db)
         _refuse_system(name, identifier, "create_table")
         check_name("table", name)
+        if not isinstance(schema, pa.Schema):
+            raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        if len(schema) == 0:
+            raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
         if self.table_exists(identifier):

@@ -29,7 +29,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
 from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, merge_function_for, sort_and_merge
-from table_engine.predicate import Predicate, conjunction
+from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import VectorCache
 from table_engine.store.scan import Split
@@ -70,6 +70,7 @@ class TableRead:
                     raise SchemaError(f"cannot project unknown column {c!r}; columns are {names}")
         self.columns = list(columns) if columns is not None else names
         self.predicates = list(predicates)
+        check_value_types(self.predicates, ctx.schema.arrow_schema())
         self.filter_expr = conjunction(self.predicates)
         self.output_schema = pa.schema([to_arrow_field(ctx.schema.field(c)) for c in self.columns])
         self.has_pk = bool(ctx.schema.primary_keys)

@@ -2,9 +2,9 @@
 the warehouse byte-for-byte unchanged (no file or directory added, removed or changed).
 
 Each case is ``(id, call, error type, text the message must contain)``; ``call`` gets the catalog and a table
-``db.t`` (primary key ``id``, partitioned by ``dt``, ``bucket`` = 2, two snapshots and a tag ``t1``) and an append
-table ``db.a``. Partition specs whose values do not parse (``{"dt": "notadate"}`` on a DATE column) belong to the
-typed partition-spec work and are not here.
+``db.t`` (primary key ``id``, partitioned by ``dt``, ``bucket`` = 2, two snapshots and a tag ``t1``), an append
+table ``db.a`` and ``db.nn`` with a NOT NULL column ``v``. Partition specs whose values do not parse
+(``{"dt": "notadate"}`` on a DATE column) belong to the typed partition-spec work and are not here.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import (
     CatalogError,
+    ConsumerError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
     DataError,
     OptionError,
     ReadOnlyTableError,
@@ -50,6 +53,7 @@ class Tables:
     catalog: Catalog
     t: Table
     a: Table
+    nn: Table
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,9 @@ CASES = [
     Case("map-typed partition key", create("db.new", pa.schema([("k", pa.int64()),
                                                                 ("p", pa.map_(pa.string(), pa.string()))]),
                                            pk=(), part=("p",)), SchemaError, "p"),
+    Case("no columns", create("db.new", pa.schema([]), pk=(), part=()), SchemaError, "no columns"),
+    Case("not an Arrow schema", create("db.new", {"id": "int"}, pk=(), part=()), SchemaError,  # type: ignore[arg-type]
+         "dict"),
     Case("alter: drop a key column", lambda s: s.t.alter(DropColumn("id")), SchemaError, "id"),
     Case("alter: drop an unknown column", lambda s: s.t.alter(DropColumn("nope")), SchemaError, "nope"),
     Case("alter: rename onto an existing column", lambda s: s.t.alter(RenameColumn("v", "id")), SchemaError, "id"),
@@ -192,6 +199,47 @@ CASES = [
          "x"),
     Case("read an unknown column", lambda s: s.t.read(columns=["nope"]), SchemaError, "nope"),
     Case("filter on an unknown column", lambda s: s.t.read(filter=[("nope", "=", 1)]), PredicateError, "nope"),
+    Case("filter with an unknown operator", lambda s: s.t.read(filter=[("id", "~", 1)]), PredicateError, "~"),
+    Case("filter value of the wrong type", lambda s: s.t.read(filter=[("id", "=", "abc")]), PredicateError,
+         "'id'"),
+    Case("filter: in with the wrong types", lambda s: s.t.read(filter=[("id", "in", ["a", "b"])]),
+         PredicateError, "'id'"),
+    Case("filter value of the wrong type, append table", lambda s: s.a.read(filter=[("s", "<", 3)]),
+         PredicateError, "'s'"),
+    Case("null in a NOT NULL column", lambda s: s.nn.write(pa.table({"k": [1], "v": pa.array([None], pa.string())})),
+         DataError, "'v'"),
+    Case("delete rows into an append table", lambda s: s.a.write(pa.table({"x": pa.array([1], pa.int32()),
+                                                                          "s": ["a"]}), row_kinds=["-D"]),
+         DataError, "+I"),
+    Case("tag retention negative", lambda s: s.t.create_tag("t9", 1, -5), TagError, "-5"),
+    Case("expire: retain_min 0", lambda s: s.t.expire_snapshots(retain_min=0), OptionError,
+         "snapshot.num-retained.min"),
+    Case("expire: retain_max < retain_min", lambda s: s.t.expire_snapshots(retain_min=5, retain_max=2), OptionError,
+         "snapshot.num-retained.max"),
+    Case("expire: unknown setting", lambda s: s.t.expire_snapshots(retain_minimum=5), OptionError, "retain_minimum"),
+    Case("drop_partitions: empty spec", lambda s: s.t.drop_partitions([{}]), SchemaError, "{}"),
+    Case("expire_partitions: no expiration time", lambda s: s.t.expire_partitions(), OptionError,
+         "partition.expiration-time"),
+    Case("expire_partitions: bad formatter", lambda s: s.t.expire_partitions(expiration_time="1 d",
+                                                                             timestamp_formatter="qqqq"),
+         OptionError, "qqqq"),
+    Case("expire_partitions: pattern names no partition column", lambda s: s.t.expire_partitions(
+        expiration_time="1 d", timestamp_pattern="$day"), OptionError, "$day"),
+    Case("expire_partitions: unpartitioned table", lambda s: s.a.expire_partitions(expiration_time="1 d"),
+         SchemaError, "not partitioned"),
+    Case("time travel before the first snapshot", lambda s: s.t.read(timestamp_millis=-5), SnapshotNotExistError,
+         "-5"),
+    Case("remove orphan files: older_than in the future", lambda s: s.t.remove_orphan_files(
+        older_than_millis=2**62), OptionError, "older_than"),
+    Case("consumer id with /", lambda s: s.t.reset_consumer("a/b", 1), ConsumerError, "a/b"),
+    Case("drop a missing database", lambda s: s.catalog.drop_database("nope"), DatabaseNotExistError, "nope"),
+    Case("drop a database with tables", lambda s: s.catalog.drop_database("db"), DatabaseNotEmptyError, "db"),
+    Case("list tables of a missing database", lambda s: s.catalog.list_tables("nope"), DatabaseNotExistError,
+         "nope"),
+    Case("stream scan: bad option", lambda s: s.t.new_stream_scan(options={"scan.snapshot-id": "x"}), OptionError,
+         "scan.snapshot-id"),
+    Case("rename a tag onto an existing one", lambda s: s.t.rename_tag("t1", "t1"), TagAlreadyExistError, "t1"),
+    Case("rename a tag to a bad name", lambda s: s.t.rename_tag("t1", "a/b"), TagError, "a/b"),
 ]
 
 
@@ -215,7 +263,9 @@ def tables(catalog: Catalog) -> Tables:
     t.write(pa.table({"id": [1], "v": ["c"], "dt": ["2026-01-01"]}))
     t.create_tag("t1", 1)
     a = catalog.create_table("db.a", APPEND_SCHEMA)
-    return Tables(catalog, t, a)
+    not_null = pa.schema([pa.field("k", pa.int64()), pa.field("v", pa.string(), nullable=False)])
+    nn = catalog.create_table("db.nn", not_null, primary_keys=["k"])
+    return Tables(catalog, t, a, nn)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -237,4 +287,4 @@ def test_the_tables_still_work_after_all_the_bad_input(tables: Tables) -> None:
     assert tables.t.read().sort_by("id").to_pydict() == {"id": [1, 2], "v": ["c", "b"],
                                                          "dt": ["2026-01-01", "2026-01-02"]}
     assert tables.t.latest_snapshot_id() == 2 and tables.t.list_tags() == ["t1"]
-    assert tables.catalog.list_tables("db") == ["a", "t"]
+    assert tables.catalog.list_tables("db") == ["a", "nn", "t"]
