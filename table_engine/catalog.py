@@ -14,10 +14,11 @@ from table_engine.errors import (
     DatabaseNotEmptyError,
     DatabaseNotExistError,
     ReadOnlyTableError,
+    SchemaError,
     TableAlreadyExistError,
     TableNotExistError,
 )
-from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema
+from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema, validate_bucket
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.lsm.merge_engines.config import validate_merge_engine
 from table_engine.table import Table
@@ -59,8 +60,8 @@ def check_name(kind: str, name: str) -> None:
         raise CatalogError(f"invalid {kind} name {name!r}: it {problem}")
 
 
-def _refuse_system(identifier: str, action: str) -> None:
-    if "$" in identifier:
+def _refuse_system(name: str, identifier: str, action: str) -> None:
+    if "$" in name:
         raise ReadOnlyTableError(f"table {identifier} is a read-only system table: {action} is not allowed")
 
 
@@ -134,20 +135,25 @@ class Catalog:
         ignore_if_exists: bool = False,
     ) -> Table:
         """Create a table from an Arrow schema; key columns become NOT NULL. Options are validated."""
-        _refuse_system(identifier, "create_table")
         db, name = parse_identifier(identifier)
         check_name("database", db)
+        _refuse_system(name, identifier, "create_table")
         check_name("table", name)
+        if not isinstance(schema, pa.Schema):
+            raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        if len(schema) == 0:
+            raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise TableAlreadyExistError(f"table {identifier!r} exists in {self.warehouse}")
-        self.create_database(db, ignore_if_exists=True)
         fields, highest = fields_from_arrow_schema(schema)
         ts = new_schema(0, fields, list(partition_keys), list(primary_keys), opts, comment, highest)
+        validate_bucket(ts)
         validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
+        self.create_database(db, ignore_if_exists=True)  # only once the table is valid: bad input changes nothing
         path = self.table_path(identifier)
         if not try_commit_schema(self.file_io, path, ts):
             if ignore_if_exists:
@@ -172,7 +178,7 @@ class Catalog:
         return table.read_optimized_view() if system else table
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
-        _refuse_system(identifier, "drop_table")
+        _refuse_system(parse_identifier(identifier)[1], identifier, "drop_table")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return

@@ -4,7 +4,9 @@
 ``spark-submit table_engine/spark/app.py <command> ...`` takes exactly the same arguments and runs the data-heavy
 commands (write, compact, consume-changelog) distributed. Both log progress to stderr and print one final JSON
 object line to stdout (``"status": "ok"`` or ``"error"``, the table, the snapshot id and counts); the exit code is
-0 on success, 1 when the job failed, 2 for bad arguments.
+0 on success, 1 when the job failed, 2 for bad arguments. A failure (any ``TableEngineError``, or bad arguments)
+is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose`` (or when the
+failure is not a ``TableEngineError``, i.e. a bug).
 
 Commands (``--help`` on each lists its options):
 
@@ -45,7 +47,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 
@@ -112,6 +114,17 @@ def parse_time_millis(text: str, now_millis: int | None = None) -> int:
     return int(dt.timestamp() * 1000)
 
 
+def _positive_int(text: str) -> int:
+    """A count or a snapshot id: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _duration(text: str) -> int:
     try:
         return parse_duration(text)
@@ -119,11 +132,26 @@ def _duration(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """An argument error is one line ``error: <message>`` on stderr and exit status 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {one_line(f'{self.prog}: {message}')}\n")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (a multi-line message's lines joined with `` | ``)."""
+    return " | ".join(part.strip() for part in str(text).splitlines() if part.strip()) or str(text).strip()
+
+
 def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     """The argument grammar shared by ``table-engine`` and ``table_engine/spark/app.py``."""
-    parser = argparse.ArgumentParser(prog=prog, description="Jobs on Paimon tables (see the module docstring).")
+    parser = ArgumentParser(prog=prog, description="Jobs on Paimon tables (see the module docstring).")
     parser.add_argument("--log-level", default="INFO", help="logging level (stderr)")
-    common = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--verbose", action="store_true", help="print the traceback of a failed job")
+    common = ArgumentParser(add_help=False)
+    common.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="print the traceback of a failed job")
     common.add_argument("--warehouse", required=True, help="warehouse path or URI")
     common.add_argument("--table", required=True, help="database.table")
     common.add_argument("--catalog-option", action="append", type=_key_value, default=[], metavar="K=V",
@@ -148,8 +176,8 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", type=_key_value, default=[], metavar="K=V",
                    help="with --create-if-missing: table option (repeatable)")
     p.add_argument("--commit-user", help="commit user; re-running a job with the same one does not commit twice")
-    p.add_argument("--parallelism", type=int, help="Spark: writer tasks for primary-key tables (default: Spark's "
-                   "default parallelism)")
+    p.add_argument("--parallelism", type=_positive_int,
+                   help="Spark: writer tasks for primary-key tables (default: Spark's default parallelism)")
 
     p = command("compact", "compact a primary-key table (all buckets, or those of --partition)")
     p.add_argument("--full", action="store_true", help="full compaction (one sorted run per bucket)")
@@ -158,17 +186,18 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     p.add_argument("--idle-time", type=_duration, metavar="DURATION",
                    help="only partitions that got no new data files for this long, e.g. '1 d'")
     p.add_argument("--commit-user")
-    p.add_argument("--parallelism", type=int, help="Spark: compaction tasks (default: Spark's default parallelism)")
+    p.add_argument("--parallelism", type=_positive_int,
+                   help="Spark: compaction tasks (default: Spark's default parallelism)")
 
     p = command("expire-snapshots", "expire old snapshots and the files only they reference")
-    p.add_argument("--retain-min", type=int)
-    p.add_argument("--retain-max", type=int)
+    p.add_argument("--retain-min", type=_positive_int)
+    p.add_argument("--retain-max", type=_positive_int)
     p.add_argument("--older-than", type=parse_time_millis, metavar="TIME")
-    p.add_argument("--max-deletes", type=int)
+    p.add_argument("--max-deletes", type=_positive_int)
 
     p = command("create-tag", "tag a snapshot (latest by default)")
     p.add_argument("--tag", required=True)
-    p.add_argument("--snapshot", type=int)
+    p.add_argument("--snapshot", type=_positive_int)
     p.add_argument("--time-retained", type=_duration, metavar="DURATION")
 
     p = command("expire-tags", "delete tags past their retention (or created before --older-than)")
@@ -179,7 +208,7 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     p.add_argument("--timestamp-formatter")
     p.add_argument("--timestamp-pattern")
     p.add_argument("--strategy", choices=("values-time", "update-time"))
-    p.add_argument("--max-expires", type=int)
+    p.add_argument("--max-expires", type=_positive_int)
     p.add_argument("--dry-run", action="store_true")
 
     p = command("remove-orphan-files", "delete files no snapshot, tag or changelog references")
@@ -188,7 +217,7 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
 
     p = command("rollback", "make an older snapshot (or a tag) the latest")
     target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--snapshot", type=int)
+    target.add_argument("--snapshot", type=_positive_int)
     target.add_argument("--tag")
 
     p = command("consume-changelog", "read the changes after a consumer's position and advance it")
@@ -197,8 +226,8 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     out.add_argument("--output", help="directory for the change rows (one sub-directory per run)")
     out.add_argument("--target-table", help="apply the changes to this table (database.table)")
     p.add_argument("--output-format", choices=("parquet", "json", "csv"), default="parquet")
-    p.add_argument("--from-snapshot", type=int, help="first snapshot to read (default: the consumer's next)")
-    p.add_argument("--to-snapshot", type=int, help="last snapshot to read (default: the latest)")
+    p.add_argument("--from-snapshot", type=_positive_int, help="first snapshot to read (default: the consumer's next)")
+    p.add_argument("--to-snapshot", type=_positive_int, help="last snapshot to read (default: the latest)")
     return parser
 
 
@@ -262,7 +291,12 @@ def _write(args: argparse.Namespace) -> dict[str, Any]:
     fmt: Any = args.format
     if args.source_option:
         fmt = _file_format(args.format, dict(args.source_option))
-    data = ds.dataset(args.source, format=fmt)
+    try:
+        data = ds.dataset(args.source, format=fmt)
+    except FileNotFoundError:
+        raise CliError(f"--source {args.source} does not exist") from None
+    except pa.ArrowInvalid as e:
+        raise CliError(f"--source {args.source} cannot be read as {args.format}: {e}") from e
     table, created = ensure_table(args, open_catalog(args), data.schema)
     user = commit_user(args)
     done = previous_commit(table, user) if args.commit_user else None
@@ -382,15 +416,21 @@ def run(args: argparse.Namespace, commands: Mapping[str, Callable[[argparse.Name
     head: dict[str, Any] = {"command": args.command, "table": args.table}
     log.info("%s %s: starting", args.command, args.table)
     code = 0
+    reason = None
     try:
         out = {**head, "status": "ok", **commands[args.command](args)}
         log.info("%s %s: done", args.command, args.table)
-    except Exception as e:  # reported as the job's result; the traceback goes to the log
-        log.exception("%s %s failed", args.command, args.table)
-        out, code = {**head, "status": "error", "error": f"{type(e).__name__}: {e}"}, 1
+    except Exception as e:  # reported as the job's result: one line, the traceback only with --verbose or for a bug
+        expected = isinstance(e, TableEngineError)
+        reason = one_line(str(e) if expected else f"{type(e).__name__}: {e}")
+        log.error("%s %s failed: %s", args.command, args.table, reason,
+                  exc_info=not expected or bool(getattr(args, "verbose", False)))
+        out, code = {**head, "status": "error", "error": one_line(f"{type(e).__name__}: {e}")}, 1
     out["seconds"] = round(time.monotonic() - started, 3)
     if before_output is not None:
         before_output()
+    if reason is not None:
+        print(f"error: {reason}", file=sys.stderr, flush=True)
     print(json.dumps(out, default=str), flush=True)
     return code
 

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.catalog import Catalog
+from table_engine.errors import ConsumerError
 from table_engine.store.context import StoreContext
 from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.table import Table
@@ -49,6 +50,8 @@ def change_range(args: argparse.Namespace, table: Table) -> ChangeRange:
     directory an earlier run completed but did not get to acknowledge)."""
     if getattr(args, "output", None):
         recover_output(args, table)
+    if args.from_snapshot is not None and args.to_snapshot is not None and args.from_snapshot > args.to_snapshot:
+        raise ConsumerError(f"--from-snapshot {args.from_snapshot} is after --to-snapshot {args.to_snapshot}")
     latest = table.latest_snapshot_id() or 0
     end = min(args.to_snapshot, latest) if args.to_snapshot is not None else latest
     if args.from_snapshot is not None:

@@ -50,9 +50,12 @@ def _stats_mode_ok(v: Any) -> bool:
 
 
 # ---- keys and distribution ---------------------------------------------------------------------------------------
-BUCKET = key("bucket").int_type().default_value(-1).with_description(
+BUCKET = key("bucket").int_type().default_value(-1).with_validator(
+    lambda n: n > 0 or n in (-1, -2), "a positive bucket count, -1 (dynamic or unaware bucket) or -2 (postpone "
+    "bucket)").with_description(
     "Bucket number. -1 (default): dynamic bucket mode for primary-key tables, bucket-unaware for append tables; "
-    "N > 0: fixed buckets by hash of the bucket key; -2: postpone bucket mode.")
+    "N > 0: fixed buckets by hash of the bucket key (an append table needs 'bucket-key'); -2 (postpone bucket mode) "
+    "is not supported by this engine. Other values are rejected at create and alter.")
 BUCKET_KEY = key("bucket-key").string_type().no_default_value().with_description(
     "Comma-separated columns whose hash picks the bucket; defaults to the primary key minus partition keys.")
 BUCKET_FUNCTION_TYPE = key("bucket-function.type").enum_type(BucketFunctionType).default_value(

@@ -6,6 +6,10 @@ offending thing (table, file, option, column) so that a log line alone explains 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
 
 class TableEngineError(Exception):
     """Base class of every error raised by the table engine."""
@@ -61,6 +65,45 @@ class CommitConflictError(CommitError):
 
 class CorruptMetadataError(TableEngineError):
     """A metadata file (schema, snapshot, manifest, manifest list, index) cannot be read."""
+
+
+class MissingFileError(CorruptMetadataError, FileNotFoundError):
+    """A file the table's metadata references (manifest list, manifest, data, changelog, index or deletion-vector
+    file) does not exist. Names the file and, where known, the snapshot that references it. It is also a
+    ``FileNotFoundError``, so code that tolerates files that are gone (expiry, orphan cleanup) still can."""
+
+    def __init__(self, kind: str, path: str, snapshot_id: int | None = None, detail: str = "") -> None:
+        self.kind = kind
+        self.path = path
+        self.snapshot_id = snapshot_id
+        self.detail = detail
+        owner = "the table" if snapshot_id is None else f"snapshot {snapshot_id}"
+        super().__init__(f"{owner} references {kind} {path}, which does not exist{detail}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (Spark tasks) with its own arguments, not OSError's
+        return type(self), (self.kind, self.path, self.snapshot_id, self.detail)
+
+    def in_snapshot(self, snapshot_id: int | None) -> MissingFileError:
+        """This error naming ``snapshot_id`` (itself if it names a snapshot already or ``snapshot_id`` is None)."""
+        if self.snapshot_id is not None or snapshot_id is None:
+            return self
+        return MissingFileError(self.kind, self.path, snapshot_id, self.detail)
+
+    def with_detail(self, detail: str) -> MissingFileError:
+        """This error with ``detail`` appended to its message (what was being done)."""
+        return MissingFileError(self.kind, self.path, self.snapshot_id, self.detail + detail)
+
+
+@contextlib.contextmanager
+def naming_snapshot(snapshot_id: int | None) -> Iterator[None]:
+    """A :class:`MissingFileError` raised inside names ``snapshot_id`` (the snapshot being read or maintained)."""
+    try:
+        yield
+    except MissingFileError as e:
+        named = e.in_snapshot(snapshot_id)
+        if named is e:
+            raise
+        raise named from e
 
 
 class SnapshotNotExistError(TableEngineError):

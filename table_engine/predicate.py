@@ -152,6 +152,20 @@ def validate_columns(preds: Sequence[Predicate], columns: Sequence[str]) -> None
             raise PredicateError(f"filter on unknown column {p.column!r}; columns are {list(columns)}")
 
 
+def check_value_types(preds: Sequence[Predicate], schema: pa.Schema) -> None:
+    """PredicateError naming the column when a filter's value cannot be compared with the column (``id = 'abc'``
+    on an integer column), instead of an Arrow error at the first file read."""
+    empty = schema.empty_table()
+    for p in preds:
+        if p.column not in schema.names:
+            continue
+        try:
+            empty.filter(p.expression())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            raise PredicateError(f"filter ({p.column!r}, {p.op!r}, {p.value!r}): the value does not match column "
+                                 f"{p.column!r} of type {schema.field(p.column).type}") from None
+
+
 def conjunction(preds: Sequence[Predicate]) -> pc.Expression | None:
     expr: pc.Expression | None = None
     for p in preds:

@@ -140,6 +140,10 @@ class Table:
         all data (when false or the table is unpartitioned), or the static ``partition`` given.
         ``maintain``: run commit-time maintenance afterwards (default :attr:`commit_maintenance`).
         """
+        unknown = sorted(str(k) for k in partition or {} if k not in self.partition_keys)
+        if unknown:  # before anything is written
+            raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
+                              f"{self.identifier} (partition columns: {self.partition_keys})")
         writer = self.new_write()
         try:
             writer.write(data, row_kinds)

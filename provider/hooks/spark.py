@@ -220,7 +220,10 @@ class PaimonSparkHook(BaseHook):
             what = "was killed" if self._killed else f"failed with exit code {returncode}"
             error = f": {result.get('error')}" if result and result.get("error") else ""
             job = sub.application if sub.local else f"spark-submit of {sub.application}"
-            raise AirflowException(f"{job} {what}{error}. Last output:\n" + "\n".join(tail))
+            reason = failure_reason(tail, result) or f"error: {job} {what}"
+            self.log.error("%s", reason)
+            # the message ends with the job's one-line reason: the last line of the task's failure in the log
+            raise AirflowException(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}")
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
         return result
@@ -248,6 +251,18 @@ class PaimonSparkHook(BaseHook):
                 process.wait()
         elif self._spark_hook is not None and process is None:
             self._spark_hook.on_kill()
+
+
+def failure_reason(output: Iterable[str], result: dict[str, Any] | None) -> str | None:
+    """The job's one-line failure reason: its last ``error: <message>`` line (what the engine's CLI and the Spark
+    application print on stderr), else ``error: <the result line's error>``."""
+    reason = None
+    for line in output:
+        if line.startswith("error: "):
+            reason = line.strip()
+    if reason is None and result is not None and result.get("error"):
+        reason = f"error: {result['error']}"
+    return reason
 
 
 def _lines(stream: IO[str]) -> Iterable[str]:

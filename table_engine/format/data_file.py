@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from table_engine.errors import CorruptMetadataError, OptionError
+from table_engine.errors import CorruptMetadataError, MissingFileError, OptionError
 from table_engine.format.binary_row import EMPTY_ROW, encode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource, SimpleStats
 from table_engine.io.file_io import FileIO
@@ -132,11 +132,15 @@ def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = Non
         with file_io.open_input(path) as f:
             return pq.read_table(f, columns=list(columns) if columns is not None else None)
     except FileNotFoundError:
-        raise CorruptMetadataError(f"data file {path} referenced by the table does not exist") from None
+        raise MissingFileError(_kind_of(path), path) from None
     except (pa.ArrowInvalid, OSError) as e:
         if not file_io.exists(path):
-            raise CorruptMetadataError(f"data file {path} referenced by the table does not exist") from None
+            raise MissingFileError(_kind_of(path), path) from None
         raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
+
+
+def _kind_of(path: str) -> str:
+    return "changelog file" if path.rsplit("/", 1)[-1].startswith("changelog-") else "data file"
 
 
 def parquet_column_names(file_io: FileIO, path: str) -> list[str]:

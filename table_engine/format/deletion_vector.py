@@ -142,7 +142,7 @@ def write_dv_index(file_io: FileIO, path: str, dvs: Mapping[str, BitMap], bitmap
 
 def read_dv_index(file_io: FileIO, path: str, ranges: Sequence[DeletionVectorMeta]) -> dict[str, BitMap]:
     """The vectors of ``ranges`` (from the index manifest) in the DV index file at ``path``."""
-    data = file_io.read_bytes(path)
+    data = file_io.read_referenced(path, "deletion vector index file")
     if not data or data[0] != DV_INDEX_VERSION:
         raise CorruptMetadataError(f"deletion vector index {path}: unsupported version byte "
                                    f"{data[0] if data else 'none'} (expected {DV_INDEX_VERSION})")

@@ -46,7 +46,7 @@ def write_hash_index(file_io: FileIO, path: str, hashes: npt.ArrayLike) -> int:
 
 def read_hash_index(file_io: FileIO, path: str) -> npt.NDArray[np.int32]:
     """The key hashes stored in ``path`` as a native-order int32 array, in file order."""
-    data = file_io.read_bytes(path)
+    data = file_io.read_referenced(path, "HASH index file")
     if len(data) % 4:
         raise CorruptMetadataError(f"HASH index file {path} has {len(data)} bytes, not a multiple of 4")
     return np.frombuffer(data, dtype=_BE_I4).astype(np.int32)

@@ -178,7 +178,7 @@ def write_index_manifest(file_io: FileIO, path: str, entries: Iterable[IndexMani
 
 def read_index_manifest(file_io: FileIO, path: str) -> list[IndexManifestEntry]:
     """All entries of the index manifest at ``path``, in file order (``FileNotFoundError`` if missing)."""
-    records = read_avro(file_io.read_bytes(path), path)
+    records = read_avro(file_io.read_referenced(path, "index manifest"), path)
     try:
         return [IndexManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:

@@ -98,7 +98,7 @@ def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry])
 
 def read_manifest(file_io: FileIO, path: str) -> list[ManifestEntry]:
     """All entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing)."""
-    records = read_avro(file_io.read_bytes(path), path)
+    records = read_avro(file_io.read_referenced(path, "manifest file"), path)
     try:
         return [ManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:

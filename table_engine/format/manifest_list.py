@@ -115,7 +115,7 @@ def write_manifest_list(file_io: FileIO, path: str, metas: Iterable[ManifestFile
 
 def read_manifest_list(file_io: FileIO, path: str) -> list[ManifestFileMeta]:
     """The manifests listed in ``path``, in file order (``FileNotFoundError`` if it is missing)."""
-    records = read_avro(file_io.read_bytes(path), path)
+    records = read_avro(file_io.read_referenced(path, "manifest list"), path)
     try:
         return [ManifestFileMeta.from_avro(r) for r in records]
     except (KeyError, TypeError, AttributeError) as e:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_engine.errors import CorruptMetadataError, SchemaError
+from table_engine.core_options import BUCKET, BUCKET_KEY
+from table_engine.errors import CorruptMetadataError, OptionError, SchemaError, UnsupportedError
 from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.io.file_io import FileIO
 from table_engine.types import DataField, max_field_id, to_arrow_schema
@@ -187,6 +188,32 @@ def validate_cross_partition(schema: TableSchema) -> None:
                           "mode (bucket = -1)")
     if schema.options.get("sequence.field"):
         raise SchemaError(f"option 'sequence.field' cannot be used with cross-partition upsert ({where})")
+
+
+def validate_bucket(schema: TableSchema) -> None:
+    """Paimon's ``SchemaValidation.validateBucket`` at create and alter time: ``bucket`` is a positive count or -1
+    (-2, postpone bucket mode, is not supported by this engine); ``bucket-key`` needs a fixed bucket count, names
+    existing non-partition columns (primary-key columns for a primary-key table), and a fixed-bucket append table
+    must have one. Raises OptionError/UnsupportedError naming the option."""
+    bucket = BUCKET.value_from(schema.options)  # OptionError for 0 and negative values Paimon does not define
+    if bucket == -2:
+        raise UnsupportedError("bucket = -2 (postpone bucket mode) is not supported by this engine: use -1 or a "
+                               "positive bucket count")
+    has_bucket_key = BUCKET_KEY.is_set(schema.options)
+    if bucket == -1 and has_bucket_key:
+        raise OptionError(f"bucket-key = {schema.options['bucket-key']!r} needs a fixed bucket count: cannot define "
+                          "'bucket-key' with bucket -1, set 'bucket' to a positive number")
+    if bucket > 0 and not schema.primary_keys and not schema.bucket_keys():
+        raise OptionError(f"bucket = {bucket} on an append table needs the 'bucket-key' option (the columns whose "
+                          "hash picks the bucket)")
+    names = schema.field_names()
+    for k in schema.bucket_keys() if has_bucket_key else ():
+        if k not in names:
+            raise OptionError(f"bucket-key {k!r} is not a column; columns are {names}")
+        if k in schema.partition_keys:
+            raise OptionError(f"bucket-key {k!r} cannot be a partition key")
+        if schema.primary_keys and k not in schema.primary_keys:
+            raise OptionError(f"bucket-key {k!r} must be part of the primary key {list(schema.primary_keys)}")
 
 
 # ---- files -----------------------------------------------------------------------------------------------------

@@ -7,16 +7,18 @@ exists; otherwise the snapshot directory is listed.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import time
 import uuid as uuid_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from table_engine.errors import CorruptMetadataError, SnapshotNotExistError
+from table_engine.errors import CorruptMetadataError, SnapshotNotExistError, naming_snapshot
 from table_engine.io.file_io import FileIO
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "latest_snapshot",
     "latest_snapshot_id",
     "list_snapshot_ids",
+    "names_snapshot",
     "read_snapshot",
     "snapshot_at_or_before_time",
     "snapshot_dir",
@@ -172,6 +175,23 @@ _JSON_TYPES: dict[str, type | tuple[type, ...]] = {
 
 
 # ---------------------------------------------------------------------------------------------- paths and hints
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def names_snapshot(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorator of functions that read what a snapshot references: a :class:`MissingFileError` they raise names
+    the first :class:`Snapshot` argument (see :func:`table_engine.errors.naming_snapshot`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        snap = next((a for a in (*args, *kwargs.values()) if isinstance(a, Snapshot)), None)
+        with naming_snapshot(None if snap is None else snap.id):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def snapshot_dir(table_path: str) -> str:

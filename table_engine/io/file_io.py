@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from table_engine.errors import UnsupportedError
+from table_engine.errors import MissingFileError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,16 @@ class FileIO(ABC):
     @abstractmethod
     def read_bytes(self, path: str) -> bytes:
         """The whole content of ``path``; ``FileNotFoundError`` if it does not exist."""
+
+    def read_referenced(self, path: str, kind: str) -> bytes:
+        """The content of a file the table's metadata references (``kind``: "manifest file", ...); if it is gone,
+        a :class:`MissingFileError` naming it (read and maintenance entry points add the snapshot)."""
+        try:
+            return self.read_bytes(path)
+        except FileNotFoundError as e:
+            if isinstance(e, MissingFileError):
+                raise
+            raise MissingFileError(kind, path) from None
 
     @abstractmethod
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:

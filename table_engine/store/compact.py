@@ -48,7 +48,7 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD,
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
-from table_engine.errors import SchemaError, UnsupportedError
+from table_engine.errors import SchemaError, UnsupportedError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
@@ -332,6 +332,8 @@ class BucketFiles:
     total_buckets: int
     files: tuple[DataFileMeta, ...]
     dv_index_files: tuple[IndexFileMeta, ...] = ()
+    snapshot_id: int | None = None
+    """The snapshot the files are from (named when one of them is missing)."""
 
 
 def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
@@ -350,7 +352,7 @@ def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
         return []
     dvs = dv_index_files(ctx.index_entries(snapshot)) if ctx.options.deletion_vectors_enabled() else {}
     return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]),
-                        tuple(dvs.get((part, bucket), ())))
+                        tuple(dvs.get((part, bucket), ())), snapshot.id)
             for part, bucket in keys]
 
 
@@ -367,10 +369,11 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
     def one(b: BucketFiles) -> CommitMessage | None:
         compactor = BucketCompactor(ctx, settings, b.partition, b.bucket, written.append, read_ctx,
                                     b.dv_index_files)
-        out = compactor.compact(compactor.levels(b.files), full)
-        if out is None or out[1].is_empty():
-            return None
-        new_index, old_index = compactor.dvs.flush() if compactor.dvs is not None else ([], [])
+        with naming_snapshot(b.snapshot_id):
+            out = compactor.compact(compactor.levels(b.files), full)
+            if out is None or out[1].is_empty():
+                return None
+            new_index, old_index = compactor.dvs.flush() if compactor.dvs is not None else ([], [])
         return CommitMessage(b.partition, b.bucket, b.total_buckets, compact_before=out[1].before,
                              compact_after=out[1].after, new_index_files=new_index, deleted_index_files=old_index,
                              compact_changelog_files=out[1].changelog)

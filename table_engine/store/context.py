@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from table_engine.core_options import CoreOptions
 from table_engine.format.index_manifest import IndexManifestEntry, read_index_manifest
 from table_engine.format.schema_file import TableSchema, read_schema
-from table_engine.format.snapshot import Snapshot, latest_snapshot_id, read_snapshot
+from table_engine.format.snapshot import Snapshot, latest_snapshot_id, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 
@@ -36,6 +36,7 @@ class StoreContext:
         sid = latest_snapshot_id(self.file_io, self.table_path, exact)
         return None if sid is None else read_snapshot(self.file_io, self.table_path, sid)
 
+    @names_snapshot
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         if snapshot is None or not snapshot.index_manifest:
             return []

@@ -21,7 +21,7 @@ from table_engine.errors import SnapshotNotExistError
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.manifest import FileKind, ManifestEntry, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
-from table_engine.format.snapshot import Snapshot, read_snapshot
+from table_engine.format.snapshot import Snapshot, names_snapshot, read_snapshot
 from table_engine.predicate import Predicate, conjunction, test_row
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import DeletionFile, deletion_files
@@ -54,6 +54,7 @@ class DiffSplit:
         return sum(f.row_count for f in (*self.before, *self.after))
 
 
+@names_snapshot
 def plan_diff(ctx: StoreContext, before: Snapshot | None, after: Snapshot,
               predicates: Sequence[Predicate] = ()) -> list[DiffSplit]:
     """Splits of the diff between the contents of two snapshots (e.g. two tags)."""
@@ -62,6 +63,7 @@ def plan_diff(ctx: StoreContext, before: Snapshot | None, after: Snapshot,
     return _splits(ctx, old, new, after.id, predicates, _vectors(ctx, before), _vectors(ctx, after))
 
 
+@names_snapshot
 def plan_overwrite_diff(ctx: StoreContext, snapshot: Snapshot, predicates: Sequence[Predicate] = ()) \
         -> list[DiffSplit]:
     """Splits of what an OVERWRITE snapshot changed: its deleted files (before) against its added files (after)."""
@@ -80,6 +82,7 @@ def plan_overwrite_diff(ctx: StoreContext, snapshot: Snapshot, predicates: Seque
 _Vectors = dict[tuple[bytes, int], dict[str, DeletionFile]]
 
 
+@names_snapshot
 def _vectors(ctx: StoreContext, snapshot: Snapshot | None) -> _Vectors:
     """The deletion vectors of a snapshot by (partition, bucket)."""
     if snapshot is None or not snapshot.index_manifest:

@@ -32,7 +32,7 @@ from table_engine.format.data_file_meta import FileSource
 from table_engine.format.index_manifest import IndexFileMeta, IndexManifestEntry, read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
-from table_engine.format.snapshot import Snapshot, snapshot_dir
+from table_engine.format.snapshot import Snapshot, names_snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir
@@ -160,18 +160,22 @@ class FileRefs:
         return hit
 
     # ---- what one snapshot references --------------------------------------------------------------------------
+    @names_snapshot
     def data_manifests(self, snap: Snapshot, missing_ok: bool = False) -> list[ManifestFileMeta]:
         return [*self.read_list(snap.base_manifest_list, missing_ok),
                 *self.read_list(snap.delta_manifest_list, missing_ok)]
 
+    @names_snapshot
     def live_entries(self, snap: Snapshot, missing_ok: bool = False) -> list[ManifestEntry]:
         """The data files of ``snap`` (ADD/DELETE log merged)."""
         entries = self.read_manifests(self.data_manifests(snap, missing_ok), missing_ok)
         return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
 
+    @names_snapshot
     def live_paths(self, snap: Snapshot, missing_ok: bool = False) -> set[str]:
         return {p for e in self.live_entries(snap, missing_ok) for p in self.entry_paths(e)}
 
+    @names_snapshot
     def delta_deleted(self, snap: Snapshot, keep: Callable[[ManifestEntry], bool] | None = None) -> list[str]:
         """Paths the delta of ``snap`` stops using: its DELETEs, minus files it re-ADDs (upgrades), minus ``keep``.
 
@@ -196,6 +200,7 @@ class FileRefs:
                 out[p] = None
         return list(out)
 
+    @names_snapshot
     def delta_added(self, snap: Snapshot, missing_ok: bool = True,
                     only: Callable[[ManifestEntry], bool] | None = None) -> set[str]:
         """Paths the delta of ``snap`` ADDs (and does not delete again in the same delta)."""
@@ -203,6 +208,7 @@ class FileRefs:
         return {p for e in merge_entries(entries) if e.kind == FileKind.ADD and (only is None or only(e))
                 for p in self.entry_paths(e)}
 
+    @names_snapshot
     def changelog_paths(self, snap: Snapshot, missing_ok: bool = True) -> list[str]:
         """Changelog files of ``snap`` (ADDs of its changelog manifest list)."""
         if not snap.changelog_manifest_list:
@@ -210,6 +216,7 @@ class FileRefs:
         entries = self.read_manifests(self.read_list(snap.changelog_manifest_list, missing_ok), missing_ok)
         return [p for e in entries if e.kind == FileKind.ADD for p in self.entry_paths(e)]
 
+    @names_snapshot
     def meta_files(self, snap: Snapshot, *, data_lists: bool = True, changelog_list: bool = True,
                    index: bool = True, missing_ok: bool = True) -> dict[str, str]:
         """Metadata files ``snap`` references, name -> path (manifest lists, manifests, index, statistics)."""

@@ -25,12 +25,12 @@ import pyarrow as pa
 
 from table_engine.core_enums import ChangelogProducer, IncrementalBetweenScanMode
 from table_engine.core_options import CoreOptions
-from table_engine.errors import SnapshotNotExistError, UnsupportedError
+from table_engine.errors import SnapshotNotExistError, UnsupportedError, naming_snapshot
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.schema_file import TableSchema
-from table_engine.format.snapshot import CommitKind, Snapshot, read_snapshot
+from table_engine.format.snapshot import CommitKind, Snapshot, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, kind_strings
 from table_engine.predicate import Predicate, conjunction, test_row
@@ -53,6 +53,8 @@ class ChangeSplit:
     files: tuple[DataFileMeta, ...]
     changelog: bool
     """The files are changelog files, not data files added by APPEND snapshots (both are read as written)."""
+    snapshot_ids: tuple[int, ...] = ()
+    """The snapshot that added each of ``files`` (named when one of them is missing)."""
 
     @property
     def row_count(self) -> int:
@@ -96,7 +98,7 @@ def plan_changes(file_io: FileIO, table_path: str, schema: TableSchema, options:
     (expired) is a SnapshotNotExistError: the changes it held cannot be read any more.
     """
     changelog = resolve_scan_mode(options, scan_mode) is IncrementalBetweenScanMode.CHANGELOG
-    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    groups: dict[tuple[bytes, int], list[tuple[DataFileMeta, int]]] = {}
     decode = PartitionDecoder([f.type for f in schema.partition_fields()])
     for sid in range(start + 1, end + 1):
         try:
@@ -107,23 +109,29 @@ def plan_changes(file_io: FileIO, table_path: str, schema: TableSchema, options:
                 f"{start + 1}..{end} cannot be read; protect them with a consumer (consumer-id)") from exc
         if snapshot_has_changes(snap, options, include_overwrite, scan_mode):
             _collect(file_io, table_path, schema, snap, changelog, predicates, decode, groups)
-    return [ChangeSplit(part, decode(part), bucket, tuple(files), changelog)
-            for (part, bucket), files in sorted(groups.items())]
+    return _change_splits(groups, decode, changelog)
 
 
 def plan_snapshot_changes(file_io: FileIO, table_path: str, schema: TableSchema, snapshot: Snapshot,
                           changelog: bool, predicates: Sequence[Predicate] = ()) -> list[ChangeSplit]:
     """Splits of one snapshot's changelog files (``changelog``) or added data files (its delta)."""
-    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    groups: dict[tuple[bytes, int], list[tuple[DataFileMeta, int]]] = {}
     decode = PartitionDecoder([f.type for f in schema.partition_fields()])
     _collect(file_io, table_path, schema, snapshot, changelog, predicates, decode, groups)
-    return [ChangeSplit(part, decode(part), bucket, tuple(files), changelog)
-            for (part, bucket), files in sorted(groups.items())]
+    return _change_splits(groups, decode, changelog)
 
 
+def _change_splits(groups: dict[tuple[bytes, int], list[tuple[DataFileMeta, int]]], decode: PartitionDecoder,
+                   changelog: bool) -> list[ChangeSplit]:
+    return [ChangeSplit(part, decode(part), bucket, tuple(f for f, _ in files), changelog,
+                        tuple(sid for _, sid in files))
+            for (part, bucket), files in sorted(groups.items(), key=lambda kv: kv[0])]
+
+
+@names_snapshot
 def _collect(file_io: FileIO, table_path: str, schema: TableSchema, snap: Snapshot, changelog: bool,
              predicates: Sequence[Predicate], decode: PartitionDecoder,
-             groups: dict[tuple[bytes, int], list[DataFileMeta]]) -> None:
+             groups: dict[tuple[bytes, int], list[tuple[DataFileMeta, int]]]) -> None:
     names = schema.partition_keys
     part_preds = [p for p in predicates if p.column in names]
     list_name = snap.changelog_manifest_list if changelog else snap.delta_manifest_list
@@ -135,7 +143,7 @@ def _collect(file_io: FileIO, table_path: str, schema: TableSchema, snap: Snapsh
                 continue
             if part_preds and not test_row(part_preds, dict(zip(names, decode(e.partition), strict=True))):
                 continue
-            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+            groups.setdefault((e.partition, e.bucket), []).append((e.file, snap.id))
 
 
 def iter_changes(ctx: StoreContext, split: ChangeSplit, predicates: Sequence[Predicate] = (),
@@ -148,10 +156,12 @@ def iter_changes(ctx: StoreContext, split: ChangeSplit, predicates: Sequence[Pre
     out_schema = changes_schema(schema)
     has_pk = bool(schema.primary_keys)
     expr = conjunction(predicates)
-    for f in split.files:  # planned in snapshot order, then manifest order (as Paimon's streaming splits)
+    # planned in snapshot order, then manifest order (as Paimon's streaming splits)
+    for i, f in enumerate(split.files):
         path = file_path_in(ctx.table_path, schema, split.partition_values, split.bucket, f,
                             ctx.options.partition_default_name())
-        data = read_data_file(rctx, path, f, fields, system=has_pk, with_seq=has_pk)
+        with naming_snapshot(split.snapshot_ids[i] if i < len(split.snapshot_ids) else None):
+            data = read_data_file(rctx, path, f, fields, system=has_pk, with_seq=has_pk)
         if has_pk:
             data = data.sort_by(SEQUENCE_NUMBER)  # stable: records with one sequence number keep file order
             kinds = kind_strings(data.column(VALUE_KIND))

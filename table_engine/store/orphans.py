@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from table_engine.errors import OptionError, TableEngineError
+from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
@@ -108,6 +108,7 @@ def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
         for d, strict in ((snapshot_dir(root), True), (tag_dir(root), True), (changelog_dir(root), False)):
             snaps += [(s, strict) for s in _read_all(ctx, (st for st in ctx.file_io.list_status(d) if not st.is_dir))]
     manifests: dict[str, bool] = {}
+    owner: dict[str, int] = {}  # manifest -> a snapshot listing it (named if it is missing)
     try:
         for snap, strict in snaps:
             lists = ((snap.base_manifest_list, strict), (snap.delta_manifest_list, strict),
@@ -116,19 +117,27 @@ def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
                 if not list_name:
                     continue
                 meta.add(list_name)
-                for m in refs.read_list(list_name, missing_ok=not must_exist):
-                    manifests[m.file_name] = manifests.get(m.file_name, False) or must_exist
+                with naming_snapshot(snap.id):
+                    for m in refs.read_list(list_name, missing_ok=not must_exist):
+                        manifests[m.file_name] = manifests.get(m.file_name, False) or must_exist
+                        if must_exist:
+                            owner.setdefault(m.file_name, snap.id)
             if snap.index_manifest:
                 meta.add(snap.index_manifest)
-                for ie in refs.read_index(snap.index_manifest, missing_ok=not strict):
-                    meta.add(ie.index_file.file_name)
+                with naming_snapshot(snap.id):
+                    for ie in refs.read_index(snap.index_manifest, missing_ok=not strict):
+                        meta.add(ie.index_file.file_name)
             if snap.statistics:
                 meta.add(snap.statistics)
         meta.update(manifests)
         for name in sorted(manifests):
-            for e in refs.read_manifest(name, missing_ok=not manifests[name]):
-                data.add(e.file.file_name)
-                data.update(e.file.extra_files)
+            with naming_snapshot(owner.get(name)):
+                for e in refs.read_manifest(name, missing_ok=not manifests[name]):
+                    data.add(e.file.file_name)
+                    data.update(e.file.extra_files)
+    except MissingFileError as e:
+        raise e.with_detail(f": orphan cleaning of {ctx.table_path} aborted (another process may be expiring "
+                            "snapshots -- retry later, or repair the table)") from e
     except FileNotFoundError as e:
         raise TableEngineError(
             f"orphan cleaning of {ctx.table_path} aborted: metadata of a live snapshot or tag is missing ({e}); "

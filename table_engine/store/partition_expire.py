@@ -150,6 +150,16 @@ class PartitionTimeExtractor:
             raise ValueError(f"{text!r} does not match {self.formatter or 'yyyy-MM-dd[ HH:mm:ss]'}")
         return _to_datetime(m)
 
+    def check_pattern(self, keys: Sequence[str]) -> None:
+        """OptionError when the pattern refers (``$name``) to something that is not a partition column: no
+        partition would ever match, and every one would be skipped with a warning."""
+        if self.pattern is None:
+            return
+        for m in re.finditer(r"\$(\w+)", self.pattern):
+            if not any(m.group(1).startswith(k) for k in keys):
+                raise OptionError(f"partition.timestamp-pattern {self.pattern!r}: ${m.group(1)} is not a partition "
+                                  f"column (partition columns: {list(keys)})")
+
     def replace_pattern(self, keys: Sequence[str], values: Sequence[str]) -> str:
         """Substitute ``$key`` by its value; longer keys win (``$dt1`` is not ``$dt`` + ``1``)."""
         assert self.pattern is not None
@@ -205,6 +215,7 @@ def expire_partitions(ctx: StoreContext, *, expiration_time: int | str | None = 
     if kind is PartitionExpireStrategy.VALUES_TIME:
         extractor = PartitionTimeExtractor(timestamp_pattern or opts.partition_timestamp_pattern(),
                                            timestamp_formatter or opts.partition_timestamp_formatter())
+        extractor.check_pattern(keys)
         for values, strings, _ in parts:
             if any(v is None for v in values):
                 log.warning("partition %s of %s has a null value: not expired by values-time", strings, ctx.table_path)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file import read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
@@ -29,7 +29,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
 from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, merge_function_for, sort_and_merge
-from table_engine.predicate import Predicate, conjunction
+from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import VectorCache
 from table_engine.store.scan import Split
@@ -70,6 +70,7 @@ class TableRead:
                     raise SchemaError(f"cannot project unknown column {c!r}; columns are {names}")
         self.columns = list(columns) if columns is not None else names
         self.predicates = list(predicates)
+        check_value_types(self.predicates, ctx.schema.arrow_schema())
         self.filter_expr = conjunction(self.predicates)
         self.output_schema = pa.schema([to_arrow_field(ctx.schema.field(c)) for c in self.columns])
         self.has_pk = bool(ctx.schema.primary_keys)
@@ -185,11 +186,12 @@ class TableRead:
 
     def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
         """One data file, projected to the current schema by field id, its deletion vector applied."""
-        t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
-        if split.deletion_files:
-            mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
-            if mask is not None:
-                t = t.filter(pa.array(mask))
+        with naming_snapshot(split.snapshot_id):
+            t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
+                if mask is not None:
+                    t = t.filter(pa.array(mask))
         return t
 
     def _file_path(self, split: Split, f: DataFileMeta) -> str:

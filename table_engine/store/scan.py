@@ -20,7 +20,7 @@ from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.schema_file import TableSchema
-from table_engine.format.snapshot import Snapshot
+from table_engine.format.snapshot import Snapshot, names_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 from table_engine.predicate import Predicate, normalize_literal, test_row
@@ -67,6 +67,7 @@ def manifest_path(table_path: str, name: str) -> str:
     return f"{manifest_dir(table_path)}/{name}"
 
 
+@names_snapshot
 def read_manifest_metas(file_io: FileIO, table_path: str, snapshot: Snapshot) -> list[ManifestFileMeta]:
     """All data manifests of a snapshot (base list then delta list)."""
     metas: list[ManifestFileMeta] = []
@@ -89,6 +90,7 @@ def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileM
     return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
 
 
+@names_snapshot
 def live_entries(file_io: FileIO, table_path: str, snapshot: Snapshot | None) -> list[ManifestEntry]:
     """Every live data file of a snapshot."""
     if snapshot is None:
@@ -96,6 +98,7 @@ def live_entries(file_io: FileIO, table_path: str, snapshot: Snapshot | None) ->
     return read_entries(file_io, table_path, read_manifest_metas(file_io, table_path, snapshot))
 
 
+@names_snapshot
 def plan_splits(
     file_io: FileIO,
     table_path: str,
@@ -148,6 +151,7 @@ def plan_splits(
     return splits
 
 
+@names_snapshot
 def _deletion_files(file_io: FileIO, table_path: str, snapshot: Snapshot, schema: TableSchema
                     ) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
     """The deletion vectors of a snapshot by (partition, bucket); only looked for where they can exist."""

@@ -8,7 +8,7 @@ from table_engine.errors import SnapshotNotExistError
 from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
-from table_engine.format.snapshot import Snapshot, latest_snapshot_id, read_snapshot
+from table_engine.format.snapshot import Snapshot, latest_snapshot_id, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.store.scan import manifest_path
 
@@ -46,6 +46,7 @@ class SnapshotChanges:
     index_files: tuple[str, ...]
 
 
+@names_snapshot
 def snapshot_changes(file_io: FileIO, table_path: str, snapshot: Snapshot) -> SnapshotChanges:
     added: list[str] = []
     deleted: list[str] = []

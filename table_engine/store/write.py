@@ -9,20 +9,21 @@ at ``prepare_commit`` and, past ``num-sorted-run.stop-trigger`` sorted runs, rig
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import ChangelogProducer, MergeEngine
-from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError
+from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError, naming_snapshot
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.data_file_meta import DataFileMeta
@@ -66,6 +67,23 @@ class _BucketState:
     lsm: WriterCompaction | None = None  # levels + pending compaction (primary-key tables, unless write-only)
     registered: int = 0  # how many of ``files`` the levels hold already
     changelog: list[DataFileMeta] = field(default_factory=list)  # changelog-producer = input
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _names_base_snapshot(
+        method: Callable[Concatenate[TableWrite, _P], _R]) -> Callable[Concatenate[TableWrite, _P], _R]:
+    """A MissingFileError (a committed file the writer reads: data, deletion vector, HASH index) names the snapshot
+    the writer restored its state from."""
+
+    @functools.wraps(method)
+    def wrapper(self: TableWrite, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with naming_snapshot(self._base_snapshot_id):
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class TableWrite:
@@ -112,6 +130,7 @@ class TableWrite:
         self._buffer: list[pa.Table] = []
         self._buffered_bytes = 0
         self._restored = False
+        self._base_snapshot_id: int | None = None
         self._committed_max_seq: dict[tuple[bytes, int], int] = {}
         self._dyn_index: dict[bytes, PartitionBucketIndex] = {}
         self._dyn_old_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
@@ -128,6 +147,7 @@ class TableWrite:
         self._commits = 0
 
     # ---- public ------------------------------------------------------------------------------------------------
+    @_names_base_snapshot
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: Sequence[str] | pa.Array | None = None) -> None:
         """Buffer ``data`` (all table columns); ``row_kinds`` gives +I/-U/+U/-D per row."""
         if isinstance(data, pa.RecordBatch):
@@ -158,6 +178,7 @@ class TableWrite:
         else:
             self._flush_append(kv)
 
+    @_names_base_snapshot
     def prepare_commit(self, commit_identifier: int | None = None) -> list[CommitMessage]:
         """Flush, compact (unless ``write-only``) and hand over everything written since the last call.
 
@@ -371,6 +392,7 @@ class TableWrite:
         snapshot = self.ctx.latest_snapshot()
         if snapshot is None:
             return
+        self._base_snapshot_id = snapshot.id
         from table_engine.store.scan import live_entries
 
         for e in live_entries(self.ctx.file_io, self.ctx.table_path, snapshot):

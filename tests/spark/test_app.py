@@ -131,3 +131,6 @@ def test_a_failing_job_exits_non_zero_with_a_json_error(env):
     res = spark_submit(["compact", "--warehouse", env["warehouse"], "--table", "db.missing"])
     assert res.returncode == 1
     assert res.result is not None and res.result["status"] == "error" and "db.missing" in res.result["error"]
+    output = (res.stdout + res.stderr).splitlines()  # the one line, no traceback without --verbose
+    assert any(line.startswith("error: table 'db.missing' does not exist") for line in output), res.stderr
+    assert "Traceback" not in res.stdout + res.stderr

@@ -165,10 +165,7 @@ class FileIndexFile:
 
 def read_file_index(file_io: FileIO, path: str) -> FileIndexFile:
     """Read and parse a sidecar ``*.index`` file."""
-    try:
-        data = file_io.read_bytes(path)
-    except FileNotFoundError:
-        raise CorruptMetadataError(f"file index {path} referenced by the table does not exist") from None
+    data = file_io.read_referenced(path, "file index")
     return FileIndexFile.parse(data, path)
 
 
