@@ -303,6 +303,7 @@ class Table:
         from table_engine.store.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
+        t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
         return StreamScan(t._ctx, preds)
@@ -315,11 +316,21 @@ class Table:
         from table_engine.store.changelog_consumer import ChangelogConsumer
 
         t = self.copy(options) if options else self
+        t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
         if columns is not None:
             t.new_read(columns)  # checks the names
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size)
+
+    def _check_no_consumer(self, consumer_id: str | None) -> None:
+        """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
+        from table_engine.core_options import CONSUMER_ID
+
+        cid = consumer_id if consumer_id is not None else self.options.get(CONSUMER_ID)
+        if self.read_only and cid is not None:
+            raise ReadOnlyTableError(f"table {self.identifier} is a read-only system table: consumer {cid!r} "
+                                     f"({CONSUMER_ID.key}) cannot record progress")
 
     def _scan_mode_set(self) -> bool:
         from table_engine.store.batch_changes import needs_start_resolution
@@ -433,7 +444,7 @@ class Table:
         return run_commit_maintenance(self._ctx, commit_identifier)
 
     @mutating
-    def expire_snapshots(self, **overrides: Any) -> ExpireResult:
+    def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:
         """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
         retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
         changelog_time_retained."""
@@ -541,7 +552,7 @@ class Table:
         return TagAutoCreation(self._ctx).run()
 
     @mutating
-    def expire_partitions(self, **overrides: Any) -> PartitionExpireResult:
+    def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
         from table_engine.store.partition_expire import expire_partitions
@@ -555,14 +566,19 @@ class Table:
 
         return drop_partitions(self._ctx, partitions)
 
+    @mutating
     def consumer_manager(self) -> ConsumerManager:
+        """The consumer manager (creates, updates, clears and expires consumers)."""
+        return self._consumer_manager()
+
+    def _consumer_manager(self) -> ConsumerManager:
         from table_engine.store.consumers import ConsumerManager
 
         return ConsumerManager(self.file_io, self.path)
 
     def consumers(self) -> dict[str, int]:
         """consumer id -> next snapshot id."""
-        return self.consumer_manager().consumers()
+        return self._consumer_manager().consumers()
 
     @mutating
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
