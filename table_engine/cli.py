@@ -51,6 +51,7 @@ from typing import Any, NoReturn
 
 import pyarrow as pa
 
+from table_engine import clock
 from table_engine.catalog import Catalog
 from table_engine.consume import consume_changelog
 from table_engine.errors import PartitionSpecError, TableEngineError, TableNotExistError
@@ -99,7 +100,7 @@ def parse_time_millis(text: str, now_millis: int | None = None) -> int:
     if text.isdigit():
         return int(text)
     if text.lower().endswith(" ago"):
-        now = int(time.time() * 1000) if now_millis is None else now_millis
+        now = clock.now_millis() if now_millis is None else now_millis
         try:
             return now - parse_duration(text[:-4].strip(), key="--older-than")
         except TableEngineError as e:

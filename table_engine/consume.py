@@ -172,6 +172,7 @@ def recover_consumer(args: argparse.Namespace, table: Table, target: Table) -> N
 def consume_changelog(args: argparse.Namespace, catalog: Catalog) -> dict[str, Any]:
     """The ``consume-changelog`` command run in this process (its arguments: :mod:`table_engine.cli`)."""
     table = catalog.get_table(args.table)
+    table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     target = catalog.get_table(args.target_table) if args.target_table else None
     if target is not None:
         recover_consumer(args, table, target)

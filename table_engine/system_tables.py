@@ -235,6 +235,7 @@ class BinlogTable(AuditLogTable):
                            filter: Any = None, columns: Sequence[str] | None = None,
                            batch_size: int = 65536) -> ChangelogConsumer:
         t = self.copy(options) if options else self
+        t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=BinlogStreamScan)

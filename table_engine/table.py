@@ -308,6 +308,7 @@ class Table:
         from table_engine.store.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
+        t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
         return StreamScan(t._ctx, preds)
@@ -320,11 +321,21 @@ class Table:
         from table_engine.store.changelog_consumer import ChangelogConsumer
 
         t = self.copy(options) if options else self
+        t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
         if columns is not None:
             t.new_read(columns)  # checks the names
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size)
+
+    def _check_no_consumer(self, consumer_id: str | None) -> None:
+        """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
+        from table_engine.core_options import CONSUMER_ID
+
+        cid = consumer_id if consumer_id is not None else self.options.get(CONSUMER_ID)
+        if self.read_only and cid is not None:
+            raise ReadOnlyTableError(f"table {self.identifier} is a read-only system table: consumer {cid!r} "
+                                     f"({CONSUMER_ID.key}) cannot record progress")
 
     def _scan_mode_set(self) -> bool:
         from table_engine.store.batch_changes import needs_start_resolution
@@ -562,14 +573,19 @@ class Table:
 
         return drop_partitions(self._ctx, partitions)
 
+    @mutating
     def consumer_manager(self) -> ConsumerManager:
+        """The consumer manager (creates, updates, clears and expires consumers)."""
+        return self._consumer_manager()
+
+    def _consumer_manager(self) -> ConsumerManager:
         from table_engine.store.consumers import ConsumerManager
 
         return ConsumerManager(self.file_io, self.path)
 
     def consumers(self) -> dict[str, int]:
         """consumer id -> next snapshot id."""
-        return self.consumer_manager().consumers()
+        return self._consumer_manager().consumers()
 
     @mutating
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:

@@ -7,7 +7,6 @@ all table columns; append data files hold just the table columns.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from table_engine import clock
 from table_engine.errors import CorruptMetadataError, MissingFileError, OptionError
 from table_engine.format.binary_row import EMPTY_ROW, encode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource, SimpleStats
@@ -197,7 +197,7 @@ def make_file_meta(
         schema_id=schema_id,
         level=level,
         extra_files=[],
-        creation_time_millis=int(time.time() * 1000),
+        creation_time_millis=clock.now_millis(),
         delete_row_count=delete_rows,
         embedded_file_index=None,
         file_source=int(file_source),

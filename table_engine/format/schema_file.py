@@ -6,13 +6,13 @@ A :class:`TableSchema` is immutable; schema evolution writes ``schema-(N+1)`` wi
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from table_engine import clock
 from table_engine.core_options import BUCKET, BUCKET_KEY
 from table_engine.errors import CorruptMetadataError, OptionError, SchemaError, UnsupportedError
 from table_engine.format.file_index.index_options import validate_file_index_options
@@ -153,7 +153,7 @@ def new_schema(
         primary_keys=tuple(primary_keys),
         options=dict(options),
         comment=comment,
-        time_millis=int(time.time() * 1000),
+        time_millis=clock.now_millis(),
     )
     schema.trimmed_primary_keys()  # validates that something remains
     for k in schema.bucket_keys():

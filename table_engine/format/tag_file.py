@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from table_engine import clock
 from table_engine.errors import CorruptMetadataError
 from table_engine.format.snapshot import Snapshot
 from table_engine.io.file_io import FileIO
@@ -75,7 +76,7 @@ class Tag:
         data: dict[str, Any] = json.loads(self.snapshot.to_json())
         if self.time_retained_ms is None:
             return json.dumps(data, indent=2, ensure_ascii=False)
-        create = self.create_time or datetime.datetime.now()
+        create = self.create_time or clock.now_local()
         data[TAG_CREATE_TIME] = _datetime_to_array(create)
         data[TAG_TIME_RETAINED] = _RETAINED_PLACEHOLDER
         text = json.dumps(data, indent=2, ensure_ascii=False)

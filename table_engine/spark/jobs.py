@@ -107,6 +107,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     a spec that matches no partition is a PartitionSpecError). ``idle_time_ms``: only partitions that got no new
     data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
     """
+    table._check_writable("compact")  # before any task writes a compacted file into a read-only table
     ctx = _store_context(table)
     plan = plan_compaction(ctx, partitions, idle_time_ms)
     if not plan:
@@ -161,6 +162,7 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
 def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
+    table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     if args.target_table:
         recover_consumer(args, table, catalog.get_table(args.target_table))
     rng = change_range(args, table)

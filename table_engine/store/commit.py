@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from table_engine import clock
 from table_engine.errors import CommitConflictError, CommitError
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -276,7 +277,7 @@ class FileStoreCommit:
         snapshot = Snapshot(
             id=new_id, schema_id=self.ctx.schema.id, base_manifest_list=base_name, delta_manifest_list=delta_name,
             index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=identifier,
-            commit_kind=kind, time_millis=int(time.time() * 1000), total_record_count=prev_total + added - removed,
+            commit_kind=kind, time_millis=clock.now_millis(), total_record_count=prev_total + added - removed,
             delta_record_count=added - removed, base_manifest_list_size=base_size,
             delta_manifest_list_size=delta_size, properties=dict(properties) if properties else None,
             changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from table_engine import clock
 from table_engine.core_enums import ChangelogProducer, MergeEngine
 from table_engine.core_options import (
     CHANGELOG_PRODUCER_ROW_DEDUPLICATE,
@@ -415,6 +415,6 @@ def _selected(ctx: StoreContext, buckets: Mapping[tuple[bytes, int], list[DataFi
         for (part, _), files in buckets.items():
             t = max((f.creation_time_millis or 0 for f in files), default=0)
             newest[part] = max(newest.get(part, 0), t)
-        cutoff = int(time.time() * 1000) - idle_ms
+        cutoff = clock.now_millis() - idle_ms
         keys = [k for k in keys if newest[k[0]] <= cutoff]
     return keys

@@ -41,11 +41,11 @@ files written by writers (``_FILE_SOURCE = APPEND``), which are then deleted by 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from table_engine import clock
 from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     CHANGELOG_NUM_RETAINED_MAX,
@@ -169,7 +169,7 @@ def expire_snapshots(ctx: StoreContext, config: ExpireConfig | None = None,
                      now_millis: int | None = None) -> ExpireResult:
     """Expire snapshots per ``config`` (default: the table options), then decoupled changelogs."""
     cfg = config or ExpireConfig.from_options(ctx.options)
-    now = int(time.time() * 1000) if now_millis is None else now_millis
+    now = clock.now_millis() if now_millis is None else now_millis
     result = ExpireResult()
     if not cfg.changelog_decoupled and list_changelog_ids(ctx.file_io, ctx.table_path):
         # decoupling was switched off: drop the changelogs left over first, while the manifests they share with

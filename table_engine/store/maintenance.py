@@ -12,9 +12,9 @@ listings, at most a snapshot file or two) -- no manifest is read.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 
+from table_engine import clock
 from table_engine.core_enums import TagCreationMode
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.store.consumers import ConsumerManager
@@ -45,7 +45,7 @@ def run_commit_maintenance(ctx: StoreContext, commit_identifier: int = BATCH_COM
     report = MaintenanceReport()
     if opts.write_only():
         return report
-    now = int(time.time() * 1000) if now_millis is None else now_millis
+    now = clock.now_millis() if now_millis is None else now_millis
     mode = opts.tag_automatic_creation()
     if mode in (TagCreationMode.PROCESS_TIME, TagCreationMode.WATERMARK):
         report.tags_created = TagAutoCreation(ctx).run()
@@ -53,9 +53,9 @@ def run_commit_maintenance(ctx: StoreContext, commit_identifier: int = BATCH_COM
         name = create_batch_tag(ctx)
         report.tags_created = [name] if name else []
     if opts.tag_time_expire_enabled() and ctx.file_io.list_status(f"{ctx.table_path}/tag"):
-        report.tags_expired = TagManager(ctx).expire().deleted_tags
+        report.tags_expired = TagManager(ctx).expire(now=clock.local_datetime(now)).deleted_tags
     if commit_time_check_due(ctx, commit_identifier, now):
-        report.partitions_expired = expire_partitions(ctx).partitions
+        report.partitions_expired = expire_partitions(ctx, now=clock.local_datetime(now)).partitions
     expiration = opts.consumer_expiration_time()
     if expiration is not None:
         report.consumers_expired = ConsumerManager(ctx.file_io, ctx.table_path).expire(now - expiration)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from table_engine import clock
 from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.snapshot import Snapshot, snapshot_dir
@@ -57,7 +57,7 @@ class OrphanResult:
 def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None, dry_run: bool = False,
                         now_millis: int | None = None) -> OrphanResult:
     """Delete (or with ``dry_run`` only list) orphan files older than ``older_than_millis`` (epoch ms)."""
-    now = int(time.time() * 1000) if now_millis is None else now_millis
+    now = clock.now_millis() if now_millis is None else now_millis
     cutoff = now - DAY_MILLIS if older_than_millis is None else older_than_millis
     if cutoff > now:
         raise OptionError("older_than must not be in the future: files of commits in flight would be deleted")

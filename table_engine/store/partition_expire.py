@@ -26,12 +26,12 @@ from __future__ import annotations
 import datetime
 import logging
 import re
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from table_engine import clock
 from table_engine.core_enums import PartitionExpireStrategy
 from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.binary_row import decode_row
@@ -207,7 +207,7 @@ def expire_partitions(ctx: StoreContext, *, expiration_time: int | str | None = 
         raise SchemaError(f"table {ctx.table_path} is not partitioned: no partitions to expire")
     kind = PartitionExpireStrategy(strategy) if strategy else opts.partition_expiration_strategy()
     max_num = max_expires if max_expires is not None else opts.partition_expiration_max_num()
-    now = now or datetime.datetime.now()
+    now = now or clock.now_local()
     cutoff = now - datetime.timedelta(milliseconds=expiration)
     parts = _partitions(ctx)
     keys = list(ctx.schema.partition_keys)
@@ -270,7 +270,7 @@ def commit_time_check_due(ctx: StoreContext, commit_identifier: int, now_ms: int
     opts = ctx.options
     if opts.partition_expiration_time() is None or not ctx.schema.partition_keys:
         return False
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = clock.now_millis() if now_ms is None else now_ms
     interval = opts.partition_expiration_check_interval()
     last = _LAST_CHECK.get(ctx.table_path)
     due = (last is None or interval == 0 or now_ms > last + interval

@@ -21,12 +21,12 @@ next snapshot id; :meth:`restore` resumes from one, and :meth:`notify_checkpoint
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
+from table_engine import clock as engine_clock
 from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     CONSUMER_ID,
@@ -84,7 +84,7 @@ class StreamScan:
     """A streaming scan of a table (see the module docstring). Not thread-safe; cheap to create."""
 
     def __init__(self, ctx: StoreContext, predicates: Sequence[Predicate] = (),
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = lambda: engine_clock.now_millis() / 1000) -> None:
         self.ctx = ctx
         self.options: CoreOptions = ctx.options
         self.predicates = list(predicates)

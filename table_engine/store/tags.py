@@ -22,6 +22,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from table_engine import clock
 from table_engine.errors import TableEngineError, TagAlreadyExistError, TagError, TagNotExistError
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
 from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, read_snapshot, snapshot_path
@@ -149,7 +150,7 @@ class TagManager:
     def expire(self, older_than: datetime.datetime | None = None, now: datetime.datetime | None = None,
                num_retained_max: int | None = None) -> TagDeletion:
         """Delete tags past their retention (or created before ``older_than``), then surplus automatic tags."""
-        now = now or datetime.datetime.now()
+        now = now or clock.now_local()
         names: list[str] = []
         files = 0
         for tag in self.all():
@@ -201,7 +202,7 @@ class TagManager:
             raise TagError(f"time retained of tag {name!r} must be positive, got {time_retained_ms} ms")
         trimmed = replace(snapshot, extra={k: v for k, v in snapshot.extra.items()
                                            if k not in ("tagCreateTime", "tagTimeRetained")})
-        create = (now or datetime.datetime.now()) if time_retained_ms is not None else None
+        create = (now or clock.now_local()) if time_retained_ms is not None else None
         return Tag(name, trimmed, create, time_retained_ms)
 
     def _check_not_auto_tagged(self, name: str, snapshot: Snapshot) -> None:

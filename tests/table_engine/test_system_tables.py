@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import hashlib
+import inspect
 import json
+import os
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import TableNotExistError, UnsupportedError
-from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, SystemTable
-from table_engine.table import Table
+from table_engine.consume import consume_changelog
+from table_engine.errors import ReadOnlyTableError, TableNotExistError, UnsupportedError
+from table_engine.schema_change import SetOption
+from table_engine.store.commit_message import CommitMessage
+from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable
+from table_engine.table import Table, is_mutating
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 
@@ -121,6 +129,131 @@ def test_system_tables_are_read_only(catalog: Catalog, table: Table) -> None:
     with pytest.raises(UnsupportedError):
         st.new_commit()
     assert list(st.to_batches())[0].num_rows == 2
+
+
+# ---- read-only: every method of Table is classified, and every mutating one is refused on every kind -----------
+
+KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
+
+READ_ONLY_METHODS = {
+    "changelog_consumer",  # reads; refused when it would record a consumer (see below)
+    "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags", "new_read",
+    "new_stream_scan",  # reads; refused with consumer-id
+    "plan", "read", "read_optimized_view", "refresh", "resolve_snapshot", "schema_by_id", "snapshot", "snapshots",
+    "system_table", "tag_snapshot", "tags", "to_batches",
+}
+
+
+def public_methods(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_") and inspect.isfunction(getattr(cls, n))}
+
+
+def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table], object]]:
+    """Every mutating method of Table with plausible arguments (that would change the data table)."""
+    row = pa.table({"dt": ["a"], "id": [9], "v": [9.0]}, schema=SCHEMA)
+    return {
+        "alter": lambda t: t.alter(SetOption("snapshot.num-retained.min", "1")),
+        "clear_consumers": lambda t: t.clear_consumers(),
+        "commit": lambda t: t.commit(messages),
+        "compact": lambda t: t.compact(full=True),
+        "consumer_manager": lambda t: t.consumer_manager().update("c1", 1),
+        "create_auto_tags": lambda t: t.create_auto_tags(),
+        "create_tag": lambda t: t.create_tag("new", 1),
+        "create_tag_from_timestamp": lambda t: t.create_tag_from_timestamp("new", 0),
+        "delete_tag": lambda t: t.delete_tag("t1"),
+        "drop_partitions": lambda t: t.drop_partitions([{"dt": "a"}]),
+        "expire_partitions": lambda t: t.expire_partitions(expiration_time="1 ms", strategy="update-time"),
+        "expire_snapshots": lambda t: t.expire_snapshots(retain_min=1, time_retained=0),
+        "expire_tags": lambda t: t.expire_tags(older_than_millis=2**62),
+        "maintain": lambda t: t.maintain(),
+        "new_commit": lambda t: t.new_commit().commit(messages, 7),
+        "new_write": lambda t: t.new_write().write(row),
+        "remove_orphan_files": lambda t: t.remove_orphan_files(older_than_millis=2**62 // 1000),
+        "rename_tag": lambda t: t.rename_tag("t1", "t2"),
+        "replace_tag": lambda t: t.replace_tag("t1", 2),
+        "reset_consumer": lambda t: t.reset_consumer("c1", None),
+        "rewrite_file_index": lambda t: t.rewrite_file_index(),
+        "rollback_to": lambda t: t.rollback_to(1),
+        "tag_manager": lambda t: t.tag_manager().delete("t1"),
+        "write": lambda t: t.write(row),
+    }
+
+
+def file_hashes(root: str) -> dict[str, str]:
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            path = os.path.join(dirpath, n)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def busy(catalog: Catalog, table: Table) -> Table:
+    """The table with a tag, a consumer, a third snapshot and orphan-looking files: something to destroy."""
+    table.create_tag("t1", 1)
+    table.reset_consumer("c1", 2)
+    table.write(pa.table({"dt": ["a"], "id": [5], "v": [5.0]}, schema=SCHEMA))
+    return table
+
+
+def test_every_public_method_of_a_table_is_classified() -> None:
+    """A new Table method must be declared @mutating or added to READ_ONLY_METHODS (and then tested below)."""
+    methods = public_methods(Table)
+    assert {m for m in methods if is_mutating(getattr(Table, m))} == set(mutating_calls([]))
+    assert {m for m in methods if not is_mutating(getattr(Table, m))} == READ_ONLY_METHODS
+    for cls in (SystemTable, AuditLogTable, BinlogTable):  # overrides keep the classification
+        assert public_methods(cls) == methods, cls
+        assert all(is_mutating(getattr(cls, m)) for m in mutating_calls([])), cls
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_mutating_method_is_refused_and_changes_nothing(catalog: Catalog, busy: Table, warehouse: str,
+                                                              kind: str) -> None:
+    writer = busy.new_write()
+    writer.write(pa.table({"dt": ["b"], "id": [7], "v": [7.0]}, schema=SCHEMA))
+    messages = writer.prepare_commit()  # data files written, not committed: commit() would publish them
+    before = file_hashes(warehouse)
+    st = catalog.get_table(f"db.t${kind}")
+    assert st.read_only
+    for name, call in mutating_calls(messages).items():
+        with pytest.raises(ReadOnlyTableError, match=rf"db\.t\${kind} is a read-only system table: {name}"):
+            call(st)
+        assert file_hashes(warehouse) == before, name
+    for view in (st.copy({"scan.mode": "latest"}), st.refresh()):
+        with pytest.raises(ReadOnlyTableError):
+            view.write(pa.table({"dt": ["a"], "id": [9], "v": [9.0]}, schema=SCHEMA))
+    # reads that would record consumer progress are refused too
+    with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
+        st.changelog_consumer("c9")
+    with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
+        st.changelog_consumer(options={"consumer-id": "c9"})
+    with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
+        st.new_stream_scan(options={"consumer-id": "c9"})
+    with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
+        consume_changelog(argparse.Namespace(table=f"db.t${kind}", consumer_id="c9"), catalog)
+    # catalog paths
+    with pytest.raises(ReadOnlyTableError, match="drop_table"):
+        catalog.drop_table(f"db.t${kind}")
+    with pytest.raises(ReadOnlyTableError, match="drop_table"):
+        catalog.drop_table(f"db.t${kind}", ignore_if_not_exists=True)
+    with pytest.raises(ReadOnlyTableError, match="create_table"):
+        catalog.create_table(f"db.t${kind}", SCHEMA)
+    assert file_hashes(warehouse) == before
+    # and reading still works
+    assert st.read().num_rows >= 0 and catalog.get_table("db.t").consumers() == {"c1": 2}
+
+
+def test_the_same_calls_change_the_data_table(catalog: Catalog, busy: Table, warehouse: str) -> None:
+    """The check above can see a change: the data table's own calls do change files."""
+    calls = mutating_calls([])
+    for name in ("create_tag", "reset_consumer", "write", "alter", "rollback_to"):
+        before = file_hashes(warehouse)
+        calls[name](busy)
+        assert file_hashes(warehouse) != before, name
+    busy.changelog_consumer("c9")  # allowed on the data table
+    assert catalog.get_table("db.t$audit_log").changelog_consumer().poll(max_snapshots=1) is not None
 
 
 def test_empty_table(catalog: Catalog) -> None:

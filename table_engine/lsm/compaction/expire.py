@@ -12,13 +12,13 @@ and must match the column type.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from table_engine import clock
 from table_engine.errors import OptionError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
@@ -77,7 +77,7 @@ class RecordLevelExpire:
 
     def filter(self, kv: pa.Table, now_s: int | None = None) -> pa.Table:
         """Rows of ``kv`` that have not expired (null times are kept)."""
-        now = int(time.time()) if now_s is None else now_s
+        now = clock.now_millis() // 1000 if now_s is None else now_s
         if kv.num_rows == 0 or self.field.name not in kv.column_names:
             return kv
         secs = self.seconds(kv.column(self.field.name))
@@ -113,6 +113,6 @@ class RecordLevelExpire:
 
     def is_expire_file(self, f: DataFileMeta, now_s: int | None = None) -> bool:
         """Whether ``f`` holds records that have expired, judged by its statistics."""
-        now = int(time.time()) if now_s is None else now_s
+        now = clock.now_millis() // 1000 if now_s is None else now_s
         low = self.min_seconds(f)
         return low is not None and now - self.expire_seconds > low

@@ -23,11 +23,11 @@ files at the max level; here it is always derived that way from the runs, so the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from table_engine import clock
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.levels import LevelSortedRun
 
@@ -68,7 +68,7 @@ class OffPeakHours:
 
 
 def _now_ms() -> int:
-    return int(time.time() * 1000)
+    return clock.now_millis()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog, CommitConflictError
+from table_engine.clock import ManualClock
 from table_engine.errors import SchemaError, TableNotExistError, UnsupportedError
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.snapshot import CommitKind
@@ -129,7 +130,7 @@ def test_minor_compaction_below_the_max_level_keeps_deletes(catalog: Catalog) ->
     assert all(f.delete_row_count == 0 for f in files(t)) and [r[0] for r in rows(t)] == list(range(20, 3000))
 
 
-def test_compaction_of_selected_and_idle_partitions(catalog: Catalog) -> None:
+def test_compaction_of_selected_and_idle_partitions(catalog: Catalog, clock: ManualClock) -> None:
     t = table(catalog, partitioned=True, **{"write-only": "true"})
     for dt in ("a", "b"):
         for i in range(3):
@@ -141,7 +142,7 @@ def test_compaction_of_selected_and_idle_partitions(catalog: Catalog) -> None:
     assert t.compact(full=True, partitions=[{"dt": "a"}]) is not None
     by_part = {s.partition_values: {f.level for f in s.files} for s in t.plan()}
     assert by_part[("a",)] == {MAX_LEVEL} and by_part[("b",)] == {0}
-    time.sleep(0.01)
+    clock.advance(2)  # partition b was last written 2 ms ago: idle for longer than 1 ms
     assert t.compact(full=True, idle_partitions_older_than_ms=1) is not None
     assert {f.level for f in files(t)} == {MAX_LEVEL}
     assert rows(t) == expected

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock
 from table_engine.errors import ConsumerError, CorruptMetadataError
 from table_engine.store.consumers import ConsumerManager
 from table_engine.table import Table
@@ -81,7 +82,7 @@ def test_expire_by_modification_time(table: Table) -> None:
     assert table.consumers() == {"new": 1}
 
 
-def test_consumer_expiry_at_commit_time(catalog: Catalog) -> None:
+def test_consumer_expiry_at_commit_time(catalog: Catalog, clock: ManualClock) -> None:
     t = catalog.create_table("db.c", pa.schema([("id", pa.int64())]),
                              options={"consumer.expiration-time": "1 h", "snapshot.num-retained.min": "1",
                                       "snapshot.time-retained": "0 s"})
@@ -91,6 +92,7 @@ def test_consumer_expiry_at_commit_time(catalog: Catalog) -> None:
     os.utime(t.consumer_manager().path("stale"), (past, past))
     t.write(pa.table({"id": [2]}))
     t.write(pa.table({"id": [3]}))
+    clock.advance(1)  # snapshot 2 expires only once snapshot 3 is older than the cut-off (now - 0 s)
     report = t.maintain()
     # the stale consumer goes first, so it no longer holds snapshot 1
     assert report.consumers_expired == ["stale"]
@@ -101,3 +103,12 @@ def test_corrupt_consumer_file(table: Table) -> None:
     table.file_io.write_bytes(f"{table.path}/consumer/consumer-x", b"{not json")
     with pytest.raises(CorruptMetadataError, match="consumer file"):
         ConsumerManager(table.file_io, table.path).get("x")
+
+
+def test_consumer_expiry_cut_off_is_exclusive(table: Table) -> None:
+    """Paimon's ``ConsumerManager.expire``: a consumer goes when the cut-off is strictly after its file's time."""
+    cm = table.consumer_manager()
+    cm.update("a", 1)
+    modified = cm.all()[0].modified_millis
+    assert cm.expire(modified) == [] and table.consumers() == {"a": 1}
+    assert cm.expire(modified + 1) == ["a"] and table.consumers() == {}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock
 from table_engine.errors import OptionError
 from table_engine.format.changelog_file import list_changelog_ids
 from table_engine.format.data_file_meta import FileSource, SimpleStats
@@ -95,11 +95,11 @@ def test_retain_max_expires_young_snapshots(catalog: Catalog) -> None:
     assert_exact_files(t)
 
 
-def test_time_retained_keeps_snapshot_whose_successor_is_young(catalog: Catalog) -> None:
+def test_time_retained_keeps_snapshot_whose_successor_is_young(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog, pk=False)
     for i in range(6):
         write(t, i)
-        time.sleep(0.02)
+        clock.advance(20)
     times = {s.id: s.time_millis for s in t.snapshots()}
     assert len(times) == 6
     # cut-off between snapshot 3 and 4: snapshot 3 has a young successor (4) once 4 is within retention
@@ -110,11 +110,11 @@ def test_time_retained_keeps_snapshot_whose_successor_is_young(catalog: Catalog)
     assert_exact_files(t)
 
 
-def test_older_than_override(catalog: Catalog) -> None:
+def test_older_than_override(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog, pk=False)
     for i in range(5):
         write(t, i)
-        time.sleep(0.02)
+        clock.advance(20)
     snaps = {s.id: s.time_millis for s in t.snapshots()}
     t.expire_snapshots(retain_min=1, older_than_millis=snaps[3] + 1)
     assert ids(t) == [3, 4, 5]  # 2 goes (its successor 3 is older than the cut-off), 3 stays (4 is not)
@@ -366,10 +366,11 @@ def test_clean_empty_directories(catalog: Catalog) -> None:
     assert_exact_files(t)
 
 
-def test_switching_decoupling_off_collects_files_owed_to_changelogs(catalog: Catalog) -> None:
+def test_switching_decoupling_off_collects_files_owed_to_changelogs(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog, pk=False, **{"changelog.num-retained.min": "5", "changelog.num-retained.max": "5"})
     write(t, 0)
     t.drop_partitions([{"dt": "2024-01-01"}])  # deletes the APPEND file of commit 1
+    clock.advance(1)  # snapshot 1 expires once snapshot 2 is older than the cut-off (now - 0 ms)
     r = t.expire_snapshots(retain_min=1, time_retained=0)
     assert r.changelogs_kept == [1]
     assert_nothing_missing(t)
@@ -406,3 +407,60 @@ def test_leftover_changelogs_go_before_the_snapshots_they_share_manifests_with(c
                        changelog_time_retained=0)
     assert list_changelog_ids(t.file_io, t.path) == [] and ids(t) == [5]
     assert_exact_files(t)
+
+
+# ---------------------------------------------------------------------------------------- time cut-offs, exactly
+
+
+def test_time_retained_cut_off_to_the_millisecond(catalog: Catalog, clock: ManualClock) -> None:
+    """Paimon's rule: snapshot n expires only if snapshot n + 1 is strictly older than ``now - time-retained``. A
+    successor committed in the very millisecond of the cut-off keeps it; one millisecond later it goes."""
+    t = make(catalog, pk=False)
+    write(t, 0)
+    clock.advance(1000)
+    write(t, 1)  # snapshot 2 at T + 1000
+    clock.advance(1000)  # now T + 2000: the cut-off (now - 1000 ms) is snapshot 2's own millisecond
+    assert t.expire_snapshots(retain_min=1, time_retained=1000).expired_snapshot_ids == []
+    clock.advance(1)
+    assert t.expire_snapshots(retain_min=1, time_retained=1000).expired_snapshot_ids == [1]
+    assert_exact_files(t)
+
+
+def test_committed_in_the_same_millisecond_as_the_expiry(catalog: Catalog, clock: ManualClock) -> None:
+    """What made the expiry tests flaky: with ``time_retained=0`` a snapshot committed in the millisecond the
+    expiry reads the clock is not older than the cut-off, so its predecessor stays (deterministic here)."""
+    t = make(catalog, pk=False)
+    write(t, 0)
+    write(t, 1)
+    assert t.expire_snapshots(retain_min=1, time_retained=0).expired_snapshot_ids == []
+    clock.advance(1)
+    assert t.expire_snapshots(retain_min=1, time_retained=0).expired_snapshot_ids == [1]
+
+
+def test_changelog_time_retained_cut_off_to_the_millisecond(catalog: Catalog, clock: ManualClock) -> None:
+    """Paimon's ``ExpireChangelogImpl``: changelog n expires only if its own time is strictly older than
+    ``now - changelog.time-retained``."""
+    t = make(catalog, pk=False)
+    start = clock.millis
+    for i in range(3):
+        write(t, i)  # snapshots at T, T + 1000, T + 2000
+        clock.advance(1000)
+    # now T + 3000; changelog 1 (time T) is exactly at the cut-off T + 3000 - 3000
+    r = t.expire_snapshots(retain_min=1, time_retained=0, changelog_retain_min=1, changelog_time_retained=3000)
+    assert r.changelogs_kept == [1, 2] and r.expired_changelog_ids == []
+    assert read_changelog_or_fail(t, 1).time_millis == start
+    clock.advance(1)
+    r = t.expire_snapshots(retain_min=1, time_retained=0, changelog_retain_min=1, changelog_time_retained=3000)
+    assert r.expired_changelog_ids == [1]
+    assert_exact_files(t)
+
+
+def test_one_expiry_run_reads_the_clock_once(catalog: Catalog, clock: ManualClock) -> None:
+    t = make(catalog, pk=False)
+    for i in range(4):
+        write(t, i)
+        clock.advance(1)
+    before = clock.reads
+    r = t.expire_snapshots(retain_min=1, time_retained=0, changelog_retain_min=2, changelog_time_retained=1)
+    assert r.changelogs_kept == [1, 2, 3] and r.expired_changelog_ids == [1, 2]
+    assert clock.reads == before + 1

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64())])
@@ -58,7 +59,7 @@ def test_write_only_skips_maintenance(catalog: Catalog) -> None:
     assert t.maintain().snapshots is None
 
 
-def test_everything_runs_at_commit(catalog: Catalog) -> None:
+def test_everything_runs_at_commit(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog, **EAGER, **{"partition.expiration-time": "1 d", "partition.timestamp-formatter": "yyyy-MM-dd",
                                   "tag.automatic-creation": "batch", "tag.default-time-retained": "1 h"})
     t.commit_maintenance = True
@@ -66,6 +67,7 @@ def test_everything_runs_at_commit(catalog: Catalog) -> None:
     assert t.list_tags()[0].startswith("batch-write-")
     assert sorted(set(t.read().column("dt").to_pylist())) == []  # the old partition expired right away
     t.create_tag("short", time_retained_ms=1)
+    clock.advance(2)  # the commit's maintenance comes after the tag's creation + 1 ms
     t.write(batch(1, "2999-01-01"))
     assert "short" not in t.list_tags()
 
@@ -96,3 +98,21 @@ def test_idle_maintenance_reads_no_manifest(catalog: Catalog, monkeypatch: pytes
     report = t.maintain()
     assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == []
     assert report.tags_created == [] and report.tags_expired == []
+
+
+def test_maintenance_judges_everything_at_one_instant(catalog: Catalog, clock: ManualClock) -> None:
+    """One clock read per run: tags, partitions, consumers, snapshots and changelogs are all judged against the
+    same instant (Paimon reads the clock for each tag; here a run never straddles a millisecond)."""
+    t = make(catalog, **EAGER, **{"partition.expiration-time": "1 d", "partition.timestamp-formatter": "yyyy-MM-dd",
+                                  "consumer.expiration-time": "1 d", "changelog.num-retained.min": "3"})
+    for i in range(3):
+        t.write(batch(i, "2999-01-01"))
+        clock.advance(1)
+    t.create_tag("short", 1, time_retained_ms=1)
+    t.reset_consumer("reader", 3)
+    clock.advance(2)  # 'short' was created 2 ms ago with 1 ms retention
+    before = clock.reads
+    report = t.maintain()
+    assert clock.reads == before + 1
+    assert report.tags_expired == ["short"] and report.partitions_expired == [] and report.consumers_expired == []
+    assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == [1]

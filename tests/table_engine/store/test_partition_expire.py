@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock, use_clock
 from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.snapshot import CommitKind
 from table_engine.store.partition_expire import (
@@ -209,3 +210,16 @@ def test_drop_partition_of_dynamic_bucket_table_drops_its_index(catalog: Catalog
     assert sorted(t.read().column("id").to_pylist()) == [1, 3]
     t.expire_snapshots(retain_min=1, time_retained=0)
     assert_exact_files(t)
+
+
+def test_values_time_cut_off_to_the_millisecond(catalog: Catalog) -> None:
+    """Paimon: a partition expires when ``now - partition.expiration-time`` is strictly after its time; ``now`` is
+    the engine's clock, as local wall-clock time."""
+    t = make(catalog)
+    midnight = int(D(2024, 1, 3).timestamp() * 1000)  # local 2024-01-03 00:00: cut-off exactly 2024-01-02
+    clock = ManualClock(midnight)
+    with use_clock(clock):
+        assert [p["dt"] for p in t.expire_partitions().partitions] == ["20240101"]
+        clock.advance(1)
+        assert [p["dt"] for p in t.expire_partitions().partitions] == ["20240102"]
+    assert remaining(t) == ["20240103", "20240104", "20240105", "not-a-date"]

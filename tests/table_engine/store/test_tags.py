@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock
 from table_engine.errors import SnapshotNotExistError, TagAlreadyExistError, TagError, TagNotExistError
 from table_engine.table import Table
 from tests.table_engine.store.lifecycle_support import assert_exact_files, capture, disk_files, rows
@@ -76,13 +77,13 @@ def test_time_retained_and_default(catalog: Catalog) -> None:
         t.create_tag("bad", 1, time_retained_ms=0)
 
 
-def test_expire_tags_by_retention(catalog: Catalog) -> None:
+def test_expire_tags_by_retention(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog)
     fill(t, 3)
     t.create_tag("short", 1, time_retained_ms=1)
     t.create_tag("long", 2, time_retained_ms=3_600_000)
     t.create_tag("forever", 3)
-    time.sleep(0.01)
+    clock.advance(2)  # 'short' is expired once now is after its creation + 1 ms
     assert t.expire_tags() == ["short"]
     assert t.list_tags() == ["forever", "long"]
     # older_than also expires tags without retention, by their file time
@@ -180,11 +181,11 @@ def test_delete_missing_and_comma_list(catalog: Catalog) -> None:
     assert sorted(t.delete_tag("a, b").deleted_tags) == ["a", "b"]
 
 
-def test_create_tag_from_timestamp(catalog: Catalog) -> None:
+def test_create_tag_from_timestamp(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog)
     for i in range(4):
         write(t, i)
-        time.sleep(0.01)
+        clock.advance(10)
     times = {s.id: s.time_millis for s in t.snapshots()}
     assert t.create_tag_from_timestamp("ts", times[3] - 1).id == 3
     assert t.create_tag_from_timestamp("ts2", times[1]).id == 1
@@ -224,3 +225,14 @@ def test_tag_cache_sees_replaced_tags(catalog: Catalog) -> None:
     t.replace_tag("x", 3)
     os.utime(t.tag_manager().path("x"), (time.time() + 5, time.time() + 5))
     assert t.tags()[0].snapshot_id == 3
+
+
+def test_tag_retention_cut_off_to_the_millisecond(catalog: Catalog, clock: ManualClock) -> None:
+    """Paimon's ``TagTimeExpire``: a tag expires once now is strictly after its creation + time retained."""
+    t = make(catalog)
+    fill(t, 1)
+    t.create_tag("day", 1, time_retained_ms=86_400_000)
+    clock.advance(86_400_000)
+    assert t.expire_tags() == [] and t.list_tags() == ["day"]
+    clock.advance(1)
+    assert t.expire_tags() == ["day"] and t.list_tags() == []
