@@ -145,11 +145,11 @@ def _decode_nested(value: Any, data_type: pa.DataType) -> Any:
 
 
 def _decode_column(values: list[Any], t: pa.DataType) -> pa.Array:
-    mask = pa.array([v is None for v in values])
+    mask = np.array([v is None for v in values], dtype=bool)
     if pa.types.is_float32(t) or pa.types.is_float64(t):
         bits, floats = (np.int32, np.float32) if pa.types.is_float32(t) else (np.int64, np.float64)
         raw = np.array([0 if v is None else v for v in values], dtype=bits).view(floats)
-        return pa.array(raw, type=t, mask=np.asarray(mask))
+        return pa.array(raw, type=t, mask=mask)
     if pa.types.is_decimal(t):
         return pa.array([None if v is None else Decimal(v) for v in values], type=t)
     if pa.types.is_date32(t):
@@ -211,7 +211,7 @@ class PaimonJavaClient:
         """Run ``jobs`` in one JVM; returns one ``{"ok": ...}`` or ``{"error": ...}`` per job."""
         job_file = self.tmp(".jobs.json")
         job_file.write_text(json.dumps(list(jobs)), encoding="utf-8")
-        cmd = ["java", *JVM_FLAGS, "-cp", f"{self.jar}:{self.classes}", DRIVER_CLASS, str(job_file)]
+        cmd = ["java", *JVM_FLAGS, f"-Djava.io.tmpdir={self.work_dir}", "-cp", f"{self.jar}:{self.classes}", DRIVER_CLASS, str(job_file)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, check=False,
                               cwd=str(self.work_dir))
         results = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]

@@ -48,6 +48,7 @@ import org.apache.paimon.data.InternalArray;
 import org.apache.paimon.data.InternalMap;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.reader.RecordReaderIterator;
@@ -169,10 +170,12 @@ public final class PaimonJavaDriver {
         ArrayNode snapshots = MAPPER.createArrayNode();
         for (JsonNode commitFile : job.get("commits")) {
             BatchWriteBuilder builder = table.newBatchWriteBuilder();
-            try (BatchTableWrite write = builder.newWrite();
+            try (IOManager ioManager = IOManager.create(System.getProperty("java.io.tmpdir"));
+                    BatchTableWrite write = builder.newWrite();
                     BatchTableCommit commit = builder.newCommit();
                     BufferedReader reader =
                             Files.newBufferedReader(Paths.get(commitFile.asText()), StandardCharsets.UTF_8)) {
+                write.withIOManager(ioManager); // lookup (first-row, deletion vectors) spills to disk
                 String line;
                 while ((line = reader.readLine()) != null) {
                     if (line.isEmpty()) {
