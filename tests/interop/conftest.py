@@ -172,7 +172,7 @@ def pypaimon(tmp_path_factory: pytest.TempPathFactory) -> PypaimonClient:
 
 @pytest.fixture(scope="session")
 def paimon_java(tmp_path_factory: pytest.TempPathFactory) -> PaimonJavaClient:
-    """Client for Paimon Java 1.0 (``<repo>/.venv-paimon-java`` or ``$PAIMON_JAVA_PYTHON``); compiles the driver once."""
+    """Client for Paimon Java 1.0 (jar of ``<repo>/.venv-paimon-java`` or ``$PAIMON_JAVA_PYTHON``); compiles once."""
     jar = find_bridge_jar()
     classes = compile_driver(jar, tmp_path_factory.mktemp("paimon-java-classes"))
     return PaimonJavaClient(jar, classes, tmp_path_factory.mktemp("paimon-java-io"))

@@ -107,14 +107,14 @@ def _encode_column(array: pa.Array) -> list[Any]:
     if pa.types.is_decimal(t):
         return [None if v is None else str(v) for v in array.to_pylist()]
     if pa.types.is_date32(t):
-        return array.cast(pa.int32()).to_pylist()
+        return list(array.cast(pa.int32()).to_pylist())
     if pa.types.is_timestamp(t):
-        return pc.multiply(array.cast(pa.int64()), _NANOS[t.unit]).to_pylist()
+        return list(pc.multiply(array.cast(pa.int64()), _NANOS[t.unit]).to_pylist())
     if pa.types.is_binary(t):
         return [None if v is None else base64.b64encode(v).decode() for v in array.to_pylist()]
     if pa.types.is_nested(t):
         return [_encode_nested(v, t) for v in array.to_pylist()]
-    return array.to_pylist()
+    return list(array.to_pylist())
 
 
 def encode_rows(table: pa.Table, kinds: Sequence[str] | None, path: Path) -> Path:
@@ -211,7 +211,8 @@ class PaimonJavaClient:
         """Run ``jobs`` in one JVM; returns one ``{"ok": ...}`` or ``{"error": ...}`` per job."""
         job_file = self.tmp(".jobs.json")
         job_file.write_text(json.dumps(list(jobs)), encoding="utf-8")
-        cmd = ["java", *JVM_FLAGS, f"-Djava.io.tmpdir={self.work_dir}", "-cp", f"{self.jar}:{self.classes}", DRIVER_CLASS, str(job_file)]
+        cmd = ["java", *JVM_FLAGS, f"-Djava.io.tmpdir={self.work_dir}", "-cp", f"{self.jar}:{self.classes}",
+               DRIVER_CLASS, str(job_file)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, check=False,
                               cwd=str(self.work_dir))
         results = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]

@@ -55,7 +55,8 @@ def _jar_of(python: str) -> Path:
     purelib = Path(_run([python, "-c", code], timeout=60).strip())
     jar = purelib / JAR_RELATIVE
     if not jar.is_file():
-        raise PaimonJavaEnvError(f"{jar} does not exist: is {PAIMON_JAVA_WHEEL}=={PAIMON_JAVA_WHEEL_VERSION} installed?")
+        wheel = f"{PAIMON_JAVA_WHEEL}=={PAIMON_JAVA_WHEEL_VERSION}"
+        raise PaimonJavaEnvError(f"{jar} does not exist: is {wheel} installed?")
     return jar
 
 
