@@ -13,8 +13,9 @@ every table Paimon Java writes (see ``paimon_java.py``). Where Paimon Java and p
   model of ``conftest.py`` where one applies, else our engine's own read of the same snapshot.
 * We read Java's (``test_engine_reads_java_table``): Java creates the table and commits several batches with
   inserts, updates and deletes (append, deduplicate fixed bucket partitioned and not, a string key, deletion
-  vectors, partial-update, aggregation, first-row); our read of the latest snapshot equals Java's own read (and
-  the model where one applies), and our read of every Java commit's snapshot equals the model after that commit.
+  vectors, a writer that compacts as it goes, partial-update, aggregation, first-row, and a schema Java evolves
+  between two commits); our read of the latest snapshot equals Java's own read (and the model where one applies),
+  and our read of every Java commit's snapshot equals the model after that commit.
 """
 
 from __future__ import annotations
@@ -205,26 +206,36 @@ EVOLVE_V2 = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int6
                        ("d", pa.decimal128(10, 2)), ("c", pa.float64())])
 
 
+def _evolution_batches() -> tuple[pa.Table, pa.Table]:
+    """A commit under ``EVOLVE_V1`` and one under ``EVOLVE_V2`` (half of its keys update the first's)."""
+    first = pa.table({"id": pa.array(range(100), pa.int64()), "a": pa.array(range(100), pa.int32()),
+                      "b": [f"b{i}" if i % 7 else None for i in range(100)],
+                      "d": [Decimal(i) / 4 for i in range(100)]}, schema=EVOLVE_V1)
+    ids = list(range(50, 150))
+    second = pa.table({"id": pa.array(ids, pa.int64()), "a": pa.array([3_000_000_000 + i for i in ids], pa.int64()),
+                       "b2": [f"new{i}" for i in ids], "d": [None] * 100,
+                       "c": [i / 3 if i % 5 else None for i in ids]}, schema=EVOLVE_V2)
+    return first, second
+
+
+def _evolved_expected(first: pa.Table, second: pa.Table) -> pa.Table:
+    rows = {r["id"]: {**r, "b2": r.pop("b"), "c": None} for r in first.to_pylist()}
+    rows.update({r["id"]: r for r in second.to_pylist()})
+    return pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=EVOLVE_V2)
+
+
 def _evolved_table(root: Path) -> Written:
     """Commit under schema 0; add column ``c``, rename ``b`` to ``b2``, widen ``a`` to BIGINT; upsert; compact."""
     warehouse = root / "evolved"
     table = Catalog(str(warehouse)).create_table("db.evolved", EVOLVE_V1, primary_keys=["id"],
                                                  options={"bucket": "2"})
-    first = pa.table({"id": pa.array(range(100), pa.int64()), "a": pa.array(range(100), pa.int32()),
-                      "b": [f"b{i}" if i % 7 else None for i in range(100)],
-                      "d": [Decimal(i) / 4 for i in range(100)]}, schema=EVOLVE_V1)
+    first, second = _evolution_batches()
     table.write(first)
     table.alter(AddColumn("c", pa.float64()), RenameColumn("b", "b2"), UpdateColumnType("a", pa.int64()))
     table = Catalog(str(warehouse)).get_table("db.evolved")
-    ids = list(range(50, 150))
-    second = pa.table({"id": pa.array(ids, pa.int64()), "a": pa.array([3_000_000_000 + i for i in ids], pa.int64()),
-                       "b2": [f"new{i}" for i in ids], "d": [None] * 100,
-                       "c": [i / 3 if i % 5 else None for i in ids]}, schema=EVOLVE_V2)
     sid = table.write(second)
     assert sid is not None
-    rows = {r["id"]: {**r, "b2": r.pop("b"), "c": None} for r in first.to_pylist()}
-    rows.update({r["id"]: r for r in second.to_pylist()})
-    expected = pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=EVOLVE_V2)
+    expected = _evolved_expected(first, second)
     compacted = table.compact(full=True)
     assert compacted is not None
     out = Written("evolved", warehouse, "db.evolved", table.read().schema, ["id"])
@@ -314,6 +325,9 @@ JAVA_CASES = [c for c in CASES if c.name in ("pk_bucket4", "pk_bucket4_part_rowk
                                                 "pk_bucket4_string_key", "append", "append_part")]
 JAVA_DV_CASE = dataclasses.replace(CASES[0], name="pk_bucket4_dv", options={"bucket": "4",
                                                                                "deletion-vectors.enabled": "true"})
+# Paimon Java compacts as it writes (a sorted run per commit triggers a compaction every other commit)
+JAVA_COMPACTING_CASE = dataclasses.replace(CASES[1], name="pk_bucket4_part_rowkind_compacting",
+                                           options={**CASES[1].options, "num-sorted-run.compaction-trigger": "2"})
 
 
 @dataclass
@@ -349,7 +363,7 @@ def java_written_tables(paimon_java: PaimonJavaClient,
         jobs.append((name, paimon_java.write_job(warehouse, identifier, commits)))
         jobs.append((name, paimon_java.read_job(warehouse, identifier)))
 
-    for case in [*JAVA_CASES, JAVA_DV_CASE]:
+    for case in [*JAVA_CASES, JAVA_DV_CASE, JAVA_COMPACTING_CASE]:
         model = Model(case)
         batches = make_batches(case, deletes=True, seed_tag="written-by-java")
         models: list[pa.Table | None] = []
@@ -369,20 +383,32 @@ def java_written_tables(paimon_java: PaimonJavaClient,
         [(b, None) for b in first_row], [_first_row_expected(first_row[: i + 1]) for i in range(len(first_row))],
         ["id"])
 
+    # schema evolution by Java between two commits (add column, rename, INT -> BIGINT), as in ``_evolved_table``
+    evolved_commits = _evolution_batches()
+    warehouse = root / "evolved"
+    tables["evolved"] = JavaTable("evolved", warehouse, "db.evolved", EVOLVE_V2, ["id"],
+                                  [None, _evolved_expected(*evolved_commits)])
+    changes = [{"add": "c", "type": "DOUBLE"}, {"rename": "b", "to": "b2"}, {"retype": "a", "type": "BIGINT"}]
+    jobs += [("evolved", paimon_java.create_job(warehouse, "db.evolved", EVOLVE_V1, ["id"], [], {"bucket": "2"})),
+             ("evolved", paimon_java.write_job(warehouse, "db.evolved", [(evolved_commits[0], None)])),
+             ("evolved", {"op": "alter", "warehouse": str(warehouse), "table": "db.evolved", "changes": changes}),
+             ("evolved", paimon_java.write_job(warehouse, "db.evolved", [(evolved_commits[1], None)])),
+             ("evolved", paimon_java.read_job(warehouse, "db.evolved"))]
+
     results = paimon_java.run([job for _, job in jobs])
     for (name, job), result in zip(jobs, results):
         t = tables[name]
         if "error" in result:
             t.error = t.error or f"{job['op']}: {result['error']}"
         elif job["op"] == "write":
-            t.snapshot_ids = [int(s) for s in result["ok"]["snapshots"]]
+            t.snapshot_ids += [int(s) for s in result["ok"]["snapshots"]]
         elif job["op"] == "read":
             t.java_read = decode_rows(Path(job["out"]), t.schema)
     return tables
 
 
-@pytest.mark.parametrize("name", [*(c.name for c in JAVA_CASES), JAVA_DV_CASE.name, "partial", "aggregation",
-                                  "first_row"])
+@pytest.mark.parametrize("name", [*(c.name for c in JAVA_CASES), JAVA_DV_CASE.name, JAVA_COMPACTING_CASE.name,
+                                  "partial", "aggregation", "first_row", "evolved"])
 def test_engine_reads_java_table(java_written_tables: dict[str, JavaTable], name: str) -> None:
     t = java_written_tables[name]
     assert t.error is None, f"Paimon Java failed on {name}: {t.error}"

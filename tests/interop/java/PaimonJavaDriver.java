@@ -10,6 +10,8 @@
  *   {"op": "create", "warehouse": W, "table": "db.t", "fields": [{"name": N, "type": T}], "primaryKeys": [...],
  *    "partitionKeys": [...], "options": {...}}               T is a Paimon schema-JSON type ("BIGINT NOT NULL", {...})
  *   {"op": "write", "warehouse": W, "table": "db.t", "commits": [rowsFile, ...]}  -> {"snapshots": [id per commit]}
+ *   {"op": "alter", "warehouse": W, "table": "db.t", "changes": [{"add": N, "type": T} | {"rename": N, "to": N2}
+ *    | {"retype": N, "type": T}]}                             one schema change, applied atomically
  *   {"op": "read", "warehouse": W, "table": "db.t", "options": {...dynamic options...}, "out": rowsFile}
  *                                                             -> {"rows": n}
  * A rows file holds JSON lines. Read output starts with {"fields": [{"name": N, "type": SQL type}]}; every line after
@@ -53,6 +55,7 @@ import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.reader.RecordReaderIterator;
 import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.core.JsonGenerator;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -111,6 +114,8 @@ public final class PaimonJavaDriver {
         switch (op) {
             case "create":
                 return create(catalog, identifier, job);
+            case "alter":
+                return alter(catalog, identifier, job);
             case "write":
                 return write(catalog.getTable(identifier), job);
             case "read":
@@ -160,6 +165,23 @@ public final class PaimonJavaDriver {
         builder.partitionKeys(stringList(job.get("partitionKeys")));
         builder.options(stringMap(job.get("options")));
         catalog.createTable(identifier, builder.build(), false);
+        return MAPPER.createObjectNode();
+    }
+
+    private static JsonNode alter(Catalog catalog, Identifier identifier, JsonNode job) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode change : job.get("changes")) {
+            if (change.has("add")) {
+                changes.add(SchemaChange.addColumn(
+                        change.get("add").asText(), DataTypeJsonParser.parseDataType(change.get("type"))));
+            } else if (change.has("rename")) {
+                changes.add(SchemaChange.renameColumn(change.get("rename").asText(), change.get("to").asText()));
+            } else {
+                changes.add(SchemaChange.updateColumnType(
+                        change.get("retype").asText(), DataTypeJsonParser.parseDataType(change.get("type"))));
+            }
+        }
+        catalog.alterTable(identifier, changes, false);
         return MAPPER.createObjectNode();
     }
 
