@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYPAIMON_STAMP := .venv-pypaimon/.installed
+PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine airflow test lint bench install pypaimon clean
+.PHONY: demo demo-engine airflow test lint bench install pypaimon paimon-java clean
 
 install: $(STAMP)
 
@@ -25,6 +26,14 @@ $(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py
 	$(BIN)/python tests/interop/pypaimon_env.py
 	touch $(PYPAIMON_STAMP)
 
+# Paimon Java 1.0 (the reference implementation) as the second interop judge: the PyPI wheel paimon-python-ali ships
+# it with Hadoop in one jar, which the interop tests compile tests/interop/java/PaimonJavaDriver.java against (JDK 17).
+paimon-java: $(PAIMON_JAVA_STAMP)
+
+$(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py
+	$(BIN)/python tests/interop/paimon_java_env.py
+	touch $(PAIMON_JAVA_STAMP)
+
 # The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
 # .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows.
 demo: $(STAMP)
@@ -39,8 +48,9 @@ AIRFLOW_PORT ?= 8080
 airflow: $(STAMP)
 	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT)
 
-test: $(STAMP) $(PYPAIMON_STAMP)
-	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python -m pytest $(PYTEST_ARGS)
+test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP)
+	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
+		$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -55,5 +65,5 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 
 clean:
-	rm -rf $(VENV) .venv-pypaimon .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
+	rm -rf $(VENV) .venv-pypaimon .venv-paimon-java .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
 		.airflow-demo demo-lake

@@ -35,6 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pytest
 
+from tests.interop.paimon_java import PaimonJavaClient, compile_driver
+from tests.interop.paimon_java_env import find_bridge_jar
 from tests.interop.pypaimon_env import ensure_pypaimon_python
 
 DRIVER = Path(__file__).resolve().parent / "pypaimon_driver.py"
@@ -166,6 +168,14 @@ class PypaimonClient:
 def pypaimon(tmp_path_factory: pytest.TempPathFactory) -> PypaimonClient:
     """Client for pypaimon 2.1.0 in ``<repo>/.venv-pypaimon`` (created on first use, or ``$PYPAIMON_PYTHON``)."""
     return PypaimonClient(ensure_pypaimon_python(), tmp_path_factory.mktemp("pypaimon-io"))
+
+
+@pytest.fixture(scope="session")
+def paimon_java(tmp_path_factory: pytest.TempPathFactory) -> PaimonJavaClient:
+    """Client for Paimon Java 1.0 (jar of ``<repo>/.venv-paimon-java`` or ``$PAIMON_JAVA_PYTHON``); compiles once."""
+    jar = find_bridge_jar()
+    classes = compile_driver(jar, tmp_path_factory.mktemp("paimon-java-classes"))
+    return PaimonJavaClient(jar, classes, tmp_path_factory.mktemp("paimon-java-io"))
 
 
 # ------------------------------------------------------------------------------------------------ data generation
