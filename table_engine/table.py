@@ -169,10 +169,11 @@ class Table:
         return sid
 
     def _compact_after_overwrite(self, sid: int | None) -> int | None:
-        """Deletion-vector tables: an OVERWRITE commit carries no compaction (the writers compacted against the
-        files it replaces), so its level-0 files would stay invisible; compact them now, as Paimon commits the
-        compaction of an overwrite right after it. Not with ``write-only``."""
-        if sid is None or not self.options.deletion_vectors_enabled() or self.options.write_only():
+        """Deletion-vector and first-row tables: an OVERWRITE commit carries no compaction (the writers compacted
+        against the files it replaces), so its level-0 files would stay invisible; compact them now, as Paimon
+        commits the compaction of an overwrite right after it. Not with ``write-only``."""
+        o = self.options
+        if sid is None or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()) or o.write_only():
             return sid
         from table_engine.store.compact import compact_table
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from table_engine import Catalog
@@ -71,3 +72,27 @@ def test_pypaimon_reads_our_first_row_table(pypaimon: PypaimonClient, tmp_path: 
         expected = _expected(batches[:i + 1], spec["primary_keys"])
         assert _rows(got) == expected, f"pypaimon read of snapshot {versions[i]['snapshot']}"
     assert _rows(t.read()) == _expected(batches, spec["primary_keys"])
+
+
+def test_pypaimon_sees_write_only_rows_after_compaction_and_overwrites_at_once(pypaimon: PypaimonClient,
+                                                                               tmp_path: Path) -> None:
+    key = ["dt", "k"]
+    ident = f"{DATABASE}.write_only"
+    t = Catalog(str(tmp_path)).create_table(ident, SCHEMA, primary_keys=key, partition_keys=["dt"],
+                                            options={"merge-engine": "first-row", "write-only": "true"})
+    batches = _batches(seed=7, commits=3)
+    for b in batches:
+        t.write(b)
+    uncompacted = t.latest_snapshot_id()
+    t.compact()
+    compacted = t.latest_snapshot_id()
+    assert t.read(snapshot_id=uncompacted).num_rows == 0  # level 0 only: invisible, as to Paimon
+    over = _batches(seed=8, commits=1)[0].filter(pc.field("dt") == "2024-01-01")
+    t.copy({"write-only": "false"}).write(over, overwrite=True)
+    theirs = pypaimon.read_many(tmp_path, ident, [{"snapshot": uncompacted}, {"snapshot": compacted}, {}])
+    assert theirs[0].num_rows == 0
+    assert _rows(theirs[1]) == _expected(batches, key)
+    kept = [r for r in _expected(batches, key) if r["dt"] != "2024-01-01"]
+    after = sorted(_expected([over], key) + kept, key=lambda r: (r["dt"], r["k"]))
+    assert _rows(theirs[2]) == after
+    assert _rows(t.read()) == after

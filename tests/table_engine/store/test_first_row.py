@@ -158,3 +158,41 @@ def test_reads_match_a_first_row_model_after_every_commit(
         assert {c[0] for c in changes} == {"+I"}
         assert apply_changes(changes, key_width=2) == {(r["dt"], r["k"]): (r["dt"], r["k"], r["v"])
                                                        for r in first_rows(written)}
+
+
+def test_overwrite_is_visible_at_once(tmp_path: Path) -> None:
+    t = make(tmp_path)
+    t.write(pa.Table.from_pylist(batch(0, [("a", 1), ("b", 2)]), schema=SCHEMA))
+    t.write(pa.Table.from_pylist(batch(1, [("a", 3), ("a", 3)]), schema=SCHEMA), overwrite=True)
+    assert rows(t) == [{"dt": "a", "k": 3, "v": "c1-0"}, {"dt": "b", "k": 2, "v": "c0-1"}]
+    t.write(pa.Table.from_pylist(batch(2, [("a", 4)]), schema=SCHEMA), partition={"dt": "a"})
+    assert rows(t) == [{"dt": "a", "k": 4, "v": "c2-0"}, {"dt": "b", "k": 2, "v": "c0-1"}]
+    assert min(levels_and_rows(t)[0]) > 0
+
+
+def _stream(t: Table, then_write: pa.Table) -> list[list[tuple[str, int, str]]]:
+    scan = t.new_stream_scan()
+    out = []
+
+    def read(plan: Any) -> list[tuple[str, int, str]]:
+        return [(r["rowkind"], r["k"], r["v"]) for b in scan.read(plan) for r in b.to_pylist()]
+
+    out.append(read(scan.plan()))
+    t.write(then_write)
+    while (plan := scan.plan()) is not None:
+        out.append(read(plan))
+    return out
+
+
+@pytest.mark.parametrize("producer", ["none", "lookup"])
+def test_stream_reads_see_level0_and_only_lookup_gives_new_keys_only(tmp_path: Path, producer: str) -> None:
+    """As Paimon: the full phase of a stream read includes level 0 (without a producer) and then follows each APPEND
+    snapshot's new files, which repeat keys written again; the lookup changelog has the new keys only."""
+    t = make(tmp_path, partitioned=False, **{"changelog-producer": producer})
+    t.write(pa.Table.from_pylist(batch(0, [("a", 1), ("a", 2)]), schema=SCHEMA))
+    got = _stream(t, pa.Table.from_pylist(batch(1, [("a", 1), ("a", 3)]), schema=SCHEMA))
+    first = [("+I", 1, "c0-0"), ("+I", 2, "c0-1")]
+    if producer == "none":
+        assert got == [first, [("+I", 1, "c1-0"), ("+I", 3, "c1-1")]]
+    else:
+        assert got == [first, [("+I", 3, "c1-1")]]
