@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +54,7 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD,
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
-from table_engine.errors import SchemaError, UnsupportedError
+from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
@@ -329,6 +329,40 @@ def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False
         return None
     try:
         return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int | None,
+                             overwritten: bool, dropped: Collection[tuple[bytes, int]] = ()) -> int | None:
+    """After a commit (snapshot ``sid``) of a table whose batch reads skip level 0 (first-row, deletion vectors),
+    compact what its writers' compaction left on level 0 and commit that with a committer of ``new_commit``; the
+    COMPACT snapshot id, else ``sid``. Not with ``write-only``.
+
+    An OVERWRITE commit carries no compaction (the writers compacted against the files it replaces): every bucket is
+    compacted, as Paimon commits the compaction of an overwrite right after it. A commit whose writers' compaction
+    was dropped (``dropped``: several writers compacted one bucket, or a concurrent commit invalidated it) gets its
+    buckets' level 0 compacted. A conflict leaves the commit as it is (the next compaction makes it visible)."""
+    o = ctx.options
+    if sid is None or o.write_only() or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()):
+        return sid
+    if overwritten:
+        messages = compaction_messages(ctx)
+    elif dropped:
+        messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if (b.partition, b.bucket) in dropped
+                                         and any(f.level == 0 for f in b.files)])
+    else:
+        return sid
+    if not messages:
+        return sid
+    commit = new_commit()
+    try:
+        return commit.commit(messages) or sid
+    except CommitConflictError as e:
+        commit.abort(messages)
+        log.warning("compaction after snapshot %s of %s failed: %s", sid, ctx.table_path, e)
+        return sid
     except BaseException:
         commit.abort(messages)
         raise

@@ -196,3 +196,25 @@ def test_stream_reads_see_level0_and_only_lookup_gives_new_keys_only(tmp_path: P
         assert got == [first, [("+I", 1, "c1-0"), ("+I", 3, "c1-1")]]
     else:
         assert got == [first, [("+I", 3, "c1-1")]]
+
+
+def test_rows_of_writers_that_compacted_one_bucket_are_visible(tmp_path: Path) -> None:
+    """Two writers of one commit compacting the same bucket: their compactions are dropped, so the commit's level 0
+    is compacted right after it (else its rows would be invisible)."""
+    t = make(tmp_path, partitioned=False, bucket="1")
+    t.write(pa.Table.from_pylist(batch(0, [("a", 1)]), schema=SCHEMA))
+    w1, w2 = t.new_write(), t.new_write()
+    w1.write(pa.Table.from_pylist(batch(1, [("a", 1), ("a", 2)]), schema=SCHEMA))
+    w2.write(pa.Table.from_pylist(batch(2, [("a", 3)]), schema=SCHEMA))
+    committer = t.new_commit()
+    appended = committer.commit(w1.prepare_commit() + w2.prepare_commit())
+    assert [bucket for _, bucket in committer.dropped_compactions] == [0]
+    assert t.read(snapshot_id=appended).num_rows == 1  # the APPEND snapshot's level 0 is invisible
+    w3, w4 = t.new_write(), t.new_write()
+    w3.write(pa.Table.from_pylist(batch(3, [("a", 4)]), schema=SCHEMA))
+    w4.write(pa.Table.from_pylist(batch(4, [("a", 2), ("a", 5)]), schema=SCHEMA))
+    sid = t.commit(w3.prepare_commit() + w4.prepare_commit())
+    assert sid is not None and t.snapshot(sid).commit_kind.value == "COMPACT"
+    assert [r["k"] for r in rows(t)] == [1, 2, 3, 4, 5]
+    assert [r["v"] for r in rows(t)] == ["c0-0", "c1-1", "c2-0", "c3-0", "c4-1"]
+    assert min(levels_and_rows(t)[0]) > 0
