@@ -127,7 +127,9 @@ PRIMARY_KEY_NULLABLE = key("primary-key.nullable").bool_type().default_value(Fal
 
 # ---- write and files ---------------------------------------------------------------------------------------------
 WRITE_ONLY = key("write-only").bool_type().default_value(False).with_description(
-    "Writers skip compaction and expiry; a dedicated compaction job does them.")
+    "Writers skip compaction and expiry; a dedicated compaction job does them. Batch reads of first-row and "
+    "deletion-vector tables skip level 0, so with write-only their new rows stay invisible to batch reads until "
+    "that job compacts them.")
 WRITE_BUFFER_SIZE = key("write-buffer-size").memory_type().default_value(256 * MB).with_description(
     "Memory a writer buffers before it spills a sorted run to level-0 files.")
 WRITE_BUFFER_SPILLABLE = key("write-buffer-spillable").bool_type().default_value(True).with_description(
@@ -569,8 +571,19 @@ class CoreOptions:
         return self.get(MERGE_ENGINE).value
 
     def batch_scan_skip_level0(self) -> bool:
-        """Batch reads of deletion-vector tables leave out level 0 unless ``deletion-vectors.merge-on-read``."""
-        return self.deletion_vectors_enabled() and not self.deletion_vectors_merge_on_read()
+        """Paimon's ``batchScanSkipLevel0``: batch reads leave out level 0 of deletion-vector tables (unless
+        ``deletion-vectors.merge-on-read``) and of ``first-row`` tables; their writers compact level 0 away at every
+        commit (:meth:`need_lookup`), so what is committed is visible once that compaction is. The one place that
+        decides it for every batch read."""
+        if self.deletion_vectors_enabled():
+            return not self.deletion_vectors_merge_on_read()
+        return self.merge_engine() == MergeEngine.FIRST_ROW.value
+
+    def need_lookup(self) -> bool:
+        """Paimon's ``needLookup``: compaction is lookup compaction (level 0 always pushed up, keys looked up in the
+        levels above) for ``changelog-producer`` lookup, deletion vectors and the ``first-row`` merge engine."""
+        return (self.changelog_producer() is ChangelogProducer.LOOKUP or self.deletion_vectors_enabled()
+                or self.merge_engine() == MergeEngine.FIRST_ROW.value)
 
     def sequence_fields(self) -> list[str]:
         return self.get(SEQUENCE_FIELD) or []

@@ -14,7 +14,6 @@ import pyarrow as pa
 
 from table_engine.core_options import CoreOptions
 from table_engine.errors import (
-    CommitConflictError,
     ReadOnlyTableError,
     SchemaError,
     SnapshotNotExistError,
@@ -145,18 +144,18 @@ class Table:
             raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
                               f"{self.identifier} (partition columns: {self.partition_keys})")
         writer = self.new_write()
+        committer = self.new_commit()
         try:
             writer.write(data, row_kinds)
             messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
             ow = None
             if overwrite or partition:
                 ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
-            sid = self.new_commit().commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
+            sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
         except BaseException:
             writer.abort()
             raise
-        if ow is not None:
-            sid = self._compact_after_overwrite(sid)
+        sid = self._compact_level0(sid, committer, ow is not None)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -167,25 +166,18 @@ class Table:
         """Commit messages from writer tasks (e.g. Spark executors) as one snapshot."""
         ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite()) \
             if (overwrite or partition) else None
-        sid = self.new_commit(commit_user).commit(messages, commit_identifier, overwrite=ow)
-        if ow is not None:
-            sid = self._compact_after_overwrite(sid)
+        committer = self.new_commit(commit_user)
+        sid = committer.commit(messages, commit_identifier, overwrite=ow)
+        sid = self._compact_level0(sid, committer, ow is not None)
         self._after_commit(sid, commit_identifier, maintain)
         return sid
 
-    def _compact_after_overwrite(self, sid: int | None) -> int | None:
-        """Deletion-vector tables: an OVERWRITE commit carries no compaction (the writers compacted against the
-        files it replaces), so its level-0 files would stay invisible; compact them now, as Paimon commits the
-        compaction of an overwrite right after it. Not with ``write-only``."""
-        if sid is None or not self.options.deletion_vectors_enabled() or self.options.write_only():
-            return sid
-        from table_engine.store.compact import compact_table
+    def _compact_level0(self, sid: int | None, committer: FileStoreCommit, overwritten: bool) -> int | None:
+        """Tables whose batch reads skip level 0: compact what an overwrite or dropped writer compactions left on
+        level 0, so the commit is visible (:func:`~table_engine.store.compact.compact_invisible_level0`)."""
+        from table_engine.store.compact import compact_invisible_level0
 
-        try:
-            return compact_table(self._ctx, self.new_commit()) or sid
-        except CommitConflictError as e:  # the overwrite stands; the next compaction makes it visible
-            log.warning("compaction after the overwrite of %s (snapshot %s) failed: %s", self.identifier, sid, e)
-            return sid
+        return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten, committer.dropped_compactions)
 
     # ---- snapshots and time travel -----------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:

@@ -19,6 +19,8 @@ from table_engine.format.snapshot import Snapshot
 from table_engine.store import snapshot_info
 from table_engine.store.commit import Overwrite
 from table_engine.store.commit_message import CommitMessage
+from table_engine.store.compact import compact_invisible_level0
+from table_engine.store.context import StoreContext
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -47,8 +49,10 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
                 overwrite: Overwrite | None = None) -> int | None:
     """Commit ``messages`` as one snapshot of (``commit_user``, ``identifier``) unless that snapshot exists.
 
-    Returns the snapshot id (the existing one for a repeated commit; None when there was nothing to commit). When
-    the commit fails, the messages' files are deleted and the table is unchanged.
+    Returns the snapshot id (the existing one for a repeated commit; None when there was nothing to commit; the
+    COMPACT snapshot that makes a first-row or deletion-vector table's new level-0 files visible when the tasks'
+    own compaction could not be committed). When the commit fails, the messages' files are deleted and the table
+    is unchanged.
     """
     committer = table.new_commit(commit_user)
     done = find_commit(table, commit_user, identifier)
@@ -58,11 +62,14 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
         discard_unreferenced(table, messages, done)
         return done.id
     try:
-        return committer.commit(messages, identifier, overwrite=overwrite)
+        sid = committer.commit(messages, identifier, overwrite=overwrite)
     except BaseException:
         if find_commit(table, commit_user, identifier) is None:
             committer.abort(messages)
         raise
+    # first-row and deletion-vector tables: what the tasks' compaction left on level 0 is invisible to batch reads
+    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    return compact_invisible_level0(ctx, table.new_commit, sid, overwrite is not None, committer.dropped_compactions)
 
 
 def abort_uncommitted(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int) -> None:

@@ -81,6 +81,8 @@ class FileStoreCommit:
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
+        self.dropped_compactions: set[tuple[bytes, int]] = set()
+        """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
 
     # ---- public ------------------------------------------------------------------------------------------------
     def commit(
@@ -102,6 +104,7 @@ class FileStoreCommit:
         if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
                              self.opts.partition_default_name(), self.ctx.table_path)
+        self.dropped_compactions = set()
         done = self._already_committed(commit_identifier)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
@@ -122,6 +125,7 @@ class FileStoreCommit:
                 return self._commit_one(compaction, commit_identifier, None, properties, False) or appended
             except CommitConflictError as e:
                 log.warning("compaction dropped, the new data is committed in snapshot %s: %s", appended, e)
+                self.dropped_compactions.update((m.partition, m.bucket) for m in compaction)
                 self.abort(compaction)
                 return appended
         return self._commit_one(messages, commit_identifier, overwrite, properties, allow_empty)
@@ -134,6 +138,7 @@ class FileStoreCommit:
             log.warning("several writers compacted bucket(s) %s of %s in one commit: their compactions are dropped "
                         "(write a bucket from one task, or use write-only writers)",
                         sorted({m.bucket for m in shared}), self.ctx.table_path)
+            self.dropped_compactions.update((m.partition, m.bucket) for m in shared)
             self.abort(shared)
         return [m for m in compaction if writers[(m.partition, m.bucket)] == 1]
 

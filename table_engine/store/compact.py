@@ -16,13 +16,18 @@ pushed up (:mod:`table_engine.lsm.compaction.force_up`), -U/-D records are alway
 deletion vectors applied, older versions of the keys moved out of level 0 are marked in the vectors of the files
 above (:mod:`table_engine.store.dv_lookup`), rewritten files lose their vectors, and the bucket's new DV index file
 travels with the compaction in the commit message.
+
+``merge-engine = first-row`` compacts with lookup too (Paimon's ``needLookup``): level 0 is always pushed up and a
+new key that a level above the output level holds already is dropped
+(:class:`~table_engine.lsm.compaction.first_row.FirstRowLookup`), so each key lives in one level above 0 and batch
+reads, which skip level 0 of first-row tables, see every key once.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -48,12 +53,13 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD,
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
-from table_engine.errors import SchemaError, UnsupportedError, naming_snapshot
+from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionChangelog, LookupChangelog
 from table_engine.lsm.compaction.expire import RecordLevelExpire
+from table_engine.lsm.compaction.first_row import FirstRowLookup
 from table_engine.lsm.compaction.force_up import pick_force_up_level0
 from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter
 from table_engine.lsm.compaction.universal import (
@@ -118,6 +124,9 @@ class CompactionSettings:
     deletion_vectors: bool = False
     bitmap64: bool = False
     changelog: ChangelogSettings | None = None
+    lookup: bool = False
+    """Lookup compaction (Paimon's ``needLookup``): level 0 is always pushed up."""
+    first_row: bool = False
 
     @staticmethod
     def of(ctx: StoreContext) -> CompactionSettings:
@@ -136,7 +145,8 @@ class CompactionSettings:
         return CompactionSettings(o.num_levels(), picker, o.compaction_file_size(True),
                                   o.num_sorted_runs_stop_trigger(), o.get(COMPACTION_FORCE_REWRITE_ALL_FILES), expire,
                                   o.deletion_vectors_enabled(), o.deletion_vectors_bitmap64(),
-                                  ChangelogSettings.of(ctx))
+                                  ChangelogSettings.of(ctx), o.need_lookup(),
+                                  o.merge_engine() == MergeEngine.FIRST_ROW.value)
 
 
 class BucketCompactor:
@@ -177,7 +187,7 @@ class BucketCompactor:
         if full:
             needs_rewrite = s.expire.is_expire_file if s.expire is not None else None
             return pick_full_compaction(levels.number_of_levels, runs, needs_rewrite, s.force_rewrite_all)
-        if self.dvs is not None or self._lookup_changelog():  # lookup compaction: level 0 always goes up
+        if s.lookup:  # lookup compaction: level 0 always goes up
             unit = pick_force_up_level0(s.picker, levels.number_of_levels, runs, now_ms)
         else:
             unit = s.picker.pick(levels.number_of_levels, runs, now_ms)
@@ -193,8 +203,10 @@ class BucketCompactor:
             return None
         drop_delete = unit.output_level != 0 and (unit.output_level >= levels.non_empty_highest_level()
                                                   or self.dvs is not None)
-        lookup = None
-        if self.dvs is not None:
+        lookup: DeletionVectorLookup | FirstRowLookup | None = None
+        if self.settings.first_row:
+            lookup = FirstRowLookup(levels, self._read_keys, self.order.key_cols, self.codec)
+        elif self.dvs is not None:
             lookup = DeletionVectorLookup(levels, self.dvs, self._read_live, self.order.key_cols, self.codec,
                                           self._merge_function(), self.order, self._newest_wins())
         rewriter = CompactRewriter(self.codec, self._read_file, self._write_files, self._merge_function(),
@@ -207,10 +219,6 @@ class BucketCompactor:
         log.debug("compacted %d file(s) of bucket %d of %s into %d file(s) at level %d", len(result.before),
                   self.bucket, self.ctx.table_path, len(result.after), unit.output_level)
         return levels.update(result.before, result.after), result
-
-    def _lookup_changelog(self) -> bool:
-        ch = self.settings.changelog
-        return ch is not None and ch.producer is ChangelogProducer.LOOKUP
 
     def _changelog_hook(self, levels: Levels) -> ChangelogHook | None:
         ch = self.settings.changelog
@@ -246,6 +254,9 @@ class BucketCompactor:
         if mask is None:
             return t, np.arange(t.num_rows, dtype=np.int64)
         return t.filter(pa.array(mask)), np.flatnonzero(mask).astype(np.int64)
+
+    def _read_keys(self, f: DataFileMeta) -> pa.Table:
+        return read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.key_fields(), system=False)
 
     def _write_files(self, kv: pa.Table, level: int) -> list[DataFileMeta]:
         return self.file_writer.write_kv(self.bucket_path, kv, level, FileSource.COMPACT)
@@ -318,6 +329,40 @@ def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False
         return None
     try:
         return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int | None,
+                             overwritten: bool, dropped: Collection[tuple[bytes, int]] = ()) -> int | None:
+    """After a commit (snapshot ``sid``) of a table whose batch reads skip level 0 (first-row, deletion vectors),
+    compact what its writers' compaction left on level 0 and commit that with a committer of ``new_commit``; the
+    COMPACT snapshot id, else ``sid``. Not with ``write-only``.
+
+    An OVERWRITE commit carries no compaction (the writers compacted against the files it replaces): every bucket is
+    compacted, as Paimon commits the compaction of an overwrite right after it. A commit whose writers' compaction
+    was dropped (``dropped``: several writers compacted one bucket, or a concurrent commit invalidated it) gets its
+    buckets' level 0 compacted. A conflict leaves the commit as it is (the next compaction makes it visible)."""
+    o = ctx.options
+    if sid is None or o.write_only() or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()):
+        return sid
+    if overwritten:
+        messages = compaction_messages(ctx)
+    elif dropped:
+        messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if (b.partition, b.bucket) in dropped
+                                         and any(f.level == 0 for f in b.files)])
+    else:
+        return sid
+    if not messages:
+        return sid
+    commit = new_commit()
+    try:
+        return commit.commit(messages) or sid
+    except CommitConflictError as e:
+        commit.abort(messages)
+        log.warning("compaction after snapshot %s of %s failed: %s", sid, ctx.table_path, e)
+        return sid
     except BaseException:
         commit.abort(messages)
         raise

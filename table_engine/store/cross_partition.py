@@ -25,7 +25,6 @@ only loops over partitions and buckets are Python.
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -34,6 +33,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from table_engine import clock
 from table_engine.core_enums import MergeEngine
 from table_engine.core_options import (
     CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM,
@@ -76,7 +76,7 @@ def bootstrap_keys(ctx: StoreContext, now_millis: int | None = None, assigner: A
     splits = plan_splits(ctx.file_io, ctx.table_path, snapshot, schema, schema_loader=ctx.schema_by_id)
     ttl = ctx.options.get(CROSS_PARTITION_UPSERT_INDEX_TTL)
     if ttl is not None:
-        now = int(time.time() * 1000) if now_millis is None else now_millis
+        now = clock.now_millis() if now_millis is None else now_millis
         splits = [s for s in splits if _within_ttl(s, ttl, now)]
 
     key_names = schema.trimmed_primary_keys()

@@ -2,9 +2,11 @@
 
 Deletion vectors: every split carries the vectors of its files found in the snapshot's index manifest (primary-key
 tables with ``deletion-vectors.enabled``, and append tables, e.g. pypaimon's delete-by-row-id). ``skip_level0``
-(batch reads of a deletion-vector table without ``deletion-vectors.merge-on-read``) leaves level-0 files out; the
-remaining files need no merging (``Split.raw``), so value statistics and file indexes may skip files of a
-primary-key table too.
+(batch reads, :meth:`~table_engine.core_options.CoreOptions.batch_scan_skip_level0`) leaves level-0 files of a
+primary-key table out. Those of a deletion-vector table then need no merging (``Split.raw``), so value statistics
+and file indexes may skip files of a primary-key table too. Those of a ``first-row`` table are still merged: lookup
+compaction keeps each key in one level above 0, so the merge changes nothing there, but it keeps reads exact for
+tables whose higher levels hold a key twice (written before first-row compaction looked keys up).
 """
 
 from __future__ import annotations
@@ -113,7 +115,8 @@ def plan_splits(
     ``skip_level0``: leave level-0 files of a primary-key table out (see the module docstring)."""
     if snapshot is None:
         return []
-    raw = skip_level0 and bool(schema.primary_keys)
+    skip = skip_level0 and bool(schema.primary_keys)
+    raw = skip and _has_deletion_vectors(schema)
     part_fields = schema.partition_fields()
     part_names = [f.name for f in part_fields]
     decode = PartitionDecoder([f.type for f in part_fields])
@@ -129,7 +132,7 @@ def plan_splits(
         return test_row(part_preds, dict(zip(part_names, decode(e.partition), strict=True)))
 
     entries = read_entries(file_io, table_path, metas, keep if part_preds else None)
-    if raw:
+    if skip:
         entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
     if stat_preds:
@@ -157,9 +160,13 @@ def _deletion_files(file_io: FileIO, table_path: str, snapshot: Snapshot, schema
     """The deletion vectors of a snapshot by (partition, bucket); only looked for where they can exist."""
     if not snapshot.index_manifest:
         return {}
-    if schema.primary_keys and schema.options.get("deletion-vectors.enabled", "false").lower() != "true":
+    if schema.primary_keys and not _has_deletion_vectors(schema):
         return {}
     return deletion_files(table_path, read_index_manifest(file_io, manifest_path(table_path, snapshot.index_manifest)))
+
+
+def _has_deletion_vectors(schema: TableSchema) -> bool:
+    return schema.options.get("deletion-vectors.enabled", "false").lower() == "true"
 
 
 def _normalized(p: Predicate) -> Predicate:

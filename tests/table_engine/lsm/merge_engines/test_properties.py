@@ -334,6 +334,9 @@ def test_table_reads_model_for_any_commits_and_flushes(case: Case, data: st.Data
     # write-only: no compaction by the writer (the test compacts fully at chosen points, which the model follows)
     options = {**case.options, "bucket": bucket, "write-buffer-size": "1 b", "write-only": "true"}
     state: list[tuple[int, str, dict[str, Any]]] = []
+    # first-row: batch reads skip level 0 (Paimon), so with write-only only what a compaction moved up is visible
+    first_row = case.spec.engine == "first-row"
+    visible_state: list[tuple[int, str, dict[str, Any]]] = []
     t = catalog.create_table("db.t", _arrow_schema(case), primary_keys=["k"], options=options)
     pos = 0
     while pos < len(records):
@@ -353,4 +356,9 @@ def test_table_reads_model_for_any_commits_and_flushes(case: Case, data: st.Data
         if data.draw(st.integers(0, 4)) == 0 and hasattr(t, "compact"):
             t.compact(full=True)
             state = compacted(case.spec, state)
+            visible_state = list(state)  # a copy: ``state +=`` below extends the list in place
+    if first_row:
+        _assert_same(case, _normalize(case, t.read().to_pylist()), model_read(case.spec, visible_state))
+        t.compact(full=True)
+        state = compacted(case.spec, state)
     _assert_same(case, _normalize(case, t.read().to_pylist()), model_read(case.spec, state))
