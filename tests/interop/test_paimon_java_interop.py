@@ -42,7 +42,6 @@ from tests.interop.test_merge_engines_interop import _canonical
 
 pytestmark = pytest.mark.interop
 
-FIRST_ROW_XFAIL = "first-row level 0: our writer leaves first-row data on level 0, which Paimon Java does not read"
 
 
 @dataclass
@@ -300,8 +299,7 @@ def _assert_rows(actual: pa.Table, expected: pa.Table, w: Written) -> None:
         assert_same_rows(actual, expected, w.sort_keys, w.schema)
 
 
-ENGINE_PARAMS = [pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=FIRST_ROW_XFAIL))
-                 if name == "first_row" else name for name in ENGINE_TABLES]
+ENGINE_PARAMS = list(ENGINE_TABLES)
 
 
 @pytest.mark.parametrize("name", ENGINE_PARAMS)
