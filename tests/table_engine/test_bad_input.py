@@ -217,7 +217,7 @@ CASES = [
     Case("expire: retain_max < retain_min", lambda s: s.t.expire_snapshots(retain_min=5, retain_max=2), OptionError,
          "snapshot.num-retained.max"),
     Case("expire: unknown setting", lambda s: s.t.expire_snapshots(retain_minimum=5), OptionError, "retain_minimum"),
-    Case("drop_partitions: empty spec", lambda s: s.t.drop_partitions([{}]), SchemaError, "{}"),
+    Case("drop_partitions: empty spec", lambda s: s.t.drop_partitions([{}]), SchemaError, "names no partition column"),
     Case("expire_partitions: no expiration time", lambda s: s.t.expire_partitions(), OptionError,
          "partition.expiration-time"),
     Case("expire_partitions: bad formatter", lambda s: s.t.expire_partitions(expiration_time="1 d",
