@@ -172,7 +172,8 @@ class Table:
         """Deletion-vector tables: an OVERWRITE commit carries no compaction (the writers compacted against the
         files it replaces), so its level-0 files would stay invisible; compact them now, as Paimon commits the
         compaction of an overwrite right after it. Not with ``write-only``."""
-        if sid is None or not self.options.deletion_vectors_enabled() or self.options.write_only():
+        if sid is None or not self.options.deletion_vectors_enabled() or self.options.write_only() \
+                or not self.primary_keys:  # append tables read level 0: nothing to make visible
             return sid
         from table_engine.store.compact import compact_table
 
@@ -371,10 +372,13 @@ class Table:
     @mutating
     def compact(self, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
-        """Dedicated compaction of a primary-key table; the id of the COMPACT snapshot, None when nothing to do.
+        """Dedicated compaction; the id of the COMPACT snapshot, None when nothing to do.
 
-        ``full``: compact every bucket into one sorted run at the max level (else Paimon's universal picker per
-        bucket: a "minor" compaction). ``partitions``: only partitions matching one of these ``{column: value}``
+        Primary-key tables: ``full`` compacts every bucket into one sorted run at the max level (else Paimon's
+        universal picker per bucket: a "minor" compaction). Append tables: small files of each bucket (of each
+        partition with ``bucket`` = -1) are rewritten into files near ``target-file-size`` once
+        ``compaction.min.file-num`` of them are there, deletion vectors applied (see
+        :mod:`table_engine.store.append_pick`); ``full`` rewrites every small file. ``partitions``: only partitions matching one of these ``{column: value}``
         specs. ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are
         compacted concurrently; a concurrent commit that removed an input file raises CommitConflictError and
         leaves the table as it was.
