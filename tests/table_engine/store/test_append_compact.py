@@ -174,6 +174,24 @@ def test_write_only_writers_leave_small_files(catalog: Catalog) -> None:
     assert all(s.commit_kind == CommitKind.APPEND for s in t.snapshots())
 
 
+def test_concurrent_writers_compacting_the_same_files_both_commit_their_data(catalog: Catalog) -> None:
+    t = append_table(catalog)
+    ids = write_batches(t, 4)
+    w1, w2 = t.new_write(), t.new_write()
+    w1.write(data([100]))
+    w2.write(data([200]))
+    m1, m2 = w1.prepare_commit(), w2.prepare_commit()  # both compact the same 4 committed files and their own
+    assert m1[0].compact_before and m2[0].compact_before
+    first = t.commit(m1)
+    assert t.snapshot(first).commit_kind == CommitKind.COMPACT
+    second = t.commit(m2)  # its compaction conflicts: dropped, its data committed
+    assert t.snapshot(second).commit_kind == CommitKind.APPEND and second == first + 1
+    assert ids_of(t) == sorted([*ids, 100, 200])
+    live = {f.file_name for f in files(t)}
+    leftover = [p for p in w2.written_paths() if os.path.basename(p) not in live and os.path.exists(p)]
+    assert leftover == []  # the dropped compaction's output was deleted
+
+
 def test_writer_compaction_keeps_fixed_bucket_order(catalog: Catalog) -> None:
     t = fixed_bucket_table(catalog, bucket="1")
     ids = write_batches(t, 13, size=3)
