@@ -378,10 +378,10 @@ class Table:
         universal picker per bucket: a "minor" compaction). Append tables: small files of each bucket (of each
         partition with ``bucket`` = -1) are rewritten into files near ``target-file-size`` once
         ``compaction.min.file-num`` of them are there, deletion vectors applied (see
-        :mod:`table_engine.store.append_pick`); ``full`` rewrites every small file. ``partitions``: only partitions matching one of these ``{column: value}``
-        specs. ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are
-        compacted concurrently; a concurrent commit that removed an input file raises CommitConflictError and
-        leaves the table as it was.
+        :mod:`table_engine.store.append_pick`); ``full`` also takes the small files left over. ``partitions``: only
+        partitions matching one of these ``{column: value}`` specs. ``idle_partitions_older_than_ms``: only
+        partitions without new files for that long. Buckets are compacted concurrently; a concurrent commit that
+        removed an input file raises CommitConflictError and leaves the table as it was.
         """
         from table_engine.store.compact import compact_table
 

@@ -26,8 +26,8 @@ class PaimonCompactOperator(PaimonSparkOperator):
     near ``target-file-size`` once ``compaction.min.file-num`` of them are there.
 
     :param full: full compaction (each bucket into one sorted run at the top level; append tables: every small
-        file) instead of a minor one that follows the table's compaction strategy (templated; ``"full"``/``"minor"`` and ``"True"``/``"False"``
-        accepted).
+        file) instead of a minor one that follows the table's compaction strategy (templated; ``"full"``/
+        ``"minor"`` and ``"True"``/``"False"`` accepted).
     :param partitions: only these partitions: a ``{column: value}`` mapping, a list of them, or ``k=v,k2=v2``
         text (several separated by ``;``) (templated).
     :param idle_time: only partitions without new data for this long (``"1 d"``) (templated). Needs the
