@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.errors import SchemaError
@@ -261,3 +263,28 @@ def test_unaware_minor_compaction_takes_files_over_the_delete_ratio(catalog: Cat
     assert first.file_name not in {f.file_name for f in files(t)}
     assert dv_entries(t) == []
     assert ids_of(t) == list(range(3, 20))
+
+
+# ---- a property test against a list model ---------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.one_of(st.integers(min_value=1, max_value=6), st.sampled_from(["minor", "full"])),
+                    min_size=1, max_size=14),
+       min_files=st.integers(min_value=2, max_value=5), write_only=st.booleans())
+def test_one_bucket_reads_in_write_order_through_writes_and_compactions(
+        tmp_path_factory: pytest.TempPathFactory, ops: list[int | str], min_files: int, write_only: bool) -> None:
+    catalog = Catalog(str(tmp_path_factory.mktemp("wh")))
+    t = fixed_bucket_table(catalog, bucket="1", **{"compaction.min.file-num": str(min_files),
+                                                   "write-only": str(write_only).lower()})
+    model: list[int] = []
+    for op in ops:
+        if isinstance(op, int):
+            batch = list(range(len(model), len(model) + op))
+            t.write(data(batch))
+            model += batch
+        else:
+            t.compact(full=op == "full")
+        assert t.read().column("id").to_pylist() == model
+        live = sorted(files(t), key=lambda f: f.min_sequence_number)
+        assert all(a.max_sequence_number < b.min_sequence_number for a, b in zip(live, live[1:]))
+        if not write_only:  # writers compact: never min_files small files in a row left behind a commit
+            assert len(live) < min_files or op in ("minor", "full")
