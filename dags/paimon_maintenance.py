@@ -31,13 +31,13 @@ from provider.operators import (
 
 with maintenance_dag(
     "paimon_compact",
-    description="Dedicated compaction of primary-key tables (minor or full)",
+    description="Dedicated compaction of primary-key and append tables (minor or full)",
     schedule="@hourly",
     params={
-        "tables": tables_param(PRIMARY_KEY_TABLES, "compact"),
+        "tables": tables_param(ALL_TABLES, "compact"),  # the ODS append table gains small files every batch
         "mode": Param("minor", type="string", enum=["minor", "full"],
                       description="minor: the table's compaction strategy picks files; full: one sorted run "
-                                  "per bucket."),
+                                  "per bucket (append tables: every small file rewritten)."),
         "partitions": Param("", type="string",
                             description="Only these partitions: 'k=v,k2=v2', several separated by ';' "
                                         "(a backslash escapes ',', '=' and ';'). Empty: all."),

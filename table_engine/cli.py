@@ -17,8 +17,9 @@ write                rows from ``--source PATH`` (``--format`` parquet, csv, jso
                      ``--option k=v`` creates the table from the source's schema; ``--commit-user U`` makes a re-run
                      of the same job a no-op once it has committed.
 compact              ``[--full] [--partition k=v,k2=v2 ...] [--idle-time DURATION]``: minor compaction (Paimon's
-                     universal picker per bucket) or ``--full``; ``--idle-time`` only compacts partitions that got
-                     no new data files for that long (Paimon's ``partition_idle_time``).
+                     universal picker per bucket; append tables: small files once ``compaction.min.file-num`` are
+                     there) or ``--full``; ``--idle-time`` only compacts partitions that got no new data files for
+                     that long (Paimon's ``partition_idle_time``).
 expire-snapshots     ``[--retain-min N] [--retain-max N] [--older-than TIME] [--max-deletes N]``
 create-tag           ``--tag NAME [--snapshot ID] [--time-retained DURATION]``; without ``--snapshot`` on a table
                      with no snapshot yet it tags nothing (``"tag": null``, ``"reason": "no snapshot yet"``).
@@ -180,8 +181,9 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     p.add_argument("--parallelism", type=_positive_int,
                    help="Spark: writer tasks for primary-key tables (default: Spark's default parallelism)")
 
-    p = command("compact", "compact a primary-key table (all buckets, or those of --partition)")
-    p.add_argument("--full", action="store_true", help="full compaction (one sorted run per bucket)")
+    p = command("compact", "compact a table (all buckets, or those of --partition)")
+    p.add_argument("--full", action="store_true", help="full compaction (one sorted run per bucket; append tables: "
+                   "every small file)")
     p.add_argument("--partition", action="append", type=_partition_spec, default=[], metavar="K=V[,K=V]",
                    help="only this partition (repeatable)")
     p.add_argument("--idle-time", type=_duration, metavar="DURATION",

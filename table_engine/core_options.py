@@ -216,6 +216,14 @@ COMPACTION_OFFPEAK_RATIO = key("compaction.offpeak-ratio").int_type().default_va
     "Extra compaction.size-ratio percent during off-peak hours.")
 COMPACTION_FORCE_REWRITE_ALL_FILES = key("compaction.force-rewrite-all-files").bool_type().default_value(False) \
     .with_description("Compaction rewrites every picked file instead of upgrading large ones.")
+COMPACTION_MIN_FILE_NUM = key("compaction.min.file-num").int_type().default_value(5).with_validator(
+    lambda v: v >= 1, "at least 1").with_description(
+    "Append tables: the number of consecutive small files (of a bucket, or of a partition with bucket = -1) that "
+    "triggers a compaction of them into files near target-file-size.")
+COMPACTION_DELETE_RATIO_THRESHOLD = key("compaction.delete-ratio-threshold").double_type().default_value(0.2) \
+    .with_validator(lambda v: 0 <= v <= 1, "between 0 and 1").with_description(
+        "Append tables with bucket = -1 and deletion vectors: a file whose deleted-row ratio exceeds this is "
+        "compacted whatever its size.")
 FULL_COMPACTION_DELTA_COMMITS = key("full-compaction.delta-commits").int_type().no_default_value() \
     .with_description("For streaming write, full compaction will be constantly triggered after delta commits. For "
                       "batch write, full compaction will be triggered with each commit as long as this value is "
@@ -394,7 +402,8 @@ SECTIONS = (
         COMPACTION_MAX_SIZE_AMPLIFICATION, COMPACTION_SIZE_RATIO, COMPACTION_SMALL_FILE_RATIO,
         COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
         COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
-        COMPACTION_FORCE_REWRITE_ALL_FILES, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
+        FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),

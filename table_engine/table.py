@@ -379,14 +379,18 @@ class Table:
     @mutating
     def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
-        """Dedicated compaction of a primary-key table; the id of the COMPACT snapshot, None when nothing to do.
+        """Dedicated compaction; the id of the COMPACT snapshot, None when nothing to do.
 
-        ``full``: compact every bucket into one sorted run at the max level (else Paimon's universal picker per
-        bucket: a "minor" compaction). ``partitions``: only partitions matching one of these ``{column: value}``
-        specs or ``k=v,..`` texts (typed against the partition columns; a spec that matches no partition is a
-        PartitionSpecError). ``idle_partitions_older_than_ms``: only partitions without new files for that long.
-        Buckets are compacted concurrently; a concurrent commit that removed an input file raises
-        CommitConflictError and leaves the table as it was.
+        Primary-key tables: ``full`` compacts every bucket into one sorted run at the max level (else Paimon's
+        universal picker per bucket: a "minor" compaction). Append tables: small files of each bucket (of each
+        partition with ``bucket`` = -1) are rewritten into files near ``target-file-size`` once
+        ``compaction.min.file-num`` of them are there, deletion vectors applied (see
+        :mod:`table_engine.store.append_pick`); ``full`` also takes the small files left over. ``partitions``: only
+        partitions matching one of these ``{column: value}`` specs or ``k=v,..`` texts (typed against
+        the partition columns; a spec that matches no partition is a PartitionSpecError).
+        ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
+        concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
+        as it was.
         """
         from table_engine.store.compact import compact_table
 

@@ -20,12 +20,14 @@ if TYPE_CHECKING:
 
 
 class PaimonCompactOperator(PaimonSparkOperator):
-    """Compact a primary-key table, so that writers can run with ``write-only`` (Paimon's dedicated compaction).
-    Emits the table's Asset with the COMPACT snapshot id (``None`` when there was nothing to compact).
+    """Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
+    compaction). Emits the table's Asset with the COMPACT snapshot id (``None`` when there was nothing to compact).
+    Append tables: the small files of each bucket (each partition with ``bucket`` = -1) are rewritten into files
+    near ``target-file-size`` once ``compaction.min.file-num`` of them are there.
 
-    :param full: full compaction (each bucket into one sorted run at the top level) instead of a minor one that
-        follows the table's compaction strategy (templated; ``"full"``/``"minor"`` and ``"True"``/``"False"``
-        accepted).
+    :param full: full compaction (each bucket into one sorted run at the top level; append tables: every small
+        file) instead of a minor one that follows the table's compaction strategy (templated; ``"full"``/
+        ``"minor"`` and ``"True"``/``"False"`` accepted).
     :param partitions: only these partitions: a ``{column: value}`` mapping, a list of them, or ``k=v,k2=v2``
         text (several separated by ``;``; ``\\`` escapes ``,``, ``=`` and ``;`` in values) (templated). Values are
         typed against the partition columns (``dt=2024-01-01`` on a DATE column); a value that does not parse, or

@@ -100,6 +100,8 @@ class FileStoreCommit:
         compaction that already conflicts with the latest snapshot fails the whole commit before anything is
         published; one that a concurrent commit invalidates in between is dropped (its new files deleted) and the
         APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
+        Append tables: a writer's compaction that already conflicts is dropped too (concurrent append writers
+        compact the same small files), and the new data is committed.
         """
         if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
@@ -119,7 +121,15 @@ class FileStoreCommit:
             if not compaction:
                 return self._commit_one(data, commit_identifier, None, properties, allow_empty)
             live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
-            self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
+            try:
+                self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
+            except CommitConflictError as e:
+                if self.ctx.schema.primary_keys:
+                    raise
+                # append tables: concurrent writers compact the same small files; the data stands on its own
+                log.warning("append compaction dropped, committing the new data only: %s", e)
+                self.abort(compaction)
+                return self._commit_one(data, commit_identifier, None, properties, allow_empty)
             appended = self._commit_one(data, commit_identifier, None, properties, allow_empty)
             try:
                 return self._commit_one(compaction, commit_identifier, None, properties, False) or appended

@@ -9,7 +9,8 @@ unit (universal picker, or a forced full compaction), rewrite it, and describe t
   at once (it was never committed), as in Paimon's ``MergeTreeWriter``.
 * :func:`compact_table` is the dedicated compaction job: buckets are compacted concurrently, one task per bucket,
   and all results are committed as one COMPACT snapshot. A concurrent commit that removed an input file makes the
-  commit fail with CommitConflictError; this job's new files are deleted and the table is unchanged.
+  commit fail with CommitConflictError; this job's new files are deleted and the table is unchanged. Append tables
+  go through the same plan and job, each bucket by :func:`table_engine.store.append_compact.compact_append_bucket`.
 
 With ``deletion-vectors.enabled`` (merge-on-write) a bucket's compaction is lookup compaction: level 0 is always
 pushed up (:mod:`table_engine.lsm.compaction.force_up`), -U/-D records are always dropped, files are read with their
@@ -70,6 +71,7 @@ from table_engine.lsm.compaction.universal import (
 )
 from table_engine.lsm.levels import KeyCodec, Levels
 from table_engine.lsm.merge import DeduplicateMerge, MergeFunction, MergeOrder
+from table_engine.store.append_compact import AppendCompactionSettings, compact_append_bucket
 from table_engine.store.commit import FileStoreCommit
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
@@ -345,8 +347,9 @@ def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileSto
     was dropped (``dropped``: several writers compacted one bucket, or a concurrent commit invalidated it) gets its
     buckets' level 0 compacted. A conflict leaves the commit as it is (the next compaction makes it visible)."""
     o = ctx.options
-    if sid is None or o.write_only() or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()):
-        return sid
+    if sid is None or o.write_only() or not ctx.schema.primary_keys \
+            or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()):
+        return sid  # append tables read level 0: nothing to make visible
     if overwritten:
         messages = compaction_messages(ctx)
     elif dropped:
@@ -384,8 +387,6 @@ class BucketFiles:
 def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
                     idle_partitions_older_than_ms: int | None = None) -> list[BucketFiles]:
     """The buckets of the latest snapshot (of the selected partitions) with their live files."""
-    if not ctx.schema.primary_keys:
-        raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
     snapshot = ctx.latest_snapshot()
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     total_buckets: dict[tuple[bytes, int], int] = {}
@@ -407,11 +408,16 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
     files written so far are deleted."""
     if not plan:
         return []
-    settings = CompactionSettings.of(ctx)
+    append = None if ctx.schema.primary_keys else AppendCompactionSettings.of(ctx)
+    settings = CompactionSettings.of(ctx) if append is None else None
     read_ctx = read_context(ctx)
     written: list[str] = []
 
     def one(b: BucketFiles) -> CommitMessage | None:
+        if append is not None:
+            return compact_append_bucket(ctx, append, b.partition, b.bucket, b.total_buckets, b.files,
+                                         b.dv_index_files, full, written.append, read_ctx)
+        assert settings is not None
         compactor = BucketCompactor(ctx, settings, b.partition, b.bucket, written.append, read_ctx,
                                     b.dv_index_files)
         with naming_snapshot(b.snapshot_id):

@@ -79,11 +79,13 @@ class DataFileWriter:
         ``changelog-file.compression`` / ``changelog-file.stats-mode`` apply; changelog files get no file index."""
         return self.write_kv(bucket_path, kv, level, file_source, changelog=True)
 
-    def write_append(self, bucket_path: str, table: pa.Table, seq_start: int) -> list[DataFileMeta]:
-        """Rows of an append table (the table columns), numbered from ``seq_start``, as level-0 files."""
+    def write_append(self, bucket_path: str, table: pa.Table, seq_start: int,
+                     file_source: FileSource = FileSource.APPEND) -> list[DataFileMeta]:
+        """Rows of an append table (the table columns), numbered from ``seq_start``, as level-0 files
+        (``file_source`` COMPACT for the output of append compaction)."""
         if table.num_rows == 0:
             return []
-        return self._roll(bucket_path, table, None, 0, FileSource.APPEND, seq_start)
+        return self._roll(bucket_path, table, None, 0, file_source, seq_start)
 
     def _roll(self, bucket_path: str, table: pa.Table, key_cols: list[str] | None, level: int,
               file_source: FileSource, append_seq_start: int | None, changelog: bool = False

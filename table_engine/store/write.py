@@ -4,7 +4,8 @@ A :class:`TableWrite` is one writer task (phase one of the two-phase commit): it
 ``write-buffer-size``, flushes them as sorted runs (level-0 files, rolled at ``target-file-size``) and returns
 :class:`CommitMessage` objects from :meth:`TableWrite.prepare_commit`. Everything per row is vectorized.
 Unless ``write-only``, a primary-key writer also compacts the buckets it writes (:mod:`table_engine.store.compact`):
-at ``prepare_commit`` and, past ``num-sorted-run.stop-trigger`` sorted runs, right after a flush.
+at ``prepare_commit`` and, past ``num-sorted-run.stop-trigger`` sorted runs, right after a flush. An append writer
+compacts the small files of the buckets it writes at ``prepare_commit`` (:mod:`table_engine.store.append_compact`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from table_engine.lsm.key_value import (
     row_kinds_from_strings,
 )
 from table_engine.lsm.merge import MergeOrder, merge_function_for, take_sorted
+from table_engine.store.append_compact import AppendBucketCompactor, AppendCompactionSettings, AppendWriterCompaction
 from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import BucketCompactor, CompactionSettings, WriterCompaction
@@ -64,7 +66,7 @@ _BUCKET = "__bucket"
 class _BucketState:
     next_seq: int = 0
     files: list[DataFileMeta] = field(default_factory=list)
-    lsm: WriterCompaction | None = None  # levels + pending compaction (primary-key tables, unless write-only)
+    lsm: WriterCompaction | AppendWriterCompaction | None = None  # pending compaction (unless write-only)
     registered: int = 0  # how many of ``files`` the levels hold already
     changelog: list[DataFileMeta] = field(default_factory=list)  # changelog-producer = input
 
@@ -141,6 +143,7 @@ class TableWrite:
         self._lock = threading.Lock()
         self._file_writer = DataFileWriter(ctx, self._written.append)
         self._compaction = CompactionSettings.of(ctx) if self.has_pk and not self.opts.write_only() else None
+        self._append_compaction = None if self.has_pk or self.opts.write_only() else AppendCompactionSettings.of(ctx)
         self.input_changelog = self.has_pk and self.opts.changelog_producer() is ChangelogProducer.INPUT
         self._committed_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._committed_dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
@@ -397,12 +400,13 @@ class TableWrite:
 
         for e in live_entries(self.ctx.file_io, self.ctx.table_path, snapshot):
             key = (e.partition, e.bucket)
-            if self._compaction is not None:
+            if self._compaction is not None or self._append_compaction is not None:
                 self._committed_files.setdefault(key, []).append(e.file)
             prev = self._committed_max_seq.get(key, -1)
             if e.file.max_sequence_number > prev:
                 self._committed_max_seq[key] = e.file.max_sequence_number
-        if self._compaction is not None and self._compaction.deletion_vectors:
+        compacting = self._compaction is not None or self._append_compaction is not None
+        if compacting and self.opts.deletion_vectors_enabled():
             self._committed_dv_files = dv_index_files(self.ctx.index_entries(snapshot))
         if self.dynamic:
             per_part: dict[bytes, dict[int, list[np.ndarray]]] = {}
@@ -426,7 +430,12 @@ class TableWrite:
         self._xindex.load(keys, parts.astype(np.int32), keys.column(BOOTSTRAP_BUCKET).to_numpy().astype(np.int32))
 
     # ---- compaction ----------------------------------------------------------------------------------------------
-    def _lsm(self, gid: int, bucket: int, st: _BucketState) -> WriterCompaction:
+    def _lsm(self, gid: int, bucket: int, st: _BucketState) -> WriterCompaction | AppendWriterCompaction:
+        if st.lsm is None and self._append_compaction is not None:
+            part = self._parts[gid][1]
+            append = AppendBucketCompactor(self.ctx, self._append_compaction, part, bucket, self._written.append,
+                                           dv_index_files=self._committed_dv_files.pop((part, bucket), []))
+            st.lsm = AppendWriterCompaction(append, self._committed_files.pop((part, bucket), []))
         if st.lsm is None:
             assert self._compaction is not None
             part = self._parts[gid][1]
@@ -437,7 +446,7 @@ class TableWrite:
 
     def _register_flushed(self) -> None:
         """Put flushed files into their buckets' levels; past ``num-sorted-run.stop-trigger`` runs, compact now."""
-        if self._compaction is None:
+        if self._compaction is None and self._append_compaction is None:
             return
         stalled = []
         for (gid, bucket), st in self._buckets.items():
@@ -450,7 +459,7 @@ class TableWrite:
         self._parallel([(_compact, (lsm, False)) for lsm in stalled])
 
     def _compact_for_commit(self, commit_identifier: int | None) -> None:
-        if self._compaction is None:
+        if self._compaction is None and self._append_compaction is None:
             return
         self._commits += 1
         every = self.opts.full_compaction_delta_commits()
@@ -532,6 +541,7 @@ class TableWrite:
             jobs.append((self._write_append_files, (gid, bucket, part.select([f.name for f in self.arrow_schema]),
                                                     start)))
         self._parallel(jobs)
+        self._register_flushed()
 
     def _parallel(self, jobs: list[tuple[Callable[..., None], tuple[Any, ...]]]) -> None:
         """Run file writes of different buckets concurrently (Parquet encoding releases the GIL)."""
@@ -582,7 +592,7 @@ class TableWrite:
         return CommitMessage(partition=self._parts[gid][1], bucket=bucket, total_buckets=self.total_buckets)
 
 
-def _compact(lsm: WriterCompaction, full: bool) -> None:
+def _compact(lsm: WriterCompaction | AppendWriterCompaction, full: bool) -> None:
     lsm.compact(full)
 
 

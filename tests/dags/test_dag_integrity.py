@@ -65,7 +65,7 @@ def test_layers_are_scheduled_on_the_asset_below(dagbag: Any) -> None:
 
 def test_maintenance_forms(dagbag: Any) -> None:
     compact = dagbag.dags["paimon_compact"].params
-    assert compact["mode"] == "minor" and compact["tables"] == ["dwd.orders", "dws.user_daily"]
+    assert compact["mode"] == "minor" and compact["tables"] == ["ods.order_events", "dwd.orders", "dws.user_daily"]
     from airflow.sdk.exceptions import ParamValidationError
 
     bad = copy.deepcopy(dagbag.dags["paimon_compact"].params)

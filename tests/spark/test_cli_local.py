@@ -306,3 +306,18 @@ def test_compact_idle_time_compacts_only_the_partitions_without_recent_writes(ca
     assert len(after["{old}"]) == 1 and not after["{old}"] & before["{old}"]  # idle: compacted into one file
     assert sorted(table.read().select(["dt", "id"]).to_pylist(), key=lambda r: (r["dt"], r["id"])) == \
         [{"dt": dt, "id": i} for dt in ("new", "old") for i in range(15)]
+
+
+def test_compact_an_append_table(capsys, warehouse):
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    table = Catalog(warehouse).create_table("db.ods", schema, partition_keys=["dt"],
+                                            options={"bucket": "-1", "write-only": "true"})
+    for i in range(6):
+        table.write(pa.table({"id": [i], "dt": ["a" if i % 2 else "b"]}, schema=schema))
+    base = ["--warehouse", warehouse, "--table", "db.ods"]
+    code, out = cli(capsys, "compact", *base)  # 3 small files per partition: fewer than compaction.min.file-num
+    assert code == 0 and out["status"] == "ok" and out["snapshot_id"] is None
+    code, out = cli(capsys, "compact", *base, "--full", "--partition", "dt=a")
+    assert code == 0 and out["snapshot_id"] == 7 and table.latest_snapshot().commit_kind == "COMPACT"
+    assert (out["files_before"], out["files_after"], out["rows"]) == (3, 1, 3)  # partition a only
+    assert sorted(table.read().column("id").to_pylist()) == list(range(6))

@@ -28,6 +28,19 @@ def test_compaction_tasks_run_buckets_in_parallel_and_commit_once(spark, warehou
     assert compact_table(spark, table, full=True) is None                # nothing left to compact
 
 
+def test_compaction_tasks_compact_append_tables_per_partition(spark, warehouse):
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    table = Catalog(warehouse).create_table("db.ods", schema, partition_keys=["dt"],
+                                            options={"bucket": "-1", "write-only": "true"})
+    for k in range(10):
+        table.write(pa.table({"id": [k], "dt": ["a" if k % 2 else "b"]}, schema=schema))
+    sid = compact_table(spark, table)                                    # 5 small files in each partition
+    assert sid == 11 and str(table.snapshot(sid).commit_kind) == "COMPACT"
+    assert sorted(len(s.files) for s in table.plan()) == [1, 1]
+    assert sorted(table.read().column("id").to_pylist()) == list(range(10))
+    assert compact_table(spark, table) is None
+
+
 def test_tasks_size_arrows_pool_to_their_cores(spark):
     import pyarrow as pa
 

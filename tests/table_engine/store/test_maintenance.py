@@ -16,7 +16,9 @@ EAGER = {"snapshot.num-retained.min": "2", "snapshot.time-retained": "0 s"}
 
 
 def make(catalog: Catalog, **options: str) -> Table:
-    return catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], options=options)
+    # append-table writers would compact small files (extra COMPACT snapshots): keep one snapshot per write
+    return catalog.create_table("db.t", SCHEMA, partition_keys=["dt"],
+                                options={"compaction.min.file-num": "1000", **options})
 
 
 def batch(i: int, dt: str = "2024-01-01") -> pa.Table:

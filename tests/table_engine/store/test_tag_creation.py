@@ -58,7 +58,9 @@ def test_period_arithmetic_and_auto_names() -> None:
 
 
 def make(catalog: Catalog, **options: str) -> Table:
-    opts = {"tag.automatic-creation": "process-time", "sink.process-time-zone": "UTC", **options}
+    # append-table writers would compact small files (extra COMPACT snapshots): keep one snapshot per write
+    opts = {"tag.automatic-creation": "process-time", "sink.process-time-zone": "UTC",
+            "compaction.min.file-num": "1000", **options}
     return catalog.create_table("db.t", SCHEMA, options=opts)
 
 
