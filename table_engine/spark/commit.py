@@ -19,7 +19,7 @@ from table_engine.format.snapshot import Snapshot
 from table_engine.store import snapshot_info
 from table_engine.store.commit import Overwrite
 from table_engine.store.commit_message import CommitMessage
-from table_engine.store.compact import compact_invisible_level0
+from table_engine.store.compact import compact_invisible_level0, compact_written_append_partitions
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
 
@@ -67,9 +67,18 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
         if find_commit(table, commit_user, identifier) is None:
             committer.abort(messages)
         raise
-    # first-row and deletion-vector tables: what the tasks' compaction left on level 0 is invisible to batch reads
     ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    if unaware_append(table):  # the tasks did not compact (see write_task): compact what they wrote, once
+        return compact_written_append_partitions(ctx, table.new_commit, sid,
+                                                 {m.partition for m in messages if m.new_files})
+    # first-row and deletion-vector tables: what the tasks' compaction left on level 0 is invisible to batch reads
     return compact_invisible_level0(ctx, table.new_commit, sid, overwrite is not None, committer.dropped_compactions)
+
+
+def unaware_append(table: Table) -> bool:
+    """An append table with ``bucket`` = -1: every Spark task of a write writes bucket 0 of its partitions, so the
+    tasks do not compact and the driver compacts once after the commit."""
+    return not table.primary_keys and table.options.bucket() == -1
 
 
 def abort_uncommitted(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int) -> None:

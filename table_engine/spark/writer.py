@@ -49,7 +49,7 @@ from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark import options as o
-from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once
+from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once, unaware_append
 from table_engine.store.bucket_assign import Assigner
 from table_engine.store.commit import Overwrite
 from table_engine.table import Table
@@ -237,6 +237,8 @@ class _TableWriter:
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
         writer = self.table.new_write()
+        if unaware_append(self.table):
+            writer.skip_compaction()  # all tasks write bucket 0: the driver compacts once after the commit
         if self.routed:
             assert self.assigners is not None
             writer.assigner = Assigner(task, self.assigners)

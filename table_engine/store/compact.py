@@ -371,6 +371,30 @@ def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileSto
         raise
 
 
+def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int | None,
+                                      partitions: Collection[bytes]) -> int | None:
+    """After a commit (snapshot ``sid``) of an unaware-bucket append table by several writers (Spark tasks, which
+    do not compact: all of them write bucket 0 of a partition, so their compactions would collide), run the append
+    compaction once for the ``partitions`` they wrote, as Paimon's compaction coordinator does for such tables; the
+    COMPACT snapshot id, else ``sid``. Not with ``write-only``. A conflict leaves the commit as it is."""
+    if sid is None or ctx.options.write_only() or ctx.schema.primary_keys or not partitions:
+        return sid
+    wanted = set(partitions)
+    messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if b.partition in wanted])
+    if not messages:
+        return sid
+    commit = new_commit()
+    try:
+        return commit.commit(messages) or sid
+    except CommitConflictError as e:
+        commit.abort(messages)
+        log.warning("append compaction after snapshot %s of %s failed: %s", sid, ctx.table_path, e)
+        return sid
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
 @dataclass(frozen=True)
 class BucketFiles:
     """The live files of one (partition, bucket) to compact."""

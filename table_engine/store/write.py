@@ -430,6 +430,13 @@ class TableWrite:
         self._xindex.load(keys, parts.astype(np.int32), keys.column(BOOTSTRAP_BUCKET).to_numpy().astype(np.int32))
 
     # ---- compaction ----------------------------------------------------------------------------------------------
+    def skip_compaction(self) -> None:
+        """This writer only writes new files: someone else compacts them (one of several writers of an
+        unaware-bucket append table, whose compaction the committer runs once; see
+        :func:`~table_engine.store.compact.compact_written_append_partitions`). Call before the first write."""
+        self._compaction = None
+        self._append_compaction = None
+
     def _lsm(self, gid: int, bucket: int, st: _BucketState) -> WriterCompaction | AppendWriterCompaction:
         if st.lsm is None and self._append_compaction is not None:
             part = self._parts[gid][1]

@@ -71,6 +71,23 @@ def test_append_table_round_trip_and_full_overwrite(spark, warehouse):
     assert content(table) == [(1, "new", "x")]
 
 
+def test_unaware_append_table_is_compacted_once_by_the_driver(spark, warehouse, caplog):
+    """Every task writes bucket 0 of its partitions, so tasks do not compact (their compactions would collide);
+    the driver runs the append compaction of the written partitions once after the commit."""
+    table = Catalog(warehouse).create_table("db.ods", SCHEMA, partition_keys=["dt"],
+                                            options={"compaction.min.file-num": "3"})
+    rows: list[tuple[Any, ...]] = []
+    for batch in range(3):
+        new = [(batch * 100 + i, f"v{i}", f"d{i % 2}") for i in range(100)]
+        save(frame(spark, new, parts=2), warehouse, "db.ods")
+        rows += new
+    kinds = [s.commit_kind for s in table.snapshots()]
+    assert kinds[:2] == ["APPEND", "APPEND"] and "COMPACT" in kinds[2:]
+    assert content(table) == sorted(rows)
+    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert Catalog(warehouse).get_table("db.ods$files").read().num_rows == 2  # one compacted file per partition
+
+
 def test_row_kinds_through_rowkind_field(spark, warehouse):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
     table = Catalog(warehouse).create_table("db.rk", schema, primary_keys=["id"],
