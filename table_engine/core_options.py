@@ -463,6 +463,17 @@ def validate_options(raw: Mapping[str, str]) -> None:
     REGISTRY.validate(raw)
     _validate_deletion_vectors(CoreOptions(raw))
     _validate_changelog(CoreOptions(raw))
+    _validate_retention(CoreOptions(raw))
+
+
+def _validate_retention(opts: CoreOptions) -> None:
+    """Paimon's ``SchemaValidation`` rules on snapshot and changelog retention counts."""
+    for kind, lo, hi in (("snapshot", opts.snapshot_num_retained_min(), opts.snapshot_num_retained_max()),
+                         ("changelog", opts.changelog_num_retained_min(), opts.changelog_num_retained_max())):
+        if lo < 1:
+            raise OptionError(f"{kind}.num-retained.min = {lo}: it must be at least 1")
+        if lo > hi:
+            raise OptionError(f"{kind}.num-retained.min = {lo} is larger than {kind}.num-retained.max = {hi}")
 
 
 def _validate_changelog(opts: CoreOptions) -> None:

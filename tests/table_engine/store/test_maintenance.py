@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -75,10 +76,14 @@ def test_everything_runs_at_commit(catalog: Catalog, clock: ManualClock) -> None
 
 
 def test_failing_maintenance_does_not_fail_the_write(catalog: Catalog, caplog: pytest.LogCaptureFixture) -> None:
-    t = make(catalog, **{"snapshot.num-retained.min": "0"})  # an invalid retention: expiry refuses to run
+    t = make(catalog)
+    consumer_dir = Path(t.path) / "consumer"
+    consumer_dir.mkdir()
+    (consumer_dir / "consumer-broken").write_text("{not json")  # a corrupt consumer file: expiry cannot run
     with caplog.at_level(logging.WARNING):
         assert t.write(batch(0), maintain=True) == 1
-    assert "maintenance" in caplog.text and "at least 1" in caplog.text
+    assert "maintenance" in caplog.text and "consumer-broken" in caplog.text
+    assert t.read().num_rows == batch(0).num_rows
 
 
 def test_idle_maintenance_reads_no_manifest(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
