@@ -26,6 +26,7 @@ from table_engine.core_options import (
     COMPACTION_MIN_FILE_NUM,
     SOURCE_SPLIT_OPEN_FILE_COST,
 )
+from table_engine.errors import MissingFileError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
@@ -103,9 +104,14 @@ class AppendBucketCompactor:
     def compact(self, files: Sequence[DataFileMeta], full: bool = False) -> AppendCompactResult:
         """Pick and rewrite every group of ``files`` (the bucket's live files)."""
         result = AppendCompactResult()
-        for group in self.pick(files, full):
-            result.before.extend(group)
-            result.after.extend(self._rewrite(group))
+        try:
+            for group in self.pick(files, full):
+                result.before.extend(group)
+                result.after.extend(self._rewrite(group))
+        except BaseException:
+            for f in result.after:  # nothing half-done is left behind
+                self.ctx.file_io.try_delete(self.file_path(f))
+            raise
         if self.dvs is not None and result.before:
             self.dvs.drop(f.file_name for f in result.before)
         if result.before:
@@ -138,6 +144,10 @@ class AppendWriterCompaction:
     before: dict[str, DataFileMeta] = field(default_factory=dict)
     after: list[DataFileMeta] = field(default_factory=list)
     dirty_since_full: bool = False
+    committed: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.committed = frozenset(f.file_name for f in self.files)  # the files of the writer's base snapshot
 
     def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
         if files:
@@ -148,7 +158,16 @@ class AppendWriterCompaction:
         return False  # append writers never stall for compaction
 
     def compact(self, full: bool = False) -> bool:
-        result = self.compactor.compact(self.files, full)
+        try:
+            result = self.compactor.compact(self.files, full)
+        except MissingFileError as e:
+            if e.path.rsplit("/", 1)[-1] not in self.committed:
+                raise
+            # a concurrent writer compacted this committed file and an expiry removed it since this writer's base
+            # snapshot: its compaction would conflict at commit anyway, so the new data is committed uncompacted
+            log.warning("compaction of bucket %d of %s skipped: %s was removed by a concurrent commit",
+                        self.compactor.bucket, self.compactor.ctx.table_path, e.path)
+            return False
         if full:
             self.dirty_since_full = False
         if result.is_empty():

@@ -194,6 +194,22 @@ def test_concurrent_writers_compacting_the_same_files_both_commit_their_data(cat
     assert leftover == []  # the dropped compaction's output was deleted
 
 
+def test_writer_whose_base_files_were_compacted_and_expired_commits_its_data(catalog: Catalog) -> None:
+    t = append_table(catalog, **{"snapshot.num-retained.min": "1"})
+    ids = write_batches(t, 4)
+    w = t.new_write()
+    w.write(data([100]))  # the writer's base: the 4 committed files
+    assert t.snapshot(t.compact(full=True)).commit_kind == CommitKind.COMPACT
+    t.expire_snapshots(retain_min=1, time_retained=0)  # the 4 files are gone
+    messages = w.prepare_commit()  # its compaction of them is skipped, not an error
+    assert not any(m.compact_before for m in messages)
+    sid = t.commit(messages)
+    assert t.snapshot(sid).commit_kind == CommitKind.APPEND
+    assert ids_of(t) == sorted([*ids, 100])
+    live = {f.file_name for f in files(t)}
+    assert [p for p in w.written_paths() if os.path.basename(p) not in live and os.path.exists(p)] == []
+
+
 def test_writer_compaction_keeps_fixed_bucket_order(catalog: Catalog) -> None:
     t = fixed_bucket_table(catalog, bucket="1")
     ids = write_batches(t, 13, size=3)
