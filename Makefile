@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 # pypaimon 2.1.0 (the official Paimon Python SDK) in its own venv: it pins pyarrow<20 (interop tests, benchmark)
 pypaimon: $(PYPAIMON_STAMP)
 
-$(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py
+$(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py tests/interop/side_venv.py
 	$(BIN)/python tests/interop/pypaimon_env.py
 	touch $(PYPAIMON_STAMP)
 
@@ -30,7 +30,7 @@ $(PYPAIMON_STAMP): $(STAMP) tests/interop/pypaimon_env.py
 # it with Hadoop in one jar, which the interop tests compile tests/interop/java/PaimonJavaDriver.java against (JDK 17).
 paimon-java: $(PAIMON_JAVA_STAMP)
 
-$(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py
+$(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py tests/interop/side_venv.py
 	$(BIN)/python tests/interop/paimon_java_env.py
 	touch $(PAIMON_JAVA_STAMP)
 
