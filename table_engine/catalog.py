@@ -20,7 +20,7 @@ from table_engine.errors import (
 )
 from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema, validate_bucket
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
-from table_engine.lsm.merge_engines.config import validate_merge_engine
+from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.table import Table
 from table_engine.types import fields_from_arrow_schema
 

@@ -500,9 +500,7 @@ def _validate_deletion_vectors(opts: CoreOptions) -> None:
     if producer not in (ChangelogProducer.NONE, ChangelogProducer.INPUT, ChangelogProducer.LOOKUP):
         raise OptionError(f"deletion-vectors.enabled = true works only with changelog-producer none, input or "
                           f"lookup, not {producer.value!r}")
-    if opts.merge_engine() == MergeEngine.FIRST_ROW.value:
-        raise OptionError("deletion-vectors.enabled = true cannot be used with merge-engine first-row: it never "
-                          "deletes old data, so there is nothing to mark in deletion vectors")
+    # the merge engines' own rules: table_engine.lsm.merge_engines.check_engine_options
 
 
 class CoreOptions:
@@ -589,21 +587,6 @@ class CoreOptions:
 
     def merge_engine(self) -> str:
         return self.get(MERGE_ENGINE).value
-
-    def batch_scan_skip_level0(self) -> bool:
-        """Paimon's ``batchScanSkipLevel0``: batch reads leave out level 0 of deletion-vector tables (unless
-        ``deletion-vectors.merge-on-read``) and of ``first-row`` tables; their writers compact level 0 away at every
-        commit (:meth:`need_lookup`), so what is committed is visible once that compaction is. The one place that
-        decides it for every batch read."""
-        if self.deletion_vectors_enabled():
-            return not self.deletion_vectors_merge_on_read()
-        return self.merge_engine() == MergeEngine.FIRST_ROW.value
-
-    def need_lookup(self) -> bool:
-        """Paimon's ``needLookup``: compaction is lookup compaction (level 0 always pushed up, keys looked up in the
-        levels above) for ``changelog-producer`` lookup, deletion vectors and the ``first-row`` merge engine."""
-        return (self.changelog_producer() is ChangelogProducer.LOOKUP or self.deletion_vectors_enabled()
-                or self.merge_engine() == MergeEngine.FIRST_ROW.value)
 
     def sequence_fields(self) -> list[str]:
         return self.get(SEQUENCE_FIELD) or []

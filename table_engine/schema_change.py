@@ -15,7 +15,7 @@ from table_engine.core_options import IMMUTABLE_OPTIONS, validate_options
 from table_engine.errors import SchemaError
 from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.format.schema_file import TableSchema, validate_bucket, validate_cross_partition
-from table_engine.lsm.merge_engines.config import validate_merge_engine
+from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
 
 

@@ -30,13 +30,12 @@ from table_engine.format.snapshot import (
     snapshot_at_or_before_time,
 )
 from table_engine.io.file_io import FileIO
-from table_engine.lsm.merge import merge_function_for
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.commit import FileStoreCommit, Overwrite
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
-from table_engine.store.read import ReadContext, TableRead
+from table_engine.store.read import TableRead, read_context
 from table_engine.store.scan import Split, plan_splits
 from table_engine.store.write import TableWrite
 
@@ -242,17 +241,13 @@ class Table:
         else:
             snap = self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
         return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
-                           skip_level0=self.options.batch_scan_skip_level0())
+                           skip_level0=self._ctx.batch_scan_skip_level0(),
+                           merge_capabilities=self._ctx.merge_capabilities)
 
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
-        merge_fn = merge_function_for(self.schema, self.options, table=self.identifier) \
-            if self.schema.primary_keys else None
-        ctx = ReadContext(self.file_io, self.path, self.schema, self._ctx.schema_by_id, merge_fn,
-                          tuple(self.options.sequence_fields()), self.options.sequence_descending(),
-                          self.options.partition_default_name())
-        return TableRead(ctx, columns, preds)
+        return TableRead(read_context(self._ctx), columns, preds)
 
     def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
              tag: str | None = None, timestamp_millis: int | None = None, *,
@@ -284,10 +279,12 @@ class Table:
         """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
         "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
         from table_engine.core_options import CoreOptions, validate_options
+        from table_engine.lsm.merge_engines import check_engine_options
         from table_engine.store.starting import validate_scan_options
 
         merged = {**self.schema.options, **{str(k): str(v) for k, v in options.items()}}
         validate_options(merged)
+        check_engine_options(merged)
         validate_scan_options(CoreOptions(merged))
         view = type(self).__new__(type(self))
         view.__dict__.update(self.__dict__)

@@ -8,7 +8,7 @@ for each key of the new values,
 * an old value and an added new value: ``-U`` (old) then ``+U`` (new), unless ``changelog-producer.row-deduplicate``
   is on and both are equal on every compared column (``changelog-producer.row-deduplicate-ignore-fields`` are not
   compared): then nothing;
-* with ``first_row`` (``merge-engine = first-row``): only ``+I`` for new keys (its changelog is insert-only).
+* with ``insert_only`` (an engine whose changelog is insert-only, ``first-row``): only ``+I`` for new keys.
 
 Rows come out in key order (the order of ``after``), each key's rows in change order. Every row carries the
 sequence number of the new record, so that a reader ordering change files and rows by sequence number keeps each
@@ -33,7 +33,7 @@ INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 
 
 def changelog_rows(before: pa.Table | None, after: pa.Table, key_names: Sequence[str],
-                   compare: Sequence[str] | None = None, first_row: bool = False) -> pa.Table:
+                   compare: Sequence[str] | None = None, insert_only: bool = False) -> pa.Table:
     """The changelog of the keys of ``after`` (one merged row per key, in key order) given their old merged values
     ``before`` (at most one row per key, any order; keys missing or retracted there had no value).
 
@@ -50,7 +50,7 @@ def changelog_rows(before: pa.Table | None, after: pa.Table, key_names: Sequence
     new_add = np.asarray(is_add(after.column(VALUE_KIND)).to_numpy(zero_copy_only=False), dtype=np.bool_)
     has_old = b_index >= 0
     inserted = np.flatnonzero(new_add & ~has_old)
-    if first_row:
+    if insert_only:
         updated = deleted = np.empty(0, dtype=np.int64)
     else:
         deleted = np.flatnonzero(~new_add & has_old)

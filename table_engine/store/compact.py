@@ -37,7 +37,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from table_engine import clock
-from table_engine.core_enums import ChangelogProducer, MergeEngine
+from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     CHANGELOG_PRODUCER_ROW_DEDUPLICATE,
     CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS,
@@ -70,7 +70,8 @@ from table_engine.lsm.compaction.universal import (
     pick_full_compaction,
 )
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.merge import DeduplicateMerge, MergeFunction, MergeOrder
+from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction
+from table_engine.lsm.sort import MergeOrder
 from table_engine.store.append_compact import AppendCompactionSettings, compact_append_bucket
 from table_engine.store.commit import FileStoreCommit
 from table_engine.store.commit_message import CommitMessage
@@ -94,7 +95,8 @@ class ChangelogSettings:
     producer: ChangelogProducer
     compare: tuple[str, ...] | None
     """``changelog-producer.row-deduplicate``: the columns compared (None: every update is emitted)."""
-    first_row: bool
+    insert_only: bool
+    """The merge engine's changelog is insert-only (:attr:`MergeCapabilities.changelog_kinds`: ``first-row``)."""
 
     @staticmethod
     def of(ctx: StoreContext) -> ChangelogSettings | None:
@@ -110,7 +112,7 @@ class ChangelogSettings:
                 raise SchemaError(f"{CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS.key} names unknown columns "
                                   f"{unknown} of {ctx.table_path}")
             compare = tuple(n for n in ctx.schema.field_names() if n not in ignored)
-        return ChangelogSettings(producer, compare, o.merge_engine() == MergeEngine.FIRST_ROW.value)
+        return ChangelogSettings(producer, compare, _capabilities(ctx).insert_only_changelog)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,9 @@ class CompactionSettings:
     changelog: ChangelogSettings | None = None
     lookup: bool = False
     """Lookup compaction (Paimon's ``needLookup``): level 0 is always pushed up."""
-    first_row: bool = False
+    first_wins: bool = False
+    """A key's first record is its value (:attr:`MergeCapabilities.first_wins`): lookup compaction drops new records
+    of keys a level above holds."""
 
     @staticmethod
     def of(ctx: StoreContext) -> CompactionSettings:
@@ -147,8 +151,14 @@ class CompactionSettings:
         return CompactionSettings(o.num_levels(), picker, o.compaction_file_size(True),
                                   o.num_sorted_runs_stop_trigger(), o.get(COMPACTION_FORCE_REWRITE_ALL_FILES), expire,
                                   o.deletion_vectors_enabled(), o.deletion_vectors_bitmap64(),
-                                  ChangelogSettings.of(ctx), o.need_lookup(),
-                                  o.merge_engine() == MergeEngine.FIRST_ROW.value)
+                                  ChangelogSettings.of(ctx), ctx.need_lookup(), _capabilities(ctx).first_wins)
+
+
+def _capabilities(ctx: StoreContext) -> MergeCapabilities:
+    caps = ctx.merge_capabilities
+    if caps is None:
+        raise UnsupportedError(f"compaction of append table {ctx.table_path} is not supported")
+    return caps
 
 
 class BucketCompactor:
@@ -206,7 +216,7 @@ class BucketCompactor:
         drop_delete = unit.output_level != 0 and (unit.output_level >= levels.non_empty_highest_level()
                                                   or self.dvs is not None)
         lookup: DeletionVectorLookup | FirstRowLookup | None = None
-        if self.settings.first_row:
+        if self.settings.first_wins:
             lookup = FirstRowLookup(levels, self._read_keys, self.order.key_cols, self.codec)
         elif self.dvs is not None:
             lookup = DeletionVectorLookup(levels, self.dvs, self._read_live, self.order.key_cols, self.codec,
@@ -228,7 +238,7 @@ class BucketCompactor:
             return None
         if ch.producer is ChangelogProducer.LOOKUP:
             return LookupChangelog(levels, self._read_file, self._write_changelog, self._merge_function(),
-                                   self.order, self.codec, compare=ch.compare, first_row=ch.first_row,
+                                   self.order, self.codec, compare=ch.compare, insert_only=ch.insert_only,
                                    newest_wins=self._newest_wins())
         return FullCompactionChangelog(levels.max_level, self._read_file, self._write_changelog,
                                        self.order.key_cols, compare=ch.compare)
@@ -241,8 +251,7 @@ class BucketCompactor:
         return self.read_ctx.merge_function
 
     def _newest_wins(self) -> bool:
-        fn = self._merge_function()
-        return isinstance(fn, DeduplicateMerge) and not self.read_ctx.sequence_fields
+        return self._merge_function().capabilities.newest_wins and not self.read_ctx.sequence_fields
 
     def _read_file(self, f: DataFileMeta) -> pa.Table:
         t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True)
@@ -348,7 +357,7 @@ def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileSto
     buckets' level 0 compacted. A conflict leaves the commit as it is (the next compaction makes it visible)."""
     o = ctx.options
     if sid is None or o.write_only() or not ctx.schema.primary_keys \
-            or not (o.deletion_vectors_enabled() or o.batch_scan_skip_level0()):
+            or not (o.deletion_vectors_enabled() or ctx.batch_scan_skip_level0()):
         return sid  # append tables read level 0: nothing to make visible
     if overwritten:
         messages = compaction_messages(ctx)

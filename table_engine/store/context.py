@@ -3,24 +3,62 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import CoreOptions
 from table_engine.format.index_manifest import IndexManifestEntry, read_index_manifest
 from table_engine.format.schema_file import TableSchema, read_schema
 from table_engine.format.snapshot import Snapshot, latest_snapshot_id, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
+from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
 
 
 @dataclass
 class StoreContext:
-    """A table's location, current schema and options; loads older schemas and snapshots on demand."""
+    """A table's location, current schema and options; loads older schemas and snapshots on demand; its merge
+    function, built once and shared by every read, write and compaction of this context."""
 
     file_io: FileIO
     table_path: str
     schema: TableSchema
     options: CoreOptions
     _schemas: dict[int, TableSchema] = field(default_factory=dict)
+
+    @cached_property
+    def merge_function(self) -> MergeFunction | None:
+        """The merge function of a primary-key table (its ``merge-engine`` with :attr:`options`); None for an append
+        table."""
+        if not self.schema.primary_keys:
+            return None
+        return create_merge_function(self.schema, self.table_path, self.options.raw)
+
+    @property
+    def merge_capabilities(self) -> MergeCapabilities | None:
+        """What the store may rely on for this table's merge engine (None for an append table)."""
+        fn = self.merge_function
+        return None if fn is None else fn.capabilities
+
+    def need_lookup(self) -> bool:
+        """Paimon's ``needLookup``: compaction is lookup compaction (level 0 always pushed up, keys looked up in the
+        levels above) for ``changelog-producer`` lookup, deletion vectors and merge engines that need it
+        (:attr:`MergeCapabilities.needs_lookup`: ``first-row``)."""
+        o = self.options
+        if o.changelog_producer() is ChangelogProducer.LOOKUP or o.deletion_vectors_enabled():
+            return True
+        caps = self.merge_capabilities
+        return caps is not None and caps.needs_lookup
+
+    def batch_scan_skip_level0(self) -> bool:
+        """Paimon's ``batchScanSkipLevel0``: batch reads leave out level 0 of deletion-vector tables (unless
+        ``deletion-vectors.merge-on-read``) and of tables whose merge engine needs lookup (``first-row``); their
+        writers compact level 0 away at every commit (:meth:`need_lookup`), so what is committed is visible once
+        that compaction is. The one place that decides it for every batch read."""
+        if self.options.deletion_vectors_enabled():
+            return not self.options.deletion_vectors_merge_on_read()
+        caps = self.merge_capabilities
+        return caps is not None and caps.needs_lookup
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

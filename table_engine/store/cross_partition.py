@@ -6,14 +6,14 @@ keys of the latest snapshot (key and partition columns only, split by split in `
 threads; with ``cross-partition-upsert.index-ttl`` a split all of whose files were created longer ago than the
 ttl is skipped, as Paimon's ``IndexBootstrap`` does, so its keys may come back as duplicates). Each written batch
 is then assigned against the index, which also learns the keys of the batch (so later rows of the batch and
-later batches of the same writer see them). A row whose key already lives in another partition is handled per
-merge engine:
+later batches of the same writer see them). A row whose key already lives in another partition is handled as the
+merge engine's :class:`~table_engine.lsm.merge_engines.MovedKey` capability says:
 
-* ``deduplicate``: a DELETE record with the key is written into the old partition and bucket, and the row goes
-  into its new partition (a new bucket there);
-* ``partial-update`` and ``aggregation``: the row is written into the old partition and bucket (its partition
-  fields replaced by the old partition's values);
-* ``first-row``: the row is dropped.
+* ``DELETE_AND_INSERT`` (``deduplicate``): a DELETE record with the key is written into the old partition and
+  bucket, and the row goes into its new partition (a new bucket there);
+* ``UPDATE_OLD`` (``partial-update`` and ``aggregation``): the row is written into the old partition and bucket
+  (its partition fields replaced by the old partition's values);
+* ``IGNORE`` (``first-row``): the row is dropped.
 
 New keys of a partition fill its buckets up to ``dynamic-bucket.target-row-num`` keys (counted from the bootstrap,
 less keys moved away) in bucket order, then open the lowest unused bucket; with an :class:`Assigner`, only the
@@ -34,12 +34,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine import clock
-from table_engine.core_enums import MergeEngine
 from table_engine.core_options import (
     CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM,
     CROSS_PARTITION_UPSERT_INDEX_TTL,
 )
 from table_engine.format.bucket import bucket_of, hash_key_columns
+from table_engine.lsm.merge_engines import MovedKey
 from table_engine.store.bucket_assign import Assigner
 from table_engine.store.context import StoreContext
 from table_engine.store.read import TableRead, read_context
@@ -123,11 +123,11 @@ class GlobalIndex:
     looked up with ``pc.index_in`` (one key column) or a hash join (several), and the index is updated in place
     for known keys, new keys being appended."""
 
-    def __init__(self, key_names: list[str], key_schema: pa.Schema, merge_engine: MergeEngine, target_rows: int,
+    def __init__(self, key_names: list[str], key_schema: pa.Schema, moved_key: MovedKey, target_rows: int,
                  assigner: Assigner | None = None) -> None:
         self.key_names = key_names
         self.key_schema = key_schema
-        self.merge_engine = merge_engine
+        self.moved_key = moved_key  # what the merge engine does with a key arriving in another partition
         self.target_rows = max(1, target_rows)
         self.assigner = assigner
         self.keys = key_schema.empty_table()
@@ -167,17 +167,17 @@ class GlobalIndex:
         s_old_part, s_old_bucket = old_part[order], old_bucket[order]
         group_start = np.ones(n, bool)
         group_start[1:] = s_kid[1:] != s_kid[:-1]
-        if self.merge_engine is MergeEngine.DEDUPLICATE:
+        if self.moved_key is MovedKey.DELETE_AND_INSERT:
             out = self._assign_moving(order, group_start, s_part, s_old_part, s_old_bucket)
         else:
             out = self._assign_fixed(order, group_start, s_part, s_old_part, s_old_bucket)
         self._remember(keys, kid, pos, out)
         return out
 
-    # ---- merge engines -------------------------------------------------------------------------------------------
+    # ---- moved keys ----------------------------------------------------------------------------------------------
     def _assign_fixed(self, order: I64, group_start: npt.NDArray[np.bool_], s_part: I32, s_old_part: I32,
                       s_old_bucket: I32) -> Assignment:
-        """partial-update / aggregation (into the key's partition) and first-row (other partitions dropped)."""
+        """UPDATE_OLD (into the key's partition) and IGNORE (records for other partitions dropped)."""
         gid = np.cumsum(group_start) - 1
         starts = np.flatnonzero(group_start)
         loc_part = s_old_part[starts].copy()
@@ -187,7 +187,7 @@ class GlobalIndex:
         loc_bucket[new] = self._new_buckets(loc_part[new], order[starts][new])
         r_part, r_bucket = loc_part[gid], loc_bucket[gid]
         keep = np.ones(len(order), bool)
-        if self.merge_engine is MergeEngine.FIRST_ROW:
+        if self.moved_key is MovedKey.IGNORE:
             keep = r_part == s_part
         take = order[keep]
         back = np.argsort(take, kind="stable")  # arrival order
@@ -195,7 +195,7 @@ class GlobalIndex:
 
     def _assign_moving(self, order: I64, group_start: npt.NDArray[np.bool_], s_part: I32, s_old_part: I32,
                        s_old_bucket: I32) -> Assignment:
-        """deduplicate: each change of partition retracts the key from where it was and opens it anew."""
+        """DELETE_AND_INSERT: each change of partition retracts the key from where it was and opens it anew."""
         n = len(order)
         prev_part = np.empty(n, np.int32)
         prev_part[1:] = s_part[:-1]

@@ -22,7 +22,8 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, Levels
 from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
-from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge
+from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
+from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.store.deletion_vectors import BucketDeletionVectors
 
 __all__ = ["DeletionVectorLookup", "ReadLive"]

@@ -9,9 +9,10 @@ A file is *proven empty* for a filter when its index container (embedded in the 
   overlap). A section of **one file** needs no merge (each key occurs once in it): it is skipped when proven empty --
   this covers every file of a fully compacted bucket (all files at the max level have disjoint key ranges) and the
   read-optimized view. A section of **several files** is skipped only when *every* file in it is proven empty and the
-  merge engine is ``deduplicate`` or ``first-row``: the merged row of a key is then one of its stored versions, none
-  of which matches. With ``partial-update`` or ``aggregation`` a merged row can match although no stored version
-  does, so such sections are always read.
+  merge function is merge-free (:attr:`~table_engine.lsm.merge_engines.MergeCapabilities.merge_free`:
+  ``deduplicate``, ``first-row``): the merged row of a key is then one of its stored versions, none of which
+  matches. With ``partial-update`` or ``aggregation`` a merged row can match although no stored version does, so
+  such sections are always read (as they are when the caller gives no capabilities).
 * **Deletion-vector tables read raw** (``raw``: ``deletion-vectors.enabled`` without merge-on-read; level 0 is left
   out and nothing is merged): every file stands alone, so every proven-empty file is skipped, as for append tables.
   Deletion vectors only remove rows, so they never make a skip unsafe.
@@ -35,6 +36,7 @@ from table_engine.format.file_index.format import INDEX_PATH_SUFFIX, FileIndexFi
 from table_engine.format.manifest import ManifestEntry
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
+from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate
 from table_engine.store.read import file_path_in
 from table_engine.types import DataType
@@ -42,9 +44,6 @@ from table_engine.types import DataType
 __all__ = ["filter_by_file_index", "has_file_index", "index_file_path"]
 
 log = logging.getLogger(__name__)
-
-_MERGE_FREE_ENGINES = ("deduplicate", "first-row")
-
 
 def has_file_index(f: DataFileMeta) -> bool:
     return f.embedded_file_index is not None or any(e.endswith(INDEX_PATH_SUFFIX) for e in f.extra_files)
@@ -145,9 +144,10 @@ def _sections(files: list[ManifestEntry], key_types: Sequence[DataType]) -> list
 def filter_by_file_index(file_io: FileIO, table_path: str, schema: TableSchema, entries: list[ManifestEntry],
                          predicates: Sequence[Predicate],
                          schema_loader: Callable[[int], TableSchema] | None = None, *,
-                         raw: bool = False) -> list[ManifestEntry]:
+                         raw: bool = False, merge_capabilities: MergeCapabilities | None = None
+                         ) -> list[ManifestEntry]:
     """The entries a scan must still read after file-index skipping (see the module docstring for the rules);
-    ``raw``: the files are read without merging."""
+    ``raw``: the files are read without merging; ``merge_capabilities``: those of the table's merge function."""
     opts = CoreOptions(schema.options)
     if not predicates or not opts.file_index_read_enabled() or not any(has_file_index(e.file) for e in entries):
         return entries
@@ -165,7 +165,7 @@ def filter_by_file_index(file_io: FileIO, table_path: str, schema: TableSchema, 
 
     if not schema.primary_keys or raw:
         return [e for e in entries if not empty(e)]
-    merge_free = opts.merge_engine() in _MERGE_FREE_ENGINES
+    merge_free = merge_capabilities is not None and merge_capabilities.merge_free
     key_types = [f.type for f in schema.key_fields()]
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:

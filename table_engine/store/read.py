@@ -28,7 +28,8 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
-from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, merge_function_for, sort_and_merge
+from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
+from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import VectorCache
@@ -132,7 +133,9 @@ class TableRead:
         return t.select(self.columns).cast(self.output_schema)
 
     def _newest_wins_applies(self, files: Sequence[DataFileMeta]) -> bool:
-        return self._disjoint_sequences(files) and not self.ctx.sequence_fields and self._is_dedup()
+        fn = self.ctx.merge_function
+        return (self._disjoint_sequences(files) and not self.ctx.sequence_fields and fn is not None
+                and fn.capabilities.newest_file_wins)
 
     def _merge(self, files: Sequence[DataFileMeta], tables: list[pa.Table], fast: bool) -> pa.Table:
         order = MergeOrder(self.key_cols, tuple(self.ctx.sequence_fields), self.ctx.sequence_descending)
@@ -149,12 +152,6 @@ class TableRead:
                                     in_sequence_order=in_seq_order)
         merged = merged.filter(is_add(merged.column(VALUE_KIND)))
         return merged
-
-    def _is_dedup(self) -> bool:
-        from table_engine.lsm.merge import DeduplicateMerge
-
-        fn = self.ctx.merge_function
-        return isinstance(fn, DeduplicateMerge) and not fn.ignore_delete
 
     @staticmethod
     def _disjoint_sequences(files: Sequence[DataFileMeta]) -> bool:
@@ -237,10 +234,9 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
 
 
 def read_context(ctx: StoreContext) -> ReadContext:
-    """The read context of a table's store context (its options' merge engine and sequence fields)."""
+    """The read context of a table's store context (its merge function and its options' sequence fields)."""
     opts = ctx.options
-    merge_fn = merge_function_for(ctx.schema, opts, table=ctx.table_path) if ctx.schema.primary_keys else None
-    return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, merge_fn,
+    return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
                        tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name())
 
 

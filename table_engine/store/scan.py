@@ -2,7 +2,7 @@
 
 Deletion vectors: every split carries the vectors of its files found in the snapshot's index manifest (primary-key
 tables with ``deletion-vectors.enabled``, and append tables, e.g. pypaimon's delete-by-row-id). ``skip_level0``
-(batch reads, :meth:`~table_engine.core_options.CoreOptions.batch_scan_skip_level0`) leaves level-0 files of a
+(batch reads, :meth:`~table_engine.store.context.StoreContext.batch_scan_skip_level0`) leaves level-0 files of a
 primary-key table out. Those of a deletion-vector table then need no merging (``Split.raw``), so value statistics
 and file indexes may skip files of a primary-key table too. Those of a ``first-row`` table are still merged: lookup
 compaction keeps each key in one level above 0, so the merge changes nothing there, but it keeps reads exact for
@@ -25,6 +25,7 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot, names_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
+from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate, normalize_literal, test_row
 from table_engine.store.deletion_vectors import DeletionFile, deletion_files
 from table_engine.types import DataType
@@ -109,10 +110,13 @@ def plan_splits(
     predicates: Sequence[Predicate] = (),
     schema_loader: Callable[[int], TableSchema] | None = None,
     skip_level0: bool = False,
+    merge_capabilities: MergeCapabilities | None = None,
 ) -> list[Split]:
     """Plan a batch scan: prune partitions by manifest stats and entry partitions, prune files by stats.
 
-    ``skip_level0``: leave level-0 files of a primary-key table out (see the module docstring)."""
+    ``skip_level0``: leave level-0 files of a primary-key table out (see the module docstring);
+    ``merge_capabilities``: those of the table's merge function, for file-index skipping (None: skip only what
+    needs no merge)."""
     if snapshot is None:
         return []
     skip = skip_level0 and bool(schema.primary_keys)
@@ -140,7 +144,7 @@ def plan_splits(
         from table_engine.store.file_index_filter import filter_by_file_index  # lazy: read.py imports this module
 
         entries = filter_by_file_index(file_io, table_path, schema, entries, stat_preds, schema_loader,
-                                       raw=raw)
+                                       raw=raw, merge_capabilities=merge_capabilities)
     dvs = _deletion_files(file_io, table_path, snapshot, schema)
 
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}

@@ -212,7 +212,8 @@ def next_snapshot(ctx: StoreContext, sid: int) -> Snapshot | None:
 def full_plan(ctx: StoreContext, snap: Snapshot, predicates: Sequence[Predicate] = ()) -> StreamPlan:
     """The full phase of a stream read at ``snap``: its merged rows (all ``+I``); with ``changelog-producer`` lookup
     only files above level 0, with full-compaction only top-level files."""
-    splits = plan_splits(ctx.file_io, ctx.table_path, snap, ctx.schema, predicates, ctx.schema_by_id)
+    splits = plan_splits(ctx.file_io, ctx.table_path, snap, ctx.schema, predicates, ctx.schema_by_id,
+                         merge_capabilities=ctx.merge_capabilities)
     producer = ctx.options.changelog_producer()
     if ctx.schema.primary_keys and producer in (ChangelogProducer.LOOKUP, ChangelogProducer.FULL_COMPACTION):
         top = ctx.options.num_levels() - 1

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.core_enums import ChangelogProducer, MergeEngine
+from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError, naming_snapshot
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
@@ -38,7 +38,7 @@ from table_engine.lsm.key_value import (
     check_no_null_keys,
     row_kinds_from_strings,
 )
-from table_engine.lsm.merge import MergeOrder, merge_function_for, take_sorted
+from table_engine.lsm.sort import MergeOrder, take_sorted
 from table_engine.store.append_compact import AppendBucketCompactor, AppendCompactionSettings, AppendWriterCompaction
 from table_engine.store.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.commit_message import CommitMessage
@@ -120,7 +120,7 @@ class TableWrite:
         for s in self.seq_fields:
             schema.field(s)
         self.order = MergeOrder((_GROUP, *self.key_names), self.seq_fields, self.opts.sequence_descending())
-        self.merge_fn = merge_function_for(schema, self.opts, table=ctx.table_path) if self.has_pk else None
+        self.merge_fn = ctx.merge_function
         self.buffer_limit = self.opts.write_buffer_size()
         self.rowkind_field = self.opts.rowkind_field()
         if self.rowkind_field is not None:
@@ -425,7 +425,8 @@ class TableWrite:
         keys = bootstrap_keys(self.ctx, assigner=self.assigner)
         parts = self._partition_ids(keys) if keys.num_rows else np.empty(0, np.int32)
         key_schema = pa.schema([self.arrow_schema.field(k) for k in self.key_names])
-        self._xindex = GlobalIndex(self.key_names, key_schema, MergeEngine(self.opts.merge_engine()),
+        assert self.merge_fn is not None
+        self._xindex = GlobalIndex(self.key_names, key_schema, self.merge_fn.capabilities.moved_key,
                                    self.opts.dynamic_bucket_target_row_num(), self.assigner)
         self._xindex.load(keys, parts.astype(np.int32), keys.column(BOOTSTRAP_BUCKET).to_numpy().astype(np.int32))
 

@@ -31,7 +31,8 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.changelog import changelog_rows
 from table_engine.lsm.levels import KeyCodec, Levels
 from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
-from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge, sort_indices
+from table_engine.lsm.merge_engines.function import MergeFunction, sort_and_merge
+from table_engine.lsm.sort import MergeOrder, concat_tables, sort_indices
 
 __all__ = ["ChangelogHook", "FullCompactionChangelog", "LookupChangelog"]
 
@@ -93,7 +94,7 @@ class LookupChangelog(_Collector):
 
     def __init__(self, levels: Levels, read_file: ReadFile, write_changelog: WriteChangelog,
                  merge_function: MergeFunction, order: MergeOrder, codec: KeyCodec, *,
-                 compare: Sequence[str] | None, first_row: bool, newest_wins: bool) -> None:
+                 compare: Sequence[str] | None, insert_only: bool, newest_wins: bool) -> None:
         super().__init__(order.key_cols, write_changelog)
         self.levels = levels
         self.read_file = read_file
@@ -101,7 +102,7 @@ class LookupChangelog(_Collector):
         self.order = order
         self.codec = codec
         self.compare = compare
-        self.first_row = first_row
+        self.insert_only = insert_only  # the merge engine's changelog is insert-only (first-row)
         self.newest_wins = newest_wins  # deduplicate without sequence.field: the newest record is the value
 
     def needs_rewrite(self, output_level: int, f: DataFileMeta) -> bool:
@@ -133,7 +134,7 @@ class LookupChangelog(_Collector):
         before = sort_and_merge(concat_tables(old_parts), self.order, self.merge_function) if old_parts else None
         after = changed if above is None else sort_and_merge(concat_tables([above, changed]), self.order,
                                                              self.merge_function)
-        self.collect(changelog_rows(before, after, self.key_names, self.compare, self.first_row))
+        self.collect(changelog_rows(before, after, self.key_names, self.compare, self.insert_only))
 
     def _lookup_above(self, output_level: int, keys: pa.Table) -> pa.Table | None:
         """Every record of ``keys`` in the levels above ``output_level`` (for deduplicate without sequence

@@ -36,7 +36,8 @@ from table_engine.lsm.compaction.expire import RecordLevelExpire
 from table_engine.lsm.compaction.universal import CompactUnit
 from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, SortedRun, interval_partition
-from table_engine.lsm.merge import MergeFunction, MergeOrder, concat_tables, sort_and_merge
+from table_engine.lsm.merge_engines.function import MergeFunction, sort_and_merge
+from table_engine.lsm.sort import MergeOrder, concat_tables
 
 #: reads one data file as key-value rows: every value column + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``
 ReadFile = Callable[[DataFileMeta], pa.Table]

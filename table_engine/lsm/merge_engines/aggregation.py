@@ -41,11 +41,12 @@ from table_engine.lsm.merge_engines.base import (
     value_columns,
 )
 from table_engine.lsm.merge_engines.config import MergeConfig, field_property
+from table_engine.lsm.merge_engines.function import ALL_CHANGES, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments, combine
 
 if TYPE_CHECKING:
     from table_engine.format.schema_file import TableSchema
-    from table_engine.lsm.merge import MergeOrder
+    from table_engine.lsm.sort import MergeOrder
 
 _I64 = np.int64
 
@@ -55,6 +56,9 @@ class AggregateMerge:
 
     def __init__(self, config: MergeConfig) -> None:
         self.config = config
+        self.capabilities = MergeCapabilities(
+            merge_free=False, needs_lookup=False, first_wins=False, changelog_kinds=ALL_CHANGES, newest_wins=False,
+            ignore_delete=config.ignore_delete, moved_key=MovedKey.UPDATE_OLD)
         self.aggregators: dict[str, Aggregator] = {n: ff.create() for n, ff in config.functions.items()}
         self._single_identity = all(a.single_identity for a in self.aggregators.values())
         self._transforms = [a for a in self.aggregators.values() if type(a).prepare_input is not

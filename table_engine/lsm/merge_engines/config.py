@@ -1,10 +1,10 @@
 """The merge configuration of a primary-key table, parsed and validated from its schema and options.
 
-:func:`validate_merge_engine` is the one check run when a table is created or its schema changes; the merge
-functions are built from the same :class:`MergeConfig`, so a table that passed validation always gets a working
-merge function. Errors name the column, the option and the function involved: a bad option value or a conflict of
-options is an :class:`~table_engine.errors.OptionError`, a column or type problem a
-:class:`~table_engine.errors.SchemaError`.
+:func:`validate_config` is the check run (by :func:`~.registry.validate_merge_engine`) when a table is created or
+its schema changes; the merge functions are built from the same :class:`MergeConfig`, so a table that passed
+validation always gets a working merge function. Errors name the column, the option and the function involved: a
+bad option value or a conflict of options is an :class:`~table_engine.errors.OptionError`, a column or type problem
+a :class:`~table_engine.errors.SchemaError`.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class MergeConfig:
         return any(name in g.sequence_fields for g in self.groups)
 
 
-def validate_merge_engine(schema: TableSchema, table: str | None = None) -> None:
+def validate_config(schema: TableSchema, table: str | None = None) -> None:
     """Validate the merge configuration of a table, and its changelog producer; raises OptionError/SchemaError."""
     opts = CoreOptions(schema.options)
     if not schema.primary_keys:

@@ -15,10 +15,11 @@ import pyarrow as pa
 
 from table_engine.lsm.merge_engines.base import kinds_of, last_rows, retract_mask, retraction_error
 from table_engine.lsm.merge_engines.config import MergeConfig
+from table_engine.lsm.merge_engines.function import INSERT_ONLY, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments
 
 if TYPE_CHECKING:
-    from table_engine.lsm.merge import MergeOrder
+    from table_engine.lsm.sort import MergeOrder
 
 
 class FirstRowMerge:
@@ -27,6 +28,10 @@ class FirstRowMerge:
     def __init__(self, config: MergeConfig) -> None:
         self.config = config
         self.ignore_delete = config.ignore_delete
+        # each key keeps its first record, so level 0 is final only after a lookup; old data is never deleted
+        self.capabilities = MergeCapabilities(
+            merge_free=True, needs_lookup=True, first_wins=True, changelog_kinds=INSERT_ONLY, newest_wins=False,
+            ignore_delete=config.ignore_delete, moved_key=MovedKey.IGNORE, deletion_vectors=False)
 
     def _reject(self) -> Exception:
         return retraction_error(self.config, ["set 'ignore-delete' = 'true' (or 'first-row.ignore-delete') to "

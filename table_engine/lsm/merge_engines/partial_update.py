@@ -61,10 +61,11 @@ from table_engine.lsm.merge_engines.base import (
     retraction_error,
 )
 from table_engine.lsm.merge_engines.config import MergeConfig, SequenceGroup
+from table_engine.lsm.merge_engines.function import ALL_CHANGES, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments, dense_ranks, take_or_null, valid_mask
 
 if TYPE_CHECKING:
-    from table_engine.lsm.merge import MergeOrder
+    from table_engine.lsm.sort import MergeOrder
 
 _I64 = np.int64
 
@@ -94,6 +95,9 @@ class PartialUpdateMerge:
 
     def __init__(self, config: MergeConfig) -> None:
         self.config = config
+        self.capabilities = MergeCapabilities(
+            merge_free=False, needs_lookup=False, first_wins=False, changelog_kinds=ALL_CHANGES, newest_wins=False,
+            ignore_delete=config.ignore_delete, moved_key=MovedKey.UPDATE_OLD)
         self.aggregators: dict[str, Aggregator] = {n: ff.create() for n, ff in config.functions.items()}
         self.accepts_retract = bool(config.ignore_delete or config.remove_record_on_delete or config.groups)
         self.group_of = {p: g for g in config.groups for p in g.protected}

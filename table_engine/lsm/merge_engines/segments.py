@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.lsm.key_value import last_of_key_runs
+from table_engine.lsm.sort import sort_indices
 
 _I64 = np.int64
 
@@ -164,8 +165,6 @@ def dense_ranks(columns: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray:
     if n == 0:
         return np.zeros(0, _I64)
     table = pa.table({f"c{i}": combine(c) for i, c in enumerate(columns)})
-    from table_engine.lsm.merge import sort_indices  # late: merge imports this package
-
     order = np.asarray(sort_indices(table, [(f"c{i}", "ascending") for i in range(len(columns))]), _I64)
     sorted_table = table.take(pa.array(order))
     new_value = np.zeros(n, bool)

@@ -51,7 +51,7 @@ def test_row_deduplicate_compares_the_given_columns() -> None:
 def test_first_row_is_insert_only() -> None:
     before = kv([(1, "a", 1, 0)])
     after = kv([(1, "a", 1, 0), (2, "b", 5, 0)])
-    assert out(changelog_rows(before, after, ["k"], first_row=True)) == [("+I", 2, "b", 5)]
+    assert out(changelog_rows(before, after, ["k"], insert_only=True)) == [("+I", 2, "b", 5)]
 
 
 def test_composite_keys() -> None:

@@ -167,6 +167,38 @@ def test_pk_partial_update_never_drops_merged_sections(catalog: Catalog) -> None
     assert t.read(filter=flt).to_pylist() == [{"id": 1, "name": "a", "v": 5}]
 
 
+def test_pk_aggregation_never_drops_merged_sections(catalog: Catalog) -> None:
+    t = _pk_table(catalog, "pk5", **{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"})
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "name": ["a"], "v": pa.array([2], pa.int32())}))
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "name": ["a"], "v": pa.array([3], pa.int32())}))
+    flt = [("v", "=", 5)]  # no stored record has v = 5: only the aggregated row does
+    assert _files(t, flt) == 2
+    assert t.read(filter=flt).to_pylist() == [{"id": 1, "name": "a", "v": 5}]
+
+
+@pytest.mark.parametrize(("engine", "kept"), [
+    ("deduplicate", 0), ("first-row", 0), ("partial-update", 2), ("aggregation", 2), (None, 2),
+])
+def test_overlapping_sections_are_dropped_by_merge_free_capabilities(catalog: Catalog, engine: str | None,
+                                                                     kept: int) -> None:
+    """The filter decides from the capabilities it is given (none given: it drops nothing that needs a merge)."""
+    from table_engine.lsm.merge_engines import create_merge_function
+    from table_engine.predicate import parse_filters
+    from table_engine.store.file_index_filter import filter_by_file_index
+    from table_engine.store.scan import live_entries
+
+    t = _pk_table(catalog, "pk6")
+    t.write(_batch(0, 20))
+    t.write(_batch(0, 20).set_column(2, "v", pa.array([7] * 20, pa.int32())))
+    entries = live_entries(t.file_io, t.path, t.latest_snapshot())
+    assert len(entries) == 2
+    caps = None if engine is None else \
+        create_merge_function(t.schema, options={**t.schema.options, "merge-engine": engine}).capabilities
+    out = filter_by_file_index(t.file_io, t.path, t.schema, entries, parse_filters([("v", "=", 3)]),
+                               merge_capabilities=caps)
+    assert len(out) == kept
+
+
 # ---- rewrite_file_index --------------------------------------------------------------------------------------------
 
 def test_rewrite_file_index_adds_replaces_and_removes(catalog: Catalog) -> None:

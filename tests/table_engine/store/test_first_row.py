@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
-from table_engine.core_options import CoreOptions
+from table_engine.store.context import StoreContext
 from table_engine.store.scan import live_entries
 from table_engine.table import Table
 from tests.table_engine.store.changelog_support import all_changes, apply_changes, changelogs
@@ -51,11 +51,17 @@ def batch(commit: int, keys: list[tuple[str, int]]) -> list[Row]:
     return [{"dt": dt, "k": k, "v": f"c{commit}-{i}"} for i, (dt, k) in enumerate(keys)]
 
 
-def test_batch_scans_of_first_row_tables_skip_level0() -> None:
-    assert CoreOptions({"merge-engine": "first-row"}).batch_scan_skip_level0()
-    assert CoreOptions({"merge-engine": "first-row"}).need_lookup()
-    assert not CoreOptions({}).batch_scan_skip_level0()
-    assert not CoreOptions({}).need_lookup()
+def context(t: Table) -> StoreContext:
+    return StoreContext(t.file_io, t.path, t.schema, t.options)
+
+
+def test_batch_scans_of_first_row_tables_skip_level0(tmp_path: Path) -> None:
+    first_row = context(make(tmp_path))
+    assert first_row.batch_scan_skip_level0()
+    assert first_row.need_lookup()
+    dedup = context(make(tmp_path / "dedup", **{"merge-engine": "deduplicate"}))
+    assert not dedup.batch_scan_skip_level0()
+    assert not dedup.need_lookup()
 
 
 @pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "unpartitioned"])

@@ -9,9 +9,9 @@ from table_engine.lsm.compaction.first_row import FirstRowLookup
 from table_engine.lsm.compaction.rewriter import CompactRewriter
 from table_engine.lsm.compaction.universal import CompactUnit
 from table_engine.lsm.levels import Levels
-from table_engine.lsm.merge import MergeOrder
 from table_engine.lsm.merge_engines.config import MergeConfig
 from table_engine.lsm.merge_engines.first_row import FirstRowMerge
+from table_engine.lsm.sort import MergeOrder
 from table_engine.types import DataField, DataType
 from tests.table_engine.lsm._files import CODEC, MemoryFiles, kv
 

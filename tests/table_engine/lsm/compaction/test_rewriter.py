@@ -9,7 +9,8 @@ import pyarrow as pa
 from table_engine.lsm.compaction.rewriter import CompactRewriter
 from table_engine.lsm.compaction.universal import CompactUnit
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from table_engine.lsm.merge import DeduplicateMerge, MergeOrder
+from table_engine.lsm.merge_engines import DeduplicateMerge
+from table_engine.lsm.sort import MergeOrder
 from tests.table_engine.lsm._files import CODEC, MemoryFiles, kv
 
 MIN_SIZE = 100  # files of at least 100 bytes may be upgraded

@@ -15,7 +15,8 @@ from table_engine.lsm.compaction.rewriter import CompactRewriter
 from table_engine.lsm.compaction.universal import UniversalCompaction
 from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import Levels, overlapping_files
-from table_engine.lsm.merge import DeduplicateMerge, MergeOrder, sort_and_merge
+from table_engine.lsm.merge_engines import DeduplicateMerge, sort_and_merge
+from table_engine.lsm.sort import MergeOrder
 from tests.table_engine.lsm._files import CODEC, MemoryFiles, kv
 
 ORDER = MergeOrder(("k",))

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from table_engine.lsm.merge import MergeOrder, concat_tables, sort_kv
+from table_engine.lsm.sort import MergeOrder, concat_tables, sort_kv
 from tests.table_engine.lsm.merge_engines.model import model_read, removing_deletes
 from tests.table_engine.lsm.merge_engines.test_properties import CASES, _kv, _merge_function
 

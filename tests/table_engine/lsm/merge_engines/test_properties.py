@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from table_engine import Catalog, DataError
 from table_engine.format.schema_file import new_schema
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from table_engine.lsm.merge import MergeOrder, concat_tables, merge_function_for, sort_kv
+from table_engine.lsm.merge_engines import create_merge_function
+from table_engine.lsm.sort import MergeOrder, concat_tables, sort_kv
 from table_engine.types import fields_from_arrow_schema
 from tests.table_engine.lsm.merge_engines.model import (
     EngineSpec,
@@ -219,7 +220,7 @@ def _kv(case: Case, records: list[tuple[int, str, dict[str, Any]]], first_seq: i
 def _merge_function(case: Case) -> Any:
     fields, highest = fields_from_arrow_schema(_arrow_schema(case))
     schema = new_schema(0, fields, [], ["k"], case.options, None, highest)
-    return merge_function_for(schema, table="db.model")
+    return create_merge_function(schema, "db.model")
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
