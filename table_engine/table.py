@@ -38,6 +38,7 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.read import ReadContext, TableRead
 from table_engine.store.scan import Split, plan_splits
+from table_engine.store.table_metadata import TableMetadata
 from table_engine.store.write import TableWrite
 
 if TYPE_CHECKING:
@@ -188,6 +189,11 @@ class Table:
     # ---- snapshots and time travel -----------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:
         return self._ctx.latest_snapshot()
+
+    def metadata(self) -> TableMetadata:
+        """Read-only metadata queries (no data file read, nothing written): the snapshot that landed after an id or
+        a time, of a commit kind, touching a partition; a partition's live files, rows and done mark."""
+        return TableMetadata(self._ctx)
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return read_snapshot(self.file_io, self.path, snapshot_id)

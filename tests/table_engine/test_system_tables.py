@@ -137,8 +137,9 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
-    "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags", "new_read",
-    "new_stream_scan",  # reads; refused with consumer-id
+    "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
+    "metadata",  # a read-only view: table_engine/store/table_metadata.py
+    "new_read", "new_stream_scan",  # reads; refused with consumer-id
     "plan", "read", "read_optimized_view", "refresh", "resolve_snapshot", "schema_by_id", "snapshot", "snapshots",
     "tag_snapshot", "tags", "to_batches",
 }
