@@ -1,37 +1,29 @@
-"""Table metadata checks for sensors and triggers: snapshot files, manifests and partition directories only.
+"""Table metadata checks for sensors and triggers, through the engine's read-only metadata API.
 
-Nothing here imports Airflow or PySpark: the functions take a :class:`~table_engine.io.file_io.FileIO` and a table
-directory, read Paimon metadata through :mod:`table_engine.format.snapshot` and :mod:`table_engine.store.scan`, and
-return plain dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
+Nothing here imports Airflow or PySpark, builds an engine path or a FileIO: the functions take the engine's
+:class:`~table_engine.table.Table` (None while the table does not exist), ask its
+:meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.table_metadata`), and return plain
+dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from table_engine.catalog import parse_identifier
-from table_engine.core_options import CoreOptions
-from table_engine.errors import SnapshotNotExistError
-from table_engine.format.manifest import read_manifest
-from table_engine.format.manifest_list import read_manifest_list
-from table_engine.format.schema_file import TableSchema, latest_schema
-from table_engine.format.snapshot import (
-    Snapshot,
-    earliest_snapshot_id,
-    latest_snapshot_id,
-    read_snapshot,
-    snapshot_at_or_before_time,
-)
-from table_engine.io.file_io import FileIO, file_io_for, normalize_path
-from table_engine.io.paths import escape_path_name, partition_value_string
-from table_engine.store.partition_spec import PartitionSpec, parse_partition_text, select_partitions
-from table_engine.store.scan import live_entries, manifest_path
+from table_engine.errors import TableNotExistError
+from table_engine.store.partition_spec import parse_partition_text
+from table_engine.store.table_metadata import SUCCESS_FILE
 
-SUCCESS_FILE = "_SUCCESS"
-"""Paimon's ``success-file`` mark-done action writes this file into a finished partition's directory."""
+if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
+    from table_engine.format.snapshot import Snapshot
+    from table_engine.table import Table
+
+__all__ = ["SUCCESS_FILE", "PartitionInfo", "SnapshotInfo", "find_snapshot", "latest_snapshot_info", "open_table",
+           "parse_partition_spec", "partition_info", "to_epoch_millis"]
 
 
 @dataclass(frozen=True)
@@ -76,74 +68,19 @@ class PartitionInfo:
                 "row_count": self.row_count, "done": self.done}
 
 
-@dataclass(frozen=True)
-class TableLocation:
-    """Where a table lives: a FileIO and the table directory (``<warehouse>/<db>.db/<table>``)."""
-
-    file_io: FileIO
-    path: str
-
-    @staticmethod
-    def of(warehouse: str, table: str) -> TableLocation:
-        db, name = parse_identifier(table)
-        root = normalize_path(warehouse)
-        return TableLocation(file_io_for(root), f"{root}/{db}.db/{name}")
-
-
-# ---------------------------------------------------------------------------------------------- partition specs
-
-
-def partition_spec(schema: TableSchema, spec: Mapping[str, Any] | str) -> PartitionSpec:
-    """A ``{column: value}`` spec (or ``k=v,..`` text) typed against the table's partition columns (Airflow params
-    are strings): the engine's one partition-spec implementation."""
-    return PartitionSpec.of(spec, schema.partition_fields(), CoreOptions(schema.options).partition_default_name())
-
-
-def resolve_partition(schema: TableSchema, spec: Mapping[str, Any] | str) -> dict[str, Any]:
-    """Check a spec against the partition keys and type its values (None for the default partition name)."""
-    return partition_spec(schema, spec).as_dict()
-
-
-def partition_matcher(schema: TableSchema,
-                      spec: Mapping[str, Any] | str) -> Callable[[Iterable[bytes]], set[bytes]]:
-    """Which of some encoded partition BinaryRows match ``spec`` (vectorized over the distinct partitions)."""
-    typed = partition_spec(schema, spec)
-    fields = schema.partition_fields()
-
-    def matches(partitions: Iterable[bytes]) -> set[bytes]:
-        return select_partitions(partitions, [typed], fields)
-
-    return matches
-
-
-def partition_directory(table_path: str, schema: TableSchema, spec: Mapping[str, Any]) -> str:
-    """The directory of a fully specified partition (Paimon's ``k=v/...`` naming with escaping)."""
-    wanted = resolve_partition(schema, spec)
-    missing = [k for k in schema.partition_keys if k not in wanted]
-    if missing:
-        raise ValueError(f"a partition directory needs every partition key; missing {missing}")
-    default = CoreOptions(schema.options).partition_default_name()
-    parts = [f"{escape_path_name(f.name)}={escape_path_name(partition_value_string(wanted[f.name], f.type, default))}"
-             for f in schema.partition_fields()]
-    return "/".join([table_path.rstrip("/"), *parts])
+def open_table(catalog: Catalog, identifier: str) -> Table | None:
+    """The table, or None while it does not exist (a sensor waits for it to be created)."""
+    try:
+        return catalog.get_table(identifier)
+    except TableNotExistError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- snapshots
 
 
-def _touches_partition(loc: TableLocation, snapshot: Snapshot, matches: Any) -> bool:
-    """Did ``snapshot`` add or remove files (data or changelog) of the partition?"""
-    for name in (snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
-        if not name:
-            continue
-        for meta in read_manifest_list(loc.file_io, manifest_path(loc.path, name)):
-            if matches(e.partition for e in read_manifest(loc.file_io, manifest_path(loc.path, meta.file_name))):
-                return True
-    return False
-
-
 def find_snapshot(
-    loc: TableLocation,
+    table: Table | None,
     *,
     after_snapshot_id: int | None = None,
     after_time_millis: int | None = None,
@@ -151,73 +88,35 @@ def find_snapshot(
     partition: Mapping[str, Any] | None = None,
 ) -> SnapshotInfo | None:
     """The oldest snapshot newer than ``after_snapshot_id`` and committed after ``after_time_millis`` (both
-    optional) that has one of ``commit_kinds`` (any if empty) and touches ``partition`` (any if None).
+    optional) that has one of ``commit_kinds`` (any if empty) and touches ``partition`` (any if None); see
+    :meth:`TableMetadata.find_snapshot <table_engine.store.table_metadata.TableMetadata.find_snapshot>`.
 
-    ``None`` while there is none, including while the table does not exist yet. Snapshots that expire during the
-    search are skipped.
+    ``None`` while there is none, including while the table does not exist yet (``table`` None).
     """
-    latest = latest_snapshot_id(loc.file_io, loc.path)
-    earliest = earliest_snapshot_id(loc.file_io, loc.path)
-    if latest is None or earliest is None:
+    if table is None:
         return None
-    start = max(earliest, (after_snapshot_id or 0) + 1)
-    if after_time_millis is not None:
-        before = snapshot_at_or_before_time(loc.file_io, loc.path, after_time_millis)
-        if before is not None:
-            start = max(start, before.id + 1)
-    kinds = {k.upper() for k in commit_kinds}
-    matches = None
-    if partition:
-        schema = latest_schema(loc.file_io, loc.path)
-        if schema is None:
-            return None
-        matches = partition_matcher(schema, partition)
-    for snapshot_id in range(start, latest + 1):
-        try:
-            snap = read_snapshot(loc.file_io, loc.path, snapshot_id)
-        except SnapshotNotExistError:
-            continue
-        if after_time_millis is not None and snap.time_millis <= after_time_millis:
-            continue
-        if kinds and str(snap.commit_kind) not in kinds:
-            continue
-        if matches is not None and not _touches_partition(loc, snap, matches):
-            continue
-        return SnapshotInfo.of(snap)
-    return None
+    snap = table.metadata().find_snapshot(after_snapshot_id=after_snapshot_id, after_time_millis=after_time_millis,
+                                          commit_kinds=commit_kinds, partition=partition or None)
+    return None if snap is None else SnapshotInfo.of(snap)
 
 
-def latest_snapshot_info(loc: TableLocation) -> SnapshotInfo | None:
+def latest_snapshot_info(table: Table | None) -> SnapshotInfo | None:
     """The newest snapshot, or ``None`` (no snapshot, or no table)."""
-    snapshot_id = latest_snapshot_id(loc.file_io, loc.path)
-    if snapshot_id is None:
-        return None
-    return SnapshotInfo.of(read_snapshot(loc.file_io, loc.path, snapshot_id))
+    snap = None if table is None else table.metadata().latest_snapshot()
+    return None if snap is None else SnapshotInfo.of(snap)
 
 
 # ---------------------------------------------------------------------------------------------- partitions
 
 
-def partition_info(loc: TableLocation, partition: Mapping[str, Any]) -> PartitionInfo | None:
+def partition_info(table: Table | None, partition: Mapping[str, Any]) -> PartitionInfo | None:
     """Live files and rows of a partition in the latest snapshot, and whether it is marked done; ``None`` while
     the table does not exist."""
-    schema = latest_schema(loc.file_io, loc.path)
-    if schema is None:
+    if table is None:
         return None
-    matches = partition_matcher(schema, partition)
-    snapshot_id = latest_snapshot_id(loc.file_io, loc.path)
-    files = rows = 0
-    if snapshot_id is not None:
-        entries = live_entries(loc.file_io, loc.path, read_snapshot(loc.file_io, loc.path, snapshot_id))
-        selected = matches(e.partition for e in entries)
-        for entry in entries:
-            if entry.partition in selected:
-                files += 1
-                rows += entry.file.row_count
-    done = False
-    if set(partition) >= set(schema.partition_keys):
-        done = loc.file_io.exists(f"{partition_directory(loc.path, schema, partition)}/{SUCCESS_FILE}")
-    return PartitionInfo({k: str(v) for k, v in partition.items()}, snapshot_id, files, rows, done)
+    stats = table.metadata().partition_stats(partition)
+    return PartitionInfo({k: str(v) for k, v in partition.items()}, stats.snapshot_id, stats.file_count,
+                         stats.row_count, stats.done)
 
 
 # ---------------------------------------------------------------------------------------------- argument parsing

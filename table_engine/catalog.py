@@ -21,6 +21,7 @@ from table_engine.errors import (
 from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema, validate_bucket
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.lsm.merge_engines import validate_merge_engine
+from table_engine.system_tables import system_table
 from table_engine.table import Table
 from table_engine.types import fields_from_arrow_schema
 
@@ -167,8 +168,6 @@ class Catalog:
         (:mod:`table_engine.system_tables`)."""
         base, _, system = identifier.partition("$")
         if system and system != "ro":
-            from table_engine.system_tables import system_table
-
             return system_table(self.get_table(base), system)
         path = self.table_path(base)
         schema = latest_schema(self.file_io, path)

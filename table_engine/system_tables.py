@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -30,7 +30,6 @@ from table_engine.io.paths import partition_value_string
 from table_engine.lsm.merge_engines import aggregation_fields
 from table_engine.predicate import conjunction, parse_filters, validate_columns
 from table_engine.store.binlog import binlog_schema, pack_binlog
-from table_engine.store.changelog_consumer import ChangelogConsumer
 from table_engine.store.consumers import ConsumerManager
 from table_engine.store.file_refs import FileRefs
 from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema
@@ -38,6 +37,7 @@ from table_engine.store.scan import live_entries
 from table_engine.store.stream_scan import FULL, StreamPlan, StreamScan, iter_plan_splits
 from table_engine.store.tags import TagManager
 from table_engine.table import Table
+from table_engine.table_source import TableSource
 
 __all__ = ["SYSTEM_TABLES", "AuditLogTable", "BinlogTable", "SystemTable", "system_table"]
 
@@ -101,146 +101,6 @@ SCHEMAS: dict[str, pa.Schema] = {
 SYSTEM_TABLES = tuple(SCHEMAS)
 
 
-class SystemTable(Table):
-    """A read-only ``<table>$<name>`` system table; ``read()`` builds it from the table's metadata."""
-
-    read_only = True
-
-    def __init__(self, table: Table, name: str) -> None:
-        if name not in SCHEMAS:
-            raise TableNotExistError(f"system table {table.identifier}${name} does not exist; known system tables: "
-                                     f"{', '.join(SYSTEM_TABLES + ('ro', 'audit_log', 'binlog'))}")
-        base = table.identifier.split("$", 1)[0]
-        super().__init__(table.file_io, table.path, f"{base}${name}", table.schema)
-        self.system_name = name
-        self.data_table = table
-
-    @property
-    def arrow_schema(self) -> pa.Schema:
-        return SCHEMAS[self.system_name]
-
-    def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-             tag: str | None = None, timestamp_millis: int | None = None, *,
-             read_optimized: bool | None = None) -> pa.Table:
-        schema = SCHEMAS[self.system_name]
-        table = _BUILDERS[self.system_name](self.data_table, (snapshot_id, tag, timestamp_millis))
-        preds = parse_filters(filter)
-        validate_columns(preds, schema.names)
-        expr = conjunction(preds)
-        if expr is not None:
-            table = table.filter(expr)
-        if columns is not None:
-            validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
-            table = table.select(list(columns))
-        return table
-
-    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-                   tag: str | None = None, timestamp_millis: int | None = None, batch_size: int = 65536, *,
-                   read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
-        yield from self.read(columns, filter, snapshot_id, tag, timestamp_millis).to_batches(batch_size)
-
-
-
-def system_table(table: Table, name: str) -> Table:
-    """``<table>$<name>``: a metadata table, or the ``audit_log`` / ``binlog`` change tables."""
-    if name == "audit_log":
-        return AuditLogTable(table)
-    if name == "binlog":
-        return BinlogTable(table)
-    return SystemTable(table, name)
-
-
-class AuditLogTable(Table):
-    """``<table>$audit_log``: the table's rows with a leading ``rowkind`` column (Paimon's ``AuditLogTable``).
-
-    A batch read of a snapshot returns its merged rows, all ``+I``; with ``incremental-between`` (or
-    ``-timestamp``, ``scan.mode`` latest-delta) options (:meth:`Table.copy`) the changes with their row kinds,
-    deletes included. Streaming reads (:meth:`new_stream_scan`, :meth:`changelog_consumer`) yield row kinds as the
-    data table's do. ``columns`` and ``filter`` may name ``rowkind``. Read-only.
-    """
-
-    read_only = True
-
-    def __init__(self, table: Table, name: str = "audit_log") -> None:
-        base = table.identifier.split("$", 1)[0]
-        super().__init__(table.file_io, table.path, f"{base}${name}", table.schema)
-
-    @property
-    def arrow_schema(self) -> pa.Schema:
-        return changes_schema(self.schema)
-
-    def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-             tag: str | None = None, timestamp_millis: int | None = None, *,
-             read_optimized: bool | None = None) -> pa.Table:
-        schema = self._output_schema(columns)
-        return pa.Table.from_batches(list(self.to_batches(columns, filter, snapshot_id, tag, timestamp_millis)),
-                                     schema=schema)
-
-    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-                   tag: str | None = None, timestamp_millis: int | None = None, batch_size: int = 65536, *,
-                   read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
-        preds = parse_filters(filter)
-        validate_columns(preds, changes_schema(self.schema).names)
-        data_preds = [p for p in preds if p.column != ROWKIND_COLUMN]
-        kind_expr = conjunction([p for p in preds if p.column == ROWKIND_COLUMN])
-        data_cols = None if columns is None else [c for c in columns if c != ROWKIND_COLUMN]
-        if self._incremental_read(snapshot_id, tag, timestamp_millis):
-            batches = self._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
-        else:
-            splits = self.plan(data_preds or None, snapshot_id, tag, timestamp_millis)
-            batches = iter_plan_splits(self._ctx, splits, data_preds, data_cols, batch_size)
-        yield from self._finish(batches, kind_expr, columns)
-
-    def _finish(self, batches: Iterator[pa.RecordBatch], kind_expr: Any, columns: Sequence[str] | None) \
-            -> Iterator[pa.RecordBatch]:
-        for b in batches:
-            if kind_expr is not None:
-                b = b.filter(kind_expr)
-            yield b if columns is None else b.select(list(columns))
-
-    def _output_schema(self, columns: Sequence[str] | None) -> pa.Schema:
-        schema = self.arrow_schema
-        if columns is None:
-            return schema
-        validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
-        return pa.schema([schema.field(c) for c in columns])
-
-
-
-class BinlogTable(AuditLogTable):
-    """``<table>$binlog``: ``rowkind`` then every column as an array: ``[value]``, or ``[before, after]`` for an
-    update whose ``-U`` and ``+U`` rows are packed into one ``+U`` row (Paimon's ``BinlogTable``). Snapshot reads
-    pack every row alone; incremental and streaming reads pair updates."""
-
-    def __init__(self, table: Table) -> None:
-        super().__init__(table, "binlog")
-
-    @property
-    def arrow_schema(self) -> pa.Schema:
-        return binlog_schema(changes_schema(self.schema))
-
-    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
-                   tag: str | None = None, timestamp_millis: int | None = None, batch_size: int = 65536, *,
-                   read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
-        incremental = self._incremental_read(snapshot_id, tag, timestamp_millis)
-        rows = super().to_batches(None, filter, snapshot_id, tag, timestamp_millis, batch_size)
-        for b in pack_binlog(rows, pair_updates=incremental):
-            yield b if columns is None else b.select(list(columns))
-
-    def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
-        scan = super().new_stream_scan(filter, options)
-        return BinlogStreamScan(scan.ctx, scan.predicates)
-
-    def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
-                           filter: Any = None, columns: Sequence[str] | None = None,
-                           batch_size: int = 65536) -> ChangelogConsumer:
-        t = self.copy(options) if options else self
-        t._check_no_consumer(consumer_id)
-        preds = parse_filters(filter)
-        validate_columns(preds, t.schema.field_names())
-        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=BinlogStreamScan)
-
-
 class BinlogStreamScan(StreamScan):
     """A stream scan whose :meth:`read` returns binlog rows (updates packed)."""
 
@@ -253,6 +113,120 @@ class BinlogStreamScan(StreamScan):
     def output_schema(self, columns: Sequence[str] | None = None) -> pa.Schema:
         schema = binlog_schema(super().output_schema(None))
         return schema if columns is None else pa.schema([schema.field(n) for n in (ROWKIND_COLUMN, *columns)])
+
+
+def system_table(table: Table, name: str) -> Table:
+    """``<table>$<name>``: a read-only view of ``table`` whose rows are a metadata table, or the ``audit_log`` /
+    ``binlog`` change tables; every mutating method of the view raises ReadOnlyTableError."""
+    source: TableSource
+    if name == "audit_log":
+        source = AuditLogTable()
+    elif name == "binlog":
+        source = BinlogTable()
+    else:
+        source = SystemTable(table, name)
+    base = table.identifier.split("$", 1)[0]
+    return Table(table.file_io, table.path, f"{base}${name}", table.schema, source=source)
+
+
+class SystemTable:
+    """The rows of a ``<table>$<name>`` metadata table, built from the data table's metadata at each read (a
+    :class:`~table_engine.table_source.TableSource`)."""
+
+    stream_scan_class: type[StreamScan] = StreamScan
+
+    def __init__(self, table: Table, name: str) -> None:
+        if name not in SCHEMAS:
+            raise TableNotExistError(f"system table {table.identifier}${name} does not exist; known system tables: "
+                                     f"{', '.join(SYSTEM_TABLES + ('ro', 'audit_log', 'binlog'))}")
+        self.name = name
+        self.data_table = table
+
+    def arrow_schema(self, table: Table) -> pa.Schema:
+        return SCHEMAS[self.name]
+
+    def read(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
+             tag: str | None, timestamp_millis: int | None) -> pa.Table:
+        schema = SCHEMAS[self.name]
+        result = _BUILDERS[self.name](self.data_table, (snapshot_id, tag, timestamp_millis))
+        preds = parse_filters(filter)
+        validate_columns(preds, schema.names)
+        expr = conjunction(preds)
+        if expr is not None:
+            result = result.filter(expr)
+        if columns is not None:
+            validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
+            result = result.select(list(columns))
+        return result
+
+    def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
+                   tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
+        yield from self.read(table, columns, filter, snapshot_id, tag, timestamp_millis).to_batches(batch_size)
+
+
+class AuditLogTable:
+    """``<table>$audit_log``: the table's rows with a leading ``rowkind`` column (Paimon's ``AuditLogTable``).
+
+    A batch read of a snapshot returns its merged rows, all ``+I``; with ``incremental-between`` (or
+    ``-timestamp``, ``scan.mode`` latest-delta) options (:meth:`Table.copy`) the changes with their row kinds,
+    deletes included. Streaming reads (:meth:`Table.new_stream_scan`, :meth:`Table.changelog_consumer`) yield row
+    kinds as the data table's do. ``columns`` and ``filter`` may name ``rowkind``. Read-only.
+    """
+
+    name = "audit_log"
+    stream_scan_class: type[StreamScan] = StreamScan
+
+    def arrow_schema(self, table: Table) -> pa.Schema:
+        return changes_schema(table.schema)
+
+    def read(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
+             tag: str | None, timestamp_millis: int | None) -> pa.Table:
+        schema = self._output_schema(table, columns)
+        batches = self.to_batches(table, columns, filter, snapshot_id, tag, timestamp_millis, 65536)
+        return pa.Table.from_batches(list(batches), schema=schema)
+
+    def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
+                   tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
+        preds = parse_filters(filter)
+        validate_columns(preds, changes_schema(table.schema).names)
+        data_preds = [p for p in preds if p.column != ROWKIND_COLUMN]
+        kind_expr = conjunction([p for p in preds if p.column == ROWKIND_COLUMN])
+        data_cols = None if columns is None else [c for c in columns if c != ROWKIND_COLUMN]
+        if table._incremental_read(snapshot_id, tag, timestamp_millis):
+            batches = table._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
+        else:
+            splits = table.plan(data_preds or None, snapshot_id, tag, timestamp_millis)
+            batches = iter_plan_splits(table._ctx, splits, data_preds, data_cols, batch_size)
+        for b in batches:
+            if kind_expr is not None:
+                b = b.filter(kind_expr)
+            yield b if columns is None else b.select(list(columns))
+
+    def _output_schema(self, table: Table, columns: Sequence[str] | None) -> pa.Schema:
+        schema = self.arrow_schema(table)
+        if columns is None:
+            return schema
+        validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
+        return pa.schema([schema.field(c) for c in columns])
+
+
+class BinlogTable(AuditLogTable):
+    """``<table>$binlog``: ``rowkind`` then every column as an array: ``[value]``, or ``[before, after]`` for an
+    update whose ``-U`` and ``+U`` rows are packed into one ``+U`` row (Paimon's ``BinlogTable``). Snapshot reads
+    pack every row alone; incremental and streaming reads pair updates."""
+
+    name = "binlog"
+    stream_scan_class: type[StreamScan] = BinlogStreamScan
+
+    def arrow_schema(self, table: Table) -> pa.Schema:
+        return binlog_schema(changes_schema(table.schema))
+
+    def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
+                   tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
+        incremental = table._incremental_read(snapshot_id, tag, timestamp_millis)
+        rows = super().to_batches(table, None, filter, snapshot_id, tag, timestamp_millis, batch_size)
+        for b in pack_binlog(rows, pair_updates=incremental):
+            yield b if columns is None else b.select(list(columns))
 
 
 # ------------------------------------------------------------------------------------------------ builders

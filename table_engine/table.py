@@ -37,6 +37,7 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.read import TableRead, read_context
 from table_engine.store.scan import Split, plan_splits
+from table_engine.store.table_metadata import TableMetadata
 from table_engine.store.write import TableWrite
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from table_engine.store.rollback import RollbackResult
     from table_engine.store.stream_scan import StreamScan
     from table_engine.store.tags import TagDeletion, TagManager
+    from table_engine.table_source import TableSource
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +84,15 @@ def is_mutating(method: object) -> bool:
 class Table:
     """A Paimon table at ``path``. Cheap to create; reads metadata on demand."""
 
-    def __init__(self, file_io: FileIO, path: str, identifier: str, schema: TableSchema) -> None:
+    def __init__(self, file_io: FileIO, path: str, identifier: str, schema: TableSchema, *,
+                 source: TableSource | None = None) -> None:
         self.file_io = file_io
         self.path = path
         self.identifier = identifier
+        self.source = source
+        """Serves the rows of a system table (:mod:`table_engine.table_source`); such a table is read-only."""
+        if source is not None:
+            self.read_only = True
         self._set_schema(schema)
 
     def _set_schema(self, schema: TableSchema) -> None:
@@ -104,7 +111,7 @@ class Table:
 
     @property
     def arrow_schema(self) -> pa.Schema:
-        return self.schema.arrow_schema()
+        return self.schema.arrow_schema() if self.source is None else self.source.arrow_schema(self)
 
     def refresh(self) -> Table:
         """Reload the latest schema (after another process altered the table)."""
@@ -182,6 +189,11 @@ class Table:
     def latest_snapshot(self) -> Snapshot | None:
         return self._ctx.latest_snapshot()
 
+    def metadata(self) -> TableMetadata:
+        """Read-only metadata queries (no data file read, nothing written): the snapshot that landed after an id or
+        a time, of a commit kind, touching a partition; a partition's live files, rows and done mark."""
+        return TableMetadata(self._ctx)
+
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return read_snapshot(self.file_io, self.path, snapshot_id)
 
@@ -258,6 +270,8 @@ class Table:
         is null, is not null``; partitions and files are pruned by it, rows are filtered exactly.
         ``read_optimized`` (default: whether this is the ``$ro`` table) reads only fully compacted files.
         """
+        if self.source is not None:
+            return self.source.read(self, columns, filter, snapshot_id, tag, timestamp_millis)
         if self._incremental_read(snapshot_id, tag, timestamp_millis):
             return pa.Table.from_batches(list(self._incremental_batches(columns, filter, 65536)),
                                          schema=self.new_read(columns).output_schema)
@@ -268,6 +282,9 @@ class Table:
                    tag: str | None = None, timestamp_millis: int | None = None,
                    batch_size: int = 65536, *, read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the merged rows as record batches; memory stays bounded by one merge section."""
+        if self.source is not None:
+            yield from self.source.to_batches(self, columns, filter, snapshot_id, tag, timestamp_millis, batch_size)
+            return
         if self._incremental_read(snapshot_id, tag, timestamp_millis):
             yield from self._incremental_batches(columns, filter, batch_size)
             return
@@ -300,7 +317,7 @@ class Table:
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
-        return StreamScan(t._ctx, preds)
+        return (StreamScan if t.source is None else t.source.stream_scan_class)(t._ctx, preds)
 
     def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
                            filter: Any = None, columns: Sequence[str] | None = None,
@@ -308,6 +325,7 @@ class Table:
         """Consume the table's changes as Arrow batches with row kinds; ``consumer_id`` records progress at
         ``commit(position)`` and resumes there (see :mod:`table_engine.store.changelog_consumer`)."""
         from table_engine.store.changelog_consumer import ChangelogConsumer
+        from table_engine.store.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
         t._check_no_consumer(consumer_id)
@@ -315,7 +333,8 @@ class Table:
         validate_columns(preds, t.schema.field_names())
         if columns is not None:
             t.new_read(columns)  # checks the names
-        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size)
+        scan_class = StreamScan if t.source is None else t.source.stream_scan_class
+        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
 
     def _check_no_consumer(self, consumer_id: str | None) -> None:
         """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
@@ -607,12 +626,6 @@ class Table:
         result = rollback_to(self._ctx, snapshot_id=version) if isinstance(version, int) \
             else rollback_to(self._ctx, tag=version)
         return result
-
-    def system_table(self, name: str) -> Table:
-        """``<table>$<name>`` (snapshots, schemas, options, files, tags, consumers, manifests, partitions, buckets)."""
-        from table_engine.system_tables import system_table
-
-        return system_table(self, name)
 
     # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseHook
 
 from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
-from provider.metadata import SnapshotInfo, TableLocation, latest_snapshot_info
+from provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,10 +65,6 @@ class PaimonTableHook(BaseHook):
     def warehouse(self) -> str:
         return self.get_conn().warehouse
 
-    def location(self, table: str) -> TableLocation:
-        """FileIO and directory of a table (for :mod:`provider.metadata`)."""
-        return TableLocation.of(self.warehouse, table)
-
     def get_catalog(self) -> Catalog:
         from table_engine.catalog import Catalog
 
@@ -79,11 +75,15 @@ class PaimonTableHook(BaseHook):
         """The engine's table object; this hook uses it for reading only."""
         return self.get_catalog().get_table(table)
 
+    def find_table(self, table: str) -> Table | None:
+        """The engine's table object, or None while the table does not exist (for :mod:`provider.metadata`)."""
+        return open_table(self.get_catalog(), table)
+
     def table_exists(self, table: str) -> bool:
         return self.get_catalog().table_exists(table)
 
     def latest_snapshot(self, table: str) -> SnapshotInfo | None:
-        return latest_snapshot_info(self.location(table))
+        return latest_snapshot_info(self.find_table(table))
 
     def read(self, table: str, columns: list[str] | None = None, filter: Any = None, limit: int | None = None,
              snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
@@ -94,7 +94,7 @@ class PaimonTableHook(BaseHook):
     def table_summary(self, table: str) -> dict[str, Any]:
         """A JSON-friendly summary: keys, options, latest snapshot, snapshot ids, tags and consumers."""
         t = self.get_table(table)
-        latest = latest_snapshot_info(self.location(table))
+        latest = latest_snapshot_info(t)
         return {
             "table": t.identifier,
             "path": t.path,

@@ -67,7 +67,7 @@ class PaimonPartitionSensor(BaseSensorOperator):
         return PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse)
 
     def _check(self, hook: PaimonTableHook) -> dict[str, Any] | None:
-        info = partition_info(hook.location(self.table), self._spec())
+        info = partition_info(hook.find_table(self.table), self._spec())
         if info is None:
             return None
         ready = info.done if self.require == "done" else info.file_count > 0

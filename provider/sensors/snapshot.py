@@ -87,7 +87,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
         return PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse)
 
     def poke(self, context: Context) -> PokeReturnValue:
-        found = find_snapshot(self._hook().location(self.table), **self.criteria())
+        found = find_snapshot(self._hook().find_table(self.table), **self.criteria())
         if found is None:
             self.log.info("no matching snapshot of %s yet", self.table)
             return PokeReturnValue(is_done=False)
@@ -101,7 +101,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
 
         hook = self._hook()
         criteria = self.criteria()
-        found = find_snapshot(hook.location(self.table), **criteria)
+        found = find_snapshot(hook.find_table(self.table), **criteria)
         if found is not None:
             return found.to_dict()
         self.defer(

@@ -1,18 +1,23 @@
 """Deferrable waiting on Paimon tables: poll snapshot and manifest files from the triggerer.
 
 The sensor resolves its connection before deferring and passes the warehouse URI, so the triggerer needs neither
-connections nor Spark: each poll reads metadata through :mod:`provider.metadata` in a worker thread.
+connections nor Spark: each poll opens the table and reads its metadata through :mod:`provider.metadata` (the
+engine's read-only metadata API) in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from provider.metadata import TableLocation, find_snapshot, partition_info
+from provider.metadata import find_snapshot, open_table, partition_info
+from table_engine.catalog import Catalog
+
+if TYPE_CHECKING:
+    from table_engine.table import Table
 
 MAX_CONSECUTIVE_ERRORS = 3
 """A poll that fails (e.g. an object store hiccup) is retried; this many failures in a row end the wait."""
@@ -30,15 +35,16 @@ class _PollingTrigger(BaseTrigger):
     def _kwargs(self) -> dict[str, Any]:
         return {"warehouse": self.warehouse, "table": self.table, "poll_interval": self.poll_interval}
 
-    def check(self, loc: TableLocation) -> dict[str, Any] | None:
+    def check(self, table: Table | None) -> dict[str, Any] | None:
+        """The event payload once the wait is over (``table``: None while the table does not exist)."""
         raise NotImplementedError
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        loc = TableLocation.of(self.warehouse, self.table)
+        catalog = Catalog(self.warehouse)
         errors = 0
         while True:
             try:
-                payload = await asyncio.to_thread(self.check, loc)
+                payload = await asyncio.to_thread(lambda: self.check(open_table(catalog, self.table)))
                 errors = 0
             except Exception as e:  # noqa: BLE001 - reported through the event after retries
                 errors += 1
@@ -73,8 +79,8 @@ class PaimonSnapshotTrigger(_PollingTrigger):
                  "after_time_millis": self.after_time_millis, "commit_kinds": self.commit_kinds,
                  "partition": self.partition})
 
-    def check(self, loc: TableLocation) -> dict[str, Any] | None:
-        found = find_snapshot(loc, after_snapshot_id=self.after_snapshot_id, after_time_millis=self.after_time_millis,
+    def check(self, table: Table | None) -> dict[str, Any] | None:
+        found = find_snapshot(table, after_snapshot_id=self.after_snapshot_id, after_time_millis=self.after_time_millis,
                               commit_kinds=self.commit_kinds, partition=self.partition)
         return None if found is None else {"snapshot": found.to_dict()}
 
@@ -93,8 +99,8 @@ class PaimonPartitionTrigger(_PollingTrigger):
         return (f"{type(self).__module__}.{type(self).__qualname__}",
                 {**self._kwargs(), "partition": self.partition, "require": self.require})
 
-    def check(self, loc: TableLocation) -> dict[str, Any] | None:
-        info = partition_info(loc, self.partition)
+    def check(self, table: Table | None) -> dict[str, Any] | None:
+        info = partition_info(table, self.partition)
         if info is None:
             return None
         ready = info.done if self.require == "done" else info.file_count > 0

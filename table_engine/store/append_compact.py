@@ -35,7 +35,8 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import BucketDeletionVectors
 from table_engine.store.kv_file_writer import DataFileWriter
-from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
+from table_engine.store.paths import file_path_in
+from table_engine.store.read import ReadContext, read_context, read_data_file
 
 __all__ = ["AppendBucketCompactor", "AppendCompactionSettings", "AppendWriterCompaction", "compact_append_bucket"]
 

@@ -43,6 +43,7 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.manifests import merge_manifests, write_manifest_files
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
+from table_engine.store.paths import data_file_path
 from table_engine.store.scan import live_entries
 
 log = logging.getLogger(__name__)
@@ -181,8 +182,6 @@ class FileStoreCommit:
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of messages that will never be committed (an upgraded file is kept: it is live)."""
         fio = self.ctx.file_io
-        from table_engine.store.read import data_file_path
-
         for m in messages:
             upgraded = {f.file_name for f in m.compact_before}
             for f in (*m.new_files, *m.compact_after, *m.changelog_files, *m.compact_changelog_files):

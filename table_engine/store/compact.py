@@ -80,7 +80,8 @@ from table_engine.store.deletion_vectors import BucketDeletionVectors, dv_index_
 from table_engine.store.dv_lookup import DeletionVectorLookup
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
-from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
+from table_engine.store.paths import file_path_in
+from table_engine.store.read import ReadContext, read_context, read_data_file
 from table_engine.store.scan import live_entries
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate
-from table_engine.store.read import file_path_in
+from table_engine.store.paths import file_path_in
 from table_engine.types import DataType
 
 __all__ = ["filter_by_file_index", "has_file_index", "index_file_path"]

@@ -28,7 +28,7 @@ from table_engine.store.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.file_index_filter import index_file_path
 from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
-from table_engine.store.read import file_path_in
+from table_engine.store.paths import file_path_in
 from table_engine.store.scan import live_entries
 from table_engine.types import DataType
 

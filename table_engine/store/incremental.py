@@ -35,7 +35,8 @@ from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, kind_strings
 from table_engine.predicate import Predicate, conjunction, test_row
 from table_engine.store.context import StoreContext
-from table_engine.store.read import ReadContext, file_path_in, read_context, read_data_file
+from table_engine.store.paths import file_path_in
+from table_engine.store.read import ReadContext, read_context, read_data_file
 from table_engine.store.scan import PartitionDecoder, manifest_path
 from table_engine.types import to_arrow_field
 

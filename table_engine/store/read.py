@@ -26,13 +26,13 @@ from table_engine.format.data_file import read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import bucket_dir, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
 from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.deletion_vectors import VectorCache
+from table_engine.store.paths import file_path_in
 from table_engine.store.scan import Split
 from table_engine.types import DataField, to_arrow_field
 
@@ -238,22 +238,6 @@ def read_context(ctx: StoreContext) -> ReadContext:
     opts = ctx.options
     return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
                        tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name())
-
-
-def file_path_in(table_path: str, schema: TableSchema, partition_values: Sequence[object], bucket: int,
-                 f: DataFileMeta, default_partition_name: str = "__DEFAULT_PARTITION__") -> str:
-    """Where a data file of (partition, bucket) lives."""
-    if f.external_path:
-        return f.external_path
-    part = partition_dir(list(schema.partition_keys), partition_values,
-                         [x.type for x in schema.partition_fields()], default_partition_name)
-    return f"{bucket_dir(table_path, part, bucket)}/{f.file_name}"
-
-
-def data_file_path(ctx: StoreContext, partition: bytes, bucket: int, f: DataFileMeta) -> str:
-    types = [x.type for x in ctx.schema.partition_fields()]
-    return file_path_in(ctx.table_path, ctx.schema, decode_row(partition, types), bucket, f,
-                        ctx.options.partition_default_name())
 
 
 def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:

@@ -28,6 +28,7 @@ from table_engine.io.paths import manifest_dir
 from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate, normalize_literal, test_row
 from table_engine.store.deletion_vectors import DeletionFile, deletion_files
+from table_engine.store.file_index_filter import filter_by_file_index
 from table_engine.types import DataType
 
 
@@ -141,8 +142,6 @@ def plan_splits(
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
     if stat_preds:
         entries = [e for e in entries if _file_may_match(e.file, schema, stat_preds, schema_loader, raw)]
-        from table_engine.store.file_index_filter import filter_by_file_index  # lazy: read.py imports this module
-
         entries = filter_by_file_index(file_io, table_path, schema, entries, stat_preds, schema_loader,
                                        raw=raw, merge_capabilities=merge_capabilities)
     dvs = _deletion_files(file_io, table_path, snapshot, schema)

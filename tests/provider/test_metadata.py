@@ -10,15 +10,15 @@ import pyarrow as pa
 import pytest
 
 from provider.metadata import (
-    TableLocation,
     find_snapshot,
     latest_snapshot_info,
+    open_table,
     parse_partition_spec,
-    partition_directory,
     partition_info,
     to_epoch_millis,
 )
 from table_engine import Catalog
+from table_engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string()), ("h", pa.int32())])
 
@@ -29,23 +29,28 @@ def rows(ids: list[int], dt: str, h: int = 0) -> pa.Table:
 
 
 @pytest.fixture
-def table(tmp_path: pathlib.Path) -> TableLocation:
+def table(tmp_path: pathlib.Path) -> Table:
     warehouse = str(tmp_path / "wh")
     t = Catalog(warehouse).create_table("db.t", SCHEMA, primary_keys=["id", "dt", "h"], partition_keys=["dt", "h"],
                                         options={"bucket": "1"})
     t.write(rows([1, 2], "2026-11-20"))          # 1 APPEND
     t.write(rows([3], "2026-11-21", 5))          # 2 APPEND
     t.compact(full=True)                         # 3 COMPACT
-    return TableLocation.of(warehouse, "db.t")
+    found = open_table(Catalog(warehouse), "db.t")
+    assert found is not None
+    return found
 
 
-def test_location_of_table(tmp_path: pathlib.Path) -> None:
-    loc = TableLocation.of(str(tmp_path), "db.t")
-    assert loc.path == f"{tmp_path}/db.db/t"
-    assert TableLocation.of(str(tmp_path), "t").path == f"{tmp_path}/default.db/t"
+def test_open_table(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path))
+    assert open_table(catalog, "db.t") is None and open_table(catalog, "t") is None
+    catalog.create_table("db.t", SCHEMA)
+    catalog.create_table("t", SCHEMA)
+    assert open_table(catalog, "db.t").path == f"{tmp_path}/db.db/t"  # type: ignore[union-attr]
+    assert open_table(catalog, "t").path == f"{tmp_path}/default.db/t"  # type: ignore[union-attr]
 
 
-def test_find_snapshot_by_id_kind_and_partition(table: TableLocation) -> None:
+def test_find_snapshot_by_id_kind_and_partition(table: Table) -> None:
     assert find_snapshot(table).snapshot_id == 1  # type: ignore[union-attr]
     assert find_snapshot(table, after_snapshot_id=1).snapshot_id == 2  # type: ignore[union-attr]
     assert find_snapshot(table, after_snapshot_id=3) is None
@@ -60,7 +65,7 @@ def test_find_snapshot_by_id_kind_and_partition(table: TableLocation) -> None:
         find_snapshot(table, partition={"day": "x"})
 
 
-def test_find_snapshot_by_time(table: TableLocation) -> None:
+def test_find_snapshot_by_time(table: Table) -> None:
     latest = latest_snapshot_info(table)
     assert latest is not None and latest.snapshot_id == 3
     assert find_snapshot(table, after_time_millis=latest.time_millis) is None
@@ -68,20 +73,16 @@ def test_find_snapshot_by_time(table: TableLocation) -> None:
 
 
 def test_missing_table_has_no_snapshot(tmp_path: pathlib.Path) -> None:
-    loc = TableLocation.of(str(tmp_path), "db.nothing")
+    loc = open_table(Catalog(str(tmp_path)), "db.nothing")
     assert find_snapshot(loc) is None and latest_snapshot_info(loc) is None
     assert partition_info(loc, {"dt": "x"}) is None
 
 
-def test_partition_info_data_and_done(table: TableLocation) -> None:
+def test_partition_info_data_and_done(table: Table) -> None:
     info = partition_info(table, {"dt": "2026-11-20"})
     assert info is not None and info.file_count == 1 and info.row_count == 2 and not info.done
     assert partition_info(table, {"dt": "2026-11-22"}).file_count == 0  # type: ignore[union-attr]
-    from table_engine.format.schema_file import latest_schema
-
-    schema = latest_schema(table.file_io, table.path)
-    assert schema is not None
-    directory = partition_directory(table.path, schema, {"dt": "2026-11-21", "h": "5"})
+    directory = table.metadata().partition_path({"dt": "2026-11-21", "h": "5"})
     assert directory == f"{table.path}/dt=2026-11-21/h=5"
     table.file_io.write_bytes(f"{directory}/_SUCCESS", b'{"creationTime":1}')
     done = partition_info(table, {"dt": "2026-11-21", "h": 5})

@@ -24,7 +24,7 @@ def catalog_with_table(catalog: Catalog) -> Catalog:
 
 def test_audit_log_batch_reads_the_snapshot_as_inserts(catalog_with_table: Catalog) -> None:
     log = catalog_with_table.get_table("db.t$audit_log")
-    assert isinstance(log, AuditLogTable) and log.identifier == "db.t$audit_log"
+    assert isinstance(log.source, AuditLogTable) and log.identifier == "db.t$audit_log"
     assert log.arrow_schema.names == ["rowkind", "id", "v"]
     assert sorted(log.read().to_pylist(), key=lambda r: r["id"]) == [
         {"rowkind": "+I", "id": 2, "v": "B"}, {"rowkind": "+I", "id": 3, "v": "c"}]
@@ -46,7 +46,7 @@ def test_audit_log_incremental_and_streaming_reads_keep_row_kinds(catalog_with_t
 
 def test_binlog_packs_columns_into_arrays(catalog_with_table: Catalog) -> None:
     binlog = catalog_with_table.get_table("db.t$binlog")
-    assert isinstance(binlog, BinlogTable)
+    assert isinstance(binlog.source, BinlogTable)
     assert binlog.arrow_schema.field("v").type == pa.list_(pa.string())
     assert sorted(binlog.read().to_pylist(), key=lambda r: r["id"]) == [
         {"rowkind": "+I", "id": [2], "v": ["B"]}, {"rowkind": "+I", "id": [3], "v": ["c"]}]

@@ -91,6 +91,7 @@ def test_deferrable_sensor_returns_at_once_when_already_satisfied(catalog: Catal
 
 
 def test_snapshot_trigger_reports_repeated_errors(tmp_path: pathlib.Path) -> None:
+    Catalog(str(tmp_path / "wh")).create_table("db.t", SCHEMA)  # a table (schema-0) whose snapshot is corrupt
     bad = tmp_path / "wh" / "db.db" / "t" / "snapshot"
     bad.mkdir(parents=True)
     (bad / "snapshot-1").write_text("{garbled")

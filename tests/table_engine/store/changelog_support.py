@@ -11,7 +11,7 @@ from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot
 from table_engine.io.paths import manifest_dir
 from table_engine.lsm.key_value import VALUE_KIND
-from table_engine.store.read import data_file_path
+from table_engine.store.paths import data_file_path
 from table_engine.table import Table
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}

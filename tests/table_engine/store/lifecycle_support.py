@@ -16,7 +16,7 @@ from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snapshot
-from table_engine.store.read import data_file_path
+from table_engine.store.paths import data_file_path
 from table_engine.table import Table
 
 METADATA_DIRS = ("schema", "snapshot", "tag", "consumer", "changelog")

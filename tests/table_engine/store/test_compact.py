@@ -26,7 +26,7 @@ from table_engine.lsm.levels import KeyCodec, Levels, overlapping_files
 from table_engine.store.commit import FileStoreCommit
 from table_engine.store.commit_message import CommitMessage
 from table_engine.store.compact import compaction_messages
-from table_engine.store.read import data_file_path
+from table_engine.store.paths import data_file_path
 from table_engine.store.scan import live_entries
 from table_engine.table import Table
 

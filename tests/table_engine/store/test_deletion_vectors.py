@@ -17,6 +17,7 @@ from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
 from table_engine.io.paths import index_dir
 from table_engine.schema_change import SetOption
 from table_engine.store.compact import compaction_messages
+from table_engine.system_tables import system_table
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
@@ -237,7 +238,7 @@ def test_table_indexes_system_table_lists_vectors(catalog: Catalog) -> None:
     t.compact(full=True)
     t.write(data([1, 2, 3], "u"))
     t.compact()
-    idx = t.system_table("table_indexes").read().to_pylist()
+    idx = system_table(t, "table_indexes").read().to_pylist()
     (row,) = [r for r in idx if r["index_type"] == DELETION_VECTORS_INDEX]
     assert row["bucket"] == 0 and row["row_count"] == 1
     (rng,) = row["dv_ranges"]

@@ -263,7 +263,7 @@ def _add_changelog(t: Table) -> str:
     snap = t.latest_snapshot()
     assert snap is not None
     entry = next(e for e in live_entries(t.file_io, t.path, snap) if e.file.min_sequence_number >= 0)
-    from table_engine.store.read import data_file_path
+    from table_engine.store.paths import data_file_path
 
     src = data_file_path(t._ctx, entry.partition, entry.bucket, entry.file)
     name = f"changelog-{uuid.uuid4()}-0.parquet"

@@ -16,7 +16,7 @@ from table_engine.format.file_index.format import FileIndexFile, read_file_index
 from table_engine.format.snapshot import CommitKind
 from table_engine.schema_change import RenameColumn, SetOption
 from table_engine.store.file_index_filter import index_file_path
-from table_engine.store.read import data_file_path
+from table_engine.store.paths import data_file_path
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
 INDEXED = {"file-index.bloom-filter.columns": "name", "file-index.bloom-filter.name.items": "200",

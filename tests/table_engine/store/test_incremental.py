@@ -9,6 +9,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import OptionError
+from table_engine.system_tables import system_table
 from table_engine.table import Table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -34,7 +35,7 @@ def rows(t: Table, **opts: str) -> list[tuple[Any, ...]]:
 
 
 def audit(t: Table, **opts: str) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r.values()) for r in t.system_table("audit_log").copy(opts).read().to_pylist())
+    return sorted(tuple(r.values()) for r in system_table(t, "audit_log").copy(opts).read().to_pylist())
 
 
 def test_between_snapshot_ids_reads_every_change_unmerged(table: Table) -> None:
@@ -73,7 +74,7 @@ def test_between_timestamps_and_latest_delta(table: Table) -> None:
 def test_filters_and_columns_on_incremental_reads(table: Table) -> None:
     t = table.copy({"incremental-between": "1,5"})
     assert t.read(filter=[("id", "=", 4)], columns=["v"]).sort_by("v").column("v").to_pylist() == ["D", "d"]
-    log = table.system_table("audit_log").copy({"incremental-between": "1,5"})
+    log = system_table(table, "audit_log").copy({"incremental-between": "1,5"})
     assert log.read(filter=[("rowkind", "=", "-D")]).to_pylist() == [{"rowkind": "-D", "id": 3, "v": "c"}]
     assert log.read(columns=["rowkind"]).num_rows == 4
 
@@ -100,7 +101,7 @@ def test_append_table_changes(catalog: Catalog) -> None:
     t.write(pa.table({"x": [1, 2]}))
     t.write(pa.table({"x": [3]}))
     assert t.copy({"incremental-between": "1,2"}).read().to_pylist() == [{"x": 3}]
-    assert t.system_table("audit_log").copy({"incremental-between": "0,2"}).read().num_rows == 3
+    assert system_table(t, "audit_log").copy({"incremental-between": "0,2"}).read().num_rows == 3
 
 
 def test_copy_validates_options(table: Table) -> None:

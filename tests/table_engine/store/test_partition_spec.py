@@ -315,11 +315,11 @@ def test_typed_value_text_round_trip(type_: str, values: st.SearchStrategy[Any],
 
 
 def test_sensor_metadata_types_the_partition(tmp_path: Path) -> None:
-    from provider.metadata import TableLocation, partition_info
+    from provider.metadata import open_table, partition_info
 
     days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
     typed_table(Catalog(str(tmp_path)), pa.date32(), days)
-    loc = TableLocation.of(str(tmp_path), "db.t")
+    loc = open_table(Catalog(str(tmp_path)), "db.t")
     info = partition_info(loc, {"p": "2024-01-02"})
     assert info is not None and (info.file_count, info.row_count) == (1, 2)
     info = partition_info(loc, {"p": "2024-01-03"})
