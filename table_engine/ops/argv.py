@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from table_engine import clock
 from table_engine.errors import PartitionSpecError, TableEngineError
-from table_engine.ops.base import REGISTRY, ArgSpec, Command, arg_spec, from_json
+from table_engine.ops.base import REGISTRY, Command, arg_spec, from_json
 from table_engine.options import parse_duration
 
 __all__ = ["ArgumentParser", "Invocation", "build_parser", "command_from_args", "one_line", "parse_command",
@@ -102,8 +102,11 @@ _TYPES: dict[str, Callable[[str], Any]] = {
 }
 
 
-def _add_argument(target: Any, spec: ArgSpec) -> None:
+def _add_argument(target: Any, f: dataclasses.Field[Any]) -> None:
+    spec = arg_spec(f)
     kwargs: dict[str, Any] = {"help": spec.help or None, "dest": spec.dest}
+    if f.default is not dataclasses.MISSING and f.default is not None and spec.kind != "flag":
+        kwargs["default"] = f.default
     if spec.metavar:
         kwargs["metavar"] = spec.metavar
     if spec.kind == "flag":
@@ -129,7 +132,7 @@ def _add_command(sub: Any, cls: type[Command], common: argparse.ArgumentParser) 
         spec = arg_spec(f)
         if f.name in _COMMON_FIELDS:
             continue
-        _add_argument(groups[spec.group] if spec.group else p, spec)
+        _add_argument(groups[spec.group] if spec.group else p, f)
 
 
 _COMMON_FIELDS = tuple(f.name for f in dataclasses.fields(Command))
@@ -146,7 +149,7 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     common.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
                         help="print the traceback of a failed job")
     for f in dataclasses.fields(Command):
-        _add_argument(common, arg_spec(f))
+        _add_argument(common, f)
     sub = parser.add_subparsers(dest="command", metavar="command")
     for cls in REGISTRY.values():
         _add_command(sub, cls, common)
