@@ -6,7 +6,6 @@ The Spark application runs the commands that are Spark jobs with :mod:`table_eng
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -14,6 +13,7 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.consume import consume_changelog
+from table_engine.core_options import default_commit_user
 from table_engine.errors import CommandError, TableNotExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops.base import Command
@@ -76,8 +76,9 @@ def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table
     return table, True
 
 
-def commit_user(cmd: Write) -> str:
-    return str(cmd.commit_user) if cmd.commit_user else str(uuid.uuid4())
+def commit_user(cmd: Write, table: Table) -> str:
+    """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
+    return cmd.commit_user or default_commit_user(table.options)
 
 
 def previous_commit(table: Table, user: str) -> int | None:
@@ -121,7 +122,7 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
     except pa.ArrowInvalid as e:
         raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
     table, created = ensure_table(cmd, catalog, data.schema)
-    user = commit_user(cmd)
+    user = commit_user(cmd, table)
     done = previous_commit(table, user) if cmd.commit_user else None
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)

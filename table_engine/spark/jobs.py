@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from table_engine.consume import (
     recover_consumer,
     staging_dir,
 )
+from table_engine.core_options import default_commit_user
 from table_engine.errors import CommitConflictError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
@@ -60,7 +60,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     """
     started = int(time.time() * 1000)
     table = Catalog(warehouse).get_table(identifier)
-    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    user = commit_user or default_commit_user(table.options)
     routed, extra = prepare_write(df, table, parallelism)
     writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
     writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier))
@@ -89,7 +89,7 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
             reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_options))
         df = reader.load(args.source)
     table, created = ensure_table(args, open_catalog(args), arrow_schema_for(df.schema))
-    user = commit_user(args)
+    user = commit_user(args, table)
     done = previous_commit(table, user) if args.commit_user else None
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
@@ -128,7 +128,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
     if not messages:
         return None
-    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    user = commit_user or default_commit_user(table.options)
     try:
         return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)
     except CommitConflictError:
