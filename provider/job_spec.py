@@ -10,14 +10,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-COMMANDS = frozenset({
-    "write", "compact", "expire-snapshots", "create-tag", "expire-tags", "expire-partitions",
-    "remove-orphan-files", "rollback", "consume-changelog",
-})
-"""Subcommands of ``table_engine/spark/app.py`` (the grammar it shares with ``table_engine/cli.py``)."""
+# the command registry imports no pyarrow and no engine module (tests/table_engine/ops): DAG files may import this
+from table_engine.ops import REGISTRY, command_class
 
-SPARK_JOB_COMMANDS = frozenset({"write", "compact", "consume-changelog"})
+COMMANDS = frozenset(REGISTRY)
+"""Commands of ``table_engine/spark/app.py`` and ``table_engine/cli.py`` (the registry of :mod:`table_engine.ops`)."""
+
+SPARK_JOB_COMMANDS = frozenset(name for name, cls in REGISTRY.items() if cls.spark_job)
 """Commands that run Spark jobs. The others change table metadata only: the application runs them on its driver,
 exactly as the engine's CLI (``python -m table_engine.cli``) does."""
 
@@ -33,7 +34,11 @@ class SparkJobSpec:
 
     :param command: the application's subcommand (one of :data:`COMMANDS`).
     :param table: ``database.table``.
-    :param args: the command's own options, already rendered (``["--full", "--partition", "dt=2024-01-01"]``).
+    :param fields: the command's own fields (of its :mod:`table_engine.ops` dataclass, e.g. ``{"full": True}``):
+        the application gets the whole command as one JSON object, ``--command-json '<json>'``. Operators set this.
+    :param args: without ``fields``: the command's options as command-line text (``["--full", "--partition",
+        "dt=2024-01-01"]``); with ``fields``: options appended to the command line derived from them (the command
+        is then sent as a command line, not as JSON).
     :param warehouse: overrides the Paimon connection's warehouse URI.
     :param spark_conn_id: the Spark connection (master, deploy mode, queue, ...); default: the one the Paimon
         connection names.
@@ -63,6 +68,7 @@ class SparkJobSpec:
 
     command: str
     table: str
+    fields: Mapping[str, Any] | None = None
     args: Sequence[str] = ()
     warehouse: str | None = None
     spark_conn_id: str | None = None
@@ -100,7 +106,17 @@ class SparkJobSpec:
 
 
 def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None = None) -> list[str]:
-    """The application's argv: ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    """The application's argv: ``--command-json '<json>'`` (the command of ``spec.fields``, validated here), or
+    ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    if spec.fields is not None:
+        cmd = command_class(spec.command)(warehouse=warehouse, table=spec.table,
+                                          catalog_options={str(k): str(v) for k, v in (catalog_options or {}).items()},
+                                          **spec.fields)
+        if spec.args:
+            from table_engine.ops.argv import command_argv
+
+            return [*command_argv(cmd), *map(str, spec.args)]
+        return ["--command-json", cmd.to_json()]
     argv = [spec.command, "--warehouse", warehouse, "--table", spec.table]
     for key, value in sorted((catalog_options or {}).items()):
         argv += ["--catalog-option", f"{key}={value}"]

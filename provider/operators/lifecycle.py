@@ -11,10 +11,10 @@ from airflow.sdk.exceptions import AirflowSkipException
 from provider.operators.base import (
     PaimonSparkOperator,
     as_bool,
+    as_duration_millis,
     as_optional_int,
     as_optional_text,
-    as_time_arg,
-    opt,
+    as_time_millis,
 )
 
 if TYPE_CHECKING:
@@ -43,11 +43,11 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.max_deletes = max_deletes
 
-    def command_args(self) -> list[str]:
-        return [*opt("--retain-min", as_optional_int(self.retain_min, "retain_min")),
-                *opt("--retain-max", as_optional_int(self.retain_max, "retain_max")),
-                *opt("--older-than", as_time_arg(self.older_than)),
-                *opt("--max-deletes", as_optional_int(self.max_deletes, "max_deletes"))]
+    def command_fields(self) -> dict[str, Any]:
+        return {"retain_min": as_optional_int(self.retain_min, "retain_min"),
+                "retain_max": as_optional_int(self.retain_max, "retain_max"),
+                "older_than_millis": as_time_millis(self.older_than, "older_than"),
+                "max_deletes": as_optional_int(self.max_deletes, "max_deletes")}
 
 
 class PaimonCreateTagOperator(PaimonSparkOperator):
@@ -73,12 +73,12 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
         self.snapshot_id = snapshot_id
         self.time_retained = time_retained
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("create-tag needs a tag name")
-        return [*opt("--tag", tag), *opt("--snapshot", as_optional_int(self.snapshot_id, "snapshot_id")),
-                *opt("--time-retained", as_optional_text(self.time_retained))]
+        return {"tag": tag, "snapshot": as_optional_int(self.snapshot_id, "snapshot_id"),
+                "time_retained_millis": as_duration_millis(self.time_retained, "time_retained")}
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         result = super().execute(context)
@@ -102,8 +102,8 @@ class PaimonExpireTagsOperator(PaimonSparkOperator):
         super().__init__(**kwargs)
         self.older_than = older_than
 
-    def command_args(self) -> list[str]:
-        return opt("--older-than", as_time_arg(self.older_than))
+    def command_fields(self) -> dict[str, Any]:
+        return {"older_than_millis": as_time_millis(self.older_than, "older_than")}
 
 
 class PaimonExpirePartitionsOperator(PaimonSparkOperator):
@@ -133,13 +133,13 @@ class PaimonExpirePartitionsOperator(PaimonSparkOperator):
         self.max_expires = max_expires
         self.dry_run_only = dry_run_only
 
-    def command_args(self) -> list[str]:
-        return [*opt("--expiration-time", as_optional_text(self.expiration_time)),
-                *opt("--timestamp-formatter", as_optional_text(self.timestamp_formatter)),
-                *opt("--timestamp-pattern", as_optional_text(self.timestamp_pattern)),
-                *opt("--strategy", as_optional_text(self.strategy)),
-                *opt("--max-expires", as_optional_int(self.max_expires, "max_expires")),
-                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+    def command_fields(self) -> dict[str, Any]:
+        return {"expiration_time_millis": as_duration_millis(self.expiration_time, "expiration_time"),
+                "timestamp_formatter": as_optional_text(self.timestamp_formatter),
+                "timestamp_pattern": as_optional_text(self.timestamp_pattern),
+                "strategy": as_optional_text(self.strategy),
+                "max_expires": as_optional_int(self.max_expires, "max_expires"),
+                "dry_run": as_bool(self.dry_run_only)}
 
 
 class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
@@ -158,9 +158,9 @@ class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.dry_run_only = dry_run_only
 
-    def command_args(self) -> list[str]:
-        return [*opt("--older-than", as_time_arg(self.older_than)),
-                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+    def command_fields(self) -> dict[str, Any]:
+        return {"older_than_millis": as_time_millis(self.older_than, "older_than"),
+                "dry_run": as_bool(self.dry_run_only)}
 
 
 class PaimonRollbackOperator(PaimonSparkOperator):
@@ -179,9 +179,9 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         self.snapshot_id = snapshot_id
         self.tag = tag
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
         tag = as_optional_text(self.tag)
         if (snapshot_id is None) == (tag is None):
             raise ValueError("rollback needs exactly one of snapshot_id and tag")
-        return opt("--snapshot", snapshot_id) + opt("--tag", tag)
+        return {"snapshot": snapshot_id, "tag": tag}

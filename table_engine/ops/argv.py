@@ -18,8 +18,8 @@ from table_engine.errors import PartitionSpecError, TableEngineError
 from table_engine.ops.base import REGISTRY, Command, arg_spec, from_json
 from table_engine.options import parse_duration
 
-__all__ = ["ArgumentParser", "Invocation", "build_parser", "command_from_args", "one_line", "parse_command",
-           "parse_invocation", "parse_time_millis"]
+__all__ = ["ArgumentParser", "Invocation", "build_parser", "command_argv", "command_from_args", "one_line",
+           "parse_command", "parse_invocation", "parse_time_millis"]
 
 
 def one_line(text: str) -> str:
@@ -196,3 +196,31 @@ def parse_invocation(argv: Sequence[str] | None, prog: str = "table-engine") -> 
 def parse_command(argv: Sequence[str], prog: str = "table-engine") -> Command:
     """The command of ``argv`` (see :func:`parse_invocation`)."""
     return parse_invocation(argv, prog).command
+
+
+def _opt(flag: str, value: object) -> list[str]:
+    text = str(value)
+    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+
+
+def command_argv(cmd: Command) -> list[str]:
+    """The command line of ``cmd`` (the inverse of :func:`parse_command`): ``[name, --warehouse, W, ...]``, fields
+    at their default left out, times and durations as milliseconds, a value starting with ``-`` as ``--flag=value``."""
+    from table_engine.store.partition_spec import format_partition_text  # loads pyarrow: only with partitions
+
+    argv = [cmd.name]
+    for f in dataclasses.fields(cmd):
+        spec, value = arg_spec(f), getattr(cmd, f.name)
+        if spec.kind == "flag":
+            argv += [spec.flag] if value else []
+        elif spec.kind == "key_value":
+            for k, v in sorted(value.items()):
+                argv += _opt(spec.flag, f"{k}={v}")
+        elif spec.kind == "partition":
+            for s in value:
+                argv += _opt(spec.flag, format_partition_text(s))
+        elif spec.kind == "columns":
+            argv += _opt(spec.flag, ",".join(value)) if value else []
+        elif value is not None and value != f.default:
+            argv += _opt(spec.flag, value)
+    return argv

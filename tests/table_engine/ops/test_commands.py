@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 from table_engine.errors import CommandError, TableEngineError
 from table_engine.ops import REGISTRY, Command, Compact, ConsumeChangelog, Rollback, Write, from_json
-from table_engine.ops.argv import parse_command
+from table_engine.ops.argv import command_argv, parse_command
 from table_engine.ops.base import ArgSpec, arg_spec
-from table_engine.store.partition_spec import format_partition_text
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
@@ -63,24 +62,6 @@ def test_every_command_round_trips_through_json(cmd: Command) -> None:
     assert json.loads(text)["command"] == cmd.name
 
 
-def _argv(cmd: Command) -> list[str]:
-    """The command line of ``cmd`` (times and durations as millis: the parser takes those forms too)."""
-    argv = [cmd.name]
-    for f in dataclasses.fields(cmd):
-        spec, value = arg_spec(f), getattr(cmd, f.name)
-        if spec.kind == "flag":
-            argv += [spec.flag] if value else []
-        elif spec.kind == "key_value":
-            argv += [f"{spec.flag}={k}={v}" for k, v in value.items()]
-        elif spec.kind == "partition":
-            argv += [f"{spec.flag}={format_partition_text(s)}" for s in value]
-        elif spec.kind == "columns":
-            argv += [f"{spec.flag}={','.join(value)}"] if value else []
-        elif value is not None:
-            argv.append(f"{spec.flag}={value}")
-    return argv
-
-
 @settings(max_examples=200, deadline=None)
 @given(commands())
 def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
@@ -94,7 +75,7 @@ def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
         if spec.kind in ("time", "duration") and value is not None:
             assume(value >= 0)
         assume(value != "--")  # argparse drops a "--" value (`--table=--`), as it always did
-    assert parse_command(_argv(cmd)) == cmd
+    assert parse_command(command_argv(cmd)) == cmd
 
 
 def test_the_registry_declares_every_command() -> None:
