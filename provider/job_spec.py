@@ -12,15 +12,33 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# the command registry imports no pyarrow and no engine module (tests/table_engine/ops): DAG files may import this
-from table_engine.ops import REGISTRY, command_class
+# COMMANDS: the commands of ``table_engine/spark/app.py`` and ``table_engine/cli.py`` (the registry of
+# :mod:`table_engine.ops`). SPARK_JOB_COMMANDS: those that run Spark jobs; the others change table metadata only:
+# the application runs them on its driver, exactly as the engine's CLI (``python -m table_engine.cli``) does.
+# Both are read from the registry when first used (module ``__getattr__``): DAG files import this module and must
+# not load the engine when parsed.
 
-COMMANDS = frozenset(REGISTRY)
-"""Commands of ``table_engine/spark/app.py`` and ``table_engine/cli.py`` (the registry of :mod:`table_engine.ops`)."""
 
-SPARK_JOB_COMMANDS = frozenset(name for name, cls in REGISTRY.items() if cls.spark_job)
-"""Commands that run Spark jobs. The others change table metadata only: the application runs them on its driver,
-exactly as the engine's CLI (``python -m table_engine.cli``) does."""
+def commands() -> frozenset[str]:
+    """The registered commands (:data:`COMMANDS`)."""
+    from table_engine.ops import REGISTRY
+
+    return frozenset(REGISTRY)
+
+
+def spark_job_commands() -> frozenset[str]:
+    """The registered commands that are Spark jobs (:data:`SPARK_JOB_COMMANDS`)."""
+    from table_engine.ops import REGISTRY
+
+    return frozenset(name for name, cls in REGISTRY.items() if cls.spark_job)
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "COMMANDS":
+        return commands()
+    if name == "SPARK_JOB_COMMANDS":
+        return spark_job_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 RUNNERS = ("auto", "spark", "local")
 """Where a metadata-only command runs; see :attr:`SparkJobSpec.runner`."""
@@ -91,13 +109,13 @@ class SparkJobSpec:
     runner: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.command not in COMMANDS:
-            raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(COMMANDS)}")
+        if self.command not in commands():
+            raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(commands())}")
         if not self.table or not isinstance(self.table, str):
             raise ValueError("a Paimon Spark job needs a table ('database.table')")
         if self.runner not in RUNNERS:
             raise ValueError(f"runner must be one of {RUNNERS}, not {self.runner!r}")
-        if self.runner == "local" and self.command in SPARK_JOB_COMMANDS:
+        if self.runner == "local" and self.command in spark_job_commands():
             raise ValueError(f"{self.command!r} is a Spark job: it cannot run with runner='local'")
 
     @property
@@ -109,6 +127,8 @@ def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mappin
     """The application's argv: ``--command-json '<json>'`` (the command of ``spec.fields``, validated here), or
     ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
     if spec.fields is not None:
+        from table_engine.ops import command_class  # imported here: see COMMANDS
+
         cmd = command_class(spec.command)(warehouse=warehouse, table=spec.table,
                                           catalog_options={str(k): str(v) for k, v in (catalog_options or {}).items()},
                                           **spec.fields)
@@ -126,7 +146,7 @@ def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mappin
 
 def runs_locally(spec: SparkJobSpec, *, cluster_mode: bool) -> bool:
     """Whether the job runs as the engine's CLI here instead of spark-submit (see :attr:`SparkJobSpec.runner`)."""
-    if spec.command in SPARK_JOB_COMMANDS or spec.runner == "spark":
+    if spec.command in spark_job_commands() or spec.runner == "spark":
         return False
     return spec.runner == "local" or not cluster_mode
 

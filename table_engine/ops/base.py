@@ -111,11 +111,6 @@ class Command:
             if required and not given:
                 raise CommandError(f"{self.name}: one of {flags} is required")
 
-    def fail(self, field_name: str, problem: str) -> CommandError:
-        """A :class:`CommandError` about field ``field_name`` (named by its flag)."""
-        flag = arg_spec(next(f for f in dataclasses.fields(self) if f.name == field_name)).flag
-        return CommandError(f"{self.name}: {flag} {problem}")
-
     # ---- the JSON form ------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """``{"command": name, field: value, ...}`` in JSON types (mappings as objects, tuples as arrays)."""
