@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
@@ -16,6 +16,7 @@ from provider.operators.base import (
     as_optional_text,
     as_time_millis,
 )
+from provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -185,3 +186,66 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         if (snapshot_id is None) == (tag is None):
             raise ValueError("rollback needs exactly one of snapshot_id and tag")
         return {"snapshot": snapshot_id, "tag": tag}
+
+
+class PaimonDeleteTagOperator(PaimonSparkOperator):
+    """Delete tags (and the files only they kept alive).
+
+    :param tag: the tag name, comma-separated for several (templated).
+    :param ignore_if_not_exists: a tag that does not exist is no error (templated).
+    """
+
+    command = "delete-tag"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "ignore_if_not_exists")
+
+    def __init__(self, *, tag: str, ignore_if_not_exists: bool | str = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tag = tag
+        self.ignore_if_not_exists = ignore_if_not_exists
+
+    def command_fields(self) -> dict[str, Any]:
+        tag = as_optional_text(self.tag)
+        if not tag:
+            raise ValueError("delete-tag needs a tag name")
+        return {"tag": tag, "ignore_if_not_exists": as_bool(self.ignore_if_not_exists)}
+
+
+class PaimonDropPartitionsOperator(PaimonSparkOperator):
+    """Drop partitions in one OVERWRITE commit; emits the table's Asset with its snapshot id.
+
+    :param partitions: the partitions, as :class:`~provider.operators.compact.PaimonCompactOperator`'s
+        ``partitions`` (templated); a spec that matches no partition fails the task and drops nothing.
+    """
+
+    command = "drop-partitions"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+
+    def command_fields(self) -> dict[str, Any]:
+        return {"partitions": partition_texts(self.partitions)}
+
+
+class PaimonRewriteFileIndexOperator(PaimonSparkOperator):
+    """(Re)build the file indexes of existing data files per the table's ``file-index.*`` options (Paimon's
+    ``sys.rewrite_file_index``) in one COMPACT commit.
+
+    :param partitions: only files of these partitions (as the compact operator's ``partitions``) (templated).
+    :param commit_user: the commit user (templated).
+    """
+
+    command = "rewrite-file-index"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "commit_user")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
+                 commit_user: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+        self.commit_user = commit_user
+
+    def command_fields(self) -> dict[str, Any]:
+        return {"partitions": partition_texts(self.partitions), "commit_user": as_optional_text(self.commit_user)}

@@ -17,14 +17,17 @@ from table_engine.ops.commands import (
     Compact,
     ConsumeChangelog,
     CreateTag,
+    DeleteTag,
+    DropPartitions,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
     RemoveOrphanFiles,
+    RewriteFileIndex,
     Rollback,
     Write,
 )
 
 __all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
-           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles", "Rollback", "Write", "arg",
-           "command", "command_class", "from_json"]
+           "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
+           "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]

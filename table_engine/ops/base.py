@@ -173,6 +173,8 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
                 isinstance(s, Mapping) and s and all(isinstance(k, str) and k and isinstance(v, str)
                                                      for k, v in s.items()) for s in value):
             raise bad(f"must be partition specs ({{column: value}} with at least one column), got {value!r}")
+        if spec.required and not value:
+            raise bad("is required (at least one)")
         return tuple(dict(s) for s in value)
     if value is None:
         if spec.required:

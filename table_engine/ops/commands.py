@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from table_engine.ops.base import Command, arg, command
 
-__all__ = ["Compact", "ConsumeChangelog", "CreateTag", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "RemoveOrphanFiles", "Rollback", "SOURCE_FORMATS", "Write"]
+__all__ = ["Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
+           "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
+           "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -142,3 +143,33 @@ class ConsumeChangelog(Command):
                              default="parquet")
     from_snapshot: int | None = arg("first snapshot to read (default: the consumer's next)", kind="count")
     to_snapshot: int | None = arg("last snapshot to read (default: the latest)", kind="count")
+
+
+@command("delete-tag", help="delete tags and the files only they kept alive")
+@dataclass(frozen=True, kw_only=True)
+class DeleteTag(Command):
+    """Delete ``tag`` (comma-separated names for several) and the files only those tags referenced."""
+
+    tag: str = arg("tag name (comma-separated for several)", required=True)
+    ignore_if_not_exists: bool = arg("a tag that does not exist is no error", kind="flag")
+
+
+@command("drop-partitions", help="drop partitions in one OVERWRITE commit")
+@dataclass(frozen=True, kw_only=True)
+class DropPartitions(Command):
+    """Drop the partitions matching ``partitions`` (specs may name some partition keys) in one commit; a spec that
+    matches no partition fails and drops nothing."""
+
+    partitions: tuple[dict[str, str], ...] = arg("partition to drop (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]", required=True)
+
+
+@command("rewrite-file-index", help="(re)build the file indexes of data files per the file-index.* options")
+@dataclass(frozen=True, kw_only=True)
+class RewriteFileIndex(Command):
+    """Paimon's ``sys.rewrite_file_index``: each changed data file is replaced by itself with the new index, in one
+    COMPACT commit."""
+
+    partitions: tuple[dict[str, str], ...] = arg("only files of this partition (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]")
+    commit_user: str | None = arg("commit user of the snapshot")

@@ -21,10 +21,13 @@ from table_engine.ops.commands import (
     Compact,
     ConsumeChangelog,
     CreateTag,
+    DeleteTag,
+    DropPartitions,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
     RemoveOrphanFiles,
+    RewriteFileIndex,
     Rollback,
     Write,
 )
@@ -224,3 +227,20 @@ def run_rollback(cmd: Rollback, catalog: Catalog) -> dict[str, Any]:
 @runs(ConsumeChangelog)
 def run_consume_changelog(cmd: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
     return consume_changelog(cmd, catalog)
+
+
+@runs(DeleteTag)
+def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
+    result = catalog.get_table(cmd.table).delete_tag(cmd.tag, cmd.ignore_if_not_exists)
+    return {"deleted_tags": result.deleted_tags, "deleted_files": result.deleted_files}
+
+
+@runs(DropPartitions)
+def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
+    return {"snapshot_id": catalog.get_table(cmd.table).drop_partitions(list(cmd.partitions))}
+
+
+@runs(RewriteFileIndex)
+def run_rewrite_file_index(cmd: RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
+    sid = catalog.get_table(cmd.table).rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
+    return {"snapshot_id": sid}

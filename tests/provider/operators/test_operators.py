@@ -16,10 +16,13 @@ from provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateTagOperator,
+    PaimonDeleteTagOperator,
+    PaimonDropPartitionsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
     PaimonSparkOperator,
     PaimonWriteOperator,
@@ -204,7 +207,8 @@ def test_every_command_has_an_operator() -> None:
     ops: set[type[PaimonSparkOperator]] = {
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
-        PaimonRollbackOperator, PaimonConsumeChangelogOperator}
+        PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
+        PaimonRewriteFileIndexOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
@@ -252,3 +256,18 @@ def test_rendered_options_parse_with_the_applications_grammar(paimon_conn: str) 
         assert (args.command, args.table, args.warehouse) == (op.command, "db.t", paimon_conn)
     assert parser.parse_args(app_args(ops[3])).tag == "-weird-tag"
     assert app_args(ops[3])[-3:] == ["--tag=-weird-tag", "--time-retained", "604800000"]
+
+
+def test_delete_tag_drop_partitions_rewrite_file_index(paimon_conn: str) -> None:
+    op: PaimonSparkOperator = PaimonDeleteTagOperator(task_id="d", table="db.t", tag="a,b", ignore_if_not_exists="True")
+    assert app_args(op) == head("delete-tag", "db.t", paimon_conn) + ["--tag", "a,b", "--ignore-if-not-exists"]
+    op = PaimonDropPartitionsOperator(task_id="p", table="db.t", partitions="dt=a;dt=b,h=1")
+    assert app_args(op) == head("drop-partitions", "db.t", paimon_conn) + [
+        "--partition", "dt=a", "--partition", "dt=b,h=1"]
+    with pytest.raises(ValueError, match="drop-partitions: --partition is required"):
+        app_args(PaimonDropPartitionsOperator(task_id="p2", table="db.t", partitions=""))
+    op = PaimonRewriteFileIndexOperator(task_id="r", table="db.t", partitions=[{"dt": "a"}], commit_user="u")
+    assert app_args(op) == head("rewrite-file-index", "db.t", paimon_conn) + [
+        "--partition", "dt=a", "--commit-user", "u"]
+    assert app_args(PaimonRewriteFileIndexOperator(task_id="r2", table="db.t")) == \
+        head("rewrite-file-index", "db.t", paimon_conn)
