@@ -10,16 +10,35 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-COMMANDS = frozenset({
-    "write", "compact", "expire-snapshots", "create-tag", "expire-tags", "expire-partitions",
-    "remove-orphan-files", "rollback", "consume-changelog",
-})
-"""Subcommands of ``table_engine/spark/app.py`` (the grammar it shares with ``table_engine/cli.py``)."""
+# COMMANDS: the commands of ``table_engine/spark/app.py`` and ``table_engine/cli.py`` (the registry of
+# :mod:`table_engine.ops`). SPARK_JOB_COMMANDS: those that run Spark jobs; the others change table metadata only:
+# the application runs them on its driver, exactly as the engine's CLI (``python -m table_engine.cli``) does.
+# Both are read from the registry when first used (module ``__getattr__``): DAG files import this module and must
+# not load the engine when parsed.
 
-SPARK_JOB_COMMANDS = frozenset({"write", "compact", "consume-changelog"})
-"""Commands that run Spark jobs. The others change table metadata only: the application runs them on its driver,
-exactly as the engine's CLI (``python -m table_engine.cli``) does."""
+
+def commands() -> frozenset[str]:
+    """The registered commands (:data:`COMMANDS`)."""
+    from table_engine.ops import REGISTRY
+
+    return frozenset(REGISTRY)
+
+
+def spark_job_commands() -> frozenset[str]:
+    """The registered commands that are Spark jobs (:data:`SPARK_JOB_COMMANDS`)."""
+    from table_engine.ops import REGISTRY
+
+    return frozenset(name for name, cls in REGISTRY.items() if cls.spark_job)
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "COMMANDS":
+        return commands()
+    if name == "SPARK_JOB_COMMANDS":
+        return spark_job_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 RUNNERS = ("auto", "spark", "local")
 """Where a metadata-only command runs; see :attr:`SparkJobSpec.runner`."""
@@ -33,7 +52,11 @@ class SparkJobSpec:
 
     :param command: the application's subcommand (one of :data:`COMMANDS`).
     :param table: ``database.table``.
-    :param args: the command's own options, already rendered (``["--full", "--partition", "dt=2024-01-01"]``).
+    :param fields: the command's own fields (of its :mod:`table_engine.ops` dataclass, e.g. ``{"full": True}``):
+        the application gets the whole command as one JSON object, ``--command-json '<json>'``. Operators set this.
+    :param args: without ``fields``: the command's options as command-line text (``["--full", "--partition",
+        "dt=2024-01-01"]``); with ``fields``: options appended to the command line derived from them (the command
+        is then sent as a command line, not as JSON).
     :param warehouse: overrides the Paimon connection's warehouse URI.
     :param spark_conn_id: the Spark connection (master, deploy mode, queue, ...); default: the one the Paimon
         connection names.
@@ -63,6 +86,7 @@ class SparkJobSpec:
 
     command: str
     table: str
+    fields: Mapping[str, Any] | None = None
     args: Sequence[str] = ()
     warehouse: str | None = None
     spark_conn_id: str | None = None
@@ -85,13 +109,13 @@ class SparkJobSpec:
     runner: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.command not in COMMANDS:
-            raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(COMMANDS)}")
+        if self.command not in commands():
+            raise ValueError(f"unknown Paimon Spark command {self.command!r}; expected one of {sorted(commands())}")
         if not self.table or not isinstance(self.table, str):
             raise ValueError("a Paimon Spark job needs a table ('database.table')")
         if self.runner not in RUNNERS:
             raise ValueError(f"runner must be one of {RUNNERS}, not {self.runner!r}")
-        if self.runner == "local" and self.command in SPARK_JOB_COMMANDS:
+        if self.runner == "local" and self.command in spark_job_commands():
             raise ValueError(f"{self.command!r} is a Spark job: it cannot run with runner='local'")
 
     @property
@@ -100,7 +124,19 @@ class SparkJobSpec:
 
 
 def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None = None) -> list[str]:
-    """The application's argv: ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    """The application's argv: ``--command-json '<json>'`` (the command of ``spec.fields``, validated here), or
+    ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    if spec.fields is not None:
+        from table_engine.ops import command_class  # imported here: see COMMANDS
+
+        cmd = command_class(spec.command)(warehouse=warehouse, table=spec.table,
+                                          catalog_options={str(k): str(v) for k, v in (catalog_options or {}).items()},
+                                          **spec.fields)
+        if spec.args:
+            from table_engine.ops.argv import command_argv
+
+            return [*command_argv(cmd), *map(str, spec.args)]
+        return ["--command-json", cmd.to_json()]
     argv = [spec.command, "--warehouse", warehouse, "--table", spec.table]
     for key, value in sorted((catalog_options or {}).items()):
         argv += ["--catalog-option", f"{key}={value}"]
@@ -110,7 +146,7 @@ def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mappin
 
 def runs_locally(spec: SparkJobSpec, *, cluster_mode: bool) -> bool:
     """Whether the job runs as the engine's CLI here instead of spark-submit (see :attr:`SparkJobSpec.runner`)."""
-    if spec.command in SPARK_JOB_COMMANDS or spec.runner == "spark":
+    if spec.command in spark_job_commands() or spec.runner == "spark":
         return False
     return spec.runner == "local" or not cluster_mode
 

@@ -7,12 +7,12 @@ table (``--target-table``), the consumer advanced only after the delivery.
   at the end, the ``_SUCCESS`` marker last); a run that stopped after the write moves the consumer past it
   (:func:`recover_output`).
 
-The command line (:mod:`table_engine.cli`) and the Spark application share these steps.
+The command line (:mod:`table_engine.cli`) and the Spark application share these steps; ``args`` is the
+:class:`~table_engine.ops.commands.ConsumeChangelog` command.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.errors import ConsumerError
+from table_engine.ops.commands import ConsumeChangelog
 from table_engine.store.context import StoreContext
 from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.table import Table
@@ -44,11 +45,11 @@ class ChangeRange:
         return self.end <= self.start
 
 
-def change_range(args: argparse.Namespace, table: Table) -> ChangeRange:
+def change_range(args: ConsumeChangelog, table: Table) -> ChangeRange:
     """From the consumer's next snapshot (or ``--from-snapshot``; else the earliest) to ``--to-snapshot`` or the
     latest snapshot. With ``--output`` it first runs :func:`recover_output` (which may move the consumer on past a
     directory an earlier run completed but did not get to acknowledge)."""
-    if getattr(args, "output", None):
+    if args.output:
         recover_output(args, table)
     if args.from_snapshot is not None and args.to_snapshot is not None and args.from_snapshot > args.to_snapshot:
         raise ConsumerError(f"--from-snapshot {args.from_snapshot} is after --to-snapshot {args.to_snapshot}")
@@ -66,8 +67,8 @@ OUTPUT_DIR_NAME = re.compile(r"snapshots-(\d+)-(\d+)")
 SUCCESS_FILE = "_SUCCESS"       # written last into an output directory (Spark's job committer writes it too)
 
 
-def output_dir(args: argparse.Namespace, rng: ChangeRange) -> str:
-    return f"{args.output.rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
+def output_dir(args: ConsumeChangelog, rng: ChangeRange) -> str:
+    return f"{(args.output or '').rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
 
 
 def output_filesystem(directory: str) -> tuple[Any, str]:
@@ -95,7 +96,7 @@ def tmp_prefix(consumer_id: str) -> str:
     return f"_tmp-{consumer_id}-snapshots-"
 
 
-def recover_output(args: argparse.Namespace, table: Table) -> None:
+def recover_output(args: ConsumeChangelog, table: Table) -> None:
     """Exactly once into ``--output``: a run writes ``snapshots-<first>-<last>`` completely (into a temporary
     directory renamed at the end, or a :data:`SUCCESS_FILE` written last) before it advances the consumer, so a
     run that stopped between the two left a complete directory starting at the consumer's next snapshot: move the
@@ -105,7 +106,7 @@ def recover_output(args: argparse.Namespace, table: Table) -> None:
     ``--from-snapshot``, which re-reads on purpose (only the temporary directories are deleted then)."""
     from pyarrow.fs import FileSelector, FileType
 
-    fs, base = output_filesystem(args.output.rstrip("/"))
+    fs, base = output_filesystem((args.output or "").rstrip("/"))
     prefix = tmp_prefix(args.consumer_id)
     finals: dict[int, list[tuple[int, str]]] = {}
     for info in fs.get_file_info(FileSelector(base, allow_not_found=True)):
@@ -141,13 +142,13 @@ def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
     log.info("%s: consumer %s now at snapshot %d", table.identifier, consumer_id, rng.end + 1)
 
 
-def consume_commit_user(args: argparse.Namespace) -> str:
+def consume_commit_user(args: ConsumeChangelog) -> str:
     """Commit user of ``consume-changelog``'s commits into ``--target-table``: one per (consumer, source table);
     each commit's identifier is the last source snapshot it applied."""
     return f"consume-{args.consumer_id}-{args.table}"
 
 
-def recover_consumer(args: argparse.Namespace, table: Table, target: Table) -> None:
+def recover_consumer(args: ConsumeChangelog, table: Table, target: Table) -> None:
     """Exactly once into ``--target-table``: the consumer advances only after the downstream commit, so a run that
     stopped between the two left the consumer behind what ``target`` holds; advance it to after the last source
     snapshot applied (the identifier of the newest commit of :func:`consume_commit_user`). Not with
@@ -169,8 +170,8 @@ def recover_consumer(args: argparse.Namespace, table: Table, target: Table) -> N
         sid -= 1
 
 
-def consume_changelog(args: argparse.Namespace, catalog: Catalog) -> dict[str, Any]:
-    """The ``consume-changelog`` command run in this process (its arguments: :mod:`table_engine.cli`)."""
+def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
+    """The ``consume-changelog`` command run in this process."""
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     target = catalog.get_table(args.target_table) if args.target_table else None
@@ -195,7 +196,7 @@ def consume_changelog(args: argparse.Namespace, catalog: Catalog) -> dict[str, A
     return result
 
 
-def apply_changes(args: argparse.Namespace, target: Table, changes: pa.Table, rng: ChangeRange) -> int | None:
+def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng: ChangeRange) -> int | None:
     writer = target.new_write()
     try:
         writer.write(changes.drop_columns([ROWKIND_COLUMN]), changes.column(ROWKIND_COLUMN))

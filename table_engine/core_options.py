@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -633,3 +634,9 @@ if __name__ == "__main__":  # pragma: no cover
         sys.stdout.write(render_markdown())
     else:
         print("usage: python -m table_engine.core_options --markdown")
+
+
+def default_commit_user(options: CoreOptions) -> str:
+    """The commit user of a commit that names none: ``commit.user-prefix`` (if set) followed by a fresh UUID. The
+    one rule for every committer (the table facade, the CLI, the Spark writes and jobs, partition expiry)."""
+    return f"{options.commit_user_prefix() or ''}{uuid.uuid4()}"

@@ -137,3 +137,8 @@ class ReadOnlyTableError(UnsupportedError):
 class PartitionSpecError(SchemaError):
     """A partition spec that names a column that is not a partition column, holds a value that does not parse as
     its column's type, or matches no partition where a command needs one."""
+
+
+class CommandError(TableEngineError, ValueError):
+    """A command (``table_engine.ops``) that cannot run as asked: a field out of range, a missing or conflicting
+    field, a JSON form that is not a command (reported by the CLI with exit code 1, or 2 while parsing arguments)."""

@@ -5,14 +5,13 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
 import pyarrow as pa
 
-from table_engine.core_options import CoreOptions
+from table_engine.core_options import CoreOptions, default_commit_user
 from table_engine.errors import (
     ReadOnlyTableError,
     SchemaError,
@@ -132,7 +131,7 @@ class Table:
     @mutating
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
-        user = commit_user or f"{self.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+        user = commit_user or default_commit_user(self.options)
         return FileStoreCommit(self._ctx, user)
 
     @mutating

@@ -7,10 +7,13 @@ from provider.operators.changelog import PaimonConsumeChangelogOperator
 from provider.operators.compact import PaimonCompactOperator
 from provider.operators.lifecycle import (
     PaimonCreateTagOperator,
+    PaimonDeleteTagOperator,
+    PaimonDropPartitionsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
 )
 from provider.operators.table import PaimonCreateTableOperator
@@ -21,10 +24,13 @@ __all__ = [
     "PaimonConsumeChangelogOperator",
     "PaimonCreateTableOperator",
     "PaimonCreateTagOperator",
+    "PaimonDeleteTagOperator",
+    "PaimonDropPartitionsOperator",
     "PaimonExpirePartitionsOperator",
     "PaimonExpireSnapshotsOperator",
     "PaimonExpireTagsOperator",
     "PaimonRemoveOrphanFilesOperator",
+    "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",
     "PaimonSparkOperator",
     "PaimonWriteOperator",

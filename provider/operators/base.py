@@ -1,7 +1,8 @@
 """The shared shape of every Paimon Spark operator: render arguments, build one SparkJobSpec, submit it.
 
-Subclasses declare the application's subcommand and turn their own (templated) arguments into the command's
-options in :meth:`PaimonSparkOperator.command_args`. Spark-level settings (master, conf, memory, ...) are one
+Subclasses declare the application's command and turn their own (templated) arguments into the fields of the
+command's dataclass (:mod:`table_engine.ops`) in :meth:`PaimonSparkOperator.command_fields`; the application gets
+the command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
 templated ``spark`` mapping whose keys are :class:`~provider.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from provider.hooks.spark import PaimonSparkHook
 
 SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "table", "args",
-                                                                                     "warehouse"}
+                                                                                     "fields", "warehouse"}
 """Keys accepted in an operator's ``spark`` mapping."""
 
 
@@ -68,13 +69,28 @@ def as_time_arg(value: Any) -> str | None:
     return as_optional_text(value)
 
 
-def opt(flag: str, value: Any) -> list[str]:
-    """``[flag, value]``, or nothing when the value is empty; ``[flag=value]`` when the value starts with ``-``
-    (``--tag=-x``), which argparse would otherwise take for an option."""
-    if value is None:
-        return []
-    text = str(value)
-    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+def as_time_millis(value: Any, name: str) -> int | None:
+    """A point in time as epoch milliseconds: a datetime (naive: UTC), epoch milliseconds, ISO-8601 text or
+    ``'<duration> ago'`` (resolved now)."""
+    import argparse
+
+    from table_engine.ops.argv import parse_time_millis
+
+    text = as_time_arg(value)
+    if text is None:
+        return None
+    try:
+        return parse_time_millis(text)
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"{name}: {e}") from None
+
+
+def as_duration_millis(value: Any, name: str) -> int | None:
+    """A duration in milliseconds from Paimon's form (``'7 d'``, ``'12 h'``; digits are milliseconds)."""
+    from table_engine.options import parse_duration
+
+    text = as_optional_text(value)
+    return None if text is None else parse_duration(text, key=name)
 
 
 def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:
@@ -104,7 +120,8 @@ class PaimonSparkOperator(BaseOperator):
         ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
         (tags, expiry, orphan files, rollback) run the engine's CLI on the worker in client mode, where the
         application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
-    :param extra_args: more options appended to the command, verbatim (templated).
+    :param extra_args: more options appended to the command, verbatim (templated). With them the command is sent
+        as a command line (derived from the command) instead of one JSON object.
     :param emit_asset: for writing commands, emit an Asset event for the table (extra: the snapshot id): through
         the table's Asset when the table is known at parse time, else through :func:`provider.assets.writes_alias`
         (also when that alias is already among ``outlets``, as mapped operators should declare it).
@@ -190,9 +207,17 @@ class PaimonSparkOperator(BaseOperator):
         return snapshot_id_of(result)
 
     # ---- the job -----------------------------------------------------------------------------------------------
+    def command_fields(self) -> dict[str, Any]:
+        """The command's own fields (of its :mod:`table_engine.ops` dataclass), from the rendered arguments."""
+        return {}
+
     def command_args(self) -> list[str]:
-        """The command's own options, from the rendered arguments."""
-        return []
+        """The command's own options as command-line text (derived from :meth:`command_fields`)."""
+        from table_engine.ops import command_class
+        from table_engine.ops.argv import command_argv
+
+        cmd = command_class(self.command)(warehouse="w", table="db.t", **self.command_fields())
+        return command_argv(cmd)[5:]  # after: <command> --warehouse w --table db.t
 
     def build_spec(self) -> SparkJobSpec:
         """The job, from rendered template fields (pure; used by :meth:`execute` and by tests)."""
@@ -203,8 +228,8 @@ class PaimonSparkOperator(BaseOperator):
         for key in ("py_files", "files", "jars"):
             if isinstance(settings.get(key), str):
                 settings[key] = [p for p in settings[key].split(",") if p]
-        return SparkJobSpec(command=self.command, table=self.table,
-                            args=[*self.command_args(), *map(str, self.extra_args)],
+        return SparkJobSpec(command=self.command, table=self.table, fields=self.command_fields(),
+                            args=list(map(str, self.extra_args)),
                             warehouse=as_optional_text(self.warehouse), **settings)
 
     def execute(self, context: Context) -> dict[str, Any] | None:

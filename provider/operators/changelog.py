@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, opt
+from provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text
 
 
 class PaimonConsumeChangelogOperator(PaimonSparkOperator):
@@ -50,16 +50,16 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
         value = (result or {}).get("target_snapshot_id")
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         consumer = as_optional_text(self.consumer_id)
         if not consumer:
             raise ValueError("consume-changelog needs a consumer_id")
-        args = opt("--consumer-id", consumer)
+        fields: dict[str, Any] = {"consumer_id": consumer}
         target = as_optional_text(self.target_table)
         if target is not None:
-            args += opt("--target-table", target)
+            fields["target_table"] = target
         else:
-            args += [*opt("--output", self.output_path), *opt("--output-format", self.output_format)]
-        args += opt("--from-snapshot", as_optional_int(self.from_snapshot, "from_snapshot"))
-        args += opt("--to-snapshot", as_optional_int(self.to_snapshot, "to_snapshot"))
-        return args
+            fields.update(output=self.output_path, output_format=self.output_format)
+        fields.update(from_snapshot=as_optional_int(self.from_snapshot, "from_snapshot"),
+                      to_snapshot=as_optional_int(self.to_snapshot, "to_snapshot"))
+        return fields

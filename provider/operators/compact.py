@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from provider.job_spec import render_partitions
 from provider.operators.base import (
     PaimonSparkOperator,
     as_bool,
+    as_duration_millis,
     as_optional_int,
     as_optional_text,
     default_commit_user,
-    opt,
 )
 
 if TYPE_CHECKING:
@@ -67,13 +66,25 @@ class PaimonCompactOperator(PaimonSparkOperator):
             self.commit_user = default_commit_user(context)
         return super().execute(context)
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         full = self.full
         if isinstance(full, str) and full.strip().lower() in ("full", "minor"):
             full = full.strip().lower() == "full"
-        args = ["--full"] if as_bool(full) else []
-        args += render_partitions(self.partitions)
-        args += opt("--idle-time", as_optional_text(self.idle_time))
-        args += opt("--commit-user", as_optional_text(self.commit_user))
-        args += opt("--parallelism", as_optional_int(self.parallelism, "parallelism"))
-        return args
+        return {"full": as_bool(full), "partitions": partition_texts(self.partitions),
+                "idle_time_millis": as_duration_millis(self.idle_time, "idle_time"),
+                "commit_user": as_optional_text(self.commit_user),
+                "parallelism": as_optional_int(self.parallelism, "parallelism")}
+
+
+def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:
+    """Partition specs as the command's ``{column: value text}`` dicts, from a mapping, a list of mappings, or
+    ``k=v,k2=v2`` text (several separated by ``;``) (:mod:`table_engine.store.partition_spec`'s one text form)."""
+    if partitions is None or partitions == "" or partitions == []:
+        return []
+    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
+    from table_engine.store.partition_spec import format_partition_text, parse_partition_text, parse_partition_texts
+
+    if isinstance(partitions, str):
+        return parse_partition_texts(partitions)
+    specs = [partitions] if isinstance(partitions, Mapping) else list(partitions)
+    return [parse_partition_text(format_partition_text(s)) for s in specs]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
@@ -11,11 +11,12 @@ from airflow.sdk.exceptions import AirflowSkipException
 from provider.operators.base import (
     PaimonSparkOperator,
     as_bool,
+    as_duration_millis,
     as_optional_int,
     as_optional_text,
-    as_time_arg,
-    opt,
+    as_time_millis,
 )
+from provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -43,11 +44,11 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.max_deletes = max_deletes
 
-    def command_args(self) -> list[str]:
-        return [*opt("--retain-min", as_optional_int(self.retain_min, "retain_min")),
-                *opt("--retain-max", as_optional_int(self.retain_max, "retain_max")),
-                *opt("--older-than", as_time_arg(self.older_than)),
-                *opt("--max-deletes", as_optional_int(self.max_deletes, "max_deletes"))]
+    def command_fields(self) -> dict[str, Any]:
+        return {"retain_min": as_optional_int(self.retain_min, "retain_min"),
+                "retain_max": as_optional_int(self.retain_max, "retain_max"),
+                "older_than_millis": as_time_millis(self.older_than, "older_than"),
+                "max_deletes": as_optional_int(self.max_deletes, "max_deletes")}
 
 
 class PaimonCreateTagOperator(PaimonSparkOperator):
@@ -73,12 +74,12 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
         self.snapshot_id = snapshot_id
         self.time_retained = time_retained
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("create-tag needs a tag name")
-        return [*opt("--tag", tag), *opt("--snapshot", as_optional_int(self.snapshot_id, "snapshot_id")),
-                *opt("--time-retained", as_optional_text(self.time_retained))]
+        return {"tag": tag, "snapshot": as_optional_int(self.snapshot_id, "snapshot_id"),
+                "time_retained_millis": as_duration_millis(self.time_retained, "time_retained")}
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         result = super().execute(context)
@@ -102,8 +103,8 @@ class PaimonExpireTagsOperator(PaimonSparkOperator):
         super().__init__(**kwargs)
         self.older_than = older_than
 
-    def command_args(self) -> list[str]:
-        return opt("--older-than", as_time_arg(self.older_than))
+    def command_fields(self) -> dict[str, Any]:
+        return {"older_than_millis": as_time_millis(self.older_than, "older_than")}
 
 
 class PaimonExpirePartitionsOperator(PaimonSparkOperator):
@@ -133,13 +134,13 @@ class PaimonExpirePartitionsOperator(PaimonSparkOperator):
         self.max_expires = max_expires
         self.dry_run_only = dry_run_only
 
-    def command_args(self) -> list[str]:
-        return [*opt("--expiration-time", as_optional_text(self.expiration_time)),
-                *opt("--timestamp-formatter", as_optional_text(self.timestamp_formatter)),
-                *opt("--timestamp-pattern", as_optional_text(self.timestamp_pattern)),
-                *opt("--strategy", as_optional_text(self.strategy)),
-                *opt("--max-expires", as_optional_int(self.max_expires, "max_expires")),
-                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+    def command_fields(self) -> dict[str, Any]:
+        return {"expiration_time_millis": as_duration_millis(self.expiration_time, "expiration_time"),
+                "timestamp_formatter": as_optional_text(self.timestamp_formatter),
+                "timestamp_pattern": as_optional_text(self.timestamp_pattern),
+                "strategy": as_optional_text(self.strategy),
+                "max_expires": as_optional_int(self.max_expires, "max_expires"),
+                "dry_run": as_bool(self.dry_run_only)}
 
 
 class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
@@ -158,9 +159,9 @@ class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.dry_run_only = dry_run_only
 
-    def command_args(self) -> list[str]:
-        return [*opt("--older-than", as_time_arg(self.older_than)),
-                *(["--dry-run"] if as_bool(self.dry_run_only) else [])]
+    def command_fields(self) -> dict[str, Any]:
+        return {"older_than_millis": as_time_millis(self.older_than, "older_than"),
+                "dry_run": as_bool(self.dry_run_only)}
 
 
 class PaimonRollbackOperator(PaimonSparkOperator):
@@ -179,9 +180,72 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         self.snapshot_id = snapshot_id
         self.tag = tag
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
         tag = as_optional_text(self.tag)
         if (snapshot_id is None) == (tag is None):
             raise ValueError("rollback needs exactly one of snapshot_id and tag")
-        return opt("--snapshot", snapshot_id) + opt("--tag", tag)
+        return {"snapshot": snapshot_id, "tag": tag}
+
+
+class PaimonDeleteTagOperator(PaimonSparkOperator):
+    """Delete tags (and the files only they kept alive).
+
+    :param tag: the tag name, comma-separated for several (templated).
+    :param ignore_if_not_exists: a tag that does not exist is no error (templated).
+    """
+
+    command = "delete-tag"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "ignore_if_not_exists")
+
+    def __init__(self, *, tag: str, ignore_if_not_exists: bool | str = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tag = tag
+        self.ignore_if_not_exists = ignore_if_not_exists
+
+    def command_fields(self) -> dict[str, Any]:
+        tag = as_optional_text(self.tag)
+        if not tag:
+            raise ValueError("delete-tag needs a tag name")
+        return {"tag": tag, "ignore_if_not_exists": as_bool(self.ignore_if_not_exists)}
+
+
+class PaimonDropPartitionsOperator(PaimonSparkOperator):
+    """Drop partitions in one OVERWRITE commit; emits the table's Asset with its snapshot id.
+
+    :param partitions: the partitions, as :class:`~provider.operators.compact.PaimonCompactOperator`'s
+        ``partitions`` (templated); a spec that matches no partition fails the task and drops nothing.
+    """
+
+    command = "drop-partitions"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+
+    def command_fields(self) -> dict[str, Any]:
+        return {"partitions": partition_texts(self.partitions)}
+
+
+class PaimonRewriteFileIndexOperator(PaimonSparkOperator):
+    """(Re)build the file indexes of existing data files per the table's ``file-index.*`` options (Paimon's
+    ``sys.rewrite_file_index``) in one COMPACT commit.
+
+    :param partitions: only files of these partitions (as the compact operator's ``partitions``) (templated).
+    :param commit_user: the commit user (templated).
+    """
+
+    command = "rewrite-file-index"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "commit_user")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
+                 commit_user: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+        self.commit_user = commit_user
+
+    def command_fields(self) -> dict[str, Any]:
+        return {"partitions": partition_texts(self.partitions), "commit_user": as_optional_text(self.commit_user)}

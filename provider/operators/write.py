@@ -11,7 +11,6 @@ from provider.operators.base import (
     as_optional_int,
     as_optional_text,
     default_commit_user,
-    opt,
 )
 
 if TYPE_CHECKING:
@@ -85,38 +84,34 @@ class PaimonWriteOperator(PaimonSparkOperator):
             self.commit_user = default_commit_user(context)
         return super().execute(context)
 
-    def command_args(self) -> list[str]:
+    def command_fields(self) -> dict[str, Any]:
         mode = str(self.mode).strip().lower()
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', got {self.mode!r}")
         source = as_optional_text(self.source)
+        fields: dict[str, Any]
         if source is not None:
-            args = [*opt("--source", source), *opt("--format", str(self.source_format).strip().lower())]
-            for key, value in sorted(self.source_options.items()):
-                args += ["--source-option", f"{key}={value}"]
+            fields = {"source": source, "format": str(self.source_format).strip().lower(),
+                      "source_options": {str(k): str(v) for k, v in self.source_options.items()}}
         else:
             sql = as_optional_text(self.sql)
             if sql is None:
                 raise ValueError("PaimonWriteOperator: the rendered sql is empty")
-            args = opt("--sql", sql)
-        args += ["--mode", mode]
+            fields = {"sql": sql}
+        fields["mode"] = mode
         primary_keys = _columns(self.primary_keys)
         partition_keys = _columns(self.partition_keys)
         create = as_bool(self.create_if_missing) if self.create_if_missing is not None else \
             bool(primary_keys or partition_keys or self.table_options)
         if create:
-            args.append("--create-if-missing")
-            args += opt("--primary-key", primary_keys)
-            args += opt("--partition-key", partition_keys)
-            for key, value in sorted(self.table_options.items()):
-                args += ["--option", f"{key}={value}"]
-        args += opt("--commit-user", as_optional_text(self.commit_user))
-        args += opt("--parallelism", as_optional_int(self.parallelism, "parallelism"))
-        return args
+            fields.update(create_if_missing=True, primary_keys=primary_keys, partition_keys=partition_keys,
+                          options={str(k): str(v) for k, v in self.table_options.items()})
+        fields.update(commit_user=as_optional_text(self.commit_user),
+                      parallelism=as_optional_int(self.parallelism, "parallelism"))
+        return fields
 
 
-def _columns(value: Sequence[str] | str | None) -> str | None:
+def _columns(value: Sequence[str] | str | None) -> tuple[str, ...]:
     if value is None:
-        return None
-    names = [c.strip() for c in (value.split(",") if isinstance(value, str) else value) if c and c.strip()]
-    return ",".join(names) or None
+        return ()
+    return tuple(c.strip() for c in (value.split(",") if isinstance(value, str) else value) if c and c.strip())

@@ -9,17 +9,14 @@ other commands only touch metadata and run on the driver as the local CLI does.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import time
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from table_engine.catalog import Catalog
-from table_engine.cli import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.consume import (
     ChangeRange,
     advance_consumer,
@@ -30,8 +27,11 @@ from table_engine.consume import (
     recover_consumer,
     staging_dir,
 )
+from table_engine.core_options import default_commit_user
 from table_engine.errors import CommitConflictError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import commit_once
 from table_engine.spark.source import SOURCE_NAME
@@ -60,7 +60,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     """
     started = int(time.time() * 1000)
     table = Catalog(warehouse).get_table(identifier)
-    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    user = commit_user or default_commit_user(table.options)
     routed, extra = prepare_write(df, table, parallelism)
     writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
     writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier))
@@ -71,16 +71,25 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
 
 
 # ---- commands -----------------------------------------------------------------------------------------------------
-def spark_write(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+SPARK_JOBS: dict[type[Command], Callable[[Any, SparkSession], dict[str, Any]]] = {}
+"""The Spark job of each command class that is one (``spark_job``)."""
+
+
+def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
+    """Run ``cmd`` (a command whose class is a ``spark_job``) as a Spark job."""
+    return SPARK_JOBS[type(cmd)](cmd, spark)
+
+
+def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if args.sql:
         df = spark.sql(args.sql)
     else:
-        reader = spark.read.format(args.format).options(**dict(args.source_option))
+        reader = spark.read.format(args.format).options(**dict(args.source_options))
         if args.format == "csv":
-            reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_option))
+            reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_options))
         df = reader.load(args.source)
     table, created = ensure_table(args, open_catalog(args), arrow_schema_for(df.schema))
-    user = commit_user(args)
+    user = commit_user(args, table)
     done = previous_commit(table, user) if args.commit_user else None
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
@@ -90,10 +99,11 @@ def spark_write(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]
     return write_result(table, sid, created)
 
 
-def spark_compact(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = open_catalog(args).get_table(args.table)
-    sid = compact_table(spark, table, full=args.full, partitions=args.partition or None,
-                        idle_time_ms=args.idle_time, commit_user=args.commit_user, parallelism=args.parallelism)
+    sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
+                        idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
+                        parallelism=args.parallelism)
     return compact_result(table, sid)
 
 
@@ -118,7 +128,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
     if not messages:
         return None
-    user = commit_user or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    user = commit_user or default_commit_user(table.options)
     try:
         return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)
     except CommitConflictError:
@@ -159,7 +169,7 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
     return groups
 
 
-def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> dict[str, Any]:
+def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict[str, Any]:
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
@@ -185,9 +195,13 @@ def spark_consume_changelog(args: argparse.Namespace, spark: SparkSession) -> di
     return result
 
 
-def _apply_changes(changes: DataFrame, args: argparse.Namespace, rng: ChangeRange) -> dict[str, Any]:
-    target = open_catalog(args).get_table(args.target_table)
-    sid = write_dataframe(changes, args.warehouse, args.target_table, commit_user=consume_commit_user(args),
+SPARK_JOBS.update({Write: spark_write, Compact: spark_compact, ConsumeChangelog: spark_consume_changelog})
+
+
+def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
+    target_table = str(args.target_table)  # the output group: --target-table is given when --output is not
+    target = open_catalog(args).get_table(target_table)
+    sid = write_dataframe(changes, args.warehouse, target_table, commit_user=consume_commit_user(args),
                           commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN})
     rows = 0 if sid is None else snapshot_info.snapshot_changes(
         target.file_io, target.path, target.snapshot(sid)).added_rows

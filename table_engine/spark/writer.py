@@ -32,7 +32,6 @@ import functools
 import hashlib
 import logging
 import os
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import IntegerType, StructField, StructType
 
+from table_engine.core_options import default_commit_user
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
@@ -295,7 +295,7 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
     """``df.write.format("paimon")``: append, or overwrite (dynamic partition overwrite)."""
 
     def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
-        user = o.get(options, o.COMMIT_USER) or f"{table.options.commit_user_prefix() or ''}{uuid.uuid4()}"
+        user = o.get(options, o.COMMIT_USER) or default_commit_user(table.options)
         super().__init__(table, schema, overwrite, user, options)
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
@@ -326,7 +326,7 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
             if checkpoint is None:
                 log.warning("%s: streaming write without checkpointLocation or commit-user: a restarted query may "
                             "commit a replayed micro-batch twice", table.identifier)
-                user = str(uuid.uuid4())
+                user = default_commit_user(table.options)
             else:
                 user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
         super().__init__(table, schema, overwrite, user, options)

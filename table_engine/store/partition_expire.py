@@ -26,13 +26,13 @@ from __future__ import annotations
 import datetime
 import logging
 import re
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from table_engine import clock
 from table_engine.core_enums import PartitionExpireStrategy
+from table_engine.core_options import default_commit_user
 from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -303,5 +303,5 @@ def _partitions(ctx: StoreContext) -> list[tuple[tuple[Any, ...], list[str], int
 def _commit_drop(ctx: StoreContext, values: Sequence[tuple[Any, ...]]) -> int | None:
     keys = list(ctx.schema.partition_keys)
     specs = tuple(dict(zip(keys, v)) for v in values)
-    commit = FileStoreCommit(ctx, f"{ctx.options.commit_user_prefix() or ''}{uuid.uuid4()}")
+    commit = FileStoreCommit(ctx, default_commit_user(ctx.options))
     return commit.commit([], BATCH_COMMIT_IDENTIFIER, overwrite=Overwrite(drop_partitions=specs))

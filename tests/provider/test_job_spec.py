@@ -10,6 +10,8 @@ import pytest
 
 from provider import packaging
 from provider.job_spec import (
+    COMMANDS,
+    SPARK_JOB_COMMANDS,
     SparkJobSpec,
     application_args,
     is_local_master,
@@ -108,3 +110,32 @@ def test_application_path_is_the_engines_spark_app() -> None:
             packaging.application_path()
         pytest.skip("table_engine/spark/app.py is not written yet")
     assert packaging.application_path() == str(expected)
+
+
+def test_a_spec_with_fields_sends_the_command_as_json() -> None:
+    from table_engine.ops import Compact, from_json
+    from table_engine.ops.argv import parse_command
+
+    spec = SparkJobSpec(command="compact", table="db.t", fields={"full": True, "partitions": [{"dt": "1"}]})
+    argv = application_args(spec, "/wh", {"k": "v"})
+    assert argv[0] == "--command-json" and len(argv) == 2
+    cmd = Compact(warehouse="/wh", table="db.t", catalog_options={"k": "v"}, full=True, partitions=({"dt": "1"},))
+    assert from_json(argv[1]) == cmd and parse_command(argv) == cmd
+    # extra options: the command line derived from the command, then the extra options
+    spec = SparkJobSpec(command="compact", table="db.t", fields={"full": True}, args=["--parallelism", "2"])
+    assert application_args(spec, "/wh") == ["compact", "--warehouse", "/wh", "--table", "db.t", "--full",
+                                             "--parallelism", "2"]
+    with pytest.raises(ValueError, match="compact: --parallelism must be at least 1"):
+        application_args(SparkJobSpec(command="compact", table="db.t", fields={"parallelism": 0}), "/wh")
+
+
+def test_commands_come_from_the_registry_and_dag_files_load_no_engine() -> None:
+    import subprocess
+
+    from table_engine.ops import REGISTRY
+
+    assert COMMANDS == set(REGISTRY) and SPARK_JOB_COMMANDS == {n for n, c in REGISTRY.items() if c.spark_job}
+    code = ("import sys, provider.job_spec, provider.operators; "
+            "assert not [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'table_engine')], sys.modules")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)

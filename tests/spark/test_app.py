@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from table_engine import Catalog
+from table_engine.ops import Compact
 from tests.spark.conftest import spark_submit
 
 pytestmark = pytest.mark.spark
@@ -60,9 +61,11 @@ def test_write_from_a_source_creating_the_table_and_from_sql(env):
 
 
 def test_compact(env):
+    """Sent as the provider sends a command: one JSON object (``app.py --command-json '<json>'``)."""
     table = orders(env)
     before = table.read().sort_by("id")
-    out = submit(env, "compact", "--full")
+    cmd = Compact(warehouse=env["warehouse"], table="db.orders", full=True)
+    out = spark_submit(["--command-json", cmd.to_json()]).ok()
     assert out["snapshot_id"] == 3 and out["files_before"] > 0 and out["files_after"] > 0
     assert table.latest_snapshot().commit_kind == "COMPACT"
     assert table.read().sort_by("id").equals(before)

@@ -81,3 +81,21 @@ def test_compaction_job_types_its_partition_specs(spark, warehouse):
     top = table.options.num_levels() - 1
     assert {s.partition_values: {f.level for f in s.files} for s in table.plan()} == {
         (days[0],): {0}, (days[1],): {top}}
+
+
+def test_the_spark_write_job_commits_as_commit_user_prefix_says(spark, warehouse, tmp_path):
+    """``commit.user-prefix`` applies to the application's write (no ``--commit-user``): the one commit-user rule."""
+    import pyarrow.parquet as pq
+
+    from table_engine.ops import Write
+    from table_engine.spark.jobs import run_spark_job
+
+    Catalog(warehouse).create_table("db.w", SCHEMA, primary_keys=["id"],
+                                    options={"bucket": "2", "commit.user-prefix": "nightly-"})
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA), src / "part-0.parquet")
+    out = run_spark_job(Write(warehouse=warehouse, table="db.w", source=str(src)), spark)
+    table = Catalog(warehouse).get_table("db.w")
+    assert out["snapshot_id"] == 1 and out["rows"] == 3 and table.read().num_rows == 3
+    assert table.snapshot(1).commit_user.startswith("nightly-")

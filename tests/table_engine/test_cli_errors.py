@@ -4,7 +4,6 @@ an error that is not a ``TableEngineError``); the table unchanged."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -18,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from table_engine import Catalog
-from table_engine.cli import LOCAL_COMMANDS, build_parser, main, run
+from table_engine.cli import main, parse_command, run
+from table_engine.ops import Command
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -127,11 +127,11 @@ def test_argument_errors_are_one_line_with_exit_status_2(argv: list[str], capsys
 
 def test_a_bug_still_shows_its_traceback_and_the_one_line(capsys: pytest.CaptureFixture[str],
                                                           caplog: pytest.LogCaptureFixture) -> None:
-    def broken(args: argparse.Namespace) -> dict[str, Any]:
+    def broken(cmd: Command) -> dict[str, Any]:
         return {"n": [][1]}  # IndexError: a bug, not a user error
 
-    args = build_parser().parse_args(["compact", "--warehouse", "w", "--table", "db.t"])
-    assert run(args, {**LOCAL_COMMANDS, "compact": broken}) == 1
+    cmd = parse_command(["compact", "--warehouse", "w", "--table", "db.t"])
+    assert run(cmd, broken) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "error: IndexError: list index out of range"
     assert any(r.exc_info for r in caplog.records)  # the traceback is logged

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import hashlib
 import inspect
@@ -16,6 +15,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.consume import consume_changelog
 from table_engine.errors import ReadOnlyTableError, TableNotExistError, UnsupportedError
+from table_engine.ops import ConsumeChangelog
 from table_engine.schema_change import SetOption
 from table_engine.store.commit_message import CommitMessage
 from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable, system_table
@@ -233,7 +233,8 @@ def test_every_mutating_method_is_refused_and_changes_nothing(catalog: Catalog, 
     with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
         st.new_stream_scan(options={"consumer-id": "c9"})
     with pytest.raises(ReadOnlyTableError, match="consumer 'c9'"):
-        consume_changelog(argparse.Namespace(table=f"db.t${kind}", consumer_id="c9"), catalog)
+        consume_changelog(ConsumeChangelog(warehouse=warehouse, table=f"db.t${kind}", consumer_id="c9",
+                                           output=f"{warehouse}-out"), catalog)
     # catalog paths
     with pytest.raises(ReadOnlyTableError, match="drop_table"):
         catalog.drop_table(f"db.t${kind}")

@@ -19,6 +19,7 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from provider.assets import table_asset, writes_alias
 from provider.hooks import spark as spark_hook_module
 from provider.operators import PaimonCompactOperator, PaimonConsumeChangelogOperator, PaimonWriteOperator
+from table_engine.ops import from_json
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ def test_write_returns_result_and_emits_the_table_asset(fake_app: pathlib.Path,
     assert result is not None and result["snapshot_id"] == 4 and result["rows"] == 6
     # the default commit user is the same for every try of this task instance
     argv = result["argv"]
-    assert argv[argv.index("--commit-user") + 1] == "airflow:d:t:manual__1"
+    assert from_json(argv[argv.index("--command-json") + 1]).commit_user == "airflow:d:t:manual__1"
     assert ctx["outlet_events"][asset].extra == {"table": "ods.events", "command": "write", "snapshot_id": 4}
 
 
@@ -64,7 +65,8 @@ def test_mapped_commit_user_has_the_map_index(fake_app: pathlib.Path, monkeypatc
     ctx = context(map_index=2)
     result = op.execute(ctx)  # type: ignore[arg-type]
     assert result is not None
-    assert result["argv"][result["argv"].index("--commit-user") + 1] == "airflow:d:t:manual__1:2"
+    argv = result["argv"]
+    assert from_json(argv[argv.index("--command-json") + 1]).commit_user == "airflow:d:t:manual__1:2"
     assert ctx["outlet_events"][writes_alias()].asset_alias_events == []  # nothing committed: no table update
 
 

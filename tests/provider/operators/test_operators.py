@@ -16,16 +16,23 @@ from provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateTagOperator,
+    PaimonDeleteTagOperator,
+    PaimonDropPartitionsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
     PaimonSparkOperator,
     PaimonWriteOperator,
 )
+from table_engine.clock import ManualClock, use_clock
+from table_engine.ops import from_json
+from table_engine.ops.argv import command_argv, parse_command
 
 APP = "/engine/table_engine/spark/app.py"
+NOW = 1_800_000_000_000
 
 
 @pytest.fixture(autouse=True)
@@ -39,15 +46,22 @@ def argv(op: PaimonSparkOperator) -> list[str]:
 
 def app_args(op: PaimonSparkOperator) -> list[str]:
     """The application's arguments, after checking the prefix: the plain local spark-submit for Spark jobs, the
-    engine's CLI for metadata-only commands (client mode: they would run on this machine's driver anyway)."""
+    engine's CLI for metadata-only commands (client mode: they would run on this machine's driver anyway). The
+    operator sends the command as one JSON object; shown here as its command line (times and durations in
+    milliseconds, fields at their default left out)."""
     full = argv(op)
     if op.command not in SPARK_JOB_COMMANDS:
         assert full[:3] == [sys.executable, "-m", "table_engine.cli"]
-        return full[3:]
-    i = full.index(APP)
-    assert full[:3] == ["spark-submit", "--master", "local[2]"]
-    assert full[i - 2:i] == ["--name", f"paimon-{op.command}-{op.table}"]
-    return full[i + 1:]
+        sent = full[3:]
+    else:
+        i = full.index(APP)
+        assert full[:3] == ["spark-submit", "--master", "local[2]"]
+        assert full[i - 2:i] == ["--name", f"paimon-{op.command}-{op.table}"]
+        sent = full[i + 1:]
+    assert sent[0] == "--command-json" and len(sent) == 2, sent
+    cmd = from_json(sent[1])
+    assert cmd.name == op.command and parse_command(sent) == cmd
+    return command_argv(cmd)
 
 
 def head(command: str, table: str, warehouse: str) -> list[str]:
@@ -61,7 +75,7 @@ def test_write_from_files_creating_the_table(paimon_conn: str) -> None:
                              commit_user="u1", parallelism=4)
     assert app_args(op) == head("write", "ods.events", paimon_conn) + [
         "--source", "/landing/b1", "--format", "csv", "--source-option", "delimiter=;",
-        "--source-option", "header=true", "--mode", "append", "--create-if-missing", "--primary-key", "id,dt",
+        "--source-option", "header=true", "--create-if-missing", "--primary-key", "id,dt",
         "--partition-key", "dt", "--option", "bucket=2", "--option", "changelog-producer=lookup",
         "--commit-user", "u1", "--parallelism", "4"]
 
@@ -89,7 +103,7 @@ def test_compact_partitions_idle_time_parallelism(paimon_conn: str) -> None:
     op = PaimonCompactOperator(task_id="c", table="dwd.orders", partitions="dt=2026-11-20;dt=2026-11-21,h=1",
                                idle_time="1 d", parallelism="3", commit_user="u")
     assert app_args(op) == head("compact", "dwd.orders", paimon_conn) + [
-        "--partition", "dt=2026-11-20", "--partition", "dt=2026-11-21,h=1", "--idle-time", "1 d",
+        "--partition", "dt=2026-11-20", "--partition", "dt=2026-11-21,h=1", "--idle-time", "86400000",
         "--commit-user", "u", "--parallelism", "3"]
     op = PaimonCompactOperator(task_id="c2", table="dwd.orders", partitions=[{"dt": "a"}], commit_user="u")
     assert app_args(op)[-4:] == ["--partition", "dt=a", "--commit-user", "u"]
@@ -99,9 +113,10 @@ def test_expire_snapshots(paimon_conn: str) -> None:
     op = PaimonExpireSnapshotsOperator(task_id="e", table="db.t", retain_min="10", retain_max=100,
                                        older_than=datetime.datetime(2026, 1, 2, 3, 4, 5), max_deletes=None)
     assert app_args(op) == head("expire-snapshots", "db.t", paimon_conn) + [
-        "--retain-min", "10", "--retain-max", "100", "--older-than", "2026-01-02T03:04:05"]
-    assert app_args(PaimonExpireSnapshotsOperator(task_id="e2", table="db.t", older_than="1 d ago")) == \
-        head("expire-snapshots", "db.t", paimon_conn) + ["--older-than", "1 d ago"]
+        "--retain-min", "10", "--retain-max", "100", "--older-than", "1767323045000"]  # naive: UTC
+    with use_clock(ManualClock(NOW)):  # a relative time is resolved when the operator runs
+        assert app_args(PaimonExpireSnapshotsOperator(task_id="e2", table="db.t", older_than="1 d ago")) == \
+            head("expire-snapshots", "db.t", paimon_conn) + ["--older-than", str(NOW - 86_400_000)]
     assert app_args(PaimonExpireSnapshotsOperator(task_id="e3", table="db.t", older_than="")) == \
         head("expire-snapshots", "db.t", paimon_conn)
     with pytest.raises(ValueError, match="retain_min must be an integer"):
@@ -112,7 +127,7 @@ def test_create_tag(paimon_conn: str) -> None:
     op = PaimonCreateTagOperator(task_id="t", table="db.t", tag="daily-2026-11-20", snapshot_id="4",
                                  time_retained="7 d")
     assert app_args(op) == head("create-tag", "db.t", paimon_conn) + [
-        "--tag", "daily-2026-11-20", "--snapshot", "4", "--time-retained", "7 d"]
+        "--tag", "daily-2026-11-20", "--snapshot", "4", "--time-retained", "604800000"]
     assert app_args(PaimonCreateTagOperator(task_id="t2", table="db.t", tag="x", snapshot_id="None")) == \
         head("create-tag", "db.t", paimon_conn) + ["--tag", "x"]
     with pytest.raises(ValueError, match="tag name"):
@@ -130,7 +145,7 @@ def test_expire_partitions(paimon_conn: str) -> None:
                                         timestamp_formatter="yyyy-MM-dd", timestamp_pattern="$dt",
                                         strategy="values-time", max_expires="5", dry_run_only="True")
     assert app_args(op) == head("expire-partitions", "db.t", paimon_conn) + [
-        "--expiration-time", "30 d", "--timestamp-formatter", "yyyy-MM-dd", "--timestamp-pattern", "$dt",
+        "--expiration-time", "2592000000", "--timestamp-formatter", "yyyy-MM-dd", "--timestamp-pattern", "$dt",
         "--strategy", "values-time", "--max-expires", "5", "--dry-run"]
     assert app_args(PaimonExpirePartitionsOperator(task_id="q", table="db.t", dry_run_only="False")) == \
         head("expire-partitions", "db.t", paimon_conn)
@@ -138,8 +153,9 @@ def test_expire_partitions(paimon_conn: str) -> None:
 
 def test_remove_orphan_files(paimon_conn: str) -> None:
     op = PaimonRemoveOrphanFilesOperator(task_id="o", table="db.t", older_than="2 h ago", dry_run_only=True)
-    assert app_args(op) == head("remove-orphan-files", "db.t", paimon_conn) + ["--older-than", "2 h ago",
-                                                                             "--dry-run"]
+    with use_clock(ManualClock(NOW)):
+        assert app_args(op) == head("remove-orphan-files", "db.t", paimon_conn) + [
+            "--older-than", str(NOW - 7_200_000), "--dry-run"]
 
 
 def test_rollback(paimon_conn: str) -> None:
@@ -191,7 +207,8 @@ def test_every_command_has_an_operator() -> None:
     ops: set[type[PaimonSparkOperator]] = {
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
-        PaimonRollbackOperator, PaimonConsumeChangelogOperator}
+        PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
+        PaimonRewriteFileIndexOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
@@ -238,4 +255,19 @@ def test_rendered_options_parse_with_the_applications_grammar(paimon_conn: str) 
         args = parser.parse_args(app_args(op))
         assert (args.command, args.table, args.warehouse) == (op.command, "db.t", paimon_conn)
     assert parser.parse_args(app_args(ops[3])).tag == "-weird-tag"
-    assert app_args(ops[3])[-3:] == ["--tag=-weird-tag", "--time-retained", "7 d"]
+    assert app_args(ops[3])[-3:] == ["--tag=-weird-tag", "--time-retained", "604800000"]
+
+
+def test_delete_tag_drop_partitions_rewrite_file_index(paimon_conn: str) -> None:
+    op: PaimonSparkOperator = PaimonDeleteTagOperator(task_id="d", table="db.t", tag="a,b", ignore_if_not_exists="True")
+    assert app_args(op) == head("delete-tag", "db.t", paimon_conn) + ["--tag", "a,b", "--ignore-if-not-exists"]
+    op = PaimonDropPartitionsOperator(task_id="p", table="db.t", partitions="dt=a;dt=b,h=1")
+    assert app_args(op) == head("drop-partitions", "db.t", paimon_conn) + [
+        "--partition", "dt=a", "--partition", "dt=b,h=1"]
+    with pytest.raises(ValueError, match="drop-partitions: --partition is required"):
+        app_args(PaimonDropPartitionsOperator(task_id="p2", table="db.t", partitions=""))
+    op = PaimonRewriteFileIndexOperator(task_id="r", table="db.t", partitions=[{"dt": "a"}], commit_user="u")
+    assert app_args(op) == head("rewrite-file-index", "db.t", paimon_conn) + [
+        "--partition", "dt=a", "--commit-user", "u"]
+    assert app_args(PaimonRewriteFileIndexOperator(task_id="r2", table="db.t")) == \
+        head("rewrite-file-index", "db.t", paimon_conn)

@@ -1,0 +1,33 @@
+"""The command layer: one typed, validated dataclass per job on a table, and one registry of them.
+
+The CLI parser (:mod:`table_engine.ops.argv`), the Spark application, the provider's job spec and operators and
+``docs/commands.md`` (``python -m table_engine.ops --markdown``) are derived from the registry; each command runs
+against the engine through one function of :mod:`table_engine.ops.run` (Spark jobs: :mod:`table_engine.spark.jobs`).
+A command travels between processes as one JSON object (:meth:`Command.to_json`, :func:`from_json`).
+
+Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its function in :mod:`table_engine.ops.run`, and
+an operator subclass in ``provider/operators``.
+
+Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
+"""
+
+from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, command, command_class, from_json
+from table_engine.ops.commands import (
+    SOURCE_FORMATS,
+    Compact,
+    ConsumeChangelog,
+    CreateTag,
+    DeleteTag,
+    DropPartitions,
+    ExpirePartitions,
+    ExpireSnapshots,
+    ExpireTags,
+    RemoveOrphanFiles,
+    RewriteFileIndex,
+    Rollback,
+    Write,
+)
+
+__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
+           "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
+           "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]

@@ -1,0 +1,175 @@
+"""The commands: one frozen dataclass per job the CLI, the Spark application and the provider's operators run.
+
+Field names are the engine's (times and durations in milliseconds); each field's flag is the command line's. The
+function that runs a command against the engine is in :mod:`table_engine.ops.run` (Spark jobs: in
+:mod:`table_engine.spark.jobs`). No pyarrow here (see :mod:`table_engine.ops.base`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from table_engine.ops.base import Command, arg, command
+
+__all__ = ["Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
+           "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
+           "Write"]
+
+SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
+
+_PARALLELISM = "Spark: {} tasks (default: Spark's default parallelism)"
+
+
+@command("write", spark_job=True, groups={"source": True},
+         help="write rows from a source (or a Spark SQL query) into the table")
+@dataclass(frozen=True, kw_only=True)
+class Write(Command):
+    """Rows from ``source`` files or a Spark SQL query into the table; ``create_if_missing`` creates it from the
+    source's schema. A re-run with the same ``commit_user`` is a no-op once it has committed."""
+
+    source: str | None = arg("path of the input files", group="source")
+    sql: str | None = arg("Spark SQL query giving the rows (spark-submit only)", group="source")
+    format: str = arg("format of --source", kind="choice", choices=SOURCE_FORMATS, default="parquet")
+    source_options: Mapping[str, str] = arg("reader option of --source, e.g. header=true for csv (repeatable)",
+                                            flag="--source-option", kind="key_value", metavar="K=V")
+    mode: str = arg("overwrite: dynamic partition overwrite (the partitions present in the data)", kind="choice",
+                    choices=("append", "overwrite"), default="append")
+    create_if_missing: bool = arg("create the table from the source's schema", kind="flag")
+    primary_keys: tuple[str, ...] = arg("with --create-if-missing: key columns a,b", flag="--primary-key",
+                                        kind="columns")
+    partition_keys: tuple[str, ...] = arg("with --create-if-missing: partition columns", flag="--partition-key",
+                                          kind="columns")
+    options: Mapping[str, str] = arg("with --create-if-missing: table option (repeatable)", flag="--option",
+                                     kind="key_value", metavar="K=V")
+    commit_user: str | None = arg("commit user; re-running a job with the same one does not commit twice")
+    parallelism: int | None = arg("Spark: writer tasks for primary-key tables (default: Spark's default "
+                                  "parallelism)", kind="count")
+
+
+@command("compact", spark_job=True, help="compact a table (all buckets, or those of --partition)")
+@dataclass(frozen=True, kw_only=True)
+class Compact(Command):
+    """Minor compaction (Paimon's universal picker per bucket; append tables: small files once
+    ``compaction.min.file-num`` are there) or ``full``; ``idle_time_millis`` only compacts partitions that got no
+    new data files for that long (Paimon's ``partition_idle_time``)."""
+
+    full: bool = arg("full compaction (one sorted run per bucket; append tables: every small file)", kind="flag")
+    partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]")
+    idle_time_millis: int | None = arg("only partitions that got no new data files for this long, e.g. '1 d'",
+                                       flag="--idle-time", kind="duration", metavar="DURATION")
+    commit_user: str | None = arg("commit user of the compaction snapshot")
+    parallelism: int | None = arg(_PARALLELISM.format("compaction"), kind="count")
+
+
+@command("expire-snapshots", help="expire old snapshots and the files only they reference")
+@dataclass(frozen=True, kw_only=True)
+class ExpireSnapshots(Command):
+    """Expire snapshots as the table's retention options say, each option overridable here."""
+
+    retain_min: int | None = arg("snapshots to keep at least (default: snapshot.num-retained.min)", kind="count")
+    retain_max: int | None = arg("snapshots to keep at most (default: snapshot.num-retained.max)", kind="count")
+    older_than_millis: int | None = arg("expire snapshots older than this (default: snapshot.time-retained)",
+                                        flag="--older-than", kind="time", metavar="TIME")
+    max_deletes: int | None = arg("snapshots to expire at most in this run", kind="count")
+
+
+@command("create-tag", help="tag a snapshot (latest by default)")
+@dataclass(frozen=True, kw_only=True)
+class CreateTag(Command):
+    """Tag a snapshot; without ``snapshot`` on a table with no snapshot yet it tags nothing."""
+
+    tag: str = arg("tag name", required=True)
+    snapshot: int | None = arg("snapshot to tag (default: the latest)", kind="count")
+    time_retained_millis: int | None = arg("how long the tag is kept", flag="--time-retained", kind="duration",
+                                           metavar="DURATION")
+
+
+@command("expire-tags", help="delete tags past their retention (or created before --older-than)")
+@dataclass(frozen=True, kw_only=True)
+class ExpireTags(Command):
+    """Delete tags past their ``time-retained``, or created before ``older_than_millis``."""
+
+    older_than_millis: int | None = arg("delete tags created before this", flag="--older-than", kind="time",
+                                        metavar="TIME")
+
+
+@command("expire-partitions", help="drop partitions whose time (from their values) has expired")
+@dataclass(frozen=True, kw_only=True)
+class ExpirePartitions(Command):
+    """Drop expired partitions; each setting overrides the table's ``partition.*`` option."""
+
+    expiration_time_millis: int | None = arg("partitions older than this expire (partition.expiration-time)",
+                                             flag="--expiration-time", kind="duration", metavar="DURATION")
+    timestamp_formatter: str | None = arg("formatter of the partition time (partition.timestamp-formatter)")
+    timestamp_pattern: str | None = arg("pattern of the partition time (partition.timestamp-pattern)")
+    strategy: str | None = arg("how a partition's time is found (partition.expiration-strategy)", kind="choice",
+                               choices=("values-time", "update-time"))
+    max_expires: int | None = arg("partitions to expire at most (partition.expiration-max-num)", kind="count")
+    dry_run: bool = arg("report the partitions without dropping them", kind="flag")
+
+
+@command("remove-orphan-files", help="delete files no snapshot, tag or changelog references")
+@dataclass(frozen=True, kw_only=True)
+class RemoveOrphanFiles(Command):
+    """Delete unreferenced files older than ``older_than_millis`` (default: one day ago)."""
+
+    older_than_millis: int | None = arg("only files older than this (default: one day ago)", flag="--older-than",
+                                        kind="time", metavar="TIME")
+    dry_run: bool = arg("report the files without deleting them", kind="flag")
+
+
+@command("rollback", groups={"target": True}, help="make an older snapshot (or a tag) the latest")
+@dataclass(frozen=True, kw_only=True)
+class Rollback(Command):
+    """Roll the table back to ``snapshot`` or ``tag`` (exactly one)."""
+
+    snapshot: int | None = arg("snapshot to roll back to", kind="count", group="target")
+    tag: str | None = arg("tag to roll back to", group="target")
+
+
+@command("consume-changelog", spark_job=True, groups={"output": True},
+         help="read the changes after a consumer's position and advance it")
+@dataclass(frozen=True, kw_only=True)
+class ConsumeChangelog(Command):
+    """The changes after the consumer's position (rows with a ``rowkind`` column) into ``output`` files or the
+    ``target_table``, exactly once across crashes; then the consumer advances."""
+
+    consumer_id: str = arg("the consumer", required=True)
+    output: str | None = arg("directory for the change rows (one sub-directory per run)", group="output")
+    target_table: str | None = arg("apply the changes to this table (database.table)", group="output")
+    output_format: str = arg("format of --output", kind="choice", choices=("parquet", "json", "csv"),
+                             default="parquet")
+    from_snapshot: int | None = arg("first snapshot to read (default: the consumer's next)", kind="count")
+    to_snapshot: int | None = arg("last snapshot to read (default: the latest)", kind="count")
+
+
+@command("delete-tag", help="delete tags and the files only they kept alive")
+@dataclass(frozen=True, kw_only=True)
+class DeleteTag(Command):
+    """Delete ``tag`` (comma-separated names for several) and the files only those tags referenced."""
+
+    tag: str = arg("tag name (comma-separated for several)", required=True)
+    ignore_if_not_exists: bool = arg("a tag that does not exist is no error", kind="flag")
+
+
+@command("drop-partitions", help="drop partitions in one OVERWRITE commit")
+@dataclass(frozen=True, kw_only=True)
+class DropPartitions(Command):
+    """Drop the partitions matching ``partitions`` (specs may name some partition keys) in one commit; a spec that
+    matches no partition fails and drops nothing."""
+
+    partitions: tuple[dict[str, str], ...] = arg("partition to drop (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]", required=True)
+
+
+@command("rewrite-file-index", help="(re)build the file indexes of data files per the file-index.* options")
+@dataclass(frozen=True, kw_only=True)
+class RewriteFileIndex(Command):
+    """Paimon's ``sys.rewrite_file_index``: each changed data file is replaced by itself with the new index, in one
+    COMPACT commit."""
+
+    partitions: tuple[dict[str, str], ...] = arg("only files of this partition (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]")
+    commit_user: str | None = arg("commit user of the snapshot")

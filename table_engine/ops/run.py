@@ -1,0 +1,246 @@
+"""One function per command that runs it against the engine in this process: ``run_<command>(cmd, catalog)``, the
+result as a JSON-able dict (the keys of the CLI's result line). :func:`run_command` dispatches by command class.
+The Spark application runs the commands that are Spark jobs with :mod:`table_engine.spark.jobs` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from table_engine.catalog import Catalog
+from table_engine.consume import consume_changelog
+from table_engine.core_options import default_commit_user
+from table_engine.errors import CommandError, TableNotExistError
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.ops.base import Command
+from table_engine.ops.commands import (
+    Compact,
+    ConsumeChangelog,
+    CreateTag,
+    DeleteTag,
+    DropPartitions,
+    ExpirePartitions,
+    ExpireSnapshots,
+    ExpireTags,
+    RemoveOrphanFiles,
+    RewriteFileIndex,
+    Rollback,
+    Write,
+)
+from table_engine.store import snapshot_info
+from table_engine.store.commit import Overwrite
+from table_engine.table import Table
+
+log = logging.getLogger("table_engine.cli")
+
+__all__ = ["RUNNERS", "compact_result", "ensure_table", "open_catalog", "previous_commit", "run_command",
+           "write_result"]
+
+RUNNERS: dict[type[Command], Callable[[Any, Catalog], dict[str, Any]]] = {}
+"""The engine function of each command class."""
+
+C = TypeVar("C", bound=Command)
+
+
+def runs(cls: type[C]) -> Callable[[Callable[[C, Catalog], dict[str, Any]]], Callable[[C, Catalog], dict[str, Any]]]:
+    """Register the decorated function as the one that runs commands of ``cls``."""
+    def register(fn: Callable[[C, Catalog], dict[str, Any]]) -> Callable[[C, Catalog], dict[str, Any]]:
+        RUNNERS[cls] = fn
+        return fn
+    return register
+
+
+def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Run ``cmd`` against the engine in this process (its catalog opened from the command unless given)."""
+    return RUNNERS[type(cmd)](cmd, catalog if catalog is not None else open_catalog(cmd))
+
+
+# ---- shared job logic ---------------------------------------------------------------------------------------------
+def open_catalog(cmd: Command) -> Catalog:
+    return Catalog(cmd.warehouse, dict(cmd.catalog_options))
+
+
+def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table, bool]:
+    """The target table of ``write``, created from ``schema`` with ``--create-if-missing``."""
+    if catalog.table_exists(cmd.table):
+        return catalog.get_table(cmd.table), False
+    if not cmd.create_if_missing:
+        raise TableNotExistError(f"table {cmd.table!r} does not exist in {cmd.warehouse} "
+                                 "(add --create-if-missing to create it from the source's schema)")
+    table = catalog.create_table(cmd.table, schema, primary_keys=list(cmd.primary_keys),
+                                 partition_keys=list(cmd.partition_keys), options=dict(cmd.options),
+                                 ignore_if_exists=True)
+    log.info("created table %s (primary key %s, partitioned by %s)", cmd.table, list(cmd.primary_keys),
+             list(cmd.partition_keys))
+    return table, True
+
+
+def commit_user(cmd: Write, table: Table) -> str:
+    """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
+    return cmd.commit_user or default_commit_user(table.options)
+
+
+def previous_commit(table: Table, user: str) -> int | None:
+    """The snapshot of an earlier run of this job (same ``--commit-user``), if it committed."""
+    snap = snapshot_info.find_commit(table.file_io, table.path, user, BATCH_COMMIT_IDENTIFIER)
+    return None if snap is None else snap.id
+
+
+def write_result(table: Table, snapshot_id: int | None, created: bool, skipped: bool = False) -> dict[str, Any]:
+    """``write``'s result: the snapshot, the rows and files it added."""
+    rows = files = 0
+    if snapshot_id is not None:
+        changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))
+        rows, files = changes.added_rows, len(changes.added_files)
+    return {"snapshot_id": snapshot_id, "rows": rows, "files": files, "created": created,
+            "already_committed": skipped}
+
+
+def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
+    if snapshot_id is None:
+        return {"snapshot_id": None, "files_before": 0, "files_after": 0}
+    changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))
+    return {"snapshot_id": snapshot_id, "files_before": len(changes.deleted_files),
+            "files_after": len(changes.added_files), "rows": changes.added_rows}
+
+
+# ---- the commands -------------------------------------------------------------------------------------------------
+@runs(Write)
+def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
+    import pyarrow.dataset as ds
+
+    if cmd.sql:
+        raise CommandError("--sql needs Spark: run spark-submit table_engine/spark/app.py write ...")
+    fmt: Any = cmd.format
+    if cmd.source_options:
+        fmt = _file_format(cmd.format, cmd.source_options)
+    try:
+        data = ds.dataset(cmd.source, format=fmt)
+    except FileNotFoundError:
+        raise CommandError(f"--source {cmd.source} does not exist") from None
+    except pa.ArrowInvalid as e:
+        raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
+    table, created = ensure_table(cmd, catalog, data.schema)
+    user = commit_user(cmd, table)
+    done = previous_commit(table, user) if cmd.commit_user else None
+    if done is not None:
+        log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
+        return write_result(table, done, created, skipped=True)
+    writer = table.new_write()
+    rows = 0
+    try:
+        for batch in data.to_batches():
+            writer.write(batch)
+            rows += batch.num_rows
+        messages = writer.prepare_commit()
+        overwrite = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if cmd.mode == "overwrite" \
+            else None
+        sid = table.new_commit(user).commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=overwrite)
+    except BaseException:
+        writer.abort()
+        raise
+    log.info("%s: wrote %d rows (snapshot %s)", table.identifier, rows, sid)
+    return write_result(table, sid, created)
+
+
+def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
+    import pyarrow.dataset as ds
+
+    if fmt == "csv":
+        import pyarrow.csv as pcsv
+
+        delimiter = options.get("delimiter", options.get("sep", ","))
+        header = options.get("header", "true").lower() == "true"
+        return ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=delimiter),
+                                read_options=pcsv.ReadOptions(autogenerate_column_names=not header))
+    return fmt
+
+
+@runs(Compact)
+def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    sid = table.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
+                        idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user)
+    return compact_result(table, sid)
+
+
+@runs(ExpireSnapshots)
+def run_expire_snapshots(cmd: ExpireSnapshots, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    overrides = {k: v for k, v in (("retain_min", cmd.retain_min), ("retain_max", cmd.retain_max),
+                                   ("older_than_millis", cmd.older_than_millis), ("max_deletes", cmd.max_deletes))
+                 if v is not None}
+    result = table.expire_snapshots(**overrides)
+    return {"expired_snapshots": result.expired_snapshot_ids, "deleted_files": result.deleted_files,
+            "earliest_snapshot_id": table.earliest_snapshot_id()}
+
+
+@runs(CreateTag)
+def run_create_tag(cmd: CreateTag, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    if cmd.snapshot is None and table.latest_snapshot_id() is None:
+        # a table nothing was written to yet: no latest snapshot to tag (as Paimon's automatic tag creation, a
+        # scheduled tag job has nothing to do); an explicit --snapshot that does not exist still fails
+        log.info("%s has no snapshot yet: tag %s not created", table.identifier, cmd.tag)
+        return {"tag": None, "snapshot_id": None, "requested_tag": cmd.tag, "reason": "no snapshot yet"}
+    snap = table.create_tag(cmd.tag, cmd.snapshot, cmd.time_retained_millis)
+    return {"tag": cmd.tag, "snapshot_id": snap.id}
+
+
+@runs(ExpireTags)
+def run_expire_tags(cmd: ExpireTags, catalog: Catalog) -> dict[str, Any]:
+    return {"expired_tags": catalog.get_table(cmd.table).expire_tags(cmd.older_than_millis)}
+
+
+@runs(ExpirePartitions)
+def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    overrides = {k: v for k, v in (("expiration_time", cmd.expiration_time_millis), ("strategy", cmd.strategy),
+                                   ("timestamp_formatter", cmd.timestamp_formatter),
+                                   ("timestamp_pattern", cmd.timestamp_pattern),
+                                   ("max_expires", cmd.max_expires)) if v is not None}
+    result = table.expire_partitions(dry_run=cmd.dry_run, **overrides)
+    return {"expired_partitions": result.partitions, "snapshot_ids": result.snapshot_ids,
+            "snapshot_id": result.snapshot_ids[-1] if result.snapshot_ids else None, "dry_run": cmd.dry_run}
+
+
+@runs(RemoveOrphanFiles)
+def run_remove_orphan_files(cmd: RemoveOrphanFiles, catalog: Catalog) -> dict[str, Any]:
+    result = catalog.get_table(cmd.table).remove_orphan_files(cmd.older_than_millis, cmd.dry_run)
+    return {"orphan_files": result.count, "bytes": result.total_bytes, "dry_run": result.dry_run,
+            "files": result.paths[:100]}
+
+
+@runs(Rollback)
+def run_rollback(cmd: Rollback, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    target: int | str = cmd.snapshot if cmd.snapshot is not None else str(cmd.tag)
+    result = table.rollback_to(target)
+    return {"snapshot_id": result.snapshot_id, "removed_snapshots": result.removed_snapshot_ids,
+            "removed_tags": result.removed_tags, "deleted_files": result.deleted_files}
+
+
+@runs(ConsumeChangelog)
+def run_consume_changelog(cmd: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
+    return consume_changelog(cmd, catalog)
+
+
+@runs(DeleteTag)
+def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
+    result = catalog.get_table(cmd.table).delete_tag(cmd.tag, cmd.ignore_if_not_exists)
+    return {"deleted_tags": result.deleted_tags, "deleted_files": result.deleted_files}
+
+
+@runs(DropPartitions)
+def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
+    return {"snapshot_id": catalog.get_table(cmd.table).drop_partitions(list(cmd.partitions))}
+
+
+@runs(RewriteFileIndex)
+def run_rewrite_file_index(cmd: RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
+    sid = catalog.get_table(cmd.table).rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
+    return {"snapshot_id": sid}
