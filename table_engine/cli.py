@@ -58,8 +58,8 @@ from table_engine.consume import consume_changelog
 from table_engine.errors import PartitionSpecError, TableEngineError, TableNotExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.options import parse_duration
-from table_engine.store import snapshot_info
-from table_engine.store.commit import Overwrite
+from table_engine.store.committing import snapshot_info
+from table_engine.store.committing.commit import Overwrite
 from table_engine.store.partition_spec import parse_partition_text
 from table_engine.table import Table
 
