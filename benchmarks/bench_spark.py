@@ -242,7 +242,7 @@ def compact_child(master: str, table_path: str) -> None:
     # start the executors' Python workers and import the engine in them: the time is compaction, not start-up
     cores = spark.sparkContext.defaultParallelism
     spark.sparkContext.parallelize(range(cores), cores).map(
-        lambda _: bool(__import__("table_engine.store.compact"))).collect()
+        lambda _: bool(__import__("table_engine.store.compaction.compact"))).collect()
     table = open_table(table_path)
     start = time.perf_counter()
     sid = compact_table(spark, table, full=True)

@@ -2,7 +2,7 @@
 
 Nothing here imports Airflow or PySpark, builds an engine path or a FileIO: the functions take the engine's
 :class:`~table_engine.table.Table` (None while the table does not exist), ask its
-:meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.table_metadata`), and return plain
+:meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.reading.table_metadata`), and return plain
 dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from table_engine.errors import TableNotExistError
 from table_engine.store.partition_spec import parse_partition_text
-from table_engine.store.table_metadata import SUCCESS_FILE
+from table_engine.store.reading.table_metadata import SUCCESS_FILE
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
@@ -89,7 +89,7 @@ def find_snapshot(
 ) -> SnapshotInfo | None:
     """The oldest snapshot newer than ``after_snapshot_id`` and committed after ``after_time_millis`` (both
     optional) that has one of ``commit_kinds`` (any if empty) and touches ``partition`` (any if None); see
-    :meth:`TableMetadata.find_snapshot <table_engine.store.table_metadata.TableMetadata.find_snapshot>`.
+    :meth:`TableMetadata.find_snapshot <table_engine.store.reading.table_metadata.TableMetadata.find_snapshot>`.
 
     ``None`` while there is none, including while the table does not exist yet (``table`` None).
     """

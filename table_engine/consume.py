@@ -26,8 +26,8 @@ import pyarrow as pa
 from table_engine.catalog import Catalog
 from table_engine.errors import ConsumerError
 from table_engine.ops.commands import ConsumeChangelog
+from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.store.context import StoreContext
-from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")

@@ -29,13 +29,13 @@ from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snaps
 from table_engine.io.paths import partition_value_string
 from table_engine.lsm.merge_engines import aggregation_fields
 from table_engine.predicate import conjunction, parse_filters, validate_columns
-from table_engine.store.binlog import binlog_schema, pack_binlog
-from table_engine.store.consumers import ConsumerManager
-from table_engine.store.file_refs import FileRefs
-from table_engine.store.incremental import ROWKIND_COLUMN, changes_schema
-from table_engine.store.scan import live_entries
-from table_engine.store.stream_scan import FULL, StreamPlan, StreamScan, iter_plan_splits
-from table_engine.store.tags import TagManager
+from table_engine.store.changes.binlog import binlog_schema, pack_binlog
+from table_engine.store.changes.consumers import ConsumerManager
+from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema
+from table_engine.store.changes.stream_scan import FULL, StreamPlan, StreamScan, iter_plan_splits
+from table_engine.store.lifecycle.file_refs import FileRefs
+from table_engine.store.lifecycle.tags import TagManager
+from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
 from table_engine.table_source import TableSource
 

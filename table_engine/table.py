@@ -31,26 +31,26 @@ from table_engine.format.snapshot import (
 from table_engine.io.file_io import FileIO
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.schema_change import SchemaChange, apply_changes
-from table_engine.store.commit import FileStoreCommit, Overwrite
-from table_engine.store.commit_message import CommitMessage
+from table_engine.store.committing.commit import FileStoreCommit, Overwrite
+from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
-from table_engine.store.read import TableRead, read_context
-from table_engine.store.scan import Split, plan_splits
-from table_engine.store.table_metadata import TableMetadata
-from table_engine.store.write import TableWrite
+from table_engine.store.reading.read import TableRead, read_context
+from table_engine.store.reading.scan import Split, plan_splits
+from table_engine.store.reading.table_metadata import TableMetadata
+from table_engine.store.writing.write import TableWrite
 
 if TYPE_CHECKING:
     from table_engine.format.tag_file import Tag
-    from table_engine.store.changelog_consumer import ChangelogConsumer
-    from table_engine.store.consumers import ConsumerManager
-    from table_engine.store.expire import ExpireResult
-    from table_engine.store.maintenance import MaintenanceReport
-    from table_engine.store.orphans import OrphanResult
-    from table_engine.store.partition_expire import PartitionExpireResult
+    from table_engine.store.changes.changelog_consumer import ChangelogConsumer
+    from table_engine.store.changes.consumers import ConsumerManager
+    from table_engine.store.changes.stream_scan import StreamScan
+    from table_engine.store.lifecycle.expire import ExpireResult
+    from table_engine.store.lifecycle.maintenance import MaintenanceReport
+    from table_engine.store.lifecycle.orphans import OrphanResult
+    from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
+    from table_engine.store.lifecycle.rollback import RollbackResult
+    from table_engine.store.lifecycle.tags import TagDeletion, TagManager
     from table_engine.store.partition_spec import PartitionSpecs
-    from table_engine.store.rollback import RollbackResult
-    from table_engine.store.stream_scan import StreamScan
-    from table_engine.store.tags import TagDeletion, TagManager
     from table_engine.table_source import TableSource
 
 log = logging.getLogger(__name__)
@@ -179,8 +179,8 @@ class Table:
 
     def _compact_level0(self, sid: int | None, committer: FileStoreCommit, overwritten: bool) -> int | None:
         """Tables whose batch reads skip level 0: compact what an overwrite or dropped writer compactions left on
-        level 0, so the commit is visible (:func:`~table_engine.store.compact.compact_invisible_level0`)."""
-        from table_engine.store.compact import compact_invisible_level0
+        level 0, so the commit is visible (:func:`~table_engine.store.compaction.compact.compact_invisible_level0`)."""
+        from table_engine.store.compaction.compact import compact_invisible_level0
 
         return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten, committer.dropped_compactions)
 
@@ -246,7 +246,7 @@ class Table:
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
-            from table_engine.store.batch_changes import batch_start_snapshot
+            from table_engine.store.changes.batch_changes import batch_start_snapshot
 
             snap = batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
         else:
@@ -290,13 +290,13 @@ class Table:
         reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
         yield from reader.to_batches(splits, batch_size)
 
-    # ---- dynamic options, incremental and streaming reads (store/starting, stream_scan, changelog_consumer) -----
+    # ---- dynamic options, incremental and streaming reads (store/changes/starting, stream_scan, changelog_consumer) --
     def copy(self, options: Mapping[str, str]) -> Table:
         """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
         "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
         from table_engine.core_options import CoreOptions, validate_options
         from table_engine.lsm.merge_engines import check_engine_options
-        from table_engine.store.starting import validate_scan_options
+        from table_engine.store.changes.starting import validate_scan_options
 
         merged = {**self.schema.options, **{str(k): str(v) for k, v in options.items()}}
         validate_options(merged)
@@ -310,7 +310,7 @@ class Table:
     def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
         """A streaming scan (``scan.mode``, ``consumer-id``... from the table and ``options``): ``plan()`` returns the
         next snapshot's splits or None, ``read(plan)`` their rows with a ``rowkind`` column."""
-        from table_engine.store.stream_scan import StreamScan
+        from table_engine.store.changes.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
         t._check_no_consumer(None)
@@ -322,9 +322,9 @@ class Table:
                            filter: Any = None, columns: Sequence[str] | None = None,
                            batch_size: int = 65536) -> ChangelogConsumer:
         """Consume the table's changes as Arrow batches with row kinds; ``consumer_id`` records progress at
-        ``commit(position)`` and resumes there (see :mod:`table_engine.store.changelog_consumer`)."""
-        from table_engine.store.changelog_consumer import ChangelogConsumer
-        from table_engine.store.stream_scan import StreamScan
+        ``commit(position)`` and resumes there (see :mod:`table_engine.store.changes.changelog_consumer`)."""
+        from table_engine.store.changes.changelog_consumer import ChangelogConsumer
+        from table_engine.store.changes.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
         t._check_no_consumer(consumer_id)
@@ -345,18 +345,18 @@ class Table:
                                      f"({CONSUMER_ID.key}) cannot record progress")
 
     def _scan_mode_set(self) -> bool:
-        from table_engine.store.batch_changes import needs_start_resolution
+        from table_engine.store.changes.batch_changes import needs_start_resolution
 
         return needs_start_resolution(self.options)
 
     def _incremental_read(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> bool:
-        from table_engine.store.batch_changes import is_incremental
+        from table_engine.store.changes.batch_changes import is_incremental
 
         return snapshot_id is None and tag is None and timestamp_millis is None and is_incremental(self.options)
 
     def _incremental_batches(self, columns: Sequence[str] | None, filter: Any, batch_size: int,
                              with_row_kind: bool = False) -> Iterator[pa.RecordBatch]:
-        from table_engine.store.batch_changes import plan_incremental, read_incremental
+        from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
 
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
@@ -400,14 +400,14 @@ class Table:
         universal picker per bucket: a "minor" compaction). Append tables: small files of each bucket (of each
         partition with ``bucket`` = -1) are rewritten into files near ``target-file-size`` once
         ``compaction.min.file-num`` of them are there, deletion vectors applied (see
-        :mod:`table_engine.store.append_pick`); ``full`` also takes the small files left over. ``partitions``: only
-        partitions matching one of these ``{column: value}`` specs or ``k=v,..`` texts (typed against
-        the partition columns; a spec that matches no partition is a PartitionSpecError).
+        :mod:`table_engine.store.compaction.append_pick`); ``full`` also takes the small files left over.
+        ``partitions``: only partitions matching one of these ``{column: value}`` specs or ``k=v,..`` texts (typed
+        against the partition columns; a spec that matches no partition is a PartitionSpecError).
         ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
         concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
         as it was.
         """
-        from table_engine.store.compact import compact_table
+        from table_engine.store.compaction.compact import compact_table
 
         return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms)
 
@@ -446,7 +446,7 @@ class Table:
     def _after_commit(self, snapshot_id: int | None, commit_identifier: int, maintain: bool | None) -> None:
         if snapshot_id is None or not (self.commit_maintenance if maintain is None else maintain):
             return
-        from table_engine.store.maintenance import run_commit_maintenance
+        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 
         try:
             run_commit_maintenance(self._ctx, commit_identifier)
@@ -456,7 +456,7 @@ class Table:
     @mutating
     def maintain(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
         """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
-        from table_engine.store.maintenance import run_commit_maintenance
+        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 
         return run_commit_maintenance(self._ctx, commit_identifier)
 
@@ -465,7 +465,7 @@ class Table:
         """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
         retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
         changelog_time_retained."""
-        from table_engine.store.expire import ExpireConfig, expire_snapshots
+        from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
 
         return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
 
@@ -475,8 +475,8 @@ class Table:
         return self._tag_manager()
 
     def _tag_manager(self) -> TagManager:
-        from table_engine.store.tag_period import TagPeriodHandler
-        from table_engine.store.tags import TagManager
+        from table_engine.store.lifecycle.tag_period import TagPeriodHandler
+        from table_engine.store.lifecycle.tags import TagManager
 
         auto = self.options.tag_automatic_creation().value in ("process-time", "watermark")
         return TagManager(self._ctx, TagPeriodHandler.from_options(self.options) if auto else None)
@@ -536,7 +536,7 @@ class Table:
     @mutating
     def delete_tag(self, name: str | Sequence[str], ignore_if_not_exists: bool = False) -> TagDeletion:
         """Delete tags (a name, a list, or comma-separated names) and the files only they kept alive."""
-        from table_engine.store.tags import TagDeletion
+        from table_engine.store.lifecycle.tags import TagDeletion
 
         names = [n.strip() for n in name.split(",")] if isinstance(name, str) else list(name)
         tags = self.tag_manager()
@@ -561,7 +561,7 @@ class Table:
     def create_auto_tags(self) -> list[str]:
         """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
         ``trigger_tag_automatic_creation``)."""
-        from table_engine.store.tag_creation import TagAutoCreation, create_batch_tag
+        from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
 
         if self.options.tag_automatic_creation().value == "batch":
             name = create_batch_tag(self._ctx)
@@ -572,7 +572,7 @@ class Table:
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
-        from table_engine.store.partition_expire import expire_partitions
+        from table_engine.store.lifecycle.partition_expire import expire_partitions
 
         return expire_partitions(self._ctx, **overrides)
 
@@ -580,7 +580,7 @@ class Table:
     def drop_partitions(self, partitions: PartitionSpecs) -> int | None:
         """Drop partitions (specs may name some partition keys; values as text or typed) in one OVERWRITE commit;
         its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped."""
-        from table_engine.store.partition_expire import drop_partitions
+        from table_engine.store.lifecycle.partition_expire import drop_partitions
 
         return drop_partitions(self._ctx, partitions)
 
@@ -590,7 +590,7 @@ class Table:
         return self._consumer_manager()
 
     def _consumer_manager(self) -> ConsumerManager:
-        from table_engine.store.consumers import ConsumerManager
+        from table_engine.store.changes.consumers import ConsumerManager
 
         return ConsumerManager(self.file_io, self.path)
 
@@ -611,14 +611,14 @@ class Table:
     @mutating
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
-        from table_engine.store.orphans import remove_orphan_files
+        from table_engine.store.lifecycle.orphans import remove_orphan_files
 
         return remove_orphan_files(self._ctx, older_than_millis, dry_run)
 
     @mutating
     def rollback_to(self, version: int | str) -> RollbackResult:
         """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
-        from table_engine.store.rollback import rollback_to
+        from table_engine.store.lifecycle.rollback import rollback_to
 
         if isinstance(version, bool) or not isinstance(version, (int, str)):
             raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
@@ -638,7 +638,7 @@ class Table:
         changed file is replaced by itself with the new index in one COMPACT commit; returns its snapshot id, or
         None when no file changed.
         """
-        from table_engine.store.file_index_rewrite import rewrite_file_index
+        from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 
         self.refresh()
         return rewrite_file_index(self._ctx, self.new_commit(commit_user), partitions)

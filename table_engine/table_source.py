@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from table_engine.store.stream_scan import StreamScan
+    from table_engine.store.changes.stream_scan import StreamScan
     from table_engine.table import Table
 
 

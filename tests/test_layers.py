@@ -53,3 +53,30 @@ def test_table_engine_layers_point_one_way() -> None:
             if other is not None and other > own:
                 problems.append(f"{module} (layer {own}) imports {imp} (layer {other})")
     assert not problems, "\n".join(problems)
+
+
+# table_engine.store's subpackages, in order: each may import only the shared store modules (store/*.py, rank 0)
+# and the subpackages before it
+STORE_ORDER = ("indexes", "reading", "committing", "compaction", "writing", "changes", "lifecycle")
+
+
+def _store_rank(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[:2] != ["table_engine", "store"]:
+        return None
+    return STORE_ORDER.index(parts[2]) + 1 if len(parts) > 2 and parts[2] in STORE_ORDER else 0
+
+
+def test_store_subpackages_point_one_way() -> None:
+    store = ROOT / "table_engine" / "store"
+    assert sorted(p.name for p in store.iterdir() if (p / "__init__.py").exists()) == sorted(STORE_ORDER)
+    problems = []
+    for path in sorted(store.rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        own = _store_rank(module)
+        assert own is not None
+        for imp in _imports(path):
+            other = _store_rank(imp)
+            if other is not None and other > own:
+                problems.append(f"{module} imports {imp}: store/{STORE_ORDER[other - 1]} comes after it")
+    assert not problems, "\n".join(problems)

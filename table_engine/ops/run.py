@@ -31,8 +31,8 @@ from table_engine.ops.commands import (
     Rollback,
     Write,
 )
-from table_engine.store import snapshot_info
-from table_engine.store.commit import Overwrite
+from table_engine.store.committing import snapshot_info
+from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")

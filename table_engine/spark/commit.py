@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 
 from table_engine.errors import DataError
 from table_engine.format.snapshot import Snapshot
-from table_engine.store import snapshot_info
-from table_engine.store.commit import Overwrite
-from table_engine.store.commit_message import CommitMessage
-from table_engine.store.compact import compact_invisible_level0, compact_written_append_partitions
+from table_engine.store.committing import snapshot_info
+from table_engine.store.committing.commit import Overwrite
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.compaction.compact import compact_invisible_level0, compact_written_append_partitions
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
 

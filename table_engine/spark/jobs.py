@@ -37,11 +37,11 @@ from table_engine.spark.commit import commit_once
 from table_engine.spark.source import SOURCE_NAME
 from table_engine.spark.types import arrow_schema_for
 from table_engine.spark.writer import prepare_write
-from table_engine.store import snapshot_info
-from table_engine.store.commit_message import CommitMessage
-from table_engine.store.compact import BucketFiles, compact_buckets, plan_compaction
+from table_engine.store.changes.incremental import ROWKIND_COLUMN
+from table_engine.store.committing import snapshot_info
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.context import StoreContext
-from table_engine.store.incremental import ROWKIND_COLUMN
 from table_engine.store.partition_spec import PartitionSpecs
 from table_engine.table import Table
 

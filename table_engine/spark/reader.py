@@ -4,14 +4,14 @@ Batch: the driver plans the scan once (one Spark partition per split, i.e. per (
 reads the same snapshot; tasks yield Arrow record batches in Spark's exact layout (never rows). Time travel by
 ``scan.snapshot-id``, ``scan.tag-name`` or ``scan.timestamp-millis``; ``incremental-between`` ('start,end',
 snapshot ids or tag names, start exclusive) or ``incremental-between-timestamp`` read what those snapshots changed
-(:mod:`table_engine.store.incremental`: every change as written, in commit order per (partition, bucket); as in
+(:mod:`table_engine.store.changes.incremental`: every change as written, in commit order per (partition, bucket); as in
 Paimon, a key changed by several snapshots appears once per change).
 
 Streaming: offsets are ``{"snapshot": n}``, the last snapshot a micro-batch consumed (plus ``"full": true`` before
 the initial full scan of ``scan.mode`` latest-full / compacted-full / from-snapshot-full); a new query starts where
-the engine's streaming rules say (:func:`table_engine.store.starting.resolve_stream_start`). Each micro-batch reads
-the changes of the snapshots after its start offset (a changelog if the table produces one, else the delta files of
-APPEND snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
+the engine's streaming rules say (:func:`table_engine.store.changes.starting.resolve_stream_start`). Each micro-batch
+reads the changes of the snapshots after its start offset (a changelog if the table produces one, else the delta files
+of APPEND snapshots), in commit order per (partition, bucket), so one Spark partition replays a key's changes in order.
 Spark restarts a query from its checkpointed offsets; ``consumer-id`` additionally records, once the micro-batches
 before it completed, the next snapshot as a Paimon consumer: snapshot expiry keeps the snapshots not yet read, and a
 new query (no checkpoint) with that consumer id starts there.
@@ -39,16 +39,16 @@ from table_engine.predicate import parse_filters
 from table_engine.spark import options as o
 from table_engine.spark.filters import EngineFilter, translate_all
 from table_engine.spark.types import arrow_schema_for, conform
-from table_engine.store.context import StoreContext
-from table_engine.store.incremental import (
+from table_engine.store.changes.incremental import (
     ROWKIND_COLUMN,
     ChangeSplit,
     iter_changes,
     plan_changes,
     snapshot_has_changes,
 )
-from table_engine.store.scan import Split
-from table_engine.store.starting import LiveSnapshots, resolve_stream_start
+from table_engine.store.changes.starting import LiveSnapshots, resolve_stream_start
+from table_engine.store.context import StoreContext
+from table_engine.store.reading.scan import Split
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)

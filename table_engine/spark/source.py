@@ -18,7 +18,7 @@ from table_engine.spark import options as o
 from table_engine.spark.reader import PaimonBatchReader, PaimonPushdownReader, PaimonStreamReader
 from table_engine.spark.types import arrow_schema_for, spark_schema
 from table_engine.spark.writer import ROUTING_COLUMNS, PaimonBatchWriter, PaimonStreamWriter
-from table_engine.store.incremental import ROWKIND_COLUMN
+from table_engine.store.changes.incremental import ROWKIND_COLUMN
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)

@@ -14,14 +14,14 @@ Dynamic-bucket primary-key tables (``bucket`` = -1): the rows must reach the wri
 :func:`prepare_write` does: it repartitions the DataFrame into N tasks by a hash of (partition, primary key) and
 adds a column ``__paimon_assigner`` with the same hash modulo N, which equals the task's partition id. The writer
 verifies that for every row and lets task i assign new keys only to buckets ``b % N == i``
-(:class:`table_engine.store.bucket_assign.Assigner`). So one task owns every key and every bucket it opens, and at
-commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
+(:class:`table_engine.store.writing.bucket_assign.Assigner`). So one task owns every key and every bucket it opens, and
+at commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
 index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
 partition); otherwise the job fails, deletes its files and commits nothing.
 
 Cross-partition upsert tables (a primary key without every partition field, ``bucket`` = -1) are routed by the
 key alone, by the engine's key hash modulo N (computed in a ``mapInArrow`` step): task i bootstraps the global key
-index (:mod:`table_engine.store.cross_partition`) with only the keys routed to it, checks that every row it gets
+index (:mod:`table_engine.store.writing.cross_partition`) with only the keys routed to it, checks that every row it gets
 is one of them, handles every row of its keys in any partition, and opens only its own buckets. Such a write by
 several unrouted tasks fails at commit (it could write one key twice).
 """
@@ -50,8 +50,8 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once, unaware_append
-from table_engine.store.bucket_assign import Assigner
-from table_engine.store.commit import Overwrite
+from table_engine.store.committing.commit import Overwrite
+from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
 from table_engine.types import to_arrow_type
 
@@ -193,7 +193,7 @@ def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.Rec
 
 def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Append each row's writer task for a cross-partition upsert table: the engine's hash of the key columns
-    modulo ``n`` (:func:`table_engine.store.cross_partition.key_routes`, which the writer checks)."""
+    modulo ``n`` (:func:`table_engine.store.writing.cross_partition.key_routes`, which the writer checks)."""
     keys = [schema.field(k) for k in schema.trimmed_primary_keys()]
     for batch in batches:
         cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]

@@ -12,8 +12,8 @@ import pytest
 from table_engine import Catalog
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
-from table_engine.store.commit_message import CommitMessage
-from table_engine.store.deletion_vectors import BucketDeletionVectors
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.table import Table
 from tests.interop.conftest import CASES, Batch, Model, PypaimonClient, assert_same_rows, make_batches
 

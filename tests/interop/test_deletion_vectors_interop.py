@@ -116,7 +116,7 @@ def test_engine_compacts_pypaimon_deletion_vector_tables(case: Case, pypaimon: P
 
 
 def test_pypaimon_applies_engine_vectors_of_append_tables(pypaimon: PypaimonClient, tmp_path: Path) -> None:
-    from tests.table_engine.store.test_deletion_vectors import append_table_with_vector
+    from tests.table_engine.store.indexes.test_deletion_vectors import append_table_with_vector
 
     warehouse = tmp_path / "wh"
     t = append_table_with_vector(Catalog(str(warehouse)), [0, 3, 5, 9])

@@ -10,7 +10,7 @@ import pytest
 
 from table_engine import Catalog
 from tests.interop.conftest import DATABASE, PypaimonClient
-from tests.table_engine.store.lifecycle_support import assert_exact_files, assert_nothing_missing
+from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_files, assert_nothing_missing
 
 pytestmark = pytest.mark.interop
 

@@ -138,7 +138,7 @@ def _dv_table(case: Case, root: Path) -> Written:
 
 
 def _dv_append_table(root: Path) -> Written:
-    from tests.table_engine.store.test_deletion_vectors import append_table_with_vector
+    from tests.table_engine.store.indexes.test_deletion_vectors import append_table_with_vector
 
     warehouse = root / "append_dv"
     table = append_table_with_vector(Catalog(str(warehouse)), [0, 3, 5, 9])

@@ -12,7 +12,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.spark.writer import FAULT_ENV
-from table_engine.store import snapshot_info
+from table_engine.store.committing import snapshot_info
 from tests.spark.conftest import spark_submit
 
 pytestmark = pytest.mark.spark

@@ -107,7 +107,7 @@ def test_paimon_to_paimon_stream_commits_one_snapshot_per_micro_batch(spark, war
 
 
 def test_start_of_a_new_query_follows_scan_mode(spark, warehouse, tmp_path):
-    """Where a query without checkpoint starts: the engine's streaming start rules (store/starting.py)."""
+    """Where a query without checkpoint starts: the engine's streaming start rules (store/changes/starting.py)."""
     import time
 
     table = Catalog(warehouse).create_table("db.modes", SCHEMA, primary_keys=["id"],

@@ -17,7 +17,7 @@ from table_engine.consume import consume_changelog
 from table_engine.errors import ReadOnlyTableError, TableNotExistError, UnsupportedError
 from table_engine.ops import ConsumeChangelog
 from table_engine.schema_change import SetOption
-from table_engine.store.commit_message import CommitMessage
+from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable, system_table
 from table_engine.table import Table, is_mutating
 
@@ -138,7 +138,7 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
-    "metadata",  # a read-only view: table_engine/store/table_metadata.py
+    "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
     "plan", "read", "read_optimized_view", "refresh", "resolve_snapshot", "schema_by_id", "snapshot", "snapshots",
     "tag_snapshot", "tags", "to_batches",

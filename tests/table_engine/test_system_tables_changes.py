@@ -7,7 +7,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import TableNotExistError, UnsupportedError
-from table_engine.store.binlog import pack_binlog
+from table_engine.store.changes.binlog import pack_binlog
 from table_engine.system_tables import AuditLogTable, BinlogTable
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])

@@ -6,10 +6,10 @@ import pyarrow as pa
 
 from table_engine import Catalog
 from table_engine.core_options import CoreOptions
-from table_engine.store.compact import BucketCompactor, CompactionSettings
+from table_engine.store.compaction.compact import BucketCompactor, CompactionSettings
 from table_engine.store.context import StoreContext
-from table_engine.store.read import read_context
-from table_engine.store.write import TableWrite
+from table_engine.store.reading.read import read_context
+from table_engine.store.writing.write import TableWrite
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("k", pa.int32()), ("v", pa.int64())])

@@ -1,7 +1,7 @@
 """The capabilities each merge engine states (what the store may rely on), the registry, and the engine-owned option
-checks. The store-side effects are tested where they act: file-index skipping (store/test_file_index_scan.py),
-lookup compaction and level-0 skipping (store/test_first_row.py), cross-partition upserts
-(store/test_cross_partition.py), the merge function built once per table (store/test_context.py)."""
+checks. The store-side effects are tested where they act: file-index skipping (store/indexes/test_file_index_scan.py),
+lookup compaction and level-0 skipping (store/writing/test_first_row.py), cross-partition upserts
+(store/writing/test_cross_partition.py), the merge function built once per table (store/test_context.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The commit path: commit messages, the committer, manifests, and looking up what a commit did."""

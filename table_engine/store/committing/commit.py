@@ -1,0 +1,492 @@
+"""The committer: turns commit messages into one snapshot (phase two of the two-phase commit).
+
+Optimistic concurrency, safe across processes: each attempt reads the latest snapshot, builds the new base
+manifest list on top of it and publishes ``snapshot-(latest+1)`` with the FileIO's atomic create-if-absent. A
+taken id means another committer won: clean up this attempt's metadata and retry (``commit.max-retries``, with
+backoff between ``commit.min-retry-wait`` and ``commit.max-retry-wait``, bounded by ``commit.timeout``). A file
+this commit deletes that is no longer live is a conflict that no retry can fix: CommitConflictError.
+Commits are idempotent on (``commitUser``, ``commitIdentifier``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from table_engine import clock
+from table_engine.errors import CommitConflictError, CommitError
+from table_engine.format.index_manifest import (
+    DELETION_VECTORS_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    combine_index_entries,
+    write_index_manifest,
+)
+from table_engine.format.manifest import FileKind, ManifestEntry
+from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list, write_manifest_list
+from table_engine.format.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitKind,
+    Snapshot,
+    read_snapshot,
+    try_publish_snapshot,
+)
+from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
+from table_engine.lsm.levels import KeyCodec, overlapping_files
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.context import StoreContext
+from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
+from table_engine.store.paths import data_file_path
+from table_engine.store.reading.scan import live_entries
+
+log = logging.getLogger(__name__)
+
+WRITER_VERSION = "table-engine-0.1.0"
+
+
+@dataclass(frozen=True)
+class _Changelog:
+    """The changelog manifests of one commit (written once; each attempt writes its own manifest list)."""
+
+    manifests: list[ManifestFileMeta]
+    entries: list[ManifestEntry]
+
+    def record_count(self) -> int:
+        """``changelogRecordCount``: rows of the changelog files."""
+        return sum(e.file.row_count for e in self.entries)
+
+
+@dataclass(frozen=True)
+class Overwrite:
+    """An OVERWRITE commit: ``partition`` (static: only these partition values) or dynamic (partitions in data)."""
+
+    static_partition: Mapping[str, Any] | None = None
+    dynamic: bool = True
+    drop_partitions: tuple[Mapping[str, Any], ...] | None = None
+    """Drop: delete every file (and index file) of the partitions matching any of these specs (by key name)."""
+
+
+class FileStoreCommit:
+    """Commits messages of one ``commit_user``."""
+
+    def __init__(self, ctx: StoreContext, commit_user: str) -> None:
+        self.ctx = ctx
+        self.commit_user = commit_user
+        self.opts = ctx.options
+        self.part_types = [f.type for f in ctx.schema.partition_fields()]
+        self.part_names = list(ctx.schema.partition_keys)
+        self.dropped_compactions: set[tuple[bytes, int]] = set()
+        """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
+
+    # ---- public ------------------------------------------------------------------------------------------------
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        overwrite: Overwrite | None = None,
+        properties: Mapping[str, str] | None = None,
+        allow_empty: bool = False,
+    ) -> int | None:
+        """Publish ``messages``; returns the id of the new snapshot (None when there is nothing to commit).
+
+        New files and compaction changes of the same commit become two snapshots, as in Paimon: APPEND with the new
+        data, then COMPACT with the compaction (so that the APPEND delta holds exactly the new records). A
+        compaction that already conflicts with the latest snapshot fails the whole commit before anything is
+        published; one that a concurrent commit invalidates in between is dropped (its new files deleted) and the
+        APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
+        Append tables: a writer's compaction that already conflicts is dropped too (concurrent append writers
+        compact the same small files), and the new data is committed.
+        """
+        if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
+            PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
+                             self.opts.partition_default_name(), self.ctx.table_path)
+        self.dropped_compactions = set()
+        done = self._already_committed(commit_identifier)
+        if done is not None:
+            log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
+            return done
+        compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
+        if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
+            data = [d for d in map(_data_part, messages) if not d.is_empty()]
+            if overwrite is not None:
+                self.abort(compaction)
+                return self._commit_one(data, commit_identifier, overwrite, properties, allow_empty)
+            compaction = self._one_compaction_per_bucket(compaction)
+            if not compaction:
+                return self._commit_one(data, commit_identifier, None, properties, allow_empty)
+            live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
+            try:
+                self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
+            except CommitConflictError as e:
+                if self.ctx.schema.primary_keys:
+                    raise
+                # append tables: concurrent writers compact the same small files; the data stands on its own
+                log.warning("append compaction dropped, committing the new data only: %s", e)
+                self.abort(compaction)
+                return self._commit_one(data, commit_identifier, None, properties, allow_empty)
+            appended = self._commit_one(data, commit_identifier, None, properties, allow_empty)
+            try:
+                return self._commit_one(compaction, commit_identifier, None, properties, False) or appended
+            except CommitConflictError as e:
+                log.warning("compaction dropped, the new data is committed in snapshot %s: %s", appended, e)
+                self.dropped_compactions.update((m.partition, m.bucket) for m in compaction)
+                self.abort(compaction)
+                return appended
+        return self._commit_one(messages, commit_identifier, overwrite, properties, allow_empty)
+
+    def _one_compaction_per_bucket(self, compaction: list[CommitMessage]) -> list[CommitMessage]:
+        """Writers that compacted the same bucket each assumed they own it: none of their compactions is kept."""
+        writers = Counter((m.partition, m.bucket) for m in compaction)
+        shared = [m for m in compaction if writers[(m.partition, m.bucket)] > 1]
+        if shared:
+            log.warning("several writers compacted bucket(s) %s of %s in one commit: their compactions are dropped "
+                        "(write a bucket from one task, or use write-only writers)",
+                        sorted({m.bucket for m in shared}), self.ctx.table_path)
+            self.dropped_compactions.update((m.partition, m.bucket) for m in shared)
+            self.abort(shared)
+        return [m for m in compaction if writers[(m.partition, m.bucket)] == 1]
+
+    def _commit_one(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
+                    properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
+        entries = self._entries(messages)
+        index_changes = self._index_changes(messages)
+        changelog = self._changelog_entries(messages)
+        if not entries and not index_changes and not changelog and overwrite is None and not allow_empty:
+            return None
+        if overwrite is not None:
+            kind = CommitKind.OVERWRITE
+        elif entries and not any(m.new_files for m in messages):
+            kind = CommitKind.COMPACT
+        else:
+            kind = CommitKind.APPEND
+        delta = write_manifest_files(self.ctx.file_io, self.ctx.table_path, entries, self.ctx.schema.id,
+                                     self.part_types, self.opts.manifest_target_file_size())
+        changelog_manifests = write_manifest_files(
+            self.ctx.file_io, self.ctx.table_path, changelog, self.ctx.schema.id, self.part_types,
+            self.opts.manifest_target_file_size(), kind="changelog")
+        try:
+            return self._commit_loop(delta, entries, index_changes, kind, commit_identifier, overwrite,
+                                     messages, properties, _Changelog(changelog_manifests, changelog))
+        except BaseException:
+            for m in (*delta, *changelog_manifests):
+                self.ctx.file_io.try_delete(self._mpath(m.file_name))
+            raise
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live)."""
+        fio = self.ctx.file_io
+        for m in messages:
+            upgraded = {f.file_name for f in m.compact_before}
+            for f in (*m.new_files, *m.compact_after, *m.changelog_files, *m.compact_changelog_files):
+                if f.file_name not in upgraded:
+                    fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
+            for idx in m.new_index_files:
+                fio.try_delete(f"{index_dir(self.ctx.table_path)}/{idx.file_name}")
+
+    # ---- attempt loop ------------------------------------------------------------------------------------------
+    def _commit_loop(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                     index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                     overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                     properties: Mapping[str, str] | None, changelog: _Changelog) -> int:
+        retries = self.opts.commit_max_retries()
+        timeout_ms = self.opts.commit_timeout()
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            written: list[str] = []
+            try:
+                sid = self._try_once(delta, entries, index_changes, kind, identifier, overwrite, messages,
+                                     properties, written, changelog)
+            except BaseException:
+                self._delete_manifests(written)
+                raise
+            if sid is not None:
+                return sid
+            self._delete_manifests(written)
+            done = self._already_committed(identifier, kind)
+            if done is not None:
+                return done
+            attempt += 1
+            elapsed_ms = (time.monotonic() - started) * 1000
+            if attempt > retries or (timeout_ms is not None and elapsed_ms > timeout_ms):
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} gave up after {attempt} attempts: other committers kept "
+                    f"taking the next snapshot id (commit.max-retries = {retries})")
+            self._backoff(attempt)
+
+    def _try_once(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                  index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                  overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                  properties: Mapping[str, str] | None, written: list[str],
+                  changelog: _Changelog | None = None) -> int | None:
+        latest = self.ctx.latest_snapshot(exact=True)  # the id to publish must follow the real newest snapshot
+        try:
+            return self._try_on(latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
+                                properties, written, changelog)
+        except FileNotFoundError as e:
+            now = self.ctx.latest_snapshot(exact=True)
+            if latest is None or now is None or now.id == latest.id:
+                raise
+            # snapshot latest.id expired under us (a concurrent expiry deleted its metadata): the table moved on
+            log.info("metadata of snapshot %d of %s vanished while committing (%s); retrying on snapshot %d",
+                     latest.id, self.ctx.table_path, e, now.id)
+            return None
+
+    def _try_on(self, latest: Snapshot | None, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+                index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+                overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                properties: Mapping[str, str] | None, written: list[str],
+                changelog: _Changelog | None) -> int | None:
+        fio, tp = self.ctx.file_io, self.ctx.table_path
+        new_id = 1 if latest is None else latest.id + 1
+        base: list[ManifestFileMeta] = []
+        if latest is not None:
+            for name in (latest.base_manifest_list, latest.delta_manifest_list):
+                base.extend(read_manifest_list(fio, self._mpath(name)))
+        this_delta = list(delta)
+        all_entries = list(entries)
+        self._check_dv_index(index_changes, latest)
+        if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
+            live = live_entries(fio, tp, latest)
+            self._check_deletes(entries, live)
+            if kind == CommitKind.COMPACT:
+                self._check_lsm(entries, live)
+            if overwrite is not None:
+                deletes = self._overwrite_deletes(overwrite, messages, live)
+                extra = write_manifest_files(fio, tp, deletes, self.ctx.schema.id, self.part_types,
+                                             self.opts.manifest_target_file_size())
+                written.extend(m.file_name for m in extra)
+                this_delta = extra + this_delta
+                all_entries = deletes + all_entries
+        base, merged_names = merge_manifests(fio, tp, base, self.ctx.schema.id, self.part_types,
+                                             self.opts.manifest_target_file_size(),
+                                             self.opts.manifest_merge_min_count())
+        written.extend(merged_names)
+        list_uuid = str(uuid.uuid4())
+        base_name = new_manifest_list_name(list_uuid, "0")
+        delta_name = new_manifest_list_name(list_uuid, "1")
+        base_size = write_manifest_list(fio, self._mpath(base_name), base)
+        written.append(base_name)
+        delta_size = write_manifest_list(fio, self._mpath(delta_name), this_delta)
+        written.append(delta_name)
+        changelog_name = changelog_size = changelog_rows = None
+        if changelog is not None and changelog.manifests:
+            changelog_name = new_manifest_list_name(list_uuid, "changelog")
+            changelog_size = write_manifest_list(fio, self._mpath(changelog_name), changelog.manifests)
+            written.append(changelog_name)
+            changelog_rows = changelog.record_count()
+        index_manifest = latest.index_manifest if latest is not None else None
+        if index_changes or (overwrite is not None and index_manifest):
+            index_manifest = self._write_index_manifest(latest, index_changes, overwrite, messages, written)
+        added = sum(e.file.row_count for e in all_entries if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in all_entries if e.kind == FileKind.DELETE)
+        prev_total = (latest.total_record_count or 0) if latest is not None else 0
+        snapshot = Snapshot(
+            id=new_id, schema_id=self.ctx.schema.id, base_manifest_list=base_name, delta_manifest_list=delta_name,
+            index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=identifier,
+            commit_kind=kind, time_millis=clock.now_millis(), total_record_count=prev_total + added - removed,
+            delta_record_count=added - removed, base_manifest_list_size=base_size,
+            delta_manifest_list_size=delta_size, properties=dict(properties) if properties else None,
+            changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
+            changelog_record_count=changelog_rows,
+            writer_version=WRITER_VERSION,
+        )
+        if try_publish_snapshot(fio, tp, snapshot):
+            log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
+            return new_id
+        log.info("snapshot id %d of %s was taken by another committer; retrying", new_id, tp)
+        return None
+
+    # ---- pieces ------------------------------------------------------------------------------------------------
+    def _entries(self, messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        out = []
+        for m in messages:
+            for f in m.new_files:
+                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+            for f in m.compact_before:
+                out.append(ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f))
+            for f in m.compact_after:
+                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
+        return out
+
+    @staticmethod
+    def _changelog_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        """ADD entries of the messages' changelog files (input changelog and compaction changelog alike)."""
+        return [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages for f in (*m.changelog_files, *m.compact_changelog_files)]
+
+    def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
+        out = []
+        for m in messages:
+            for i in m.deleted_index_files:
+                out.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
+            for i in m.new_index_files:
+                out.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
+        return out
+
+    def _check_deletes(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
+        live_ids = {e.identifier() for e in live}
+        seen: set[Any] = set()
+        for e in entries:
+            if e.kind != FileKind.DELETE:
+                continue
+            if e.identifier() in seen:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) is "
+                    "deleted twice (two messages compacted the same file)")
+            seen.add(e.identifier())
+            if e.identifier() not in live_ids:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) it "
+                    "deletes is no longer in the table (a concurrent commit removed it)")
+
+    def _overwrite_deletes(self, ow: Overwrite, messages: Sequence[CommitMessage],
+                           live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+        if ow.drop_partitions is not None or ow.static_partition:
+            # typed like every partition spec: {"dt": "2024-01-01"} on a DATE column too
+            specs = ow.drop_partitions if ow.drop_partitions is not None else (ow.static_partition or {},)
+            selected = self._matching(specs, (e.partition for e in live))
+
+            def matches(part: bytes) -> bool:
+                return part in selected
+        elif ow.dynamic and self.part_names:
+            touched = {m.partition for m in messages if m.new_files and not m.moved_keys_only}
+
+            def matches(part: bytes) -> bool:
+                return part in touched
+        else:
+            def matches(part: bytes) -> bool:
+                return True
+        return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                for e in live if matches(e.partition)]
+
+    def _matching(self, specs: Sequence[Mapping[str, Any]], partitions: Iterable[bytes]) -> set[bytes]:
+        """The ``partitions`` that match any of the partition specs (vectorized, typed values compared)."""
+        fields = self.ctx.schema.partition_fields()
+        typed = partition_specs(specs, fields, self.opts.partition_default_name(), self.ctx.table_path) or []
+        return select_partitions(partitions, typed, fields)
+
+    def _write_index_manifest(self, latest: Snapshot | None, changes: list[IndexManifestEntry],
+                              overwrite: Overwrite | None, messages: Sequence[CommitMessage],
+                              written: list[str]) -> str | None:
+        previous = self.ctx.index_entries(latest)
+        if overwrite is not None:
+            # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
+            touched = {m.partition for m in messages if not m.moved_keys_only}
+            if overwrite.drop_partitions is not None:
+                dropped = self._matching(overwrite.drop_partitions, (e.partition for e in previous))
+                previous = [e for e in previous if e.partition not in dropped]
+            elif not self.part_names or not overwrite.dynamic or overwrite.static_partition:
+                previous = [] if not self.part_names else [
+                    e for e in previous if e.partition not in touched]
+            else:
+                previous = [e for e in previous if e.partition not in touched]
+            changes = [c for c in changes if c.kind == FileKind.ADD]
+        merged = combine_index_entries(previous, changes)
+        if not merged:
+            return None
+        name = new_index_manifest_name()
+        write_index_manifest(self.ctx.file_io, self._mpath(name), merged)
+        written.append(name)
+        return name
+
+    def _check_dv_index(self, changes: Sequence[IndexManifestEntry], latest: Snapshot | None) -> None:
+        """A commit that replaces a bucket's deletion-vector index files must replace exactly the live ones: else
+        a concurrent compaction changed the bucket's vectors and this commit would lose its deletions."""
+        dv = [c for c in changes if c.index_file.index_type == DELETION_VECTORS_INDEX]
+        if not dv:
+            return
+        live: dict[tuple[bytes, int], set[str]] = {}
+        for e in self.ctx.index_entries(latest):
+            if e.index_file.index_type == DELETION_VECTORS_INDEX:
+                live.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
+        replaced: dict[tuple[bytes, int], set[str]] = {}
+        for c in dv:
+            names = replaced.setdefault((c.partition, c.bucket), set())
+            if c.kind == FileKind.DELETE:
+                names.add(c.index_file.file_name)
+        for key, names in replaced.items():
+            if live.get(key, set()) != names:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: the deletion vectors of bucket {key[1]} changed "
+                    f"since this compaction read them (live index files {sorted(live.get(key, set()))}, replaced "
+                    f"{sorted(names)})")
+
+    def _check_lsm(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
+        """Files above level 0 of one (partition, bucket, level) must not overlap in key range after the commit."""
+        touched = {(e.partition, e.bucket) for e in entries if e.kind == FileKind.ADD and e.file.level > 0}
+        if not touched:
+            return
+        deleted = {e.identifier() for e in entries if e.kind == FileKind.DELETE}
+        after: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in (*live, *(x for x in entries if x.kind == FileKind.ADD)):
+            if (e.partition, e.bucket) in touched and e.identifier() not in deleted:
+                after.setdefault((e.partition, e.bucket), []).append(e)
+        codec = KeyCodec([f.type for f in self.ctx.schema.key_fields()])
+        for (_, bucket), es in after.items():
+            clash = overlapping_files([e.file for e in es], codec)
+            if clash is not None:
+                raise CommitConflictError(
+                    f"commit to {self.ctx.table_path} conflicts: files {clash[0].file_name} and {clash[1].file_name} "
+                    f"of bucket {bucket} would overlap in key range at level {clash[0].level} (a concurrent "
+                    "compaction of the same bucket)")
+
+    def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
+        """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot."""
+        latest = self.ctx.latest_snapshot(exact=True)
+        sid = latest.id if latest is not None else None
+        while sid is not None and sid >= 1:
+            try:
+                snap = latest if latest is not None and latest.id == sid else read_snapshot(
+                    self.ctx.file_io, self.ctx.table_path, sid)
+            except Exception:
+                break  # expired or missing: nothing older to find
+            if snap.commit_user == self.commit_user:
+                if snap.commit_identifier == identifier:
+                    return snap.id if kind is None or snap.commit_kind == kind else None
+                if identifier != BATCH_COMMIT_IDENTIFIER and snap.commit_identifier > identifier:
+                    raise CommitError(f"commit identifier {identifier} of {self.commit_user} is older than "
+                                      f"{snap.commit_identifier} already committed in snapshot {snap.id}")
+                return None
+            sid -= 1
+        return None
+
+    def _backoff(self, attempt: int) -> None:
+        lo = self.opts.commit_min_retry_wait()
+        hi = self.opts.commit_max_retry_wait()
+        wait = min(hi, lo * (2 ** min(attempt, 16)))
+        time.sleep(random.uniform(lo, max(lo, wait)) / 1000.0)
+
+    def _mpath(self, name: str) -> str:
+        return f"{manifest_dir(self.ctx.table_path)}/{name}"
+
+    def _delete_manifests(self, names: Sequence[str]) -> None:
+        for n in names:
+            self.ctx.file_io.try_delete(self._mpath(n))
+
+
+def _data_part(m: CommitMessage) -> CommitMessage:
+    """The new data of a message (files, changelog, index changes), without its compaction changes."""
+    return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
+                         changelog_files=m.changelog_files, moved_keys_only=m.moved_keys_only,
+                         new_index_files=[i for i in m.new_index_files if not _is_dv(i)],
+                         deleted_index_files=[i for i in m.deleted_index_files if not _is_dv(i)])
+
+
+def _compaction_part(m: CommitMessage) -> CommitMessage:
+    """The compaction changes of a message; deletion-vector index files belong to them (compaction writes them)."""
+    return CommitMessage(m.partition, m.bucket, m.total_buckets, compact_before=m.compact_before,
+                         compact_after=m.compact_after, compact_changelog_files=m.compact_changelog_files,
+                         new_index_files=[i for i in m.new_index_files if _is_dv(i)],
+                         deleted_index_files=[i for i in m.deleted_index_files if _is_dv(i)])
+
+
+def _is_dv(i: IndexFileMeta) -> bool:
+    return i.index_type == DELETION_VECTORS_INDEX

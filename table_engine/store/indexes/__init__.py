@@ -1,0 +1,1 @@
+"""Indexes of data files: deletion vectors, and skipping data files by their file indexes at scan planning."""

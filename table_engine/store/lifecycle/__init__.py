@@ -1,0 +1,1 @@
+"""Table lifecycle: snapshot/partition expiry, tags, rollback, orphan files, file indexes rebuilt, maintenance."""

@@ -1,0 +1,176 @@
+"""Orphan file cleaning (Paimon's ``remove_orphan_files``, ``LocalOrphanFilesClean``).
+
+A file is an orphan when nothing references it: no snapshot, tag or long-lived changelog (of the main branch or
+any branch) lists it through its manifest lists, manifests, index manifest or statistics. Orphans come from
+failed or killed writers and commits, and from expiries or rollbacks that were interrupted.
+
+Candidates are the files in ``manifest/``, ``index/``, ``statistics/``, the bucket directories under the partition
+directories, and stray files (temporary files) in ``snapshot/`` and ``changelog/``. Only files last modified before
+``older_than_millis`` (default: one day ago) are deleted: files of commits still in flight are young, so a
+writer that has written files but not yet committed them is never harmed -- as long as no commit takes longer
+than the threshold. Referenced data files are collected by *name* from every manifest entry (ADD or DELETE)
+reachable from any snapshot, tag or changelog -- a superset of what is live, which is the safe side.
+
+If the references cannot be read completely (a manifest of a snapshot that still exists is corrupt), nothing
+is deleted. A snapshot that disappears while being read (expired concurrently) is simply skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from table_engine import clock
+from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
+from table_engine.format.changelog_file import changelog_dir
+from table_engine.format.snapshot import Snapshot, snapshot_dir
+from table_engine.format.tag_file import tag_dir
+from table_engine.io.file_io import FileStatus
+from table_engine.io.paths import index_dir, manifest_dir
+from table_engine.store.context import StoreContext
+from table_engine.store.lifecycle.file_refs import FileRefs
+
+__all__ = ["DAY_MILLIS", "OrphanResult", "remove_orphan_files"]
+
+log = logging.getLogger(__name__)
+
+DAY_MILLIS = 86_400_000
+_SNAPSHOT_FILE = re.compile(r"snapshot-\d+|EARLIEST|LATEST")
+_CHANGELOG_FILE = re.compile(r"changelog-\d+|EARLIEST|LATEST")
+
+
+@dataclass
+class OrphanResult:
+    """Orphan files found (and deleted unless dry run)."""
+
+    paths: list[str] = field(default_factory=list)
+    total_bytes: int = 0
+    dry_run: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.paths)
+
+
+def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None, dry_run: bool = False,
+                        now_millis: int | None = None) -> OrphanResult:
+    """Delete (or with ``dry_run`` only list) orphan files older than ``older_than_millis`` (epoch ms)."""
+    now = clock.now_millis() if now_millis is None else now_millis
+    cutoff = now - DAY_MILLIS if older_than_millis is None else older_than_millis
+    if cutoff > now:
+        raise OptionError("older_than must not be in the future: files of commits in flight would be deleted")
+    refs = FileRefs(ctx)
+    used_meta, used_data = _used_names(ctx, refs)
+    result = OrphanResult(dry_run=dry_run)
+    tp = ctx.table_path
+
+    def consider(st: FileStatus, used: set[str] | None, keep: re.Pattern[str] | None = None) -> None:
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if st.is_dir or st.mtime_millis >= cutoff:
+            return
+        if (used is not None and name in used) or (keep is not None and keep.fullmatch(name)):
+            return
+        result.paths.append(st.path)
+        result.total_bytes += st.size
+
+    for d in (manifest_dir(tp), index_dir(tp), f"{tp}/statistics"):
+        for st in ctx.file_io.list_status(d):
+            consider(st, used_meta)
+    for d in _data_dirs(ctx):
+        for st in ctx.file_io.list_status(d):
+            consider(st, used_data)
+    for st in ctx.file_io.list_status(snapshot_dir(tp)):
+        consider(st, None, _SNAPSHOT_FILE)
+    for st in ctx.file_io.list_status(changelog_dir(tp)):
+        consider(st, None, _CHANGELOG_FILE)
+    result.paths.sort()
+    if not dry_run and result.paths:
+        refs.delete(result.paths)
+    log.info("%s %d orphan files (%d bytes) of %s older than %d", "found" if dry_run else "removed",
+             result.count, result.total_bytes, tp, cutoff)
+    return result
+
+
+def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
+    """(metadata names, data/changelog/extra file names) referenced by anything in the table.
+
+    Metadata of snapshots and tags must be readable (else: abort); long-lived changelog metadata, and the
+    changelog manifest lists of tags, may legitimately point at manifest lists that expiry already removed.
+    """
+    meta: set[str] = set()
+    data: set[str] = set()
+    roots = [ctx.table_path] + [st.path for st in ctx.file_io.list_status(f"{ctx.table_path}/branch")
+                                if st.is_dir and st.path.rstrip("/").rsplit("/", 1)[-1].startswith("branch-")]
+    snaps: list[tuple[Snapshot, bool]] = []
+    for root in roots:
+        for d, strict in ((snapshot_dir(root), True), (tag_dir(root), True), (changelog_dir(root), False)):
+            snaps += [(s, strict) for s in _read_all(ctx, (st for st in ctx.file_io.list_status(d) if not st.is_dir))]
+    manifests: dict[str, bool] = {}
+    owner: dict[str, int] = {}  # manifest -> a snapshot listing it (named if it is missing)
+    try:
+        for snap, strict in snaps:
+            lists = ((snap.base_manifest_list, strict), (snap.delta_manifest_list, strict),
+                     (snap.changelog_manifest_list, False))  # tags do not keep their snapshot's changelog
+            for list_name, must_exist in lists:
+                if not list_name:
+                    continue
+                meta.add(list_name)
+                with naming_snapshot(snap.id):
+                    for m in refs.read_list(list_name, missing_ok=not must_exist):
+                        manifests[m.file_name] = manifests.get(m.file_name, False) or must_exist
+                        if must_exist:
+                            owner.setdefault(m.file_name, snap.id)
+            if snap.index_manifest:
+                meta.add(snap.index_manifest)
+                with naming_snapshot(snap.id):
+                    for ie in refs.read_index(snap.index_manifest, missing_ok=not strict):
+                        meta.add(ie.index_file.file_name)
+            if snap.statistics:
+                meta.add(snap.statistics)
+        meta.update(manifests)
+        for name in sorted(manifests):
+            with naming_snapshot(owner.get(name)):
+                for e in refs.read_manifest(name, missing_ok=not manifests[name]):
+                    data.add(e.file.file_name)
+                    data.update(e.file.extra_files)
+    except MissingFileError as e:
+        raise e.with_detail(f": orphan cleaning of {ctx.table_path} aborted (another process may be expiring "
+                            "snapshots -- retry later, or repair the table)") from e
+    except FileNotFoundError as e:
+        raise TableEngineError(
+            f"orphan cleaning of {ctx.table_path} aborted: metadata of a live snapshot or tag is missing ({e}); "
+            "another process may be expiring snapshots -- retry later, or repair the table") from e
+    return meta, data
+
+
+def _read_all(ctx: StoreContext, statuses: Iterable[FileStatus]) -> list[Snapshot]:
+    out = []
+    for st in statuses:
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if not re.fullmatch(r"(snapshot|tag|changelog)-.+", name):
+            continue
+        try:
+            out.append(Snapshot.from_json(ctx.file_io.read_bytes(st.path), st.path))
+        except FileNotFoundError:
+            continue  # expired or deleted while listing
+        except TableEngineError as e:
+            raise TableEngineError(f"orphan cleaning of {ctx.table_path} aborted: cannot read {st.path}: {e}") from e
+    return out
+
+
+def _data_dirs(ctx: StoreContext) -> list[str]:
+    """Bucket directories under the partition directories (``k=v`` levels as deep as the partition keys)."""
+    level = [ctx.table_path]
+    for _ in ctx.schema.partition_keys:
+        nxt = []
+        for d in level:
+            nxt += [st.path for st in ctx.file_io.list_status(d)
+                    if st.is_dir and "=" in st.path.rstrip("/").rsplit("/", 1)[-1]]
+        level = nxt
+    out = []
+    for d in level:
+        out += [st.path for st in ctx.file_io.list_status(d)
+                if st.is_dir and st.path.rstrip("/").rsplit("/", 1)[-1].startswith("bucket-")]
+    return out

@@ -1,0 +1,149 @@
+"""Rollback to a snapshot or a tag (Paimon's ``rollback`` procedure and ``RollbackHelper``).
+
+The target becomes the latest snapshot: snapshots, tags and long-lived changelogs newer than it are removed, and
+(unlike Paimon, which leaves that to orphan cleaning) the files only they used are deleted. Rolling back to a tag
+whose snapshot already expired writes the tag's snapshot back as ``snapshot-<id>``; it is then the only snapshot.
+(Tags keep their snapshot's data, not its changelog: a changelog manifest list that is gone is left out.)
+
+Order: the target snapshot file exists first, then the LATEST hint points at it, newer snapshot files are deleted
+from the newest down, then tags and changelogs, and only then the files nothing references any more -- so no
+remaining snapshot or tag ever points at a deleted file. Rollback must not run concurrently with writers (a
+commit based on a removed snapshot could publish on top of the rolled-back table); concurrent readers of a
+removed snapshot may fail.
+
+What stays (by the invariants of :mod:`~table_engine.store.lifecycle.file_refs`): everything the target uses -- and so
+everything older snapshots and tags need, which the target or an older tag holds -- plus what long-lived
+changelogs and branches use.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+
+from table_engine.errors import SnapshotNotExistError, TableEngineError
+from table_engine.format.changelog_file import (
+    delete_changelog,
+    list_changelog_ids,
+    read_changelog,
+    write_changelog_hint,
+)
+from table_engine.format.snapshot import (
+    Snapshot,
+    earliest_snapshot_id,
+    latest_snapshot_id,
+    read_snapshot,
+    snapshot_dir,
+    snapshot_path,
+)
+from table_engine.store.context import StoreContext
+from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
+from table_engine.store.lifecycle.tags import TagManager
+
+__all__ = ["RollbackResult", "rollback_to"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RollbackResult:
+    snapshot_id: int
+    removed_snapshot_ids: list[int] = field(default_factory=list)
+    removed_tags: list[str] = field(default_factory=list)
+    removed_changelog_ids: list[int] = field(default_factory=list)
+    deleted_files: int = 0
+
+
+def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
+    """Make snapshot ``snapshot_id`` (or the snapshot of ``tag``) the latest; see the module docstring."""
+    if (snapshot_id is None) == (tag is None):
+        raise TableEngineError("rollback needs exactly one of snapshot_id and tag")
+    fio, tp = ctx.file_io, ctx.table_path
+    tags = TagManager(ctx)
+    target = tags.get_or_raise(tag).snapshot if tag is not None else _find(ctx, tags, snapshot_id)
+    t = target.id
+    latest = latest_snapshot_id(fio, tp)
+    earliest = earliest_snapshot_id(fio, tp)
+    target_exists = fio.exists(snapshot_path(tp, t))
+    refs = FileRefs(ctx)
+    removed: list[Snapshot] = []
+    if latest is not None and earliest is not None:
+        for sid in range(max(earliest, t + 1), latest + 1):
+            try:
+                removed.append(read_snapshot(fio, tp, sid))
+            except SnapshotNotExistError:
+                continue
+    tagged = tags.tagged_snapshots()
+    removed_tags = [(s, names) for s, names in tagged if s.id > t]
+    kept_tags = [s for s, _ in tagged if s.id <= t]
+    changelog_ids = list_changelog_ids(fio, tp)
+    removed_changelogs = [c for c in (read_changelog(fio, tp, i) for i in changelog_ids if i > t) if c is not None]
+    kept_changelogs = [c for c in (read_changelog(fio, tp, i) for i in changelog_ids if i <= t) if c is not None]
+    result = RollbackResult(t)
+
+    # what the removed metadata references (read before it is deleted)
+    data: set[str] = set()
+    meta: dict[str, str] = {}
+    for i, snap in enumerate(removed):
+        if i == 0 and not target_exists:
+            data |= refs.live_paths(snap, missing_ok=True)
+        data |= refs.delta_added(snap)
+        data.update(refs.changelog_paths(snap))
+        meta.update(refs.meta_files(snap))
+    for snap, _ in removed_tags:
+        data |= refs.live_paths(snap, missing_ok=True)
+        meta.update(refs.meta_files(snap, changelog_list=False))
+    for c in removed_changelogs:
+        data |= refs.delta_added(c)
+        data.update(refs.changelog_paths(c))
+        meta.update(refs.meta_files(c, index=False))
+    keep = ReferencedFiles(refs.live_paths(target), refs.skip_names([target, *kept_tags]))
+    keep.meta.update(refs.meta_files(target))
+    keep.meta |= refs.skip_names(kept_changelogs, missing_ok=True)
+    for c in kept_changelogs:
+        keep.data |= refs.delta_added(c)
+        keep.meta.update(refs.meta_files(c, data_lists=False, index=False))
+    keep.update(refs.branch_pins())
+
+    # switch the metadata
+    if not target_exists:
+        if target.changelog_manifest_list and not fio.exists(refs.manifest_path(target.changelog_manifest_list)):
+            # tags keep data, not changelogs: the restored snapshot must not claim a changelog that is gone
+            target = replace(target, changelog_manifest_list=None, changelog_manifest_list_size=None,
+                             changelog_record_count=None)
+        fio.write_if_absent(snapshot_path(tp, t), target.to_json().encode("utf-8"))
+    fio.overwrite_hint(f"{snapshot_dir(tp)}/LATEST", str(t).encode("ascii"))
+    for snap in reversed(removed):
+        fio.try_delete(snapshot_path(tp, snap.id))
+        result.removed_snapshot_ids.append(snap.id)
+    result.removed_snapshot_ids.reverse()
+    for _, names in removed_tags:
+        for name in names:
+            fio.try_delete(tags.path(name))
+            result.removed_tags.append(name)
+    for c in removed_changelogs:
+        delete_changelog(fio, tp, c.id)
+        result.removed_changelog_ids.append(c.id)
+    if removed_changelogs:
+        write_changelog_hint(fio, tp, "LATEST", kept_changelogs[-1].id if kept_changelogs else -1)
+    if not target_exists:
+        fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(t).encode("ascii"))
+
+    # delete what nothing references any more
+    result.deleted_files = refs.delete(p for p in data if p not in keep.data)
+    result.deleted_files += refs.delete(p for n, p in meta.items() if n not in keep.meta)
+    log.info("rolled %s back to snapshot %d: removed snapshots %s, tags %s, changelogs %s; %d files deleted",
+             tp, t, result.removed_snapshot_ids, result.removed_tags, result.removed_changelog_ids,
+             result.deleted_files)
+    return result
+
+
+def _find(ctx: StoreContext, tags: TagManager, snapshot_id: int | None) -> Snapshot:
+    assert snapshot_id is not None
+    try:
+        return read_snapshot(ctx.file_io, ctx.table_path, snapshot_id)
+    except SnapshotNotExistError:
+        for snap, _ in tags.tagged_snapshots():  # an expired snapshot still held by a tag
+            if snap.id == snapshot_id:
+                return snap
+        raise

@@ -1,0 +1,284 @@
+"""Tags: named snapshots under ``tag/tag-<name>`` that pin their snapshot's files.
+
+Semantics follow Paimon's ``TagManager``/``TagDeletion``/``TagTimeExpire``:
+
+* A tag file is the snapshot JSON (plus ``tagCreateTime``/``tagTimeRetained`` when it has a retention, see
+  :mod:`table_engine.format.tag_file`). Tags are created atomically (create-if-absent); ``replace`` overwrites.
+* Snapshot expiry never deletes a file a tag uses, so reading a tag keeps working after its snapshot expired.
+* Deleting a tag whose snapshot still exists only removes the tag file. Otherwise the tag was the last thing
+  holding its snapshot's files: those not used by its neighbours -- the nearest older tag and the nearest newer
+  tag/snapshot/changelog (by the contiguity invariant of :mod:`table_engine.store.lifecycle.file_refs` these hold
+  everything any other tag or snapshot needs) -- nor by long-lived changelogs or branches, are deleted. Another tag on
+  the same snapshot keeps everything.
+* ``expire``: tags whose ``tagCreateTime + tagTimeRetained`` has passed are deleted; with ``older_than`` also
+  tags created before it (tags without a create time use their file's modification time). With
+  ``tag.num-retained-max`` the oldest automatic tags beyond it are deleted too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from table_engine import clock
+from table_engine.errors import TableEngineError, TagAlreadyExistError, TagError, TagNotExistError
+from table_engine.format.changelog_file import list_changelog_ids, read_changelog
+from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, read_snapshot, snapshot_path
+from table_engine.format.tag_file import Tag, list_tag_names, read_tag, tag_path
+from table_engine.store.context import StoreContext
+from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
+from table_engine.store.lifecycle.tag_period import TagPeriodHandler
+
+__all__ = ["Tag", "TagDeletion", "TagManager"]
+
+log = logging.getLogger(__name__)
+
+_CACHE_LIMIT = 4096
+_TAG_CACHE: dict[str, tuple[int, int, Tag]] = {}  # path -> (mtime, size, tag): tag files rarely change
+
+
+@dataclass(frozen=True)
+class TagDeletion:
+    """What deleting tags did."""
+
+    deleted_tags: list[str]
+    deleted_files: int
+
+
+class TagManager:
+    """The tags of one table."""
+
+    def __init__(self, ctx: StoreContext, period: TagPeriodHandler | None = None) -> None:
+        self.ctx = ctx
+        self.file_io = ctx.file_io
+        self.table_path = ctx.table_path
+        self.period = period
+
+    # ---- reading -----------------------------------------------------------------------------------------------
+    def path(self, name: str) -> str:
+        return tag_path(self.table_path, name)
+
+    def exists(self, name: str) -> bool:
+        return self.file_io.exists(self.path(name))
+
+    def get(self, name: str) -> Tag | None:
+        _check_name(name)
+        return read_tag(self.file_io, self.table_path, name)
+
+    def get_or_raise(self, name: str) -> Tag:
+        tag = self.get(name)
+        if tag is None:
+            raise TagNotExistError(f"tag {name!r} of table {self.table_path} does not exist")
+        return tag
+
+    def names(self) -> list[str]:
+        return [n for n, _ in list_tag_names(self.file_io, self.table_path)]
+
+    def all(self) -> list[Tag]:
+        """Every tag, by name (tag files deleted meanwhile are skipped)."""
+        out = []
+        for st in self.file_io.list_status(f"{self.table_path}/tag"):
+            base = st.path.rstrip("/").rsplit("/", 1)[-1]
+            if st.is_dir or not base.startswith("tag-") or len(base) == 4:
+                continue
+            tag = self._cached(base[4:], st.path, st.mtime_millis, st.size)
+            if tag is not None:
+                out.append(tag)
+        out.sort(key=lambda t: t.name)
+        return out
+
+    def tagged_snapshots(self) -> list[tuple[Snapshot, list[str]]]:
+        """(snapshot, tag names) per tagged snapshot id, ascending."""
+        by_id: dict[int, tuple[Snapshot, list[str]]] = {}
+        for tag in self.all():
+            hit = by_id.setdefault(tag.snapshot_id, (tag.snapshot, []))
+            hit[1].append(tag.name)
+        return [by_id[i] for i in sorted(by_id)]
+
+    # ---- writing -----------------------------------------------------------------------------------------------
+    def create(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
+               ignore_if_exists: bool = False, now: datetime.datetime | None = None) -> Tag:
+        """Tag ``snapshot``; :class:`TagAlreadyExistError` if the name is taken (unless ``ignore_if_exists``)."""
+        _check_name(name)
+        self._check_not_auto_tagged(name, snapshot)
+        tag = self._make(name, snapshot, time_retained_ms, now)
+        if not self.file_io.write_if_absent(self.path(name), tag.to_json().encode("utf-8")):
+            if ignore_if_exists:
+                return self.get_or_raise(name)
+            raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
+        log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
+        return tag
+
+    def replace(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
+                now: datetime.datetime | None = None) -> Tag:
+        """Point an existing tag at ``snapshot`` (Paimon's ``replace_tag``)."""
+        self.get_or_raise(name)
+        tag = self._make(name, snapshot, time_retained_ms, now)
+        self.file_io.write_bytes(self.path(name), tag.to_json().encode("utf-8"), overwrite=True)
+        return tag
+
+    def rename(self, name: str, new_name: str) -> None:
+        tag_text = self._read_text_or_raise(name)
+        _check_name(new_name)
+        if not self.file_io.write_if_absent(self.path(new_name), tag_text):
+            raise TagAlreadyExistError(f"tag {new_name!r} of table {self.table_path} exists already")
+        self.file_io.try_delete(self.path(name))
+
+    def delete(self, name: str, ignore_if_not_exists: bool = False) -> TagDeletion:
+        """Delete a tag and the files only it kept alive."""
+        tag = self.get(name)
+        if tag is None:
+            if ignore_if_not_exists:
+                return TagDeletion([], 0)
+            raise TagNotExistError(f"tag {name!r} of table {self.table_path} does not exist")
+        if self.file_io.exists(snapshot_path(self.table_path, tag.snapshot_id)):
+            self.file_io.try_delete(self.path(name))
+            return TagDeletion([name], 0)
+        tagged = self.tagged_snapshots()  # read before deleting: tags are discovered by their files
+        self.file_io.try_delete(self.path(name))
+        same = next((names for s, names in tagged if s.id == tag.snapshot_id), [name])
+        if len(same) > 1:
+            return TagDeletion([name], 0)
+        others = [s for s, _ in tagged if s.id != tag.snapshot_id]
+        deleted = clean_unused_files_of(self.ctx, tag.snapshot, others)
+        log.info("deleted tag %s of %s (snapshot %d expired): %d files removed", name, self.table_path,
+                 tag.snapshot_id, deleted)
+        return TagDeletion([name], deleted)
+
+    def expire(self, older_than: datetime.datetime | None = None, now: datetime.datetime | None = None,
+               num_retained_max: int | None = None) -> TagDeletion:
+        """Delete tags past their retention (or created before ``older_than``), then surplus automatic tags."""
+        now = now or clock.now_local()
+        names: list[str] = []
+        files = 0
+        for tag in self.all():
+            create = tag.create_time
+            if create is None or tag.time_retained_ms is None:
+                if older_than is None:
+                    continue
+                if create is None:
+                    mtime = self._mtime(tag.name)
+                    if mtime is None:
+                        continue
+                    create = datetime.datetime.fromtimestamp(mtime / 1000)
+            expires = tag.expires_at()
+            if (expires is not None and now > expires) or (older_than is not None and older_than > create):
+                result = self.delete(tag.name, ignore_if_not_exists=True)
+                names += result.deleted_tags
+                files += result.deleted_files
+        if num_retained_max is not None and self.period is not None:
+            result = self.expire_auto_tags(num_retained_max)
+            names += result.deleted_tags
+            files += result.deleted_files
+        if names:
+            log.info("expired tags %s of %s", names, self.table_path)
+        return TagDeletion(names, files)
+
+    def expire_auto_tags(self, num_retained_max: int) -> TagDeletion:
+        """Keep at most ``num_retained_max`` automatic tags: delete the oldest ones (by snapshot id)."""
+        if self.period is None:
+            return TagDeletion([], 0)
+        auto = [(s, [n for n in names if self.period.is_auto_tag(n)]) for s, names in self.tagged_snapshots()]
+        auto = [(s, names) for s, names in auto if names]
+        surplus = sum(len(n) for _, n in auto) - num_retained_max
+        names: list[str] = []
+        files = 0
+        for _, tag_names in auto:
+            for n in sorted(tag_names):
+                if surplus <= 0:
+                    break
+                result = self.delete(n, ignore_if_not_exists=True)
+                names += result.deleted_tags
+                files += result.deleted_files
+                surplus -= 1
+        return TagDeletion(names, files)
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+    def _make(self, name: str, snapshot: Snapshot, time_retained_ms: int | None,
+              now: datetime.datetime | None) -> Tag:
+        if time_retained_ms is not None and time_retained_ms <= 0:
+            raise TagError(f"time retained of tag {name!r} must be positive, got {time_retained_ms} ms")
+        trimmed = replace(snapshot, extra={k: v for k, v in snapshot.extra.items()
+                                           if k not in ("tagCreateTime", "tagTimeRetained")})
+        create = (now or clock.now_local()) if time_retained_ms is not None else None
+        return Tag(name, trimmed, create, time_retained_ms)
+
+    def _check_not_auto_tagged(self, name: str, snapshot: Snapshot) -> None:
+        if self.period is None or not self.period.is_auto_tag(name):
+            return
+        for s, names in self.tagged_snapshots():
+            auto = [n for n in names if self.period.is_auto_tag(n)]
+            if s.id == snapshot.id and auto:
+                raise TagError(f"snapshot {snapshot.id} is already auto-tagged with {auto}")
+
+    def _cached(self, name: str, path: str, mtime: int, size: int) -> Tag | None:
+        hit = _TAG_CACHE.get(path)
+        if hit is not None and hit[0] == mtime and hit[1] == size:
+            return hit[2]
+        tag = read_tag(self.file_io, self.table_path, name)
+        if tag is not None:
+            if len(_TAG_CACHE) >= _CACHE_LIMIT:
+                _TAG_CACHE.clear()
+            _TAG_CACHE[path] = (mtime, size, tag)
+        return tag
+
+    def _mtime(self, name: str) -> int | None:
+        for n, mtime in list_tag_names(self.file_io, self.table_path):
+            if n == name:
+                return mtime
+        return None
+
+    def _read_text_or_raise(self, name: str) -> bytes:
+        _check_name(name)
+        try:
+            return self.file_io.read_bytes(self.path(name))
+        except FileNotFoundError:
+            raise TagNotExistError(f"tag {name!r} of table {self.table_path} does not exist") from None
+
+
+def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Sequence[Snapshot]) -> int:
+    """Delete the files of ``gone`` (a snapshot no tag or snapshot file refers to any more) that nothing else uses.
+
+    ``tagged`` are the remaining tagged snapshots. Returns the number of files deleted; if the neighbours cannot
+    be read nothing is deleted (orphan cleaning can remove the files later).
+    """
+    refs = FileRefs(ctx)
+    fio, tp = ctx.file_io, ctx.table_path
+    left = max((s for s in tagged if s.id < gone.id), key=lambda s: s.id, default=None)
+    right_tag = min((s for s in tagged if s.id > gone.id), key=lambda s: s.id, default=None)
+    changelog_ids = list_changelog_ids(fio, tp)
+    anchors: list[Snapshot] = [s for s in (left, right_tag) if s is not None]
+    changelog_anchors: list[Snapshot] = []
+    try:
+        earliest = earliest_snapshot_id(fio, tp)
+        if earliest is not None and (right_tag is None or earliest < right_tag.id):
+            anchors.append(read_snapshot(fio, tp, earliest))
+        near = [i for i in changelog_ids if i >= gone.id][:2] + [i for i in changelog_ids if i < gone.id][-1:]
+        for cid in near:
+            c = read_changelog(fio, tp, cid)
+            if c is not None:
+                changelog_anchors.append(c)
+        keep = ReferencedFiles(refs.live_union(anchors), refs.skip_names(anchors))
+        keep.data |= refs.live_union(changelog_anchors, missing_ok=True)
+        keep.meta |= refs.skip_names(changelog_anchors, missing_ok=True)
+        for cid in changelog_ids:  # long-lived changelogs of APPEND commits read their delta files
+            c = read_changelog(fio, tp, cid)
+            if c is not None:
+                keep.data |= refs.delta_added(c)
+        keep.update(refs.branch_pins())
+    except (OSError, ValueError, TableEngineError) as e:
+        log.warning("not deleting the files of snapshot %d of %s: cannot read what else uses them: %s",
+                    gone.id, tp, e)
+        return 0
+    data = [p for p in refs.live_paths(gone, missing_ok=True) if p not in keep.data]
+    meta = [p for n, p in refs.meta_files(gone, changelog_list=False).items() if n not in keep.meta]
+    return refs.delete(data) + refs.delete(meta)
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise TagError("tag name must not be blank")
+    if "/" in name or "\\" in name:
+        raise TagError(f"tag name {name!r} must not contain path separators")

@@ -1,0 +1,1 @@
+"""The read path: scan planning (snapshot -> manifests -> splits), reading splits, read-only metadata queries."""

@@ -1,0 +1,259 @@
+"""Reading splits: data files -> (schema-evolved) Arrow tables -> merge-on-read -> projected rows.
+
+Files are read by field id, so renamed, dropped, added and widened columns read correctly from files written
+under older schemas. Primary-key splits are merged per section (files with overlapping key ranges); when the
+files of a section have disjoint sequence ranges (always true for files written by one writer over time), the
+newest version of a key is found with a hash anti-join instead of a full sort.
+
+Deletion vectors of a split's files are applied as soon as a file is read (a boolean keep-mask), before merging,
+filtering or projection. Raw splits (deletion-vector tables without level 0) and the read-optimized view read every
+file on its own, without merging.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.errors import SchemaError, naming_snapshot
+from table_engine.format.binary_row import decode_row
+from table_engine.format.data_file import read_parquet
+from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.schema_file import TableSchema
+from table_engine.io.file_io import FileIO
+from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
+from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
+from table_engine.lsm.sort import MergeOrder, concat_tables
+from table_engine.predicate import Predicate, check_value_types, conjunction
+from table_engine.store.context import StoreContext
+from table_engine.store.indexes.deletion_vectors import VectorCache
+from table_engine.store.paths import file_path_in
+from table_engine.store.reading.scan import Split
+from table_engine.types import DataField, to_arrow_field
+
+_READ_THREADS = min(4, os.cpu_count() or 1)
+
+
+@dataclass
+class ReadContext:
+    """What a reader needs to know about the table (current schema, merge rules, where files live)."""
+
+    file_io: FileIO
+    table_path: str
+    schema: TableSchema
+    schema_loader: Callable[[int], TableSchema]
+    merge_function: MergeFunction | None
+    sequence_fields: tuple[str, ...] = ()
+    sequence_descending: bool = False
+    default_partition_name: str = "__DEFAULT_PARTITION__"
+
+
+class TableRead:
+    """Reads splits into Arrow data (merged for primary-key tables).
+
+    ``read_optimized``: the splits hold only max-level files of a primary-key table (the ``$ro`` view); their keys
+    are unique and they hold no -U/-D records, so they are read without merging.
+    """
+
+    def __init__(self, ctx: ReadContext, columns: Sequence[str] | None = None,
+                 predicates: Sequence[Predicate] = (), read_optimized: bool = False) -> None:
+        self.ctx = ctx
+        self.read_optimized = read_optimized
+        names = ctx.schema.field_names()
+        if columns is not None:
+            for c in columns:
+                if c not in names:
+                    raise SchemaError(f"cannot project unknown column {c!r}; columns are {names}")
+        self.columns = list(columns) if columns is not None else names
+        self.predicates = list(predicates)
+        check_value_types(self.predicates, ctx.schema.arrow_schema())
+        self.filter_expr = conjunction(self.predicates)
+        self.output_schema = pa.schema([to_arrow_field(ctx.schema.field(c)) for c in self.columns])
+        self.has_pk = bool(ctx.schema.primary_keys)
+        self.key_cols = tuple(ctx.schema.trimmed_primary_keys()) if self.has_pk else ()
+        needed = set(self.columns) | {p.column for p in self.predicates}
+        if self.has_pk:
+            needed |= set(self.key_cols) | set(ctx.sequence_fields)
+            if ctx.merge_function is not None:  # e.g. the sequence fields of partial-update sequence groups
+                needed |= ctx.merge_function.read_columns(needed)
+        # keep schema order
+        self.read_fields = [f for f in ctx.schema.fields if f.name in needed]
+        self._vectors = VectorCache(ctx.file_io)
+
+    # ---- public ------------------------------------------------------------------------------------------------
+    def read_split(self, split: Split) -> pa.Table:
+        parts = list(self._iter_split(split))
+        if not parts:
+            return self.output_schema.empty_table()
+        return concat_tables(parts)
+
+    def to_arrow(self, splits: Sequence[Split]) -> pa.Table:
+        if len(splits) > 1 and _READ_THREADS > 1:
+            with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(splits))) as pool:
+                chunks = list(pool.map(lambda s: list(self._iter_split(s)), splits))
+            parts = [t for c in chunks for t in c]
+        else:
+            parts = [t for s in splits for t in self._iter_split(s)]
+        if not parts:
+            return self.output_schema.empty_table()
+        return concat_tables(parts)
+
+    def to_batches(self, splits: Sequence[Split], batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+        """Stream the result: memory is bounded by one merge section of one split."""
+        for s in splits:
+            for t in self._iter_split(s):
+                yield from t.to_batches(max_chunksize=batch_size)
+
+    # ---- internals ---------------------------------------------------------------------------------------------
+    def _iter_split(self, split: Split) -> Iterator[pa.Table]:
+        if not split.files:
+            return
+        if not self.has_pk:
+            for f in sorted(split.files, key=lambda f: f.min_sequence_number):
+                yield self._finish(self._read_file(split, f, system=False))
+            return
+        if self.read_optimized or split.raw:
+            for f in split.files:
+                t = self._read_file(split, f, system=True, with_seq=False)
+                yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
+            return
+        for section in self._sections(split.files):
+            fast = len(section) == 1 or self._newest_wins_applies(section)
+            tables = [self._read_file(split, f, system=True, with_seq=not fast) for f in section]
+            yield self._finish(self._merge(section, tables, fast))
+
+    def _finish(self, t: pa.Table) -> pa.Table:
+        if self.filter_expr is not None:
+            t = t.filter(self.filter_expr)
+        return t.select(self.columns).cast(self.output_schema)
+
+    def _newest_wins_applies(self, files: Sequence[DataFileMeta]) -> bool:
+        fn = self.ctx.merge_function
+        return (self._disjoint_sequences(files) and not self.ctx.sequence_fields and fn is not None
+                and fn.capabilities.newest_file_wins)
+
+    def _merge(self, files: Sequence[DataFileMeta], tables: list[pa.Table], fast: bool) -> pa.Table:
+        order = MergeOrder(self.key_cols, tuple(self.ctx.sequence_fields), self.ctx.sequence_descending)
+        if len(tables) == 1:
+            merged = tables[0]
+        elif fast:
+            merged = _newest_wins(files, tables, list(self.key_cols))
+        else:
+            assert self.ctx.merge_function is not None
+            in_seq_order = not self.ctx.sequence_fields and self._disjoint_sequences(files)
+            if in_seq_order:  # oldest file first: a stable sort by key alone orders each key's records
+                tables = [tables[i] for i in sorted(range(len(files)), key=lambda i: files[i].min_sequence_number)]
+            merged = sort_and_merge(concat_tables(tables), order, self.ctx.merge_function,
+                                    in_sequence_order=in_seq_order)
+        merged = merged.filter(is_add(merged.column(VALUE_KIND)))
+        return merged
+
+    @staticmethod
+    def _disjoint_sequences(files: Sequence[DataFileMeta]) -> bool:
+        ordered = sorted(files, key=lambda f: f.min_sequence_number)
+        return all(a.max_sequence_number < b.min_sequence_number for a, b in zip(ordered, ordered[1:]))
+
+    def _sections(self, files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+        """Group files whose key ranges overlap (sweep over files sorted by min key)."""
+        if len(files) == 1:
+            return [list(files)]
+        types = [f.type for f in self.ctx.schema.key_fields()]
+        try:
+            ranges = [(tuple(decode_row(f.min_key, types)), tuple(decode_row(f.max_key, types)), f) for f in files]
+            ranges.sort(key=lambda r: r[0])
+        except Exception:  # undecodable or incomparable keys: one section
+            return [list(files)]
+        sections: list[list[DataFileMeta]] = []
+        current: list[DataFileMeta] = []
+        bound: tuple[object, ...] | None = None
+        for lo, hi, f in ranges:
+            if current and bound is not None and lo > bound:
+                sections.append(current)
+                current, bound = [], None
+            current.append(f)
+            bound = hi if bound is None or hi > bound else bound
+        if current:
+            sections.append(current)
+        return sections
+
+    def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
+        """One data file, projected to the current schema by field id, its deletion vector applied."""
+        with naming_snapshot(split.snapshot_id):
+            t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
+                if mask is not None:
+                    t = t.filter(pa.array(mask))
+        return t
+
+    def _file_path(self, split: Split, f: DataFileMeta) -> str:
+        return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,
+                            self.ctx.default_partition_name)
+
+
+def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
+                   with_seq: bool = True) -> pa.Table:
+    """The ``read_fields`` (of the current schema) of one data file, matched by field id across schema versions
+    (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
+    ``_VALUE_KIND``."""
+    file_schema = ctx.schema if f.schema_id == ctx.schema.id else ctx.schema_loader(f.schema_id)
+    by_id = file_schema.fields_by_id()
+    wanted: list[tuple[str, str | None]] = []  # (current name, name in file)
+    for fld in read_fields:
+        prev = by_id.get(fld.id)
+        wanted.append((fld.name, prev.name if prev is not None else None))
+    file_cols = [old for _, old in wanted if old is not None]
+    if system:
+        file_cols += [SEQUENCE_NUMBER, VALUE_KIND] if with_seq else [VALUE_KIND]
+    raw = read_parquet(ctx.file_io, path, file_cols)
+    n = raw.num_rows
+    arrays = []
+    fields = []
+    for (name, old) in wanted:
+        target = to_arrow_field(ctx.schema.field(name))
+        if old is None:
+            arrays.append(pa.nulls(n, target.type))
+        else:
+            col = raw.column(old)
+            if col.type != target.type:
+                col = col.cast(target.type)
+            arrays.append(col)
+        fields.append(target.with_nullable(True))
+    if system:
+        if with_seq:
+            arrays.append(raw.column(SEQUENCE_NUMBER))
+            fields.append(pa.field(SEQUENCE_NUMBER, pa.int64()))
+        arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
+        fields.append(pa.field(VALUE_KIND, pa.int8()))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def read_context(ctx: StoreContext) -> ReadContext:
+    """The read context of a table's store context (its merge function and its options' sequence fields)."""
+    opts = ctx.options
+    return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
+                       tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name())
+
+
+def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:
+    """Merge files with disjoint sequence ranges (each unique per key): a key's row in the newest file wins."""
+    order = sorted(range(len(files)), key=lambda i: files[i].max_sequence_number, reverse=True)
+    kept: list[pa.Table] = []
+    seen: pa.Table | None = None
+    for i in order:
+        t = tables[i]
+        if seen is not None and t.num_rows:
+            if len(keys) == 1:
+                mask = pc.invert(pc.is_in(t.column(keys[0]), value_set=seen.column(keys[0]).combine_chunks()))
+                t = t.filter(mask)
+            else:
+                t = t.join(seen, keys=keys, join_type="left anti", use_threads=False).select(t.column_names)
+        kept.append(t)
+        ks = t.select(keys)
+        seen = ks if seen is None else pa.concat_tables([seen, ks])
+    return concat_tables(kept)

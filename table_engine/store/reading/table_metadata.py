@@ -1,0 +1,142 @@
+"""Read-only metadata queries of a table: which snapshot landed, what a partition holds, whether it is marked done.
+
+Only snapshot, manifest and partition-directory metadata is read (no data file, no Spark), so a sensor can poll
+these cheaply; nothing is ever written. :meth:`Table.metadata <table_engine.table.Table.metadata>` gives the view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from table_engine.errors import SnapshotNotExistError
+from table_engine.format.manifest import read_manifest
+from table_engine.format.manifest_list import read_manifest_list
+from table_engine.format.snapshot import (
+    Snapshot,
+    earliest_snapshot_id,
+    latest_snapshot_id,
+    read_snapshot,
+    snapshot_at_or_before_time,
+)
+from table_engine.io.paths import partition_dir
+from table_engine.store.context import StoreContext
+from table_engine.store.partition_spec import PartitionSpec, select_partitions
+from table_engine.store.reading.scan import live_entries, manifest_path
+
+SUCCESS_FILE = "_SUCCESS"
+"""Paimon's ``success-file`` mark-done action writes this file into a finished partition's directory."""
+
+PartitionLike = Mapping[str, Any] | str | PartitionSpec
+"""A partition spec: ``{column: value}`` (text or typed values), ``k=v,..`` text, or a typed spec."""
+
+
+@dataclass(frozen=True)
+class PartitionStats:
+    """A partition in the latest snapshot (``snapshot_id``, None for a table without snapshots): its live files
+    and the rows they hold (before merging by key), and whether it is marked done (its ``_SUCCESS`` file)."""
+
+    snapshot_id: int | None
+    file_count: int
+    row_count: int
+    done: bool
+
+
+class TableMetadata:
+    """The read-only metadata queries of the table in ``ctx`` (a view: cheap, holds nothing but ``ctx``)."""
+
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The newest snapshot (None for a table without snapshots)."""
+        snapshot_id = latest_snapshot_id(self._ctx.file_io, self._ctx.table_path)
+        return None if snapshot_id is None else read_snapshot(self._ctx.file_io, self._ctx.table_path, snapshot_id)
+
+    def snapshot_at_or_before(self, time_millis: int) -> Snapshot | None:
+        """The newest live snapshot committed at or before ``time_millis`` (None if there is none)."""
+        return snapshot_at_or_before_time(self._ctx.file_io, self._ctx.table_path, time_millis)
+
+    def partition_spec(self, spec: PartitionLike) -> PartitionSpec:
+        """``spec`` typed against the table's partition columns (PartitionSpecError names a bad column or value)."""
+        return PartitionSpec.of(spec, self._ctx.schema.partition_fields(), self._ctx.options.partition_default_name())
+
+    def find_snapshot(self, *, after_snapshot_id: int | None = None, after_time_millis: int | None = None,
+                      commit_kinds: Collection[str] = (), partition: PartitionLike | None = None) -> Snapshot | None:
+        """The oldest snapshot newer than ``after_snapshot_id`` and committed after ``after_time_millis`` (both
+        optional) that has one of ``commit_kinds`` (any if empty; case-insensitive) and adds or removes files (data
+        or changelog) of ``partition`` (any if None). None while there is none; snapshots that expire during the
+        search are skipped."""
+        fio, path = self._ctx.file_io, self._ctx.table_path
+        latest = latest_snapshot_id(fio, path)
+        earliest = earliest_snapshot_id(fio, path)
+        if latest is None or earliest is None:
+            return None
+        start = max(earliest, (after_snapshot_id or 0) + 1)
+        if after_time_millis is not None:
+            before = self.snapshot_at_or_before(after_time_millis)
+            if before is not None:
+                start = max(start, before.id + 1)
+        kinds = {k.upper() for k in commit_kinds}
+        spec = None if partition is None else self.partition_spec(partition)
+        for snapshot_id in range(start, latest + 1):
+            try:
+                snap = read_snapshot(fio, path, snapshot_id)
+            except SnapshotNotExistError:
+                continue
+            if after_time_millis is not None and snap.time_millis <= after_time_millis:
+                continue
+            if kinds and str(snap.commit_kind) not in kinds:
+                continue
+            if spec is not None and not self._touches(snap, spec):
+                continue
+            return snap
+        return None
+
+    def _touches(self, snapshot: Snapshot, spec: PartitionSpec) -> bool:
+        """Did ``snapshot`` add or remove files (data or changelog) of the partitions ``spec`` selects?"""
+        fio, path = self._ctx.file_io, self._ctx.table_path
+        for name in (snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
+            if not name:
+                continue
+            for meta in read_manifest_list(fio, manifest_path(path, name)):
+                entries = read_manifest(fio, manifest_path(path, meta.file_name))
+                if self._select((e.partition for e in entries), spec):
+                    return True
+        return False
+
+    def _select(self, partitions: Iterable[bytes], spec: PartitionSpec) -> set[bytes]:
+        return select_partitions(partitions, [spec], self._ctx.schema.partition_fields())
+
+    def partition_path(self, partition: PartitionLike) -> str:
+        """The directory of one partition (every partition column given; Paimon's escaped ``k=v/...`` naming)."""
+        spec = self.partition_spec(partition)
+        if not spec.is_full:
+            missing = [f.name for f in spec.fields if f.name not in spec.as_dict()]
+            raise ValueError(f"a partition directory needs every partition key; missing {missing}")
+        fields = self._ctx.schema.partition_fields()
+        values = spec.as_dict()
+        part = partition_dir([f.name for f in fields], [values[f.name] for f in fields], [f.type for f in fields],
+                             self._ctx.options.partition_default_name())
+        return f"{self._ctx.table_path.rstrip('/')}/{part}"
+
+    def partition_done(self, partition: PartitionLike) -> bool:
+        """Is the partition marked done (its ``_SUCCESS`` file exists)? False for a spec of several partitions."""
+        spec = self.partition_spec(partition)
+        return spec.is_full and self._ctx.file_io.exists(f"{self.partition_path(spec)}/{SUCCESS_FILE}")
+
+    def partition_stats(self, partition: PartitionLike) -> PartitionStats:
+        """Live files and rows of the partitions ``partition`` selects in the latest snapshot, and whether the
+        partition is marked done."""
+        spec = self.partition_spec(partition)
+        snapshot = self.latest_snapshot()
+        files = rows = 0
+        if snapshot is not None:
+            entries = live_entries(self._ctx.file_io, self._ctx.table_path, snapshot)
+            selected = self._select((e.partition for e in entries), spec)
+            for entry in entries:
+                if entry.partition in selected:
+                    files += 1
+                    rows += entry.file.row_count
+        return PartitionStats(None if snapshot is None else snapshot.id, files, rows, self.partition_done(spec))

@@ -1,0 +1,124 @@
+"""Rollback to a snapshot or a tag: newer snapshots, tags and changelogs go, with the files only they used."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.errors import SnapshotNotExistError, TableEngineError, TagNotExistError
+from table_engine.format.changelog_file import list_changelog_ids
+from table_engine.table import Table
+from tests.table_engine.store.lifecycle.lifecycle_support import (
+    assert_exact_files,
+    assert_nothing_missing,
+    capture,
+    rows,
+)
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+
+
+def make(catalog: Catalog, **options: str) -> Table:
+    return catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                options={"bucket": "2", "manifest.merge-min-count": "3", **options})
+
+
+def fill(t: Table, n: int, contents: dict[int, list[tuple[object, ...]]], start: int = 0) -> None:
+    for i in range(start, start + n):
+        t.write(pa.table({"dt": [["a", "b"][i % 2]] * 3, "id": [i % 4, i % 4 + 1, 50 + i], "v": [i] * 3},
+                         schema=SCHEMA))
+        capture(t, contents)
+
+
+def test_rollback_to_snapshot(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 4, contents)
+    t.create_tag("early", 2)
+    fill(t, 3, contents, start=4)
+    t.compact(full=True)
+    capture(t, contents)
+    t.create_tag("late", t.latest_snapshot_id())
+    latest = t.latest_snapshot_id()
+    assert latest is not None and latest > 5
+    t.reset_consumer("reader", latest)
+    result = t.rollback_to(4)
+    assert result.removed_snapshot_ids == list(range(5, latest + 1))
+    assert result.removed_tags == ["late"] and result.deleted_files > 0
+    assert t.latest_snapshot_id() == 4 and [s.id for s in t.snapshots()] == [1, 2, 3, 4]
+    assert t.file_io.read_text(f"{t.path}/snapshot/LATEST") == "4"
+    assert t.list_tags() == ["early"]
+    assert rows(t.read()) == contents[4]
+    assert rows(t.read(tag="early")) == contents[2]
+    assert t.consumers() == {"reader": latest}  # consumers are left alone, as in Paimon
+    assert_exact_files(t)
+    # the table goes on from there
+    sid = t.write(pa.table({"dt": ["a"], "id": [99], "v": [0]}, schema=SCHEMA))
+    assert sid == 5 and len(t.read()) == len(contents[4]) + 1
+    assert_exact_files(t)
+
+
+def test_rollback_to_tag_whose_snapshot_expired(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 3, contents)
+    t.create_tag("t2", 2)
+    fill(t, 4, contents, start=3)
+    t.create_tag("t6", 6)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    assert [s.id for s in t.snapshots()] == [7]
+    result = t.rollback_to("t2")
+    assert result.snapshot_id == 2 and result.removed_snapshot_ids == [7] and result.removed_tags == ["t6"]
+    assert [s.id for s in t.snapshots()] == [2]  # the tag's snapshot file was restored
+    assert t.earliest_snapshot_id() == 2 and t.latest_snapshot_id() == 2
+    assert t.file_io.read_text(f"{t.path}/snapshot/EARLIEST") == "2"
+    assert rows(t.read()) == contents[2] == rows(t.read(tag="t2"))
+    assert_exact_files(t)
+    assert t.write(pa.table({"dt": ["b"], "id": [7], "v": [7]}, schema=SCHEMA)) == 3
+
+
+def test_rollback_to_expired_snapshot_id_held_by_tag(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 3, contents)
+    t.create_tag("hold", 1)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    t.rollback_to(1)
+    assert rows(t.read()) == contents[1]
+    assert_exact_files(t)
+
+
+def test_rollback_errors(catalog: Catalog) -> None:
+    t = make(catalog)
+    fill(t, 2, {})
+    with pytest.raises(SnapshotNotExistError):
+        t.rollback_to(9)
+    with pytest.raises(TagNotExistError):
+        t.rollback_to("missing")
+    with pytest.raises(TableEngineError):
+        t.rollback_to(1.5)  # type: ignore[arg-type]
+
+
+def test_rollback_to_latest_is_a_no_op(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 3, contents)
+    result = t.rollback_to(3)
+    assert result.removed_snapshot_ids == [] and result.deleted_files == 0
+    assert rows(t.read()) == contents[3]
+
+
+def test_rollback_removes_newer_changelogs(catalog: Catalog) -> None:
+    t = make(catalog, **{"changelog.num-retained.min": "20", "changelog.num-retained.max": "20"})
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 3, contents)
+    t.create_tag("t1", 1)
+    fill(t, 4, contents, start=3)
+    t.expire_snapshots(retain_min=2, time_retained=0)
+    assert list_changelog_ids(t.file_io, t.path) == [1, 2, 3, 4, 5]
+    result = t.rollback_to("t1")
+    assert result.removed_changelog_ids == [2, 3, 4, 5]
+    assert list_changelog_ids(t.file_io, t.path) == [1]
+    assert rows(t.read()) == contents[1]
+    assert_nothing_missing(t)

@@ -1,0 +1,238 @@
+"""Tags: create/replace/rename/delete/list, retention and expiry, file clean-up when the last holder goes."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.clock import ManualClock
+from table_engine.errors import SnapshotNotExistError, TagAlreadyExistError, TagError, TagNotExistError
+from table_engine.table import Table
+from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_files, capture, disk_files, rows
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+
+
+def make(catalog: Catalog, **options: str) -> Table:
+    return catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", **options})
+
+
+def write(t: Table, i: int) -> None:
+    t.write(pa.table({"id": [i % 3, 10 + i], "v": [f"v{i}", f"w{i}"]}, schema=SCHEMA))
+
+
+def fill(t: Table, n: int, contents: dict[int, list[tuple[object, ...]]] | None = None,
+         start: int = 0) -> dict[int, list[tuple[object, ...]]]:
+    contents = {} if contents is None else contents
+    for i in range(start, start + n):
+        write(t, i)
+        capture(t, contents)
+    return contents
+
+
+def test_create_list_get(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents = fill(t, 4)
+    assert t.create_tag("latest").id == 4
+    assert t.create_tag("second", 2).id == 2
+    assert t.list_tags() == ["latest", "second"]
+    assert [tag.name for tag in t.tags()] == ["latest", "second"]
+    assert t.tag_snapshot("second").id == 2
+    assert rows(t.read(tag="second")) == contents[2]
+    with pytest.raises(TagAlreadyExistError):
+        t.create_tag("second", 3)
+    with pytest.raises(TagError):
+        t.create_tag("  ")
+    with pytest.raises(TagError):
+        t.create_tag("a/b")
+    with pytest.raises(SnapshotNotExistError):
+        t.create_tag("x", 99)
+    with pytest.raises(TagNotExistError):
+        t.tag_snapshot("nope")
+    with pytest.raises(SnapshotNotExistError):  # TagNotExistError is a SnapshotNotExistError
+        t.read(tag="nope")
+
+
+def test_create_on_empty_table(catalog: Catalog) -> None:
+    with pytest.raises(SnapshotNotExistError):
+        make(catalog).create_tag("t")
+
+
+def test_time_retained_and_default(catalog: Catalog) -> None:
+    t = make(catalog, **{"tag.default-time-retained": "2 h"})
+    fill(t, 2)
+    t.create_tag("explicit", 1, time_retained_ms=60_000)
+    t.create_tag("default", 2)
+    tags = {tag.name: tag for tag in t.tags()}
+    assert tags["explicit"].time_retained_ms == 60_000
+    assert tags["default"].time_retained_ms == 7_200_000
+    assert tags["default"].create_time is not None
+    assert abs((datetime.datetime.now() - tags["default"].create_time).total_seconds()) < 60
+    with pytest.raises(TagError):
+        t.create_tag("bad", 1, time_retained_ms=0)
+
+
+def test_expire_tags_by_retention(catalog: Catalog, clock: ManualClock) -> None:
+    t = make(catalog)
+    fill(t, 3)
+    t.create_tag("short", 1, time_retained_ms=1)
+    t.create_tag("long", 2, time_retained_ms=3_600_000)
+    t.create_tag("forever", 3)
+    clock.advance(2)  # 'short' is expired once now is after its creation + 1 ms
+    assert t.expire_tags() == ["short"]
+    assert t.list_tags() == ["forever", "long"]
+    # older_than also expires tags without retention, by their file time
+    assert sorted(t.expire_tags(older_than_millis=int(time.time() * 1000) + 60_000)) == ["forever", "long"]
+    assert t.list_tags() == []
+
+
+def test_expire_tags_store_level_clock(catalog: Catalog) -> None:
+    t = make(catalog)
+    fill(t, 1)
+    tm = t.tag_manager()
+    created = datetime.datetime(2024, 1, 1, 12, 0)
+    tm.create("day", t.snapshot(1), 86_400_000, now=created)
+    assert tm.expire(now=datetime.datetime(2024, 1, 2, 11, 59)).deleted_tags == []
+    assert tm.expire(now=datetime.datetime(2024, 1, 2, 12, 1)).deleted_tags == ["day"]
+
+
+def test_rename_and_replace(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents = fill(t, 3)
+    t.create_tag("a", 1, time_retained_ms=5000)
+    t.create_tag("b", 2)
+    with pytest.raises(TagAlreadyExistError):
+        t.rename_tag("a", "b")
+    with pytest.raises(TagNotExistError):
+        t.rename_tag("zz", "c")
+    t.rename_tag("a", "c")
+    assert t.list_tags() == ["b", "c"]
+    renamed = next(tag for tag in t.tags() if tag.name == "c")
+    assert renamed.snapshot_id == 1 and renamed.time_retained_ms == 5000
+    t.replace_tag("b", 3)
+    assert rows(t.read(tag="b")) == contents[3]
+    with pytest.raises(TagNotExistError):
+        t.replace_tag("zz", 1)
+
+
+def test_delete_tag_of_live_snapshot_only_removes_the_tag(catalog: Catalog) -> None:
+    t = make(catalog)
+    fill(t, 3)
+    t.create_tag("x", 2)
+    before = disk_files(t)
+    result = t.delete_tag("x")
+    assert result.deleted_tags == ["x"] and result.deleted_files == 0
+    assert disk_files(t) == before
+
+
+def test_delete_tag_of_expired_snapshot_removes_files_only_it_used(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents = fill(t, 3)
+    t.create_tag("t1", 1)
+    fill(t, 2, contents, start=3)
+    t.create_tag("t5", 5)
+    t.compact(full=True)
+    capture(t, contents)
+    fill(t, 3, contents, start=5)
+    t.create_tag("t7", 7)
+    fill(t, 2, contents, start=8)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    assert_exact_files(t)
+    before = disk_files(t)
+    result = t.delete_tag("t5")
+    assert result.deleted_files > 0
+    assert len(disk_files(t)) == len(before) - result.deleted_files
+    for name, sid in (("t1", 1), ("t7", 7)):
+        assert rows(t.read(tag=name)) == contents[sid]
+    assert_exact_files(t)
+    t.delete_tag(["t1", "t7"])
+    assert t.list_tags() == []
+    assert_exact_files(t)
+    latest = t.latest_snapshot_id()
+    assert latest is not None
+    assert rows(t.read()) == contents[latest]
+
+
+def test_two_tags_on_one_snapshot(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents = fill(t, 4)
+    t.create_tag("a", 2)
+    t.create_tag("b", 2)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    assert t.delete_tag("a").deleted_files == 0
+    assert rows(t.read(tag="b")) == contents[2]
+    assert t.delete_tag("b").deleted_files > 0
+    assert_exact_files(t)
+
+
+def test_delete_missing_and_comma_list(catalog: Catalog) -> None:
+    t = make(catalog)
+    fill(t, 2)
+    with pytest.raises(TagNotExistError):
+        t.delete_tag("nope")
+    assert t.delete_tag("nope", ignore_if_not_exists=True).deleted_tags == []
+    t.create_tag("a", 1)
+    t.create_tag("b", 2)
+    assert sorted(t.delete_tag("a, b").deleted_tags) == ["a", "b"]
+
+
+def test_create_tag_from_timestamp(catalog: Catalog, clock: ManualClock) -> None:
+    t = make(catalog)
+    for i in range(4):
+        write(t, i)
+        clock.advance(10)
+    times = {s.id: s.time_millis for s in t.snapshots()}
+    assert t.create_tag_from_timestamp("ts", times[3] - 1).id == 3
+    assert t.create_tag_from_timestamp("ts2", times[1]).id == 1
+    with pytest.raises(SnapshotNotExistError):
+        t.create_tag_from_timestamp("late", times[4] + 10_000)
+    # a tag of an expired snapshot is found too
+    t.create_tag("keep", 2)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    assert t.create_tag_from_timestamp("old", times[2] - 1).id == 2
+
+
+def test_tag_an_expired_snapshot_held_by_a_tag(catalog: Catalog) -> None:
+    t = make(catalog)
+    contents = fill(t, 3)
+    t.create_tag("hold", 1)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    assert t.create_tag("again", 1).id == 1
+    t.delete_tag("hold")
+    assert rows(t.read(tag="again")) == contents[1]
+    assert_exact_files(t)
+
+
+def test_auto_tag_names_are_reserved_per_snapshot(catalog: Catalog) -> None:
+    t = make(catalog, **{"tag.automatic-creation": "process-time"})
+    fill(t, 2)
+    t.create_tag("2024-01-01", 1)
+    with pytest.raises(TagError, match="already auto-tagged"):
+        t.create_tag("2024-01-02", 1)
+    t.create_tag("manual", 1)  # not an automatic name: fine
+
+
+def test_tag_cache_sees_replaced_tags(catalog: Catalog) -> None:
+    t = make(catalog)
+    fill(t, 3)
+    t.create_tag("x", 1)
+    assert t.tags()[0].snapshot_id == 1
+    t.replace_tag("x", 3)
+    os.utime(t.tag_manager().path("x"), (time.time() + 5, time.time() + 5))
+    assert t.tags()[0].snapshot_id == 3
+
+
+def test_tag_retention_cut_off_to_the_millisecond(catalog: Catalog, clock: ManualClock) -> None:
+    """Paimon's ``TagTimeExpire``: a tag expires once now is strictly after its creation + time retained."""
+    t = make(catalog)
+    fill(t, 1)
+    t.create_tag("day", 1, time_retained_ms=86_400_000)
+    clock.advance(86_400_000)
+    assert t.expire_tags() == [] and t.list_tags() == ["day"]
+    clock.advance(1)
+    assert t.expire_tags() == ["day"] and t.list_tags() == []
