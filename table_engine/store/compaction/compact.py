@@ -368,18 +368,7 @@ def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileSto
                                          and any(f.level == 0 for f in b.files)])
     else:
         return sid
-    if not messages:
-        return sid
-    commit = new_commit()
-    try:
-        return commit.commit(messages) or sid
-    except CommitConflictError as e:
-        commit.abort(messages)
-        log.warning("compaction after snapshot %s of %s failed: %s", sid, ctx.table_path, e)
-        return sid
-    except BaseException:
-        commit.abort(messages)
-        raise
+    return _commit_follow_up(ctx, new_commit, sid, messages, "compaction")
 
 
 def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int | None,
@@ -392,6 +381,14 @@ def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[]
         return sid
     wanted = set(partitions)
     messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if b.partition in wanted])
+    return _commit_follow_up(ctx, new_commit, sid, messages, "append compaction")
+
+
+def _commit_follow_up(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int,
+                      messages: list[CommitMessage], what: str) -> int:
+    """Commit the follow-up compaction ``messages`` of snapshot ``sid``; the COMPACT snapshot id, else ``sid``. A
+    conflict (a concurrent commit changed the files) leaves the commit as it is; any other failure is raised. Either
+    way, the compaction's new files are deleted when it is not committed."""
     if not messages:
         return sid
     commit = new_commit()
@@ -399,7 +396,7 @@ def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[]
         return commit.commit(messages) or sid
     except CommitConflictError as e:
         commit.abort(messages)
-        log.warning("append compaction after snapshot %s of %s failed: %s", sid, ctx.table_path, e)
+        log.warning("%s after snapshot %s of %s failed: %s", what, sid, ctx.table_path, e)
         return sid
     except BaseException:
         commit.abort(messages)
