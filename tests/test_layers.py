@@ -47,6 +47,8 @@ def test_table_engine_layers_point_one_way() -> None:
             top = imp.split(".")[0]
             if top == "airflow":
                 problems.append(f"{module} imports {imp}: table_engine never imports Airflow")
+            if top in ("provider", "dags"):
+                problems.append(f"{module} imports {imp}: the provider and the DAGs sit above the engine")
             if top == "pyspark" and not module.startswith("table_engine.spark"):
                 problems.append(f"{module} imports {imp}: only table_engine.spark may import pyspark")
             other = _layer(imp)
