@@ -151,6 +151,17 @@ def _parse_text(text: str, t: DataType) -> Any:
     if t.is_string:
         return text
     s = text.strip()
+    if root in _INT_ROOTS or root in ("BOOLEAN", "FLOAT", "DOUBLE", "DECIMAL"):
+        return _parse_numeric(s, root)
+    if root in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return _parse_temporal(s, root)
+    if t.is_binary:
+        return text.encode("utf-8")
+    raise TypeError(f"partition columns of type {t} are not supported")
+
+
+def _parse_numeric(s: str, root: str) -> Any:
+    """Stripped partition text as an integer type, BOOLEAN, FLOAT, DOUBLE or DECIMAL value."""
     if root in _INT_ROOTS:
         if not _INTEGER.fullmatch(s):
             raise ValueError("not an integer")
@@ -165,13 +176,16 @@ def _parse_text(text: str, t: DataType) -> Any:
         if "_" in s:
             raise ValueError("not a number")
         return float(s)
-    if root == "DECIMAL":
-        if "_" in s:
-            raise ValueError("not a decimal")
-        value = decimal.Decimal(s)
-        if not value.is_finite():
-            raise ValueError("not a finite decimal")
-        return value
+    if "_" in s:  # DECIMAL
+        raise ValueError("not a decimal")
+    value = decimal.Decimal(s)
+    if not value.is_finite():
+        raise ValueError("not a finite decimal")
+    return value
+
+
+def _parse_temporal(s: str, root: str) -> Any:
+    """Stripped partition text as a DATE, TIMESTAMP, TIMESTAMP_LTZ or TIME value."""
     if root == "DATE":
         if _INTEGER.fullmatch(s):  # the legacy partition directory name: days since 1970-01-01
             return datetime.date(1970, 1, 1) + datetime.timedelta(days=int(s))
@@ -182,11 +196,7 @@ def _parse_text(text: str, t: DataType) -> Any:
         if not re.match(r"\d{4}-\d{2}-\d{2}", s):
             raise ValueError("not a timestamp (yyyy-MM-dd[ HH:mm[:ss[.fff]]])")
         return datetime.datetime.fromisoformat(s)
-    if root == "TIME":
-        return datetime.time.fromisoformat(s)
-    if t.is_binary:
-        return text.encode("utf-8")
-    raise TypeError(f"partition columns of type {t} are not supported")
+    return datetime.time.fromisoformat(s)  # TIME
 
 
 def _check_python(value: Any, t: DataType) -> Any:
