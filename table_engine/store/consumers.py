@@ -66,7 +66,7 @@ class ConsumerManager:
         return out
 
     def consumers(self) -> dict[str, int]:
-        """consumer id -> next snapshot id."""
+        """Consumer id -> next snapshot id."""
         return {c.consumer_id: c.next_snapshot for c in self.all()}
 
     def min_next_snapshot(self) -> int | None:

@@ -1,11 +1,11 @@
-"""Partition specs: ``{partition column: value}`` selections, parsed once and typed against the partition columns.
+r"""Partition specs: ``{partition column: value}`` selections, parsed once and typed against the partition columns.
 
 One implementation for every command that selects partitions (compaction, dropping partitions, rewriting file
 indexes, the CLI's ``--partition``, the Spark application, the provider's operators and sensors):
 
 * :func:`parse_partition_text` / :func:`format_partition_text` are the one text form, ``k=v,k2=v2``; several specs
   are joined by ``;`` (:func:`parse_partition_texts` / :func:`format_partition_texts`). A backslash escapes the next
-  character, so keys and values may hold ``,``, ``=``, ``;``, ``\\`` and surrounding blanks (which are otherwise
+  character, so keys and values may hold ``,``, ``=``, ``;``, ``\`` and surrounding blanks (which are otherwise
   trimmed); formatting escapes exactly what parsing needs, so the two round-trip.
 * :class:`PartitionSpec` is a spec typed against a table's partition columns, as Paimon's
   ``InternalRowPartitionComputer.convertSpecToInternal`` does: the value equal to ``partition.default-name`` (default
@@ -96,7 +96,7 @@ def _escape(text: str) -> str:
 
 
 def parse_partition_text(text: str) -> dict[str, str]:
-    """``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}`` (blanks around keys and values trimmed, ``\\`` escapes)."""
+    r"""``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}`` (blanks around keys and values trimmed, ``\`` escapes)."""
     spec: dict[str, str] = {}
     for item in _split(text, ","):
         if not item.strip():

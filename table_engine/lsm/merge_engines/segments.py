@@ -152,7 +152,7 @@ def combine(array: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def valid_mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """numpy bool: True where the value is not null."""
+    """A numpy bool array: True where the value is not null."""
     arr = combine(array)
     if arr.null_count == 0:
         return np.ones(len(arr), bool)
