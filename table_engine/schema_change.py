@@ -21,6 +21,8 @@ from table_engine.types import DataField, DataType, from_arrow_type, is_widening
 
 @dataclass(frozen=True)
 class AddColumn:
+    """Add a nullable column at the end (a new field id)."""
+
     name: str
     type: DataType | pa.DataType
     description: str | None = None
@@ -28,29 +30,39 @@ class AddColumn:
 
 @dataclass(frozen=True)
 class RenameColumn:
+    """Rename a non-key column (its field id stays)."""
+
     name: str
     new_name: str
 
 
 @dataclass(frozen=True)
 class DropColumn:
+    """Drop a non-key column."""
+
     name: str
 
 
 @dataclass(frozen=True)
 class UpdateColumnType:
+    """Widen a column's type (e.g. INT to BIGINT)."""
+
     name: str
     new_type: DataType | pa.DataType
 
 
 @dataclass(frozen=True)
 class SetOption:
+    """Set a table option."""
+
     key: str
     value: str
 
 
 @dataclass(frozen=True)
 class RemoveOption:
+    """Remove a table option (back to its default)."""
+
     key: str
 
 

@@ -322,10 +322,12 @@ def to_arrow_type(t: DataType) -> pa.DataType:
 
 
 def to_arrow_field(f: DataField) -> pa.Field:
+    """The Arrow field of a table field."""
     return pa.field(f.name, to_arrow_type(f.type), nullable=f.type.nullable)
 
 
 def to_arrow_schema(fields: Sequence[DataField]) -> pa.Schema:
+    """The Arrow schema of table fields."""
     return pa.schema([to_arrow_field(f) for f in fields])
 
 

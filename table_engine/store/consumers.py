@@ -29,6 +29,8 @@ _INVALID_ID = re.compile(r"[/\\]|^\s*$")
 
 @dataclass(frozen=True)
 class Consumer:
+    """A ``consumer/consumer-<id>`` file: the next snapshot the consumer reads."""
+
     consumer_id: str
     next_snapshot: int
     modified_millis: int = 0

@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RollbackResult:
+    """What a rollback removed: snapshots, tags, changelogs, and how many files it deleted."""
+
     snapshot_id: int
     removed_snapshot_ids: list[int] = field(default_factory=list)
     removed_tags: list[str] = field(default_factory=list)

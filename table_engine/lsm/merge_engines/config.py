@@ -113,6 +113,7 @@ def validate_config(schema: TableSchema, table: str | None = None) -> None:
 # ---------------------------------------------------------------------------------------------------- parsing
 
 def field_property(options: Mapping[str, str], name: str, prop: str) -> str | None:
+    """The value of option ``fields.<name>.<prop>``, or None."""
     return options.get(f"{FIELDS_PREFIX}{name}.{prop}")
 
 
@@ -126,6 +127,7 @@ def _bool(options: Mapping[str, str], key: str) -> bool:
 
 
 def field_options(options: Mapping[str, str], name: str) -> FieldOptions:
+    """The ``fields.<name>.*`` options of one column's aggregate function, checked."""
     def key(prop: str) -> str:
         return f"{FIELDS_PREFIX}{name}.{prop}"
 

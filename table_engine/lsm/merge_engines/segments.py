@@ -148,6 +148,7 @@ def _pa_index_type() -> pa.DataType:
 
 
 def combine(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array: the chunks of a ChunkedArray combined."""
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
