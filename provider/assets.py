@@ -31,6 +31,7 @@ def split_table(table: str) -> tuple[str, str]:
 
 
 def table_asset_uri(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> str:
+    """The URI of a table's Asset: ``paimon://<paimon_conn_id>/<database>/<table>``."""
     db, name = split_table(table)
     return f"{SCHEME}://{paimon_conn_id}/{db}/{name}"
 

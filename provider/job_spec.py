@@ -185,9 +185,9 @@ def should_ship_engine(spec: SparkJobSpec, master: str) -> bool:
 
 
 def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, object] | str | None) -> list[str]:
-    """``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
+    r"""``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
     several specs in text are separated by ``;``). The text is the engine's one form
-    (:func:`~table_engine.store.partition_spec.format_partition_text`): values holding ``,``, ``=``, ``;`` or ``\\``
+    (:func:`~table_engine.store.partition_spec.format_partition_text`): values holding ``,``, ``=``, ``;`` or ``\``
     are escaped, and the CLI's parser reads back exactly these values."""
     if partitions is None or partitions == "" or partitions == []:
         return []

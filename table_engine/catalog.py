@@ -42,7 +42,7 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
 
 
 def check_name(kind: str, name: str) -> None:
-    """Reject a database or table name that would not be one directory of its own: empty, ``/`` or ``\\``,
+    r"""Reject a database or table name that would not be one directory of its own: empty, ``/`` or ``\``,
     ``$`` (system tables), ``.`` (the identifier separator), leading or trailing spaces, control characters."""
     problem = None
     if not name:

@@ -41,6 +41,7 @@ COMMANDS = tuple(REGISTRY)
 
 
 def setup_logging(level: str) -> None:
+    """Log to stderr at ``level`` (py4j at WARNING)."""
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -73,6 +74,7 @@ def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``table-engine <command>``: parse ``argv``, run the command, print its result; the exit code."""
     inv = parse_invocation(argv)
     setup_logging(inv.log_level)
     return run(inv.command, verbose=inv.verbose)

@@ -68,6 +68,7 @@ SUCCESS_FILE = "_SUCCESS"       # written last into an output directory (Spark's
 
 
 def output_dir(args: ConsumeChangelog, rng: ChangeRange) -> str:
+    """The ``--output`` subdirectory of one change range: ``snapshots-<first>-<last>``."""
     return f"{(args.output or '').rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
 
 
@@ -138,6 +139,7 @@ def recover_output(args: ConsumeChangelog, table: Table) -> None:
 
 
 def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
+    """Move the consumer past ``rng``: its next snapshot becomes ``rng.end + 1``."""
     table.reset_consumer(consumer_id, rng.end + 1)
     log.info("%s: consumer %s now at snapshot %d", table.identifier, consumer_id, rng.end + 1)
 
@@ -197,6 +199,8 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
 
 
 def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng: ChangeRange) -> int | None:
+    """Write the changes (row kinds from the ``rowkind`` column) into ``--target-table`` and commit them with the
+    range's last snapshot id as commit identifier; the new snapshot id (None if the commit was a no-op)."""
     writer = target.new_write()
     try:
         writer.write(changes.drop_columns([ROWKIND_COLUMN]), changes.column(ROWKIND_COLUMN))

@@ -6,6 +6,8 @@ import enum
 
 
 class MergeEngine(enum.Enum):
+    """Values of ``merge-engine``."""
+
     DEDUPLICATE = "deduplicate"
     PARTIAL_UPDATE = "partial-update"
     AGGREGATION = "aggregation"
@@ -13,6 +15,8 @@ class MergeEngine(enum.Enum):
 
 
 class ChangelogProducer(enum.Enum):
+    """Values of ``changelog-producer``."""
+
     NONE = "none"
     INPUT = "input"
     FULL_COMPACTION = "full-compaction"
@@ -20,6 +24,8 @@ class ChangelogProducer(enum.Enum):
 
 
 class StartupMode(enum.Enum):
+    """Values of ``scan.mode``."""
+
     DEFAULT = "default"
     LATEST_FULL = "latest-full"
     FULL = "full"
@@ -35,6 +41,8 @@ class StartupMode(enum.Enum):
 
 
 class IncrementalBetweenScanMode(enum.Enum):
+    """Values of ``incremental-between-scan-mode``."""
+
     AUTO = "auto"
     DELTA = "delta"
     CHANGELOG = "changelog"
@@ -42,22 +50,30 @@ class IncrementalBetweenScanMode(enum.Enum):
 
 
 class ConsumerMode(enum.Enum):
+    """Values of ``consumer.mode``."""
+
     EXACTLY_ONCE = "exactly-once"
     AT_LEAST_ONCE = "at-least-once"
 
 
 class SortOrder(enum.Enum):
+    """Values of ``sequence.field.sort-order``."""
+
     ASCENDING = "ascending"
     DESCENDING = "descending"
 
 
 class BucketFunctionType(enum.Enum):
+    """Values of ``bucket-function.type``."""
+
     DEFAULT = "default"
     MOD = "mod"
     HIVE = "hive"
 
 
 class TagCreationMode(enum.Enum):
+    """Values of ``tag.automatic-creation``."""
+
     NONE = "none"
     PROCESS_TIME = "process-time"
     WATERMARK = "watermark"
@@ -65,23 +81,31 @@ class TagCreationMode(enum.Enum):
 
 
 class TagCreationPeriod(enum.Enum):
+    """Values of ``tag.creation-period``."""
+
     DAILY = "daily"
     HOURLY = "hourly"
     TWO_HOURS = "two-hours"
 
 
 class TagPeriodFormatter(enum.Enum):
+    """Values of ``tag.period-formatter``."""
+
     WITH_DASHES = "with_dashes"
     WITHOUT_DASHES = "without_dashes"
     WITHOUT_DASHES_AND_SPACES = "without_dashes_and_spaces"
 
 
 class PartitionExpireStrategy(enum.Enum):
+    """Values of ``partition.expiration-strategy``."""
+
     VALUES_TIME = "values-time"
     UPDATE_TIME = "update-time"
 
 
 class RecordLevelTimeFieldType(enum.Enum):
+    """Values of ``record-level.time-field-type``."""
+
     SECONDS_INT = "seconds-int"
     SECONDS_LONG = "seconds-long"
     MILLIS_LONG = "millis-long"

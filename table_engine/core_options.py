@@ -621,6 +621,7 @@ class CoreOptions:
 
 
 def render_markdown() -> str:
+    """The table options reference (docs/options.md) as Markdown."""
     return REGISTRY.render_markdown(
         "Table options",
         "Every option a table accepts, with Paimon's exact key, type and default. Generated from "

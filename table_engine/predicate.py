@@ -147,6 +147,7 @@ def parse_filters(filters: Iterable[Any] | Predicate | None) -> list[Predicate]:
 
 
 def validate_columns(preds: Sequence[Predicate], columns: Sequence[str]) -> None:
+    """PredicateError naming the first predicate on a column not in ``columns``."""
     for p in preds:
         if p.column not in columns:
             raise PredicateError(f"filter on unknown column {p.column!r}; columns are {list(columns)}")
@@ -167,6 +168,7 @@ def check_value_types(preds: Sequence[Predicate], schema: pa.Schema) -> None:
 
 
 def conjunction(preds: Sequence[Predicate]) -> pc.Expression | None:
+    """The predicates AND-ed as one Arrow expression, or None for none."""
     expr: pc.Expression | None = None
     for p in preds:
         e = p.expression()

@@ -21,6 +21,8 @@ from table_engine.types import DataField, DataType, from_arrow_type, is_widening
 
 @dataclass(frozen=True)
 class AddColumn:
+    """Add a nullable column at the end (a new field id)."""
+
     name: str
     type: DataType | pa.DataType
     description: str | None = None
@@ -28,29 +30,39 @@ class AddColumn:
 
 @dataclass(frozen=True)
 class RenameColumn:
+    """Rename a non-key column (its field id stays)."""
+
     name: str
     new_name: str
 
 
 @dataclass(frozen=True)
 class DropColumn:
+    """Drop a non-key column."""
+
     name: str
 
 
 @dataclass(frozen=True)
 class UpdateColumnType:
+    """Widen a column's type (e.g. INT to BIGINT)."""
+
     name: str
     new_type: DataType | pa.DataType
 
 
 @dataclass(frozen=True)
 class SetOption:
+    """Set a table option."""
+
     key: str
     value: str
 
 
 @dataclass(frozen=True)
 class RemoveOption:
+    """Remove a table option (back to its default)."""
+
     key: str
 
 
@@ -71,55 +83,17 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
     options = dict(schema.options)
     highest = schema.highest_field_id
     keys = set(schema.primary_keys) | set(schema.partition_keys)
-
-    def find(name: str) -> int:
-        for i, f in enumerate(fields):
-            if f.name == name:
-                return i
-        raise SchemaError(f"column {name!r} does not exist; columns are {[f.name for f in fields]}")
-
     for ch in changes:
         if isinstance(ch, AddColumn):
-            if any(f.name == ch.name for f in fields):
-                raise SchemaError(f"cannot add column {ch.name!r}: it exists already")
-            dt, nxt = _as_type(ch.type, highest + 2)
-            if not dt.nullable:
-                raise SchemaError(f"cannot add NOT NULL column {ch.name!r}: existing rows have no value for it")
-            fields.append(DataField(highest + 1, ch.name, dt, ch.description))
-            highest = max(highest + 1, nxt - 1, max_field_id(fields))
+            highest = _add_column(fields, ch, highest)
         elif isinstance(ch, RenameColumn):
-            i = find(ch.name)
-            if ch.name in keys:
-                raise SchemaError(f"cannot rename key column {ch.name!r}")
-            if any(f.name == ch.new_name for f in fields):
-                raise SchemaError(f"cannot rename {ch.name!r} to {ch.new_name!r}: that column exists")
-            fields[i] = replace(fields[i], name=ch.new_name)
+            _rename_column(fields, ch, keys)
         elif isinstance(ch, DropColumn):
-            i = find(ch.name)
-            if ch.name in keys:
-                raise SchemaError(f"cannot drop key column {ch.name!r}")
-            if len(fields) == 1:
-                raise SchemaError("cannot drop the last column")
-            fields.pop(i)
+            _drop_column(fields, ch, keys)
         elif isinstance(ch, UpdateColumnType):
-            i = find(ch.name)
-            old = fields[i].type
-            new, _ = _as_type(ch.new_type, highest + 1)
-            new = new.copy(nullable=old.nullable if ch.name in keys else new.nullable)
-            if ch.name in keys and new != old:
-                raise SchemaError(f"cannot change the type of key column {ch.name!r}")
-            if not is_widening(old, new):
-                raise SchemaError(f"cannot change column {ch.name!r} from {old} to {new}: only widening is allowed")
-            if old.nullable and not new.nullable:
-                raise SchemaError(f"cannot make column {ch.name!r} NOT NULL")
-            fields[i] = replace(fields[i], type=new)
+            _update_column_type(fields, ch, keys, highest)
         elif isinstance(ch, SetOption | RemoveOption):
-            if ch.key in IMMUTABLE_OPTIONS and has_snapshots:
-                raise SchemaError(f"option {ch.key!r} cannot be changed once the table has data")
-            if isinstance(ch, SetOption):
-                options[ch.key] = str(ch.value)
-            else:
-                options.pop(ch.key, None)
+            _change_option(options, ch, has_snapshots)
         else:  # pragma: no cover - exhaustive
             raise SchemaError(f"unknown schema change {ch!r}")
     validate_options(options)
@@ -129,3 +103,63 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
     validate_merge_engine(changed)
     validate_cross_partition(changed)
     return changed
+
+
+def _find(fields: list[DataField], name: str) -> int:
+    for i, f in enumerate(fields):
+        if f.name == name:
+            return i
+    raise SchemaError(f"column {name!r} does not exist; columns are {[f.name for f in fields]}")
+
+
+def _add_column(fields: list[DataField], ch: AddColumn, highest: int) -> int:
+    """Append the column to ``fields``; return the new highest field id."""
+    if any(f.name == ch.name for f in fields):
+        raise SchemaError(f"cannot add column {ch.name!r}: it exists already")
+    dt, nxt = _as_type(ch.type, highest + 2)
+    if not dt.nullable:
+        raise SchemaError(f"cannot add NOT NULL column {ch.name!r}: existing rows have no value for it")
+    fields.append(DataField(highest + 1, ch.name, dt, ch.description))
+    return max(highest + 1, nxt - 1, max_field_id(fields))
+
+
+def _rename_column(fields: list[DataField], ch: RenameColumn, keys: set[str]) -> None:
+    i = _find(fields, ch.name)
+    if ch.name in keys:
+        raise SchemaError(f"cannot rename key column {ch.name!r}")
+    if any(f.name == ch.new_name for f in fields):
+        raise SchemaError(f"cannot rename {ch.name!r} to {ch.new_name!r}: that column exists")
+    fields[i] = replace(fields[i], name=ch.new_name)
+
+
+def _drop_column(fields: list[DataField], ch: DropColumn, keys: set[str]) -> None:
+    i = _find(fields, ch.name)
+    if ch.name in keys:
+        raise SchemaError(f"cannot drop key column {ch.name!r}")
+    if len(fields) == 1:
+        raise SchemaError("cannot drop the last column")
+    fields.pop(i)
+
+
+def _update_column_type(fields: list[DataField], ch: UpdateColumnType, keys: set[str], highest: int) -> None:
+    """Widen the column's type in ``fields`` (key columns keep their type and nullability)."""
+    i = _find(fields, ch.name)
+    old = fields[i].type
+    new, _ = _as_type(ch.new_type, highest + 1)
+    new = new.copy(nullable=old.nullable if ch.name in keys else new.nullable)
+    if ch.name in keys and new != old:
+        raise SchemaError(f"cannot change the type of key column {ch.name!r}")
+    if not is_widening(old, new):
+        raise SchemaError(f"cannot change column {ch.name!r} from {old} to {new}: only widening is allowed")
+    if old.nullable and not new.nullable:
+        raise SchemaError(f"cannot make column {ch.name!r} NOT NULL")
+    fields[i] = replace(fields[i], type=new)
+
+
+def _change_option(options: dict[str, str], ch: SetOption | RemoveOption, has_snapshots: bool) -> None:
+    if ch.key in IMMUTABLE_OPTIONS and has_snapshots:
+        raise SchemaError(f"option {ch.key!r} cannot be changed once the table has data")
+    if isinstance(ch, SetOption):
+        options[ch.key] = str(ch.value)
+    else:
+        options.pop(ch.key, None)

@@ -595,7 +595,7 @@ class Table:
         return ConsumerManager(self.file_io, self.path)
 
     def consumers(self) -> dict[str, int]:
-        """consumer id -> next snapshot id."""
+        """Consumer id -> next snapshot id."""
         return self._consumer_manager().consumers()
 
     @mutating

@@ -322,15 +322,23 @@ def to_arrow_type(t: DataType) -> pa.DataType:
 
 
 def to_arrow_field(f: DataField) -> pa.Field:
+    """The Arrow field of a table field."""
     return pa.field(f.name, to_arrow_type(f.type), nullable=f.type.nullable)
 
 
 def to_arrow_schema(fields: Sequence[DataField]) -> pa.Schema:
+    """The Arrow schema of table fields."""
     return pa.schema([to_arrow_field(f) for f in fields])
 
 
 def from_arrow_type(at: pa.DataType, nullable: bool = True, *, next_id: Iterator[int] | None = None) -> DataType:
     """The Paimon type for an Arrow type. ``next_id`` numbers nested ROW fields."""
+    if pa.types.is_list(at) or pa.types.is_large_list(at) or pa.types.is_map(at) or pa.types.is_struct(at):
+        return _from_arrow_nested(at, nullable, next_id)
+    return _from_arrow_scalar(at, nullable)
+
+
+def _from_arrow_scalar(at: pa.DataType, nullable: bool) -> DataType:
     if pa.types.is_boolean(at):
         return DataType("BOOLEAN", nullable)
     ints = {8: "TINYINT", 16: "SMALLINT", 32: "INT", 64: "BIGINT"}
@@ -357,21 +365,24 @@ def from_arrow_type(at: pa.DataType, nullable: bool = True, *, next_id: Iterator
     if pa.types.is_timestamp(at):
         p = {"s": 0, "ms": 3, "us": 6, "ns": 9}[at.unit]
         return DataType("TIMESTAMP_LTZ" if at.tz else "TIMESTAMP", nullable, precision=p)
+    raise SchemaError(f"Arrow type {at} has no Paimon equivalent")
+
+
+def _from_arrow_nested(at: pa.DataType, nullable: bool, next_id: Iterator[int] | None) -> DataType:
+    """ARRAY, MAP or ROW for an Arrow list, map or struct type."""
     if pa.types.is_list(at) or pa.types.is_large_list(at):
         vf = at.value_field
         return DataType("ARRAY", nullable, element=from_arrow_type(vf.type, vf.nullable, next_id=next_id))
     if pa.types.is_map(at):
         return DataType("MAP", nullable, key=from_arrow_type(at.key_type, False, next_id=next_id),
                         value=from_arrow_type(at.item_type, at.item_field.nullable, next_id=next_id))
-    if pa.types.is_struct(at):
-        counter = next_id if next_id is not None else iter(range(10**9))
-        fields = []
-        for i in range(at.num_fields):
-            f = at.field(i)
-            fid = next(counter)
-            fields.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, next_id=counter)))
-        return DataType("ROW", nullable, fields=tuple(fields))
-    raise SchemaError(f"Arrow type {at} has no Paimon equivalent")
+    counter = next_id if next_id is not None else iter(range(10**9))
+    fields = []
+    for i in range(at.num_fields):
+        f = at.field(i)
+        fid = next(counter)
+        fields.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, next_id=counter)))
+    return DataType("ROW", nullable, fields=tuple(fields))
 
 
 def fields_from_arrow_schema(schema: pa.Schema, first_id: int = 0) -> tuple[list[DataField], int]:

@@ -60,10 +60,12 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080) -> dict[s
 
 
 def airflow_bin() -> str:
+    """The ``airflow`` executable next to this Python interpreter."""
     return str(pathlib.Path(sys.executable).with_name("airflow"))
 
 
 def migrate(env: dict[str, str]) -> None:
+    """``airflow db migrate`` of the demo's SQLite metadata database."""
     subprocess.run([airflow_bin(), "db", "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
 
 
@@ -87,6 +89,7 @@ def dags_test(env: dict[str, str], home: pathlib.Path, dag_id: str, conf: dict[s
 
 
 def run(home: pathlib.Path, lake: pathlib.Path) -> int:
+    """``make demo``: run the streaming-lake DAGs end to end with ``airflow dags test``; the exit code."""
     from provider.examples.lake import BATCHES, DWS, report
 
     shutil.rmtree(lake, ignore_errors=True)
@@ -159,6 +162,7 @@ def _print_changes(warehouse: str, before: dict[str, tuple[int, tuple[str, ...]]
 
 
 def serve(home: pathlib.Path, lake: pathlib.Path, port: int) -> int:
+    """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
     home.mkdir(parents=True, exist_ok=True)
     env = demo_env(home, lake, port)
     migrate(env)
@@ -200,6 +204,7 @@ def serve(home: pathlib.Path, lake: pathlib.Path, port: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m provider.examples.demo run|serve``; the exit code."""
     parser = argparse.ArgumentParser(prog="python -m provider.examples.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("run", "serve"))

@@ -45,6 +45,8 @@ def as_bool(value: Any) -> bool:
 
 
 def as_optional_int(value: Any, name: str) -> int | None:
+    """A templated integer argument: None for None, ``""``, ``"none"`` or ``"null"``; a ValueError naming ``name``
+    for anything else that is not an integer."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
         return None
     if isinstance(value, bool):
@@ -56,6 +58,7 @@ def as_optional_int(value: Any, name: str) -> int | None:
 
 
 def as_optional_text(value: Any) -> str | None:
+    """A templated text argument, stripped: None for None, ``""``, ``"none"`` or ``"null"``."""
     if value is None:
         return None
     text = str(value).strip()

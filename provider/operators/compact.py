@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class PaimonCompactOperator(PaimonSparkOperator):
-    """Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
+    r"""Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
     compaction). Emits the table's Asset with the COMPACT snapshot id (``None`` when there was nothing to compact).
     Append tables: the small files of each bucket (each partition with ``bucket`` = -1) are rewritten into files
     near ``target-file-size`` once ``compaction.min.file-num`` of them are there.
@@ -28,7 +28,7 @@ class PaimonCompactOperator(PaimonSparkOperator):
         file) instead of a minor one that follows the table's compaction strategy (templated; ``"full"``/
         ``"minor"`` and ``"True"``/``"False"`` accepted).
     :param partitions: only these partitions: a ``{column: value}`` mapping, a list of them, or ``k=v,k2=v2``
-        text (several separated by ``;``; ``\\`` escapes ``,``, ``=`` and ``;`` in values) (templated). Values are
+        text (several separated by ``;``; ``\`` escapes ``,``, ``=`` and ``;`` in values) (templated). Values are
         typed against the partition columns (``dt=2024-01-01`` on a DATE column); a value that does not parse, or
         a spec that matches no partition, fails the task.
     :param idle_time: only partitions without new data for this long (``"1 d"``) (templated). Needs the

@@ -40,6 +40,7 @@ _EPOCH = datetime(1970, 1, 1)
 _EPOCH_DAY = date(1970, 1, 1)
 _DEC_CTX = Context(prec=100, rounding=ROUND_HALF_UP)
 _INT_WIDTH = {"TINYINT": 1, "SMALLINT": 2, "INT": 4, "BIGINT": 8}
+_FIXED_ROOTS = frozenset({"BOOLEAN", *_INT_WIDTH, "FLOAT", "DOUBLE", "DATE", "TIME"})
 _INLINE_MARK = 0x80 << 56
 
 
@@ -158,60 +159,83 @@ class _Writer:
         return offset
 
     def write(self, pos: int, value: object, t: DataType) -> None:
-        root = t.root
         if value is None:
-            self.set_null(pos)
-            if root == "DECIMAL" and not is_compact_decimal(_precision(t, 10)):
-                self.put_slot(pos, self.append_var(b"", 16) << 32)
-            elif root in ("TIMESTAMP", "TIMESTAMP_LTZ") and not is_compact_timestamp(_precision(t, 6)):
-                self.put_slot(pos, self.append_var(b"", 8) << 32)
+            self._write_null(pos, t)
             return
-        off = self.slot(pos)
         try:
-            if root == "BOOLEAN":
-                self.buf[off] = 1 if value else 0
-            elif root in _INT_WIDTH:
-                if isinstance(value, bool) or not isinstance(value, Integral):
-                    raise DataError(f"expected int for {t}, got {type(value).__name__} {value!r}")
-                w = _INT_WIDTH[root]
-                self.buf[off:off + w] = int(value).to_bytes(w, "little", signed=True)
-            elif root == "FLOAT":
-                struct.pack_into("<f", self.buf, off, value)
-            elif root == "DOUBLE":
-                struct.pack_into("<d", self.buf, off, value)
-            elif root == "DATE":
-                struct.pack_into("<i", self.buf, off, _date_days(value))
-            elif root == "TIME":
-                struct.pack_into("<i", self.buf, off, _time_millis(value))
-            elif root == "DECIMAL":
-                p, s = _precision(t, 10), t.scale or 0
-                unscaled = decimal_unscaled(value, p, s)
-                if is_compact_decimal(p):
-                    self.put_slot(pos, unscaled)
-                else:
-                    data = unscaled_bytes(unscaled)
-                    self.put_slot(pos, (self.append_var(data, 16) << 32) | len(data))
-            elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-                millis, nanos = timestamp_millis_nanos(value)
-                if is_compact_timestamp(_precision(t, 6)):
-                    self.put_slot(pos, millis)
-                else:
-                    offset = self.append_var(struct.pack("<q", millis), 8)
-                    self.put_slot(pos, (offset << 32) | nanos)
-            elif t.is_string or t.is_binary:
-                data = _var_bytes(value, t)
-                if len(data) <= MAX_INLINE:
-                    self.buf[off:off + len(data)] = data
-                    self.buf[off + 7] = 0x80 | len(data)
-                else:
-                    self.put_slot(pos, (self.append_var(data, round8(len(data))) << 32) | len(data))
-            elif root == "ROW":
-                nested = encode_binary_row(_row_values(value, t), [f.type for f in t.fields])
-                self.put_slot(pos, (self.append_var(nested, len(nested)) << 32) | len(nested))
-            else:
-                raise UnsupportedError(f"BinaryRow encoding of {t} is not supported")
+            self._write_value(pos, value, t)
         except (struct.error, OverflowError, TypeError) as e:
             raise DataError(f"value {value!r} cannot be stored as {t}: {e}") from e
+
+    def _write_null(self, pos: int, t: DataType) -> None:
+        """Set the null bit; a non-compact DECIMAL or TIMESTAMP still reserves its variable part."""
+        root = t.root
+        self.set_null(pos)
+        if root == "DECIMAL" and not is_compact_decimal(_precision(t, 10)):
+            self.put_slot(pos, self.append_var(b"", 16) << 32)
+        elif root in ("TIMESTAMP", "TIMESTAMP_LTZ") and not is_compact_timestamp(_precision(t, 6)):
+            self.put_slot(pos, self.append_var(b"", 8) << 32)
+
+    def _write_value(self, pos: int, value: object, t: DataType) -> None:
+        root = t.root
+        if root == "DECIMAL":
+            self._write_decimal(pos, value, t)
+        elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            self._write_timestamp(pos, value, t)
+        elif root in _FIXED_ROOTS:
+            self._write_fixed(self.slot(pos), value, t)
+        elif t.is_string or t.is_binary:
+            self._write_var(pos, _var_bytes(value, t))
+        elif root == "ROW":
+            nested = encode_binary_row(_row_values(value, t), [f.type for f in t.fields])
+            self.put_slot(pos, (self.append_var(nested, len(nested)) << 32) | len(nested))
+        else:
+            raise UnsupportedError(f"BinaryRow encoding of {t} is not supported")
+
+    def _write_fixed(self, off: int, value: object, t: DataType) -> None:
+        """BOOLEAN, the integer types, FLOAT, DOUBLE, DATE and TIME: stored in the 8-byte slot at ``off``."""
+        root = t.root
+        if root == "BOOLEAN":
+            self.buf[off] = 1 if value else 0
+        elif root in _INT_WIDTH:
+            if isinstance(value, bool) or not isinstance(value, Integral):
+                raise DataError(f"expected int for {t}, got {type(value).__name__} {value!r}")
+            w = _INT_WIDTH[root]
+            self.buf[off:off + w] = int(value).to_bytes(w, "little", signed=True)
+        elif root == "FLOAT":
+            struct.pack_into("<f", self.buf, off, value)
+        elif root == "DOUBLE":
+            struct.pack_into("<d", self.buf, off, value)
+        elif root == "DATE":
+            struct.pack_into("<i", self.buf, off, _date_days(value))
+        else:  # TIME
+            struct.pack_into("<i", self.buf, off, _time_millis(value))
+
+    def _write_decimal(self, pos: int, value: object, t: DataType) -> None:
+        p, s = _precision(t, 10), t.scale or 0
+        unscaled = decimal_unscaled(value, p, s)
+        if is_compact_decimal(p):
+            self.put_slot(pos, unscaled)
+        else:
+            data = unscaled_bytes(unscaled)
+            self.put_slot(pos, (self.append_var(data, 16) << 32) | len(data))
+
+    def _write_timestamp(self, pos: int, value: object, t: DataType) -> None:
+        millis, nanos = timestamp_millis_nanos(value)
+        if is_compact_timestamp(_precision(t, 6)):
+            self.put_slot(pos, millis)
+        else:
+            offset = self.append_var(struct.pack("<q", millis), 8)
+            self.put_slot(pos, (offset << 32) | nanos)
+
+    def _write_var(self, pos: int, data: bytes) -> None:
+        """STRING/BINARY bytes: inline in the slot up to 7 bytes, else in the variable part."""
+        if len(data) <= MAX_INLINE:
+            off = self.slot(pos)
+            self.buf[off:off + len(data)] = data
+            self.buf[off + 7] = 0x80 | len(data)
+        else:
+            self.put_slot(pos, (self.append_var(data, round8(len(data))) << 32) | len(data))
 
 
 def _row_values(value: object, t: DataType) -> list[object]:
@@ -249,6 +273,28 @@ def _decode_field(data: bytes, off: int, t: DataType) -> object:
     root = t.root
     slot = _read(data, off, 8)
     word = int.from_bytes(slot, "little")
+    if root in _FIXED_ROOTS:
+        return _decode_fixed(slot, t)
+    if root == "DECIMAL":
+        if is_compact_decimal(_precision(t, 10)):
+            unscaled = int.from_bytes(slot, "little", signed=True)
+        else:
+            unscaled = int.from_bytes(_read(data, word >> 32, word & 0xFFFFFFFF), "big", signed=True)
+        return Decimal(unscaled).scaleb(-(t.scale or 0), context=_DEC_CTX)
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return _decode_timestamp(data, slot, word, t)
+    if t.is_string or t.is_binary:
+        return _decode_var(data, slot, word, t)
+    if root == "ROW":
+        nested = _read(data, word >> 32, word & 0xFFFFFFFF)
+        values = decode_binary_row(nested, [f.type for f in t.fields])
+        return {f.name: v for f, v in zip(t.fields, values)}
+    raise UnsupportedError(f"BinaryRow decoding of {t} is not supported")
+
+
+def _decode_fixed(slot: bytes, t: DataType) -> object:
+    """BOOLEAN, the integer types, FLOAT, DOUBLE, DATE and TIME from their 8-byte slot."""
+    root = t.root
     if root == "BOOLEAN":
         return slot[0] != 0
     if root in _INT_WIDTH:
@@ -259,45 +305,38 @@ def _decode_field(data: bytes, off: int, t: DataType) -> object:
         return float(struct.unpack_from("<d", slot)[0])
     if root == "DATE":
         return _EPOCH_DAY + timedelta(days=int.from_bytes(slot[:4], "little", signed=True))
-    if root == "TIME":
-        millis = int.from_bytes(slot[:4], "little", signed=True)
-        if not 0 <= millis < 86_400_000:
-            raise DataError(f"TIME value of {millis} ms is outside one day")
-        secs, ms = divmod(millis, 1000)
-        return time(secs // 3600, secs // 60 % 60, secs % 60, ms * 1000)
-    if root == "DECIMAL":
-        if is_compact_decimal(_precision(t, 10)):
-            unscaled = int.from_bytes(slot, "little", signed=True)
-        else:
-            unscaled = int.from_bytes(_read(data, word >> 32, word & 0xFFFFFFFF), "big", signed=True)
-        return Decimal(unscaled).scaleb(-(t.scale or 0), context=_DEC_CTX)
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        if is_compact_timestamp(_precision(t, 6)):
-            millis, nanos = int.from_bytes(slot, "little", signed=True), 0
-        else:
-            millis = int.from_bytes(_read(data, word >> 32, 8), "little", signed=True)
-            nanos = word & 0xFFFFFFFF
-        ts = _EPOCH + timedelta(microseconds=millis * 1000 + nanos // 1000)
-        return ts.replace(tzinfo=UTC) if root == "TIMESTAMP_LTZ" else ts
-    if t.is_string or t.is_binary:
-        if word & _INLINE_MARK:
-            length = (word >> 56) & 0x7F
-            if length > MAX_INLINE:
-                raise DataError(f"inline {t} field of a BinaryRow claims {length} bytes")
-            raw = slot[:length]
-        else:
-            raw = _read(data, word >> 32, word & 0xFFFFFFFF)
-        if t.is_string:
-            try:
-                return raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DataError(f"invalid UTF-8 in a {t} field of a BinaryRow") from e
-        return raw
-    if root == "ROW":
-        nested = _read(data, word >> 32, word & 0xFFFFFFFF)
-        values = decode_binary_row(nested, [f.type for f in t.fields])
-        return {f.name: v for f, v in zip(t.fields, values)}
-    raise UnsupportedError(f"BinaryRow decoding of {t} is not supported")
+    millis = int.from_bytes(slot[:4], "little", signed=True)  # TIME
+    if not 0 <= millis < 86_400_000:
+        raise DataError(f"TIME value of {millis} ms is outside one day")
+    secs, ms = divmod(millis, 1000)
+    return time(secs // 3600, secs // 60 % 60, secs % 60, ms * 1000)
+
+
+def _decode_timestamp(data: bytes, slot: bytes, word: int, t: DataType) -> datetime:
+    if is_compact_timestamp(_precision(t, 6)):
+        millis, nanos = int.from_bytes(slot, "little", signed=True), 0
+    else:
+        millis = int.from_bytes(_read(data, word >> 32, 8), "little", signed=True)
+        nanos = word & 0xFFFFFFFF
+    ts = _EPOCH + timedelta(microseconds=millis * 1000 + nanos // 1000)
+    return ts.replace(tzinfo=UTC) if t.root == "TIMESTAMP_LTZ" else ts
+
+
+def _decode_var(data: bytes, slot: bytes, word: int, t: DataType) -> str | bytes:
+    """A STRING/BINARY field: inline in the slot (mark bit set) or in the variable part."""
+    if word & _INLINE_MARK:
+        length = (word >> 56) & 0x7F
+        if length > MAX_INLINE:
+            raise DataError(f"inline {t} field of a BinaryRow claims {length} bytes")
+        raw = slot[:length]
+    else:
+        raw = _read(data, word >> 32, word & 0xFFFFFFFF)
+    if t.is_string:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"invalid UTF-8 in a {t} field of a BinaryRow") from e
+    return raw
 
 
 def decode_binary_row(data: bytes, types: Sequence[DataType], arity: int | None = None) -> list[Any]:

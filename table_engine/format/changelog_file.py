@@ -29,10 +29,12 @@ _NAME = re.compile(r"changelog-(\d+)")
 
 
 def changelog_dir(table_path: str) -> str:
+    """``<table>/changelog``, the directory of long-lived changelogs and their hints."""
     return f"{table_path.rstrip('/')}/changelog"
 
 
 def changelog_path(table_path: str, changelog_id: int) -> str:
+    """``<table>/changelog/changelog-<id>``."""
     return f"{changelog_dir(table_path)}/{CHANGELOG_PREFIX}{changelog_id}"
 
 
@@ -64,8 +66,10 @@ def write_changelog(file_io: FileIO, table_path: str, snapshot: Snapshot) -> Non
 
 
 def write_changelog_hint(file_io: FileIO, table_path: str, which: str, changelog_id: int) -> None:
+    """Overwrite the changelog hint ``which`` (``EARLIEST`` or ``LATEST``) with ``changelog_id``."""
     file_io.overwrite_hint(f"{changelog_dir(table_path)}/{which}", str(changelog_id).encode("ascii"))
 
 
 def delete_changelog(file_io: FileIO, table_path: str, changelog_id: int) -> None:
+    """Delete ``changelog-<id>`` (a missing file is ignored)."""
     file_io.try_delete(changelog_path(table_path, changelog_id))

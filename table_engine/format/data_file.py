@@ -149,11 +149,13 @@ def _kind_of(path: str) -> str:
 
 
 def parquet_column_names(file_io: FileIO, path: str) -> list[str]:
+    """The column names of a Parquet file (its footer only)."""
     with file_io.open_input(path) as f:
         return list(pq.read_schema(f).names)
 
 
 def key_row(table: pa.Table, key_names: Sequence[str], types: Sequence[DataType], i: int) -> bytes:
+    """The serialized BinaryRow of row ``i``'s key columns (for ``_MIN_KEY`` / ``_MAX_KEY``)."""
     return encode_row([table.column(k)[i].as_py() for k in key_names], types)
 
 

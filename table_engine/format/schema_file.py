@@ -219,14 +219,17 @@ def validate_bucket(schema: TableSchema) -> None:
 # ---- files -----------------------------------------------------------------------------------------------------
 
 def schema_dir(table_path: str) -> str:
+    """``<table>/schema``."""
     return f"{table_path}/schema"
 
 
 def schema_path(table_path: str, schema_id: int) -> str:
+    """``<table>/schema/schema-<id>``."""
     return f"{table_path}/schema/schema-{schema_id}"
 
 
 def list_schema_ids(file_io: FileIO, table_path: str) -> list[int]:
+    """Ids of the ``schema-<id>`` files, ascending."""
     ids = []
     for st in file_io.list_status(schema_dir(table_path)):
         name = st.path.rsplit("/", 1)[-1]
@@ -236,6 +239,7 @@ def list_schema_ids(file_io: FileIO, table_path: str) -> list[int]:
 
 
 def read_schema(file_io: FileIO, table_path: str, schema_id: int) -> TableSchema:
+    """Schema ``schema_id`` of the table; CorruptMetadataError if its file does not exist."""
     p = schema_path(table_path, schema_id)
     try:
         text = file_io.read_text(p)
@@ -245,6 +249,7 @@ def read_schema(file_io: FileIO, table_path: str, schema_id: int) -> TableSchema
 
 
 def latest_schema(file_io: FileIO, table_path: str) -> TableSchema | None:
+    """The schema with the highest id, or None for a table without schema files."""
     ids = list_schema_ids(file_io, table_path)
     return read_schema(file_io, table_path, ids[-1]) if ids else None
 

@@ -195,10 +195,12 @@ def names_snapshot(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 def snapshot_dir(table_path: str) -> str:
+    """``<table>/snapshot``, the directory of snapshots and the ``EARLIEST`` / ``LATEST`` hints."""
     return f"{table_path.rstrip('/')}/snapshot"
 
 
 def snapshot_path(table_path: str, snapshot_id: int) -> str:
+    """``<table>/snapshot/snapshot-<id>``."""
     return f"{snapshot_dir(table_path)}/snapshot-{snapshot_id}"
 
 

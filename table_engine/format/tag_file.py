@@ -45,10 +45,12 @@ _ISO_DURATION = re.compile(
 
 
 def tag_dir(table_path: str) -> str:
+    """``<table>/tag``."""
     return f"{table_path.rstrip('/')}/tag"
 
 
 def tag_path(table_path: str, name: str) -> str:
+    """``<table>/tag/tag-<name>``."""
     return f"{tag_dir(table_path)}/{TAG_PREFIX}{name}"
 
 

@@ -19,6 +19,7 @@ def escape_path_name(value: str) -> str:
 
 
 def unescape_path_name(value: str) -> str:
+    """The inverse of :func:`escape_path_name`: ``%XX`` sequences decoded."""
     out = []
     i = 0
     while i < len(value):
@@ -70,32 +71,39 @@ def partition_dir(keys: Sequence[str], values: Sequence[object], types: Sequence
 
 
 def bucket_dir(table_path: str, partition: str, bucket: int) -> str:
+    """The bucket directory: ``[<partition>/]bucket-<n>`` (``bucket-postpone`` for bucket -2)."""
     name = "postpone" if bucket == -2 else str(bucket)
     return f"{table_path}/{partition}/bucket-{name}" if partition else f"{table_path}/bucket-{name}"
 
 
 def new_data_file_name(prefix: str = "data-", roll: int = 0, suffix: str = ".parquet", file_uuid: str | None = None
                        ) -> str:
+    """``<prefix><uuid>-<roll><suffix>``, e.g. ``data-<uuid>-0.parquet``."""
     return f"{prefix}{file_uuid or uuid.uuid4()}-{roll}{suffix}"
 
 
 def manifest_dir(table_path: str) -> str:
+    """``<table>/manifest``: manifests, manifest lists and index manifests."""
     return f"{table_path}/manifest"
 
 
 def index_dir(table_path: str) -> str:
+    """``<table>/index``: HASH index and deletion-vector files."""
     return f"{table_path}/index"
 
 
 def snapshot_dir(table_path: str) -> str:
+    """``<table>/snapshot``."""
     return f"{table_path}/snapshot"
 
 
 def tag_dir(table_path: str) -> str:
+    """``<table>/tag``."""
     return f"{table_path}/tag"
 
 
 def tag_path(table_path: str, tag_name: str) -> str:
+    """``<table>/tag/tag-<name>``."""
     return f"{table_path}/tag/tag-{tag_name}"
 
 
@@ -111,6 +119,7 @@ def new_manifest_list_name(file_uuid: str, suffix: str) -> str:
 
 
 def new_index_manifest_name() -> str:
+    """``index-manifest-<uuid>``."""
     return f"index-manifest-{uuid.uuid4()}"
 
 

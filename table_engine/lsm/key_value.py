@@ -66,6 +66,7 @@ def is_add(kind_col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def key_column_name(name: str) -> str:
+    """The ``_KEY_``-prefixed name of a primary-key column in a data file."""
     return KEY_PREFIX + name
 
 
@@ -89,6 +90,7 @@ def last_of_key_runs(table: pa.Table, key_cols: Sequence[str]) -> pa.Array:
 
 
 def check_no_null_keys(table: pa.Table, key_cols: Sequence[str], where: str) -> None:
+    """DataError naming the first primary-key column of ``table`` with nulls (``where`` says what is written)."""
     for k in key_cols:
         nulls = table.column(k).null_count
         if nulls:

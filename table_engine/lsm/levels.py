@@ -75,6 +75,8 @@ class SortedRun:
 
 @dataclass(frozen=True)
 class LevelSortedRun:
+    """A sorted run and the level it is in."""
+
     level: int
     run: SortedRun
 

@@ -64,6 +64,7 @@ def sort_kv(kv: pa.Table, order: MergeOrder, in_sequence_order: bool = False) ->
 
 
 def concat_tables(tables: Sequence[pa.Table]) -> pa.Table:
+    """The tables concatenated (schemas must match exactly; one table is returned as is)."""
     if len(tables) == 1:
         return tables[0]
     return pa.concat_tables(tables, promote_options="none")

@@ -155,27 +155,8 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
         return CommandError(f"{command}: {spec.flag} {problem}")
 
     kind = spec.kind
-    if kind == "flag":
-        if not isinstance(value, bool):
-            raise bad(f"must be true or false, got {value!r}")
-        return value
-    if kind == "key_value":
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str)
-                                                     for k, v in value.items()):
-            raise bad(f"must map non-empty keys to strings, got {value!r}")
-        return value if isinstance(value, dict) else dict(value)
-    if kind == "columns":
-        if not isinstance(value, (list, tuple)) or not all(isinstance(c, str) and c for c in value):
-            raise bad(f"must be column names, got {value!r}")
-        return value if isinstance(value, tuple) else tuple(value)
-    if kind == "partition":
-        if not isinstance(value, (list, tuple)) or not all(
-                isinstance(s, Mapping) and s and all(isinstance(k, str) and k and isinstance(v, str)
-                                                     for k, v in s.items()) for s in value):
-            raise bad(f"must be partition specs ({{column: value}} with at least one column), got {value!r}")
-        if spec.required and not value:
-            raise bad("is required (at least one)")
-        return tuple(dict(s) for s in value)
+    if kind in ("flag", "key_value", "columns", "partition"):
+        return _check_structured(spec, value, bad)
     if value is None:
         if spec.required:
             raise bad("is required")
@@ -195,6 +176,31 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
     if spec.required and not value:
         raise bad("must not be empty")
     return value
+
+
+def _check_structured(spec: ArgSpec, value: Any, bad: Callable[[str], CommandError]) -> Any:
+    """A ``flag``, ``key_value``, ``columns`` or ``partition`` value checked (None is not one of them)."""
+    kind = spec.kind
+    if kind == "flag":
+        if not isinstance(value, bool):
+            raise bad(f"must be true or false, got {value!r}")
+        return value
+    if kind == "key_value":
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str)
+                                                     for k, v in value.items()):
+            raise bad(f"must map non-empty keys to strings, got {value!r}")
+        return value if isinstance(value, dict) else dict(value)
+    if kind == "columns":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(c, str) and c for c in value):
+            raise bad(f"must be column names, got {value!r}")
+        return value if isinstance(value, tuple) else tuple(value)
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(s, Mapping) and s and all(isinstance(k, str) and k and isinstance(v, str)
+                                                 for k, v in s.items()) for s in value):
+        raise bad(f"must be partition specs ({{column: value}} with at least one column), got {value!r}")
+    if spec.required and not value:
+        raise bad("is required (at least one)")
+    return tuple(dict(s) for s in value)
 
 
 # ---- the registry -------------------------------------------------------------------------------------------------

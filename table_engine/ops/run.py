@@ -61,6 +61,7 @@ def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
 
 # ---- shared job logic ---------------------------------------------------------------------------------------------
 def open_catalog(cmd: Command) -> Catalog:
+    """The catalog of ``--warehouse`` with ``--catalog-option`` options."""
     return Catalog(cmd.warehouse, dict(cmd.catalog_options))
 
 
@@ -101,6 +102,7 @@ def write_result(table: Table, snapshot_id: int | None, created: bool, skipped: 
 
 
 def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
+    """The result of ``compact``: the COMPACT snapshot id, files before and after, rows written."""
     if snapshot_id is None:
         return {"snapshot_id": None, "files_before": 0, "files_after": 0}
     changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))

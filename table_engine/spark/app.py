@@ -28,6 +28,7 @@ SPARK_COMMANDS = tuple(name for name, cls in REGISTRY.items() if cls.spark_job)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The spark-submit application: run one command with a SparkSession; the exit code."""
     inv = parse_invocation(argv, prog="app.py")
     cmd = inv.command
     setup_logging(inv.log_level)

@@ -70,6 +70,7 @@ def get(options: Mapping[str, str], key: str) -> str | None:
 
 
 def get_int(options: Mapping[str, str], key: str) -> int | None:
+    """Data source option ``key`` as an integer, or None; DataSourceOptionError if it is not one."""
     value = get(options, key)
     if value is None:
         return None
@@ -80,6 +81,7 @@ def get_int(options: Mapping[str, str], key: str) -> int | None:
 
 
 def get_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
+    """Data source option ``key`` as ``true``/``false`` (``default`` if unset); DataSourceOptionError otherwise."""
     value = get(options, key)
     if value is None:
         return default

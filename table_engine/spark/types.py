@@ -61,6 +61,7 @@ def to_spark_type(t: DataType) -> T.DataType:
 
 
 def to_spark_field(f: DataField) -> T.StructField:
+    """The Spark StructField of a table field."""
     return T.StructField(f.name, to_spark_type(f.type), f.type.nullable)
 
 

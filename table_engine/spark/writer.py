@@ -68,6 +68,7 @@ wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python wor
 
 
 def is_dynamic_bucket(table: Table) -> bool:
+    """Whether the table is a primary-key table with ``bucket`` = -1 (dynamic bucket)."""
     return bool(table.primary_keys) and table.options.bucket() == -1
 
 

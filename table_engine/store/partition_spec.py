@@ -1,11 +1,11 @@
-"""Partition specs: ``{partition column: value}`` selections, parsed once and typed against the partition columns.
+r"""Partition specs: ``{partition column: value}`` selections, parsed once and typed against the partition columns.
 
 One implementation for every command that selects partitions (compaction, dropping partitions, rewriting file
 indexes, the CLI's ``--partition``, the Spark application, the provider's operators and sensors):
 
 * :func:`parse_partition_text` / :func:`format_partition_text` are the one text form, ``k=v,k2=v2``; several specs
   are joined by ``;`` (:func:`parse_partition_texts` / :func:`format_partition_texts`). A backslash escapes the next
-  character, so keys and values may hold ``,``, ``=``, ``;``, ``\\`` and surrounding blanks (which are otherwise
+  character, so keys and values may hold ``,``, ``=``, ``;``, ``\`` and surrounding blanks (which are otherwise
   trimmed); formatting escapes exactly what parsing needs, so the two round-trip.
 * :class:`PartitionSpec` is a spec typed against a table's partition columns, as Paimon's
   ``InternalRowPartitionComputer.convertSpecToInternal`` does: the value equal to ``partition.default-name`` (default
@@ -96,7 +96,7 @@ def _escape(text: str) -> str:
 
 
 def parse_partition_text(text: str) -> dict[str, str]:
-    """``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}`` (blanks around keys and values trimmed, ``\\`` escapes)."""
+    r"""``k=v,k2=v2`` -> ``{"k": "v", "k2": "v2"}`` (blanks around keys and values trimmed, ``\`` escapes)."""
     spec: dict[str, str] = {}
     for item in _split(text, ","):
         if not item.strip():
@@ -151,6 +151,17 @@ def _parse_text(text: str, t: DataType) -> Any:
     if t.is_string:
         return text
     s = text.strip()
+    if root in _INT_ROOTS or root in ("BOOLEAN", "FLOAT", "DOUBLE", "DECIMAL"):
+        return _parse_numeric(s, root)
+    if root in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return _parse_temporal(s, root)
+    if t.is_binary:
+        return text.encode("utf-8")
+    raise TypeError(f"partition columns of type {t} are not supported")
+
+
+def _parse_numeric(s: str, root: str) -> Any:
+    """Stripped partition text as an integer type, BOOLEAN, FLOAT, DOUBLE or DECIMAL value."""
     if root in _INT_ROOTS:
         if not _INTEGER.fullmatch(s):
             raise ValueError("not an integer")
@@ -165,13 +176,16 @@ def _parse_text(text: str, t: DataType) -> Any:
         if "_" in s:
             raise ValueError("not a number")
         return float(s)
-    if root == "DECIMAL":
-        if "_" in s:
-            raise ValueError("not a decimal")
-        value = decimal.Decimal(s)
-        if not value.is_finite():
-            raise ValueError("not a finite decimal")
-        return value
+    if "_" in s:  # DECIMAL
+        raise ValueError("not a decimal")
+    value = decimal.Decimal(s)
+    if not value.is_finite():
+        raise ValueError("not a finite decimal")
+    return value
+
+
+def _parse_temporal(s: str, root: str) -> Any:
+    """Stripped partition text as a DATE, TIMESTAMP, TIMESTAMP_LTZ or TIME value."""
     if root == "DATE":
         if _INTEGER.fullmatch(s):  # the legacy partition directory name: days since 1970-01-01
             return datetime.date(1970, 1, 1) + datetime.timedelta(days=int(s))
@@ -182,11 +196,7 @@ def _parse_text(text: str, t: DataType) -> Any:
         if not re.match(r"\d{4}-\d{2}-\d{2}", s):
             raise ValueError("not a timestamp (yyyy-MM-dd[ HH:mm[:ss[.fff]]])")
         return datetime.datetime.fromisoformat(s)
-    if root == "TIME":
-        return datetime.time.fromisoformat(s)
-    if t.is_binary:
-        return text.encode("utf-8")
-    raise TypeError(f"partition columns of type {t} are not supported")
+    return datetime.time.fromisoformat(s)  # TIME
 
 
 def _check_python(value: Any, t: DataType) -> Any:

@@ -74,6 +74,7 @@ Key = bytes | int
 
 
 def bitmap_supported(t: DataType) -> str | None:
+    """Why a bitmap index cannot index a column of type ``t``, or None if it can."""
     kind = value_kind(t)
     if kind is None or kind in (BINARY, DECIMAL):
         return f"bitmap does not support type {t.sql()}"

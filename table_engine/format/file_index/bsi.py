@@ -38,6 +38,7 @@ LONG_MIN = -(2**63)
 
 
 def bsi_supported(t: DataType) -> str | None:
+    """Why a BSI index cannot index a column of type ``t``, or None if it can."""
     kind = value_kind(t)
     if kind not in INTEGRAL_KINDS:
         return f"bsi does not support type {t.sql()}"

@@ -203,43 +203,53 @@ class FileIndexEvaluator:
         if op == "is not null":
             return non_null
         lossy = _lossy(t)
-
-        def equal(lit: Literal) -> BitMap:
-            assert isinstance(lit.value, int)
-            return reader.compare("=", lit.value) if lit.exact or lossy else BitMap()
-
         if op in ("in", "not in"):
-            lits, has_null, complete = self._literals(list(p.value), t)
-            if op == "in":
-                if not complete:
-                    return None
-                rows = (reader.all_rows() - non_null) if has_null else BitMap()
-                for lit in lits:
-                    rows |= equal(lit)
-                return rows
-            rows = reader.all_rows()
-            if has_null:
-                rows -= reader.all_rows() - non_null
-            if not lossy:
-                for lit in lits:
-                    rows -= equal(lit)
-            return rows
+            return self._bsi_in(reader, p, t, non_null, lossy)
         one = literal_value(p.value, t)
         if one is None:
             return None
         assert isinstance(one.value, int)
-        v = one.value
         if op == "=":
-            return equal(one)
+            return _bsi_equal(reader, one, lossy)
         if op == "!=":
-            return non_null if lossy else non_null - equal(one)
-        compare: Callable[[str, int], BitMap] = reader.compare
-        if op == "<":
-            return compare("<", v) if one.exact else compare("<=", v)
-        if op == "<=":
-            return compare("<=", v)
-        if lossy:  # a row value above the literal may still have the literal's (floored) key
-            return compare(">=", v)
-        if op == ">":
-            return compare(">", v)
-        return compare(">=", v) if one.exact else compare(">", v)
+            return non_null if lossy else non_null - _bsi_equal(reader, one, lossy)
+        return _bsi_range(reader, op, one, lossy)
+
+    def _bsi_in(self, reader: BsiIndexReader, p: Predicate, t: DataType, non_null: BitMap, lossy: bool) -> IndexResult:
+        lits, has_null, complete = self._literals(list(p.value), t)
+        if p.op == "in":
+            if not complete:
+                return None
+            rows = (reader.all_rows() - non_null) if has_null else BitMap()
+            for lit in lits:
+                rows |= _bsi_equal(reader, lit, lossy)
+            return rows
+        rows = reader.all_rows()
+        if has_null:
+            rows -= reader.all_rows() - non_null
+        if not lossy:
+            for lit in lits:
+                rows -= _bsi_equal(reader, lit, lossy)
+        return rows
+
+
+def _bsi_equal(reader: BsiIndexReader, lit: Literal, lossy: bool) -> BitMap:
+    """Rows whose BSI value equals the literal's key; none when the key is not exact (unless the type is lossy)."""
+    assert isinstance(lit.value, int)
+    return reader.compare("=", lit.value) if lit.exact or lossy else BitMap()
+
+
+def _bsi_range(reader: BsiIndexReader, op: str, one: Literal, lossy: bool) -> BitMap:
+    """Rows of a BSI index matching ``<``, ``<=``, ``>`` or ``>=`` against the literal's (possibly floored) key."""
+    assert isinstance(one.value, int)
+    v = one.value
+    compare: Callable[[str, int], BitMap] = reader.compare
+    if op == "<":
+        return compare("<", v) if one.exact else compare("<=", v)
+    if op == "<=":
+        return compare("<=", v)
+    if lossy:  # a row value above the literal may still have the literal's (floored) key
+        return compare(">=", v)
+    if op == ">":
+        return compare(">", v)
+    return compare(">=", v) if one.exact else compare(">", v)

@@ -23,6 +23,7 @@ _ARRAY_MAX = 4096
 
 
 def bitmap_of(positions: npt.NDArray[np.integer] | list[int]) -> BitMap:
+    """A roaring bitmap of row positions."""
     return BitMap(np.asarray(positions, dtype=np.uint32))
 
 

@@ -18,10 +18,12 @@ INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 
 
 def kinds_of(kv: pa.Table) -> np.ndarray:
+    """The ``_VALUE_KIND`` column as an int8 numpy array."""
     return np.asarray(combine(kv.column(VALUE_KIND)).to_numpy(zero_copy_only=False), np.int8)
 
 
 def retract_mask(kinds: np.ndarray) -> np.ndarray:
+    """True where the row kind is -U or -D."""
     return np.asarray((kinds == UPDATE_BEFORE) | (kinds == DELETE), bool)
 
 
@@ -50,10 +52,12 @@ def assemble(kv: pa.Table, rep: np.ndarray, values: Mapping[str, pa.Array], kind
 
 
 def last_rows(seg: Segments) -> np.ndarray:
+    """The index of each key's last row."""
     return seg.ends - 1
 
 
 def retraction_error(config: MergeConfig, solutions: list[str], what: str = "delete records") -> DataError:
+    """The DataError of a merge engine given -U/-D records, listing the options that accept them."""
     lines = [f"table {config.table}: the {config.engine} merge engine cannot accept {what} (-U/-D) by default; "
              "choose one of:"]
     lines += [f"  {i}. {s}" for i, s in enumerate(solutions, 1)]
@@ -61,6 +65,7 @@ def retraction_error(config: MergeConfig, solutions: list[str], what: str = "del
 
 
 def retraction_unsupported(agg: Aggregator, config: MergeConfig) -> DataError:
+    """The DataError of an aggregate function that cannot retract, naming the option to ignore retractions."""
     name = agg.field.name
     hint = (", or 'aggregation.remove-record-on-delete' = 'true' to remove the row on -D"
             if config.engine == "aggregation" else "")

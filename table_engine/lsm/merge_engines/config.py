@@ -113,6 +113,7 @@ def validate_config(schema: TableSchema, table: str | None = None) -> None:
 # ---------------------------------------------------------------------------------------------------- parsing
 
 def field_property(options: Mapping[str, str], name: str, prop: str) -> str | None:
+    """The value of option ``fields.<name>.<prop>``, or None."""
     return options.get(f"{FIELDS_PREFIX}{name}.{prop}")
 
 
@@ -126,6 +127,7 @@ def _bool(options: Mapping[str, str], key: str) -> bool:
 
 
 def field_options(options: Mapping[str, str], name: str) -> FieldOptions:
+    """The ``fields.<name>.*`` options of one column's aggregate function, checked."""
     def key(prop: str) -> str:
         return f"{FIELDS_PREFIX}{name}.{prop}"
 
@@ -253,7 +255,19 @@ def _parse_aggregation(schema: TableSchema, raw: Mapping[str, str], base: dict[s
 
 
 def _parse_partial_update(schema: TableSchema, raw: Mapping[str, str], base: dict[str, object]) -> MergeConfig:
-    table = base["table"]
+    groups, protected_by, sequence_of = _sequence_groups(schema, raw)
+    remove_on_delete, remove_groups = _partial_update_removal(raw, base, groups, sequence_of)
+    value_fields = base["value_fields"]
+    assert isinstance(value_fields, tuple)
+    functions = _partial_update_functions(raw, value_fields, sequence_of, protected_by)
+    return MergeConfig(**base, functions=functions, groups=tuple(groups),  # type: ignore[arg-type]
+                       remove_record_on_delete=remove_on_delete, remove_on_sequence_group=remove_groups)
+
+
+def _sequence_groups(schema: TableSchema, raw: Mapping[str, str]
+                     ) -> tuple[list[SequenceGroup], dict[str, str], dict[str, str]]:
+    """The ``fields.<seq>.sequence-group`` options, checked: the groups, protected column -> option, sequence field
+    -> option."""
     pks = set(schema.primary_keys)
     names = schema.field_names()
     groups: list[SequenceGroup] = []
@@ -267,32 +281,52 @@ def _parse_partial_update(schema: TableSchema, raw: Mapping[str, str], base: dic
         if not seq_fields or not protected:
             raise OptionError(f"option {k!r} = {v!r}: a sequence group needs sequence fields and the fields it "
                               f"protects")
-        for s in seq_fields:
-            st = schema.field(s).type
-            if s in pks:
-                raise SchemaError(f"option {k!r}: the sequence field {s!r} is a primary key column")
-            if st.root not in SEQUENCE_GROUP_ROOTS:
-                raise SchemaError(f"option {k!r}: the sequence field {s!r} has type {st}; a sequence group is "
-                                  f"ordered by DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT, DOUBLE, DATE, "
-                                  f"TIME, TIMESTAMP or TIMESTAMP_LTZ")
-            if s in sequence_of:
-                raise OptionError(f"option {k!r}: the sequence field {s!r} orders another group already "
-                                  f"({sequence_of[s]!r})")
-            sequence_of[s] = k
-        for p in protected:
-            if p not in names:
-                raise SchemaError(f"option {k!r} protects column {p!r}, which does not exist; columns are {names}")
-            if p in pks:
-                raise SchemaError(f"option {k!r} protects the primary key column {p!r}; primary key columns "
-                                  f"cannot be in a sequence group")
-            if p in protected_by:
-                raise OptionError(f"option {k!r}: column {p!r} is protected by two sequence groups "
-                                  f"({protected_by[p]!r} too)")
-            protected_by[p] = k
+        _check_sequence_fields(schema, k, seq_fields, pks, sequence_of)
+        _check_protected(k, protected, names, pks, protected_by)
         groups.append(SequenceGroup(k, seq_fields, protected))
     for p, k in protected_by.items():
         if p in sequence_of:
             raise OptionError(f"option {k!r} protects {p!r}, which orders the sequence group {sequence_of[p]!r}")
+    return groups, protected_by, sequence_of
+
+
+def _check_sequence_fields(schema: TableSchema, k: str, seq_fields: tuple[str, ...], pks: set[str],
+                           sequence_of: dict[str, str]) -> None:
+    """Check the sequence fields of option ``k`` and record them in ``sequence_of``."""
+    for s in seq_fields:
+        st = schema.field(s).type
+        if s in pks:
+            raise SchemaError(f"option {k!r}: the sequence field {s!r} is a primary key column")
+        if st.root not in SEQUENCE_GROUP_ROOTS:
+            raise SchemaError(f"option {k!r}: the sequence field {s!r} has type {st}; a sequence group is "
+                              f"ordered by DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT, DOUBLE, DATE, "
+                              f"TIME, TIMESTAMP or TIMESTAMP_LTZ")
+        if s in sequence_of:
+            raise OptionError(f"option {k!r}: the sequence field {s!r} orders another group already "
+                              f"({sequence_of[s]!r})")
+        sequence_of[s] = k
+
+
+def _check_protected(k: str, protected: tuple[str, ...], names: list[str], pks: set[str],
+                     protected_by: dict[str, str]) -> None:
+    """Check the columns option ``k`` protects and record them in ``protected_by``."""
+    for p in protected:
+        if p not in names:
+            raise SchemaError(f"option {k!r} protects column {p!r}, which does not exist; columns are {names}")
+        if p in pks:
+            raise SchemaError(f"option {k!r} protects the primary key column {p!r}; primary key columns "
+                              f"cannot be in a sequence group")
+        if p in protected_by:
+            raise OptionError(f"option {k!r}: column {p!r} is protected by two sequence groups "
+                              f"({protected_by[p]!r} too)")
+        protected_by[p] = k
+
+
+def _partial_update_removal(raw: Mapping[str, str], base: dict[str, object], groups: list[SequenceGroup],
+                            sequence_of: Mapping[str, str]) -> tuple[bool, tuple[str, ...]]:
+    """'partial-update.remove-record-on-delete' and '...-on-sequence-group', checked against 'ignore-delete' and the
+    sequence groups."""
+    table = base["table"]
     opts = CoreOptions(raw)
     ignore_delete = bool(base["ignore_delete"])
     remove_on_delete = opts.get(PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE)
@@ -311,9 +345,14 @@ def _parse_partial_update(schema: TableSchema, raw: Mapping[str, str], base: dic
         if s not in sequence_of:
             raise OptionError(f"option {rg_key!r} names {s!r}, which is not the sequence field of a sequence group "
                               f"(sequence fields: {sorted(sequence_of)})")
+    return remove_on_delete, remove_groups
+
+
+def _partial_update_functions(raw: Mapping[str, str], value_fields: tuple[DataField, ...],
+                              sequence_of: Mapping[str, str], protected_by: Mapping[str, str]
+                              ) -> dict[str, FieldFunction]:
+    """The aggregate functions of a partial-update table's value columns; each needs its column in a sequence group."""
     functions: dict[str, FieldFunction] = {}
-    value_fields = base["value_fields"]
-    assert isinstance(value_fields, tuple)
     for f in value_fields:
         if f.name in sequence_of:
             if field_property(raw, f.name, "aggregate-function") is not None:
@@ -329,5 +368,4 @@ def _parse_partial_update(schema: TableSchema, raw: Mapping[str, str], base: dic
                               f"partial-update table needs the column to be in a sequence group "
                               f"('fields.<seq>.sequence-group')")
         functions[f.name] = ff
-    return MergeConfig(**base, functions=functions, groups=tuple(groups),  # type: ignore[arg-type]
-                       remove_record_on_delete=remove_on_delete, remove_on_sequence_group=remove_groups)
+    return functions

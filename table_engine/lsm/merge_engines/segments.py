@@ -148,11 +148,12 @@ def _pa_index_type() -> pa.DataType:
 
 
 def combine(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array: the chunks of a ChunkedArray combined."""
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
 def valid_mask(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """numpy bool: True where the value is not null."""
+    """A numpy bool array: True where the value is not null."""
     arr = combine(array)
     if arr.null_count == 0:
         return np.ones(len(arr), bool)

@@ -29,6 +29,8 @@ _INVALID_ID = re.compile(r"[/\\]|^\s*$")
 
 @dataclass(frozen=True)
 class Consumer:
+    """A ``consumer/consumer-<id>`` file: the next snapshot the consumer reads."""
+
     consumer_id: str
     next_snapshot: int
     modified_millis: int = 0
@@ -66,7 +68,7 @@ class ConsumerManager:
         return out
 
     def consumers(self) -> dict[str, int]:
-        """consumer id -> next snapshot id."""
+        """Consumer id -> next snapshot id."""
         return {c.consumer_id: c.next_snapshot for c in self.all()}
 
     def min_next_snapshot(self) -> int | None:

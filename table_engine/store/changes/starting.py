@@ -226,8 +226,17 @@ def resolve_stream_start(options: CoreOptions, snapshots: Sequence[Snapshot],
             return StartingPoint(None, None, mode)
         before = _before(snapshots, millis)  # the last snapshot strictly earlier than the time
         return StartingPoint(None, (before.id if before is not None else earliest - 1) + 1, mode)
+    if mode in (StartupMode.FROM_SNAPSHOT, StartupMode.FROM_SNAPSHOT_FULL):
+        return _stream_from_snapshot(options, mode, earliest)
+    if mode in _UNSUPPORTED:
+        raise UnsupportedError(f"{SCAN_MODE.key} {mode.value} is not supported by this engine")
+    raise OptionError(f"{SCAN_MODE.key} {mode.value} is not supported in streaming mode (batch reads only)")
+
+
+def _stream_from_snapshot(options: CoreOptions, mode: StartupMode, earliest: int | None) -> StartingPoint:
+    """The start of a streaming ``from-snapshot`` (changes from ``scan.snapshot-id``) or ``from-snapshot-full`` read."""
+    sid = options.get(SCAN_SNAPSHOT_ID)
     if mode is StartupMode.FROM_SNAPSHOT:
-        sid = options.get(SCAN_SNAPSHOT_ID)
         if sid is None:
             if options.get(SCAN_TAG_NAME) is not None:
                 raise OptionError(f"cannot scan from a tag ({SCAN_TAG_NAME.key}) in streaming mode: use "
@@ -236,17 +245,12 @@ def resolve_stream_start(options: CoreOptions, snapshots: Sequence[Snapshot],
         if earliest is None:
             return StartingPoint(None, None, mode)
         return StartingPoint(None, max(sid, earliest), mode)
-    if mode is StartupMode.FROM_SNAPSHOT_FULL:
-        sid = options.get(SCAN_SNAPSHOT_ID)
-        if sid is None:
-            raise OptionError(f"{SCAN_SNAPSHOT_ID.key} must be set when {SCAN_MODE.key} is from-snapshot-full")
-        if earliest is None:
-            return StartingPoint(None, None, mode)
-        full = max(sid, earliest)
-        return StartingPoint(full, full + 1, mode)
-    if mode in _UNSUPPORTED:
-        raise UnsupportedError(f"{SCAN_MODE.key} {mode.value} is not supported by this engine")
-    raise OptionError(f"{SCAN_MODE.key} {mode.value} is not supported in streaming mode (batch reads only)")
+    if sid is None:
+        raise OptionError(f"{SCAN_SNAPSHOT_ID.key} must be set when {SCAN_MODE.key} is from-snapshot-full")
+    if earliest is None:
+        return StartingPoint(None, None, mode)
+    full = max(sid, earliest)
+    return StartingPoint(full, full + 1, mode)
 
 
 # ---- incremental --------------------------------------------------------------------------------------------------

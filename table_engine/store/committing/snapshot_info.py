@@ -48,6 +48,7 @@ class SnapshotChanges:
 
 @names_snapshot
 def snapshot_changes(file_io: FileIO, table_path: str, snapshot: Snapshot) -> SnapshotChanges:
+    """The :class:`SnapshotChanges` of ``snapshot``, read from its delta manifest list."""
     added: list[str] = []
     deleted: list[str] = []
     rows = [0, 0]

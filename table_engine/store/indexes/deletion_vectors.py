@@ -34,6 +34,7 @@ __all__ = ["BucketDeletionVectors", "DeletionFile", "VectorCache", "deletion_fil
 
 
 def index_file_path(table_path: str, meta: IndexFileMeta) -> str:
+    """The path of an index file (its external path if it has one)."""
     return meta.external_path or f"{index_dir(table_path)}/{meta.file_name}"
 
 

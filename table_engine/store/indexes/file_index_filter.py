@@ -46,6 +46,7 @@ __all__ = ["filter_by_file_index", "has_file_index", "index_file_path"]
 log = logging.getLogger(__name__)
 
 def has_file_index(f: DataFileMeta) -> bool:
+    """Whether a data file has a file index (embedded or a sidecar ``.index`` file)."""
     return f.embedded_file_index is not None or any(e.endswith(INDEX_PATH_SUFFIX) for e in f.extra_files)
 
 

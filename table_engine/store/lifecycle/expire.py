@@ -223,9 +223,37 @@ def _expire_until(ctx: StoreContext, cfg: ExpireConfig, earliest: int, end: int,
     log.info("expiring snapshots [%d, %d) of %s", begin, end, tp)
     tagged = [s for s, _ in TagManager(ctx).tagged_snapshots()]
     pins = refs.branch_pins()
-    skip_append = cfg.changelog_decoupled and not cfg.produce_changelog
+    data = _expired_data_files(ctx, refs, cfg, snaps, tagged, pins.data)
+    result.deleted_data_files += refs.delete(data)
+    # 2. changelog files of the expired snapshots
+    changelog: list[str] = []
+    if not cfg.changelog_decoupled:
+        for snap in expired:
+            changelog += [p for p in refs.changelog_paths(snap) if p not in pins.data]
+        result.deleted_changelog_files += refs.delete(changelog)
+    if cfg.clean_empty_directories:
+        refs.delete_empty_dirs(data + changelog)
+    log.info("expiring snapshots [%d, %d) of %s: deleted %d data and %d changelog files", begin, end, tp,
+             result.deleted_data_files, result.deleted_changelog_files)
+    _delete_expired_metadata(ctx, refs, cfg, snaps, tagged, pins.meta, result)
+    # 4. snapshot files (after everything they reference), then the hint
+    for snap in expired:
+        if cfg.changelog_decoupled:
+            write_changelog(fio, tp, snap)
+            result.changelogs_kept.append(snap.id)
+        fio.try_delete(snapshot_path(tp, snap.id))
+        result.expired_snapshot_ids.append(snap.id)
+    fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(end).encode("ascii"))
+    log.info("expired snapshots [%d, %d) of %s: %d files deleted", begin, end, tp, result.deleted_files)
 
-    # 1. data files deleted by the deltas of (begin, end] -- and of begin when the lifecycle was decoupled until
+
+def _expired_data_files(ctx: StoreContext, refs: FileRefs, cfg: ExpireConfig, snaps: list[Snapshot],
+                        tagged: list[Snapshot], pinned: set[str]) -> list[str]:
+    """Step 1 of expiry: data files deleted by the deltas of ``snaps[1:]`` (and of ``snaps[0]`` when owed), minus
+    files a tag or branch still uses."""
+    fio, tp = ctx.file_io, ctx.table_path
+    skip_append = cfg.changelog_decoupled and not cfg.produce_changelog
+    # data files deleted by the deltas of (begin, end] -- and of begin when the lifecycle was decoupled until
     # now: writer files the delta of begin deleted were then left to begin's changelog, which will not exist
     owed = not cfg.changelog_decoupled and bool(list_changelog_ids(fio, tp))
     tag_live: dict[int, set[str] | None] = {}
@@ -246,42 +274,27 @@ def _expire_until(ctx: StoreContext, cfg: ExpireConfig, earliest: int, end: int,
         def keep(e: ManifestEntry, protected: set[str] = protected) -> bool:
             return (skip_append and is_append_source(e)) or refs.entry_path(e) in protected
 
-        data += [p for p in refs.delta_deleted(snap, keep) if p not in pins.data]
-    result.deleted_data_files += refs.delete(data)
-    # 2. changelog files of the expired snapshots
-    changelog: list[str] = []
-    if not cfg.changelog_decoupled:
-        for snap in expired:
-            changelog += [p for p in refs.changelog_paths(snap) if p not in pins.data]
-        result.deleted_changelog_files += refs.delete(changelog)
-    if cfg.clean_empty_directories:
-        refs.delete_empty_dirs(data + changelog)
-    log.info("expiring snapshots [%d, %d) of %s: deleted %d data and %d changelog files", begin, end, tp,
-             result.deleted_data_files, result.deleted_changelog_files)
+        data += [p for p in refs.delta_deleted(snap, keep) if p not in pinned]
+    return data
 
-    # 3. metadata no retained snapshot, tag or branch uses
+
+def _delete_expired_metadata(ctx: StoreContext, refs: FileRefs, cfg: ExpireConfig, snaps: list[Snapshot],
+                             tagged: list[Snapshot], pinned: set[str], result: ExpireResult) -> None:
+    """Step 3 of expiry: metadata of ``snaps[:-1]`` no retained snapshot, tag or branch uses."""
+    tp = ctx.table_path
+    expired = snaps[:-1]
+    begin, end = expired[0].id, snaps[-1].id
     try:
-        skip = refs.skip_names([*_skipping_tags(tagged, begin, end), snaps[-1]]) | pins.meta
+        skip = refs.skip_names([*_skipping_tags(tagged, begin, end), snaps[-1]]) | pinned
     except (OSError, TableEngineError) as e:
         log.info("not deleting manifests of snapshots [%d, %d) of %s: %s", begin, end, tp, e)
-        skip = None
-    if skip is not None:
-        meta: dict[str, str] = {}
-        for snap in expired:
-            files = refs.meta_files(snap, data_lists=not cfg.changelog_decoupled or cfg.produce_changelog,
-                                    changelog_list=not cfg.changelog_decoupled)
-            meta.update((n, p) for n, p in files.items() if n not in skip)
-        result.deleted_metadata_files += refs.delete(meta.values())
-
-    # 4. snapshot files (after everything they reference), then the hint
+        return
+    meta: dict[str, str] = {}
     for snap in expired:
-        if cfg.changelog_decoupled:
-            write_changelog(fio, tp, snap)
-            result.changelogs_kept.append(snap.id)
-        fio.try_delete(snapshot_path(tp, snap.id))
-        result.expired_snapshot_ids.append(snap.id)
-    fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(end).encode("ascii"))
-    log.info("expired snapshots [%d, %d) of %s: %d files deleted", begin, end, tp, result.deleted_files)
+        files = refs.meta_files(snap, data_lists=not cfg.changelog_decoupled or cfg.produce_changelog,
+                                changelog_list=not cfg.changelog_decoupled)
+        meta.update((n, p) for n, p in files.items() if n not in skip)
+    result.deleted_metadata_files += refs.delete(meta.values())
 
 
 def expire_changelogs(ctx: StoreContext, cfg: ExpireConfig, now: int, result: ExpireResult,

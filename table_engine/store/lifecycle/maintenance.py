@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class MaintenanceReport:
+    """What one maintenance run did: tags created and expired, partitions, consumers and snapshots expired."""
+
     tags_created: list[str] = field(default_factory=list)
     tags_expired: list[str] = field(default_factory=list)
     partitions_expired: list[dict[str, str]] = field(default_factory=list)

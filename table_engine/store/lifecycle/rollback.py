@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RollbackResult:
+    """What a rollback removed: snapshots, tags, changelogs, and how many files it deleted."""
+
     snapshot_id: int
     removed_snapshot_ids: list[int] = field(default_factory=list)
     removed_tags: list[str] = field(default_factory=list)
@@ -66,13 +68,7 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
     earliest = earliest_snapshot_id(fio, tp)
     target_exists = fio.exists(snapshot_path(tp, t))
     refs = FileRefs(ctx)
-    removed: list[Snapshot] = []
-    if latest is not None and earliest is not None:
-        for sid in range(max(earliest, t + 1), latest + 1):
-            try:
-                removed.append(read_snapshot(fio, tp, sid))
-            except SnapshotNotExistError:
-                continue
+    removed = _snapshots_after(ctx, t, latest, earliest)
     tagged = tags.tagged_snapshots()
     removed_tags = [(s, names) for s, names in tagged if s.id > t]
     kept_tags = [s for s, _ in tagged if s.id <= t]
@@ -82,6 +78,45 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
     result = RollbackResult(t)
 
     # what the removed metadata references (read before it is deleted)
+    data, meta = _removed_references(refs, removed, removed_tags, removed_changelogs, target_exists)
+    keep = _kept_references(refs, target, kept_tags, kept_changelogs)
+
+    # switch the metadata
+    if not target_exists:
+        if target.changelog_manifest_list and not fio.exists(refs.manifest_path(target.changelog_manifest_list)):
+            # tags keep data, not changelogs: the restored snapshot must not claim a changelog that is gone
+            target = replace(target, changelog_manifest_list=None, changelog_manifest_list_size=None,
+                             changelog_record_count=None)
+        fio.write_if_absent(snapshot_path(tp, t), target.to_json().encode("utf-8"))
+    fio.overwrite_hint(f"{snapshot_dir(tp)}/LATEST", str(t).encode("ascii"))
+    _remove_metadata(ctx, tags, removed, removed_tags, removed_changelogs, kept_changelogs, result)
+    if not target_exists:
+        fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(t).encode("ascii"))
+
+    # delete what nothing references any more
+    result.deleted_files = refs.delete(p for p in data if p not in keep.data)
+    result.deleted_files += refs.delete(p for n, p in meta.items() if n not in keep.meta)
+    log.info("rolled %s back to snapshot %d: removed snapshots %s, tags %s, changelogs %s; %d files deleted",
+             tp, t, result.removed_snapshot_ids, result.removed_tags, result.removed_changelog_ids,
+             result.deleted_files)
+    return result
+
+
+def _snapshots_after(ctx: StoreContext, t: int, latest: int | None, earliest: int | None) -> list[Snapshot]:
+    """The existing snapshots after ``t`` up to ``latest``, ascending."""
+    removed: list[Snapshot] = []
+    if latest is not None and earliest is not None:
+        for sid in range(max(earliest, t + 1), latest + 1):
+            try:
+                removed.append(read_snapshot(ctx.file_io, ctx.table_path, sid))
+            except SnapshotNotExistError:
+                continue
+    return removed
+
+
+def _removed_references(refs: FileRefs, removed: list[Snapshot], removed_tags: list[tuple[Snapshot, list[str]]],
+                        removed_changelogs: list[Snapshot], target_exists: bool) -> tuple[set[str], dict[str, str]]:
+    """Data file paths and metadata files (name -> path) the removed snapshots, tags and changelogs reference."""
     data: set[str] = set()
     meta: dict[str, str] = {}
     for i, snap in enumerate(removed):
@@ -97,6 +132,12 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
         data |= refs.delta_added(c)
         data.update(refs.changelog_paths(c))
         meta.update(refs.meta_files(c, index=False))
+    return data, meta
+
+
+def _kept_references(refs: FileRefs, target: Snapshot, kept_tags: list[Snapshot],
+                     kept_changelogs: list[Snapshot]) -> ReferencedFiles:
+    """What the target snapshot, the kept tags and changelogs and the branches still use."""
     keep = ReferencedFiles(refs.live_paths(target), refs.skip_names([target, *kept_tags]))
     keep.meta.update(refs.meta_files(target))
     keep.meta |= refs.skip_names(kept_changelogs, missing_ok=True)
@@ -104,15 +145,14 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
         keep.data |= refs.delta_added(c)
         keep.meta.update(refs.meta_files(c, data_lists=False, index=False))
     keep.update(refs.branch_pins())
+    return keep
 
-    # switch the metadata
-    if not target_exists:
-        if target.changelog_manifest_list and not fio.exists(refs.manifest_path(target.changelog_manifest_list)):
-            # tags keep data, not changelogs: the restored snapshot must not claim a changelog that is gone
-            target = replace(target, changelog_manifest_list=None, changelog_manifest_list_size=None,
-                             changelog_record_count=None)
-        fio.write_if_absent(snapshot_path(tp, t), target.to_json().encode("utf-8"))
-    fio.overwrite_hint(f"{snapshot_dir(tp)}/LATEST", str(t).encode("ascii"))
+
+def _remove_metadata(ctx: StoreContext, tags: TagManager, removed: list[Snapshot],
+                     removed_tags: list[tuple[Snapshot, list[str]]], removed_changelogs: list[Snapshot],
+                     kept_changelogs: list[Snapshot], result: RollbackResult) -> None:
+    """Delete the snapshot, tag and changelog files after the target (newest snapshot first)."""
+    fio, tp = ctx.file_io, ctx.table_path
     for snap in reversed(removed):
         fio.try_delete(snapshot_path(tp, snap.id))
         result.removed_snapshot_ids.append(snap.id)
@@ -126,16 +166,6 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
         result.removed_changelog_ids.append(c.id)
     if removed_changelogs:
         write_changelog_hint(fio, tp, "LATEST", kept_changelogs[-1].id if kept_changelogs else -1)
-    if not target_exists:
-        fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(t).encode("ascii"))
-
-    # delete what nothing references any more
-    result.deleted_files = refs.delete(p for p in data if p not in keep.data)
-    result.deleted_files += refs.delete(p for n, p in meta.items() if n not in keep.meta)
-    log.info("rolled %s back to snapshot %d: removed snapshots %s, tags %s, changelogs %s; %d files deleted",
-             tp, t, result.removed_snapshot_ids, result.removed_tags, result.removed_changelog_ids,
-             result.deleted_files)
-    return result
 
 
 def _find(ctx: StoreContext, tags: TagManager, snapshot_id: int | None) -> Snapshot:

@@ -44,6 +44,8 @@ _LAYOUTS: dict[str, tuple[re.Pattern[str], str]] = {
 
 @dataclass(frozen=True)
 class TagPeriodHandler:
+    """Tag names and periods of ``tag.creation-period`` with ``tag.period-formatter``."""
+
     period_ms: int
     layout: str
     daily: bool = False

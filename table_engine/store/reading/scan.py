@@ -68,6 +68,7 @@ class PartitionDecoder:
 
 
 def manifest_path(table_path: str, name: str) -> str:
+    """``<table>/manifest/<name>``."""
     return f"{manifest_dir(table_path)}/{name}"
 
 

@@ -94,6 +94,7 @@ def _int_view_type(t: pa.DataType) -> pa.DataType | None:
 
 
 def is_numpy_friendly(t: pa.DataType) -> bool:
+    """Whether values of Arrow type ``t`` round-trip through :func:`to_numpy` / :func:`from_numpy`."""
     return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
             or _int_view_type(t) is not None)
 
@@ -111,6 +112,7 @@ def to_numpy(values: pa.Array, fill: Any = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_numpy(data: np.ndarray, valid: np.ndarray, t: pa.DataType) -> pa.Array:
+    """The Arrow array of type ``t`` from numpy ``data`` and ``valid`` (the inverse of :func:`to_numpy`)."""
     view = _int_view_type(t)
     base = view if view is not None else t
     mask = None if valid.all() else ~valid

@@ -103,10 +103,14 @@ class _MinMax(Aggregator):
 
 
 class Max(_MinMax):
+    """``max``: the largest non-null value."""
+
     name = "max"
 
 
 class Min(_MinMax):
+    """``min``: the smallest non-null value."""
+
     name = "min"
     is_max = False
 
@@ -130,10 +134,14 @@ class _Bool(Aggregator):
 
 
 class BoolAnd(_Bool):
+    """``bool_and``: the logical AND of the non-null values."""
+
     name = "bool_and"
 
 
 class BoolOr(_Bool):
+    """``bool_or``: the logical OR of the non-null values."""
+
     name = "bool_or"
     is_and = False
 
