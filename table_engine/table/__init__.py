@@ -20,9 +20,9 @@ __all__ = ["MaintenanceSurface", "MetadataSurface", "ReadSurface", "RowKinds", "
 class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteSurface):
     """A Paimon table at ``path``. Cheap to create; reads metadata on demand. Its surfaces:
 
-    - base (:mod:`~table_engine.table.base`): ``identifier``, ``path``, ``schema``, ``options``, ``file_io``,
-      ``primary_keys``, ``partition_keys``, ``arrow_schema``, ``refresh``, ``schema_by_id``, ``alter``, ``copy``,
-      ``read_only``.
+    - base (:mod:`~table_engine.table.base`): ``identifier``, ``path``, ``file_io``, ``source``, ``schema``,
+      ``options``, ``primary_keys``, ``partition_keys``, ``arrow_schema``, ``refresh``, ``schema_by_id``, ``alter``,
+      ``copy``, ``read_only``.
     - read (:mod:`~table_engine.table.reading`): ``read``, ``to_batches``, ``plan``, ``new_read``,
       ``resolve_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``.
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
