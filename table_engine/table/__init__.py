@@ -1,0 +1,41 @@
+"""The table facade: write, commit, scan, read, time travel, maintenance and schema evolution of one table.
+
+:class:`Table` keeps Paimon's flat Table API (one object, ``create_tag``, ``rollback_to``, ``expire_snapshots``...);
+its implementation is grouped by surface, one module each (docs/adr/0006-table-facade.md explains why).
+"""
+
+from __future__ import annotations
+
+from table_engine.table.base import TableBase, is_mutating, mutating
+from table_engine.table.maintenance import MaintenanceSurface
+from table_engine.table.metadata import MetadataSurface
+from table_engine.table.reading import ReadSurface
+from table_engine.table.tags import TagSurface
+from table_engine.table.writing import RowKinds, WriteSurface
+
+__all__ = ["MaintenanceSurface", "MetadataSurface", "ReadSurface", "RowKinds", "Table", "TableBase", "TagSurface",
+           "WriteSurface", "is_mutating", "mutating"]
+
+
+class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteSurface):
+    """A Paimon table at ``path``. Cheap to create; reads metadata on demand. Its surfaces:
+
+    - base (:mod:`~table_engine.table.base`): ``identifier``, ``path``, ``file_io``, ``source``, ``schema``,
+      ``options``, ``primary_keys``, ``partition_keys``, ``arrow_schema``, ``refresh``, ``schema_by_id``, ``alter``,
+      ``copy``, ``read_only``.
+    - read (:mod:`~table_engine.table.reading`): ``read``, ``to_batches``, ``plan``, ``new_read``,
+      ``resolve_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``.
+    - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
+      ``maintain``, ``commit_maintenance``.
+    - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``expire_snapshots``,
+      ``expire_partitions``, ``drop_partitions``, ``remove_orphan_files``, ``rollback_to``, ``rewrite_file_index``.
+    - tags (:mod:`~table_engine.table.tags`): ``create_tag``, ``create_tag_from_timestamp``, ``replace_tag``,
+      ``rename_tag``, ``delete_tag``, ``expire_tags``, ``create_auto_tags``, ``list_tags``, ``tags``,
+      ``tag_snapshot``, ``tag_manager``.
+    - metadata (:mod:`~table_engine.table.metadata`): ``snapshot``, ``snapshots``, ``latest_snapshot``,
+      ``latest_snapshot_id``, ``earliest_snapshot_id``, ``metadata``, ``consumers``, ``consumer_manager``,
+      ``reset_consumer``, ``clear_consumers``.
+
+    Every method that writes to the table is :func:`mutating`: on a read-only table (a system table, ``$ro``) it
+    raises :class:`~table_engine.errors.ReadOnlyTableError` before doing anything.
+    """

@@ -1,0 +1,172 @@
+"""The read surface of a table: batch reads with time travel (:meth:`read`, :meth:`to_batches`, :meth:`plan`,
+:meth:`new_read`), incremental reads, streaming scans and changelog consumers, and the ``$ro`` view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Self
+
+import pyarrow as pa
+
+from table_engine.errors import ReadOnlyTableError, SnapshotNotExistError, TableEngineError
+from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
+from table_engine.predicate import parse_filters, validate_columns
+from table_engine.store.reading.read import TableRead, read_context
+from table_engine.store.reading.scan import Split, plan_splits
+from table_engine.table.tags import TagSurface
+
+if TYPE_CHECKING:
+    from table_engine.store.changes.changelog_consumer import ChangelogConsumer
+    from table_engine.store.changes.stream_scan import StreamScan
+
+
+class ReadSurface(TagSurface):
+    """Reads of a snapshot chosen by id, tag or time (tags resolve through :class:`TagSurface`) and of changes."""
+
+    _read_optimized = False  # the ``$ro`` view of a table
+
+    def resolve_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
+                         timestamp_millis: int | None = None) -> Snapshot | None:
+        """The snapshot a read should use (latest by default; None for an empty table)."""
+        if sum(x is not None for x in (snapshot_id, tag, timestamp_millis)) > 1:
+            raise TableEngineError("give at most one of snapshot_id, tag and timestamp_millis")
+        if tag is not None:
+            return self.tag_snapshot(tag)
+        if snapshot_id is not None:
+            return self.snapshot(snapshot_id)
+        if timestamp_millis is not None:
+            snap = snapshot_at_or_before_time(self.file_io, self.path, timestamp_millis)
+            if snap is None:
+                raise SnapshotNotExistError(
+                    f"table {self.identifier} has no snapshot at or before {timestamp_millis} ms")
+            return snap
+        return self.latest_snapshot()
+
+    def plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
+             timestamp_millis: int | None = None) -> list[Split]:
+        """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
+        preds = parse_filters(filter)
+        validate_columns(preds, self.schema.field_names())
+        if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
+            from table_engine.store.changes.batch_changes import batch_start_snapshot
+
+            snap = batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
+        else:
+            snap = self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
+        return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
+                           skip_level0=self._ctx.batch_scan_skip_level0(),
+                           merge_capabilities=self._ctx.merge_capabilities)
+
+    def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
+        preds = parse_filters(filter)
+        validate_columns(preds, self.schema.field_names())
+        return TableRead(read_context(self._ctx), columns, preds)
+
+    def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+             tag: str | None = None, timestamp_millis: int | None = None, *,
+             read_optimized: bool | None = None) -> pa.Table:
+        """The merged rows of a snapshot (latest by default) as one Arrow table.
+
+        ``filter`` is a list of ``(column, op, value)`` tuples (ANDed): ``=, !=, <, <=, >, >=, in, not in,
+        is null, is not null``; partitions and files are pruned by it, rows are filtered exactly.
+        ``read_optimized`` (default: whether this is the ``$ro`` table) reads only fully compacted files.
+        """
+        if self.source is not None:
+            return self.source.read(self._table(), columns, filter, snapshot_id, tag, timestamp_millis)
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            return pa.Table.from_batches(list(self._incremental_batches(columns, filter, 65536)),
+                                         schema=self.new_read(columns).output_schema)
+        reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
+        return reader.to_arrow(splits)
+
+    def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
+                   tag: str | None = None, timestamp_millis: int | None = None,
+                   batch_size: int = 65536, *, read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
+        """Stream the merged rows as record batches; memory stays bounded by one merge section."""
+        if self.source is not None:
+            yield from self.source.to_batches(self._table(), columns, filter, snapshot_id, tag, timestamp_millis,
+                                              batch_size)
+            return
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            yield from self._incremental_batches(columns, filter, batch_size)
+            return
+        reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
+        yield from reader.to_batches(splits, batch_size)
+
+    def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
+        """A streaming scan (``scan.mode``, ``consumer-id``... from the table and ``options``): ``plan()`` returns the
+        next snapshot's splits or None, ``read(plan)`` their rows with a ``rowkind`` column."""
+        from table_engine.store.changes.stream_scan import StreamScan
+
+        t = self.copy(options) if options else self
+        t._check_no_consumer(None)
+        preds = parse_filters(filter)
+        validate_columns(preds, t.schema.field_names())
+        return (StreamScan if t.source is None else t.source.stream_scan_class)(t._ctx, preds)
+
+    def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
+                           filter: Any = None, columns: Sequence[str] | None = None,
+                           batch_size: int = 65536) -> ChangelogConsumer:
+        """Consume the table's changes as Arrow batches with row kinds; ``consumer_id`` records progress at
+        ``commit(position)`` and resumes there (see :mod:`table_engine.store.changes.changelog_consumer`)."""
+        from table_engine.store.changes.changelog_consumer import ChangelogConsumer
+        from table_engine.store.changes.stream_scan import StreamScan
+
+        t = self.copy(options) if options else self
+        t._check_no_consumer(consumer_id)
+        preds = parse_filters(filter)
+        validate_columns(preds, t.schema.field_names())
+        if columns is not None:
+            t.new_read(columns)  # checks the names
+        scan_class = StreamScan if t.source is None else t.source.stream_scan_class
+        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
+
+    def _check_no_consumer(self, consumer_id: str | None) -> None:
+        """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
+        from table_engine.core_options import CONSUMER_ID
+
+        cid = consumer_id if consumer_id is not None else self.options.get(CONSUMER_ID)
+        if self.read_only and cid is not None:
+            raise ReadOnlyTableError(f"table {self.identifier} is a read-only system table: consumer {cid!r} "
+                                     f"({CONSUMER_ID.key}) cannot record progress")
+
+    def _scan_mode_set(self) -> bool:
+        from table_engine.store.changes.batch_changes import needs_start_resolution
+
+        return needs_start_resolution(self.options)
+
+    def _incremental_read(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> bool:
+        from table_engine.store.changes.batch_changes import is_incremental
+
+        return snapshot_id is None and tag is None and timestamp_millis is None and is_incremental(self.options)
+
+    def _incremental_batches(self, columns: Sequence[str] | None, filter: Any, batch_size: int,
+                             with_row_kind: bool = False) -> Iterator[pa.RecordBatch]:
+        from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
+
+        preds = parse_filters(filter)
+        validate_columns(preds, self.schema.field_names())
+        if columns is not None:
+            self.new_read(columns)  # checks the names
+        splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
+        yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
+
+    def read_optimized_view(self) -> Self:
+        """The ``$ro`` system table: reads see only the max-level files of a primary-key table (no merging), i.e.
+        the result of the latest full compaction of each bucket. Read-only."""
+        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$ro", self.schema)
+        view._read_optimized = True
+        view.read_only = True
+        return view
+
+    def _reader(self, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None, tag: str | None,
+                timestamp_millis: int | None, read_optimized: bool | None) -> tuple[TableRead, list[Split]]:
+        splits = self.plan(filter, snapshot_id, tag, timestamp_millis)
+        reader = self.new_read(columns, filter)
+        if (self._read_optimized if read_optimized is None else read_optimized) and self.schema.primary_keys:
+            top = self.options.num_levels() - 1
+            splits = [replace(s, files=[f for f in s.files if f.level == top]) for s in splits]
+            splits = [s for s in splits if s.files]
+            reader.read_optimized = True
+        return reader, splits

@@ -1,0 +1,111 @@
+"""The write surface of a table: one-call :meth:`write`, the two phases :meth:`new_write` / :meth:`new_commit`
+(:meth:`commit` for messages from writer tasks), and commit-time maintenance after a commit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import pyarrow as pa
+
+from table_engine.core_options import default_commit_user
+from table_engine.errors import SchemaError, TableEngineError
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.store.committing.commit import FileStoreCommit, Overwrite
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.writing.write import TableWrite
+from table_engine.table.base import TableBase, mutating
+
+if TYPE_CHECKING:
+    from table_engine.store.lifecycle.maintenance import MaintenanceReport
+
+log = logging.getLogger("table_engine.table")
+
+RowKinds: TypeAlias = Sequence[str] | pa.Array | None
+
+
+class WriteSurface(TableBase):
+    """Writes and commits; every method here is :func:`mutating`."""
+
+    commit_maintenance: bool = False
+    """Opt-in: :meth:`write` and :meth:`commit` run Paimon's commit-time maintenance after a successful commit
+    (automatic tags, tag/partition/consumer/snapshot expiry) unless ``write-only``; per call: ``maintain=``."""
+
+    def _after_commit(self, snapshot_id: int | None, commit_identifier: int, maintain: bool | None) -> None:
+        if snapshot_id is None or not (self.commit_maintenance if maintain is None else maintain):
+            return
+        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
+
+        try:
+            run_commit_maintenance(self._ctx, commit_identifier)
+        except (TableEngineError, OSError) as e:  # the commit stands; maintenance is retried at the next one
+            log.warning("commit-time maintenance of %s after snapshot %s failed: %s", self.identifier, snapshot_id, e)
+
+    @mutating
+    def maintain(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
+        """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
+        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
+
+        return run_commit_maintenance(self._ctx, commit_identifier)
+
+    @mutating
+    def new_write(self) -> TableWrite:
+        """A writer task (phase one). Its ``prepare_commit()`` messages go to :meth:`new_commit`."""
+        return TableWrite(self._ctx)
+
+    @mutating
+    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
+        """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
+        user = commit_user or default_commit_user(self.options)
+        return FileStoreCommit(self._ctx, user)
+
+    @mutating
+    def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
+              partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
+        """Write ``data`` in one commit and return the new snapshot id (None when nothing was written).
+
+        Row kinds come from ``row_kinds``, else from the ``rowkind.field`` column, else +I. With ``overwrite``
+        the commit replaces the partitions present in the data (``dynamic-partition-overwrite``, default true),
+        all data (when false or the table is unpartitioned), or the static ``partition`` given.
+        ``maintain``: run commit-time maintenance afterwards (default :attr:`commit_maintenance`).
+        """
+        unknown = sorted(str(k) for k in partition or {} if k not in self.partition_keys)
+        if unknown:  # before anything is written
+            raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
+                              f"{self.identifier} (partition columns: {self.partition_keys})")
+        writer = self.new_write()
+        committer = self.new_commit()
+        try:
+            writer.write(data, row_kinds)
+            messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
+            ow = None
+            if overwrite or partition:
+                ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
+            sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
+        except BaseException:
+            writer.abort()
+            raise
+        sid = self._compact_level0(sid, committer, ow is not None)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    @mutating
+    def commit(self, messages: Sequence[CommitMessage], commit_user: str | None = None,
+               commit_identifier: int = BATCH_COMMIT_IDENTIFIER, overwrite: bool = False,
+               partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
+        """Commit messages from writer tasks (e.g. Spark executors) as one snapshot."""
+        ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite()) \
+            if (overwrite or partition) else None
+        committer = self.new_commit(commit_user)
+        sid = committer.commit(messages, commit_identifier, overwrite=ow)
+        sid = self._compact_level0(sid, committer, ow is not None)
+        self._after_commit(sid, commit_identifier, maintain)
+        return sid
+
+    def _compact_level0(self, sid: int | None, committer: FileStoreCommit, overwritten: bool) -> int | None:
+        """Tables whose batch reads skip level 0: compact what an overwrite or dropped writer compactions left on
+        level 0, so the commit is visible (:func:`~table_engine.store.compaction.compact.compact_invisible_level0`)."""
+        from table_engine.store.compaction.compact import compact_invisible_level0
+
+        return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten, committer.dropped_compactions)
