@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from multiprocessing.synchronize import Event
 from typing import Any
 
 import pyarrow as pa
@@ -36,9 +37,9 @@ def _writer(warehouse: str, w: int) -> None:
                           "writer": pa.array([w] * ROWS, pa.int32())}, schema=SCHEMA))
 
 
-def _compactor(warehouse: str, stop: float) -> None:
+def _compactor(warehouse: str, done: Event) -> None:
     t = Catalog(warehouse).get_table("db.t")
-    while time.time() < stop:
+    while not done.is_set():
         try:
             t.compact()
         except CommitConflictError:  # a concurrent writer's commit won: try again
@@ -46,17 +47,17 @@ def _compactor(warehouse: str, stop: float) -> None:
         time.sleep(0.01)
 
 
-def _expirer(warehouse: str, stop: float) -> None:
+def _expirer(warehouse: str, done: Event) -> None:
     t = Catalog(warehouse).get_table("db.t")
-    while time.time() < stop:
+    while not done.is_set():
         t.expire_snapshots(retain_min=1, time_retained=0)
         time.sleep(0.005)
 
 
-def _reader(warehouse: str, stop: float, append_only: bool, reads: Any) -> None:
+def _reader(warehouse: str, done: Event, append_only: bool, reads: Any) -> None:
     t = Catalog(warehouse).get_table("db.t")
     consumers = t.consumer_manager()
-    while time.time() < stop:
+    while not done.is_set():
         sid = t.latest_snapshot_id()
         if sid is None:
             continue
@@ -85,24 +86,33 @@ def test_expiry_with_concurrent_writers_and_readers(warehouse: str, primary_key:
         opts.update({"bucket": "2", "num-sorted-run.compaction-trigger": "3", "write-only": "true"})
     cat.create_table("db.t", SCHEMA, primary_keys=["id"] if primary_key else [], options=opts)
     ctx = mp.get_context("spawn")
-    # no lock: the reader is killed at the end, and a lock it held then would block this process for ever
-    reads = ctx.Value("i", 0, lock=False)
-    stop = time.time() + 120
+    reads = ctx.Value("i", 0, lock=False)  # the reader is its only writer
+    # the others stop between two operations when asked: killing one mid-commit would leave its new files behind,
+    # which is what remove-orphan-files is for, and not what this test checks
+    done = ctx.Event()
     writers = [ctx.Process(target=_writer, args=(warehouse, w)) for w in range(WRITERS)]
-    others = [ctx.Process(target=_expirer, args=(warehouse, stop)),
-              ctx.Process(target=_reader, args=(warehouse, stop, not primary_key, reads))]
+    others = [ctx.Process(target=_expirer, args=(warehouse, done)),
+              ctx.Process(target=_reader, args=(warehouse, done, not primary_key, reads))]
     if primary_key:
-        others.append(ctx.Process(target=_compactor, args=(warehouse, stop)))
-    for p in writers + others:
-        p.start()
-    for p in writers:
-        p.join(180)
-        assert p.exitcode == 0
-    time.sleep(1)  # the others keep going a little against the final table
-    for p in others:
-        assert p.is_alive(), f"{p.name} failed early (exit code {p.exitcode})"
-        p.kill()
-        p.join(10)
+        others.append(ctx.Process(target=_compactor, args=(warehouse, done)))
+    try:
+        for p in writers + others:
+            p.start()
+        for p in writers:
+            p.join(180)
+            assert p.exitcode == 0
+        time.sleep(1)  # the others keep going a little against the final table
+        for p in others:
+            assert p.is_alive(), f"{p.name} failed early (exit code {p.exitcode})"
+        done.set()
+        for p in others:
+            p.join(120)
+            assert p.exitcode == 0, f"{p.name} did not stop cleanly (exit code {p.exitcode})"
+    finally:
+        for p in writers + others:
+            if p.is_alive():
+                p.kill()
+                p.join(10)
     t = cat.get_table("db.t")
     got = t.read()
     assert sorted(got.column("id").to_pylist()) == list(range(WRITERS * COMMITS * ROWS))
