@@ -73,7 +73,7 @@ class Catalog:
                  file_io: FileIO | None = None) -> None:
         self.warehouse = normalize_path(warehouse)
         self.options = dict(options or {})
-        self.file_io = file_io or file_io_for(self.warehouse)
+        self.file_io = file_io or file_io_for(self.warehouse, self.options)
 
     # ---- databases ---------------------------------------------------------------------------------------------
     def database_path(self, name: str) -> str:
@@ -185,10 +185,10 @@ class Catalog:
         self.file_io.delete(self.table_path(identifier), recursive=True)
 
 
-def open_table(path: str) -> Table:
-    """Open a table by its directory (``.../<db>.db/<table>``)."""
+def open_table(path: str, options: Mapping[str, str] | None = None) -> Table:
+    """Open a table by its directory (``.../<db>.db/<table>``); ``options`` are catalog options (storage access)."""
     p = normalize_path(path)
-    fio = file_io_for(p)
+    fio = file_io_for(p, options)
     schema = latest_schema(fio, p)
     if schema is None:
         raise TableNotExistError(f"no Paimon table at {path} (no schema/schema-N)")

@@ -38,6 +38,7 @@ from table_engine.options import (
     accessor,
     key,
 )
+from table_engine.options import storage as storage_options
 
 V = TypeVar("V")
 MB = 1024 * 1024
@@ -621,13 +622,13 @@ class CoreOptions:
 
 
 def render_markdown() -> str:
-    """The table options reference (docs/options.md) as Markdown."""
+    """The options reference (docs/options.md) as Markdown: table options, then the catalog's storage options."""
     return REGISTRY.render_markdown(
         "Table options",
         "Every option a table accepts, with Paimon's exact key, type and default. Generated from "
         "`table_engine/core_options.py` by `python -m table_engine.core_options --markdown`; do not edit by hand.",
         annotate=lambda o: "Immutable once the table has data." if o.key in IMMUTABLE_OPTIONS else "",
-    ) + "\n"
+    ) + "\n\n" + "\n".join(storage_options.REGISTRY.render_sections()).rstrip("\n") + "\n"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -106,6 +106,11 @@ def naming_snapshot(snapshot_id: int | None) -> Iterator[None]:
         raise named from e
 
 
+class StorageError(TableEngineError, OSError):
+    """A request to the storage failed after its retries (object store unreachable, 5xx, timeout, access denied).
+    The message names the operation and the path, never a credential."""
+
+
 class SnapshotNotExistError(TableEngineError):
     """The requested snapshot, tag or time has no snapshot."""
 

@@ -1,11 +1,15 @@
-"""Shared fixtures: a fresh warehouse per test."""
+"""Shared fixtures: a fresh warehouse per test, on local disk or on the session's S3 server."""
 
 from __future__ import annotations
 
 import pathlib
+import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.s3_server import S3Server
 
 if TYPE_CHECKING:
     from table_engine import Catalog
@@ -21,3 +25,38 @@ def catalog(warehouse: str) -> Catalog:
     from table_engine import Catalog
 
     return Catalog(warehouse)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """The session's S3 API server (moto) on 127.0.0.1, stopped at the end of the session."""
+    server = S3Server().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_bucket(s3_server: S3Server) -> str:
+    """The session's bucket."""
+    return s3_server.new_bucket()
+
+
+@pytest.fixture
+def s3_options(s3_server: S3Server) -> dict[str, str]:
+    """Catalog options reaching the session's S3 server."""
+    return s3_server.options()
+
+
+@pytest.fixture
+def s3_warehouse(s3_bucket: str) -> str:
+    """A fresh warehouse prefix in the session's bucket: ``s3://<bucket>/<uuid>/warehouse``."""
+    return f"s3://{s3_bucket}/{uuid.uuid4().hex}/warehouse"
+
+
+@pytest.fixture
+def s3_catalog(s3_warehouse: str, s3_options: dict[str, str]) -> Catalog:
+    from table_engine import Catalog
+
+    return Catalog(s3_warehouse, s3_options)

@@ -1,9 +1,10 @@
 """File access for the table engine: one small interface, a local implementation, and Arrow filesystems.
 
-Paths are strings: plain local paths, ``file://`` URIs, or URIs of any filesystem pyarrow supports
-(``s3://``, ``gs://``, ``hdfs://``, ``abfs://``). The one operation a table format needs beyond plain reads and
-writes is :meth:`FileIO.write_if_absent`, the atomic create-if-absent that publishes a snapshot: it must be safe
-across processes and machines, never a check-then-rename guarded by an in-process lock.
+Paths are strings: plain local paths, ``file://`` URIs, ``s3://`` (``s3a://``) object-store URIs served by
+:class:`~table_engine.io.object_store.S3FileIO`, or ``hdfs://`` URIs through pyarrow. The one operation a table format
+needs beyond plain reads and writes is :meth:`FileIO.write_if_absent`, the atomic create-if-absent that publishes a
+snapshot: it must be safe across processes and machines, never a check-then-write guarded by an in-process lock.
+:func:`file_io_for` is the one place that builds a FileIO from a path and the catalog's options.
 """
 
 from __future__ import annotations
@@ -13,100 +14,16 @@ import os
 import shutil
 import tempfile
 import uuid
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import BinaryIO
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from table_engine.errors import MissingFileError, UnsupportedError
+from table_engine.errors import UnsupportedError
+from table_engine.io.base import FileIO, FileStatus
 
-
-@dataclass(frozen=True)
-class FileStatus:
-    """One directory entry."""
-
-    path: str
-    size: int
-    is_dir: bool
-    mtime_millis: int
-
-
-class FileIO(ABC):
-    """Minimal filesystem interface used by every format and store module."""
-
-    @abstractmethod
-    def read_bytes(self, path: str) -> bytes:
-        """The whole content of ``path``; ``FileNotFoundError`` if it does not exist."""
-
-    def read_referenced(self, path: str, kind: str) -> bytes:
-        """The content of a file the table's metadata references (``kind``: "manifest file", ...); if it is gone,
-        a :class:`MissingFileError` naming it (read and maintenance entry points add the snapshot)."""
-        try:
-            return self.read_bytes(path)
-        except FileNotFoundError as e:
-            if isinstance(e, MissingFileError):
-                raise
-            raise MissingFileError(kind, path) from None
-
-    @abstractmethod
-    def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
-        """Write ``data`` to ``path`` (creating parents). Without ``overwrite`` an existing file is an error."""
-
-    @abstractmethod
-    def write_if_absent(self, path: str, data: bytes) -> bool:
-        """Atomically create ``path`` with ``data`` unless it exists. Returns False when it existed already.
-
-        Readers never see a partial file: the content becomes visible in one step.
-        """
-
-    @abstractmethod
-    def exists(self, path: str) -> bool: ...
-
-    @abstractmethod
-    def list_status(self, path: str) -> list[FileStatus]:
-        """Entries directly below directory ``path`` (empty if it does not exist)."""
-
-    @abstractmethod
-    def delete(self, path: str, recursive: bool = False) -> bool:
-        """Delete a file (or a directory tree with ``recursive``). Returns False if nothing was there."""
-
-    @abstractmethod
-    def mkdirs(self, path: str) -> None: ...
-
-    @abstractmethod
-    def file_size(self, path: str) -> int: ...
-
-    @abstractmethod
-    def open_input(self, path: str) -> BinaryIO | pa.NativeFile:
-        """A seekable binary stream (for Parquet readers)."""
-
-    @abstractmethod
-    def open_output(self, path: str) -> BinaryIO | pa.NativeFile:
-        """A binary output stream for a new file (for Parquet writers); parents are created."""
-
-    @property
-    @abstractmethod
-    def arrow_fs(self) -> pafs.FileSystem:
-        """The Arrow filesystem behind this FileIO, with paths as :meth:`to_fs_path` gives them."""
-
-    def to_fs_path(self, path: str) -> str:
-        return path
-
-    def overwrite_hint(self, path: str, data: bytes) -> None:
-        """Best-effort overwrite of a small hint file (LATEST/EARLIEST); readers verify hints."""
-        self.write_bytes(path, data, overwrite=True)
-
-    def read_text(self, path: str) -> str:
-        return self.read_bytes(path).decode("utf-8")
-
-    def try_delete(self, path: str) -> None:
-        try:
-            self.delete(path)
-        except OSError:
-            pass
+__all__ = ["ArrowFileIO", "FileIO", "FileStatus", "LocalFileIO", "file_io_for", "normalize_path"]
 
 
 def _strip_file_scheme(path: str) -> str:
@@ -124,11 +41,8 @@ class LocalFileIO(FileIO):
     def __init__(self) -> None:
         self._fs = pafs.LocalFileSystem()
 
-    @property
-    def arrow_fs(self) -> pafs.FileSystem:
-        return self._fs
-
     def to_fs_path(self, path: str) -> str:
+        """The local path of ``path`` (a ``file://`` URI or a relative path made absolute)."""
         return os.path.abspath(_strip_file_scheme(path))
 
     def read_bytes(self, path: str) -> bytes:
@@ -230,22 +144,15 @@ class LocalFileIO(FileIO):
 
 
 class ArrowFileIO(FileIO):
-    """Any filesystem pyarrow supports by URI (S3, GCS, HDFS, ABFS).
-
-    Object stores have no atomic create-if-absent through pyarrow; :meth:`write_if_absent` is therefore only safe
-    for a single committer per table there. Use a local or HDFS warehouse for concurrent committers.
-    """
+    """HDFS through pyarrow. Its :meth:`write_if_absent` checks, then writes: one committer per table only."""
 
     def __init__(self, uri: str) -> None:
         fs, _ = pafs.FileSystem.from_uri(uri)
         self._fs = fs
         self._scheme = urlparse(uri).scheme
 
-    @property
-    def arrow_fs(self) -> pafs.FileSystem:
-        return self._fs
-
     def to_fs_path(self, path: str) -> str:
+        """The path inside the filesystem."""
         parsed = urlparse(path)
         if parsed.scheme:
             return (parsed.netloc + parsed.path) if self._scheme != "hdfs" else parsed.path
@@ -321,17 +228,32 @@ def _silent_unlink(p: str) -> None:
         pass
 
 
-def file_io_for(path: str) -> FileIO:
-    """The FileIO for a warehouse or table path, by its URI scheme."""
+_HDFS_SCHEMES = ("hdfs", "viewfs")
+
+
+def file_io_for(path: str, options: Mapping[str, str] | None = None) -> FileIO:
+    """The FileIO for a warehouse or table path, by its URI scheme, configured by the catalog's ``options``
+    (``s3.*`` storage options, see :mod:`table_engine.options.storage`)."""
     scheme = urlparse(path).scheme
     if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
         return LocalFileIO()
-    return ArrowFileIO(path)
+    from table_engine.io.object_store import S3_SCHEMES, S3FileIO
+    from table_engine.options.storage import S3Settings
+
+    if scheme in S3_SCHEMES:
+        return S3FileIO(S3Settings.of(options or {}))
+    if scheme in _HDFS_SCHEMES:
+        return ArrowFileIO(path)
+    raise UnsupportedError(f"unsupported warehouse scheme {scheme!r} in {path!r}: use a local path, s3:// (any "
+                           "S3-compatible store) or hdfs://")
 
 
 def normalize_path(path: str) -> str:
-    """A canonical form for a warehouse/table path: absolute local paths, URIs unchanged but for trailing slashes."""
+    """A canonical form for a warehouse/table path: absolute local paths, ``s3a://``/``s3n://`` as ``s3://``, URIs
+    otherwise unchanged but for trailing slashes."""
     scheme = urlparse(path).scheme
     if scheme in ("", "file"):
         return os.path.abspath(_strip_file_scheme(path))
+    if scheme in ("s3a", "s3n"):
+        path = "s3" + path[len(scheme):]
     return path.rstrip("/")

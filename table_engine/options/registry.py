@@ -137,14 +137,7 @@ class OptionRegistry:
         headings = [section.title for section in self.sections] + ["Key patterns", "Options of other components"]
         lines += [f"- [{heading}](#{_anchor(heading)})" for heading in headings]
         lines.append("")
-        for section in self.sections:
-            lines += [f"## {section.title}", ""]
-            if section.description:
-                lines += [section.description, ""]
-            lines += ["| Key | Type | Default | Description |", "|---|---|---|---|"]
-            for option in section.options:
-                lines.append(self._option_row(option.key, option, annotate))
-            lines.append("")
+        lines += self.render_sections(annotate)
         if self.patterns:
             lines += [
                 "## Key patterns",
@@ -179,6 +172,19 @@ class OptionRegistry:
                 lines.append(f"| {_markdown_cell(origin)} | {names} |")
             lines.append("")
         return "\n".join(lines)
+
+    def render_sections(self, annotate: Callable[[ConfigOption[Any]], str] | None = None) -> list[str]:
+        """Markdown lines of one table per section (for a document that gathers several registries)."""
+        lines: list[str] = []
+        for section in self.sections:
+            lines += [f"## {section.title}", ""]
+            if section.description:
+                lines += [section.description, ""]
+            lines += ["| Key | Type | Default | Description |", "|---|---|---|---|"]
+            for option in section.options:
+                lines.append(self._option_row(option.key, option, annotate))
+            lines.append("")
+        return lines
 
     @staticmethod
     def _option_row(

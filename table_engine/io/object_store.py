@@ -1,0 +1,322 @@
+"""Warehouses on object storage through the S3 API (AWS S3, MinIO, Ceph, and every store that speaks it).
+
+Built on obstore (Python bindings of the Rust ``object_store`` crate), chosen over pyarrow's ``S3FileSystem``
+because it can do the one thing a table format needs: a conditional create. Every publication (snapshot, schema,
+tag, consumer...) is a ``PUT`` with ``If-None-Match: *``; the store answers 412 when the key exists, and the commit
+loop retries on the next id exactly as on a local disk. There is no check-then-write and no lock service
+(docs/adr/0007-object-storage.md).
+
+A request that fails with a 5xx, a timeout or a broken connection is retried (``s3.attempts.maximum``). A retried
+conditional create can meet its own first attempt (the object was written, the response was lost): the 412 is then
+resolved by reading the object back; if it holds exactly our bytes, the publication is ours.
+
+Object stores have no directories: a "directory" exists while an object exists below it, listings group keys by
+``/``, :meth:`mkdirs` writes a zero-byte ``.keep`` object so that an empty database is visible.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+
+from table_engine.errors import StorageError, UnsupportedError
+from table_engine.io.base import FileIO, FileStatus
+from table_engine.options.storage import S3Settings
+
+if TYPE_CHECKING:
+    from obstore.store import S3Store
+
+#: schemes served by this FileIO; ``s3a``/``s3n`` (Hadoop's names) are aliases of ``s3``
+S3_SCHEMES = ("s3", "s3a", "s3n")
+#: a data file up to this size is fetched whole (in concurrent ranged GETs) when opened for reading
+_WHOLE_FILE_LIMIT = 64 * 1024 * 1024
+#: size of one ranged GET when a file is fetched in parts
+_RANGE_SIZE = 8 * 1024 * 1024
+#: zero-byte object that keeps an empty "directory" visible
+DIR_MARKER = ".keep"
+_DELETE_BATCH = 1000
+
+
+def split_s3_uri(path: str) -> tuple[str, str]:
+    """``s3://bucket/a/b`` -> ``("bucket", "a/b")`` (``s3a://`` and ``s3n://`` alike)."""
+    parsed = urlparse(path)
+    if parsed.scheme not in S3_SCHEMES or not parsed.netloc:
+        raise UnsupportedError(f"not an S3 path: {path!r} (expected s3://<bucket>/<key>)")
+    return parsed.netloc, parsed.path.strip("/")
+
+
+def _store_error(action: str, path: str, e: Exception) -> StorageError:
+    # obstore's messages name the request and the status, never the credentials; keep the first line only
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return StorageError(f"{action} {path} failed: {first}")
+
+
+class S3FileIO(FileIO):
+    """FileIO over the S3 API. Pickles as its settings (Spark ships it to executors) and reconnects lazily."""
+
+    def __init__(self, settings: S3Settings | None = None) -> None:
+        self.settings = settings or S3Settings()
+        self._stores: dict[str, S3Store] = {}
+        self._pid = os.getpid()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["settings"])  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"S3FileIO(endpoint={self.settings.endpoint!r}, region={self.settings.region!r})"
+
+    # ---- connection ----------------------------------------------------------------------------------------------
+    def _store(self, bucket: str) -> S3Store:
+        if self._pid != os.getpid():  # a forked child must not reuse the parent's connections
+            self._stores = {}
+            self._pid = os.getpid()
+        store = self._stores.get(bucket)
+        if store is None:
+            store = self._stores[bucket] = self._connect(bucket)
+        return store
+
+    def _connect(self, bucket: str) -> S3Store:
+        from obstore.store import S3Store
+
+        s = self.settings
+        endpoint = s.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        kwargs: dict[str, Any] = {}
+        if s.endpoint:
+            kwargs["endpoint"] = s.endpoint
+        if s.region:
+            kwargs["region"] = s.region
+        elif not os.environ.get("AWS_REGION") and not os.environ.get("AWS_DEFAULT_REGION"):
+            kwargs["region"] = "us-east-1"
+        if s.access_key:
+            kwargs["access_key_id"] = s.access_key
+            kwargs["secret_access_key"] = s.secret_key or ""
+            if s.session_token:
+                kwargs["token"] = s.session_token
+        elif os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
+            kwargs["credential_provider"] = _profile_credentials()
+        if s.path_style:
+            kwargs["virtual_hosted_style_request"] = False
+        client: dict[str, Any] = {"timeout": timedelta(milliseconds=s.timeout_ms),
+                                  "connect_timeout": timedelta(milliseconds=s.connect_timeout_ms)}
+        if endpoint and endpoint.startswith("http://"):
+            client["allow_http"] = True
+        retry = {"max_retries": s.max_retries, "retry_timeout": timedelta(milliseconds=s.retry_timeout_ms),
+                 "backoff": {"init_backoff": timedelta(milliseconds=50), "max_backoff": timedelta(seconds=5),
+                             "base": 2}}
+        return S3Store(bucket, client_options=client, retry_config=retry, **kwargs)  # type: ignore[arg-type]
+
+    def _locate(self, path: str) -> tuple[S3Store, str]:
+        bucket, key = split_s3_uri(path)
+        return self._store(bucket), key
+
+    # ---- reads ---------------------------------------------------------------------------------------------------
+    def read_bytes(self, path: str) -> bytes:
+        import obstore
+
+        store, key = self._locate(path)
+        try:
+            return bytes(obstore.get(store, key).bytes())
+        except FileNotFoundError:
+            raise FileNotFoundError(path) from None
+        except Exception as e:
+            raise _store_error("reading", path, e) from None
+
+    def _head(self, path: str) -> dict[str, Any] | None:
+        import obstore
+
+        store, key = self._locate(path)
+        if not key:
+            return None
+        try:
+            return dict(obstore.head(store, key))
+        except FileNotFoundError:
+            return None
+        except Exception as e:
+            raise _store_error("inspecting", path, e) from None
+
+    def exists(self, path: str) -> bool:
+        return self._head(path) is not None or self._is_dir(path)
+
+    def _is_dir(self, path: str) -> bool:
+        import obstore
+
+        store, key = self._locate(path)
+        try:
+            for batch in obstore.list(store, prefix=f"{key}/" if key else None, chunk_size=1):
+                if len(batch):
+                    return True
+        except Exception as e:
+            raise _store_error("listing", path, e) from None
+        return False
+
+    def file_size(self, path: str) -> int:
+        meta = self._head(path)
+        if meta is None:
+            raise FileNotFoundError(path)
+        return int(meta["size"])
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        import obstore
+
+        store, key = self._locate(path)
+        base = path.rstrip("/")
+        prefix = f"{key}/" if key else ""
+        try:
+            # the crate follows continuation tokens: every page, not only the first 1,000 keys
+            listing = obstore.list_with_delimiter(store, prefix or None)
+        except FileNotFoundError:
+            return []
+        except Exception as e:
+            raise _store_error("listing", path, e) from None
+        out = [FileStatus(f"{base}/{p[len(prefix):].strip('/')}", 0, True, 0)
+               for p in listing["common_prefixes"]]
+        for o in listing["objects"]:
+            name = o["path"][len(prefix):]
+            if not name or name == DIR_MARKER:
+                continue
+            out.append(FileStatus(f"{base}/{name}", int(o["size"]), False,
+                                  int(o["last_modified"].timestamp() * 1000)))
+        return out
+
+    def walk(self, path: str) -> Iterator[FileStatus]:
+        """Every object below ``path``, recursively, page by page (for orphan cleanup and recursive deletes)."""
+        import obstore
+
+        store, key = self._locate(path)
+        prefix = f"{key}/" if key else ""
+        base = path.rstrip("/")
+        try:
+            for batch in obstore.list(store, prefix=prefix or None, chunk_size=1000):
+                for o in batch:
+                    yield FileStatus(f"{base}/{o['path'][len(prefix):]}", int(o["size"]), False,
+                                     int(o["last_modified"].timestamp() * 1000))
+        except Exception as e:
+            raise _store_error("listing", path, e) from None
+
+    def open_input(self, path: str) -> pa.NativeFile:
+        """The object as a seekable Arrow file. Up to 64 MiB it is fetched at once, in concurrent 8 MiB ranged GETs;
+        a larger one is read on demand by ranged GETs as the Parquet reader seeks."""
+        import obstore
+
+        store, key = self._locate(path)
+        size = self.file_size(path)
+        try:
+            if size <= _WHOLE_FILE_LIMIT:
+                if size <= _RANGE_SIZE:
+                    return pa.BufferReader(pa.py_buffer(bytes(obstore.get(store, key).bytes())))
+                starts = list(range(0, size, _RANGE_SIZE))
+                ends = [min(s + _RANGE_SIZE, size) for s in starts]
+                parts = obstore.get_ranges(store, key, starts=starts, ends=ends)
+                return pa.BufferReader(pa.py_buffer(b"".join(bytes(p) for p in parts)))
+            return pa.PythonFile(obstore.open_reader(store, key, buffer_size=_RANGE_SIZE), mode="r")
+        except FileNotFoundError:
+            raise FileNotFoundError(path) from None
+        except Exception as e:
+            raise _store_error("reading", path, e) from None
+
+    # ---- writes --------------------------------------------------------------------------------------------------
+    def _put(self, path: str, data: bytes | memoryview, create: bool) -> bool:
+        """PUT ``data``; with ``create``, only if absent (False when the key exists with other content)."""
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        store, key = self._locate(path)
+        try:
+            obstore.put(store, key, data, mode="create" if create else "overwrite")
+            return True
+        except AlreadyExistsError:
+            # a lost race, or our own first attempt whose response was lost and which the client retried
+            try:
+                return bytes(obstore.get(store, key).bytes()) == bytes(data)
+            except FileNotFoundError:  # deleted in between: it was not ours to keep
+                return False
+        except Exception as e:
+            raise _store_error("writing", path, e) from None
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
+        if not self._put(path, data, create=not overwrite):
+            raise FileExistsError(path)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        return self._put(path, data, create=True)
+
+    def open_output(self, path: str) -> pa.NativeFile:
+        """A stream buffered in memory and uploaded when closed (multipart above the client's chunk size)."""
+        return pa.PythonFile(_UploadOnClose(self, path), mode="w")
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        import obstore
+
+        store, key = self._locate(path)
+        if self._head(path) is not None:
+            try:
+                obstore.delete(store, key)
+            except FileNotFoundError:
+                return False
+            except Exception as e:
+                raise _store_error("deleting", path, e) from None
+            return True
+        keys = [f"{key}/{st.path[len(path.rstrip('/')) + 1:]}" for st in self.walk(path)]
+        if not keys:
+            return False
+        if not recursive:
+            raise UnsupportedError(f"{path} is a directory; pass recursive=True")
+        try:
+            for i in range(0, len(keys), _DELETE_BATCH):
+                obstore.delete(store, keys[i:i + _DELETE_BATCH])
+        except Exception as e:
+            raise _store_error("deleting", path, e) from None
+        return True
+
+    def mkdirs(self, path: str) -> None:
+        if not self.exists(path):
+            self._put(f"{path.rstrip('/')}/{DIR_MARKER}", b"", create=False)
+
+
+def _profile_credentials() -> Any:
+    """Credentials of ``AWS_PROFILE`` through boto3's chain (obstore alone does not read ~/.aws profiles)."""
+    try:
+        import boto3
+        from obstore.auth.boto3 import Boto3CredentialProvider
+    except ImportError:
+        raise UnsupportedError("AWS_PROFILE is set but boto3 is not installed: install boto3, or give "
+                               "s3.access-key / AWS_ACCESS_KEY_ID") from None
+    return Boto3CredentialProvider(boto3.Session(profile_name=os.environ["AWS_PROFILE"]))
+
+
+class _UploadOnClose(io.RawIOBase):
+    """A write-only file that keeps what is written and uploads it in one PUT on close."""
+
+    def __init__(self, file_io: S3FileIO, path: str) -> None:
+        super().__init__()
+        self._file_io = file_io
+        self._path = path
+        self._buffer = io.BytesIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._buffer.write(data)
+
+    def tell(self) -> int:
+        return self._buffer.tell()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            # data files have fresh UUID names: a plain (idempotent, multipart-capable) PUT
+            self._file_io._put(self._path, self._buffer.getbuffer(), create=False)
+        finally:
+            self._buffer = io.BytesIO()
+            super().close()
