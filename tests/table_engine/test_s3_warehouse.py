@@ -424,3 +424,99 @@ def test_consume_changelog_output_on_s3_is_exactly_once_across_crashes(s3_catalo
     result = _consume(s3_catalog, output, from_snapshot=2, to_snapshot=3)
     assert result["rows"] == 2 and len(_output(s3_catalog, output)) == 4
     assert t.consumers() == {"c": 4}
+
+
+def test_publish_copies_a_staged_directory_on_s3_with_success_last(s3_catalog: Catalog, s3_bucket: str) -> None:
+    # what the Spark application's consume-changelog publishes: a directory its job committer wrote (s3a://)
+    from table_engine.consume import SUCCESS_FILE, publish
+    from table_engine.io.file_io import file_io_for
+
+    root = f"s3a://{s3_bucket}/{uuid.uuid4().hex}"
+    fio = file_io_for(root, s3_catalog.options)
+    staging, final = f"{root}/_tmp-c-snapshots-1-2-x", f"{root}/snapshots-1-2"
+    for name, data in (("part-00000.parquet", b"p0"), ("part-00001.parquet", b"p1"), (SUCCESS_FILE, b"")):
+        fio.write_bytes(f"{staging}/{name}", data)
+    fio.write_bytes(f"{final}/part-00009.parquet", b"old")               # an earlier run's (--from-snapshot)
+    publish(staging, final, fio)
+    assert {st.path[len(root) + 1:]: fio.read_bytes(st.path) for st in fio.walk(root)} == {
+        "snapshots-1-2/part-00000.parquet": b"p0", "snapshots-1-2/part-00001.parquet": b"p1",
+        f"snapshots-1-2/{SUCCESS_FILE}": b""}
+    with pytest.raises(FileNotFoundError, match=SUCCESS_FILE):
+        publish(f"{root}/_tmp-unfinished", final, fio)
+
+
+# ---- dynamic buckets, schema evolution, time travel, the catalog and the command line --------------------------------
+
+def test_dynamic_buckets_cross_partition_upsert_and_time_travel(on_both) -> None:
+    def scenario(catalog: Catalog) -> list[Any]:
+        t = catalog.create_table("db.x", PART_SCHEMA, primary_keys=["id"], partition_keys=["dt"],
+                                 options={"bucket": "-1"})
+        t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=PART_SCHEMA))
+        t.write(pa.table({"dt": ["b", "a"], "id": [1, 4], "v": ["X", "w"]}, schema=PART_SCHEMA))   # 1 moves to b
+        first = t.snapshot(1)
+        return [rows(t.read()), rows(t.read(snapshot_id=1)), rows(t.read(timestamp_millis=first.time_millis))]
+
+    data, at_1, at_time = on_both(scenario)
+    assert data == [("a", 2, "y"), ("a", 4, "w"), ("b", 1, "X"), ("b", 3, "z")]
+    assert at_1 == at_time == [("a", 1, "x"), ("a", 2, "y"), ("b", 3, "z")]
+
+
+def test_schema_evolution_and_rewrite_file_index(on_both) -> None:
+    from table_engine.schema_change import AddColumn, SetOption
+
+    def scenario(catalog: Catalog) -> list[Any]:
+        t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+        t.write(batch({1: ("a", 1), 2: ("b", 2)}))
+        t.alter(AddColumn("w", pa.string()), SetOption("file-index.bloom-filter.columns", "v"))
+        t = catalog.get_table("db.t")
+        t.write(pa.table({"id": [3], "v": ["c"], "n": [3], "w": ["new"]}, schema=t.arrow_schema))
+        before = sum(len(s.files) for s in t.plan([("v", "=", "absent")]))
+        rewritten = t.rewrite_file_index()
+        after = sum(len(s.files) for s in t.plan([("v", "=", "absent")]))
+        return [rows(t.read()), before, rewritten is not None, after, t.schema.id]
+
+    data, before, rewritten, after, schema_id = on_both(scenario)
+    assert data == [(1, "a", 1, None), (2, "b", 2, None), (3, "c", 3, "new")]
+    assert before == 1 and rewritten and after == 0 and schema_id == 1
+
+
+def test_catalog_databases_and_tables_on_s3(s3_catalog: Catalog) -> None:
+    s3_catalog.create_database("empty")
+    t = s3_catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    t.write(batch({1: ("a", 1)}))
+    s3_catalog.create_table("db.u", SCHEMA)
+    assert s3_catalog.list_databases() == ["db", "empty"] and s3_catalog.list_tables("db") == ["t", "u"]
+    assert Catalog(s3_catalog.warehouse.replace("s3://", "s3a://"), s3_catalog.options).get_table("db.t").read(
+    ).num_rows == 1
+    s3_catalog.drop_table("db.t")
+    assert s3_catalog.list_tables("db") == ["u"] and list(t.file_io.walk(t.path)) == []
+    s3_catalog.drop_database("db", cascade=True)
+    s3_catalog.drop_database("empty")
+    assert s3_catalog.list_databases() == [] and list(t.file_io.walk(s3_catalog.warehouse)) == []
+
+
+def test_the_command_line_on_an_s3_warehouse(s3_catalog: Catalog, capsys) -> None:
+    import json
+
+    from table_engine.cli import main
+
+    t = s3_catalog.create_table("db.t", PART_SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                options={"bucket": "1"})
+    for dt in ("2020-01-01", "2099-01-01"):
+        t.write(pa.table({"dt": [dt], "id": [1], "v": ["a"]}, schema=PART_SCHEMA))
+    base = ["--warehouse", s3_catalog.warehouse, "--table", "db.t"]
+    base += [arg for k, v in s3_catalog.options.items() for arg in ("--catalog-option", f"{k}={v}")]
+
+    def cli(*argv: str) -> dict[str, Any]:
+        assert main([argv[0], *base, *argv[1:]]) == 0
+        return json.loads([line for line in capsys.readouterr().out.splitlines() if line.startswith("{")][-1])
+
+    assert cli("compact", "--full")["snapshot_id"] == 3
+    assert cli("create-tag", "--tag", "c")["snapshot_id"] == 3
+    assert cli("expire-partitions", "--expiration-time", "1 d", "--timestamp-formatter", "yyyy-MM-dd")[
+        "expired_partitions"] == [{"dt": "2020-01-01"}]
+    assert cli("expire-snapshots", "--retain-max", "1", "--retain-min", "1")["expired_snapshots"] == [1, 2, 3]
+    assert cli("rollback", "--tag", "c")["snapshot_id"] == 3
+    assert cli("delete-tag", "--tag", "c")["deleted_tags"] == ["c"]
+    assert cli("remove-orphan-files", "--older-than", "1 h ago")["orphan_files"] == 0
+    assert rows(t.read()) == [("2020-01-01", 1, "a"), ("2099-01-01", 1, "a")]
