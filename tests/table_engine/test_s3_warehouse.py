@@ -520,3 +520,29 @@ def test_the_command_line_on_an_s3_warehouse(s3_catalog: Catalog, capsys) -> Non
     assert cli("delete-tag", "--tag", "c")["deleted_tags"] == ["c"]
     assert cli("remove-orphan-files", "--older-than", "1 h ago")["orphan_files"] == 0
     assert rows(t.read()) == [("2020-01-01", 1, "a"), ("2099-01-01", 1, "a")]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_write_from_a_source_on_s3_reads_it_through_the_catalog_options(s3_catalog: Catalog, s3_bucket: str,
+                                                                        capsys, fmt: str) -> None:
+    import json
+
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    from table_engine.cli import main
+
+    source = f"s3a://{s3_bucket}/{uuid.uuid4().hex}/src"
+    fio = s3_catalog.file_io
+    for i in range(2):
+        part = pa.table({"id": pa.array([i * 10, i * 10 + 1], pa.int64()), "v": [f"a{i}", f"b{i}"]})
+        with fio.open_output(f"{source}/dt=x/part-{i}.{fmt}") as out:
+            pq.write_table(part, out) if fmt == "parquet" else pcsv.write_csv(part, out)
+    fio.write_bytes(f"{source}/_SUCCESS", b"")                           # skipped, as pyarrow skips it locally
+    argv = ["write", "--warehouse", s3_catalog.warehouse, "--table", "db.t", "--source", source, "--format", fmt,
+            "--create-if-missing", "--primary-key", "id", "--option", "bucket=1"]
+    argv += [arg for k, v in s3_catalog.options.items() for arg in ("--catalog-option", f"{k}={v}")]
+    assert main(argv) == 0
+    out = json.loads([line for line in capsys.readouterr().out.splitlines() if line.startswith("{")][-1])
+    assert out["rows"] == 4 and out["snapshot_id"] == 1
+    assert rows(s3_catalog.get_table("db.t").read()) == [(0, "a0"), (1, "b0"), (10, "a1"), (11, "b1")]
