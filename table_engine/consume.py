@@ -4,8 +4,9 @@ table (``--target-table``), the consumer advanced only after the delivery.
 * into a table: each commit's identifier is the last source snapshot it applied, with one commit user per
   (consumer, source table); a run that stopped after the commit moves the consumer on (:func:`recover_consumer`);
 * into files: ``<output>/snapshots-<first>-<last>/`` appears complete or not at all (a temporary directory renamed
-  at the end, the ``_SUCCESS`` marker last); a run that stopped after the write moves the consumer past it
-  (:func:`recover_output`).
+  at the end, the ``_SUCCESS`` marker last; on an object store the ``_SUCCESS`` object, created last, completes
+  it); a run that stopped after the write moves the consumer past it (:func:`recover_output`). The output is
+  written through the FileIO of ``--output`` (:func:`output_file_io`).
 
 The command line (:mod:`table_engine.cli`) and the Spark application share these steps; ``args`` is the
 :class:`~table_engine.ops.commands.ConsumeChangelog` command.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import uuid
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.errors import ConsumerError
+from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.store.context import StoreContext
@@ -72,16 +73,10 @@ def output_dir(args: ConsumeChangelog, rng: ChangeRange) -> str:
     return f"{(args.output or '').rstrip('/')}/snapshots-{rng.start + 1}-{rng.end}"
 
 
-def output_filesystem(directory: str) -> tuple[Any, str]:
-    """The ``pyarrow.fs`` file system of ``directory`` (a URI or a local path) and the path in it. Hadoop's
-    ``s3a://`` / ``s3n://`` (what Spark jobs are given) are S3 to pyarrow."""
-    import pyarrow.fs as pafs
-
-    if "://" in directory:
-        scheme, rest = directory.split("://", 1)
-        fs, path = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in ("s3a", "s3n") else directory)
-        return fs, str(path)
-    return pafs.LocalFileSystem(), os.path.abspath(directory)
+def output_file_io(args: ConsumeChangelog) -> FileIO:
+    """The FileIO of ``--output`` (a local path or a URI: ``s3://``/``s3a://`` take the catalog's ``s3.*``
+    options), built by :func:`~table_engine.io.file_io.file_io_for` like every other FileIO."""
+    return file_io_for(args.output or "", args.catalog_options)
 
 
 def staging_dir(directory: str, consumer_id: str) -> str:
@@ -105,19 +100,18 @@ def recover_output(args: ConsumeChangelog, table: Table) -> None:
     this consumer's temporary directories of crashed runs and directories starting at the consumer's position
     without the :data:`SUCCESS_FILE` (a write that died half-way: their rows are read again). Not with
     ``--from-snapshot``, which re-reads on purpose (only the temporary directories are deleted then)."""
-    from pyarrow.fs import FileSelector, FileType
-
-    fs, base = output_filesystem((args.output or "").rstrip("/"))
+    fio = output_file_io(args)
     prefix = tmp_prefix(args.consumer_id)
     finals: dict[int, list[tuple[int, str]]] = {}
-    for info in fs.get_file_info(FileSelector(base, allow_not_found=True)):
-        if info.type != FileType.Directory:
+    for st in fio.list_status((args.output or "").rstrip("/")):
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if not st.is_dir:
             continue
-        if info.base_name.startswith(prefix):
-            log.info("deleting %s, left by a consume-changelog run that did not finish", info.path)
-            fs.delete_dir(info.path)
-        elif (m := OUTPUT_DIR_NAME.fullmatch(info.base_name)) is not None:
-            finals.setdefault(int(m.group(1)), []).append((int(m.group(2)), info.path))
+        if name.startswith(prefix):
+            log.info("deleting %s, left by a consume-changelog run that did not finish", st.path)
+            fio.delete(st.path, recursive=True)
+        elif (m := OUTPUT_DIR_NAME.fullmatch(name)) is not None:
+            finals.setdefault(int(m.group(1)), []).append((int(m.group(2)), st.path))
     if args.from_snapshot is not None:
         return
     consumed = table.consumers().get(args.consumer_id)
@@ -125,11 +119,11 @@ def recover_output(args: ConsumeChangelog, table: Table) -> None:
     while True:
         done = None
         for last, path in finals.pop(first, []):
-            if fs.get_file_info(f"{path}/{SUCCESS_FILE}").type == FileType.File:
+            if fio.exists(f"{path}/{SUCCESS_FILE}"):
                 done = last if done is None else max(done, last)
             else:
                 log.info("deleting %s: its write did not finish (no %s)", path, SUCCESS_FILE)
-                fs.delete_dir(path)
+                fio.delete(path, recursive=True)
         if done is None or done < first:
             return
         log.info("%s: %s/snapshots-%d-%d was written but consumer %s not advanced; moving it to snapshot %d",
@@ -190,7 +184,8 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
         changes_schema(table.schema).empty_table()
     result["rows"] = changes.num_rows
     if args.output:
-        result["output"] = write_output(changes, output_dir(args, rng), args.output_format, args.consumer_id)
+        result["output"] = write_output(changes, output_dir(args, rng), args.output_format, args.consumer_id,
+                                        output_file_io(args))
     else:
         assert target is not None
         result["target_snapshot_id"] = apply_changes(args, target, changes, rng) if changes.num_rows else None
@@ -211,47 +206,62 @@ def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng:
         raise
 
 
-def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str) -> str:
-    """Write ``changes`` as ``directory`` all or nothing: into :func:`staging_dir`, the :data:`SUCCESS_FILE` last,
-    then :func:`publish`; ``directory``."""
-    import pyarrow.dataset as ds
+def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str, fio: FileIO) -> str:
+    """Write ``changes`` as ``directory`` all or nothing; ``directory``.
 
-    staging = staging_dir(directory, consumer_id)
-    fs, tmp = output_filesystem(staging)
-    fs.create_dir(tmp, recursive=True)
-    if fmt == "json":
-        with fs.open_output_stream(f"{tmp}/part-0.json") as f:
-            for batch in changes.to_batches():
-                f.write("".join(json.dumps(row, default=str) + "\n" for row in batch.to_pylist()).encode())
-    else:
-        ds.write_dataset(changes, tmp, format=fmt, filesystem=fs, existing_data_behavior="overwrite_or_ignore")
-    with fs.open_output_stream(f"{tmp}/{SUCCESS_FILE}"):
-        pass
-    publish(staging, directory)
+    With directories (a local disk, HDFS): into :func:`staging_dir`, the :data:`SUCCESS_FILE` last, then
+    :func:`publish` renames it. On an object store, which has no rename: the files go to their final keys and the
+    :data:`SUCCESS_FILE`, created last with a conditional create, completes the directory (readers and
+    :func:`recover_output` take a directory without it as unfinished)."""
+    if fio.has_directories:
+        staging = staging_dir(directory, consumer_id)
+        write_files(changes, staging, fmt, fio)
+        publish(staging, directory, fio)
+        return directory
+    if fio.exists(directory):  # only when --from-snapshot re-reads: replaced
+        fio.delete(directory, recursive=True)
+    write_files(changes, directory, fmt, fio)
     return directory
 
 
-def publish(staging: str, directory: str) -> None:
-    """Rename the complete ``staging`` directory (its :data:`SUCCESS_FILE` written) to ``directory``, replacing
-    ``directory`` (which exists only when ``--from-snapshot`` re-reads). On object stores, which cannot rename
-    directories, the files are copied with the :data:`SUCCESS_FILE` last."""
-    from pyarrow.fs import FileSelector, FileType, LocalFileSystem
+def write_files(changes: pa.Table, directory: str, fmt: str, fio: FileIO) -> None:
+    """``directory/part-0.<fmt>`` (no Parquet or CSV file for no rows, as ``pyarrow.dataset.write_dataset``), then
+    the empty :data:`SUCCESS_FILE` as a conditional create (a second run publishing the same directory fails)."""
+    if changes.num_rows or fmt == "json":
+        write_part(changes, f"{directory}/part-0.{fmt}", fmt, fio)
+    if not fio.write_if_absent(f"{directory}/{SUCCESS_FILE}", b""):
+        raise ConsumerError(f"{directory}/{SUCCESS_FILE} exists: another consume-changelog run wrote {directory}")
 
-    fs, tmp = output_filesystem(staging)
-    final = output_filesystem(directory.rstrip("/"))[1]
-    if fs.get_file_info(f"{tmp}/{SUCCESS_FILE}").type != FileType.File:
+
+def write_part(changes: pa.Table, path: str, fmt: str, fio: FileIO) -> None:
+    """One output file of ``changes`` in ``fmt`` (``parquet``, ``csv`` with a header line, or JSON lines)."""
+    with fio.open_output(path) as out:
+        if fmt == "json":
+            for batch in changes.to_batches():
+                out.write("".join(json.dumps(row, default=str) + "\n" for row in batch.to_pylist()).encode())
+        elif fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(changes, out)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(changes, out)
+
+
+def publish(staging: str, directory: str, fio: FileIO) -> None:
+    """Move the complete ``staging`` directory (its :data:`SUCCESS_FILE` written) to ``directory``, replacing
+    ``directory`` (which exists only when ``--from-snapshot`` re-reads): a rename where there are directories; on
+    object stores the files are copied with the :data:`SUCCESS_FILE` last, then ``staging`` is deleted."""
+    if not fio.exists(f"{staging}/{SUCCESS_FILE}"):
         raise FileNotFoundError(f"{staging} has no {SUCCESS_FILE}: its write did not complete")
-    if fs.get_file_info(final).type != FileType.NotFound:
-        fs.delete_dir(final)
-    try:
-        fs.move(tmp, final)
+    if fio.exists(directory):
+        fio.delete(directory, recursive=True)
+    if fio.has_directories:
+        fio.rename(staging, directory)
         return
-    except (OSError, NotImplementedError):
-        if isinstance(fs, LocalFileSystem):
-            raise
-    files = [i.path for i in fs.get_file_info(FileSelector(tmp, recursive=True)) if i.type == FileType.File]
-    files.sort(key=lambda p: p.endswith(f"/{SUCCESS_FILE}"))
-    fs.create_dir(final, recursive=True)
+    base = staging.rstrip("/")
+    files = sorted((st.path for st in fio.walk(base)), key=lambda p: p.endswith(f"/{SUCCESS_FILE}"))
     for path in files:
-        fs.copy_file(path, final + path[len(tmp):])
-    fs.delete_dir(tmp)
+        fio.write_bytes(directory.rstrip("/") + path[len(base):], fio.read_bytes(path), overwrite=True)
+    fio.delete(base, recursive=True)

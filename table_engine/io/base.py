@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 import pyarrow as pa
 
-from table_engine.errors import MissingFileError
+from table_engine.errors import MissingFileError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,10 @@ class FileStatus:
 
 class FileIO(ABC):
     """Minimal filesystem interface used by every format and store module."""
+
+    #: False on object stores, where a "directory" is only a key prefix: there is nothing to rename, and nothing to
+    #: clean up once its files are gone
+    has_directories: bool = True
 
     @abstractmethod
     def read_bytes(self, path: str) -> bytes:
@@ -74,6 +78,11 @@ class FileIO(ABC):
     @abstractmethod
     def open_output(self, path: str) -> BinaryIO | pa.NativeFile:
         """A binary output stream for a new file (for Parquet writers); parents are created."""
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move ``src`` (a file or a directory) to ``dst``, which must not exist, in one step (parents created).
+        Object stores cannot (see :attr:`has_directories`)."""
+        raise UnsupportedError(f"{type(self).__name__} cannot rename {src}: an object store has no rename")
 
     def overwrite_hint(self, path: str, data: bytes) -> None:
         """Best-effort overwrite of a small hint file (LATEST/EARLIEST); readers verify hints."""

@@ -131,6 +131,13 @@ class LocalFileIO(FileIO):
     def mkdirs(self, path: str) -> None:
         os.makedirs(self.to_fs_path(path), exist_ok=True)
 
+    def rename(self, src: str, dst: str) -> None:
+        d = self.to_fs_path(dst)
+        if os.path.lexists(d):
+            raise FileExistsError(dst)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        os.rename(self.to_fs_path(src), d)
+
     def file_size(self, path: str) -> int:
         return os.path.getsize(self.to_fs_path(path))
 
@@ -208,6 +215,13 @@ class ArrowFileIO(FileIO):
 
     def mkdirs(self, path: str) -> None:
         self._fs.create_dir(self.to_fs_path(path), recursive=True)
+
+    def rename(self, src: str, dst: str) -> None:
+        if self.exists(dst):
+            raise FileExistsError(dst)
+        d = self.to_fs_path(dst)
+        self._fs.create_dir(os.path.dirname(d), recursive=True)
+        self._fs.move(self.to_fs_path(src), d)
 
     def file_size(self, path: str) -> int:
         return int(self._fs.get_file_info(self.to_fs_path(path)).size or 0)

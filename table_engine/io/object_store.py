@@ -60,6 +60,8 @@ def _store_error(action: str, path: str, e: Exception) -> StorageError:
 class S3FileIO(FileIO):
     """FileIO over the S3 API. Pickles as its settings (Spark ships it to executors) and reconnects lazily."""
 
+    has_directories = False
+
     def __init__(self, settings: S3Settings | None = None) -> None:
         self.settings = settings or S3Settings()
         self._stores: dict[str, S3Store] = {}

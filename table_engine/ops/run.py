@@ -121,7 +121,7 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
     if cmd.source_options:
         fmt = _file_format(cmd.format, cmd.source_options)
     try:
-        data = ds.dataset(cmd.source, format=fmt)
+        data = ds.dataset(cmd.source, format=fmt, filesystem=source_filesystem(cmd))
     except FileNotFoundError:
         raise CommandError(f"--source {cmd.source} does not exist") from None
     except pa.ArrowInvalid as e:
@@ -147,6 +147,17 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         raise
     log.info("%s: wrote %d rows (snapshot %s)", table.identifier, rows, sid)
     return write_result(table, sid, created)
+
+
+def source_filesystem(cmd: Write) -> Any:
+    """None for a local ``--source`` (pyarrow reads it directly); for a URI, the FileIO that
+    :func:`~table_engine.io.file_io.file_io_for` builds from the catalog options, as a read-only pyarrow file
+    system (so an ``s3://`` source takes the same ``s3.*`` options as the warehouse)."""
+    from table_engine.io.arrow_fs import arrow_filesystem
+    from table_engine.io.file_io import LocalFileIO, file_io_for
+
+    fio = file_io_for(cmd.source or "", cmd.catalog_options)
+    return None if isinstance(fio, LocalFileIO) else arrow_filesystem(fio)
 
 
 def _file_format(fmt: str, options: Mapping[str, str]) -> Any:

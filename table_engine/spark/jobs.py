@@ -23,6 +23,7 @@ from table_engine.consume import (
     change_range,
     consume_commit_user,
     output_dir,
+    output_file_io,
     publish,
     recover_consumer,
     staging_dir,
@@ -187,7 +188,7 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
         staging = staging_dir(directory, args.consumer_id)
         changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
         result["rows"] = spark.read.format(args.output_format).load(staging).count()
-        publish(staging, directory)
+        publish(staging, directory, output_file_io(args))
         result["output"] = directory
     else:
         result.update(_apply_changes(changes, args, rng))

@@ -225,18 +225,20 @@ def test_consume_changelog_output_crash_mid_write_leaves_no_final_directory(caps
                                                                            monkeypatch):
     import pyarrow.dataset as ds
 
+    import table_engine.consume as consume_module
+
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = Catalog(warehouse).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})
     table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))              # snapshot 1
     out_dir = tmp_path / "out"
     base = ["--warehouse", warehouse, "--table", "db.t", "--consumer-id", "c", "--output", str(out_dir)]
-    real_write_dataset = ds.write_dataset
+    real_write_part = consume_module.write_part
 
-    def dies_after_some_files(data: Any, base_dir: str, **kw: Any) -> None:
-        real_write_dataset(data, base_dir, **kw)
+    def dies_after_some_files(*a: Any) -> None:
+        real_write_part(*a)
         raise OSError("killed while writing")
 
-    monkeypatch.setattr(ds, "write_dataset", dies_after_some_files)
+    monkeypatch.setattr(consume_module, "write_part", dies_after_some_files)
     code, out = cli(capsys, "consume-changelog", *base)
     assert code == 1 and "killed while writing" in out["error"] and table.consumers() == {}
     leftovers = sorted(p.name for p in out_dir.iterdir())
@@ -244,7 +246,7 @@ def test_consume_changelog_output_crash_mid_write_leaves_no_final_directory(caps
     assert list((out_dir / leftovers[0]).glob("*.parquet")) and not (out_dir / leftovers[0] / "_SUCCESS").exists()
     assert ds.dataset(str(out_dir), format="parquet").to_table().num_rows == 0         # readers skip _tmp-*
 
-    monkeypatch.setattr(ds, "write_dataset", real_write_dataset)
+    monkeypatch.setattr(consume_module, "write_part", real_write_part)
     (out_dir / "_tmp-other-snapshots-1-1-abc").mkdir()                 # another consumer's run: not touched
     (out_dir / "snapshots-1-1").mkdir()                                # a final name without _SUCCESS (a write
     (out_dir / "snapshots-1-1" / "part-0.parquet").write_bytes(b"x")   # that died half-way, e.g. Spark's)

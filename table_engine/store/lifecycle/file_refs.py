@@ -289,7 +289,10 @@ class FileRefs:
         return sum(self.parallel(unique, one))
 
     def delete_empty_dirs(self, data_paths: Iterable[str]) -> int:
-        """Try to remove the (now possibly empty) bucket and partition directories of deleted data files."""
+        """Try to remove the (now possibly empty) bucket and partition directories of deleted data files (a no-op on
+        an object store, where a directory is gone with its last file)."""
+        if not self.file_io.has_directories:
+            return 0
         dirs = {p.rsplit("/", 1)[0] for p in data_paths}
         removed = 0
         for _ in range(len(self._part_keys) + 1):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from table_engine import clock
@@ -28,7 +28,6 @@ from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
-from table_engine.io.paths import index_dir, manifest_dir
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs
 
@@ -75,16 +74,9 @@ def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None,
         result.paths.append(st.path)
         result.total_bytes += st.size
 
-    for d in (manifest_dir(tp), index_dir(tp), f"{tp}/statistics"):
-        for st in ctx.file_io.list_status(d):
-            consider(st, used_meta)
-    for d in _data_dirs(ctx):
-        for st in ctx.file_io.list_status(d):
-            consider(st, used_data)
-    for st in ctx.file_io.list_status(snapshot_dir(tp)):
-        consider(st, None, _SNAPSHOT_FILE)
-    for st in ctx.file_io.list_status(changelog_dir(tp)):
-        consider(st, None, _CHANGELOG_FILE)
+    used_by = {"meta": used_meta, "data": used_data}
+    for st, kind, keep in _candidates(ctx):
+        consider(st, used_by[kind] if kind else None, keep)
     result.paths.sort()
     if not dry_run and result.paths:
         refs.delete(result.paths)
@@ -160,17 +152,26 @@ def _read_all(ctx: StoreContext, statuses: Iterable[FileStatus]) -> list[Snapsho
     return out
 
 
-def _data_dirs(ctx: StoreContext) -> list[str]:
-    """Bucket directories under the partition directories (``k=v`` levels as deep as the partition keys)."""
-    level = [ctx.table_path]
-    for _ in ctx.schema.partition_keys:
-        nxt = []
-        for d in level:
-            nxt += [st.path for st in ctx.file_io.list_status(d)
-                    if st.is_dir and "=" in st.path.rstrip("/").rsplit("/", 1)[-1]]
-        level = nxt
-    out = []
-    for d in level:
-        out += [st.path for st in ctx.file_io.list_status(d)
-                if st.is_dir and st.path.rstrip("/").rsplit("/", 1)[-1].startswith("bucket-")]
-    return out
+_META_DIRS = ("manifest", "index", "statistics")
+
+
+def _candidates(ctx: StoreContext) -> Iterator[tuple[FileStatus, str | None, re.Pattern[str] | None]]:
+    """The files orphan cleaning looks at, each with the references that keep it (``"meta"``: metadata names,
+    ``"data"``: data file names, None: only the name pattern ``keep``): in ``manifest/``, ``index/``,
+    ``statistics/``, ``snapshot/``, ``changelog/`` and the bucket directories below as many ``k=v`` levels as
+    there are partition keys. One recursive :meth:`~table_engine.io.base.FileIO.walk` of the table (on an object
+    store: one flat listing, paginated), not a listing per directory."""
+    tp = ctx.table_path.rstrip("/")
+    depth = len(ctx.schema.partition_keys)
+    for st in ctx.file_io.walk(tp):
+        parts = st.path[len(tp) + 1:].split("/")
+        if st.is_dir or len(parts) < 2:
+            continue
+        if len(parts) == 2 and parts[0] in _META_DIRS:
+            yield st, "meta", None
+        elif len(parts) == 2 and parts[0] == "snapshot":
+            yield st, None, _SNAPSHOT_FILE
+        elif len(parts) == 2 and parts[0] == "changelog":
+            yield st, None, _CHANGELOG_FILE
+        elif len(parts) == depth + 2 and parts[depth].startswith("bucket-") and all("=" in p for p in parts[:depth]):
+            yield st, "data", None

@@ -23,16 +23,15 @@ METADATA_DIRS = ("schema", "snapshot", "tag", "consumer", "changelog")
 
 
 def disk_files(table: Table) -> set[str]:
-    """Data, changelog, manifest and index files on disk (not snapshot/tag/schema/consumer JSON)."""
+    """Data, changelog, manifest and index files on disk (not snapshot/tag/schema/consumer JSON), listed through the
+    table's FileIO (a local directory tree or an S3 prefix alike)."""
     out = set()
-    root = table.path
-    for dirpath, _dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        if rel.split(os.sep)[0] in METADATA_DIRS:
+    root = table.path.rstrip("/")
+    for st in table.file_io.walk(root):
+        rel = st.path[len(root) + 1:].split("/")
+        if rel[0] in METADATA_DIRS or rel[-1].startswith("."):
             continue
-        for f in filenames:
-            if not f.startswith("."):
-                out.add(os.path.join(dirpath, f))
+        out.add(st.path)
     return out
 
 

@@ -23,6 +23,12 @@ from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_fi
 D = datetime.datetime
 
 
+@pytest.fixture(params=["local", "s3"])
+def catalog(request: pytest.FixtureRequest, warehouse: str) -> Catalog:
+    """Every partition expiry and drop test on a local warehouse and on the session's S3 server."""
+    return request.getfixturevalue("s3_catalog") if request.param == "s3" else Catalog(warehouse)
+
+
 # ------------------------------------------------------------------------------------------------ parsing
 
 

@@ -19,6 +19,12 @@ from tests.table_engine.store.lifecycle.lifecycle_support import (
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 
 
+@pytest.fixture(params=["local", "s3"])
+def catalog(request: pytest.FixtureRequest, warehouse: str) -> Catalog:
+    """Every rollback test on a local warehouse and on the session's S3 server."""
+    return request.getfixturevalue("s3_catalog") if request.param == "s3" else Catalog(warehouse)
+
+
 def make(catalog: Catalog, **options: str) -> Table:
     return catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                                 options={"bucket": "2", "manifest.merge-min-count": "3", **options})
