@@ -146,6 +146,9 @@ class S3FileIO(FileIO):
     def exists(self, path: str) -> bool:
         return self._head(path) is not None or self._is_dir(path)
 
+    def is_file(self, path: str) -> bool:
+        return self._head(path) is not None
+
     def _is_dir(self, path: str) -> bool:
         import obstore
 
