@@ -239,14 +239,17 @@ def _probe_latest(file_io: FileIO, table_path: str) -> int | None:
 
     The returned id ``n`` was seen *after* ``snapshot-<n+1>`` was seen absent (the caller checks it again when it
     reads it); since committers publish ids contiguously and expiry deletes snapshots in ascending order, ``n``
-    present after ``n+1`` absent means ``n`` was the newest snapshot at that moment -- never an id below a gap left
-    by an expiry running concurrently."""
+    present after ``n+1`` absent means ``n`` was the newest snapshot at that moment. ``snapshot-<n+2>`` is probed
+    too: if it exists, ``n`` is a leftover below a gap (its deletion failed, or an expiry deleted out of order) and
+    a commit on it would publish ``n+1`` again outside the table's history; the directory is listed then."""
     hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
     if hint is None or hint <= 0:
         return None
     sid = hint
     while file_io.is_file(snapshot_path(table_path, sid + 1)):
         sid += 1
+    if file_io.is_file(snapshot_path(table_path, sid + 2)):
+        return None  # a gap: sid is a leftover below snapshots whose predecessor is gone (list instead)
     return sid
 
 
@@ -267,7 +270,7 @@ def latest_snapshot_id(file_io: FileIO, table_path: str, exact: bool = False) ->
 
 
 def find_latest_snapshot(file_io: FileIO, table_path: str) -> Snapshot | None:
-    """The newest snapshot, read in a constant number of requests (GET LATEST, HEAD of the next id, GET of the
+    """The newest snapshot, read in a constant number of requests (GET LATEST, HEAD of the next two ids, GET of the
     snapshot, which also verifies it after its successor was seen absent; see :func:`_probe_latest`). Committers
     use it to choose the id they publish; object stores bill per request."""
     sid = _probe_latest(file_io, table_path)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,13 @@ def split_s3_uri(path: str) -> tuple[str, str]:
     if parsed.scheme not in S3_SCHEMES or not parsed.netloc:
         raise UnsupportedError(f"not an S3 path: {path!r} (expected s3://<bucket>/<key>)")
     return parsed.netloc, parsed.path.strip("/")
+
+
+def _transport_error(e: Exception) -> bool:
+    """A request that failed in transport (timeout, broken connection), not with an answer of the store."""
+    text = str(e).lower()
+    return any(m in text for m in ("error sending request", "timed out", "timeout", "connection closed",
+                                   "connection reset", "broken pipe"))
 
 
 def _store_error(action: str, path: str, e: Exception) -> StorageError:
@@ -233,17 +241,28 @@ class S3FileIO(FileIO):
         from obstore.exceptions import AlreadyExistsError
 
         store, key = self._locate(path)
-        try:
-            obstore.put(store, key, data, mode="create" if create else "overwrite")
-            return True
-        except AlreadyExistsError:
-            # a lost race, or our own first attempt whose response was lost and which the client retried
+        deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
+        attempt = 0
+        while True:
             try:
-                return bytes(obstore.get(store, key).bytes()) == bytes(data)
-            except FileNotFoundError:  # deleted in between: it was not ours to keep
-                return False
-        except Exception as e:
-            raise _store_error("writing", path, e) from None
+                obstore.put(store, key, data, mode="create" if create else "overwrite")
+                return True
+            except AlreadyExistsError:
+                # a lost race, or our own earlier attempt whose response was lost (the request was retried)
+                try:
+                    return bytes(obstore.get(store, key).bytes()) == bytes(data)
+                except FileNotFoundError:  # deleted in between: it was not ours to keep
+                    return False
+                except Exception as e:
+                    raise _store_error("reading back", path, e) from None
+            except Exception as e:
+                # the client does not retry a PUT that timed out or whose connection broke after it was sent (it may
+                # have been applied): ours is safe to repeat -- a conditional create meets its own object above, an
+                # overwrite writes the same bytes again
+                attempt += 1
+                if attempt > self.settings.max_retries or time.monotonic() > deadline or not _transport_error(e):
+                    raise _store_error("writing", path, e) from None
+                time.sleep(min(5.0, 0.05 * 2 ** attempt))
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
         if not self._put(path, data, create=not overwrite):
