@@ -480,9 +480,9 @@ class FileStoreCommit:
         """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot (a
         :attr:`new_user` only looks at what this committer published)."""
         if self.new_user:
-            for sid, ident, k in reversed(self._published):
+            for published, ident, k in reversed(self._published):
                 if ident == identifier:
-                    return sid if kind is None or k == kind else None
+                    return published if kind is None or k == kind else None
             return None
         latest = self.ctx.latest_snapshot(exact=True)
         sid = latest.id if latest is not None else None
