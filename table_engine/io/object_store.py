@@ -42,6 +42,8 @@ _RANGE_SIZE = 8 * 1024 * 1024
 #: zero-byte object that keeps an empty "directory" visible
 DIR_MARKER = ".keep"
 _DELETE_BATCH = 1000
+#: sizes of written objects remembered (then forgotten all at once)
+_SIZES_KEPT = 4096
 
 
 def split_s3_uri(path: str) -> tuple[str, str]:
@@ -72,6 +74,8 @@ class S3FileIO(FileIO):
         self.settings = settings or S3Settings()
         self._stores: dict[str, S3Store] = {}
         self._pid = os.getpid()
+        self._written: dict[str, int] = {}
+        """Sizes of the objects this FileIO wrote (a data file's size is asked right after it is written: no HEAD)."""
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings}
@@ -170,6 +174,9 @@ class S3FileIO(FileIO):
         return False
 
     def file_size(self, path: str) -> int:
+        size = self._written.get(path)
+        if size is not None:
+            return size
         meta = self._head(path)
         if meta is None:
             raise FileNotFoundError(path)
@@ -246,6 +253,9 @@ class S3FileIO(FileIO):
         while True:
             try:
                 obstore.put(store, key, data, mode="create" if create else "overwrite")
+                if len(self._written) >= _SIZES_KEPT:
+                    self._written.clear()
+                self._written[path] = len(data)
                 return True
             except AlreadyExistsError:
                 # a lost race, or our own earlier attempt whose response was lost (the request was retried)
@@ -279,6 +289,7 @@ class S3FileIO(FileIO):
         import obstore
 
         store, key = self._locate(path)
+        self._written.pop(path, None)
         if self._head(path) is not None:
             try:
                 obstore.delete(store, key)
@@ -292,6 +303,7 @@ class S3FileIO(FileIO):
             return False
         if not recursive:
             raise UnsupportedError(f"{path} is a directory; pass recursive=True")
+        self._written.clear()
         try:
             for i in range(0, len(keys), _DELETE_BATCH):
                 obstore.delete(store, keys[i:i + _DELETE_BATCH])
