@@ -90,6 +90,8 @@ class FileStoreCommit:
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
         self.lost_races = 0
+        self.outcome_unknown = False
+        """A publication of this committer may or may not have happened: :meth:`abort` deletes nothing any more."""
         """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.dropped_compactions: set[tuple[bytes, int]] = set()
         """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
@@ -191,7 +193,12 @@ class FileStoreCommit:
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live)."""
+        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live).
+        Nothing is deleted after a publication whose outcome is unknown (the snapshot may reference the files)."""
+        if self.outcome_unknown:
+            log.warning("files of %d message(s) kept: a commit of %s to %s may have been published", len(messages),
+                        self.commit_user, self.ctx.table_path)
+            return
         fio = self.ctx.file_io
         for m in messages:
             upgraded = {f.file_name for f in m.compact_before}
@@ -334,6 +341,7 @@ class FileStoreCommit:
             except SnapshotNotExistError:
                 raise e from None
             except Exception:
+                self.outcome_unknown = True
                 raise CommitOutcomeUnknownError(
                     f"commit to {tp}: publishing snapshot {snapshot.id} failed and its outcome is unknown ({e}); "
                     "its files are kept") from None

@@ -110,10 +110,14 @@ def test_unknown_outcome_keeps_the_files_and_a_retry_finds_the_commit(s3_server:
     messages = write.prepare_commit(7)
     proxy.add(Rule("drop", method="PUT", pattern=SNAPSHOT, limit=10))
     proxy.add(Rule("status", method="GET", pattern=r"/snapshot/snapshot-2$", status=503, limit=10))
+    committer = t.new_commit("job-1")
     with pytest.raises(CommitOutcomeUnknownError) as err:
-        t.commit(messages, commit_user="job-1", commit_identifier=7)
+        committer.commit(messages, 7)
     assert "\n" not in str(err.value) and SECRET_KEY not in str(err.value)
     proxy.clear_rules()
+    files = sorted(s.path for s in t.file_io.walk(t.path))
+    committer.abort(messages)  # what a caller does on an error: here it must delete nothing
+    assert sorted(s.path for s in t.file_io.walk(t.path)) == files
     assert t.commit(messages, commit_user="job-1", commit_identifier=7) == 2
     _check(t, 2, list(range(20)))
 
