@@ -1,6 +1,7 @@
 """Concurrent commits on an S3 warehouse, with processes: 4 writers appending and upserting into one primary-key
 table (``write-only``, Paimon's multi-writer set-up), a dedicated compaction process and an expiry process, many
-rounds, all through the counting proxy in front of the test S3 server.
+rounds, all through the counting proxy in front of the test S3 server, which also fails 2% of the requests with a
+503 and drops the response of 10% of the snapshot PUTs after the store applied them.
 
 Checked at the end: every acknowledged row is there exactly once with its last acknowledged value; snapshot ids
 are contiguous from the earliest to the latest; no snapshot object was written twice (the store answered 200 to at
@@ -24,7 +25,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import CommitConflictError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, list_snapshot_ids
-from tests.fault_proxy import FaultProxy
+from tests.fault_proxy import FaultProxy, Rule
 from tests.s3_server import S3Server
 from tests.table_engine.store.committing.s3_support import proxy
 
@@ -77,13 +78,15 @@ def _expirer(warehouse: str, options: dict[str, str], done: Event) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_writers_compaction_and_expiry_on_s3(s3_server: S3Server, s3_warehouse: str, proxy: FaultProxy,
                                              tmp_path: pathlib.Path) -> None:
     options = s3_server.options(endpoint=proxy.endpoint)
     cat = Catalog(s3_warehouse, options)
     cat.create_table("db.t", SCHEMA, primary_keys=["id"], options=OPTIONS)
+    # faults on top: some 503s anywhere, and some snapshot PUTs applied whose response is dropped
+    proxy.add(Rule("drop", method="PUT", pattern=r"/snapshot/snapshot-\d+$", fraction=0.1))
+    proxy.add(Rule("status", status=503, fraction=0.02))
     ctx = mp.get_context("spawn")
     start = ctx.Barrier(WRITERS)
     done = ctx.Event()
@@ -110,6 +113,8 @@ def test_writers_compaction_and_expiry_on_s3(s3_server: S3Server, s3_warehouse: 
                 p.kill()
                 p.join(10)
 
+    proxy.clear_rules()
+    assert proxy.count(fault="drop") > 0 and proxy.count(fault="status") > 0
     results = [json.loads(pathlib.Path(o).read_text()) for o in outs]
     expected: dict[int, int] = {}
     sids: list[int] = []
