@@ -57,8 +57,10 @@ def split_s3_uri(path: str) -> tuple[str, str]:
 def _transport_error(e: Exception) -> bool:
     """A request that failed in transport (timeout, broken connection), not with an answer of the store."""
     text = str(e).lower()
-    return any(m in text for m in ("error sending request", "timed out", "timeout", "connection closed",
-                                   "connection reset", "broken pipe"))
+    if "server returned" in text:  # the store answered (a 5xx the client already retried): not ours to repeat
+        return False
+    return any(m in text for m in ("error sending request", "timed out", "connection closed", "connection reset",
+                                   "broken pipe"))
 
 
 def _store_error(action: str, path: str, e: Exception) -> StorageError:
