@@ -6,9 +6,11 @@ tag, consumer...) is a ``PUT`` with ``If-None-Match: *``; the store answers 412 
 loop retries on the next id exactly as on a local disk. There is no check-then-write and no lock service
 (docs/adr/0007-object-storage.md).
 
-A request that fails with a 5xx, a timeout or a broken connection is retried (``s3.attempts.maximum``). A retried
-conditional create can meet its own first attempt (the object was written, the response was lost): the 412 is then
-resolved by reading the object back; if it holds exactly our bytes, the publication is ours.
+A request that fails with a 5xx, a timeout or a broken connection is retried (``s3.attempts.maximum``); the client
+does not repeat a PUT that timed out or broke after it was sent, so :meth:`S3FileIO._put` does (every PUT of ours is
+safe to repeat). A retried conditional create can meet its own first attempt (the object was written, the response
+was lost): the 412 is then resolved by reading the object back; if it holds exactly our bytes, the publication is
+ours. When even that fails, the committer reads the snapshot back (``FileStoreCommit._publish``).
 
 Object stores have no directories: a "directory" exists while an object exists below it, listings group keys by
 ``/``, :meth:`mkdirs` writes a zero-byte ``.keep`` object so that an empty database is visible.
