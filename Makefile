@@ -63,6 +63,7 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_deletion_vectors.py
 	$(BIN)/python benchmarks/bench_changelog.py
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
+	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
 
 clean:
 	rm -rf $(VENV) .venv-pypaimon .venv-paimon-java .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.catalog import Catalog
-from table_engine.errors import ConsumerError
+from table_engine.errors import CommitOutcomeUnknownError, ConsumerError
 from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
@@ -201,6 +201,8 @@ def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng:
         writer.write(changes.drop_columns([ROWKIND_COLUMN]), changes.column(ROWKIND_COLUMN))
         messages = writer.prepare_commit()
         return target.commit(messages, consume_commit_user(args), rng.end)
+    except CommitOutcomeUnknownError:
+        raise  # the snapshot may be published: its data files must stay
     except BaseException:
         writer.abort()
         raise

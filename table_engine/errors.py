@@ -111,6 +111,12 @@ class StorageError(TableEngineError, OSError):
     The message names the operation and the path, never a credential."""
 
 
+class CommitOutcomeUnknownError(StorageError, CommitError):
+    """Publishing a snapshot failed and reading it back failed too: the commit may or may not be in the table. Its
+    files are kept (deleting them could break a published snapshot); retrying with the same commit user and
+    identifier is safe (exactly once), and remove-orphan-files cleans up after a commit that did not happen."""
+
+
 class SnapshotNotExistError(TableEngineError):
     """The requested snapshot, tag or time has no snapshot."""
 

@@ -1,8 +1,9 @@
 """Snapshots (``snapshot/snapshot-<id>`` JSON) and the LATEST/EARLIEST hint files.
 
 Publishing a snapshot is an atomic create-if-absent of ``snapshot-<id>``; the hints are best-effort caches that
-readers verify: LATEST is trusted only if ``snapshot-<LATEST+1>`` does not exist, EARLIEST only if its snapshot
-exists; otherwise the snapshot directory is listed.
+readers verify: LATEST is probed forward (``snapshot-<LATEST+1>``, ...) until an id is absent, EARLIEST is trusted
+only if its snapshot exists; the snapshot directory is listed only when a hint is missing or names an expired
+snapshot, so finding the newest snapshot costs a constant number of requests on an object store.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "CommitKind",
     "Snapshot",
     "earliest_snapshot_id",
+    "find_latest_snapshot",
     "latest_snapshot",
     "latest_snapshot_id",
     "list_snapshot_ids",
@@ -230,25 +232,61 @@ def list_snapshot_ids(file_io: FileIO, table_path: str) -> list[int]:
     return ids
 
 
+def _probe_latest(file_io: FileIO, table_path: str) -> int | None:
+    """Id of the newest snapshot from the LATEST hint, in a constant number of requests: read the hint, then probe
+    ``snapshot-<hint+1>``, ``<hint+2>``... (a stale hint only costs one probe per missing step) until one is absent.
+    None if there is no hint or the hint's snapshot is gone (expired): the caller lists the directory.
+
+    The returned id ``n`` was seen *after* ``snapshot-<n+1>`` was seen absent (the caller checks it again when it
+    reads it); since committers publish ids contiguously and expiry deletes snapshots in ascending order, ``n``
+    present after ``n+1`` absent means ``n`` was the newest snapshot at that moment. ``snapshot-<n+2>`` is probed
+    too: if it exists, ``n`` is a leftover below a gap (its deletion failed, or an expiry deleted out of order) and
+    a commit on it would publish ``n+1`` again outside the table's history; the directory is listed then."""
+    hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
+    if hint is None or hint <= 0:
+        return None
+    sid = hint
+    while file_io.is_file(snapshot_path(table_path, sid + 1)):
+        sid += 1
+    if file_io.is_file(snapshot_path(table_path, sid + 2)):
+        return None  # a gap: sid is a leftover below snapshots whose predecessor is gone (list instead)
+    return sid
+
+
 def latest_snapshot_id(file_io: FileIO, table_path: str, exact: bool = False) -> int | None:
     """Id of the newest snapshot, or ``None`` for a table without snapshots.
 
-    ``exact``: from the listing of the snapshot directory, never from the LATEST hint. Committers need it: a hint
-    left behind by a slow committer can name a snapshot whose successor a concurrent expiry has just deleted (while
-    newer ones exist); a commit based on it would publish that deleted id again, outside the table's history. The
-    listing is exact because expiry never deletes the newest snapshot."""
-    hint = None if exact else _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
-    if (hint is not None and hint > 0 and not file_io.exists(snapshot_path(table_path, hint + 1))
-            and file_io.exists(snapshot_path(table_path, hint))):
-        return hint
+    From the LATEST hint probed forward (:func:`_probe_latest`: constant requests, whatever the number of
+    snapshots), verified to exist after its successor was seen absent; from the listing of the snapshot directory
+    when the hint is missing or names an expired snapshot (the listing is exact because expiry never deletes the
+    newest snapshot). ``exact`` is kept for callers that need the newest snapshot, not a recent one (committers):
+    both ways give it."""
+    del exact  # the probe is exact (see _probe_latest): readers and committers share it
+    sid = _probe_latest(file_io, table_path)
+    if sid is not None and file_io.is_file(snapshot_path(table_path, sid)):
+        return sid
     ids = list_snapshot_ids(file_io, table_path)
     return ids[-1] if ids else None
+
+
+def find_latest_snapshot(file_io: FileIO, table_path: str) -> Snapshot | None:
+    """The newest snapshot, read in a constant number of requests (GET LATEST, HEAD of the next two ids, GET of the
+    snapshot, which also verifies it after its successor was seen absent; see :func:`_probe_latest`). Committers
+    use it to choose the id they publish; object stores bill per request."""
+    sid = _probe_latest(file_io, table_path)
+    if sid is not None:
+        try:
+            return read_snapshot(file_io, table_path, sid)
+        except SnapshotNotExistError:
+            pass  # the hint names an expired snapshot: list
+    ids = list_snapshot_ids(file_io, table_path)
+    return read_snapshot(file_io, table_path, ids[-1]) if ids else None
 
 
 def earliest_snapshot_id(file_io: FileIO, table_path: str) -> int | None:
     """Id of the oldest snapshot still present, or ``None`` for a table without snapshots."""
     hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/EARLIEST")
-    if hint is not None and hint > 0 and file_io.exists(snapshot_path(table_path, hint)):
+    if hint is not None and hint > 0 and file_io.is_file(snapshot_path(table_path, hint)):
         return hint
     ids = list_snapshot_ids(file_io, table_path)
     return ids[0] if ids else None

@@ -57,6 +57,11 @@ class FileIO(ABC):
     @abstractmethod
     def exists(self, path: str) -> bool: ...
 
+    def is_file(self, path: str) -> bool:
+        """Whether a file (not a directory) exists at ``path``: one HEAD on an object store, where :meth:`exists`
+        of an absent key also lists to look for a "directory"."""
+        return self.exists(path)
+
     @abstractmethod
     def list_status(self, path: str) -> list[FileStatus]:
         """Entries directly below directory ``path`` (empty if it does not exist)."""

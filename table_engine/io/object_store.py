@@ -6,9 +6,11 @@ tag, consumer...) is a ``PUT`` with ``If-None-Match: *``; the store answers 412 
 loop retries on the next id exactly as on a local disk. There is no check-then-write and no lock service
 (docs/adr/0007-object-storage.md).
 
-A request that fails with a 5xx, a timeout or a broken connection is retried (``s3.attempts.maximum``). A retried
-conditional create can meet its own first attempt (the object was written, the response was lost): the 412 is then
-resolved by reading the object back; if it holds exactly our bytes, the publication is ours.
+A request that fails with a 5xx, a timeout or a broken connection is retried (``s3.attempts.maximum``); the client
+does not repeat a PUT that timed out or broke after it was sent, so :meth:`S3FileIO._put` does (every PUT of ours is
+safe to repeat). A retried conditional create can meet its own first attempt (the object was written, the response
+was lost): the 412 is then resolved by reading the object back; if it holds exactly our bytes, the publication is
+ours. When even that fails, the committer reads the snapshot back (``FileStoreCommit._publish``).
 
 Object stores have no directories: a "directory" exists while an object exists below it, listings group keys by
 ``/``, :meth:`mkdirs` writes a zero-byte ``.keep`` object so that an empty database is visible.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -41,6 +44,8 @@ _RANGE_SIZE = 8 * 1024 * 1024
 #: zero-byte object that keeps an empty "directory" visible
 DIR_MARKER = ".keep"
 _DELETE_BATCH = 1000
+#: sizes of written objects remembered (then forgotten all at once)
+_SIZES_KEPT = 4096
 
 
 def split_s3_uri(path: str) -> tuple[str, str]:
@@ -49,6 +54,15 @@ def split_s3_uri(path: str) -> tuple[str, str]:
     if parsed.scheme not in S3_SCHEMES or not parsed.netloc:
         raise UnsupportedError(f"not an S3 path: {path!r} (expected s3://<bucket>/<key>)")
     return parsed.netloc, parsed.path.strip("/")
+
+
+def _transport_error(e: Exception) -> bool:
+    """A request that failed in transport (timeout, broken connection), not with an answer of the store."""
+    text = str(e).lower()
+    if "server returned" in text:  # the store answered (a 5xx the client already retried): not ours to repeat
+        return False
+    return any(m in text for m in ("error sending request", "timed out", "connection closed", "connection reset",
+                                   "broken pipe"))
 
 
 def _store_error(action: str, path: str, e: Exception) -> StorageError:
@@ -66,6 +80,8 @@ class S3FileIO(FileIO):
         self.settings = settings or S3Settings()
         self._stores: dict[str, S3Store] = {}
         self._pid = os.getpid()
+        self._written: dict[str, int] = {}
+        """Sizes of the objects this FileIO wrote (a data file's size is asked right after it is written: no HEAD)."""
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings}
@@ -148,6 +164,9 @@ class S3FileIO(FileIO):
     def exists(self, path: str) -> bool:
         return self._head(path) is not None or self._is_dir(path)
 
+    def is_file(self, path: str) -> bool:
+        return self._head(path) is not None
+
     def _is_dir(self, path: str) -> bool:
         import obstore
 
@@ -161,6 +180,9 @@ class S3FileIO(FileIO):
         return False
 
     def file_size(self, path: str) -> int:
+        size = self._written.get(path)
+        if size is not None:
+            return size
         meta = self._head(path)
         if meta is None:
             raise FileNotFoundError(path)
@@ -232,17 +254,31 @@ class S3FileIO(FileIO):
         from obstore.exceptions import AlreadyExistsError
 
         store, key = self._locate(path)
-        try:
-            obstore.put(store, key, data, mode="create" if create else "overwrite")
-            return True
-        except AlreadyExistsError:
-            # a lost race, or our own first attempt whose response was lost and which the client retried
+        deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
+        attempt = 0
+        while True:
             try:
-                return bytes(obstore.get(store, key).bytes()) == bytes(data)
-            except FileNotFoundError:  # deleted in between: it was not ours to keep
-                return False
-        except Exception as e:
-            raise _store_error("writing", path, e) from None
+                obstore.put(store, key, data, mode="create" if create else "overwrite")
+                if len(self._written) >= _SIZES_KEPT:
+                    self._written.clear()
+                self._written[path] = len(data)
+                return True
+            except AlreadyExistsError:
+                # a lost race, or our own earlier attempt whose response was lost (the request was retried)
+                try:
+                    return bytes(obstore.get(store, key).bytes()) == bytes(data)
+                except FileNotFoundError:  # deleted in between: it was not ours to keep
+                    return False
+                except Exception as e:
+                    raise _store_error("reading back", path, e) from None
+            except Exception as e:
+                # the client does not retry a PUT that timed out or whose connection broke after it was sent (it may
+                # have been applied): ours is safe to repeat -- a conditional create meets its own object above, an
+                # overwrite writes the same bytes again
+                attempt += 1
+                if attempt > self.settings.max_retries or time.monotonic() > deadline or not _transport_error(e):
+                    raise _store_error("writing", path, e) from None
+                time.sleep(min(5.0, 0.05 * 2 ** attempt))
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
         if not self._put(path, data, create=not overwrite):
@@ -259,6 +295,7 @@ class S3FileIO(FileIO):
         import obstore
 
         store, key = self._locate(path)
+        self._written.pop(path, None)
         if self._head(path) is not None:
             try:
                 obstore.delete(store, key)
@@ -272,6 +309,7 @@ class S3FileIO(FileIO):
             return False
         if not recursive:
             raise UnsupportedError(f"{path} is a directory; pass recursive=True")
+        self._written.clear()
         try:
             for i in range(0, len(keys), _DELETE_BATCH):
                 obstore.delete(store, keys[i:i + _DELETE_BATCH])

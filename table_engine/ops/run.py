@@ -14,7 +14,7 @@ import pyarrow as pa
 from table_engine.catalog import Catalog
 from table_engine.consume import consume_changelog
 from table_engine.core_options import default_commit_user
-from table_engine.errors import CommandError, TableNotExistError
+from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops.base import Command
 from table_engine.ops.commands import (
@@ -142,6 +142,8 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         overwrite = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if cmd.mode == "overwrite" \
             else None
         sid = table.new_commit(user).commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=overwrite)
+    except CommitOutcomeUnknownError:
+        raise  # the snapshot may be published: its data files must stay
     except BaseException:
         writer.abort()
         raise

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 
 from table_engine.core_options import default_commit_user
-from table_engine.errors import SchemaError, TableEngineError
+from table_engine.errors import CommitOutcomeUnknownError, SchemaError, TableEngineError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
@@ -58,7 +58,7 @@ class WriteSurface(TableBase):
     def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
         user = commit_user or default_commit_user(self.options)
-        return FileStoreCommit(self._ctx, user)
+        return FileStoreCommit(self._ctx, user, new_user=commit_user is None)
 
     @mutating
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
@@ -83,6 +83,8 @@ class WriteSurface(TableBase):
             if overwrite or partition:
                 ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
             sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
+        except CommitOutcomeUnknownError:
+            raise  # the snapshot may be published: its data files must stay
         except BaseException:
             writer.abort()
             raise

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from table_engine import clock
-from table_engine.errors import CommitConflictError, CommitError
+from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -74,14 +74,25 @@ class Overwrite:
 
 
 class FileStoreCommit:
-    """Commits messages of one ``commit_user``."""
+    """Commits messages of one ``commit_user``.
 
-    def __init__(self, ctx: StoreContext, commit_user: str) -> None:
+    ``new_user``: the commit user was made up for this committer (a fresh UUID), so no snapshot of it can exist
+    but the ones this committer published: the exactly-once check looks only at those, instead of walking back
+    through every snapshot of the table (a constant number of requests per commit on an object store)."""
+
+    def __init__(self, ctx: StoreContext, commit_user: str, new_user: bool = False) -> None:
         self.ctx = ctx
         self.commit_user = commit_user
+        self.new_user = new_user
+        self._published: list[tuple[int, int, CommitKind]] = []
+        """(snapshot id, identifier, kind) of every snapshot this committer published."""
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
+        self.lost_races = 0
+        self.outcome_unknown = False
+        """A publication of this committer may or may not have happened: :meth:`abort` deletes nothing any more."""
+        """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.dropped_compactions: set[tuple[bytes, int]] = set()
         """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
 
@@ -174,13 +185,20 @@ class FileStoreCommit:
         try:
             return self._commit_loop(delta, entries, index_changes, kind, commit_identifier, overwrite,
                                      messages, properties, _Changelog(changelog_manifests, changelog))
+        except CommitOutcomeUnknownError:
+            raise
         except BaseException:
             for m in (*delta, *changelog_manifests):
                 self.ctx.file_io.try_delete(self._mpath(m.file_name))
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live)."""
+        """Delete the files of messages that will never be committed (an upgraded file is kept: it is live).
+        Nothing is deleted after a publication whose outcome is unknown (the snapshot may reference the files)."""
+        if self.outcome_unknown:
+            log.warning("files of %d message(s) kept: a commit of %s to %s may have been published", len(messages),
+                        self.commit_user, self.ctx.table_path)
+            return
         fio = self.ctx.file_io
         for m in messages:
             upgraded = {f.file_name for f in m.compact_before}
@@ -204,6 +222,8 @@ class FileStoreCommit:
             try:
                 sid = self._try_once(delta, entries, index_changes, kind, identifier, overwrite, messages,
                                      properties, written, changelog)
+            except CommitOutcomeUnknownError:
+                raise
             except BaseException:
                 self._delete_manifests(written)
                 raise
@@ -298,11 +318,37 @@ class FileStoreCommit:
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION,
         )
-        if try_publish_snapshot(fio, tp, snapshot):
+        if self._publish(snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
+            self._published.append((new_id, identifier, kind))
             return new_id
-        log.info("snapshot id %d of %s was taken by another committer; retrying", new_id, tp)
+        self.lost_races += 1
+        log.info("snapshot id %d of %s was taken by another committer; retrying (lost race %d)", new_id, tp,
+                 self.lost_races)
         return None
+
+    def _publish(self, snapshot: Snapshot) -> bool:
+        """:func:`try_publish_snapshot`; when the request fails (the store's retries exhausted), its outcome is
+        found out by reading ``snapshot-<id>`` back: ours (same manifest list, a fresh UUID) means published, another
+        committer's means a lost race, none means not published (the error is raised). If even that read fails, the
+        outcome is unknown: :class:`CommitOutcomeUnknownError`, and nothing of this commit may be deleted."""
+        fio, tp = self.ctx.file_io, self.ctx.table_path
+        try:
+            return try_publish_snapshot(fio, tp, snapshot)
+        except OSError as e:
+            try:
+                found = read_snapshot(fio, tp, snapshot.id)
+            except SnapshotNotExistError:
+                raise e from None
+            except Exception:
+                self.outcome_unknown = True
+                raise CommitOutcomeUnknownError(
+                    f"commit to {tp}: publishing snapshot {snapshot.id} failed and its outcome is unknown ({e}); "
+                    "its files are kept") from None
+            if found.base_manifest_list != snapshot.base_manifest_list:
+                return False
+            log.info("snapshot %d of %s was published although the request failed (%s)", snapshot.id, tp, e)
+            return True
 
     # ---- pieces ------------------------------------------------------------------------------------------------
     def _entries(self, messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
@@ -439,7 +485,13 @@ class FileStoreCommit:
                     "compaction of the same bucket)")
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
-        """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot."""
+        """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot (a
+        :attr:`new_user` only looks at what this committer published)."""
+        if self.new_user:
+            for published, ident, k in reversed(self._published):
+                if ident == identifier:
+                    return published if kind is None or k == kind else None
+            return None
         latest = self.ctx.latest_snapshot(exact=True)
         sid = latest.id if latest is not None else None
         while sid is not None and sid >= 1:
