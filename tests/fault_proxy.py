@@ -210,6 +210,9 @@ class _Handler(BaseHTTPRequestHandler):
         key = parts[1] if len(parts) > 1 else ""
         op = operation(self.command, split.path, split.query)
         body = self._body()
+        if op == "POST" and "delete" in parse_qs(split.query, keep_blank_values=True):
+            # a batched DeleteObjects: the keys are in the body; rules see them as one space-separated key
+            op, key = "DELETE", " ".join(re.findall(r"<Key>(.*?)</Key>", body.decode("utf-8", "replace")))
         rule = proxy._decide(op, key)
         if rule is not None and rule.action == "status":
             proxy._record(Request(op, key, None, "status"))

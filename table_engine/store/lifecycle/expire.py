@@ -53,7 +53,7 @@ from table_engine.core_options import (
     CHANGELOG_TIME_RETAINED,
     CoreOptions,
 )
-from table_engine.errors import OptionError, TableEngineError
+from table_engine.errors import OptionError, StorageError, TableEngineError
 from table_engine.format.changelog_file import (
     delete_changelog,
     list_changelog_ids,
@@ -241,7 +241,15 @@ def _expire_until(ctx: StoreContext, cfg: ExpireConfig, earliest: int, end: int,
         if cfg.changelog_decoupled:
             write_changelog(fio, tp, snap)
             result.changelogs_kept.append(snap.id)
-        fio.try_delete(snapshot_path(tp, snap.id))
+        try:
+            fio.delete(snapshot_path(tp, snap.id))  # False when a concurrent expiry was first: fine
+        except OSError as e:
+            # stop at the first snapshot that stays: the ids left must be contiguous (committers find the newest
+            # snapshot by probing forward from the LATEST hint); the next expiry resumes here
+            fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(snap.id).encode("ascii"))
+            raise StorageError(f"expiring snapshots of {tp}: could not delete snapshot-{snap.id} "
+                               f"({str(e).splitlines()[0] if str(e) else type(e).__name__}); expiry stopped "
+                               "there") from None
         result.expired_snapshot_ids.append(snap.id)
     fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(end).encode("ascii"))
     log.info("expired snapshots [%d, %d) of %s: %d files deleted", begin, end, tp, result.deleted_files)

@@ -137,3 +137,24 @@ def test_persistent_failure_is_one_line_and_leaves_the_table_unchanged(s3_server
     proxy.clear_rules()
     assert sorted((s.path, s.size) for s in t.file_io.walk(t.path)) == before
     _check(t, 1, list(range(10)))
+
+
+def test_expiry_stops_at_a_snapshot_it_cannot_delete(s3_server: S3Server, proxy: FaultProxy,
+                                                     s3_warehouse: str) -> None:
+    """The snapshots left must stay contiguous (committers probe forward from LATEST): expiry stops at the first
+    snapshot file whose delete fails for good, says so in one line, and the next expiry resumes there."""
+    t = _table(s3_server, proxy, s3_warehouse, primary_key=False)
+    for i in range(6):
+        t.write(_rows(range(i * 10, i * 10 + 10)))
+    rule = proxy.add(Rule("status", method="DELETE", pattern=r"/snapshot/snapshot-3\b", status=503))
+    with pytest.raises(StorageError, match="snapshot-3") as e:
+        t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+    assert "\n" not in str(e.value) and SECRET_KEY not in str(e.value)
+    latest = t.latest_snapshot_id()
+    assert list_snapshot_ids(t.file_io, t.path) == list(range(3, latest + 1))
+    rule.limit = rule.fired  # the store recovers
+    t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+    assert list_snapshot_ids(t.file_io, t.path) == [latest]
+    assert sorted(t.read().column("id").to_pylist()) == list(range(60))
+    t.write(_rows(range(60, 70)))
+    assert t.latest_snapshot_id() == latest + 1
