@@ -303,5 +303,5 @@ def _partitions(ctx: StoreContext) -> list[tuple[tuple[Any, ...], list[str], int
 def _commit_drop(ctx: StoreContext, values: Sequence[tuple[Any, ...]]) -> int | None:
     keys = list(ctx.schema.partition_keys)
     specs = tuple(dict(zip(keys, v)) for v in values)
-    commit = FileStoreCommit(ctx, default_commit_user(ctx.options))
+    commit = FileStoreCommit(ctx, default_commit_user(ctx.options), new_user=True)
     return commit.commit([], BATCH_COMMIT_IDENTIFIER, overwrite=Overwrite(drop_partitions=specs))
