@@ -121,7 +121,7 @@ class FaultProxy:
         class Handler(_Handler):
             owner = proxy
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="fault-proxy", daemon=True)
         self._thread.start()
@@ -180,6 +180,13 @@ class FaultProxy:
     def _record(self, r: Request) -> None:
         with self._lock:
             self.requests.append(r)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that drops its connection (a timed-out request) is expected here: no traceback on stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
