@@ -7,7 +7,7 @@ PYPAIMON_STAMP := .venv-pypaimon/.installed
 PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine airflow test lint bench install pypaimon paimon-java clean
+.PHONY: demo demo-engine demo-s3 airflow test lint bench install pypaimon paimon-java clean
 
 install: $(STAMP)
 
@@ -42,6 +42,11 @@ demo: $(STAMP)
 # The table engine alone (no Spark, no Airflow): a primary-key table in demo-warehouse/.
 demo-engine: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+# The engine demo and the Spark application (write, compact, tag, expire) on an S3 warehouse: a local S3 API server
+# (moto, on 127.0.0.1) is started for it and stopped at the end; credentials through the AWS environment.
+demo-s3: $(STAMP)
+	$(BIN)/python scripts/demo_s3.py
 
 # The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
 AIRFLOW_PORT ?= 8080

@@ -1,4 +1,7 @@
-"""`make demo`: a primary-key table in a local warehouse: write, upsert, delete; print snapshots and merged rows."""
+"""`make demo-engine`: a primary-key table in a local warehouse: write, upsert, delete; print snapshots and merged rows.
+
+``DEMO_WAREHOUSE`` may name another warehouse, e.g. ``s3://bucket/warehouse`` (storage access from the AWS
+environment; ``make demo-s3`` runs it so against a local S3 server)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ def show(title: str, table: pa.Table) -> None:
 
 
 def main() -> int:
-    shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    if "://" not in WAREHOUSE:
+        shutil.rmtree(WAREHOUSE, ignore_errors=True)
     catalog = Catalog(WAREHOUSE)
     schema = pa.schema([
         ("order_id", pa.int64()), ("customer", pa.string()), ("amount", pa.decimal128(10, 2)),
@@ -55,8 +59,7 @@ def main() -> int:
     show("merged rows at the latest snapshot", table.read())
     show(f"time travel to snapshot {s1}", table.read(snapshot_id=s1))
     show(f"only dt = {d2}", table.read(filter=[("dt", "=", d2)]))
-    files = sorted(os.path.relpath(os.path.join(r, f), table.path)
-                   for r, _, fs in os.walk(table.path) for f in fs)
+    files = sorted(st.path[len(table.path):].lstrip("/") for st in table.file_io.walk(table.path))
     print(f"\n{len(files)} files under {table.path}:")
     for f in files:
         print("  " + f)

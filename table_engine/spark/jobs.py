@@ -5,6 +5,11 @@ commits once); ``compact`` plans the buckets on the driver, compacts groups of b
 at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT snapshot from the
 driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them with Spark. The
 other commands only touch metadata and run on the driver as the local CLI does.
+
+S3 warehouses: the command's catalog options (``--catalog-option``) reach every catalog opened here and every read
+or write of the ``paimon`` data source; the tables that Spark tasks receive carry the driver's AWS credentials when
+the options have none (:func:`table_engine.spark.options.catalog_options`), so executors need no credentials of
+their own.
 """
 
 from __future__ import annotations
@@ -53,18 +58,21 @@ __all__ = ["prepare_write", "write_dataframe"]
 
 def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
                     commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
-                    parallelism: int | None = None, options: Mapping[str, str] | None = None) -> int | None:
+                    parallelism: int | None = None, options: Mapping[str, str] | None = None,
+                    catalog_options: Mapping[str, str] | None = None) -> int | None:
     """Write ``df`` into table ``identifier`` of ``warehouse`` (routed by :func:`prepare_write`); the new snapshot id.
 
     ``mode``: ``append`` or ``overwrite`` (dynamic partition overwrite). With ``commit_user`` given, a repeated call
     with the same user and ``commit_identifier`` commits nothing new and returns the earlier snapshot.
+    ``catalog_options``: the warehouse's storage options (``s3.*``), given to the data source too.
     """
     started = int(time.time() * 1000)
-    table = Catalog(warehouse).get_table(identifier)
+    given = dict(catalog_options or {})
+    table = Catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
     user = commit_user or default_commit_user(table.options)
     routed, extra = prepare_write(df, table, parallelism)
     writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
-    writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier))
+    writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier)).options(**dict(catalog_options or {}))
     writer.options(**extra).options(**dict(options or {})).save(identifier)
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
                                      since_millis=None if commit_user else started - 60_000)
@@ -95,13 +103,19 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
         return write_result(table, done, created, skipped=True)
-    sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user, parallelism=args.parallelism)
+    sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user, parallelism=args.parallelism,
+                          catalog_options=args.catalog_options)
     log.info("%s: wrote snapshot %s", table.identifier, sid)
     return write_result(table, sid, created)
 
 
+def driver_catalog(cmd: Command) -> Catalog:
+    """The command's catalog, with the driver's AWS credentials captured for the tasks (S3 warehouses)."""
+    return Catalog(cmd.warehouse, dict(cmd.catalog_options) | o.catalog_options(cmd.warehouse, cmd.catalog_options))
+
+
 def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
-    table = open_catalog(args).get_table(args.table)
+    table = driver_catalog(args).get_table(args.table)
     sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
                         idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
                         parallelism=args.parallelism)
@@ -181,7 +195,8 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
                               "to_snapshot": rng.end, "rows": 0}
     if rng.empty:
         return result
-    changes = (spark.read.format(SOURCE_NAME).option(o.WAREHOUSE, args.warehouse).option(o.AUDIT_LOG, "true")
+    changes = (spark.read.format(SOURCE_NAME).option(o.WAREHOUSE, args.warehouse).options(**dict(args.catalog_options))
+               .option(o.AUDIT_LOG, "true")
                .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
     if args.output:
         directory = output_dir(args, rng)
@@ -203,7 +218,8 @@ def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange)
     target_table = str(args.target_table)  # the output group: --target-table is given when --output is not
     target = open_catalog(args).get_table(target_table)
     sid = write_dataframe(changes, args.warehouse, target_table, commit_user=consume_commit_user(args),
-                          commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN})
+                          commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN},
+                          catalog_options=args.catalog_options)
     rows = 0 if sid is None else snapshot_info.snapshot_changes(
         target.file_io, target.path, target.snapshot(sid)).added_rows
     return {"target_snapshot_id": sid, "rows": rows}

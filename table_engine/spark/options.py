@@ -3,17 +3,37 @@
 A table is named by ``load(...)``/``save(...)`` (Spark's ``path`` option): either ``db.table`` together with the
 ``warehouse`` option, or the table's directory. Read options use Paimon's keys; write options are this data
 source's own. Any other option of a write that creates the table becomes a table option (validated by the engine).
+
+Object storage: ``warehouse`` and table paths may be ``s3://bucket/prefix`` (``s3a://`` alike). The storage options
+(``s3.endpoint``, ``s3.access-key``, ``s3.secret-key``, ``s3.region``, ``s3.path.style.access``... and pypaimon's
+``fs.s3.*`` aliases, :mod:`table_engine.options.storage`) given as reader/writer options are catalog options: they
+reach ``Catalog(warehouse, options)`` / ``open_table(path, options)`` and never become table options of a table the
+write creates (they stay out of its schema file).
+
+Credentials on executors: the table (with its FileIO) is planned on the driver and pickled into every task, and an
+S3 FileIO pickles as its settings. When no access key is given as an option, the credentials of the driver's
+environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, and ``AWS_ENDPOINT_URL`` /
+``AWS_ENDPOINT_URL_S3`` and ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` when the options name no endpoint or region) are
+captured into those settings (:func:`catalog_options`), so executors on other hosts reach the store although only the
+spark-submit process had them (the provider's route). They travel in the serialized tasks only: never in a Spark
+option, a log line or an error (:class:`~table_engine.options.storage.S3Settings` hides them in its ``repr``).
+Credentials that only a host's profile or instance role provides are resolved on each host by the AWS chain.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
 from table_engine.catalog import Catalog, open_table
 from table_engine.errors import TableEngineError, TableNotExistError
+from table_engine.io.object_store import S3_SCHEMES
+from table_engine.options import storage
+from table_engine.options.config_option import ConfigOption
 from table_engine.table import Table
 
 # where the table is
@@ -90,6 +110,41 @@ def get_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
     return value.lower() == "true"
 
 
+#: lower-cased storage option key (or alias) -> the key as registered (Spark lower-cases data source option keys)
+_STORAGE_KEYS = {k.lower(): k for section in storage.REGISTRY.sections for opt in section.options for k in opt.keys}
+
+#: driver environment variable(s) -> the storage option it becomes when the options give none of that option's keys
+_CAPTURED_ENV: tuple[tuple[tuple[str, ...], ConfigOption[str | None]], ...] = (
+    (("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), storage.S3_ENDPOINT),
+    (("AWS_REGION", "AWS_DEFAULT_REGION"), storage.S3_REGION),
+)
+_CAPTURED_CREDENTIALS = (("AWS_ACCESS_KEY_ID", storage.S3_ACCESS_KEY), ("AWS_SECRET_ACCESS_KEY", storage.S3_SECRET_KEY),
+                         ("AWS_SESSION_TOKEN", storage.S3_SESSION_TOKEN))
+
+
+def is_storage_key(key: str) -> bool:
+    """Whether ``key`` (in any case) is a storage (catalog) option or one of its aliases."""
+    return key.lower() in _STORAGE_KEYS
+
+
+def catalog_options(path: str | None, options: Mapping[str, str]) -> dict[str, str]:
+    """The catalog options of a warehouse or table ``path``: the storage options among ``options`` (any case, keys
+    as registered), and, for an ``s3://`` path, what the options leave unset taken from this process's AWS
+    environment (see the module docstring: the driver's credentials captured for the executors)."""
+    out = {_STORAGE_KEYS[k.lower()]: v for k, v in options.items() if k.lower() in _STORAGE_KEYS and v is not None}
+    if path is None or urlparse(path).scheme not in S3_SCHEMES:
+        return out
+    for names, option in _CAPTURED_ENV:
+        value = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        if value is not None and option.find_key(out) is None:
+            out[option.key] = value
+    if storage.S3_ACCESS_KEY.find_key(out) is None and os.environ.get("AWS_ACCESS_KEY_ID"):
+        for name, option in _CAPTURED_CREDENTIALS:
+            if os.environ.get(name):
+                out[option.key] = os.environ[name]
+    return out
+
+
 def _split_list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
@@ -100,6 +155,8 @@ class TableLocation:
 
     target: str
     warehouse: str | None
+    #: catalog options (storage access, possibly the driver's captured credentials): never shown
+    catalog_options: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
     def of(options: Mapping[str, str]) -> TableLocation:
@@ -107,7 +164,10 @@ class TableLocation:
         if target is None:
             raise DataSourceOptionError(
                 "no table given: use load('db.table') / save('db.table') with option 'warehouse', or the table path")
-        return TableLocation(target, get(options, WAREHOUSE))
+        warehouse = get(options, WAREHOUSE)
+        location = TableLocation(target, warehouse)
+        root = warehouse if location.is_identifier else target
+        return TableLocation(target, warehouse, catalog_options(root, options))
 
     @property
     def is_identifier(self) -> bool:
@@ -116,8 +176,8 @@ class TableLocation:
     def open(self) -> Table:
         if self.is_identifier:
             assert self.warehouse is not None
-            return Catalog(self.warehouse).get_table(self.target)
-        return open_table(self.target)
+            return Catalog(self.warehouse, self.catalog_options).get_table(self.target)
+        return open_table(self.target, self.catalog_options)
 
     def exists(self) -> bool:
         try:
@@ -128,12 +188,13 @@ class TableLocation:
 
     def create(self, arrow_schema: pa.Schema, options: Mapping[str, str]) -> Table:
         """Create the table from a DataFrame's schema: ``primary-key`` and ``partition`` (comma lists) and every
-        other option that is not a data source option become the table's keys and options."""
+        other option that is neither a data source option nor a storage option become the table's keys and options."""
         if not self.is_identifier:
             raise TableNotExistError(f"no Paimon table at {self.target}; to create one, save to 'db.table' with "
                                      "option 'warehouse'")
         assert self.warehouse is not None
-        table_options = {k: v for k, v in options.items() if k.lower() not in _NOT_TABLE_OPTIONS}
-        return Catalog(self.warehouse).create_table(
+        table_options = {k: v for k, v in options.items()
+                         if k.lower() not in _NOT_TABLE_OPTIONS and not is_storage_key(k)}
+        return Catalog(self.warehouse, self.catalog_options).create_table(
             self.target, arrow_schema, primary_keys=_split_list(get(options, PRIMARY_KEY)),
             partition_keys=_split_list(get(options, PARTITION)), options=table_options, ignore_if_exists=True)

@@ -96,9 +96,12 @@ class PypaimonClient:
             )
         return json.loads(results[-1][len(RESULT_PREFIX) :])
 
-    def read(self, warehouse: str | Path, table: str, snapshot: int | None = None, tag: str | None = None) -> pa.Table:
-        """Full merged scan of ``table`` (latest snapshot, or ``snapshot`` / ``tag``)."""
-        return self.read_many(warehouse, table, [{"snapshot": snapshot, "tag": tag}])[0]
+    def read(self, warehouse: str | Path, table: str, snapshot: int | None = None, tag: str | None = None,
+             catalog_options: dict[str, str] | None = None) -> pa.Table:
+        """Full merged scan of ``table`` (latest snapshot, or ``snapshot`` / ``tag``); ``catalog_options`` (e.g.
+        pypaimon's ``fs.s3.*``) reach the driver through its stdin, never its argv."""
+        version = {"snapshot": snapshot, "tag": tag, "catalog_options": catalog_options}
+        return self.read_many(warehouse, table, [version])[0]
 
     def read_many(self, warehouse: str | Path, table: str, versions: Sequence[dict[str, Any]]) -> list[pa.Table]:
         """Several scans in one subprocess; each version is ``{"snapshot": N}``, ``{"tag": T}`` or ``{}``."""

@@ -8,6 +8,7 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
 
   read      --warehouse W --table db.t [--snapshot N | --tag T] --out result.arrow
             Full merged scan with pypaimon; writes the rows to an Arrow IPC file (empty tables keep the schema).
+            In JSON form, "catalog_options" (e.g. fs.s3.* for an s3:// warehouse) go to the catalog (never argv).
   write     --warehouse W --spec spec.json
             spec = {"table": "db.t", "schema": "schema.arrow", "primary_keys": [...], "partition_keys": [...],
                     "options": {...}, "batches": ["b0.arrow", ...], "create": true, "tags": {"t1": 2}}
@@ -47,8 +48,8 @@ RESULT_PREFIX = "@@RESULT@@ "
 # --------------------------------------------------------------------------------------------------------- helpers
 
 
-def _catalog(warehouse: str) -> Any:
-    return CatalogFactory.create({"warehouse": warehouse})
+def _catalog(warehouse: str, catalog_options: dict[str, str] | None = None) -> Any:
+    return CatalogFactory.create({**(catalog_options or {}), "warehouse": warehouse})
 
 
 def _read_ipc(path: str) -> pa.Table:
@@ -106,7 +107,7 @@ def _time_travel(table: Any, snapshot: int | None, tag: str | None) -> Any:
 
 
 def cmd_read(args: dict[str, Any]) -> dict[str, Any]:
-    table = _catalog(args["warehouse"]).get_table(args["table"])
+    table = _catalog(args["warehouse"], args.get("catalog_options")).get_table(args["table"])
     table = _time_travel(table, args.get("snapshot"), args.get("tag"))
     result = _scan(table)
     _write_ipc(result, args["out"])
