@@ -32,6 +32,7 @@ from table_engine.consume import (
     publish,
     recover_consumer,
     staging_dir,
+    write_output,
 )
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommitConflictError
@@ -198,7 +199,14 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
     changes = (spark.read.format(SOURCE_NAME).option(o.WAREHOUSE, args.warehouse).options(**dict(args.catalog_options))
                .option(o.AUDIT_LOG, "true")
                .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
-    if args.output:
+    if args.output and not output_file_io(args).has_directories:
+        # an object store: Spark's file writers would need Hadoop's S3A connector; the driver writes the changes
+        # through the engine's FileIO instead (files, then _SUCCESS by a conditional create)
+        arrow = changes.toArrow()
+        result["rows"] = arrow.num_rows
+        result["output"] = write_output(arrow, output_dir(args, rng), args.output_format, args.consumer_id,
+                                        output_file_io(args))
+    elif args.output:
         directory = output_dir(args, rng)
         staging = staging_dir(directory, args.consumer_id)
         changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
