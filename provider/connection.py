@@ -106,8 +106,20 @@ class PaimonConnectionConfig:
         return {**self.catalog_options, **self.credentials}
 
     def job_environment(self) -> dict[str, str]:
-        """The credentials as the standard AWS environment variables of a job process (spark-submit, the CLI)."""
-        return {_CREDENTIAL_ENV[k]: v for k, v in self.credentials.items() if k in _CREDENTIAL_ENV}
+        """The standard AWS environment variables of a job process (spark-submit, the CLI): the credentials, and
+        the endpoint and region of the catalog options (so that code of the job that opens the warehouse without
+        the catalog options reaches the same store)."""
+        from table_engine.options.storage import S3_ENDPOINT, S3_REGION
+
+        env = {_CREDENTIAL_ENV[k]: v for k, v in self.credentials.items() if k in _CREDENTIAL_ENV}
+        endpoint, region = S3_ENDPOINT.value_from(self.catalog_options), S3_REGION.value_from(self.catalog_options)
+        if endpoint:
+            env["AWS_ENDPOINT_URL"] = endpoint
+            if endpoint.startswith("http://"):
+                env["AWS_ALLOW_HTTP"] = "true"
+        if region:
+            env["AWS_REGION"] = region
+        return env
 
     @staticmethod
     def from_connection_fields(conn_id: str, host: str | None, extra: Mapping[str, Any], login: str | None = None,

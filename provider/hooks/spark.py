@@ -269,12 +269,15 @@ class PaimonSparkHook(BaseHook):
 
 
 def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None) -> dict[str, str]:
-    """``env`` with the connection's object-store credentials as AWS environment variables. Credentials from the
-    connection replace the worker's own AWS_* keys as a whole (a session token of other keys would not match)."""
-    if config is not None and config.credentials:
+    """``env`` with the connection's object-store credentials, endpoint and region as AWS environment variables
+    (:meth:`PaimonConnectionConfig.job_environment`). Credentials from the connection replace the worker's own
+    AWS_* keys as a whole (a session token of other keys would not match)."""
+    if config is None:
+        return env
+    if config.credentials:
         for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
             env.pop(name, None)
-        env.update(config.job_environment())
+    env.update(config.job_environment())
     return env
 
 
