@@ -163,8 +163,9 @@ def _db_texts() -> dict[str, str]:
     from sqlalchemy import select
 
     with create_session() as session:
-        rendered = session.execute(select(RenderedTaskInstanceFields.task_id, RenderedTaskInstanceFields.rendered_fields)
-                                   .where(RenderedTaskInstanceFields.dag_id == DAG_ID)).all()
+        rtif = RenderedTaskInstanceFields
+        rendered = session.execute(select(rtif.task_id, rtif.rendered_fields)
+                                   .where(rtif.dag_id == DAG_ID)).all()
         xcoms = session.execute(select(XComModel.task_id, XComModel.key, XComModel.value)
                                 .where(XComModel.dag_id == DAG_ID)).all()
         extras = session.execute(select(AssetEvent.extra).where(AssetEvent.source_dag_id == DAG_ID)).all()
