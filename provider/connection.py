@@ -1,12 +1,24 @@
 """The ``paimon`` connection: a warehouse, its catalog options, and the Spark connection jobs on it use.
 
 Fields live in the connection's extra (declared as ``conn-fields`` in the provider info, so the Airflow UI shows a
-form for them). This module only parses values; fetching the connection is the hooks' job, at execute time.
+form for them), but for object-store credentials: the S3 access key is the connection's *login* and the secret key
+its *password* (masked by Airflow in the UI and in logs); a session token goes in the ``s3_session_token`` extra
+field (a password-format field). The endpoint, region and path-style addressing are the ``s3_endpoint``,
+``s3_region`` and ``s3_path_style_access`` extra fields (or non-secret ``s3.*`` keys of ``catalog_options``).
+This module only parses values; fetching the connection is the hooks' job, at execute time.
+
+Credentials are kept apart from the catalog options (:attr:`PaimonConnectionConfig.credentials`): the catalog
+options may travel in a command line (``--catalog-option``), the credentials never do. A process of this machine
+(the triggerer, a sensor, :class:`~provider.hooks.table.PaimonTableHook`) gives them to the engine as catalog
+options (:meth:`PaimonConnectionConfig.engine_options`); a job process gets them as the standard AWS environment
+variables (:meth:`PaimonConnectionConfig.job_environment`), which the engine reads when its options carry no keys.
+A credential put into ``catalog_options`` by mistake is moved to the credentials as well.
 
 Example, as an environment variable::
 
-    AIRFLOW_CONN_PAIMON_DEFAULT='{"conn_type": "paimon", "extra": {"warehouse": "s3://lake/warehouse",
-        "catalog_options": {"fs.s3.region": "eu-west-1"}, "spark_conn_id": "spark_cluster"}}'
+    AIRFLOW_CONN_PAIMON_DEFAULT='{"conn_type": "paimon", "login": "<access key>", "password": "<secret key>",
+        "extra": {"warehouse": "s3://lake/warehouse", "s3_endpoint": "http://minio:9000",
+        "s3_path_style_access": "true", "s3_region": "eu-west-1", "spark_conn_id": "spark_cluster"}}'
 """
 
 from __future__ import annotations
@@ -27,6 +39,31 @@ def _extra_value(extra: Mapping[str, Any], name: str) -> Any:
     if value in (None, ""):
         value = extra.get(f"extra__{CONN_TYPE}__{name}")
     return None if value == "" else value
+
+
+# catalog option -> standard AWS environment variable of the job processes (obstore reads them)
+_CREDENTIAL_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
+                   "s3.session.token": "AWS_SESSION_TOKEN"}
+# extra field -> catalog option (non-secret storage settings of the form)
+_STORAGE_FIELDS = {"s3_endpoint": "s3.endpoint", "s3_region": "s3.region",
+                   "s3_path_style_access": "s3.path.style.access"}
+
+
+def credential_keys() -> dict[str, str]:
+    """Every catalog option key (aliases included) that carries a credential -> its canonical key
+    (``s3.access-key``, ``s3.secret-key``, ``s3.session.token``): the keys that never go into a command line."""
+    from table_engine.options.storage import S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN, secret_keys
+
+    out = {k: option.key for option in (S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN) for k in option.keys}
+    missing = secret_keys() - set(out)  # a secret option added to the engine later is stripped too
+    out.update({k: k for k in missing})
+    return out
+
+
+def without_credentials(options: Mapping[str, str] | None) -> dict[str, str]:
+    """``options`` without any credential key (see :func:`credential_keys`): what may appear in an argv."""
+    keys = credential_keys()
+    return {str(k): str(v) for k, v in (options or {}).items() if k not in keys}
 
 
 def _string_map(value: Any, what: str, conn_id: str) -> dict[str, str]:
@@ -51,7 +88,9 @@ class PaimonConnectionConfig:
     :param catalog_options: catalog options passed to the engine and the Spark application.
     :param spark_conn_id: the Spark connection Spark jobs on this warehouse use.
     :param python: the Python interpreter on the Spark cluster (``spark.pyspark.python``), if not Airflow's.
-    :param spark_conf: Spark configuration for every job on this warehouse (e.g. object-store credentials).
+    :param spark_conf: Spark configuration for every job on this warehouse.
+    :param credentials: object-store credentials by canonical catalog option (``s3.access-key``, ``s3.secret-key``,
+        ``s3.session.token``): from the login, the password and the ``s3_session_token`` field. Hidden from repr.
     """
 
     conn_id: str
@@ -60,17 +99,52 @@ class PaimonConnectionConfig:
     spark_conn_id: str = DEFAULT_SPARK_CONN_ID
     python: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    credentials: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def engine_options(self) -> dict[str, str]:
+        """Catalog options for an engine in this process: the catalog options with the credentials."""
+        return {**self.catalog_options, **self.credentials}
+
+    def job_environment(self) -> dict[str, str]:
+        """The standard AWS environment variables of a job process (spark-submit, the CLI): the credentials, and
+        the endpoint and region of the catalog options (so that code of the job that opens the warehouse without
+        the catalog options reaches the same store)."""
+        from table_engine.options.storage import S3_ENDPOINT, S3_REGION
+
+        env = {_CREDENTIAL_ENV[k]: v for k, v in self.credentials.items() if k in _CREDENTIAL_ENV}
+        endpoint, region = S3_ENDPOINT.value_from(self.catalog_options), S3_REGION.value_from(self.catalog_options)
+        if endpoint:
+            env["AWS_ENDPOINT_URL"] = endpoint
+            if endpoint.startswith("http://"):
+                env["AWS_ALLOW_HTTP"] = "true"
+        if region:
+            env["AWS_REGION"] = region
+        return env
 
     @staticmethod
-    def from_connection_fields(conn_id: str, host: str | None, extra: Mapping[str, Any]) -> PaimonConnectionConfig:
-        """Parse a connection: ``warehouse`` from the extra (or, failing that, the host field)."""
+    def from_connection_fields(conn_id: str, host: str | None, extra: Mapping[str, Any], login: str | None = None,
+                               password: str | None = None) -> PaimonConnectionConfig:
+        """Parse a connection: ``warehouse`` from the extra (or, failing that, the host field); the S3 access key
+        from ``login`` and the secret key from ``password``."""
         warehouse = _extra_value(extra, "warehouse") or host
         if not warehouse:
             raise ValueError(f"connection {conn_id!r} has no warehouse: set the 'warehouse' field")
+        options = _string_map(_extra_value(extra, "catalog_options"), "catalog_options", conn_id)
+        for name, key in _STORAGE_FIELDS.items():
+            value = _extra_value(extra, name)
+            if value is not None:
+                options[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        keys = credential_keys()
+        credentials = {keys[k]: v for k, v in options.items() if k in keys}
+        for k, value in (("s3.access-key", login), ("s3.secret-key", password),
+                         ("s3.session.token", _extra_value(extra, "s3_session_token"))):
+            if value:
+                credentials[k] = str(value)
         return PaimonConnectionConfig(
             conn_id=conn_id,
             warehouse=str(warehouse),
-            catalog_options=_string_map(_extra_value(extra, "catalog_options"), "catalog_options", conn_id),
+            catalog_options={k: v for k, v in options.items() if k not in keys},
+            credentials=credentials,
             spark_conn_id=str(_extra_value(extra, "spark_conn_id") or DEFAULT_SPARK_CONN_ID),
             python=_extra_value(extra, "python"),
             spark_conf=_string_map(_extra_value(extra, "spark_conf"), "spark_conf", conn_id),

@@ -45,10 +45,14 @@ def get_provider_info() -> dict[str, Any]:
                 "hook-class-name": "provider.hooks.table.PaimonTableHook",
                 "hook-name": "Apache Paimon",
                 "ui-field-behaviour": {
-                    "hidden-fields": ["host", "schema", "login", "password", "port", "extra"],
-                    "relabeling": {},
+                    "hidden-fields": ["host", "schema", "port", "extra"],
+                    "relabeling": {"login": "S3 access key", "password": "S3 secret key"},
                     "placeholders": {
+                        "login": "access key id (empty: the AWS credential chain of the worker)",
+                        "password": "secret access key",
                         "warehouse": "s3://bucket/warehouse or /data/warehouse",
+                        "s3_endpoint": "http://minio:9000 (empty: AWS)",
+                        "s3_region": "us-east-1",
                         "catalog_options": '{"fs.s3.region": "eu-west-1"}',
                         "spark_conn_id": "spark_default",
                         "python": "/usr/local/bin/python",
@@ -58,13 +62,35 @@ def get_provider_info() -> dict[str, Any]:
                 "conn-fields": {
                     "warehouse": {
                         "label": "Warehouse",
-                        "description": "Warehouse URI: a local path, file://, s3://, gs://, hdfs:// (any pyarrow "
-                                       "filesystem); tables live in <warehouse>/<db>.db/<table>.",
+                        "description": "Warehouse URI: a local path, file://, s3:// (s3a://, any S3-compatible "
+                                       "store) or hdfs://; tables live in <warehouse>/<db>.db/<table>.",
                         "schema": {"type": ["string", "null"]},
+                    },
+                    "s3_endpoint": {
+                        "label": "S3 endpoint",
+                        "description": "Endpoint of the S3 API (catalog option s3.endpoint), e.g. http://minio:9000; "
+                                       "empty: AWS.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "s3_region": {
+                        "label": "S3 region",
+                        "description": "Region of the bucket (catalog option s3.region).",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "s3_path_style_access": {
+                        "label": "S3 path-style access",
+                        "description": "Address buckets as <endpoint>/<bucket> (s3.path.style.access; MinIO needs it).",
+                        "schema": {"type": ["boolean", "null"]},
+                    },
+                    "s3_session_token": {
+                        "label": "S3 session token",
+                        "description": "Session token of temporary credentials (secret, like the password).",
+                        "schema": {"type": ["string", "null"], "format": "password"},
                     },
                     "catalog_options": {
                         "label": "Catalog options",
-                        "description": "JSON object of catalog options passed to the engine and the Spark jobs.",
+                        "description": "JSON object of catalog options passed to the engine and the Spark jobs "
+                                       "(command-line visible: put credentials in the login/password fields).",
                         "schema": {"type": ["string", "null"]},
                     },
                     "spark_conn_id": {

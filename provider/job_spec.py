@@ -125,7 +125,13 @@ class SparkJobSpec:
 
 def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None = None) -> list[str]:
     """The application's argv: ``--command-json '<json>'`` (the command of ``spec.fields``, validated here), or
-    ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``."""
+    ``<command> --warehouse W --table T [--catalog-option k=v ...] <args>``.
+
+    Credentials (``s3.access-key``, ``s3.secret-key``, ``s3.session.token`` and their aliases) are dropped from
+    ``catalog_options``: an argv is readable by every user of the host. Jobs get them from their environment."""
+    from provider.connection import without_credentials
+
+    catalog_options = without_credentials(catalog_options)
     if spec.fields is not None:
         from table_engine.ops import command_class  # imported here: see COMMANDS
 

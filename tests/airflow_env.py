@@ -15,6 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DAGS_FOLDER = REPO / "dags"
@@ -58,6 +62,27 @@ def paimon_connection(warehouse: str, spark_conn_id: str = "spark_default", **ex
     """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection."""
     return json.dumps({"conn_type": "paimon", "extra": {"warehouse": warehouse, "spark_conn_id": spark_conn_id,
                                                         **extra}})
+
+
+def paimon_s3_connection(warehouse: str, endpoint: str, spark_conn_id: str = "spark_default",
+                         **extra: object) -> str:
+    """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection on an S3 warehouse of the test server at ``endpoint``:
+    the access key in the login, the secret key in the password (``tests.s3_server`` credentials)."""
+    from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
+
+    return json.dumps({"conn_type": "paimon", "login": ACCESS_KEY, "password": SECRET_KEY,
+                       "extra": {"warehouse": warehouse, "spark_conn_id": spark_conn_id, "s3_endpoint": endpoint,
+                                 "s3_region": REGION, "s3_path_style_access": "true", **extra}})
+
+
+def without_aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove every ``AWS_*`` variable from this process's environment (credentials must come from the
+    connection), and point the instance-metadata lookup of a credential chain at a closed loopback port, so a broken
+    credential route fails fast instead of calling out to 169.254.169.254."""
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_METADATA_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 def spark_connection(master: str = "local[2]", **extra: object) -> str:

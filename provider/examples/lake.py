@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pyarrow as pa
 
 
@@ -83,16 +85,18 @@ def default_landing_dir() -> str:
     return os.environ.get("PAIMON_LANDING_DIR") or os.path.join(tempfile.gettempdir(), "paimon-landing")
 
 
-def ensure_tables(warehouse: str, tables: tuple[TableDef, ...] = LAKE_TABLES) -> list[str]:
+def ensure_tables(warehouse: str, tables: tuple[TableDef, ...] = LAKE_TABLES,
+                  options: Mapping[str, str] | None = None) -> list[str]:
     """Create each table of ``tables`` that ``warehouse`` lacks, empty, with its definition (columns, keys,
     options, comment), through the function :class:`~provider.operators.PaimonCreateTableOperator` (the
     layering DAGs' ``create_*`` tasks) uses; existing tables are left as they are. Prints one line per created
     table; returns their names. ``make airflow`` calls it so that the scheduled maintenance DAGs find their
-    tables (and run as no-ops) before the first batch lands."""
+    tables (and run as no-ops) before the first batch lands. ``options``: catalog options (an S3 warehouse's
+    endpoint and credentials)."""
     from provider.operators.table import create_table
     from table_engine.catalog import Catalog
 
-    catalog = Catalog(warehouse)
+    catalog = Catalog(warehouse, dict(options or {}))
     created = []
     for tdef in tables:
         if create_table(catalog, tdef.name, tdef.columns, primary_keys=tdef.primary_keys,
@@ -175,11 +179,12 @@ def expected_user_daily(batches: tuple[int, ...] = BATCHES) -> dict[tuple[str, s
 # ---------------------------------------------------------------------------------------------- the demo report
 
 
-def report(warehouse: str, sample_rows: int = 10) -> str:
-    """Tables, their snapshots, tags and consumers, and a sample of the ADS rows (the newest tag of DWS)."""
+def report(warehouse: str, sample_rows: int = 10, options: Mapping[str, str] | None = None) -> str:
+    """Tables, their snapshots, tags and consumers, and a sample of the ADS rows (the newest tag of DWS);
+    ``options``: catalog options."""
     from table_engine.catalog import Catalog
 
-    catalog = Catalog(warehouse)
+    catalog = Catalog(warehouse, dict(options or {}))
     lines = [f"warehouse {warehouse}"]
     for tdef in LAKE_TABLES:
         if not catalog.table_exists(tdef.name):

@@ -10,6 +10,16 @@ here, so it delegates to ``SparkSubmitHook.submit`` (driver tracking, kill) and 
 Commands that only change table metadata (tags, expiry, rollback, orphan files) run on the application's driver
 without using Spark; where that driver would be this machine anyway (client mode), the hook runs the engine's CLI
 (same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``.
+
+Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
+the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~provider.job_spec.application_args` drops every
+credential key from the catalog options, and the job process (spark-submit, or the engine's CLI) gets them as
+``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` in its environment
+(:attr:`SparkSubmission.env`, hidden from repr), which the engine reads when its catalog options carry no keys.
+With a local master the driver and the executors inherit that environment. On a cluster (a non-local master, or
+cluster deploy mode) the executors, and in cluster mode the driver, run elsewhere: they need the cluster's own
+credentials (instance role, IRSA, ``spark.executorEnv``/``spark.yarn.appMasterEnv`` set in the cluster's
+``spark-defaults.conf``); this hook does not put credentials in ``--conf`` (that is argv too).
 """
 
 from __future__ import annotations
@@ -133,6 +143,10 @@ class PaimonSparkHook(BaseHook):
         cluster_mode = deploy_mode == "cluster"
         if runs_locally(spec, cluster_mode=cluster_mode):
             return self._local_submission(spec, config, spark_conn_id, master)
+        if config.credentials and (cluster_mode or not is_local_master(master)):
+            self.log.warning("the executors on %s%s do not get connection %s's object-store credentials: they need "
+                             "the cluster's own", master, " (and the driver: cluster mode)" if cluster_mode else "",
+                             config.conn_id)
         conf = spark_conf(spec, master=master, cluster_mode=cluster_mode, connection_conf=config.spark_conf,
                           connection_python=config.python)
         py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
@@ -160,20 +174,21 @@ class PaimonSparkHook(BaseHook):
         if spec.master:
             argv[argv.index("--master") + 1] = spec.master
         self._spark_hook = hook
-        return SparkSubmission(argv, self._client_env(spec, master, argv[0]), master, cluster_mode, application,
-                               spark_conn_id)
+        return SparkSubmission(argv, self._client_env(spec, master, argv[0], config), master, cluster_mode,
+                               application, spark_conn_id)
 
     @staticmethod
     def _local_submission(spec: SparkJobSpec, config: PaimonConnectionConfig, spark_conn_id: str,
                           master: str = "") -> SparkSubmission:
-        env = dict(os.environ)
+        env = _with_credentials(dict(os.environ), config)
         env.update({str(k): str(v) for k, v in spec.env_vars.items()})
         argv = local_argv(spec, spec.warehouse or config.warehouse, config.catalog_options)
         return SparkSubmission(argv, env, master, False, CLI_MODULE, spark_conn_id, local=True)
 
     @staticmethod
-    def _client_env(spec: SparkJobSpec, master: str, binary: str) -> dict[str, str]:
-        env = dict(os.environ)
+    def _client_env(spec: SparkJobSpec, master: str, binary: str,
+                    config: PaimonConnectionConfig | None = None) -> dict[str, str]:
+        env = _with_credentials(dict(os.environ), config)
         env.update({str(k): str(v) for k, v in spec.env_vars.items()})
         if is_local_master(master):
             env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -251,6 +266,19 @@ class PaimonSparkHook(BaseHook):
                 process.wait()
         elif self._spark_hook is not None and process is None:
             self._spark_hook.on_kill()
+
+
+def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None) -> dict[str, str]:
+    """``env`` with the connection's object-store credentials, endpoint and region as AWS environment variables
+    (:meth:`PaimonConnectionConfig.job_environment`). Credentials from the connection replace the worker's own
+    AWS_* keys as a whole (a session token of other keys would not match)."""
+    if config is None:
+        return env
+    if config.credentials:
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            env.pop(name, None)
+    env.update(config.job_environment())
+    return env
 
 
 def failure_reason(output: Iterable[str], result: dict[str, Any] | None) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 def load_connection_config(conn_id: str) -> PaimonConnectionConfig:
     """Fetch and parse a ``paimon`` connection (secrets backends, environment, metadata DB)."""
     conn = BaseHook.get_connection(conn_id)
-    return PaimonConnectionConfig.from_connection_fields(conn_id, conn.host, conn.extra_dejson)
+    return PaimonConnectionConfig.from_connection_fields(conn_id, conn.host, conn.extra_dejson, login=conn.login,
+                                                         password=conn.password)
 
 
 class PaimonTableHook(BaseHook):
@@ -48,10 +50,7 @@ class PaimonTableHook(BaseHook):
             if self.warehouse_override:
                 try:
                     base = load_connection_config(self.paimon_conn_id)
-                    self._config = PaimonConnectionConfig(
-                        conn_id=base.conn_id, warehouse=self.warehouse_override,
-                        catalog_options=base.catalog_options, spark_conn_id=base.spark_conn_id, python=base.python,
-                        spark_conf=base.spark_conf)
+                    self._config = dataclasses.replace(base, warehouse=self.warehouse_override)
                 except Exception as e:  # noqa: BLE001 - any lookup failure: the explicit warehouse suffices
                     self.log.info("connection %s not usable (%s); using warehouse %s", self.paimon_conn_id, e,
                                   self.warehouse_override)
@@ -66,10 +65,11 @@ class PaimonTableHook(BaseHook):
         return self.get_conn().warehouse
 
     def get_catalog(self) -> Catalog:
+        """The warehouse's catalog in this process, with the connection's catalog options and credentials."""
         from table_engine.catalog import Catalog
 
         config = self.get_conn()
-        return Catalog(config.warehouse, config.catalog_options)
+        return Catalog(config.warehouse, config.engine_options())
 
     def get_table(self, table: str) -> Table:
         """The engine's table object; this hook uses it for reading only."""

@@ -90,8 +90,9 @@ class PaimonPartitionSensor(BaseSensorOperator):
         if found is not None:
             return found
         self.defer(
-            trigger=PaimonPartitionTrigger(warehouse=hook.warehouse, table=self.table, partition=self._spec(),
-                                           require=self.require, poll_interval=self.poke_interval),
+            trigger=PaimonPartitionTrigger(warehouse=hook.warehouse, paimon_conn_id=self.paimon_conn_id,
+                                           table=self.table, partition=self._spec(), require=self.require,
+                                           poll_interval=self.poke_interval),
             method_name="execute_complete",
             timeout=datetime.timedelta(seconds=self.timeout) if self.timeout else None,
         )

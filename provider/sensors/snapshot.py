@@ -105,8 +105,8 @@ class PaimonSnapshotSensor(BaseSensorOperator):
         if found is not None:
             return found.to_dict()
         self.defer(
-            trigger=PaimonSnapshotTrigger(warehouse=hook.warehouse, table=self.table,
-                                          poll_interval=self.poke_interval, **criteria),
+            trigger=PaimonSnapshotTrigger(warehouse=hook.warehouse, paimon_conn_id=self.paimon_conn_id,
+                                          table=self.table, poll_interval=self.poke_interval, **criteria),
             method_name="execute_complete",
             timeout=datetime.timedelta(seconds=self.timeout) if self.timeout else None,
         )

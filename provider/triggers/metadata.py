@@ -1,8 +1,11 @@
 """Deferrable waiting on Paimon tables: poll snapshot and manifest files from the triggerer.
 
-The sensor resolves its connection before deferring and passes the warehouse URI, so the triggerer needs neither
-connections nor Spark: each poll opens the table and reads its metadata through :mod:`provider.metadata` (the
-engine's read-only metadata API) in a worker thread.
+The sensor passes the warehouse URI it resolved and the ``paimon`` connection id: a trigger's kwargs are stored in
+the metadata database, so they never hold credentials. The triggerer resolves the connection (its catalog options
+and object-store credentials) when the trigger starts, through :class:`~provider.hooks.table.PaimonTableHook`;
+without a connection id (or when the connection cannot be fetched) the warehouse is opened with no options, e.g.
+a local path or an object store reached through the triggerer's own AWS environment. Each poll opens the table and
+reads its metadata through :mod:`provider.metadata` (the engine's read-only metadata API) in a worker thread.
 """
 
 from __future__ import annotations
@@ -26,25 +29,41 @@ MAX_CONSECUTIVE_ERRORS = 3
 class _PollingTrigger(BaseTrigger):
     """Polls :meth:`check` every ``poll_interval`` seconds until it returns an event payload."""
 
-    def __init__(self, warehouse: str, table: str, poll_interval: float = 30.0) -> None:
+    def __init__(self, warehouse: str, table: str, poll_interval: float = 30.0,
+                 paimon_conn_id: str | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.warehouse = warehouse
         self.table = table
         self.poll_interval = float(poll_interval)
+        self.paimon_conn_id = paimon_conn_id
 
     def _kwargs(self) -> dict[str, Any]:
-        return {"warehouse": self.warehouse, "table": self.table, "poll_interval": self.poll_interval}
+        return {"warehouse": self.warehouse, "table": self.table, "poll_interval": self.poll_interval,
+                "paimon_conn_id": self.paimon_conn_id}
+
+    def _catalog(self) -> Catalog:
+        """The warehouse's catalog with the connection's options and credentials (fetched here, in the triggerer)."""
+        if self.paimon_conn_id is None:
+            return Catalog(self.warehouse)
+        from provider.hooks.table import PaimonTableHook
+
+        return PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
 
     def check(self, table: Table | None) -> dict[str, Any] | None:
         """The event payload once the wait is over (``table``: None while the table does not exist)."""
         raise NotImplementedError
 
+    def _poll(self, catalog: Catalog) -> dict[str, Any] | None:
+        return self.check(open_table(catalog, self.table))
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        catalog = Catalog(self.warehouse)
+        catalog: Catalog | None = None
         errors = 0
         while True:
             try:
-                payload = await asyncio.to_thread(lambda: self.check(open_table(catalog, self.table)))
+                if catalog is None:  # the connection is fetched by blocking calls: in a thread, as the polls
+                    catalog = await asyncio.to_thread(self._catalog)
+                payload = await asyncio.to_thread(self._poll, catalog)
                 errors = 0
             except Exception as e:  # noqa: BLE001 - reported through the event after retries
                 errors += 1
@@ -66,8 +85,9 @@ class PaimonSnapshotTrigger(_PollingTrigger):
 
     def __init__(self, warehouse: str, table: str, after_snapshot_id: int | None = None,
                  after_time_millis: int | None = None, commit_kinds: Sequence[str] = (),
-                 partition: Mapping[str, Any] | None = None, poll_interval: float = 30.0) -> None:
-        super().__init__(warehouse, table, poll_interval)
+                 partition: Mapping[str, Any] | None = None, poll_interval: float = 30.0,
+                 paimon_conn_id: str | None = None) -> None:
+        super().__init__(warehouse, table, poll_interval, paimon_conn_id)
         self.after_snapshot_id = after_snapshot_id
         self.after_time_millis = after_time_millis
         self.commit_kinds = list(commit_kinds)
@@ -90,8 +110,8 @@ class PaimonPartitionTrigger(_PollingTrigger):
     ``_SUCCESS`` file exists). Event: ``{"status": "success", "partition": {...}}``."""
 
     def __init__(self, warehouse: str, table: str, partition: Mapping[str, Any], require: str = "data",
-                 poll_interval: float = 30.0) -> None:
-        super().__init__(warehouse, table, poll_interval)
+                 poll_interval: float = 30.0, paimon_conn_id: str | None = None) -> None:
+        super().__init__(warehouse, table, poll_interval, paimon_conn_id)
         self.partition = dict(partition)
         self.require = require
 

@@ -15,6 +15,7 @@ from provider.job_spec import (
     SparkJobSpec,
     application_args,
     is_local_master,
+    local_argv,
     render_partitions,
     should_ship_engine,
     spark_conf,
@@ -139,3 +140,21 @@ def test_commands_come_from_the_registry_and_dag_files_load_no_engine() -> None:
             "assert not [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'table_engine')], sys.modules")
     root = pathlib.Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
+
+
+@pytest.mark.parametrize("spec", [
+    SparkJobSpec(command="compact", table="db.t", args=["--full"]),
+    SparkJobSpec(command="compact", table="db.t", fields={"full": True}),
+    SparkJobSpec(command="compact", table="db.t", fields={"full": True}, args=["--partition", "dt=1"]),
+    SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t1"}),
+])
+def test_argv_never_holds_credentials_even_when_catalog_options_do(spec: SparkJobSpec) -> None:
+    from table_engine.ops.argv import parse_command
+    from table_engine.options.storage import S3_ACCESS_KEY, secret_keys
+
+    secret = "sEcReT-9f1c"
+    options = {**dict.fromkeys(secret_keys() | set(S3_ACCESS_KEY.keys), secret), "s3.endpoint": "http://127.0.0.1:9"}
+    for argv in (application_args(spec, "s3://b/wh", options), local_argv(spec, "s3://b/wh", options)[3:]):
+        assert not any(secret in a for a in argv)
+        # what is left still parses, with the non-secret options
+        assert dict(parse_command(argv).catalog_options) == {"s3.endpoint": "http://127.0.0.1:9"}

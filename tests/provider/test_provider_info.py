@@ -46,9 +46,14 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert hook.connection_id_attribute_name == "paimon_conn_id"
     widgets = {name for name in pm.connection_form_widgets if name.startswith("extra__paimon__")}
     assert widgets == {f"extra__paimon__{f}" for f in ("warehouse", "catalog_options", "spark_conn_id", "python",
-                                                       "spark_conf")}
+                                                       "spark_conf", "s3_endpoint", "s3_region",
+                                                       "s3_path_style_access", "s3_session_token")}
+    sensitive = {name for name, w in pm.connection_form_widgets.items() if w.is_sensitive}
+    assert "extra__paimon__s3_session_token" in sensitive
     behaviour = pm.field_behaviours["paimon"]
-    assert set(behaviour["hidden_fields"]) == {"host", "schema", "login", "password", "port", "extra"}
+    # the S3 access key is the login, the secret key the password (masked by Airflow)
+    assert set(behaviour["hidden_fields"]) == {"host", "schema", "port", "extra"}
+    assert behaviour["relabeling"] == {"login": "S3 access key", "password": "S3 secret key"}
     triggers = {t.trigger_class_name for t in pm.trigger if t.package_name == "airflow-provider-paimon"}
     assert triggers == {"provider.triggers.metadata"}
     assert ProvidersManagerTaskRuntime().asset_uri_handlers["paimon"].__name__ == "sanitize_uri"

@@ -238,3 +238,55 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+# ---- credentials: never in an argv, given to the job process's environment ----------------------------------------
+SECRET = "sEcReT-in-connection-9d2e"
+TOKEN = "session-token-4b7c"
+
+
+@pytest.fixture
+def s3_conn(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A paimon connection on an S3 warehouse whose credentials are in login/password, the session-token field,
+    and (a user's mistake) also in catalog_options under Paimon's and pypaimon's keys."""
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_S3", json.dumps({
+        "conn_type": "paimon", "login": "AKID-conn", "password": SECRET, "extra": {
+            "warehouse": "s3://bucket/wh", "s3_endpoint": "http://127.0.0.1:9", "s3_session_token": TOKEN,
+            "catalog_options": {"s3.secret-key": SECRET, "fs.s3.accessKeySecret": SECRET, "s3.access-key": "AKID-conn",
+                                "fs.s3.securityToken": TOKEN, "s3.region": "eu-west-1"}}}))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.setenv(name, "worker-own-value")
+    return "paimon_s3"
+
+
+@pytest.mark.parametrize(("spec", "master", "local"), [
+    (SparkJobSpec(command="compact", table="db.t", fields={"full": True}), "local[2]", False),
+    (SparkJobSpec(command="compact", table="db.t", args=["--full"]), "local[2]", False),
+    (SparkJobSpec(command="compact", table="db.t", fields={"full": True}, args=["--partition", "dt=1"]), "yarn", False),
+    (SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t1"}), "local[2]", True),
+    (SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t1"}, runner="spark"), "yarn", False),
+    (SparkJobSpec(command="expire-snapshots", table="db.t", args=["--retain-max", "3"]), "local[2]", True),
+])
+def test_credentials_are_in_the_job_environment_not_in_its_argv(
+        s3_conn: str, app: str, monkeypatch: pytest.MonkeyPatch, spec: SparkJobSpec, master: str, local: bool) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection(master))
+    sub = PaimonSparkHook(paimon_conn_id=s3_conn).build_submission(spec)
+    assert sub.local is local
+    text = " ".join(sub.argv)
+    for secret in (SECRET, TOKEN, "AKID-conn"):
+        assert secret not in text and secret not in repr(sub)
+    assert "http://127.0.0.1:9" in text and "eu-west-1" in text  # non-secret catalog options still travel
+    assert sub.env["AWS_ACCESS_KEY_ID"] == "AKID-conn" and sub.env["AWS_SECRET_ACCESS_KEY"] == SECRET
+    assert sub.env["AWS_SESSION_TOKEN"] == TOKEN and "AWS_PROFILE" not in sub.env
+    assert sub.env["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9" and sub.env["AWS_REGION"] == "eu-west-1"
+
+
+def test_a_connection_without_credentials_leaves_the_workers_aws_environment(
+        paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "worker-own-value")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "worker-own-token")
+    for spec in (SparkJobSpec(command="compact", table="db.t", fields={}),
+                 SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t"})):
+        sub = PaimonSparkHook().build_submission(spec)
+        assert sub.env["AWS_ACCESS_KEY_ID"] == "worker-own-value"
+        assert sub.env["AWS_SESSION_TOKEN"] == "worker-own-token"

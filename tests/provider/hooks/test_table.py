@@ -10,6 +10,8 @@ import pytest
 from provider.connection import PaimonConnectionConfig
 from provider.hooks.table import PaimonTableHook
 from table_engine import Catalog
+from tests import airflow_env
+from tests.s3_server import SECRET_KEY, S3Server
 
 
 def test_connection_fields_are_parsed() -> None:
@@ -54,3 +56,21 @@ def test_read_summary_and_test_connection(paimon_conn: str) -> None:
     assert summary["latest_snapshot"]["snapshot_id"] == 1 and summary["latest_snapshot"]["commit_kind"] == "APPEND"
     ok, message = hook.test_connection()
     assert ok and "db" in message
+
+
+def test_hook_opens_an_s3_warehouse_with_the_connections_credentials(
+        monkeypatch: pytest.MonkeyPatch, s3_server: S3Server, s3_warehouse: str, s3_options: dict[str, str]) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_s3_connection(s3_warehouse,
+                                                                                       s3_server.endpoint))
+    airflow_env.without_aws_environment(monkeypatch)
+    schema = pa.schema([("id", pa.int64())])
+    Catalog(s3_warehouse, s3_options).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"}) \
+        .write(pa.table({"id": [1, 2]}, schema=schema))
+    hook = PaimonTableHook()
+    assert SECRET_KEY not in repr(hook.get_conn())
+    assert hook.get_conn().catalog_options["s3.endpoint"] == s3_server.endpoint
+    assert hook.read("db.t").num_rows == 2 and hook.latest_snapshot("db.t").snapshot_id == 1  # type: ignore[union-attr]
+    ok, message = hook.test_connection()
+    assert ok and SECRET_KEY not in message
+    # the warehouse override keeps the connection's credentials
+    assert PaimonTableHook(warehouse=s3_warehouse).table_exists("db.t")

@@ -14,6 +14,8 @@ import pytest
 from provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
 from provider.triggers.metadata import PaimonPartitionTrigger, PaimonSnapshotTrigger
 from table_engine import Catalog
+from tests import airflow_env
+from tests.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 
@@ -133,3 +135,42 @@ def test_partition_sensor_defers_until_the_partition_is_written(catalog: Catalog
     timer.join()
     assert event["status"] == "success" and event["partition"]["file_count"] == 1
     assert sensor.execute_complete({}, event)["row_count"] == 1
+
+
+@pytest.fixture
+def s3_conn(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server, s3_warehouse: str) -> str:
+    """``paimon_default`` -> an S3 warehouse, credentials only in the connection (none in the environment)."""
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_s3_connection(s3_warehouse,
+                                                                                       s3_server.endpoint))
+    airflow_env.without_aws_environment(monkeypatch)
+    return s3_warehouse
+
+
+def test_sensors_and_triggers_read_an_s3_warehouse_with_the_connections_credentials(
+        s3_conn: str, s3_options: dict[str, str]) -> None:
+    from airflow.sdk.exceptions import TaskDeferred
+
+    table = Catalog(s3_conn, s3_options).create_table("db.t", SCHEMA, primary_keys=["id", "dt"],
+                                                      partition_keys=["dt"], options={"bucket": "1"})
+    sensor = PaimonSnapshotSensor(task_id="s", table="db.t", deferrable=True, poke_interval=0.05, timeout=120)
+    assert sensor.poke({}).is_done is False
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute({})
+    classpath, kwargs = deferred.value.trigger.serialize()
+    # trigger kwargs are stored in the metadata DB: the connection id, never the credentials
+    assert SECRET_KEY not in repr(kwargs) and ACCESS_KEY not in repr(kwargs)
+    assert kwargs["paimon_conn_id"] == "paimon_default" and kwargs["warehouse"] == s3_conn
+    table.write(batch([1], "2026-11-20"))  # lands after the deferral: the trigger finds it on its first poll
+    event = run_trigger(PaimonSnapshotTrigger(**kwargs))
+    assert event["status"] == "success" and event["snapshot"]["snapshot_id"] == 1
+    data = PaimonPartitionSensor(task_id="p", table="db.t", partition="dt=2026-11-20", deferrable=True)
+    assert data.execute({})["row_count"] == 1  # satisfied at once: no deferral
+    later = PaimonPartitionSensor(task_id="q", table="db.t", partition="dt=2026-11-21", deferrable=True,
+                                  poke_interval=0.05)
+    with pytest.raises(TaskDeferred) as deferred:
+        later.execute({})
+    _, kwargs = deferred.value.trigger.serialize()
+    assert SECRET_KEY not in repr(kwargs)
+    table.write(batch([2], "2026-11-21"))
+    event = run_trigger(PaimonPartitionTrigger(**kwargs))
+    assert event["status"] == "success" and event["partition"]["row_count"] == 1

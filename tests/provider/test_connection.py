@@ -1,0 +1,55 @@
+"""The ``paimon`` connection's object-store fields: credentials from the login/password (and a session-token
+field) are kept apart from the catalog options, which may travel in a command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from provider.connection import PaimonConnectionConfig, credential_keys, without_credentials
+from table_engine.options.storage import secret_keys
+
+SECRET = "sEcReT-value-1234"
+
+
+def test_credentials_come_from_login_password_and_the_session_token_field() -> None:
+    cfg = PaimonConnectionConfig.from_connection_fields(
+        "c", None, {"warehouse": "s3://b/wh", "s3_endpoint": "http://127.0.0.1:9000", "s3_region": "eu-west-1",
+                    "s3_path_style_access": True, "s3_session_token": "tok", "catalog_options": {"a": "1"}},
+        login="AKID", password=SECRET)
+    assert cfg.catalog_options == {"a": "1", "s3.endpoint": "http://127.0.0.1:9000", "s3.region": "eu-west-1",
+                                   "s3.path.style.access": "true"}
+    assert cfg.credentials == {"s3.access-key": "AKID", "s3.secret-key": SECRET, "s3.session.token": "tok"}
+    assert SECRET not in repr(cfg) and "tok" not in repr(cfg)
+    assert cfg.engine_options() == {**cfg.catalog_options, **cfg.credentials}
+    assert cfg.job_environment() == {
+        "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": "tok",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ALLOW_HTTP": "true", "AWS_REGION": "eu-west-1"}
+
+
+@pytest.mark.parametrize("key", sorted(credential_keys()))
+def test_a_credential_put_in_catalog_options_is_moved_to_the_credentials(key: str) -> None:
+    cfg = PaimonConnectionConfig.from_connection_fields(
+        "c", None, {"warehouse": "s3://b/wh", "catalog_options": {key: SECRET, "fs.s3.endpoint": "http://e"}})
+    assert cfg.catalog_options == {"fs.s3.endpoint": "http://e"}
+    assert list(cfg.credentials.values()) == [SECRET]
+    assert cfg.job_environment()["AWS_ENDPOINT_URL"] == "http://e"  # aliases resolve
+
+
+def test_the_login_and_password_win_over_keys_in_catalog_options() -> None:
+    cfg = PaimonConnectionConfig.from_connection_fields(
+        "c", None, {"warehouse": "s3://b/wh", "catalog_options": {"s3.secret-key": "old", "s3.access-key": "a"}},
+        login="AKID", password=SECRET)
+    assert cfg.credentials == {"s3.access-key": "AKID", "s3.secret-key": SECRET}
+
+
+def test_credential_keys_cover_the_engine_secrets_and_the_access_key() -> None:
+    keys = credential_keys()
+    assert secret_keys() <= set(keys)
+    assert {"s3.access-key", "fs.s3.accessKeyId"} <= set(keys)
+    options = dict.fromkeys(keys, SECRET) | {"s3.endpoint": "http://e", "s3.region": "r"}
+    assert without_credentials(options) == {"s3.endpoint": "http://e", "s3.region": "r"}
+
+
+def test_a_local_warehouse_needs_no_storage_fields() -> None:
+    cfg = PaimonConnectionConfig.from_connection_fields("c", None, {"warehouse": "/wh"})
+    assert cfg.credentials == {} and cfg.job_environment() == {} and cfg.engine_options() == {}
