@@ -143,10 +143,11 @@ class PaimonSparkHook(BaseHook):
         cluster_mode = deploy_mode == "cluster"
         if runs_locally(spec, cluster_mode=cluster_mode):
             return self._local_submission(spec, config, spark_conn_id, master)
-        if config.credentials and (cluster_mode or not is_local_master(master)):
-            self.log.warning("the executors on %s%s do not get connection %s's object-store credentials: they need "
-                             "the cluster's own", master, " (and the driver: cluster mode)" if cluster_mode else "",
-                             config.conn_id)
+        if config.credentials and cluster_mode:
+            # client mode needs nothing more: the driver gets them in its environment, and the data source ships
+            # what the driver has to the executors inside the serialized tasks
+            self.log.warning("the driver on %s (cluster deploy mode) does not get connection %s's object-store "
+                             "credentials: it needs the cluster's own", master, config.conn_id)
         conf = spark_conf(spec, master=master, cluster_mode=cluster_mode, connection_conf=config.spark_conf,
                           connection_python=config.python)
         py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
