@@ -25,9 +25,10 @@ def compose() -> dict[str, Any]:
 def test_compose_has_every_component_from_one_image() -> None:
     doc = compose()
     services = doc["services"]
-    assert set(services) == {"postgres", "airflow-init", "airflow-api-server", "airflow-scheduler",
-                             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker"}
-    ours = {name: s for name, s in services.items() if name != "postgres"}
+    assert set(services) == {"postgres", "minio", "minio-init", "airflow-init", "airflow-api-server",
+                             "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "spark-master",
+                             "spark-worker"}
+    ours = {name: s for name, s in services.items() if name not in ("postgres", "minio", "minio-init")}
     for name, service in ours.items():
         assert service["image"] == "airflow-provider-paimon:dev", name
         build = service["build"]
@@ -37,7 +38,7 @@ def test_compose_has_every_component_from_one_image() -> None:
     for name in ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
         assert services[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
         assert services[name]["command"] == [name.removeprefix("airflow-")]
-    assert set(doc["volumes"]) == {"lake", "postgres-db", "airflow-logs"}
+    assert set(doc["volumes"]) == {"lake", "minio-data", "postgres-db", "airflow-logs"}
     for service in services.values():
         for port in service.get("ports", []):
             assert port.startswith("127.0.0.1:"), port  # not exposed beyond loopback
@@ -47,8 +48,16 @@ def test_compose_connections_point_at_the_services() -> None:
     services = compose()["services"]
     env = services["airflow-scheduler"]["environment"]
     paimon = json.loads(env["AIRFLOW_CONN_PAIMON_DEFAULT"])
-    cfg = PaimonConnectionConfig.from_connection_fields("paimon_default", None, paimon["extra"])
-    assert cfg.warehouse.startswith("/opt/paimon/lake/")
+    cfg = PaimonConnectionConfig.from_connection_fields("paimon_default", None, paimon["extra"],
+                                                        login=paimon["login"], password=paimon["password"])
+    # the warehouse is on MinIO; its credentials are the connection's login and password, not catalog options
+    assert cfg.warehouse == "s3://paimon/warehouse"
+    assert cfg.catalog_options["s3.endpoint"] == f"http://{services['minio']['hostname']}:9000"
+    assert "s3.secret-key" not in cfg.catalog_options and cfg.credentials
+    assert services["airflow-scheduler"]["depends_on"]["minio-init"]["condition"] == \
+        "service_completed_successfully"
+    assert "lake/paimon" in services["minio-init"]["command"]
+    assert not any("PASSWORD" in part for part in services["minio-init"]["command"])
     assert cfg.spark_conf["spark.driver.host"] == services["airflow-scheduler"]["hostname"]
     spark = json.loads(env["AIRFLOW_CONN_SPARK_DEFAULT"])
     assert cfg.spark_conn_id == "spark_default"
@@ -59,7 +68,7 @@ def test_compose_connections_point_at_the_services() -> None:
     assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].endswith("@postgres:5432/airflow")
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
     init = " ".join(services["airflow-init"]["command"])
-    assert "airflow db migrate" in init and "/opt/paimon/lake/warehouse" in init
+    assert "airflow db migrate" in init and "/opt/paimon/lake/landing" in init
 
 
 def test_dockerfile_copies_existing_paths_and_repairs_pyspark() -> None:
