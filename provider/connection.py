@@ -84,7 +84,7 @@ class PaimonConnectionConfig:
     """A resolved ``paimon`` connection.
 
     :param conn_id: the connection id.
-    :param warehouse: warehouse URI (a local path, ``file://``, ``s3://``, ... any pyarrow filesystem URI).
+    :param warehouse: warehouse URI: a local path, ``file://``, ``s3://`` (``s3a://``, ``s3n://``) or ``hdfs://``.
     :param catalog_options: catalog options passed to the engine and the Spark application.
     :param spark_conn_id: the Spark connection Spark jobs on this warehouse use.
     :param python: the Python interpreter on the Spark cluster (``spark.pyspark.python``), if not Airflow's.

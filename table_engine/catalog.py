@@ -67,7 +67,7 @@ def _refuse_system(name: str, identifier: str, action: str) -> None:
 
 
 class Catalog:
-    """Databases and tables in a warehouse directory (local path, ``file://`` or any pyarrow filesystem URI)."""
+    """Databases and tables in a warehouse: a local path, ``file://``, ``s3://`` (``s3a://``, ``s3n://``) or ``hdfs://``."""
 
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None,
                  file_io: FileIO | None = None) -> None:
