@@ -26,6 +26,7 @@ from table_engine import Catalog
 from table_engine.errors import CommitConflictError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, list_snapshot_ids
 from tests.fault_proxy import FaultProxy, Rule
+from tests.processes import run_until_writers_finish
 from tests.s3_server import S3Server
 from tests.table_engine.store.committing.s3_support import proxy
 
@@ -95,23 +96,7 @@ def test_writers_compaction_and_expiry_on_s3(s3_server: S3Server, s3_warehouse: 
     # the background processes stop between two operations when asked, never killed mid-commit
     others = [ctx.Process(target=_compactor, args=(s3_warehouse, options, done)),
               ctx.Process(target=_expirer, args=(s3_warehouse, options, done))]
-    try:
-        for p in writers + others:
-            p.start()
-        for p in writers:
-            p.join(400)
-            assert p.exitcode == 0, f"{p.name} failed (exit code {p.exitcode})"
-        for p in others:
-            assert p.is_alive(), f"{p.name} failed early (exit code {p.exitcode})"
-        done.set()
-        for p in others:
-            p.join(120)
-            assert p.exitcode == 0, f"{p.name} did not stop cleanly (exit code {p.exitcode})"
-    finally:
-        for p in writers + others:
-            if p.is_alive():
-                p.kill()
-                p.join(10)
+    run_until_writers_finish(writers, others, done, writer_timeout=400)
 
     proxy.clear_rules()
     assert proxy.count(fault="drop") > 0 and proxy.count(fault="status") > 0

@@ -18,6 +18,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import CommitConflictError, SnapshotNotExistError
+from tests.processes import run_until_writers_finish
 from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_files
 
 SCHEMA = pa.schema([("id", pa.int64()), ("writer", pa.int32())])
@@ -95,24 +96,8 @@ def test_expiry_with_concurrent_writers_and_readers(warehouse: str, primary_key:
               ctx.Process(target=_reader, args=(warehouse, done, not primary_key, reads))]
     if primary_key:
         others.append(ctx.Process(target=_compactor, args=(warehouse, done)))
-    try:
-        for p in writers + others:
-            p.start()
-        for p in writers:
-            p.join(180)
-            assert p.exitcode == 0
-        time.sleep(1)  # the others keep going a little against the final table
-        for p in others:
-            assert p.is_alive(), f"{p.name} failed early (exit code {p.exitcode})"
-        done.set()
-        for p in others:
-            p.join(120)
-            assert p.exitcode == 0, f"{p.name} did not stop cleanly (exit code {p.exitcode})"
-    finally:
-        for p in writers + others:
-            if p.is_alive():
-                p.kill()
-                p.join(10)
+    # linger: the others keep going a little against the final table
+    run_until_writers_finish(writers, others, done, writer_timeout=180, linger=1)
     t = cat.get_table("db.t")
     got = t.read()
     assert sorted(got.column("id").to_pylist()) == list(range(WRITERS * COMMITS * ROWS))
