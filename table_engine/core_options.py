@@ -187,7 +187,7 @@ COMMIT_MIN_RETRY_WAIT = key("commit.min-retry-wait").duration_type().default_val
 COMMIT_MAX_RETRY_WAIT = key("commit.max-retry-wait").duration_type().default_value(10_000).with_description(
     "Maximum wait before retrying a commit.")
 COMMIT_USER_PREFIX = key("commit.user-prefix").string_type().no_default_value().with_description(
-    "Prefix of generated commit users.")
+    "Prefix of generated commit users: `<prefix>_<UUID>` (without it, a bare UUID).")
 COMMIT_FORCE_COMPACT = key("commit.force-compact").bool_type().default_value(False).with_description(
     "Compact before every commit.")
 
@@ -639,6 +639,8 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 def default_commit_user(options: CoreOptions) -> str:
-    """The commit user of a commit that names none: ``commit.user-prefix`` (if set) followed by a fresh UUID. The
-    one rule for every committer (the table facade, the CLI, the Spark writes and jobs, partition expiry)."""
-    return f"{options.commit_user_prefix() or ''}{uuid.uuid4()}"
+    """The commit user of a commit that names none: a fresh UUID, after ``<commit.user-prefix>_`` when the prefix is
+    set (Paimon's ``CoreOptions.createCommitUser``). The one rule for every committer (the table facade, the CLI,
+    the Spark writes and jobs, partition expiry)."""
+    prefix = options.commit_user_prefix()
+    return f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())

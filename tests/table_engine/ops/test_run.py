@@ -22,7 +22,8 @@ SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 
 
 def test_default_commit_user_takes_the_prefix() -> None:
-    assert default_commit_user(CoreOptions({"commit.user-prefix": "etl-"})).startswith("etl-")
+    user = default_commit_user(CoreOptions({"commit.user-prefix": "etl"}))
+    assert user.startswith("etl_") and len(user) == len("etl_") + 36  # Paimon's createCommitUser: prefix_UUID
     a, b = default_commit_user(CoreOptions({})), default_commit_user(CoreOptions({}))
     assert a != b and len(a) == 36
 
