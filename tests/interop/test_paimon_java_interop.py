@@ -9,8 +9,10 @@ every table Paimon Java writes (see ``paimon_java.py``). Where Paimon Java and p
   and ``rowkind.field``) at an older snapshot and the latest; three of them also after a full compaction;
   ``deletion-vectors.enabled`` tables after writer compactions, a minor compaction that leaves vectors and a full
   one; an append table with a deletion vector; partial-update, aggregation and first-row tables, compacted and not;
-  a table whose schema evolved (add column, rename, INT -> BIGINT) before and after compaction. Expected: the dict
-  model of ``conftest.py`` where one applies, else our engine's own read of the same snapshot.
+  a table whose schema evolved (add column, rename, INT -> BIGINT) before and after compaction; cross-partition
+  upsert tables (``bucket`` = -1, keys moving between partitions) of every merge engine after each commit; an
+  append table before and after a minor and a full append compaction; the first-row table after each commit.
+  Expected: a dict model where one applies, else our engine's own read of the same snapshot.
 * We read Java's (``test_engine_reads_java_table``): Java creates the table and commits several batches with
   inserts, updates and deletes (append, deduplicate fixed bucket partitioned and not, a string key, deletion
   vectors, a writer that compacts as it goes, partial-update, aggregation, first-row, and a schema Java evolves
@@ -193,9 +195,80 @@ def _first_row_table(root: Path) -> Written:
                                                  options={"merge-engine": "first-row", "bucket": "2"})
     batches = _first_row_batches(seed=11)
     sids = [table.write(b) for b in batches]
-    assert sids[-1] is not None
+    assert all(sid is not None for sid in sids)
     out = Written("first_row", warehouse, "mi.first_row", table.read().schema, ["id"])
-    out.versions = [Version("commit3", int(sids[-1]), _first_row_expected(batches))]
+    out.versions = [Version(f"commit{i + 1}", int(sid), _first_row_expected(batches[:i + 1]))  # type: ignore[arg-type]
+                    for i, sid in enumerate(sids)]
+    return out
+
+
+XPART_SCHEMA = pa.schema([("dt", pa.string()), pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+XPART_DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
+
+
+def _cross_partition_table(engine: str, root: Path) -> Written:
+    """Cross-partition upsert (key without the partition field, ``bucket`` = -1): keys move between partitions over
+    four commits. Expected, per commit, from a dict model: deduplicate moves a key to its newest partition with the
+    newest value; partial-update and aggregation (sum) update the key in its first partition; first-row keeps the
+    first row."""
+    warehouse = root / f"xpart_{engine}"
+    opts = {"merge-engine": engine, "dynamic-bucket.target-row-num": "40"}
+    if engine == "aggregation":
+        opts["fields.v.aggregate-function"] = "sum"
+    table = Catalog(str(warehouse)).create_table("db.xp", XPART_SCHEMA, primary_keys=["id"], partition_keys=["dt"],
+                                                 options=opts)
+    rng = np.random.default_rng(23)
+    model: dict[int, tuple[str, int]] = {}
+    out = Written(f"xpart_{engine}", warehouse, "db.xp", XPART_SCHEMA, ["id"])
+    for commit in range(4):
+        ids = rng.choice(150, size=100, replace=False).astype(np.int64)
+        days = rng.choice(XPART_DAYS, size=100)
+        values = rng.integers(0, 1000, 100).astype(np.int64)
+        for day, key, value in zip(days.tolist(), ids.tolist(), values.tolist()):
+            old = model.get(key)
+            if old is None or engine == "deduplicate":
+                model[key] = (day, value)
+            elif engine == "partial-update":
+                model[key] = (old[0], value)
+            elif engine == "aggregation":
+                model[key] = (old[0], old[1] + value)
+        sid = table.write(pa.table({"dt": days, "id": ids, "v": values}, schema=XPART_SCHEMA))
+        assert sid is not None
+        expected = pa.Table.from_pylist([{"dt": d, "id": k, "v": v} for k, (d, v) in sorted(model.items())],
+                                        schema=XPART_SCHEMA)
+        out.versions.append(Version(f"commit{commit + 1}", int(sid), expected))
+    return out
+
+
+APPEND_COMPACT_SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("s", pa.string())])
+
+
+def _append_compacted_table(root: Path) -> Written:
+    """An unaware-bucket append table with small files (write-only), then the dedicated append compaction: a
+    minor one (``compaction.min.file-num``) and a full one; Java reads before and after, same rows."""
+    warehouse = root / "append_compacted"
+    table = Catalog(str(warehouse)).create_table(
+        "db.ac", APPEND_COMPACT_SCHEMA, partition_keys=["dt"],
+        options={"write-only": "true", "compaction.min.file-num": "3"})
+    def write(i: int) -> None:
+        ids = np.arange(i * 50, (i + 1) * 50, dtype=np.int64)
+        table.write(pa.table({"dt": ["2024-01-01" if i % 2 else "2024-01-02"] * 50, "id": ids,
+                              "s": [f"r{k}" for k in ids.tolist()]}, schema=APPEND_COMPACT_SCHEMA))
+
+    for i in range(6):
+        write(i)
+    before = table.latest_snapshot_id()
+    expected = table.read()
+    assert before is not None and expected.num_rows == 300
+    minor = table.compact()
+    for i in range(6, 8):  # one more small file per partition: the full compaction has work again
+        write(i)
+    full = table.compact(full=True)
+    assert minor is not None and full is not None
+    out = Written("append_compacted", warehouse, "db.ac", APPEND_COMPACT_SCHEMA, ["id"])
+    out.versions = [Version("small-files", before, expected), Version("minor-compaction", minor, expected),
+                    Version("full-compaction", full, table.read())]
+    assert out.versions[-1].expected.num_rows == 400
     return out
 
 
@@ -250,6 +323,9 @@ ENGINE_TABLES: dict[str, Callable[[Path], Written]] = {
     "aggregation": lambda root: _merge_engine_table("aggregation", root),
     "first_row": _first_row_table,
     "evolved": _evolved_table,
+    **{f"xpart_{e}": (lambda root, e=e: _cross_partition_table(e, root))  # type: ignore[misc]
+       for e in ("deduplicate", "partial-update", "aggregation", "first-row")},
+    "append_compacted": _append_compacted_table,
 }
 
 
