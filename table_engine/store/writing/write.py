@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import ChangelogProducer
-from table_engine.errors import DataError, SchemaMismatchError, UnsupportedError, naming_snapshot
+from table_engine.errors import DataError, MissingFileError, SchemaMismatchError, UnsupportedError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.data_file_meta import DataFileMeta
@@ -87,8 +87,13 @@ def _names_base_snapshot(
 
     @functools.wraps(method)
     def wrapper(self: TableWrite, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with naming_snapshot(self._base_snapshot_id):
+        try:
             return method(self, *args, **kwargs)
+        except MissingFileError as e:  # the snapshot is known once the call restored the writer's state
+            named = e.in_snapshot(self._base_snapshot_id)
+            if named is e:
+                raise
+            raise named from e
 
     return wrapper
 

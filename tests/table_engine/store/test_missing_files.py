@@ -4,7 +4,10 @@
 One table (primary key, deletion vectors, lookup changelog, one bucket) with two writes: snapshots 1-4 (APPEND,
 COMPACT, APPEND, COMPACT) and a tag of snapshot 4. For each kind of file, one file snapshot 4 references is deleted
 and every entry point is called: it either does not need the file (expiry and tag bookkeeping tolerate files that
-are gone, as Paimon's do) or raises the one error.
+are gone, as Paimon's do) or raises the one error. The entry points: reads (latest, tag, older snapshot, batches,
+incremental, system tables), write, compaction, snapshot expiry, tags, rollback, orphan cleanup, partition drop and
+expiry, file-index rewrite and the changelog consumer; and, on a dynamic-bucket table, a write whose HASH index file
+is gone.
 """
 
 from __future__ import annotations
@@ -75,7 +78,21 @@ ACTIONS: dict[str, Callable[[Catalog, Table], Any]] = {
     "delete tag": lambda c, t: t.delete_tag("tg"),
     "rollback": lambda c, t: t.rollback_to(2),
     "remove orphan files": lambda c, t: t.remove_orphan_files(dry_run=True),
+    "drop partitions": lambda c, t: t.drop_partitions([{"dt": "x"}]),
+    "expire partitions": lambda c, t: t.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd",
+                                                          timestamp_pattern="2000-01-01"),
+    "rewrite file index": lambda c, t: t.rewrite_file_index(),
+    "consume changelog": lambda c, t: _consume(c, t),
 }
+
+
+def _consume(catalog: Catalog, t: Table) -> Any:
+    from table_engine.ops import ConsumeChangelog
+    from table_engine.ops.run import run_command
+
+    out = pathlib.Path(t.path).parent.parent / "changes-out"
+    return run_command(ConsumeChangelog(warehouse=catalog.warehouse, table="db.t", consumer_id="c",
+                                        output=str(out), from_snapshot=1))
 
 KINDS = ["base manifest list", "delta manifest list", "manifest", "index manifest", "data file", "changelog file",
          "deletion vector index file"]
@@ -90,6 +107,7 @@ MUST_FAIL: dict[tuple[str, str], int] = {
     ("manifest", "read snapshot 2"): 2,
     ("manifest", "rollback"): 2,
     ("changelog file", "incremental read"): 2,
+    ("changelog file", "consume changelog"): 0,
 }
 
 
@@ -139,3 +157,17 @@ def test_a_failed_read_or_compaction_leaves_the_table_unchanged(catalog: Catalog
         with pytest.raises(MissingFileError):
             ACTIONS[action](catalog, t)
         assert files() == before, action
+
+
+def test_a_missing_hash_index_file_is_one_error(catalog: Catalog) -> None:
+    """Dynamic bucket (``bucket`` = -1): the next write reads the bucket's HASH index file; when it is gone the
+    write raises the one error naming the snapshot and the file, and commits nothing."""
+    t = catalog.create_table("db.h", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                             options={"bucket": "-1"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"], "dt": ["x"] * 3}))
+    (path,) = glob.glob(f"{t.path}/index/index-*")
+    os.remove(path)
+    with pytest.raises(MissingFileError) as info:
+        t.write(pa.table({"id": [4], "v": ["d"], "dt": ["x"]}))
+    assert info.value.path == path and "snapshot 1 references" in str(info.value), str(info.value)
+    assert t.latest_snapshot_id() == 1
