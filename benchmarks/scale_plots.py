@@ -56,10 +56,11 @@ def plot_history(res: dict[str, Any], path: Path) -> Path:
            title="Commit time vs snapshots")
     a1.set_ylim(bottom=0)
     a1.legend(fontsize=8)
-    a2.plot(xs, [c["median_metadata_reads"] for c in cps], "o-", label="metadata files read")
-    a2.plot(xs, [c["median_snapshot_reads"] for c in cps], "s--", label="of which snapshot files")
-    a2.plot(xs, [c["median_probes"] for c in cps], "^:", label="existence probes")
-    a2.set(xscale="log", xlabel="snapshots in the table", ylabel="per commit (median)",
+    a2.plot(xs, [c["mean_metadata_reads"] for c in cps], "o-", label="metadata files read (mean)")
+    a2.plot(xs, [c["median_metadata_reads"] for c in cps], "s--", label="metadata files read (median)")
+    a2.plot(xs, [c["max_metadata_reads"] for c in cps], "v:", color="0.5", label="metadata files read (max)")
+    a2.plot(xs, [c["median_snapshot_reads"] for c in cps], "x--", label="snapshot files (median)")
+    a2.set(xscale="log", xlabel="snapshots in the table", ylabel="files per commit",
            title="Metadata reads per commit vs snapshots")
     a2.set_ylim(bottom=0)
     a2.legend(fontsize=8)
