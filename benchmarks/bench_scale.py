@@ -12,9 +12,10 @@
    full plans and one-partition plans. Goals: one-partition plan <= 5% of the full plan (100k files); full plan
    time grows linearly in files (log-log slope <= 1.2).
 3. Memory: a primary-key table (``bucket`` = 1, default options) of 1 M, 3 M, 10 M rows, each operation in a fresh
-   process whose peak RSS (ru_maxrss from wait4) is taken: the write (1 M-row batches into one writer, one commit),
-   the read as batches (``to_batches``), a full compaction (after 10% updates written ``write-only``). Goals:
-   read RSS at the largest size <= 1.25x that at the smallest; write and compaction of the largest < 1.5 GiB.
+   process whose peak RSS (its VmHWM; else ru_maxrss from wait4) is taken: the write (1 M-row batches into one
+   writer, one commit), the read as batches (``to_batches``), a full compaction (after 10% updates written
+   ``write-only``). Goals: read RSS at the largest size <= 1.25x that at the smallest; write and compaction of the
+   largest < 1.5 GiB.
 4. Expiry: on the history table, expire the oldest k snapshots (k = 10, 100, 1000, one after the other, with
    ``retain_max`` = count - k): time and metadata reads. Goal (issue 14): O(k) reads, i.e. reads per expired
    snapshot at the smallest k <= 3x those at the largest k.
@@ -93,6 +94,7 @@ def bench_history(root: Path, snapshots: int, checkpoints: list[int], window: in
         sid = table.commit(messages)
         t2 = time.perf_counter()
         commits.append({"snapshots_before": present, "commit_s": t2 - t1, "write_s": t2 - t0, **fio.snapshot_counts()})
+        commits[-1]["added"] = (sid or present) - present  # 2 when the writer's compaction was committed too
         present = sid if sid is not None else present
         step += 1
         if step % 1000 == 0:
@@ -100,9 +102,13 @@ def bench_history(root: Path, snapshots: int, checkpoints: list[int], window: in
     points = []
     for n in checkpoints:
         win = [c for c in commits if n <= c["snapshots_before"] < n + window]
+        plain = [c for c in win if c["added"] == 1]
         points.append({"snapshots": n, "commits": len(win),
                        "median_commit_ms": 1000 * median([c["commit_s"] for c in win]),
                        "median_write_commit_ms": 1000 * median([c["write_s"] for c in win]),
+                       "compacting_share": 1 - len(plain) / len(win) if win else math.nan,
+                       "median_plain_commit_ms": 1000 * median([c["commit_s"] for c in plain]),
+                       "median_plain_metadata_reads": median([c["metadata_reads"] for c in plain]),
                        "mean_commit_ms": 1000 * statistics.fmean([c["commit_s"] for c in win]) if win else math.nan,
                        "median_metadata_reads": median([c["metadata_reads"] for c in win]),
                        "mean_metadata_reads": statistics.fmean([c["metadata_reads"] for c in win]) if win else math.nan,
@@ -115,7 +121,9 @@ def bench_history(root: Path, snapshots: int, checkpoints: list[int], window: in
               f"{p['median_write_commit_ms']:.1f} ms), metadata reads median {p['median_metadata_reads']:g} "
               f"mean {p['mean_metadata_reads']:.1f} max {p['max_metadata_reads']} "
               f"(snapshot files {p['median_snapshot_reads']:g}), probes {p['median_probes']:g}, "
-              f"listings {p['median_listings']:g}")
+              f"listings {p['median_listings']:g}; {100 * p['compacting_share']:.0f}% of the commits carry a "
+              f"compaction, the others: {p['median_plain_commit_ms']:.1f} ms, "
+              f"{p['median_plain_metadata_reads']:g} reads")
     result = {"commits": len(commits), "final_snapshots": present, "seconds": time.perf_counter() - start,
               "window": window, "checkpoints": points,
               "per_commit_snapshots_before": [c["snapshots_before"] for c in commits],
@@ -164,6 +172,16 @@ def bench_planning(root: Path, partitions: int, buckets: int, sizes: list[int], 
 
 
 def child(op: str, warehouse: str, rows: int) -> dict[str, Any]:
+    out = _child_op(op, warehouse, rows)
+    try:  # this process's own high-water mark: ru_maxrss would also count the parent's pages before exec
+        status = Path("/proc/self/status").read_text()
+        out["vmhwm_bytes"] = 1024 * int(next(ln for ln in status.splitlines() if ln.startswith("VmHWM:")).split()[1])
+    except (OSError, StopIteration):
+        pass
+    return out
+
+
+def _child_op(op: str, warehouse: str, rows: int) -> dict[str, Any]:
     catalog = Catalog(warehouse)
     t0 = time.perf_counter()
     if op == "baseline":
@@ -202,7 +220,7 @@ def bench_memory(root: Path, sizes: list[int]) -> dict[str, Any]:
     def run(op: str, warehouse: Path, rows: int) -> dict[str, Any]:
         rss, out = run_for_peak_rss([sys.executable, __file__, "--child", op, str(warehouse), str(rows)], 3600)
         info = json.loads(out.strip().splitlines()[-1])
-        return {"peak_rss_bytes": rss, **info}
+        return {"peak_rss_bytes": info.get("vmhwm_bytes", rss), "ru_maxrss_bytes": rss, **info}
 
     baseline = run("baseline", root / "rss-baseline", 0)
     print(f"  idle process (imports only): {baseline['peak_rss_bytes'] / 2**20:.0f} MiB")
@@ -235,10 +253,10 @@ def bench_expiry(history: Any, ks: list[int]) -> dict[str, Any]:
         t0 = time.perf_counter()
         result = table.expire_snapshots(retain_max=count - k, retain_min=1, max_deletes=k)
         seconds = time.perf_counter() - t0
-        reads = fio.metadata_reads()
+        reads, by_kind = fio.metadata_reads(), dict(fio.reads)
         after = len(table.snapshots())
         points.append({"k": k, "snapshots_before": count, "expired": count - after, "seconds": seconds,
-                       "metadata_reads": reads, "reads": dict(fio.reads), "deleted_files": result.deleted_files})
+                       "metadata_reads": reads, "reads": by_kind, "deleted_files": result.deleted_files})
         print(f"  expire {count - after} of {count} snapshots: {seconds:.2f} s, {reads} metadata files read",
               flush=True)
     return {"points": points}

@@ -50,6 +50,8 @@ def plot_history(res: dict[str, Any], path: Path) -> Path:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     a1.plot(xs, [c["median_commit_ms"] for c in cps], "o-", label="commit (Table.commit)")
     a1.plot(xs, [c["median_write_commit_ms"] for c in cps], "s--", label="write + commit")
+    if "median_plain_commit_ms" in cps[0]:
+        a1.plot(xs, [c["median_plain_commit_ms"] for c in cps], "^:", label="commits without a compaction")
     base = cps[0]["median_commit_ms"]
     a1.axhline(1.2 * base, color="tab:red", lw=0.8, ls=":", label="goal: 1.2x commit at 10")
     a1.set(xscale="log", xlabel="snapshots in the table", ylabel="median ms per commit (10-row upsert)",
@@ -100,6 +102,10 @@ def plot_memory(res: dict[str, Any], path: Path) -> Path:
     ax.set_xticks(xs, [f"{x:g}" for x in xs])
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
+    if "memory_run" in res:  # the memory section was rerun on its own: its own date and load
+        run = res["memory_run"]
+        res = {**res, "machine": {**res["machine"], "date": run["date"],
+                                  "load_average_start": run["load_average_start"]}}
     return _save(fig, res, path)
 
 
