@@ -20,10 +20,10 @@
    ``retain_max`` = count - k): time and metadata reads. Goal (issue 14): O(k) reads, i.e. reads per expired
    snapshot at the smallest k <= 3x those at the largest k.
 
-``--quick`` (about 2 minutes): 1,000 snapshots, 100 partitions with 1k/3k/10k files, 100k/300k/1M rows, k = 10,
-100. Results: ``--out`` JSON (default .bench/scale.json); plots (PNG) into ``--plots`` when matplotlib is
-importable (else later: ``python benchmarks/scale_plots.py JSON DIR`` with any Python that has matplotlib).
-The machine is shared: compare ratios.
+``--quick`` (2-3 minutes): 1,000 snapshots (windows of 20 commits), 100 partitions with 1k/3k/10k files,
+100k/300k/1M rows, k = 10, 100. Results: ``--out`` JSON (default .bench/scale.json); plots (PNG) into ``--plots``
+when matplotlib is importable (else later: ``python benchmarks/scale_plots.py JSON DIR`` with any Python that has
+matplotlib). The machine is shared: compare ratios.
 
   python benchmarks/bench_scale.py [--quick] [--out .bench/scale.json] [--plots benchmarks/plots] [--only SECTIONS]
 """
@@ -318,7 +318,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path, default=Path(".bench/scale.json"))
     ap.add_argument("--plots", type=Path, default=Path("benchmarks/plots"))
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ",".join(SECTIONS))
-    ap.add_argument("--window", type=int, default=50)
+    ap.add_argument("--window", type=int, help="commits per checkpoint (default 50; 20 with --quick)")
     ap.add_argument("--plot-only", type=Path, metavar="JSON", help="only draw the plots of an earlier run")
     ap.add_argument("--child", nargs=3, metavar=("OP", "WAREHOUSE", "ROWS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -336,6 +336,7 @@ def main(argv: list[str]) -> int:
     else:
         checkpoints, partitions, sizes, rows, ks = [10, 100, 1000, 3000, 10_000], 1000, [10_000, 30_000, 100_000], \
             [1_000_000, 3_000_000, 10_000_000], [10, 100, 1000]
+    window = args.window or (20 if args.quick else 50)
     res: dict[str, Any] = {"machine": machine_info(), "quick": args.quick}
     print(f"scale benchmark ({'quick' if args.quick else 'full'}): {machine_line(res['machine'])}, "
           f"load average {res['machine']['load_average_start']}", flush=True)
@@ -345,7 +346,7 @@ def main(argv: list[str]) -> int:
         history = None
         if "history" in sections:
             print(f"1. commit time vs snapshots (to {checkpoints[-1]:,})", flush=True)
-            res["history"], history = bench_history(root, checkpoints[-1], checkpoints, args.window)
+            res["history"], history = bench_history(root, checkpoints[-1], checkpoints, window)
         if "planning" in sections:
             print(f"2. plan time vs files ({partitions} partitions x 4 buckets)", flush=True)
             res["planning"] = bench_planning(root, partitions, 4, sizes, 3)
