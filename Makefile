@@ -7,7 +7,7 @@ PYPAIMON_STAMP := .venv-pypaimon/.installed
 PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test lint bench install pypaimon paimon-java clean
+.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-scale install pypaimon paimon-java clean
 
 install: $(STAMP)
 
@@ -69,6 +69,13 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_changelog.py
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
+
+# Growth curves of issue 14 (not part of `make test`; about 20 minutes on 2 cores, BENCH_SCALE_ARGS=--quick about
+# 2): commit time and metadata reads vs snapshots, plan time vs files, peak RSS vs rows, expiry time vs snapshots
+# expired; PASS/FAIL per goal, JSON in .bench/scale.json, PNGs in benchmarks/plots/ (when matplotlib is installed).
+BENCH_SCALE_ARGS ?=
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py --out .bench/scale.json --plots benchmarks/plots $(BENCH_SCALE_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-pypaimon .venv-paimon-java .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
