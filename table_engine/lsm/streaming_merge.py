@@ -78,7 +78,7 @@ def streaming_merge(runs: Iterable[Iterator[pa.Table]], order: MergeOrder, merge
 
     The runs are given oldest first where that matters (records of equal key and equal ordering keep the run order,
     as a stable sort of the runs concatenated would). ``merge_function`` None: the runs hold disjoint keys (one
-    sorted run), pieces are only ordered, never merged. The yielded tables have the runs' schema."""
+    sorted run), pieces are only ordered, never merged; otherwise every piece is merged with it. The yielded tables have the runs' schema."""
     state = [_Run(iter(r)) for r in runs]
     key_cols = list(order.key_cols)
     while True:
@@ -109,12 +109,12 @@ def streaming_merge(runs: Iterable[Iterator[pa.Table]], order: MergeOrder, merge
 
 
 def _merge_pieces(pieces: list[pa.Table], order: MergeOrder, fn: MergeFunction | None) -> pa.Table:
-    if len(pieces) == 1:
-        return pieces[0]  # one run: its keys are unique and sorted already
-    kv = concat_tables(pieces)
-    if fn is None:
-        return take_sorted(kv, [(k, "ascending") for k in order.key_cols])
-    return sort_and_merge(kv, order, fn)
+    if fn is None:  # disjoint keys: only order them
+        return pieces[0] if len(pieces) == 1 else take_sorted(concat_tables(pieces),
+                                                              [(k, "ascending") for k in order.key_cols])
+    # merged even when one run holds all of the piece's keys: a merge function may rewrite a lone record (e.g.
+    # partial-update stores a lone +U as +I), as one in-memory merge of all the runs does
+    return sort_and_merge(concat_tables(pieces), order, fn)
 
 
 class FileRoller(Generic[T]):
