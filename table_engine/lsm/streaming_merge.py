@@ -78,7 +78,8 @@ def streaming_merge(runs: Iterable[Iterator[pa.Table]], order: MergeOrder, merge
 
     The runs are given oldest first where that matters (records of equal key and equal ordering keep the run order,
     as a stable sort of the runs concatenated would). ``merge_function`` None: the runs hold disjoint keys (one
-    sorted run), pieces are only ordered, never merged; otherwise every piece is merged with it. The yielded tables have the runs' schema."""
+    sorted run), pieces are only ordered, never merged; otherwise every piece is merged with it. The yielded tables
+    have the runs' schema."""
     state = [_Run(iter(r)) for r in runs]
     key_cols = list(order.key_cols)
     while True:

@@ -86,7 +86,7 @@ def test_composite_keys_merge_lexicographically(runs: list[list[tuple[int, str]]
         seq += len(uniq)
     fn = DeduplicateMerge()
     want = sort_and_merge(concat_tables(tables), order, fn)
-    got = [t for t in streaming_merge([chunks_of(t, size) for t in tables], order, fn)]
+    got = list(streaming_merge([chunks_of(t, size) for t in tables], order, fn))
     assert (concat_tables(got) if got else want.slice(0, 0)).to_pylist() == want.to_pylist()
 
 
