@@ -27,6 +27,7 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
+from table_engine.lsm.levels import KeyCodec, interval_partition
 from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.lsm.streaming_merge import streaming_merge
@@ -151,13 +152,24 @@ class TableRead:
                     yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
             return
         order = MergeOrder(self.key_cols, tuple(self.ctx.sequence_fields), self.ctx.sequence_descending)
-        for section in self._sections(split.files):
-            if len(section) > 1:  # oldest file first: records of equal ordering keep the file order
-                section = sorted(section, key=lambda f: f.min_sequence_number)
-            runs = [self._iter_file(split, f, system=True) for f in section]
+        for section in self._run_sections(split.files):
+            runs = [self._iter_run(split, run) for run in section]
             fn = self.ctx.merge_function if len(section) > 1 else None
             for t in streaming_merge(runs, order, fn):
                 yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
+
+    def _run_sections(self, files: Sequence[DataFileMeta]) -> list[list[list[DataFileMeta]]]:
+        """Key-disjoint sections, each as the fewest sorted runs (key-disjoint files in key order): the streaming
+        merge reads one file per run at a time, so memory follows the number of overlapping runs, not of files."""
+        try:
+            sections = interval_partition(files, KeyCodec([f.type for f in self.ctx.schema.key_fields()]))
+        except Exception:  # undecodable or incomparable keys: every file its own run, oldest first
+            return [[[f] for f in sorted(files, key=lambda f: f.min_sequence_number)]]
+        return [[list(run.files) for run in section] for section in sections]
+
+    def _iter_run(self, split: Split, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        for f in files:
+            yield from self._iter_file(split, f, system=True)
 
     def _iter_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> Iterator[pa.Table]:
         """One data file as :meth:`_read_file` reads it, in chunks of :attr:`chunk_rows` rows."""

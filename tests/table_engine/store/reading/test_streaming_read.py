@@ -1,6 +1,7 @@
 """``TableRead.to_batches`` streams (files read in chunks, overlapping files merged chunk by chunk) and returns the
-rows of ``to_arrow``: random commits of upserts and deletes (write-only, so level-0 files pile up and overlap), read
-with chunks of 1-3 rows, with and without a filter and a projection."""
+rows of ``to_arrow``: random commits of upserts and deletes (write-only, so level-0 files pile up and overlap; with
+a tiny ``target-file-size`` each sorted run spans several files), read with chunks of 1-3 rows, with and without a
+filter and a projection."""
 
 from __future__ import annotations
 
@@ -32,15 +33,17 @@ def by_key(t: pa.Table, keys: list[str]) -> list[dict[str, Any]]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(engine=st.sampled_from(sorted(ENGINES)), commits=st.lists(COMMIT, min_size=1, max_size=5),
-       chunk=st.integers(1, 3), filtered=st.booleans())
+       chunk=st.integers(1, 3), filtered=st.booleans(), roll=st.booleans())
 def test_streamed_batches_equal_to_arrow(engine: str, commits: list[list[tuple[int, str, int | None]]],
-                                         chunk: int, filtered: bool) -> None:
+                                         chunk: int, filtered: bool, roll: bool) -> None:
     with tempfile.TemporaryDirectory() as warehouse:
         catalog = Catalog(warehouse)
         append = engine == "append"
         opts = {"bucket": "1", **ENGINES[engine]}
         if not append:
             opts["write-only"] = "true"
+        if roll:  # files of a few rows: each sorted run spans several files
+            opts["target-file-size"] = "100 b"
         t = catalog.create_table("db.t", SCHEMA, primary_keys=[] if append else ["id"], options=opts)
         for c in commits:
             if append:
