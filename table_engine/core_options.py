@@ -134,8 +134,19 @@ WRITE_ONLY = key("write-only").bool_type().default_value(False).with_description
     "that job compacts them.")
 WRITE_BUFFER_SIZE = key("write-buffer-size").memory_type().default_value(256 * MB).with_description(
     "Memory a writer buffers before it spills a sorted run to level-0 files.")
-WRITE_BUFFER_SPILLABLE = key("write-buffer-spillable").bool_type().default_value(True).with_description(
-    "Whether the write buffer may spill to disk.")
+WRITE_BUFFER_SPILLABLE = key("write-buffer-spillable").bool_type().no_default_value().with_description(
+    "Whether the write buffer may spill to disk: a full buffer of a primary-key writer is sorted, merged and spilled "
+    "to a local temporary file (Arrow IPC) instead of being written as level-0 files; the spilled runs are merged "
+    "by streaming into level-0 files at the next flush (prepare_commit): fewer, larger sorted runs. Unset: on "
+    "for object-store warehouses (s3://), off on a local disk or HDFS, as Paimon's "
+    "CoreOptions.writeBufferSpillable(usingObjectStore); when off, a full buffer becomes level-0 files. Memory "
+    "stays bounded by write-buffer-size either way.")
+WRITE_BUFFER_SPILL_MAX_DISK_SIZE = key("write-buffer-spill.max-disk-size").memory_type().no_default_value() \
+    .with_description("Local disk the spilled runs of a writer may take (unset: unbounded); beyond it the spilled "
+                      "runs and the buffer are merged into level-0 files at once.")
+LOCAL_SORT_MAX_NUM_FILE_HANDLES = key("local-sort.max-num-file-handles").int_type().default_value(128) \
+    .with_description("The most spilled runs a writer keeps: when a spill reaches it, the spilled runs are merged "
+                      "into one.")
 PAGE_SIZE = key("page-size").memory_type().default_value(64 * 1024).with_description("Memory page size.")
 TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with_description(
     "Target size of a data file; default 128 mb for primary-key tables and 256 mb for append tables. "
@@ -391,7 +402,8 @@ SECTIONS = (
         CHANGELOG_PRODUCER, CHANGELOG_PRODUCER_ROW_DEDUPLICATE, CHANGELOG_PRODUCER_ROW_DEDUPLICATE_IGNORE_FIELDS,
         PRIMARY_KEY_NULLABLE)),
     OptionSection("Writing and files", (
-        WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
+        WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
+        LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
         FILE_FORMAT, FILE_COMPRESSION, FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
         METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE, MANIFEST_MERGE_MIN_COUNT,

@@ -7,7 +7,7 @@ all table columns; append data files hold just the table columns.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -136,6 +136,23 @@ def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = Non
     try:
         with file_io.open_input(path) as f:
             return pq.read_table(f, columns=list(columns) if columns is not None else None)
+    except FileNotFoundError:
+        raise MissingFileError(_kind_of(path), path) from None
+    except (pa.ArrowInvalid, OSError) as e:
+        if not file_io.exists(path):
+            raise MissingFileError(_kind_of(path), path) from None
+        raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
+
+
+def iter_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
+    """(Some columns of) a data file as tables of at most ``batch_rows`` rows, read row group by row group, so that
+    memory holds one batch (plus one row group's decoded pages), not the file; errors as :func:`read_parquet`."""
+    try:
+        with file_io.open_input(path) as f:
+            pf = pq.ParquetFile(f)
+            cols = list(columns) if columns is not None else None
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
+                yield pa.Table.from_batches([batch])
     except FileNotFoundError:
         raise MissingFileError(_kind_of(path), path) from None
     except (pa.ArrowInvalid, OSError) as e:

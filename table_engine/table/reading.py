@@ -83,7 +83,8 @@ class ReadSurface(TagSurface):
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
                    tag: str | None = None, timestamp_millis: int | None = None,
                    batch_size: int = 65536, *, read_optimized: bool | None = None) -> Iterator[pa.RecordBatch]:
-        """Stream the merged rows as record batches; memory stays bounded by one merge section."""
+        """Stream the merged rows as record batches; files are read in chunks and merged by streaming, so memory does
+        not grow with the table (:meth:`TableRead.to_batches`)."""
         if self.source is not None:
             yield from self.source.to_batches(self._table(), columns, filter, snapshot_id, tag, timestamp_millis,
                                               batch_size)

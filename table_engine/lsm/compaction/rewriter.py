@@ -24,7 +24,7 @@ instead of an upgrade, and writes the compaction's changelog files at the end.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -38,11 +38,25 @@ from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, SortedRun, interval_partition
 from table_engine.lsm.merge_engines.function import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
+from table_engine.lsm.streaming_merge import FileRoller, streaming_merge
 
 #: reads one data file as key-value rows: every value column + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``
 ReadFile = Callable[[DataFileMeta], pa.Table]
 #: writes key-value rows sorted by key (unique keys) as files at a level; returns their metadata
 WriteFiles = Callable[[pa.Table, int], list[DataFileMeta]]
+#: reads one data file as :data:`ReadFile` does, in chunks of bounded size (in key order)
+ReadChunks = Callable[[DataFileMeta], Iterator[pa.Table]]
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """Rewrite by streaming: sorted runs are read chunk by chunk and merged with
+    :func:`~table_engine.lsm.streaming_merge.streaming_merge`, output files are written (rolled at
+    ``target_file_size`` of Arrow data) as they fill, so memory does not grow with the unit. Used when the rewriter
+    has no level lookup and no changelog hook (those still read whole sections into memory)."""
+
+    read_chunks: ReadChunks
+    target_file_size: int
 
 
 class LevelLookup(Protocol):
@@ -84,8 +98,9 @@ class CompactRewriter:
     def __init__(self, codec: KeyCodec, read_file: ReadFile, write_files: WriteFiles, merge_function: MergeFunction,
                  order: MergeOrder, min_file_size: int, max_level: int, expire: RecordLevelExpire | None = None,
                  force_rewrite_all: bool = False, lookup: LevelLookup | None = None,
-                 changelog: ChangelogHook | None = None) -> None:
+                 changelog: ChangelogHook | None = None, streaming: Streaming | None = None) -> None:
         self.codec = codec
+        self.streaming = streaming if lookup is None and changelog is None else None
         self.lookup = lookup
         self.changelog = changelog
         self.read_file = read_file
@@ -111,6 +126,8 @@ class CompactRewriter:
     def rewrite(self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]],
                 with_changelog: bool = True) -> CompactResult:
         """Merge sections (key-disjoint, in key order) into new files at ``output_level``."""
+        if self.streaming is not None:
+            return self._rewrite_streaming(self.streaming, output_level, drop_delete, sections)
         merged: list[pa.Table] = []
         before: list[DataFileMeta] = []
         for section in sections:
@@ -132,6 +149,26 @@ class CompactRewriter:
             out = out.filter(is_add(out.column(VALUE_KIND)))
         after = self.write_files(out, output_level) if out is not None and out.num_rows else []
         return CompactResult(before, after)
+
+    def _rewrite_streaming(self, streaming: Streaming, output_level: int, drop_delete: bool,
+                           sections: Sequence[Sequence[SortedRun]]) -> CompactResult:
+        before: list[DataFileMeta] = []
+        roller: FileRoller[DataFileMeta] = FileRoller(lambda t: self.write_files(t, output_level),
+                                                      streaming.target_file_size)
+        for section in sections:
+            before += [f for run in section for f in run.files]
+            runs = [self._run_chunks(streaming, run) for run in section]
+            fn = self.merge_function if len(section) > 1 else None  # one run holds unique keys in key order
+            for piece in streaming_merge(runs, self.order, fn):
+                if drop_delete:
+                    piece = piece.filter(is_add(piece.column(VALUE_KIND)))
+                roller.add(piece)
+        return CompactResult(before, roller.finish())
+
+    def _run_chunks(self, streaming: Streaming, run: SortedRun) -> Iterator[pa.Table]:
+        for f in run.files:
+            for chunk in streaming.read_chunks(f):
+                yield self.expire.filter(chunk) if self.expire is not None else chunk
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         return CompactResult([f], [dataclasses.replace(f, level=output_level)])

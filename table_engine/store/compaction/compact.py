@@ -23,13 +23,20 @@ index file travels with the compaction in the commit message.
 new key that a level above the output level holds already is dropped
 (:class:`~table_engine.lsm.compaction.first_row.FirstRowLookup`), so each key lives in one level above 0 and batch
 reads, which skip level 0 of first-row tables, see every key once.
+
+Memory: without deletion vectors, lookup (first-row) and a lookup / full-compaction changelog producer, a unit is
+rewritten by streaming (:class:`~table_engine.lsm.compaction.rewriter.Streaming`): each sorted run is read in chunks
+of :data:`STREAM_CHUNK_ROWS` rows and merged chunk by chunk, output files are written as they fill, so a bucket
+larger than memory compacts in memory bounded by (sorted runs x chunk) + one target-file-size file. Those three
+cases still read each merged section into memory whole (they look keys up or compare a key's versions across the
+section).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -63,7 +70,7 @@ from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionC
 from table_engine.lsm.compaction.expire import RecordLevelExpire
 from table_engine.lsm.compaction.first_row import FirstRowLookup
 from table_engine.lsm.compaction.force_up import pick_force_up_level0
-from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter
+from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter, Streaming
 from table_engine.lsm.compaction.universal import (
     CompactUnit,
     OffPeakHours,
@@ -82,12 +89,14 @@ from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors, d
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
 from table_engine.store.paths import file_path_in
-from table_engine.store.reading.read import ReadContext, read_context, read_data_file
+from table_engine.store.reading.read import ReadContext, iter_data_file, read_context, read_data_file
 from table_engine.store.reading.scan import live_entries
 
 log = logging.getLogger(__name__)
 
 _COMPACT_THREADS = min(4, os.cpu_count() or 1)
+#: rows per chunk a streaming compaction reads from each sorted run (memory: runs x chunk + one output file)
+STREAM_CHUNK_ROWS = 65536
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,7 @@ class BucketCompactor:
         self.bucket_path = self.file_writer.bucket_path(self.partition_values, bucket)
         self.order = MergeOrder(tuple(schema.trimmed_primary_keys()), self.read_ctx.sequence_fields,
                                 self.read_ctx.sequence_descending)
+        self.chunk_rows = STREAM_CHUNK_ROWS
         self.dvs = BucketDeletionVectors(ctx.file_io, ctx.table_path, dv_index_files, settings.bitmap64, track) \
             if settings.deletion_vectors else None
 
@@ -223,9 +233,10 @@ class BucketCompactor:
         elif self.dvs is not None:
             lookup = DeletionVectorLookup(levels, self.dvs, self._read_live, self.order.key_cols, self.codec,
                                           self._merge_function(), self.order, self._newest_wins())
+        streaming = Streaming(self._read_chunks, self.file_writer.target_file_size) if self.dvs is None else None
         rewriter = CompactRewriter(self.codec, self._read_file, self._write_files, self._merge_function(),
                                    self.order, self.settings.min_file_size, levels.max_level, self.settings.expire,
-                                   self.settings.force_rewrite_all, lookup, self._changelog_hook(levels))
+                                   self.settings.force_rewrite_all, lookup, self._changelog_hook(levels), streaming)
         result = rewriter.compact(unit, drop_delete)
         if self.dvs is not None:  # rewritten files take their vectors with them; upgraded ones keep them
             kept = {f.file_name for f in result.after}
@@ -259,6 +270,11 @@ class BucketCompactor:
         t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True)
         mask = self.dvs.keep_mask(f, t.num_rows) if self.dvs is not None else None
         return t if mask is None else t.filter(pa.array(mask))
+
+    def _read_chunks(self, f: DataFileMeta) -> Iterator[pa.Table]:
+        """A data file in chunks of :data:`STREAM_CHUNK_ROWS` rows (streaming compaction; no deletion vectors)."""
+        return iter_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=True,
+                              batch_rows=self.chunk_rows)
 
     def _read_live(self, f: DataFileMeta, full: bool) -> tuple[pa.Table, npt.NDArray[np.int64]]:
         fields = self.ctx.schema.fields if full else self.ctx.schema.key_fields()

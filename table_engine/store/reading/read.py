@@ -22,13 +22,15 @@ import pyarrow.compute as pc
 
 from table_engine.errors import SchemaError, naming_snapshot
 from table_engine.format.binary_row import decode_row
-from table_engine.format.data_file import read_parquet
+from table_engine.format.data_file import iter_parquet, read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
+from table_engine.lsm.levels import KeyCodec, interval_partition
 from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
+from table_engine.lsm.streaming_merge import streaming_merge
 from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import VectorCache
@@ -37,6 +39,8 @@ from table_engine.store.reading.scan import Split
 from table_engine.types import DataField, to_arrow_field
 
 _READ_THREADS = min(4, os.cpu_count() or 1)
+#: rows per chunk a streaming read (:meth:`TableRead.to_batches`) reads from each data file
+STREAM_CHUNK_ROWS = 65536
 
 
 @dataclass
@@ -84,6 +88,8 @@ class TableRead:
         # keep schema order
         self.read_fields = [f for f in ctx.schema.fields if f.name in needed]
         self._vectors = VectorCache(ctx.file_io)
+        self.chunk_rows = STREAM_CHUNK_ROWS
+        """Rows per chunk :meth:`to_batches` reads from each file."""
 
     # ---- public ------------------------------------------------------------------------------------------------
     def read_split(self, split: Split) -> pa.Table:
@@ -104,10 +110,14 @@ class TableRead:
         return concat_tables(parts)
 
     def to_batches(self, splits: Sequence[Split], batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
-        """Stream the result: memory is bounded by one merge section of one split."""
+        """Stream the result in bounded memory: files are read in chunks of :attr:`chunk_rows` rows and the files
+        of a merge section are merged by streaming (:func:`~table_engine.lsm.streaming_merge.streaming_merge`),
+        so memory is (files of a section) x chunk, whatever the size of the table. The rows are those of
+        :meth:`to_arrow`; their order within a split may differ."""
         for s in splits:
-            for t in self._iter_split(s):
-                yield from t.to_batches(max_chunksize=batch_size)
+            for t in self._stream_split(s):
+                if t.num_rows:
+                    yield from t.to_batches(max_chunksize=batch_size)
 
     # ---- internals ---------------------------------------------------------------------------------------------
     def _iter_split(self, split: Split) -> Iterator[pa.Table]:
@@ -126,6 +136,55 @@ class TableRead:
             fast = len(section) == 1 or self._newest_wins_applies(section)
             tables = [self._read_file(split, f, system=True, with_seq=not fast) for f in section]
             yield self._finish(self._merge(section, tables, fast))
+
+    def _stream_split(self, split: Split) -> Iterator[pa.Table]:
+        """:meth:`_iter_split` chunk by chunk (bounded memory)."""
+        if not split.files:
+            return
+        if not self.has_pk:
+            for f in sorted(split.files, key=lambda f: f.min_sequence_number):
+                for t in self._iter_file(split, f, system=False):
+                    yield self._finish(t)
+            return
+        if self.read_optimized or split.raw:
+            for f in split.files:
+                for t in self._iter_file(split, f, system=True, with_seq=False):
+                    yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
+            return
+        order = MergeOrder(self.key_cols, tuple(self.ctx.sequence_fields), self.ctx.sequence_descending)
+        for section in self._run_sections(split.files):
+            runs = [self._iter_run(split, run) for run in section]
+            fn = self.ctx.merge_function if len(section) > 1 else None
+            for t in streaming_merge(runs, order, fn):
+                yield self._finish(t.filter(is_add(t.column(VALUE_KIND))))
+
+    def _run_sections(self, files: Sequence[DataFileMeta]) -> list[list[list[DataFileMeta]]]:
+        """Key-disjoint sections, each as the fewest sorted runs (key-disjoint files in key order): the streaming
+        merge reads one file per run at a time, so memory follows the number of overlapping runs, not of files."""
+        try:
+            sections = interval_partition(files, KeyCodec([f.type for f in self.ctx.schema.key_fields()]))
+        except Exception:  # undecodable or incomparable keys: every file its own run, oldest first
+            return [[[f] for f in sorted(files, key=lambda f: f.min_sequence_number)]]
+        return [[list(run.files) for run in section] for section in sections]
+
+    def _iter_run(self, split: Split, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        for f in files:
+            yield from self._iter_file(split, f, system=True)
+
+    def _iter_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> Iterator[pa.Table]:
+        """One data file as :meth:`_read_file` reads it, in chunks of :attr:`chunk_rows` rows."""
+        with naming_snapshot(split.snapshot_id):
+            mask = None
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), f.row_count)
+            offset = 0
+            for t in iter_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq,
+                                    self.chunk_rows):
+                n = t.num_rows
+                if mask is not None:
+                    t = t.filter(pa.array(mask[offset:offset + n]))
+                offset += n
+                yield t
 
     def _finish(self, t: pa.Table) -> pa.Table:
         if self.filter_expr is not None:
@@ -201,6 +260,21 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
     """The ``read_fields`` (of the current schema) of one data file, matched by field id across schema versions
     (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
     ``_VALUE_KIND``."""
+    wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
+    return _project(ctx, read_parquet(ctx.file_io, path, file_cols), wanted, system, with_seq)
+
+
+def iter_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
+                   with_seq: bool = True, batch_rows: int = 65536) -> Iterator[pa.Table]:
+    """:func:`read_data_file` in tables of at most ``batch_rows`` rows (read batch by batch: bounded memory)."""
+    wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
+    for raw in iter_parquet(ctx.file_io, path, file_cols, batch_rows):
+        yield _project(ctx, raw, wanted, system, with_seq)
+
+
+def _file_columns(ctx: ReadContext, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
+                  with_seq: bool) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """(current name, name in the file or None) of each read field, and the file columns to read."""
     file_schema = ctx.schema if f.schema_id == ctx.schema.id else ctx.schema_loader(f.schema_id)
     by_id = file_schema.fields_by_id()
     wanted: list[tuple[str, str | None]] = []  # (current name, name in file)
@@ -210,7 +284,11 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
     file_cols = [old for _, old in wanted if old is not None]
     if system:
         file_cols += [SEQUENCE_NUMBER, VALUE_KIND] if with_seq else [VALUE_KIND]
-    raw = read_parquet(ctx.file_io, path, file_cols)
+    return wanted, file_cols
+
+
+def _project(ctx: ReadContext, raw: pa.Table, wanted: Sequence[tuple[str, str | None]], system: bool,
+             with_seq: bool) -> pa.Table:
     n = raw.num_rows
     arrays = []
     fields = []

@@ -25,6 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import ChangelogProducer
+from table_engine.core_options import (
+    LOCAL_SORT_MAX_NUM_FILE_HANDLES,
+    WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
+    WRITE_BUFFER_SPILLABLE,
+)
 from table_engine.errors import DataError, MissingFileError, SchemaMismatchError, UnsupportedError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
@@ -58,6 +63,7 @@ from table_engine.store.writing.cross_partition import (
     key_routes,
     rewrite_partition_columns,
 )
+from table_engine.store.writing.spill import SpilledRuns, merge_spilled
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +164,14 @@ class TableWrite:
         self._committed_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._committed_dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
         self._commits = 0
+        self._spill = SpilledRuns(self.opts.get(LOCAL_SORT_MAX_NUM_FILE_HANDLES),
+                                  self.opts.get(WRITE_BUFFER_SPILL_MAX_DISK_SIZE)) \
+            if self.has_pk and self._spillable() else None
+
+    def _spillable(self) -> bool:
+        """``write-buffer-spillable``; unset: on for object stores (no directories), as Paimon decides it."""
+        spillable = self.opts.get(WRITE_BUFFER_SPILLABLE)
+        return bool(spillable) if spillable is not None else not self.ctx.file_io.has_directories
 
     # ---- public ------------------------------------------------------------------------------------------------
     @_names_base_snapshot
@@ -176,14 +190,31 @@ class TableWrite:
         self._buffer.append(kv)
         self._buffered_bytes += kv.nbytes
         if self._buffered_bytes >= self.buffer_limit:
-            self.flush()
+            if self._spill is None:
+                self.flush()
+            else:  # write-buffer-spillable: a sorted run on local disk, merged into level-0 files at flush
+                self._flush_kv(self._take_buffer(), spill=True)
+                if self._spill.over_budget():
+                    self.flush()
 
-    def flush(self) -> None:
-        """Write the buffered rows as level-0 files (one sorted run per bucket)."""
-        if not self._buffer:
-            return
+    def _take_buffer(self) -> pa.Table:
         kv = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
         self._buffer, self._buffered_bytes = [], 0
+        return kv
+
+    def flush(self) -> None:
+        """Write the buffered rows (and the spilled runs, merged by streaming) as level-0 files (one sorted run per
+        bucket)."""
+        if self._spill is not None and len(self._spill):
+            if self._buffer:
+                self._flush_kv(self._take_buffer(), spill=True)
+            merge_spilled(self._spill, self.order, self.merge_fn, self._group_slices, self._roll_kv_files,
+                          self._file_writer.target_file_size)
+            self._register_flushed()
+            return
+        if not self._buffer:
+            return
+        kv = self._take_buffer()
         log.debug("flushing %d buffered rows", kv.num_rows)
         if self.has_pk:
             self._flush_kv(kv)
@@ -248,6 +279,8 @@ class TableWrite:
             self.ctx.file_io.try_delete(p)
         self._written = []
         self._buffer = []
+        if self._spill is not None:
+            self._spill.clear()
 
     def written_paths(self) -> list[str]:
         return list(self._written)
@@ -529,7 +562,7 @@ class TableWrite:
         kv = kv.append_column(SEQUENCE_NUMBER, pa.array(seq, pa.int64()))
         return kv.append_column(_GROUP, pa.array(group, pa.int64())), group
 
-    def _flush_kv(self, kv: pa.Table) -> None:
+    def _flush_kv(self, kv: pa.Table, spill: bool = False) -> None:
         kv, _ = self._assign_sequence(kv)
         keys: list[tuple[str, str]] = [(_GROUP, "ascending")] + [(k, "ascending") for k in self.key_names]
         if self.seq_fields:
@@ -541,6 +574,10 @@ class TableWrite:
                             for gid, bucket, part in self._group_slices(kv)])
         assert self.merge_fn is not None
         kv = self.merge_fn.merge_sorted(kv, self.order)
+        if spill:
+            assert self._spill is not None
+            self._spill.spill(kv, self.order, self.merge_fn)
+            return
         self._parallel([(self._write_kv_files, (gid, bucket, part)) for gid, bucket, part in self._group_slices(kv)])
 
     def _flush_append(self, kv: pa.Table) -> None:
@@ -591,6 +628,11 @@ class TableWrite:
 
     def _write_kv_files(self, gid: int, bucket: int, part: pa.Table) -> None:
         self._add_files(gid, bucket, self._file_writer.write_kv(self._bucket_path(gid, bucket), part))
+
+    def _roll_kv_files(self, gid: int, bucket: int, part: pa.Table) -> list[DataFileMeta]:
+        metas = self._file_writer.write_kv(self._bucket_path(gid, bucket), part)
+        self._add_files(gid, bucket, metas)
+        return metas
 
     def _write_changelog_files(self, gid: int, bucket: int, part: pa.Table) -> None:
         metas = self._file_writer.write_changelog(self._bucket_path(gid, bucket), part)
