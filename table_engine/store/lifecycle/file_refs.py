@@ -20,9 +20,7 @@ All readers here cache per instance; create one :class:`FileRefs` per operation.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -34,6 +32,7 @@ from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries,
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.snapshot import Snapshot, names_snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
+from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir
 from table_engine.store.context import StoreContext
@@ -314,8 +313,7 @@ class FileRefs:
     def parallel(self, items: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         if len(items) <= 2 or self.threads <= 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(self.threads, len(items), (os.cpu_count() or 1) * 4)) as pool:
-            return list(pool.map(fn, items))
+        return parallel_map(fn, items, self.threads)
 
 
 def _snapshot_jsons(file_io: FileIO, dirs: Sequence[str]) -> list[Snapshot]:
