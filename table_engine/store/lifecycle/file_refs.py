@@ -66,8 +66,11 @@ def is_append_source(entry: ManifestEntry) -> bool:
 class FileRefs:
     """Reads the references of snapshots, tags and changelogs of one table (cached), and deletes files."""
 
-    def __init__(self, ctx: StoreContext, threads: int = _THREADS) -> None:
+    def __init__(self, ctx: StoreContext, threads: int = _THREADS, cache: bool = True) -> None:
+        """``cache``: keep what was read for later calls (an operation that reads each file once, such as orphan
+        cleaning, passes False: its memory stays bounded by the file being read)."""
         self.ctx = ctx
+        self.cache = cache
         self.file_io = ctx.file_io
         self.table_path = ctx.table_path
         self.threads = threads
@@ -123,7 +126,8 @@ class FileRefs:
                     raise
                 log.debug("manifest list %s is gone", name)
                 return []
-            self._lists[name] = hit
+            if self.cache:
+                self._lists[name] = hit
         return hit
 
     def read_manifest(self, name: str, missing_ok: bool = False) -> list[ManifestEntry]:
@@ -136,7 +140,8 @@ class FileRefs:
                     raise
                 log.debug("manifest %s is gone", name)
                 return []
-            self._manifests[name] = hit
+            if self.cache:
+                self._manifests[name] = hit
         return hit
 
     def read_manifests(self, metas: Sequence[ManifestFileMeta], missing_ok: bool = False) -> list[ManifestEntry]:
@@ -155,7 +160,8 @@ class FileRefs:
                 if not missing_ok:
                     raise
                 return []
-            self._indexes[name] = hit
+            if self.cache:
+                self._indexes[name] = hit
         return hit
 
     # ---- what one snapshot references --------------------------------------------------------------------------
