@@ -15,12 +15,12 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from table_engine import clock
-from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
+from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -40,6 +40,7 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.committing.idempotence import UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
@@ -78,18 +79,16 @@ class FileStoreCommit:
 
     ``new_user``: the commit user was made up for this committer (a fresh UUID), so no snapshot of it can exist
     but the ones this committer published: the exactly-once check looks only at those, instead of walking back
-    through every snapshot of the table (a constant number of requests per commit on an object store)."""
+    through every snapshot of the table (a constant number of requests per commit on an object store). Another
+    user's check walks back once, then reads only snapshots published since (:class:`UserCommits`): reuse one
+    committer for the commits of a job."""
 
     def __init__(self, ctx: StoreContext, commit_user: str, new_user: bool = False) -> None:
         self.ctx = ctx
         self.commit_user = commit_user
         self.new_user = new_user
-        self._mine: dict[int, tuple[int, CommitKind]] = {}
-        """snapshot id -> (identifier, kind) of this user's snapshots known to this committer: the ones it
-        published, and those it found in :attr:`_checked`."""
-        self._checked: tuple[int, int] | None = None
-        """(lowest, highest) id of the contiguous range of snapshots this committer has examined for its user: a
-        later check reads only snapshots above it (a user that is not :attr:`new_user`)."""
+        self._user_commits = UserCommits(ctx, commit_user, new_user)
+        """What this committer knows of its user's snapshots (the exactly-once check)."""
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
@@ -324,7 +323,7 @@ class FileStoreCommit:
         )
         if self._publish(snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
-            self._mine[new_id] = (identifier, kind)
+            self._user_commits.published(new_id, identifier, kind)
             return new_id
         self.lost_races += 1
         log.info("snapshot id %d of %s was taken by another committer; retrying (lost race %d)", new_id, tp,
@@ -489,98 +488,8 @@ class FileStoreCommit:
                     "compaction of the same bucket)")
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
-        """Snapshot id holding (commit_user, identifier[, kind]), or None if that commit has not happened.
-
-        Reads only snapshots that can hold it, so a commit costs the same however long the table's history (as
-        Paimon, which scans back only for a user that may have committed before): a :attr:`new_user` reads none
-        (only this committer's publications can be its user's); another user is looked up once from the latest
-        snapshot back to the newest snapshot of the user (or the earliest snapshot), and every later check of the
-        same committer (the retry after a lost race, its next commit) reads only the snapshots published since.
-        An identifier older than the user's newest one (a restarted job re-sending what it committed) is looked up
-        further back, down to it; one that was never committed although a newer one was is a :class:`CommitError`
-        (identifiers of a user only grow), one whose snapshot may have expired counts as committed (None, logged,
-        as Paimon's ``filterCommitted``)."""
-        if self.new_user:
-            for sid in sorted(self._mine, reverse=True):
-                ident, k = self._mine[sid]
-                if ident == identifier:
-                    return sid if kind is None or k == kind else None
-            return None
-        self._check_new_snapshots()
-        if not self._mine:
-            return None
-        newest = max(self._mine)
-        newest_ident, newest_kind = self._mine[newest]
-        if newest_ident == identifier:
-            return newest if kind is None or newest_kind == kind else None
-        if identifier == BATCH_COMMIT_IDENTIFIER or newest_ident < identifier:
-            return None
-        return self._older_commit(identifier, kind, newest)
-
-    def _check_new_snapshots(self) -> None:
-        """Examine the snapshots above :attr:`_checked` (first call: from the latest back to the user's newest)."""
-        latest = self.ctx.latest_snapshot(exact=True)
-        if latest is None:
-            return
-        if self._checked is not None and latest.id < self._checked[1]:
-            self._checked = None  # rolled back under us: what was checked may be gone or replaced
-            self._mine.clear()
-        if self._checked is None:
-            low = self._walk_back(latest.id, latest, lambda snap: True)
-            self._checked = (low, latest.id)
-            return
-        low, high = self._checked
-        if latest.id > high:
-            stop = self._walk_back(latest.id, latest, lambda snap: False, floor=high + 1)
-            # a snapshot expired above ``high`` (a long idle committer): only what is newer was examined
-            self._checked = (low, latest.id) if stop == high + 1 else (stop, latest.id)
-
-    def _walk_back(self, start: int, first: Snapshot | None, stop_at_mine: Callable[[Snapshot], bool],
-                   floor: int = 1) -> int:
-        """Read snapshots ``start``, ``start - 1``... down to ``floor``, recording this user's; stops after a
-        snapshot of the user for which ``stop_at_mine`` is true, or below a missing (expired) one. Returns the
-        lowest id examined (``start + 1`` when none was)."""
-        low = start + 1
-        for sid in range(start, floor - 1, -1):
-            try:
-                snap = first if first is not None and first.id == sid else read_snapshot(
-                    self.ctx.file_io, self.ctx.table_path, sid)
-            except SnapshotNotExistError:
-                break  # expired: nothing older to find
-            low = sid
-            if snap.commit_user == self.commit_user:
-                self._mine[sid] = (snap.commit_identifier, snap.commit_kind)
-                if stop_at_mine(snap):
-                    break
-        return low
-
-    def _older_commit(self, identifier: int, kind: CommitKind | None, newest: int) -> int | None:
-        """The snapshot of an identifier older than the user's newest (see :meth:`_already_committed`)."""
-        def found() -> int | None:
-            hits = [sid for sid, (ident, k) in self._mine.items()
-                    if ident == identifier and (kind is None or k == kind)]
-            return max(hits) if hits else None
-
-        def below() -> int | None:
-            older = [sid for sid, (ident, _) in self._mine.items() if ident < identifier]
-            return max(older) if older else None
-
-        if found() is None and below() is None and self._checked is not None:
-            low, high = self._checked
-            if low > 1:
-                low = self._walk_back(low - 1, None, lambda snap: snap.commit_identifier <= identifier)
-                self._checked = (min(low, self._checked[0]), high)
-        hit = found()
-        if hit is not None:
-            return hit
-        older = below()
-        if older is not None or (self._checked is not None and self._checked[0] == 1):
-            # proven never committed: a snapshot of an older identifier, or the whole history (from snapshot 1)
-            raise CommitError(f"commit identifier {identifier} of {self.commit_user} is older than "
-                              f"{self._mine[newest][0]} already committed in snapshot {newest}")
-        log.info("commit %s/%s is older than %s committed in snapshot %d and its snapshot expired: skipped",
-                 self.commit_user, identifier, self._mine[newest][0], newest)
-        return None
+        """Snapshot id holding (commit_user, identifier[, kind]), or None (:meth:`UserCommits.find`)."""
+        return self._user_commits.find(identifier, kind)
 
     def _backoff(self, attempt: int) -> None:
         lo = self.opts.commit_min_retry_wait()

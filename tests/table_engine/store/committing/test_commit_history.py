@@ -92,10 +92,11 @@ def test_metadata_reads_of_a_commit_do_not_grow_with_history(catalog: Catalog) -
             assert reads_small[kind] == reads_large[kind], (kind, small, large)
         assert reads_large["manifest"] <= t.options.manifest_merge_min_count()
         assert probes_small == probes_large
-    # the fresh user read one snapshot (the latest, to build on), the job's committer two (the latest twice:
-    # to check, then to build on) plus the other writer's snapshot, the restarted job the same
+    # the fresh user read one snapshot (the latest, to build on); the job's committer the latest twice (to check,
+    # then to build on), the newest snapshot it had examined (unchanged: no rollback) and the one published since
+    # by the other writer (its own is known); the restarted job the latest twice (its newest snapshot)
     assert at_300[0][0]["snapshot"] == 1
-    assert at_300[1][0]["snapshot"] == 3
+    assert at_300[1][0]["snapshot"] == 4
     assert at_300[2][0]["snapshot"] == 2
 
 
@@ -234,3 +235,20 @@ def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) ->
         assert all(s.commit_kind == CommitKind.APPEND for s in snaps)
         assert {(s.commit_user, s.commit_identifier): s.id for s in snaps if not s.commit_user.startswith("other")} \
             == model
+
+
+def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -> None:
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
+    t.write(data([0]))
+    job = FileStoreCommit(t._ctx, "job")
+    assert job.commit(messages(t._ctx, [1]), 1) == 2
+    t.rollback_to(1)  # snapshot 2 (the job's commit 1) is gone
+    again = messages(t._ctx, [1])
+    assert job.commit(again, 1) == 2  # committed again, not "already committed"
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1]
+    t.rollback_to(1)
+    t.write(data([5]))  # snapshot 2 is now another writer's
+    assert job.commit(messages(t._ctx, [1]), 1) == 3
+    assert [(s.commit_user, s.commit_identifier) for s in t.snapshots()][1:] == [
+        (t.snapshots()[1].commit_user, 2**63 - 1), ("job", 1)]
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1, 5]
