@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from table_engine import clock
 from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
 from table_engine.format.changelog_file import changelog_dir
+from table_engine.format.manifest import manifest_file_names
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
@@ -153,12 +154,13 @@ def _snapshot_refs(refs: FileRefs, snap: Snapshot, strict: bool, meta: set[str],
 
 def _manifest_file_names(refs: FileRefs, name: str, manifests: dict[str, bool], owner: dict[str, int]) -> set[str]:
     """Names of the data files (and their extra files) a manifest lists, ADD or DELETE."""
-    out: set[str] = set()
     with naming_snapshot(owner.get(name)):
-        for e in refs.read_manifest(name, missing_ok=not manifests[name]):
-            out.add(e.file.file_name)
-            out.update(e.file.extra_files)
-    return out
+        try:
+            return manifest_file_names(refs.file_io, refs.manifest_path(name))
+        except FileNotFoundError:
+            if manifests[name]:
+                raise
+            return set()  # a long-lived changelog's manifest that expiry already removed
 
 
 def _read_all(ctx: StoreContext, statuses: Iterable[FileStatus]) -> Iterator[Snapshot]:
