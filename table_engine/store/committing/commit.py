@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from table_engine import clock
-from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SnapshotNotExistError
+from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -40,7 +40,7 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
-from table_engine.store.committing.idempotence import UserCommits
+from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
@@ -123,6 +123,8 @@ class FileStoreCommit:
                              self.opts.partition_default_name(), self.ctx.table_path)
         self.dropped_compactions = set()
         done = self._already_committed(commit_identifier)
+        if done == EXPIRED:
+            return None  # committed in a snapshot that expired since (a restarted job re-sent it)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
             return done
@@ -234,6 +236,9 @@ class FileStoreCommit:
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(identifier, kind)
+            if done == EXPIRED:  # meanwhile the same user committed a newer identifier (another process)
+                raise CommitError(f"commit {self.commit_user}/{identifier} to {self.ctx.table_path}: the same commit "
+                                  "user committed a newer identifier meanwhile")
             if done is not None:
                 return done
             attempt += 1
@@ -488,7 +493,7 @@ class FileStoreCommit:
                     "compaction of the same bucket)")
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
-        """Snapshot id holding (commit_user, identifier[, kind]), or None (:meth:`UserCommits.find`)."""
+        """Snapshot id holding (commit_user, identifier[, kind]), None or :data:`EXPIRED` (:meth:`UserCommits.find`)."""
         return self._user_commits.find(identifier, kind)
 
     def _backoff(self, attempt: int) -> None:

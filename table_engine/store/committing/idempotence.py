@@ -12,6 +12,10 @@ from table_engine.store.context import StoreContext
 
 log = logging.getLogger(__name__)
 
+EXPIRED = 0
+"""What :meth:`UserCommits.find` returns for a commit that happened in a snapshot that has expired since (no
+snapshot has id 0)."""
+
 
 class UserCommits:
     """The snapshots of one commit user known to one committer.
@@ -37,7 +41,8 @@ class UserCommits:
         self._mine[snapshot_id] = (identifier, kind)
 
     def find(self, identifier: int, kind: CommitKind | None = None) -> int | None:
-        """Snapshot id holding (commit_user, identifier[, kind]), or None if that commit has not happened.
+        """Snapshot id holding (commit_user, identifier[, kind]), or None if that commit has not happened
+        (:data:`EXPIRED`: it happened in a snapshot that expired since).
 
         Reads only snapshots that can hold it, so a commit costs the same however long the table's history (as
         Paimon, which scans back only for a user that may have committed before): a :attr:`new_user` reads none
@@ -46,8 +51,8 @@ class UserCommits:
         same committer (the retry after a lost race, its next commit) reads only the snapshots published since.
         An identifier older than the user's newest one (a restarted job re-sending what it committed) is looked up
         further back, down to it; one that was never committed although a newer one was is a :class:`CommitError`
-        (identifiers of a user only grow), one whose snapshot may have expired counts as committed (None, logged,
-        as Paimon's ``filterCommitted``)."""
+        (identifiers of a user only grow), one whose snapshot may have expired counts as committed (:data:`EXPIRED`,
+        logged, as Paimon's ``filterCommitted``)."""
         if self.new_user:
             for sid in sorted(self._mine, reverse=True):
                 ident, k = self._mine[sid]
@@ -145,5 +150,5 @@ class UserCommits:
                               f"{self._mine[newest][0]} already committed in snapshot {newest}")
         log.info("commit %s/%s is older than %s committed in snapshot %d and its snapshot expired: skipped",
                  self.commit_user, identifier, self._mine[newest][0], newest)
-        return None
+        return EXPIRED
 

@@ -252,3 +252,23 @@ def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -
     assert [(s.commit_user, s.commit_identifier) for s in t.snapshots()][1:] == [
         (t.snapshots()[1].commit_user, 2**63 - 1), ("job", 1)]
     assert sorted(t.read().column("id").to_pylist()) == [0, 1, 5]
+
+
+def test_a_resent_identifier_whose_snapshot_expired_is_not_committed_again(catalog: Catalog) -> None:
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
+    sent = {ident: messages(t._ctx, [ident]) for ident in (1, 2, 3, 4)}
+    job = FileStoreCommit(t._ctx, "job")
+    assert [job.commit(sent[i], i) for i in (1, 2)] == [1, 2]
+    for i in range(3):
+        t.write(data([100 + i]))
+    assert job.commit(sent[3], 3) == 6
+    t.write(data([103]))
+    assert t.expire_snapshots(retain_min=4, retain_max=4).expired_snapshot_ids == [1, 2, 3]
+    # a restarted job re-sends 1..4: the job's 1 and 2 are in expired snapshots (older than its retained 3)
+    restarted = FileStoreCommit(t._ctx, "job")
+    assert restarted.commit(sent[2], 2) is None  # committed, in an expired snapshot: not committed again
+    assert restarted.commit(sent[1], 1) is None
+    assert restarted.commit(sent[3], 3) == 6
+    assert restarted.commit(sent[4], 4) == 8
+    assert t.latest_snapshot_id() == 8
+    assert sorted(t.read().column("id").to_pylist()) == [1, 2, 3, 4, 100, 101, 102, 103]
