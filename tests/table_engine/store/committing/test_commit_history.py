@@ -47,7 +47,8 @@ def by_kind(fio: CountingFileIO) -> Counter[str]:
     out: Counter[str] = Counter()
     for p in fio.read_paths:
         name = p.rsplit("/", 1)[-1]
-        out[name.split("-")[0] if "-" in name else name] += 1
+        kind = next((k for k in ("manifest-list", "index-manifest") if name.startswith(k + "-")), None)
+        out[kind or name.split("-")[0]] += 1
     return out
 
 
