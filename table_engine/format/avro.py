@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -49,6 +49,15 @@ def read_avro(data: bytes, path_for_errors: str) -> list[dict[str, Any]]:
     try:
         records: list[dict[str, Any]] = list(fastavro.reader(io.BytesIO(data)))  # type: ignore[arg-type]
         return records
+    except Exception as e:  # fastavro raises many kinds (ValueError, EOFError, zstd errors, ...)
+        raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
+
+
+def iter_avro(data: bytes, path_for_errors: str) -> Iterator[dict[str, Any]]:
+    """The records of an Avro container file one at a time (a caller that keeps a field of each holds only that);
+    any decoding failure is a :class:`CorruptMetadataError`."""
+    try:
+        yield from fastavro.reader(io.BytesIO(data))  # type: ignore[misc]
     except Exception as e:  # fastavro raises many kinds (ValueError, EOFError, zstd errors, ...)
         raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
 

@@ -8,7 +8,7 @@ from enum import IntEnum
 from typing import Any
 
 from table_engine.errors import CorruptMetadataError
-from table_engine.format.avro import read_avro, write_avro
+from table_engine.format.avro import iter_avro, read_avro, write_avro
 from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
 from table_engine.io.file_io import FileIO
 
@@ -103,6 +103,20 @@ def read_manifest(file_io: FileIO, path: str) -> list[ManifestEntry]:
         return [ManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
+
+
+def manifest_file_names(file_io: FileIO, path: str) -> set[str]:
+    """Names of the data files (and their extra files) the manifest at ``path`` lists, ADD or DELETE, read record
+    by record without building entries (orphan cleaning over many files keeps only names)."""
+    names: set[str] = set()
+    try:
+        for r in iter_avro(file_io.read_referenced(path, "manifest file"), path):
+            f = r["_FILE"]
+            names.add(f["_FILE_NAME"])
+            names.update(f.get("_EXTRA_FILES") or ())
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
+    return names
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:

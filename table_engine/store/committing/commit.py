@@ -40,6 +40,7 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
@@ -78,14 +79,16 @@ class FileStoreCommit:
 
     ``new_user``: the commit user was made up for this committer (a fresh UUID), so no snapshot of it can exist
     but the ones this committer published: the exactly-once check looks only at those, instead of walking back
-    through every snapshot of the table (a constant number of requests per commit on an object store)."""
+    through every snapshot of the table (a constant number of requests per commit on an object store). Another
+    user's check walks back once, then reads only snapshots published since (:class:`UserCommits`): reuse one
+    committer for the commits of a job."""
 
     def __init__(self, ctx: StoreContext, commit_user: str, new_user: bool = False) -> None:
         self.ctx = ctx
         self.commit_user = commit_user
         self.new_user = new_user
-        self._published: list[tuple[int, int, CommitKind]] = []
-        """(snapshot id, identifier, kind) of every snapshot this committer published."""
+        self._user_commits = UserCommits(ctx, commit_user, new_user)
+        """What this committer knows of its user's snapshots (the exactly-once check)."""
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
@@ -120,6 +123,8 @@ class FileStoreCommit:
                              self.opts.partition_default_name(), self.ctx.table_path)
         self.dropped_compactions = set()
         done = self._already_committed(commit_identifier)
+        if done == EXPIRED:
+            return None  # committed in a snapshot that expired since (a restarted job re-sent it)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
             return done
@@ -231,6 +236,9 @@ class FileStoreCommit:
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(identifier, kind)
+            if done == EXPIRED:  # meanwhile the same user committed a newer identifier (another process)
+                raise CommitError(f"commit {self.commit_user}/{identifier} to {self.ctx.table_path}: the same commit "
+                                  "user committed a newer identifier meanwhile")
             if done is not None:
                 return done
             attempt += 1
@@ -320,7 +328,7 @@ class FileStoreCommit:
         )
         if self._publish(snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
-            self._published.append((new_id, identifier, kind))
+            self._user_commits.published(new_id, identifier, kind)
             return new_id
         self.lost_races += 1
         log.info("snapshot id %d of %s was taken by another committer; retrying (lost race %d)", new_id, tp,
@@ -485,30 +493,8 @@ class FileStoreCommit:
                     "compaction of the same bucket)")
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
-        """Snapshot id holding (commit_user, identifier[, kind]), walking back from the latest snapshot (a
-        :attr:`new_user` only looks at what this committer published)."""
-        if self.new_user:
-            for published, ident, k in reversed(self._published):
-                if ident == identifier:
-                    return published if kind is None or k == kind else None
-            return None
-        latest = self.ctx.latest_snapshot(exact=True)
-        sid = latest.id if latest is not None else None
-        while sid is not None and sid >= 1:
-            try:
-                snap = latest if latest is not None and latest.id == sid else read_snapshot(
-                    self.ctx.file_io, self.ctx.table_path, sid)
-            except Exception:
-                break  # expired or missing: nothing older to find
-            if snap.commit_user == self.commit_user:
-                if snap.commit_identifier == identifier:
-                    return snap.id if kind is None or snap.commit_kind == kind else None
-                if identifier != BATCH_COMMIT_IDENTIFIER and snap.commit_identifier > identifier:
-                    raise CommitError(f"commit identifier {identifier} of {self.commit_user} is older than "
-                                      f"{snap.commit_identifier} already committed in snapshot {snap.id}")
-                return None
-            sid -= 1
-        return None
+        """Snapshot id holding (commit_user, identifier[, kind]), None or :data:`EXPIRED` (:meth:`UserCommits.find`)."""
+        return self._user_commits.find(identifier, kind)
 
     def _backoff(self, attempt: int) -> None:
         lo = self.opts.commit_min_retry_wait()

@@ -37,7 +37,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +65,7 @@ from table_engine.errors import CommitConflictError, SchemaError, UnsupportedErr
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
+from table_engine.io.executor import parallel_map
 from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionChangelog, LookupChangelog
 from table_engine.lsm.compaction.expire import RecordLevelExpire
 from table_engine.lsm.compaction.first_row import FirstRowLookup
@@ -479,8 +479,7 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
 
     try:
         if len(plan) > 1 and threads > 1:
-            with ThreadPoolExecutor(max_workers=min(threads, len(plan))) as pool:
-                results = list(pool.map(one, plan))
+            results = parallel_map(one, plan, threads)
         else:
             results = [one(b) for b in plan]
     except BaseException:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from table_engine.core_options import CoreOptions
 from table_engine.errors import CorruptMetadataError
@@ -35,6 +34,7 @@ from table_engine.format.file_index.evaluate import FileIndexEvaluator
 from table_engine.format.file_index.format import INDEX_PATH_SUFFIX, FileIndexFile, read_file_index
 from table_engine.format.manifest import ManifestEntry
 from table_engine.format.schema_file import TableSchema
+from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate
@@ -156,8 +156,7 @@ def filter_by_file_index(file_io: FileIO, table_path: str, schema: TableSchema, 
     indexed = [e for e in entries if has_file_index(e.file)]
     sidecars = [e for e in indexed if e.file.embedded_file_index is None]
     if len(sidecars) > 4:
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            verdicts = dict(zip((id(e) for e in indexed), pool.map(prover.proven_empty, indexed)))
+        verdicts = dict(zip((id(e) for e in indexed), parallel_map(prover.proven_empty, indexed, 8), strict=True))
     else:
         verdicts = {id(e): prover.proven_empty(e) for e in indexed}
 

@@ -20,9 +20,7 @@ All readers here cache per instance; create one :class:`FileRefs` per operation.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -34,6 +32,7 @@ from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries,
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.snapshot import Snapshot, names_snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
+from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir
 from table_engine.store.context import StoreContext
@@ -67,8 +66,11 @@ def is_append_source(entry: ManifestEntry) -> bool:
 class FileRefs:
     """Reads the references of snapshots, tags and changelogs of one table (cached), and deletes files."""
 
-    def __init__(self, ctx: StoreContext, threads: int = _THREADS) -> None:
+    def __init__(self, ctx: StoreContext, threads: int = _THREADS, cache: bool = True) -> None:
+        """``cache``: keep what was read for later calls (an operation that reads each file once, such as orphan
+        cleaning, passes False: its memory stays bounded by the file being read)."""
         self.ctx = ctx
+        self.cache = cache
         self.file_io = ctx.file_io
         self.table_path = ctx.table_path
         self.threads = threads
@@ -124,7 +126,8 @@ class FileRefs:
                     raise
                 log.debug("manifest list %s is gone", name)
                 return []
-            self._lists[name] = hit
+            if self.cache:
+                self._lists[name] = hit
         return hit
 
     def read_manifest(self, name: str, missing_ok: bool = False) -> list[ManifestEntry]:
@@ -137,7 +140,8 @@ class FileRefs:
                     raise
                 log.debug("manifest %s is gone", name)
                 return []
-            self._manifests[name] = hit
+            if self.cache:
+                self._manifests[name] = hit
         return hit
 
     def read_manifests(self, metas: Sequence[ManifestFileMeta], missing_ok: bool = False) -> list[ManifestEntry]:
@@ -156,7 +160,8 @@ class FileRefs:
                 if not missing_ok:
                     raise
                 return []
-            self._indexes[name] = hit
+            if self.cache:
+                self._indexes[name] = hit
         return hit
 
     # ---- what one snapshot references --------------------------------------------------------------------------
@@ -314,8 +319,7 @@ class FileRefs:
     def parallel(self, items: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         if len(items) <= 2 or self.threads <= 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(self.threads, len(items), (os.cpu_count() or 1) * 4)) as pool:
-            return list(pool.map(fn, items))
+        return parallel_map(fn, items, self.threads)
 
 
 def _snapshot_jsons(file_io: FileIO, dirs: Sequence[str]) -> list[Snapshot]:

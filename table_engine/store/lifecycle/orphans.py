@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from table_engine import clock
 from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
 from table_engine.format.changelog_file import changelog_dir
+from table_engine.format.manifest import manifest_file_names
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
@@ -36,6 +37,9 @@ __all__ = ["DAY_MILLIS", "OrphanResult", "remove_orphan_files"]
 log = logging.getLogger(__name__)
 
 DAY_MILLIS = 86_400_000
+DELETE_BATCH = 1000
+"""Orphans are deleted in batches of this many while the table is listed (memory stays bounded)."""
+_MANIFEST_CHUNK = 64
 _SNAPSHOT_FILE = re.compile(r"snapshot-\d+|EARLIEST|LATEST")
 _CHANGELOG_FILE = re.compile(r"changelog-\d+|EARLIEST|LATEST")
 
@@ -60,10 +64,11 @@ def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None,
     cutoff = now - DAY_MILLIS if older_than_millis is None else older_than_millis
     if cutoff > now:
         raise OptionError("older_than must not be in the future: files of commits in flight would be deleted")
-    refs = FileRefs(ctx)
+    refs = FileRefs(ctx, cache=False)
     used_meta, used_data = _used_names(ctx, refs)
     result = OrphanResult(dry_run=dry_run)
     tp = ctx.table_path
+    batch: list[str] = []
 
     def consider(st: FileStatus, used: set[str] | None, keep: re.Pattern[str] | None = None) -> None:
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
@@ -73,13 +78,18 @@ def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None,
             return
         result.paths.append(st.path)
         result.total_bytes += st.size
+        if not dry_run:
+            batch.append(st.path)
+            if len(batch) >= DELETE_BATCH:
+                refs.delete(batch)
+                batch.clear()
 
     used_by = {"meta": used_meta, "data": used_data}
-    for st, kind, keep in _candidates(ctx):
+    for st, kind, keep in _candidates(ctx):  # streamed: one directory listing (or listing page) at a time
         consider(st, used_by[kind] if kind else None, keep)
+    if batch:
+        refs.delete(batch)
     result.paths.sort()
-    if not dry_run and result.paths:
-        refs.delete(result.paths)
     log.info("%s %d orphan files (%d bytes) of %s older than %d", "found" if dry_run else "removed",
              result.count, result.total_bytes, tp, cutoff)
     return result
@@ -95,38 +105,19 @@ def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
     data: set[str] = set()
     roots = [ctx.table_path] + [st.path for st in ctx.file_io.list_status(f"{ctx.table_path}/branch")
                                 if st.is_dir and st.path.rstrip("/").rsplit("/", 1)[-1].startswith("branch-")]
-    snaps: list[tuple[Snapshot, bool]] = []
-    for root in roots:
-        for d, strict in ((snapshot_dir(root), True), (tag_dir(root), True), (changelog_dir(root), False)):
-            snaps += [(s, strict) for s in _read_all(ctx, (st for st in ctx.file_io.list_status(d) if not st.is_dir))]
     manifests: dict[str, bool] = {}
     owner: dict[str, int] = {}  # manifest -> a snapshot listing it (named if it is missing)
     try:
-        for snap, strict in snaps:
-            lists = ((snap.base_manifest_list, strict), (snap.delta_manifest_list, strict),
-                     (snap.changelog_manifest_list, False))  # tags do not keep their snapshot's changelog
-            for list_name, must_exist in lists:
-                if not list_name:
-                    continue
-                meta.add(list_name)
-                with naming_snapshot(snap.id):
-                    for m in refs.read_list(list_name, missing_ok=not must_exist):
-                        manifests[m.file_name] = manifests.get(m.file_name, False) or must_exist
-                        if must_exist:
-                            owner.setdefault(m.file_name, snap.id)
-            if snap.index_manifest:
-                meta.add(snap.index_manifest)
-                with naming_snapshot(snap.id):
-                    for ie in refs.read_index(snap.index_manifest, missing_ok=not strict):
-                        meta.add(ie.index_file.file_name)
-            if snap.statistics:
-                meta.add(snap.statistics)
+        for root in roots:
+            for d, strict in ((snapshot_dir(root), True), (tag_dir(root), True), (changelog_dir(root), False)):
+                for snap in _read_all(ctx, (st for st in ctx.file_io.list_status(d) if not st.is_dir)):
+                    _snapshot_refs(refs, snap, strict, meta, manifests, owner)
         meta.update(manifests)
-        for name in sorted(manifests):
-            with naming_snapshot(owner.get(name)):
-                for e in refs.read_manifest(name, missing_ok=not manifests[name]):
-                    data.add(e.file.file_name)
-                    data.update(e.file.extra_files)
+        names = sorted(manifests)
+        for start in range(0, len(names), _MANIFEST_CHUNK):  # in parallel, a chunk of manifests at a time
+            chunk = names[start:start + _MANIFEST_CHUNK]
+            for files in refs.parallel(chunk, lambda name: _manifest_file_names(refs, name, manifests, owner)):
+                data.update(files)
     except MissingFileError as e:
         raise e.with_detail(f": orphan cleaning of {ctx.table_path} aborted (another process may be expiring "
                             "snapshots -- retry later, or repair the table)") from e
@@ -137,19 +128,54 @@ def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
     return meta, data
 
 
-def _read_all(ctx: StoreContext, statuses: Iterable[FileStatus]) -> list[Snapshot]:
-    out = []
+def _snapshot_refs(refs: FileRefs, snap: Snapshot, strict: bool, meta: set[str], manifests: dict[str, bool],
+                   owner: dict[str, int]) -> None:
+    """Record the metadata names ``snap`` references in ``meta`` and its manifests in ``manifests`` (name ->
+    whether it must exist) and ``owner``."""
+    lists = ((snap.base_manifest_list, strict), (snap.delta_manifest_list, strict),
+             (snap.changelog_manifest_list, False))  # tags do not keep their snapshot's changelog
+    for list_name, must_exist in lists:
+        if not list_name:
+            continue
+        meta.add(list_name)
+        with naming_snapshot(snap.id):
+            for m in refs.read_list(list_name, missing_ok=not must_exist):
+                manifests[m.file_name] = manifests.get(m.file_name, False) or must_exist
+                if must_exist:
+                    owner.setdefault(m.file_name, snap.id)
+    if snap.index_manifest:
+        meta.add(snap.index_manifest)
+        with naming_snapshot(snap.id):
+            for ie in refs.read_index(snap.index_manifest, missing_ok=not strict):
+                meta.add(ie.index_file.file_name)
+    if snap.statistics:
+        meta.add(snap.statistics)
+
+
+def _manifest_file_names(refs: FileRefs, name: str, manifests: dict[str, bool], owner: dict[str, int]) -> set[str]:
+    """Names of the data files (and their extra files) a manifest lists, ADD or DELETE."""
+    with naming_snapshot(owner.get(name)):
+        try:
+            return manifest_file_names(refs.file_io, refs.manifest_path(name))
+        except FileNotFoundError:
+            if manifests[name]:
+                raise
+            return set()  # a long-lived changelog's manifest that expiry already removed
+
+
+def _read_all(ctx: StoreContext, statuses: Iterable[FileStatus]) -> Iterator[Snapshot]:
+    """The snapshots (tags, changelogs) of a listing, read one at a time."""
     for st in statuses:
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
         if not re.fullmatch(r"(snapshot|tag|changelog)-.+", name):
             continue
         try:
-            out.append(Snapshot.from_json(ctx.file_io.read_bytes(st.path), st.path))
+            snap = Snapshot.from_json(ctx.file_io.read_bytes(st.path), st.path)
         except FileNotFoundError:
             continue  # expired or deleted while listing
         except TableEngineError as e:
             raise TableEngineError(f"orphan cleaning of {ctx.table_path} aborted: cannot read {st.path}: {e}") from e
-    return out
+        yield snap
 
 
 _META_DIRS = ("manifest", "index", "statistics")

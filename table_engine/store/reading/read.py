@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -25,6 +24,7 @@ from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file import iter_parquet, read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
+from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, interval_partition
@@ -100,8 +100,7 @@ class TableRead:
 
     def to_arrow(self, splits: Sequence[Split]) -> pa.Table:
         if len(splits) > 1 and _READ_THREADS > 1:
-            with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(splits))) as pool:
-                chunks = list(pool.map(lambda s: list(self._iter_split(s)), splits))
+            chunks = parallel_map(lambda s: list(self._iter_split(s)), splits, _READ_THREADS)
             parts = [t for c in chunks for t in c]
         else:
             parts = [t for s in splits for t in self._iter_split(s)]

@@ -12,7 +12,6 @@ tables whose higher levels hold a key twice (written before first-row compaction
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,7 @@ from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries,
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot, names_snapshot
+from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 from table_engine.lsm.merge_engines import MergeCapabilities
@@ -87,8 +87,7 @@ def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileM
     """Read manifests (in parallel) and merge ADD/DELETE entries; ``keep`` filters entries before merging."""
     paths = [manifest_path(table_path, m.file_name) for m in metas]
     if len(paths) > 2:
-        with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
-            chunks = list(pool.map(lambda p: read_manifest(file_io, p), paths))
+        chunks = parallel_map(lambda p: read_manifest(file_io, p), paths, 8)
     else:
         chunks = [read_manifest(file_io, p) for p in paths]
     entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]

@@ -25,7 +25,6 @@ only loops over partitions and buckets are Python.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +38,7 @@ from table_engine.core_options import (
     CROSS_PARTITION_UPSERT_INDEX_TTL,
 )
 from table_engine.format.bucket import bucket_of, hash_key_columns
+from table_engine.io.executor import parallel_map
 from table_engine.lsm.merge_engines import MovedKey
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.read import TableRead, read_context
@@ -91,8 +91,7 @@ def bootstrap_keys(ctx: StoreContext, now_millis: int | None = None, assigner: A
 
     parallelism = max(1, ctx.options.get(CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM))
     if parallelism > 1 and len(splits) > 1:
-        with ThreadPoolExecutor(max_workers=min(parallelism, len(splits))) as pool:
-            tables = list(pool.map(one, splits))
+        tables = parallel_map(one, splits, parallelism)
     else:
         tables = [one(s) for s in splits]
     tables = [t for t in tables if t.num_rows]

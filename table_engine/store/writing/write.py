@@ -16,7 +16,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -37,6 +36,7 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.hash_index import read_hash_index, write_hash_index
 from table_engine.format.index_manifest import HASH_INDEX, IndexFileMeta
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.io.executor import parallel_map
 from table_engine.io.paths import index_dir, new_index_file_name
 from table_engine.lsm.key_value import (
     SEQUENCE_NUMBER,
@@ -607,9 +607,7 @@ class TableWrite:
             for fn, args in jobs:
                 fn(*args)
             return
-        with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(jobs))) as pool:
-            for f in [pool.submit(fn, *args) for fn, args in jobs]:
-                f.result()
+        parallel_map(lambda job: job[0](*job[1]), jobs, _WRITE_THREADS)
 
     def _group_slices(self, kv: pa.Table) -> list[tuple[int, int, pa.Table]]:
         group = kv.column(_GROUP).to_numpy()
