@@ -141,7 +141,8 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         messages = writer.prepare_commit()
         overwrite = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if cmd.mode == "overwrite" \
             else None
-        sid = table.new_commit(user).commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=overwrite)
+        sid = table.new_commit(user, new_user=not cmd.commit_user).commit(messages, BATCH_COMMIT_IDENTIFIER,
+                                                                          overwrite=overwrite)
     except CommitOutcomeUnknownError:
         raise  # the snapshot may be published: its data files must stay
     except BaseException:

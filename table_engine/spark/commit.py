@@ -46,16 +46,19 @@ def find_commit(table: Table, commit_user: str, identifier: int) -> Snapshot | N
 
 
 def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int,
-                overwrite: Overwrite | None = None) -> int | None:
+                overwrite: Overwrite | None = None, *, new_user: bool = False) -> int | None:
     """Commit ``messages`` as one snapshot of (``commit_user``, ``identifier``) unless that snapshot exists.
+
+    ``new_user``: the commit user was generated for this job, so no snapshot can be its yet: nothing is looked up
+    before the commit (the cost stays constant however long the table's history is).
 
     Returns the snapshot id (the existing one for a repeated commit; None when there was nothing to commit; the
     COMPACT snapshot that makes a first-row or deletion-vector table's new level-0 files visible when the tasks'
     own compaction could not be committed). When the commit fails, the messages' files are deleted and the table
     is unchanged.
     """
-    committer = table.new_commit(commit_user)
-    done = find_commit(table, commit_user, identifier)
+    committer = table.new_commit(commit_user, new_user=new_user)
+    done = None if new_user else find_commit(table, commit_user, identifier)
     if done is not None:
         log.info("%s: commit %s/%s is snapshot %d already; discarding files it does not reference",
                  table.identifier, commit_user, identifier, done.id)

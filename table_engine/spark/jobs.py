@@ -74,6 +74,8 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     routed, extra = prepare_write(df, table, parallelism)
     writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
     writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier)).options(**dict(catalog_options or {}))
+    if commit_user is None:
+        writer = writer.option(o.COMMIT_USER_GENERATED, "true")
     writer.options(**extra).options(**dict(options or {})).save(identifier)
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
                                      since_millis=None if commit_user else started - 60_000)
@@ -146,7 +148,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
         return None
     user = commit_user or default_commit_user(table.options)
     try:
-        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)
+        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, new_user=commit_user is None)
     except CommitConflictError:
         log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
                   table.identifier)

@@ -60,6 +60,9 @@ FILTER_PUSHDOWN = "filterPushdown"
 COMMIT_USER = "commit-user"
 """Commit user of the job; a re-run with the same value does not commit twice (default: a fresh UUID per job,
 for streams one derived from the checkpoint location)."""
+COMMIT_USER_GENERATED = "commit-user.generated"
+"""``true``: ``commit-user`` was generated for this write (``write_dataframe`` sets it), so no earlier snapshot can
+be its and the commit reads no history to find one (constant cost however many snapshots the table has)."""
 COMMIT_IDENTIFIER = "commit-identifier"
 ASSIGNERS = "dynamic-bucket.assigner-parallelism"
 """Dynamic-bucket tables: number of routed writer tasks (set by :func:`table_engine.spark.prepare_write`)."""
@@ -73,7 +76,8 @@ CHECKPOINT_LOCATION = "checkpointLocation"
 _NOT_TABLE_OPTIONS = frozenset(k.lower() for k in (
     WAREHOUSE, PATH, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_MODE, INCREMENTAL_BETWEEN,
     INCREMENTAL_BETWEEN_TIMESTAMP, CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, STREAMING_READ_OVERWRITE,
-    MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, COMMIT_USER, COMMIT_IDENTIFIER, ASSIGNERS, ROWKIND_COLUMN,
+    MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, COMMIT_USER, COMMIT_USER_GENERATED, COMMIT_IDENTIFIER, ASSIGNERS,
+    ROWKIND_COLUMN,
     PRIMARY_KEY, PARTITION, CHECKPOINT_LOCATION))
 
 

@@ -217,6 +217,7 @@ class _TableWriter:
         self.table = table
         self.overwrite = overwrite
         self.commit_user = commit_user
+        self.new_user = False  # the commit user was generated for this job: the commit looks up no history
         self.dynamic = is_dynamic_bucket(table)
         self.cross_partition = self.dynamic and table.schema.cross_partition_update()
         self.assigners = o.get_int(options, o.ASSIGNERS)
@@ -281,7 +282,7 @@ class _TableWriter:
         except BaseException:
             abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
             raise
-        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite)
+        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite, new_user=self.new_user)
         log.info("%s: %d tasks, %d rows committed as snapshot %s (commit user %s)", self.table.identifier,
                  len(tasks), sum(t.rows for t in tasks), sid, self.commit_user)
         return sid
@@ -296,8 +297,10 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
     """``df.write.format("paimon")``: append, or overwrite (dynamic partition overwrite)."""
 
     def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
-        user = o.get(options, o.COMMIT_USER) or default_commit_user(table.options)
-        super().__init__(table, schema, overwrite, user, options)
+        user = o.get(options, o.COMMIT_USER)
+        new_user = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
+        super().__init__(table, schema, overwrite, user or default_commit_user(table.options), options)
+        self.new_user = new_user
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
 

@@ -55,10 +55,12 @@ class WriteSurface(TableBase):
         return TableWrite(self._ctx)
 
     @mutating
-    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``)."""
+    def new_commit(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
+        """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``).
+        ``new_user``: ``commit_user`` was generated for this job and has committed nothing yet, so the exactly-once
+        check reads no history (as for a generated default)."""
         user = commit_user or default_commit_user(self.options)
-        return FileStoreCommit(self._ctx, user, new_user=commit_user is None)
+        return FileStoreCommit(self._ctx, user, new_user=new_user or commit_user is None)
 
     @mutating
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
