@@ -40,25 +40,35 @@ class TaskFiles:
         return sum(len(m.new_files) for m in self.messages)
 
 
-def find_commit(table: Table, commit_user: str, identifier: int) -> Snapshot | None:
-    """The snapshot of (``commit_user``, ``identifier``) in ``table``, if committed."""
-    return snapshot_info.find_commit(table.file_io, table.path, commit_user, identifier)
+def find_commit(table: Table, commit_user: str, identifier: int, since_millis: int | None = None
+                ) -> Snapshot | None:
+    """The snapshot of (``commit_user``, ``identifier``) in ``table``, if committed (looking back no further than
+    ``since_millis`` when given)."""
+    return snapshot_info.find_commit(table.file_io, table.path, commit_user, identifier, since_millis=since_millis)
+
+
+GENERATED_USER_SLACK_MS = 10_000
+"""How far before a generated commit user's creation its snapshots are looked for: the user and the snapshots'
+times are taken on the driver's host, so this only covers a clock stepped back a little."""
 
 
 def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int,
-                overwrite: Overwrite | None = None, *, new_user: bool = False) -> int | None:
+                overwrite: Overwrite | None = None, *, generated_at: int | None = None) -> int | None:
     """Commit ``messages`` as one snapshot of (``commit_user``, ``identifier``) unless that snapshot exists.
 
-    ``new_user``: the commit user was generated for this job, so no snapshot can be its yet: nothing is looked up
-    before the commit (the cost stays constant however long the table's history is).
+    ``generated_at``: the commit user was generated for this job at that time (epoch millis), so only snapshots
+    committed since then can be its: the lookup reads those (a commit the same job repeats) and no older history,
+    and the cost stays constant however long the table's history is.
 
     Returns the snapshot id (the existing one for a repeated commit; None when there was nothing to commit; the
     COMPACT snapshot that makes a first-row or deletion-vector table's new level-0 files visible when the tasks'
     own compaction could not be committed). When the commit fails, the messages' files are deleted and the table
     is unchanged.
     """
+    new_user = generated_at is not None
+    since = None if generated_at is None else generated_at - GENERATED_USER_SLACK_MS
     committer = table.new_commit(commit_user, new_user=new_user)
-    done = None if new_user else find_commit(table, commit_user, identifier)
+    done = find_commit(table, commit_user, identifier, since)
     if done is not None:
         log.info("%s: commit %s/%s is snapshot %d already; discarding files it does not reference",
                  table.identifier, commit_user, identifier, done.id)
@@ -67,7 +77,7 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
     try:
         sid = committer.commit(messages, identifier, overwrite=overwrite)
     except BaseException:
-        if find_commit(table, commit_user, identifier) is None:
+        if find_commit(table, commit_user, identifier, since) is None:
             committer.abort(messages)
         raise
     ctx = StoreContext(table.file_io, table.path, table.schema, table.options)

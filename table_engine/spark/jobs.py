@@ -21,6 +21,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from table_engine import clock
 from table_engine.catalog import Catalog
 from table_engine.consume import (
     ChangeRange,
@@ -40,7 +41,7 @@ from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
-from table_engine.spark.commit import commit_once
+from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
 from table_engine.spark.source import SOURCE_NAME
 from table_engine.spark.types import arrow_schema_for
 from table_engine.spark.writer import prepare_write
@@ -78,7 +79,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
         writer = writer.option(o.COMMIT_USER_GENERATED, "true")
     writer.options(**extra).options(**dict(options or {})).save(identifier)
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
-                                     since_millis=None if commit_user else started - 60_000)
+                                     since_millis=None if commit_user else started - GENERATED_USER_SLACK_MS)
     return None if snap is None else snap.id
 
 
@@ -136,6 +137,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
     """
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
+    started = clock.now_millis()
     ctx = _store_context(table)
     plan = plan_compaction(ctx, partitions, idle_time_ms)
     if not plan:
@@ -148,7 +150,8 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
         return None
     user = commit_user or default_commit_user(table.options)
     try:
-        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, new_user=commit_user is None)
+        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
+                           generated_at=started if commit_user is None else None)
     except CommitConflictError:
         log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
                   table.identifier)

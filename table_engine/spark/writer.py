@@ -43,6 +43,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import IntegerType, StructField, StructType
 
+from table_engine import clock
 from table_engine.core_options import default_commit_user
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
@@ -217,7 +218,8 @@ class _TableWriter:
         self.table = table
         self.overwrite = overwrite
         self.commit_user = commit_user
-        self.new_user = False  # the commit user was generated for this job: the commit looks up no history
+        self.generated_at: int | None = None
+        """when the commit user was generated for this job (then the commit looks up no older history)"""
         self.dynamic = is_dynamic_bucket(table)
         self.cross_partition = self.dynamic and table.schema.cross_partition_update()
         self.assigners = o.get_int(options, o.ASSIGNERS)
@@ -282,7 +284,8 @@ class _TableWriter:
         except BaseException:
             abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
             raise
-        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite, new_user=self.new_user)
+        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite,
+                          generated_at=self.generated_at)
         log.info("%s: %d tasks, %d rows committed as snapshot %s (commit user %s)", self.table.identifier,
                  len(tasks), sum(t.rows for t in tasks), sid, self.commit_user)
         return sid
@@ -298,9 +301,9 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
 
     def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
         user = o.get(options, o.COMMIT_USER)
-        new_user = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
+        generated = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
         super().__init__(table, schema, overwrite, user or default_commit_user(table.options), options)
-        self.new_user = new_user
+        self.generated_at = clock.now_millis() if generated else None
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
 

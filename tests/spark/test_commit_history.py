@@ -1,12 +1,14 @@
 """The Spark job commit (:func:`table_engine.spark.commit.commit_once`) with a commit user generated for the job
-reads no history: its metadata reads are the same at 5 and at 60 snapshots. A named user is still looked up, so a
+reads no history: its metadata reads are the same at 5 and at 60 snapshots, and the job repeating its commit is
+still found (among the snapshots committed since the user was generated). A named user is still looked up, so a
 re-run with the same user and identifier is found and not committed twice."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from table_engine import Catalog
+from table_engine import Catalog, clock
+from table_engine.clock import ManualClock, use_clock
 from table_engine.core_options import default_commit_user
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.io.counting import CountingFileIO
@@ -27,20 +29,25 @@ def _reads_of_one_job_commit(table: Table, fio: CountingFileIO, n: int) -> int:
     writer.write(pa.table({"id": [n], "v": ["x"]}, schema=SCHEMA))
     messages = writer.prepare_commit()
     fio.reset()
-    assert commit_once(table, messages, default_commit_user(table.options), BATCH_COMMIT_IDENTIFIER,
-                       new_user=True) is not None
+    user, started = default_commit_user(table.options), clock.now_millis()
+    assert commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, generated_at=started) is not None
+    again = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, generated_at=started)  # repeated
+    assert again == table.latest_snapshot_id()  # found among the job's own snapshots, not committed twice
     return fio.metadata_reads()
 
 
 def test_a_generated_commit_user_reads_no_history(warehouse: str) -> None:
     Catalog(warehouse).create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     table, fio = _table(warehouse)
-    for i in range(5):
-        table.write(pa.table({"id": [i], "v": ["a"]}, schema=SCHEMA))
-    at_5 = _reads_of_one_job_commit(table, fio, 100)
-    for i in range(55):
-        table.write(pa.table({"id": [i], "v": ["b"]}, schema=SCHEMA))
-    at_60 = _reads_of_one_job_commit(table, fio, 101)
+    with use_clock(ManualClock(1_700_000_000_000)) as now:  # the history is an hour older than each job
+        for i in range(5):
+            table.write(pa.table({"id": [i], "v": ["a"]}, schema=SCHEMA))
+        now.advance(3_600_000)
+        at_5 = _reads_of_one_job_commit(table, fio, 100)
+        for i in range(55):
+            table.write(pa.table({"id": [i], "v": ["b"]}, schema=SCHEMA))
+        now.advance(3_600_000)
+        at_60 = _reads_of_one_job_commit(table, fio, 101)
     assert at_5 == at_60, (at_5, at_60)
 
 
