@@ -1,19 +1,27 @@
-"""Manifest files: Avro logs of ADD/DELETE entries for data files (``manifest/manifest-<uuid>-<n>``)."""
+"""Manifest files: Avro logs of ADD/DELETE entries for data files (``manifest/manifest-<uuid>-<n>``).
+
+The engine writes no Avro block holding entries of two partitions and says so in the file metadata
+(:data:`PARTITION_BLOCKS`): a read for some partitions (:func:`read_manifest` with ``partition_filter``) then decodes
+only the blocks of those partitions. Manifests of other writers are decoded whole, their entries filtered by
+partition before their ``DataFileMeta`` is built.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import groupby
 from typing import Any
 
 from table_engine.errors import CorruptMetadataError
-from table_engine.format.avro import read_avro, write_avro
+from table_engine.format.avro import read_avro_blocks, write_avro_groups
 from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
 from table_engine.io.file_io import FileIO
 
 __all__ = [
     "MANIFEST_ENTRY_SCHEMA",
+    "PARTITION_BLOCKS",
     "added_files",
     "FileIdentifier",
     "FileKind",
@@ -24,6 +32,9 @@ __all__ = [
 ]
 
 MANIFEST_ENTRY_VERSION = 2
+
+PARTITION_BLOCKS = "table-engine.partition-blocks"
+"""Avro file metadata key (value ``"true"``): every Avro block of this manifest holds entries of one partition."""
 
 
 class FileKind(IntEnum):
@@ -90,16 +101,39 @@ class ManifestEntry:
 
 
 def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry]) -> int:
-    """Write a new manifest file at ``path``; returns its size in bytes."""
-    data = write_avro((e.to_avro() for e in entries), MANIFEST_ENTRY_SCHEMA)
+    """Write a new manifest file at ``path``; returns its size in bytes.
+
+    Entries keep their order; a block ends wherever the partition changes (write entries grouped by partition to
+    make partition-filtered reads cheap)."""
+    groups = ((e.to_avro() for e in run) for _, run in groupby(entries, key=lambda e: e.partition))
+    data = write_avro_groups(groups, MANIFEST_ENTRY_SCHEMA, PARTITION_BLOCKS)
     file_io.write_bytes(path, data)
     return len(data)
 
 
-def read_manifest(file_io: FileIO, path: str) -> list[ManifestEntry]:
-    """All entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing)."""
-    records = read_avro(file_io.read_referenced(path, "manifest file"), path)
+def read_manifest(file_io: FileIO, path: str, partition_filter: Callable[[bytes], bool] | None = None
+                  ) -> list[ManifestEntry]:
+    """The entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing).
+
+    ``partition_filter``: keep only entries whose serialized partition it accepts (called once per distinct
+    partition); blocks of other partitions are not decoded when the manifest says its blocks are per partition."""
+    data = file_io.read_referenced(path, "manifest file")
+    if partition_filter is None:
+        records = read_avro_blocks(data, path, PARTITION_BLOCKS, lambda r: True)
+    else:
+        verdicts: dict[bytes, bool] = {}
+
+        def keep(r: dict[str, Any]) -> bool:
+            part = r["_PARTITION"]
+            hit = verdicts.get(part)
+            if hit is None:
+                hit = verdicts[part] = partition_filter(part)
+            return hit
+
+        records = read_avro_blocks(data, path, PARTITION_BLOCKS, keep)
     try:
+        if partition_filter is not None:
+            records = [r for r in records if keep(r)]
         return [ManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e

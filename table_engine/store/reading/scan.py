@@ -83,14 +83,20 @@ def read_manifest_metas(file_io: FileIO, table_path: str, snapshot: Snapshot) ->
 
 
 def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileMeta],
-                 keep: Callable[[ManifestEntry], bool] | None = None) -> list[ManifestEntry]:
-    """Read manifests (in parallel) and merge ADD/DELETE entries; ``keep`` filters entries before merging."""
+                 keep: Callable[[ManifestEntry], bool] | None = None,
+                 partition_filter: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+    """Read manifests (in parallel) and merge ADD/DELETE entries; ``partition_filter`` (on serialized partitions,
+    applied while decoding) and ``keep`` filter entries before merging."""
     paths = [manifest_path(table_path, m.file_name) for m in metas]
+
+    def read(path: str) -> list[ManifestEntry]:
+        return read_manifest(file_io, path, partition_filter)
+
     if len(paths) > 2:
         with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
-            chunks = list(pool.map(lambda p: read_manifest(file_io, p), paths))
+            chunks = list(pool.map(read, paths))
     else:
-        chunks = [read_manifest(file_io, p) for p in paths]
+        chunks = [read(p) for p in paths]
     entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
     return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
 
@@ -132,12 +138,10 @@ def plan_splits(
     if part_preds:
         metas = [m for m in metas if _manifest_may_match(m, part_fields, part_preds)]
 
-    def keep(e: ManifestEntry) -> bool:
-        if not part_preds:
-            return True
-        return test_row(part_preds, dict(zip(part_names, decode(e.partition), strict=True)))
+    def partition_matches(partition: bytes) -> bool:
+        return test_row(part_preds, dict(zip(part_names, decode(partition), strict=True)))
 
-    entries = read_entries(file_io, table_path, metas, keep if part_preds else None)
+    entries = read_entries(file_io, table_path, metas, partition_filter=partition_matches if part_preds else None)
     if skip:
         entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
