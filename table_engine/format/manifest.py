@@ -23,6 +23,7 @@ __all__ = [
     "MANIFEST_ENTRY_SCHEMA",
     "PARTITION_BLOCKS",
     "added_files",
+    "encode_manifest",
     "FileIdentifier",
     "FileKind",
     "ManifestEntry",
@@ -105,10 +106,15 @@ def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry])
 
     Entries keep their order; a block ends wherever the partition changes (write entries grouped by partition to
     make partition-filtered reads cheap)."""
-    groups = ((e.to_avro() for e in run) for _, run in groupby(entries, key=lambda e: e.partition))
-    data = write_avro_groups(groups, MANIFEST_ENTRY_SCHEMA, PARTITION_BLOCKS)
+    data = encode_manifest(entries)
     file_io.write_bytes(path, data)
     return len(data)
+
+
+def encode_manifest(entries: Iterable[ManifestEntry]) -> bytes:
+    """The bytes :func:`write_manifest` writes for ``entries``."""
+    groups = ((e.to_avro() for e in run) for _, run in groupby(entries, key=lambda e: e.partition))
+    return write_avro_groups(groups, MANIFEST_ENTRY_SCHEMA, PARTITION_BLOCKS)
 
 
 def read_manifest(file_io: FileIO, path: str, partition_filter: Callable[[bytes], bool] | None = None

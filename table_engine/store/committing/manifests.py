@@ -13,20 +13,27 @@ prune it for queries on other partitions; inside a manifest, blocks of other par
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from table_engine.format.binary_row import decode_row, encode_row
 from table_engine.format.data_file_meta import SimpleStats
-from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest, write_manifest
+from table_engine.format.manifest import (
+    FileKind,
+    ManifestEntry,
+    encode_manifest,
+    merge_entries,
+    read_manifest,
+)
 from table_engine.format.manifest_list import ManifestFileMeta
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir, new_manifest_name
 from table_engine.types import DataType
 
-#: rough Avro size of one entry, used to roll manifests at the target size before writing
-_ENTRY_BYTES_ESTIMATE = 400
+#: manifests are rolled at this multiple of ``manifest.target-file-size``
+_ROLL_OVER = 1.1
 
 
 def partition_stats(partitions: Sequence[bytes], types: Sequence[DataType]) -> SimpleStats:
@@ -65,18 +72,25 @@ def write_manifest_files(
     target_size: int,
     kind: str = "",
 ) -> list[ManifestFileMeta]:
-    """Write ``entries`` into one or more manifests (rolled at about ``target_size``), ordered by partition value;
-    returns their metas."""
+    """Write ``entries`` into one or more manifests (rolled a little over ``target_size``, so that they do not
+    count as small and get merged again), ordered by partition value; returns their metas."""
     if not entries:
         return []
     entries = sorted_by_partition(entries, partition_types)
-    per_file = max(1, target_size // _ENTRY_BYTES_ESTIMATE)
+    data = encode_manifest(entries)
+    if len(data) <= target_size * _ROLL_OVER:
+        chunks = [(entries, data)]
+    else:  # split at the measured size of an entry
+        header = len(encode_manifest([]))
+        per_entry = max(1.0, (len(data) - header) / len(entries))
+        per_file = max(1, math.ceil((target_size * _ROLL_OVER - header) / per_entry))
+        chunks = [(entries[i:i + per_file], encode_manifest(entries[i:i + per_file]))
+                  for i in range(0, len(entries), per_file)]
     metas = []
-    for start in range(0, len(entries), per_file):
-        chunk = entries[start:start + per_file]
+    for chunk, chunk_data in chunks:
         name = new_manifest_name(kind)
-        size = write_manifest(file_io, f"{manifest_dir(table_path)}/{name}", chunk)
-        metas.append(_meta(name, size, chunk, schema_id, partition_types))
+        file_io.write_bytes(f"{manifest_dir(table_path)}/{name}", chunk_data)
+        metas.append(_meta(name, len(chunk_data), chunk, schema_id, partition_types))
     return metas
 
 
