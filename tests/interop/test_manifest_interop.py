@@ -37,7 +37,7 @@ def test_pypaimon_reads_merged_and_sorted_manifests(pypaimon: PypaimonClient, tm
         t.write(batch(i))
         if i % 4 == 3:
             t.compact(full=True)  # DELETE entries: full manifest compaction drops them
-    versions = [{}] + [{"snapshot": s.id} for s in t.snapshots()][-4:]
+    versions: list[dict[str, int]] = [{}] + [{"snapshot": s.id} for s in t.snapshots()][-4:]
     ours = [t.read()] + [t.read(snapshot_id=v["snapshot"]) for v in versions[1:]]
     theirs = pypaimon.read_many(warehouse, IDENT, versions)
     for version, mine, other in zip(versions, ours, theirs, strict=True):

@@ -36,7 +36,7 @@ class Counts:
 def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     """Counts manifests read by the planner and DataFileMeta records decoded (the real functions still run)."""
     c = Counts()
-    read_manifest: Callable[..., Any] = scan.read_manifest
+    read_manifest: Callable[..., Any] = scan.read_manifest  # type: ignore[attr-defined]
     from_avro: Callable[[dict[str, Any]], DataFileMeta] = DataFileMeta.from_avro
 
     def counting_read(*args: Any) -> Any:
