@@ -15,7 +15,7 @@ from itertools import groupby
 from typing import Any
 
 from table_engine.errors import CorruptMetadataError
-from table_engine.format.avro import read_avro_blocks, write_avro_groups
+from table_engine.format.avro import read_avro, read_avro_blocks, write_avro_groups
 from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
 from table_engine.io.file_io import FileIO
 
@@ -124,25 +124,48 @@ def read_manifest(file_io: FileIO, path: str, partition_filter: Callable[[bytes]
     ``partition_filter``: keep only entries whose serialized partition it accepts (called once per distinct
     partition); blocks of other partitions are not decoded when the manifest says its blocks are per partition."""
     data = file_io.read_referenced(path, "manifest file")
-    if partition_filter is None:
-        records = read_avro_blocks(data, path, PARTITION_BLOCKS, lambda r: True)
-    else:
-        verdicts: dict[bytes, bool] = {}
+    verdicts: dict[bytes, bool] = {}
+    accept = partition_filter or (lambda part: True)
 
-        def keep(r: dict[str, Any]) -> bool:
-            part = r["_PARTITION"]
-            hit = verdicts.get(part)
-            if hit is None:
-                hit = verdicts[part] = partition_filter(part)
-            return hit
+    def wanted(part: bytes) -> bool:
+        hit = verdicts.get(part)
+        if hit is None:
+            hit = verdicts[part] = accept(part)
+        return hit
 
-        records = read_avro_blocks(data, path, PARTITION_BLOCKS, keep)
+    def keep_block(block: bytes) -> bool:
+        return wanted(_first_partition(block))
+
+    records = read_avro_blocks(data, path, PARTITION_BLOCKS, None if partition_filter is None else keep_block)
+    whole = records is None
+    if records is None:
+        records = read_avro(data, path)
     try:
-        if partition_filter is not None:
-            records = [r for r in records if keep(r)]
+        if partition_filter is not None and whole:
+            records = [r for r in records if wanted(r["_PARTITION"])]
         return [ManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
+
+
+def _first_partition(block: bytes) -> bytes:
+    """``_PARTITION`` of the first record of an uncompressed block of our manifests: it follows the ``_VERSION``
+    and ``_KIND`` ints (:data:`MANIFEST_ENTRY_SCHEMA`)."""
+    pos = 0
+    for _ in range(2):  # skip two zig-zag varints
+        while block[pos] & 0x80:
+            pos += 1
+        pos += 1
+    shift = z = 0
+    while True:
+        b = block[pos]
+        pos += 1
+        z |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    n = (z >> 1) ^ -(z & 1)
+    return block[pos:pos + n]
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:

@@ -39,29 +39,26 @@ def test_groups_never_share_a_block_and_the_file_says_so() -> None:
     assert read_avro(data, "mem") == [{"g": 1, "i": 0}, {"g": 1, "i": 1}, {"g": 2, "i": 2}]
 
 
-def test_skipped_blocks_are_not_decoded_past_their_first_record() -> None:
+def test_skipped_blocks_are_not_decoded() -> None:
     groups = [[{"g": g, "i": i} for i in range(5)] for g in range(4)]
-    seen: list[dict[str, Any]] = []
+    seen: list[bytes] = []
 
-    def keep(first: dict[str, Any]) -> bool:
-        seen.append(first)
-        return bool(first["g"] % 2)
+    def keep(block: bytes) -> bool:
+        seen.append(block)
+        return block[0] in (2, 6)  # the zig-zag varint of g = 1 and g = 3 starts the block
 
     records = read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", keep)
     assert records == groups[1] + groups[3]
-    assert seen == [{"g": g, "i": 0} for g in range(4)]  # one call per block
+    assert len(seen) == 4  # one call per block
+    assert read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", None) == [
+        r for g in groups for r in g]
+    assert read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", lambda b: False) == []
 
 
-def test_files_without_the_property_are_read_whole() -> None:
+def test_files_without_the_property_are_not_read_by_blocks() -> None:
     records = [{"g": g, "i": g} for g in range(3)]
-    calls: list[dict[str, Any]] = []
-
-    def keep(first: dict[str, Any]) -> bool:
-        calls.append(first)
-        return False
-
-    assert read_avro_blocks(write_avro(records, SCHEMA), "mem", "x.prop", keep) == records
-    assert calls == []
+    assert read_avro_blocks(write_avro(records, SCHEMA), "mem", "x.prop", None) is None
+    assert read_avro_blocks(write_avro_groups([records], SCHEMA, "y.prop"), "mem", "x.prop", None) is None
 
 
 def test_manifest_blocks_hold_one_partition_and_keep_entry_order(tmp_path: Path) -> None:
