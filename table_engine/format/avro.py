@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import fastavro
-import zstandard
 from fastavro.write import Writer
 
 from table_engine.errors import CorruptMetadataError
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 __all__ = ["AVRO_CODEC", "datetime_to_millis", "read_avro", "read_avro_blocks", "write_avro", "write_avro_groups"]
 
@@ -80,14 +85,16 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
     encoding of its first record, and every record of the block belongs to that one's group; None: keep all).
     None if the file does not have the property (decode it whole, e.g. with :func:`read_avro`).
 
-    Blocks are decompressed here (one zstd context for all) and skipped blocks are not decoded; the kept blocks are
+    Blocks are decompressed here and skipped blocks are not decoded; the kept blocks are
     decoded in one pass, as one uncompressed block, so many small blocks cost little more than a few big ones."""
     try:
         header = _read_header(data)
         if header is None or header[0].get(block_property) != b"true":
             return None
         meta, sync, pos = header
-        decompress = zstandard.ZstdDecompressor().decompressobj if meta.get("avro.codec") == b"zstandard" else None
+        codec = meta.get("avro.codec", b"null")
+        if codec not in (b"null", b"zstandard"):
+            raise ValueError(f"codec {codec.decode()} of a block file")
         schema_text = meta["avro.schema"]
         kept: list[bytes] = []
         records = 0
@@ -100,8 +107,8 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
             if data[pos:pos + 16] != sync:
                 raise ValueError(f"block at byte {pos - size} is not followed by the sync marker")
             pos += 16
-            if decompress is not None:
-                raw = decompress().decompress(raw)
+            if codec == b"zstandard":
+                raw = zstd.decompress(raw)
             if keep_block is None or keep_block(raw):
                 kept.append(raw)
                 records += count
