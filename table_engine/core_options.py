@@ -542,6 +542,7 @@ class CoreOptions:
     stats_mode = accessor(METADATA_STATS_MODE)
     manifest_target_file_size = accessor(MANIFEST_TARGET_FILE_SIZE)
     manifest_merge_min_count = accessor(MANIFEST_MERGE_MIN_COUNT)
+    manifest_full_compaction_threshold_size = accessor(MANIFEST_FULL_COMPACTION_SIZE)
     dynamic_partition_overwrite = accessor(DYNAMIC_PARTITION_OVERWRITE)
     commit_max_retries = accessor(COMMIT_MAX_RETRIES)
     commit_timeout = accessor(COMMIT_TIMEOUT)

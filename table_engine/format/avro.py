@@ -2,21 +2,32 @@
 
 Paimon metadata files are Avro object container files compressed with the ``zstandard`` codec, carrying only the
 ``avro.schema`` and ``avro.codec`` metadata keys (as pypaimon writes them with fastavro).
+
+:func:`write_avro_groups` may add one more key of its own, naming a property of the file's blocks (e.g. every block
+holds records of one partition); Avro readers (Paimon Java, pypaimon) ignore keys they do not know. With it,
+:func:`read_avro_blocks` skips whole blocks after decoding only their first record.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import fastavro
+from fastavro.write import Writer
 
 from table_engine.errors import CorruptMetadataError
 
-__all__ = ["AVRO_CODEC", "datetime_to_millis", "read_avro", "write_avro"]
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
+__all__ = ["AVRO_CODEC", "datetime_to_millis", "read_avro", "read_avro_blocks", "write_avro", "write_avro_groups"]
 
 AVRO_CODEC = "zstandard"
 
@@ -60,6 +71,114 @@ def iter_avro(data: bytes, path_for_errors: str) -> Iterator[dict[str, Any]]:
         yield from fastavro.reader(io.BytesIO(data))  # type: ignore[misc]
     except Exception as e:  # fastavro raises many kinds (ValueError, EOFError, zstd errors, ...)
         raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
+
+
+def write_avro_groups(groups: Iterable[Iterable[dict[str, Any]]], schema: Mapping[str, Any],
+                      block_property: str) -> bytes:
+    """Like :func:`write_avro`, but no Avro block mixes records of two ``groups`` (a group may span blocks); the
+    file metadata key ``block_property`` = ``"true"`` says so to :func:`read_avro_blocks`."""
+    buf = io.BytesIO()
+    writer = Writer(buf, _parsed(schema), codec=AVRO_CODEC, metadata={block_property: "true"})
+    for group in groups:
+        for record in group:
+            writer.write(record)
+        writer.flush()  # ends the current block (a no-op when it is empty)
+    writer.flush()
+    return buf.getvalue()
+
+
+def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
+                     keep_block: Callable[[bytes], bool] | None) -> list[dict[str, Any]] | None:
+    """The records of an Avro container file written by :func:`write_avro_groups` with ``block_property``, leaving
+    out whole blocks that ``keep_block`` rejects (it gets a block's uncompressed bytes, which start with the
+    encoding of its first record, and every record of the block belongs to that one's group; None: keep all).
+    None if the file does not have the property (decode it whole, e.g. with :func:`read_avro`).
+
+    Blocks are decompressed here and skipped blocks are not decoded; the kept blocks are
+    decoded in one pass, as one uncompressed block, so many small blocks cost little more than a few big ones."""
+    try:
+        header = _read_header(data)
+        if header is None or header[0].get(block_property) != b"true":
+            return None
+        meta, sync, pos = header
+        codec = meta.get("avro.codec", b"null")
+        if codec not in (b"null", b"zstandard"):
+            raise ValueError(f"codec {codec.decode()} of a block file")
+        schema_text = meta["avro.schema"]
+        kept: list[bytes] = []
+        records = 0
+        end = len(data)
+        while pos < end:
+            count, pos = _read_long(data, pos)
+            size, pos = _read_long(data, pos)
+            raw = data[pos:pos + size]
+            pos += size
+            if data[pos:pos + 16] != sync:
+                raise ValueError(f"block at byte {pos - size} is not followed by the sync marker")
+            pos += 16
+            if codec == b"zstandard":
+                raw = zstd.decompress(raw)
+            if keep_block is None or keep_block(raw):
+                kept.append(raw)
+                records += count
+        if not records:
+            return []
+        body = b"".join(kept)  # records are self-delimiting: the kept blocks make one block
+        container = b"".join([_NULL_CONTAINER_HEAD, _long(len(schema_text)), schema_text, b"\x00", sync,
+                              _long(records), _long(len(body)), body, sync])
+        return list(fastavro.reader(io.BytesIO(container)))  # type: ignore[arg-type]
+    except Exception as e:  # fastavro raises many kinds (ValueError, EOFError, zstd errors, ...)
+        raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
+
+
+# an uncompressed container's head up to its schema: magic, a map of two entries, "avro.codec" -> "null",
+# then "avro.schema" (the schema's length and text follow)
+_NULL_CONTAINER_HEAD = b"Obj\x01\x04\x14avro.codec\x08null\x16avro.schema"
+
+
+def _long(n: int) -> bytes:
+    """Avro's zig-zag varint encoding of ``n``."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _read_long(data: bytes, pos: int) -> tuple[int, int]:
+    shift = z = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        z |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (z >> 1) ^ -(z & 1), pos
+        shift += 7
+
+
+def _read_header(data: bytes) -> tuple[dict[str, bytes], bytes, int] | None:
+    """(metadata, sync marker, offset of the first block) of an Avro container file; None if it is not one."""
+    if data[:4] != b"Obj\x01":
+        return None
+    meta: dict[str, bytes] = {}
+    pos = 4
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            break
+        if count < 0:
+            count = -count
+            _, pos = _read_long(data, pos)  # byte size of the map block
+        for _ in range(count):
+            n, pos = _read_long(data, pos)
+            key = data[pos:pos + n].decode()
+            pos += n
+            n, pos = _read_long(data, pos)
+            meta[key] = data[pos:pos + n]
+            pos += n
+    return meta, data[pos:pos + 16], pos + 16
 
 
 def datetime_to_millis(value: datetime | int | None) -> int | None:

@@ -1,20 +1,29 @@
-"""Manifest files: Avro logs of ADD/DELETE entries for data files (``manifest/manifest-<uuid>-<n>``)."""
+"""Manifest files: Avro logs of ADD/DELETE entries for data files (``manifest/manifest-<uuid>-<n>``).
+
+The engine writes no Avro block holding entries of two partitions and says so in the file metadata
+(:data:`PARTITION_BLOCKS`): a read for some partitions (:func:`read_manifest` with ``partition_filter``) then decodes
+only the blocks of those partitions. Manifests of other writers are decoded whole, their entries filtered by
+partition before their ``DataFileMeta`` is built.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import groupby
 from typing import Any
 
 from table_engine.errors import CorruptMetadataError
-from table_engine.format.avro import iter_avro, read_avro, write_avro
+from table_engine.format.avro import iter_avro, read_avro, read_avro_blocks, write_avro_groups
 from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
 from table_engine.io.file_io import FileIO
 
 __all__ = [
     "MANIFEST_ENTRY_SCHEMA",
+    "PARTITION_BLOCKS",
     "added_files",
+    "encode_manifest",
     "FileIdentifier",
     "FileKind",
     "ManifestEntry",
@@ -24,6 +33,9 @@ __all__ = [
 ]
 
 MANIFEST_ENTRY_VERSION = 2
+
+PARTITION_BLOCKS = "table-engine.partition-blocks"
+"""Avro file metadata key (value ``"true"``): every Avro block of this manifest holds entries of one partition."""
 
 
 class FileKind(IntEnum):
@@ -90,16 +102,47 @@ class ManifestEntry:
 
 
 def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry]) -> int:
-    """Write a new manifest file at ``path``; returns its size in bytes."""
-    data = write_avro((e.to_avro() for e in entries), MANIFEST_ENTRY_SCHEMA)
+    """Write a new manifest file at ``path``; returns its size in bytes.
+
+    Entries keep their order; a block ends wherever the partition changes (write entries grouped by partition to
+    make partition-filtered reads cheap)."""
+    data = encode_manifest(entries)
     file_io.write_bytes(path, data)
     return len(data)
 
 
-def read_manifest(file_io: FileIO, path: str) -> list[ManifestEntry]:
-    """All entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing)."""
-    records = read_avro(file_io.read_referenced(path, "manifest file"), path)
+def encode_manifest(entries: Iterable[ManifestEntry]) -> bytes:
+    """The bytes :func:`write_manifest` writes for ``entries``."""
+    groups = ((e.to_avro() for e in run) for _, run in groupby(entries, key=lambda e: e.partition))
+    return write_avro_groups(groups, MANIFEST_ENTRY_SCHEMA, PARTITION_BLOCKS)
+
+
+def read_manifest(file_io: FileIO, path: str, partition_filter: Callable[[bytes], bool] | None = None
+                  ) -> list[ManifestEntry]:
+    """The entries of the manifest at ``path``, in file order (``FileNotFoundError`` if it is missing).
+
+    ``partition_filter``: keep only entries whose serialized partition it accepts (called once per distinct
+    partition); blocks of other partitions are not decoded when the manifest says its blocks are per partition."""
+    data = file_io.read_referenced(path, "manifest file")
+    verdicts: dict[bytes, bool] = {}
+    accept = partition_filter or (lambda part: True)
+
+    def wanted(part: bytes) -> bool:
+        hit = verdicts.get(part)
+        if hit is None:
+            hit = verdicts[part] = accept(part)
+        return hit
+
+    def keep_block(block: bytes) -> bool:
+        return wanted(_first_partition(block))
+
+    records = read_avro_blocks(data, path, PARTITION_BLOCKS, None if partition_filter is None else keep_block)
+    whole = records is None
+    if records is None:
+        records = read_avro(data, path)
     try:
+        if partition_filter is not None and whole:
+            records = [r for r in records if wanted(r["_PARTITION"])]
         return [ManifestEntry.from_avro(r) for r in records]
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
@@ -117,6 +160,26 @@ def manifest_file_names(file_io: FileIO, path: str) -> set[str]:
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise CorruptMetadataError(f"manifest file {path} has an unexpected record layout: {e!r}") from e
     return names
+
+
+def _first_partition(block: bytes) -> bytes:
+    """``_PARTITION`` of the first record of an uncompressed block of our manifests: it follows the ``_VERSION``
+    and ``_KIND`` ints (:data:`MANIFEST_ENTRY_SCHEMA`)."""
+    pos = 0
+    for _ in range(2):  # skip two zig-zag varints
+        while block[pos] & 0x80:
+            pos += 1
+        pos += 1
+    shift = z = 0
+    while True:
+        b = block[pos]
+        pos += 1
+        z |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    n = (z >> 1) ^ -(z & 1)
+    return block[pos:pos + n]
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:

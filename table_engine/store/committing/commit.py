@@ -295,7 +295,8 @@ class FileStoreCommit:
                 all_entries = deletes + all_entries
         base, merged_names = merge_manifests(fio, tp, base, self.ctx.schema.id, self.part_types,
                                              self.opts.manifest_target_file_size(),
-                                             self.opts.manifest_merge_min_count())
+                                             self.opts.manifest_merge_min_count(),
+                                             self.opts.manifest_full_compaction_threshold_size())
         written.extend(merged_names)
         list_uuid = str(uuid.uuid4())
         base_name = new_manifest_list_name(list_uuid, "0")

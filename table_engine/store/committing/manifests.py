@@ -2,42 +2,65 @@
 
 Manifests are logs of ADD/DELETE entries. Without merging, every commit adds one manifest and a table's metadata
 grows without bound; :func:`merge_manifests` rewrites runs of small manifests (``manifest.merge-min-count``,
-``manifest.target-file-size``) into larger ones, cancelling ADD/DELETE pairs of the same file.
+``manifest.target-file-size``) into larger ones, cancelling ADD/DELETE pairs of the same file, and rewrites every
+manifest once the small or deleting ones add up to ``manifest.full-compaction-threshold-size``.
+
+Every manifest is written with its entries ordered by partition value (then bucket; the order of entries of one
+bucket is kept), so a merged manifest covers a narrow partition range and the manifest list's partition statistics
+prune it for queries on other partitions; inside a manifest, blocks of other partitions are not decoded
+(:func:`~table_engine.format.manifest.read_manifest`).
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from table_engine.format.binary_row import decode_row, encode_row
 from table_engine.format.data_file_meta import SimpleStats
-from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest, write_manifest
+from table_engine.format.manifest import (
+    FileKind,
+    ManifestEntry,
+    encode_manifest,
+    merge_entries,
+    read_manifest,
+)
 from table_engine.format.manifest_list import ManifestFileMeta
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir, new_manifest_name
 from table_engine.types import DataType
 
-#: rough Avro size of one entry, used to roll manifests at the target size before writing
-_ENTRY_BYTES_ESTIMATE = 400
+#: manifests are rolled at this multiple of ``manifest.target-file-size``
+_ROLL_OVER = 1.1
 
 
 def partition_stats(partitions: Sequence[bytes], types: Sequence[DataType]) -> SimpleStats:
-    """Min/max/null-count SimpleStats over distinct partition BinaryRows."""
+    """Min/max/null-count SimpleStats over partition BinaryRows (one per entry: null counts count entries)."""
     if not types:
         empty = encode_row([], [])
         return SimpleStats(empty, empty, [])
-    decoded = [decode_row(p, types) for p in set(partitions)]
+    counts = Counter(partitions)
+    decoded = [(decode_row(p, types), n) for p, n in counts.items()]
     lows: list[Any] = []
     highs: list[Any] = []
     nulls: list[int | None] = []
     for i in range(len(types)):
-        vals = [d[i] for d in decoded if d[i] is not None]
+        vals = [d[i] for d, _ in decoded if d[i] is not None]
         lows.append(min(vals) if vals else None)
         highs.append(max(vals) if vals else None)
-        nulls.append(sum(1 for p in partitions if decode_row(p, types)[i] is None) if len(vals) < len(decoded)
-                     else 0)
+        nulls.append(sum(n for d, n in decoded if d[i] is None))
     return SimpleStats(encode_row(lows, types), encode_row(highs, types), nulls)
+
+
+def sorted_by_partition(entries: Sequence[ManifestEntry], types: Sequence[DataType]) -> list[ManifestEntry]:
+    """``entries`` ordered by partition value (nulls last), then bucket; stable, so the entries of one bucket keep
+    their order (an ADD before the DELETE of the same file)."""
+    keys: dict[bytes, tuple[tuple[bool, Any], ...]] = {}
+    for part in {e.partition for e in entries}:
+        keys[part] = tuple((v is None, 0 if v is None else v) for v in decode_row(part, types))
+    return sorted(entries, key=lambda e: (keys[e.partition], e.bucket))
 
 
 def write_manifest_files(
@@ -49,16 +72,25 @@ def write_manifest_files(
     target_size: int,
     kind: str = "",
 ) -> list[ManifestFileMeta]:
-    """Write ``entries`` into one or more manifests (rolled at about ``target_size``); returns their metas."""
+    """Write ``entries`` into one or more manifests (rolled a little over ``target_size``, so that they do not
+    count as small and get merged again), ordered by partition value; returns their metas."""
     if not entries:
         return []
-    per_file = max(1, target_size // _ENTRY_BYTES_ESTIMATE)
+    entries = sorted_by_partition(entries, partition_types)
+    data = encode_manifest(entries)
+    if len(data) <= target_size * _ROLL_OVER:
+        chunks = [(entries, data)]
+    else:  # split at the measured size of an entry
+        header = len(encode_manifest([]))
+        per_entry = max(1.0, (len(data) - header) / len(entries))
+        per_file = max(1, math.ceil((target_size * _ROLL_OVER - header) / per_entry))
+        chunks = [(entries[i:i + per_file], encode_manifest(entries[i:i + per_file]))
+                  for i in range(0, len(entries), per_file)]
     metas = []
-    for start in range(0, len(entries), per_file):
-        chunk = entries[start:start + per_file]
+    for chunk, chunk_data in chunks:
         name = new_manifest_name(kind)
-        size = write_manifest(file_io, f"{manifest_dir(table_path)}/{name}", chunk)
-        metas.append(_meta(name, size, chunk, schema_id, partition_types))
+        file_io.write_bytes(f"{manifest_dir(table_path)}/{name}", chunk_data)
+        metas.append(_meta(name, len(chunk_data), chunk, schema_id, partition_types))
     return metas
 
 
@@ -91,19 +123,25 @@ def merge_manifests(
     partition_types: Sequence[DataType],
     target_size: int,
     min_count: int,
+    full_compaction_size: int | None = None,
 ) -> tuple[list[ManifestFileMeta], list[str]]:
-    """Minor manifest compaction (Paimon's rules, simplified).
+    """Minor manifest compaction, and full compaction (Paimon's rules, simplified).
 
     Consecutive manifests smaller than ``target_size`` are merged once they add up to ``target_size``, or at the
-    end when at least ``min_count`` of them are pending. When every manifest is merged, DELETE entries that cancel
-    nothing are dropped (their files are gone from the table). Returns the new list and the names of manifests
-    written by this call (to delete if the commit fails).
+    end when at least ``min_count`` of them are pending. Every manifest is merged when all are small and at least
+    ``min_count``, or when the manifests that are small or hold DELETE entries add up to ``full_compaction_size``
+    (``manifest.full-compaction-threshold-size``; None: never); then DELETE entries that cancel nothing are dropped
+    (their files are gone from the table). Returns the new list and the names of manifests written by this call
+    (to delete if the commit fails).
     """
     result: list[ManifestFileMeta] = []
     written: list[str] = []
     pending: list[ManifestFileMeta] = []
     pending_size = 0
     merged_everything = all(m.file_size < target_size for m in metas) and len(metas) >= min_count
+    if full_compaction_size is not None and len(metas) > 1:
+        changing = sum(m.file_size for m in metas if m.file_size < target_size or m.num_deleted_files)
+        merged_everything = merged_everything or changing >= full_compaction_size
 
     def flush(drop_deletes: bool) -> None:
         nonlocal pending, pending_size

@@ -11,7 +11,9 @@ tables whose higher levels hold a key twice (written before first-row compaction
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,15 +85,36 @@ def read_manifest_metas(file_io: FileIO, table_path: str, snapshot: Snapshot) ->
 
 
 def read_entries(file_io: FileIO, table_path: str, metas: Sequence[ManifestFileMeta],
-                 keep: Callable[[ManifestEntry], bool] | None = None) -> list[ManifestEntry]:
-    """Read manifests (in parallel) and merge ADD/DELETE entries; ``keep`` filters entries before merging."""
+                 keep: Callable[[ManifestEntry], bool] | None = None,
+                 partition_filter: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+    """Read manifests (in parallel) and merge ADD/DELETE entries; ``partition_filter`` (on serialized partitions,
+    applied while decoding) and ``keep`` filter entries before merging."""
     paths = [manifest_path(table_path, m.file_name) for m in metas]
-    if len(paths) > 2:
-        chunks = parallel_map(lambda p: read_manifest(file_io, p), paths, 8)
-    else:
-        chunks = [read_manifest(file_io, p) for p in paths]
-    entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
-    return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
+
+    def read(path: str) -> list[ManifestEntry]:
+        return read_manifest(file_io, path, partition_filter)
+
+    with gc_paused():
+        if len(paths) > 2:
+            chunks = parallel_map(read, paths, 8)
+        else:
+            chunks = [read(p) for p in paths]
+        entries = [e for chunk in chunks for e in chunk if keep is None or keep(e)]
+        return [e for e in merge_entries(entries) if e.kind == FileKind.ADD]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (process-wide) while many metadata objects are decoded: they hold
+    no reference cycles, and collections that walk every live object made a plan's time grow faster than its
+    number of entries (100,000 entries: 3.6 s CPU without collections, 5.6-9 s with)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @names_snapshot
@@ -131,12 +154,10 @@ def plan_splits(
     if part_preds:
         metas = [m for m in metas if _manifest_may_match(m, part_fields, part_preds)]
 
-    def keep(e: ManifestEntry) -> bool:
-        if not part_preds:
-            return True
-        return test_row(part_preds, dict(zip(part_names, decode(e.partition), strict=True)))
+    def partition_matches(partition: bytes) -> bool:
+        return test_row(part_preds, dict(zip(part_names, decode(partition), strict=True)))
 
-    entries = read_entries(file_io, table_path, metas, keep if part_preds else None)
+    entries = read_entries(file_io, table_path, metas, partition_filter=partition_matches if part_preds else None)
     if skip:
         entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
