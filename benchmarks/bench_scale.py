@@ -8,7 +8,7 @@
    commits that carry a compaction, low in the others). Goals: median commit time at the last checkpoint <= 1.2x
    the one at 10; mean metadata files read per commit at every checkpoint <= 1.25x the one at 10.
 2. Planning: tables of 1,000 partitions x 4 buckets with 10k, 30k and 100k data files (``build_many_files_table``:
-   from ``benchmarks/scale_tables.py`` when present, else the minimal one of ``scale_support.py``); median of 3
+   from ``benchmarks/scale_tables.py``); median of 3
    full plans and one-partition plans. Goals: one-partition plan <= 5% of the full plan (100k files); full plan
    time grows linearly in files (log-log slope <= 1.2).
 3. Memory: a primary-key table (``bucket`` = 1, default options) of 1 M, 3 M, 10 M rows, each operation in a fresh
@@ -49,16 +49,13 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import scale_support  # noqa: E402
-from scale_support import GIB, CountingFileIO, machine_info, machine_line, run_for_peak_rss  # noqa: E402
+from scale_support import GIB, counts, machine_info, machine_line, run_for_peak_rss  # noqa: E402
+from scale_tables import build_many_files_table  # noqa: E402
 
 from table_engine import Catalog  # noqa: E402
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER  # noqa: E402
-
-try:  # the shared builder, when another part of issue 14 has landed it
-    from scale_tables import build_many_files_table  # type: ignore[import-not-found]
-except ImportError:
-    build_many_files_table = scale_support.build_many_files_table
+from table_engine.io.counting import CountingFileIO  # noqa: E402
+from table_engine.io.file_io import LocalFileIO  # noqa: E402
 
 SECTIONS = ("history", "planning", "memory", "expiry")
 RSS_SCHEMA = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
@@ -73,7 +70,7 @@ def median(xs: list[float]) -> float:
 
 
 def bench_history(root: Path, snapshots: int, checkpoints: list[int], window: int) -> tuple[dict[str, Any], Any]:
-    fio = CountingFileIO()
+    fio = CountingFileIO(LocalFileIO())
     catalog = Catalog(str(root / "history"), file_io=fio)
     schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
     table = catalog.create_table("db.history", schema, primary_keys=["id"])
@@ -93,7 +90,7 @@ def bench_history(root: Path, snapshots: int, checkpoints: list[int], window: in
         t1 = time.perf_counter()
         sid = table.commit(messages)
         t2 = time.perf_counter()
-        commits.append({"snapshots_before": present, "commit_s": t2 - t1, "write_s": t2 - t0, **fio.snapshot_counts()})
+        commits.append({"snapshots_before": present, "commit_s": t2 - t1, "write_s": t2 - t0, **counts(fio)})
         commits[-1]["added"] = (sid or present) - present  # 2 when the writer's compaction was committed too
         present = sid if sid is not None else present
         step += 1
@@ -253,7 +250,7 @@ def bench_expiry(history: Any, ks: list[int]) -> dict[str, Any]:
         t0 = time.perf_counter()
         result = table.expire_snapshots(retain_max=count - k, retain_min=1, max_deletes=k)
         seconds = time.perf_counter() - t0
-        reads, by_kind = fio.metadata_reads(), dict(fio.reads)
+        reads, by_kind = fio.metadata_reads(), counts(fio)["reads"]
         after = len(table.snapshots())
         points.append({"k": k, "snapshots_before": count, "expired": count - after, "seconds": seconds,
                        "metadata_reads": reads, "reads": by_kind, "deleted_files": result.deleted_files})
