@@ -10,6 +10,7 @@ holds records of one partition); Avro readers (Paimon Java, pypaimon) ignore key
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import sys
@@ -73,26 +74,50 @@ def iter_avro(data: bytes, path_for_errors: str) -> Iterator[dict[str, Any]]:
         raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
 
 
-def write_avro_groups(groups: Iterable[Iterable[dict[str, Any]]], schema: Mapping[str, Any],
+def write_avro_groups(groups: Iterable[tuple[bytes, Iterable[dict[str, Any]]]], schema: Mapping[str, Any],
                       block_property: str) -> bytes:
-    """Like :func:`write_avro`, but no Avro block mixes records of two ``groups`` (a group may span blocks); the
-    file metadata key ``block_property`` = ``"true"`` says so to :func:`read_avro_blocks`."""
+    """Like :func:`write_avro`, but every non-empty group of ``(key, records)`` is exactly one Avro block. The file
+    metadata key ``block_property`` = ``"true"`` says so to :func:`read_avro_blocks`, and ``<block_property>.keys``
+    lists the blocks' keys in order (base64 of each key's length and bytes), so a reader skips a block without even
+    decompressing it."""
+    materialized = [(key, records) for key, group in groups if (records := list(group))]
+    index = base64.b64encode(b"".join(_long(len(key)) + key for key, _ in materialized)).decode("ascii")
     buf = io.BytesIO()
-    writer = Writer(buf, _parsed(schema), codec=AVRO_CODEC, metadata={block_property: "true"})
-    for group in groups:
-        for record in group:
+    writer = Writer(buf, _parsed(schema), codec=AVRO_CODEC, sync_interval=_NO_AUTO_FLUSH,
+                    metadata={block_property: "true", f"{block_property}.keys": index})
+    for _, records in materialized:
+        for record in records:
             writer.write(record)
-        writer.flush()  # ends the current block (a no-op when it is empty)
+        writer.flush()  # ends the group's block
     writer.flush()
     return buf.getvalue()
 
 
+_NO_AUTO_FLUSH = 1 << 62
+"""A sync interval no block reaches: blocks end only where :func:`write_avro_groups` flushes."""
+
+
+def _block_keys(index: bytes) -> list[bytes]:
+    """The keys of a ``<block_property>.keys`` value."""
+    raw = base64.b64decode(index)
+    keys, pos = [], 0
+    while pos < len(raw):
+        n, pos = _read_long(raw, pos)
+        keys.append(raw[pos:pos + n])
+        pos += n
+    return keys
+
+
 def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
-                     keep_block: Callable[[bytes], bool] | None) -> list[dict[str, Any]] | None:
+                     keep_block: Callable[[bytes], bool] | None,
+                     keep_key: Callable[[bytes], bool] | None = None) -> list[dict[str, Any]] | None:
     """The records of an Avro container file written by :func:`write_avro_groups` with ``block_property``, leaving
     out whole blocks that ``keep_block`` rejects (it gets a block's uncompressed bytes, which start with the
     encoding of its first record, and every record of the block belongs to that one's group; None: keep all).
     None if the file does not have the property (decode it whole, e.g. with :func:`read_avro`).
+
+    ``keep_key``: when the file lists its blocks' keys (``<block_property>.keys``), a block whose key it rejects
+    is skipped before it is decompressed (and ``keep_block`` is not called).
 
     Blocks are decompressed here and skipped blocks are not decoded; the kept blocks are
     decoded in one pass, as one uncompressed block, so many small blocks cost little more than a few big ones."""
@@ -105,9 +130,12 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
         if codec not in (b"null", b"zstandard"):
             raise ValueError(f"codec {codec.decode()} of a block file")
         schema_text = meta["avro.schema"]
+        index = meta.get(f"{block_property}.keys")
+        keys = _block_keys(index) if index is not None and keep_key is not None else None
         kept: list[bytes] = []
         records = 0
         end = len(data)
+        block = 0
         while pos < end:
             count, pos = _read_long(data, pos)
             size, pos = _read_long(data, pos)
@@ -116,9 +144,16 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
             if data[pos:pos + 16] != sync:
                 raise ValueError(f"block at byte {pos - size} is not followed by the sync marker")
             pos += 16
+            if keys is not None:
+                if block >= len(keys):
+                    raise ValueError(f"{block + 1} blocks but {len(keys)} keys in {block_property}.keys")
+                take = keep_key is None or keep_key(keys[block])
+                block += 1
+                if not take:
+                    continue
             if codec == b"zstandard":
                 raw = zstd.decompress(raw)
-            if keep_block is None or keep_block(raw):
+            if keys is not None or keep_block is None or keep_block(raw):
                 kept.append(raw)
                 records += count
         if not records:

@@ -113,7 +113,7 @@ def write_manifest(file_io: FileIO, path: str, entries: Iterable[ManifestEntry])
 
 def encode_manifest(entries: Iterable[ManifestEntry]) -> bytes:
     """The bytes :func:`write_manifest` writes for ``entries``."""
-    groups = ((e.to_avro() for e in run) for _, run in groupby(entries, key=lambda e: e.partition))
+    groups = ((part, (e.to_avro() for e in run)) for part, run in groupby(entries, key=lambda e: e.partition))
     return write_avro_groups(groups, MANIFEST_ENTRY_SCHEMA, PARTITION_BLOCKS)
 
 
@@ -136,7 +136,8 @@ def read_manifest(file_io: FileIO, path: str, partition_filter: Callable[[bytes]
     def keep_block(block: bytes) -> bool:
         return wanted(_first_partition(block))
 
-    records = read_avro_blocks(data, path, PARTITION_BLOCKS, None if partition_filter is None else keep_block)
+    records = read_avro_blocks(data, path, PARTITION_BLOCKS, None if partition_filter is None else keep_block,
+                               None if partition_filter is None else wanted)
     whole = records is None
     if records is None:
         records = read_avro(data, path)

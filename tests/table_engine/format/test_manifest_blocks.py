@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import io
 from pathlib import Path
 from typing import Any, cast
 
 import fastavro
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,32 +35,48 @@ def _blocks(data: bytes) -> list[list[dict[str, Any]]]:
 
 
 def test_groups_never_share_a_block_and_the_file_says_so() -> None:
-    data = write_avro_groups([[{"g": 1, "i": 0}, {"g": 1, "i": 1}], [], [{"g": 2, "i": 2}]], SCHEMA, "x.prop")
+    data = write_avro_groups([(b"a", [{"g": 1, "i": 0}, {"g": 1, "i": 1}]), (b"b", []), (b"c", [{"g": 2, "i": 2}])],
+                             SCHEMA, "x.prop")
     assert [[r["g"] for r in b] for b in _blocks(data)] == [[1, 1], [2]]
     assert fastavro.reader(io.BytesIO(data)).metadata["x.prop"] == "true"
+    # the blocks' keys in order (the empty group has no block): base64 of each key's zig-zag length and bytes
+    assert fastavro.reader(io.BytesIO(data)).metadata["x.prop.keys"] == base64.b64encode(b"\x02a\x02c").decode()
     assert read_avro(data, "mem") == [{"g": 1, "i": 0}, {"g": 1, "i": 1}, {"g": 2, "i": 2}]
 
 
 def test_skipped_blocks_are_not_decoded() -> None:
     groups = [[{"g": g, "i": i} for i in range(5)] for g in range(4)]
+    keyed = [(bytes([g]), group) for g, group in enumerate(groups)]
     seen: list[bytes] = []
 
     def keep(block: bytes) -> bool:
         seen.append(block)
         return block[0] in (2, 6)  # the zig-zag varint of g = 1 and g = 3 starts the block
 
-    records = read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", keep)
+    data = write_avro_groups(keyed, SCHEMA, "x.prop")
+    records = read_avro_blocks(data, "mem", "x.prop", keep)
     assert records == groups[1] + groups[3]
     assert len(seen) == 4  # one call per block
-    assert read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", None) == [
-        r for g in groups for r in g]
-    assert read_avro_blocks(write_avro_groups(groups, SCHEMA, "x.prop"), "mem", "x.prop", lambda b: False) == []
+    assert read_avro_blocks(data, "mem", "x.prop", None) == [r for g in groups for r in g]
+    assert read_avro_blocks(data, "mem", "x.prop", lambda b: False) == []
+
+
+def test_blocks_whose_key_is_rejected_are_not_even_decompressed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from table_engine.format import avro
+
+    groups = [(bytes([g]), [{"g": g, "i": i} for i in range(5)]) for g in range(4)]
+    data = write_avro_groups(groups, SCHEMA, "x.prop")
+    decompressed: list[bytes] = []
+    real = avro.zstd.decompress
+    monkeypatch.setattr(avro.zstd, "decompress", lambda raw: decompressed.append(raw) or real(raw))
+    records = read_avro_blocks(data, "mem", "x.prop", lambda b: True, keep_key=lambda key: key == bytes([2]))
+    assert records == groups[2][1] and len(decompressed) == 1
 
 
 def test_files_without_the_property_are_not_read_by_blocks() -> None:
     records = [{"g": g, "i": g} for g in range(3)]
     assert read_avro_blocks(write_avro(records, SCHEMA), "mem", "x.prop", None) is None
-    assert read_avro_blocks(write_avro_groups([records], SCHEMA, "y.prop"), "mem", "x.prop", None) is None
+    assert read_avro_blocks(write_avro_groups([(b"k", records)], SCHEMA, "y.prop"), "mem", "x.prop", None) is None
 
 
 def test_manifest_blocks_hold_one_partition_and_keep_entry_order(tmp_path: Path) -> None:

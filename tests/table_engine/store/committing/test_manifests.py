@@ -127,15 +127,15 @@ def test_manifest_count_stays_bounded_across_many_commits(tmp_path: Path) -> Non
 
 
 def test_full_compaction_rewrites_manifests_into_disjoint_partition_ranges(tmp_path: Path) -> None:
-    t = _table(tmp_path, **{"manifest.merge-min-count": "1000", "manifest.target-file-size": "16kb",
-                            "manifest.full-compaction-threshold-size": "20kb"})
+    t = _table(tmp_path, **{"manifest.merge-min-count": "1000", "manifest.target-file-size": "24kb",
+                            "manifest.full-compaction-threshold-size": "30kb"})
     for i in range(12):  # each commit touches every partition: its manifest spans them all
         _commit(t, [(p, i % BUCKETS) for p in range(100)], [])
     live = _planned(t)
     metas = _metas(t)
     assert len(metas) < 12  # full compaction happened
     _check_manifests(t)
-    merged = [m for m in metas if m.file_size >= 16 * 1024]  # rolled by full compaction (deltas are smaller)
+    merged = [m for m in metas if m.num_added_files > 100]  # rolled by full compaction (a delta has 100 entries)
     ranges = sorted((decode_row(m.partition_stats.min_values, INT)[0], decode_row(m.partition_stats.max_values,
                                                                                   INT)[0]) for m in merged)
     assert len(ranges) > 1
