@@ -41,6 +41,8 @@ from table_engine.types import DataField, to_arrow_field
 _READ_THREADS = min(4, os.cpu_count() or 1)
 #: rows per chunk a streaming read (:meth:`TableRead.to_batches`) reads from each data file
 STREAM_CHUNK_ROWS = 65536
+RELEASE_EVERY_ROWS = 1 << 20
+"""Rows :meth:`TableRead.to_batches` yields between two releases of unused Arrow memory."""
 
 
 @dataclass
@@ -112,11 +114,21 @@ class TableRead:
         """Stream the result in bounded memory: files are read in chunks of :attr:`chunk_rows` rows and the files
         of a merge section are merged by streaming (:func:`~table_engine.lsm.streaming_merge.streaming_merge`),
         so memory is (files of a section) x chunk, whatever the size of the table. The rows are those of
-        :meth:`to_arrow`; their order within a split may differ."""
+        :meth:`to_arrow`; their order within a split may differ.
+
+        Every :data:`RELEASE_EVERY_ROWS` rows the Arrow memory pool is asked to return what it no longer uses: its
+        default allocator (mimalloc) otherwise keeps freed chunks, and a 10 M-row read peaked at 1.43x the RSS of a
+        1 M-row read (1.19x with the release; ``make bench-scale``)."""
+        pool = pa.default_memory_pool()
+        since_release = 0
         for s in splits:
             for t in self._stream_split(s):
                 if t.num_rows:
                     yield from t.to_batches(max_chunksize=batch_size)
+                    since_release += t.num_rows
+                    if since_release >= RELEASE_EVERY_ROWS:
+                        pool.release_unused()
+                        since_release = 0
 
     # ---- internals ---------------------------------------------------------------------------------------------
     def _iter_split(self, split: Split) -> Iterator[pa.Table]:
