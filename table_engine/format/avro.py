@@ -102,7 +102,7 @@ def _block_keys(index: bytes) -> list[bytes]:
     raw = base64.b64decode(index)
     keys, pos = [], 0
     while pos < len(raw):
-        n, pos = _read_long(raw, pos)
+        n, pos = read_long(raw, pos)
         keys.append(raw[pos:pos + n])
         pos += n
     return keys
@@ -137,8 +137,8 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
         end = len(data)
         block = 0
         while pos < end:
-            count, pos = _read_long(data, pos)
-            size, pos = _read_long(data, pos)
+            count, pos = read_long(data, pos)
+            size, pos = read_long(data, pos)
             raw = data[pos:pos + size]
             pos += size
             if data[pos:pos + 16] != sync:
@@ -182,7 +182,8 @@ def _long(n: int) -> bytes:
     return bytes(out)
 
 
-def _read_long(data: bytes, pos: int) -> tuple[int, int]:
+def read_long(data: bytes, pos: int) -> tuple[int, int]:
+    """The zig-zag varint (Avro ``long``) at ``pos`` of ``data``, and the position after it."""
     shift = z = 0
     while True:
         b = data[pos]
@@ -200,17 +201,17 @@ def _read_header(data: bytes) -> tuple[dict[str, bytes], bytes, int] | None:
     meta: dict[str, bytes] = {}
     pos = 4
     while True:
-        count, pos = _read_long(data, pos)
+        count, pos = read_long(data, pos)
         if count == 0:
             break
         if count < 0:
             count = -count
-            _, pos = _read_long(data, pos)  # byte size of the map block
+            _, pos = read_long(data, pos)  # byte size of the map block
         for _ in range(count):
-            n, pos = _read_long(data, pos)
+            n, pos = read_long(data, pos)
             key = data[pos:pos + n].decode()
             pos += n
-            n, pos = _read_long(data, pos)
+            n, pos = read_long(data, pos)
             meta[key] = data[pos:pos + n]
             pos += n
     return meta, data[pos:pos + 16], pos + 16

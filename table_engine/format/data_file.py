@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -131,34 +132,33 @@ def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str 
     return file_io.file_size(path)
 
 
-def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read (some columns of) a data file; a missing or broken file is a CorruptMetadataError naming it."""
+@contextmanager
+def _reading(file_io: FileIO, path: str) -> Iterator[None]:
+    """Map what reading the data file at ``path`` raises: a missing file is a MissingFileError, a broken one a
+    CorruptMetadataError, each naming it."""
     try:
-        with file_io.open_input(path) as f:
-            return pq.read_table(f, columns=list(columns) if columns is not None else None)
+        yield
     except FileNotFoundError:
         raise MissingFileError(_kind_of(path), path) from None
     except (pa.ArrowInvalid, OSError) as e:
         if not file_io.exists(path):
             raise MissingFileError(_kind_of(path), path) from None
         raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
+
+
+def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read (some columns of) a data file; a missing or broken file is a CorruptMetadataError naming it."""
+    with _reading(file_io, path), file_io.open_input(path) as f:
+        return pq.read_table(f, columns=list(columns) if columns is not None else None)
 
 
 def iter_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
     """(Some columns of) a data file as tables of at most ``batch_rows`` rows, read row group by row group, so that
     memory holds one batch (plus one row group's decoded pages), not the file; errors as :func:`read_parquet`."""
-    try:
-        with file_io.open_input(path) as f:
-            pf = pq.ParquetFile(f)
-            cols = list(columns) if columns is not None else None
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
-                yield pa.Table.from_batches([batch])
-    except FileNotFoundError:
-        raise MissingFileError(_kind_of(path), path) from None
-    except (pa.ArrowInvalid, OSError) as e:
-        if not file_io.exists(path):
-            raise MissingFileError(_kind_of(path), path) from None
-        raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
+    cols = list(columns) if columns is not None else None
+    with _reading(file_io, path), file_io.open_input(path) as f:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
+            yield pa.Table.from_batches([batch])
 
 
 def _kind_of(path: str) -> str:

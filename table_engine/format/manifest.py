@@ -15,7 +15,7 @@ from itertools import groupby
 from typing import Any
 
 from table_engine.errors import CorruptMetadataError
-from table_engine.format.avro import iter_avro, read_avro, read_avro_blocks, write_avro_groups
+from table_engine.format.avro import iter_avro, read_avro, read_avro_blocks, read_long, write_avro_groups
 from table_engine.format.data_file_meta import DATA_FILE_META_SCHEMA, DataFileMeta
 from table_engine.io.file_io import FileIO
 
@@ -166,20 +166,9 @@ def manifest_file_names(file_io: FileIO, path: str) -> set[str]:
 def _first_partition(block: bytes) -> bytes:
     """``_PARTITION`` of the first record of an uncompressed block of our manifests: it follows the ``_VERSION``
     and ``_KIND`` ints (:data:`MANIFEST_ENTRY_SCHEMA`)."""
-    pos = 0
-    for _ in range(2):  # skip two zig-zag varints
-        while block[pos] & 0x80:
-            pos += 1
-        pos += 1
-    shift = z = 0
-    while True:
-        b = block[pos]
-        pos += 1
-        z |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-    n = (z >> 1) ^ -(z & 1)
+    _, pos = read_long(block, 0)
+    _, pos = read_long(block, pos)
+    n, pos = read_long(block, pos)
     return block[pos:pos + n]
 
 
