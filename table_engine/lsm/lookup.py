@@ -11,8 +11,9 @@ Everything is vectorized: one hash lookup (``pyarrow.compute.index_in``) or hash
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.format.data_file_meta import DataFileMeta
-from table_engine.lsm.levels import KeyCodec
+from table_engine.lsm.levels import KeyCodec, Levels
+
+R = TypeVar("R")
 
 __all__ = ["KeyHits", "keys_not_in", "locate_keys", "may_hold_keys", "without_keys"]
 
@@ -88,3 +91,26 @@ def may_hold_keys(codec: KeyCodec, f: DataFileMeta, keys: pa.Table, first_key: s
         return bool(codec.min_key(f)[0] <= hi and lo <= codec.max_key(f)[0])
     except (TypeError, pa.ArrowException, IndexError):
         return True
+
+
+def find_keys_above(levels: Levels, codec: KeyCodec, key_names: Sequence[str], output_level: int, keys: pa.Table,
+                    read: Callable[[DataFileMeta], R], rows_of: Callable[[R], pa.Table], *,
+                    newest_wins: bool) -> Iterator[tuple[DataFileMeta, R, KeyHits]]:
+    """The files above ``output_level`` that hold some of ``keys``, lowest level first, each with what ``read``
+    returned for it and where the keys were found in its rows (``rows_of`` of that). With ``newest_wins`` a key
+    found is not looked for further up (the first version found, on the lowest level, is the newest); the walk
+    stops once no key is left."""
+    remaining = keys.select(list(key_names))
+    for level in range(output_level + 1, levels.max_level + 1):
+        for f in levels.run_of_level(level).files:
+            if remaining.num_rows == 0:
+                return
+            if not may_hold_keys(codec, f, remaining, key_names[0]):
+                continue
+            got = read(f)
+            hits = locate_keys(remaining, rows_of(got), key_names)
+            if not len(hits):
+                continue
+            yield f, got, hits
+            if newest_wins:
+                remaining = without_keys(remaining, hits)

@@ -30,7 +30,7 @@ import pyarrow as pa
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.changelog import changelog_rows
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
+from table_engine.lsm.lookup import find_keys_above, keys_not_in
 from table_engine.lsm.merge_engines.function import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables, sort_indices
 
@@ -139,21 +139,9 @@ class LookupChangelog(_Collector):
     def _lookup_above(self, output_level: int, keys: pa.Table) -> pa.Table | None:
         """Every record of ``keys`` in the levels above ``output_level`` (for deduplicate without sequence
         field only the first found, lowest level first: the newest)."""
-        remaining = keys.select(self.key_names)
-        found: list[pa.Table] = []
-        for level in range(output_level + 1, self.levels.max_level + 1):
-            for f in self.levels.run_of_level(level).files:
-                if remaining.num_rows == 0:
-                    break
-                if not may_hold_keys(self.codec, f, remaining, self.key_names[0]):
-                    continue
-                rows = self.read_file(f)
-                hits = locate_keys(remaining, rows, self.key_names)
-                if not len(hits):
-                    continue
-                found.append(rows.take(pa.array(hits.candidate_index)))
-                if self.newest_wins:
-                    remaining = without_keys(remaining, hits)
+        found = [rows.take(pa.array(hits.candidate_index)) for _, rows, hits in find_keys_above(
+            self.levels, self.codec, self.key_names, output_level, keys, self.read_file, _same,
+            newest_wins=self.newest_wins)]
         return concat_tables(found) if found else None
 
 
@@ -186,3 +174,7 @@ class FullCompactionChangelog(_Collector):
         top = [t for f, t in zip(files, tables) if f.level == self.max_level]
         before = concat_tables([t.select(changed.column_names).cast(changed.schema) for t in top]) if top else None
         self.collect(changelog_rows(before, changed, self.key_names, self.compare))
+
+
+def _same(rows: pa.Table) -> pa.Table:
+    return rows

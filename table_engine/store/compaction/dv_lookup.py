@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import KeyCodec, Levels
-from table_engine.lsm.lookup import keys_not_in, locate_keys, may_hold_keys, without_keys
+from table_engine.lsm.lookup import find_keys_above, keys_not_in
 from table_engine.lsm.merge_engines import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
@@ -77,21 +77,16 @@ class DeletionVectorLookup:
     # ---- the lookup ------------------------------------------------------------------------------------------------
     def _lookup(self, output_level: int, keys: pa.Table, full: bool) -> pa.Table | None:
         """Find ``keys`` above ``output_level``, mark the versions found deleted; with ``full`` return them."""
-        remaining = keys.select(self.key_names)
         found: list[pa.Table] = []
-        for level in range(output_level + 1, self.levels.max_level + 1):
-            for f in self.levels.run_of_level(level).files:
-                if remaining.num_rows == 0:
-                    break
-                if not may_hold_keys(self.codec, f, remaining, self.key_names[0]):
-                    continue
-                rows, positions = self.read_live(f, full)
-                hits = locate_keys(remaining, rows, self.key_names)
-                if not len(hits):
-                    continue
-                self.dvs.delete(f.file_name, positions[hits.candidate_index])
-                if full:
-                    found.append(rows.take(pa.array(hits.candidate_index)))
-                remaining = without_keys(remaining, hits)
+        for f, (rows, positions), hits in find_keys_above(
+                self.levels, self.codec, self.key_names, output_level, keys, lambda file: self.read_live(file, full),
+                _rows, newest_wins=True):
+            self.dvs.delete(f.file_name, positions[hits.candidate_index])
+            if full:
+                found.append(rows.take(pa.array(hits.candidate_index)))
         return concat_tables(found) if found else None
 
+
+
+def _rows(live: tuple[pa.Table, npt.NDArray[np.int64]]) -> pa.Table:
+    return live[0]
