@@ -6,8 +6,8 @@ commands (write, compact, consume-changelog) distributed. Both log progress to s
 object line to stdout (``"status": "ok"`` or ``"error"``, the table, the snapshot id and counts); the exit code is
 0 on success, 1 when the job failed, 2 for bad arguments; a failed job's line says whether running it again may
 succeed (``"retryable"``, from :func:`table_engine.errors.is_retryable`). A failure (any ``TableEngineError``, or
-bad arguments) is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose`` (or when the
-failure is not a ``TableEngineError``, i.e. a bug).
+bad arguments) is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose``
+(or when the failure is not a ``TableEngineError``, i.e. a bug).
 
 The commands, their options and results are generated from the command registry (:mod:`table_engine.ops`) into
 ``docs/commands.md`` (``python -m table_engine.ops --markdown``); ``--help`` on each lists its options. Instead of
