@@ -123,7 +123,7 @@ class Runs:
         self.af = af
 
     def start(self, dag_id: str, run_id: str) -> None:
-        for other in self.af.run_ids(dag_id, states=("queued",)):
+        for other in self.af.run_ids(dag_id, states=("queued", "running")):
             if other != run_id:  # a scheduled run the scheduler added meanwhile: not what the form asked
                 self.af.call("DELETE", f"/api/v2/dags/{dag_id}/dagRuns/{other}")
         scheduled = not self.af.db_flag(f"SELECT next_dagrun_create_after IS NULL FROM dag WHERE dag_id = '{dag_id}'")
@@ -222,6 +222,8 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     runs = Runs(af)
     for dag_id in FORMS:
         af.wait(f"DAG {dag_id} parsed", lambda d=dag_id: af.call("GET", f"/api/v2/dags/{d}")[0] == 200, 300)
+        # paused, as Airflow starts them (an earlier test of the session may have unpaused one): no scheduled runs
+        assert af.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})[0] == 200
     shots = os.environ.get("PAIMON_UI_SCREENSHOTS")
     shot_dir = pathlib.Path(shots).resolve() if shots else None
     page = browser.new_page(viewport={"width": 1280, "height": 2200})
