@@ -7,7 +7,7 @@ PYPAIMON_STAMP := .venv-pypaimon/.installed
 PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-scale install pypaimon paimon-java clean
+.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-scale install pypaimon paimon-java browser clean
 
 install: $(STAMP)
 
@@ -53,7 +53,16 @@ AIRFLOW_PORT ?= 8080
 airflow: $(STAMP)
 	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT)
 
-test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP)
+# Debian's chromium for the browser test of the UI trigger forms (tests/dags/test_trigger_forms.py, Playwright from
+# the dev extras drives it): installed when missing and apt-get is usable as root; best effort, never failing (the
+# test is skipped, with the reason, without it).
+browser:
+	-@test -x /usr/bin/chromium || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
+		|| echo "could not install chromium: the browser test of the trigger forms will be skipped"; \
+	else echo "no /usr/bin/chromium (and no root apt-get): the browser test of the trigger forms will be skipped"; fi; }
+
+test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
 		$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -8,8 +8,10 @@
     paimon_rollback               roll a table back to a snapshot or tag                          by hand only
 
 Every DAG takes a list of tables (default: the tables of the streaming-lake templates) and runs one mapped task per
-table. Defaults are valid for scheduled runs; nothing uses the logical date (UI-triggered runs have none), and
-names that need a date use ``dag_run.run_after``.
+table, labelled by its table. Optional fields may be left empty (they are nullable); a bad value (an unknown table,
+a malformed duration, partition or snapshot id) fails its task at once, without retries, and the task log ends with
+the command, the table and the engine's one-line error. Defaults are valid for scheduled runs; nothing uses the
+logical date (UI-triggered runs have none), and names that need a date use ``dag_run.run_after``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from airflow.sdk import Param
 
 from provider.assets import writes_alias
 from provider.examples.lake import ALL_TABLES, PRIMARY_KEY_TABLES
-from provider.maintenance import for_each_table, maintenance_dag, selected_tables, table_param, tables_param
+from provider.maintenance import for_each_table, maintenance_dag, rollback_params, selected_tables, tables_param
 from provider.operators import (
     PaimonCompactOperator,
     PaimonCreateTagOperator,
@@ -38,9 +40,10 @@ with maintenance_dag(
         "mode": Param("minor", type="string", enum=["minor", "full"],
                       description="minor: the table's compaction strategy picks files; full: one sorted run "
                                   "per bucket (append tables: every small file rewritten)."),
-        "partitions": Param("", type="string",
+        "partitions": Param(None, type=["null", "string"],
                             description="Only these partitions: 'k=v,k2=v2', several separated by ';' "
-                                        "(a backslash escapes ',', '=' and ';'). Empty: all."),
+                                        "(a backslash escapes ',', '=' and ';'), e.g. dt=2026-11-20. "
+                                        "Empty: all."),
     },
     doc_md=__doc__,
 ) as compact_dag:
@@ -61,7 +64,7 @@ with maintenance_dag(
         "tables": tables_param(ALL_TABLES, "expire snapshots of"),
         "retain_min": Param(10, type="integer", minimum=1, description="Always keep this many snapshots."),
         "retain_max": Param(100, type="integer", minimum=1, description="Never keep more than this many."),
-        "older_than": Param("1 d ago", type="string",
+        "older_than": Param("1 d ago", type=["null", "string"],
                             description="Expire snapshots older than this: '1 d ago', an ISO "
                                         "date-time or epoch ms. Empty: the table's snapshot.time-retained."),
     },
@@ -156,12 +159,8 @@ with maintenance_dag(
     description="Roll a table back to a snapshot or a tag (newer snapshots and tags are removed)",
     schedule=None,
     default_args=None,  # no retries: a rollback is run by a person, who looks at the result
-    params={
-        "table": table_param(PRIMARY_KEY_TABLES[0], "roll back"),
-        "snapshot_id": Param(None, type=["null", "integer"], minimum=1,
-                             description="Roll back to this snapshot (or give a tag)."),
-        "tag": Param("", type="string", description="Roll back to this tag (or give a snapshot id)."),
-    },
+    # the form offers the table's tags and latest snapshots, read when this file is parsed (cheap, never failing)
+    params=rollback_params(PRIMARY_KEY_TABLES[0]),
     doc_md=__doc__,
 ) as rollback_dag:
     PaimonRollbackOperator(

@@ -4,9 +4,10 @@
 ``spark-submit table_engine/spark/app.py <command> ...`` takes exactly the same arguments and runs the data-heavy
 commands (write, compact, consume-changelog) distributed. Both log progress to stderr and print one final JSON
 object line to stdout (``"status": "ok"`` or ``"error"``, the table, the snapshot id and counts); the exit code is
-0 on success, 1 when the job failed, 2 for bad arguments. A failure (any ``TableEngineError``, or bad arguments)
-is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose`` (or when the
-failure is not a ``TableEngineError``, i.e. a bug).
+0 on success, 1 when the job failed, 2 for bad arguments; a failed job's line says whether running it again may
+succeed (``"retryable"``, from :func:`table_engine.errors.is_retryable`). A failure (any ``TableEngineError``, or
+bad arguments) is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose``
+(or when the failure is not a ``TableEngineError``, i.e. a bug).
 
 The commands, their options and results are generated from the command registry (:mod:`table_engine.ops`) into
 ``docs/commands.md`` (``python -m table_engine.ops --markdown``); ``--help`` on each lists its options. Instead of
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from table_engine.errors import TableEngineError
+from table_engine.errors import TableEngineError, is_retryable
 from table_engine.ops import REGISTRY, Command
 from table_engine.ops.argv import build_parser, one_line, parse_command, parse_invocation, parse_time_millis
 from table_engine.ops.run import run_command
@@ -63,7 +64,8 @@ def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
         expected = isinstance(e, TableEngineError)
         reason = one_line(str(e) if expected else f"{type(e).__name__}: {e}")
         log.error("%s %s failed: %s", cmd.name, cmd.table, reason, exc_info=not expected or verbose)
-        out, code = {**head, "status": "error", "error": one_line(f"{type(e).__name__}: {e}")}, 1
+        out, code = {**head, "status": "error", "error": one_line(f"{type(e).__name__}: {e}"),
+                     "retryable": is_retryable(e)}, 1
     out["seconds"] = round(time.monotonic() - started, 3)
     if before_output is not None:
         before_output()

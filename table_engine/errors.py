@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 
 class TableEngineError(Exception):
-    """Base class of every error raised by the table engine."""
+    """Base class of every error raised by the table engine.
+
+    :attr:`retryable` says whether running the same job again may succeed: False (the default) for bad input (an
+    unknown table, option, column, snapshot or tag, a malformed value), which retrying cannot fix; True for
+    transient failures (storage, a concurrent commit). :func:`is_retryable` applies it to any exception.
+    """
+
+    retryable: ClassVar[bool] = False
 
 
 class OptionError(TableEngineError, ValueError):
@@ -62,6 +69,8 @@ class CommitError(TableEngineError):
 class CommitConflictError(CommitError):
     """A commit conflicts with a concurrent commit (files it deletes are gone, or retries ran out)."""
 
+    retryable = True
+
 
 class CorruptMetadataError(TableEngineError):
     """A metadata file (schema, snapshot, manifest, manifest list, index) cannot be read."""
@@ -110,6 +119,8 @@ class StorageError(TableEngineError, OSError):
     """A request to the storage failed after its retries (object store unreachable, 5xx, timeout, access denied).
     The message names the operation and the path, never a credential."""
 
+    retryable = True
+
 
 class CommitOutcomeUnknownError(StorageError, CommitError):
     """Publishing a snapshot failed and reading it back failed too: the commit may or may not be in the table. Its
@@ -153,3 +164,12 @@ class PartitionSpecError(SchemaError):
 class CommandError(TableEngineError, ValueError):
     """A command (``table_engine.ops``) that cannot run as asked: a field out of range, a missing or conflicting
     field, a JSON form that is not a command (reported by the CLI with exit code 1, or 2 while parsing arguments)."""
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether running the same job again may succeed after ``error``: a :class:`TableEngineError`'s
+    :attr:`~TableEngineError.retryable`; any other exception (a bug, a failed Spark stage, a lost worker) may be
+    transient, so True. The one place that classifies failures (the CLI's result line carries it)."""
+    if isinstance(error, TableEngineError):
+        return error.retryable
+    return True

@@ -52,7 +52,7 @@ from provider.job_spec import (
     spark_conf,
 )
 from provider.packaging import application_path, engine_archive
-from provider.results import last_json_object
+from provider.results import JobFailedError, is_retryable_failure, last_json_object
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -203,7 +203,8 @@ class PaimonSparkHook(BaseHook):
     def submit(self, spec: SparkJobSpec) -> dict[str, Any] | None:
         """Run the job to completion; the application's final JSON object (client mode), else ``None``.
 
-        Raises AirflowException when spark-submit fails, with the last lines of its output.
+        Raises :class:`~provider.results.JobFailedError` (an AirflowException) when the job fails, with the last
+        lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)
         if sub.local:
@@ -239,7 +240,9 @@ class PaimonSparkHook(BaseHook):
             reason = failure_reason(tail, result) or f"error: {job} {what}"
             self.log.error("%s", reason)
             # the message ends with the job's one-line reason: the last line of the task's failure in the log
-            raise AirflowException(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}")
+            raise JobFailedError(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}",
+                                 summary=f"{job} {what}{error}", reason=reason.removeprefix("error: "),
+                                 retryable=not self._killed and is_retryable_failure(result, returncode))
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
         return result

@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from provider.assets import table_asset, writes_alias
 from provider.connection import DEFAULT_CONN_ID
 from provider.job_spec import SparkJobSpec
+from provider.results import JobFailedError
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -238,9 +239,16 @@ class PaimonSparkOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any] | None:
         from provider.hooks.spark import PaimonSparkHook
 
-        spec = self.build_spec()
+        try:
+            spec = self.build_spec()
+        except (ValueError, TypeError) as e:  # the engine's bad-input errors are ValueErrors too
+            # arguments render the same on every try: retrying cannot fix them
+            raise self.failure("its arguments are invalid", str(e), retryable=False) from None
         self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
-        result = self._hook.submit(spec)
+        try:
+            result = self._hook.submit(spec)
+        except JobFailedError as e:
+            raise self.failure(e.summary, e.reason, retryable=e.retryable) from None
         target = self.asset_table
         if self.skip_if_no_commit and target is not None and self.result_snapshot_id(result) is None:
             self.log.info("%s committed nothing to %s (%s): skipping", self.command, target, result)
@@ -248,6 +256,20 @@ class PaimonSparkOperator(BaseOperator):
         if self.emit_asset and target is not None:
             self._emit_table_event(context, target, result)
         return result
+
+    def failure(self, summary: str, reason: str, *, retryable: bool) -> AirflowException:
+        """The task's failure: a line naming the command, the table and what failed, then the engine's one-line
+        error (``error: <message>``), the last lines of the task log, below the job's output. AirflowFailException
+        (no retry) when retrying cannot fix it (bad input: an unknown table, option, snapshot or tag, a malformed
+        value), else AirflowException (retried)."""
+        from table_engine.ops.argv import one_line
+
+        headline = f"{self.command} of table {self.table} failed: {one_line(summary)}"
+        if not retryable:
+            headline += " (not retried: running it again cannot fix this)"
+        message = f"{headline}\nerror: {one_line(reason)}"
+        self.log.error("%s", message)
+        return AirflowException(message) if retryable else AirflowFailException(message)
 
     def on_kill(self) -> None:
         if self._hook is not None:

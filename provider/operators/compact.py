@@ -79,7 +79,9 @@ class PaimonCompactOperator(PaimonSparkOperator):
 def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:
     """Partition specs as the command's ``{column: value text}`` dicts, from a mapping, a list of mappings, or
     ``k=v,k2=v2`` text (several separated by ``;``) (:mod:`table_engine.store.partition_spec`'s one text form)."""
-    if partitions is None or partitions == "" or partitions == []:
+    if isinstance(partitions, str) and partitions.strip().lower() in ("", "none", "null"):
+        return []  # an empty form field (rendered from None as "None")
+    if partitions is None or partitions == []:
         return []
     # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
     from table_engine.store.partition_spec import format_partition_text, parse_partition_text, parse_partition_texts

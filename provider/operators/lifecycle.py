@@ -183,8 +183,12 @@ class PaimonRollbackOperator(PaimonSparkOperator):
     def command_fields(self) -> dict[str, Any]:
         snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
         tag = as_optional_text(self.tag)
-        if (snapshot_id is None) == (tag is None):
-            raise ValueError("rollback needs exactly one of snapshot_id and tag")
+        if snapshot_id is not None and tag is not None:
+            raise ValueError(f"rollback needs exactly one of snapshot_id and tag, got both (snapshot_id "
+                             f"{snapshot_id}, tag {tag!r}): leave one of them empty")
+        if snapshot_id is None and tag is None:
+            raise ValueError("rollback needs exactly one of snapshot_id and tag, got neither: give the snapshot id "
+                             "or the tag to roll back to")
         return {"snapshot": snapshot_id, "tag": tag}
 
 

@@ -47,3 +47,16 @@ def lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Iterator[di
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
     monkeypatch.setenv("PAIMON_LANDING_DIR", landing)
     yield {"warehouse": warehouse, "landing": landing}
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, str]]]:
+    """The session's live Airflow (:mod:`tests.live_airflow`, as ``make airflow`` runs it) and its lake
+    (``warehouse``, ``landing``): started once for every test that uses it, always stopped."""
+    from tests.live_airflow import start_live_airflow
+
+    airflow, lake = start_live_airflow(tmp_path_factory.mktemp("live-airflow"))
+    try:
+        yield airflow, lake
+    finally:
+        airflow.stop()

@@ -10,185 +10,26 @@ way a person drives it from the UI:
   mode), runs to success, and the table's latest snapshot is the COMPACT its task returned.
 
 DAGs start paused (Airflow's default); the test unpauses only what it drives, so the scheduled maintenance DAGs do
-not run on their own meanwhile.
+not run on their own meanwhile. The Airflow is the session's (``live`` in ``tests/dags/conftest.py``), shared with
+the browser test of the trigger forms.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import signal
-import socket
-import subprocess
-import sys
-import textwrap
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from provider.examples import lake as sample
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
-from tests import airflow_env
+from tests.live_airflow import LiveAirflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,
               pytest.mark.timeout(3600)]
 
-SENSOR_DAG = '''
-from __future__ import annotations
-
-import datetime
-
-from airflow.sdk import DAG
-
-from provider.sensors import PaimonSnapshotSensor
-
-with DAG("probe_wait_for_ods", schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False):
-    PaimonSnapshotSensor(task_id="wait", table="ods.order_events", commit_kind="APPEND", deferrable=True,
-                         poke_interval=2, timeout=1800)
-'''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class LiveAirflow:
-    def __init__(self, home: pathlib.Path, env: dict[str, str], port: int) -> None:
-        self.home, self.env, self.port = home, env, port
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.base = f"http://127.0.0.1:{port}"
-
-    def start(self) -> None:
-        airflow = str(pathlib.Path(sys.executable).with_name("airflow"))
-        subprocess.run([airflow, "db", "migrate"], env=self.env, check=True, capture_output=True, timeout=600)
-        for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
-                           ("scheduler", ["scheduler"]), ("dag-processor", ["dag-processor"]),
-                           ("triggerer", ["triggerer"])):
-            log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-            self.procs.append(subprocess.Popen([airflow, *args], env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                               start_new_session=True))
-            log.close()
-
-    def stop(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        for p in self.procs:
-            try:
-                p.wait(timeout=max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode(errors="replace")
-
-    def wait(self, what: str, check: Any, timeout: float, interval: float = 3.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                value = check()
-            except (urllib.error.URLError, ConnectionError, OSError):
-                value = None
-            if value:
-                return value
-            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
-                logs = "\n".join(f"--- {f.name}\n" + f.read_text(errors="replace")[-3000:]
-                                 for f in sorted(self.home.glob("*.log")))
-                raise AssertionError(f"timed out waiting for {what}\n{logs}")
-            time.sleep(interval)
-
-    def unpause(self, dag_id: str) -> None:
-        status, body = self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
-        assert status == 200, body
-
-    def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
-        """As the UI's Trigger button: unpause, then a run without a logical date."""
-        self.unpause(dag_id)
-        status, run = self.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
-        assert status == 200, run
-        assert run["logical_date"] is None
-        return str(run["dag_run_id"])
-
-    def db_flag(self, query: str) -> bool:
-        """A boolean read from the live Airflow's SQLite metadata DB (what the REST API does not show)."""
-        import contextlib
-        import sqlite3
-
-        with contextlib.closing(sqlite3.connect(self.home / "airflow.db", timeout=30)) as db:
-            row = db.execute(query).fetchone()
-        return bool(row and row[0])
-
-    def run_state(self, dag_id: str, run_id: str) -> str | None:
-        status, run = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")
-        return run["state"] if status == 200 else None
-
-    def task_state(self, dag_id: str, run_id: str, task_id: str) -> str | None:
-        status, ti = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}")
-        return ti.get("state") if status == 200 else None
-
-
-@pytest.fixture
-def live(tmp_path: pathlib.Path) -> Iterator[tuple[LiveAirflow, dict[str, str]]]:
-    home = tmp_path / "airflow"
-    dags = tmp_path / "dags"
-    home.mkdir()
-    dags.mkdir()
-    for f in airflow_env.DAGS_FOLDER.glob("*.py"):
-        (dags / f.name).symlink_to(f)
-    (dags / "probe_wait_for_ods.py").write_text(textwrap.dedent(SENSOR_DAG))
-    port = free_port()
-    lake = {"warehouse": str(tmp_path / "warehouse"), "landing": str(tmp_path / "landing")}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "2",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW__API__SECRET_KEY": "test-secret-key",
-        "AIRFLOW__API_AUTH__JWT_SECRET": "test-jwt-secret-for-the-live-airflow-test",
-        "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW_CONN_PAIMON_DEFAULT": airflow_env.paimon_connection(
-            lake["warehouse"], spark_conf=SMALL_LOCAL_SPARK_CONF),
-        "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env.spark_connection("local[2]"),
-        "PAIMON_LANDING_DIR": lake["landing"],
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    })
-    airflow = LiveAirflow(home, env, port)
-    try:
-        airflow.start()
-        yield airflow, lake
-    finally:
-        airflow.stop()
-
-
 def test_ui_triggered_layer_emits_asset_that_schedules_the_next_layer(live: tuple[LiveAirflow, dict[str, str]]) \
         -> None:
     af, lake = live
-    af.wait("the API server", lambda: af.call("GET", "/api/v2/monitor/health")[0] == 200, 180)
     for dag_id in ("paimon_lake_ods", "paimon_lake_dwd", "paimon_compact", "probe_wait_for_ods"):
         af.wait(f"DAG {dag_id} parsed", lambda d=dag_id: af.call("GET", f"/api/v2/dags/{d}")[0] == 200, 300)
     af.unpause("paimon_lake_dwd")  # to be started by the ODS Asset

@@ -1,0 +1,367 @@
+"""The trigger forms of the Airflow UI in a real browser: headless Chromium (Debian's ``chromium``, driven by
+Playwright) against the session's live Airflow (``make airflow``'s, see :mod:`tests.live_airflow`).
+
+Every DAG with Params has its form opened (and screenshotted into ``$PAIMON_UI_SCREENSHOTS`` when set, e.g.
+``PAIMON_UI_SCREENSHOTS=docs/ui``). Each maintenance form is submitted the way a person does it: with its defaults,
+with optional fields left empty, with filled-in values; each run is waited for and the table is checked through the
+engine's read-only API (snapshots, tags, files). Bad values (an unknown or malformed table, a bad duration, a bad
+snapshot id, a malformed partition, a rollback given both a snapshot and a tag) are refused by the form naming the
+field, or fail their task at once (no retry), the task log (read through the REST API) ending with the command, the
+table and the engine's one-line error. Only one run does Spark work (a compaction of one small table); the other
+jobs change table metadata and run the engine's CLI on the worker.
+
+Runs are submitted with "Unpause on trigger" unchecked, and the DAG is unpaused through the REST API only once the
+queued run counts against ``max_active_runs``, then paused again: otherwise the scheduler may first add the
+scheduled run of the latest interval (all default tables).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from provider.examples import lake as sample
+from tests.live_airflow import LiveAirflow
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,
+              pytest.mark.timeout(1800)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+FORMS = ("paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
+         "paimon_remove_orphan_files", "paimon_rollback", "paimon_lake_ods")
+UI_TABLE = "ui.orders"
+RUN_TIMEOUT = 600
+
+
+def _skip_reason() -> str | None:
+    if not os.path.exists(CHROMIUM):
+        return f"{CHROMIUM} is absent (Debian package chromium; `make test` installs it when run as root)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package playwright is not installed (dev extras)"
+    return None
+
+
+class Form:
+    """The trigger dialog of one DAG in the browser."""
+
+    def __init__(self, page: Any, af: LiveAirflow, dag_id: str) -> None:
+        self.page, self.af, self.dag_id = page, af, dag_id
+        page.goto(f"{af.base}/dags/{dag_id}", timeout=60_000)
+        page.get_by_role("button", name="Trigger").first.click(timeout=60_000)
+        self.dialog = page.get_by_role("dialog")
+        self.dialog.get_by_text("Run Parameters").wait_for(timeout=60_000)
+        unpause = self.dialog.get_by_text(f"Unpause {dag_id} on trigger")
+        if unpause.count():  # the test unpauses once the run is queued (see the module docstring)
+            box = self.dialog.locator("input[type=checkbox]").first
+            if box.is_checked():
+                unpause.click()
+
+    def field(self, name: str) -> Any:
+        return self.dialog.locator(f"[name=element_{name}]").first
+
+    def fill(self, **values: Any) -> Form:
+        for name, value in values.items():
+            if isinstance(value, list):
+                self.field(name).fill("\n".join(value))
+            elif isinstance(value, bool):
+                self.field(name).set_checked(value, force=True)
+            else:
+                self.field(name).fill("" if value is None else str(value))
+        return self
+
+    def choose(self, name: str, option: str) -> Form:
+        self.dialog.locator(f"[name=element_{name}]").locator("xpath=..").click()
+        self.page.get_by_role("option", name=option, exact=True).click()
+        return self
+
+    def screenshot(self, directory: pathlib.Path | None) -> None:
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.dialog.screenshot(path=str(directory / f"{self.dag_id}.png"))
+
+    def submit(self) -> str:
+        """Click Trigger; the id of the run it created (AssertionError with the form's text if it created none)."""
+        before = set(self.af.run_ids(self.dag_id))
+        button = self.dialog.get_by_role("button", name="Trigger", exact=True)
+        assert button.is_enabled(), f"{self.dag_id}: Trigger is disabled:\n{self.dialog.inner_text()}"
+        button.click()
+        created = self.af.wait(f"a new {self.dag_id} run", lambda: set(self.af.run_ids(self.dag_id)) - before
+                               or self._refused(), 60, interval=1)
+        assert isinstance(created, set), f"{self.dag_id}: the form refused the run:\n{created}"
+        (run_id,) = created
+        return str(run_id)
+
+    def refused(self) -> str:
+        """Click Trigger expecting a refusal; the form's message."""
+        self.dialog.get_by_role("button", name="Trigger", exact=True).click()
+        message = self.af.wait(f"{self.dag_id}'s form to refuse", self._refused, 60, interval=1)
+        assert isinstance(message, str)
+        return message
+
+    def _refused(self) -> str | None:
+        text = self.dialog.inner_text() if self.dialog.count() else ""
+        return text if "Bad Request" in text or "Invalid input" in text else None
+
+    def close(self) -> None:
+        if self.dialog.count():
+            self.dialog.get_by_role("button", name="Close").first.click()
+
+
+class Runs:
+    """Runs the forms created, driven to their end through the REST API."""
+
+    def __init__(self, af: LiveAirflow) -> None:
+        self.af = af
+
+    def start(self, dag_id: str, run_id: str) -> None:
+        for other in self.af.run_ids(dag_id, states=("queued", "running")):
+            if other != run_id:  # a scheduled run the scheduler added meanwhile: not what the form asked
+                self.af.call("DELETE", f"/api/v2/dags/{dag_id}/dagRuns/{other}")
+        scheduled = not self.af.db_flag(f"SELECT next_dagrun_create_after IS NULL FROM dag WHERE dag_id = '{dag_id}'")
+        if scheduled:  # (a DAG without a schedule gets no scheduled run to race with)
+            self.af.wait(f"{run_id} to count against max_active_runs", lambda: self.af.db_flag(
+                f"SELECT exceeds_max_non_backfill FROM dag WHERE dag_id = '{dag_id}'"), 120, interval=1)
+        self.af.unpause(dag_id)
+
+    def finish(self, dag_id: str, run_id: str) -> str:
+        state = self.af.wait(f"{dag_id} run {run_id}", lambda: self._ended(dag_id, run_id), RUN_TIMEOUT)
+        status, _ = self.af.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})
+        assert status == 200
+        return str(state)
+
+    def _ended(self, dag_id: str, run_id: str) -> str | None:
+        state = self.af.run_state(dag_id, run_id)
+        return state if state in ("success", "failed") else None
+
+    def run(self, dag_id: str, run_id: str) -> str:
+        self.start(dag_id, run_id)
+        return self.finish(dag_id, run_id)
+
+    def tasks(self, dag_id: str, run_id: str) -> dict[str, dict[str, Any]]:
+        """``task_id`` or ``task_id[<rendered map index>]`` -> the task instance."""
+        status, body = self.af.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances")
+        assert status == 200, body
+        out = {}
+        for ti in body["task_instances"]:
+            key = ti["task_id"] if ti["map_index"] < 0 else f"{ti['task_id']}[{ti['rendered_map_index']}]"
+            out[key] = ti
+        return out
+
+    def log_tail(self, dag_id: str, run_id: str, ti: dict[str, Any], lines: int = 3) -> str:
+        """The last ``lines`` entries of a task's log (their messages and exceptions), as text."""
+        path = (f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{ti['task_id']}/logs/{ti['try_number']}"
+                f"?map_index={ti['map_index']}&full_content=true")
+        status, body = self.af.call("GET", path)
+        assert status == 200, body
+        entries = [e for e in body["content"] if not str(e.get("event", "")).startswith("::")]
+        out = []
+        for e in entries[-lines:]:
+            out.append(str(e.get("event", "")))
+            out.extend(f"{d['exc_type']}: {d['exc_value']}" for d in e.get("error_detail") or [])
+        return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=120_000)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def expected_rollback_form(af: LiveAirflow) -> dict[str, str]:
+    """The descriptions of the rollback form's snapshot_id and tag fields for the warehouse's dwd.orders now."""
+    from provider.maintenance import rollback_params
+
+    saved = os.environ.get("AIRFLOW_CONN_PAIMON_DEFAULT")
+    os.environ["AIRFLOW_CONN_PAIMON_DEFAULT"] = af.env["AIRFLOW_CONN_PAIMON_DEFAULT"]
+    try:
+        params = rollback_params(sample.PRIMARY_KEY_TABLES[0])
+    finally:
+        if saved is None:
+            del os.environ["AIRFLOW_CONN_PAIMON_DEFAULT"]
+        else:
+            os.environ["AIRFLOW_CONN_PAIMON_DEFAULT"] = saved
+    return {name: str(params[name].description) for name in ("snapshot_id", "tag")}
+
+
+def ui_table(warehouse: str) -> Any:
+    """``ui.orders``: the DWD definition (write-only, so compaction has work), three batches, snapshots 1-3."""
+    from provider.operators.table import create_table
+    from table_engine import Catalog
+
+    d = sample.DWD
+    catalog = Catalog(warehouse)
+    options = {k: v for k, v in d.options.items() if k != "snapshot.num-retained.min"}
+    create_table(catalog, UI_TABLE, d.columns, primary_keys=d.primary_keys, partition_keys=d.partition_keys,
+                 options=options)
+    table = catalog.get_table(UI_TABLE)
+    for batch in sample.BATCHES:
+        table.write(sample.order_events(batch))
+    return table
+
+
+def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], browser: Any) -> None:
+    af, lake = live
+    runs = Runs(af)
+    for dag_id in FORMS:
+        af.wait(f"DAG {dag_id} parsed", lambda d=dag_id: af.call("GET", f"/api/v2/dags/{d}")[0] == 200, 300)
+        # paused, as Airflow starts them (an earlier test of the session may have unpaused one): no scheduled runs
+        assert af.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})[0] == 200
+    shots = os.environ.get("PAIMON_UI_SCREENSHOTS")
+    shot_dir = pathlib.Path(shots).resolve() if shots else None
+    page = browser.new_page(viewport={"width": 1280, "height": 2200})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(af.base)
+               else route.abort())  # nothing but the live Airflow on 127.0.0.1
+    table = ui_table(lake["warehouse"])
+
+    def form(dag_id: str) -> Form:
+        return Form(page, af, dag_id)
+
+    # every form opens (screenshots of their defaults)
+    for dag_id in FORMS:
+        f = form(dag_id)
+        f.screenshot(shot_dir)
+        f.close()
+
+    # (1) defaults: each form submits as it opens (paimon_compact's empty partitions included); the cheap ones run
+    # on the lake's tables (created empty, as by `make airflow`: nothing to do, nothing fails)
+    f = form("paimon_compact")
+    compact_default = f.submit()  # not run: it would be Spark on every lake table
+    status, created = af.call("GET", f"/api/v2/dags/paimon_compact/dagRuns/{compact_default}")
+    assert created["conf"]["partitions"] is None and created["conf"]["mode"] == "minor", created
+    assert af.call("DELETE", f"/api/v2/dags/paimon_compact/dagRuns/{compact_default}")[0] == 204
+    for dag_id in ("paimon_expire_snapshots", "paimon_expire_partitions", "paimon_remove_orphan_files"):
+        run_id = form(dag_id).submit()  # accepted as they open; deleted unrun (the same jobs run filled in below)
+        assert af.call("DELETE", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")[0] == 204
+    run_id = form("paimon_daily_tag").submit()  # run: every lake table, a mapped task labelled by each
+    assert runs.run("paimon_daily_tag", run_id) == "success", runs.tasks("paimon_daily_tag", run_id)
+    tasks = runs.tasks("paimon_daily_tag", run_id)
+    assert {f"create_tag[{t}]" for t in sample.ALL_TABLES} <= set(tasks), tasks
+
+    # (3) filled in: a daily tag of ui.orders, then a fourth batch
+    f = form("paimon_daily_tag").fill(tables=[UI_TABLE], tag_prefix="ui", time_retained="2 d")
+    assert runs.run("paimon_daily_tag", f.submit()) == "success"
+    (tag,) = table.list_tags()
+    assert tag.startswith("ui-") and table.tag_snapshot(tag).id == 3
+    table.write(sample.order_events(1).slice(0, 2))
+    assert table.latest_snapshot_id() == 4
+
+    # the rollback form offers its table's tags and latest snapshots, as read when the DAG file is parsed again
+    expected = expected_rollback_form(af)
+
+    def rollback_form_lists_them() -> Form | None:
+        f = form("paimon_rollback")
+        if all(text in f.dialog.inner_text() for text in expected.values()):
+            return f
+        f.close()
+        return None
+
+    f = af.wait("the rollback form to list dwd.orders' tags and snapshots", rollback_form_lists_them, 180,
+                interval=5)
+    f.screenshot(shot_dir)
+    f.close()
+
+    # rollback: (1) defaults give neither a snapshot nor a tag: refused up front in words
+    run_id = form("paimon_rollback").fill(table=UI_TABLE).submit()
+    assert runs.run("paimon_rollback", run_id) == "failed"
+    ti = runs.tasks("paimon_rollback", run_id)["rollback"]
+    assert ti["state"] == "failed" and ti["try_number"] == 1
+    tail = runs.log_tail("paimon_rollback", run_id, ti)
+    assert "rollback of table ui.orders failed" in tail and "got neither" in tail, tail
+    assert table.latest_snapshot_id() == 4
+    # both: refused up front, the table unchanged
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=2, tag=tag).submit()
+    assert runs.run("paimon_rollback", run_id) == "failed"
+    tail = runs.log_tail("paimon_rollback", run_id, runs.tasks("paimon_rollback", run_id)["rollback"])
+    assert "got both (snapshot_id 2, tag" in tail and "leave one of them empty" in tail, tail
+    assert table.latest_snapshot_id() == 4
+    # (2) the tag alone (snapshot id left empty)
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, tag=tag).submit()
+    assert runs.run("paimon_rollback", run_id) == "success"
+    assert table.latest_snapshot_id() == 3
+    # (3) a snapshot id alone
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=2).submit()
+    assert runs.run("paimon_rollback", run_id) == "success"
+    assert table.latest_snapshot_id() == 2 and table.list_tags() == []
+    # a snapshot that does not exist
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=99).submit()
+    assert runs.run("paimon_rollback", run_id) == "failed"
+    tail = runs.log_tail("paimon_rollback", run_id, runs.tasks("paimon_rollback", run_id)["rollback"])
+    assert "rollback of table ui.orders failed" in tail and "error: snapshot 99 of table" in tail, tail
+    assert table.latest_snapshot_id() == 2
+    # a malformed table name: the form refuses it, naming the field
+    message = form("paimon_rollback").fill(table="ui orders", snapshot_id=1).refused()
+    assert "Invalid input for param table" in message, message
+    page.keyboard.press("Escape")
+
+    # compaction (the one Spark run): filled in, partitions left empty (all)
+    table.write(sample.order_events(3))  # snapshot 3: files to compact
+    f = form("paimon_compact").fill(tables=[UI_TABLE], partitions=None).choose("mode", "full")
+    run_id = f.submit()
+    assert runs.run("paimon_compact", run_id) == "success", runs.tasks("paimon_compact", run_id)
+    latest = table.latest_snapshot()
+    assert latest is not None and str(latest.commit_kind) == "COMPACT"
+    assert f"compact[{UI_TABLE}]" in runs.tasks("paimon_compact", run_id)
+    # a malformed partition fails at once, before any Spark work
+    run_id = form("paimon_compact").fill(tables=[UI_TABLE], partitions="dt").submit()
+    assert runs.run("paimon_compact", run_id) == "failed"
+    ti = runs.tasks("paimon_compact", run_id)[f"compact[{UI_TABLE}]"]
+    assert ti["state"] == "failed" and ti["try_number"] == 1  # the DAG retries, but not this
+    tail = runs.log_tail("paimon_compact", run_id, ti)
+    assert "compact of table ui.orders failed" in tail and "partition spec 'dt' must look like 'k=v" in tail, tail
+    compacted = table.latest_snapshot_id()
+
+    # snapshot expiry: (2) older_than left empty (the table's snapshot.time-retained), at most 2 kept; a table that
+    # does not exist fails its own task at once, labelled by its name
+    run_id = form("paimon_expire_snapshots").fill(tables=[UI_TABLE, "ui.missing"], retain_min=1, retain_max=2,
+                                                  older_than=None).submit()
+    assert runs.run("paimon_expire_snapshots", run_id) == "failed"
+    tasks = runs.tasks("paimon_expire_snapshots", run_id)
+    assert tasks[f"expire_snapshots[{UI_TABLE}]"]["state"] == "success", tasks
+    assert [s.id for s in table.snapshots()] == [compacted - 1, compacted]
+    ti = tasks["expire_snapshots[ui.missing]"]
+    assert ti["state"] == "failed" and ti["try_number"] == 1, ti
+    tail = runs.log_tail("paimon_expire_snapshots", run_id, ti)
+    assert "expire-snapshots of table ui.missing failed" in tail and "'ui.missing' does not exist" in tail, tail
+    # a bad duration fails at once, saying which field
+    run_id = form("paimon_expire_snapshots").fill(tables=[UI_TABLE], older_than="5 fortnights ago").submit()
+    assert runs.run("paimon_expire_snapshots", run_id) == "failed"
+    ti = runs.tasks("paimon_expire_snapshots", run_id)[f"expire_snapshots[{UI_TABLE}]"]
+    assert ti["state"] == "failed" and ti["try_number"] == 1, ti
+    tail = runs.log_tail("paimon_expire_snapshots", run_id, ti)
+    assert f"expire-snapshots of table {UI_TABLE} failed" in tail and "older_than" in tail \
+        and "Invalid duration '5 fortnights'" in tail, tail
+
+    # orphan files: filled in, an old orphan goes, the data stays
+    rows = table.read().num_rows
+    bucket_dir = next(pathlib.Path(table.path).glob("dt=*/bucket-*"))
+    orphan = bucket_dir / "data-orphan-old.parquet"
+    orphan.write_bytes(b"not referenced")
+    old = time.time() - 2 * 86400
+    os.utime(orphan, (old, old))
+    run_id = form("paimon_remove_orphan_files").fill(tables=[UI_TABLE], older_than="1 d ago", dry_run=False).submit()
+    assert runs.run("paimon_remove_orphan_files", run_id) == "success"
+    assert not orphan.exists() and table.read().num_rows == rows
+
+    # partition expiry: filled in, partitions older than a day are dropped
+    run_id = form("paimon_expire_partitions").fill(tables=[UI_TABLE], expiration_time="1 d").submit()
+    assert runs.run("paimon_expire_partitions", run_id) == "success"
+    assert table.read().num_rows == 0
+    page.close()

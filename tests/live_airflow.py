@@ -1,0 +1,185 @@
+"""A real Airflow on loopback, as ``make airflow`` runs it (``provider.examples.demo.demo_env``: api-server,
+scheduler, dag-processor, triggerer; here with the LocalExecutor and SQLite), driven through its REST API.
+
+One per test session (the ``live_airflow`` fixture of ``tests/dags/conftest.py``): starting it costs about 15 s and
+1.4 GB; it is always stopped (SIGTERM to each component's process group, SIGKILL after 30 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
+from tests import airflow_env
+
+SENSOR_DAG = '''
+from __future__ import annotations
+
+import datetime
+
+from airflow.sdk import DAG
+
+from provider.sensors import PaimonSnapshotSensor
+
+with DAG("probe_wait_for_ods", schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False):
+    PaimonSnapshotSensor(task_id="wait", table="ods.order_events", commit_kind="APPEND", deferrable=True,
+                         poke_interval=2, timeout=1800)
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveAirflow:
+    def __init__(self, home: pathlib.Path, env: dict[str, str], port: int) -> None:
+        self.home, self.env, self.port = home, env, port
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.base = f"http://127.0.0.1:{port}"
+
+    def start(self) -> None:
+        airflow = str(pathlib.Path(sys.executable).with_name("airflow"))
+        subprocess.run([airflow, "db", "migrate"], env=self.env, check=True, capture_output=True, timeout=600)
+        for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
+                           ("scheduler", ["scheduler"]), ("dag-processor", ["dag-processor"]),
+                           ("triggerer", ["triggerer"])):
+            log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+            self.procs.append(subprocess.Popen([airflow, *args], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                               start_new_session=True))
+            log.close()
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+
+    def wait(self, what: str, check: Any, timeout: float, interval: float = 3.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                value = check()
+            except (urllib.error.URLError, ConnectionError, OSError):
+                value = None
+            if value:
+                return value
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
+                logs = "\n".join(f"--- {f.name}\n" + f.read_text(errors="replace")[-3000:]
+                                 for f in sorted(self.home.glob("*.log")))
+                raise AssertionError(f"timed out waiting for {what}\n{logs}")
+            time.sleep(interval)
+
+    def unpause(self, dag_id: str) -> None:
+        status, body = self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
+        assert status == 200, body
+
+    def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
+        """As the UI's Trigger button: unpause, then a run without a logical date."""
+        self.unpause(dag_id)
+        status, run = self.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
+        assert status == 200, run
+        assert run["logical_date"] is None
+        return str(run["dag_run_id"])
+
+    def db_flag(self, query: str) -> bool:
+        """A boolean read from the live Airflow's SQLite metadata DB (what the REST API does not show)."""
+        import contextlib
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(self.home / "airflow.db", timeout=30)) as db:
+            row = db.execute(query).fetchone()
+        return bool(row and row[0])
+
+    def run_ids(self, dag_id: str, states: tuple[str, ...] = ()) -> list[str]:
+        """The ids of the DAG's runs (in ``states``, if given)."""
+        status, body = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns?limit=100")
+        if status != 200:
+            return []
+        return [r["dag_run_id"] for r in body["dag_runs"] if not states or r["state"] in states]
+
+    def run_state(self, dag_id: str, run_id: str) -> str | None:
+        status, run = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")
+        return run["state"] if status == 200 else None
+
+    def task_state(self, dag_id: str, run_id: str, task_id: str) -> str | None:
+        status, ti = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}")
+        return ti.get("state") if status == 200 else None
+
+
+
+
+def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str], port: int) -> dict[str, str]:
+    """``make airflow``'s environment (``demo_env``) for a test: its own home, DAG folder and lake, DAGs paused at
+    creation (a test unpauses only what it drives), quick DAG parsing and scheduling, Spark ``local[2]``."""
+    from provider.examples.demo import demo_env
+
+    env = demo_env(home, pathlib.Path(lake["warehouse"]).parent, port)
+    env.update({
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+        "AIRFLOW__API__SECRET_KEY": "test-secret-key",
+        "AIRFLOW__API_AUTH__JWT_SECRET": "test-jwt-secret-for-the-live-airflow-test",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
+        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+        "AIRFLOW_CONN_PAIMON_DEFAULT": airflow_env.paimon_connection(
+            lake["warehouse"], spark_conf=SMALL_LOCAL_SPARK_CONF),
+        "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env.spark_connection("local[2]"),
+        "PAIMON_LANDING_DIR": lake["landing"],
+    })
+    return env
+
+
+def start_live_airflow(root: pathlib.Path) -> tuple[LiveAirflow, dict[str, str]]:
+    """Start the live Airflow under ``root`` (home, DAG folder: ``dags/`` plus the sensor probe, the lake with its
+    tables created empty as ``make airflow`` does) and wait until it is healthy; the caller stops it."""
+    from provider.examples.lake import ensure_tables
+
+    home, dags = root / "airflow", root / "dags"
+    home.mkdir()
+    dags.mkdir()
+    for f in airflow_env.DAGS_FOLDER.glob("*.py"):
+        (dags / f.name).symlink_to(f)
+    (dags / "probe_wait_for_ods.py").write_text(textwrap.dedent(SENSOR_DAG))
+    lake = {"warehouse": str(root / "lake" / "warehouse"), "landing": str(root / "lake" / "landing")}
+    ensure_tables(lake["warehouse"])
+    port = free_port()
+    airflow = LiveAirflow(home, live_airflow_env(home, dags, lake, port), port)
+    try:
+        airflow.start()
+        airflow.wait("the API server", lambda: airflow.call("GET", "/api/v2/monitor/health")[0] == 200, 180)
+    except BaseException:
+        airflow.stop()
+        raise
+    return airflow, lake
