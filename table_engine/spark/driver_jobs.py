@@ -1,0 +1,129 @@
+"""Small jobs on the driver: a Spark-job command whose input is tiny runs with the engine in the application's
+driver process, without starting a SparkContext.
+
+For a few rows, a Spark job costs far more than its work: the SparkContext and SQL session (seconds), a Python
+worker per task, the data source's round trips. With :data:`DRIVER_JOB_MAX_INPUT_SIZE` set (a Spark conf of the
+application, e.g. ``--conf spark.paimon.driver-job.max-input-size=8mb``), ``app.py`` runs these commands exactly
+as the engine's CLI does (:func:`table_engine.ops.run.run_command`), on the driver, when their input is at most that
+size:
+
+* ``write`` of a ``parquet`` or ``orc`` source (a file, or a directory of files without subdirectories: Spark
+  would add partition columns from ``k=v`` subdirectories) in ``append`` mode, without source options, into a table
+  that exists (a write that creates its table takes the schema Spark reads, so it stays a Spark job). Input: the
+  source files' sizes (files whose names start with ``_`` or ``.`` are skipped, by Spark and pyarrow alike).
+* ``compact``: input is the live data files of the buckets to compact (of the selected partitions); with nothing to
+  compact the command ends at once either way.
+* ``consume-changelog`` into a ``--target-table`` (not ``--output`` files): input is the changed files of the
+  snapshots not consumed yet; the result's ``rows`` is, as for the Spark job, the rows the target's commit added.
+
+The table holds the same rows either way, and the result line has the same fields; data files may be cut
+differently (the engine writes one file per bucket, Spark one per task and bucket). Unset or 0 (default): every
+Spark-job command runs as a Spark job.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from typing import Any
+
+from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.options.config_option import ConfigOption, key
+
+log = logging.getLogger(__name__)
+
+DRIVER_JOB_MAX_INPUT_SIZE: ConfigOption[int] = key("spark.paimon.driver-job.max-input-size").memory_type() \
+    .default_value(0).with_description(
+        "Spark conf of the Spark application (table_engine/spark/app.py): a write of a parquet/orc source into an "
+        "existing table, or a compaction, whose input is at most this size runs with the engine on the driver "
+        "without starting a SparkContext (same rows and result fields, no Spark job overhead). 0: never.")
+DRIVER_JOB_FORMATS = ("parquet", "orc")
+
+
+def max_input_size(conf: dict[str, str]) -> int:
+    """:data:`DRIVER_JOB_MAX_INPUT_SIZE` from a Spark conf (0 when unset)."""
+    return int(DRIVER_JOB_MAX_INPUT_SIZE.value_from(conf))
+
+
+def input_size(cmd: Command) -> int | None:
+    """Bytes a Spark-job command would read, when it may run on the driver; None when it must be a Spark job."""
+    if isinstance(cmd, Write):
+        return _write_input_size(cmd)
+    if isinstance(cmd, Compact):
+        return _compact_input_size(cmd)
+    if isinstance(cmd, ConsumeChangelog) and cmd.target_table and not cmd.output:
+        return _changes_input_size(cmd)
+    return None
+
+
+def run_on_driver(cmd: Command) -> dict[str, Any]:
+    """Run ``cmd`` with the engine here (:func:`~table_engine.ops.run.run_command`), with the Spark job's result."""
+    from table_engine.ops.run import open_catalog, run_command
+
+    result = run_command(cmd)
+    if isinstance(cmd, ConsumeChangelog) and cmd.target_table and "target_snapshot_id" in result:
+        from table_engine.store.committing import snapshot_info
+
+        target = open_catalog(cmd).get_table(cmd.target_table)
+        sid = result["target_snapshot_id"]
+        result["rows"] = 0 if sid is None else snapshot_info.snapshot_changes(
+            target.file_io, target.path, target.snapshot(sid)).added_rows
+    return result
+
+
+def runs_on_driver(cmd: Command, limit: int) -> bool:
+    """Whether ``cmd`` (a Spark-job command) runs on the driver under ``limit`` bytes of input."""
+    if limit <= 0:
+        return False
+    size = input_size(cmd)
+    if size is None or size > limit:
+        return False
+    log.info("%s %s: %d bytes of input (at most %s = %d): running on the driver, not as a Spark job", cmd.name,
+             cmd.table, size, DRIVER_JOB_MAX_INPUT_SIZE.key, limit)
+    return True
+
+
+def _write_input_size(cmd: Write) -> int | None:
+    from table_engine.io.file_io import file_io_for
+    from table_engine.ops.run import open_catalog
+
+    if cmd.sql or not cmd.source or cmd.format not in DRIVER_JOB_FORMATS or cmd.mode != "append" \
+            or cmd.source_options or not open_catalog(cmd).table_exists(cmd.table):
+        return None
+    fio = file_io_for(cmd.source, cmd.catalog_options)
+    if not fio.exists(cmd.source):
+        return None  # Spark reports the missing source
+    try:
+        entries = fio.list_status(cmd.source)
+    except NotADirectoryError:
+        return fio.file_size(cmd.source)  # the source is one file
+    if not entries:
+        return None  # an empty directory, or an object-store key: left to Spark
+    visible = [e for e in entries if not posixpath.basename(e.path.rstrip("/")).startswith(("_", "."))]
+    if any(e.is_dir for e in visible):
+        return None  # partition directories: Spark adds their columns
+    return sum(e.size for e in visible)
+
+
+def _compact_input_size(cmd: Compact) -> int:
+    from table_engine.ops.run import open_catalog
+    from table_engine.store.compaction.compact import plan_compaction
+    from table_engine.store.context import StoreContext
+
+    table = open_catalog(cmd).get_table(cmd.table)
+    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis)
+    return sum(f.file_size for b in plan for f in b.files)
+
+
+def _changes_input_size(cmd: ConsumeChangelog) -> int:
+    from table_engine.consume import change_range
+    from table_engine.ops.run import open_catalog
+    from table_engine.store.changes.incremental import plan_changes
+
+    table = open_catalog(cmd).get_table(cmd.table)
+    rng = change_range(cmd, table)  # without --output: reads only (the consumer may be behind: an upper bound)
+    if rng.empty:
+        return 0
+    splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
+    return sum(f.file_size for split in splits for f in split.files)
