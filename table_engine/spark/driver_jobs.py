@@ -16,6 +16,10 @@ size:
 * ``consume-changelog`` into a ``--target-table`` (not ``--output`` files): input is the changed files of the
   snapshots not consumed yet; the result's ``rows`` is, as for the Spark job, the rows the target's commit added.
 
+The provider (``provider/hooks/spark.py``) reads the same conf: where the driver would run on the Airflow worker
+(client mode, a ``local`` master), it runs a small job with ``python -m table_engine.spark.driver_jobs`` there and
+does not start spark-submit at all.
+
 The table holds the same rows either way, and the result line has the same fields; data files may be cut
 differently (the engine writes one file per bucket, Spark one per task and bucket). Unset or 0 (default): every
 Spark-job command runs as a Spark job.
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
@@ -46,7 +52,18 @@ def max_input_size(conf: dict[str, str]) -> int:
 
 
 def input_size(cmd: Command) -> int | None:
-    """Bytes a Spark-job command would read, when it may run on the driver; None when it must be a Spark job."""
+    """Bytes a Spark-job command would read, when it may run on the driver; None when it must be a Spark job
+    (also when the input cannot be sized, e.g. a missing table: the job then reports the error)."""
+    from table_engine.errors import TableEngineError
+
+    try:
+        return _input_size(cmd)
+    except (TableEngineError, OSError) as e:
+        log.info("%s %s: input not sized (%s): a Spark job", cmd.name, cmd.table, e)
+        return None
+
+
+def _input_size(cmd: Command) -> int | None:
     if isinstance(cmd, Write):
         return _write_input_size(cmd)
     if isinstance(cmd, Compact):
@@ -127,3 +144,19 @@ def _changes_input_size(cmd: ConsumeChangelog) -> int:
         return 0
     splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
     return sum(f.file_size for split in splits for f in split.files)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m table_engine.spark.driver_jobs <command> ...`` (or ``--command-json``): run a Spark-job command
+    on this machine with the engine (:func:`run_on_driver`), its result line last, as ``app.py`` prints it. The
+    provider runs this instead of spark-submit when the driver would be this machine and the job is small."""
+    from table_engine.cli import run, setup_logging
+    from table_engine.ops.argv import parse_invocation
+
+    inv = parse_invocation(argv, prog="python -m table_engine.spark.driver_jobs")
+    setup_logging(inv.log_level)
+    return run(inv.command, run_on_driver, verbose=inv.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -89,6 +89,7 @@ def _result(out: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_small_jobs_on_the_driver_match_the_spark_jobs(tmp_path: Path) -> None:
     b1 = land(tmp_path / "landing" / "b1", batch(0))
