@@ -8,8 +8,12 @@ writing, committing, the result line. Airflow's own per-task overhead (a task-ru
 ``--demo`` adds the wall time of ``make demo`` (``python -m provider.examples.demo run``) for that.
 
 * write: 8 rows (one ODS sample batch, a Parquet file) appended to an ODS-like append table (partitioned, bucket -1);
+  the table exists (as after the first batch), so these are small jobs run with the engine on the worker
+  (``spark.paimon.driver-job.max-input-size`` of ``SMALL_LOCAL_SPARK_CONF``);
 * compact: full compaction of a DWD-like primary-key table (2 buckets, partitioned) after one more 8-row commit;
-* expire: expire snapshots of the write table (the engine's CLI, no Spark).
+* expire: expire snapshots of the write table (the engine's CLI, no Spark);
+* write-spark, compact-spark: the same with ``spark.paimon.driver-job.max-input-size=0``, i.e. as Spark jobs
+  (``--spark-runs`` samples, default ``--runs``): what every such task cost before.
 
 ``python benchmarks/bench_tasks.py [--runs 5] [--demo] [--out .bench/tasks.json]``: medians (and min/max) in
 seconds, the machine and its load average.
@@ -63,7 +67,7 @@ def _timed(op: Any, task_id: str, run: int) -> tuple[float, dict[str, Any] | Non
     return time.monotonic() - started, result
 
 
-def bench(runs: int, work: pathlib.Path) -> dict[str, list[float]]:
+def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[float]]:
     """``runs`` samples of each task; seconds per task kind."""
     import logging
 
@@ -78,26 +82,38 @@ def bench(runs: int, work: pathlib.Path) -> dict[str, list[float]]:
     catalog.create_table(DWD.name, order_events(1).schema, primary_keys=DWD.primary_keys,
                          partition_keys=DWD.partition_keys, options=DWD.options)
     dwd = catalog.get_table(DWD.name)
+    # the ODS table exists, as after the first batch: the layer's steady state (a write that creates its table is
+    # a Spark job, which write-spark measures)
+    catalog.create_table(ODS.name, order_events(1).schema, partition_keys=ODS.partition_keys, options=ODS.options)
     landing = write_batch(str(work / "landing"), 1)
-    out: dict[str, list[float]] = {"write": [], "compact": [], "expire": []}
-    for run in range(runs):
-        write = PaimonWriteOperator(task_id="append_ods", table=ODS.name, source=landing, source_format="parquet",
-                                    partition_keys=ODS.partition_keys, table_options=ODS.options)
-        seconds, result = _timed(write, "append_ods", run)
-        assert result is not None and result.get("snapshot_id") is not None, result
-        out["write"].append(seconds)
+    out: dict[str, list[float]] = {"write": [], "compact": [], "expire": [], "write-spark": [], "compact-spark": []}
+    as_spark_job = {"conf": {"spark.paimon.driver-job.max-input-size": "0"}}
+    for run in range(max(runs, spark_runs)):
+        for kind, spark in (("write", None), ("write-spark", as_spark_job)):
+            if run >= (runs if spark is None else spark_runs):
+                continue
+            write = PaimonWriteOperator(task_id="append_ods", table=ODS.name, source=landing, source_format="parquet",
+                                        partition_keys=ODS.partition_keys, table_options=ODS.options, spark=spark)
+            seconds, result = _timed(write, f"append_ods_{kind}", run)
+            assert result is not None and result.get("snapshot_id") is not None, result
+            out[kind].append(seconds)
 
-        dwd.write(order_events(1 + run % 3))  # something to compact (not timed)
-        compact = PaimonCompactOperator(task_id="compact_dwd", table=DWD.name, full=True)
-        seconds, result = _timed(compact, "compact_dwd", run)
-        assert result is not None and result.get("snapshot_id") is not None, result
-        out["compact"].append(seconds)
+        for kind, spark in (("compact", None), ("compact-spark", as_spark_job)):
+            if run >= (runs if spark is None else spark_runs):
+                continue
+            dwd.write(order_events(1 + run % 3))  # something to compact (not timed)
+            compact = PaimonCompactOperator(task_id="compact_dwd", table=DWD.name, full=True, spark=spark)
+            seconds, result = _timed(compact, f"compact_dwd_{kind}", run)
+            assert result is not None and result.get("snapshot_id") is not None, result
+            out[kind].append(seconds)
 
-        expire = PaimonExpireSnapshotsOperator(task_id="expire_ods", table=ODS.name, retain_min=1, retain_max=3)
-        seconds, result = _timed(expire, "expire_ods", run)
-        assert result is not None and result.get("status") == "ok", result
-        out["expire"].append(seconds)
-        print(f"run {run + 1}/{runs}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in out.items()), flush=True)
+        if run < runs:
+            expire = PaimonExpireSnapshotsOperator(task_id="expire_ods", table=ODS.name, retain_min=1, retain_max=3)
+            seconds, result = _timed(expire, "expire_ods", run)
+            assert result is not None and result.get("status") == "ok", result
+            out["expire"].append(seconds)
+        print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in out.items() if len(v) > run),
+              flush=True)
     return out
 
 
@@ -112,6 +128,7 @@ def demo_wall_time(work: pathlib.Path) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--spark-runs", type=int, help="samples of the Spark-job variants (default: --runs)")
     parser.add_argument("--demo", action="store_true",
                         help="also time `make demo` (python -m provider.examples.demo run)")
     parser.add_argument("--out", help="write the results as JSON here")
@@ -119,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-tasks-") as tmp:
         work = pathlib.Path(tmp)
-        samples = bench(args.runs, work)
+        samples = bench(args.runs, work, args.runs if args.spark_runs is None else args.spark_runs)
         demo = demo_wall_time(work) if args.demo else None
     summary: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
@@ -129,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "runs": args.runs,
         "tasks": {k: {"median_s": round(statistics.median(v), 2), "min_s": round(min(v), 2),
-                      "max_s": round(max(v), 2), "samples_s": [round(x, 2) for x in v]} for k, v in samples.items()},
+                      "max_s": round(max(v), 2), "samples_s": [round(x, 2) for x in v]}
+                  for k, v in samples.items() if v},
     }
     if demo is not None:
         summary["make_demo_s"] = round(demo, 1)

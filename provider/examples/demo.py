@@ -3,10 +3,11 @@
 Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
 Spark ``local[*]`` through the ``spark_default`` connection, connections given as environment variables.
 
-* ``python -m provider.examples.demo run``: ``airflow db migrate``, then for each sample batch the layers with
-  ``airflow dags test`` (ODS -> DWD -> DWS -> ADS, in order, as the Asset schedules would run them), then the
-  tables, snapshots and a sample of the ADS rows. After each DAG run it prints what the run committed (new
-  snapshots, tags); each ``dags test`` log goes to ``<home>/logs/demo-*.log``.
+* ``python -m provider.examples.demo run``: ``airflow db migrate``, then for each sample batch the layers as
+  ``airflow dags test`` runs them (``DAG.test()``, here in one process: Airflow's start, the DAG files' parsing and
+  the in-process execution API are paid once, not per run) (ODS -> DWD -> DWS -> ADS, in order, as the Asset
+  schedules would run them), then the tables, snapshots and a sample of the ADS rows. After each DAG run it prints
+  what the run committed (new snapshots, tags); each run's log goes to ``<home>/logs/demo-*.log``.
 * ``python -m provider.examples.demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
   (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them). It first creates
   the lake's tables that do not exist yet, empty (``lake.ensure_tables``), so that the scheduled maintenance DAGs,
