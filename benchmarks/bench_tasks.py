@@ -82,8 +82,7 @@ def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[floa
     catalog.create_table(DWD.name, order_events(1).schema, primary_keys=DWD.primary_keys,
                          partition_keys=DWD.partition_keys, options=DWD.options)
     dwd = catalog.get_table(DWD.name)
-    # the ODS table exists, as after the first batch: the layer's steady state (a write that creates its table is
-    # a Spark job, which write-spark measures)
+    # the ODS table exists, as after the first batch: the layer's steady state
     catalog.create_table(ODS.name, order_events(1).schema, partition_keys=ODS.partition_keys, options=ODS.options)
     landing = write_batch(str(work / "landing"), 1)
     out: dict[str, list[float]] = {"write": [], "compact": [], "expire": [], "write-spark": [], "compact-spark": []}

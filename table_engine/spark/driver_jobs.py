@@ -8,9 +8,11 @@ as the engine's CLI does (:func:`table_engine.ops.run.run_command`), on the driv
 size:
 
 * ``write`` of a ``parquet`` or ``orc`` source (a file, or a directory of files without subdirectories: Spark
-  would add partition columns from ``k=v`` subdirectories) in ``append`` mode, without source options, into a table
-  that exists (a write that creates its table takes the schema Spark reads, so it stays a Spark job). Input: the
-  source files' sizes (files whose names start with ``_`` or ``.`` are skipped, by Spark and pyarrow alike).
+  would add partition columns from ``k=v`` subdirectories) in ``append`` mode, without source options. A write
+  that creates its table gives it the schema Spark would read (every column nullable), so only sources of flat
+  columns that Spark reads as they are qualify for that (booleans, signed integers, floats, strings, binaries,
+  dates, decimals; not timestamps, unsigned or nested types). Input: the source files' sizes (files whose names
+  start with ``_`` or ``.`` are skipped, by Spark and pyarrow alike).
 * ``compact``: input is the live data files of the buckets to compact (of the selected partitions); with nothing to
   compact the command ends at once either way.
 * ``consume-changelog`` into a ``--target-table`` (not ``--output`` files): input is the changed files of the
@@ -32,6 +34,8 @@ import posixpath
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+import pyarrow as pa
 
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.options.config_option import ConfigOption, key
@@ -75,9 +79,19 @@ def _input_size(cmd: Command) -> int | None:
 
 def run_on_driver(cmd: Command) -> dict[str, Any]:
     """Run ``cmd`` with the engine here (:func:`~table_engine.ops.run.run_command`), with the Spark job's result."""
-    from table_engine.ops.run import open_catalog, run_command
+    from table_engine.ops.run import ensure_table, open_catalog, run_command
 
+    created = False
+    if isinstance(cmd, Write) and cmd.create_if_missing:
+        catalog = open_catalog(cmd)
+        if not catalog.table_exists(cmd.table):
+            schema = _created_schema(cmd)
+            if schema is None:
+                raise AssertionError(f"{cmd.table}: no schema to create it from on the driver")  # input_size: None
+            _, created = ensure_table(cmd, catalog, schema)
     result = run_command(cmd)
+    if created:
+        result["created"] = True
     if isinstance(cmd, ConsumeChangelog) and cmd.target_table and "target_snapshot_id" in result:
         from table_engine.store.committing import snapshot_info
 
@@ -105,8 +119,10 @@ def _write_input_size(cmd: Write) -> int | None:
     from table_engine.ops.run import open_catalog
 
     if cmd.sql or not cmd.source or cmd.format not in DRIVER_JOB_FORMATS or cmd.mode != "append" \
-            or cmd.source_options or not open_catalog(cmd).table_exists(cmd.table):
+            or cmd.source_options:
         return None
+    if not open_catalog(cmd).table_exists(cmd.table) and (not cmd.create_if_missing or _created_schema(cmd) is None):
+        return None  # Spark reports the missing table; or a schema Spark would read differently
     fio = file_io_for(cmd.source, cmd.catalog_options)
     if not fio.exists(cmd.source):
         return None  # Spark reports the missing source
@@ -156,6 +172,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     inv = parse_invocation(argv, prog="python -m table_engine.spark.driver_jobs")
     setup_logging(inv.log_level)
     return run(inv.command, run_on_driver, verbose=inv.verbose)
+
+
+
+def _created_schema(cmd: Write) -> pa.Schema | None:
+    """The schema a table created by the Spark job from ``cmd``'s source gets (the Arrow schema of what Spark reads:
+    every column nullable, strings and binaries as ``string``/``binary``), for flat sources of the types Spark reads
+    unchanged; None for any other (timestamps, unsigned integers, nested types: the Spark job creates the table)."""
+    import pyarrow.dataset as ds
+
+    from table_engine.ops.run import source_filesystem
+
+    source = ds.dataset(cmd.source or "", format=cmd.format, filesystem=source_filesystem(cmd))
+    fields = []
+    for f in source.schema:
+        t = f.type
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            t = pa.string()
+        elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            t = pa.binary()
+        elif not any(same(t) for same in _READ_AS_IS):
+            return None
+        fields.append(pa.field(f.name, t, nullable=True))
+    return pa.schema(fields)
+
+
+_READ_AS_IS = (pa.types.is_boolean, pa.types.is_int8, pa.types.is_int16, pa.types.is_int32, pa.types.is_int64,
+               pa.types.is_float32, pa.types.is_float64, pa.types.is_date32, pa.types.is_decimal128)
 
 
 if __name__ == "__main__":

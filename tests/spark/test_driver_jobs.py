@@ -3,6 +3,7 @@ and, through real ``spark-submit``, that the driver path leaves the same rows an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,10 @@ def test_which_writes_qualify_and_their_input_size(tmp_path: Path) -> None:
     def write(**kw: Any) -> Write:
         return Write(**{"warehouse": warehouse, "table": "db.t", "source": str(source), **kw})
 
-    assert driver_jobs.input_size(write()) is None  # the table does not exist: Spark creates it from its schema
+    assert driver_jobs.input_size(write()) is None  # the table does not exist (and is not to be created)
+    assert driver_jobs.input_size(write(create_if_missing=True)) == size  # created with the schema Spark reads
+    stamped = land(tmp_path / "landing" / "ts", pa.table({"id": [1], "at": pa.array([0], pa.timestamp("ms"))}))
+    assert driver_jobs.input_size(write(source=str(stamped), create_if_missing=True)) is None  # Spark converts it
     Catalog(warehouse).create_table("db.t", batch(0).schema, primary_keys=["id", "dt"], partition_keys=["dt"],
                                     options={"bucket": "2"})
     assert driver_jobs.input_size(write()) == size  # _SUCCESS is not input
@@ -118,7 +122,9 @@ def test_small_jobs_on_the_driver_match_the_spark_jobs(tmp_path: Path) -> None:
             logs[mode] += sub.stderr + sub.stdout
     assert results["driver"] == results["spark"]
     assert "running on the driver" not in logs["spark"]
-    assert logs["driver"].count("running on the driver, not as a Spark job") == 3  # the first write creates
+    assert logs["driver"].count("running on the driver, not as a Spark job") == 4
+    schemas = [Catalog(str(tmp_path / mode)).get_table("db.orders").schema for mode in ("spark", "driver")]
+    assert replace(schemas[0], time_millis=0) == replace(schemas[1], time_millis=0)  # the same table was created
     for name in ("db.orders", "db.orders_copy"):
         tables = [Catalog(str(tmp_path / mode)).get_table(name).read().sort_by([("id", "ascending"),
                                                                                ("dt", "ascending")])

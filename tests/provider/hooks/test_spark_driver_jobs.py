@@ -36,3 +36,22 @@ def test_a_small_write_runs_with_the_engine_here(monkeypatch: pytest.MonkeyPatch
     assert table.read().num_rows == len(sample.order_event_rows(1))
     again = hook.submit(spec)  # the same commit user: committed already, nothing new
     assert again is not None and again["snapshot_id"] == 1 and again["already_committed"] is True
+
+
+def test_a_small_write_that_creates_its_table(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        warehouse, spark_conf=sample.SMALL_LOCAL_SPARK_CONF))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
+    spec = SparkJobSpec(command="write", table=sample.ODS.name,
+                        fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
+                                "create_if_missing": True, "partition_keys": sample.ODS.partition_keys,
+                                "options": sample.ODS.options})
+    hook = PaimonSparkHook()
+    assert hook.build_submission(spec).application == DRIVER_JOBS_MODULE
+    result = hook.submit(spec)
+    assert result is not None and result["status"] == "ok" and result["created"] is True
+    table = Catalog(warehouse).get_table(sample.ODS.name)
+    assert table.partition_keys == sample.ODS.partition_keys and table.options.bucket() == -1
+    assert all(f.type.nullable for f in table.schema.fields)  # as Spark reads the source: every column nullable
+    assert table.read().num_rows == len(sample.order_event_rows(1))
