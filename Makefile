@@ -7,7 +7,7 @@ PYPAIMON_STAMP := .venv-pypaimon/.installed
 PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-scale install pypaimon paimon-java browser clean
+.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-tasks bench-scale install pypaimon paimon-java browser clean
 
 install: $(STAMP)
 
@@ -78,6 +78,13 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_changelog.py
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
+	$(MAKE) bench-tasks
+
+# Airflow task latency of issue 16: a small write, compaction and expiry task, operator start -> success (median of
+# 5), and the wall time of `make demo` (about 10 minutes in all on 2 cores). BENCH_TASKS_ARGS=--runs 3 is shorter.
+BENCH_TASKS_ARGS ?=
+bench-tasks: $(STAMP)
+	$(BIN)/python benchmarks/bench_tasks.py --demo --out .bench/tasks.json $(BENCH_TASKS_ARGS)
 
 # Growth curves of issue 14 (not part of `make test`; about 20 minutes on 2 cores, BENCH_SCALE_ARGS=--quick about
 # 2): commit time and metadata reads vs snapshots, plan time vs files, peak RSS vs rows, expiry time vs snapshots

@@ -44,6 +44,11 @@ RUNNERS = ("auto", "spark", "local")
 """Where a metadata-only command runs; see :attr:`SparkJobSpec.runner`."""
 
 CLI_MODULE = "table_engine.cli"
+DRIVER_JOBS_MODULE = "table_engine.spark.driver_jobs"
+DRIVER_JOB_CONF = "spark.paimon.driver-job.max-input-size"
+"""Spark conf: Spark-job commands with at most this much input run with the engine on the driver
+(:mod:`table_engine.spark.driver_jobs`); where the driver is this machine, without spark-submit
+(:func:`driver_job_argv`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +86,8 @@ class SparkJobSpec:
         the application runs it on the driver), ``local`` (the engine's CLI in a subprocess of the worker: the same
         code and result line without starting a JVM and a SparkContext for nothing), or ``auto`` (default):
         ``local`` unless the deploy mode is ``cluster``, where the driver, and so the command, would run on the
-        cluster. Spark-job commands always go through spark-submit.
+        cluster. Spark-job commands go through spark-submit, except small ones when the Spark conf sets
+        :data:`DRIVER_JOB_CONF` (:func:`driver_job_argv`); ``spark`` submits those too.
     """
 
     command: str
@@ -161,6 +167,33 @@ def local_argv(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str,
                python: str = sys.executable) -> list[str]:
     """The engine CLI's argv for a metadata-only command: the application's arguments, run by ``python``."""
     return [python, "-m", CLI_MODULE, *application_args(spec, warehouse, catalog_options)]
+
+
+def driver_job_argv(spec: SparkJobSpec, warehouse: str, catalog_options: Mapping[str, str] | None,
+                    conf: Mapping[str, str], *, master: str, cluster_mode: bool,
+                    python: str = sys.executable) -> list[str] | None:
+    """The argv of a small Spark-job command run here with the engine (``python -m table_engine.spark.driver_jobs``,
+    same result line) instead of spark-submit, or None for a spark-submit. Only where the application's driver
+    would be this machine anyway (client mode, a local master), for a command given as ``fields``, when ``conf``
+    sets :data:`DRIVER_JOB_CONF` and the command's input is at most that size
+    (:func:`table_engine.spark.driver_jobs.runs_on_driver`; it reads the table, with ``catalog_options``, here).
+    ``runner="spark"`` always submits."""
+    if cluster_mode or not is_local_master(master) or spec.runner == "spark" or spec.fields is None or spec.args \
+            or spec.command not in spark_job_commands():
+        return None
+    from table_engine.spark import driver_jobs  # imported here: see COMMANDS
+
+    limit = driver_jobs.max_input_size(dict(conf))
+    if limit <= 0:
+        return None
+    from table_engine.ops import command_class
+
+    cmd = command_class(spec.command)(warehouse=warehouse, table=spec.table,
+                                      catalog_options={str(k): str(v) for k, v in (catalog_options or {}).items()},
+                                      **spec.fields)
+    if not driver_jobs.runs_on_driver(cmd, limit):
+        return None
+    return [python, "-m", DRIVER_JOBS_MODULE, *application_args(spec, warehouse, catalog_options)]
 
 
 def is_local_master(master: str) -> bool:

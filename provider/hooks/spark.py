@@ -9,7 +9,9 @@ here, so it delegates to ``SparkSubmitHook.submit`` (driver tracking, kill) and 
 
 Commands that only change table metadata (tags, expiry, rollback, orphan files) run on the application's driver
 without using Spark; where that driver would be this machine anyway (client mode), the hook runs the engine's CLI
-(same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``.
+(same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``. Small
+Spark jobs alike, when the Spark conf sets ``spark.paimon.driver-job.max-input-size`` and the master is local:
+:func:`~provider.job_spec.driver_job_argv`.
 
 Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
 the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~provider.job_spec.application_args` drops every
@@ -43,8 +45,11 @@ from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConf
 from provider.hooks.table import load_connection_config
 from provider.job_spec import (
     CLI_MODULE,
+    DRIVER_JOB_CONF,
+    DRIVER_JOBS_MODULE,
     SparkJobSpec,
     application_args,
+    driver_job_argv,
     is_local_master,
     local_argv,
     runs_locally,
@@ -150,6 +155,13 @@ class PaimonSparkHook(BaseHook):
                              "credentials: it needs the cluster's own", master, config.conn_id)
         conf = spark_conf(spec, master=master, cluster_mode=cluster_mode, connection_conf=config.spark_conf,
                           connection_python=config.python)
+        warehouse = spec.warehouse or config.warehouse
+        driver_argv = driver_job_argv(spec, warehouse, config.catalog_options, conf, master=master,
+                                      cluster_mode=cluster_mode)
+        if driver_argv is not None:  # a small job, and the driver would be this machine: no JVM, no SparkContext
+            env = _with_credentials(dict(os.environ), config)
+            env.update({str(k): str(v) for k, v in spec.env_vars.items()})
+            return SparkSubmission(driver_argv, env, master, False, DRIVER_JOBS_MODULE, spark_conn_id, local=True)
         py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
         application = application_path()
         hook = SparkSubmitHook(
@@ -207,7 +219,10 @@ class PaimonSparkHook(BaseHook):
         lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)
-        if sub.local:
+        if sub.application == DRIVER_JOBS_MODULE:
+            self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
+                          spec.command, spec.table, DRIVER_JOB_CONF)
+        elif sub.local:
             self.log.info("%s changes table metadata only: running the engine's CLI here, not spark-submit",
                           spec.command)
         elif sub.cluster_mode:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if __package__ in (None, ""):
     # run as a script by spark-submit: make the package that contains this file importable
@@ -24,26 +24,67 @@ from table_engine.ops import REGISTRY, Command  # noqa: E402
 from table_engine.ops.argv import parse_invocation  # noqa: E402
 from table_engine.ops.run import run_command  # noqa: E402
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 SPARK_COMMANDS = tuple(name for name, cls in REGISTRY.items() if cls.spark_job)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The spark-submit application: run one command with a SparkSession; the exit code."""
+    """The spark-submit application: run one command, with a SparkSession when it is a Spark job; the exit code.
+
+    Metadata-only commands, and Spark-job commands small enough for the driver
+    (:mod:`table_engine.spark.driver_jobs`), run without starting a SparkContext."""
     inv = parse_invocation(argv, prog="app.py")
     cmd = inv.command
     setup_logging(inv.log_level)
-    from pyspark.sql import SparkSession
-
-    from table_engine.spark import jobs, register
-
-    spark = SparkSession.builder.appName(f"paimon-{cmd.name}-{cmd.table}").getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    register(spark)
+    session = _Session(f"paimon-{cmd.name}-{cmd.table}")
 
     def runner(c: Command) -> dict[str, Any]:
-        return jobs.run_spark_job(c, spark) if c.spark_job else run_command(c)
+        if not c.spark_job:
+            return run_command(c)
+        from table_engine.spark import driver_jobs
 
-    return run(cmd, runner, before_output=spark.stop, verbose=inv.verbose)
+        if driver_jobs.runs_on_driver(c, driver_jobs.max_input_size(submitted_conf())):
+            return driver_jobs.run_on_driver(c)
+        from table_engine.spark import jobs
+
+        return jobs.run_spark_job(c, session.get())
+
+    return run(cmd, runner, before_output=session.stop, verbose=inv.verbose)
+
+
+def submitted_conf() -> dict[str, str]:
+    """The Spark conf the application was submitted with (``spark-submit --conf``, ``spark-defaults.conf``),
+    read through the JVM without starting a SparkContext."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+class _Session:
+    """The application's SparkSession, started when a command first needs it."""
+
+    def __init__(self, app_name: str) -> None:
+        self.app_name = app_name
+        self._spark: SparkSession | None = None
+
+    def get(self) -> SparkSession:
+        if self._spark is None:
+            from pyspark.sql import SparkSession
+
+            from table_engine.spark import register
+
+            spark = SparkSession.builder.appName(self.app_name).getOrCreate()
+            spark.sparkContext.setLogLevel("WARN")
+            register(spark)
+            self._spark = spark
+        return self._spark
+
+    def stop(self) -> None:
+        if self._spark is not None:
+            self._spark.stop()
 
 
 if __name__ == "__main__":

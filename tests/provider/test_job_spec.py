@@ -158,3 +158,32 @@ def test_argv_never_holds_credentials_even_when_catalog_options_do(spec: SparkJo
         assert not any(secret in a for a in argv)
         # what is left still parses, with the non-secret options
         assert dict(parse_command(argv).catalog_options) == {"s3.endpoint": "http://127.0.0.1:9"}
+
+
+def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathlib.Path) -> None:
+    import pyarrow as pa
+
+    from provider.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE, driver_job_argv
+    from table_engine import Catalog
+
+    warehouse = str(tmp_path / "wh")
+    Catalog(warehouse).create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]),
+                                    primary_keys=["id"], options={"bucket": "1"}).write(
+        pa.table({"id": [1, 2], "v": ["a", "b"]}))
+    spec = SparkJobSpec(command="compact", table="db.t", fields={"full": True})
+    small = {DRIVER_JOB_CONF: "1 mb"}
+    secret = {"s3.secret-key": "SECRET", "a": "1"}
+
+    def argv(s: SparkJobSpec = spec, conf: dict[str, str] = small, master: str = "local[*]",
+             cluster_mode: bool = False) -> list[str] | None:
+        return driver_job_argv(s, warehouse, secret, conf, master=master, cluster_mode=cluster_mode, python="py")
+
+    out = argv()
+    assert out is not None and out[:3] == ["py", "-m", DRIVER_JOBS_MODULE] and out[3] == "--command-json"
+    assert "SECRET" not in " ".join(out)
+    assert argv(conf={}) is None and argv(conf={DRIVER_JOB_CONF: "0"}) is None  # off unless set
+    assert argv(conf={DRIVER_JOB_CONF: "10"}) is None  # more input than that
+    assert argv(master="spark://127.0.0.1:7077") is None and argv(cluster_mode=True) is None  # a driver elsewhere
+    assert argv(SparkJobSpec(command="compact", table="db.t", fields={"full": True}, runner="spark")) is None
+    assert argv(SparkJobSpec(command="compact", table="db.t", args=["--full"])) is None  # command line: submitted
+    assert argv(SparkJobSpec(command="compact", table="db.missing", fields={})) is None  # the job reports it

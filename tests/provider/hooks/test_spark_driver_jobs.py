@@ -1,0 +1,57 @@
+"""A small Spark job with ``spark.paimon.driver-job.max-input-size`` in the connection's Spark conf and a local
+master runs with the engine in a subprocess of the worker (``python -m table_engine.spark.driver_jobs``), not
+spark-submit, and returns the same result line."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from provider.examples import lake as sample
+from provider.hooks.spark import PaimonSparkHook
+from provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
+from table_engine import Catalog
+from tests import airflow_env
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_a_small_write_runs_with_the_engine_here(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        warehouse, spark_conf=sample.SMALL_LOCAL_SPARK_CONF))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
+    table = Catalog(warehouse).create_table(sample.ODS.name, sample.order_events(1).schema,
+                                            partition_keys=sample.ODS.partition_keys, options=sample.ODS.options)
+    spec = SparkJobSpec(command="write", table=sample.ODS.name,
+                        fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
+                                "commit_user": "job-1"})
+    hook = PaimonSparkHook()
+    sub = hook.build_submission(spec)
+    assert sub.local and sub.argv[1:3] == ["-m", DRIVER_JOBS_MODULE] and sub.application == DRIVER_JOBS_MODULE
+    result = hook.submit(spec)
+    assert result is not None and result["status"] == "ok" and result["snapshot_id"] == 1
+    assert result["rows"] == len(sample.order_event_rows(1)) and result["created"] is False
+    assert table.read().num_rows == len(sample.order_event_rows(1))
+    again = hook.submit(spec)  # the same commit user: committed already, nothing new
+    assert again is not None and again["snapshot_id"] == 1 and again["already_committed"] is True
+
+
+def test_a_small_write_that_creates_its_table(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        warehouse, spark_conf=sample.SMALL_LOCAL_SPARK_CONF))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
+    spec = SparkJobSpec(command="write", table=sample.ODS.name,
+                        fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
+                                "create_if_missing": True, "partition_keys": sample.ODS.partition_keys,
+                                "options": sample.ODS.options})
+    hook = PaimonSparkHook()
+    assert hook.build_submission(spec).application == DRIVER_JOBS_MODULE
+    result = hook.submit(spec)
+    assert result is not None and result["status"] == "ok" and result["created"] is True
+    table = Catalog(warehouse).get_table(sample.ODS.name)
+    assert table.partition_keys == sample.ODS.partition_keys and table.options.bucket() == -1
+    assert all(f.type.nullable for f in table.schema.fields)  # as Spark reads the source: every column nullable
+    assert table.read().num_rows == len(sample.order_event_rows(1))
