@@ -35,9 +35,11 @@ $(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py tests/interop/si
 	touch $(PAIMON_JAVA_STAMP)
 
 # The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
-# .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows.
+# .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows. Jobs reading
+# at most 8 MB (all of the demo's) run with the engine on the worker; DEMO_ARGS=--spark-jobs makes each a Spark job.
+DEMO_ARGS ?=
 demo: $(STAMP)
-	$(BIN)/python -m provider.examples.demo run
+	$(BIN)/python -m provider.examples.demo run $(DEMO_ARGS)
 
 # The table engine alone (no Spark, no Airflow): a primary-key table in demo-warehouse/.
 demo-engine: $(STAMP)
@@ -51,7 +53,7 @@ demo-s3: $(STAMP)
 # The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
 AIRFLOW_PORT ?= 8080
 airflow: $(STAMP)
-	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT)
+	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT) $(DEMO_ARGS)
 
 # Debian's chromium for the browser test of the UI trigger forms (tests/dags/test_trigger_forms.py, Playwright from
 # the dev extras drives it): installed when missing and apt-get is usable as root; best effort, never failing (the

@@ -29,14 +29,16 @@ import time
 import traceback
 from collections.abc import Iterator
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF, ensure_tables
+from provider.examples.lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
 
 
-def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080) -> dict[str, str]:
-    """The environment of the demo Airflow: its home, the DAG folder, the connections."""
+def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
+    """The environment of the demo Airflow: its home, the DAG folder, the connections. Jobs reading at most 8 MB run
+    on the driver (:data:`~provider.examples.lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a
+    Spark job."""
     bin_dir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update({
@@ -53,7 +55,7 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080) -> dict[s
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {
             "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default",
-            "spark_conf": SMALL_LOCAL_SPARK_CONF}}),
+            "spark_conf": SMALL_LOCAL_SPARK_CONF if spark_jobs else LAPTOP_SPARK_CONF}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
         "PAIMON_LANDING_DIR": str(lake / "landing"),
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -124,15 +126,21 @@ class DagRunner:
         return state
 
 
-def run(home: pathlib.Path, lake: pathlib.Path) -> int:
+def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int:
     """``make demo``: run the streaming-lake DAGs end to end as ``airflow dags test`` does; the exit code."""
     from provider.examples.lake import BATCHES, DWS, report
 
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake)
+    env = demo_env(home, lake, spark_jobs=spark_jobs)
     warehouse = str(lake / "warehouse")
     print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*] (connections paimon_default, spark_default)")
+    if spark_jobs:
+        print("Every write, compaction and changelog consumption is a Spark job (spark-submit, local[*]).")
+    else:
+        print("Jobs reading at most 8 MB (all of this demo's) run with the engine on the Airflow worker, without "
+              "spark-submit (spark.paimon.driver-job.max-input-size = 8 mb; `make demo DEMO_ARGS=--spark-jobs` runs "
+              "each as a Spark job).")
     print(f"The DAGs of {REPO / 'dags'}: for each of {len(BATCHES)} sample batches, the layers ODS -> DWD -> DWS -> "
           "ADS in the order their Asset schedules start them, each run as `airflow dags test` runs it (DAG.test, "
           "all in this process).")
@@ -199,10 +207,10 @@ def _print_changes(warehouse: str, before: dict[str, tuple[int, tuple[str, ...]]
     return after
 
 
-def serve(home: pathlib.Path, lake: pathlib.Path, port: int) -> int:
+def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = False) -> int:
     """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake, port)
+    env = demo_env(home, lake, port, spark_jobs)
     migrate(env)
     # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
     ensure_tables(str(lake / "warehouse"))
@@ -249,9 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", default=str(REPO / ".airflow-demo"), help="AIRFLOW_HOME")
     parser.add_argument("--lake", default=str(REPO / "demo-lake"), help="warehouse and landing directory")
     parser.add_argument("--port", type=int, default=8080, help="UI port (serve)")
+    parser.add_argument("--spark-jobs", action="store_true",
+                        help="run every write, compaction and changelog consumption as a Spark job (spark-submit), "
+                             "small ones too")
     args = parser.parse_args(argv)
     home, lake = pathlib.Path(args.home).resolve(), pathlib.Path(args.lake).resolve()
-    return run(home, lake) if args.action == "run" else serve(home, lake, args.port)
+    if args.action == "run":
+        return run(home, lake, args.spark_jobs)
+    return serve(home, lake, args.port, args.spark_jobs)
 
 
 if __name__ == "__main__":

@@ -74,11 +74,18 @@ SMALL_LOCAL_SPARK_CONF = {
     "spark.sql.shuffle.partitions": "2",
     # short jobs on a few cores: the JIT's optimizing tier and parallel GC threads cost more CPU than they save
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+}
+"""Spark conf for the sample lake on Spark ``local[*]`` (the tests, ``make demo --spark``): a few rows per job, every
+job a Spark job."""
+
+LAPTOP_SPARK_CONF = {
+    **SMALL_LOCAL_SPARK_CONF,
     # a few rows: written, compacted and consumed by the engine on the driver (with a local master: on the
     # Airflow worker, no spark-submit), without a SparkContext (table_engine/spark/driver_jobs.py)
     "spark.paimon.driver-job.max-input-size": "8 mb",
 }
-"""Spark conf for the sample lake on Spark ``local[*]`` (the demo, the tests): a few rows per job."""
+"""Spark conf of ``make demo`` and ``make airflow``: as :data:`SMALL_LOCAL_SPARK_CONF`, and jobs reading at most 8 MB
+run on the driver (``spark.paimon.driver-job.max-input-size``)."""
 
 
 def default_landing_dir() -> str:
