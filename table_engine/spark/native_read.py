@@ -240,4 +240,5 @@ def _condition(f: tuple[Any, ...]) -> Column:
            ">": col > value, ">=": col >= value}
     if op not in ops:
         raise o.DataSourceOptionError(f"unknown filter operator {f[1]!r} in {tuple(f)!r}")
-    return ops[op]
+    cond: Column = ops[op]
+    return cond

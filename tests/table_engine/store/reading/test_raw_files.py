@@ -118,7 +118,8 @@ def _read_raw(t: Table, plan: Any) -> pa.Table:
     return pa.concat_tables(parts) if parts else t.arrow_schema.empty_table()
 
 
-ENGINES = st.sampled_from([{}, {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"}, {"merge-engine": "first-row", "ignore-delete": "true"},
+ENGINES = st.sampled_from([{}, {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+                           {"merge-engine": "first-row", "ignore-delete": "true"},
                            {"merge-engine": "aggregation", "fields.v.aggregate-function": "last_non_null_value"},
                            {"deletion-vectors.enabled": "true"}])
 BATCHES = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 15), st.sampled_from(["+I", "-D"])), min_size=1,
