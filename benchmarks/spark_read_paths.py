@@ -10,7 +10,8 @@ Tables (``--rows`` rows of ``bench_write_read``'s schema, written by the engine,
 * ``pk_merge``: a primary-key table, then 10 % of the keys updated without compaction: overlapping files, read
   through the Python source (what needs a merge), the rest native.
 
-Every read is consumed by Spark's ``noop`` sink; "parquet" reads the planned data files with ``spark.read.parquet``
+Every read is consumed by Spark's ``noop`` sink, in ``--repeats`` rounds that run the three reads one after the
+other (best of each); "parquet" reads the planned data files with ``spark.read.parquet``
 selecting the table's columns (for ``pk_dv`` and ``pk_merge`` it returns more rows than the table: it merges and
 deletes nothing, so it is the floor, not an equal). Ratios are throughput ratios against it (> 1: faster).
 """
@@ -74,9 +75,10 @@ def bench_read_paths(spark: Any, rows: int, repeats: int, work: Path,
         native_df, info = read_table_planned(spark, table.identifier, warehouse=catalog.warehouse)
         python_df = spark.read.format("paimon").option("warehouse", catalog.warehouse).load(table.identifier)
         parquet_df = spark.read.parquet(*files).select(*columns)
-        parquet_s = best(lambda f=parquet_df: noop(f), repeats)
-        native_s = best(lambda f=native_df: noop(f), repeats)
-        python_s = best(lambda f=python_df: noop(f), repeats)
+        # rounds interleave the three reads (best of each), so JIT warm-up and load swings hit them alike
+        runs = [(best(lambda f=parquet_df: noop(f), 1), best(lambda f=native_df: noop(f), 1),
+                 best(lambda f=python_df: noop(f), 1)) for _ in range(repeats)]
+        parquet_s, native_s, python_s = (min(r[i] for r in runs) for i in range(3))
         out[name] = {"parquet_s": parquet_s, "read_table_s": native_s, "python_source_s": python_s,
                      "read_table_ratio": parquet_s / native_s, "python_source_ratio": parquet_s / python_s,
                      "files": len(files), "native_files": info.native_files, "python_files": info.python_files}
