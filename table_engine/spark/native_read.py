@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -100,7 +101,13 @@ def read_table_planned(spark: SparkSession, table: str, *, columns: Sequence[str
     fields = [f for f in t.schema.fields if f.name in needed]
     parts: list[DataFrame] = []
     groups = _groups(plan)
-    for group in groups.values():
+    for key, group in list(groups.items()):
+        if not _timestamps_native(t, group[0]):  # the whole group to the Python source
+            del groups[key]
+            moved = {id(r) for r in group}
+            plan = RawPlan([r for r in plan.raw if id(r) not in moved],
+                           plan.rest + [replace(r.split, files=[r.file]) for r in group])
+            continue
         parts.append(_native_group(spark, t, group, fields))
     if plan.rest:
         py_opts = dict(opts)
@@ -144,6 +151,25 @@ def native_type_ok(t: DataType) -> bool:
 def _native_path_ok(path: str) -> bool:
     local = urlparse(path).path if path.startswith("file:") else path
     return not (_UNSAFE_PATH_CHARS & set(local))
+
+
+def _timestamps_native(t: Table, raw: RawFile) -> bool:
+    """Whether Spark reads the timestamp columns of this file (and of its group: one writer, one schema) as the
+    source's types: micro- or millisecond units, and UTC-adjusted exactly for TIMESTAMP_LTZ (Spark refuses to read
+    an adjusted column as TimestampNTZ). Other writers (Paimon's Java writer, pypaimon) may differ from this
+    engine; a footer read tells."""
+    stamps = [f for f in t.schema_by_id(raw.file.schema_id).fields if f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ")]
+    if not stamps:
+        return True
+    path = _file_path(t, raw.split, raw.file)
+    schema = pq.read_schema(urlparse(path).path if path.startswith("file:") else path)
+    for f in stamps:
+        at = schema.field(f.name).type if f.name in schema.names else None
+        if at is None or not pa.types.is_timestamp(at) or at.unit == "ns":
+            return False
+        if (at.tz is not None) != (f.type.root == "TIMESTAMP_LTZ"):
+            return False
+    return True
 
 
 def _file_path(t: Table, split: Split, f: DataFileMeta) -> str:

@@ -6,6 +6,7 @@ and schema. Focused tests assert which files went native (counts)."""
 
 from __future__ import annotations
 
+import decimal
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,18 @@ def test_fallbacks_read_through_the_python_source(spark: Any, tmp_path: Path) ->
     assert info.reason == "incremental read" and info.native_files == 0
     df, info = read_table_planned(spark, "db.t", warehouse=str(tmp_path), **{"audit-log": "true"})
     assert info.reason == "audit-log read" and df.columns[0] == "rowkind"
+
+
+def test_timestamps_dates_and_decimals_go_native(spark: Any, tmp_path: Path) -> None:
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db", ignore_if_exists=True)
+    schema = pa.schema([("k", pa.int64()), ("ts", pa.timestamp("us")), ("ms", pa.timestamp("ms")),
+                        ("ltz", pa.timestamp("us", tz="UTC")), ("d", pa.date32()), ("dec", pa.decimal128(10, 2))])
+    t = cat.create_table("db.t", schema, primary_keys=["k"], options={"bucket": "1"})
+    t.write(pa.table({"k": pa.array([1, 2, 3], pa.int64()), "ts": pa.array([0, 1_700_000_000_123_456, None],
+                                                                            pa.timestamp("us")),
+                      "ms": pa.array([5, None, 1_700_000_000_123], pa.timestamp("ms")),
+                      "ltz": pa.array([7, 8, None], pa.timestamp("us", tz="UTC")),
+                      "d": pa.array([0, 19_000, None], pa.date32()),
+                      "dec": pa.array([None, decimal.Decimal("1.25"), decimal.Decimal("-3.00")], pa.decimal128(10, 2))}, schema=schema))
+    assert _same(spark, str(tmp_path)) == (1, 0)
