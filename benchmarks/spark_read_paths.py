@@ -7,6 +7,8 @@ Tables (``--rows`` rows of ``bench_write_read``'s schema, written by the engine,
 * ``pk_compacted``: a primary-key table after a full compaction (one sorted run per bucket: every file raw);
 * ``pk_dv``: ``deletion-vectors.enabled``, then 10 % of the keys updated (their old rows deleted by vectors, the
   new ones compacted out of level 0 by the writer's lookup compaction): raw files, some with vectors;
+* ``pk_dv_native_vectors``: ``pk_dv`` with ``native_deletion_vectors=True`` (the files with vectors read natively,
+  anti-joined with their deleted row positions; by default they go through the Python source);
 * ``pk_merge``: a primary-key table, then 10 % of the keys updated without compaction: overlapping files, read
   through the Python source (what needs a merge), the rest native.
 
@@ -69,10 +71,12 @@ def bench_read_paths(spark: Any, rows: int, repeats: int, work: Path,
     catalog.create_database("bench", ignore_if_exists=True)
     columns = list(SCHEMA.names)
     out: dict[str, Any] = {}
-    for name in TABLES:
-        table = _build(catalog, name, data, rows)
+    for name in (*TABLES, "pk_dv_native_vectors"):
+        vectors = name == "pk_dv_native_vectors"
+        table = catalog.get_table("bench.paths_pk_dv") if vectors else _build(catalog, name, data, rows)
         files = _files(table)
-        native_df, info = read_table_planned(spark, table.identifier, warehouse=catalog.warehouse)
+        native_df, info = read_table_planned(spark, table.identifier, warehouse=catalog.warehouse,
+                                             native_deletion_vectors=vectors)
         python_df = spark.read.format("paimon").option("warehouse", catalog.warehouse).load(table.identifier)
         parquet_df = spark.read.parquet(*files).select(*columns)
         # rounds interleave the three reads (best of each), so JIT warm-up and load swings hit them alike

@@ -70,19 +70,23 @@ class NativeReadPlan:
 
 
 def read_table(spark: SparkSession, table: str, *, columns: Sequence[str] | None = None,
-               filter: Sequence[Sequence[Any]] | None = None, **options: str) -> DataFrame:
+               filter: Sequence[Sequence[Any]] | None = None, native_deletion_vectors: bool = False,
+               **options: str) -> DataFrame:
     """The rows of ``table`` (a table path, or ``db.table`` with option ``warehouse``) as the ``paimon`` source
     reads them with ``options`` (``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, storage
     options...), raw-convertible files read by Spark's Parquet reader (see the module docstring).
 
     ``columns``: the columns to return (default all); ``filter``: ``(column, op, value)`` tuples (ANDed, the ops of
     :meth:`Table.read`) that prune partitions and files while planning and filter the rows (Spark's semantics).
+    ``native_deletion_vectors``: read files that have a deletion vector natively too (an anti-join on row
+    positions); by default they go through the Python source, which measured faster (``BENCHMARKS.md``).
     Option keys with dots are passed as ``**{"scan.snapshot-id": "3"}``."""
-    return read_table_planned(spark, table, columns=columns, filter=filter, **options)[0]
+    return read_table_planned(spark, table, columns=columns, filter=filter,
+                              native_deletion_vectors=native_deletion_vectors, **options)[0]
 
 
 def read_table_planned(spark: SparkSession, table: str, *, columns: Sequence[str] | None = None,
-                       filter: Sequence[Sequence[Any]] | None = None,
+                       filter: Sequence[Sequence[Any]] | None = None, native_deletion_vectors: bool = False,
                        **options: str) -> tuple[DataFrame, NativeReadPlan]:
     """:func:`read_table`, and what went where (for tests and benchmarks)."""
     opts = {str(k): str(v) for k, v in options.items() if v is not None}
@@ -96,7 +100,12 @@ def read_table_planned(spark: SparkSession, table: str, *, columns: Sequence[str
                     o.get_int(opts, o.SCAN_TIMESTAMP_MILLIS))
     if not splits:
         return _finish(_python_read(spark, table, opts), t, columns, engine_filter), NativeReadPlan(0, 0, 0)
-    plan = plan_raw(splits, t.schema, lambda s, f: _native_path_ok(_file_path(t, s, f)))
+    def readable(split: Split, f: DataFileMeta) -> bool:
+        if not native_deletion_vectors and split.deletion_files and f.file_name in split.deletion_files:
+            return False
+        return _native_path_ok(_file_path(t, split, f))
+
+    plan = plan_raw(splits, t.schema, readable)
     needed = set(columns if columns is not None else t.schema.field_names()) | {str(f[0]) for f in engine_filter}
     fields = [f for f in t.schema.fields if f.name in needed]
     parts: list[DataFrame] = []

@@ -48,8 +48,8 @@ def _batch(t: Table, lo: int, n: int, seed: int) -> pa.Table:
     return pa.table(cols, schema=t.arrow_schema)
 
 
-def _same(spark: Any, warehouse: str, **options: str) -> tuple[int, int]:
-    df, info = read_table_planned(spark, "db.t", warehouse=warehouse, **options)
+def _same(spark: Any, warehouse: str, dvs: bool = False, **options: str) -> tuple[int, int]:
+    df, info = read_table_planned(spark, "db.t", warehouse=warehouse, native_deletion_vectors=dvs, **options)
     py = spark.read.format("paimon").option("warehouse", warehouse).options(**options).load("db.t")
     assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in py.schema]
     got = sorted(map(tuple, df.collect()), key=repr)
@@ -72,10 +72,10 @@ STEPS = st.lists(st.sampled_from(["write", "write", "write", "compact", "add", "
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(engine=ENGINES, partitioned=st.booleans(), steps=STEPS, data=st.data())
+@given(engine=ENGINES, partitioned=st.booleans(), steps=STEPS, dvs=st.booleans(), data=st.data())
 def test_read_table_equals_python_source(spark: Any, tmp_path_factory: pytest.TempPathFactory,
                                          engine: tuple[str, dict[str, str]], partitioned: bool, steps: list[str],
-                                         data: st.DataObject) -> None:
+                                         dvs: bool, data: st.DataObject) -> None:
     root = tmp_path_factory.mktemp("native")
     name, options = engine
     t = _create(root, name != "append", partitioned, options)
@@ -92,9 +92,9 @@ def test_read_table_equals_python_source(spark: Any, tmp_path_factory: pytest.Te
             t.alter({"add": AddColumn("x", pa.int64()), "rename": RenameColumn("s", "s2"),
                      "widen": UpdateColumnType("a", pa.int64())}[step])
     wh = str(root)
-    _same(spark, wh)
-    _same(spark, wh, **{"scan.snapshot-id": "1"})
-    _same(spark, wh, **{"scan.tag-name": "first"})
+    _same(spark, wh, dvs)
+    _same(spark, wh, dvs, **{"scan.snapshot-id": "1"})
+    _same(spark, wh, dvs, **{"scan.tag-name": "first"})
 
 
 # ---- which files go native ----------------------------------------------------------------------------------------
@@ -122,9 +122,11 @@ def test_deletion_vectors_apply_as_row_positions(spark: Any, tmp_path: Path) -> 
                       "s": ["x", "y"]}), row_kinds=["-D", "-D"])
     splits = t.plan()
     assert any(s.deletion_files for s in splits)
-    native, python = _same(spark, str(tmp_path))
+    native, python = _same(spark, str(tmp_path), dvs=True)
     assert python == 0 and native == sum(len(s.files) for s in splits)
-    assert read_table(spark, "db.t", warehouse=str(tmp_path)).count() == 48
+    assert read_table(spark, "db.t", warehouse=str(tmp_path), native_deletion_vectors=True).count() == 48
+    with_vectors = sum(len(s.deletion_files or {}) for s in splits)
+    assert _same(spark, str(tmp_path)) == (native - with_vectors, with_vectors)  # default: vectors via Python
 
 
 def test_projection_filter_and_partition_pruning(spark: Any, tmp_path: Path) -> None:
@@ -161,5 +163,6 @@ def test_timestamps_dates_and_decimals_go_native(spark: Any, tmp_path: Path) -> 
                       "ms": pa.array([5, None, 1_700_000_000_123], pa.timestamp("ms")),
                       "ltz": pa.array([7, 8, None], pa.timestamp("us", tz="UTC")),
                       "d": pa.array([0, 19_000, None], pa.date32()),
-                      "dec": pa.array([None, decimal.Decimal("1.25"), decimal.Decimal("-3.00")], pa.decimal128(10, 2))}, schema=schema))
+                      "dec": pa.array([None, decimal.Decimal("1.25"), decimal.Decimal("-3.00")], pa.decimal128(10, 2))},
+                     schema=schema))
     assert _same(spark, str(tmp_path)) == (1, 0)
