@@ -12,10 +12,11 @@ Tables (``--rows`` rows of ``bench_write_read``'s schema, written by the engine,
 * ``pk_merge``: a primary-key table, then 10 % of the keys updated without compaction: overlapping files, read
   through the Python source (what needs a merge), the rest native.
 
-Every read is consumed by Spark's ``noop`` sink, in ``--repeats`` rounds that run the three reads one after the
-other (best of each); "parquet" reads the planned data files with ``spark.read.parquet``
-selecting the table's columns (for ``pk_dv`` and ``pk_merge`` it returns more rows than the table: it merges and
-deletes nothing, so it is the floor, not an equal). Ratios are throughput ratios against it (> 1: faster).
+Every read is consumed by Spark's ``noop`` sink, once untimed (warm-up), then in ``--repeats`` rounds that run
+the three reads one after the other (best of each); "parquet" reads the planned data files with
+``spark.read.parquet`` selecting the table's columns (for ``pk_dv`` and ``pk_merge`` it returns more rows than the
+table: it merges and deletes nothing, so it is the floor, not an equal).
+Ratios are throughput ratios against it (> 1: faster).
 """
 
 from __future__ import annotations
@@ -79,7 +80,10 @@ def bench_read_paths(spark: Any, rows: int, repeats: int, work: Path,
                                              native_deletion_vectors=vectors)
         python_df = spark.read.format("paimon").option("warehouse", catalog.warehouse).load(table.identifier)
         parquet_df = spark.read.parquet(*files).select(*columns)
-        # rounds interleave the three reads (best of each), so JIT warm-up and load swings hit them alike
+        # one untimed warm-up read of each (the JVM's first reads of a table were up to 3x slower), then rounds
+        # that interleave the three reads (best of each), so load swings hit them alike
+        for f in (parquet_df, native_df, python_df):
+            noop(f)
         runs = [(best(lambda f=parquet_df: noop(f), 1), best(lambda f=native_df: noop(f), 1),
                  best(lambda f=python_df: noop(f), 1)) for _ in range(repeats)]
         parquet_s, native_s, python_s = (min(r[i] for r in runs) for i in range(3))
