@@ -50,6 +50,7 @@ from pyspark.sql.datasource import (  # noqa: E402
     WriterCommitMessage,
 )
 
+from benchmarks import spark_read_paths  # noqa: E402
 from benchmarks.bench_write_read import SCHEMA, make_rows  # noqa: E402
 
 TARGETS = {"read": 0.9, "write": 0.6, "compact": 1.5}
@@ -207,6 +208,15 @@ def bench_io(rows: int, repeats: int, work: Path) -> dict[str, Any]:
     return out
 
 
+def read_paths_section(rows: int, repeats: int, work: Path) -> dict[str, Any]:
+    spark = spark_session("local[2]")
+    try:
+        return spark_read_paths.bench_read_paths(spark, rows, repeats, work, best,
+                                                 lambda f: f.write.format("noop").mode("overwrite").save())
+    finally:
+        spark.stop()
+
+
 # ---- compaction -------------------------------------------------------------------------------------------------
 def prepare_compaction(rows: int, work: Path) -> str:
     from table_engine import Catalog
@@ -285,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-compaction", action="store_true")
+    parser.add_argument("--read-paths-rows", type=int, default=5_000_000, help="rows of the read-paths section")
+    parser.add_argument("--only-read-paths", action="store_true", help="run only the read-paths section")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compact-child", nargs=2, metavar=("MASTER", "TABLE_PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -293,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     work = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     try:
-        report: dict[str, Any] = {"rows": args.rows, "machine": machine(), **bench_io(args.rows, args.repeats, work)}
-        if not args.skip_compaction:
+        report: dict[str, Any] = {"rows": args.rows, "machine": machine(), "read": {}, "write": {}}
+        if not args.only_read_paths:
+            report.update(bench_io(args.rows, args.repeats, work))
+        report["read_paths"] = read_paths_section(args.read_paths_rows, args.repeats, work)
+        if not args.skip_compaction and not args.only_read_paths:
             src = prepare_compaction(args.rows, work)
             local1 = compact_run("local[1]", src, args.repeats, work)
             local2 = compact_run("local[2]", src, args.repeats, work)
@@ -302,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report["machine"]["load_avg_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
-    text = markdown(report)
+    text = "\n".join([markdown(report), "", f"Read paths, {args.read_paths_rows:,} rows:", "",
+                      *spark_read_paths.markdown(report["read_paths"])])
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,8 @@
 * the ``paimon`` Python data source (:mod:`table_engine.spark.source`): batch and streaming reads and writes;
   :func:`register` makes it available in a session;
 * :func:`prepare_write` / :func:`write_dataframe`: writes routed by key, as dynamic-bucket tables need;
+* :func:`read_table`: batch reads whose raw-convertible files go through Spark's native Parquet reader
+  (:mod:`table_engine.spark.native_read`);
 * ``table_engine/spark/app.py``: the one spark-submit application, with the subcommands of ``table-engine``.
 
 Imports of pyspark stay inside this package (the rest of ``table_engine`` never needs it).
@@ -47,4 +49,8 @@ def __getattr__(name: str) -> object:
         from table_engine.spark import jobs
 
         return getattr(jobs, name)
+    if name == "read_table":
+        from table_engine.spark import native_read
+
+        return native_read.read_table
     raise AttributeError(f"module 'table_engine.spark' has no attribute {name!r}")

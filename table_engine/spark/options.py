@@ -55,6 +55,9 @@ AUDIT_LOG = "audit-log"
 """``true``: a leading ``rowkind`` column, and incremental/streaming reads keep -U/-D rows (Paimon's
 ``$audit_log``). Otherwise incremental and streaming reads return only +I/+U rows."""
 FILTER_PUSHDOWN = "filterPushdown"
+READ_FILES = "read.files"
+"""Comma-separated data file names: read only these files of the planned splits (set by
+:func:`table_engine.spark.native_read.read_table` for the files it leaves to this source)."""
 """``false`` for sessions that keep ``spark.sql.python.filterPushdown.enabled`` off."""
 # writes (this data source)
 COMMIT_USER = "commit-user"
@@ -76,8 +79,8 @@ CHECKPOINT_LOCATION = "checkpointLocation"
 _NOT_TABLE_OPTIONS = frozenset(k.lower() for k in (
     WAREHOUSE, PATH, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_MODE, INCREMENTAL_BETWEEN,
     INCREMENTAL_BETWEEN_TIMESTAMP, CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, STREAMING_READ_OVERWRITE,
-    MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, COMMIT_USER, COMMIT_USER_GENERATED, COMMIT_IDENTIFIER, ASSIGNERS,
-    ROWKIND_COLUMN,
+    MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, READ_FILES, COMMIT_USER, COMMIT_USER_GENERATED, COMMIT_IDENTIFIER,
+    ASSIGNERS, ROWKIND_COLUMN,
     PRIMARY_KEY, PARTITION, CHECKPOINT_LOCATION))
 
 

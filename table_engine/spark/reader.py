@@ -48,6 +48,7 @@ from table_engine.store.changes.incremental import (
 )
 from table_engine.store.changes.starting import LiveSnapshots, resolve_stream_start
 from table_engine.store.context import StoreContext
+from table_engine.store.reading.raw_files import restrict_splits
 from table_engine.store.reading.scan import Split
 from table_engine.table import Table
 
@@ -158,6 +159,8 @@ class PaimonBatchReader(DataSourceReader):
         self.timestamp_millis = o.get_int(options, o.SCAN_TIMESTAMP_MILLIS)
         self.incremental = self._incremental_range(options)
         self.filters: list[EngineFilter] = []
+        files = o.get(options, o.READ_FILES)
+        self.only_files = None if files is None else frozenset(n for n in files.split(",") if n)
 
     def _incremental_range(self, options: Mapping[str, str]) -> tuple[int, int] | None:
         between = o.get(options, o.INCREMENTAL_BETWEEN)
@@ -192,6 +195,8 @@ class PaimonBatchReader(DataSourceReader):
                                                               self.spec.include_overwrite)]
         else:
             splits = t.plan(self.filters or None, self.snapshot_id, self.tag, self.timestamp_millis)
+            if self.only_files is not None:
+                splits = restrict_splits(splits, self.only_files)
             parts = [SplitPartition(s) for s in pack_splits(t, splits, self.parallelism)]
         log.info("%s: %d splits to read", t.identifier, len(parts))
         return _planned_or_empty(parts)
