@@ -133,8 +133,8 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
         stages: dict[str, Any] = {}
         probe = catalog.create_table(f"paths.{kind}_probe", SCHEMA, primary_keys=pks, options=options)
         if breakdown and kind == "pk_bucket4":
-            unsorted, _ = prepare_write(df, probe, parallelism, sort=False)
-            routed, _ = prepare_write(df, probe, parallelism)
+            unsorted, _ = prepare_write(df, probe, parallelism)
+            routed, _ = prepare_write(df, probe, parallelism, sort=True)
             stages["shuffle_s"] = note(f"{kind} shuffle", _best(lambda r=unsorted: _noop(r), repeats)[0])
             stages["shuffle_sort_s"] = note(f"{kind} shuffle+sort", _best(lambda r=routed: _noop(r), repeats)[0])
             stages["to_python_s"] = note(f"{kind} to python", _best(
@@ -149,7 +149,7 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
 
         def datasource(kind: str = kind, pks: list[str] = pks, options: dict[str, str] = options) -> None:
             t = catalog.create_table(f"paths.{kind}_ds_{next(counter)}", SCHEMA, primary_keys=pks, options=options)
-            r, x = prepare_write(df, t, parallelism, sort=False)   # as on main before issue 15
+            r, x = prepare_write(df, t, parallelism)   # as on main before issue 15
             r.write.format("paimon").mode("append").option("warehouse", warehouse).options(**x).save(t.identifier)
 
         def fast(kind: str = kind, pks: list[str] = pks, options: dict[str, str] = options) -> None:
@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-breakdown", action="store_true", help="only the whole writes, before and after")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-spark-write-"))
     spark = spark_session("local[2]")
@@ -208,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         pq.write_table(make_rows(rng, ids[i:i + step]), source / f"part-{i // step}.parquet")
     df = spark.read.parquet(str(source)).cache()
     df.count()
-    report = {"machine": machine(), **write_paths(spark, df, str(work / "warehouse"), work, args.repeats)}
+    report = {"machine": machine(), **write_paths(spark, df, str(work / "warehouse"), work, args.repeats,
+                                                        breakdown=not args.no_breakdown)}
     report["machine"]["load_avg_end"] = os.getloadavg()
     spark.stop()
     print(markdown(report))

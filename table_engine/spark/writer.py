@@ -82,7 +82,7 @@ def routing_columns(table: Table) -> list[str]:
     return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
 
 
-def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *, sort: bool = True
+def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *, sort: bool = False
                   ) -> tuple[DataFrame, dict[str, str]]:
     """Route ``df`` for writing into ``table``: the DataFrame to write and the extra write options.
 
@@ -90,10 +90,11 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
       per bucket and commit, with sequence numbers that do not overlap other tasks' (the cheap merge path on read);
       a partition's buckets go round-robin over the tasks. The bucket (column ``__paimon_bucket``) is a native
       Spark expression for integer keys (:func:`bucket_expression`), else computed with the engine's hash in a
-      ``mapInArrow`` step. Primary-key rows are also sorted within each task by (partition, bucket, key) in the
-      JVM (unless ``sort`` is False), which is the writer's order: its sort then only checks the order. (Rows of
-      one key within one write keep no defined order either way: a shuffle merges its inputs in any order; use
-      ``sequence.field``.)
+      ``mapInArrow`` step. With ``sort``, primary-key rows are also sorted within each task by (partition,
+      bucket, key) in the JVM, the writer's order, so that its sort is only a check; off by default: measured
+      slower than the engine's own sort (few distinct buckets defeat Spark's prefix sort; BENCHMARKS.md, "Spark
+      write paths"). Rows of one key within one write keep no defined order either way (a shuffle merges its
+      inputs in any order): use ``sequence.field``.
     * dynamic buckets (primary-key tables with ``bucket`` = -1): repartitioned by a hash of (partition, primary
       key) with the ``__paimon_assigner`` column and option ``dynamic-bucket.assigner-parallelism`` (the module
       docstring explains why);
