@@ -27,8 +27,8 @@ def tables(draw: st.DrawFn) -> tuple[pa.Table, list[tuple[str, str]]]:
     table = pa.table(cols)
     if draw(st.booleans()):  # often hand it input that is sorted already, in chunks
         keys = [(f"c{i}", "ascending") for i in range(len(kinds))]
-        table = pa.concat_tables([t for t in (table.take(sort_indices(table, keys)).slice(0, n // 2),
-                                              table.take(sort_indices(table, keys)).slice(n // 2))])
+        ordered = table.take(sort_indices(table, keys))
+        table = pa.concat_tables([ordered.slice(0, n // 2), ordered.slice(n // 2)])
     orders = draw(st.lists(st.sampled_from(["ascending", "descending"]), min_size=len(kinds),
                            max_size=len(kinds)))
     return table, [(f"c{i}", o) for i, o in enumerate(orders)]
