@@ -52,6 +52,8 @@ from pyspark.sql.datasource import (  # noqa: E402
 
 from benchmarks import spark_read_paths  # noqa: E402
 from benchmarks.bench_write_read import SCHEMA, make_rows  # noqa: E402
+from benchmarks.spark_write_paths import markdown as write_paths_markdown  # noqa: E402
+from benchmarks.spark_write_paths import write_paths  # noqa: E402
 
 TARGETS = {"read": 0.9, "write": 0.6, "compact": 1.5}
 
@@ -204,6 +206,7 @@ def bench_io(rows: int, repeats: int, work: Path) -> dict[str, Any]:
         paimon_s = best(fn, repeats)
         out["write"][name] = {"paimon_s": paimon_s, "parquet_s": parquet_s, "ratio": parquet_s / paimon_s,
                               "bare_python_source_s": bare_s, "ratio_to_bare": bare_s / paimon_s}
+    out["write_paths"] = write_paths(spark, df, str(work / "paths"), work, repeats)  # the write breakdown
     spark.stop()
     return out
 
@@ -287,6 +290,8 @@ def markdown(report: dict[str, Any]) -> str:
     if c:
         lines.append(f"| compact | pk bucket=8 | {c['local2_s']:.2f} (local[2]) | {c['local1_s']:.2f} (local[1]) | "
                      f"{c['ratio']:.2f}x | >= {TARGETS['compact']}x | | |")
+    if "write_paths" in report:
+        lines += ["", write_paths_markdown(report["write_paths"])]
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from table_engine.lsm.key_value import SEQUENCE_NUMBER
 
-__all__ = ["MergeOrder", "concat_tables", "sort_indices", "sort_kv", "take_sorted"]
+__all__ = ["MergeOrder", "concat_tables", "is_sorted", "sort_indices", "sort_kv", "take_sorted"]
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,54 @@ _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
 def take_sorted(table: pa.Table, keys: Sequence[tuple[str, str]]) -> pa.Table:
     """``table`` sorted by ``keys`` (stable); ``table`` itself when it is in that order already (e.g. rows a
     Spark task received sorted), which saves copying every column."""
+    if is_sorted(table, keys):
+        return table
     indices = sort_indices(table, keys)
     if np.array_equal(indices.to_numpy(zero_copy_only=False), np.arange(table.num_rows)):
         return table
     return table.take(indices)
 
 
+def is_sorted(table: pa.Table, keys: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``table`` is in ``keys`` order already (ties allowed: a stable sort would keep it as it is).
+
+    One vectorized pass per key over adjacent rows, the first key first, stopping as soon as a pair is out of
+    order or no pair is tied any more. Conservative: keys with nulls or NaN, or of types Arrow cannot compare,
+    answer False (the caller sorts)."""
+    n = table.num_rows
+    if n <= 1:
+        return True
+    tied: pa.Array | None = None
+    for name, order in keys:
+        col = table.column(name)
+        if col.null_count:
+            return False
+        try:
+            if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
+                return False
+            before, after = col.slice(0, n - 1), col.slice(1)
+            wrong = pc.greater(before, after) if order == "ascending" else pc.less(before, after)
+            if tied is not None:
+                wrong = pc.and_(tied, wrong)
+            if pc.any(wrong).as_py():
+                return False
+            equal = pc.equal(before, after)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            return False
+        tied = equal if tied is None else pc.and_(tied, equal)
+        if not pc.any(tied).as_py():
+            return True
+    return True
+
+
 def sort_indices(table: pa.Table, keys: Sequence[tuple[str, str]]) -> pa.Array:
-    """Stable sort indices with nulls first (the smallest), across pyarrow versions."""
+    """Stable sort indices with nulls first (the smallest), across pyarrow versions.
+
+    Key columns in many chunks (e.g. a write buffer of Spark's 10,000-row batches) are combined first: Arrow's
+    multi-key sort over many chunks was 2.5x slower than over one (2.5 M rows, two int64 keys)."""
+    names = list(dict.fromkeys(k for k, _ in keys))
+    if any(table.column(n).num_chunks > 1 for n in names):
+        table = pa.table({n: table.column(n).combine_chunks() for n in names})
     if _PER_KEY_NULLS:
         return pc.sort_indices(table, sort_keys=[(k, o, "at_start") for k, o in keys])
     return pc.sort_indices(table, sort_keys=list(keys), null_placement="at_start")

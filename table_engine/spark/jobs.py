@@ -15,7 +15,6 @@ their own.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,6 +41,7 @@ from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
+from table_engine.spark.map_write import map_write
 from table_engine.spark.source import SOURCE_NAME
 from table_engine.spark.types import arrow_schema_for
 from table_engine.spark.writer import prepare_write
@@ -68,16 +68,16 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     with the same user and ``commit_identifier`` commits nothing new and returns the earlier snapshot.
     ``catalog_options``: the warehouse's storage options (``s3.*``), given to the data source too.
     """
-    started = int(time.time() * 1000)
     given = dict(catalog_options or {})
     table = Catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
+    if mode not in ("append", "overwrite"):
+        raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
     user = commit_user or default_commit_user(table.options)
     routed, extra = prepare_write(df, table, parallelism)
-    writer = routed.write.format(SOURCE_NAME).mode(mode).option(o.WAREHOUSE, warehouse).option(o.COMMIT_USER, user)
-    writer = writer.option(o.COMMIT_IDENTIFIER, str(commit_identifier)).options(**dict(catalog_options or {}))
-    if commit_user is None:
-        writer = writer.option(o.COMMIT_USER_GENERATED, "true")
-    writer.options(**extra).options(**dict(options or {})).save(identifier)
+    started = clock.now_millis()
+    # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
+    map_write(routed, table, overwrite=mode == "overwrite", commit_user=user, identifier=commit_identifier,
+              generated_at=None if commit_user else started, options={**extra, **dict(options or {})})
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
                                      since_millis=None if commit_user else started - GENERATED_USER_SLACK_MS)
     return None if snap is None else snap.id

@@ -82,14 +82,19 @@ def routing_columns(table: Table) -> list[str]:
     return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
 
 
-def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -> tuple[DataFrame, dict[str, str]]:
+def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *, sort: bool = False
+                  ) -> tuple[DataFrame, dict[str, str]]:
     """Route ``df`` for writing into ``table``: the DataFrame to write and the extra write options.
 
     * fixed buckets: rows are repartitioned by (partition, Paimon bucket), so one task writes each bucket: one file
-      per bucket and commit, in input order, with sequence numbers that do not overlap other tasks' (the cheap
-      merge path on read); a partition's buckets go round-robin over the tasks. The bucket is a native Spark
-      expression for integer keys (:func:`bucket_expression`), else a column ``__paimon_bucket`` computed with the
-      engine's hash in a ``mapInArrow`` step;
+      per bucket and commit, with sequence numbers that do not overlap other tasks' (the cheap merge path on read);
+      a partition's buckets go round-robin over the tasks. The bucket (column ``__paimon_bucket``) is a native
+      Spark expression for integer keys (:func:`bucket_expression`), else computed with the engine's hash in a
+      ``mapInArrow`` step. With ``sort``, primary-key rows are also sorted within each task by (partition,
+      bucket, key) in the JVM, the writer's order, so that its sort is only a check; off by default: measured
+      slower than the engine's own sort (few distinct buckets defeat Spark's prefix sort; BENCHMARKS.md, "Spark
+      write paths"). Rows of one key within one write keep no defined order either way (a shuffle merges its
+      inputs in any order): use ``sequence.field``.
     * dynamic buckets (primary-key tables with ``bucket`` = -1): repartitioned by a hash of (partition, primary
       key) with the ``__paimon_assigner`` column and option ``dynamic-bucket.assigner-parallelism`` (the module
       docstring explains why);
@@ -106,8 +111,14 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None) -
         if bucket is None:
             df = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
                                StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType())]))
-            bucket = F.col(BUCKET_COLUMN)
-        return df.repartition(n, _task_selector(df, table, bucket, n)), {}
+        else:
+            df = df.withColumn(BUCKET_COLUMN, bucket)  # computed once, for the routing and the sort
+        routed = df.repartition(n, _task_selector(df, table, F.col(BUCKET_COLUMN), n))
+        if table.primary_keys and sort:
+            # the rows reach the writer in its own key order, so the engine's sort is a check (lsm.sort.is_sorted)
+            routed = routed.sortWithinPartitions(*table.partition_keys, BUCKET_COLUMN,
+                                                 *table.schema.trimmed_primary_keys())
+        return routed, {}
     if not is_dynamic_bucket(table):
         return (df.repartition(parallelism) if parallelism else df), {}
     configured = table.options.raw.get(o.ASSIGNERS)
