@@ -1,6 +1,6 @@
 """Spark benchmark: the ``paimon`` data source against Spark's own Parquet source, and distributed compaction.
 
-Workload: ``--rows`` rows (default 2,000,000) of ``benchmarks/bench_write_read.py``'s schema (BIGINT key ``id``,
+Workload: ``--rows`` rows (default 5,000,000) of ``benchmarks/bench_write_read.py``'s schema (BIGINT key ``id``,
 INT, DOUBLE, STRING, DATE, DECIMAL(10,2), TIMESTAMP(6), BOOLEAN), seeded.
 
 read     a table read through ``spark.read.format("paimon")`` vs ``spark.read.parquet`` of the very same data
@@ -297,7 +297,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-compaction", action="store_true")
     parser.add_argument("--read-paths-rows", type=int, default=5_000_000, help="rows of the read-paths section")
