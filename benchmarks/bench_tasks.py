@@ -2,14 +2,14 @@
 
 Each task is the provider's operator (``PaimonWriteOperator``, ``PaimonCompactOperator``,
 ``PaimonExpireSnapshotsOperator``) run in-process with ``execute`` (the connections as environment variables, as in
-``make demo``: Spark ``local[*]`` and ``SMALL_LOCAL_SPARK_CONF``), so a sample is the time from the operator's start
+``make demo``: Spark ``local[*]`` and ``LAPTOP_SPARK_CONF``), so a sample is the time from the operator's start
 to its result and Asset event: building the spark-submit, the JVM and SparkSession, the Python workers, planning,
 writing, committing, the result line. Airflow's own per-task overhead (a task-runner process, the DB) is not in it;
 ``--demo`` adds the wall time of ``make demo`` (``python -m provider.examples.demo run``) for that.
 
 * write: 8 rows (one ODS sample batch, a Parquet file) appended to an ODS-like append table (partitioned, bucket -1);
   the table exists (as after the first batch), so these are small jobs run with the engine on the worker
-  (``spark.paimon.driver-job.max-input-size`` of ``SMALL_LOCAL_SPARK_CONF``);
+  (``spark.paimon.driver-job.max-input-size`` of ``LAPTOP_SPARK_CONF``);
 * compact: full compaction of a DWD-like primary-key table (2 buckets, partitioned) after one more 8-row commit;
 * expire: expire snapshots of the write table (the engine's CLI, no Spark);
 * write-spark, compact-spark: the same with ``spark.paimon.driver-job.max-input-size=0``, i.e. as Spark jobs
@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 
 def _configure_airflow(home: pathlib.Path, warehouse: str) -> None:
-    from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
+    from provider.examples.lake import LAPTOP_SPARK_CONF
 
     bin_dir = os.path.dirname(sys.executable)
     os.environ.update({
@@ -47,7 +47,7 @@ def _configure_airflow(home: pathlib.Path, warehouse: str) -> None:
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
         "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {
-            "warehouse": warehouse, "spark_conn_id": "spark_default", "spark_conf": SMALL_LOCAL_SPARK_CONF}}),
+            "warehouse": warehouse, "spark_conn_id": "spark_default", "spark_conf": LAPTOP_SPARK_CONF}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 def test_a_small_write_runs_with_the_engine_here(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     warehouse = str(tmp_path / "warehouse")
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
-        warehouse, spark_conf=sample.SMALL_LOCAL_SPARK_CONF))
+        warehouse, spark_conf=sample.LAPTOP_SPARK_CONF))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
     table = Catalog(warehouse).create_table(sample.ODS.name, sample.order_events(1).schema,
                                             partition_keys=sample.ODS.partition_keys, options=sample.ODS.options)
@@ -41,7 +41,7 @@ def test_a_small_write_runs_with_the_engine_here(monkeypatch: pytest.MonkeyPatch
 def test_a_small_write_that_creates_its_table(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     warehouse = str(tmp_path / "warehouse")
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
-        warehouse, spark_conf=sample.SMALL_LOCAL_SPARK_CONF))
+        warehouse, spark_conf=sample.LAPTOP_SPARK_CONF))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
     spec = SparkJobSpec(command="write", table=sample.ODS.name,
                         fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
