@@ -89,9 +89,49 @@ def sort_indices(table: pa.Table, keys: Sequence[tuple[str, str]]) -> pa.Array:
     names = list(dict.fromkeys(k for k, _ in keys))
     if any(table.column(n).num_chunks > 1 for n in names):
         table = pa.table({n: table.column(n).combine_chunks() for n in names})
+    packed = _packed_int_key(table, keys)
+    if packed is not None:
+        return pa.array(np.argsort(packed, kind="stable").astype(np.uint64), pa.uint64())  # as Arrow returns
     if _PER_KEY_NULLS:
         return pc.sort_indices(table, sort_keys=[(k, o, "at_start") for k, o in keys])
     return pc.sort_indices(table, sort_keys=list(keys), null_placement="at_start")
+
+
+_PACKABLE = (pa.types.is_integer, pa.types.is_date32, pa.types.is_timestamp)
+_PACK_MIN_ROWS = 4096
+
+
+def _packed_int_key(table: pa.Table, keys: Sequence[tuple[str, str]]) -> np.ndarray | None:
+    """The keys packed into one int64 per row whose order is the keys' order, or None.
+
+    For ascending integer-like keys (integers, dates, timestamps) without nulls whose value ranges multiply to
+    less than 2**62: each key's offset from its minimum, in mixed radix. numpy's stable argsort of that one column
+    is about twice as fast as Arrow's multi-key sort (a write buffer sorted by (bucket group, BIGINT key))."""
+    if table.num_rows < _PACK_MIN_ROWS or len(keys) > 4:
+        return None
+    columns = []
+    for name, order in keys:
+        col = table.column(name)
+        if order != "ascending" or col.null_count or not any(p(col.type) for p in _PACKABLE):
+            return None
+        if pa.types.is_unsigned_integer(col.type) and col.type.bit_width == 64:
+            return None
+        columns.append(col)
+    packed: np.ndarray | None = None
+    span = 1
+    for col in reversed(columns):
+        values = col.to_numpy()
+        if values.dtype.kind == "M":   # dates and timestamps: their integer values
+            values = values.view(np.int64)
+        values = values.astype(np.int64, copy=False)
+        lo, hi = int(values.min()), int(values.max())
+        width = hi - lo + 1
+        if span * width >= 1 << 62:
+            return None
+        offset = values - lo
+        packed = offset * span if packed is None else packed + offset * span
+        span *= width
+    return packed
 
 
 def sort_kv(kv: pa.Table, order: MergeOrder, in_sequence_order: bool = False) -> pa.Table:
