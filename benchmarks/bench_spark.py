@@ -266,6 +266,14 @@ def compact_child(master: str, table_path: str) -> None:
 
 
 # ---- report -----------------------------------------------------------------------------------------------------
+def write_report(out: Path | None, report: dict[str, Any]) -> int:
+    """The end of a Spark benchmark's ``main``: the report as JSON in ``out`` (``--out``), if given; exit status 0."""
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2))
+    return 0
+
+
 def machine() -> dict[str, Any]:
     import pyarrow
     import pyspark
@@ -325,10 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([markdown(report), "", f"Read paths, {args.read_paths_rows:,} rows:", "",
                       *spark_read_paths.markdown(report["read_paths"])])
     print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2))
-    return 0
+    return write_report(args.out, report)
 
 
 if __name__ == "__main__":

@@ -221,7 +221,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.bench_spark import machine, spark_session
+    from benchmarks.bench_spark import machine, spark_session, write_report
     from benchmarks.bench_write_read import make_rows
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -249,10 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     spark.stop()
     print(markdown(report))
     print(json.dumps(report))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2))
-    return 0
+    return write_report(args.out, report)
 
 
 if __name__ == "__main__":

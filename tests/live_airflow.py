@@ -1,8 +1,10 @@
 """A real Airflow on loopback, as ``make airflow`` runs it (``provider.examples.demo.demo_env``: api-server,
 scheduler, dag-processor, triggerer; here with the LocalExecutor and SQLite), driven through its REST API.
 
-One per test session (the ``live_airflow`` fixture of ``tests/dags/conftest.py``): starting it costs about 15 s and
-1.4 GB; it is always stopped (SIGTERM to each component's process group, SIGKILL after 30 s).
+One for the tests of ``tests/dags/`` that use it (the ``live`` fixture of ``tests/dags/conftest.py``, which runs them
+last in that folder and stops the Airflow after them: idle, it still takes about a third of a core, parsing the DAG
+files every few seconds): starting it costs about 15 s and 1.4 GB; it is always stopped (SIGTERM to each component's
+process group, SIGKILL after 10 s: the dag-processor does not always exit on SIGTERM).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ with DAG("probe_wait_for_ods", schedule=None, start_date=datetime.datetime(2026,
 '''
 
 
+STOP_GRACE_SECONDS = 10
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -66,7 +71,7 @@ class LiveAirflow:
         for p in self.procs:
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
         for p in self.procs:
             try:
                 p.wait(timeout=max(1.0, deadline - time.monotonic()))
@@ -102,6 +107,24 @@ class LiveAirflow:
     def unpause(self, dag_id: str) -> None:
         status, body = self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
         assert status == 200, body
+
+    def pause(self, dag_id: str) -> None:
+        status, body = self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})
+        assert status == 200, body
+
+    def drop_other_runs(self, dag_id: str, run_id: str | None = None) -> None:
+        """End the DAG's active runs other than ``run_id``: the run of the latest schedule interval that the
+        scheduler adds as soon as an unpaused DAG has no active run (e.g. the moment the run a test drove ends,
+        before the test can pause the DAG again). A queued one is deleted; a running one (which the API does not
+        delete) is marked failed, as the UI's "Mark as failed" does, so that it holds no slot of
+        ``max_active_runs`` and runs no further task."""
+        for other in self.run_ids(dag_id, states=("queued", "running")):
+            if other == run_id:
+                continue
+            path = f"/api/v2/dags/{dag_id}/dagRuns/{other}"
+            if self.call("DELETE", path)[0] != 204:
+                status, body = self.call("PATCH", path, {"state": "failed", "note": "not a run of the test"})
+                assert status == 200, body
 
     def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
         """As the UI's Trigger button: unpause, then a run without a logical date."""

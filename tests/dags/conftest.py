@@ -16,13 +16,22 @@ airflow_env.configure()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Running DAGs goes through Airflow's API server code, whose dependencies (starlette, ...) emit deprecation
-    warnings; the suite's filterwarnings=error would turn them into failures of these tests only."""
+    warnings; the suite's filterwarnings=error would turn them into failures of these tests only.
+
+    The tests that use the live Airflow (``live``) run last among these, one after the other, so that it is up only
+    while they run (it is stopped when this folder's tests end)."""
     here = pathlib.Path(__file__).parent
-    for item in items:
-        if here in pathlib.Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.filterwarnings("ignore::DeprecationWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"))
-            item.add_marker(pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`"))
+    ours = [item for item in items if here in pathlib.Path(str(item.fspath)).parents]
+    for item in ours:
+        item.add_marker(pytest.mark.filterwarnings("ignore::DeprecationWarning"))
+        item.add_marker(pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"))
+        item.add_marker(pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`"))
+    live = [item for item in ours if "live" in getattr(item, "fixturenames", ())]
+    if live and len(live) < len(ours):
+        moved, own = {id(item) for item in live}, {id(item) for item in ours}
+        rest = [item for item in items if id(item) not in moved]
+        end = 1 + max(i for i, item in enumerate(rest) if id(item) in own)
+        items[:] = [*rest[:end], *live, *rest[end:]]
 
 
 @pytest.fixture(scope="session")
@@ -49,10 +58,10 @@ def lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Iterator[di
     yield {"warehouse": warehouse, "landing": landing}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, str]]]:
-    """The session's live Airflow (:mod:`tests.live_airflow`, as ``make airflow`` runs it) and its lake
-    (``warehouse``, ``landing``): started once for every test that uses it, always stopped."""
+    """The live Airflow (:mod:`tests.live_airflow`, as ``make airflow`` runs it) and its lake (``warehouse``,
+    ``landing``): started once for the tests of this folder that use it (run last, see above), always stopped."""
     from tests.live_airflow import start_live_airflow
 
     airflow, lake = start_live_airflow(tmp_path_factory.mktemp("live-airflow"))

@@ -1,5 +1,8 @@
-"""The streaming-lake DAGs run to success with ``dag.test()`` against real Spark (local mode) and the tables hold
-what the reference model says: two batches flow ODS -> DWD -> DWS -> ADS.
+"""The streaming-lake DAGs run to success with ``dag.test()`` and the tables hold what the reference model says: two
+batches flow ODS -> DWD -> DWS -> ADS. The first batch's jobs run as ``make demo`` runs them, with the engine on the
+worker (``LAPTOP_SPARK_CONF``: small jobs on the driver, see tests/spark/test_driver_jobs.py for their equality with
+the Spark jobs); the second batch's, whose updates must be retracted downstream, as Spark jobs (spark-submit, local
+mode) on the tables the first left: every layer DAG runs end to end through spark-submit once.
 
 DWS is fed by the DWD changelog, which the dedicated compaction produces (``changelog-producer = lookup``): batch 2
 changes and re-sends orders of batch 1, so DWS is right only if the changelog retracts what the updates replace.
@@ -14,6 +17,7 @@ from typing import Any
 import pytest
 
 from provider.examples import lake as sample
+from tests import airflow_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]
 ODS_URI = "paimon://paimon_default/ods/order_events"
@@ -61,12 +65,15 @@ def latest_orders(batches: tuple[int, ...]) -> dict[tuple[int, str], tuple[str, 
     return {k: (r["status"], r["amount"]) for k, r in latest.items()}
 
 
-def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str]) -> None:
+def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str],
+                           monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     from table_engine import Catalog
 
     catalog = Catalog(lake["warehouse"])
     events = 0
-    for batch in (1, 2):
+    for batch, spark_conf in ((1, sample.LAPTOP_SPARK_CONF), (2, sample.SMALL_LOCAL_SPARK_CONF)):
+        monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+            lake["warehouse"], spark_conf=spark_conf))
         run(dagbag, "paimon_lake_ods", {"batch": batch, "landing_dir": lake["landing"]})
         events += len(sample.order_event_rows(batch))
         ods = catalog.get_table("ods.order_events")
@@ -95,6 +102,11 @@ def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str]) 
         assert totals == sample.expected_user_daily(tuple(range(1, batch + 1)))
 
         run(dagbag, "paimon_lake_ads")
+        # the batch took the route asked: its 4 jobs (ODS write, DWD apply and compaction, DWS aggregation) on the
+        # worker, or as spark-submits (the task logs)
+        log = capfd.readouterr().out
+        jobs = (log.count(": a small job ("), log.count("spark-submit: spark-submit "))
+        assert jobs == ((4, 0) if batch == 1 else (0, 4)), jobs
         tags = dws.list_tags()
         assert len(tags) == batch and all(t.startswith("ads-") for t in tags)
         tagged = dws.read(tag=tags[-1]).num_rows

@@ -1,5 +1,8 @@
-"""The maintenance DAGs run to success with ``dag.test()`` (real Spark, local mode), driven by their forms
-(``run_conf`` as the UI's trigger form sends it), and do what they say to a table written by the engine."""
+"""The maintenance DAGs run to success with ``dag.test()``, driven by their forms (``run_conf`` as the UI's trigger
+form sends it), and do what they say to a table written by the engine. Only compaction is a Spark job: through
+spark-submit (local mode) for the ODS append table; in the tour of every DAG as ``make demo`` runs it, with the engine
+on the worker (``LAPTOP_SPARK_CONF``; the primary-key compaction runs through spark-submit from the forms of the live
+Airflow, tests/dags/test_live_airflow.py and test_trigger_forms.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from provider.examples import lake as sample
+from tests import airflow_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -28,10 +32,13 @@ def future_rows() -> pa.Table:
     return pa.Table.from_pylist(rows, schema=sample.order_events(1).schema)
 
 
-def test_maintenance_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str]) -> None:
+def test_maintenance_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str],
+                                monkeypatch: pytest.MonkeyPatch) -> None:
     from table_engine import Catalog
     from table_engine.types import parse_type, to_arrow_type
 
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        lake["warehouse"], spark_conf=sample.LAPTOP_SPARK_CONF))
     catalog = Catalog(lake["warehouse"])
     d = sample.DWD
     schema = pa.schema([(n, to_arrow_type(parse_type(t))) for n, t in d.columns.items()])

@@ -580,6 +580,18 @@ def assert_same_rows(actual: pa.Table, expected: pa.Table, sort_keys: Sequence[s
     raise AssertionError(f"row mismatch: actual {a.num_rows} rows, expected {e.num_rows} rows\n  {details}")
 
 
+def assert_snapshots_read_as_expected(pypaimon: PypaimonClient, warehouse: Path, case: Case, table: Any,
+                                      expected: dict[int, pa.Table]) -> None:
+    """pypaimon (one process for all of them) and the engine's ``table`` read each snapshot of ``expected``
+    (snapshot id -> the model's rows) as the model says."""
+    _, read_schema = pypaimon.schema(warehouse, case.identifier)
+    sids = sorted(expected)
+    results = pypaimon.read_many(warehouse, case.identifier, [{"snapshot": sid} for sid in sids])
+    for sid, result in zip(sids, results, strict=True):
+        assert_same_rows(result, expected[sid], case.sort_keys, read_schema)
+        assert_same_rows(table.read(snapshot_id=sid), expected[sid], case.sort_keys, read_schema)
+
+
 def assert_same_types(actual: pa.Schema, expected: pa.Schema) -> None:
     """Strict Arrow type equality per column (nullability and metadata ignored)."""
     assert actual.names == expected.names

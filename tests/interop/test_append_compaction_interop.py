@@ -15,7 +15,14 @@ from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.table import Table
-from tests.interop.conftest import CASES, Batch, Model, PypaimonClient, assert_same_rows, make_batches
+from tests.interop.conftest import (
+    CASES,
+    Batch,
+    Model,
+    PypaimonClient,
+    assert_snapshots_read_as_expected,
+    make_batches,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -78,12 +85,7 @@ def test_pypaimon_reads_compacted_append_tables(case, pypaimon: PypaimonClient, 
         entries = table._ctx.index_entries(table.latest_snapshot())
         assert not [e for e in entries if e.index_file.index_type == DELETION_VECTORS_INDEX]
 
-    _, read_schema = pypaimon.schema(warehouse, case.identifier)
-    sids = sorted(expected)
-    results = pypaimon.read_many(warehouse, case.identifier, [{"snapshot": sid} for sid in sids])
-    for sid, result in zip(sids, results):
-        assert_same_rows(result, expected[sid], case.sort_keys, read_schema)
-        assert_same_rows(table.read(snapshot_id=sid), expected[sid], case.sort_keys, read_schema)
+    assert_snapshots_read_as_expected(pypaimon, warehouse, case, table, expected)
     seen = {s["id"]: s["commitKind"] for s in pypaimon.snapshots(warehouse, case.identifier)["snapshots"]}
     assert seen == {s.id: str(s.commit_kind) for s in table.snapshots()}
     assert seen[minor] == "COMPACT"

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from table_engine import Catalog
-from tests.interop.conftest import PK_CASES, Batch, Case, Model, PypaimonClient, assert_same_rows, make_batches
+from tests.interop.conftest import (
+    PK_CASES,
+    Batch,
+    Case,
+    Model,
+    PypaimonClient,
+    assert_snapshots_read_as_expected,
+    make_batches,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -46,12 +54,7 @@ def test_pypaimon_reads_compacted_tables(case: Case, pypaimon: PypaimonClient, t
     expected[full] = model.expected()
     assert {f.level for s in table.plan() for f in s.files} == {table.options.num_levels() - 1}
 
-    _, read_schema = pypaimon.schema(warehouse, case.identifier)
-    sids = sorted(expected)
-    results = pypaimon.read_many(warehouse, case.identifier, [{"snapshot": sid} for sid in sids])
-    for sid, result in zip(sids, results):
-        assert_same_rows(result, expected[sid], case.sort_keys, read_schema)
-        assert_same_rows(table.read(snapshot_id=sid), expected[sid], case.sort_keys, read_schema)
+    assert_snapshots_read_as_expected(pypaimon, warehouse, case, table, expected)
     seen = {s["id"]: s["commitKind"] for s in pypaimon.snapshots(warehouse, case.identifier)["snapshots"]}
     assert seen == {s.id: str(s.commit_kind) for s in table.snapshots()}
     assert seen[full] == "COMPACT"

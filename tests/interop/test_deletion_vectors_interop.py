@@ -18,7 +18,16 @@ import pytest
 from table_engine import Catalog
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
 from table_engine.table import Table
-from tests.interop.conftest import PK_CASES, Batch, Case, Model, PypaimonClient, assert_same_rows, make_batches
+from tests.interop.conftest import (
+    PK_CASES,
+    Batch,
+    Case,
+    Model,
+    PypaimonClient,
+    assert_same_rows,
+    assert_snapshots_read_as_expected,
+    make_batches,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -71,12 +80,7 @@ def test_pypaimon_reads_engine_deletion_vectors(case: Case, pypaimon: PypaimonCl
     assert _vectors(table, full) == 0
     assert any(_vectors(table, s) for s in expected), "no compared snapshot has deletion vectors"
 
-    _, read_schema = pypaimon.schema(warehouse, case.identifier)
-    sids = sorted(expected)
-    results = pypaimon.read_many(warehouse, case.identifier, [{"snapshot": sid} for sid in sids])
-    for sid, result in zip(sids, results):
-        assert_same_rows(result, expected[sid], case.sort_keys, read_schema)
-        assert_same_rows(table.read(snapshot_id=sid), expected[sid], case.sort_keys, read_schema)
+    assert_snapshots_read_as_expected(pypaimon, warehouse, case, table, expected)
 
 
 @pytest.mark.parametrize("case", CASES[:2], ids=[c.name for c in CASES[:2]])

@@ -3,23 +3,15 @@ skips the task, a table that does not exist fails it."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from airflow.exceptions import AirflowException
 from airflow.sdk.exceptions import AirflowSkipException
-from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from provider.operators import PaimonCreateTagOperator
-
-LOCAL = {"runner": "local"}
-
-
-def context() -> dict[str, Any]:
-    ti = SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=-1)
-    return {"ti": ti, "outlet_events": OutletEventAccessors()}
+from tests.provider.operators.conftest import LOCAL, context
 
 
 @pytest.fixture

@@ -5,13 +5,11 @@ worker (``runner=local``), no Spark."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
-from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from provider.operators import (
     PaimonCompactOperator,
@@ -20,13 +18,7 @@ from provider.operators import (
 )
 from provider.operators.compact import partition_texts
 from provider.results import is_retryable_failure
-
-LOCAL = {"runner": "local"}
-
-
-def context() -> dict[str, Any]:
-    ti = SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=-1)
-    return {"ti": ti, "outlet_events": OutletEventAccessors()}
+from tests.provider.operators.conftest import LOCAL, context
 
 
 @pytest.fixture
