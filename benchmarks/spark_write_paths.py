@@ -3,22 +3,16 @@
 For each table kind (a fixed-bucket primary-key table, a dynamic-bucket primary-key table, an append table), the
 same cached DataFrame goes through growing prefixes of the write, each into a sink that does nothing more:
 
-parquet          ``df.write.parquet`` (Spark's default codec, snappy) and with ``compression=zstd`` (Paimon's
-                 default ``file.compression``: the like-for-like reference)
-rows shuffle     ``prepare_write`` (rows routed by a repartition, the bucket a Spark expression) into Spark's
-                 ``noop`` sink
-rows to python   the same, then the shuffled rows as Arrow batches into a ``mapInArrow`` task that only drains them
-packed to python the rows packed by writer task in Python (``table_engine.spark.packed``), the packed streams
-                 shuffled, then unpacked and drained in a ``mapInArrow`` task
-engine task      the packed rows into a task that writes them with the engine (``TableWrite``): inside the task,
-                 time waiting for input, ``write()`` (conform, partition and bucket, buffer) and ``prepare_commit()``
-                 (sequence, sort by key, merge, Parquet); sum over tasks
-datasource       the whole write through the ``paimon`` Python data source (``df.write.format("paimon")`` after
-                 ``prepare_write``): the route before issue 15
-rows route       ``prepare_write``, then ``mapInArrow`` writer tasks and a driver commit: the route of main at
-                 baf9348 (shuffled rows)
-write_dataframe  the whole write through ``write_dataframe`` now (packed rows, ``mapInArrow`` writer tasks, driver
-                 commit)
+parquet        ``df.write.parquet`` (Spark's default codec, snappy) and with ``compression=zstd`` (Paimon's default
+               ``file.compression``: the like-for-like reference)
+shuffle        ``prepare_write`` (the routing repartition) into Spark's ``noop`` sink
+shuffle+sort   the same, plus ``sortWithinPartitions`` by (partition, bucket, key) in the JVM (fixed bucket)
+to python      the routed rows as Arrow batches into a ``mapInArrow`` Python task that only drains them
+engine task    the routed rows into a task that writes them with the engine (``TableWrite``): inside the task,
+               time waiting for input, ``write()`` (conform, partition and bucket, buffer) and ``prepare_commit()``
+               (sequence, sort by key, merge, Parquet); sum over tasks
+datasource     the whole write through the ``paimon`` Python data source (``df.write.format("paimon")``)
+map_write      the whole write through ``write_dataframe`` (``mapInArrow`` tasks, driver commit): the fast path
 
 Ratios are throughput ratios against ``df.write.parquet`` (> 1: faster). Best of ``repeats``.
 
@@ -71,19 +65,23 @@ def _drain(batches: Iterator[Any]) -> Iterator[Any]:
 
 
 def _engine_task(table: Any, tasks: int, batches: Iterator[Any]) -> Iterator[Any]:
-    """Write the packed rows with the engine, timing input, write() and prepare_commit(); the files are deleted
-    after."""
+    """Write with the engine, timing input, write() and prepare_commit(); the files are deleted after."""
     import pyarrow as pa
 
     from table_engine.spark.jobs import task_arrow_threads
-    from table_engine.spark.packed import unpack
-    from table_engine.spark.writer import ROUTING_COLUMNS, _coalesced
+    from table_engine.spark.writer import ROUTING_COLUMNS, is_dynamic_bucket
+    from table_engine.store.writing.bucket_assign import Assigner
     from table_engine.store.writing.write import TableWrite
 
     task_arrow_threads()
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
     writer: TableWrite = table.new_write()
+    if is_dynamic_bucket(table) and ctx is not None:
+        writer.assigner = Assigner(ctx.partitionId(), tasks)
     t_input = t_write = 0.0
-    it = iter(_coalesced(unpack(batches)))
+    it = iter(batches)
     while True:
         start = time.perf_counter()
         batch = next(it, None)
@@ -99,29 +97,6 @@ def _engine_task(table: Any, tasks: int, batches: Iterator[Any]) -> Iterator[Any
     t_commit = time.perf_counter() - start
     writer.abort()
     yield pa.RecordBatch.from_pydict({"input": [t_input], "write": [t_write], "prepare_commit": [t_commit]})
-
-
-def _drain_packed(batches: Iterator[Any]) -> Iterator[Any]:
-    from table_engine.spark.packed import unpack
-
-    yield from _drain(unpack(batches))
-
-
-def _rows_route(df: Any, table: Any, parallelism: int) -> None:
-    """The write route of main at baf9348: rows routed by ``prepare_write``, ``mapInArrow`` writer tasks, driver
-    commit (private pieces of table_engine.spark.map_write, kept for this comparison)."""
-    import functools
-
-    from table_engine.spark.map_write import _RESULT_SCHEMA, _ListParam, _write_partition
-    from table_engine.spark.writer import PaimonCommitMessage, _TableWriter, prepare_write
-
-    routed, extra = prepare_write(df, table, parallelism)
-    writer = _TableWriter(table, routed.schema, False, "bench-rows-route", extra)
-    written = routed.sparkSession.sparkContext.accumulator([], _ListParam())
-    rows = routed.mapInArrow(functools.partial(_write_partition, writer, written, False), _RESULT_SCHEMA).collect()
-    import pickle
-
-    writer.commit_job([PaimonCommitMessage(pickle.loads(r[0])) for r in rows], 1, None)
 
 
 def _noop(frame: Any) -> None:
@@ -158,23 +133,19 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
         stages: dict[str, Any] = {}
         probe = catalog.create_table(f"paths.{kind}_probe", SCHEMA, primary_keys=pks, options=options)
         if breakdown and kind == "pk_bucket4":
-            from table_engine.spark.packed import pack, routing
-
             unsorted, _ = prepare_write(df, probe, parallelism)
-            plan = routing(probe, parallelism)
-            assert plan is not None
-            packed, _, _ = pack(df, probe, plan)
-            stages["shuffle_s"] = note(f"{kind} rows shuffle", _best(lambda r=unsorted: _noop(r), repeats)[0])
-            stages["to_python_s"] = note(f"{kind} rows to python", _best(
+            routed, _ = prepare_write(df, probe, parallelism, sort=True)
+            stages["shuffle_s"] = note(f"{kind} shuffle", _best(lambda r=unsorted: _noop(r), repeats)[0])
+            stages["shuffle_sort_s"] = note(f"{kind} shuffle+sort", _best(lambda r=routed: _noop(r), repeats)[0])
+            stages["to_python_s"] = note(f"{kind} to python", _best(
                 lambda r=unsorted: r.mapInArrow(_drain, "rows long").collect(), repeats)[0])
-            stages["packed_to_python_s"] = note(f"{kind} packed to python", _best(
-                lambda p=packed: p.mapInArrow(_drain_packed, "rows long").collect(), repeats)[0])
-            seconds, rows = _best(lambda p=packed, t=probe: p.mapInArrow(
-                functools.partial(_engine_task, t, parallelism), _TIMED).collect(), repeats)
-            stages["engine_task_s"] = note(f"{kind} engine task (packed input)", seconds)
-            stages["engine_task_parts_s"] = parts = {
-                k: sum(float(r[k]) for r in rows) for k in ("input", "write", "prepare_commit")}
-            print(f"[write paths]   summed over tasks: {parts}", flush=True)
+            for label, frame in (("unsorted", unsorted), ("sorted", routed)):
+                seconds, rows = _best(lambda r=frame, t=probe: r.mapInArrow(
+                    functools.partial(_engine_task, t, parallelism), _TIMED).collect(), repeats)
+                stages[f"engine_task_{label}_s"] = note(f"{kind} engine task ({label} input)", seconds)
+                stages[f"engine_task_{label}_parts_s"] = parts = {
+                    k: sum(float(r[k]) for r in rows) for k in ("input", "write", "prepare_commit")}
+                print(f"[write paths]   summed over tasks: {parts}", flush=True)
 
         def datasource(kind: str = kind, pks: list[str] = pks, options: dict[str, str] = options) -> None:
             t = catalog.create_table(f"paths.{kind}_ds_{next(counter)}", SCHEMA, primary_keys=pks, options=options)
@@ -185,15 +156,9 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
             t = catalog.create_table(f"paths.{kind}_mw_{next(counter)}", SCHEMA, primary_keys=pks, options=options)
             write_dataframe(df, warehouse, t.identifier, parallelism=parallelism)
 
-        def rows_route(kind: str = kind, pks: list[str] = pks, options: dict[str, str] = options) -> None:
-            t = catalog.create_table(f"paths.{kind}_rr_{next(counter)}", SCHEMA, primary_keys=pks, options=options)
-            _rows_route(df, t, parallelism)
-
         stages["datasource_s"] = note(f"{kind} datasource (before)", _best(datasource, repeats)[0])
-        stages["rows_route_s"] = note(f"{kind} rows route (baf9348)", _best(rows_route, repeats)[0])
         stages["map_write_s"] = note(f"{kind} write_dataframe (after)", _best(fast, repeats)[0])
         stages["ratio_datasource"] = out["parquet_s"] / stages["datasource_s"]
-        stages["ratio_rows_route"] = out["parquet_s"] / stages["rows_route_s"]
         stages["ratio_map_write"] = out["parquet_s"] / stages["map_write_s"]
         stages["ratio_map_write_zstd"] = out["parquet_zstd_s"] / stages["map_write_s"]
         out[kind] = stages
@@ -205,17 +170,18 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report['parquet_zstd_s']:.2f} s (zstd)", ""]
     b = report["pk_bucket4"]
     if "shuffle_s" in b:
-        lines.append(f"pk_bucket4 breakdown: rows shuffle {b['shuffle_s']:.2f} s, rows to python "
-                     f"{b['to_python_s']:.2f} s, packed to python {b['packed_to_python_s']:.2f} s, engine task on "
-                     f"packed input {b['engine_task_s']:.2f} s {b['engine_task_parts_s']}")
+        lines.append(f"pk_bucket4 breakdown: shuffle {b['shuffle_s']:.2f} s, "
+                     f"shuffle+JVM sort {b['shuffle_sort_s']:.2f} s, "
+                     f"to python {b['to_python_s']:.2f} s, engine task on unsorted input "
+                     f"{b['engine_task_unsorted_s']:.2f} s {b['engine_task_unsorted_parts_s']}, on sorted input "
+                     f"{b['engine_task_sorted_s']:.2f} s {b['engine_task_sorted_parts_s']}")
         lines.append("")
-    lines += ["| table | datasource s | rows route s | write_dataframe s | ratio datasource | ratio rows route | "
-              "ratio write_dataframe (snappy / zstd) |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| table | datasource (before) s | write_dataframe (after) s | ratio before | ratio after "
+              "(snappy / zstd) |",
+              "|---|---:|---:|---:|---:|"]
     for kind in TABLES:
         s = report[kind]
-        lines.append(f"| {kind} | {s['datasource_s']:.2f} | {s['rows_route_s']:.2f} | {s['map_write_s']:.2f} | "
-                     f"{s['ratio_datasource']:.2f}x | {s['ratio_rows_route']:.2f}x | "
+        lines.append(f"| {kind} | {s['datasource_s']:.2f} | {s['map_write_s']:.2f} | {s['ratio_datasource']:.2f}x | "
                      f"{s['ratio_map_write']:.2f}x / {s['ratio_map_write_zstd']:.2f}x |")
     return "\n".join(lines)
 

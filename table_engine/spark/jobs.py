@@ -62,11 +62,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
                     commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
                     parallelism: int | None = None, options: Mapping[str, str] | None = None,
                     catalog_options: Mapping[str, str] | None = None) -> int | None:
-    """Write ``df`` into table ``identifier`` of ``warehouse``; the new snapshot id.
-
-    Rows are routed as :func:`prepare_write` routes them (one task per fixed bucket, dynamic-bucket rows by key),
-    but packed into Arrow IPC streams in Python before the shuffle (:mod:`table_engine.spark.packed`): faster than
-    shuffling rows. ``parallelism``: the number of writer tasks (:func:`table_engine.spark.writer.writer_tasks`).
+    """Write ``df`` into table ``identifier`` of ``warehouse`` (routed by :func:`prepare_write`); the new snapshot id.
 
     ``mode``: ``append`` or ``overwrite`` (dynamic partition overwrite). With ``commit_user`` given, a repeated call
     with the same user and ``commit_identifier`` commits nothing new and returns the earlier snapshot.
@@ -77,12 +73,11 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
     user = commit_user or default_commit_user(table.options)
+    routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
-    # rows packed and routed in Python, tasks write through mapInArrow and the driver commits
-    # (table_engine.spark.map_write): no Python data source
-    map_write(df, table, parallelism=parallelism, overwrite=mode == "overwrite", commit_user=user,
-              identifier=commit_identifier, generated_at=None if commit_user else started,
-              options=dict(options or {}))
+    # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
+    map_write(routed, table, overwrite=mode == "overwrite", commit_user=user, identifier=commit_identifier,
+              generated_at=None if commit_user else started, options={**extra, **dict(options or {})})
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
                                      since_millis=None if commit_user else started - GENERATED_USER_SLACK_MS)
     return None if snap is None else snap.id

@@ -28,8 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from table_engine.spark.commit import TaskFiles, abort_uncommitted
-from table_engine.spark.packed import pack, routing, unpack
-from table_engine.spark.writer import PaimonCommitMessage, _TableWriter, writer_tasks
+from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
 
@@ -48,23 +47,17 @@ class _ListParam(AccumulatorParam[list[Any]]):
         return value1
 
 
-def map_write(df: DataFrame, table: Table, *, parallelism: int | None, overwrite: bool, commit_user: str,
-              identifier: int, generated_at: int | None, options: Mapping[str, str]) -> int | None:
-    """Write ``df`` into ``table``, routed for it (:mod:`table_engine.spark.packed`; an append table without bucket
-    keys keeps ``df``'s partitioning unless ``parallelism`` is given), with one ``mapInArrow`` stage of writer tasks,
-    and commit the tasks' messages from the driver; the snapshot id (None: nothing committed)."""
-    r = routing(table, writer_tasks(df, table, parallelism))
-    extra: dict[str, str] = {}
-    if r is None:
-        frame, schema = (df.repartition(parallelism) if parallelism else df), df.schema
-    else:
-        frame, schema, extra = pack(df, table, r)
-    writer = _TableWriter(table, schema, overwrite, commit_user, {**extra, **options})
+def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: str, identifier: int,
+              generated_at: int | None, options: Mapping[str, str]) -> int | None:
+    """Write the (already routed, :func:`table_engine.spark.writer.prepare_write`) DataFrame into ``table`` with
+    one ``mapInArrow`` stage and commit the tasks' messages from the driver; the snapshot id (None: nothing
+    committed)."""
+    writer = _TableWriter(table, routed.schema, overwrite, commit_user, options)
     writer.generated_at = generated_at
-    written = frame.sparkSession.sparkContext.accumulator([], _ListParam())
-    task = functools.partial(_write_partition, writer, written, r is not None)
+    written = routed.sparkSession.sparkContext.accumulator([], _ListParam())
+    task = functools.partial(_write_partition, writer, written)
     try:
-        rows = frame.mapInArrow(task, _RESULT_SCHEMA).collect()
+        rows = routed.mapInArrow(task, _RESULT_SCHEMA).collect()
     except BaseException:
         done = list(written.value)
         if done:
@@ -75,11 +68,10 @@ def map_write(df: DataFrame, table: Table, *, parallelism: int | None, overwrite
     return writer.commit_job(messages, identifier, ow)
 
 
-def _write_partition(writer: _TableWriter, written: Any, packed: bool, batches: Iterator[pa.RecordBatch]
+def _write_partition(writer: _TableWriter, written: Any, batches: Iterator[pa.RecordBatch]
                      ) -> Iterator[pa.RecordBatch]:
-    """One task: write every row it receives (unpacked first when ``packed``), then yield its task files
-    (pickled) as a one-row batch."""
-    files: TaskFiles = writer.write_task(unpack(batches) if packed else batches).files
+    """One task: write every row it receives, then yield its task files (pickled) as a one-row batch."""
+    files: TaskFiles = writer.write_task(batches).files
     written.add([files])
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())],
                                      schema=pa.schema([pa.field(MESSAGE_COLUMN, pa.binary(), False)]))

@@ -106,7 +106,7 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
     """
     buckets = table.options.bucket()
     if buckets > 0 and table.schema.bucket_keys():
-        n = writer_tasks(df, table, parallelism)
+        n = parallelism or df.sparkSession.sparkContext.defaultParallelism
         bucket = bucket_expression(table.schema, buckets)
         if bucket is None:
             df = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
@@ -121,24 +121,16 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
         return routed, {}
     if not is_dynamic_bucket(table):
         return (df.repartition(parallelism) if parallelism else df), {}
-    n = writer_tasks(df, table, parallelism)
+    configured = table.options.raw.get(o.ASSIGNERS)
+    n = parallelism or (int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism)
     if table.schema.cross_partition_update():
         # the engine's key hash picks the task, so that each task bootstraps only its own keys
         df = df.mapInArrow(functools.partial(_add_key_routes, table.schema, n),
                            StructType([*df.schema.fields, StructField(ROUTE_COLUMN, IntegerType())]))
-        return df.repartition(n, route_to(df, F.col(ROUTE_COLUMN), n)), {o.ASSIGNERS: str(n)}
+        return df.repartition(n, _route_selector(df, F.col(ROUTE_COLUMN), n)), {o.ASSIGNERS: str(n)}
     cols = [F.col(c) for c in routing_columns(table)]
     routed = df.repartition(n, *cols).withColumn(ROUTE_COLUMN, F.pmod(F.hash(*cols), F.lit(n)).cast("int"))
     return routed, {o.ASSIGNERS: str(n)}
-
-
-def writer_tasks(df: DataFrame, table: Table, parallelism: int | None) -> int:
-    """The number of writer tasks of a routed write: ``parallelism``, else (dynamic bucket) the table option
-    ``dynamic-bucket.assigner-parallelism``, else Spark's default parallelism."""
-    if parallelism:
-        return parallelism
-    configured = table.options.raw.get(o.ASSIGNERS) if is_dynamic_bucket(table) else None
-    return int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism
 
 
 def _task_selector(df: DataFrame, table: Table, bucket: Column, n: int) -> Column:
@@ -147,10 +139,10 @@ def _task_selector(df: DataFrame, table: Table, bucket: Column, n: int) -> Colum
     distinct (partition, bucket) pairs directly would often leave tasks idle)."""
     parts = [F.col(c) for c in table.partition_keys]
     task = F.pmod((F.pmod(F.hash(*parts), F.lit(n)) if parts else F.lit(0)) + bucket, F.lit(n))
-    return route_to(df, task, n)
+    return _route_selector(df, task, n)
 
 
-def route_to(df: DataFrame, task: Column, n: int) -> Column:
+def _route_selector(df: DataFrame, task: Column, n: int) -> Column:
     """An expression that Spark's hash partitioning into ``n`` partitions sends to partition ``task`` (0..n-1)."""
     # for each task t, an int whose Spark hash lands in partition t (found by Spark itself: exact by construction)
     probe = df.sparkSession.range(0, 64 * n).select(F.col("id").cast("int").alias("v"))
