@@ -5,6 +5,8 @@ same cached DataFrame goes through growing prefixes of the write, each into a si
 
 parquet        ``df.write.parquet`` (Spark's default codec, snappy) and with ``compression=zstd`` (Paimon's default
                ``file.compression``: the like-for-like reference)
+unrouted       the input rows as Arrow batches into a ``mapInArrow`` task that only drains them, no shuffle: the
+               floor of any writer in Python, however it routes
 shuffle        ``prepare_write`` (the routing repartition) into Spark's ``noop`` sink
 shuffle+sort   the same, plus ``sortWithinPartitions`` by (partition, bucket, key) in the JVM (fixed bucket)
 to python      the routed rows as Arrow batches into a ``mapInArrow`` Python task that only drains them
@@ -137,6 +139,8 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
             routed, _ = prepare_write(df, probe, parallelism, sort=True)
             stages["shuffle_s"] = note(f"{kind} shuffle", _best(lambda r=unsorted: _noop(r), repeats)[0])
             stages["shuffle_sort_s"] = note(f"{kind} shuffle+sort", _best(lambda r=routed: _noop(r), repeats)[0])
+            stages["unrouted_to_python_s"] = note(f"{kind} unrouted to python (no shuffle)", _best(
+                lambda: df.mapInArrow(_drain, "rows long").collect(), repeats)[0])
             stages["to_python_s"] = note(f"{kind} to python", _best(
                 lambda r=unsorted: r.mapInArrow(_drain, "rows long").collect(), repeats)[0])
             for label, frame in (("unsorted", unsorted), ("sorted", routed)):
@@ -172,6 +176,7 @@ def markdown(report: dict[str, Any]) -> str:
     if "shuffle_s" in b:
         lines.append(f"pk_bucket4 breakdown: shuffle {b['shuffle_s']:.2f} s, "
                      f"shuffle+JVM sort {b['shuffle_sort_s']:.2f} s, "
+                     f"unrouted rows to python (no shuffle) {b['unrouted_to_python_s']:.2f} s, "
                      f"to python {b['to_python_s']:.2f} s, engine task on unsorted input "
                      f"{b['engine_task_unsorted_s']:.2f} s {b['engine_task_unsorted_parts_s']}, on sorted input "
                      f"{b['engine_task_sorted_s']:.2f} s {b['engine_task_sorted_parts_s']}")
