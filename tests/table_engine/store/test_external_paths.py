@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock, system_millis, use_clock
 from table_engine.core_enums import ExternalPathStrategy
 from table_engine.errors import OptionError
 from table_engine.format.data_file_meta import FileSource
@@ -214,3 +216,32 @@ def test_root_on_another_filesystem_is_refused_before_writing(catalog: Catalog, 
     with pytest.raises(OptionError, match="not on the filesystem of the table"):
         t.write(batches(1)[0])
     assert warehouse_state(warehouse) == before
+
+
+def test_on_s3_writes_compaction_expiry_orphans(s3_catalog: Catalog, s3_bucket: str) -> None:
+    root = f"s3://{s3_bucket}/{uuid.uuid4().hex}/external"
+    t = s3_catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={
+        "bucket": "2", "deletion-vectors.enabled": "true", "data-file.external-paths": root,
+        "data-file.external-paths.strategy": "specific-fs", "data-file.external-paths.specific-fs": "s3",
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "snapshot.time-retained": "1 ms"})
+    data = batches(3)
+    for b in data:
+        t.write(b, maintain=False)
+    first = live_paths(t)
+    assert all(p.startswith(f"{root}/dt=") for p in first)
+    assert not any("/data-" in st.path for st in t.file_io.walk(t.path))
+    t.compact(full=True)
+    t.expire_snapshots()
+    live = live_paths(t)
+    on_s3 = {st.path for st in t.file_io.walk(root)}
+    assert set(live) <= on_s3 and not (set(first) - set(live)) & on_s3  # expired external files are gone
+    assert_nothing_missing(t)
+    junk = [f"{root}/dt=a/bucket-0/data-junk-0.parquet", f"{root}/dt=b/bucket-1/changelog-junk-0.parquet"]
+    kept = f"{root}/elsewhere/data-x.parquet"
+    for p in [*junk, kept]:
+        t.file_io.write_bytes(p, b"junk")
+    now = system_millis()  # S3 sets modification times itself: the cutoff is half an hour ahead
+    with use_clock(ManualClock(now + 3_600_000)):
+        assert sorted(t.remove_orphan_files(older_than_millis=now + 1_800_000).paths) == sorted(junk)
+    assert {st.path for st in t.file_io.walk(root)} == set(live) | {kept}
+    assert rows(t.read()) == model_of(data)
