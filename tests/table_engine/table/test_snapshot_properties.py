@@ -45,7 +45,9 @@ def test_write_commit_compact_tag_rollback_keep_properties(catalog: Catalog) -> 
 
     t.create_tag("first", snapshot_id=s1)
     assert t.tag_snapshot("first").properties == RUN
-    t.rollback_to("first")
+    t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+    assert t.earliest_snapshot_id() == s5  # snapshot 1 lives on in its tag only
+    t.rollback_to("first")  # restores snapshot 1 from the tag file
     latest = t.latest_snapshot()
     assert latest is not None and latest.id == s1 and latest.properties == RUN
 
