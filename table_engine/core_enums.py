@@ -110,3 +110,13 @@ class RecordLevelTimeFieldType(enum.Enum):
     SECONDS_LONG = "seconds-long"
     MILLIS_LONG = "millis-long"
     TIMESTAMP = "timestamp"
+
+
+class ExternalPathStrategy(enum.Enum):
+    """Values of ``data-file.external-paths.strategy`` (Paimon's ``ExternalPathStrategy``)."""
+
+    NONE = "none"
+    SPECIFIC_FS = "specific-fs"
+    ROUND_ROBIN = "round-robin"
+    ENTROPY_INJECT = "entropy-inject"
+    WEIGHTED = "weight-robin"

@@ -17,6 +17,7 @@ from table_engine.core_enums import (
     BucketFunctionType,
     ChangelogProducer,
     ConsumerMode,
+    ExternalPathStrategy,
     IncrementalBetweenScanMode,
     MergeEngine,
     PartitionExpireStrategy,
@@ -172,6 +173,22 @@ CHANGELOG_FILE_STATS_MODE = key("changelog-file.stats-mode").string_type().no_de
     _stats_mode_ok, "none, counts, truncate(N) or full").with_description(
     "Changelog file metadata stats collection. none, counts, truncate(16), full is available. Unset: "
     "metadata.stats-mode.")
+DATA_FILE_EXTERNAL_PATHS = key("data-file.external-paths").string_type().no_default_value().with_description(
+    "The external paths where the data of this table will be written, multiple elements separated by commas. Each "
+    "needs a scheme (file:///..., s3://...) on the table's kind of filesystem; files go to <path>/<partition>/"
+    "bucket-N/ there. Used only when data-file.external-paths.strategy is not none (Paimon 1.1).")
+DATA_FILE_EXTERNAL_PATHS_STRATEGY = key("data-file.external-paths.strategy").enum_type(ExternalPathStrategy) \
+    .default_value(ExternalPathStrategy.NONE).with_description(
+    "The strategy of selecting an external path when writing data: none (write into the table directory), "
+    "round-robin (each new file takes the next path), specific-fs (the paths whose scheme is "
+    "data-file.external-paths.specific-fs, in turn), entropy-inject (in turn, below hash directories of the file "
+    "name), weight-robin (a random path by data-file.external-paths.weights).")
+DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS = key("data-file.external-paths.specific-fs").string_type().no_default_value() \
+    .with_description("The scheme of the external paths to use when data-file.external-paths.strategy is "
+                      "specific-fs (e.g. s3).")
+DATA_FILE_EXTERNAL_PATHS_WEIGHTS = key("data-file.external-paths.weights").string_type().no_default_value() \
+    .with_description("Positive integer weights 'w1,w2,...' of the paths of data-file.external-paths, in order, when "
+                      "data-file.external-paths.strategy is weight-robin (Paimon 1.4).")
 METADATA_STATS_MODE = key("metadata.stats-mode").string_type().default_value("truncate(16)").with_validator(
     _stats_mode_ok, "none, counts, truncate(N) or full").with_description(
     "Value statistics kept per data file: none, counts, truncate(N) (strings cut to N chars) or full.")
@@ -406,7 +423,9 @@ SECTIONS = (
         LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
         FILE_FORMAT, FILE_COMPRESSION, FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
-        METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE, MANIFEST_MERGE_MIN_COUNT,
+        DATA_FILE_EXTERNAL_PATHS, DATA_FILE_EXTERNAL_PATHS_STRATEGY, DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS,
+        DATA_FILE_EXTERNAL_PATHS_WEIGHTS, METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE,
+        MANIFEST_MERGE_MIN_COUNT,
         MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
     OptionSection("Commit", (
         COMMIT_MAX_RETRIES, COMMIT_TIMEOUT, COMMIT_MIN_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT, COMMIT_USER_PREFIX,
@@ -478,6 +497,8 @@ def validate_options(raw: Mapping[str, str]) -> None:
     _validate_deletion_vectors(CoreOptions(raw))
     _validate_changelog(CoreOptions(raw))
     _validate_retention(CoreOptions(raw))
+    CoreOptions(raw).data_file_external_paths()
+    CoreOptions(raw).data_file_external_path_weights()
 
 
 def _validate_retention(opts: CoreOptions) -> None:
@@ -581,6 +602,50 @@ class CoreOptions:
     tag_batch_customized_name = accessor(TAG_BATCH_CUSTOMIZED_NAME)
     consumer_expiration_time = accessor(CONSUMER_EXPIRATION_TIME)
     consumer_changelog_only = accessor(CONSUMER_CHANGELOG_ONLY)
+
+    def data_file_external_paths(self) -> list[str]:
+        """The external roots new data files go to (Paimon's ``createExternalPaths``): empty when
+        ``data-file.external-paths`` is unset or the strategy is none; with specific-fs only the paths of that
+        scheme. OptionError for a path without a scheme or an empty choice."""
+        text = self.get(DATA_FILE_EXTERNAL_PATHS)
+        strategy = self.get(DATA_FILE_EXTERNAL_PATHS_STRATEGY)
+        if not text or strategy == ExternalPathStrategy.NONE:
+            return []
+        specific = self.get(DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS)
+        if strategy == ExternalPathStrategy.SPECIFIC_FS and specific is None:
+            raise OptionError("data-file.external-paths.specific-fs must be set when "
+                              "data-file.external-paths.strategy is specific-fs")
+        paths = []
+        for part in text.split(","):
+            path = part.strip().rstrip("/")
+            scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", path)
+            if scheme is None:
+                raise OptionError(f"data-file.external-paths: {part.strip()!r} has no scheme (write file:///dir or "
+                                  "s3://bucket/prefix)")
+            if strategy != ExternalPathStrategy.SPECIFIC_FS or scheme.group(1).lower() == str(specific).lower():
+                paths.append(path)
+        if not paths:
+            raise OptionError(f"data-file.external-paths = {text!r}: no path left for strategy {strategy.value}"
+                              + (f" and specific-fs {specific!r}" if specific is not None else ""))
+        return paths
+
+    def data_file_external_path_weights(self) -> list[int] | None:
+        """``data-file.external-paths.weights`` as positive integers (None when unset)."""
+        text = self.get(DATA_FILE_EXTERNAL_PATHS_WEIGHTS)
+        if text is None:
+            return None
+        try:
+            weights = [int(w.strip()) for w in text.rstrip(",").split(",")]
+        except ValueError:
+            weights = []
+        if not weights or any(w <= 0 or w > INT_MAX for w in weights):
+            raise OptionError(f"data-file.external-paths.weights = {text!r}: give positive integers 'w1,w2,...'")
+        paths = self.data_file_external_paths()
+        if (self.get(DATA_FILE_EXTERNAL_PATHS_STRATEGY) == ExternalPathStrategy.WEIGHTED and len(paths) > 1
+                and len(weights) != len(paths)):
+            raise OptionError(f"data-file.external-paths.weights = {text!r}: {len(weights)} weights for "
+                              f"{len(paths)} paths in data-file.external-paths")
+        return weights
 
     def changelog_num_retained_min(self) -> int:
         value = self.get(CHANGELOG_NUM_RETAINED_MIN)

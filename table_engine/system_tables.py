@@ -4,7 +4,8 @@
 ``tags``, ``consumers``, ``manifests``, ``partitions``, ``buckets`` (``ro``, the read-optimized view, is a data
 table, see :meth:`Table.read_optimized_view`; ``audit_log`` and ``binlog`` are the change tables
 :class:`AuditLogTable` and :class:`BinlogTable`). ``files``, ``manifests``, ``partitions`` and ``buckets`` describe
-the latest snapshot, or the one given by ``snapshot_id``/``tag``/``timestamp_millis``; ``read`` also takes
+the latest snapshot, or the one given by ``snapshot_id``/``tag``/``timestamp_millis`` (or, but for ``buckets``, by
+the time-travel options of a ``copy``: ``get_table("db.t$files").copy({"scan.snapshot-id": "1"})``); ``read`` also takes
 ``columns`` and ``filter`` like a data table.
 
 Value formats follow Paimon: times are local wall-clock ``timestamp[ms]`` (Java ``LocalDateTime``), partitions
@@ -21,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_engine.errors import SnapshotNotExistError, TableNotExistError
+from table_engine.errors import SnapshotNotExistError, TableNotExistError, UnsupportedError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.schema_file import list_schema_ids, read_schema
@@ -99,6 +100,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("function_options", _STR), _f("comment", _STR)]),
 }
 SYSTEM_TABLES = tuple(SCHEMAS)
+TIME_TRAVEL_TABLES = frozenset({"files", "manifests", "partitions", "table_indexes"})
+"""System tables that, as in Paimon, describe the snapshot a data read of the same options would read: time-travel
+options given through ``copy`` (``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``...) select it.
+(``$buckets`` follows only explicit ``snapshot_id``/``tag``/``timestamp_millis``: Paimon's ignores the options.)"""
 
 
 class BinlogStreamScan(StreamScan):
@@ -148,7 +153,14 @@ class SystemTable:
     def read(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
              tag: str | None, timestamp_millis: int | None) -> pa.Table:
         schema = SCHEMAS[self.name]
-        result = _BUILDERS[self.name](self.data_table, (snapshot_id, tag, timestamp_millis))
+        version: _Version = (snapshot_id, tag, timestamp_millis)
+        if self.name in TIME_TRAVEL_TABLES:
+            if table._incremental_read(snapshot_id, tag, timestamp_millis):
+                raise UnsupportedError(f"{table.identifier} shows one snapshot: incremental-between and scan.mode "
+                                       "incremental / latest-delta are not supported for it")
+            snap = table.scan_snapshot(snapshot_id, tag, timestamp_millis)  # the view's options apply
+            version = (None if snap is None else snap.id, None, None)
+        result = _BUILDERS[self.name](self.data_table, version)
         preds = parse_filters(filter)
         validate_columns(preds, schema.names)
         expr = conjunction(preds)

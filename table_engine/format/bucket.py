@@ -65,6 +65,26 @@ def _mix_int(h: int, k: int) -> int:
     return (h * 5 + 0xE6546B64) & _MASK32
 
 
+def murmur3_32(data: bytes) -> int:
+    """Unsigned Murmur3 x86 32-bit hash of ``data`` with seed 0 and tail bytes, as Guava's
+    ``Hashing.murmur3_32().hashBytes`` (Paimon's entropy-inject external paths hash file names with it)."""
+    h = 0
+    whole = len(data) - len(data) % 4
+    for (k,) in struct.iter_unpack("<I", data[:whole]):
+        h = _mix_int(h, k)
+    if len(data) > whole:
+        k = int.from_bytes(data[whole:], "little")
+        k = (k * 0xCC9E2D51) & _MASK32
+        k = ((k << 15) | (k >> 17)) & _MASK32
+        h ^= (k * 0x1B873593) & _MASK32
+    h ^= len(data)
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _MASK32
+    return h ^ (h >> 16)
+
+
 def hash_bytes(data: bytes) -> int:
     """Signed int32 Murmur3 hash of ``data`` as Java's ``MurmurHashUtils.hashBytesByWords`` (seed 42).
 

@@ -14,12 +14,12 @@ import logging
 import re
 import time
 import uuid as uuid_module
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
 
-from table_engine.errors import CorruptMetadataError, SnapshotNotExistError, naming_snapshot
+from table_engine.errors import CorruptMetadataError, DataError, SnapshotNotExistError, naming_snapshot
 from table_engine.io.file_io import FileIO
 
 __all__ = [
@@ -125,6 +125,9 @@ class Snapshot:
                     raise ValueError(f"field {key!r} has unexpected value {value!r}")
                 values[attr] = value
             values["commit_kind"] = CommitKind(values["commit_kind"])
+            props = values.get("properties")
+            if props is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in props.items()):
+                raise ValueError(f"field 'properties' is not a map of strings: {props!r}")
             offsets = values.get("log_offsets")
             if offsets is not None:
                 values["log_offsets"] = {int(k): int(v) for k, v in offsets.items()}
@@ -135,6 +138,17 @@ class Snapshot:
             return Snapshot(**values, extra=extra)
         except (ValueError, TypeError, UnicodeDecodeError) as e:
             raise CorruptMetadataError(f"cannot parse snapshot file {path}: {e}") from e
+
+
+def snapshot_properties(properties: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``properties`` as a snapshot's ``properties`` field (Paimon 1.2: a string map, omitted when null or empty);
+    a :class:`DataError` naming the first key or value that is not a string."""
+    if not properties:
+        return None
+    for k, v in properties.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise DataError(f"snapshot properties map strings to strings, got {k!r}: {v!r}")
+    return dict(properties)
 
 
 # (attribute, JSON key) in the order pypaimon 2.1.0 writes them; Java-only keys go before uuid/writerVersion.

@@ -8,6 +8,7 @@ target size.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ from table_engine.format.file_index.writer import with_file_index
 from table_engine.io.paths import bucket_dir, new_data_file_name, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_column_name
 from table_engine.store.context import StoreContext
+from table_engine.store.external_paths import external_path_provider
 from table_engine.types import to_arrow_field
 
 
@@ -44,11 +46,20 @@ class DataFileWriter:
         self.changelog_compression = self.opts.get(CHANGELOG_FILE_COMPRESSION) or self.opts.file_compression()
         self.target_file_size = self.opts.target_file_size(self.has_pk)
         self.track = track
+        self.external = external_path_provider(self.opts, ctx.table_path)
 
     def bucket_path(self, partition_values: Sequence[object], bucket: int) -> str:
         pdir = partition_dir(list(self.schema.partition_keys), partition_values,
                              [f.type for f in self.schema.partition_fields()], self.opts.partition_default_name())
         return bucket_dir(self.ctx.table_path, pdir, bucket)
+
+    def _new_path(self, bucket_path: str, name: str) -> str:
+        """Where a new file of ``bucket_path`` goes: there, or below an external root (``data-file.external-paths``,
+        the manifest entry then records the path in ``_EXTERNAL_PATH``)."""
+        table_path = self.ctx.table_path.rstrip("/")
+        if self.external is None or not bucket_path.startswith(table_path + "/"):
+            return f"{bucket_path}/{name}"
+        return self.external.path(bucket_path[len(table_path) + 1:], name)
 
     def write_kv(self, bucket_path: str, kv: pa.Table, level: int = 0,
                  file_source: FileSource = FileSource.APPEND, changelog: bool = False) -> list[DataFileMeta]:
@@ -103,7 +114,7 @@ class DataFileWriter:
             name = new_data_file_name(prefix, roll, file_uuid=file_uuid)
             if file_uuid is None:
                 file_uuid = name[len(prefix):].rsplit("-", 1)[0]
-            path = f"{bucket_path}/{name}"
+            path = self._new_path(bucket_path, name)
             if self.track is not None:
                 self.track(path)
             size = write_parquet(self.ctx.file_io, path, chunk, compression,
@@ -122,6 +133,8 @@ class DataFileWriter:
                 key_fields=self.key_fields, key_source_names=key_cols or [],
                 value_fields=list(self.schema.fields), stats_mode=stats_mode,
                 min_seq=min_seq, max_seq=max_seq, delete_rows=deletes, file_source=file_source)
+            if self.external is not None:
+                meta = dataclasses.replace(meta, external_path=path)
             if changelog:  # changelog files get no file index (Paimon #7697)
                 metas.append(meta)
                 continue

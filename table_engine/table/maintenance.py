@@ -3,6 +3,7 @@ removal, rollback and file-index rewrite (each a job of the command layer, :mod:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from table_engine.errors import TableEngineError
@@ -23,7 +24,8 @@ class MaintenanceSurface(WriteSurface):
 
     @mutating
     def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
-                idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None) -> int | None:
+                idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None,
+                properties: Mapping[str, str] | None = None) -> int | None:
         """Dedicated compaction; the id of the COMPACT snapshot, None when nothing to do.
 
         Primary-key tables: ``full`` compacts every bucket into one sorted run at the max level (else Paimon's
@@ -35,11 +37,12 @@ class MaintenanceSurface(WriteSurface):
         against the partition columns; a spec that matches no partition is a PartitionSpecError).
         ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
         concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
-        as it was.
+        as it was. ``properties``: a string map stored in the COMPACT snapshot's ``properties`` (Paimon 1.2).
         """
         from table_engine.store.compaction.compact import compact_table
 
-        return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms)
+        return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms,
+                             properties)
 
     @mutating
     def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:

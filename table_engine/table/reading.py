@@ -43,17 +43,23 @@ class ReadSurface(TagSurface):
             return snap
         return self.latest_snapshot()
 
+    def scan_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
+                      timestamp_millis: int | None = None) -> Snapshot | None:
+        """The snapshot a batch read of this table (view) reads: the one given, else the one its time-travel
+        options (``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, ``scan.mode``...) select, else
+        the latest (None for an empty table)."""
+        if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
+            from table_engine.store.changes.batch_changes import batch_start_snapshot
+
+            return batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
+        return self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
+
     def plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
              timestamp_millis: int | None = None) -> list[Split]:
         """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
-        if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
-            from table_engine.store.changes.batch_changes import batch_start_snapshot
-
-            snap = batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
-        else:
-            snap = self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
+        snap = self.scan_snapshot(snapshot_id, tag, timestamp_millis)
         return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
                            skip_level0=self._ctx.batch_scan_skip_level0(),
                            merge_capabilities=self._ctx.merge_capabilities)

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommitOutcomeUnknownError, SchemaError, TableEngineError
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.writing.write import TableWrite
@@ -64,14 +64,17 @@ class WriteSurface(TableBase):
 
     @mutating
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
-              partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
+              partition: Mapping[str, Any] | None = None, maintain: bool | None = None,
+              properties: Mapping[str, str] | None = None) -> int | None:
         """Write ``data`` in one commit and return the new snapshot id (None when nothing was written).
 
         Row kinds come from ``row_kinds``, else from the ``rowkind.field`` column, else +I. With ``overwrite``
         the commit replaces the partitions present in the data (``dynamic-partition-overwrite``, default true),
         all data (when false or the table is unpartitioned), or the static ``partition`` given.
         ``maintain``: run commit-time maintenance afterwards (default :attr:`commit_maintenance`).
+        ``properties``: a string map stored in the new snapshot's ``properties`` (Paimon 1.2), e.g. who wrote it.
         """
+        snapshot_properties(properties)  # before anything is written
         unknown = sorted(str(k) for k in partition or {} if k not in self.partition_keys)
         if unknown:  # before anything is written
             raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
@@ -84,7 +87,7 @@ class WriteSurface(TableBase):
             ow = None
             if overwrite or partition:
                 ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
-            sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow)
+            sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow, properties=properties)
         except CommitOutcomeUnknownError:
             raise  # the snapshot may be published: its data files must stay
         except BaseException:
@@ -97,12 +100,14 @@ class WriteSurface(TableBase):
     @mutating
     def commit(self, messages: Sequence[CommitMessage], commit_user: str | None = None,
                commit_identifier: int = BATCH_COMMIT_IDENTIFIER, overwrite: bool = False,
-               partition: Mapping[str, Any] | None = None, maintain: bool | None = None) -> int | None:
-        """Commit messages from writer tasks (e.g. Spark executors) as one snapshot."""
+               partition: Mapping[str, Any] | None = None, maintain: bool | None = None,
+               properties: Mapping[str, str] | None = None) -> int | None:
+        """Commit messages from writer tasks (e.g. Spark executors) as one snapshot (with snapshot ``properties``,
+        see :meth:`write`)."""
         ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite()) \
             if (overwrite or partition) else None
         committer = self.new_commit(commit_user)
-        sid = committer.commit(messages, commit_identifier, overwrite=ow)
+        sid = committer.commit(messages, commit_identifier, overwrite=ow, properties=properties)
         sid = self._compact_level0(sid, committer, ow is not None)
         self._after_commit(sid, commit_identifier, maintain)
         return sid

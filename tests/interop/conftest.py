@@ -130,10 +130,12 @@ class PypaimonClient:
         batches: Sequence[pa.Table],
         tags: dict[str, int] | None = None,
         create: bool = True,
+        properties: Sequence[dict[str, str] | None] | None = None,
     ) -> list[int]:
         """Create ``table`` (unless ``create=False``) and commit each batch separately; returns the snapshot ids.
 
-        ``tags`` maps a tag name to the 1-based commit number after which pypaimon creates it.
+        ``tags`` maps a tag name to the 1-based commit number after which pypaimon creates it; ``properties``: the
+        snapshot properties of each commit (or None).
         """
         schema_file = write_ipc(schema.empty_table(), self._tmp(".schema.arrow"))
         batch_files = [write_ipc(batch, self._tmp(f".batch{i}.arrow")) for i, batch in enumerate(batches)]
@@ -146,6 +148,7 @@ class PypaimonClient:
             "batches": [str(p) for p in batch_files],
             "tags": dict(tags or {}),
             "create": create,
+            "properties": list(properties or []),
         }
         try:
             result = self.run({"command": "write", "warehouse": str(warehouse), "spec_data": spec})

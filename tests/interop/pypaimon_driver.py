@@ -14,11 +14,12 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
                     "options": {...}, "batches": ["b0.arrow", ...], "create": true, "tags": {"t1": 2}}
             Creates the table (schema = the schema of the IPC file) unless create=false, then commits each batch
             file in its own commit (deletes/updates via the table's ``rowkind.field`` column). ``tags`` maps a tag
-            name to the 1-based commit after which it is created.
+            name to the 1-based commit after which it is created. Optional "properties": one snapshot properties
+            map (or null) per batch, given to the commit.
   schema    --warehouse W --table db.t [--out empty.arrow]
             The table schema as JSON (and pypaimon's Arrow read schema as an empty IPC file).
   snapshots --warehouse W --table db.t
-            The table's snapshots as JSON (id, schemaId, commitKind, record counts).
+            The table's snapshots as JSON (id, schemaId, commitKind, record counts, properties).
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -72,13 +73,16 @@ def _latest_snapshot_id(table: Any) -> int | None:
     return None if snapshot is None else int(snapshot.id)
 
 
-def _commit(table: Any, data: pa.Table) -> None:
+def _commit(table: Any, data: pa.Table, properties: dict[str, str] | None = None) -> None:
     builder = table.new_batch_write_builder()
     write = builder.new_write()
     commit = builder.new_commit()
     try:
         write.write_arrow(data)
-        commit.commit(write.prepare_commit())
+        if properties:
+            commit.commit(write.prepare_commit(), snapshot_properties=properties)
+        else:
+            commit.commit(write.prepare_commit())
     finally:
         write.close()
         commit.close()
@@ -135,8 +139,9 @@ def cmd_write(args: dict[str, Any]) -> dict[str, Any]:
     table = catalog.get_table(identifier)
     tags = {int(after): name for name, after in (spec.get("tags") or {}).items()}
     snapshot_ids = []
+    properties = spec.get("properties") or []
     for number, path in enumerate(spec.get("batches") or [], start=1):
-        _commit(table, _read_ipc(path))
+        _commit(table, _read_ipc(path), properties[number - 1] if number <= len(properties) else None)
         snapshot_ids.append(_latest_snapshot_id(table))
         if number in tags:
             table.create_tag(tags[number], snapshot_id=snapshot_ids[-1])
@@ -175,6 +180,7 @@ def cmd_snapshots(args: dict[str, Any]) -> dict[str, Any]:
                 "commitKind": snapshot.commit_kind,
                 "totalRecordCount": snapshot.total_record_count,
                 "deltaRecordCount": snapshot.delta_record_count,
+                "properties": snapshot.properties,
             }
         )
     return {"latest": latest, "snapshots": snapshots}

@@ -101,6 +101,34 @@ def test_files_and_time_travel(catalog: Catalog, table: Table) -> None:
     assert files.read(filter=[("partition", "=", "{b}")]).num_rows == 2
 
 
+@pytest.mark.parametrize("name", ["files", "manifests", "partitions", "table_indexes", "buckets"])
+def test_time_travel_options_of_a_copy(catalog: Catalog, name: str) -> None:
+    """``get_table("db.t$files").copy({"scan.snapshot-id": "1"})`` describes snapshot 1, as Paimon's FilesTable,
+    ManifestsTable, PartitionsTable and TableIndexesTable do (BucketsTable ignores the options in Paimon too)."""
+    t = catalog.create_table("db.tt", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={
+        "bucket": "-1"})  # dynamic buckets: a HASH index file per partition
+    t.write(pa.table({"dt": ["a"], "id": [1], "v": [1.0]}, schema=SCHEMA))
+    t.create_tag("one", snapshot_id=1)
+    t.write(pa.table({"dt": ["a", "b"], "id": [1, 2], "v": [2.0, 2.0]}, schema=SCHEMA))
+    t.compact(full=True)
+    sys_table = catalog.get_table(f"db.tt${name}")
+    latest, first = sys_table.read(), sys_table.read(snapshot_id=1)
+    assert latest != first
+    if name == "table_indexes":
+        assert 0 < first.num_rows < latest.num_rows
+    follows = name != "buckets"
+    for options in ({"scan.snapshot-id": "1"}, {"scan.tag-name": "one"},
+                    {"scan.timestamp-millis": str(t.snapshot(1).time_millis)}):
+        view = sys_table.copy(options)
+        assert view.read() == (first if follows else latest), options
+        assert pa.Table.from_batches(list(view.to_batches()), schema=view.arrow_schema) == view.read()
+        assert view.read(snapshot_id=t.latest_snapshot().id) == latest  # an explicit version wins
+    assert sys_table.copy({"scan.snapshot-id": "2"}).read() == sys_table.read(snapshot_id=2 if follows else None)
+    if follows:
+        with pytest.raises(UnsupportedError, match="incremental"):
+            sys_table.copy({"incremental-between": "1,2"}).read()
+
+
 def test_tags_consumers_manifests_partitions_buckets(catalog: Catalog, table: Table) -> None:
     table.create_tag("first", 1, time_retained_ms=90_000)
     table.create_tag("plain", 2)
@@ -140,7 +168,8 @@ READ_ONLY_METHODS = {
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
-    "plan", "read", "read_optimized_view", "refresh", "resolve_snapshot", "schema_by_id", "snapshot", "snapshots",
+    "plan", "read", "read_optimized_view", "refresh", "resolve_snapshot", "scan_snapshot", "schema_by_id", "snapshot",
+    "snapshots",
     "tag_snapshot", "tags", "to_batches",
 }
 

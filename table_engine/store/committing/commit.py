@@ -35,6 +35,7 @@ from table_engine.format.snapshot import (
     CommitKind,
     Snapshot,
     read_snapshot,
+    snapshot_properties,
     try_publish_snapshot,
 )
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
@@ -118,6 +119,7 @@ class FileStoreCommit:
         Append tables: a writer's compaction that already conflicts is dropped too (concurrent append writers
         compact the same small files), and the new data is committed.
         """
+        properties = snapshot_properties(properties)  # bad properties fail before anything is written
         if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
                              self.opts.partition_default_name(), self.ctx.table_path)
@@ -322,7 +324,7 @@ class FileStoreCommit:
             index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=identifier,
             commit_kind=kind, time_millis=clock.now_millis(), total_record_count=prev_total + added - removed,
             delta_record_count=added - removed, base_manifest_list_size=base_size,
-            delta_manifest_list_size=delta_size, properties=dict(properties) if properties else None,
+            delta_manifest_list_size=delta_size, properties=snapshot_properties(properties),
             changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION,

@@ -65,6 +65,7 @@ from table_engine.errors import CommitConflictError, SchemaError, UnsupportedErr
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
+from table_engine.format.snapshot import snapshot_properties
 from table_engine.io.executor import parallel_map
 from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionChangelog, LookupChangelog
 from table_engine.lsm.compaction.expire import RecordLevelExpire
@@ -351,13 +352,16 @@ class WriterCompaction:
 # ---- the dedicated job -------------------------------------------------------------------------------------------
 def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False,
                   partitions: PartitionSpecs | None = None,
-                  idle_partitions_older_than_ms: int | None = None) -> int | None:
-    """Compact every bucket (of the selected partitions) and commit; the COMPACT snapshot id, or None."""
+                  idle_partitions_older_than_ms: int | None = None,
+                  properties: Mapping[str, str] | None = None) -> int | None:
+    """Compact every bucket (of the selected partitions) and commit (with snapshot ``properties``); the COMPACT
+    snapshot id, or None."""
+    snapshot_properties(properties)  # bad properties fail before anything is written
     messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms)
     if not messages:
         return None
     try:
-        return commit.commit(messages)
+        return commit.commit(messages, properties=properties)
     except BaseException:
         commit.abort(messages)
         raise

@@ -5,7 +5,8 @@ any branch) lists it through its manifest lists, manifests, index manifest or st
 failed or killed writers and commits, and from expiries or rollbacks that were interrupted.
 
 Candidates are the files in ``manifest/``, ``index/``, ``statistics/``, the bucket directories under the partition
-directories, and stray files (temporary files) in ``snapshot/`` and ``changelog/``. Only files last modified before
+directories (in the table and below each root of ``data-file.external-paths``, as Paimon does: a root must belong
+to one table), and stray files (temporary files) in ``snapshot/`` and ``changelog/``. Only files last modified before
 ``older_than_millis`` (default: one day ago) are deleted: files of commits still in flight are young, so a
 writer that has written files but not yet committed them is never harmed -- as long as no commit takes longer
 than the threshold. Referenced data files are collected by *name* from every manifest entry (ADD or DELETE)
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from table_engine import clock
+from table_engine.core_options import DATA_FILE_EXTERNAL_PATHS
 from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.manifest import manifest_file_names
@@ -30,6 +32,7 @@ from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
 from table_engine.store.context import StoreContext
+from table_engine.store.external_paths import same_filesystem
 from table_engine.store.lifecycle.file_refs import FileRefs
 
 __all__ = ["DAY_MILLIS", "OrphanResult", "remove_orphan_files"]
@@ -42,6 +45,7 @@ DELETE_BATCH = 1000
 _MANIFEST_CHUNK = 64
 _SNAPSHOT_FILE = re.compile(r"snapshot-\d+|EARLIEST|LATEST")
 _CHANGELOG_FILE = re.compile(r"changelog-\d+|EARLIEST|LATEST")
+_ENTROPY_DIRS = re.compile(r"[01]{4}/[01]{4}/[01]{4}/[01]{8}")
 
 
 @dataclass
@@ -201,3 +205,21 @@ def _candidates(ctx: StoreContext) -> Iterator[tuple[FileStatus, str | None, re.
             yield st, None, _CHANGELOG_FILE
         elif len(parts) == depth + 2 and parts[depth].startswith("bucket-") and all("=" in p for p in parts[:depth]):
             yield st, "data", None
+    for root in _external_roots(ctx):
+        for st in ctx.file_io.walk(root):
+            parts = st.path[len(root) + 1:].split("/")
+            if st.is_dir or len(parts) < depth + 2 or not parts[depth].startswith("bucket-") \
+                    or not all("=" in p for p in parts[:depth]):
+                continue
+            if len(parts) == depth + 2 or _ENTROPY_DIRS.fullmatch("/".join(parts[depth + 1:-1])):
+                yield st, "data", None
+
+
+def _external_roots(ctx: StoreContext) -> list[str]:
+    """The roots of ``data-file.external-paths`` on the table's filesystem, whatever the strategy (Paimon's
+    ``listPaimonFileDirs`` lists them all): data files of the table may live there."""
+    text = ctx.options.get(DATA_FILE_EXTERNAL_PATHS)
+    if not text:
+        return []
+    roots = [p.strip().rstrip("/") for p in text.split(",") if p.strip()]
+    return [r for r in roots if same_filesystem(r, ctx.table_path)]
