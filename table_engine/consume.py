@@ -163,8 +163,10 @@ def is_consumer_commit(args: ConsumeChangelog, commit_user: str) -> bool:
     return commit_user == base or commit_user.startswith(base + "@")
 
 
-def delivery_record(args: ConsumeChangelog, rng: ChangeRange, rows: int) -> bytes:
-    """The :data:`DELIVERY_FILE` of an output directory."""
+def delivery_record(args: ConsumeChangelog, rng: ChangeRange, rows: int) -> bytes | None:
+    """The :data:`DELIVERY_FILE` of an output directory (None without ``--retry-key``: no file)."""
+    if not args.retry_key:
+        return None
     return json.dumps({"consumer_id": args.consumer_id, "retry_key": args.retry_key, "table": args.table,
                        "from_snapshot": rng.start + 1, "to_snapshot": rng.end, "rows": rows}).encode()
 
@@ -293,7 +295,7 @@ def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng:
 
 
 def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str, fio: FileIO,
-                 record: bytes = b"{}") -> str:
+                 record: bytes | None = None) -> str:
     """Write ``changes`` as ``directory`` all or nothing; ``directory``.
 
     With directories (a local disk, HDFS): into :func:`staging_dir`, the :data:`SUCCESS_FILE` last, then
@@ -311,13 +313,14 @@ def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str, 
     return directory
 
 
-def write_files(changes: pa.Table, directory: str, fmt: str, fio: FileIO, record: bytes = b"{}") -> None:
+def write_files(changes: pa.Table, directory: str, fmt: str, fio: FileIO, record: bytes | None = None) -> None:
     """``directory/part-0.<fmt>`` (no Parquet or CSV file for no rows, as ``pyarrow.dataset.write_dataset``), the
-    :data:`DELIVERY_FILE` ``record``, then the empty :data:`SUCCESS_FILE` as a conditional create (a second run
+    :data:`DELIVERY_FILE` ``record`` (if any), then the empty :data:`SUCCESS_FILE` as a conditional create (a second run
     publishing the same directory fails)."""
     if changes.num_rows or fmt == "json":
         write_part(changes, f"{directory}/part-0.{fmt}", fmt, fio)
-    fio.write_bytes(f"{directory}/{DELIVERY_FILE}", record, overwrite=True)
+    if record is not None:
+        fio.write_bytes(f"{directory}/{DELIVERY_FILE}", record, overwrite=True)
     if not fio.write_if_absent(f"{directory}/{SUCCESS_FILE}", b""):
         raise ConsumerError(f"{directory}/{SUCCESS_FILE} exists: another consume-changelog run wrote {directory}")
 

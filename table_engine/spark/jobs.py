@@ -222,8 +222,9 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
         staging = staging_dir(directory, args.consumer_id)
         changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
         result["rows"] = spark.read.format(args.output_format).load(staging).count()
-        output_file_io(args).write_bytes(f"{staging}/{DELIVERY_FILE}", delivery_record(args, rng, result["rows"]),
-                                         overwrite=True)
+        record = delivery_record(args, rng, result["rows"])
+        if record is not None:
+            output_file_io(args).write_bytes(f"{staging}/{DELIVERY_FILE}", record, overwrite=True)
         publish(staging, directory, output_file_io(args))
         result["output"] = directory
     else:
