@@ -1,6 +1,7 @@
 """Every row of docs/retries.md on the worker route: ``execute`` twice for the same task instance (try 1, then
 try 2, default arguments), asserting the table and the results; mapped task instances (map index) are different
-task instances."""
+task instances. consume-changelog into files (a spark-submit) is retried in a real DAG run:
+tests/dags/test_retries_dag.py."""
 
 from __future__ import annotations
 
@@ -118,20 +119,6 @@ def test_drop_partitions_already_gone_is_success_on_a_retry(table: Any, capsys: 
     assert table.latest_snapshot_id() == 4
 
 
-def test_consume_changelog_a_retry_gets_the_same_batch_through_spark_submit(table: Any, tmp_path: pathlib.Path) -> None:
-    out = tmp_path / "out"
-    op = PaimonConsumeChangelogOperator(task_id="t", table="db.t", consumer_id="c1", output_path=str(out))
-    first = op.execute(ti_context(1))
-    assert first is not None and (first["from_snapshot"], first["to_snapshot"], first["rows"]) == (1, 3, 9)
-    table.write(pa.table({"id": [100], "v": ["b"], "dt": ["d0"]}))  # snapshot 4: the next batch
-    second = op.execute(ti_context(2))
-    assert second is not None and second["redelivered"]
-    assert {k: second[k] for k in ("from_snapshot", "to_snapshot", "rows", "output")} == \
-        {k: first[k] for k in ("from_snapshot", "to_snapshot", "rows", "output")}
-    assert pq.read_table(second["output"]).num_rows == 9 and table.consumers()["c1"] == 4
-    assert sorted(p.name for p in out.iterdir()) == ["snapshots-1-3"]
-
-
 def test_consume_changelog_into_a_table_a_retry_reports_the_same_commit(table: Any, paimon_conn: str) -> None:
     from table_engine import Catalog
 
@@ -173,3 +160,20 @@ def test_write_compact_rollback_expire_converge(table: Any, tmp_path: pathlib.Pa
     assert table.read().num_rows == 10
     assert expire.execute(ti_context(2, task_id="e"))["expired_snapshots"] == []  # type: ignore[index]
     assert table.read().num_rows == 10
+
+
+@pytest.mark.parametrize("deferrable", [False, True])
+def test_sensors_find_the_same_snapshot_and_partition_on_a_retry(table: Any, deferrable: bool) -> None:
+    """Sensors change nothing: a later try (also of a deferrable sensor whose trigger had fired before the worker
+    was lost) checks the same rendered criteria and finds the same, oldest matching snapshot."""
+    from provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
+
+    sensor = PaimonSnapshotSensor(task_id="t", table="db.t", after_snapshot_id=1, deferrable=deferrable,
+                                  poke_interval=0.05, timeout=30)
+    first = sensor.execute(ti_context(1))
+    table.write(pa.table({"id": [100], "v": ["b"], "dt": ["d0"]}))
+    second = sensor.execute(ti_context(2))
+    assert first["snapshot_id"] == second["snapshot_id"] == 2
+    partition = PaimonPartitionSensor(task_id="p", table="db.t", partition="dt=d1", deferrable=deferrable,
+                                      poke_interval=0.05, timeout=30)
+    assert partition.execute(ti_context(1)) is not None and partition.execute(ti_context(2)) is not None
