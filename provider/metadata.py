@@ -4,6 +4,9 @@ Nothing here imports Airflow or PySpark, builds an engine path or a FileIO: the 
 :class:`~table_engine.table.Table` (None while the table does not exist), ask its
 :meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.reading.table_metadata`), and return plain
 dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
+
+Importing it loads no pyarrow and no engine store module (the sensors import it when a DAG file is parsed): the
+engine's parsing is imported where it is used.
 """
 
 from __future__ import annotations
@@ -14,15 +17,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from table_engine.errors import TableNotExistError
-from table_engine.store.partition_spec import parse_partition_text
-from table_engine.store.reading.table_metadata import SUCCESS_FILE
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
     from table_engine.format.snapshot import Snapshot
     from table_engine.table import Table
 
-__all__ = ["SUCCESS_FILE", "PartitionInfo", "SnapshotInfo", "find_snapshot", "latest_snapshot_info", "open_table",
+__all__ = ["PartitionInfo", "SnapshotInfo", "find_snapshot", "latest_snapshot_info", "open_table",
            "parse_partition_spec", "partition_info", "to_epoch_millis"]
 
 
@@ -128,6 +129,8 @@ def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any
         return None
     if isinstance(value, Mapping):
         return dict(value)
+    from table_engine.store.partition_spec import parse_partition_text
+
     return dict(parse_partition_text(str(value))) or None  # the engine's one text form (PartitionSpecError)
 
 

@@ -31,23 +31,35 @@ DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"
 
 
-def parse_identifier(identifier: str) -> tuple[str, str]:
-    """``db.table`` -> (db, table); a bare name is in the ``default`` database."""
-    parts = identifier.split(".")
-    if len(parts) == 1:
-        return DEFAULT_DATABASE, parts[0]
-    if len(parts) != 2 or not parts[0] or not parts[1]:
+def parse_identifier(identifier: str, *, creating: bool = False) -> tuple[str, str]:
+    """``db.table`` -> (db, table); a bare name is in the ``default`` database; ``table`` may end in a system
+    table's ``$<name>``. The one rule for every identifier the catalog takes (create, get, drop, exists, system
+    tables), a CatalogError naming the identifier otherwise: each name is one directory of its own, spelled one
+    way (:func:`check_name`), so ``db./t`` (which a path would read as ``db.t``) is refused everywhere.
+    ``creating``: also refuse the names only new tables may not have (spaces around, control characters)."""
+    parts = identifier.split(".") if isinstance(identifier, str) else []
+    if len(parts) not in (1, 2) or not all(parts):
         raise CatalogError(f"table identifier {identifier!r} must be 'database.table'")
-    return parts[0], parts[1]
+    db, name = (DEFAULT_DATABASE, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+    base, dollar, system = name.partition("$")
+    try:
+        check_name("database", db, existing=not creating)
+        check_name("table", base, existing=not creating)
+        if dollar and (not system or system != system.strip() or any(c in system for c in "$/\\")):
+            raise CatalogError(f"invalid system table name {system!r}")
+    except CatalogError as e:
+        raise CatalogError(f"table identifier {identifier!r}: {e}") from None
+    return db, name
 
 
-def check_name(kind: str, name: str) -> None:
+def check_name(kind: str, name: str, *, existing: bool = False) -> None:
     r"""Reject a database or table name that would not be one directory of its own: empty, ``/`` or ``\``,
-    ``$`` (system tables), ``.`` (the identifier separator), leading or trailing spaces, control characters."""
+    ``$`` (system tables), ``.`` (the identifier separator); and, unless it names an ``existing`` table (made by
+    hand or by an older version, which keeps working), leading or trailing spaces and control characters."""
     problem = None
     if not name:
         problem = "is empty"
-    elif name != name.strip():
+    elif not existing and name != name.strip():
         problem = "has leading or trailing spaces"
     elif any(c in name for c in "/\\"):
         problem = "contains a path separator"
@@ -55,7 +67,7 @@ def check_name(kind: str, name: str) -> None:
         problem = "contains '$' (reserved for system tables such as t$snapshots)"
     elif "." in name:
         problem = "contains '.' (the database.table separator)"
-    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+    elif not existing and any(ord(c) < 32 or ord(c) == 127 for c in name):
         problem = "contains a control character"
     if problem:
         raise CatalogError(f"invalid {kind} name {name!r}: it {problem}")
@@ -136,10 +148,8 @@ class Catalog:
         ignore_if_exists: bool = False,
     ) -> Table:
         """Create a table from an Arrow schema; key columns become NOT NULL. Options are validated."""
-        db, name = parse_identifier(identifier)
-        check_name("database", db)
+        db, name = parse_identifier(identifier, creating=True)
         _refuse_system(name, identifier, "create_table")
-        check_name("table", name)
         if not isinstance(schema, pa.Schema):
             raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
         if len(schema) == 0:
@@ -166,6 +176,7 @@ class Catalog:
     def get_table(self, identifier: str) -> Table:
         """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$snapshots`` etc. its system tables
         (:mod:`table_engine.system_tables`)."""
+        parse_identifier(identifier)
         base, _, system = identifier.partition("$")
         if system and system != "ro":
             return system_table(self.get_table(base), system)

@@ -8,6 +8,11 @@ table (``--target-table``), the consumer advanced only after the delivery.
   it); a run that stopped after the write moves the consumer past it (:func:`recover_output`). The output is
   written through the FileIO of ``--output`` (:func:`output_file_io`).
 
+A retry of the same job (``--retry-key``, the same on every try) gets the batch an earlier try delivered, not the
+next one (:func:`redelivery`): the directory's :data:`DELIVERY_FILE` names the key (published with the directory,
+so it is there exactly when the batch is), and a commit into the target table carries it in its commit user
+(:func:`consume_commit_user`). See ADR 0015.
+
 The command line (:mod:`table_engine.cli`) and the Spark application share these steps; ``args`` is the
 :class:`~table_engine.ops.commands.ConsumeChangelog` command.
 """
@@ -66,6 +71,7 @@ def change_range(args: ConsumeChangelog, table: Table) -> ChangeRange:
 
 OUTPUT_DIR_NAME = re.compile(r"snapshots-(\d+)-(\d+)")
 SUCCESS_FILE = "_SUCCESS"       # written last into an output directory (Spark's job committer writes it too)
+DELIVERY_FILE = "_delivery.json"  # what the directory delivered, to whom (written before it is complete)
 
 
 def output_dir(args: ConsumeChangelog, rng: ChangeRange) -> str:
@@ -139,9 +145,87 @@ def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
 
 
 def consume_commit_user(args: ConsumeChangelog) -> str:
-    """Commit user of ``consume-changelog``'s commits into ``--target-table``: one per (consumer, source table);
-    each commit's identifier is the last source snapshot it applied."""
+    """Commit user of ``consume-changelog``'s commits into ``--target-table``: ``consume-<consumer>-<source
+    table>`` (:func:`consumer_user_base`), with ``@<retry key>`` appended when the run has one; each commit's
+    identifier is the last source snapshot it applied."""
+    base = consumer_user_base(args)
+    return f"{base}@{args.retry_key}" if args.retry_key else base
+
+
+def consumer_user_base(args: ConsumeChangelog) -> str:
+    """The part of :func:`consume_commit_user` shared by every run of one (consumer, source table)."""
     return f"consume-{args.consumer_id}-{args.table}"
+
+
+def is_consumer_commit(args: ConsumeChangelog, commit_user: str) -> bool:
+    """Did a run of this (consumer, source table) make a commit of ``commit_user`` (whatever its retry key)?"""
+    base = consumer_user_base(args)
+    return commit_user == base or commit_user.startswith(base + "@")
+
+
+def delivery_record(args: ConsumeChangelog, rng: ChangeRange, rows: int) -> bytes | None:
+    """The :data:`DELIVERY_FILE` of an output directory (None without ``--retry-key``: no file)."""
+    if not args.retry_key:
+        return None
+    return json.dumps({"consumer_id": args.consumer_id, "retry_key": args.retry_key, "table": args.table,
+                       "from_snapshot": rng.start + 1, "to_snapshot": rng.end, "rows": rows}).encode()
+
+
+def redelivery(args: ConsumeChangelog, table: Table, target: Table | None) -> dict[str, Any] | None:
+    """The result of the batch an earlier run with this ``--retry-key`` delivered (None: none did), after moving
+    the consumer past it if that run stopped before acknowledging it. Only the newest delivery of the consumer is
+    looked at (a retry follows its own try); not with ``--from-snapshot``, which re-reads on purpose."""
+    if not args.retry_key or args.from_snapshot is not None:
+        return None
+    found = _delivered_output(args, table) if args.output else _delivered_commit(args, target)
+    if found is None:
+        return None
+    consumed = table.consumers().get(args.consumer_id)
+    if consumed is None or consumed <= found["to_snapshot"]:
+        table.reset_consumer(args.consumer_id, found["to_snapshot"] + 1)
+    log.info("%s: consumer %s delivered snapshots up to %d to an earlier try of %s already: returning that batch "
+             "again", table.identifier, args.consumer_id, found["to_snapshot"], args.retry_key)
+    return {"consumer_id": args.consumer_id, **found, "redelivered": True}
+
+
+def _delivered_output(args: ConsumeChangelog, table: Table) -> dict[str, Any] | None:
+    fio = output_file_io(args)
+    consumed = table.consumers().get(args.consumer_id)
+    if consumed is None:
+        return None
+    for st in fio.list_status((args.output or "").rstrip("/")):
+        m = OUTPUT_DIR_NAME.fullmatch(st.path.rstrip("/").rsplit("/", 1)[-1])
+        # the newest delivery: acknowledged (ends before the consumer) or not (starts at it)
+        if not st.is_dir or m is None or consumed not in (int(m.group(1)), int(m.group(2)) + 1):
+            continue
+        if not fio.exists(f"{st.path}/{SUCCESS_FILE}"):
+            continue
+        try:
+            record = json.loads(fio.read_bytes(f"{st.path}/{DELIVERY_FILE}"))
+        except (FileNotFoundError, ValueError):
+            continue
+        if record.get("retry_key") == args.retry_key and record.get("consumer_id") == args.consumer_id:
+            return {"from_snapshot": record["from_snapshot"], "to_snapshot": record["to_snapshot"],
+                    "rows": record["rows"], "output": st.path.rstrip("/")}
+    return None
+
+
+def _delivered_commit(args: ConsumeChangelog, target: Table | None) -> dict[str, Any] | None:
+    from table_engine.store.committing import snapshot_info
+
+    if target is None:
+        return None
+    earliest = target.earliest_snapshot_id() or 1
+    sid = target.latest_snapshot_id()
+    while sid is not None and sid >= earliest:
+        snap = target.snapshot(sid)
+        if is_consumer_commit(args, snap.commit_user):  # the consumer's newest delivery: this key's or not
+            if snap.commit_user != consume_commit_user(args):
+                return None
+            rows = snapshot_info.snapshot_changes(target.file_io, target.path, snap).added_rows
+            return {"to_snapshot": snap.commit_identifier, "rows": rows, "target_snapshot_id": snap.id}
+        sid -= 1
+    return None
 
 
 def recover_consumer(args: ConsumeChangelog, table: Table, target: Table) -> None:
@@ -151,12 +235,11 @@ def recover_consumer(args: ConsumeChangelog, table: Table, target: Table) -> Non
     ``--from-snapshot``, which re-reads on purpose."""
     if args.from_snapshot is not None:
         return
-    user = consume_commit_user(args)
     earliest = target.earliest_snapshot_id() or 1
     sid = target.latest_snapshot_id()
     while sid is not None and sid >= earliest:
         snap = target.snapshot(sid)
-        if snap.commit_user == user:
+        if is_consumer_commit(args, snap.commit_user):
             consumed = table.consumers().get(args.consumer_id)
             if consumed is None or snap.commit_identifier >= consumed:
                 log.info("%s: snapshot %d of %s already applied snapshots up to %d; moving consumer %s there",
@@ -171,6 +254,9 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     target = catalog.get_table(args.target_table) if args.target_table else None
+    again = redelivery(args, table, target)
+    if again is not None:
+        return again
     if target is not None:
         recover_consumer(args, table, target)
     rng = change_range(args, table)
@@ -185,7 +271,7 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
     result["rows"] = changes.num_rows
     if args.output:
         result["output"] = write_output(changes, output_dir(args, rng), args.output_format, args.consumer_id,
-                                        output_file_io(args))
+                                        output_file_io(args), delivery_record(args, rng, changes.num_rows))
     else:
         assert target is not None
         result["target_snapshot_id"] = apply_changes(args, target, changes, rng) if changes.num_rows else None
@@ -208,29 +294,33 @@ def apply_changes(args: ConsumeChangelog, target: Table, changes: pa.Table, rng:
         raise
 
 
-def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str, fio: FileIO) -> str:
+def write_output(changes: pa.Table, directory: str, fmt: str, consumer_id: str, fio: FileIO,
+                 record: bytes | None = None) -> str:
     """Write ``changes`` as ``directory`` all or nothing; ``directory``.
 
     With directories (a local disk, HDFS): into :func:`staging_dir`, the :data:`SUCCESS_FILE` last, then
     :func:`publish` renames it. On an object store, which has no rename: the files go to their final keys and the
     :data:`SUCCESS_FILE`, created last with a conditional create, completes the directory (readers and
-    :func:`recover_output` take a directory without it as unfinished)."""
+    :func:`recover_output` take a directory without it as unfinished). ``record``: the :data:`DELIVERY_FILE`."""
     if fio.has_directories:
         staging = staging_dir(directory, consumer_id)
-        write_files(changes, staging, fmt, fio)
+        write_files(changes, staging, fmt, fio, record)
         publish(staging, directory, fio)
         return directory
     if fio.exists(directory):  # only when --from-snapshot re-reads: replaced
         fio.delete(directory, recursive=True)
-    write_files(changes, directory, fmt, fio)
+    write_files(changes, directory, fmt, fio, record)
     return directory
 
 
-def write_files(changes: pa.Table, directory: str, fmt: str, fio: FileIO) -> None:
-    """``directory/part-0.<fmt>`` (no Parquet or CSV file for no rows, as ``pyarrow.dataset.write_dataset``), then
-    the empty :data:`SUCCESS_FILE` as a conditional create (a second run publishing the same directory fails)."""
+def write_files(changes: pa.Table, directory: str, fmt: str, fio: FileIO, record: bytes | None = None) -> None:
+    """``directory/part-0.<fmt>`` (no Parquet or CSV file for no rows, as ``pyarrow.dataset.write_dataset``), the
+    :data:`DELIVERY_FILE` ``record`` (if any), then the empty :data:`SUCCESS_FILE` as a conditional create (a second run
+    publishing the same directory fails)."""
     if changes.num_rows or fmt == "json":
         write_part(changes, f"{directory}/part-0.{fmt}", fmt, fio)
+    if record is not None:
+        fio.write_bytes(f"{directory}/{DELIVERY_FILE}", record, overwrite=True)
     if not fio.write_if_absent(f"{directory}/{SUCCESS_FILE}", b""):
         raise ConsumerError(f"{directory}/{SUCCESS_FILE} exists: another consume-changelog run wrote {directory}")
 

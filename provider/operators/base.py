@@ -114,6 +114,13 @@ def default_commit_user(context: Context) -> str:
     return ":".join(parts)
 
 
+def is_retry(context: Context) -> bool:
+    """Is this a later try of the task instance (a retry, or a re-run after the task was cleared)? Airflow counts
+    tries from 1 and gives a cleared task instance a new try number too."""
+    try_number = getattr(context["ti"], "try_number", None)
+    return isinstance(try_number, int) and try_number > 1
+
+
 class PaimonSparkOperator(BaseOperator):
     """Base class: submit one command of the Paimon Spark application and return its final JSON line (XCom).
 

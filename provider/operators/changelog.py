@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text
+from provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, default_commit_user
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
 
 
 class PaimonConsumeChangelogOperator(PaimonSparkOperator):
@@ -22,6 +25,10 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
     :param output_format: ``parquet``, ``json`` or ``csv`` for ``output_path`` (templated).
     :param from_snapshot: first snapshot to read (default: the consumer's next) (templated).
     :param to_snapshot: last snapshot to read (default: the latest) (templated).
+
+    A later try of the same task instance (a retry, or a re-run after clearing) returns the batch an earlier try
+    delivered (the same rows, output directory or target snapshot), not the next one: the delivery carries the
+    task instance (:func:`~provider.operators.base.default_commit_user`) as its retry key (docs/retries.md).
     """
 
     command = "consume-changelog"
@@ -41,6 +48,11 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
         self.output_format = output_format
         self.from_snapshot = from_snapshot
         self.to_snapshot = to_snapshot
+        self._retry_key: str | None = None
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        self._retry_key = default_commit_user(context)
+        return super().execute(context)
 
     @property
     def asset_table(self) -> str | None:
@@ -61,5 +73,5 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
         else:
             fields.update(output=self.output_path, output_format=self.output_format)
         fields.update(from_snapshot=as_optional_int(self.from_snapshot, "from_snapshot"),
-                      to_snapshot=as_optional_int(self.to_snapshot, "to_snapshot"))
+                      to_snapshot=as_optional_int(self.to_snapshot, "to_snapshot"), retry_key=self._retry_key)
         return fields

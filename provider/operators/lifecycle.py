@@ -15,6 +15,8 @@ from provider.operators.base import (
     as_optional_int,
     as_optional_text,
     as_time_millis,
+    default_commit_user,
+    is_retry,
 )
 from provider.operators.compact import partition_texts
 
@@ -58,30 +60,43 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
     ("no snapshot yet"), and so do tasks that need the tag. A table that does not exist, or a ``snapshot_id``
     that does not exist, fails the task.
 
+    Retries converge (docs/retries.md): the tag records its creator, the task instance
+    (:func:`~provider.operators.base.default_commit_user`), so a later try of the same task instance finds its own
+    tag and succeeds, even when "latest" has moved on since; a tag that already tags the requested snapshot is
+    success too. A tag of that name made by someone else at another snapshot fails the task unless ``if_exists``
+    says otherwise.
+
     :param tag: the tag name (templated; use ``{{ dag_run.run_after | ds }}``-style values, not ``ds``, so that
         runs triggered from the UI, which have no logical date, work).
     :param snapshot_id: the snapshot to tag (templated).
     :param time_retained: how long to keep the tag (``"7 d"``) (templated).
+    :param if_exists: ``"error"`` (default), ``"replace"`` (point the tag at the requested snapshot) or ``"skip"``
+        (leave it) for a tag of that name made by someone else at another snapshot (templated).
     """
 
     command = "create-tag"
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "snapshot_id", "time_retained")
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "snapshot_id", "time_retained",
+                                      "if_exists")
 
     def __init__(self, *, tag: str, snapshot_id: int | str | None = None, time_retained: str | None = None,
-                 **kwargs: Any) -> None:
+                 if_exists: str = "error", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tag = tag
         self.snapshot_id = snapshot_id
         self.time_retained = time_retained
+        self.if_exists = if_exists
+        self._creator: str | None = None
 
     def command_fields(self) -> dict[str, Any]:
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("create-tag needs a tag name")
         return {"tag": tag, "snapshot": as_optional_int(self.snapshot_id, "snapshot_id"),
-                "time_retained_millis": as_duration_millis(self.time_retained, "time_retained")}
+                "time_retained_millis": as_duration_millis(self.time_retained, "time_retained"),
+                "creator": self._creator, "if_exists": as_optional_text(self.if_exists) or "error"}
 
     def execute(self, context: Context) -> dict[str, Any] | None:
+        self._creator = default_commit_user(context)
         result = super().execute(context)
         if result is not None and result.get("tag") is None and result.get("reason") == "no snapshot yet":
             self.log.info("%s has no snapshot yet: nothing to tag (tag %s not created)", self.table,
@@ -195,42 +210,73 @@ class PaimonRollbackOperator(PaimonSparkOperator):
 class PaimonDeleteTagOperator(PaimonSparkOperator):
     """Delete tags (and the files only they kept alive).
 
+    A tag that does not exist fails the first try (unless ``ignore_if_missing``); on a later try of the task
+    instance (a retry, or a re-run after clearing) it is success, with a log line: an earlier try deleted it.
+
     :param tag: the tag name, comma-separated for several (templated).
-    :param ignore_if_not_exists: a tag that does not exist is no error (templated).
+    :param ignore_if_missing: a tag that does not exist is no error, on the first try too (templated).
     """
 
     command = "delete-tag"
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "ignore_if_not_exists")
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "ignore_if_missing")
 
-    def __init__(self, *, tag: str, ignore_if_not_exists: bool | str = False, **kwargs: Any) -> None:
+    def __init__(self, *, tag: str, ignore_if_missing: bool | str = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tag = tag
-        self.ignore_if_not_exists = ignore_if_not_exists
+        self.ignore_if_missing = ignore_if_missing
+        self._retry = False
 
     def command_fields(self) -> dict[str, Any]:
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("delete-tag needs a tag name")
-        return {"tag": tag, "ignore_if_not_exists": as_bool(self.ignore_if_not_exists)}
+        return {"tag": tag, "ignore_if_not_exists": as_bool(self.ignore_if_missing) or self._retry}
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        self._retry = is_retry(context)
+        result = super().execute(context)
+        deleted = set((result or {}).get("deleted_tags") or [])
+        gone = [t for t in (n.strip() for n in str(as_optional_text(self.tag)).split(",")) if t and t not in deleted]
+        if result is not None and gone:
+            self.log.info("tag(s) %s of %s did not exist (%s): nothing to delete", ", ".join(gone), self.table,
+                          "deleted by an earlier try" if self._retry else "ignore_if_missing")
+        return result
 
 
 class PaimonDropPartitionsOperator(PaimonSparkOperator):
     """Drop partitions in one OVERWRITE commit; emits the table's Asset with its snapshot id.
 
+    On the first try a spec that matches no partition fails the task and drops nothing (unless
+    ``ignore_if_missing``); on a later try of the task instance (a retry, or a re-run after clearing) it is success,
+    with a log line: an earlier try dropped it.
+
     :param partitions: the partitions, as :class:`~provider.operators.compact.PaimonCompactOperator`'s
-        ``partitions`` (templated); a spec that matches no partition fails the task and drops nothing.
+        ``partitions`` (templated).
+    :param ignore_if_missing: a spec that matches no partition is no error, on the first try too (templated).
     """
 
     command = "drop-partitions"
     writes_table = True
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions")
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "ignore_if_missing")
 
-    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str, **kwargs: Any) -> None:
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str,
+                 ignore_if_missing: bool | str = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.partitions = partitions
+        self.ignore_if_missing = ignore_if_missing
+        self._retry = False
 
     def command_fields(self) -> dict[str, Any]:
-        return {"partitions": partition_texts(self.partitions)}
+        return {"partitions": partition_texts(self.partitions),
+                "ignore_if_missing": as_bool(self.ignore_if_missing) or self._retry}
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        self._retry = is_retry(context)
+        result = super().execute(context)
+        if result is not None and result.get("dropped") is False:
+            self.log.info("partitions %s of %s did not exist (%s): nothing dropped", self.partitions, self.table,
+                          "dropped by an earlier try" if self._retry else "ignore_if_missing")
+        return result
 
 
 class PaimonRewriteFileIndexOperator(PaimonSparkOperator):

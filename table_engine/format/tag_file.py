@@ -8,6 +8,10 @@ Paimon's ``Tag`` is a ``Snapshot`` with two extra, optional keys written by Jack
 
 Both are written only when the tag has a retention (Paimon keeps old readers working that way). Readers also
 accept the ISO forms (``"2024-01-01T10:00:00"``, ``"PT24H"``).
+
+Who created a tag is not part of Paimon's format; the engine records it (when told, see :attr:`Tag.creator`) as
+the :data:`TAG_CREATOR` entry of the tag file's snapshot ``properties`` (a map every reader keeps or ignores), and
+:attr:`Tag.snapshot` is the tagged snapshot without that entry (see ADR 0015).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from table_engine.io.file_io import FileIO
 
 __all__ = [
     "TAG_CREATE_TIME",
+    "TAG_CREATOR",
     "TAG_PREFIX",
     "TAG_TIME_RETAINED",
     "Tag",
@@ -38,6 +43,8 @@ __all__ = [
 TAG_PREFIX = "tag-"
 TAG_CREATE_TIME = "tagCreateTime"
 TAG_TIME_RETAINED = "tagTimeRetained"
+TAG_CREATOR = "tag.creator"
+"""The snapshot ``properties`` key of a tag file that names who created the tag (the engine's, not Paimon's)."""
 _TAG_KEYS = (TAG_CREATE_TIME, TAG_TIME_RETAINED)
 _RETAINED_PLACEHOLDER = "\x00tag-time-retained\x00"
 _ISO_DURATION = re.compile(
@@ -63,6 +70,8 @@ class Tag:
     create_time: datetime.datetime | None = None
     """Local wall-clock creation time (naive), present only with a retention."""
     time_retained_ms: int | None = None
+    creator: str | None = None
+    """Who created the tag, if the creator said (a retry of the same job recognises its own tag by it)."""
 
     @property
     def snapshot_id(self) -> int:
@@ -76,6 +85,8 @@ class Tag:
 
     def to_json(self) -> str:
         data: dict[str, Any] = json.loads(self.snapshot.to_json())
+        if self.creator is not None:
+            data["properties"] = {**data.get("properties", {}), TAG_CREATOR: self.creator}
         if self.time_retained_ms is None:
             return json.dumps(data, indent=2, ensure_ascii=False)
         create = self.create_time or clock.now_local()
@@ -97,7 +108,9 @@ class Tag:
             retained_ms = None if retained is None else _parse_duration_ms(retained)
         except (ValueError, TypeError, InvalidOperation) as e:
             raise CorruptMetadataError(f"cannot parse tag file {path}: {e}") from e
-        return Tag(name, replace(snapshot, extra=extra), create, retained_ms)
+        props = dict(snapshot.properties or {})
+        creator = props.pop(TAG_CREATOR, None)
+        return Tag(name, replace(snapshot, extra=extra, properties=props or None), create, retained_ms, creator)
 
 
 def _datetime_to_array(t: datetime.datetime) -> list[int]:

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from table_engine.ops.base import Command, arg, command
 
 __all__ = ["Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
-           "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
-           "Write"]
+           "ExpireSnapshots", "ExpireTags", "IF_EXISTS", "RemoveOrphanFiles", "RewriteFileIndex", "Rollback",
+           "SOURCE_FORMATS", "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
+
+IF_EXISTS = ("error", "replace", "skip")
+"""What ``create-tag`` does with a tag of that name made by someone else at another snapshot (Airflow providers'
+``if_exists``): fail, point it at the requested snapshot, or leave it as it is."""
 
 _PARALLELISM = "Spark: {} tasks (default: Spark's default parallelism)"
 
@@ -78,12 +82,19 @@ class ExpireSnapshots(Command):
 @command("create-tag", help="tag a snapshot (latest by default)")
 @dataclass(frozen=True, kw_only=True)
 class CreateTag(Command):
-    """Tag a snapshot; without ``snapshot`` on a table with no snapshot yet it tags nothing."""
+    """Tag a snapshot; without ``snapshot`` on a table with no snapshot yet it tags nothing.
+
+    The tag exists already: success when it tags the requested snapshot (the latest by default) or when
+    ``creator`` made it (a retry of the same job, even after "latest" moved on); else ``if_exists`` decides."""
 
     tag: str = arg("tag name", required=True)
     snapshot: int | None = arg("snapshot to tag (default: the latest)", kind="count")
     time_retained_millis: int | None = arg("how long the tag is kept", flag="--time-retained", kind="duration",
                                            metavar="DURATION")
+    creator: str | None = arg("who creates the tag, recorded in it: a tag this creator made already is success "
+                              "(the provider gives its task instance's commit user)")
+    if_exists: str = arg("a tag of that name made by someone else at another snapshot: error, replace it, or "
+                         "skip (leave it)", kind="choice", choices=IF_EXISTS, default="error")
 
 
 @command("expire-tags", help="delete tags past their retention (or created before --older-than)")
@@ -143,6 +154,8 @@ class ConsumeChangelog(Command):
                              default="parquet")
     from_snapshot: int | None = arg("first snapshot to read (default: the consumer's next)", kind="count")
     to_snapshot: int | None = arg("last snapshot to read (default: the latest)", kind="count")
+    retry_key: str | None = arg("the same for every try of one job (the provider gives its task instance's "
+                                "commit user): a run with the key of a delivered batch returns that batch again")
 
 
 @command("delete-tag", help="delete tags and the files only they kept alive")
@@ -158,10 +171,11 @@ class DeleteTag(Command):
 @dataclass(frozen=True, kw_only=True)
 class DropPartitions(Command):
     """Drop the partitions matching ``partitions`` (specs may name some partition keys) in one commit; a spec that
-    matches no partition fails and drops nothing."""
+    matches no partition fails and drops nothing, unless ``ignore_if_missing`` (then it is logged)."""
 
     partitions: tuple[dict[str, str], ...] = arg("partition to drop (repeatable)", flag="--partition",
                                                  kind="partition", metavar="K=V[,K=V]", required=True)
+    ignore_if_missing: bool = arg("a spec that matches no partition (already dropped) is no error", kind="flag")
 
 
 @command("rewrite-file-index", help="(re)build the file indexes of data files per the file-index.* options")

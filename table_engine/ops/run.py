@@ -14,8 +14,9 @@ import pyarrow as pa
 from table_engine.catalog import Catalog
 from table_engine.consume import consume_changelog
 from table_engine.core_options import default_commit_user
-from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError
+from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError, TagAlreadyExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.format.tag_file import Tag
 from table_engine.ops.base import Command
 from table_engine.ops.commands import (
     Compact,
@@ -203,8 +204,41 @@ def run_create_tag(cmd: CreateTag, catalog: Catalog) -> dict[str, Any]:
         # scheduled tag job has nothing to do); an explicit --snapshot that does not exist still fails
         log.info("%s has no snapshot yet: tag %s not created", table.identifier, cmd.tag)
         return {"tag": None, "snapshot_id": None, "requested_tag": cmd.tag, "reason": "no snapshot yet"}
-    snap = table.create_tag(cmd.tag, cmd.snapshot, cmd.time_retained_millis)
-    return {"tag": cmd.tag, "snapshot_id": snap.id}
+    existing = table.tag_manager().get(cmd.tag)
+    if existing is None:
+        try:
+            snap = table.create_tag(cmd.tag, cmd.snapshot, cmd.time_retained_millis, creator=cmd.creator)
+            return {"tag": cmd.tag, "snapshot_id": snap.id, "already_existed": False}
+        except TagAlreadyExistError:  # created concurrently: judged below like any existing tag
+            existing = table.tag_manager().get_or_raise(cmd.tag)
+    return _existing_tag(cmd, table, existing)
+
+
+def _existing_tag(cmd: CreateTag, table: Table, existing: Tag) -> dict[str, Any]:
+    """``create-tag`` when the tag exists: success if it is the requested one or ``--creator``'s; else
+    ``--if-exists`` (see :class:`~table_engine.ops.commands.CreateTag`)."""
+    requested = cmd.snapshot if cmd.snapshot is not None else table.latest_snapshot_id()
+    found = {"tag": cmd.tag, "snapshot_id": existing.snapshot_id, "already_existed": True}
+    if cmd.creator is not None and existing.creator == cmd.creator:
+        log.info("%s: tag %s (snapshot %d) was created by %s already: nothing to do", table.identifier, cmd.tag,
+                 existing.snapshot_id, cmd.creator)
+        return found
+    if existing.snapshot_id == requested:
+        log.info("%s: tag %s tags snapshot %d already: nothing to do", table.identifier, cmd.tag, requested)
+        return found
+    by = f"created by {existing.creator}" if existing.creator else "creator unknown"
+    if cmd.if_exists == "skip":
+        log.info("%s: tag %s exists at snapshot %d (%s), not %s: left as it is (if_exists=skip)", table.identifier,
+                 cmd.tag, existing.snapshot_id, by, requested)
+        return {**found, "skipped": True}
+    if cmd.if_exists == "replace":
+        snap = table.replace_tag(cmd.tag, cmd.snapshot, cmd.time_retained_millis, creator=cmd.creator)
+        log.info("%s: tag %s moved from snapshot %d to %d (if_exists=replace)", table.identifier, cmd.tag,
+                 existing.snapshot_id, snap.id)
+        return {"tag": cmd.tag, "snapshot_id": snap.id, "already_existed": True, "replaced": existing.snapshot_id}
+    raise TagAlreadyExistError(f"tag {cmd.tag!r} of table {table.identifier} exists already at snapshot "
+                               f"{existing.snapshot_id} ({by}), not at snapshot {requested}: choose if_exists "
+                               "'replace' or 'skip', or another tag name")
 
 
 @runs(ExpireTags)
@@ -253,7 +287,8 @@ def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
 
 @runs(DropPartitions)
 def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
-    return {"snapshot_id": catalog.get_table(cmd.table).drop_partitions(list(cmd.partitions))}
+    sid = catalog.get_table(cmd.table).drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
+    return {"snapshot_id": sid, "dropped": sid is not None}
 
 
 @runs(RewriteFileIndex)

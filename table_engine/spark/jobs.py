@@ -23,14 +23,17 @@ from pyspark.sql import DataFrame, SparkSession
 from table_engine import clock
 from table_engine.catalog import Catalog
 from table_engine.consume import (
+    DELIVERY_FILE,
     ChangeRange,
     advance_consumer,
     change_range,
     consume_commit_user,
+    delivery_record,
     output_dir,
     output_file_io,
     publish,
     recover_consumer,
+    redelivery,
     staging_dir,
     write_output,
 )
@@ -194,6 +197,9 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
+    again = redelivery(args, table, catalog.get_table(args.target_table) if args.target_table else None)
+    if again is not None:
+        return again
     if args.target_table:
         recover_consumer(args, table, catalog.get_table(args.target_table))
     rng = change_range(args, table)
@@ -210,12 +216,15 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
         arrow = changes.toArrow()
         result["rows"] = arrow.num_rows
         result["output"] = write_output(arrow, output_dir(args, rng), args.output_format, args.consumer_id,
-                                        output_file_io(args))
+                                        output_file_io(args), delivery_record(args, rng, arrow.num_rows))
     elif args.output:
         directory = output_dir(args, rng)
         staging = staging_dir(directory, args.consumer_id)
         changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
         result["rows"] = spark.read.format(args.output_format).load(staging).count()
+        record = delivery_record(args, rng, result["rows"])
+        if record is not None:
+            output_file_io(args).write_bytes(f"{staging}/{DELIVERY_FILE}", record, overwrite=True)
         publish(staging, directory, output_file_io(args))
         result["output"] = directory
     else:

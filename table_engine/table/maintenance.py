@@ -62,12 +62,13 @@ class MaintenanceSurface(WriteSurface):
         return expire_partitions(self._ctx, **overrides)
 
     @mutating
-    def drop_partitions(self, partitions: PartitionSpecs) -> int | None:
+    def drop_partitions(self, partitions: PartitionSpecs, ignore_if_missing: bool = False) -> int | None:
         """Drop partitions (specs may name some partition keys; values as text or typed) in one OVERWRITE commit;
-        its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped."""
+        its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped, unless
+        ``ignore_if_missing`` (then only the partitions that exist are dropped; None if none does)."""
         from table_engine.store.lifecycle.partition_expire import drop_partitions
 
-        return drop_partitions(self._ctx, partitions)
+        return drop_partitions(self._ctx, partitions, ignore_if_missing)
 
     @mutating
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:

@@ -20,12 +20,14 @@ class TagSurface(MetadataSurface):
     """Tags; a tag holds a snapshot (and its files) alive after the snapshot expired."""
 
     @mutating
-    def create_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
+    def create_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None, *,
+                   creator: str | None = None) -> Snapshot:
         """Tag a snapshot (latest by default; also an expired one a tag still holds): ``tag/tag-<name>``.
 
         ``time_retained_ms`` (default ``tag.default-time-retained``): the tag expires that long after creation.
+        ``creator`` is recorded in the tag (:attr:`~table_engine.format.tag_file.Tag.creator`).
         """
-        return self._create_tag(name, snapshot_id, time_retained_ms)
+        return self._create_tag(name, snapshot_id, time_retained_ms, creator)
 
     def tag_snapshot(self, name: str) -> Snapshot:
         """The snapshot of tag ``name`` (TagNotExistError, a SnapshotNotExistError, if there is none)."""
@@ -51,10 +53,11 @@ class TagSurface(MetadataSurface):
         """Every tag (with its snapshot, create time and retention), by name."""
         return self._tag_manager().all()
 
-    def _create_tag(self, name: str, snapshot_id: int | None, time_retained_ms: int | None) -> Snapshot:
+    def _create_tag(self, name: str, snapshot_id: int | None, time_retained_ms: int | None,
+                    creator: str | None = None) -> Snapshot:
         snap = self._find_snapshot(snapshot_id)
         retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
-        return self.tag_manager().create(name, snap, retained).snapshot
+        return self.tag_manager().create(name, snap, retained, creator=creator).snapshot
 
     def _find_snapshot(self, snapshot_id: int | None) -> Snapshot:
         if snapshot_id is None:
@@ -91,9 +94,11 @@ class TagSurface(MetadataSurface):
         return self.tag_manager().create(name, found, retained).snapshot
 
     @mutating
-    def replace_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None) -> Snapshot:
+    def replace_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None, *,
+                    creator: str | None = None) -> Snapshot:
         """Point existing tag ``name`` at another snapshot (latest by default)."""
-        return self.tag_manager().replace(name, self._find_snapshot(snapshot_id), time_retained_ms).snapshot
+        return self.tag_manager().replace(name, self._find_snapshot(snapshot_id), time_retained_ms,
+                                          creator=creator).snapshot
 
     @mutating
     def rename_tag(self, name: str, new_name: str) -> None:

@@ -35,15 +35,16 @@ def test_pypaimon_reads_engine_table_after_lifecycle(pypaimon: PypaimonClient, t
                                              options={"bucket": "2", "manifest.merge-min-count": "3"})
     for i in range(5):
         t.write(batch(i))
-    t.create_tag("plain", 2)
+    t.create_tag("plain", 2, creator="airflow:d:t:run")  # a creator recorded in the tag file's properties
     t.create_tag("ttl", 4, time_retained_ms=86_400_000)
     t.compact(full=True)
     for i in range(5, 9):
         t.write(batch(i))
-    t.create_tag("doomed", t.latest_snapshot_id())
+    t.create_tag("doomed", t.latest_snapshot_id(), creator="airflow:d:t:run")
     t.write(batch(9))
     t.expire_snapshots(retain_min=3, time_retained=0)
     t.rollback_to("doomed")  # removes the newest snapshot, keeps the expiry's effects
+    assert not (t.latest_snapshot().properties or {})  # the tag's creator stays in the tag
     t.delete_tag("ttl")
     t.drop_partitions([{"dt": "2024-01-02"}])
     t.write(batch(10))

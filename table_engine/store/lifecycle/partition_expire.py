@@ -246,12 +246,12 @@ def expire_partitions(ctx: StoreContext, *, expiration_time: int | str | None = 
     return result
 
 
-def drop_partitions(ctx: StoreContext, partitions: PartitionSpecs) -> int | None:
+def drop_partitions(ctx: StoreContext, partitions: PartitionSpecs, ignore_if_missing: bool = False) -> int | None:
     """Drop the partitions matching any of the specs (typed against the partition columns, see
     :mod:`table_engine.store.partition_spec`); a spec may name a subset of the partition keys.
 
     One OVERWRITE commit; returns its snapshot id. A spec that matches no partition is a PartitionSpecError and
-    nothing is dropped.
+    nothing is dropped; with ``ignore_if_missing`` it is logged instead (no commit, None, when none matches).
     """
     fields = ctx.schema.partition_fields()
     specs = partition_specs(partitions, fields, ctx.options.partition_default_name(), ctx.table_path) or []
@@ -259,8 +259,12 @@ def drop_partitions(ctx: StoreContext, partitions: PartitionSpecs) -> int | None
         raise PartitionSpecError(f"drop_partitions of {ctx.table_path} needs at least one partition spec")
     snap = ctx.latest_snapshot()
     live = {e.partition for e in live_entries(ctx.file_io, ctx.table_path, snap)} if snap is not None else set()
-    selected = select_partitions(live, specs, fields, require_match=True, what="drop_partitions",
+    selected = select_partitions(live, specs, fields, require_match=not ignore_if_missing, what="drop_partitions",
                                  table=ctx.table_path)
+    if not selected:
+        log.info("drop_partitions of %s: %s match no partition (already gone): nothing to drop", ctx.table_path,
+                 [str(s) for s in specs])
+        return None
     types = [f.type for f in fields]
     return _commit_drop(ctx, [tuple(decode_row(p, types)) for p in sorted(selected)])
 

@@ -99,11 +99,13 @@ class TagManager:
 
     # ---- writing -----------------------------------------------------------------------------------------------
     def create(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
-               ignore_if_exists: bool = False, now: datetime.datetime | None = None) -> Tag:
-        """Tag ``snapshot``; :class:`TagAlreadyExistError` if the name is taken (unless ``ignore_if_exists``)."""
+               ignore_if_exists: bool = False, now: datetime.datetime | None = None,
+               creator: str | None = None) -> Tag:
+        """Tag ``snapshot``; :class:`TagAlreadyExistError` if the name is taken (unless ``ignore_if_exists``).
+        ``creator`` is recorded in the tag (:attr:`Tag.creator`)."""
         _check_name(name)
         self._check_not_auto_tagged(name, snapshot)
-        tag = self._make(name, snapshot, time_retained_ms, now)
+        tag = self._make(name, snapshot, time_retained_ms, now, creator)
         if not self.file_io.write_if_absent(self.path(name), tag.to_json().encode("utf-8")):
             if ignore_if_exists:
                 return self.get_or_raise(name)
@@ -112,10 +114,10 @@ class TagManager:
         return tag
 
     def replace(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
-                now: datetime.datetime | None = None) -> Tag:
+                now: datetime.datetime | None = None, creator: str | None = None) -> Tag:
         """Point an existing tag at ``snapshot`` (Paimon's ``replace_tag``)."""
         self.get_or_raise(name)
-        tag = self._make(name, snapshot, time_retained_ms, now)
+        tag = self._make(name, snapshot, time_retained_ms, now, creator)
         self.file_io.write_bytes(self.path(name), tag.to_json().encode("utf-8"), overwrite=True)
         return tag
 
@@ -197,13 +199,13 @@ class TagManager:
 
     # ---- internals ---------------------------------------------------------------------------------------------
     def _make(self, name: str, snapshot: Snapshot, time_retained_ms: int | None,
-              now: datetime.datetime | None) -> Tag:
+              now: datetime.datetime | None, creator: str | None = None) -> Tag:
         if time_retained_ms is not None and time_retained_ms <= 0:
             raise TagError(f"time retained of tag {name!r} must be positive, got {time_retained_ms} ms")
         trimmed = replace(snapshot, extra={k: v for k, v in snapshot.extra.items()
                                            if k not in ("tagCreateTime", "tagTimeRetained")})
         create = (now or clock.now_local()) if time_retained_ms is not None else None
-        return Tag(name, trimmed, create, time_retained_ms)
+        return Tag(name, trimmed, create, time_retained_ms, creator)
 
     def _check_not_auto_tagged(self, name: str, snapshot: Snapshot) -> None:
         if self.period is None or not self.period.is_auto_tag(name):

@@ -259,7 +259,7 @@ def test_rendered_options_parse_with_the_applications_grammar(paimon_conn: str) 
 
 
 def test_delete_tag_drop_partitions_rewrite_file_index(paimon_conn: str) -> None:
-    op: PaimonSparkOperator = PaimonDeleteTagOperator(task_id="d", table="db.t", tag="a,b", ignore_if_not_exists="True")
+    op: PaimonSparkOperator = PaimonDeleteTagOperator(task_id="d", table="db.t", tag="a,b", ignore_if_missing="True")
     assert app_args(op) == head("delete-tag", "db.t", paimon_conn) + ["--tag", "a,b", "--ignore-if-not-exists"]
     op = PaimonDropPartitionsOperator(task_id="p", table="db.t", partitions="dt=a;dt=b,h=1")
     assert app_args(op) == head("drop-partitions", "db.t", paimon_conn) + [
