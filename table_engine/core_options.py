@@ -56,8 +56,9 @@ BUCKET = key("bucket").int_type().default_value(-1).with_validator(
     lambda n: n > 0 or n in (-1, -2), "a positive bucket count, -1 (dynamic or unaware bucket) or -2 (postpone "
     "bucket)").with_description(
     "Bucket number. -1 (default): dynamic bucket mode for primary-key tables, bucket-unaware for append tables; "
-    "N > 0: fixed buckets by hash of the bucket key (an append table needs 'bucket-key'); -2 (postpone bucket mode) "
-    "is not supported by this engine. Other values are rejected at create and alter.")
+    "N > 0: fixed buckets by hash of the bucket key (an append table needs 'bucket-key'); -2 (postpone bucket mode, "
+    "primary-key tables): writes land in 'bucket-postpone' and a compaction assigns them to buckets (see "
+    "docs/postpone_bucket.md). Other values are rejected at create and alter.")
 BUCKET_KEY = key("bucket-key").string_type().no_default_value().with_description(
     "Comma-separated columns whose hash picks the bucket; defaults to the primary key minus partition keys.")
 BUCKET_FUNCTION_TYPE = key("bucket-function.type").enum_type(BucketFunctionType).default_value(
@@ -71,6 +72,21 @@ PARTITION_DEFAULT_NAME = key("partition.default-name").string_type().default_val
     "__DEFAULT_PARTITION__").with_description("Directory name of a null or blank partition value.")
 PARTITION_LEGACY_NAME = key("partition.legacy-name").bool_type().default_value(True).with_description(
     "Name partition directories with Java's toString of the internal value (DATE as days since epoch).")
+POSTPONE_DEFAULT_BUCKET_NUM = key("postpone.default-bucket-num").int_type().no_default_value().with_validator(
+    lambda n: n > 0, "a positive bucket count").with_description(
+    "Postpone bucket tables: bucket count of a partition that gets real buckets for the first time (exact; wins over "
+    "the estimate of 'postpone.target-row-num-per-bucket' / 'postpone.target-size-per-bucket').")
+POSTPONE_TARGET_ROW_NUM_PER_BUCKET = key("postpone.target-row-num-per-bucket").long_type().no_default_value() \
+    .with_validator(lambda n: n > 0, "a positive row count").with_description(
+        "Postpone bucket tables without 'postpone.default-bucket-num': a new partition gets ceil(postponed rows / "
+        "this) buckets; wins over 'postpone.target-size-per-bucket'.")
+POSTPONE_TARGET_SIZE_PER_BUCKET = key("postpone.target-size-per-bucket").memory_type().default_value(1 << 30) \
+    .with_validator(lambda n: n > 0, "a positive size").with_description(
+        "Postpone bucket tables without 'postpone.default-bucket-num' nor 'postpone.target-row-num-per-bucket': a new "
+        "partition gets ceil(postponed file bytes / this) buckets (at least 1).")
+POSTPONE_BATCH_WRITE_FIXED_BUCKET = key("postpone.batch-write-fixed-bucket").bool_type().default_value(True) \
+    .with_description("Paimon's Flink/Spark batch writes to a postpone table route rows to real buckets directly. "
+                      "Accepted and kept; this engine's writes always go to 'bucket-postpone'.")
 DYNAMIC_BUCKET_TARGET_ROW_NUM = key("dynamic-bucket.target-row-num").long_type().default_value(
     2_000_000).with_description("Dynamic bucket mode: rows per bucket before a new bucket is opened.")
 DYNAMIC_BUCKET_INITIAL_BUCKETS = key("dynamic-bucket.initial-buckets").int_type().no_default_value() \
@@ -392,7 +408,9 @@ STREAMING_READ_SNAPSHOT_DELAY = key("streaming.read.snapshot.delay").duration_ty
 SECTIONS = (
     OptionSection("Keys and distribution", (
         BUCKET, BUCKET_KEY, BUCKET_FUNCTION_TYPE, PRIMARY_KEY, PARTITION, PARTITION_DEFAULT_NAME,
-        PARTITION_LEGACY_NAME, DYNAMIC_BUCKET_TARGET_ROW_NUM, DYNAMIC_BUCKET_INITIAL_BUCKETS,
+        PARTITION_LEGACY_NAME, POSTPONE_DEFAULT_BUCKET_NUM, POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
+        POSTPONE_TARGET_SIZE_PER_BUCKET, POSTPONE_BATCH_WRITE_FIXED_BUCKET, DYNAMIC_BUCKET_TARGET_ROW_NUM,
+        DYNAMIC_BUCKET_INITIAL_BUCKETS,
         DYNAMIC_BUCKET_MAX_BUCKETS, DYNAMIC_BUCKET_ASSIGNER_PARALLELISM, CROSS_PARTITION_UPSERT_INDEX_TTL,
         CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM)),
     OptionSection("Merging, sequence and changelog", (

@@ -43,6 +43,7 @@ class DataFileWriter:
         self.changelog_stats_mode = self.stats_mode if changelog_stats is None else StatsMode.parse(changelog_stats)
         self.changelog_compression = self.opts.get(CHANGELOG_FILE_COMPRESSION) or self.opts.file_compression()
         self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.data_file_prefix = self.opts.data_file_prefix()
         self.track = track
 
     def bucket_path(self, partition_values: Sequence[object], bucket: int) -> str:
@@ -93,7 +94,7 @@ class DataFileWriter:
         n = table.num_rows
         per_row = max(1, table.nbytes // max(1, n))
         rows_per_file = max(1, self.target_file_size // per_row)
-        prefix = self.opts.get(CHANGELOG_FILE_PREFIX) if changelog else self.opts.data_file_prefix()
+        prefix = self.opts.get(CHANGELOG_FILE_PREFIX) if changelog else self.data_file_prefix
         compression = self.changelog_compression if changelog else self.opts.file_compression()
         stats_mode = self.changelog_stats_mode if changelog else self.stats_mode
         file_uuid = None

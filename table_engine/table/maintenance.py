@@ -35,10 +35,15 @@ class MaintenanceSurface(WriteSurface):
         against the partition columns; a spec that matches no partition is a PartitionSpecError).
         ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
         concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
-        as it was.
+        as it was. Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
+        makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """
         from table_engine.store.compaction.compact import compact_table
+        from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
+        if is_postpone_table(self._ctx):  # the compaction that assigns postponed rows to buckets publishes them
+            return compact_postpone_table(self._ctx, self.new_commit(commit_user), full, partitions,
+                                          idle_partitions_older_than_ms)
         return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms)
 
     @mutating
