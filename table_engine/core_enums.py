@@ -110,3 +110,7 @@ class RecordLevelTimeFieldType(enum.Enum):
     SECONDS_LONG = "seconds-long"
     MILLIS_LONG = "millis-long"
     TIMESTAMP = "timestamp"
+
+
+#: The data file formats (``file.format`` values and data file name extensions), Parquet the default.
+FILE_FORMATS = ("parquet", "orc", "avro")

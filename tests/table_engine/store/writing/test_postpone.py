@@ -65,7 +65,7 @@ def test_writes_are_postponed_until_a_compaction_publishes_them(catalog: Catalog
     assert {e.bucket for e in entries} == {-2} and {e.total_buckets for e in entries} == {-2}
     for e in entries:  # Paimon's postpone layout: level 0, writer-prefixed names, sequence numbers from 0
         assert e.file.level == 0 and e.file.min_sequence_number == 0
-        assert re.fullmatch(r"data--u-[^/]+-s-\d+-w-[0-9a-f-]+-0\.\w+", e.file.file_name), e.file.file_name
+        assert re.fullmatch(r"data--u-[^/]+-s-\d+-w-[0-9a-f-]+-0\.avro", e.file.file_name), e.file.file_name
         assert t.file_io.exists(f"{t.path}/dt={'a' if b'a' in e.partition else 'b'}/bucket-postpone/"
                                 f"{e.file.file_name}")
     sid = t.compact()
