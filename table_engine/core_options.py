@@ -243,6 +243,10 @@ COMMIT_MAX_RETRY_WAIT = key("commit.max-retry-wait").duration_type().default_val
     "Maximum wait before retrying a commit.")
 COMMIT_USER_PREFIX = key("commit.user-prefix").string_type().no_default_value().with_description(
     "Prefix of generated commit users: `<prefix>_<UUID>` (without it, a bare UUID).")
+COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT = key("commit.strict-mode.last-safe-snapshot").long_type().no_default_value() \
+    .with_description("If set, a commit fails (CommitConflictError) when another commit user published, after this "
+                      "snapshot, a COMPACT or OVERWRITE snapshot or an APPEND snapshot with files in real buckets "
+                      "(Paimon 1.2; rescale sets it to the snapshot it read).")
 COMMIT_FORCE_COMPACT = key("commit.force-compact").bool_type().default_value(False).with_description(
     "Compact before every commit.")
 
@@ -457,7 +461,7 @@ SECTIONS = (
         MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
     OptionSection("Commit", (
         COMMIT_MAX_RETRIES, COMMIT_TIMEOUT, COMMIT_MIN_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT, COMMIT_USER_PREFIX,
-        COMMIT_FORCE_COMPACT)),
+        COMMIT_FORCE_COMPACT, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT)),
     OptionSection("Compaction and table modes", (
         NUM_SORTED_RUNS_COMPACTION_TRIGGER, NUM_SORTED_RUNS_STOP_TRIGGER, NUM_LEVELS,
         COMPACTION_MAX_SIZE_AMPLIFICATION, COMPACTION_SIZE_RATIO, COMPACTION_SMALL_FILE_RATIO,

@@ -37,6 +37,7 @@ from table_engine.errors import (
     TagAlreadyExistError,
     TagError,
     TagNotExistError,
+    UnsupportedError,
 )
 from table_engine.predicate import PredicateError
 from table_engine.schema_change import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption, UpdateColumnType
@@ -250,6 +251,14 @@ CASES = [
          "scan.snapshot-id"),
     Case("rename a tag onto an existing one", lambda s: s.t.rename_tag("t1", "t1"), TagAlreadyExistError, "t1"),
     Case("rename a tag to a bad name", lambda s: s.t.rename_tag("t1", "a/b"), TagError, "a/b"),
+    # ---- rescale ----------------------------------------------------------------------------------------------------
+    Case("rescale: bucket_num 0", lambda s: s.t.rescale(0), OptionError, "bucket_num"),
+    Case("rescale: bucket_num other than a fixed-bucket table's", lambda s: s.t.rescale(4), OptionError,
+         "bucket_num"),
+    Case("rescale: unknown partition", lambda s: s.t.rescale(partitions=[{"dt": "2030-01-01"}]), SchemaError,
+         "2030-01-01"),
+    Case("rescale: dynamic-bucket table", lambda s: s.nn.rescale(2), UnsupportedError, "bucket"),
+    Case("rescale: bucket-unaware append table", lambda s: s.a.rescale(2), UnsupportedError, "bucket"),
 ]
 
 

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Sequence
 
 from table_engine.core_options import (
+    COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT,
     FULL_COMPACTION_DELTA_COMMITS,
     POSTPONE_DEFAULT_BUCKET_NUM,
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
@@ -60,9 +61,15 @@ def compact_postpone_table(ctx: StoreContext, commit: FileStoreCommit, full: boo
                            idle_partitions_older_than_ms: int | None = None) -> int | None:
     """Assign the postponed records (of the selected partitions, as :func:`plan_compaction` selects them) to
     buckets, compact, commit; the COMPACT snapshot id, or None when there is nothing to do."""
+    snapshot = ctx.latest_snapshot()
     messages = postpone_compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms)
-    if not messages:
+    if not messages or snapshot is None:
         return None
+    # as Paimon's tableForPostponeRewrite: strict mode from the snapshot read, so that a rescale or another
+    # compaction committed meanwhile fails this commit (new files must not land in a changed bucket layout)
+    strict = CoreOptions({**ctx.options.raw, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(snapshot.id)})
+    commit = FileStoreCommit(StoreContext(ctx.file_io, ctx.table_path, ctx.schema, strict), commit.commit_user,
+                             commit.new_user)
     try:
         return commit.commit(messages)
     except BaseException:
@@ -113,7 +120,7 @@ def postpone_compaction_messages(ctx: StoreContext, full: bool = False,
                                  partitions: PartitionSpecs | None = None,
                                  idle_partitions_older_than_ms: int | None = None) -> list[CommitMessage]:
     """Steps 1-3 of the module docstring, uncommitted. On failure the files written so far are deleted."""
-    plan = plan_compaction(ctx, partitions, idle_partitions_older_than_ms)
+    plan = plan_compaction(ctx, partitions, idle_partitions_older_than_ms, with_postponed=True)
     postponed = [b for b in plan if b.bucket == POSTPONE_BUCKET]
     counts = bucket_counts(ctx, plan)
     by_count: dict[int, list[BucketFiles]] = {}

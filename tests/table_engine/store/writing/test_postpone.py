@@ -220,3 +220,72 @@ def test_random_writes_and_compactions_match_a_dict_model(tmp_path_factory: Any,
             published.update(pending)
             pending, deleted = {}, set()
         assert content(t) == published
+
+
+# ---- rescale --------------------------------------------------------------------------------------------------------
+
+def test_rescale_changes_a_partitions_bucket_count_and_keeps_postponed_rows(catalog: Catalog) -> None:
+    t = make(catalog)
+    t.write(rows(*(("a", i, i) for i in range(30)), *(("b", i, i) for i in range(10))))
+    t.compact()
+    assert bucket_counts(t) == {"a": 1, "b": 1}
+    t.write(rows(("a", 0, 100), ("a", 99, 99)))  # postponed: rescale must not lose them
+    sid = t.rescale(4, partitions=[{"dt": "a"}])
+    assert sid is not None and t.snapshot(sid).commit_kind is CommitKind.OVERWRITE
+    assert bucket_counts(t) == {"a": 4, "b": 1}
+    expected = {("a", i): i for i in range(30)} | {("b", i): i for i in range(10)}
+    assert content(t) == expected
+    assert {b for (_, b) in buckets(t)} == {-2, 0, 1, 2, 3}
+    t.compact()  # the postponed rows go to the partition's new count
+    assert bucket_counts(t) == {"a": 4, "b": 1}
+    assert content(t) == expected | {("a", 0): 100, ("a", 99): 99}
+
+
+def test_rescale_of_a_postpone_table_needs_bucket_num_and_changes_nothing_without(catalog: Catalog,
+                                                                                  warehouse: str) -> None:
+    from tests.table_engine.test_bad_input import warehouse_state
+
+    t = make(catalog)
+    t.write(rows(("a", 1, 1)))
+    t.compact()
+    before = warehouse_state(warehouse)
+    with pytest.raises(OptionError, match="bucket_num is required"):
+        t.rescale()
+    assert warehouse_state(warehouse) == before
+
+
+def test_rescale_fails_when_a_compaction_committed_since_it_read(catalog: Catalog) -> None:
+    from table_engine.store.context import StoreContext
+    from table_engine.store.writing import rescale as rescale_module
+
+    t = make(catalog)
+    t.write(rows(("a", 1, 1)))
+    t.compact()
+    t.write(rows(("a", 2, 2)))
+    original = rescale_module.TableWrite
+
+    class CompactingMeanwhile(original):  # type: ignore[misc, valid-type]
+        def prepare_commit(self, commit_identifier: int | None = None) -> Any:
+            out = super().prepare_commit(commit_identifier)
+            t.copy({}).compact()  # another job publishes the postponed row meanwhile
+            return out
+
+    rescale_module.TableWrite = CompactingMeanwhile  # type: ignore[misc]
+    try:
+        ctx = StoreContext(t.file_io, t.path, t.schema, t.options)
+        with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
+            rescale_module.rescale(ctx, "rescaler", 3)
+    finally:
+        rescale_module.TableWrite = original  # type: ignore[misc]
+    assert content(t) == {("a", 1): 1, ("a", 2): 2}
+    assert bucket_counts(t) == {"a": 1}
+
+
+def test_rescale_of_a_fixed_bucket_table_rewrites_in_place(catalog: Catalog) -> None:
+    t = catalog.create_table("db.f", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "3"})
+    t.write(rows(*(("a", i, i) for i in range(20))))
+    t.write(rows(*(("a", i, -i) for i in range(0, 20, 3))))
+    expected = content(t)
+    sid = t.rescale(partitions=["dt=a"])
+    assert sid is not None and content(t) == expected and bucket_counts(t) == {"a": 3}
