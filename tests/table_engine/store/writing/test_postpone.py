@@ -289,3 +289,30 @@ def test_rescale_of_a_fixed_bucket_table_rewrites_in_place(catalog: Catalog) -> 
     expected = content(t)
     sid = t.rescale(partitions=["dt=a"])
     assert sid is not None and content(t) == expected and bucket_counts(t) == {"a": 3}
+
+
+MODES = {  # options -> the content after the second compaction
+    "deletion-vectors": ({"deletion-vectors.enabled": "true"}, {("a", 1): 6, ("a", 3): 3}),
+    "first-row": ({"merge-engine": "first-row"}, {("a", 1): 5, ("a", 2): 2, ("a", 3): 3}),
+    "partial-update": ({"merge-engine": "partial-update", "ignore-delete": "true"},
+                       {("a", 1): 6, ("a", 2): 2, ("a", 3): 3}),
+    "lookup-changelog": ({"changelog-producer": "lookup"}, {("a", 1): 6, ("a", 3): 3}),
+    "input-changelog": ({"changelog-producer": "input"}, {("a", 1): 6, ("a", 3): 3}),
+    "sequence-field": ({"sequence.field": "v"}, {("a", 1): 7, ("a", 2): 2, ("a", 3): 3}),
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_table_modes_on_postpone_tables(catalog: Catalog, mode: str) -> None:
+    """What the compaction publishes follows the table's mode: deletion vectors and first-row (batch reads skip level
+    0: the compaction's writer pushes it up), partial update, changelog producers, sequence.field (the -D of key 2
+    has a smaller sequence field than its row: ignored)."""
+    options, expected = MODES[mode]
+    t = make(catalog, **options)
+    t.write(rows(("a", 1, 5), ("a", 2, 2)))
+    t.compact()
+    t.write(rows(("a", 1, 7), ("a", 3, 3)))
+    t.write(rows(("a", 1, 6), ("a", 2, 0)), row_kinds=None if mode == "first-row" else ["+U", "-D"])
+    assert content(t) == {("a", 1): 5, ("a", 2): 2}
+    t.compact()
+    assert content(t) == expected
