@@ -316,3 +316,20 @@ def test_table_modes_on_postpone_tables(catalog: Catalog, mode: str) -> None:
     assert content(t) == {("a", 1): 5, ("a", 2): 2}
     t.compact()
     assert content(t) == expected
+
+
+def test_expiry_and_orphan_cleanup_keep_live_postponed_files(catalog: Catalog) -> None:
+    import time
+
+    t = make(catalog)
+    t.write(rows(("a", 1, 1), ("b", 2, 2)))
+    t.compact()
+    t.write(rows(("a", 4, 4)))  # postponed, live
+    t.expire_snapshots(retain_min=1, retain_max=1)  # the compacted postponed files go with their snapshots
+    postponed = [e.file.file_name for e in live_entries(t.file_io, t.path, t.latest_snapshot()) if e.bucket == -2]
+    assert len(postponed) == 1
+    assert len(t.file_io.list_status(f"{t.path}/dt=a/bucket-postpone")) == 1
+    time.sleep(0.01)
+    assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0
+    t.compact()
+    assert content(t) == {("a", 1): 1, ("b", 2): 2, ("a", 4): 4}
