@@ -1,12 +1,13 @@
 """Avro data files, as Paimon Java writes and reads them (``AvroSchemaConverter``, ``AvroFileFormat``).
 
-The writer schema is a record ``org.apache.paimon.avro.generated.record`` with one field per column, named as the
-column; a nullable type is the union ``["null", T]`` with default null. BOOLEAN boolean, TINYINT/SMALLINT/INT int,
-BIGINT long, FLOAT, DOUBLE, CHAR/VARCHAR string, BINARY/VARBINARY bytes, DATE int (``date``), TIME int
-(``time-millis``), TIMESTAMP(p) long (``timestamp-millis`` for p <= 3, ``timestamp-micros`` for p <= 6),
-TIMESTAMP_LTZ(p) long (``local-timestamp-millis`` / ``-micros``), DECIMAL bytes (``decimal``), ROW a record named
-``<parent record name>_<field>``, ARRAY array, MAP with a CHAR/VARCHAR key an Avro map, any other MAP an array of
-``{key, value}`` records with logical type ``map``. Paimon refuses TIMESTAMP precision > 6 in Avro, and so do we.
+The writer schema is the union of null and a record ``org.apache.paimon.avro.generated.record`` (Paimon's row type
+is nullable) with one field per column, named as the column; a nullable type is the union ``["null", T]`` with
+default null. BOOLEAN boolean, TINYINT/SMALLINT/INT int, BIGINT long, FLOAT, DOUBLE, CHAR/VARCHAR string,
+BINARY/VARBINARY bytes, DATE int (``date``), TIME int (``time-millis``), TIMESTAMP(p) long (``timestamp-millis``
+for p <= 3, ``timestamp-micros`` for p <= 6), TIMESTAMP_LTZ(p) long (``local-timestamp-millis`` / ``-micros``),
+DECIMAL bytes (``decimal``), ROW a record named ``<parent record name>_<field>``, ARRAY array, MAP with a
+CHAR/VARCHAR key an Avro map, any other MAP an array of ``{key, value}`` records with logical type ``map``. Paimon
+refuses TIMESTAMP precision > 6 in Avro, and so do we.
 
 Reading decodes blocks with fastavro into column lists (only the asked-for fields are materialized: the reader
 schema drops the others) and builds Arrow arrays from them; date/time logical types are read as their integers
@@ -48,9 +49,9 @@ def avro_codec(compression: str, avro_codec_option: str | None = None) -> str:
 
 # ---- schema ------------------------------------------------------------------------------------------------------
 
-def avro_schema(schema: pa.Schema) -> dict[str, Any]:
-    """The Avro writer schema Paimon Java derives for the columns of ``schema``."""
-    return {"type": "record", "name": RECORD_NAME, "fields": [_avro_field(f, RECORD_NAME) for f in schema]}
+def avro_schema(schema: pa.Schema) -> list[Any]:
+    """The Avro writer schema Paimon Java derives for the columns of ``schema`` (a nullable record)."""
+    return ["null", {"type": "record", "name": RECORD_NAME, "fields": [_avro_field(f, RECORD_NAME) for f in schema]}]
 
 
 def _avro_field(f: pa.Field, parent: str) -> dict[str, Any]:
@@ -251,8 +252,12 @@ def write_avro_data(file_io: FileIO, path: str, table: pa.Table, compression: st
 # ---- read --------------------------------------------------------------------------------------------------------
 
 def _writer_schema(reader: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = reader.writer_schema
-    if schema.get("type") != "record":
+    """The record of a data file's writer schema (Paimon Java writes it as the union of null and the record)."""
+    schema: Any = reader.writer_schema
+    if isinstance(schema, list):
+        records = [b for b in schema if b != "null"]
+        schema = records[0] if len(records) == 1 else None
+    if not isinstance(schema, dict) or schema.get("type") != "record":
         raise ValueError("the writer schema of an Avro data file is not a record")
     return schema
 
