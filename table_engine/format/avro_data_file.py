@@ -16,6 +16,7 @@ and Arrow builds the dates, times and timestamps. See docs/adr/0011-avro-data-fi
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,6 +46,8 @@ def avro_codec(compression: str, avro_codec_option: str | None = None) -> str:
     codec = AVRO_CODECS.get(name.lower())
     if codec is None:
         raise OptionError(f"{key} = {name!r} is not an Avro codec (one of {', '.join(AVRO_CODECS)})")
+    if codec == "snappy" and importlib.util.find_spec("cramjam") is None:
+        raise OptionError(f"{key} = {name!r}: Avro snappy needs the cramjam package, which is not installed")
     return codec
 
 
