@@ -26,6 +26,7 @@ import fastavro
 import pyarrow as pa
 
 from table_engine.errors import OptionError
+from table_engine.format.avro_encoder import encode_container, flat
 from table_engine.io.file_io import FileIO
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"
@@ -236,6 +237,11 @@ def write_avro_data(file_io: FileIO, path: str, table: pa.Table, compression: st
     """Write ``table`` as one Avro data file (Paimon's writer schema; ``compression`` a ``file.compression`` name,
     ``avro_codec_option`` the table's ``avro.codec``); returns its size."""
     codec = avro_codec(compression, avro_codec_option)
+    if flat(table.schema):  # every column primitive: the vectorized encoder
+        data = encode_container(table, avro_schema(table.schema), codec, level, record_in_union=True)
+        with file_io.open_output(path) as out:
+            out.write(data)
+        return file_io.file_size(path)
     schema = fastavro.parse_schema(avro_schema(table.schema))
     names = table.column_names
     columns: list[list[Any]] = []
