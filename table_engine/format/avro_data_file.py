@@ -1,21 +1,24 @@
 """Avro data files, as Paimon Java writes and reads them (``AvroSchemaConverter``, ``AvroFileFormat``).
 
-The writer schema is a record ``org.apache.paimon.avro.generated.record`` with one field per column, named as the
-column; a nullable type is the union ``["null", T]`` with default null. BOOLEAN boolean, TINYINT/SMALLINT/INT int,
-BIGINT long, FLOAT, DOUBLE, CHAR/VARCHAR string, BINARY/VARBINARY bytes, DATE int (``date``), TIME int
-(``time-millis``), TIMESTAMP(p) long (``timestamp-millis`` for p <= 3, ``timestamp-micros`` for p <= 6),
-TIMESTAMP_LTZ(p) long (``local-timestamp-millis`` / ``-micros``), DECIMAL bytes (``decimal``), ROW a record named
-``<parent record name>_<field>``, ARRAY array, MAP with a CHAR/VARCHAR key an Avro map, any other MAP an array of
-``{key, value}`` records with logical type ``map``. Paimon refuses TIMESTAMP precision > 6 in Avro, and so do we.
+The writer schema is the union of null and a record ``org.apache.paimon.avro.generated.record`` (Paimon's row type
+is nullable) with one field per column, named as the column; a nullable type is the union ``["null", T]`` with
+default null. BOOLEAN boolean, TINYINT/SMALLINT/INT int, BIGINT long, FLOAT, DOUBLE, CHAR/VARCHAR string,
+BINARY/VARBINARY bytes, DATE int (``date``), TIME int (``time-millis``), TIMESTAMP(p) long (``timestamp-millis``
+for p <= 3, ``timestamp-micros`` for p <= 6), TIMESTAMP_LTZ(p) long (``local-timestamp-millis`` / ``-micros``),
+DECIMAL bytes (``decimal``), ROW a record named ``<parent record name>_<field>``, ARRAY array, MAP with a
+CHAR/VARCHAR key an Avro map, any other MAP an array of ``{key, value}`` records with logical type ``map``. Paimon
+refuses TIMESTAMP precision > 6 in Avro, and so do we.
 
-Reading decodes blocks with fastavro into column lists (only the asked-for fields are materialized: the reader
-schema drops the others) and builds Arrow arrays from them; date/time logical types are read as their integers
-(no Python datetime objects) and cast by Arrow.
+Reading decodes blocks with fastavro and builds Arrow arrays from the records; date/time logical types are read as
+their integers (the header's schema is rewritten without them: no Python datetime objects, no schema resolution)
+and Arrow builds the dates, times and timestamps. See docs/adr/0011-avro-data-files.md for the measured choice.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +26,7 @@ import fastavro
 import pyarrow as pa
 
 from table_engine.errors import OptionError
+from table_engine.format.avro_encoder import encode_container, flat
 from table_engine.io.file_io import FileIO
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"
@@ -43,14 +47,16 @@ def avro_codec(compression: str, avro_codec_option: str | None = None) -> str:
     codec = AVRO_CODECS.get(name.lower())
     if codec is None:
         raise OptionError(f"{key} = {name!r} is not an Avro codec (one of {', '.join(AVRO_CODECS)})")
+    if codec == "snappy" and importlib.util.find_spec("cramjam") is None:
+        raise OptionError(f"{key} = {name!r}: Avro snappy needs the cramjam package, which is not installed")
     return codec
 
 
 # ---- schema ------------------------------------------------------------------------------------------------------
 
-def avro_schema(schema: pa.Schema) -> dict[str, Any]:
-    """The Avro writer schema Paimon Java derives for the columns of ``schema``."""
-    return {"type": "record", "name": RECORD_NAME, "fields": [_avro_field(f, RECORD_NAME) for f in schema]}
+def avro_schema(schema: pa.Schema) -> list[Any]:
+    """The Avro writer schema Paimon Java derives for the columns of ``schema`` (a nullable record)."""
+    return ["null", {"type": "record", "name": RECORD_NAME, "fields": [_avro_field(f, RECORD_NAME) for f in schema]}]
 
 
 def _avro_field(f: pa.Field, parent: str) -> dict[str, Any]:
@@ -231,6 +237,11 @@ def write_avro_data(file_io: FileIO, path: str, table: pa.Table, compression: st
     """Write ``table`` as one Avro data file (Paimon's writer schema; ``compression`` a ``file.compression`` name,
     ``avro_codec_option`` the table's ``avro.codec``); returns its size."""
     codec = avro_codec(compression, avro_codec_option)
+    if flat(table.schema):  # every column primitive: the vectorized encoder
+        data = encode_container(table, avro_schema(table.schema), codec, level, record_in_union=True)
+        with file_io.open_output(path) as out:
+            out.write(data)
+        return file_io.file_size(path)
     schema = fastavro.parse_schema(avro_schema(table.schema))
     names = table.column_names
     columns: list[list[Any]] = []
@@ -250,29 +261,82 @@ def write_avro_data(file_io: FileIO, path: str, table: pa.Table, compression: st
 
 # ---- read --------------------------------------------------------------------------------------------------------
 
-def _writer_schema(reader: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = reader.writer_schema
-    if schema.get("type") != "record":
+_MAGIC = b"Obj\x01"
+
+
+def _read_long(data: bytes, pos: int) -> tuple[int, int]:
+    """One zig-zag varint at ``pos``: (value, next position)."""
+    shift = result = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+
+
+def _long(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _plain_container(data: bytes) -> tuple[bytes, dict[str, Any]]:
+    """The container file with date/time logical types removed from its header's schema (their encoding is the
+    plain int/long, so the blocks stay as they are), and the record of its original schema.
+
+    fastavro then reads those values as ints without a reader schema (its fast path: no schema resolution, no
+    datetime objects); Arrow builds dates, times and timestamps from the ints."""
+    if data[:4] != _MAGIC:
+        raise ValueError("not an Avro object container file (bad magic)")
+    pos, meta = 4, {}
+    while True:
+        count, pos = _read_long(data, pos)
+        if count == 0:
+            break
+        if count < 0:
+            count = -count
+            _, pos = _read_long(data, pos)
+        for _ in range(count):
+            klen, pos = _read_long(data, pos)
+            key = data[pos:pos + klen].decode()
+            pos += klen
+            vlen, pos = _read_long(data, pos)
+            meta[key] = data[pos:pos + vlen]
+            pos += vlen
+    schema = json.loads(meta["avro.schema"])
+    meta["avro.schema"] = json.dumps(_raw_ints(schema)).encode()
+    header = bytearray(_MAGIC)
+    header += _long(len(meta))
+    for key, value in meta.items():
+        header += _long(len(key.encode())) + key.encode() + _long(len(value)) + value
+    header += _long(0)
+    return bytes(header) + data[pos:], _record_of(schema)
+
+
+def _record_of(schema: Any) -> dict[str, Any]:
+    """The record of a data file's writer schema (Paimon Java writes it as the union of null and the record)."""
+    if isinstance(schema, list):
+        records = [b for b in schema if b != "null"]
+        schema = records[0] if len(records) == 1 else None
+    if not isinstance(schema, dict) or schema.get("type") != "record":
         raise ValueError("the writer schema of an Avro data file is not a record")
     return schema
 
 
-def _read_plan(writer: dict[str, Any], columns: Sequence[str] | None) -> tuple[dict[str, Any], pa.Schema]:
-    """(reader schema with only ``columns``, date/time logical types as ints; Arrow schema of those columns)."""
-    by_name = {f["name"]: f for f in writer["fields"]}
+def _arrow_schema(record: dict[str, Any], columns: Sequence[str] | None) -> pa.Schema:
+    """The Arrow schema of ``columns`` (all when None) of an Avro record schema."""
+    by_name = {f["name"]: f for f in record["fields"]}
     names = list(columns) if columns is not None else list(by_name)
     missing = [n for n in names if n not in by_name]
     if missing:
         raise ValueError(f"no column {missing[0]!r} in the Avro data file")
-    fields = [by_name[n] for n in names]
-    reader = {**writer, "fields": [{**f, "type": _raw_ints(f["type"])} for f in fields]}
-    arrow = pa.schema([pa.field(f["name"], _arrow_type(f["type"]), nullable=True) for f in fields])
-    return reader, arrow
-
-
-def _to_table(records: list[dict[str, Any]], arrow: pa.Schema) -> pa.Table:
-    arrays = [pa.array([r[f.name] for r in records], type=f.type) for f in arrow]
-    return pa.Table.from_arrays(arrays, schema=arrow)
+    return pa.schema([pa.field(n, _arrow_type(by_name[n]["type"]), nullable=True) for n in names])
 
 
 def read_avro_data(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
@@ -284,24 +348,25 @@ def read_avro_data(file_io: FileIO, path: str, columns: Sequence[str] | None = N
 
 
 def iter_avro_data(file_io: FileIO, path: str, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
-    """(Some columns of) an Avro data file in tables of at most ``batch_rows`` rows."""
+    """(Some columns of) an Avro data file in tables of at most ``batch_rows`` rows (Avro decodes every column;
+    only the asked-for ones become Arrow arrays)."""
     with file_io.open_input(path) as f:
-        data = f.read()
-    head = fastavro.reader(io.BytesIO(data))
-    reader_schema, arrow = _read_plan(_writer_schema(head), columns)
-    it = fastavro.reader(io.BytesIO(data), reader_schema=reader_schema)
-    batch: list[dict[str, Any]] = []
+        data, record = _plain_container(f.read())
+    arrow = _arrow_schema(record, columns)
+    batch: list[Any] = []
     emitted = False
-    for rec in it:
-        batch.append(rec)  # type: ignore[arg-type]
+    for rec in fastavro.reader(io.BytesIO(data)):
+        if rec is None:
+            raise ValueError("a null row in an Avro data file")
+        batch.append(rec)
         if len(batch) >= batch_rows:
-            yield _to_table(batch, arrow)
+            yield pa.Table.from_pylist(batch, schema=arrow)
             emitted, batch = True, []
     if batch or not emitted:
-        yield _to_table(batch, arrow)
+        yield pa.Table.from_pylist(batch, schema=arrow)
 
 
 def avro_column_names(file_io: FileIO, path: str) -> list[str]:
     """The top-level column names of an Avro data file (its header only)."""
     with file_io.open_input(path) as f:
-        return [fld["name"] for fld in _writer_schema(fastavro.reader(f))["fields"]]
+        return [fld["name"] for fld in _record_of(fastavro.reader(f).writer_schema)["fields"]]

@@ -5,6 +5,11 @@ BOOLEAN, DATE date, TIMESTAMP timestamp, TIMESTAMP_LTZ timestamp with local time
 DECIMAL decimal, CHAR/VARCHAR/STRING string, BINARY/VARBINARY binary, ARRAY list, MAP map, ROW struct. Columns are
 read by name. pyarrow's ORC writer maps every type the same way, except TIME, which Arrow has as ``time32`` and ORC
 as int: it is written as its int32 milliseconds and read back as int32 (the reader casts to the table's type).
+
+pyarrow's ORC writer splits a timestamp into seconds and nanoseconds by truncating division, so a value before
+1970 with digits below the millisecond gets negative nanoseconds, which Paimon Java's ORC reader refuses
+(``Timestamp`` precondition). Such values are refused before the file is written (a DataError naming the column):
+whole milliseconds before 1970, and every value from 1970 on, are read back exactly by both.
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as po
 
-from table_engine.errors import OptionError
+from table_engine.errors import DataError, OptionError
 from table_engine.io.file_io import FileIO
 
 # file.compression names -> pyarrow's ORC codec names (Paimon: CompressionKind.valueOf(name.toUpperCase()))
@@ -37,6 +43,22 @@ def _orc_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(t):
         return pa.struct([t.field(i).with_type(_orc_type(t.field(i).type)) for i in range(t.num_fields)])
     return t
+
+
+def _check_timestamps(table: pa.Table) -> None:
+    """Refuse timestamps before 1970 with sub-millisecond digits (see the module doc)."""
+    for name, col in zip(table.column_names, table.columns):
+        t = col.type
+        if not (pa.types.is_timestamp(t) and t.unit in ("us", "ns")) or col.null_count == len(col):
+            continue
+        per_ms = 1000 if t.unit == "us" else 1_000_000
+        v = col.cast(pa.int64())
+        bad = pc.any(pc.and_(pc.less(v, 0), pc.not_equal(pc.subtract(v, pc.multiply(
+            pc.divide(v, per_ms), per_ms)), 0))).as_py()
+        if bad:
+            raise DataError(f"column {name!r}: a TIMESTAMP before 1970 with sub-millisecond digits cannot be written "
+                            f"to an ORC file that Paimon Java reads (pyarrow's ORC writer encodes its nanoseconds "
+                            f"negative); use file.format parquet or avro for such values")
 
 
 def _orc_table(table: pa.Table) -> pa.Table:
@@ -79,6 +101,7 @@ def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "z
     ``orc.bloom.filter.columns``, ``orc.bloom.filter.fpp``)."""
     opts = options or {}
     codec = orc_codec(compression)
+    _check_timestamps(table)
     bloom = opts.get("orc.bloom.filter.columns")
     bloom_idx = None
     if bloom:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import CorruptMetadataError, OptionError
+from table_engine.errors import CorruptMetadataError, DataError, OptionError
 from table_engine.format.formats import WriteFormat, file_column_names, format_of, iter_file, read_file, write_file
 from table_engine.io.file_io import LocalFileIO
 
@@ -99,3 +99,17 @@ def test_an_unknown_codec_for_the_format_is_refused_before_any_file(tmp_path: Pa
     with pytest.raises(OptionError, match="file.compression = 'lz4'"):
         t.write(rows())
     assert not list((tmp_path / "wh").rglob("data-*"))
+
+
+def test_orc_refuses_sub_millisecond_timestamps_before_1970_and_writes_nothing(tmp_path: Path) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", pa.timestamp("us"))])
+    catalog = Catalog(str(tmp_path / "wh"))
+    t = catalog.create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1", "file.format": "orc"})
+    ok = pa.table({"id": [1, 2], "ts": pa.array([-1000, 5], pa.int64()).cast(pa.timestamp("us"))}, schema=schema)
+    t.write(ok)  # whole milliseconds before 1970 and anything after are fine
+    before = sorted(p.name for p in (tmp_path / "wh").rglob("*"))
+    bad = pa.table({"id": [3], "ts": pa.array([-1], pa.int64()).cast(pa.timestamp("us"))}, schema=schema)
+    with pytest.raises(DataError, match="column 'ts'"):
+        t.write(bad)
+    assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == before
+    assert catalog.get_table("db.t").read().sort_by("id").equals(ok.cast(catalog.get_table("db.t").read().schema))
