@@ -190,12 +190,13 @@ def test_concurrent_writers_and_a_compactor_on_s3(s3_catalog: Catalog) -> None:
 OPS = st.lists(st.one_of(
     st.tuples(st.just("write"), st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 8), st.integers(0, 99),
                                                    st.booleans()), min_size=1, max_size=8)),
-    st.tuples(st.just("compact"), st.booleans())), min_size=1, max_size=8)
+    st.tuples(st.just("compact"), st.booleans()),
+    st.tuples(st.just("rescale"), st.integers(1, 4))), min_size=1, max_size=8)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
-def test_random_writes_and_compactions_match_a_dict_model(tmp_path_factory: Any, ops: list[Any]) -> None:
+def test_random_writes_compactions_and_rescales_match_a_dict_model(tmp_path_factory: Any, ops: list[Any]) -> None:
     catalog = Catalog(str(tmp_path_factory.mktemp("w")))
     t = make(catalog, **{"postpone.default-bucket-num": "2"})
     published: Model = {}
@@ -213,6 +214,9 @@ def test_random_writes_and_compactions_match_a_dict_model(tmp_path_factory: Any,
                 else:
                     pending[(p, k)] = v
                     deleted.discard((p, k))
+        elif op[0] == "rescale":
+            if t.latest_snapshot() is not None:  # rewrites the published rows only; postponed rows stay postponed
+                t.rescale(op[1])
         else:
             t.compact(full=op[1])
             for key in deleted:
