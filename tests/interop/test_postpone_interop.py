@@ -1,10 +1,9 @@
 """Postpone bucket tables (``bucket`` = -2) between pypaimon 2.1.0 and the engine.
 
-pypaimon writes a postpone table in three commits (inserts, updates, deletes through ``rowkind.field``; with
-``postpone.batch-write-fixed-bucket`` = false its batch writes stage rows in ``bucket-postpone`` as Avro files, as a
-streaming writer does): the engine reads nothing before its compaction, then the rows of the dict model; it expires
-the older snapshots and pypaimon reads the model. The reverse: the engine's own postpone table reads empty in
-pypaimon until the engine compacts it, then as the model.
+pypaimon writes a postpone table in three commits (inserts, updates, deletes through ``rowkind.field``; its batch
+write builder stages the rows in ``bucket-postpone`` as Avro files): the engine reads nothing before its compaction,
+then the rows of the dict model; it expires the older snapshots and pypaimon reads the model. The reverse: the
+engine's own postpone table reads empty in pypaimon until the engine compacts it, then as the model.
 """
 
 from __future__ import annotations
@@ -55,8 +54,7 @@ def _rows(t: pa.Table) -> Model:
 
 
 def test_pypaimon_postpone_table_published_by_engine_compaction(pypaimon: PypaimonClient, tmp_path: Path) -> None:
-    options = {"bucket": "-2", "rowkind.field": "k", "postpone.batch-write-fixed-bucket": "false",
-               "postpone.default-bucket-num": "2"}
+    options = {"bucket": "-2", "rowkind.field": "k", "postpone.default-bucket-num": "2"}
     pypaimon.write(tmp_path, "db.t", SCHEMA, KEYS, ["dt"], options, BATCHES)
     t = Catalog(str(tmp_path)).get_table("db.t")
     entries = live_entries(t.file_io, t.path, t.latest_snapshot())
