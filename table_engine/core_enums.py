@@ -120,3 +120,7 @@ class ExternalPathStrategy(enum.Enum):
     ROUND_ROBIN = "round-robin"
     ENTROPY_INJECT = "entropy-inject"
     WEIGHTED = "weight-robin"
+
+
+#: The data file formats (``file.format`` values and data file name extensions), Parquet the default.
+FILE_FORMATS = ("parquet", "orc", "avro")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from table_engine.core_enums import (
+    FILE_FORMATS,
     BucketFunctionType,
     ChangelogProducer,
     ConsumerMode,
@@ -48,6 +49,19 @@ MB = 1024 * 1024
 _STATS_MODE = re.compile(r"(none|counts|full|truncate\(\d+\))", re.IGNORECASE)
 
 
+_FORMATS_TEXT = "one of " + ", ".join(FILE_FORMATS)
+
+
+def _format_ok(v: Any) -> bool:
+    return str(v).strip().lower() in FILE_FORMATS
+
+
+def _per_level_ok(value_ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    def ok(m: Any) -> bool:
+        return all(str(k).strip().isdigit() and value_ok(v) for k, v in dict(m).items())
+    return ok
+
+
 def _stats_mode_ok(v: Any) -> bool:
     return bool(_STATS_MODE.fullmatch(str(v).strip()))
 
@@ -57,8 +71,9 @@ BUCKET = key("bucket").int_type().default_value(-1).with_validator(
     lambda n: n > 0 or n in (-1, -2), "a positive bucket count, -1 (dynamic or unaware bucket) or -2 (postpone "
     "bucket)").with_description(
     "Bucket number. -1 (default): dynamic bucket mode for primary-key tables, bucket-unaware for append tables; "
-    "N > 0: fixed buckets by hash of the bucket key (an append table needs 'bucket-key'); -2 (postpone bucket mode) "
-    "is not supported by this engine. Other values are rejected at create and alter.")
+    "N > 0: fixed buckets by hash of the bucket key (an append table needs 'bucket-key'); -2 (postpone bucket mode, "
+    "primary-key tables): writes land in 'bucket-postpone' and a compaction assigns them to buckets (see "
+    "docs/postpone_bucket.md). Other values are rejected at create and alter.")
 BUCKET_KEY = key("bucket-key").string_type().no_default_value().with_description(
     "Comma-separated columns whose hash picks the bucket; defaults to the primary key minus partition keys.")
 BUCKET_FUNCTION_TYPE = key("bucket-function.type").enum_type(BucketFunctionType).default_value(
@@ -72,6 +87,21 @@ PARTITION_DEFAULT_NAME = key("partition.default-name").string_type().default_val
     "__DEFAULT_PARTITION__").with_description("Directory name of a null or blank partition value.")
 PARTITION_LEGACY_NAME = key("partition.legacy-name").bool_type().default_value(True).with_description(
     "Name partition directories with Java's toString of the internal value (DATE as days since epoch).")
+POSTPONE_DEFAULT_BUCKET_NUM = key("postpone.default-bucket-num").int_type().no_default_value().with_validator(
+    lambda n: n > 0, "a positive bucket count").with_description(
+    "Postpone bucket tables: bucket count of a partition that gets real buckets for the first time (exact; wins over "
+    "the estimate of 'postpone.target-row-num-per-bucket' / 'postpone.target-size-per-bucket').")
+POSTPONE_TARGET_ROW_NUM_PER_BUCKET = key("postpone.target-row-num-per-bucket").long_type().no_default_value() \
+    .with_validator(lambda n: n > 0, "a positive row count").with_description(
+        "Postpone bucket tables without 'postpone.default-bucket-num': a new partition gets ceil(postponed rows / "
+        "this) buckets; wins over 'postpone.target-size-per-bucket'.")
+POSTPONE_TARGET_SIZE_PER_BUCKET = key("postpone.target-size-per-bucket").memory_type().default_value(1 << 30) \
+    .with_validator(lambda n: n > 0, "a positive size").with_description(
+        "Postpone bucket tables without 'postpone.default-bucket-num' nor 'postpone.target-row-num-per-bucket': a new "
+        "partition gets ceil(postponed file bytes / this) buckets (at least 1).")
+POSTPONE_BATCH_WRITE_FIXED_BUCKET = key("postpone.batch-write-fixed-bucket").bool_type().default_value(True) \
+    .with_description("Paimon's Flink/Spark batch writes to a postpone table route rows to real buckets directly. "
+                      "Accepted and kept; this engine's writes always go to 'bucket-postpone'.")
 DYNAMIC_BUCKET_TARGET_ROW_NUM = key("dynamic-bucket.target-row-num").long_type().default_value(
     2_000_000).with_description("Dynamic bucket mode: rows per bucket before a new bucket is opened.")
 DYNAMIC_BUCKET_INITIAL_BUCKETS = key("dynamic-bucket.initial-buckets").int_type().no_default_value() \
@@ -154,10 +184,24 @@ TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with
     "Files roll when the rows' Arrow size reaches it.")
 TARGET_FILE_ROW_NUM = key("target-file-row-num").long_type().default_value(LONG_MAX).with_description(
     "Roll data files at this many rows.")
-FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_description(
-    "Data file format (parquet).")
+FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_validator(
+    _format_ok, _FORMATS_TEXT).with_description(
+    "Specify the message format of data files, currently parquet, orc and avro are supported. Files are read by "
+    "their extension, so a table whose format changed reads its older files as they are.")
+FILE_FORMAT_PER_LEVEL = key("file.format.per.level").map_type().no_default_value().with_validator(
+    _per_level_ok(_format_ok), "level:format pairs, e.g. '0:avro,3:parquet'").with_description(
+    "Define different file format for different level, you can add the conf like this: '0:avro,3:parquet', if "
+    "the file format for level is not provided, the default format which set by `file.format` will be used. "
+    "Primary-key tables only.")
 FILE_COMPRESSION = key("file.compression").string_type().default_value("zstd").with_description(
-    "Data file compression codec.")
+    "Default file compression. For faster read and write, it is recommended to use zstd. Parquet: zstd, "
+    "snappy, lz4, gzip, brotli, none; ORC: zstd, snappy, lz4, zlib, none; Avro: zstd, snappy, deflate, bzip2, "
+    "xz, none (the format-specific `avro.codec` overrides it).")
+FILE_COMPRESSION_PER_LEVEL = key("file.compression.per.level").map_type().no_default_value().with_validator(
+    _per_level_ok(lambda v: bool(str(v).strip())), "level:compression pairs, e.g. '0:lz4,1:zstd'"
+).with_description(
+    "Define different compression policies for different level, you can add the conf like this: "
+    "'0:lz4,1:zstd'. Levels not listed use `file.compression`. Primary-key tables only.")
 FILE_COMPRESSION_ZSTD_LEVEL = key("file.compression.zstd-level").int_type().default_value(1).with_description(
     "zstd level of data files.")
 DATA_FILE_PREFIX = key("data-file.prefix").string_type().default_value("data-").with_description(
@@ -166,7 +210,7 @@ CHANGELOG_FILE_PREFIX = key("changelog-file.prefix").string_type().default_value
     "Specify the file name prefix of changelog files.")
 CHANGELOG_FILE_FORMAT = key("changelog-file.format").string_type().no_default_value().with_description(
     "Specify the message format of changelog files, currently parquet, avro and orc are supported. Unset: "
-    "file.format (this engine writes parquet only).")
+    "file.format.").with_validator(_format_ok, _FORMATS_TEXT)
 CHANGELOG_FILE_COMPRESSION = key("changelog-file.compression").string_type().no_default_value().with_description(
     "Changelog file compression. Unset: file.compression.")
 CHANGELOG_FILE_STATS_MODE = key("changelog-file.stats-mode").string_type().no_default_value().with_validator(
@@ -216,6 +260,10 @@ COMMIT_MAX_RETRY_WAIT = key("commit.max-retry-wait").duration_type().default_val
     "Maximum wait before retrying a commit.")
 COMMIT_USER_PREFIX = key("commit.user-prefix").string_type().no_default_value().with_description(
     "Prefix of generated commit users: `<prefix>_<UUID>` (without it, a bare UUID).")
+COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT = key("commit.strict-mode.last-safe-snapshot").long_type().no_default_value() \
+    .with_description("If set, a commit fails (CommitConflictError) when another commit user published, after this "
+                      "snapshot, a COMPACT or OVERWRITE snapshot or an APPEND snapshot with files in real buckets "
+                      "(Paimon 1.2; rescale sets it to the snapshot it read).")
 COMMIT_FORCE_COMPACT = key("commit.force-compact").bool_type().default_value(False).with_description(
     "Compact before every commit.")
 
@@ -409,7 +457,9 @@ STREAMING_READ_SNAPSHOT_DELAY = key("streaming.read.snapshot.delay").duration_ty
 SECTIONS = (
     OptionSection("Keys and distribution", (
         BUCKET, BUCKET_KEY, BUCKET_FUNCTION_TYPE, PRIMARY_KEY, PARTITION, PARTITION_DEFAULT_NAME,
-        PARTITION_LEGACY_NAME, DYNAMIC_BUCKET_TARGET_ROW_NUM, DYNAMIC_BUCKET_INITIAL_BUCKETS,
+        PARTITION_LEGACY_NAME, POSTPONE_DEFAULT_BUCKET_NUM, POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
+        POSTPONE_TARGET_SIZE_PER_BUCKET, POSTPONE_BATCH_WRITE_FIXED_BUCKET, DYNAMIC_BUCKET_TARGET_ROW_NUM,
+        DYNAMIC_BUCKET_INITIAL_BUCKETS,
         DYNAMIC_BUCKET_MAX_BUCKETS, DYNAMIC_BUCKET_ASSIGNER_PARALLELISM, CROSS_PARTITION_UPSERT_INDEX_TTL,
         CROSS_PARTITION_UPSERT_BOOTSTRAP_PARALLELISM)),
     OptionSection("Merging, sequence and changelog", (
@@ -421,7 +471,8 @@ SECTIONS = (
     OptionSection("Writing and files", (
         WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
         LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
-        FILE_FORMAT, FILE_COMPRESSION, FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
+        FILE_FORMAT, FILE_FORMAT_PER_LEVEL, FILE_COMPRESSION, FILE_COMPRESSION_PER_LEVEL,
+        FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
         DATA_FILE_EXTERNAL_PATHS, DATA_FILE_EXTERNAL_PATHS_STRATEGY, DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS,
         DATA_FILE_EXTERNAL_PATHS_WEIGHTS, METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE,
@@ -429,7 +480,7 @@ SECTIONS = (
         MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
     OptionSection("Commit", (
         COMMIT_MAX_RETRIES, COMMIT_TIMEOUT, COMMIT_MIN_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT, COMMIT_USER_PREFIX,
-        COMMIT_FORCE_COMPACT)),
+        COMMIT_FORCE_COMPACT, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT)),
     OptionSection("Compaction and table modes", (
         NUM_SORTED_RUNS_COMPACTION_TRIGGER, NUM_SORTED_RUNS_STOP_TRIGGER, NUM_LEVELS,
         COMPACTION_MAX_SIZE_AMPLIFICATION, COMPACTION_SIZE_RATIO, COMPACTION_SMALL_FILE_RATIO,
@@ -522,9 +573,6 @@ def _validate_changelog(opts: CoreOptions) -> None:
                                                            ChangelogProducer.LOOKUP):
         raise OptionError(f"Cannot set streaming-read-overwrite to true when changelog producer is "
                           f"{producer.value} because it will read duplicated changes.")
-    fmt = opts.get(CHANGELOG_FILE_FORMAT)
-    if fmt is not None and fmt.lower() != "parquet":
-        raise OptionError(f"changelog-file.format = {fmt!r}: only parquet changelog files are supported")
 
 
 def _validate_deletion_vectors(opts: CoreOptions) -> None:
@@ -673,6 +721,32 @@ class CoreOptions:
 
     def sequence_descending(self) -> bool:
         return self.get(SEQUENCE_FIELD_SORT_ORDER) is SortOrder.DESCENDING
+
+    def file_format(self, level: int | None = None) -> str:
+        """The format of new data files at ``level`` (``file.format.per.level``, else ``file.format``)."""
+        per_level = self.get(FILE_FORMAT_PER_LEVEL) or {}
+        fmt = per_level.get(str(level)) if level is not None else None
+        return (fmt or self.get(FILE_FORMAT)).strip().lower()
+
+    def file_compression_at(self, level: int | None = None) -> str:
+        """The compression of new data files at ``level`` (``file.compression.per.level``, else
+        ``file.compression``)."""
+        per_level = self.get(FILE_COMPRESSION_PER_LEVEL) or {}
+        comp = per_level.get(str(level)) if level is not None else None
+        return (comp or self.file_compression()).strip().lower()
+
+    def changelog_file_format(self) -> str:
+        """The format of new changelog files (``changelog-file.format``, else ``file.format``)."""
+        return (self.get(CHANGELOG_FILE_FORMAT) or self.get(FILE_FORMAT)).strip().lower()
+
+    def changelog_file_compression(self) -> str:
+        """The compression of new changelog files (``changelog-file.compression``, else ``file.compression``)."""
+        return (self.get(CHANGELOG_FILE_COMPRESSION) or self.file_compression()).strip().lower()
+
+    def format_options(self) -> dict[str, str]:
+        """The format-specific options (``parquet.*``, ``orc.*``, ``avro.*``) passed to the format writers."""
+        prefixes = tuple(f"{f}." for f in FILE_FORMATS)
+        return {k: v for k, v in self.raw.items() if k.startswith(prefixes)}
 
     def target_file_size(self, has_primary_key: bool) -> int:
         """``target-file-size``, else 128 mb for primary-key tables and 256 mb for append tables."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from provider.operators.base import PaimonSparkOperator
 from provider.operators.changelog import PaimonConsumeChangelogOperator
-from provider.operators.compact import PaimonCompactOperator
+from provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
 from provider.operators.lifecycle import (
     PaimonCreateTagOperator,
     PaimonDeleteTagOperator,
@@ -30,6 +30,7 @@ __all__ = [
     "PaimonExpireSnapshotsOperator",
     "PaimonExpireTagsOperator",
     "PaimonRemoveOrphanFilesOperator",
+    "PaimonRescaleOperator",
     "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",
     "PaimonSparkOperator",

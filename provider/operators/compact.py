@@ -76,6 +76,50 @@ class PaimonCompactOperator(PaimonSparkOperator):
                 "parallelism": as_optional_int(self.parallelism, "parallelism")}
 
 
+class PaimonRescaleOperator(PaimonSparkOperator):
+    """Paimon's ``rescale``: rewrite the data of partitions into ``bucket_num`` buckets in one OVERWRITE commit (it
+    fails, changing nothing, if a compaction or another rewrite was committed meanwhile). Emits the table's Asset
+    with the snapshot id (``None`` when the partitions held nothing to rewrite). On a postpone bucket table
+    (``bucket`` = -2) this changes a partition's bucket count; its postponed rows stay for the next compaction.
+
+    :param bucket_num: the new bucket count (templated); required on postpone tables, on fixed-bucket tables the
+        table's ``bucket`` (the default).
+    :param partitions: only these partitions, as :class:`PaimonCompactOperator`'s ``partitions`` (templated);
+        a spec that matches no partition fails the task.
+    :param commit_user: the commit user (templated); default derived from the task instance.
+    """
+
+    command = "rescale"
+    writes_table = True
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "bucket_num", "partitions",
+                                      "commit_user")
+
+    commit_user: str | None
+
+    def __init__(
+        self,
+        *,
+        bucket_num: int | str | None = None,
+        partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
+        commit_user: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.bucket_num = bucket_num
+        self.partitions = partitions
+        self.commit_user = commit_user
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        if self.commit_user is None:
+            self.commit_user = default_commit_user(context)
+        return super().execute(context)
+
+    def command_fields(self) -> dict[str, Any]:
+        return {"bucket_num": as_optional_int(self.bucket_num, "bucket_num"),
+                "partitions": partition_texts(self.partitions),
+                "commit_user": as_optional_text(self.commit_user)}
+
+
 def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:
     """Partition specs as the command's ``{column: value text}`` dicts, from a mapping, a list of mappings, or
     ``k=v,k2=v2`` text (several separated by ``;``) (:mod:`table_engine.store.partition_spec`'s one text form)."""

@@ -26,6 +26,9 @@ U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
 SEED = 42
+POSTPONE_BUCKET = -2
+"""Paimon's ``BucketMode.POSTPONE_BUCKET``: the ``bucket`` option of a postpone bucket table and the manifest bucket
+(and total buckets) of its not yet assigned files, which live in ``bucket-postpone``."""
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
 _M5 = np.uint32(5)

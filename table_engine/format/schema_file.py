@@ -13,8 +13,14 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine import clock
-from table_engine.core_options import BUCKET, BUCKET_KEY
-from table_engine.errors import CorruptMetadataError, OptionError, SchemaError, UnsupportedError
+from table_engine.core_options import (
+    BUCKET,
+    BUCKET_KEY,
+    POSTPONE_DEFAULT_BUCKET_NUM,
+    POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
+    POSTPONE_TARGET_SIZE_PER_BUCKET,
+)
+from table_engine.errors import CorruptMetadataError, OptionError, SchemaError
 from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.io.file_io import FileIO
 from table_engine.types import DataField, max_field_id, to_arrow_schema
@@ -191,14 +197,13 @@ def validate_cross_partition(schema: TableSchema) -> None:
 
 
 def validate_bucket(schema: TableSchema) -> None:
-    """Paimon's ``SchemaValidation.validateBucket`` at create and alter time: ``bucket`` is a positive count or -1
-    (-2, postpone bucket mode, is not supported by this engine); ``bucket-key`` needs a fixed bucket count, names
-    existing non-partition columns (primary-key columns for a primary-key table), and a fixed-bucket append table
-    must have one. Raises OptionError/UnsupportedError naming the option."""
+    """Paimon's ``SchemaValidation.validateBucket`` at create and alter time: ``bucket`` is a positive count, -1 or,
+    on a primary-key table, -2 (postpone bucket mode, see :mod:`table_engine.store.writing.postpone`);
+    ``bucket-key`` needs a fixed bucket count, names existing non-partition columns (primary-key columns for a
+    primary-key table), and a fixed-bucket append table must have one. Raises OptionError naming the option."""
     bucket = BUCKET.value_from(schema.options)  # OptionError for 0 and negative values Paimon does not define
     if bucket == -2:
-        raise UnsupportedError("bucket = -2 (postpone bucket mode) is not supported by this engine: use -1 or a "
-                               "positive bucket count")
+        validate_postpone(schema)
     has_bucket_key = BUCKET_KEY.is_set(schema.options)
     if bucket == -1 and has_bucket_key:
         raise OptionError(f"bucket-key = {schema.options['bucket-key']!r} needs a fixed bucket count: cannot define "
@@ -214,6 +219,16 @@ def validate_bucket(schema: TableSchema) -> None:
             raise OptionError(f"bucket-key {k!r} cannot be a partition key")
         if schema.primary_keys and k not in schema.primary_keys:
             raise OptionError(f"bucket-key {k!r} must be part of the primary key {list(schema.primary_keys)}")
+
+
+def validate_postpone(schema: TableSchema) -> None:
+    """What Paimon's ``SchemaValidation`` allows with ``bucket`` = -2: primary-key tables only (an append table has
+    no key to assign a bucket by later), and not with a cross-partition key (that needs ``bucket`` = -1)."""
+    if not schema.primary_keys:
+        raise OptionError("bucket = -2 (postpone bucket mode) needs a primary-key table: set 'bucket' to -1 or a "
+                          "positive count with 'bucket-key' on an append table")
+    for option in (POSTPONE_DEFAULT_BUCKET_NUM, POSTPONE_TARGET_ROW_NUM_PER_BUCKET, POSTPONE_TARGET_SIZE_PER_BUCKET):
+        option.value_from(schema.options)  # OptionError naming the option
 
 
 # ---- files -----------------------------------------------------------------------------------------------------

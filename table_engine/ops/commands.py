@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from table_engine.ops.base import Command, arg, command
 
 __all__ = ["Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
-           "ExpireSnapshots", "ExpireTags", "IF_EXISTS", "RemoveOrphanFiles", "RewriteFileIndex", "Rollback",
+           "ExpireSnapshots", "ExpireTags", "IF_EXISTS", "RemoveOrphanFiles", "Rescale", "RewriteFileIndex",
+           "Rollback",
            "SOURCE_FORMATS", "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
@@ -186,4 +187,18 @@ class RewriteFileIndex(Command):
 
     partitions: tuple[dict[str, str], ...] = arg("only files of this partition (repeatable)", flag="--partition",
                                                  kind="partition", metavar="K=V[,K=V]")
+    commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("rescale", help="rewrite partitions into another number of buckets (Paimon's rescale procedure)")
+@dataclass(frozen=True, kw_only=True)
+class Rescale(Command):
+    """Rewrite the data of the selected partitions into ``bucket_num`` buckets in one OVERWRITE commit that fails if
+    a compaction or rewrite was committed meanwhile. Postpone bucket tables (``bucket`` = -2) need ``bucket_num``
+    and keep their postponed rows; fixed-bucket tables rewrite into their own ``bucket``."""
+
+    bucket_num: int | None = arg("the new bucket count (postpone tables: required; fixed-bucket tables: the "
+                                 "table's bucket)", kind="count")
+    partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",
+                                                 flag="--partition", kind="partition", metavar="K=V[,K=V]")
     commit_user: str | None = arg("commit user of the snapshot")

@@ -28,6 +28,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     RemoveOrphanFiles,
+    Rescale,
     RewriteFileIndex,
     Rollback,
     Write,
@@ -295,3 +296,10 @@ def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]
 def run_rewrite_file_index(cmd: RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
     sid = catalog.get_table(cmd.table).rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid}
+
+
+@runs(Rescale)
+def run_rescale(cmd: Rescale, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    sid = table.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
+    return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}

@@ -54,6 +54,7 @@ from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs
+from table_engine.store.writing.postpone_compact import is_postpone_table
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,8 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
     started = clock.now_millis()
     ctx = _store_context(table)
+    if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
+        return table.compact(full, partitions, idle_time_ms, commit_user)
     plan = plan_compaction(ctx, partitions, idle_time_ms)
     if not plan:
         return None

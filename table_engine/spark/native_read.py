@@ -13,7 +13,7 @@ rest goes through the ``paimon`` Python data source (option ``read.files``), and
 Falls back to the Python source alone (same rows, slower) for what the native reader cannot take: incremental and
 audit-log reads, system tables, object-store tables (the engine's S3 FileIO is not Hadoop's S3A), and columns
 whose Parquet encoding Spark's reader does not map to the Python source's types (TIME, TIMESTAMP precision above
-6, nested types).
+6, nested types). ORC and Avro data files always go through the Python source.
 
 Spark's own Parquet reader is used through the DataFrame API: a Python data source cannot hand its scan to it, so
 ``spark.read.format("paimon")`` and SQL over the source stay on the Python path; ``read_table(...)
@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.formats import format_of
 from table_engine.spark import options as o
 from table_engine.spark.source import SOURCE_NAME
 from table_engine.spark.types import to_spark_type
@@ -103,6 +104,8 @@ def read_table_planned(spark: SparkSession, table: str, *, columns: Sequence[str
         return _finish(_python_read(spark, table, opts), t, columns, engine_filter), NativeReadPlan(0, 0, 0)
     def readable(split: Split, f: DataFileMeta) -> bool:
         if not native_deletion_vectors and split.deletion_files and f.file_name in split.deletion_files:
+            return False
+        if format_of(f.file_name) != "parquet":  # ORC and Avro files go through the paimon source
             return False
         return _native_path_ok(_file_path(t, split, f))
 

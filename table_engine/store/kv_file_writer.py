@@ -1,9 +1,11 @@
-"""Writing data files of one table: Arrow rows -> Parquet files rolled at ``target-file-size`` + their metadata.
+"""Writing data files of one table: Arrow rows -> Parquet, ORC or Avro files rolled at ``target-file-size`` + their
+metadata.
 
 Used by the table writer (level-0 files of flushes, append files) and by compaction (files at the output level).
 Primary-key files are laid out as ``_KEY_<k>`` (trimmed primary key), ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then
 every table column; append files hold the table columns only. Files roll when the rows' Arrow size reaches the
-target size.
+target size. The format and compression follow ``file.format`` / ``file.format.per.level`` /
+``changelog-file.format`` and their compression options, as Paimon's ``KeyValueFileWriterFactory`` does.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.core_options import CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_PREFIX, CHANGELOG_FILE_STATS_MODE
-from table_engine.format.data_file import StatsMode, make_file_meta, write_parquet
+from table_engine.core_options import CHANGELOG_FILE_PREFIX, CHANGELOG_FILE_STATS_MODE
+from table_engine.format.data_file import StatsMode, make_file_meta
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.file_index.writer import with_file_index
+from table_engine.format.formats import WriteFormat, write_file
 from table_engine.io.paths import bucket_dir, new_data_file_name, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_column_name
 from table_engine.store.context import StoreContext
@@ -43,10 +46,26 @@ class DataFileWriter:
         self.stats_mode = StatsMode.parse(self.opts.stats_mode())
         changelog_stats = self.opts.get(CHANGELOG_FILE_STATS_MODE)
         self.changelog_stats_mode = self.stats_mode if changelog_stats is None else StatsMode.parse(changelog_stats)
-        self.changelog_compression = self.opts.get(CHANGELOG_FILE_COMPRESSION) or self.opts.file_compression()
+        self._formats: dict[tuple[int | None, bool], WriteFormat] = {}
+        self.write_format(0, False).check()  # an unknown format or codec fails before anything is written
         self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.data_file_prefix = self.opts.data_file_prefix()
         self.track = track
         self.external = external_path_provider(self.opts, ctx.table_path)
+
+    def write_format(self, level: int | None, changelog: bool) -> WriteFormat:
+        """The format of a new data file at ``level`` (None: an append file), or of a changelog file."""
+        fmt = self._formats.get((level, changelog))
+        if fmt is None:
+            o = self.opts
+            if changelog:
+                name, comp = o.changelog_file_format(), o.changelog_file_compression()
+            else:
+                name, comp = o.file_format(level), o.file_compression_at(level)
+            fmt = WriteFormat(name, comp, o.file_compression_zstd_level(), o.format_options())
+            fmt.check()
+            self._formats[(level, changelog)] = fmt
+        return fmt
 
     def bucket_path(self, partition_values: Sequence[object], bucket: int) -> str:
         pdir = partition_dir(list(self.schema.partition_keys), partition_values,
@@ -104,21 +123,20 @@ class DataFileWriter:
         n = table.num_rows
         per_row = max(1, table.nbytes // max(1, n))
         rows_per_file = max(1, self.target_file_size // per_row)
-        prefix = self.opts.get(CHANGELOG_FILE_PREFIX) if changelog else self.opts.data_file_prefix()
-        compression = self.changelog_compression if changelog else self.opts.file_compression()
+        prefix = self.opts.get(CHANGELOG_FILE_PREFIX) if changelog else self.data_file_prefix
+        fmt = self.write_format(level if key_cols is not None else None, changelog)
         stats_mode = self.changelog_stats_mode if changelog else self.stats_mode
         file_uuid = None
         metas = []
         for roll, start in enumerate(range(0, n, rows_per_file)):
             chunk = table.slice(start, min(rows_per_file, n - start))
-            name = new_data_file_name(prefix, roll, file_uuid=file_uuid)
+            name = new_data_file_name(prefix, roll, suffix=fmt.extension, file_uuid=file_uuid)
             if file_uuid is None:
                 file_uuid = name[len(prefix):].rsplit("-", 1)[0]
             path = self._new_path(bucket_path, name)
             if self.track is not None:
                 self.track(path)
-            size = write_parquet(self.ctx.file_io, path, chunk, compression,
-                                 self.opts.file_compression_zstd_level())
+            size = write_file(self.ctx.file_io, path, chunk, fmt)
             if key_cols is not None:
                 mm = pc.min_max(chunk.column(SEQUENCE_NUMBER))
                 min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from table_engine.core_options import default_commit_user
 from table_engine.errors import TableEngineError
 from table_engine.table.base import mutating
 from table_engine.table.writing import WriteSurface
@@ -38,9 +39,15 @@ class MaintenanceSurface(WriteSurface):
         ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
         concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
         as it was. ``properties``: a string map stored in the COMPACT snapshot's ``properties`` (Paimon 1.2).
+        Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
+        makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """
         from table_engine.store.compaction.compact import compact_table
+        from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
+        if is_postpone_table(self._ctx):  # the compaction that assigns postponed rows to buckets publishes them
+            return compact_postpone_table(self._ctx, self.new_commit(commit_user), full, partitions,
+                                          idle_partitions_older_than_ms, properties)
         return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms,
                              properties)
 
@@ -69,6 +76,23 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.lifecycle.partition_expire import drop_partitions
 
         return drop_partitions(self._ctx, partitions, ignore_if_missing)
+
+    @mutating
+    def rescale(self, bucket_num: int | None = None, partitions: PartitionSpecs | None = None,
+                commit_user: str | None = None) -> int | None:
+        """Paimon's ``rescale``: rewrite the data of the selected partitions (default all) into ``bucket_num``
+        buckets in one OVERWRITE commit (strict mode: a compaction or rewrite committed meanwhile fails it); its
+        snapshot id, None when there is nothing in real buckets to rewrite. Postpone bucket tables need
+        ``bucket_num`` and keep their postponed rows; fixed-bucket tables rewrite into their own ``bucket`` (see
+        :mod:`table_engine.store.writing.rescale`). A bad ``bucket_num``, a dynamic-bucket table or a spec that
+        matches no partition fails with a one-line error and changes nothing."""
+        from table_engine.store.compaction.compact import compact_invisible_level0
+        from table_engine.store.writing.rescale import rescale
+
+        self.refresh()
+        user = commit_user or default_commit_user(self.options)
+        sid = rescale(self._ctx, user, bucket_num, partitions, new_user=commit_user is None)
+        return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten=True)
 
     @mutating
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:

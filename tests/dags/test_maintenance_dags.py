@@ -112,3 +112,24 @@ def test_compaction_dag_compacts_the_ods_append_table(dagbag: Any, airflow_db: N
     assert table.read().sort_by("event_id").equals(rows_before)
     files_after = catalog.get_table(f"{o.name}$files").read().num_rows
     assert files_after < files_before, (files_before, files_after)
+
+
+def test_compaction_dag_publishes_a_postpone_bucket_table(dagbag: Any, airflow_db: None, lake: dict[str, str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a postpone bucket table (``bucket`` = -2) the rows stay invisible until ``paimon_compact`` runs: its
+    compaction assigns them to buckets and commits them (one DAG run, the engine on the worker)."""
+    from table_engine import Catalog
+
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
+        lake["warehouse"], spark_conf=sample.LAPTOP_SPARK_CONF))
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+    table = Catalog(lake["warehouse"]).create_table("dwd.postponed", schema, primary_keys=["dt", "id"],
+                                                    partition_keys=["dt"], options={"bucket": "-2"})
+    table.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=schema))
+    table.write(pa.table({"dt": ["a"], "id": [1], "v": ["x2"]}, schema=schema))
+    assert table.read().num_rows == 0
+    run(dagbag, "paimon_compact", {"tables": ["dwd.postponed"], "mode": "minor", "partitions": ""})
+    compacted = table.latest_snapshot()
+    assert compacted is not None and str(compacted.commit_kind) == "COMPACT"
+    assert sorted(table.read().to_pylist(), key=lambda r: r["id"]) == [
+        {"dt": "a", "id": 1, "v": "x2"}, {"dt": "a", "id": 2, "v": "y"}, {"dt": "b", "id": 3, "v": "z"}]

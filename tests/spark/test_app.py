@@ -137,3 +137,24 @@ def test_a_failing_job_exits_non_zero_with_a_json_error(env):
     output = (res.stdout + res.stderr).splitlines()  # the one line, no traceback without --verbose
     assert any(line.startswith("error: table 'db.missing' does not exist") for line in output), res.stderr
     assert "Traceback" not in res.stdout + res.stderr
+
+
+def test_compact_and_rescale_a_postpone_bucket_table(env):
+    """The Spark job ``compact`` publishes the postponed rows of a postpone bucket table (bucket = -2); the CLI's
+    ``rescale`` then changes the partition's bucket count."""
+    from tests.spark.conftest import run_cli
+
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+    table = Catalog(env["warehouse"]).create_table("db.postponed", schema, primary_keys=["dt", "id"],
+                                                   partition_keys=["dt"], options={"bucket": "-2"})
+    table.write(pa.table({"dt": ["a"] * 50, "id": list(range(50)), "v": list(range(50))}, schema=schema))
+    assert table.read().num_rows == 0
+    out = submit(env, "compact", table="db.postponed")
+    assert out["snapshot_id"] == 2 and table.latest_snapshot().commit_kind == "COMPACT"
+    assert table.read().num_rows == 50
+    res = run_cli(["rescale", "--warehouse", env["warehouse"], "--table", "db.postponed", "--bucket-num", "3",
+                   "--partition", "dt=a"]).ok()
+    assert res["snapshot_id"] == 3 and table.latest_snapshot().commit_kind == "OVERWRITE"
+    assert sorted(f["bucket"] for f in Catalog(env["warehouse"]).get_table("db.postponed$files").read()
+                  .select(["bucket"]).to_pylist()) == [0, 1, 2]
+    assert table.read().sort_by("id")["v"].to_pylist() == list(range(50))

@@ -280,3 +280,17 @@ def _paths(table: Any, msgs: list[PaimonCommitMessage]) -> list[str]:
     out = [data_file_path(ctx, m.partition, m.bucket, f) for pm in msgs for m in pm.files.messages for f in m.new_files]
     assert all(os.path.exists(p) for p in out)
     return out
+
+
+def test_postpone_bucket_table_each_task_is_a_postpone_writer(spark, warehouse):
+    """``bucket`` = -2: no routing shuffle; every task writes its rows to ``bucket-postpone`` (its own writer prefix),
+    invisible until the compaction publishes them."""
+    table = Catalog(warehouse).create_table("db.pp", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "-2"})
+    rows = [(i, f"v{i}", f"d{i % 2}") for i in range(100)]
+    save(frame(spark, rows), warehouse, "db.pp")
+    assert table.read().num_rows == 0
+    postponed = list(Path(table.path).rglob("bucket-postpone/data-*.avro"))
+    assert len({p.name.rsplit("-w-", 1)[0] for p in postponed}) == 2  # two tasks, two writers
+    table.compact()
+    assert content(table) == sorted(rows)

@@ -97,7 +97,9 @@ CASES = [
     Case("alter: snapshot.num-retained.max below min",
          lambda s: s.a.alter(SetOption("snapshot.num-retained.max", "2")), OptionError, "snapshot.num-retained.max"),
     Case("bucket -3", create_opts({"bucket": "-3"}), OptionError, "bucket"),
-    Case("bucket -2 (postpone) unsupported", create_opts({"bucket": "-2"}), UnsupportedError, "bucket"),
+    Case("bucket -2 (postpone) on an append table", create_opts({"bucket": "-2"}, pk=()), OptionError, "bucket"),
+    Case("postpone.default-bucket-num 0", create_opts({"bucket": "-2", "postpone.default-bucket-num": "0"}),
+         OptionError, "postpone.default-bucket-num"),
     Case("bucket-key with bucket -1", create_opts({"bucket-key": "id"}), OptionError, "bucket-key"),
     Case("bucket-key not a column", create_opts({"bucket": "2", "bucket-key": "nope"}, pk=("id",), part=()),
          SchemaError, "nope"),
@@ -115,7 +117,8 @@ CASES = [
                                                     "fields.v.aggregate-function": "median"}),
          SchemaError, "median"),
     Case("alter: bucket 0", lambda s: s.a.alter(SetOption("bucket", "0")), OptionError, "bucket"),
-    Case("alter: bucket -2", lambda s: s.a.alter(SetOption("bucket", "-2")), UnsupportedError, "bucket"),
+    Case("alter: bucket -2 on an append table", lambda s: s.a.alter(SetOption("bucket", "-2")), OptionError,
+         "bucket"),
     Case("alter: bucket of a table with data", lambda s: s.t.alter(SetOption("bucket", "4")), SchemaError,
          "bucket"),
     Case("alter: bucket-key with bucket -1", lambda s: s.a.alter(SetOption("bucket-key", "x")), OptionError,
@@ -248,6 +251,14 @@ CASES = [
          "scan.snapshot-id"),
     Case("rename a tag onto an existing one", lambda s: s.t.rename_tag("t1", "t1"), TagAlreadyExistError, "t1"),
     Case("rename a tag to a bad name", lambda s: s.t.rename_tag("t1", "a/b"), TagError, "a/b"),
+    # ---- rescale ----------------------------------------------------------------------------------------------------
+    Case("rescale: bucket_num 0", lambda s: s.t.rescale(0), OptionError, "bucket_num"),
+    Case("rescale: bucket_num other than a fixed-bucket table's", lambda s: s.t.rescale(4), OptionError,
+         "bucket_num"),
+    Case("rescale: unknown partition", lambda s: s.t.rescale(partitions=[{"dt": "2030-01-01"}]), SchemaError,
+         "2030-01-01"),
+    Case("rescale: dynamic-bucket table", lambda s: s.nn.rescale(2), UnsupportedError, "bucket"),
+    Case("rescale: bucket-unaware append table", lambda s: s.a.rescale(2), UnsupportedError, "bucket"),
 ]
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from table_engine import clock
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
+from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -43,6 +44,7 @@ from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
 from table_engine.store.paths import data_file_path
@@ -275,6 +277,7 @@ class FileStoreCommit:
                 properties: Mapping[str, str] | None, written: list[str],
                 changelog: _Changelog | None) -> int | None:
         fio, tp = self.ctx.file_io, self.ctx.table_path
+        check_strict_mode(self.ctx, self.commit_user, latest)
         new_id = 1 if latest is None else latest.id + 1
         base: list[ManifestFileMeta] = []
         if latest is not None:
@@ -421,8 +424,11 @@ class FileStoreCommit:
         else:
             def matches(part: bytes) -> bool:
                 return True
+        # Paimon's OverwriteChangesProvider: an overwrite by a writer of real buckets (a fixed-bucket write, a rescale
+        # of a postpone table) keeps the postponed files, a postpone writer's overwrite replaces them too
+        postponed_too = self.opts.bucket() == POSTPONE_BUCKET
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                for e in live if matches(e.partition)]
+                for e in live if matches(e.partition) and (postponed_too or e.bucket >= 0)]
 
     def _matching(self, specs: Sequence[Mapping[str, Any]], partitions: Iterable[bytes]) -> set[bytes]:
         """The ``partitions`` that match any of the partition specs (vectorized, typed values compared)."""

@@ -63,6 +63,7 @@ from table_engine.core_options import (
 )
 from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
 from table_engine.format.binary_row import decode_row
+from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.format.snapshot import snapshot_properties
@@ -437,12 +438,17 @@ class BucketFiles:
 
 
 def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
-                    idle_partitions_older_than_ms: int | None = None) -> list[BucketFiles]:
-    """The buckets of the latest snapshot (of the selected partitions) with their live files."""
+                    idle_partitions_older_than_ms: int | None = None,
+                    with_postponed: bool = False) -> list[BucketFiles]:
+    """The buckets of the latest snapshot (of the selected partitions) with their live files. The postponed files
+    of a postpone bucket table (bucket -2) are left out unless ``with_postponed``: only the postpone compaction
+    (:mod:`table_engine.store.writing.postpone_compact`) may take them."""
     snapshot = ctx.latest_snapshot()
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     total_buckets: dict[tuple[bytes, int], int] = {}
     for e in live_entries(ctx.file_io, ctx.table_path, snapshot) if snapshot is not None else ():
+        if e.bucket == POSTPONE_BUCKET and not with_postponed:
+            continue
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         total_buckets[(e.partition, e.bucket)] = e.total_buckets
     keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)  # checks the specs, empty table too

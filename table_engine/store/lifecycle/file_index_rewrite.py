@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from table_engine.format.binary_row import decode_row
-from table_engine.format.data_file import read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.file_index.format import INDEX_PATH_SUFFIX, write_file_index
 from table_engine.format.file_index.index_options import FileIndexOptions
 from table_engine.format.file_index.writer import IndexedColumn, build_index_bytes
+from table_engine.format.formats import read_file
 from table_engine.format.manifest import ManifestEntry
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
@@ -106,7 +106,7 @@ def _rewrite_one(ctx: StoreContext, e: ManifestEntry, part_values: Sequence[Any]
                              ctx.options.partition_default_name())
     data: bytes | None = None
     if wanted:
-        table = read_parquet(ctx.file_io, data_path, [name for name, _, _ in wanted])
+        table = read_file(ctx.file_io, data_path, [name for name, _, _ in wanted])
         columns: list[IndexedColumn] = [(name, table.column(name), t, types) for name, t, types in wanted]
         data = build_index_bytes(columns)
     old_sidecar = index_file_path(data_path, f)

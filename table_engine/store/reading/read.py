@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from table_engine.errors import SchemaError, naming_snapshot
 from table_engine.format.binary_row import decode_row
-from table_engine.format.data_file import iter_parquet, read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.formats import iter_file, read_file
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
@@ -272,14 +272,14 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
     (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
     ``_VALUE_KIND``."""
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
-    return _project(ctx, read_parquet(ctx.file_io, path, file_cols), wanted, system, with_seq)
+    return _project(ctx, read_file(ctx.file_io, path, file_cols), wanted, system, with_seq)
 
 
 def iter_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
                    with_seq: bool = True, batch_rows: int = 65536) -> Iterator[pa.Table]:
     """:func:`read_data_file` in tables of at most ``batch_rows`` rows (read batch by batch: bounded memory)."""
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
-    for raw in iter_parquet(ctx.file_io, path, file_cols, batch_rows):
+    for raw in iter_file(ctx.file_io, path, file_cols, batch_rows):
         yield _project(ctx, raw, wanted, system, with_seq)
 
 

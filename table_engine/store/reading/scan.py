@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from table_engine.format.binary_row import decode_row
+from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
@@ -158,6 +159,9 @@ def plan_splits(
         return test_row(part_preds, dict(zip(part_names, decode(partition), strict=True)))
 
     entries = read_entries(file_io, table_path, metas, partition_filter=partition_matches if part_preds else None)
+    # postpone bucket tables: rows not yet assigned to a bucket are invisible to batch reads (Paimon's
+    # onlyReadRealBuckets), until the compaction assigns them
+    entries = [e for e in entries if e.bucket != POSTPONE_BUCKET]
     if skip:
         entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]

@@ -29,7 +29,7 @@ from table_engine.core_options import (
     WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
     WRITE_BUFFER_SPILLABLE,
 )
-from table_engine.errors import DataError, MissingFileError, SchemaMismatchError, UnsupportedError
+from table_engine.errors import DataError, MissingFileError, SchemaMismatchError
 from table_engine.format.binary_row import encode_row
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.data_file_meta import DataFileMeta
@@ -63,6 +63,7 @@ from table_engine.store.writing.cross_partition import (
     key_routes,
     rewrite_partition_columns,
 )
+from table_engine.store.writing.postpone import POSTPONE_BUCKET, postpone_file_writer
 from table_engine.store.writing.spill import SpilledRuns, merge_spilled
 
 log = logging.getLogger(__name__)
@@ -118,10 +119,11 @@ class TableWrite:
         self.part_fields = schema.partition_fields()
         self.arrow_schema = schema.arrow_schema()
         self.num_buckets = self.opts.bucket()
-        if self.num_buckets == -2:
-            raise UnsupportedError("bucket = -2 (postpone bucket) is not supported yet")
-        if self.num_buckets == 0 or self.num_buckets < -2:
+        if self.num_buckets == 0 or self.num_buckets < -2 or (self.num_buckets == -2 and not self.has_pk):
             raise DataError(f"bucket = {self.num_buckets} is invalid: use a positive count or -1")
+        self.postpone = self.num_buckets == POSTPONE_BUCKET
+        """Postpone bucket mode: rows go, unsorted and unmerged in arrival order, to ``bucket-postpone``
+        (:mod:`table_engine.store.writing.postpone`); a compaction assigns them to buckets later."""
         self.dynamic = self.has_pk and self.num_buckets == -1
         self.cross_partition = self.dynamic and schema.cross_partition_update()
         if self.cross_partition:  # a global key index instead of per-partition HASH indexes
@@ -131,7 +133,7 @@ class TableWrite:
         self.bucket_keys = schema.bucket_keys()
         if not self.has_pk and self.num_buckets > 0 and not self.bucket_keys:
             raise DataError("an append table with fixed buckets needs the 'bucket-key' option")
-        self.total_buckets = self.num_buckets if self.num_buckets > 0 else -1
+        self.total_buckets = self.num_buckets if self.num_buckets > 0 or self.postpone else -1
         self.seq_fields = tuple(self.opts.sequence_fields())
         for s in self.seq_fields:
             schema.field(s)
@@ -157,16 +159,19 @@ class TableWrite:
         self._written: list[str] = []
         self.rows_written = 0
         self._lock = threading.Lock()
-        self._file_writer = DataFileWriter(ctx, self._written.append)
-        self._compaction = CompactionSettings.of(ctx) if self.has_pk and not self.opts.write_only() else None
-        self._append_compaction = None if self.has_pk or self.opts.write_only() else AppendCompactionSettings.of(ctx)
-        self.input_changelog = self.has_pk and self.opts.changelog_producer() is ChangelogProducer.INPUT
+        self._file_writer = postpone_file_writer(ctx, self._written.append) if self.postpone \
+            else DataFileWriter(ctx, self._written.append)
+        write_only = self.opts.write_only() or self.postpone  # postpone files are never compacted in place
+        self._compaction = CompactionSettings.of(ctx) if self.has_pk and not write_only else None
+        self._append_compaction = None if self.has_pk or write_only else AppendCompactionSettings.of(ctx)
+        self.input_changelog = self.has_pk and not self.postpone \
+            and self.opts.changelog_producer() is ChangelogProducer.INPUT
         self._committed_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._committed_dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
         self._commits = 0
         self._spill = SpilledRuns(self.opts.get(LOCAL_SORT_MAX_NUM_FILE_HANDLES),
                                   self.opts.get(WRITE_BUFFER_SPILL_MAX_DISK_SIZE)) \
-            if self.has_pk and self._spillable() else None
+            if self.has_pk and not self.postpone and self._spillable() else None
 
     def _spillable(self) -> bool:
         """``write-buffer-spillable``; unset: on for object stores (no directories), as Paimon decides it."""
@@ -411,6 +416,8 @@ class TableWrite:
 
     def _bucket_ids(self, t: pa.Table, parts: np.ndarray) -> np.ndarray:
         n = t.num_rows
+        if self.postpone:
+            return np.full(n, POSTPONE_BUCKET, np.int32)
         if self.num_buckets > 0:
             cols = [t.column(k) for k in self.bucket_keys]
             hashes = hash_key_columns(cols, [self.schema.field(k).type for k in self.bucket_keys])
@@ -433,6 +440,8 @@ class TableWrite:
         if self._restored:
             return
         self._restored = True
+        if self.postpone:  # as Paimon: postpone writers ignore previous files, sequence numbers start at 0
+            return
         if self.cross_partition:
             self._bootstrap_cross_partition()
         snapshot = self.ctx.latest_snapshot()
@@ -546,7 +555,7 @@ class TableWrite:
         starts = np.zeros(len(uniq), np.int64)
         bases = np.empty(len(uniq), np.int64)
         for j, g in enumerate(uniq.tolist()):
-            st = self._bucket_state(g >> 32, int(np.int32(g & 0xFFFFFFFF)))
+            st = self._bucket_state(g >> 32, _bucket_of_group(g))
             bases[j] = st.next_seq
             st.next_seq += int(counts[j])
         if len(uniq) == 1:
@@ -563,7 +572,13 @@ class TableWrite:
         return kv.append_column(_GROUP, pa.array(group, pa.int64())), group
 
     def _flush_kv(self, kv: pa.Table, spill: bool = False) -> None:
-        kv, _ = self._assign_sequence(kv)
+        kv, group = self._assign_sequence(kv)
+        if self.postpone:  # arrival order, every record: the compaction that assigns buckets merges them
+            if len(np.unique(group)) > 1:
+                kv = kv.take(pa.array(np.argsort(group, kind="stable")))
+            self._parallel([(self._write_kv_files, (gid, bucket, part))
+                            for gid, bucket, part in self._group_slices(kv)])
+            return
         keys: list[tuple[str, str]] = [(_GROUP, "ascending")] + [(k, "ascending") for k in self.key_names]
         if self.seq_fields:
             keys = self.order.sort_keys()
@@ -618,7 +633,7 @@ class TableWrite:
         out = []
         for a, b in zip(bounds, bounds[1:]):
             g = int(group[a])
-            out.append((g >> 32, int(np.int32(g & 0xFFFFFFFF)), kv.slice(a, b - a)))
+            out.append((g >> 32, _bucket_of_group(g), kv.slice(a, b - a)))
         return out
 
     def _bucket_path(self, gid: int, bucket: int) -> str:
@@ -653,6 +668,12 @@ class TableWrite:
 
 def _compact(lsm: WriterCompaction | AppendWriterCompaction, full: bool) -> None:
     lsm.compact(full)
+
+
+def _bucket_of_group(group: int) -> int:
+    """The (signed: -2 is the postpone bucket) bucket in the low 32 bits of a (partition << 32 | bucket) group."""
+    low = group & 0xFFFFFFFF
+    return low - (1 << 32) if low >= 1 << 31 else low
 
 
 def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

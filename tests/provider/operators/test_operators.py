@@ -22,6 +22,7 @@ from provider.operators import (
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRescaleOperator,
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
     PaimonSparkOperator,
@@ -208,7 +209,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
-        PaimonRewriteFileIndexOperator}
+        PaimonRewriteFileIndexOperator, PaimonRescaleOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
@@ -261,6 +262,11 @@ def test_rendered_options_parse_with_the_applications_grammar(paimon_conn: str) 
 def test_delete_tag_drop_partitions_rewrite_file_index(paimon_conn: str) -> None:
     op: PaimonSparkOperator = PaimonDeleteTagOperator(task_id="d", table="db.t", tag="a,b", ignore_if_missing="True")
     assert app_args(op) == head("delete-tag", "db.t", paimon_conn) + ["--tag", "a,b", "--ignore-if-not-exists"]
+    rescale = PaimonRescaleOperator(task_id="r", table="db.t", bucket_num="{{ 4 }}", partitions={"dt": "a"},
+                                    commit_user="u")
+    rescale.render_template_fields({})
+    assert app_args(rescale) == head("rescale", "db.t", paimon_conn) + [
+        "--bucket-num", "4", "--partition", "dt=a", "--commit-user", "u"]
     op = PaimonDropPartitionsOperator(task_id="p", table="db.t", partitions="dt=a;dt=b,h=1")
     assert app_args(op) == head("drop-partitions", "db.t", paimon_conn) + [
         "--partition", "dt=a", "--partition", "dt=b,h=1"]

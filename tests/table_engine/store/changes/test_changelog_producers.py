@@ -311,8 +311,9 @@ def test_option_rules_of_paimon(catalog: Catalog) -> None:
         make(catalog, "lookup", name="a", **{"full-compaction.delta-commits": "1"})
     with pytest.raises(OptionError, match="read duplicated changes"):
         make(catalog, "full-compaction", name="b", **{"streaming-read-overwrite": "true"})
-    with pytest.raises(OptionError, match="only parquet"):
-        make(catalog, "input", name="c", **{"changelog-file.format": "orc"})
+    with pytest.raises(OptionError, match="changelog-file.format"):
+        make(catalog, "input", name="c", **{"changelog-file.format": "csv"})
+    make(catalog, "input", name="c2", **{"changelog-file.format": "orc"})  # parquet, orc and avro are formats
     with pytest.raises(OptionError):
         make(catalog, "input", name="d", **{"changelog-file.stats-mode": "bogus"})
     with pytest.raises(OptionError, match="without primary keys"):
