@@ -98,6 +98,9 @@ def _prefixes(*prefixes: str) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(p) + ".+" for p in prefixes))
 
 
+#: Data-file extensions the engine reads and writes (after issue 22's ORC and Avro files).
+DATA_FILE_EXTENSIONS = frozenset({"parquet", "orc", "avro"})
+
 FEATURES: tuple[Feature, ...] = (
     # ---- supported ---------------------------------------------------------------------------------------------
     Feature("file.format = orc / avro", "0.4", Detected.DATA_FILE, "`file.format`; each data file's extension",
@@ -161,6 +164,11 @@ FEATURES: tuple[Feature, ...] = (
             "(issue 23).", _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", NONE,
             "A column file of data evolution: rows are merged by row id (issue 23)."),
+    Feature("file.format = lance / vortex / ...", "1.4", Detected.OPTION,
+            "`file.format` or `changelog-file.format` other than parquet, orc, avro", NONE,
+            "Data files of a format the engine cannot read or write.",
+            _keys("file.format", "changelog-file.format"),
+            lambda v: v.strip().lower() not in DATA_FILE_EXTENSIONS),
     Feature("chain-table.enabled", "1.4", Detected.OPTION, "`chain-table.*`, `scan.fallback-*-branch`", NONE,
             "Reads merge a snapshot branch and a delta branch.",
             re.compile(r"chain-table\..+|scan\.fallback-(snapshot|delta)-branch"), None),
@@ -195,8 +203,6 @@ _OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
 #: Type roots of features (any other unknown root is "unknown data type").
 _TYPE_FEATURES = {"BLOB": "BLOB", "VARIANT": "VARIANT", "VECTOR": "VECTOR"}
 
-#: Data-file extensions the engine reads and writes (after issue 22's ORC and Avro files).
-DATA_FILE_EXTENSIONS = frozenset({"parquet", "orc", "avro"})
 
 
 def feature(name: str) -> Feature:

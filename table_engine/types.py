@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, UnsupportedError
 
 MAX_LENGTH = 2147483647
 
@@ -344,6 +344,8 @@ def _ts_unit(precision: int) -> str:
 
 def to_arrow_type(t: DataType) -> pa.DataType:
     """The Arrow type that holds values of ``t`` (as pypaimon maps it)."""
+    if t.unknown is not None:
+        raise UnsupportedError(f"type {t} is not supported by this engine (docs/compatibility.md)")
     r = t.root
     simple: dict[str, pa.DataType] = {
         "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),

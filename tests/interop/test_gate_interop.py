@@ -130,3 +130,16 @@ def test_reads_are_refused_where_they_could_be_wrong(gate_warehouse: tuple[pathl
     latest = t.latest_snapshot()  # metadata stays visible
     assert latest is not None and latest.id >= 1
     assert state(str(wh)) == before
+
+
+@pytest.mark.parametrize(("table", "field"), [("db.row_tracking", "_FIRST_ROW_ID"),
+                                              ("db.data_evolution", "_WRITE_COLS"),
+                                              ("db.blob", "BLOB")])
+def test_compaction_planning_checks_each_file_it_would_rewrite(
+        gate_warehouse: tuple[pathlib.Path, dict[str, int]], table: str, field: str) -> None:
+    """Below the table's schema gate (e.g. a Spark task's plan), the files themselves show the feature."""
+    from table_engine.store.compaction.compact import plan_compaction
+
+    t = Catalog(str(gate_warehouse[0])).get_table(table)
+    with pytest.raises(UnsupportedTableFeatureError, match=f"uses {field} \\((data file|type)"):
+        plan_compaction(t._ctx)

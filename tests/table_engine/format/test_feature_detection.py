@@ -66,6 +66,7 @@ DETECTED: dict[str, dict[str, str]] = {
     "VECTOR": schema_features(schema([VECTOR])),
     "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
+    "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
     "chain-table.enabled": schema_features(schema(options={"chain-table.enabled": "true"})),
     "scan.fallback-branch": schema_features(schema(options={"scan.fallback-branch": "b"})),
     "data-file.thin-mode": schema_features(schema(options={"data-file.thin-mode": "true"})),
