@@ -116,6 +116,12 @@ def test_a_snapshot_field_is_checked_for_reads_of_it_and_before_maintenance(ware
     assert t.read(snapshot_id=1).num_rows == 2  # snapshot 1 has no unknown field
     with pytest.raises(UnsupportedTableFeatureError, match="unknown snapshot field \\(snapshot 2 field 'rowIdRanges'"):
         t.read()
+    with pytest.raises(UnsupportedTableFeatureError, match="snapshot 2 field 'rowIdRanges'"):  # incremental
+        t.copy({"incremental-between": "1,2"}).read()
+    scan = t.copy({"scan.mode": "from-snapshot", "scan.snapshot-id": "2"}).new_stream_scan()
+    with pytest.raises(UnsupportedTableFeatureError, match="snapshot 2 field 'rowIdRanges'"):  # streaming
+        while scan.plan() is None:
+            pass
     with pytest.raises(UnsupportedTableFeatureError, match="for maintain"):
         t.expire_snapshots()
     with pytest.raises(UnsupportedTableFeatureError, match="for write"):  # the commit checks the snapshot it follows
