@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.errors import CommitOutcomeUnknownError, ConsumerError
+from table_engine.features import Op
 from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
@@ -253,10 +254,13 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
     """The ``consume-changelog`` command run in this process."""
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
+    table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
     target = catalog.get_table(args.target_table) if args.target_table else None
     again = redelivery(args, table, target)
     if again is not None:
         return again
+    if target is not None:
+        target.check_supported(Op.WRITE)
     if target is not None:
         recover_consumer(args, table, target)
     rng = change_range(args, table)

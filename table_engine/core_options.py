@@ -525,14 +525,40 @@ PATTERNS = (
         re.compile(r"file-index\.(bloom-filter|bitmap|bsi|range-bitmap)\.[^.]+\.[a-z-]+")),
 )
 
+# Options of other components: accepted without interpretation, and "known-harmless" for the capability gate
+# (table_engine.features): they tune a job, a cache or the catalog, never the layout or the meaning of the files.
+# A key that is neither registered above nor listed here is must-understand: the gate refuses the table.
 RECOGNIZED_PREFIXES = {
     "spark.": "Spark settings", "sink.": "Flink sink settings", "lookup.": "lookup join cache settings",
     "metastore.": "metastore settings", "format.": "file format settings passed to the format writer",
     "parquet.": "Parquet writer settings", "orc.": "ORC writer settings", "avro.": "Avro writer settings",
+    "materialized-table.": "Flink materialized table definitions", "visibility-callback.": "Flink commit callbacks",
+    "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",
+    "partition.mark-done-action": "Flink partition mark-done actions", "manifest-sort.": "Java manifest sorting",
+    "sort-compaction.": "Flink sort compaction", "clustering.history-partition.": "Java incremental clustering",
 }
+_JAVA_RUNTIME = (
+    "async-file-write", "cache-page-size", "file-operation.thread-num", "file-reader-async-threshold",
+    "file.block-size", "local-kv-db.block-size", "local-merge-buffer-size", "lookup-compact",
+    "lookup-compact.max-interval", "force-lookup", "compaction.file-num-limit", "compaction.force-up-level-0",
+    "compaction.skip-expired-partitions", "sort-engine", "sort-spill-buffer-size", "sort-spill-threshold",
+    "spill-compression", "spill-compression.zstd-level", "zorder.var-length-contribution",
+    "write-max-writers-to-spill", "write.batch-memory", "write.batch-size", "write-buffer-for-append",
+    "bucket-append-ordered", "write.sequence-number-init-mode", "file.suffix.include.compression",
+    "scan.ignore-corrupt-files", "scan.ignore-lost-files", "scan.manifest.parallelism", "scan.max-splits-per-task",
+    "scan.plan-sort-partition", "scan.plan-auto-tag-for-read.time-retained", "clustering.columns",
+    "clustering.strategy", "clustering.incremental.mode", "clustering.incremental.optimize-write",
+    "commit.callbacks", "tag.callbacks", "commit.discard-duplicate-files", "commit.force-create-snapshot",
+    "manifest.delete-file-drop-stats", "manifest.merge-optimize.enabled", "metadata.stats-dense-store",
+    "metadata.stats-mode.per.level", "snapshot.expire.execution-mode", "snapshot.ignore-empty-commit",
+    "snapshot.watermark-idle-timeout", "tag.create-success-file", "overwrite-upgrade", "add-column-before-partition",
+    "alter-column-null-to-not-null.disabled", "disable-explicit-type-casting", "auto-create",
+    "delete.force-produce-changelog", "full-text-index.search-mode", "scalar-index.search-mode",
+    "partition.sink-strategy", "partition.idle-time-to-report-statistic", "partition.mark-done-action",
+)
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
               "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
-              "branch": "catalog"}
+              "branch": "catalog", **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
 
 REGISTRY = OptionRegistry(SECTIONS, PATTERNS, RECOGNIZED, RECOGNIZED_PREFIXES)
 

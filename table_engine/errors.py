@@ -152,6 +152,33 @@ class UnsupportedError(TableEngineError, NotImplementedError):
     """A feature or format that this engine does not support."""
 
 
+class UnsupportedTableFeatureError(UnsupportedError):
+    """The table uses a Paimon feature this engine cannot handle for the operation asked (the capability gate of
+    :mod:`table_engine.features`): raised before any file is changed, never retryable. The one-line message names
+    the table, the feature by its Paimon name (option key, type, metadata field or file kind) and where it was seen,
+    the Paimon version that introduced it, what the engine can still do with the table (``still``: e.g. "read";
+    empty: nothing but show its metadata) and the other refusing features (``also``)."""
+
+    def __init__(self, table: str, feature: str, since: str, operation: str, still: str = "", detail: str = "",
+                 also: tuple[str, ...] = ()) -> None:
+        self.table = table
+        self.feature = feature
+        self.since = since
+        self.operation = operation
+        self.still = still
+        self.detail = detail
+        self.also = tuple(also)
+        where = f" ({detail})" if detail else ""
+        can = (f"the engine can only {still} this table" if still
+               else "the engine can only show this table's metadata (schema, snapshots, options)")
+        more = f"; it also uses {', '.join(self.also)}" if self.also else ""
+        super().__init__(f"table {table} uses {feature}{where}, a feature of Paimon {since} that this engine does "
+                         f"not support for {operation}: {can}{more}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (Spark tasks, subprocess results) with its own arguments
+        return type(self), (self.table, self.feature, self.since, self.operation, self.still, self.detail, self.also)
+
+
 class ReadOnlyTableError(UnsupportedError):
     """A write, commit or maintenance call on a read-only table (a system table or ``$ro``)."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, UnsupportedError
 
 MAX_LENGTH = 2147483647
 
@@ -48,6 +48,10 @@ class DataType:
     key: DataType | None = None
     value: DataType | None = None
     fields: tuple[DataField, ...] = ()
+    unknown: Any = field(default=None, compare=False)
+    """For a type root this engine does not know (BLOB, VARIANT, VECTOR, ...): its JSON value as the schema file
+    holds it, written back unchanged. The engine carries such a type but cannot read or write its values; the
+    capability gate (:mod:`table_engine.features`) refuses the table instead."""
 
     # ---- convenience -------------------------------------------------------------------------------------------
     def copy(self, nullable: bool) -> DataType:
@@ -95,8 +99,25 @@ class DataType:
             base = r
         return base + suffix
 
+    @property
+    def is_known(self) -> bool:
+        """Whether the engine knows this type root (:attr:`unknown` is None)."""
+        return self.unknown is None
+
+    def unknown_roots(self) -> Iterator[str]:
+        """The roots of the unknown types in this type (itself, elements, keys, values, fields)."""
+        if self.unknown is not None:
+            yield self.root
+        for child in (self.element, self.key, self.value):
+            if child is not None:
+                yield from child.unknown_roots()
+        for f in self.fields:
+            yield from f.type.unknown_roots()
+
     def to_json(self) -> Any:
         """The JSON value of this type in a schema file."""
+        if self.unknown is not None:
+            return self.unknown
         suffix = "" if self.nullable else " NOT NULL"
         if self.root == "ARRAY":
             assert self.element is not None
@@ -112,7 +133,7 @@ class DataType:
     def from_json(data: Any) -> DataType:
         """Parse the JSON value of a type (a SQL string or an object for ARRAY/MAP/ROW)."""
         if isinstance(data, str):
-            return parse_type(data)
+            return parse_type(data, keep_unknown=True)
         if isinstance(data, dict) and isinstance(data.get("type"), str):
             head = data["type"].strip().upper()
             nullable = not head.endswith("NOT NULL")
@@ -126,6 +147,9 @@ class DataType:
                                 value=DataType.from_json(data["value"]))
             if root.startswith("ROW"):
                 return DataType("ROW", nullable, fields=tuple(DataField.from_json(f) for f in data.get("fields", [])))
+            name = re.split(r"[^A-Z_]", root, maxsplit=1)[0]
+            if name not in ATOMIC_ROOTS and name not in _ALIASES:
+                return DataType(name or root, nullable, unknown=data)  # VECTOR, MULTISET, ... of newer writers
             return parse_type(data["type"])
         raise SchemaError(f"cannot parse data type from JSON value {data!r}")
 
@@ -163,8 +187,9 @@ _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|[A-Za-z_][A-Za-z_0-9]*|\d+|[<>(),:])")
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, keep_unknown: bool = False) -> None:
         self.text = text
+        self.keep_unknown = keep_unknown
         self.tokens: list[str] = []
         pos = 0
         stripped = text.rstrip()
@@ -266,13 +291,39 @@ class _Parser:
         elif root in ATOMIC_ROOTS:
             t = DataType(root)
         else:
-            raise SchemaError(f"unknown data type {word!r} in {self.text!r}")
+            return self.unknown_type(root, word)
         return t.copy(self.nullability())
 
+    def unknown_type(self, root: str, word: str) -> DataType:
+        """A type root the engine does not know (BLOB, VARIANT, ... of newer writers): carried as such when reading
+        a schema file (``keep_unknown``), a :class:`SchemaError` otherwise."""
+        if not self.keep_unknown or not re.fullmatch(r"[A-Z_][A-Z_0-9]*", root):
+            raise SchemaError(f"unknown data type {word!r} in {self.text!r}")
+        start = self.i - 1
+        self.skip_arguments()
+        nullable = self.nullability()
+        text = self.text.strip() if start == 0 and self.peek() is None else root + ("" if nullable else " NOT NULL")
+        return DataType(root, nullable, unknown=text)
 
-def parse_type(text: str) -> DataType:
-    """Parse a Paimon SQL type string such as ``"DECIMAL(10, 2) NOT NULL"`` or ``"ARRAY<INT>"``."""
-    p = _Parser(text)
+    def skip_arguments(self) -> None:
+        """Skip the ``(...)`` or ``<...>`` arguments of an unknown type."""
+        if self.peek() not in ("(", "<"):
+            return
+        depth = 0
+        while True:
+            tok = self.take()
+            depth += tok in ("(", "<")
+            depth -= tok in (")", ">")
+            if depth == 0:
+                return
+
+
+def parse_type(text: str, *, keep_unknown: bool = False) -> DataType:
+    """Parse a Paimon SQL type string such as ``"DECIMAL(10, 2) NOT NULL"`` or ``"ARRAY<INT>"``.
+
+    ``keep_unknown`` (schema files): a type root the engine does not know becomes a :class:`DataType` with
+    :attr:`~DataType.unknown` set instead of a :class:`SchemaError`."""
+    p = _Parser(text, keep_unknown)
     t = p.parse()
     if p.peek() is not None:
         raise SchemaError(f"unexpected {p.peek()!r} in type {text!r}")
@@ -293,6 +344,8 @@ def _ts_unit(precision: int) -> str:
 
 def to_arrow_type(t: DataType) -> pa.DataType:
     """The Arrow type that holds values of ``t`` (as pypaimon maps it)."""
+    if t.unknown is not None:
+        raise UnsupportedError(f"type {t} is not supported by this engine (docs/compatibility.md)")
     r = t.root
     simple: dict[str, pa.DataType] = {
         "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),

@@ -71,8 +71,9 @@ def render_markdown() -> str:
         "and `--catalog-option K=V` (repeatable). The result is one JSON line on stdout; the exit code is 0 on "
         "success, 1 when the job failed, 2 for bad arguments. A failed job's line has `\"status\": \"error\"`, "
         "`error` (the exception, one line) and `retryable`: false when running it again cannot succeed (bad input: "
-        "an unknown table, option, snapshot or tag, a malformed value; `table_engine.errors.is_retryable`), so the "
-        "operators fail such a task at once, without retries.",
+        "an unknown table, option, snapshot or tag, a malformed value; a table feature the engine does not support, "
+        "`UnsupportedTableFeatureError`, see [compatibility.md](compatibility.md); "
+        "`table_engine.errors.is_retryable`), so the operators fail such a task at once, without retries.",
         "",
         "TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) or `'<duration> ago'` "
         "(`'2 h ago'`); DURATION is Paimon's form (`'7 d'`, `'12 h'`, `'30 min'`). In the JSON form both are "

@@ -37,6 +37,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from table_engine.features import Op
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.options.config_option import ConfigOption, key
 
@@ -144,6 +145,7 @@ def _compact_input_size(cmd: Compact) -> int:
     from table_engine.store.context import StoreContext
 
     table = open_catalog(cmd).get_table(cmd.table)
+    table.check_supported(Op.MAINTAIN)
     ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
     plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis)
     return sum(f.file_size for b in plan for f in b.files)
@@ -155,6 +157,7 @@ def _changes_input_size(cmd: ConsumeChangelog) -> int:
     from table_engine.store.changes.incremental import plan_changes
 
     table = open_catalog(cmd).get_table(cmd.table)
+    table.check_supported(Op.MAINTAIN)
     rng = change_range(cmd, table)  # without --output: reads only (the consumer may be behind: an upper bound)
     if rng.empty:
         return 0

@@ -39,6 +39,7 @@ from table_engine.consume import (
 )
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommitConflictError
+from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
@@ -76,6 +77,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     table = Catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
+    table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
     user = commit_user or default_commit_user(table.options)
     routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
@@ -141,6 +143,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
     """
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
+    table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
     started = clock.now_millis()
     ctx = _store_context(table)
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
@@ -200,11 +203,14 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
+    table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
     again = redelivery(args, table, catalog.get_table(args.target_table) if args.target_table else None)
     if again is not None:
         return again
     if args.target_table:
-        recover_consumer(args, table, catalog.get_table(args.target_table))
+        target = catalog.get_table(args.target_table)
+        target.check_supported(Op.WRITE)
+        recover_consumer(args, table, target)
     rng = change_range(args, table)
     result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
                               "to_snapshot": rng.end, "rows": 0}

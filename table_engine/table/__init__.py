@@ -22,7 +22,7 @@ class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteS
 
     - base (:mod:`~table_engine.table.base`): ``identifier``, ``path``, ``file_io``, ``source``, ``schema``,
       ``options``, ``primary_keys``, ``partition_keys``, ``arrow_schema``, ``refresh``, ``schema_by_id``, ``alter``,
-      ``copy``, ``read_only``.
+      ``copy``, ``read_only``, ``check_supported``.
     - read (:mod:`~table_engine.table.reading`): ``read``, ``to_batches``, ``plan``, ``new_read``,
       ``resolve_snapshot``, ``scan_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``.
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
@@ -38,5 +38,7 @@ class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteS
       ``reset_consumer``, ``clear_consumers``.
 
     Every method that writes to the table is :func:`mutating`: on a read-only table (a system table, ``$ro``) it
-    raises :class:`~table_engine.errors.ReadOnlyTableError` before doing anything.
+    raises :class:`~table_engine.errors.ReadOnlyTableError` before doing anything, and on a table with a feature the
+    engine cannot write or maintain :class:`~table_engine.errors.UnsupportedTableFeatureError` (the capability
+    gate; reads check it too: docs/compatibility.md).
     """

@@ -3,19 +3,29 @@ evolution, dynamic options, and the read-only guard (:func:`mutating`) every wri
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
 
 import pyarrow as pa
 
 from table_engine.core_options import CoreOptions
-from table_engine.errors import ReadOnlyTableError, SchemaError
+from table_engine.errors import ReadOnlyTableError, SchemaError, naming_snapshot
+from table_engine.features import Op, require
+from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.feature_detection import (
+    data_file_features,
+    index_features,
+    schema_features,
+    snapshot_features,
+)
+from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
-from table_engine.format.snapshot import latest_snapshot_id
+from table_engine.format.snapshot import Snapshot, latest_snapshot, latest_snapshot_id
 from table_engine.io.file_io import FileIO
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.context import StoreContext
@@ -31,14 +41,32 @@ _R = TypeVar("_R")
 _T = TypeVar("_T", bound="TableBase")
 
 
+_WRITE_METHODS = frozenset({"write", "new_write", "new_commit", "commit", "alter"})
+""":func:`mutating` methods that are writes and commits for the capability gate; the others are maintenance."""
+
+_gated: contextvars.ContextVar[frozenset[tuple[int, Op]]] = contextvars.ContextVar("gated", default=frozenset())
+"""(table object id, operation) pairs whose gate passed in the calls this context is inside (no check twice)."""
+
+
 def mutating(method: Callable[Concatenate[_T, _P], _R]) -> Callable[Concatenate[_T, _P], _R]:
     """Marks a :class:`Table` method that writes to the table (data, metadata, tags, consumers or files): on a
-    read-only table (a system table, ``$ro``) it raises :class:`ReadOnlyTableError` before doing anything."""
+    read-only table (a system table, ``$ro``) it raises :class:`ReadOnlyTableError`, and on a table with a feature
+    the engine cannot write or maintain :class:`~table_engine.errors.UnsupportedTableFeatureError` (the capability
+    gate, :mod:`table_engine.features`), before doing anything."""
+    op = Op.WRITE if method.__name__ in _WRITE_METHODS else Op.MAINTAIN
 
     @functools.wraps(method)
     def guarded(self: _T, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         self._check_writable(method.__name__)
-        return method(self, *args, **kwargs)
+        done = _gated.get()
+        if (id(self), op) in done:
+            return method(self, *args, **kwargs)
+        self._gate(op)
+        token = _gated.set(done | {(id(self), op)})
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _gated.reset(token)
 
     guarded.__mutating__ = True  # type: ignore[attr-defined]
     return guarded
@@ -101,12 +129,14 @@ class TableBase:
     def copy(self, options: Mapping[str, str]) -> Self:
         """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
         "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
-        from table_engine.core_options import CoreOptions, validate_options
+        from table_engine.core_options import REGISTRY, CoreOptions, validate_options
         from table_engine.lsm.merge_engines import check_engine_options
         from table_engine.store.changes.starting import validate_scan_options
 
+        self._gate(Op.READ)
         merged = {**self.schema.options, **{str(k): str(v) for k, v in options.items()}}
-        validate_options(merged)
+        # the stored options passed the gate (or were accepted by their writer): validate what the engine knows
+        validate_options({k: v for k, v in merged.items() if k in options or REGISTRY.is_known(k)})
         check_engine_options(merged)
         validate_scan_options(CoreOptions(merged))
         view = type(self).__new__(type(self))
@@ -132,6 +162,45 @@ class TableBase:
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         return read_schema(self.file_io, self.path, schema_id)
+
+    # ---- the capability gate ----------------------------------------------------------------------------------
+    def _schema_features(self) -> dict[str, str]:
+        """Features of the current schema (types, options), computed once per schema."""
+        cached = self.__dict__.get("_features_of")
+        if cached is None or cached[0] is not self.schema:
+            cached = (self.schema, schema_features(self.schema))
+            self.__dict__["_features_of"] = cached
+        return dict(cached[1])
+
+    def _gate(self, op: Op, snapshot: Snapshot | None = None) -> None:
+        """Raise :class:`~table_engine.errors.UnsupportedTableFeatureError` if the table uses a feature the engine
+        does not support for ``op``: its schema's types and options (no request); for maintenance also the latest
+        snapshot's fields and its index manifest; for a read, ``snapshot``'s fields. A write checks the snapshot it
+        commits on where its commit reads it anyway (:class:`~table_engine.store.committing.commit.FileStoreCommit`,
+        before publishing). System tables read metadata only and pass."""
+        if self.source is not None:
+            return
+        found = self._schema_features()
+        if op is Op.MAINTAIN:
+            snapshot = latest_snapshot(self.file_io, self.path)
+            if snapshot is not None and snapshot.index_manifest:
+                with naming_snapshot(snapshot.id):
+                    found.update(index_features(read_index_manifest(
+                        self.file_io, f"{self.path}/manifest/{snapshot.index_manifest}")))
+        if snapshot is not None:
+            found.update(snapshot_features(snapshot))
+        require(self.identifier, found, op)
+
+    def check_supported(self, op: Op) -> None:
+        """The capability gate for an operation of class ``op`` that does not go through a :class:`Table` method
+        (e.g. ``consume-changelog``, which plans changes at the store layer): raises
+        :class:`~table_engine.errors.UnsupportedTableFeatureError` before anything is read or written."""
+        self._gate(op)
+
+    def _gate_files(self, files: Iterable[DataFileMeta], op: Op = Op.READ) -> None:
+        """The gate on data files an operation is about to read (their fields and kinds)."""
+        if self.source is None:
+            require(self.identifier, data_file_features(files), op)
 
     def _check_writable(self, action: str) -> None:
         if self.read_only:

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 
+from table_engine.core_options import CONSUMER_ID
 from table_engine.errors import ReadOnlyTableError, SnapshotNotExistError, TableEngineError
+from table_engine.features import Op
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.read import TableRead, read_context
@@ -60,11 +62,15 @@ class ReadSurface(TagSurface):
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         snap = self.scan_snapshot(snapshot_id, tag, timestamp_millis)
-        return plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
-                           skip_level0=self._ctx.batch_scan_skip_level0(),
-                           merge_capabilities=self._ctx.merge_capabilities)
+        self._gate(Op.READ, snap)
+        splits = plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
+                             skip_level0=self._ctx.batch_scan_skip_level0(),
+                             merge_capabilities=self._ctx.merge_capabilities)
+        self._gate_files(f for s in splits for f in s.files)
+        return splits
 
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
+        self._gate(Op.READ)
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         return TableRead(read_context(self._ctx), columns, preds)
@@ -107,6 +113,7 @@ class ReadSurface(TagSurface):
         from table_engine.store.changes.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
+        t._gate(Op.READ)
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -121,6 +128,7 @@ class ReadSurface(TagSurface):
         from table_engine.store.changes.stream_scan import StreamScan
 
         t = self.copy(options) if options else self
+        t._gate(Op.MAINTAIN if consumer_id is not None or t.options.get(CONSUMER_ID) is not None else Op.READ)
         t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -131,8 +139,6 @@ class ReadSurface(TagSurface):
 
     def _check_no_consumer(self, consumer_id: str | None) -> None:
         """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
-        from table_engine.core_options import CONSUMER_ID
-
         cid = consumer_id if consumer_id is not None else self.options.get(CONSUMER_ID)
         if self.read_only and cid is not None:
             raise ReadOnlyTableError(f"table {self.identifier} is a read-only system table: consumer {cid!r} "
@@ -152,6 +158,7 @@ class ReadSurface(TagSurface):
                              with_row_kind: bool = False) -> Iterator[pa.RecordBatch]:
         from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
 
+        self._gate(Op.READ)
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         if columns is not None:

@@ -20,6 +20,9 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
             The table schema as JSON (and pypaimon's Arrow read schema as an empty IPC file).
   snapshots --warehouse W --table db.t
             The table's snapshots as JSON (id, schemaId, commitKind, record counts, properties).
+  gate_tables --warehouse W
+            Tables with BLOB / VARIANT / VECTOR columns, row tracking, data evolution and a global index (the
+            features the engine's capability gate refuses; see cmd_gate_tables).
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -227,12 +230,65 @@ def cmd_bench(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# ------------------------------------------------------------------------- tables of features the gate refuses
+
+
+def _feature_table(catalog: Any, name: str, schema: pa.Schema, options: dict[str, str],
+                   commits: list[pa.Table]) -> Any:
+    catalog.create_table(name, Schema.from_pyarrow_schema(schema, options=options), False)
+    table = catalog.get_table(name)
+    for data in commits:
+        _commit(table, data)
+    return table
+
+
+def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
+    """Tables with the features of Paimon 1.1-2.0 that the engine's capability gate refuses, in one warehouse:
+    ``db.blob`` (BLOB column), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>), ``db.row_tracking``
+    (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and ``db.global_index`` (row tracking
+    and a BTree global index on ``id``). Returns the tables' names and their rows as pypaimon reads them."""
+    from pypaimon.schema.data_types import AtomicType, DataField
+
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    rt = {"row-tracking.enabled": "true"}
+    de = {**rt, "data-evolution.enabled": "true"}
+    blob = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
+    _feature_table(catalog, "db.blob", blob, de, [pa.table({"id": [1, 2], "b": [b"x", b"y"]}, schema=blob)])
+    vector = pa.schema([("id", pa.int64()), ("v", pa.list_(pa.float32(), 3))])
+    _feature_table(catalog, "db.vector", vector, {}, [pa.table({"id": [1], "v": [[1.0, 2.0, 3.0]]}, schema=vector)])
+    catalog.create_table("db.variant", Schema(fields=[DataField(0, "id", AtomicType("BIGINT")),
+                                                      DataField(1, "v", AtomicType("VARIANT"))], options={}), False)
+    value = pa.struct([pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)])
+    _commit(catalog.get_table("db.variant"), pa.table(
+        {"id": [1], "v": [{"value": b"\x0c\x01", "metadata": b"\x01\x00\x00"}]},
+        schema=pa.schema([("id", pa.int64()), ("v", value)])))
+    plain = pa.schema([("id", pa.int64()), ("x", pa.string()), ("y", pa.int32())])
+    rows = pa.table({"id": [1, 2, 3], "x": ["a", "b", "c"], "y": [1, 2, 3]}, schema=plain)
+    more = pa.table({"id": [4], "x": ["d"], "y": [4]}, schema=plain)
+    _feature_table(catalog, "db.row_tracking", plain, rt, [rows, more])
+    evo = _feature_table(catalog, "db.data_evolution", plain, de, [rows])
+    builder = evo.new_batch_write_builder()
+    update = builder.new_update().with_update_type(["y"])
+    commit = builder.new_commit()
+    try:
+        commit.commit(update.update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([0, 2], pa.int64()), "y": pa.array([10, 30], pa.int32())})))
+    finally:
+        commit.close()
+    _feature_table(catalog, "db.global_index", plain, rt, [rows]).create_global_index("id", "btree")
+    names = ["db.blob", "db.variant", "db.vector", "db.row_tracking", "db.data_evolution", "db.global_index"]
+    read = {n: _scan(catalog.get_table(n)).num_rows for n in names if n not in ("db.variant",)}
+    return {"tables": names, "rows": read}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
     "schema": cmd_schema,
     "snapshots": cmd_snapshots,
     "bench": cmd_bench,
+    "gate_tables": cmd_gate_tables,
 }
 
 

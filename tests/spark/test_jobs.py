@@ -99,3 +99,30 @@ def test_the_spark_write_job_commits_as_commit_user_prefix_says(spark, warehouse
     table = Catalog(warehouse).get_table("db.w")
     assert out["snapshot_id"] == 1 and out["rows"] == 3 and table.read().num_rows == 3
     assert table.snapshot(1).commit_user.startswith("nightly-")
+
+
+def test_spark_compaction_and_writes_pass_the_capability_gate_before_any_task(spark, warehouse):
+    """A table whose schema declares a feature the engine cannot maintain (row tracking, as Paimon 1.3+ writes it):
+    the Spark compaction and write_dataframe refuse on the driver, and no file changes."""
+    import json
+    import pathlib
+
+    from table_engine.errors import UnsupportedTableFeatureError
+    from table_engine.spark.jobs import write_dataframe
+    from tests.table_engine.test_cli_errors import state
+
+    table = Catalog(warehouse).create_table("db.rt", SCHEMA, options={"bucket": "-1"})
+    table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+    table.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
+    schema_file = pathlib.Path(table.path) / "schema" / "schema-0"
+    data = json.loads(schema_file.read_text())
+    data["options"]["row-tracking.enabled"] = "true"
+    schema_file.write_text(json.dumps(data))
+    table = Catalog(warehouse).get_table("db.rt")
+    before = state(warehouse)
+    with pytest.raises(UnsupportedTableFeatureError, match="uses row-tracking.enabled .* for maintain"):
+        compact_table(spark, table, full=True)
+    with pytest.raises(UnsupportedTableFeatureError, match="uses row-tracking.enabled .* for write"):
+        write_dataframe(spark.createDataFrame([(4, "d")], "id long, v string"), warehouse, "db.rt")
+    assert state(warehouse) == before
+    assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3]  # reads stay right

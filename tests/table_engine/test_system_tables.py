@@ -165,6 +165,7 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
+    "check_supported",  # the capability gate: reads metadata, raises or not
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id

@@ -26,7 +26,9 @@ import pyarrow as pa
 from table_engine.core_enums import ChangelogProducer, IncrementalBetweenScanMode
 from table_engine.core_options import CoreOptions
 from table_engine.errors import SnapshotNotExistError, UnsupportedError, naming_snapshot
+from table_engine.features import Op, require
 from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.schema_file import TableSchema
@@ -108,6 +110,7 @@ def plan_changes(file_io: FileIO, table_path: str, schema: TableSchema, options:
             raise SnapshotNotExistError(
                 f"snapshot {sid} of {table_path} no longer exists (expired?): the changes of snapshots "
                 f"{start + 1}..{end} cannot be read; protect them with a consumer (consumer-id)") from exc
+        require(table_path, snapshot_features(snap), Op.READ)  # the capability gate, per snapshot read
         if snapshot_has_changes(snap, options, include_overwrite, scan_mode):
             _collect(file_io, table_path, schema, snap, changelog, predicates, decode, groups)
     return _change_splits(groups, decode, changelog)

@@ -37,6 +37,8 @@ from table_engine.core_options import (
     CoreOptions,
 )
 from table_engine.errors import SnapshotNotExistError
+from table_engine.features import Op, require
+from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.snapshot import CommitKind, Snapshot, earliest_snapshot_id, list_snapshot_ids, read_snapshot
 from table_engine.predicate import Predicate
 from table_engine.store.changes.consumers import ConsumerManager
@@ -137,6 +139,7 @@ class StreamScan:
             log.info("%s: stream starts at snapshot %s", self.ctx.table_path, self._next)
             return None
         snap = read_snapshot(self.ctx.file_io, self.ctx.table_path, start.full_snapshot)
+        require(self.ctx.table_path, snapshot_features(snap), Op.READ)
         plan = full_plan(self.ctx, snap, self.predicates)
         self._next = snap.id + 1
         self._check_bounded(snap)
@@ -198,7 +201,9 @@ def stream_start(ctx: StoreContext, table_was_empty: bool = False) -> StartingPo
 def next_snapshot(ctx: StoreContext, sid: int) -> Snapshot | None:
     """Snapshot ``sid`` for a stream read: None if it is not committed yet; SnapshotNotExistError if it expired."""
     try:
-        return read_snapshot(ctx.file_io, ctx.table_path, sid)
+        snap = read_snapshot(ctx.file_io, ctx.table_path, sid)
+        require(ctx.table_path, snapshot_features(snap), Op.READ)  # the capability gate, per snapshot streamed
+        return snap
     except SnapshotNotExistError:
         earliest = earliest_snapshot_id(ctx.file_io, ctx.table_path)
         if earliest is not None and sid < earliest:

@@ -21,7 +21,9 @@ from typing import Any
 
 from table_engine import clock
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
+from table_engine.features import Op, require
 from table_engine.format.bucket import POSTPONE_BUCKET
+from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexFileMeta,
@@ -259,6 +261,9 @@ class FileStoreCommit:
                   properties: Mapping[str, str] | None, written: list[str],
                   changelog: _Changelog | None = None) -> int | None:
         latest = self.ctx.latest_snapshot(exact=True)  # the id to publish must follow the real newest snapshot
+        if latest is not None:  # the capability gate on the snapshot this commit carries forward
+            require(self.ctx.table_path, snapshot_features(latest),
+                    Op.MAINTAIN if kind == CommitKind.COMPACT else Op.WRITE)
         try:
             return self._try_on(latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
                                 properties, written, changelog)

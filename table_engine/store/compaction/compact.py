@@ -62,9 +62,11 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
 from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
+from table_engine.features import Op, require
 from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.format.feature_detection import data_file_features
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.format.snapshot import snapshot_properties
 from table_engine.io.executor import parallel_map
@@ -454,6 +456,8 @@ def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
     keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)  # checks the specs, empty table too
     if snapshot is None or not keys:
         return []
+    # the capability gate on the files a compaction would rewrite (row ids, column files, unknown kinds)
+    require(ctx.table_path, data_file_features(f for key in keys for f in buckets[key]), Op.MAINTAIN)
     dvs = dv_index_files(ctx.index_entries(snapshot)) if ctx.options.deletion_vectors_enabled() else {}
     return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]),
                         tuple(dvs.get((part, bucket), ())), snapshot.id)

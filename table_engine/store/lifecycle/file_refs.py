@@ -24,9 +24,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from table_engine.features import Op, require
 from table_engine.format.binary_row import decode_row
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.data_file_meta import FileSource
+from table_engine.format.feature_detection import data_file_features
 from table_engine.format.index_manifest import IndexFileMeta, IndexManifestEntry, read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
@@ -140,6 +142,9 @@ class FileRefs:
                     raise
                 log.debug("manifest %s is gone", name)
                 return []
+            # the capability gate on the files a maintenance walk finds (before it deletes anything: the walks
+            # collect references first); row ids, column files and unknown kinds are not ours to delete or keep
+            require(self.table_path, data_file_features(e.file for e in hit), Op.MAINTAIN)
             if self.cache:
                 self._manifests[name] = hit
         return hit

@@ -1,0 +1,308 @@
+"""The capability gate's registry: every Paimon feature the engine detects in a table, and what it can do with it.
+
+One :class:`Feature` per Paimon feature: its Paimon name (option key, type name, metadata field or file kind), the
+Paimon version that introduced it, where it is detected, and its support per operation class (:class:`Op`): READ
+(batch, incremental and streaming reads), WRITE (writes and commits) and MAINTAIN (compaction, expiry, orphan
+cleanup, tags, rollback, partitions, file-index rewrite, changelog consumption). The gate fails closed: a feature
+that is detected but not supported for the operation raises :class:`~table_engine.errors.UnsupportedTableFeatureError`
+before any file is changed, and so does anything the engine does not recognise (a type, a table option outside
+:data:`table_engine.core_options.REGISTRY`, a snapshot field, a data-file kind, an index kind).
+
+Detection lives where the information is read: :func:`schema_features` (types and options, when a command starts),
+:mod:`table_engine.format.feature_detection` (snapshot fields, data-file fields and kinds, index-manifest entries, as
+the operation reads them). ``python -m table_engine.features > docs/compatibility.md`` regenerates the compatibility
+page (checked by ``tests/table_engine/test_features.py``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from table_engine.errors import UnsupportedTableFeatureError
+
+__all__ = [
+    "FEATURES",
+    "Feature",
+    "Op",
+    "feature",
+    "option_features",
+    "render_markdown",
+    "require",
+    "type_features",
+]
+
+
+class Op(enum.Enum):
+    """The operation classes the gate decides on."""
+
+    READ = "read"
+    WRITE = "write"
+    MAINTAIN = "maintain"
+
+
+class Detected(enum.Enum):
+    """Where a feature is seen."""
+
+    TYPE = "column type"
+    OPTION = "table option"
+    SNAPSHOT = "snapshot field"
+    DATA_FILE = "data file"
+    INDEX = "index manifest"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One Paimon feature: ``name`` is its Paimon spelling (what the error and the docs show)."""
+
+    name: str
+    since: str
+    detected: Detected
+    how: str
+    """how it is detected (for the docs)"""
+    ops: frozenset[Op]
+    """the operations the engine supports on a table that uses it"""
+    note: str
+    option_key: re.Pattern[str] | None = None
+    """for option features: the keys that mean this feature (full match)"""
+    option_active: Callable[[str], bool] | None = None
+    """for option features: whether a value turns the feature on (None: any value)"""
+
+    def supports(self, op: Op) -> bool:
+        """Whether the engine supports ``op`` on a table that uses this feature."""
+        return op in self.ops
+
+
+
+ALL = frozenset(Op)
+READ_ONLY = frozenset({Op.READ})
+NONE: frozenset[Op] = frozenset()
+
+
+def _true(value: str) -> bool:
+    return value.strip().lower() == "true"
+
+
+def _set(value: str) -> bool:
+    return value.strip() != ""
+
+
+def _keys(*names: str) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(n) for n in names))
+
+
+def _prefixes(*prefixes: str) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) + ".+" for p in prefixes))
+
+
+#: Data-file extensions the engine reads and writes (after issue 22's ORC and Avro files).
+DATA_FILE_EXTENSIONS = frozenset({"parquet", "orc", "avro"})
+
+FEATURES: tuple[Feature, ...] = (
+    # ---- supported ---------------------------------------------------------------------------------------------
+    Feature("file.format = orc / avro", "0.4", Detected.DATA_FILE, "`file.format`; each data file's extension",
+            ALL, "ORC and Avro data files, read by extension and written by `file.format` (issue 22)."),
+    Feature("deletion-vectors.bitmap64", "1.2", Detected.OPTION, "`deletion-vectors.bitmap64` = true; DV magic",
+            ALL, "64-bit (Iceberg-compatible) deletion vectors are read and written.",
+            _keys("deletion-vectors.bitmap64")),
+    Feature("bucket = -2 (postpone bucket)", "1.1", Detected.OPTION, "`bucket` = -2, `postpone.*`",
+            ALL, "Postpone-bucket tables: batch reads skip `bucket-postpone/`, compaction publishes the rows, "
+            "`rescale` (issue 22).", _prefixes("postpone.")),
+    Feature("data-file.external-paths", "1.1", Detected.OPTION, "`data-file.external-paths*`; `_EXTERNAL_PATH`",
+            ALL, "Data files outside the table directory, written there and followed by expiry and orphan "
+            "cleanup (issue 22).", _keys("data-file.external-paths", "data-file.external-paths.strategy",
+                                         "data-file.external-paths.specific-fs", "data-file.external-paths.weights")),
+    Feature("snapshot properties", "1.2", Detected.SNAPSHOT, "snapshot field `properties`", ALL,
+            "Read, kept, and writable through the commit API."),
+    Feature("snapshot operation / uuid / writerVersion", "2.0", Detected.SNAPSHOT,
+            "snapshot fields `operation`, `uuid`, `writerVersion`", ALL,
+            "Descriptive fields: kept and ignored; they change no rows."),
+    Feature("file.format.per.level / file.compression.per.level", "0.8", Detected.OPTION,
+            "`file.format.per.level`, `file.compression.per.level`", ALL,
+            "Per-level formats and codecs of the writer (issue 22).",
+            _keys("file.format.per.level", "file.compression.per.level")),
+    # ---- readable only -----------------------------------------------------------------------------------------
+    Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
+            "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
+            _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
+    Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", READ_ONLY,
+            "Row tracking seen in a snapshot: reads are right; a commit would drop `nextRowId`."),
+    Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", READ_ONLY,
+            "Row tracking seen in a data file: reads are right; a rewrite would drop the row ids."),
+    Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
+            "`global-index.*` options", READ_ONLY,
+            "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "
+            "would leave them stale.", _prefixes("global-index."), None),
+    Feature("pk-<type>.index.columns", "2.0", Detected.OPTION,
+            "`pk-btree/bitmap/vector/full-text/multivalue.index.columns`", READ_ONLY,
+            "Primary-key global indexes: reads ignore them; a rewrite would leave them stale.",
+            re.compile(r"pk-[a-z-]+\.index\.columns")),
+    Feature("metadata.iceberg.storage", "1.0", Detected.OPTION, "`metadata.iceberg.storage` other than `disabled`",
+            READ_ONLY, "Iceberg compatibility: commits must also write Iceberg metadata, which this engine does "
+            "not; reads are right.", _keys("metadata.iceberg.storage"),
+            lambda v: v.strip().lower() not in ("", "disabled")),
+    Feature("bucket-function.type", "1.3", Detected.OPTION, "`bucket-function.type` other than `default`",
+            READ_ONLY, "Only the default bucket function is implemented: reads are right, writes would pick other "
+            "buckets.", _keys("bucket-function.type"), lambda v: v.strip().lower() != "default"),
+    Feature("clustering.incremental", "1.3", Detected.OPTION, "`clustering.incremental` = true", READ_ONLY,
+            "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
+            _keys("clustering.incremental"), _true),
+    # ---- refused -----------------------------------------------------------------------------------------------
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files; `blob*` options", NONE,
+            "BLOB columns live in `.blob` files referenced by descriptors (issue 23).",
+            re.compile(r"blob[-.].+"), None),
+    Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT; `variant.*` options", NONE,
+            "Semi-structured values (value/metadata pairs, shredding) (issue 23).", _prefixes("variant."), None),
+    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", NONE,
+            "Fixed-length vectors, possibly in Lance/Vortex column files (issue 23).",
+            re.compile(r"vector[-.].+"), None),
+    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
+            "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
+            "(issue 23).", _keys("data-evolution.enabled"), _true),
+    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", NONE,
+            "A column file of data evolution: rows are merged by row id (issue 23)."),
+    Feature("file.format = lance / vortex / ...", "1.4", Detected.OPTION,
+            "`file.format` or `changelog-file.format` other than parquet, orc, avro", NONE,
+            "Data files of a format the engine cannot read or write.",
+            _keys("file.format", "changelog-file.format"),
+            lambda v: v.strip().lower() not in DATA_FILE_EXTENSIONS),
+    Feature("chain-table.enabled", "1.4", Detected.OPTION, "`chain-table.*`, `scan.fallback-*-branch`", NONE,
+            "Reads merge a snapshot branch and a delta branch.",
+            re.compile(r"chain-table\..+|scan\.fallback-(snapshot|delta)-branch"), None),
+    Feature("scan.fallback-branch", "0.9", Detected.OPTION, "`scan.fallback-branch`, `scan.primary-branch`", NONE,
+            "Reads take missing partitions from another branch.",
+            _keys("scan.fallback-branch", "scan.primary-branch"), _set),
+    Feature("data-file.thin-mode", "1.2", Detected.OPTION, "`data-file.thin-mode` = true", NONE,
+            "Primary-key files without the key columns.", _keys("data-file.thin-mode"), _true),
+    Feature("data-file.path-directory", "1.2", Detected.OPTION, "`data-file.path-directory` set", NONE,
+            "Data files under another directory of the table.", _keys("data-file.path-directory"), _set),
+    Feature("index-file-in-data-file-dir", "1.3", Detected.OPTION, "`index-file-in-data-file-dir` = true", NONE,
+            "Index files in the bucket directories instead of `index/`.", _keys("index-file-in-data-file-dir"),
+            _true),
+    Feature("unknown data type", "?", Detected.TYPE, "a type root this engine does not know", NONE,
+            "Fail closed: values of a type the engine does not know cannot be read or written."),
+    Feature("unknown table option", "?", Detected.OPTION,
+            "a key outside the option registry and its list of options of other components", NONE,
+            "Fail closed: an option may change the layout or the meaning of the files (must-understand)."),
+    Feature("unknown snapshot field", "?", Detected.SNAPSHOT, "a snapshot JSON key this engine does not know", NONE,
+            "Fail closed: a newer writer's snapshot may mean more than the engine reads."),
+    Feature("unknown data-file kind", "?", Detected.DATA_FILE,
+            "a data file whose extension is not parquet, orc or avro (`.blob`, `.lance`, `.vortex`, ...)", NONE,
+            "Fail closed: the engine cannot read such a file, and maintenance must not delete what it cannot read."),
+    Feature("unknown index kind", "?", Detected.INDEX,
+            "an index-manifest entry of a type other than HASH and DELETION_VECTORS and without `_GLOBAL_INDEX`",
+            NONE, "Fail closed: an index may change which rows a read returns."),
+)
+
+_BY_NAME = {f.name: f for f in FEATURES}
+_OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
+
+#: Type roots of features (any other unknown root is "unknown data type").
+_TYPE_FEATURES = {"BLOB": "BLOB", "VARIANT": "VARIANT", "VECTOR": "VECTOR"}
+
+
+
+def feature(name: str) -> Feature:
+    """The registered feature called ``name``."""
+    return _BY_NAME[name]
+
+
+def type_features(type_roots: Iterable[str]) -> dict[str, str]:
+    """Features of the type roots a schema uses that the engine does not know: feature name -> detail."""
+    found: dict[str, str] = {}
+    for root in type_roots:
+        name = _TYPE_FEATURES.get(root, "unknown data type")
+        found.setdefault(name, f"type {root}")
+    return found
+
+
+def option_features(options: Mapping[str, str], is_known: Callable[[str], bool]) -> dict[str, str]:
+    """Features a table's options turn on: feature name -> detail. A key that no feature claims and that
+    ``is_known`` (the option registry: engine options, key patterns, options of other components) does not know is
+    the feature "unknown table option": must-understand unless listed."""
+    found: dict[str, str] = {}
+    for key in sorted(options):
+        value = str(options[key])
+        claimed = False
+        for f in _OPTION_FEATURES:
+            assert f.option_key is not None
+            if f.option_key.fullmatch(key):
+                claimed = True
+                if f.option_active is None or f.option_active(value):
+                    found.setdefault(f.name, f"option '{key}' = '{value}'")
+                break
+        if not claimed and not is_known(key):
+            found.setdefault("unknown table option", f"option '{key}'")
+    return found
+
+
+def require(table: str, found: Mapping[str, str], op: Op) -> None:
+    """Raise :class:`UnsupportedTableFeatureError` if a feature of ``found`` (feature name -> detail) is not
+    supported for ``op``. It names the most restrictive such feature (first in registry order among those that
+    allow the fewest operations), what every feature found still allows, and the other refusing features."""
+    refusing = [f for f in FEATURES if f.name in found and not f.supports(op)]
+    if not refusing:
+        return
+    first = min(refusing, key=lambda f: len(f.ops))
+    allowed = frozenset(Op).intersection(*(f.ops for f in FEATURES if f.name in found))
+    still = " and ".join(o.value for o in Op if o in allowed)
+    raise UnsupportedTableFeatureError(table, first.name, first.since, op.value, still, found[first.name],
+                                       tuple(f.name for f in refusing if f is not first))
+
+
+# ---- documentation ------------------------------------------------------------------------------------------------
+
+def _version_key(f: Feature) -> tuple[int, ...]:
+    return tuple(int(p) for p in f.since.split(".")) if f.since[0].isdigit() else (99,)
+
+
+def render_markdown() -> str:
+    """``docs/compatibility.md``: Paimon version -> feature -> read / write / maintain / refused."""
+    lines = [
+        "# Compatibility with tables that other Paimon writers made",
+        "",
+        "<!-- generated by `python -m table_engine.features > docs/compatibility.md`; do not edit -->",
+        "",
+        "The engine opens any Paimon table, derives the features it uses from its schema (column types, options),",
+        "its snapshots (fields), its manifests (data-file fields and kinds, index kinds), and decides per feature",
+        "and per operation. It **fails closed**: an operation the engine cannot do right on a table raises",
+        "`UnsupportedTableFeatureError` (not retryable: the Airflow task fails at once) naming the table, the",
+        "feature, the Paimon version that introduced it and what the engine can still do, before any file changes.",
+        "Anything it does not recognise (a type, an option outside [the option reference](options.md), a snapshot",
+        "field, a data-file kind, an index kind) is refused like a feature. See ADR",
+        "[0012](adr/0012-capability-gate.md).",
+        "",
+        "Operations: **read** (batch, incremental and streaming reads), **write** (writes and commits), **maintain**",
+        "(compaction, expiry of snapshots, tags and partitions, orphan cleanup, tags, rollback, dropping partitions,",
+        "file-index rewrite, changelog consumption).",
+        "",
+        "| Paimon | Feature | Detected by | Read | Write | Maintain | Note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in sorted(FEATURES, key=_version_key):
+        marks = ["yes" if f.supports(op) else "refused" for op in Op]
+        lines.append(f"| {f.since} | `{f.name}` | {f.detected.value}: {f.how} | " + " | ".join(marks)
+                     + f" | {f.note} |")
+    lines += [
+        "",
+        "Every other Paimon feature of the [format](../README.md) (fixed, dynamic and cross-partition buckets,",
+        "merge engines, changelog producers, deletion vectors, file indexes, tags, consumers, branches' expiry)",
+        "is read, written and maintained. The options of other components listed in [options.md](options.md)",
+        "(Flink, Spark and catalog settings) are known-harmless and pass the gate.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m table_engine.features``: print ``docs/compatibility.md``."""
+    del argv
+    sys.stdout.write(render_markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

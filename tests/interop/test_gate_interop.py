@@ -1,0 +1,164 @@
+"""The capability gate on real tables that pypaimon 2.1.0 wrote with features the engine does not support (BLOB,
+VARIANT and VECTOR columns, row tracking, data evolution with an update of some columns, a BTree global index).
+
+Every mutating command, through the CLI (the command layer the operators and the Spark application use) and the
+``Table`` API, fails with one ``UnsupportedTableFeatureError`` line naming the feature, ``retryable: false`` in the
+result line, and the whole warehouse byte-for-byte unchanged. Reads are refused where they could be wrong (new types,
+data evolution) and allowed where the feature cannot change the rows (row tracking, a global index). pypaimon makes
+all tables in one subprocess call; each test works on its own copy of that warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from table_engine import Catalog
+from table_engine.cli import main
+from table_engine.errors import UnsupportedTableFeatureError
+from table_engine.table import Table
+from tests.interop.conftest import PypaimonClient
+from tests.table_engine.test_cli_errors import state
+
+pytestmark = pytest.mark.interop
+
+# table -> (the feature the error names, the features it must also list, whether reads are allowed)
+TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
+    "db.blob": ("BLOB", ("data-evolution.enabled", "row-tracking.enabled"), False),
+    "db.variant": ("VARIANT", (), False),
+    "db.vector": ("VECTOR", (), False),
+    "db.row_tracking": ("row-tracking.enabled", ("nextRowId",), True),
+    "db.data_evolution": ("data-evolution.enabled", ("row-tracking.enabled",), False),
+    "db.global_index": ("row-tracking.enabled", ("global index",), True),
+}
+
+
+@pytest.fixture(scope="module")
+def gate_warehouse(pypaimon: PypaimonClient, tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path,
+                                                                                                 dict[str, int]]:
+    wh = tmp_path_factory.mktemp("gate") / "warehouse"
+    result = pypaimon.run({"command": "gate_tables", "warehouse": str(wh)})
+    assert sorted(result["tables"]) == sorted(TABLES)
+    return wh, result["rows"]
+
+
+def cli_commands(wh: str, table: str, tmp: pathlib.Path) -> list[list[str]]:
+    """Every mutating command of the CLI on ``table``."""
+    base = ["--warehouse", wh, "--table", table]
+    source = tmp / "rows.parquet"
+    pq.write_table(pa.table({"id": pa.array([9], pa.int64())}), source)
+    return [
+        ["compact", *base],
+        ["compact", *base, "--full"],
+        ["expire-snapshots", *base, "--retain-max", "1", "--retain-min", "1"],
+        ["expire-tags", *base, "--older-than", "2020-01-01"],
+        ["expire-partitions", *base, "--expiration-time", "1 d", "--timestamp-formatter", "yyyy-MM-dd"],
+        ["remove-orphan-files", *base, "--older-than", "2020-01-01"],
+        ["create-tag", *base, "--tag", "t1"],
+        ["delete-tag", *base, "--tag", "t1", "--ignore-if-not-exists"],
+        ["rollback", *base, "--snapshot", "1"],
+        ["drop-partitions", *base, "--partition", "id=1"],
+        ["rewrite-file-index", *base],
+        ["consume-changelog", *base, "--consumer-id", "c", "--output", str(tmp / "changes")],
+        ["write", *base, "--source", str(source)],
+    ]
+
+
+API_CALLS: list[tuple[str, Callable[[Table], Any]]] = [
+    ("write", lambda t: t.write(pa.table({"id": pa.array([9], pa.int64())}))),
+    ("compact", lambda t: t.compact(full=True)),
+    ("expire_snapshots", lambda t: t.expire_snapshots()),
+    ("remove_orphan_files", lambda t: t.remove_orphan_files(older_than_millis=int(time.time() * 1000))),
+    ("create_tag", lambda t: t.create_tag("t1")),
+    ("rollback_to", lambda t: t.rollback_to(1)),
+    ("alter", lambda t: t.alter()),
+    ("changelog_consumer", lambda t: t.changelog_consumer("c")),
+]
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_every_mutating_command_refuses_and_changes_nothing(
+        gate_warehouse: tuple[pathlib.Path, dict[str, int]], table: str, tmp_path: pathlib.Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    wh = tmp_path / "warehouse"
+    shutil.copytree(gate_warehouse[0], wh)
+    feature, also, _ = TABLES[table]
+    before = state(str(wh))
+    for argv in cli_commands(str(wh), table, tmp_path):
+        assert main(argv) == 1, argv
+        out, err = capsys.readouterr()
+        result = json.loads(out.strip().splitlines()[-1])
+        assert result["status"] == "error" and result["retryable"] is False, (argv, result)
+        line = err.strip().splitlines()[-1]
+        assert line.startswith("error: "), (argv, line)
+        assert f"table {table} uses {feature} " in line, (argv, line)
+        # maintenance also reads the latest snapshot and its index manifest; a write checks the schema first
+        assert argv[0] == "write" or all(a in line for a in also), (argv, line)
+        assert state(str(wh)) == before, argv
+    t = Catalog(str(wh)).get_table(table)
+    for name, call in API_CALLS:
+        with pytest.raises(UnsupportedTableFeatureError, match=f"uses {feature} ") as info:
+            call(t)
+        assert info.value.retryable is False and info.value.feature == feature, name
+        assert state(str(wh)) == before, name
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_reads_are_refused_where_they_could_be_wrong(gate_warehouse: tuple[pathlib.Path, dict[str, int]],
+                                                     table: str) -> None:
+    wh, rows = gate_warehouse
+    before = state(str(wh))
+    t = Catalog(str(wh)).get_table(table)
+    feature, _, readable = TABLES[table]
+    assert t.schema.fields  # the schema parses: the types are carried, not "corrupt"
+    if readable:
+        assert t.read().num_rows == rows[table]
+        assert t.read(filter=[("id", ">", 1)]).column("id").to_pylist() == list(range(2, rows[table] + 1))
+        assert t.read(snapshot_id=1).num_rows == 3
+    else:
+        with pytest.raises(UnsupportedTableFeatureError, match=f"uses {feature} .* for read"):
+            t.read()
+        with pytest.raises(UnsupportedTableFeatureError):
+            list(t.to_batches())
+    latest = t.latest_snapshot()  # metadata stays visible
+    assert latest is not None and latest.id >= 1
+    assert state(str(wh)) == before
+
+
+@pytest.mark.parametrize(("table", "field"), [("db.row_tracking", "_FIRST_ROW_ID"),
+                                              ("db.data_evolution", "_WRITE_COLS"),
+                                              ("db.blob", "BLOB")])
+def test_compaction_planning_checks_each_file_it_would_rewrite(
+        gate_warehouse: tuple[pathlib.Path, dict[str, int]], table: str, field: str) -> None:
+    """Below the table's schema gate (e.g. a Spark task's plan), the files themselves show the feature."""
+    from table_engine.store.compaction.compact import plan_compaction
+
+    t = Catalog(str(gate_warehouse[0])).get_table(table)
+    with pytest.raises(UnsupportedTableFeatureError, match=f"uses {field} \\((data file|type)"):
+        plan_compaction(t._ctx)
+
+
+def test_maintenance_walks_check_each_file_they_find(gate_warehouse: tuple[pathlib.Path, dict[str, int]],
+                                                     tmp_path: pathlib.Path) -> None:
+    """Below the table's gate, expiry's walk refuses files with row ids before deleting; orphan cleanup, which keeps
+    every file a manifest names whatever its kind, deletes nothing of such a table."""
+    from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
+    from table_engine.store.lifecycle.orphans import remove_orphan_files
+
+    wh = tmp_path / "warehouse"
+    shutil.copytree(gate_warehouse[0], wh)
+    t = Catalog(str(wh)).get_table("db.row_tracking")
+    before = state(str(wh))
+    with pytest.raises(UnsupportedTableFeatureError, match="uses _FIRST_ROW_ID \\(data file "):
+        expire_snapshots(t._ctx, ExpireConfig.from_options(t.options, {"retain_max": 1, "retain_min": 1,
+                                                                       "older_than_millis": 2**62}))
+    assert remove_orphan_files(t._ctx, int(time.time() * 1000)).count == 0
+    assert state(str(wh)) == before
