@@ -116,7 +116,8 @@ def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "z
                        stripe_size=_int_option(opts, "orc.stripe.size", 64 * 1024 * 1024),
                        compression_block_size=_int_option(opts, "orc.compress.size", 256 * 1024),
                        row_index_stride=_int_option(opts, "orc.row.index.stride", 10000),
-                       dictionary_key_size_threshold=_float_option(opts, "orc.dictionary.key.threshold", 0.8),
+                       # pyarrow's default (no dictionary) unless set: Paimon Java's 0.8 costs 25-60% of the write time
+                       dictionary_key_size_threshold=_float_option(opts, "orc.dictionary.key.threshold", 0.0),
                        bloom_filter_columns=bloom_idx,
                        bloom_filter_fpp=_float_option(opts, "orc.bloom.filter.fpp", 0.05))
     return file_io.file_size(path)
