@@ -10,6 +10,10 @@ pyarrow's ORC writer splits a timestamp into seconds and nanoseconds by truncati
 1970 with digits below the millisecond gets negative nanoseconds, which Paimon Java's ORC reader refuses
 (``Timestamp`` precondition). Such values are refused before the file is written (a DataError naming the column):
 whole milliseconds before 1970, and every value from 1970 on, are read back exactly by both.
+
+pyarrow's ORC writer also stores the fields of a null ROW value, where Paimon Java's ORC reader expects none: Java
+then reads the fields of the rows after it shifted. A null ROW (at any depth) is refused the same way; a ROW whose
+fields are null is fine.
 """
 
 from __future__ import annotations
@@ -61,6 +65,27 @@ def _check_timestamps(table: pa.Table) -> None:
                             f"negative); use file.format parquet or avro for such values")
 
 
+def _null_row(arr: pa.Array) -> bool:
+    """Whether a ROW value at any depth of ``arr`` is null."""
+    t = arr.type
+    if pa.types.is_struct(t):
+        return arr.null_count > 0 or any(_null_row(arr.field(i)) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _null_row(arr.keys) or _null_row(arr.items)
+    if pa.types.is_list(t):
+        return _null_row(arr.flatten())
+    return False
+
+
+def _check_rows(table: pa.Table) -> None:
+    """Refuse null ROW values (see the module doc)."""
+    for name, col in zip(table.column_names, table.columns):
+        if pa.types.is_nested(col.type) and any(_null_row(chunk) for chunk in col.chunks):
+            raise DataError(f"column {name!r}: a null ROW value cannot be written to an ORC file that Paimon Java "
+                            f"reads (pyarrow's ORC writer keeps the fields of a null row, Paimon Java's reader "
+                            f"skips them and misaligns the rows after it); use file.format parquet or avro")
+
+
 def _orc_table(table: pa.Table) -> pa.Table:
     schema = pa.schema([f.with_type(_orc_type(f.type)) for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
@@ -102,6 +127,7 @@ def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "z
     opts = options or {}
     codec = orc_codec(compression)
     _check_timestamps(table)
+    _check_rows(table)
     bloom = opts.get("orc.bloom.filter.columns")
     bloom_idx = None
     if bloom:

@@ -123,3 +123,16 @@ def test_deletion_vectors_file_index_and_schema_evolution_in_a_format(tmp_path: 
     t = catalog.get_table("db.t")
     got = _rows(t.read())
     assert [r["w"] for r in got] == [r["v"] for r in expected] and all(r["extra"] is None for r in got)
+
+
+def test_orc_and_avro_tables_on_s3(s3_catalog: Catalog) -> None:
+    for fmt in ("orc", "avro"):
+        t = s3_catalog.create_table(f"db.{fmt}", SCHEMA, primary_keys=["id"],
+                                    options={"bucket": "1", "file.format": fmt})
+        t.write(_batch(range(30), "a"))
+        t.write(_batch(range(20, 40), "b"))
+        t.compact(full=True)
+        t = s3_catalog.get_table(f"db.{fmt}")
+        assert {f.file_name.rsplit(".", 1)[-1] for s in t.plan() for f in s.files} == {fmt}
+        assert _rows(t.read()) == _rows(pa.concat_tables([_batch(range(20), "a"), _batch(range(20, 40), "b")]))
+        assert _rows(t.read(columns=["id", "x"])) == [{"id": i, "x": i / 3} for i in range(40)]
