@@ -24,6 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
 
+from table_engine.core_options import (
+    ORC_BLOOM_FILTER_COLUMNS,
+    ORC_BLOOM_FILTER_FPP,
+    ORC_COMPRESS_SIZE,
+    ORC_DICTIONARY_KEY_THRESHOLD,
+    ORC_ROW_INDEX_STRIDE,
+    ORC_STRIPE_SIZE,
+)
 from table_engine.errors import DataError, OptionError
 from table_engine.io.file_io import FileIO
 
@@ -99,26 +107,6 @@ def orc_codec(compression: str) -> str:
     return codec
 
 
-def _int_option(options: Mapping[str, str], key: str, default: int) -> int:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise OptionError(f"{key} = {text!r} is not an integer") from None
-
-
-def _float_option(options: Mapping[str, str], key: str, default: float) -> float:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise OptionError(f"{key} = {text!r} is not a number") from None
-
-
 def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "zstd",
               options: Mapping[str, str] | None = None) -> int:
     """Write ``table`` as one ORC file; returns its size. ``options`` are the table's ``orc.*`` options
@@ -128,24 +116,20 @@ def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "z
     codec = orc_codec(compression)
     _check_timestamps(table)
     _check_rows(table)
-    bloom = opts.get("orc.bloom.filter.columns")
-    bloom_idx = None
-    if bloom:
-        names = table.column_names
-        wanted = [c.strip() for c in bloom.split(",") if c.strip()]
-        missing = [c for c in wanted if c not in names]
-        if missing:
-            raise OptionError(f"orc.bloom.filter.columns = {bloom!r}: no column {missing[0]!r}")
-        bloom_idx = [names.index(c) for c in wanted]
+    wanted = ORC_BLOOM_FILTER_COLUMNS.value_from(opts) or []
+    missing = [c for c in wanted if c not in table.column_names]
+    if missing:
+        raise OptionError(f"orc.bloom.filter.columns = {opts.get('orc.bloom.filter.columns')!r}: no column "
+                          f"{missing[0]!r}")
+    threshold = ORC_DICTIONARY_KEY_THRESHOLD.value_from(opts)
     with file_io.open_output(path) as out:
         po.write_table(_orc_table(table), out, compression=codec,
-                       stripe_size=_int_option(opts, "orc.stripe.size", 64 * 1024 * 1024),
-                       compression_block_size=_int_option(opts, "orc.compress.size", 256 * 1024),
-                       row_index_stride=_int_option(opts, "orc.row.index.stride", 10000),
-                       # pyarrow's default (no dictionary) unless set: Paimon Java's 0.8 costs 25-60% of the write time
-                       dictionary_key_size_threshold=_float_option(opts, "orc.dictionary.key.threshold", 0.0),
-                       bloom_filter_columns=bloom_idx,
-                       bloom_filter_fpp=_float_option(opts, "orc.bloom.filter.fpp", 0.05))
+                       stripe_size=ORC_STRIPE_SIZE.value_from(opts),
+                       compression_block_size=ORC_COMPRESS_SIZE.value_from(opts),
+                       row_index_stride=ORC_ROW_INDEX_STRIDE.value_from(opts),
+                       dictionary_key_size_threshold=0.0 if threshold is None else threshold,
+                       bloom_filter_columns=[table.column_names.index(c) for c in wanted] or None,
+                       bloom_filter_fpp=ORC_BLOOM_FILTER_FPP.value_from(opts))
     return file_io.file_size(path)
 
 
