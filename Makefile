@@ -79,6 +79,7 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_postpone.py --out .bench/postpone.json
 	$(BIN)/python benchmarks/bench_deletion_vectors.py
 	$(BIN)/python benchmarks/bench_changelog.py
+	$(BIN)/python benchmarks/bench_formats.py --out .bench/formats.json
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
 	$(MAKE) bench-tasks

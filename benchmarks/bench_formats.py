@@ -4,8 +4,9 @@
 one commit, so one data file) are written and read by the engine with ``file.format`` = parquet, orc and avro
 (``Table.write`` then ``Table.read``: sort, statistics, manifests and merge included), and the same rows are written
 and read by pyarrow's own ORC writer and reader (``pyarrow.orc.write_table`` / ``read_table``, zstd). Every read is
-timed after one warm-up read of the same files. Goals: engine ORC >= 0.5x pyarrow ORC (write and read); engine
-Avro read >= 0.3x engine Parquet read. The machine is shared: the ratios of one run are what counts.
+timed after one warm-up read of the same files. The format layer alone (``write_file`` / ``read_file`` of one
+file of the same rows: no sort, statistics or commit) is timed too. Goals: engine ORC >= 0.5x pyarrow ORC (write
+and read); engine Avro read >= 0.3x engine Parquet read. The machine is shared: the ratios of one run are what counts.
 
   python benchmarks/bench_formats.py [--rows 1000000] [--out F.json]
 """
@@ -29,6 +30,8 @@ import pyarrow.orc as po
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from table_engine import Catalog  # noqa: E402
+from table_engine.format.formats import WriteFormat, read_file, write_file  # noqa: E402
+from table_engine.io.file_io import LocalFileIO  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("qty", pa.int32()),
                     ("price", pa.float64()), ("amount", pa.decimal128(12, 2)), ("ts", pa.timestamp("us")),
@@ -62,6 +65,12 @@ def run(n: int) -> dict[str, Any]:
         po.read_table(path)
         out["pyarrow_orc_read_s"], back = timed(lambda: po.read_table(path))
         assert back.num_rows == n
+        io = LocalFileIO()  # the format layer alone: one file of the same rows, no sort, statistics or commit
+        for fmt in ("parquet", "orc", "avro"):
+            fpath = f"{tmp}/file.{fmt}"
+            out[f"file_{fmt}_write_s"], _ = timed(lambda p=fpath, f=fmt: write_file(io, p, data, WriteFormat(f)))
+            read_file(io, fpath)
+            out[f"file_{fmt}_read_s"], _ = timed(lambda p=fpath: read_file(io, p))
         catalog = Catalog(f"{tmp}/wh")
         for fmt in ("parquet", "orc", "avro"):
             table = catalog.create_table(f"db.{fmt}", SCHEMA, primary_keys=["id"],
@@ -77,6 +86,9 @@ def run(n: int) -> dict[str, Any]:
     out["orc_read_vs_pyarrow_orc"] = out["pyarrow_orc_read_s"] / out["orc_read_s"]
     out["avro_read_vs_parquet"] = out["parquet_read_s"] / out["avro_read_s"]
     out["avro_write_vs_parquet"] = out["parquet_write_s"] / out["avro_write_s"]
+    out["file_orc_write_vs_pyarrow_orc"] = out["pyarrow_orc_write_s"] / out["file_orc_write_s"]
+    out["file_orc_read_vs_pyarrow_orc"] = out["pyarrow_orc_read_s"] / out["file_orc_read_s"]
+    out["file_avro_read_vs_parquet"] = out["file_parquet_read_s"] / out["file_avro_read_s"]
     return out
 
 
@@ -89,8 +101,9 @@ def main() -> None:
     print(f"{r['rows']:,} rows; load average before {r['load_average_before'][0]:.2f}, "
           f"after {r['load_average_after'][0]:.2f}")
     print(f"{'':24}{'write s':>10}{'read s':>10}")
-    for label, key in (("pyarrow ORC (raw)", "pyarrow_orc"), ("engine Parquet", "parquet"), ("engine ORC", "orc"),
-                       ("engine Avro", "avro")):
+    for label, key in (("pyarrow ORC (raw)", "pyarrow_orc"), ("file Parquet", "file_parquet"),
+                       ("file ORC", "file_orc"), ("file Avro", "file_avro"), ("table Parquet", "parquet"),
+                       ("table ORC", "orc"), ("table Avro", "avro")):
         print(f"{label:24}{r[key + '_write_s']:10.2f}{r[key + '_read_s']:10.2f}")
     goals = [("ORC write vs pyarrow ORC", r["orc_write_vs_pyarrow_orc"], 0.5),
              ("ORC read vs pyarrow ORC", r["orc_read_vs_pyarrow_orc"], 0.5),
@@ -98,6 +111,9 @@ def main() -> None:
     for label, ratio, goal in goals:
         print(f"{label:28}{ratio:6.2f}x  goal >= {goal}x  {'PASS' if ratio >= goal else 'FAIL'}")
     print(f"{'Avro write vs Parquet write':28}{r['avro_write_vs_parquet']:6.2f}x  (no goal)")
+    print(f"format layer alone: ORC write {r['file_orc_write_vs_pyarrow_orc']:.2f}x, ORC read "
+          f"{r['file_orc_read_vs_pyarrow_orc']:.2f}x of pyarrow ORC; Avro read {r['file_avro_read_vs_parquet']:.2f}x "
+          f"of Parquet")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(r, indent=2))

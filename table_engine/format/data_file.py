@@ -1,4 +1,4 @@
-"""Parquet data files and their statistics (``SimpleStats`` over BinaryRows).
+"""Parquet data files and the statistics of every data file (``SimpleStats`` over BinaryRows).
 
 Primary-key data files hold ``_KEY_<k>`` (trimmed primary key), ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and then
 all table columns; append data files hold just the table columns.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -16,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from table_engine import clock
-from table_engine.errors import CorruptMetadataError, MissingFileError, OptionError
+from table_engine.errors import OptionError
 from table_engine.format.binary_row import EMPTY_ROW, encode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource, SimpleStats
 from table_engine.io.file_io import FileIO
@@ -132,37 +131,19 @@ def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str 
     return file_io.file_size(path)
 
 
-@contextmanager
-def _reading(file_io: FileIO, path: str) -> Iterator[None]:
-    """Map what reading the data file at ``path`` raises: a missing file is a MissingFileError, a broken one a
-    CorruptMetadataError, each naming it."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise MissingFileError(_kind_of(path), path) from None
-    except (pa.ArrowInvalid, OSError) as e:
-        if not file_io.exists(path):
-            raise MissingFileError(_kind_of(path), path) from None
-        raise CorruptMetadataError(f"cannot read data file {path}: {e}") from e
-
-
 def read_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read (some columns of) a data file; a missing or broken file is a CorruptMetadataError naming it."""
-    with _reading(file_io, path), file_io.open_input(path) as f:
+    """Read (some columns of) a Parquet file (errors mapped by ``formats.read_file``)."""
+    with file_io.open_input(path) as f:
         return pq.read_table(f, columns=list(columns) if columns is not None else None)
 
 
 def iter_parquet(file_io: FileIO, path: str, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
-    """(Some columns of) a data file as tables of at most ``batch_rows`` rows, read row group by row group, so that
-    memory holds one batch (plus one row group's decoded pages), not the file; errors as :func:`read_parquet`."""
+    """(Some columns of) a Parquet file as tables of at most ``batch_rows`` rows, read row group by row group, so
+    that memory holds one batch (plus one row group's decoded pages), not the file."""
     cols = list(columns) if columns is not None else None
-    with _reading(file_io, path), file_io.open_input(path) as f:
+    with file_io.open_input(path) as f:
         for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_rows, columns=cols, use_threads=False):
             yield pa.Table.from_batches([batch])
-
-
-def _kind_of(path: str) -> str:
-    return "changelog file" if path.rsplit("/", 1)[-1].startswith("changelog-") else "data file"
 
 
 def parquet_column_names(file_io: FileIO, path: str) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from table_engine.core_enums import FILE_FORMATS
-from table_engine.errors import CorruptMetadataError, MissingFileError, OptionError
+from table_engine.errors import CorruptMetadataError, MissingFileError, OptionError, TableEngineError
 from table_engine.format.avro_data_file import (
     avro_codec,
     avro_column_names,
@@ -95,7 +95,7 @@ def _reading(file_io: FileIO, path: str) -> Iterator[None]:
         yield
     except FileNotFoundError:
         raise MissingFileError(_kind_of(path), path) from None
-    except (CorruptMetadataError, MissingFileError):
+    except TableEngineError:
         raise
     except Exception as e:  # pyarrow (ArrowInvalid, OSError) and fastavro (ValueError, EOFError, ...) errors
         if not file_io.exists(path):

@@ -10,6 +10,10 @@ pyarrow's ORC writer splits a timestamp into seconds and nanoseconds by truncati
 1970 with digits below the millisecond gets negative nanoseconds, which Paimon Java's ORC reader refuses
 (``Timestamp`` precondition). Such values are refused before the file is written (a DataError naming the column):
 whole milliseconds before 1970, and every value from 1970 on, are read back exactly by both.
+
+pyarrow's ORC writer also stores the fields of a null ROW value, where Paimon Java's ORC reader expects none: Java
+then reads the fields of the rows after it shifted. A null ROW (at any depth) is refused the same way; a ROW whose
+fields are null is fine.
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
 
+from table_engine.core_options import (
+    ORC_BLOOM_FILTER_COLUMNS,
+    ORC_BLOOM_FILTER_FPP,
+    ORC_COMPRESS_SIZE,
+    ORC_DICTIONARY_KEY_THRESHOLD,
+    ORC_ROW_INDEX_STRIDE,
+    ORC_STRIPE_SIZE,
+)
 from table_engine.errors import DataError, OptionError
 from table_engine.io.file_io import FileIO
 
@@ -61,6 +73,27 @@ def _check_timestamps(table: pa.Table) -> None:
                             f"negative); use file.format parquet or avro for such values")
 
 
+def _null_row(arr: pa.Array) -> bool:
+    """Whether a ROW value at any depth of ``arr`` is null."""
+    t = arr.type
+    if pa.types.is_struct(t):
+        return arr.null_count > 0 or any(_null_row(arr.field(i)) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _null_row(arr.keys) or _null_row(arr.items)
+    if pa.types.is_list(t):
+        return _null_row(arr.flatten())
+    return False
+
+
+def _check_rows(table: pa.Table) -> None:
+    """Refuse null ROW values (see the module doc)."""
+    for name, col in zip(table.column_names, table.columns):
+        if pa.types.is_nested(col.type) and any(_null_row(chunk) for chunk in col.chunks):
+            raise DataError(f"column {name!r}: a null ROW value cannot be written to an ORC file that Paimon Java "
+                            f"reads (pyarrow's ORC writer keeps the fields of a null row, Paimon Java's reader "
+                            f"skips them and misaligns the rows after it); use file.format parquet or avro")
+
+
 def _orc_table(table: pa.Table) -> pa.Table:
     schema = pa.schema([f.with_type(_orc_type(f.type)) for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
@@ -74,26 +107,6 @@ def orc_codec(compression: str) -> str:
     return codec
 
 
-def _int_option(options: Mapping[str, str], key: str, default: int) -> int:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise OptionError(f"{key} = {text!r} is not an integer") from None
-
-
-def _float_option(options: Mapping[str, str], key: str, default: float) -> float:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise OptionError(f"{key} = {text!r} is not a number") from None
-
-
 def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "zstd",
               options: Mapping[str, str] | None = None) -> int:
     """Write ``table`` as one ORC file; returns its size. ``options`` are the table's ``orc.*`` options
@@ -102,23 +115,21 @@ def write_orc(file_io: FileIO, path: str, table: pa.Table, compression: str = "z
     opts = options or {}
     codec = orc_codec(compression)
     _check_timestamps(table)
-    bloom = opts.get("orc.bloom.filter.columns")
-    bloom_idx = None
-    if bloom:
-        names = table.column_names
-        wanted = [c.strip() for c in bloom.split(",") if c.strip()]
-        missing = [c for c in wanted if c not in names]
-        if missing:
-            raise OptionError(f"orc.bloom.filter.columns = {bloom!r}: no column {missing[0]!r}")
-        bloom_idx = [names.index(c) for c in wanted]
+    _check_rows(table)
+    wanted = ORC_BLOOM_FILTER_COLUMNS.value_from(opts) or []
+    missing = [c for c in wanted if c not in table.column_names]
+    if missing:
+        raise OptionError(f"orc.bloom.filter.columns = {opts.get('orc.bloom.filter.columns')!r}: no column "
+                          f"{missing[0]!r}")
+    threshold = ORC_DICTIONARY_KEY_THRESHOLD.value_from(opts)
     with file_io.open_output(path) as out:
         po.write_table(_orc_table(table), out, compression=codec,
-                       stripe_size=_int_option(opts, "orc.stripe.size", 64 * 1024 * 1024),
-                       compression_block_size=_int_option(opts, "orc.compress.size", 256 * 1024),
-                       row_index_stride=_int_option(opts, "orc.row.index.stride", 10000),
-                       dictionary_key_size_threshold=_float_option(opts, "orc.dictionary.key.threshold", 0.8),
-                       bloom_filter_columns=bloom_idx,
-                       bloom_filter_fpp=_float_option(opts, "orc.bloom.filter.fpp", 0.05))
+                       stripe_size=ORC_STRIPE_SIZE.value_from(opts),
+                       compression_block_size=ORC_COMPRESS_SIZE.value_from(opts),
+                       row_index_stride=ORC_ROW_INDEX_STRIDE.value_from(opts),
+                       dictionary_key_size_threshold=0.0 if threshold is None else threshold,
+                       bloom_filter_columns=[table.column_names.index(c) for c in wanted] or None,
+                       bloom_filter_fpp=ORC_BLOOM_FILTER_FPP.value_from(opts))
     return file_io.file_size(path)
 
 

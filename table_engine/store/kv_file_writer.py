@@ -29,7 +29,8 @@ from table_engine.types import to_arrow_field
 
 
 class DataFileWriter:
-    """Writes rows of one table (current schema) as data files; thread-safe (no mutable state but ``track``).
+    """Writes rows of one table (current schema) as data files; thread-safe (no mutable state but ``track`` and an
+    idempotent cache of write formats).
 
     ``track`` is called with each file's path before it is written, so that a writer can delete what it created.
     """

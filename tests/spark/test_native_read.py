@@ -114,6 +114,15 @@ def test_counts_append_compacted_and_merged(spark: Any, tmp_path: Path) -> None:
     assert _same(spark, str(tmp_path / "p")) == (2, 0)  # one sorted run per bucket
 
 
+def test_orc_and_avro_files_go_through_the_python_source(spark: Any, tmp_path: Path) -> None:
+    t = _create(tmp_path / "m", False, False, {})
+    t.write(_batch(t, 0, 20, 0))  # a Parquet file, then ORC and Avro ones: a table whose format changed
+    for i, fmt in enumerate(("orc", "avro"), start=1):
+        t = t.copy({"file.format": fmt})
+        t.write(_batch(t, 20 * i, 20, i))
+    assert _same(spark, str(tmp_path / "m")) == (1, 2)
+
+
 def test_deletion_vectors_apply_as_row_positions(spark: Any, tmp_path: Path) -> None:
     t = _create(tmp_path, True, False, {"deletion-vectors.enabled": "true"})
     t.write(_batch(t, 0, 50, 0))

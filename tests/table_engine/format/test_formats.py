@@ -28,8 +28,9 @@ SCHEMA = pa.schema([
 ])
 
 
-def rows() -> pa.Table:
-    """Three rows exercising values, nulls and empties of every type."""
+def rows(null_row: bool = True) -> pa.Table:
+    """Three rows exercising values, nulls and empties of every type (``null_row``: a null ROW value, which ORC
+    files refuse)."""
     return pa.table({
         "id": [1, 2, 3], "s": ["a", None, ""],
         "d": [decimal.Decimal("1.25"), None, decimal.Decimal("-3.50")],
@@ -41,7 +42,8 @@ def rows() -> pa.Table:
         "tm": [datetime.time(1, 2, 3, 4000), None, datetime.time(0)], "b": [b"x\x00", None, b""],
         "arr": [[1, None, 3], None, []], "m": [[("k", 1), ("l", None)], None, []],
         "mi": [[(1, "a"), (2, None)], None, []],
-        "st": [{"x": 1, "y": "z", "z": [datetime.datetime(2001, 1, 1)]}, None, {"x": None, "y": None, "z": None}],
+        "st": [{"x": 1, "y": "z", "z": [datetime.datetime(2001, 1, 1)]},
+               None if null_row else {"x": 2, "y": None, "z": []}, {"x": None, "y": None, "z": None}],
         "f": [1.5, None, -2.0], "g": [1e300, None, float("-inf")], "tiny": [1, None, -128],
         "small": [-32768, None, 7], "i": [2**31 - 1, None, 0], "flag": [True, None, False],
     }, schema=SCHEMA)
@@ -51,12 +53,13 @@ def rows() -> pa.Table:
 def test_every_type_round_trips_through_a_file(tmp_path: Path, fmt: str) -> None:
     io = LocalFileIO()
     path = str(tmp_path / f"data-x-0.{fmt}")
-    size = write_file(io, path, rows(), WriteFormat(fmt))
+    data = rows(null_row=fmt != "orc")
+    size = write_file(io, path, data, WriteFormat(fmt))
     assert size == os.path.getsize(path) and format_of(path) == fmt
     assert file_column_names(io, path) == SCHEMA.names
-    assert read_file(io, path).cast(SCHEMA).equals(rows())
+    assert read_file(io, path).cast(SCHEMA).equals(data)
     assert read_file(io, path, ["g", "id"]).cast(pa.schema([SCHEMA.field("g"), SCHEMA.field("id")])).equals(
-        rows().select(["g", "id"]))
+        data.select(["g", "id"]))
     batches = list(iter_file(io, path, ["id"], 2))
     assert [b.num_rows for b in batches] == [2, 1]
 
@@ -73,12 +76,13 @@ def test_a_broken_file_is_corrupt_and_names_it(tmp_path: Path, fmt: str) -> None
 def test_primary_key_table_in_a_format_writes_reads_and_compacts(tmp_path: Path, fmt: str) -> None:
     catalog = Catalog(str(tmp_path / "wh"))
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "2", "file.format": fmt})
-    t.write(rows())
+    data = rows(null_row=fmt != "orc")
+    t.write(data)
     update = dict.fromkeys(SCHEMA.names)
-    update.update(id=2, s="bb")
+    update.update(id=2, s="bb", st={"x": None, "y": None, "z": None})
     t.write(pa.Table.from_pylist([update], schema=SCHEMA))
     t.write(pa.Table.from_pylist([{**update, "id": 3}], schema=SCHEMA), row_kinds=["-D"])
-    expected = pa.Table.from_pylist([rows().to_pylist()[0], update], schema=SCHEMA)
+    expected = pa.Table.from_pylist([data.to_pylist()[0], update], schema=SCHEMA)
     assert catalog.get_table("db.t").read().sort_by("id").cast(SCHEMA).equals(expected)
     catalog.get_table("db.t").compact(full=True)
     assert catalog.get_table("db.t").read().sort_by("id").cast(SCHEMA).equals(expected)
@@ -113,3 +117,13 @@ def test_orc_refuses_sub_millisecond_timestamps_before_1970_and_writes_nothing(t
         t.write(bad)
     assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == before
     assert catalog.get_table("db.t").read().sort_by("id").equals(ok.cast(catalog.get_table("db.t").read().schema))
+
+
+def test_orc_refuses_a_null_row_value_and_writes_nothing(tmp_path: Path) -> None:
+    catalog = Catalog(str(tmp_path / "wh"))
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "file.format": "orc"})
+    with pytest.raises(DataError, match="column 'st': a null ROW"):
+        t.write(rows())
+    assert not list((tmp_path / "wh").rglob("data-*"))
+    t.write(rows(null_row=False))  # a ROW whose fields are null is fine
+    assert catalog.get_table("db.t").read().num_rows == 3

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from table_engine.errors import OptionError
 from table_engine.format.formats import WriteFormat, read_file, write_file
 from table_engine.io.file_io import LocalFileIO
 from table_engine.schema_change import AddColumn, RenameColumn, SetOption
@@ -123,3 +124,27 @@ def test_deletion_vectors_file_index_and_schema_evolution_in_a_format(tmp_path: 
     t = catalog.get_table("db.t")
     got = _rows(t.read())
     assert [r["w"] for r in got] == [r["v"] for r in expected] and all(r["extra"] is None for r in got)
+
+
+def test_orc_and_avro_tables_on_s3(s3_catalog: Catalog) -> None:
+    for fmt in ("orc", "avro"):
+        t = s3_catalog.create_table(f"db.{fmt}", SCHEMA, primary_keys=["id"],
+                                    options={"bucket": "1", "file.format": fmt})
+        t.write(_batch(range(30), "a"))
+        t.write(_batch(range(20, 40), "b"))
+        t.compact(full=True)
+        t = s3_catalog.get_table(f"db.{fmt}")
+        assert {f.file_name.rsplit(".", 1)[-1] for s in t.plan() for f in s.files} == {fmt}
+        assert _rows(t.read()) == _rows(pa.concat_tables([_batch(range(20), "a"), _batch(range(20, 40), "b")]))
+        assert _rows(t.read(columns=["id", "x"])) == [{"id": i, "x": i / 3} for i in range(40)]
+
+
+def test_orc_writer_options_and_a_bad_one(tmp_path: Path) -> None:
+    catalog = Catalog(str(tmp_path / "wh"))
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "file.format": "orc", "orc.bloom.filter.columns": "name", "orc.bloom.filter.fpp": "0.01",
+        "orc.dictionary.key.threshold": "0.8", "orc.stripe.size": "1048576", "orc.row.index.stride": "1000"})
+    t.write(_batch(range(3000), "a"))
+    assert _rows(t.read(filter=[("name", "=", "a7")])) == _rows(_batch(range(7, 8), "a"))
+    with pytest.raises(OptionError, match="orc.bloom.filter.columns"):
+        t.copy({"orc.bloom.filter.columns": "nope"}).write(_batch(range(3), "b"))
