@@ -35,7 +35,7 @@ from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.hash_index import read_hash_index, write_hash_index
 from table_engine.format.index_manifest import HASH_INDEX, IndexFileMeta
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.io.executor import parallel_map
 from table_engine.io.paths import index_dir, new_index_file_name
 from table_engine.lsm.key_value import (
@@ -67,6 +67,9 @@ from table_engine.store.writing.postpone import POSTPONE_BUCKET, postpone_file_w
 from table_engine.store.writing.spill import SpilledRuns, merge_spilled
 
 log = logging.getLogger(__name__)
+
+#: restores of a writer's state retried when a concurrent expiry deletes the snapshot being read
+_RESTORE_ATTEMPTS = 10
 
 _WRITE_THREADS = min(4, os.cpu_count() or 1)
 _GROUP = "__group"
@@ -445,8 +448,28 @@ class TableWrite:
         if self.cross_partition:
             self._bootstrap_cross_partition()
         snapshot = self.ctx.latest_snapshot()
-        if snapshot is None:
-            return
+        for _ in range(_RESTORE_ATTEMPTS):
+            if snapshot is None:
+                return
+            try:
+                self._restore_from(snapshot)
+                return
+            except FileNotFoundError:
+                now = self.ctx.latest_snapshot(exact=True)
+                if now is None or now.id == snapshot.id:
+                    raise
+                # a concurrent expiry deleted the metadata of that snapshot while it was read: the table moved on
+                log.info("metadata of snapshot %d of %s vanished while restoring a writer; restoring from "
+                         "snapshot %d", snapshot.id, self.ctx.table_path, now.id)
+                self._committed_files.clear()
+                self._committed_max_seq.clear()
+                self._dyn_old_files.clear()
+                self._dyn_index.clear()
+                snapshot = now
+        if snapshot is not None:
+            self._restore_from(snapshot)  # the last attempt's error, if any, is the caller's
+
+    def _restore_from(self, snapshot: Snapshot) -> None:
         self._base_snapshot_id = snapshot.id
         from table_engine.store.reading.scan import live_entries
 
