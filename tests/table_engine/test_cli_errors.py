@@ -40,6 +40,9 @@ def table_warehouse(warehouse: str, tmp_path: pathlib.Path) -> str:
                                         options={"bucket": "2"})
     t.write(pa.table({"id": [1, 2], "v": ["a", "b"], "dt": ["d1", "d2"]}))
     t.create_tag("t1", 1)
+    # snapshot 2: creating tag t1 again on the latest snapshot is a conflict (the same tag on the same snapshot would
+    # be the desired state already, and succeed: docs/retries.md)
+    t.write(pa.table({"id": [3], "v": ["c"], "dt": ["d1"]}))
     src = tmp_path / "src"
     src.mkdir()
     pq.write_table(pa.table({"id": ["not-a-number"], "v": ["x"], "dt": ["d1"]}), src / "bad.parquet")
