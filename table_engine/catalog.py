@@ -174,10 +174,13 @@ class Catalog:
         return Table(self.file_io, path, identifier, ts)
 
     def get_table(self, identifier: str) -> Table:
-        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$snapshots`` etc. its system tables
+        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$row_tracking`` its rows with
+        ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (row-tracking tables), ``db.t$snapshots`` etc. its system tables
         (:mod:`table_engine.system_tables`)."""
         parse_identifier(identifier)
         base, _, system = identifier.partition("$")
+        if system == "row_tracking":
+            return self.get_table(base).row_tracking_view()
         if system and system != "ro":
             return system_table(self.get_table(base), system)
         path = self.table_path(base)

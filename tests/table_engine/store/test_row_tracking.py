@@ -169,7 +169,7 @@ def test_writer_compaction_never_merges_files_without_ids(tmp_path: pathlib.Path
 
 
 def test_system_columns_need_row_tracking(tmp_path: pathlib.Path) -> None:
-    from table_engine.errors import SchemaError
+    from table_engine.errors import SchemaError, TableEngineError
     from table_engine.predicate import PredicateError
 
     t = Catalog(str(tmp_path / "wh")).create_table("db.t", SCHEMA, options={"bucket": "-1"})
@@ -178,6 +178,22 @@ def test_system_columns_need_row_tracking(tmp_path: pathlib.Path) -> None:
         t.read(columns=["id", "_ROW_ID"])
     with pytest.raises(PredicateError, match="_ROW_ID"):
         t.read(filter=[("_ROW_ID", "=", 0)])
+    with pytest.raises(TableEngineError, match="has no row tracking"):
+        Catalog(str(tmp_path / "wh")).get_table("db.t$row_tracking")
+
+
+def test_the_row_tracking_system_table(tmp_path: pathlib.Path) -> None:
+    from table_engine.errors import ReadOnlyTableError
+
+    c = Catalog(str(tmp_path / "wh"))
+    t = c.create_table("db.t", SCHEMA, options=OPTIONS)
+    t.write(rows([1, 2]))
+    view = c.get_table("db.t$row_tracking")
+    got = view.read()
+    assert got.column_names == ["id", "dt", "v", "_ROW_ID", "_SEQUENCE_NUMBER"]
+    assert got.column("_ROW_ID").to_pylist() == [0, 1] and view.read(columns=["id"]).column_names == ["id"]
+    with pytest.raises(ReadOnlyTableError):
+        view.write(rows([3]))
 
 
 _OPS = st.lists(st.one_of(
