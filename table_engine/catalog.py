@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from table_engine.core_options import validate_options
+from table_engine.core_options import CoreOptions, validate_options
 from table_engine.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
+    OptionError,
     ReadOnlyTableError,
     SchemaError,
     TableAlreadyExistError,
@@ -156,6 +157,10 @@ class Catalog:
             raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
+        if CoreOptions(opts).row_tracking_enabled() and (primary_keys or CoreOptions(opts).bucket() != -1):
+            # Paimon's SchemaValidation.validateRowTracking
+            raise OptionError(f"table {identifier}: 'row-tracking.enabled' = 'true' needs an append table with "
+                              f"bucket = -1 (primary keys {list(primary_keys)}, bucket {CoreOptions(opts).bucket()})")
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)

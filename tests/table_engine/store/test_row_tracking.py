@@ -261,3 +261,18 @@ def test_row_ids_on_s3(s3_catalog: Catalog) -> None:
     assert tracked(t) == before and next_row_id(t) == 9
     t.write(rows([50]))
     assert tracked(t)[50][0] == 9 and next_row_id(t) == 10
+
+
+def test_row_tracking_needs_an_unaware_append_table_and_is_immutable(tmp_path: pathlib.Path) -> None:
+    from table_engine.errors import OptionError, SchemaError
+
+    c = Catalog(str(tmp_path / "wh"))
+    with pytest.raises(OptionError, match="needs an append table with bucket = -1"):
+        c.create_table("db.pk", SCHEMA, primary_keys=["id"], options={"row-tracking.enabled": "true"})
+    with pytest.raises(OptionError, match="needs an append table with bucket = -1"):
+        c.create_table("db.fixed", SCHEMA, options={"row-tracking.enabled": "true", "bucket": "2"})
+    assert not c.table_exists("db.pk") and not c.table_exists("db.fixed")
+    t = c.create_table("db.t", SCHEMA, options=OPTIONS)
+    t.write(rows([1]))
+    with pytest.raises((OptionError, SchemaError), match="row-tracking.enabled"):
+        t.alter(SetOption("row-tracking.enabled", "false"))
