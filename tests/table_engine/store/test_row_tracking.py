@@ -276,3 +276,38 @@ def test_row_tracking_needs_an_unaware_append_table_and_is_immutable(tmp_path: p
     t.write(rows([1]))
     with pytest.raises((OptionError, SchemaError), match="row-tracking.enabled"):
         t.alter(SetOption("row-tracking.enabled", "false"))
+
+
+def test_concurrent_writers_never_share_ids(tmp_path: pathlib.Path) -> None:
+    """Two writers prepare their files on the same snapshot; each commit assigns ids on the snapshot it publishes
+    after, so the second continues where the first ended. A commit that loses the race for a snapshot id retries on
+    the winner's nextRowId."""
+    t = Catalog(str(tmp_path / "wh")).create_table("db.t", SCHEMA, options=OPTIONS)
+    t.write(rows([1, 2]))
+    a, b = t.new_write(), t.new_write()
+    a.write(rows([10, 11, 12]))
+    b.write(rows([20, 21]))
+    ma, mb = a.prepare_commit(), b.prepare_commit()
+    assert all(f.first_row_id is None for m in (*ma, *mb) for f in m.new_files)  # not before the commit
+    t.new_commit().commit(mb)
+    loser = t.new_commit()
+    real_publish = loser._publish
+    raced = []
+
+    def publish_after_a_rival(snapshot: Any) -> bool:  # another writer takes the snapshot id first, once
+        if not raced:
+            raced.append(snapshot.id)
+            rival = t.new_write()
+            rival.write(rows([30]))
+            t.new_commit().commit(rival.prepare_commit())
+            return False
+        return bool(real_publish(snapshot))
+
+    loser._publish = publish_after_a_rival  # type: ignore[method-assign]
+    loser.commit(ma)
+    got = tracked(t)
+    assert sorted(got[i][0] for i in (20, 21)) == [2, 3] and got[30][0] == 4
+    assert sorted(got[i][0] for i in (10, 11, 12)) == [5, 6, 7] and next_row_id(t) == 8
+    assert len({r for r, _ in got.values()}) == len(got)
+    # the lost attempt's manifests (written with its ids) are gone
+    assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000), dry_run=True).count == 0
