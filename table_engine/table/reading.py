@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Self
 import pyarrow as pa
 
 from table_engine.core_options import CONSUMER_ID
-from table_engine.errors import ReadOnlyTableError, SnapshotNotExistError, TableEngineError
+from table_engine.errors import ReadOnlyTableError, SchemaError, SnapshotNotExistError, TableEngineError
 from table_engine.features import Op
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
@@ -188,6 +188,10 @@ class ReadSurface(TagSurface):
         validate_columns(preds, self.schema.field_names())
         if columns is not None:
             self.new_read(columns)  # checks the names
+            system = [c for c in columns if c in ROW_TRACKING_COLUMNS and c not in self.schema.field_names()]
+            if system:
+                raise SchemaError(f"table {self.identifier}: {system[0]} is not readable in an incremental read "
+                                  "(only in batch reads of a snapshot)")
         splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
         yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
 

@@ -192,6 +192,12 @@ def test_the_row_tracking_system_table(tmp_path: pathlib.Path) -> None:
     got = view.read()
     assert got.column_names == ["id", "dt", "v", "_ROW_ID", "_SEQUENCE_NUMBER"]
     assert got.column("_ROW_ID").to_pylist() == [0, 1] and view.read(columns=["id"]).column_names == ["id"]
+    batches = list(t.to_batches(columns=["id", "_ROW_ID"], filter=[("_ROW_ID", ">", 0)]))  # streaming reads too
+    assert pa.Table.from_batches(batches).to_pydict() == {"id": [2], "_ROW_ID": [1]}
+    from table_engine.errors import SchemaError
+
+    with pytest.raises(SchemaError, match="_ROW_ID is not readable in an incremental read"):
+        t.copy({"incremental-between": "1,1"}).read(columns=["id", "_ROW_ID"])
     with pytest.raises(ReadOnlyTableError):
         view.write(rows([3]))
 
