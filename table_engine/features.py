@@ -124,14 +124,17 @@ FEATURES: tuple[Feature, ...] = (
             "`file.format.per.level`, `file.compression.per.level`", ALL,
             "Per-level formats and codecs of the writer (issue 22).",
             _keys("file.format.per.level", "file.compression.per.level")),
-    # ---- readable only -----------------------------------------------------------------------------------------
-    Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
-            "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
+    Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
+            "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection, filters, `$row_tracking`); "
+            "commits assign `_FIRST_ROW_ID` and `nextRowId`; compaction, deletion vectors, file-index rewrite, "
+            "overwrite, drop, expiry keep the ids (issue 23, ADR 0016).",
             _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
-    Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", READ_ONLY,
-            "Row tracking seen in a snapshot: reads are right; a commit would drop `nextRowId`."),
-    Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", READ_ONLY,
-            "Row tracking seen in a data file: reads are right; a rewrite would drop the row ids."),
+    Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", ALL,
+            "Row tracking seen in a snapshot: read, and carried into every snapshot a commit writes."),
+    Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", ALL,
+            "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position (a physical `_ROW_ID` "
+            "column wins); kept by every rewrite."),
+    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
             "`global-index.*` options", READ_ONLY,
             "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "

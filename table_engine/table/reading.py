@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, Self
 import pyarrow as pa
 
 from table_engine.core_options import CONSUMER_ID
-from table_engine.errors import ReadOnlyTableError, SnapshotNotExistError, TableEngineError
+from table_engine.errors import ReadOnlyTableError, SchemaError, SnapshotNotExistError, TableEngineError
 from table_engine.features import Op
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.read import TableRead, read_context
+from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
 from table_engine.table.tags import TagSurface
 
@@ -27,6 +28,7 @@ class ReadSurface(TagSurface):
     """Reads of a snapshot chosen by id, tag or time (tags resolve through :class:`TagSurface`) and of changes."""
 
     _read_optimized = False  # the ``$ro`` view of a table
+    _row_tracking_view = False  # the ``$row_tracking`` view of a table
 
     def resolve_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
                          timestamp_millis: int | None = None) -> Snapshot | None:
@@ -60,10 +62,12 @@ class ReadSurface(TagSurface):
              timestamp_millis: int | None = None) -> list[Split]:
         """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
         preds = parse_filters(filter)
-        validate_columns(preds, self.schema.field_names())
+        validate_columns(preds, self._readable_columns())
         snap = self.scan_snapshot(snapshot_id, tag, timestamp_millis)
         self._gate(Op.READ, snap)
-        splits = plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
+        # filters on the row-tracking system columns are applied by the read (files have no stats for them)
+        file_preds = [p for p in preds if p.column not in ROW_TRACKING_COLUMNS or p.column in self.schema.field_names()]
+        splits = plan_splits(self.file_io, self.path, snap, self.schema, file_preds, self._ctx.schema_by_id,
                              skip_level0=self._ctx.batch_scan_skip_level0(),
                              merge_capabilities=self._ctx.merge_capabilities)
         self._gate_files(f for s in splits for f in s.files)
@@ -72,8 +76,29 @@ class ReadSurface(TagSurface):
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
         self._gate(Op.READ)
         preds = parse_filters(filter)
-        validate_columns(preds, self.schema.field_names())
+        validate_columns(preds, self._readable_columns())
+        if columns is None and self._row_tracking_view:
+            columns = self._readable_columns()
         return TableRead(read_context(self._ctx), columns, preds)
+
+    def row_tracking_view(self) -> Self:
+        """The ``$row_tracking`` table (Paimon 2.0's ``RowTrackingTable``): reads return every column and
+        ``_ROW_ID``, ``_SEQUENCE_NUMBER``. Read-only; only of an append table with ``row-tracking.enabled``."""
+        if not self.options.row_tracking_enabled() or self.schema.primary_keys:
+            raise TableEngineError(f"table {self.identifier} has no row tracking: $row_tracking needs an append "
+                                   "table with 'row-tracking.enabled' = 'true'")
+        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$row_tracking", self.schema)
+        view._row_tracking_view = True
+        view.read_only = True
+        return view
+
+    def _readable_columns(self) -> list[str]:
+        """The columns reads can project and filter: the schema's, and with ``row-tracking.enabled`` on an append
+        table the system columns ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
+        names = self.schema.field_names()
+        if self.options.row_tracking_enabled() and not self.schema.primary_keys:
+            names = names + [c for c in ROW_TRACKING_COLUMNS if c not in names]
+        return names
 
     def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
              tag: str | None = None, timestamp_millis: int | None = None, *,
@@ -163,6 +188,10 @@ class ReadSurface(TagSurface):
         validate_columns(preds, self.schema.field_names())
         if columns is not None:
             self.new_read(columns)  # checks the names
+            system = [c for c in columns if c in ROW_TRACKING_COLUMNS and c not in self.schema.field_names()]
+            if system:
+                raise SchemaError(f"table {self.identifier}: {system[0]} is not readable in an incremental read "
+                                  "(only in batch reads of a snapshot)")
         splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
         yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
 
