@@ -124,6 +124,13 @@ FEATURES: tuple[Feature, ...] = (
             "`file.format.per.level`, `file.compression.per.level`", ALL,
             "Per-level formats and codecs of the writer (issue 22).",
             _keys("file.format.per.level", "file.compression.per.level")),
+    Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT", ALL,
+            "Read and written as Arrow `struct<value: binary, metadata: binary>` (Paimon's unshredded variant "
+            "encoding); no statistics (issue 23, ADR 0018)."),
+    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", ALL,
+            "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet, ORC and Avro files; no statistics. "
+            "Lance/Vortex column files stay refused (unknown data-file kind) (issue 23, ADR 0018).",
+            re.compile(r"vector[-.].+"), None),
     # ---- readable only -----------------------------------------------------------------------------------------
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
             "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
@@ -154,11 +161,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files; `blob*` options", NONE,
             "BLOB columns live in `.blob` files referenced by descriptors (issue 23).",
             re.compile(r"blob[-.].+"), None),
-    Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT; `variant.*` options", NONE,
-            "Semi-structured values (value/metadata pairs, shredding) (issue 23).", _prefixes("variant."), None),
-    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", NONE,
-            "Fixed-length vectors, possibly in Lance/Vortex column files (issue 23).",
-            re.compile(r"vector[-.].+"), None),
+    Feature("VARIANT shredding", "1.4", Detected.OPTION,
+            "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`); a VARIANT column stored shredded "
+            "(`typed_value`)", NONE,
+            "Shredded variants are split into typed Parquet columns; the engine reads only the unshredded "
+            "value/metadata pair, so it refuses them rather than misread them (ADR 0018).",
+            re.compile(r"(parquet\.)?variant\..+"), None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
             "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
             "(issue 23).", _keys("data-evolution.enabled"), _true),

@@ -41,7 +41,6 @@ class StatsMode:
 
 
 FULL_STATS = StatsMode("full")
-_NO_MINMAX_ROOTS = frozenset({"ARRAY", "MAP", "ROW"})
 
 
 def _truncate_min(v: object, n: int) -> object:
@@ -65,7 +64,7 @@ def _truncate_max(v: object, n: int) -> object:
 def column_stats(col: pa.Array | pa.ChunkedArray, t: DataType, mode: StatsMode) -> tuple[object, object, int]:
     """(min, max, null_count) of one column under a stats mode; min/max None when not collected."""
     nulls = col.null_count
-    if mode.kind == "counts" or t.root in _NO_MINMAX_ROOTS or nulls == len(col):
+    if mode.kind == "counts" or t.is_complex or nulls == len(col):
         return None, None, nulls
     if t.is_binary and mode.kind == "truncate":
         return None, None, nulls

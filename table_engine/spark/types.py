@@ -13,6 +13,8 @@ TIME(p)                  Time(p)                     Spark's time type
 TIMESTAMP(p)             TimestampNTZ                timestamp[us] (p > 6 is truncated to micros)
 TIMESTAMP_LTZ(p)         Timestamp                   timestamp[us, tz=UTC]
 ARRAY / MAP / ROW        Array / Map / Struct        nested, recursively
+VECTOR<t, n>             Array(t)                    list of t (n items)
+VARIANT                  Variant                     struct<value: binary, metadata: binary>
 =======================  ==========================  =============================================
 
 Nullability is carried over exactly (primary-key columns are NOT NULL), because a Python data source must
@@ -49,7 +51,9 @@ def to_spark_type(t: DataType) -> T.DataType:
         return T.DecimalType(t.precision, t.scale)
     if t.root == "TIME":
         return T.TimeType(min(t.precision if t.precision is not None else 0, 6))
-    if t.root == "ARRAY":
+    if t.root == "VARIANT":
+        return T.VariantType()
+    if t.root in ("ARRAY", "VECTOR"):
         assert t.element is not None
         return T.ArrayType(to_spark_type(t.element), t.element.nullable)
     if t.root == "MAP":

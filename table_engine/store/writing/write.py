@@ -305,7 +305,7 @@ class TableWrite:
             if col.type != f.type:
                 try:
                     col = col.cast(f.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
                     raise SchemaMismatchError(
                         f"column {f.name!r}: cannot write {col.type} into {f.type}: {e}") from None
             if not f.nullable and col.null_count and f.name not in self.schema.primary_keys:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, UnsupportedTableFeatureError
 from table_engine.features import ALL, FEATURES, Op, feature, require
 from table_engine.format.data_file_meta import EMPTY_ROW, DataFileMeta, SimpleStats
 from table_engine.format.feature_detection import (
@@ -62,8 +62,7 @@ DETECTED: dict[str, dict[str, str]] = {
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
     "BLOB": schema_features(schema(["BLOB"])),
-    "VARIANT": schema_features(schema(["VARIANT NOT NULL"])),
-    "VECTOR": schema_features(schema([VECTOR])),
+    "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
     "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
     "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
@@ -116,10 +115,19 @@ def test_a_schema_with_known_types_has_no_features() -> None:
 def test_nested_and_several_unknown_types() -> None:
     found = schema_features(schema([{"type": "ROW", "fields": [{"id": 5, "name": "b", "type": "BLOB"}]},
                                     "MULTISET<INT>", VECTOR]))
-    assert found == {"BLOB": "type BLOB", "unknown data type": "type MULTISET", "VECTOR": "type VECTOR"}
+    assert found == {"BLOB": "type BLOB", "unknown data type": "type MULTISET"}
 
 
-@pytest.mark.parametrize("value", ["BLOB", "VARIANT NOT NULL", "MULTISET<INT> NOT NULL", VECTOR,
+@pytest.mark.parametrize("options", [{"variant.shreddingSchema": "{}"}, {"parquet.variant.shreddingSchema": "{}"}])
+def test_variant_shredding_is_refused_by_its_options(options: dict[str, str]) -> None:
+    found = schema_features(schema(["VARIANT"], options))
+    assert list(found) == ["VARIANT shredding"]
+    for op in Op:
+        with pytest.raises(UnsupportedTableFeatureError, match="uses VARIANT shredding"):
+            require("db.t", found, op)
+
+
+@pytest.mark.parametrize("value", ["BLOB", "MULTISET<INT> NOT NULL",
                                    {"type": "ARRAY", "element": "BLOB NOT NULL"}])
 def test_unknown_types_are_carried_and_written_back_unchanged(value: Any) -> None:
     t = DataType.from_json(value)
