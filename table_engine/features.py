@@ -26,6 +26,7 @@ from table_engine.errors import UnsupportedTableFeatureError
 
 __all__ = [
     "FEATURES",
+    "TYPE_FEATURE_ROOTS",
     "Feature",
     "Op",
     "feature",
@@ -208,8 +209,9 @@ FEATURES: tuple[Feature, ...] = (
 _BY_NAME = {f.name: f for f in FEATURES}
 _OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
 
-#: Type roots of features (any other unknown root is "unknown data type").
-_TYPE_FEATURES = {"BLOB": "BLOB", "VARIANT": "VARIANT", "VECTOR": "VECTOR"}
+#: Known type roots that are features the gate decides on (any unknown root is "unknown data type").
+_TYPE_FEATURES = {"BLOB": "BLOB"}
+TYPE_FEATURE_ROOTS = frozenset(_TYPE_FEATURES)
 
 
 
@@ -219,7 +221,8 @@ def feature(name: str) -> Feature:
 
 
 def type_features(type_roots: Iterable[str]) -> dict[str, str]:
-    """Features of the type roots a schema uses that the engine does not know: feature name -> detail."""
+    """Features of type roots a schema uses (those of :data:`TYPE_FEATURE_ROOTS` and those the engine does not know):
+    feature name -> detail."""
     found: dict[str, str] = {}
     for root in type_roots:
         name = _TYPE_FEATURES.get(root, "unknown data type")

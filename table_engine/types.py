@@ -27,9 +27,9 @@ ATOMIC_ROOTS = frozenset(
      "VARBINARY", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"}
 )
 COMPLEX_ROOTS = frozenset({"ARRAY", "MAP", "ROW"})
-#: Roots of Paimon 1.1+ types held as Arrow nested values: VARIANT (value/metadata pair), VECTOR<t, n>.
-#: No min/max statistics, no partition, key or bucket column.
-NESTED_VALUE_ROOTS = frozenset({"VARIANT", "VECTOR"})
+#: Roots of the types of Paimon 1.1+: VARIANT (a value/metadata pair), VECTOR<t, n> (a fixed-size list) and BLOB
+#: (``large_binary``, values in ``.blob`` files). No min/max statistics, never a partition, key or bucket column.
+VALUE_ONLY_ROOTS = frozenset({"VARIANT", "VECTOR", "BLOB"})
 #: Element types a VECTOR may have (Paimon's ``VectorType.isValidElementType``).
 VECTOR_ELEMENT_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"})
 _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "BOOL": "BOOLEAN", "DEC": "DECIMAL",
@@ -40,7 +40,7 @@ _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "BOOL":
 class DataType:
     """One Paimon logical type.
 
-    ``root`` is one of :data:`ATOMIC_ROOTS`, :data:`COMPLEX_ROOTS` or :data:`NESTED_VALUE_ROOTS`. ``length`` is set
+    ``root`` is one of :data:`ATOMIC_ROOTS`, :data:`COMPLEX_ROOTS` or :data:`VALUE_ONLY_ROOTS`. ``length`` is set
     for CHAR/VARCHAR/BINARY/VARBINARY and VECTOR (its dimension), ``precision``/``scale`` for DECIMAL, ``precision``
     for TIME/TIMESTAMP/TIMESTAMP_LTZ, ``element`` for ARRAY and VECTOR.
     """
@@ -74,8 +74,8 @@ class DataType:
 
     @property
     def is_complex(self) -> bool:
-        """ARRAY, MAP, ROW, VARIANT, VECTOR: no min/max statistics, never a partition, key or bucket column."""
-        return self.root in COMPLEX_ROOTS or self.root in NESTED_VALUE_ROOTS
+        """ARRAY, MAP, ROW, VARIANT, VECTOR, BLOB: no min/max statistics, never a partition, key or bucket column."""
+        return self.root in COMPLEX_ROOTS or self.root in VALUE_ONLY_ROOTS
 
     # ---- SQL / JSON --------------------------------------------------------------------------------------------
     def sql(self) -> str:
@@ -113,6 +113,15 @@ class DataType:
     def is_known(self) -> bool:
         """Whether the engine knows this type root (:attr:`unknown` is None)."""
         return self.unknown is None
+
+    def roots(self) -> Iterator[str]:
+        """The roots of this type and of every type in it (elements, keys, values, fields)."""
+        yield self.root
+        for child in (self.element, self.key, self.value):
+            if child is not None:
+                yield from child.roots()
+        for f in self.fields:
+            yield from f.type.roots()
 
     def unknown_roots(self) -> Iterator[str]:
         """The roots of the unknown types in this type (itself, elements, keys, values, fields)."""
@@ -300,7 +309,7 @@ class _Parser:
                 self.expect(">")
                 break
             t = DataType("ROW", fields=tuple(fields))
-        elif root in ATOMIC_ROOTS or root == "VARIANT":
+        elif root in ATOMIC_ROOTS or root in ("VARIANT", "BLOB"):
             t = DataType(root)
         else:
             return self.unknown_type(root, word)
@@ -410,6 +419,8 @@ def to_arrow_type(t: DataType) -> pa.DataType:
         return pa.list_(pa.field("item", to_arrow_type(t.element), nullable=t.element.nullable), t.length)
     if r == "VARIANT":
         return VARIANT_ARROW_TYPE
+    if r == "BLOB":
+        return pa.large_binary()
     raise SchemaError(f"type {t} has no Arrow mapping")
 
 
@@ -541,7 +552,7 @@ _WIDENINGS: dict[str, tuple[str, ...]] = {
 
 def is_widening(old: DataType, new: DataType) -> bool:
     """Whether changing a column from ``old`` to ``new`` keeps every old value (type widening)."""
-    if old.root in NESTED_VALUE_ROOTS or new.root in NESTED_VALUE_ROOTS:
+    if old.root in VALUE_ONLY_ROOTS or new.root in VALUE_ONLY_ROOTS:
         return old.copy(True) == new.copy(True)
     if old.root == new.root and old.root not in ("DECIMAL", "VARCHAR", "CHAR", "BINARY", "VARBINARY", "TIMESTAMP"):
         return True

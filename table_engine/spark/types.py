@@ -15,6 +15,7 @@ TIMESTAMP_LTZ(p)         Timestamp                   timestamp[us, tz=UTC]
 ARRAY / MAP / ROW        Array / Map / Struct        nested, recursively
 VECTOR<t, n>             Array(t)                    list of t (n items)
 VARIANT                  Variant                     struct<value: binary, metadata: binary>
+BLOB                     Binary                      binary
 =======================  ==========================  =============================================
 
 Nullability is carried over exactly (primary-key columns are NOT NULL), because a Python data source must
@@ -37,8 +38,8 @@ from table_engine.types import DataField, DataType
 _ATOMIC: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(), "INT": T.IntegerType(),
     "BIGINT": T.LongType(), "FLOAT": T.FloatType(), "DOUBLE": T.DoubleType(), "CHAR": T.StringType(),
-    "VARCHAR": T.StringType(), "BINARY": T.BinaryType(), "VARBINARY": T.BinaryType(), "DATE": T.DateType(),
-    "TIMESTAMP": T.TimestampNTZType(), "TIMESTAMP_LTZ": T.TimestampType(),
+    "VARCHAR": T.StringType(), "BINARY": T.BinaryType(), "VARBINARY": T.BinaryType(), "BLOB": T.BinaryType(),
+    "DATE": T.DateType(), "TIMESTAMP": T.TimestampNTZType(), "TIMESTAMP_LTZ": T.TimestampType(),
 }
 
 

@@ -26,6 +26,8 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
   new_type_tables --warehouse W --out DIR
             Tables with VARIANT and VECTOR columns (append, primary key, VARIANT shredding); see
             cmd_new_type_tables.
+  read_blob_files --warehouse W --table db.t --files F...
+            pypaimon's reader over .blob files; see cmd_read_blob_files.
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -312,6 +314,14 @@ def cmd_new_type_tables(args: dict[str, Any]) -> dict[str, Any]:
             "iv": [[i, commit] for i in ids],
         }, schema=schema)
 
+    blob = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
+    catalog.create_table("db.blob", Schema.from_pyarrow_schema(blob, options={
+        "row-tracking.enabled": "true", "data-evolution.enabled": "true"}), False)
+    blobs = [pa.table({"id": [0, 1, 2], "b": [b"x" * 100_000, None, b""]}, schema=blob),
+             pa.table({"id": [3, 4], "b": [bytes(range(256)), b"last"]}, schema=blob)]
+    for data in blobs:
+        _commit(catalog.get_table("db.blob"), data)
+    _write_ipc(pa.concat_tables(blobs), f"{args['out']}/blob.arrow")
     shredding = json.dumps({"type": "ROW", "fields": [{"id": 0, "name": "v", "type": {
         "type": "ROW", "fields": [{"id": 0, "name": "age", "type": "BIGINT"}]}}]})
     specs = {
@@ -327,7 +337,32 @@ def cmd_new_type_tables(args: dict[str, Any]) -> dict[str, Any]:
         for data in batches:
             _commit(table, data)
         _write_ipc(pa.concat_tables(batches), f"{args['out']}/{name}.arrow")
-    return {"tables": [f"db.{name}" for name in specs]}
+    return {"tables": ["db.blob", *(f"db.{name}" for name in specs)]}
+
+
+def cmd_read_blob_files(args: dict[str, Any]) -> dict[str, Any]:
+    """pypaimon's ``FormatBlobReader`` over ``.blob`` files (``files``, read with the file IO of table ``table``):
+    the values of each to ``<file>.arrow`` as one ``large_binary`` column ``b``."""
+    from pypaimon.read.reader.format_blob_reader import FormatBlobReader
+    from pypaimon.schema.data_types import AtomicType, DataField
+
+    file_io = _catalog(args["warehouse"]).get_table(args["table"]).file_io
+    field = DataField(0, "b", AtomicType("BLOB"))
+    counts = []
+    for path in args["files"]:
+        reader = FormatBlobReader(file_io, path, ["b"], [field], None, False)
+        batches = []
+        while True:
+            batch = reader.read_arrow_batch()
+            if batch is None:
+                break
+            batches.append(batch)
+        reader.close()
+        values = pa.concat_arrays([b.column(0).cast(pa.large_binary()) for b in batches]) if batches else \
+            pa.array([], pa.large_binary())
+        _write_ipc(pa.table({"b": values}), path + ".arrow")
+        counts.append(len(values))
+    return {"rows": counts}
 
 
 COMMANDS = {
@@ -338,6 +373,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "gate_tables": cmd_gate_tables,
     "new_type_tables": cmd_new_type_tables,
+    "read_blob_files": cmd_read_blob_files,
 }
 
 

@@ -1,10 +1,11 @@
-"""VARIANT and VECTOR columns between pypaimon 2.1.0 and the engine (issue 23, ADR 0018).
+"""VARIANT, VECTOR and BLOB columns between pypaimon 2.1.0 and the engine (issue 23, ADR 0018).
 
 pypaimon writes an append and a primary-key table with VARIANT (its ``GenericVariant`` encodings, some null),
 VECTOR<FLOAT, 3> and VECTOR<BIGINT, 2> columns in three commits; the engine reads each equal to a model, compacts,
 expires snapshots, removes orphan files and writes more; pypaimon then reads every row, and reads a table the engine
 created. A table whose variants pypaimon shredded (``variant.shreddingSchema``) is refused for every operation, and
-its files are checked to really be shredded. pypaimon makes all its tables in one subprocess call.
+its files are checked to really be shredded. The ``.blob`` files of a BLOB table are read and written both ways.
+pypaimon makes all its tables in one subprocess call.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import UnsupportedTableFeatureError
+from table_engine.format.blob_file import blob_descriptors, read_blob, read_blob_file, write_blob_file
+from table_engine.io.file_io import LocalFileIO
 from table_engine.table import Table
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.table_engine.test_cli_errors import state
@@ -112,3 +115,35 @@ def test_shredded_variants_are_refused_for_every_operation(new_type_warehouse: p
         with pytest.raises(UnsupportedTableFeatureError, match="uses VARIANT shredding "):
             call(t)
     assert state(str(wh)) == before
+
+
+def test_blob_files_both_ways_and_the_table_stays_refused(new_type_warehouse: pathlib.Path,
+                                                          pypaimon: PypaimonClient, tmp_path: pathlib.Path) -> None:
+    """The engine reads pypaimon's ``.blob`` files (values and lazy descriptors) and writes them byte for byte as
+    pypaimon does; pypaimon reads the engine's. BLOB tables stay refused by the gate until data evolution merges
+    the column files (docs/compatibility.md)."""
+    io = LocalFileIO()
+    written = read_ipc(new_type_warehouse / "blob.arrow").column("b").to_pylist()
+    files = sorted((new_type_warehouse / "warehouse" / "db.db" / "blob").rglob("*.blob"))
+    values = [read_blob_file(io, str(f), verify=True) for f in files]
+    assert sorted(v for a in values for v in a.to_pylist() if v is not None) == sorted(
+        v for v in written if v is not None)
+    assert sum(a.null_count for a in values) == written.count(None)
+    mine = []
+    for i, (f, a) in enumerate(zip(files, values, strict=True)):
+        assert [None if d is None else read_blob(io, d) for d in blob_descriptors(io, str(f))] == a.to_pylist()
+        out = tmp_path / f"data-{i}.blob"
+        write_blob_file(io, str(out), a)
+        assert out.read_bytes() == f.read_bytes()
+        mine.append(out)
+    extra = tmp_path / "data-extra.blob"
+    write_blob_file(io, str(extra), pa.array([b"a" * 5000, None, b"", b"z"], pa.large_binary()))
+    mine.append(extra)
+    result = pypaimon.run({"command": "read_blob_files", "warehouse": str(new_type_warehouse / "warehouse"),
+                           "table": "db.blob", "files": [str(p) for p in mine]})
+    assert result["rows"] == [len(a) for a in values] + [4]
+    for p in mine:
+        assert read_ipc(pathlib.Path(str(p) + ".arrow")).column("b").to_pylist() == read_blob_file(
+            io, str(p)).to_pylist()
+    with pytest.raises(UnsupportedTableFeatureError, match="uses BLOB "):
+        Catalog(str(new_type_warehouse / "warehouse")).get_table("db.blob").read()
