@@ -160,7 +160,8 @@ FEATURES: tuple[Feature, ...] = (
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
     Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files; `blob*` options", NONE,
-            "BLOB columns live in `.blob` files referenced by descriptors (issue 23).",
+            "BLOB columns are column files over row ids of data evolution: the `.blob` format and descriptors are "
+            "implemented, reading them in a table is not yet (ADR 0018).",
             re.compile(r"blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
             "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`); a VARIANT column stored shredded "
