@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_engine.errors import SchemaError, UnsupportedError
 
@@ -435,6 +436,23 @@ def is_variant_arrow_type(at: pa.DataType) -> bool:
             and {at.field(i).name for i in range(2)} == {"value", "metadata"}
             and all(pa.types.is_binary(at.field(n).type) or pa.types.is_large_binary(at.field(n).type)
                     for n in ("value", "metadata")))
+
+
+def variant_children_filled(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A VARIANT column (:func:`is_variant_arrow_type`) whose null rows have empty, not null, ``value`` and
+    ``metadata``, as NOT NULL fields: Arrow producers such as Spark leave the children of a null row null, which a
+    cast to :data:`VARIANT_ARROW_TYPE` and a Parquet writer refuse."""
+    chunks = []
+    for chunk in col.chunks:
+        null_rows = chunk.is_null()
+        children = [chunk.field(name) for name in ("value", "metadata")]
+        if chunk.null_count:
+            children = [pc.if_else(null_rows, pa.scalar(b"", c.type), c) for c in children]
+        # a null child of a row that is not null stays nullable: the cast to VARIANT_ARROW_TYPE then names it
+        fields = [pa.field(name, c.type, nullable=c.null_count > 0) for name, c in zip(("value", "metadata"), children,
+                                                                                          strict=True)]
+        chunks.append(pa.StructArray.from_arrays(children, fields=fields, mask=null_rows))
+    return pa.chunked_array(chunks)
 
 
 def to_arrow_field(f: DataField) -> pa.Field:

@@ -118,3 +118,14 @@ def test_a_shredded_variant_file_is_refused_not_misread(catalog: Catalog, wareho
     with pytest.raises(UnsupportedTableFeatureError, match="uses VARIANT shredding .*column 'v' stored as struct"):
         catalog.get_table("db.t").read()
     assert catalog.get_table("db.t").read(columns=["id", "vec"]).num_rows == 2
+
+
+def test_null_variants_with_null_children_are_written(catalog: Catalog) -> None:
+    """Spark (and other Arrow producers) leave the children of a null struct null: the engine stores the null row."""
+    t = catalog.create_table("db.t", SCHEMA)
+    loose = pa.struct([("value", pa.binary()), ("metadata", pa.binary())])
+    v = pa.StructArray.from_arrays([pa.array([b"\x0c\x01", None]), pa.array([b"\x01\x00\x00", None])],
+                                   fields=list(loose), mask=pa.array([False, True]))
+    t.write(rows([1, 2]).set_column(1, "v", v))
+    assert catalog.get_table("db.t").read().sort_by("id").column("v").to_pylist() == [
+        {"value": b"\x0c\x01", "metadata": b"\x01\x00\x00"}, None]
