@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.errors import OptionError, SchemaError, SchemaMismatchError, UnsupportedTableFeatureError
+from table_engine.schema_change import AddColumn
 from table_engine.types import VARIANT_ARROW_TYPE
 from tests.table_engine.test_cli_errors import state
 
@@ -144,3 +145,39 @@ def test_null_variants_with_null_children_are_written(catalog: Catalog) -> None:
     t.write(rows([1, 2]).set_column(1, "v", v))
     assert catalog.get_table("db.t").read().sort_by("id").column("v").to_pylist() == [
         {"value": b"\x0c\x01", "metadata": b"\x01\x00\x00"}, None]
+
+
+def test_on_s3_write_read_compact_expire_and_clean(s3_catalog: Catalog) -> None:
+    t = s3_catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    t.write(rows([0, 1, 2]))
+    t.write(rows([2, 3]))
+    expected = rows([0, 1, 2, 3]).to_pylist()
+    t.compact(full=True)
+    t = s3_catalog.get_table("db.t")
+    t.expire_snapshots(retain_max=1, retain_min=1)
+    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    assert s3_catalog.get_table("db.t").read().sort_by("id").to_pylist() == expected
+
+
+@pytest.mark.parametrize("options", [
+    {"changelog-producer": "lookup"}, {"changelog-producer": "input"}, {"merge-engine": "partial-update"},
+    {"merge-engine": "aggregation"}, {"deletion-vectors.enabled": "true"},
+])
+def test_primary_key_table_kinds(catalog: Catalog, options: dict[str, str]) -> None:
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", **options})
+    t.write(rows([1, 2]))
+    t.write(rows([2, 3]))
+    t.compact(full=True)
+    assert catalog.get_table("db.t").read().sort_by("id").to_pylist() == rows([1, 2, 3]).to_pylist()
+
+
+def test_added_vector_column_and_file_index_refusal(catalog: Catalog) -> None:
+    t = catalog.create_table("db.t", pa.schema([("id", pa.int64())]))
+    t.write(pa.table({"id": [1]}))
+    t.alter(AddColumn("vec", pa.list_(pa.float32(), 3)))
+    t = catalog.get_table("db.t")
+    t.write(pa.table({"id": [2], "vec": pa.array([[1.0, 2.0, 3.0]], pa.list_(pa.float32(), 3))}))
+    assert catalog.get_table("db.t").read().sort_by("id").to_pylist() == [
+        {"id": 1, "vec": None}, {"id": 2, "vec": [1.0, 2.0, 3.0]}]
+    with pytest.raises(OptionError, match="bloom-filter does not support type VECTOR<FLOAT, 3>"):
+        catalog.create_table("db.idx", SCHEMA, options={"file-index.bloom-filter.columns": "vec"})
