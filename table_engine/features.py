@@ -128,10 +128,9 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT", ALL,
             "Read and written as Arrow `struct<value: binary, metadata: binary>` (Paimon's unshredded variant "
             "encoding); no statistics (issue 23, ADR 0018)."),
-    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", ALL,
-            "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet, ORC and Avro files; no statistics. "
-            "Lance/Vortex column files stay refused (unknown data-file kind) (issue 23, ADR 0018).",
-            re.compile(r"vector[-.].+"), None),
+    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
+            "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
+            "(issue 23, ADR 0018)."),
     # ---- readable only -----------------------------------------------------------------------------------------
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
             "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
@@ -164,11 +163,15 @@ FEATURES: tuple[Feature, ...] = (
             "implemented, reading them in a table is not yet (ADR 0018).",
             re.compile(r"blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
-            "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`); a VARIANT column stored shredded "
-            "(`typed_value`)", NONE,
+            "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
+            "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,
             "Shredded variants are split into typed Parquet columns; the engine reads only the unshredded "
             "value/metadata pair, so it refuses them rather than misread them (ADR 0018).",
-            re.compile(r"(parquet\.)?variant\..+"), None),
+            re.compile(r"(parquet\.)?variant\..+"), lambda v: v.strip().lower() != "false"),
+    Feature("vector.file.format / vector-field", "1.4", Detected.OPTION,
+            "`vector.*`, `vector-*` options (`vector.file.format`, `vector-field`, `vector.target-file-size`, ...)",
+            NONE, "VECTOR columns stored apart in vector-store files (Lance, ...) over row ids, or ARRAY columns "
+            "stored as vectors: a layout the engine does not read (ADR 0018).", re.compile(r"vector[-.].+"), None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
             "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
             "(issue 23).", _keys("data-evolution.enabled"), _true),

@@ -62,6 +62,7 @@ DETECTED: dict[str, dict[str, str]] = {
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
     "BLOB": schema_features(schema(["BLOB"])),
+    "vector.file.format / vector-field": schema_features(schema([VECTOR], {"vector.file.format": "lance"})),
     "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
     "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
@@ -102,6 +103,10 @@ def test_known_and_supported_options_pass(options: dict[str, str]) -> None:
         require("db.t", found, op)
 
 
+def test_variant_shredding_turned_off_passes() -> None:
+    assert schema_features(schema(["VARIANT"], {"variant.inferShreddingSchema": "false"})) == {}
+
+
 def test_an_unknown_option_is_must_understand_and_named() -> None:
     found = schema_features(schema(options={"bucket": "2", "zz-layout": "1", "aa-new": "2"}))
     assert found == {"unknown table option": "option 'aa-new'"}
@@ -118,7 +123,9 @@ def test_nested_and_several_unknown_types() -> None:
     assert found == {"BLOB": "type BLOB", "unknown data type": "type MULTISET"}
 
 
-@pytest.mark.parametrize("options", [{"variant.shreddingSchema": "{}"}, {"parquet.variant.shreddingSchema": "{}"}])
+@pytest.mark.parametrize("options", [{"variant.shreddingSchema": "{}"}, {"parquet.variant.shreddingSchema": "{}"},
+                                     {"variant.inferShreddingSchema": "true"},
+                                     {"variant.shredding.maxSchemaWidth": "10"}])
 def test_variant_shredding_is_refused_by_its_options(options: dict[str, str]) -> None:
     found = schema_features(schema(["VARIANT"], options))
     assert list(found) == ["VARIANT shredding"]
