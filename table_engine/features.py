@@ -26,6 +26,7 @@ from table_engine.errors import UnsupportedTableFeatureError
 
 __all__ = [
     "FEATURES",
+    "TYPE_FEATURE_ROOTS",
     "Feature",
     "Op",
     "feature",
@@ -124,6 +125,12 @@ FEATURES: tuple[Feature, ...] = (
             "`file.format.per.level`, `file.compression.per.level`", ALL,
             "Per-level formats and codecs of the writer (issue 22).",
             _keys("file.format.per.level", "file.compression.per.level")),
+    Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT", ALL,
+            "Read and written as Arrow `struct<value: binary, metadata: binary>` (Paimon's unshredded variant "
+            "encoding); no statistics (issue 23, ADR 0018)."),
+    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
+            "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
+            "(issue 23, ADR 0018)."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
             "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection, filters, `$row_tracking`); "
             "commits assign `_FIRST_ROW_ID` and `nextRowId`; compaction, deletion vectors, file-index rewrite, "
@@ -155,13 +162,19 @@ FEATURES: tuple[Feature, ...] = (
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
     Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files; `blob*` options", NONE,
-            "BLOB columns live in `.blob` files referenced by descriptors (issue 23).",
+            "BLOB columns are column files over row ids of data evolution: the `.blob` format and descriptors are "
+            "implemented, reading them in a table is not yet (ADR 0018).",
             re.compile(r"blob[-.].+"), None),
-    Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT; `variant.*` options", NONE,
-            "Semi-structured values (value/metadata pairs, shredding) (issue 23).", _prefixes("variant."), None),
-    Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", NONE,
-            "Fixed-length vectors, possibly in Lance/Vortex column files (issue 23).",
-            re.compile(r"vector[-.].+"), None),
+    Feature("VARIANT shredding", "1.4", Detected.OPTION,
+            "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
+            "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,
+            "Shredded variants are split into typed Parquet columns; the engine reads only the unshredded "
+            "value/metadata pair, so it refuses them rather than misread them (ADR 0018).",
+            re.compile(r"(parquet\.)?variant\..+"), lambda v: v.strip().lower() != "false"),
+    Feature("vector.file.format / vector-field", "1.4", Detected.OPTION,
+            "`vector.*`, `vector-*` options (`vector.file.format`, `vector-field`, `vector.target-file-size`, ...)",
+            NONE, "VECTOR columns stored apart in vector-store files (Lance, ...) over row ids, or ARRAY columns "
+            "stored as vectors: a layout the engine does not read (ADR 0018).", re.compile(r"vector[-.].+"), None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
             "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
             "(issue 23).", _keys("data-evolution.enabled"), _true),
@@ -203,8 +216,9 @@ FEATURES: tuple[Feature, ...] = (
 _BY_NAME = {f.name: f for f in FEATURES}
 _OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
 
-#: Type roots of features (any other unknown root is "unknown data type").
-_TYPE_FEATURES = {"BLOB": "BLOB", "VARIANT": "VARIANT", "VECTOR": "VECTOR"}
+#: Known type roots that are features the gate decides on (any unknown root is "unknown data type").
+_TYPE_FEATURES = {"BLOB": "BLOB"}
+TYPE_FEATURE_ROOTS = frozenset(_TYPE_FEATURES)
 
 
 
@@ -214,7 +228,8 @@ def feature(name: str) -> Feature:
 
 
 def type_features(type_roots: Iterable[str]) -> dict[str, str]:
-    """Features of the type roots a schema uses that the engine does not know: feature name -> detail."""
+    """Features of type roots a schema uses (those of :data:`TYPE_FEATURE_ROOTS` and those the engine does not know):
+    feature name -> detail."""
     found: dict[str, str] = {}
     for root in type_roots:
         name = _TYPE_FEATURES.get(root, "unknown data type")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from table_engine.errors import SchemaError, UnsupportedError
 
@@ -27,6 +28,11 @@ ATOMIC_ROOTS = frozenset(
      "VARBINARY", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"}
 )
 COMPLEX_ROOTS = frozenset({"ARRAY", "MAP", "ROW"})
+#: Roots of the types of Paimon 1.1+: VARIANT (a value/metadata pair), VECTOR<t, n> (a fixed-size list) and BLOB
+#: (``large_binary``, values in ``.blob`` files). No min/max statistics, never a partition, key or bucket column.
+VALUE_ONLY_ROOTS = frozenset({"VARIANT", "VECTOR", "BLOB"})
+#: Element types a VECTOR may have (Paimon's ``VectorType.isValidElementType``).
+VECTOR_ELEMENT_ROOTS = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"})
 _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "BOOL": "BOOLEAN", "DEC": "DECIMAL",
             "NUMERIC": "DECIMAL"}
 
@@ -35,8 +41,9 @@ _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "BOOL":
 class DataType:
     """One Paimon logical type.
 
-    ``root`` is one of :data:`ATOMIC_ROOTS` or :data:`COMPLEX_ROOTS`. ``length`` is set for CHAR/VARCHAR/BINARY/
-    VARBINARY, ``precision``/``scale`` for DECIMAL, ``precision`` for TIME/TIMESTAMP/TIMESTAMP_LTZ.
+    ``root`` is one of :data:`ATOMIC_ROOTS`, :data:`COMPLEX_ROOTS` or :data:`VALUE_ONLY_ROOTS`. ``length`` is set
+    for CHAR/VARCHAR/BINARY/VARBINARY and VECTOR (its dimension), ``precision``/``scale`` for DECIMAL, ``precision``
+    for TIME/TIMESTAMP/TIMESTAMP_LTZ, ``element`` for ARRAY and VECTOR.
     """
 
     root: str
@@ -68,7 +75,8 @@ class DataType:
 
     @property
     def is_complex(self) -> bool:
-        return self.root in COMPLEX_ROOTS
+        """ARRAY, MAP, ROW, VARIANT, VECTOR, BLOB: no min/max statistics, never a partition, key or bucket column."""
+        return self.root in COMPLEX_ROOTS or self.root in VALUE_ONLY_ROOTS
 
     # ---- SQL / JSON --------------------------------------------------------------------------------------------
     def sql(self) -> str:
@@ -93,6 +101,9 @@ class DataType:
         elif r == "MAP":
             assert self.key is not None and self.value is not None
             base = f"MAP<{self.key.sql()}, {self.value.sql()}>"
+        elif r == "VECTOR":
+            assert self.element is not None
+            base = f"VECTOR<{self.element.sql()}, {self.length}>"
         elif r == "ROW":
             base = "ROW<" + ", ".join(f"`{f.name}` {f.type.sql()}" for f in self.fields) + ">"
         else:
@@ -103,6 +114,15 @@ class DataType:
     def is_known(self) -> bool:
         """Whether the engine knows this type root (:attr:`unknown` is None)."""
         return self.unknown is None
+
+    def roots(self) -> Iterator[str]:
+        """The roots of this type and of every type in it (elements, keys, values, fields)."""
+        yield self.root
+        for child in (self.element, self.key, self.value):
+            if child is not None:
+                yield from child.roots()
+        for f in self.fields:
+            yield from f.type.roots()
 
     def unknown_roots(self) -> Iterator[str]:
         """The roots of the unknown types in this type (itself, elements, keys, values, fields)."""
@@ -127,6 +147,9 @@ class DataType:
             return {"type": "MAP" + suffix, "key": self.key.to_json(), "value": self.value.to_json()}
         if self.root == "ROW":
             return {"type": "ROW" + suffix, "fields": [f.to_json() for f in self.fields]}
+        if self.root == "VECTOR":
+            assert self.element is not None
+            return {"type": "VECTOR" + suffix, "element": self.element.to_json(), "length": self.length}
         return self.sql()
 
     @staticmethod
@@ -147,6 +170,8 @@ class DataType:
                                 value=DataType.from_json(data["value"]))
             if root.startswith("ROW"):
                 return DataType("ROW", nullable, fields=tuple(DataField.from_json(f) for f in data.get("fields", [])))
+            if root == "VECTOR" and "element" in data and isinstance(data.get("length"), int):
+                return _vector(DataType.from_json(data["element"]), data["length"], nullable)
             name = re.split(r"[^A-Z_]", root, maxsplit=1)[0]
             if name not in ATOMIC_ROOTS and name not in _ALIASES:
                 return DataType(name or root, nullable, unknown=data)  # VECTOR, MULTISET, ... of newer writers
@@ -260,11 +285,8 @@ class _Parser:
             elif root in ("TIME", "TIMESTAMP") and up[:3] == ["WITHOUT", "TIME", "ZONE"]:
                 self.i += 3
             t = DataType(root, precision=precision)
-        elif root == "ARRAY":
-            self.expect("<")
-            elem = self.parse()
-            self.expect(">")
-            t = DataType("ARRAY", element=elem)
+        elif root == "ARRAY" or (root == "VECTOR" and self.peek() == "<"):
+            t = self.with_element(root)
         elif root == "MAP":
             self.expect("<")
             k = self.parse()
@@ -288,11 +310,25 @@ class _Parser:
                 self.expect(">")
                 break
             t = DataType("ROW", fields=tuple(fields))
-        elif root in ATOMIC_ROOTS:
+        elif root in ATOMIC_ROOTS or root in ("VARIANT", "BLOB"):
             t = DataType(root)
         else:
             return self.unknown_type(root, word)
         return t.copy(self.nullability())
+
+    def with_element(self, root: str) -> DataType:
+        """``ARRAY<t>`` or ``VECTOR<t, n>``."""
+        self.expect("<")
+        elem = self.parse()
+        if root == "ARRAY":
+            self.expect(">")
+            return DataType("ARRAY", element=elem)
+        self.expect(",")
+        n = self.take()
+        if not n.isdigit():
+            raise SchemaError(f"expected the length of a VECTOR but got {n!r} in type {self.text!r}")
+        self.expect(">")
+        return _vector(elem, int(n), True)
 
     def unknown_type(self, root: str, word: str) -> DataType:
         """A type root the engine does not know (BLOB, VARIANT, ... of newer writers): carried as such when reading
@@ -316,6 +352,14 @@ class _Parser:
             depth -= tok in (")", ">")
             if depth == 0:
                 return
+
+
+def _vector(element: DataType, length: int, nullable: bool) -> DataType:
+    """VECTOR<element, length>, checked as Paimon's ``VectorType`` checks it."""
+    if element.root not in VECTOR_ELEMENT_ROOTS or length < 1:
+        raise SchemaError(f"invalid type VECTOR<{element.sql()}, {length}>: the element must be one of "
+                          f"{', '.join(sorted(VECTOR_ELEMENT_ROOTS))} and the length at least 1")
+    return DataType("VECTOR", nullable, length=length, element=element)
 
 
 def parse_type(text: str, *, keep_unknown: bool = False) -> DataType:
@@ -371,7 +415,44 @@ def to_arrow_type(t: DataType) -> pa.DataType:
                        pa.field("value", to_arrow_type(t.value), nullable=t.value.nullable))
     if r == "ROW":
         return pa.struct([to_arrow_field(f) for f in t.fields])
+    if r == "VECTOR":
+        assert t.element is not None and t.length is not None
+        return pa.list_(pa.field("item", to_arrow_type(t.element), nullable=t.element.nullable), t.length)
+    if r == "VARIANT":
+        return VARIANT_ARROW_TYPE
+    if r == "BLOB":
+        return pa.large_binary()
     raise SchemaError(f"type {t} has no Arrow mapping")
+
+
+#: VARIANT as pypaimon and Parquet's unshredded variant encoding hold it: binary ``value`` and ``metadata``.
+VARIANT_ARROW_TYPE = pa.struct([pa.field("value", pa.binary(), nullable=False),
+                                pa.field("metadata", pa.binary(), nullable=False)])
+
+
+def is_variant_arrow_type(at: pa.DataType) -> bool:
+    """Whether an Arrow type is the (unshredded) VARIANT pair ``struct<value: binary, metadata: binary>``."""
+    return (pa.types.is_struct(at) and at.num_fields == 2
+            and {at.field(i).name for i in range(2)} == {"value", "metadata"}
+            and all(pa.types.is_binary(at.field(n).type) or pa.types.is_large_binary(at.field(n).type)
+                    for n in ("value", "metadata")))
+
+
+def variant_children_filled(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A VARIANT column (:func:`is_variant_arrow_type`) whose null rows have empty, not null, ``value`` and
+    ``metadata``, as NOT NULL fields: Arrow producers such as Spark leave the children of a null row null, which a
+    cast to :data:`VARIANT_ARROW_TYPE` and a Parquet writer refuse."""
+    chunks = []
+    for chunk in col.chunks:
+        null_rows = chunk.is_null()
+        children = [chunk.field(name) for name in ("value", "metadata")]
+        if chunk.null_count:
+            children = [pc.if_else(null_rows, pa.scalar(b"", c.type), c) for c in children]
+        # a null child of a row that is not null stays nullable: the cast to VARIANT_ARROW_TYPE then names it
+        fields = [pa.field(name, c.type, nullable=c.null_count > 0) for name, c in zip(("value", "metadata"), children,
+                                                                                          strict=True)]
+        chunks.append(pa.StructArray.from_arrays(children, fields=fields, mask=null_rows))
+    return pa.chunked_array(chunks)
 
 
 def to_arrow_field(f: DataField) -> pa.Field:
@@ -386,6 +467,10 @@ def to_arrow_schema(fields: Sequence[DataField]) -> pa.Schema:
 
 def from_arrow_type(at: pa.DataType, nullable: bool = True, *, next_id: Iterator[int] | None = None) -> DataType:
     """The Paimon type for an Arrow type. ``next_id`` numbers nested ROW fields."""
+    if pa.types.is_fixed_size_list(at):
+        return _vector(from_arrow_type(at.value_type, at.value_field.nullable), at.list_size, nullable)
+    if is_variant_arrow_type(at):
+        return DataType("VARIANT", nullable)
     if pa.types.is_list(at) or pa.types.is_large_list(at) or pa.types.is_map(at) or pa.types.is_struct(at):
         return _from_arrow_nested(at, nullable, next_id)
     return _from_arrow_scalar(at, nullable)
@@ -485,6 +570,8 @@ _WIDENINGS: dict[str, tuple[str, ...]] = {
 
 def is_widening(old: DataType, new: DataType) -> bool:
     """Whether changing a column from ``old`` to ``new`` keeps every old value (type widening)."""
+    if old.root in VALUE_ONLY_ROOTS or new.root in VALUE_ONLY_ROOTS:
+        return old.copy(True) == new.copy(True)
     if old.root == new.root and old.root not in ("DECIMAL", "VARCHAR", "CHAR", "BINARY", "VARBINARY", "TIMESTAMP"):
         return True
     if new.root not in _WIDENINGS.get(old.root, ()):

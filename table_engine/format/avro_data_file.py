@@ -95,7 +95,7 @@ def _avro_base(t: pa.DataType, row_name: str) -> Any:  # noqa: PLR0911 - one bra
     if pa.types.is_struct(t):
         return {"type": "record", "name": row_name,
                 "fields": [_avro_field(t.field(i), row_name) for i in range(t.num_fields)]}
-    if pa.types.is_list(t):
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):  # VECTOR<t, n>: an Avro array (of n items)
         return {"type": "array", "items": _avro_type(t.value_type, t.value_field.nullable, row_name)}
     if pa.types.is_map(t):
         kt, vf = t.key_type, t.item_field
@@ -190,7 +190,7 @@ def _plain_type(t: pa.DataType) -> pa.DataType:
         return pa.int32()
     if pa.types.is_timestamp(t):
         return pa.int64()
-    if pa.types.is_list(t):
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
         return pa.list_(t.value_field.with_type(_plain_type(t.value_type)))
     if pa.types.is_map(t):
         return pa.map_(t.key_field.with_type(_plain_type(t.key_type)), t.item_field.with_type(_plain_type(t.item_type)))

@@ -19,7 +19,7 @@ from table_engine.errors import OptionError
 from table_engine.format.binary_row import EMPTY_ROW, encode_row
 from table_engine.format.data_file_meta import DataFileMeta, FileSource, SimpleStats
 from table_engine.io.file_io import FileIO
-from table_engine.types import DataField, DataType
+from table_engine.types import DataField, DataType, is_variant_arrow_type, variant_children_filled
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,6 @@ class StatsMode:
 
 
 FULL_STATS = StatsMode("full")
-_NO_MINMAX_ROOTS = frozenset({"ARRAY", "MAP", "ROW"})
 
 
 def _truncate_min(v: object, n: int) -> object:
@@ -65,7 +64,7 @@ def _truncate_max(v: object, n: int) -> object:
 def column_stats(col: pa.Array | pa.ChunkedArray, t: DataType, mode: StatsMode) -> tuple[object, object, int]:
     """(min, max, null_count) of one column under a stats mode; min/max None when not collected."""
     nulls = col.null_count
-    if mode.kind == "counts" or t.root in _NO_MINMAX_ROOTS or nulls == len(col):
+    if mode.kind == "counts" or t.is_complex or nulls == len(col):
         return None, None, nulls
     if t.is_binary and mode.kind == "truncate":
         return None, None, nulls
@@ -116,6 +115,15 @@ def dictionary_columns(table: pa.Table) -> list[str]:
     return out
 
 
+def _variants_filled(table: pa.Table) -> pa.Table:
+    """VARIANT columns whose null rows have empty children: merges (``take``, ``if_else``) leave them null, which the
+    Parquet writer refuses for the NOT NULL ``value`` and ``metadata``."""
+    for i, col in enumerate(table.columns):
+        if col.null_count and is_variant_arrow_type(col.type):
+            table = table.set_column(i, table.field(i), variant_children_filled(col).cast(col.type))
+    return table
+
+
 def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str = "zstd", level: int = 1) -> int:
     """Write ``table`` as one Parquet file (statistics on; dictionary encoding where it pays); returns the size.
 
@@ -123,6 +131,7 @@ def write_parquet(file_io: FileIO, path: str, table: pa.Table, compression: str 
     reads a dictionary-encoded compact decimal only from those physical types (FIXED_LEN_BYTE_ARRAY fails there).
     """
     codec = None if compression in ("none", "uncompressed") else compression
+    table = _variants_filled(table)
     with file_io.open_output(path) as out:
         pq.write_table(table, out, compression=codec or "NONE",
                        compression_level=level if codec == "zstd" else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from table_engine.core_options import REGISTRY
-from table_engine.features import DATA_FILE_EXTENSIONS, option_features, type_features
+from table_engine.features import DATA_FILE_EXTENSIONS, TYPE_FEATURE_ROOTS, option_features, type_features
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestEntry
 from table_engine.format.schema_file import TableSchema
@@ -23,11 +23,13 @@ _KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
 
 
 def schema_features(schema: TableSchema) -> dict[str, str]:
-    """Features of a schema: column types the engine does not know and the table's options (an option outside the
-    option registry and its known-harmless list is the feature "unknown table option")."""
+    """Features of a schema: column types that are features (BLOB) or that the engine does not know, and the table's
+    options (an option outside the option registry and its known-harmless list is the feature "unknown table
+    option")."""
     roots: list[str] = []
     for f in schema.fields:
         roots.extend(f.type.unknown_roots())
+        roots.extend(r for r in f.type.roots() if r in TYPE_FEATURE_ROOTS)
     found = type_features(roots)
     for name, detail in option_features(schema.options, REGISTRY.is_known).items():
         found.setdefault(name, detail)

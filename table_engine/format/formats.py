@@ -26,6 +26,7 @@ from table_engine.format.avro_data_file import (
 from table_engine.format.data_file import iter_parquet, parquet_column_names, read_parquet, write_parquet
 from table_engine.format.orc_file import iter_orc, orc_codec, orc_column_names, read_orc, write_orc
 from table_engine.io.file_io import FileIO
+from table_engine.types import DataField
 
 _PARQUET_CODECS = ("zstd", "snappy", "lz4", "gzip", "brotli", "none", "uncompressed")
 
@@ -65,6 +66,22 @@ class WriteFormat:
             raise OptionError(f"file.compression = {self.compression!r} is not a Parquet codec "
                               f"(one of {', '.join(_PARQUET_CODECS)})")
 
+
+    def check_types(self, fields: Sequence[DataField]) -> None:
+        """Raise an OptionError if a column's type (at any depth) has no layout in this format in Paimon
+        (:data:`UNWRITABLE_ROOTS`), before anything is written."""
+        roots = UNWRITABLE_ROOTS.get(self.name, frozenset())
+        for f in fields:
+            bad = next((r for r in f.type.roots() if r in roots), None)
+            if bad is not None:
+                raise OptionError(f"file.format = {self.name!r} cannot hold column {f.name!r} of type {f.type}: "
+                                  f"Paimon writes {bad} only to {', '.join(_WRITERS_OF[bad])} files")
+
+
+#: Types Paimon's writers of a format refuse (Paimon Java's ORC and Avro writers have no VARIANT, ORC no VECTOR).
+UNWRITABLE_ROOTS: dict[str, frozenset[str]] = {"orc": frozenset({"VARIANT", "VECTOR"}), "avro": frozenset({"VARIANT"})}
+_WRITERS_OF = {root: [f for f in FILE_FORMATS if root not in UNWRITABLE_ROOTS.get(f, frozenset())]
+               for root in ("VARIANT", "VECTOR")}
 
 PARQUET = WriteFormat()
 

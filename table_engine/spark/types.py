@@ -13,6 +13,9 @@ TIME(p)                  Time(p)                     Spark's time type
 TIMESTAMP(p)             TimestampNTZ                timestamp[us] (p > 6 is truncated to micros)
 TIMESTAMP_LTZ(p)         Timestamp                   timestamp[us, tz=UTC]
 ARRAY / MAP / ROW        Array / Map / Struct        nested, recursively
+VECTOR<t, n>             Array(t)                    list of t (n items)
+VARIANT                  Variant                     struct<value: binary, metadata: binary>
+BLOB                     Binary                      binary
 =======================  ==========================  =============================================
 
 Nullability is carried over exactly (primary-key columns are NOT NULL), because a Python data source must
@@ -35,8 +38,8 @@ from table_engine.types import DataField, DataType
 _ATOMIC: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(), "INT": T.IntegerType(),
     "BIGINT": T.LongType(), "FLOAT": T.FloatType(), "DOUBLE": T.DoubleType(), "CHAR": T.StringType(),
-    "VARCHAR": T.StringType(), "BINARY": T.BinaryType(), "VARBINARY": T.BinaryType(), "DATE": T.DateType(),
-    "TIMESTAMP": T.TimestampNTZType(), "TIMESTAMP_LTZ": T.TimestampType(),
+    "VARCHAR": T.StringType(), "BINARY": T.BinaryType(), "VARBINARY": T.BinaryType(), "BLOB": T.BinaryType(),
+    "DATE": T.DateType(), "TIMESTAMP": T.TimestampNTZType(), "TIMESTAMP_LTZ": T.TimestampType(),
 }
 
 
@@ -49,7 +52,9 @@ def to_spark_type(t: DataType) -> T.DataType:
         return T.DecimalType(t.precision, t.scale)
     if t.root == "TIME":
         return T.TimeType(min(t.precision if t.precision is not None else 0, 6))
-    if t.root == "ARRAY":
+    if t.root == "VARIANT":
+        return T.VariantType()
+    if t.root in ("ARRAY", "VECTOR"):
         assert t.element is not None
         return T.ArrayType(to_spark_type(t.element), t.element.nullable)
     if t.root == "MAP":

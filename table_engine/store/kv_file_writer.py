@@ -65,6 +65,7 @@ class DataFileWriter:
                 name, comp = o.file_format(level), o.file_compression_at(level)
             fmt = WriteFormat(name, comp, o.file_compression_zstd_level(), o.format_options())
             fmt.check()
+            fmt.check_types(self.ctx.schema.fields)
             self._formats[(level, changelog)] = fmt
         return fmt
 

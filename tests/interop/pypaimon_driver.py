@@ -23,6 +23,11 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
   gate_tables --warehouse W
             Tables with BLOB / VARIANT / VECTOR columns, row tracking, data evolution and a global index (the
             features the engine's capability gate refuses; see cmd_gate_tables).
+  new_type_tables --warehouse W --out DIR
+            Tables with VARIANT and VECTOR columns (append, primary key, VARIANT shredding); see
+            cmd_new_type_tables.
+  read_blob_files --warehouse W --table db.t --files F...
+            pypaimon's reader over .blob files; see cmd_read_blob_files.
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -316,6 +321,84 @@ def cmd_rt_read(args: dict[str, Any]) -> dict[str, Any]:
     return {"rows": result.num_rows, "next_row_id": None if snapshot is None else snapshot.next_row_id}
 
 
+# ------------------------------------------------------------------------------ tables with VARIANT and VECTOR
+
+
+def cmd_new_type_tables(args: dict[str, Any]) -> dict[str, Any]:
+    """Tables with VARIANT, VECTOR<FLOAT, 3> and VECTOR<BIGINT, 2> columns in one warehouse, three commits each:
+    ``db.app`` (append), ``db.pk`` (primary key ``id``, 2 buckets, upserts) and ``db.shredded`` (one commit with
+    ``variant.shreddingSchema`` shredding ``v.age``). Variants are pypaimon's ``GenericVariant`` encodings of small
+    objects, some null; vectors are never null (pyarrow < 20 cannot read a null fixed-size list back from Parquet).
+    Writes every committed batch of table ``db.x`` to ``<out>/x.arrow`` (in commit order)."""
+    from pypaimon.data.generic_variant import GenericVariant
+
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    variant = pa.struct([pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)])
+    schema = pa.schema([("id", pa.int64()), ("v", variant), ("vec", pa.list_(pa.float32(), 3)),
+                        ("iv", pa.list_(pa.int64(), 2))])
+
+    def batch(ids: list[int], commit: int) -> pa.Table:
+        vs = [None if i % 3 == 1 else GenericVariant.from_python({"age": i + commit, "name": f"n{i}", "tags": [i]})
+              for i in ids]
+        return pa.table({
+            "id": ids,
+            "v": [None if v is None else {"value": v.value(), "metadata": v.metadata()} for v in vs],
+            "vec": [[float(i), commit + 0.5, -1.0] for i in ids],
+            "iv": [[i, commit] for i in ids],
+        }, schema=schema)
+
+    blob = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
+    catalog.create_table("db.blob", Schema.from_pyarrow_schema(blob, options={
+        "row-tracking.enabled": "true", "data-evolution.enabled": "true"}), False)
+    blobs = [pa.table({"id": [0, 1, 2], "b": [b"x" * 100_000, None, b""]}, schema=blob),
+             pa.table({"id": [3, 4], "b": [bytes(range(256)), b"last"]}, schema=blob)]
+    for data in blobs:
+        _commit(catalog.get_table("db.blob"), data)
+    _write_ipc(pa.concat_tables(blobs), f"{args['out']}/blob.arrow")
+    shredding = json.dumps({"type": "ROW", "fields": [{"id": 0, "name": "v", "type": {
+        "type": "ROW", "fields": [{"id": 0, "name": "age", "type": "BIGINT"}]}}]})
+    specs = {
+        "app": (None, {}, [[0, 1, 2, 3], [4, 5], [2, 6, 7]]),
+        "pk": (["id"], {"bucket": "2"}, [[0, 1, 2, 3], [4, 5, 1], [2, 6, 7, 0]]),
+        "shredded": (None, {"variant.shreddingSchema": shredding}, [[0, 2, 3]]),
+    }
+    for name, (pk, options, commits) in specs.items():
+        catalog.create_table(f"db.{name}", Schema.from_pyarrow_schema(schema, primary_keys=pk, options=options),
+                             False)
+        table = catalog.get_table(f"db.{name}")
+        batches = [batch(ids, n) for n, ids in enumerate(commits)]
+        for data in batches:
+            _commit(table, data)
+        _write_ipc(pa.concat_tables(batches), f"{args['out']}/{name}.arrow")
+    return {"tables": ["db.blob", *(f"db.{name}" for name in specs)]}
+
+
+def cmd_read_blob_files(args: dict[str, Any]) -> dict[str, Any]:
+    """pypaimon's ``FormatBlobReader`` over ``.blob`` files (``files``, read with the file IO of table ``table``):
+    the values of each to ``<file>.arrow`` as one ``large_binary`` column ``b``."""
+    from pypaimon.read.reader.format_blob_reader import FormatBlobReader
+    from pypaimon.schema.data_types import AtomicType, DataField
+
+    file_io = _catalog(args["warehouse"]).get_table(args["table"]).file_io
+    field = DataField(0, "b", AtomicType("BLOB"))
+    counts = []
+    for path in args["files"]:
+        reader = FormatBlobReader(file_io, path, ["b"], [field], None, False)
+        batches = []
+        while True:
+            batch = reader.read_arrow_batch()
+            if batch is None:
+                break
+            batches.append(batch)
+        reader.close()
+        values = pa.concat_arrays([b.column(0).cast(pa.large_binary()) for b in batches]) if batches else \
+            pa.array([], pa.large_binary())
+        _write_ipc(pa.table({"b": values}), path + ".arrow")
+        counts.append(len(values))
+    return {"rows": counts}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -325,6 +408,8 @@ COMMANDS = {
     "gate_tables": cmd_gate_tables,
     "rt_append": cmd_rt_append,
     "rt_read": cmd_rt_read,
+    "new_type_tables": cmd_new_type_tables,
+    "read_blob_files": cmd_read_blob_files,
 }
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import SchemaError, naming_snapshot
+from table_engine.errors import SchemaError, UnsupportedTableFeatureError, naming_snapshot
+from table_engine.features import feature
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import iter_file, read_file
@@ -41,7 +42,7 @@ from table_engine.store.reading.row_tracking import (
     with_tracking,
 )
 from table_engine.store.reading.scan import Split
-from table_engine.types import DataField, to_arrow_field
+from table_engine.types import VARIANT_ARROW_TYPE, DataField, is_variant_arrow_type, to_arrow_field
 
 _READ_THREADS = min(4, os.cpu_count() or 1)
 #: rows per chunk a streaming read (:meth:`TableRead.to_batches`) reads from each data file
@@ -329,6 +330,10 @@ def _project(ctx: ReadContext, raw: pa.Table, wanted: Sequence[tuple[str, str | 
             arrays.append(pa.nulls(n, target.type))
         else:
             col = raw.column(old)
+            if target.type == VARIANT_ARROW_TYPE and not is_variant_arrow_type(col.type):
+                shredding = feature("VARIANT shredding")
+                raise UnsupportedTableFeatureError(ctx.table_path, shredding.name, shredding.since, "read", "",
+                                                   f"column {name!r} stored as {col.type}")
             if col.type != target.type:
                 col = col.cast(target.type)
             arrays.append(col)

@@ -65,6 +65,7 @@ from table_engine.store.writing.cross_partition import (
 )
 from table_engine.store.writing.postpone import POSTPONE_BUCKET, postpone_file_writer
 from table_engine.store.writing.spill import SpilledRuns, merge_spilled
+from table_engine.types import VARIANT_ARROW_TYPE, is_variant_arrow_type, variant_children_filled
 
 log = logging.getLogger(__name__)
 
@@ -305,10 +306,12 @@ class TableWrite:
         cols = []
         for f in self.arrow_schema:
             col = data.column(f.name)
+            if f.type == VARIANT_ARROW_TYPE and is_variant_arrow_type(col.type) and col.num_chunks:
+                col = variant_children_filled(col)
             if col.type != f.type:
                 try:
                     col = col.cast(f.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
                     raise SchemaMismatchError(
                         f"column {f.name!r}: cannot write {col.type} into {f.type}: {e}") from None
             if not f.nullable and col.null_count and f.name not in self.schema.primary_keys:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from table_engine.errors import SchemaError
+from table_engine.errors import SchemaError, UnsupportedTableFeatureError
 from table_engine.features import ALL, FEATURES, Op, feature, require
 from table_engine.format.data_file_meta import EMPTY_ROW, DataFileMeta, SimpleStats
 from table_engine.format.feature_detection import (
@@ -65,8 +65,8 @@ DETECTED: dict[str, dict[str, str]] = {
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
     "BLOB": schema_features(schema(["BLOB"])),
-    "VARIANT": schema_features(schema(["VARIANT NOT NULL"])),
-    "VECTOR": schema_features(schema([VECTOR])),
+    "vector.file.format / vector-field": schema_features(schema([VECTOR], {"vector.file.format": "lance"})),
+    "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
     "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
     "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
@@ -107,6 +107,10 @@ def test_known_and_supported_options_pass(options: dict[str, str]) -> None:
         require("db.t", found, op)
 
 
+def test_variant_shredding_turned_off_passes() -> None:
+    assert schema_features(schema(["VARIANT"], {"variant.inferShreddingSchema": "false"})) == {}
+
+
 def test_an_unknown_option_is_must_understand_and_named() -> None:
     found = schema_features(schema(options={"bucket": "2", "zz-layout": "1", "aa-new": "2"}))
     assert found == {"unknown table option": "option 'aa-new'"}
@@ -120,11 +124,22 @@ def test_a_schema_with_known_types_has_no_features() -> None:
 def test_nested_and_several_unknown_types() -> None:
     found = schema_features(schema([{"type": "ROW", "fields": [{"id": 5, "name": "b", "type": "BLOB"}]},
                                     "MULTISET<INT>", VECTOR]))
-    assert found == {"BLOB": "type BLOB", "unknown data type": "type MULTISET", "VECTOR": "type VECTOR"}
+    assert found == {"BLOB": "type BLOB", "unknown data type": "type MULTISET"}
 
 
-@pytest.mark.parametrize("value", ["BLOB", "VARIANT NOT NULL", "MULTISET<INT> NOT NULL", VECTOR,
-                                   {"type": "ARRAY", "element": "BLOB NOT NULL"}])
+@pytest.mark.parametrize("options", [{"variant.shreddingSchema": "{}"}, {"parquet.variant.shreddingSchema": "{}"},
+                                     {"variant.inferShreddingSchema": "true"},
+                                     {"variant.shredding.maxSchemaWidth": "10"}])
+def test_variant_shredding_is_refused_by_its_options(options: dict[str, str]) -> None:
+    found = schema_features(schema(["VARIANT"], options))
+    assert list(found) == ["VARIANT shredding"]
+    for op in Op:
+        with pytest.raises(UnsupportedTableFeatureError, match="uses VARIANT shredding"):
+            require("db.t", found, op)
+
+
+@pytest.mark.parametrize("value", ["GEOMETRY", "MULTISET<INT> NOT NULL",
+                                   {"type": "ARRAY", "element": "GEOMETRY NOT NULL"}])
 def test_unknown_types_are_carried_and_written_back_unchanged(value: Any) -> None:
     t = DataType.from_json(value)
     assert t.to_json() == value
@@ -134,8 +149,8 @@ def test_unknown_types_are_carried_and_written_back_unchanged(value: Any) -> Non
 
 
 def test_a_type_a_user_gives_must_still_be_known() -> None:
-    with pytest.raises(SchemaError, match="unknown data type 'BLOB'"):
-        parse_type("BLOB")
+    with pytest.raises(SchemaError, match="unknown data type 'GEOMETRY'"):
+        parse_type("GEOMETRY")
 
 
 def test_snapshot_fields_of_paimon_2_0_are_known_and_harmless() -> None:

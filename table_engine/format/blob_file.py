@@ -1,0 +1,273 @@
+"""Paimon's ``.blob`` files (BLOB columns, Paimon 1.4) and the ``BlobDescriptor`` that points into them.
+
+A ``.blob`` file holds the values of one BLOB column of a data-evolution table, one record per row::
+
+    record   = magic (u32 LE 1481511375) | bytes of the value | record length (u64 LE) | CRC-32 (u32 LE)
+    file     = record ... | index | index length (u32 LE) | version (u8, 1)
+    index    = the record lengths, delta- then zigzag-varint-encoded (-1: null, -2: placeholder, no record)
+
+The record length counts the whole record (value + 16 bytes); the CRC-32 covers magic, value and length. A
+:class:`BlobDescriptor` (``uri``, ``offset``, ``length``) names one value inside such a file (version 2 serialized
+form: version u8, magic u64 ``BLOBDESC``, uri length i32, uri bytes, offset i64, length i64, little endian; version 1
+has no magic). Only single BLOB values are handled here: ``ARRAY<BLOB>`` and ``MAP<K, BLOB>`` records (their own
+magic numbers inside a record) are refused with a :class:`~table_engine.errors.CorruptMetadataError`.
+
+Reading is vectorized: the index is decoded with numpy, the records are one zero-copy Arrow ``large_binary`` array
+over the file's bytes, and ``binary_slice`` cuts the values out. :func:`blob_descriptors` reads only the index (a lazy
+read: the values stay in the file until :func:`read_blob` fetches one).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.errors import CorruptMetadataError, DataError
+from table_engine.io.file_io import FileIO
+
+__all__ = [
+    "BLOB_DESCRIPTOR_MAGIC",
+    "BLOB_MAGIC",
+    "BlobDescriptor",
+    "BlobIndex",
+    "blob_descriptors",
+    "decode_delta_varints",
+    "encode_delta_varints",
+    "read_blob",
+    "read_blob_file",
+    "read_blob_index",
+    "write_blob_file",
+]
+
+BLOB_MAGIC = 1481511375
+BLOB_FILE_VERSION = 1
+BLOB_DESCRIPTOR_MAGIC = 0x424C4F4244455343  # "BLOBDESC"
+BLOB_DESCRIPTOR_VERSION = 2
+NULL_LENGTH = -1
+PLACEHOLDER_LENGTH = -2
+_HEAD = 4  # magic
+_TAIL = 12  # record length + CRC-32
+_ARRAY_MAGIC = 1094861634
+_MAP_MAGIC = 0x4D424342
+
+
+# ---- delta varints -------------------------------------------------------------------------------------------------
+
+def encode_delta_varints(values: Sequence[int]) -> bytes:
+    """Paimon's ``DeltaVarintCompressor``: the first value, then each difference, as zigzag varints."""
+    out = bytearray()
+    prev = 0
+    for i, v in enumerate(values):
+        delta = v if i == 0 else v - prev
+        prev = v
+        z = delta << 1 if delta >= 0 else ((-delta) << 1) - 1
+        while z >= 0x80:
+            out.append((z & 0x7F) | 0x80)
+            z >>= 7
+        out.append(z)
+    return bytes(out)
+
+
+def decode_delta_varints(data: bytes, path: str) -> np.ndarray:
+    """The int64 values of :func:`encode_delta_varints` output (vectorized with numpy)."""
+    if not data:
+        return np.zeros(0, np.int64)
+    b = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(b < 0x80)
+    if ends.size == 0 or ends[-1] != b.size - 1:
+        raise CorruptMetadataError(f"blob file {path}: truncated index")
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    group = np.repeat(np.arange(ends.size), ends - starts + 1)
+    shift = (np.arange(b.size) - starts[group]) * 7
+    if shift.max() > 63:
+        raise CorruptMetadataError(f"blob file {path}: index varint overflow")
+    z = np.add.reduceat((b & 0x7F).astype(np.uint64) << shift.astype(np.uint64), starts)
+    deltas = np.where(z & 1, -((z + 1) >> 1).astype(np.int64), (z >> 1).astype(np.int64))
+    return np.cumsum(deltas)
+
+
+# ---- descriptors ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BlobDescriptor:
+    """One BLOB value inside a file: ``length`` bytes at ``offset`` of ``uri``."""
+
+    uri: str
+    offset: int
+    length: int
+    version: int = BLOB_DESCRIPTOR_VERSION
+
+    def serialize(self) -> bytes:
+        """The version-2 serialized form (what Paimon stores in a data file for ``blob-as-descriptor``)."""
+        uri = self.uri.encode("utf-8")
+        return (struct.pack("<BQi", BLOB_DESCRIPTOR_VERSION, BLOB_DESCRIPTOR_MAGIC, len(uri)) + uri
+                + struct.pack("<qq", self.offset, self.length))
+
+    @staticmethod
+    def is_descriptor(data: bytes) -> bool:
+        """Whether ``data`` starts like a version-2 descriptor (Paimon detects only version 2 by its magic)."""
+        return len(data) >= 9 and data[0] == BLOB_DESCRIPTOR_VERSION and struct.unpack_from(
+            "<Q", data, 1)[0] == BLOB_DESCRIPTOR_MAGIC
+
+    @staticmethod
+    def parse(data: bytes) -> BlobDescriptor:
+        """A serialized descriptor (version 1 or 2); a :class:`DataError` names what is wrong."""
+        try:
+            version = data[0]
+            pos = 1
+            if not 1 <= version <= BLOB_DESCRIPTOR_VERSION:
+                raise DataError(f"blob descriptor version {version} is not 1 or 2")
+            if version > 1:
+                if struct.unpack_from("<Q", data, pos)[0] != BLOB_DESCRIPTOR_MAGIC:
+                    raise DataError("blob descriptor misses its BLOBDESC magic")
+                pos += 8
+            (uri_length,) = struct.unpack_from("<i", data, pos)
+            pos += 4
+            if uri_length < 0 or pos + uri_length + 16 != len(data):
+                raise DataError(f"blob descriptor of {len(data)} bytes has a bad uri length {uri_length}")
+            uri = data[pos:pos + uri_length].decode("utf-8")
+            offset, length = struct.unpack_from("<qq", data, pos + uri_length)
+        except (IndexError, struct.error, UnicodeDecodeError) as e:
+            raise DataError(f"bad blob descriptor ({len(data)} bytes): {e}") from None
+        return BlobDescriptor(uri, offset, length, version)
+
+
+# ---- files ---------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BlobIndex:
+    """The index of a ``.blob`` file: per row the record length (-1 null, -2 placeholder) and start (-1 if none)."""
+
+    lengths: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def row_count(self) -> int:
+        """The number of rows of the file."""
+        return int(self.lengths.size)
+
+
+def _index_of(tail: bytes, size: int, path: str) -> tuple[BlobIndex, int]:
+    """The index of a ``.blob`` file of ``size`` bytes from its last bytes ``tail`` (at least its index, index length
+    and version), checked against the file size; and where its records end."""
+    if size < 5 or len(tail) < 5:
+        raise CorruptMetadataError(f"blob file {path}: {size} bytes is too short")
+    index_length, version = struct.unpack_from("<IB", tail, len(tail) - 5)
+    if version != BLOB_FILE_VERSION:
+        raise CorruptMetadataError(f"blob file {path}: version {version} is not {BLOB_FILE_VERSION}")
+    if index_length + 5 > len(tail):
+        raise CorruptMetadataError(f"blob file {path}: index length {index_length} exceeds the file")
+    lengths = decode_delta_varints(tail[len(tail) - 5 - index_length:len(tail) - 5], path)
+    present = lengths >= 0
+    if np.any(present & (lengths < _HEAD + _TAIL)) or np.any(lengths < PLACEHOLDER_LENGTH):
+        raise CorruptMetadataError(f"blob file {path}: bad record length in its index")
+    sizes = np.where(present, lengths, 0)
+    ends = np.cumsum(sizes)
+    offsets = np.where(present, ends - sizes, -1)
+    records_end = int(ends[-1]) if ends.size else 0
+    if records_end != size - 5 - index_length:
+        raise CorruptMetadataError(f"blob file {path}: records end at {records_end}, the index starts at "
+                                   f"{size - 5 - index_length}")
+    return BlobIndex(lengths, offsets), records_end
+
+
+def read_blob_index(file_io: FileIO, path: str) -> BlobIndex:
+    """The index of a ``.blob`` file, reading only its tail."""
+    size = file_io.file_size(path)
+    if size < 5:
+        raise CorruptMetadataError(f"blob file {path}: {size} bytes is too short")
+    with file_io.open_input(path) as f:
+        f.seek(size - 5)
+        index_length = struct.unpack_from("<I", f.read(5))[0]
+        f.seek(max(size - 5 - index_length, 0))
+        tail = f.read()
+    return _index_of(tail, size, path)[0]
+
+
+def blob_descriptors(file_io: FileIO, path: str, uri: str | None = None) -> list[BlobDescriptor | None]:
+    """One descriptor per row of a ``.blob`` file (None for a null or placeholder row), reading only the index:
+    the values stay in the file (``uri``: how the descriptors name it, ``path`` by default)."""
+    index = read_blob_index(file_io, path)
+    name = path if uri is None else uri
+    return [BlobDescriptor(name, int(o) + _HEAD, int(n) - _HEAD - _TAIL) if n >= 0 else None
+            for o, n in zip(index.offsets.tolist(), index.lengths.tolist(), strict=True)]
+
+
+def read_blob(file_io: FileIO, descriptor: BlobDescriptor) -> bytes:
+    """The bytes one descriptor names (only that range is read)."""
+    with file_io.open_input(descriptor.uri) as f:
+        f.seek(descriptor.offset)
+        data = f.read(descriptor.length)
+    if len(data) != descriptor.length:
+        raise CorruptMetadataError(f"blob file {descriptor.uri}: {descriptor.length} bytes at {descriptor.offset} "
+                                   f"are past its end")
+    return bytes(data)
+
+
+def read_blob_file(file_io: FileIO, path: str, *, verify: bool = False) -> pa.LargeBinaryArray:
+    """All values of a ``.blob`` file as ``large_binary`` (nulls for null and placeholder rows). ``verify`` checks
+    every record's magic, length and CRC-32."""
+    data = file_io.read_bytes(path)
+    index, records_end = _index_of(data, len(data), path)
+    present = index.lengths >= 0
+    ends = np.cumsum(np.where(present, index.lengths, 0))
+    value_offsets = np.concatenate(([0], ends)).astype(np.int64)
+    validity = pa.array(present).buffers()[1] if not present.all() else None
+    records = pa.LargeBinaryArray.from_buffers(pa.large_binary(), index.row_count,
+                                               [validity, pa.py_buffer(value_offsets),
+                                                pa.py_buffer(data[:records_end])])
+    magic = struct.pack("<I", BLOB_MAGIC)
+    heads = pc.binary_slice(records, 0, _HEAD)
+    if pc.any(pc.not_equal(heads, pa.scalar(magic, pa.large_binary()))).as_py():
+        raise CorruptMetadataError(f"blob file {path}: a record misses the blob magic number")
+    values = pc.binary_slice(records, _HEAD, -_TAIL)
+    nested = pc.binary_slice(values, 0, 4)
+    if pc.any(pc.is_in(nested, pa.array([struct.pack("<I", _ARRAY_MAGIC), struct.pack("<I", _MAP_MAGIC)],
+                                        pa.large_binary()))).as_py():
+        raise CorruptMetadataError(f"blob file {path}: ARRAY<BLOB> and MAP<K, BLOB> records are not supported")
+    if verify:
+        _verify(data, index, path)
+    return values
+
+
+def _verify(data: bytes, index: BlobIndex, path: str) -> None:
+    view = memoryview(data)
+    for start, length in zip(index.offsets.tolist(), index.lengths.tolist(), strict=True):
+        if length < 0:
+            continue
+        end = start + length
+        (stored_length,) = struct.unpack_from("<Q", view, end - _TAIL)
+        (crc,) = struct.unpack_from("<I", view, end - 4)
+        if stored_length != length or zlib.crc32(view[start:end - 4]) != crc:
+            raise CorruptMetadataError(f"blob file {path}: the record at byte {start} fails its length or CRC check")
+
+
+def write_blob_file(file_io: FileIO, path: str, values: pa.Array | pa.ChunkedArray) -> int:
+    """Write binary ``values`` (nulls allowed) as one ``.blob`` file; returns its size. The per-record CRC-32 is one
+    ``zlib.crc32`` call per value (Arrow has no vectorized CRC)."""
+    col = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+        raise DataError(f"a BLOB column holds binary values, not {col.type}")
+    magic = struct.pack("<I", BLOB_MAGIC)
+    parts: list[bytes] = []
+    lengths: list[int] = []
+    for v in col.to_pylist():
+        if v is None:
+            lengths.append(NULL_LENGTH)
+            continue
+        n = len(v) + _HEAD + _TAIL
+        head = magic + v + struct.pack("<Q", n)
+        parts += [head, struct.pack("<I", zlib.crc32(head))]
+        lengths.append(n)
+    index = encode_delta_varints(lengths)
+    parts += [index, struct.pack("<IB", len(index), BLOB_FILE_VERSION)]
+    with file_io.open_output(path) as out:
+        for p in parts:
+            out.write(p)
+    return file_io.file_size(path)

@@ -1,0 +1,88 @@
+"""Paimon's ``.blob`` files and ``BlobDescriptor`` (format layer of BLOB columns, issue 23, ADR 0018)."""
+
+from __future__ import annotations
+
+import pathlib
+import struct
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from table_engine.errors import CorruptMetadataError, DataError
+from table_engine.format.blob_file import (
+    BLOB_DESCRIPTOR_MAGIC,
+    BlobDescriptor,
+    blob_descriptors,
+    decode_delta_varints,
+    encode_delta_varints,
+    read_blob,
+    read_blob_file,
+    read_blob_index,
+    write_blob_file,
+)
+from table_engine.io.file_io import LocalFileIO
+
+IO = LocalFileIO()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2, 2**40)))
+def test_delta_varints_round_trip(values: list[int]) -> None:
+    assert decode_delta_varints(encode_delta_varints(values), "x").tolist() == values
+
+
+def test_delta_varints_match_paimon_bytes() -> None:
+    # first value 40 -> zigzag 80; delta -41 -> 81; delta 300 -> 600 = 0xD8 0x04
+    assert encode_delta_varints([40, -1, 299]) == bytes([80, 81, 0xD8, 0x04])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=300)), max_size=20))
+def test_write_read_round_trip(tmp_path_factory: pytest.TempPathFactory, values: list[bytes | None]) -> None:
+    path = str(tmp_path_factory.mktemp("blob") / "data-1.blob")
+    size = write_blob_file(IO, path, pa.array(values, pa.binary()))
+    assert size == pathlib.Path(path).stat().st_size
+    got = read_blob_file(IO, path, verify=True)
+    assert got.type == pa.large_binary() and got.to_pylist() == values
+    descriptors = blob_descriptors(IO, path)
+    assert [None if d is None else read_blob(IO, d) for d in descriptors] == values
+    assert read_blob_index(IO, path).row_count == len(values)
+
+
+def test_descriptor_serialization_v2_and_v1() -> None:
+    d = BlobDescriptor("file:///w/db.db/t/bucket-0/data-1.blob", 4, 100)
+    data = d.serialize()
+    assert data[0] == 2 and struct.unpack_from("<Q", data, 1)[0] == BLOB_DESCRIPTOR_MAGIC
+    assert BlobDescriptor.is_descriptor(data) and BlobDescriptor.parse(data) == d
+    v1 = b"\x01" + data[9:]
+    assert not BlobDescriptor.is_descriptor(v1)
+    assert BlobDescriptor.parse(v1) == BlobDescriptor(d.uri, 4, 100, version=1)
+    for bad in (b"", b"\x03" + data[1:], data[:-1], b"\x02" + b"\x00" * 8 + data[9:]):
+        with pytest.raises(DataError, match="blob descriptor"):
+            BlobDescriptor.parse(bad)
+
+
+def test_corrupt_files_are_named(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "data-1.blob"
+    write_blob_file(IO, str(path), pa.array([b"abc", None, b"defg"]))
+    good = path.read_bytes()
+    cases = {
+        "version": good[:-1] + b"\x02",
+        "too short": b"\x01",
+        "records end": good[:2] + good[3:],
+        "magic": b"\x00" + good[1:],
+    }
+    for what, data in cases.items():
+        path.write_bytes(data)
+        with pytest.raises(CorruptMetadataError, match=f"blob file {path}: .*{what}"):
+            read_blob_file(IO, str(path))
+    flipped = bytearray(good)
+    flipped[5] ^= 0xFF  # a value byte: only the CRC sees it
+    path.write_bytes(bytes(flipped))
+    assert read_blob_file(IO, str(path)).to_pylist()[0] != b"abc"
+    with pytest.raises(CorruptMetadataError, match="CRC"):
+        read_blob_file(IO, str(path), verify=True)
+    with pytest.raises(DataError, match="binary values"):
+        write_blob_file(IO, str(path), pa.array([1]))
