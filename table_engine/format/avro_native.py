@@ -46,7 +46,7 @@ def session() -> Any:
             import datafusion  # noqa: PLC0415 - 0.4 s to import; only Avro reads need it
 
             _context = datafusion.SessionContext(
-                datafusion.SessionConfig().with_target_partitions(1).with_batch_size(65536))
+                datafusion.SessionConfig().with_target_partitions(1))
         return _context
 
 
