@@ -25,7 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.format.avro import encode_long
+from table_engine.format.avro import encode_long, read_long
+from table_engine.io.executor import parallel_map
 
 MAGIC = b"Obj\x01"
 ROOT_BRANCH = "__root_branch"
@@ -79,8 +80,10 @@ def _root(schema: Any) -> tuple[dict[str, Any], int | None]:
 
 
 @contextmanager
-def _datafusion_file(data: bytes, meta: Mapping[str, bytes], pos: int) -> Iterator[tuple[str, int | None]]:
-    """A temporary copy of the file that DataFusion reads (root union rewritten), and the record's branch."""
+def _datafusion_file(data: bytes, meta: Mapping[str, bytes], pos: int,
+                     body: tuple[int, int] | None = None) -> Iterator[tuple[str, int | None]]:
+    """A temporary copy of the file that DataFusion reads (root union rewritten; ``body``: only the blocks in
+    that byte range), and the record's branch."""
     record, branch = _root(json.loads(meta["avro.schema"]))
     header = dict(meta)
     if branch is not None:
@@ -90,7 +93,11 @@ def _datafusion_file(data: bytes, meta: Mapping[str, bytes], pos: int) -> Iterat
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(encode_header(header))
-            out.write(memoryview(data)[pos:])
+            if body is None:
+                out.write(memoryview(data)[pos:])
+            else:
+                out.write(memoryview(data)[pos:pos + 16])  # the sync marker
+                out.write(memoryview(data)[body[0]:body[1]])
         yield tmp, branch
     finally:
         os.unlink(tmp)
@@ -103,10 +110,10 @@ def _quoted(name: str) -> Any:
 
 
 def iter_native(data: bytes, meta: Mapping[str, bytes], pos: int, schema: pa.Schema,
-                batch_rows: int | None) -> Generator[pa.Table]:
-    """The columns of ``schema`` (the engine's types) of an Avro file, in tables of at most ``batch_rows`` rows
-    (None: one table), read by DataFusion."""
-    with _datafusion_file(data, meta, pos) as (path, branch):
+                batch_rows: int | None, body: tuple[int, int] | None = None) -> Generator[pa.Table]:
+    """The columns of ``schema`` (the engine's types) of an Avro file (``body``: of the blocks in that byte range),
+    in tables of at most ``batch_rows`` rows (None: one table), read by DataFusion."""
+    with _datafusion_file(data, meta, pos, body) as (path, branch):
         names = ([ROOT_BRANCH] if branch is not None else []) + schema.names
         df = session().read_avro(path).select(*[_quoted(n) for n in names])
         if batch_rows is None:
@@ -171,10 +178,41 @@ def _children(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
 
 
 def native_table(data: bytes, meta: Mapping[str, bytes], pos: int, schema: pa.Schema) -> pa.Table:
-    """The columns of ``schema`` of an Avro file as one table, read by DataFusion."""
-    tables = iter_native(data, meta, pos, schema, None)
+    """The columns of ``schema`` of an Avro file as one table, read by DataFusion; a big file in pieces of
+    consecutive blocks decoded in parallel (DataFusion decodes one file on one core), concatenated in order."""
+    pieces = _pieces(data, pos)
+    if len(pieces) == 1:
+        return _native_piece(data, meta, pos, schema, None)
+    return pa.concat_tables(parallel_map(lambda body: _native_piece(data, meta, pos, schema, body), pieces))
+
+
+def _native_piece(data: bytes, meta: Mapping[str, bytes], pos: int, schema: pa.Schema,
+                  body: tuple[int, int] | None) -> pa.Table:
+    tables = iter_native(data, meta, pos, schema, None, body)
     try:
         return next(tables)
     finally:
         tables.close()
 
+
+SPLIT_BYTES = 8 << 20
+"""Files with more block bytes than this are decoded in pieces, one per core (at most 4)."""
+
+
+def _pieces(data: bytes, pos: int) -> list[tuple[int, int]]:
+    """Byte ranges of consecutive blocks (after the header and its sync marker at ``pos``), about equal in size."""
+    start, end = pos + 16, len(data)
+    n = min(os.cpu_count() or 1, 4)
+    if n < 2 or end - start <= SPLIT_BYTES:
+        return [(start, end)]
+    step = (end - start) / n
+    bounds, cut, p = [start], start + step, start
+    while p < end:
+        _, p = read_long(data, p)  # the block's record count
+        size, p = read_long(data, p)
+        p += size + 16  # the block and its sync marker
+        if p >= cut and p < end:
+            bounds.append(p)
+            cut = p + step
+    bounds.append(end)
+    return list(zip(bounds, bounds[1:], strict=False))

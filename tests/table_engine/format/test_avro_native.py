@@ -158,3 +158,20 @@ def test_iteration_is_bounded_across_datafusion_batches(tmp_path: Path) -> None:
     write_file(_FILE_IO, empty, pa.table({"id": pa.array([], pa.int64())}), WriteFormat("avro"))
     assert [b.num_rows for b in iter_file(_FILE_IO, empty, None, 10)] == [0]
     assert read_file(_FILE_IO, empty).num_rows == 0
+
+
+def test_a_big_file_is_decoded_in_pieces_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "data-p-0.avro")
+    n = 300_000  # the writer's blocks hold ~1 MiB: several blocks
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "s": pa.array([str(i) for i in range(n)])})
+    write_file(_FILE_IO, path, table, WriteFormat("avro"))
+    data = Path(path).read_bytes()
+    header = read_header(data)
+    assert header is not None
+    monkeypatch.setattr(avro_native, "SPLIT_BYTES", len(data) // 8)
+    monkeypatch.setattr(avro_native.os, "cpu_count", lambda: 4)
+    pieces = avro_native._pieces(data, header[2] - 16)
+    assert len(pieces) > 1 and pieces[0][0] == header[2] and pieces[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:], strict=False))
+    assert read_file(_FILE_IO, path).equals(table)
+    assert read_file(_FILE_IO, path, ["s"]).equals(table.select(["s"]))
