@@ -45,6 +45,7 @@ from table_engine.lsm.key_value import (
     row_kinds_from_strings,
 )
 from table_engine.lsm.sort import MergeOrder, take_sorted
+from table_engine.lsm.sorted_merge import sort_and_merge
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import (
     AppendBucketCompactor,
@@ -583,12 +584,14 @@ class TableWrite:
         if self.seq_fields:
             keys = self.order.sort_keys()
         # Arrow's sort is stable and input order is sequence order, so keys alone suffice without sequence.field
-        kv = take_sorted(kv, keys)
+        assert self.merge_fn is not None
         if self.input_changelog:  # every input record, in key then input order, before folding
+            kv = take_sorted(kv, keys)
             self._parallel([(self._write_changelog_files, (gid, bucket, part))
                             for gid, bucket, part in self._group_slices(kv)])
-        assert self.merge_fn is not None
-        kv = self.merge_fn.merge_sorted(kv, self.order)
+            kv = self.merge_fn.merge_sorted(kv, self.order)
+        else:
+            kv = sort_and_merge(kv, keys, self.merge_fn, self.order)
         if spill:
             assert self._spill is not None
             self._spill.spill(kv, self.order, self.merge_fn)
