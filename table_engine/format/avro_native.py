@@ -36,6 +36,18 @@ NATIVE_CODECS = frozenset({"null", "deflate", "snappy", "zstandard", "bzip2", "x
 
 _lock = threading.Lock()
 _context: Any = None
+_runtime_lost = False
+"""Set in a child forked after DataFusion started: its runtime's threads do not survive ``fork`` (a read would hang
+for ever), so such a child reads Avro with fastavro."""
+
+
+def _after_fork_in_child() -> None:
+    global _context, _runtime_lost
+    if _context is not None:
+        _context, _runtime_lost = None, True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def session() -> Any:
@@ -66,7 +78,9 @@ def encode_header(meta: Mapping[str, bytes]) -> bytes:
 # ---- read --------------------------------------------------------------------------------------------------------
 
 def native_blocker(meta: Mapping[str, bytes]) -> str | None:
-    """Why DataFusion cannot read a file with this header (its codec), or None when it can."""
+    """Why DataFusion cannot read a file with this header (its codec) in this process, or None when it can."""
+    if _runtime_lost:
+        return "a process forked after DataFusion started"
     codec = meta.get("avro.codec", b"null").decode()
     return None if codec in NATIVE_CODECS else f"codec {codec!r}"
 

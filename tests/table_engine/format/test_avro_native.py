@@ -8,6 +8,7 @@ import decimal
 import io
 import json
 import logging
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -175,3 +176,23 @@ def test_a_big_file_is_decoded_in_pieces_in_order(tmp_path: Path, monkeypatch: p
     assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:], strict=False))
     assert read_file(_FILE_IO, path).equals(table)
     assert read_file(_FILE_IO, path, ["s"]).equals(table.select(["s"]))
+
+
+def test_a_child_forked_after_datafusion_started_reads_with_fastavro(tmp_path: Path) -> None:
+    path = str(tmp_path / "data-f-0.avro")
+    write_file(_FILE_IO, path, rows(), WriteFormat("avro"))
+    assert read_file(_FILE_IO, path).cast(SCHEMA).equals(rows())  # DataFusion's runtime runs in this process
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # DataFusion's runtime threads are gone here: a native read would hang
+        ok = False
+        try:
+            ok = (avro_native.native_blocker({}) is not None
+                  and read_file(_FILE_IO, path).cast(SCHEMA).equals(rows()))
+        finally:
+            os.write(write_end, b"1" if ok else b"0")
+            os._exit(0)
+    os.close(write_end)
+    assert os.read(read_end, 1) == b"1"
+    os.waitpid(pid, 0)
+    assert avro_native.native_blocker({}) is None  # the parent keeps its runtime
