@@ -10,7 +10,8 @@ keys, so commits overlap) are written to two primary-key tables:
 
 Ratio = postpone compaction seconds / full compaction seconds; target: at most 2x. Also reported: the seconds the
 postpone compaction spends decoding the postponed Avro files (the engine's Avro reader,
-:mod:`table_engine.format.avro_data_file`) and the ratio without them. Best of ``--repeats`` (default 3). The
+:mod:`table_engine.format.avro_data_file`; summed over the threads that decode files in parallel, so with several
+cores it can exceed the wall time they take) and the ratio without them. Best of ``--repeats`` (default 3). The
 machine is shared: compare the ratio, not the seconds.
 
   python benchmarks/bench_postpone.py [--rows 1000000] [--commits 5] [--buckets 4] [--repeats 3] [--out F.json]

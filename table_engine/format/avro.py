@@ -81,7 +81,7 @@ def write_avro_groups(groups: Iterable[tuple[bytes, Iterable[dict[str, Any]]]], 
     lists the blocks' keys in order (base64 of each key's length and bytes), so a reader skips a block without even
     decompressing it."""
     materialized = [(key, records) for key, group in groups if (records := list(group))]
-    index = base64.b64encode(b"".join(_long(len(key)) + key for key, _ in materialized)).decode("ascii")
+    index = base64.b64encode(b"".join(encode_long(len(key)) + key for key, _ in materialized)).decode("ascii")
     buf = io.BytesIO()
     writer = Writer(buf, _parsed(schema), codec=AVRO_CODEC, sync_interval=_NO_AUTO_FLUSH,
                     metadata={block_property: "true", f"{block_property}.keys": index})
@@ -122,7 +122,7 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
     Blocks are decompressed here and skipped blocks are not decoded; the kept blocks are
     decoded in one pass, as one uncompressed block, so many small blocks cost little more than a few big ones."""
     try:
-        header = _read_header(data)
+        header = read_header(data)
         if header is None or header[0].get(block_property) != b"true":
             return None
         meta, sync, pos = header
@@ -159,8 +159,8 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
         if not records:
             return []
         body = b"".join(kept)  # records are self-delimiting: the kept blocks make one block
-        container = b"".join([_NULL_CONTAINER_HEAD, _long(len(schema_text)), schema_text, b"\x00", sync,
-                              _long(records), _long(len(body)), body, sync])
+        container = b"".join([_NULL_CONTAINER_HEAD, encode_long(len(schema_text)), schema_text, b"\x00", sync,
+                              encode_long(records), encode_long(len(body)), body, sync])
         return list(fastavro.reader(io.BytesIO(container)))  # type: ignore[arg-type]
     except Exception as e:  # fastavro raises many kinds (ValueError, EOFError, zstd errors, ...)
         raise CorruptMetadataError(f"cannot read Avro metadata file {path_for_errors}: {type(e).__name__}: {e}") from e
@@ -171,7 +171,7 @@ def read_avro_blocks(data: bytes, path_for_errors: str, block_property: str,
 _NULL_CONTAINER_HEAD = b"Obj\x01\x04\x14avro.codec\x08null\x16avro.schema"
 
 
-def _long(n: int) -> bytes:
+def encode_long(n: int) -> bytes:
     """Avro's zig-zag varint encoding of ``n``."""
     z = (n << 1) ^ (n >> 63)
     out = bytearray()
@@ -194,7 +194,7 @@ def read_long(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _read_header(data: bytes) -> tuple[dict[str, bytes], bytes, int] | None:
+def read_header(data: bytes) -> tuple[dict[str, bytes], bytes, int] | None:
     """(metadata, sync marker, offset of the first block) of an Avro container file; None if it is not one."""
     if data[:4] != b"Obj\x01":
         return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -26,8 +27,12 @@ import fastavro
 import pyarrow as pa
 
 from table_engine.errors import OptionError
+from table_engine.format.avro import read_header
 from table_engine.format.avro_encoder import encode_container, flat
+from table_engine.format.avro_native import encode_header, iter_native, native_blocker, native_table
 from table_engine.io.file_io import FileIO
+
+log = logging.getLogger(__name__)
 
 RECORD_NAME = "org.apache.paimon.avro.generated.record"
 
@@ -261,62 +266,14 @@ def write_avro_data(file_io: FileIO, path: str, table: pa.Table, compression: st
 
 # ---- read --------------------------------------------------------------------------------------------------------
 
-_MAGIC = b"Obj\x01"
-
-
-def _read_long(data: bytes, pos: int) -> tuple[int, int]:
-    """One zig-zag varint at ``pos``: (value, next position)."""
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-
-
-def _long(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _plain_container(data: bytes) -> tuple[bytes, dict[str, Any]]:
+def _plain_container(data: bytes, meta: dict[str, bytes], pos: int) -> bytes:
     """The container file with date/time logical types removed from its header's schema (their encoding is the
-    plain int/long, so the blocks stay as they are), and the record of its original schema.
+    plain int/long, so the blocks stay as they are).
 
     fastavro then reads those values as ints without a reader schema (its fast path: no schema resolution, no
     datetime objects); Arrow builds dates, times and timestamps from the ints."""
-    if data[:4] != _MAGIC:
-        raise ValueError("not an Avro object container file (bad magic)")
-    pos, meta = 4, {}
-    while True:
-        count, pos = _read_long(data, pos)
-        if count == 0:
-            break
-        if count < 0:
-            count = -count
-            _, pos = _read_long(data, pos)
-        for _ in range(count):
-            klen, pos = _read_long(data, pos)
-            key = data[pos:pos + klen].decode()
-            pos += klen
-            vlen, pos = _read_long(data, pos)
-            meta[key] = data[pos:pos + vlen]
-            pos += vlen
-    schema = json.loads(meta["avro.schema"])
-    meta["avro.schema"] = json.dumps(_raw_ints(schema)).encode()
-    header = bytearray(_MAGIC)
-    header += _long(len(meta))
-    for key, value in meta.items():
-        header += _long(len(key.encode())) + key.encode() + _long(len(value)) + value
-    header += _long(0)
-    return bytes(header) + data[pos:], _record_of(schema)
+    plain = {**meta, "avro.schema": json.dumps(_raw_ints(json.loads(meta["avro.schema"]))).encode()}
+    return encode_header(plain) + data[pos:]
 
 
 def _record_of(schema: Any) -> dict[str, Any]:
@@ -341,21 +298,45 @@ def _arrow_schema(record: dict[str, Any], columns: Sequence[str] | None) -> pa.S
 
 def read_avro_data(file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
     """Read (some columns of) an Avro data file into one table."""
-    tables = list(iter_avro_data(file_io, path, columns, 1 << 62))
+    data, meta, pos, arrow = _open(file_io, path, columns)
+    if native_blocker(meta) is None:
+        return native_table(data, meta, pos, arrow)
+    tables = list(_iter_fastavro(data, meta, pos, arrow, 1 << 62))
     if len(tables) == 1:
         return tables[0]
     return pa.concat_tables(tables)
 
 
 def iter_avro_data(file_io: FileIO, path: str, columns: Sequence[str] | None, batch_rows: int) -> Iterator[pa.Table]:
-    """(Some columns of) an Avro data file in tables of at most ``batch_rows`` rows (Avro decodes every column;
-    only the asked-for ones become Arrow arrays)."""
+    """(Some columns of) an Avro data file in tables of at most ``batch_rows`` rows."""
+    data, meta, pos, arrow = _open(file_io, path, columns)
+    if native_blocker(meta) is None:
+        yield from iter_native(data, meta, pos, arrow, batch_rows)
+    else:
+        yield from _iter_fastavro(data, meta, pos, arrow, batch_rows)
+
+
+def _open(file_io: FileIO, path: str, columns: Sequence[str] | None) -> tuple[bytes, dict[str, bytes], int, pa.Schema]:
+    """A data file's bytes, header, position after it and the Arrow schema of ``columns``; logs the reader."""
     with file_io.open_input(path) as f:
-        data, record = _plain_container(f.read())
-    arrow = _arrow_schema(record, columns)
+        data = f.read()
+    header = read_header(data)
+    if header is None:
+        raise ValueError("not an Avro object container file (bad magic)")
+    meta, _, pos = header
+    pos -= 16  # the sync marker belongs to the header that is rewritten
+    arrow = _arrow_schema(_record_of(json.loads(meta["avro.schema"])), columns)
+    blocker = native_blocker(meta)
+    log.debug("reading %s with %s", path, "DataFusion" if blocker is None else f"fastavro ({blocker})")
+    return data, meta, pos, arrow
+
+
+def _iter_fastavro(data: bytes, meta: dict[str, bytes], pos: int, arrow: pa.Schema,
+                   batch_rows: int) -> Iterator[pa.Table]:
+    """The fallback: fastavro decodes every column of every row; only those of ``arrow`` become Arrow arrays."""
     batch: list[Any] = []
     emitted = False
-    for rec in fastavro.reader(io.BytesIO(data)):
+    for rec in fastavro.reader(io.BytesIO(_plain_container(data, meta, pos))):
         if rec is None:
             raise ValueError("a null row in an Avro data file")
         batch.append(rec)

@@ -23,7 +23,10 @@ do not conflict, their files wait for the next compaction.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
 
 from table_engine.core_options import (
     COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT,
@@ -38,6 +41,7 @@ from table_engine.errors import CorruptMetadataError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.snapshot import snapshot_properties
+from table_engine.io.executor import parallel_map
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
@@ -50,6 +54,9 @@ from table_engine.store.writing.postpone import POSTPONE_BUCKET, writer_prefix
 from table_engine.store.writing.write import TableWrite
 
 log = logging.getLogger(__name__)
+
+_READ_WINDOW = max(2, os.cpu_count() or 1)
+"""Postponed files decoded at once (in parallel) before they are written."""
 
 
 def is_postpone_table(ctx: StoreContext) -> bool:
@@ -165,12 +172,19 @@ def _assign(ctx: StoreContext, num_buckets: int, group: Sequence[BucketFiles], f
     try:
         for b in group:
             values = decode_row(b.partition, part_types)
+
+            def read(f: DataFileMeta, values: list[object] = values) -> pa.Table:
+                path = file_path_in(ctx.table_path, ctx.schema, values, POSTPONE_BUCKET, f, default_name)
+                return read_data_file(read_ctx, path, f, ctx.schema.fields, system=True)
+
+            ordered = writer_order(b.files)
             with naming_snapshot(b.snapshot_id):
-                for f in writer_order(b.files):
-                    path = file_path_in(ctx.table_path, ctx.schema, values, POSTPONE_BUCKET, f, default_name)
-                    t = read_data_file(read_ctx, path, f, ctx.schema.fields, system=True)
-                    kinds = t.column(VALUE_KIND).combine_chunks()
-                    writer.write(t.drop_columns([SEQUENCE_NUMBER, VALUE_KIND]), kinds)
+                # decoded a few at a time in parallel (the Avro reader releases the GIL; memory stays bounded by
+                # the window), written in the writers' order
+                for start in range(0, len(ordered), _READ_WINDOW):
+                    for t in parallel_map(read, ordered[start:start + _READ_WINDOW]):
+                        kinds = t.column(VALUE_KIND).combine_chunks()
+                        writer.write(t.drop_columns([SEQUENCE_NUMBER, VALUE_KIND]), kinds)
         messages = writer.prepare_commit()
     except BaseException:
         writer.abort()

