@@ -125,6 +125,12 @@ FEATURES: tuple[Feature, ...] = (
             "Per-level formats and codecs of the writer (issue 22).",
             _keys("file.format.per.level", "file.compression.per.level")),
     # ---- readable only -----------------------------------------------------------------------------------------
+    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", READ_ONLY,
+            "Batch reads merge the column files of each row range (newest write of a column wins, deletion vectors "
+            "of the range applied); incremental and streaming reads, writes and maintenance are refused (issue 23).",
+            _keys("data-evolution.enabled"), _true),
+    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", READ_ONLY,
+            "A column file of data evolution: batch reads merge it by row id; a rewrite would not (issue 23)."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
             "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
             _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
@@ -159,11 +165,6 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>; `vector*` options", NONE,
             "Fixed-length vectors, possibly in Lance/Vortex column files (issue 23).",
             re.compile(r"vector[-.].+"), None),
-    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
-            "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
-            "(issue 23).", _keys("data-evolution.enabled"), _true),
-    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", NONE,
-            "A column file of data evolution: rows are merged by row id (issue 23)."),
     Feature("file.format = lance / vortex / ...", "1.4", Detected.OPTION,
             "`file.format` or `changelog-file.format` other than parquet, orc, avro", NONE,
             "Data files of a format the engine cannot read or write.",

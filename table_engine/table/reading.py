@@ -10,10 +10,16 @@ from typing import TYPE_CHECKING, Any, Self
 import pyarrow as pa
 
 from table_engine.core_options import CONSUMER_ID
-from table_engine.errors import ReadOnlyTableError, SnapshotNotExistError, TableEngineError
-from table_engine.features import Op
+from table_engine.errors import (
+    ReadOnlyTableError,
+    SnapshotNotExistError,
+    TableEngineError,
+    UnsupportedTableFeatureError,
+)
+from table_engine.features import Op, feature
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
+from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.scan import Split, plan_splits
 from table_engine.table.tags import TagSurface
@@ -114,6 +120,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.READ)
+        t._refuse_change_reads("streaming reads")
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -129,6 +136,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.MAINTAIN if consumer_id is not None or t.options.get(CONSUMER_ID) is not None else Op.READ)
+        t._refuse_change_reads("changelog consumers")
         t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -136,6 +144,13 @@ class ReadSurface(TagSurface):
             t.new_read(columns)  # checks the names
         scan_class = StreamScan if t.source is None else t.source.stream_scan_class
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
+
+    def _refuse_change_reads(self, what: str) -> None:
+        """Reads of a table's changes (snapshot deltas) would read a data-evolution table's column files as new rows:
+        refused with the gate's error (its batch reads merge them)."""
+        if data_evolution_enabled(self.schema.options):
+            raise UnsupportedTableFeatureError(self.identifier, DATA_EVOLUTION_ENABLED, feature(
+                DATA_EVOLUTION_ENABLED).since, what, "batch-read", f"option '{DATA_EVOLUTION_ENABLED}' = 'true'")
 
     def _check_no_consumer(self, consumer_id: str | None) -> None:
         """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
@@ -159,6 +174,7 @@ class ReadSurface(TagSurface):
         from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
 
         self._gate(Op.READ)
+        self._refuse_change_reads("incremental reads")
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         if columns is not None:

@@ -23,6 +23,9 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
   gate_tables --warehouse W
             Tables with BLOB / VARIANT / VECTOR columns, row tracking, data evolution and a global index (the
             features the engine's capability gate refuses; see cmd_gate_tables).
+  data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
+            Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
+            columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -282,6 +285,92 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     return {"tables": names, "rows": read}
 
 
+_PREDICATES = {"=": "equal", "<": "less_than", "<=": "less_or_equal", ">": "greater_than", ">=": "greater_or_equal",
+               "in": "is_in"}
+
+
+def _de_rows(table: Any, rows: dict[str, list[Any]]) -> pa.Table:
+    """Inline JSON columns as an Arrow table typed by the table's schema (``_ROW_ID``: BIGINT)."""
+    schema = PyarrowFieldParser.from_paimon_schema(table.fields)
+    fields = [pa.field("_ROW_ID", pa.int64(), False) if name == "_ROW_ID" else schema.field(name) for name in rows]
+    return pa.table({name: pa.array(values, f.type) for (name, values), f in zip(rows.items(), fields)},
+                    schema=pa.schema(fields))
+
+
+def _de_op(catalog: Any, name: str, op: dict[str, Any]) -> None:
+    table = catalog.get_table(name)
+    kind = op["op"]
+    if kind == "add_column":
+        from pypaimon.schema.data_types import AtomicType
+        from pypaimon.schema.schema_change import SchemaChange
+
+        catalog.alter_table(name, [SchemaChange.add_column(op["column"], AtomicType(op["type"]))], False)
+        return
+    builder = table.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        if kind == "write":
+            write = builder.new_write()
+            try:
+                if op.get("cols"):
+                    write.with_write_type(op["cols"])
+                write.write_arrow(_de_rows(table, op["rows"]))
+                messages = write.prepare_commit()
+            finally:
+                write.close()
+        else:
+            update = builder.new_update()
+            if op.get("cols"):
+                update.with_update_type(op["cols"])
+            if kind == "update":
+                messages = update.update_by_arrow_with_row_id(_de_rows(table, op["rows"]))
+            elif kind == "upsert":
+                messages = update.upsert_by_arrow_with_key(_de_rows(table, op["rows"]), op["keys"])
+            elif kind == "delete_rows":
+                messages = update.delete_by_row_id(op["row_ids"])
+            elif kind == "delete_where":
+                column, cmp, value = op["where"]
+                pred = getattr(update.new_predicate_builder(), _PREDICATES[cmp])(column, value)
+                messages = update.delete_by_predicate(pred)
+            else:
+                raise ValueError(f"unknown data-evolution op {kind!r}")
+        commit.commit(messages)
+    finally:
+        commit.close()
+
+
+def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
+    """Data-evolution tables (row tracking + ``data-evolution.enabled``) built by sequences of operations, then read
+    by pypaimon with ``_ROW_ID``. ``tables``: a list of ``{"name": "db.t", "fields": [[name, arrow type name], ...],
+    "options": {...}, "partition_keys": [...], "ops": [...]}``; ops (one commit each unless said): ``write``
+    (``rows``: JSON columns; ``cols``: with_write_type), ``update`` (rows with ``_ROW_ID``; ``cols``), ``upsert``
+    (rows, ``keys``; ``cols``), ``delete_rows`` (``row_ids``), ``delete_where`` (``where``: [column, op, value]),
+    ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``read_only``: only read the tables
+    (``names``), e.g. after the engine changed them. Writes each table's rows to ``<out_dir>/<name>.arrow``."""
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    names = []
+    for spec in args.get("tables", []):
+        name = spec["name"]
+        schema = pa.schema([(n, getattr(pa, t)()) for n, t in spec["fields"]])
+        options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", **spec.get("options", {})}
+        catalog.create_table(name, Schema.from_pyarrow_schema(schema, partition_keys=spec.get("partition_keys"),
+                                                              options=options), False)
+        for op in spec["ops"]:
+            _de_op(catalog, name, op)
+        names.append(name)
+    out: dict[str, Any] = {}
+    for name in names + list(args.get("names", [])):
+        table = catalog.get_table(name)
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names])
+        splits = builder.new_scan().plan().splits()
+        result = builder.new_read().to_arrow(splits)
+        path = f"{args['out_dir']}/{name}.arrow"
+        _write_ipc(result, path)
+        out[name] = {"rows": result.num_rows, "out": path}
+    return out
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -289,6 +378,7 @@ COMMANDS = {
     "snapshots": cmd_snapshots,
     "bench": cmd_bench,
     "gate_tables": cmd_gate_tables,
+    "data_evolution": cmd_data_evolution,
 }
 
 

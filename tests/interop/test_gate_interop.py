@@ -36,7 +36,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "db.variant": ("VARIANT", (), False),
     "db.vector": ("VECTOR", (), False),
     "db.row_tracking": ("row-tracking.enabled", ("nextRowId",), True),
-    "db.data_evolution": ("data-evolution.enabled", ("row-tracking.enabled",), False),
+    "db.data_evolution": ("data-evolution.enabled", ("row-tracking.enabled",), True),
     "db.global_index": ("row-tracking.enabled", ("global index",), True),
 }
 

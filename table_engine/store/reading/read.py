@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import SchemaError, naming_snapshot
+from table_engine.errors import CorruptMetadataError, SchemaError, naming_snapshot
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import iter_file, read_file
@@ -35,6 +35,7 @@ from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
+from table_engine.store.reading.data_evolution import RowIdGroup, column_sources, data_evolution_enabled, row_id_groups
 from table_engine.store.reading.scan import Split
 from table_engine.types import DataField, to_arrow_field
 
@@ -57,6 +58,12 @@ class ReadContext:
     sequence_fields: tuple[str, ...] = ()
     sequence_descending: bool = False
     default_partition_name: str = "__DEFAULT_PARTITION__"
+    data_evolution: bool = False
+    """rows are merged from column files by row id (:mod:`.data_evolution`)"""
+
+    def schema_of(self, schema_id: int) -> TableSchema:
+        """The schema with id ``schema_id`` (the current one without loading)."""
+        return self.schema if schema_id == self.schema.id else self.schema_loader(schema_id)
 
 
 class TableRead:
@@ -134,6 +141,10 @@ class TableRead:
     def _iter_split(self, split: Split) -> Iterator[pa.Table]:
         if not split.files:
             return
+        if self._by_row_id(split):
+            for group in row_id_groups(split.files):
+                yield self._finish(self._read_group(split, group))
+            return
         if not self.has_pk:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
                 yield self._finish(self._read_file(split, f, system=False))
@@ -151,6 +162,9 @@ class TableRead:
     def _stream_split(self, split: Split) -> Iterator[pa.Table]:
         """:meth:`_iter_split` chunk by chunk (bounded memory)."""
         if not split.files:
+            return
+        if self._by_row_id(split):  # a row-id group at a time (its files' columns)
+            yield from self._iter_split(split)
             return
         if not self.has_pk:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
@@ -261,6 +275,33 @@ class TableRead:
                     t = t.filter(pa.array(mask))
         return t
 
+    def _by_row_id(self, split: Split) -> bool:
+        """Whether the split's rows are merged from column files by row id (data evolution)."""
+        return not self.has_pk and (self.ctx.data_evolution or any(f.write_cols is not None for f in split.files))
+
+    def _read_group(self, split: Split, group: RowIdGroup) -> pa.Table:
+        """The rows of one row-id group of a data-evolution split: each read column from the newest file holding
+        it (only those files are opened, each for only its columns), the group's deletion vector applied."""
+        fields = self.read_fields or self.ctx.schema.fields[:1]  # no column asked: still count the rows
+        columns: dict[str, pa.ChunkedArray] = {}
+        with naming_snapshot(split.snapshot_id):
+            for f, supplied in column_sources(group, fields, self.ctx.schema_of):
+                t = read_data_file(self.ctx, self._file_path(split, f), f, supplied, system=False)
+                if t.num_rows != group.row_count:
+                    raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata "
+                                               f"says {group.row_count}")
+                for name in t.column_names:
+                    columns[name] = t.column(name)
+            out_fields = [to_arrow_field(fld).with_nullable(True) for fld in fields]
+            arrays = [columns[fld.name] if fld.name in columns else pa.nulls(group.row_count, af.type)
+                      for fld, af in zip(fields, out_fields, strict=True)]
+            t = pa.Table.from_arrays(arrays, schema=pa.schema(out_fields))
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(group.anchor.file_name), group.row_count)
+                if mask is not None:
+                    t = t.filter(pa.array(mask))
+        return t
+
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
         return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,
                             self.ctx.default_partition_name)
@@ -326,7 +367,8 @@ def read_context(ctx: StoreContext) -> ReadContext:
     """The read context of a table's store context (its merge function and its options' sequence fields)."""
     opts = ctx.options
     return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
-                       tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name())
+                       tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name(),
+                       data_evolution_enabled(ctx.schema.options))
 
 
 def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:
