@@ -26,6 +26,8 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
   data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
             Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
             columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
+  data_evolution_bench  (JSON only) --warehouse W --rows N
+            The data-evolution benchmark's tables (see cmd_data_evolution_bench).
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -371,6 +373,45 @@ def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def cmd_data_evolution_bench(args: dict[str, Any]) -> dict[str, Any]:
+    """The data-evolution benchmark's tables: ``db.evolved`` = ``rows`` rows of 8 columns (``id``, ``c1``..``c7``)
+    in one commit, then 4 updates by row id of columns ``c6`` and ``c7`` (2 each, of every ``stride``-th row: each
+    writes one overlay file of its column over the whole row range); ``db.whole`` = the same final rows written as
+    whole rows in one commit (the layout a compaction produces)."""
+    import numpy as np
+
+    rows, stride = int(args["rows"]), int(args.get("stride", 3))
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    rng = np.random.default_rng(11)
+    ids = np.arange(rows, dtype=np.int64)
+    data = pa.table({"id": ids, "c1": rng.integers(0, 1 << 40, rows), "c2": rng.random(rows),
+                     "c3": pa.array(np.char.add("s-", (ids % 9973).astype(str)).astype(object), pa.string()),
+                     "c4": rng.integers(0, 1000, rows).astype(np.int32), "c5": rng.random(rows),
+                     "c6": rng.integers(0, 1 << 30, rows), "c7": rng.random(rows)})
+    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+    catalog.create_table("db.evolved", Schema.from_pyarrow_schema(data.schema, options=options), False)
+    table = catalog.get_table("db.evolved")
+    _commit(table, data)
+    final = {"c6": data.column("c6").to_numpy().copy(), "c7": data.column("c7").to_numpy().copy()}
+    for i, col in enumerate(["c6", "c7", "c6", "c7"]):
+        picked = ids[i % stride::stride]
+        values = (rng.integers(0, 1 << 30, len(picked)) if col == "c6" else rng.random(len(picked)))
+        final[col][picked] = values
+        builder = table.new_batch_write_builder()
+        commit = builder.new_commit()
+        try:
+            update = pa.table({"_ROW_ID": pa.array(picked, pa.int64()),
+                               col: pa.array(values, data.schema.field(col).type)})
+            commit.commit(builder.new_update().with_update_type([col]).update_by_arrow_with_row_id(update))
+        finally:
+            commit.close()
+    whole = data.set_column(6, "c6", pa.array(final["c6"])).set_column(7, "c7", pa.array(final["c7"]))
+    catalog.create_table("db.whole", Schema.from_pyarrow_schema(data.schema, options=options), False)
+    _commit(catalog.get_table("db.whole"), whole)
+    return {"tables": ["db.evolved", "db.whole"], "rows": rows}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -379,6 +420,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "gate_tables": cmd_gate_tables,
     "data_evolution": cmd_data_evolution,
+    "data_evolution_bench": cmd_data_evolution_bench,
 }
 
 
