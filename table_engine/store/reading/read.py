@@ -280,22 +280,10 @@ class TableRead:
         return not self.has_pk and (self.ctx.data_evolution or any(f.write_cols is not None for f in split.files))
 
     def _read_group(self, split: Split, group: RowIdGroup) -> pa.Table:
-        """The rows of one row-id group of a data-evolution split: each read column from the newest file holding
-        it (only those files are opened, each for only its columns), the group's deletion vector applied."""
+        """The rows of one row-id group of a data-evolution split, its deletion vector applied."""
         fields = self.read_fields or self.ctx.schema.fields[:1]  # no column asked: still count the rows
-        columns: dict[str, pa.ChunkedArray] = {}
         with naming_snapshot(split.snapshot_id):
-            for f, supplied in column_sources(group, fields, self.ctx.schema_of):
-                t = read_data_file(self.ctx, self._file_path(split, f), f, supplied, system=False)
-                if t.num_rows != group.row_count:
-                    raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata "
-                                               f"says {group.row_count}")
-                for name in t.column_names:
-                    columns[name] = t.column(name)
-            out_fields = [to_arrow_field(fld).with_nullable(True) for fld in fields]
-            arrays = [columns[fld.name] if fld.name in columns else pa.nulls(group.row_count, af.type)
-                      for fld, af in zip(fields, out_fields, strict=True)]
-            t = pa.Table.from_arrays(arrays, schema=pa.schema(out_fields))
+            t = read_row_id_group(self.ctx, group, fields, lambda f: self._file_path(split, f))
             if split.deletion_files:
                 mask = self._vectors.keep_mask(split.deletion_files.get(group.anchor.file_name), group.row_count)
                 if mask is not None:
@@ -305,6 +293,25 @@ class TableRead:
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
         return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,
                             self.ctx.default_partition_name)
+
+
+def read_row_id_group(ctx: ReadContext, group: RowIdGroup, fields: Sequence[DataField],
+                      path_of: Callable[[DataFileMeta], str]) -> pa.Table:
+    """Every row of a row-id group of a data-evolution table (deleted ones too, in row-id order): each of ``fields``
+    from the newest file holding it (only those files are opened, each for only its columns), nulls where no file
+    holds it."""
+    columns: dict[str, pa.ChunkedArray] = {}
+    for f, supplied in column_sources(group, fields, ctx.schema_of):
+        t = read_data_file(ctx, path_of(f), f, supplied, system=False)
+        if t.num_rows != group.row_count:
+            raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata says "
+                                       f"{group.row_count}")
+        for name in t.column_names:
+            columns[name] = t.column(name)
+    out_fields = [to_arrow_field(fld).with_nullable(True) for fld in fields]
+    arrays = [columns[fld.name] if fld.name in columns else pa.nulls(group.row_count, af.type)
+              for fld, af in zip(fields, out_fields, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(out_fields))
 
 
 def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
