@@ -331,6 +331,13 @@ DELETION_VECTORS_ENABLED = key("deletion-vectors.enabled").bool_type().default_v
     "files in deletion vectors (index files); batch reads skip level 0 and apply the vectors instead of merging, so "
     "value filters and file indexes can skip files. Primary-key tables with changelog-producer none/input/lookup; "
     "not with merge-engine first-row.")
+ROW_TRACKING_ENABLED = key("row-tracking.enabled").bool_type().default_value(False).with_description(
+    "Row tracking (append tables, Paimon 1.3): every row gets a stable `_ROW_ID` (the data file's `_FIRST_ROW_ID` "
+    "plus its position, assigned at commit from the snapshot's `nextRowId`) and a `_SEQUENCE_NUMBER`, both "
+    "readable as system columns; rewrites keep them.")
+ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
+    .default_value(False).with_description(
+        "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
 DELETION_VECTORS_MERGE_ON_READ = key("deletion-vectors.merge-on-read").bool_type().default_value(False) \
     .with_description("With deletion vectors, batch reads also see uncompacted level-0 files (merged on read).")
 DELETION_VECTORS_BITMAP64 = key("deletion-vectors.bitmap64").bool_type().default_value(False).with_description(
@@ -510,6 +517,7 @@ SECTIONS = (
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
+        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -672,6 +680,8 @@ class CoreOptions:
     deletion_vectors_enabled = accessor(DELETION_VECTORS_ENABLED)
     deletion_vectors_merge_on_read = accessor(DELETION_VECTORS_MERGE_ON_READ)
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
+    row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
+    row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)
     file_index_in_manifest_threshold = accessor(FILE_INDEX_IN_MANIFEST_THRESHOLD)

@@ -79,6 +79,7 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
+READ_WRITE = frozenset({Op.READ, Op.WRITE})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -131,13 +132,15 @@ FEATURES: tuple[Feature, ...] = (
             _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", READ_ONLY,
             "A column file of data evolution: batch reads merge it by row id; a rewrite would not (issue 23)."),
-    Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", READ_ONLY,
-            "Rows are whole files, so reads are right (without `_ROW_ID`); a rewrite would drop the row ids.",
+    Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
+            "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection and filters); commits assign "
+            "`_FIRST_ROW_ID` to new files and carry `nextRowId` (issue 23). Maintenance stays refused: a rewrite "
+            "must keep the row ids.",
             _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
-    Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", READ_ONLY,
-            "Row tracking seen in a snapshot: reads are right; a commit would drop `nextRowId`."),
-    Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", READ_ONLY,
-            "Row tracking seen in a data file: reads are right; a rewrite would drop the row ids."),
+    Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", ALL,
+            "Row tracking seen in a snapshot: read, and carried into every snapshot a commit writes."),
+    Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", ALL,
+            "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position; assigned at commit."),
     Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
             "`global-index.*` options", READ_ONLY,
             "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "

@@ -21,6 +21,7 @@ from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 from table_engine.store.reading.read import TableRead, read_context
+from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
 from table_engine.table.tags import TagSurface
 
@@ -66,10 +67,12 @@ class ReadSurface(TagSurface):
              timestamp_millis: int | None = None) -> list[Split]:
         """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
         preds = parse_filters(filter)
-        validate_columns(preds, self.schema.field_names())
+        validate_columns(preds, self._readable_columns())
         snap = self.scan_snapshot(snapshot_id, tag, timestamp_millis)
         self._gate(Op.READ, snap)
-        splits = plan_splits(self.file_io, self.path, snap, self.schema, preds, self._ctx.schema_by_id,
+        # filters on the row-tracking system columns are applied by the read (files have no stats for them)
+        file_preds = [p for p in preds if p.column not in ROW_TRACKING_COLUMNS or p.column in self.schema.field_names()]
+        splits = plan_splits(self.file_io, self.path, snap, self.schema, file_preds, self._ctx.schema_by_id,
                              skip_level0=self._ctx.batch_scan_skip_level0(),
                              merge_capabilities=self._ctx.merge_capabilities)
         self._gate_files(f for s in splits for f in s.files)
@@ -78,8 +81,16 @@ class ReadSurface(TagSurface):
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
         self._gate(Op.READ)
         preds = parse_filters(filter)
-        validate_columns(preds, self.schema.field_names())
+        validate_columns(preds, self._readable_columns())
         return TableRead(read_context(self._ctx), columns, preds)
+
+    def _readable_columns(self) -> list[str]:
+        """The columns reads can project and filter: the schema's, and with ``row-tracking.enabled`` on an append
+        table the system columns ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
+        names = self.schema.field_names()
+        if self.options.row_tracking_enabled() and not self.schema.primary_keys:
+            names = names + [c for c in ROW_TRACKING_COLUMNS if c not in names]
+        return names
 
     def read(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
              tag: str | None = None, timestamp_millis: int | None = None, *,

@@ -347,8 +347,9 @@ def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
     "options": {...}, "partition_keys": [...], "ops": [...]}``; ops (one commit each unless said): ``write``
     (``rows``: JSON columns; ``cols``: with_write_type), ``update`` (rows with ``_ROW_ID``; ``cols``), ``upsert``
     (rows, ``keys``; ``cols``), ``delete_rows`` (``row_ids``), ``delete_where`` (``where``: [column, op, value]),
-    ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``read_only``: only read the tables
-    (``names``), e.g. after the engine changed them. Writes each table's rows to ``<out_dir>/<name>.arrow``."""
+    ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``names``: tables to read only (e.g.
+    after the engine changed them). Writes each table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` to
+    ``<out_dir>/<name>.arrow``."""
     catalog = _catalog(args["warehouse"])
     catalog.create_database("db", True)
     names = []
@@ -364,7 +365,7 @@ def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in names + list(args.get("names", [])):
         table = catalog.get_table(name)
-        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names])
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names, "_SEQUENCE_NUMBER"])
         splits = builder.new_scan().plan().splits()
         result = builder.new_read().to_arrow(splits)
         path = f"{args['out_dir']}/{name}.arrow"
@@ -412,6 +413,40 @@ def cmd_data_evolution_bench(args: dict[str, Any]) -> dict[str, Any]:
     return {"tables": ["db.evolved", "db.whole"], "rows": rows}
 
 
+# ------------------------------------------------------------------------------------------------ row tracking
+
+
+def cmd_rt_append(args: dict[str, Any]) -> dict[str, Any]:
+    """Row tracking: create ``table`` with ``options`` (if given; ``partition_keys`` optional) from the schema of the
+    first batch, then append each of ``batches`` (IPC files) in its own commit. Returns the new snapshot ids."""
+    catalog = _catalog(args["warehouse"])
+    _ensure_database(catalog, args["table"])
+    batches = [_read_ipc(p) for p in args["batches"]]
+    if args.get("options") is not None:
+        catalog.create_table(args["table"], Schema.from_pyarrow_schema(
+            batches[0].schema, partition_keys=args.get("partition_keys"), options=args["options"]), False)
+    table = catalog.get_table(args["table"])
+    ids = []
+    for data in batches:
+        _commit(table, data)
+        ids.append(_latest_snapshot_id(table))
+    return {"snapshot_ids": ids}
+
+
+def cmd_rt_read(args: dict[str, Any]) -> dict[str, Any]:
+    """Row tracking: every column of ``table`` and ``_ROW_ID``, ``_SEQUENCE_NUMBER`` as pypaimon reads them (IPC
+    ``out``), and the latest snapshot's ``nextRowId``."""
+    table = _catalog(args["warehouse"]).get_table(args["table"])
+    names = [f.name for f in table.table_schema.fields] + ["_ROW_ID", "_SEQUENCE_NUMBER"]
+    builder = table.new_read_builder().with_projection(names)
+    result = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+    if result is None:
+        result = PyarrowFieldParser.from_paimon_schema(builder.read_type()).empty_table()
+    _write_ipc(result, args["out"])
+    snapshot = table.snapshot_manager().get_latest_snapshot()
+    return {"rows": result.num_rows, "next_row_id": None if snapshot is None else snapshot.next_row_id}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -421,6 +456,8 @@ COMMANDS = {
     "gate_tables": cmd_gate_tables,
     "data_evolution": cmd_data_evolution,
     "data_evolution_bench": cmd_data_evolution_bench,
+    "rt_append": cmd_rt_append,
+    "rt_read": cmd_rt_read,
 }
 
 

@@ -44,18 +44,20 @@ def test_the_features_other_helpers_build_are_supported() -> None:
 
 
 def test_require_names_the_most_restrictive_feature_and_what_is_still_possible() -> None:
-    found = {"row-tracking.enabled": "option 'row-tracking.enabled' = 'true'", "BLOB": "type BLOB"}
-    require("db.t", {"row-tracking.enabled": "x"}, Op.READ)  # read-only feature: reads pass
+    found = {"clustering.incremental": "option 'clustering.incremental' = 'true'", "BLOB": "type BLOB"}
+    require("db.t", {"clustering.incremental": "x"}, Op.READ)  # read-only feature: reads pass
     with pytest.raises(UnsupportedTableFeatureError) as info:
         require("db.t", found, Op.READ)
     e = info.value
     assert (e.feature, e.since, e.operation, e.still, e.also) == ("BLOB", "1.4", "read", "", ())
     assert str(e) == ("table db.t uses BLOB (type BLOB), a feature of Paimon 1.4 that this engine does not support "
                       "for read: the engine can only show this table's metadata (schema, snapshots, options)")
-    with pytest.raises(UnsupportedTableFeatureError, match=r"uses BLOB .* it also uses row-tracking.enabled$"):
+    with pytest.raises(UnsupportedTableFeatureError, match=r"uses BLOB .* it also uses clustering.incremental$"):
         require("db.t", found, Op.WRITE)
     with pytest.raises(UnsupportedTableFeatureError, match="for maintain: the engine can only read this table$"):
-        require("db.t", {"nextRowId": "snapshot 3 field 'nextRowId'"}, Op.MAINTAIN)
+        require("db.t", {"global index": "index-manifest entry of type btree"}, Op.MAINTAIN)
+    for op in Op:  # row tracking (issue 23) is supported for everything
+        require("db.t", {"row-tracking.enabled": "x", "nextRowId": "y", "_FIRST_ROW_ID": "z"}, op)
 
 
 def test_the_error_is_one_line_not_retryable_and_pickles() -> None:

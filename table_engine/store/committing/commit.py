@@ -46,6 +46,7 @@ from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.row_tracking import assign_row_tracking, next_row_id_start
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
@@ -188,8 +189,10 @@ class FileStoreCommit:
             kind = CommitKind.COMPACT
         else:
             kind = CommitKind.APPEND
-        delta = write_manifest_files(self.ctx.file_io, self.ctx.table_path, entries, self.ctx.schema.id,
-                                     self.part_types, self.opts.manifest_target_file_size())
+        # with row tracking, the delta manifests hold ids assigned per attempt (on the attempt's latest snapshot)
+        delta = [] if self.opts.row_tracking_enabled() else write_manifest_files(
+            self.ctx.file_io, self.ctx.table_path, entries, self.ctx.schema.id, self.part_types,
+            self.opts.manifest_target_file_size())
         changelog_manifests = write_manifest_files(
             self.ctx.file_io, self.ctx.table_path, changelog, self.ctx.schema.id, self.part_types,
             self.opts.manifest_target_file_size(), kind="changelog")
@@ -290,6 +293,13 @@ class FileStoreCommit:
                 base.extend(read_manifest_list(fio, self._mpath(name)))
         this_delta = list(delta)
         all_entries = list(entries)
+        next_row_id = latest.next_row_id if latest is not None else None
+        if self.opts.row_tracking_enabled():
+            all_entries, next_row_id = assign_row_tracking(
+                new_id, next_row_id_start(latest), entries, self.opts.row_tracking_partition_group_on_commit())
+            this_delta = write_manifest_files(fio, tp, all_entries, self.ctx.schema.id, self.part_types,
+                                              self.opts.manifest_target_file_size())
+            written.extend(m.file_name for m in this_delta)
         self._check_dv_index(index_changes, latest)
         if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
@@ -335,7 +345,7 @@ class FileStoreCommit:
             delta_manifest_list_size=delta_size, properties=snapshot_properties(properties),
             changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
             changelog_record_count=changelog_rows,
-            writer_version=WRITER_VERSION,
+            writer_version=WRITER_VERSION, next_row_id=next_row_id,
         )
         if self._publish(snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)

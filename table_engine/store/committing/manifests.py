@@ -100,6 +100,7 @@ def _meta(name: str, size: int, entries: Sequence[ManifestEntry], schema_id: int
     buckets = [e.bucket for e in entries]
     levels = [e.file.level for e in entries]
     total = {e.total_buckets for e in entries}
+    min_row_id, max_row_id = row_id_bounds(entries)
     return ManifestFileMeta(
         file_name=name,
         file_size=size,
@@ -112,7 +113,19 @@ def _meta(name: str, size: int, entries: Sequence[ManifestEntry], schema_id: int
         min_level=min(levels),
         max_level=max(levels),
         total_buckets=total.pop() if len(total) == 1 and -1 not in total else None,
+        min_row_id=min_row_id,
+        max_row_id=max_row_id,
     )
+
+
+def row_id_bounds(entries: Sequence[ManifestEntry]) -> tuple[int | None, int | None]:
+    """``_MIN_ROW_ID`` / ``_MAX_ROW_ID`` of a manifest: the row-id range of its files, None unless every file has
+    a ``_FIRST_ROW_ID`` (Paimon's rule)."""
+    if not entries or any(e.file.first_row_id is None for e in entries):
+        return None, None
+    lo = min(e.file.first_row_id for e in entries if e.file.first_row_id is not None)
+    hi = max(e.file.first_row_id + e.file.row_count - 1 for e in entries if e.file.first_row_id is not None)
+    return lo, hi
 
 
 def merge_manifests(

@@ -32,11 +32,13 @@ from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_pick import AppendPickOptions, pick_append
+from table_engine.store.compaction.row_tracking import keep_row_tracking, row_id_runs
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.read import ReadContext, read_context, read_data_file
+from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 
 __all__ = ["AppendBucketCompactor", "AppendCompactionSettings", "AppendWriterCompaction", "compact_append_bucket"]
 
@@ -51,6 +53,8 @@ class AppendCompactionSettings:
     bucketed: bool
     """Fixed buckets (``bucket`` > 0): consecutive files only, order kept."""
     bitmap64: bool = False
+    row_tracking: bool = False
+    """``row-tracking.enabled``: rewrite only runs of adjacent row ids and keep them (:func:`row_id_runs`)"""
 
     @staticmethod
     def of(ctx: StoreContext) -> AppendCompactionSettings:
@@ -60,7 +64,7 @@ class AppendCompactionSettings:
             min_file_num=o.get(COMPACTION_MIN_FILE_NUM),
             delete_ratio_threshold=o.get(COMPACTION_DELETE_RATIO_THRESHOLD),
             open_file_cost=o.get(SOURCE_SPLIT_OPEN_FILE_COST), deletion_vectors=o.deletion_vectors_enabled())
-        return AppendCompactionSettings(pick, o.bucket() > 0, o.deletion_vectors_bitmap64())
+        return AppendCompactionSettings(pick, o.bucket() > 0, o.deletion_vectors_bitmap64(), o.row_tracking_enabled())
 
 
 @dataclass
@@ -100,7 +104,11 @@ class AppendBucketCompactor:
         return {name: len(bitmap) for name, bitmap in self.dvs.vectors.items() if len(bitmap)}
 
     def pick(self, files: Sequence[DataFileMeta], full: bool = False) -> list[tuple[DataFileMeta, ...]]:
-        return pick_append(files, self.settings.pick, self.settings.bucketed, full, self.deleted_rows())
+        if not self.settings.row_tracking:
+            return pick_append(files, self.settings.pick, self.settings.bucketed, full, self.deleted_rows())
+        deleted = self.deleted_rows()
+        tracked = [f for f in files if f.first_row_id is not None and f.file_name not in deleted]
+        return row_id_runs(pick_append(tracked, self.settings.pick, self.settings.bucketed, full, {}))
 
     def compact(self, files: Sequence[DataFileMeta], full: bool = False) -> AppendCompactResult:
         """Pick and rewrite every group of ``files`` (the bucket's live files)."""
@@ -125,15 +133,20 @@ class AppendBucketCompactor:
         return self.dvs.flush() if self.dvs is not None else ([], [])
 
     def _read(self, f: DataFileMeta) -> pa.Table:
-        t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=False)
+        tracking = ROW_TRACKING_COLUMNS if self.settings.row_tracking else ()
+        t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=False,
+                           tracking=tracking)
         mask = self.dvs.keep_mask(f, t.num_rows) if self.dvs is not None else None
         return t if mask is None else t.filter(pa.array(mask))
 
     def _rewrite(self, group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
         tables = [self._read(f) for f in group]
         rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        return self.file_writer.write_append(self.bucket_path, rows, group[0].min_sequence_number,
-                                             FileSource.COMPACT)
+        out = self.file_writer.write_append(self.bucket_path, rows, group[0].min_sequence_number,
+                                            FileSource.COMPACT)
+        if not self.settings.row_tracking:
+            return out
+        return keep_row_tracking(out, rows, group)
 
 
 @dataclass

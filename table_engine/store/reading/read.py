@@ -36,6 +36,11 @@ from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.data_evolution import RowIdGroup, column_sources, data_evolution_enabled, row_id_groups
+from table_engine.store.reading.row_tracking import (
+    ROW_TRACKING_COLUMNS,
+    physical_tracking_columns,
+    with_tracking,
+)
 from table_engine.store.reading.scan import Split
 from table_engine.types import DataField, to_arrow_field
 
@@ -58,6 +63,8 @@ class ReadContext:
     sequence_fields: tuple[str, ...] = ()
     sequence_descending: bool = False
     default_partition_name: str = "__DEFAULT_PARTITION__"
+    row_tracking: bool = False
+    """``row-tracking.enabled``: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` are readable system columns"""
     data_evolution: bool = False
     """rows are merged from column files by row id (:mod:`.data_evolution`)"""
 
@@ -78,15 +85,20 @@ class TableRead:
         self.ctx = ctx
         self.read_optimized = read_optimized
         names = ctx.schema.field_names()
+        system_names = list(ROW_TRACKING_COLUMNS) if ctx.row_tracking and not ctx.schema.primary_keys else []
+        names = names + [n for n in system_names if n not in names]
         if columns is not None:
             for c in columns:
                 if c not in names:
                     raise SchemaError(f"cannot project unknown column {c!r}; columns are {names}")
-        self.columns = list(columns) if columns is not None else names
+        self.columns = list(columns) if columns is not None else ctx.schema.field_names()
         self.predicates = list(predicates)
-        check_value_types(self.predicates, ctx.schema.arrow_schema())
+        system_fields = [pa.field(n, pa.int64()) for n in system_names]
+        check_value_types(self.predicates, pa.schema([*ctx.schema.arrow_schema(), *system_fields]))
         self.filter_expr = conjunction(self.predicates)
-        self.output_schema = pa.schema([to_arrow_field(ctx.schema.field(c)) for c in self.columns])
+        by_name = {f.name: f for f in system_fields}
+        self.output_schema = pa.schema([by_name[c] if c in by_name and c not in ctx.schema.field_names()
+                                        else to_arrow_field(ctx.schema.field(c)) for c in self.columns])
         self.has_pk = bool(ctx.schema.primary_keys)
         self.key_cols = tuple(ctx.schema.trimmed_primary_keys()) if self.has_pk else ()
         needed = set(self.columns) | {p.column for p in self.predicates}
@@ -96,6 +108,8 @@ class TableRead:
                 needed |= ctx.merge_function.read_columns(needed)
         # keep schema order
         self.read_fields = [f for f in ctx.schema.fields if f.name in needed]
+        self.tracking = tuple(n for n in system_names if n in needed and n not in ctx.schema.field_names())
+        """the row-tracking system columns this read computes (``_ROW_ID``, ``_SEQUENCE_NUMBER``)"""
         self._vectors = VectorCache(ctx.file_io)
         self.chunk_rows = STREAM_CHUNK_ROWS
         """Rows per chunk :meth:`to_batches` reads from each file."""
@@ -204,7 +218,7 @@ class TableRead:
                 mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), f.row_count)
             offset = 0
             for t in iter_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq,
-                                    self.chunk_rows):
+                                    self.chunk_rows, self.tracking):
                 n = t.num_rows
                 if mask is not None:
                     t = t.filter(pa.array(mask[offset:offset + n]))
@@ -268,7 +282,8 @@ class TableRead:
     def _read_file(self, split: Split, f: DataFileMeta, system: bool, with_seq: bool = True) -> pa.Table:
         """One data file, projected to the current schema by field id, its deletion vector applied."""
         with naming_snapshot(split.snapshot_id):
-            t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq)
+            t = read_data_file(self.ctx, self._file_path(split, f), f, self.read_fields, system, with_seq,
+                               self.tracking)
             if split.deletion_files:
                 mask = self._vectors.keep_mask(split.deletion_files.get(f.file_name), t.num_rows)
                 if mask is not None:
@@ -283,7 +298,7 @@ class TableRead:
         """The rows of one row-id group of a data-evolution split, its deletion vector applied."""
         fields = self.read_fields or self.ctx.schema.fields[:1]  # no column asked: still count the rows
         with naming_snapshot(split.snapshot_id):
-            t = read_row_id_group(self.ctx, group, fields, lambda f: self._file_path(split, f))
+            t = read_row_id_group(self.ctx, group, fields, lambda f: self._file_path(split, f), self.tracking)
             if split.deletion_files:
                 mask = self._vectors.keep_mask(split.deletion_files.get(group.anchor.file_name), group.row_count)
                 if mask is not None:
@@ -296,13 +311,23 @@ class TableRead:
 
 
 def read_row_id_group(ctx: ReadContext, group: RowIdGroup, fields: Sequence[DataField],
-                      path_of: Callable[[DataFileMeta], str]) -> pa.Table:
+                      path_of: Callable[[DataFileMeta], str], tracking: Sequence[str] = ()) -> pa.Table:
     """Every row of a row-id group of a data-evolution table (deleted ones too, in row-id order): each of ``fields``
     from the newest file holding it (only those files are opened, each for only its columns), nulls where no file
-    holds it."""
+    holds it; then the row-tracking columns of ``tracking``, which every file holds (as Paimon's
+    ``DataEvolutionSplitRead``): from the newest file of the group."""
     columns: dict[str, pa.ChunkedArray] = {}
-    for f, supplied in column_sources(group, fields, ctx.schema_of):
-        t = read_data_file(ctx, path_of(f), f, supplied, system=False)
+    sources = column_sources(group, fields, ctx.schema_of)
+    newest = group.files[0]
+    if tracking and (not sources or sources[0][0] is not newest):  # only the tracking columns of the newest file
+        path = path_of(newest)
+        physical = physical_tracking_columns(ctx.file_io, path, newest, tracking)
+        placeholder = pa.table({"_": pa.nulls(group.row_count)})
+        raw = read_file(ctx.file_io, path, physical) if physical else placeholder
+        t = with_tracking(placeholder, raw, newest, tracking, 0)
+        columns.update((name, t.column(name)) for name in tracking)
+    for f, supplied in sources:
+        t = read_data_file(ctx, path_of(f), f, supplied, system=False, tracking=tracking if f is newest else ())
         if t.num_rows != group.row_count:
             raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata says "
                                        f"{group.row_count}")
@@ -311,24 +336,31 @@ def read_row_id_group(ctx: ReadContext, group: RowIdGroup, fields: Sequence[Data
     out_fields = [to_arrow_field(fld).with_nullable(True) for fld in fields]
     arrays = [columns[fld.name] if fld.name in columns else pa.nulls(group.row_count, af.type)
               for fld, af in zip(fields, out_fields, strict=True)]
+    out_fields += [pa.field(name, pa.int64()) for name in tracking]
+    arrays += [columns[name] for name in tracking]
     return pa.Table.from_arrays(arrays, schema=pa.schema(out_fields))
 
 
 def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
-                   with_seq: bool = True) -> pa.Table:
+                   with_seq: bool = True, tracking: Sequence[str] = ()) -> pa.Table:
     """The ``read_fields`` (of the current schema) of one data file, matched by field id across schema versions
     (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
-    ``_VALUE_KIND``."""
+    ``_VALUE_KIND``; then the row-tracking columns of ``tracking`` (:func:`tracking_columns`)."""
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
-    return _project(ctx, read_file(ctx.file_io, path, file_cols), wanted, system, with_seq)
+    physical = physical_tracking_columns(ctx.file_io, path, f, tracking)
+    raw = read_file(ctx.file_io, path, file_cols + physical)
+    return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
 
 
 def iter_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
-                   with_seq: bool = True, batch_rows: int = 65536) -> Iterator[pa.Table]:
+                   with_seq: bool = True, batch_rows: int = 65536, tracking: Sequence[str] = ()) -> Iterator[pa.Table]:
     """:func:`read_data_file` in tables of at most ``batch_rows`` rows (read batch by batch: bounded memory)."""
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
-    for raw in iter_file(ctx.file_io, path, file_cols, batch_rows):
-        yield _project(ctx, raw, wanted, system, with_seq)
+    physical = physical_tracking_columns(ctx.file_io, path, f, tracking)
+    offset = 0
+    for raw in iter_file(ctx.file_io, path, file_cols + physical, batch_rows):
+        yield with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, offset)
+        offset += raw.num_rows
 
 
 def _file_columns(ctx: ReadContext, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
@@ -375,7 +407,7 @@ def read_context(ctx: StoreContext) -> ReadContext:
     opts = ctx.options
     return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
                        tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name(),
-                       data_evolution_enabled(ctx.schema.options))
+                       opts.row_tracking_enabled(), data_evolution_enabled(ctx.schema.options))
 
 
 def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:

@@ -540,6 +540,10 @@ class TableWrite:
         st = self._buckets.get((gid, bucket))
         if st is None:
             restored = self._committed_max_seq.get((self._parts[gid][1], bucket), -1)
+            if self.opts.row_tracking_enabled() and self.opts.bucket() == -1:
+                # as Paimon's bucket-unaware writer: sequence numbers start at 0, which the commit replaces by the
+                # snapshot id (so `_SEQUENCE_NUMBER` of the rows is the id of the snapshot that added them)
+                restored = -1
             st = _BucketState(next_seq=restored + 1)
             self._buckets[(gid, bucket)] = st
         return st

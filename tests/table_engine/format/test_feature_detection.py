@@ -53,9 +53,6 @@ def index_entry(index_type: str, global_index: GlobalIndexMeta | None = None) ->
 
 # one minimal input per feature the engine does not fully support: feature name -> what it detects there
 DETECTED: dict[str, dict[str, str]] = {
-    "row-tracking.enabled": schema_features(schema(options={"row-tracking.enabled": "true"})),
-    "nextRowId": snapshot_features(snapshot(nextRowId=7)),
-    "_FIRST_ROW_ID": data_file_features([data_file(first_row_id=0)]),
     "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
     "pk-<type>.index.columns": schema_features(schema(options={"pk-btree.index.columns": "id"})),
     "metadata.iceberg.storage": schema_features(schema(options={"metadata.iceberg.storage": "table-location"})),

@@ -54,7 +54,7 @@ def _layout(root: Path, layout: list[Range], tag: str) -> tuple[TableRead, Split
     cat = Catalog(str(root))
     cat.create_database("db", ignore_if_exists=True)
     t = cat.create_table(f"db.{tag}", SCHEMA, options={"bucket": "-1"})
-    ctx = replace(read_context(t._ctx), data_evolution=True)
+    ctx = replace(read_context(t._ctx), data_evolution=True, row_tracking=True)
     bucket = Path(t.path) / "bucket-0"
     bucket.mkdir(parents=True, exist_ok=True)
     files: list[DataFileMeta] = []
@@ -80,9 +80,11 @@ def _layout(root: Path, layout: list[Range], tag: str) -> tuple[TableRead, Split
         anchor = min(metas, key=lambda f: (f.max_sequence_number, f.file_name))
         if deleted:
             dvs[anchor.file_name] = BitMap(deleted)
+        top = max(seq for _, seq in layout_files)
         for pos in range(n):
             if pos not in deleted:
-                model.append({c: newest[c][1][pos] if c in newest else None for c in COLUMNS})
+                row = {c: newest[c][1][pos] if c in newest else None for c in COLUMNS}
+                model.append({**row, "_ROW_ID": first + pos, "_SEQUENCE_NUMBER": top})
         first += n
     deletion_files = None
     if dvs:
@@ -110,8 +112,16 @@ def _by_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @given(layout=ranges())
 def test_reads_equal_the_newest_write_of_each_column(tmp_path_factory: pytest.TempPathFactory,
                                                      layout: list[Range]) -> None:
-    reader, split, model = _layout(tmp_path_factory.mktemp("de"), layout, "t")
+    reader, split, with_ids = _layout(tmp_path_factory.mktemp("de"), layout, "t")
+    model = [{c: r[c] for c in COLUMNS} for r in with_ids]
     assert _by_id(reader.read_split(split).to_pylist()) == _by_id(model)
+    # row ids and sequence numbers (of the newest file of the range), also without any data column
+    tracked = TableRead(reader.ctx, ["_ROW_ID", "id", "_SEQUENCE_NUMBER"]).read_split(split).to_pylist()
+    assert sorted(tracked, key=lambda r: r["_ROW_ID"]) == sorted(
+        ({"_ROW_ID": r["_ROW_ID"], "id": r["id"], "_SEQUENCE_NUMBER": r["_SEQUENCE_NUMBER"]} for r in with_ids),
+        key=lambda r: r["_ROW_ID"])
+    only_ids = TableRead(reader.ctx, ["_ROW_ID"]).read_split(split).column("_ROW_ID").to_pylist()
+    assert sorted(only_ids) == sorted(r["_ROW_ID"] for r in with_ids)
     for col in COLUMNS[1:]:
         projected = TableRead(reader.ctx, ["id", col])
         assert _by_id(projected.read_split(split).to_pylist()) == _by_id([{"id": r["id"], col: r[col]} for r in model])
