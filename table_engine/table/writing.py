@@ -59,6 +59,11 @@ class WriteSurface(TableBase):
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``).
         ``new_user``: ``commit_user`` was generated for this job and has committed nothing yet, so the exactly-once
         check reads no history (as for a generated default)."""
+        return self._committer(commit_user, new_user=new_user)
+
+    def _committer(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
+        """:meth:`new_commit` without the gate's check for writes: for maintenance jobs, which passed the gate for
+        maintenance (their commits are COMPACT, which the committer checks against the snapshot it commits on)."""
         user = commit_user or default_commit_user(self.options)
         return FileStoreCommit(self._ctx, user, new_user=new_user or commit_user is None)
 

@@ -249,9 +249,10 @@ def _feature_table(catalog: Any, name: str, schema: pa.Schema, options: dict[str
 
 def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     """Tables with the features of Paimon 1.1-2.0 that the engine's capability gate refuses, in one warehouse:
-    ``db.blob`` (BLOB column), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>), ``db.row_tracking``
-    (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and ``db.global_index`` (row tracking
-    and a BTree global index on ``id``). Returns the tables' names and their rows as pypaimon reads them."""
+    ``db.blob`` (BLOB column, two commits), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>),
+    ``db.row_tracking`` (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and
+    ``db.global_index`` (row tracking and a BTree global index on ``id``). Returns the tables' names and their rows
+    as pypaimon reads them."""
     from pypaimon.schema.data_types import AtomicType, DataField
 
     catalog = _catalog(args["warehouse"])
@@ -259,7 +260,8 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     rt = {"row-tracking.enabled": "true"}
     de = {**rt, "data-evolution.enabled": "true"}
     blob = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
-    _feature_table(catalog, "db.blob", blob, de, [pa.table({"id": [1, 2], "b": [b"x", b"y"]}, schema=blob)])
+    _feature_table(catalog, "db.blob", blob, de, [pa.table({"id": [1, 2], "b": [b"x", b"y"]}, schema=blob),
+                                                 pa.table({"id": [3], "b": [b"z"]}, schema=blob)])
     vector = pa.schema([("id", pa.int64()), ("v", pa.list_(pa.float32(), 3))])
     _feature_table(catalog, "db.vector", vector, {}, [pa.table({"id": [1], "v": [[1.0, 2.0, 3.0]]}, schema=vector)])
     catalog.create_table("db.variant", Schema(fields=[DataField(0, "id", AtomicType("BIGINT")),
@@ -343,12 +345,12 @@ def _de_op(catalog: Any, name: str, op: dict[str, Any]) -> None:
 
 def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
     """Data-evolution tables (row tracking + ``data-evolution.enabled``) built by sequences of operations, then read
-    by pypaimon with ``_ROW_ID``. ``tables``: a list of ``{"name": "db.t", "fields": [[name, arrow type name], ...],
-    "options": {...}, "partition_keys": [...], "ops": [...]}``; ops (one commit each unless said): ``write``
-    (``rows``: JSON columns; ``cols``: with_write_type), ``update`` (rows with ``_ROW_ID``; ``cols``), ``upsert``
-    (rows, ``keys``; ``cols``), ``delete_rows`` (``row_ids``), ``delete_where`` (``where``: [column, op, value]),
-    ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``names``: tables to read only (e.g.
-    after the engine changed them). Writes each table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` to
+    by pypaimon. ``tables``: a list of ``{"name": "db.t", "fields": [[name, arrow type name], ...], "options": {...},
+    "partition_keys": [...], "ops": [...]}`` (``"create": false``: the table exists). Ops, one commit each:
+    ``write`` (``rows``: JSON columns; ``cols``: with_write_type), ``update`` (rows with ``_ROW_ID``; ``cols``),
+    ``upsert`` (rows, ``keys``; ``cols``), ``delete_rows`` (``row_ids``), ``delete_where`` (``where``: [column, op,
+    value]), ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``names``: tables to read only
+    (e.g. after the engine changed them). Writes each table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` to
     ``<out_dir>/<name>.arrow``."""
     catalog = _catalog(args["warehouse"])
     catalog.create_database("db", True)
@@ -357,8 +359,9 @@ def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
         name = spec["name"]
         schema = pa.schema([(n, getattr(pa, t)()) for n, t in spec["fields"]])
         options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", **spec.get("options", {})}
-        catalog.create_table(name, Schema.from_pyarrow_schema(schema, partition_keys=spec.get("partition_keys"),
-                                                              options=options), False)
+        if spec.get("create", True):
+            catalog.create_table(name, Schema.from_pyarrow_schema(
+                schema, partition_keys=spec.get("partition_keys"), options=options), False)
         for op in spec["ops"]:
             _de_op(catalog, name, op)
         names.append(name)

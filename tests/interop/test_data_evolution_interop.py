@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pathlib
 import shutil
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -161,6 +162,51 @@ def test_the_issue_upsert_table_reads_240_rows_not_660(
     assert t.read(filter=[("id", "=", 7)]).to_pylist() == [{"id": 7, "x": "v7", "y": 7, "z": 3.5}]
 
 
+# what pypaimon does after the engine's maintenance: appends and updates of rows the compaction rewrote
+MORE: dict[str, list[dict[str, Any]]] = {
+    name: [{"op": "write", "cols": ["id", "p"] if name == "db.partitioned" else ["id"],
+            "rows": {"id": [1000, 1001], **({"p": ["a", "a"]} if name == "db.partitioned" else {})}},
+           {"op": "update", "cols": ["y"], "rows": {"_ROW_ID": [0], "y": [7777]}}]
+    for name in TABLES
+}
+
+
+def test_maintenance_keeps_rows_and_row_ids_and_pypaimon_goes_on(
+        de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]], pypaimon: PypaimonClient,
+        tmp_path: pathlib.Path) -> None:
+    """Compaction merges each row range's column files into one file, row ids kept (deletion vectors moved with
+    them); expiry then removes the column files and orphan cleanup finds nothing; pypaimon reads the same rows and row
+    ids, appends rows after the last row id and updates compacted rows; the engine reads that too."""
+    wh = tmp_path / "warehouse"
+    shutil.copytree(de_warehouse[0], wh)
+    cat = Catalog(str(wh))
+    for name, spec in TABLES.items():
+        t = cat.get_table(name)
+        before_files = sum(len(s.files) for s in t.plan())
+        assert t.compact(full=True) is not None, name
+        theirs = de_warehouse[1][name]
+        assert _sorted(t.read(columns=theirs.column_names[:-1]), "_ROW_ID") == _sorted(
+            theirs.drop_columns(["_SEQUENCE_NUMBER"]), "_ROW_ID"), name
+        files = [f for s in t.plan() for f in s.files]
+        assert len(files) < before_files and all(f.write_cols is None for f in files), name
+        assert len({f.first_row_id for f in files}) == len(files), name  # one file per row range
+        t.expire_snapshots(retain_max=1, retain_min=1, older_than_millis=2**62)
+        assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
+        assert _sorted(t.read()) == _model(spec).by("id"), name
+    result = pypaimon.run({"command": "data_evolution", "warehouse": str(wh), "out_dir": str(tmp_path), "tables": [
+        {"name": name, "fields": spec.get("fields", FIELDS), "create": False, "ops": MORE[name]}
+        for name, spec in TABLES.items()]})
+    for name, spec in TABLES.items():
+        model = _model(spec)
+        for op in MORE[name]:
+            model.apply(op)
+        theirs = read_ipc(pathlib.Path(result[name]["out"]))
+        assert sorted(theirs.drop_columns(["_SEQUENCE_NUMBER"]).to_pylist(), key=lambda r: r["_ROW_ID"]) == \
+            model.with_row_ids(), name
+        t = Catalog(str(wh)).get_table(name)
+        assert _sorted(t.read(columns=theirs.column_names), "_ROW_ID") == _sorted(theirs, "_ROW_ID"), name
+
+
 def test_what_is_not_supported_yet_is_refused(de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]],
                                               tmp_path: pathlib.Path) -> None:
     wh = tmp_path / "warehouse"
@@ -175,6 +221,4 @@ def test_what_is_not_supported_yet_is_refused(de_warehouse: tuple[pathlib.Path, 
         t.changelog_consumer()
     with pytest.raises(UnsupportedTableFeatureError, match="uses data-evolution.enabled .* for write"):
         t.write(pa.table({"id": pa.array([1], pa.int64())}))
-    with pytest.raises(UnsupportedTableFeatureError, match="uses data-evolution.enabled .* for maintain"):
-        t.compact(full=True)
     assert state(str(wh)) == before
