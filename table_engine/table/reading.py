@@ -131,7 +131,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.READ)
-        t.refuse_change_reads("streaming reads")
+        t._refuse_change_reads("streaming reads")
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -147,7 +147,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.MAINTAIN if consumer_id is not None or t.options.get(CONSUMER_ID) is not None else Op.READ)
-        t.refuse_change_reads("changelog consumers")
+        t._refuse_change_reads("changelog consumers")
         t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -156,7 +156,7 @@ class ReadSurface(TagSurface):
         scan_class = StreamScan if t.source is None else t.source.stream_scan_class
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
 
-    def refuse_change_reads(self, what: str) -> None:
+    def _refuse_change_reads(self, what: str) -> None:
         """Raise the gate's error for ``what``, a read of the table's changes (snapshot deltas), on a data-evolution
         table: it would read column files as new rows (batch reads merge them)."""
         if data_evolution_enabled(self.schema.options):
@@ -185,7 +185,7 @@ class ReadSurface(TagSurface):
         from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
 
         self._gate(Op.READ)
-        self.refuse_change_reads("incremental reads")
+        self._refuse_change_reads("incremental reads")
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         if columns is not None:
