@@ -79,7 +79,6 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
-READ_MAINTAIN = frozenset({Op.READ, Op.MAINTAIN})
 READ_WRITE = frozenset({Op.READ, Op.WRITE})
 NONE: frozenset[Op] = frozenset()
 
@@ -126,14 +125,14 @@ FEATURES: tuple[Feature, ...] = (
             "`file.format.per.level`, `file.compression.per.level`", ALL,
             "Per-level formats and codecs of the writer (issue 22).",
             _keys("file.format.per.level", "file.compression.per.level")),
-    # ---- readable only -----------------------------------------------------------------------------------------
-    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", READ_MAINTAIN,
+    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
-            "deletion vector applied); compaction merges them into one file per range, row ids kept; expiry, orphan "
-            "cleanup, tags, rollback as usual. Writes and reads of changes (incremental, streaming, changelog "
-            "consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
-    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", READ_MAINTAIN,
+            "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
+            "compaction merges them into one file per range, row ids kept. Reads of changes (incremental, streaming, "
+            "changelog consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
+    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
             "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
+    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
             "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection and filters); commits assign "
             "`_FIRST_ROW_ID` to new files and carry `nextRowId` (issue 23). Maintenance stays refused: a rewrite "

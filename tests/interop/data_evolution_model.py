@@ -33,7 +33,8 @@ class RowIdModel:
         elif kind == "update":
             for r in _as_rows(op["rows"]):
                 rid = r.pop("_ROW_ID")
-                self.rows[rid].update({c: r[c] for c in (op.get("cols") or r)})
+                if rid in self.rows:  # a deleted row stays deleted
+                    self.rows[rid].update({c: r[c] for c in (op.get("cols") or r)})
         elif kind == "upsert":
             keys = op["keys"]
             new = []

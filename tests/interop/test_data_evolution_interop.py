@@ -3,9 +3,10 @@ some columns by row id, upserts by key (whole rows and some columns), writes of 
 by predicate, a column added by a schema change, a partitioned table.
 
 The engine's batch reads (whole rows, projections, filters, streaming batches, time travel) equal a dict model keyed
-by row id, which pypaimon's own read (with ``_ROW_ID``) equals too. What the engine does not support yet on such a
-table (incremental and streaming reads, writes, maintenance) is refused by the gate with the table unchanged. pypaimon
-makes every table in one subprocess call.
+by row id, which pypaimon's own read (with ``_ROW_ID``) equals too. The engine's maintenance (compaction, expiry,
+orphan cleanup) keeps rows and row ids for pypaimon, which then writes on; the engine's own writes (updates by row
+id, writes of some columns, whole rows) read the same in pypaimon. Reads of changes (incremental, streaming) are
+refused with the table unchanged. pypaimon makes every table in one subprocess call.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import UnsupportedTableFeatureError
+from table_engine.errors import TableEngineError, UnsupportedTableFeatureError
 from table_engine.store.reading.raw_files import plan_raw
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.interop.data_evolution_model import RowIdModel
@@ -207,7 +208,7 @@ def test_maintenance_keeps_rows_and_row_ids_and_pypaimon_goes_on(
         assert _sorted(t.read(columns=theirs.column_names), "_ROW_ID") == _sorted(theirs, "_ROW_ID"), name
 
 
-def test_what_is_not_supported_yet_is_refused(de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]],
+def test_reads_of_changes_are_refused(de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]],
                                               tmp_path: pathlib.Path) -> None:
     wh = tmp_path / "warehouse"
     shutil.copytree(de_warehouse[0], wh)
@@ -219,6 +220,72 @@ def test_what_is_not_supported_yet_is_refused(de_warehouse: tuple[pathlib.Path, 
         t.copy({"incremental-between": "1,3"}).read()
     with pytest.raises(UnsupportedTableFeatureError, match="for changelog consumers"):
         t.changelog_consumer()
-    with pytest.raises(UnsupportedTableFeatureError, match="uses data-evolution.enabled .* for write"):
-        t.write(pa.table({"id": pa.array([1], pa.int64())}))
+    assert state(str(wh)) == before
+
+
+def _engine_apply(t: Any, op: dict[str, Any]) -> None:
+    """One driver operation done by the engine (writes and updates by row id)."""
+    schema = t.arrow_schema
+    names = list(op["rows"])
+    fields = [pa.field("_ROW_ID", pa.int64()) if n == "_ROW_ID" else schema.field(n) for n in names]
+    data = pa.table({n: pa.array(op["rows"][n], f.type) for n, f in zip(names, fields, strict=True)})
+    if op["op"] == "update":
+        assert t.update_by_row_id(data) is not None
+    else:
+        assert op["op"] == "write"
+        assert t.write(data) is not None
+
+
+# the engine's writes on each table: updates by row id (of rows pypaimon updated too), some columns, whole rows
+ENGINE: dict[str, list[dict[str, Any]]] = {
+    name: [{"op": "update", "rows": {"_ROW_ID": [0, 3], ("x" if name != "db.evolved" else "w"): (
+               ["e0", "e3"] if name != "db.evolved" else [500, 503])}},
+           {"op": "write", "rows": {"id": [2000], **({"p": ["b"]} if name == "db.partitioned" else {}),
+                                    "y": [2000]}},
+           {"op": "write", "rows": {"id": [2001], "x": ["w"], "y": [1], **(
+               {"p": ["a"]} if name == "db.partitioned" else {"z": [0.5]} if name != "db.evolved" else
+               {"z": [0.5], "w": [9]})}},
+           {"op": "update", "rows": {"_ROW_ID": [1, 0], "y": [-7, -8]}}]
+    for name in TABLES
+}
+
+
+def test_engine_writes_read_the_same_in_pypaimon(de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]],
+                                                 pypaimon: PypaimonClient, tmp_path: pathlib.Path) -> None:
+    wh = tmp_path / "warehouse"
+    shutil.copytree(de_warehouse[0], wh)
+    models = {}
+    for name, spec in TABLES.items():
+        model = _model(spec)
+        t = Catalog(str(wh)).get_table(name)
+        for op in ENGINE[name]:
+            _engine_apply(t, op)
+            model.apply(op)
+        assert _sorted(t.read()) == model.by("id"), name
+        models[name] = model
+        if name == "db.updates":
+            t.compact(full=True)
+    result = pypaimon.run({"command": "data_evolution", "warehouse": str(wh), "out_dir": str(tmp_path),
+                           "names": list(TABLES)})
+    for name, model in models.items():
+        theirs = read_ipc(pathlib.Path(result[name]["out"]))
+        assert sorted(theirs.drop_columns(["_SEQUENCE_NUMBER"]).to_pylist(), key=lambda r: r["_ROW_ID"]) == \
+            model.with_row_ids(), name
+
+
+def test_bad_updates_change_nothing(de_warehouse: tuple[pathlib.Path, dict[str, pa.Table]],
+                                    tmp_path: pathlib.Path) -> None:
+    wh = tmp_path / "warehouse"
+    shutil.copytree(de_warehouse[0], wh)
+    before = state(str(wh))
+    t = Catalog(str(wh)).get_table("db.deletes")
+    ids = pa.array([1, 999], pa.int64())
+    for data, match in [
+        (pa.table({"_ROW_ID": ids, "y": pa.array([1, 2], pa.int32())}), "row id 999 is not a row of the table"),
+        (pa.table({"_ROW_ID": pa.array([1, 1], pa.int64()), "y": pa.array([1, 2], pa.int32())}), "repeated _ROW_ID"),
+        (pa.table({"_ROW_ID": pa.array([1], pa.int64()), "nope": [1]}), "unknown column\\(s\\) \\['nope'\\]"),
+        (pa.table({"y": pa.array([1], pa.int32())}), "has no _ROW_ID column"),
+    ]:
+        with pytest.raises(TableEngineError, match=match):
+            t.update_by_row_id(data)
     assert state(str(wh)) == before

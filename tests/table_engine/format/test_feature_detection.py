@@ -61,8 +61,6 @@ DETECTED: dict[str, dict[str, str]] = {
     "BLOB": schema_features(schema(["BLOB"])),
     "VARIANT": schema_features(schema(["VARIANT NOT NULL"])),
     "VECTOR": schema_features(schema([VECTOR])),
-    "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
-    "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
     "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
     "chain-table.enabled": schema_features(schema(options={"chain-table.enabled": "true"})),
     "scan.fallback-branch": schema_features(schema(options={"scan.fallback-branch": "b"})),
