@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from table_engine.core_options import DATA_EVOLUTION_ENABLED as DATA_EVOLUTION
 from table_engine.errors import CorruptMetadataError
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.types import DataField
 
-DATA_EVOLUTION_ENABLED = "data-evolution.enabled"
-"""The table option that turns data evolution on (Paimon's ``CoreOptions.DATA_EVOLUTION_ENABLED``)."""
+DATA_EVOLUTION_ENABLED = DATA_EVOLUTION.key
+"""The table option that turns data evolution on (:data:`table_engine.core_options.DATA_EVOLUTION_ENABLED`)."""
 
 
 def data_evolution_enabled(options: Mapping[str, str]) -> bool:
