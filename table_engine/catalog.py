@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from table_engine.core_options import validate_options
+from table_engine.core_options import CoreOptions, validate_options
 from table_engine.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
+    OptionError,
     ReadOnlyTableError,
     SchemaError,
     TableAlreadyExistError,
@@ -156,6 +157,10 @@ class Catalog:
             raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
+        if CoreOptions(opts).row_tracking_enabled() and (primary_keys or CoreOptions(opts).bucket() != -1):
+            # Paimon's SchemaValidation.validateRowTracking
+            raise OptionError(f"table {identifier}: 'row-tracking.enabled' = 'true' needs an append table with "
+                              f"bucket = -1 (primary keys {list(primary_keys)}, bucket {CoreOptions(opts).bucket()})")
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)
@@ -174,10 +179,13 @@ class Catalog:
         return Table(self.file_io, path, identifier, ts)
 
     def get_table(self, identifier: str) -> Table:
-        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$snapshots`` etc. its system tables
+        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$row_tracking`` its rows with
+        ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (row-tracking tables), ``db.t$snapshots`` etc. its system tables
         (:mod:`table_engine.system_tables`)."""
         parse_identifier(identifier)
         base, _, system = identifier.partition("$")
+        if system == "row_tracking":
+            return self.get_table(base).row_tracking_view()
         if system and system != "ro":
             return system_table(self.get_table(base), system)
         path = self.table_path(base)

@@ -598,7 +598,8 @@ REGISTRY = OptionRegistry(SECTIONS, PATTERNS, RECOGNIZED, RECOGNIZED_PREFIXES)
 
 #: options that cannot change once a table has data
 IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-key", "partition",
-                               "sequence.field", "rowkind.field", "bucket-function.type", "data-file.prefix"})
+                               "sequence.field", "rowkind.field", "bucket-function.type", "data-file.prefix",
+                               "row-tracking.enabled"})
 
 
 def validate_options(raw: Mapping[str, str]) -> None:

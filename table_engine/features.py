@@ -79,7 +79,6 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
-READ_WRITE = frozenset({Op.READ, Op.WRITE})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -132,16 +131,17 @@ FEATURES: tuple[Feature, ...] = (
             "changelog consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
             "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
-    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
-            "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection and filters); commits assign "
-            "`_FIRST_ROW_ID` to new files and carry `nextRowId` (issue 23). Maintenance stays refused: a rewrite "
-            "must keep the row ids.",
+            "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection, filters, `$row_tracking`); "
+            "commits assign `_FIRST_ROW_ID` and `nextRowId`; compaction, deletion vectors, file-index rewrite, "
+            "overwrite, drop, expiry keep the ids (issue 23, ADR 0016).",
             _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
     Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", ALL,
             "Row tracking seen in a snapshot: read, and carried into every snapshot a commit writes."),
     Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", ALL,
-            "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position; assigned at commit."),
+            "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position (a physical `_ROW_ID` "
+            "column wins); kept by every rewrite."),
+    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
             "`global-index.*` options", READ_ONLY,
             "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "

@@ -143,7 +143,7 @@ class SystemTable:
     def __init__(self, table: Table, name: str) -> None:
         if name not in SCHEMAS:
             raise TableNotExistError(f"system table {table.identifier}${name} does not exist; known system tables: "
-                                     f"{', '.join(SYSTEM_TABLES + ('ro', 'audit_log', 'binlog'))}")
+                                     f"{', '.join(SYSTEM_TABLES + ('ro', 'row_tracking', 'audit_log', 'binlog'))}")
         self.name = name
         self.data_table = table
 

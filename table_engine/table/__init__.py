@@ -24,7 +24,8 @@ class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteS
       ``options``, ``primary_keys``, ``partition_keys``, ``arrow_schema``, ``refresh``, ``schema_by_id``, ``alter``,
       ``copy``, ``read_only``, ``check_supported``.
     - read (:mod:`~table_engine.table.reading`): ``read``, ``to_batches``, ``plan``, ``new_read``,
-      ``resolve_snapshot``, ``scan_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``.
+      ``resolve_snapshot``, ``scan_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``,
+      ``row_tracking_view``.
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
       ``update_by_row_id``, ``maintain``, ``commit_maintenance``.
     - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``expire_snapshots``,

@@ -175,14 +175,15 @@ class TableBase:
     def _gate(self, op: Op, snapshot: Snapshot | None = None) -> None:
         """Raise :class:`~table_engine.errors.UnsupportedTableFeatureError` if the table uses a feature the engine
         does not support for ``op``: its schema's types and options (no request); for maintenance also the latest
-        snapshot's fields and its index manifest; for a write the latest index manifest (an index over row ids may
-        not allow writes where row tracking does); for a read, ``snapshot``'s fields. A write checks the snapshot it
-        commits on where its commit reads it anyway (:class:`~table_engine.store.committing.commit.FileStoreCommit`,
-        before publishing). System tables read metadata only and pass."""
+        snapshot's fields and its index manifest; for a write to a row-tracking table also the latest index manifest
+        (global indexes over row ids need row tracking, and may refuse writes it allows); for a read, ``snapshot``'s
+        fields. A write checks the snapshot it commits on where its commit reads it anyway
+        (:class:`~table_engine.store.committing.commit.FileStoreCommit`, before publishing). System tables read
+        metadata only and pass."""
         if self.source is not None:
             return
         found = self._schema_features()
-        if op is Op.MAINTAIN or op is Op.WRITE:
+        if op is Op.MAINTAIN or (op is Op.WRITE and self.options.row_tracking_enabled()):
             snapshot = latest_snapshot(self.file_io, self.path)
             if snapshot is not None and snapshot.index_manifest:
                 with naming_snapshot(snapshot.id):

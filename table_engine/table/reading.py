@@ -12,6 +12,7 @@ import pyarrow as pa
 from table_engine.core_options import CONSUMER_ID
 from table_engine.errors import (
     ReadOnlyTableError,
+    SchemaError,
     SnapshotNotExistError,
     TableEngineError,
     UnsupportedTableFeatureError,
@@ -34,6 +35,7 @@ class ReadSurface(TagSurface):
     """Reads of a snapshot chosen by id, tag or time (tags resolve through :class:`TagSurface`) and of changes."""
 
     _read_optimized = False  # the ``$ro`` view of a table
+    _row_tracking_view = False  # the ``$row_tracking`` view of a table
 
     def resolve_snapshot(self, snapshot_id: int | None = None, tag: str | None = None,
                          timestamp_millis: int | None = None) -> Snapshot | None:
@@ -82,7 +84,20 @@ class ReadSurface(TagSurface):
         self._gate(Op.READ)
         preds = parse_filters(filter)
         validate_columns(preds, self._readable_columns())
+        if columns is None and self._row_tracking_view:
+            columns = self._readable_columns()
         return TableRead(read_context(self._ctx), columns, preds)
+
+    def row_tracking_view(self) -> Self:
+        """The ``$row_tracking`` table (Paimon 2.0's ``RowTrackingTable``): reads return every column and
+        ``_ROW_ID``, ``_SEQUENCE_NUMBER``. Read-only; only of an append table with ``row-tracking.enabled``."""
+        if not self.options.row_tracking_enabled() or self.schema.primary_keys:
+            raise TableEngineError(f"table {self.identifier} has no row tracking: $row_tracking needs an append "
+                                   "table with 'row-tracking.enabled' = 'true'")
+        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$row_tracking", self.schema)
+        view._row_tracking_view = True
+        view.read_only = True
+        return view
 
     def _readable_columns(self) -> list[str]:
         """The columns reads can project and filter: the schema's, and with ``row-tracking.enabled`` on an append
@@ -190,6 +205,10 @@ class ReadSurface(TagSurface):
         validate_columns(preds, self.schema.field_names())
         if columns is not None:
             self.new_read(columns)  # checks the names
+            system = [c for c in columns if c in ROW_TRACKING_COLUMNS and c not in self.schema.field_names()]
+            if system:
+                raise SchemaError(f"table {self.identifier}: {system[0]} is not readable in an incremental read "
+                                  "(only in batch reads of a snapshot)")
         splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
         yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 import shutil
+import time
 
 import pyarrow as pa
 import pytest
@@ -92,3 +93,49 @@ def test_engine_appends_continue_the_row_ids_and_pypaimon_agrees(
     assert result[2]["next_row_id"] == 23
     assert sorted(theirs[i][0] for i in range(300, 303)) == [20, 21, 22]  # no id repeats
     assert by_id(Catalog(str(wh)).get_table(table).read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"])) == theirs
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_engine_maintenance_keeps_pypaimons_row_ids(
+        rt_warehouse: tuple[pathlib.Path, dict], pypaimon: PypaimonClient, table: str, tmp_path: pathlib.Path) -> None:
+    """The engine compacts (its writer's compaction and a full one), expires snapshots, removes orphan files and
+    writes more; pypaimon then reads every row with the id it had, and its next append continues the ids."""
+    wh = tmp_path / "warehouse"
+    shutil.copytree(rt_warehouse[0], wh)
+    before, _ = rt_warehouse[1][table]
+    t = Catalog(str(wh)).get_table(table)
+    files = sum(len(s.files) for s in t.plan())
+    t.write(rows(100, 2))
+    t.compact(full=True)
+    assert sum(len(s.files) for s in t.plan()) < files + 2
+    t.expire_snapshots(retain_max=1, retain_min=1)
+    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.write(rows(200, 3))
+    mine = by_id(t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]))
+    assert {i: mine[i] for i in before} == before
+    out1, out2 = tmp_path / "r1.arrow", tmp_path / "r2.arrow"
+    result = pypaimon.run([
+        {"command": "rt_read", "warehouse": str(wh), "table": table, "out": str(out1)},
+        {"command": "rt_append", "warehouse": str(wh), "table": table,
+         "batches": [str(write_ipc(rows(300, 2), tmp_path / "b300.arrow"))]},
+        {"command": "rt_read", "warehouse": str(wh), "table": table, "out": str(out2)},
+    ])
+    assert by_id(read_ipc(out1)) == mine and result[0]["next_row_id"] == 17
+    theirs = by_id(read_ipc(out2))
+    assert sorted(theirs[i][0] for i in (300, 301)) == [17, 18] and result[2]["next_row_id"] == 19
+    assert {i: theirs[i] for i in mine} == mine
+
+
+def test_engine_written_table_reads_the_same_in_pypaimon(pypaimon: PypaimonClient, tmp_path: pathlib.Path) -> None:
+    wh = tmp_path / "warehouse"
+    t = Catalog(str(wh)).create_table("db.e", SCHEMA, partition_keys=["dt"], options={
+        "row-tracking.enabled": "true", "bucket": "-1", "write-only": "true"})
+    for start, n in ((0, 4), (4, 3), (7, 5)):
+        t.write(rows(start, n))
+    t.compact(full=True)
+    t.write(rows(20, 2))
+    mine = by_id(t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]))
+    assert sorted(r for r, _ in mine.values()) == list(range(14))
+    out = tmp_path / "r.arrow"
+    result = pypaimon.run({"command": "rt_read", "warehouse": str(wh), "table": "db.e", "out": str(out)})
+    assert by_id(read_ipc(out)) == mine and result["next_row_id"] == 14

@@ -88,6 +88,21 @@ def test_unaware_append_table_is_compacted_once_by_the_driver(spark, warehouse, 
     assert Catalog(warehouse).get_table("db.ods$files").read().num_rows == 2  # one compacted file per partition
 
 
+def test_row_tracking_table_gets_row_ids_at_commit_and_keeps_them_in_the_drivers_compaction(spark, warehouse):
+    """Tasks write files without ids; the driver's commit assigns them and its compaction keeps them."""
+    table = Catalog(warehouse).create_table("db.rt", SCHEMA, partition_keys=["dt"], options={
+        "compaction.min.file-num": "3", "row-tracking.enabled": "true"})
+    seen: dict[int, int] = {}
+    for batch in range(3):
+        save(frame(spark, [(batch * 100 + i, f"v{i}", f"d{i % 2}") for i in range(50)], parts=2), warehouse,
+             "db.rt")
+        got = table.read(columns=["id", "_ROW_ID"]).to_pydict()
+        now = dict(zip(got["id"], got["_ROW_ID"], strict=True))
+        assert {i: now[i] for i in seen} == seen and sorted(now.values()) == list(range(50 * (batch + 1)))
+        seen = now
+    assert "COMPACT" in [s.commit_kind for s in table.snapshots()] and table.latest_snapshot().next_row_id == 150
+
+
 def test_row_kinds_through_rowkind_field(spark, warehouse):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
     table = Catalog(warehouse).create_table("db.rk", schema, primary_keys=["id"],

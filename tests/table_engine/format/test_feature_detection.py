@@ -52,6 +52,14 @@ def index_entry(index_type: str, global_index: GlobalIndexMeta | None = None) ->
 
 
 # one minimal input per feature the engine does not fully support: feature name -> what it detects there
+# features that are detected although supported for every operation (row tracking, data evolution: issue 23)
+DETECTED_SUPPORTED: dict[str, dict[str, str]] = {
+    "row-tracking.enabled": schema_features(schema(options={"row-tracking.enabled": "true"})),
+    "nextRowId": snapshot_features(snapshot(nextRowId=7)),
+    "_FIRST_ROW_ID": data_file_features([data_file(first_row_id=0)]),
+    "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
+    "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
+}
 DETECTED: dict[str, dict[str, str]] = {
     "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
     "pk-<type>.index.columns": schema_features(schema(options={"pk-btree.index.columns": "id"})),
@@ -78,8 +86,9 @@ DETECTED: dict[str, dict[str, str]] = {
 def test_every_feature_not_fully_supported_is_detected_by_a_minimal_input() -> None:
     partial = {f.name for f in FEATURES if f.ops != ALL}
     assert set(DETECTED) == partial
-    for name, found in DETECTED.items():
+    for name, found in (*DETECTED.items(), *DETECTED_SUPPORTED.items()):
         assert name in found, (name, found)
+    assert all(feature(n).ops == ALL for n in DETECTED_SUPPORTED)
 
 
 @pytest.mark.parametrize("options", [
