@@ -107,3 +107,30 @@ def test_data_evolution_needs_row_tracking(tmp_path: Path) -> None:
     cat.create_database("db")
     with pytest.raises(OptionError, match="data-evolution.enabled = true needs row-tracking.enabled = true"):
         cat.create_table("db.t", SCHEMA, options={"data-evolution.enabled": "true"})
+
+
+def test_a_concurrent_commit_fails_an_update_instead_of_being_overwritten(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writer A reads the range to update; writer B updates the same rows and commits first: A's commit fails (its
+    file would carry B's rows with A's stale values) and B's values stay."""
+    from table_engine.errors import CommitConflictError
+    from table_engine.store.writing import data_evolution_write
+
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, options=OPTIONS)
+    t.write(pa.table({"id": pa.array([0, 1], pa.int64()), "a": pa.array([0, 10], pa.int64()), "b": ["x", "y"]}))
+    other = cat.get_table("db.t")
+    original = data_evolution_write.read_row_id_group
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(data_evolution_write, "read_row_id_group", original)
+        out = original(*args, **kwargs)  # A has read the range; now B commits
+        other.update_by_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": pa.array([11], pa.int64())}))
+        return out
+
+    monkeypatch.setattr(data_evolution_write, "read_row_id_group", racing)
+    with pytest.raises(CommitConflictError):
+        t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([1], pa.int64())}))
+    assert sorted(t.read(columns=["id", "a"]).to_pylist(), key=lambda r: r["id"]) == [{"id": 0, "a": 0},
+                                                                                     {"id": 1, "a": 11}]
