@@ -134,3 +134,23 @@ def test_a_concurrent_commit_fails_an_update_instead_of_being_overwritten(tmp_pa
         t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([1], pa.int64())}))
     assert sorted(t.read(columns=["id", "a"]).to_pylist(), key=lambda r: r["id"]) == [{"id": 0, "a": 0},
                                                                                      {"id": 1, "a": 11}]
+
+
+def test_on_s3(s3_catalog: Catalog) -> None:
+    """The same operations on the session's S3 server (moto): column files, compaction, expiry."""
+    s3_catalog.create_database("db")
+    t = s3_catalog.create_table("db.t", SCHEMA, options=OPTIONS)
+    model = RowIdModel(SCHEMA.names)
+    ops: list[dict[str, Any]] = [
+        {"op": "write", "rows": {"id": [0, 1, 2], "a": [0, 10, 20], "b": ["x", "y", "z"]}},
+        {"op": "update", "rows": {"_ROW_ID": [2, 0], "b": ["u2", "u0"]}},
+        {"op": "write", "rows": {"id": [3, 4]}},
+        {"op": "update", "rows": {"_ROW_ID": [4], "a": [44]}},
+    ]
+    for op in ops:
+        _apply(t, op)
+        model.apply(op)
+    _apply(t, {"op": "compact"})
+    assert sorted(t.read(columns=["_ROW_ID", *SCHEMA.names]).to_pylist(), key=lambda r: r["_ROW_ID"]) == \
+        model.with_row_ids()
+    assert all(f.write_cols is None for s in t.plan() for f in s.files)
