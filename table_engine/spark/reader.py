@@ -162,6 +162,8 @@ class PaimonBatchReader(DataSourceReader):
         self.tag = o.get(options, o.SCAN_TAG_NAME)
         self.timestamp_millis = o.get_int(options, o.SCAN_TIMESTAMP_MILLIS)
         self.incremental = self._incremental_range(options)
+        if self.incremental is not None:
+            table._refuse_change_reads("incremental reads")
         self.filters: list[EngineFilter] = []
         files = o.get(options, o.READ_FILES)
         self.only_files = None if files is None else frozenset(n for n in files.split(",") if n)
@@ -229,6 +231,7 @@ class PaimonStreamReader(DataSourceStreamReader):
     """A streaming source over the table's snapshots (see the module docstring)."""
 
     def __init__(self, table: Table, options: Mapping[str, str], schema: StructType, parallelism: int = 1) -> None:
+        table._refuse_change_reads("streaming reads")
         self.table = table
         self.spec = ReadSpec.of(options, schema)
         self.parallelism = parallelism

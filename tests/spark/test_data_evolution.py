@@ -33,3 +33,15 @@ def test_spark_reads_merged_rows_and_writes_whole_rows(spark: Any, warehouse: st
     write_dataframe(spark.createDataFrame([(7, 7, "s")], "id long, a long, b string"), warehouse, "db.de")
     rows = Catalog(warehouse).get_table("db.de").read(columns=["_ROW_ID", "id"]).to_pylist()
     assert sorted((r["_ROW_ID"], r["id"]) for r in rows) == [(i, i) for i in range(8)]
+
+
+def test_spark_reads_of_changes_are_refused(spark: Any, warehouse: str) -> None:
+    from table_engine.errors import UnsupportedTableFeatureError
+
+    t = Catalog(warehouse).create_table("db.dec", SCHEMA, options={
+        "row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "a": pa.array([1], pa.int64()), "b": ["x"]}))
+    t.write(pa.table({"id": pa.array([2], pa.int64()), "a": pa.array([2], pa.int64()), "b": ["y"]}))
+    with pytest.raises(Exception, match="data-evolution.enabled .* for incremental reads") as info:
+        load(spark, warehouse, "db.dec", **{"incremental-between": "1,2"}).collect()
+    assert "UnsupportedTableFeatureError" in str(info.value) or isinstance(info.value, UnsupportedTableFeatureError)
