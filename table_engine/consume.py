@@ -255,6 +255,7 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
+    table._refuse_change_reads("consume-changelog")
     target = catalog.get_table(args.target_table) if args.target_table else None
     again = redelivery(args, table, target)
     if again is not None:

@@ -335,6 +335,11 @@ ROW_TRACKING_ENABLED = key("row-tracking.enabled").bool_type().default_value(Fal
     "Row tracking (append tables, Paimon 1.3): every row gets a stable `_ROW_ID` (the data file's `_FIRST_ROW_ID` "
     "plus its position, assigned at commit from the snapshot's `nextRowId`) and a `_SEQUENCE_NUMBER`, both "
     "readable as system columns; rewrites keep them.")
+DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value(False).with_description(
+    "Data evolution (append tables with row tracking, Paimon 1.3): updates of some columns by row id "
+    "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
+    "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
+    "per range. Needs `row-tracking.enabled`.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
@@ -517,7 +522,7 @@ SECTIONS = (
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
-        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT,
+        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -602,6 +607,7 @@ def validate_options(raw: Mapping[str, str]) -> None:
     option combinations Paimon rejects."""
     REGISTRY.validate(raw)
     _validate_deletion_vectors(CoreOptions(raw))
+    _validate_data_evolution(CoreOptions(raw))
     _validate_changelog(CoreOptions(raw))
     _validate_retention(CoreOptions(raw))
     CoreOptions(raw).data_file_external_paths()
@@ -629,6 +635,12 @@ def _validate_changelog(opts: CoreOptions) -> None:
                                                            ChangelogProducer.LOOKUP):
         raise OptionError(f"Cannot set streaming-read-overwrite to true when changelog producer is "
                           f"{producer.value} because it will read duplicated changes.")
+
+
+def _validate_data_evolution(opts: CoreOptions) -> None:
+    """Paimon's ``SchemaValidation``: data evolution needs row tracking."""
+    if opts.data_evolution_enabled() and not opts.row_tracking_enabled():
+        raise OptionError("data-evolution.enabled = true needs row-tracking.enabled = true")
 
 
 def _validate_deletion_vectors(opts: CoreOptions) -> None:
@@ -682,6 +694,7 @@ class CoreOptions:
     deletion_vectors_merge_on_read = accessor(DELETION_VECTORS_MERGE_ON_READ)
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
+    data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)

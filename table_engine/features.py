@@ -131,6 +131,13 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
             "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
             "(issue 23, ADR 0018)."),
+    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
+            "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
+            "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
+            "compaction merges them into one file per range, row ids kept. Reads of changes (incremental, streaming, "
+            "changelog consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
+    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
+            "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
             "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection, filters, `$row_tracking`); "
             "commits assign `_FIRST_ROW_ID` and `nextRowId`; compaction, deletion vectors, file-index rewrite, "
@@ -175,11 +182,6 @@ FEATURES: tuple[Feature, ...] = (
             "`vector.*`, `vector-*` options (`vector.file.format`, `vector-field`, `vector.target-file-size`, ...)",
             NONE, "VECTOR columns stored apart in vector-store files (Lance, ...) over row ids, or ARRAY columns "
             "stored as vectors: a layout the engine does not read (ADR 0018).", re.compile(r"vector[-.].+"), None),
-    Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", NONE,
-            "Files may hold only some columns over existing row ids; a read that does not merge them is wrong "
-            "(issue 23).", _keys("data-evolution.enabled"), _true),
-    Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", NONE,
-            "A column file of data evolution: rows are merged by row id (issue 23)."),
     Feature("file.format = lance / vortex / ...", "1.4", Detected.OPTION,
             "`file.format` or `changelog-file.format` other than parquet, orc, avro", NONE,
             "Data files of a format the engine cannot read or write.",

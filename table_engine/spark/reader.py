@@ -48,6 +48,7 @@ from table_engine.store.changes.incremental import (
 )
 from table_engine.store.changes.starting import LiveSnapshots, resolve_stream_start
 from table_engine.store.context import StoreContext
+from table_engine.store.reading.data_evolution import data_evolution_enabled, row_id_groups
 from table_engine.store.reading.raw_files import restrict_splits
 from table_engine.store.reading.scan import Split
 from table_engine.table import Table
@@ -112,7 +113,7 @@ def read_partition(table: Table, spec: ReadSpec, partition: InputPartition,
 def pack_splits(table: Table, splits: Sequence[Split], parallelism: int = 1) -> list[Split]:
     """Splits of append tables cut into pieces of about ``source.split.target-size`` (counting
     ``source.split.open-file-cost`` per file), so a large bucket is read by several tasks; primary-key splits are
-    merged as a whole and stay as they are.
+    merged as a whole and stay as they are; the files of a row range of a data-evolution table stay together.
 
     As Spark's file sources (and Paimon's Spark scan), pieces are at most ``max(open-file-cost, total /
     parallelism)`` too (``parallelism``: the session's ``spark.sql.leafNodeDefaultParallelism``, else its default
@@ -124,17 +125,20 @@ def pack_splits(table: Table, splits: Sequence[Split], parallelism: int = 1) -> 
     total = sum(max(f.file_size, open_cost) for s in splits for f in s.files)
     if parallelism > 1 and total:
         target = min(target, max(open_cost, -(-total // parallelism)))
+    evolution = data_evolution_enabled(table.schema.options)
     out: list[Split] = []
     for split in splits:
-        files = sorted(split.files, key=lambda f: f.min_sequence_number)
+        # the unit of a piece: a file, or on a data-evolution table the files of a row range (merged by row id)
+        units = ([g.files for g in row_id_groups(split.files)] if evolution
+                 else [[f] for f in sorted(split.files, key=lambda f: f.min_sequence_number)])
         chunk: list[DataFileMeta] = []
         size = 0
-        for f in files:
-            weight = max(f.file_size, open_cost)
+        for unit in units:
+            weight = sum(max(f.file_size, open_cost) for f in unit)
             if chunk and size + weight > target:
                 out.append(replace(split, files=chunk))
                 chunk, size = [], 0
-            chunk.append(f)
+            chunk.extend(unit)
             size += weight
         if chunk:
             out.append(replace(split, files=chunk))
@@ -158,6 +162,8 @@ class PaimonBatchReader(DataSourceReader):
         self.tag = o.get(options, o.SCAN_TAG_NAME)
         self.timestamp_millis = o.get_int(options, o.SCAN_TIMESTAMP_MILLIS)
         self.incremental = self._incremental_range(options)
+        if self.incremental is not None:
+            table._refuse_change_reads("incremental reads")
         self.filters: list[EngineFilter] = []
         files = o.get(options, o.READ_FILES)
         self.only_files = None if files is None else frozenset(n for n in files.split(",") if n)
@@ -225,6 +231,7 @@ class PaimonStreamReader(DataSourceStreamReader):
     """A streaming source over the table's snapshots (see the module docstring)."""
 
     def __init__(self, table: Table, options: Mapping[str, str], schema: StructType, parallelism: int = 1) -> None:
+        table._refuse_change_reads("streaming reads")
         self.table = table
         self.spec = ReadSpec.of(options, schema)
         self.parallelism = parallelism

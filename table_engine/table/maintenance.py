@@ -46,9 +46,9 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
         if is_postpone_table(self._ctx):  # the compaction that assigns postponed rows to buckets publishes them
-            return compact_postpone_table(self._ctx, self.new_commit(commit_user), full, partitions,
+            return compact_postpone_table(self._ctx, self._committer(commit_user), full, partitions,
                                           idle_partitions_older_than_ms, properties)
-        return compact_table(self._ctx, self.new_commit(commit_user), full, partitions, idle_partitions_older_than_ms,
+        return compact_table(self._ctx, self._committer(commit_user), full, partitions, idle_partitions_older_than_ms,
                              properties)
 
     @mutating
@@ -127,4 +127,4 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 
         self.refresh()
-        return rewrite_file_index(self._ctx, self.new_commit(commit_user), partitions)
+        return rewrite_file_index(self._ctx, self._committer(commit_user), partitions)

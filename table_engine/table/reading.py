@@ -10,10 +10,17 @@ from typing import TYPE_CHECKING, Any, Self
 import pyarrow as pa
 
 from table_engine.core_options import CONSUMER_ID
-from table_engine.errors import ReadOnlyTableError, SchemaError, SnapshotNotExistError, TableEngineError
-from table_engine.features import Op
+from table_engine.errors import (
+    ReadOnlyTableError,
+    SchemaError,
+    SnapshotNotExistError,
+    TableEngineError,
+    UnsupportedTableFeatureError,
+)
+from table_engine.features import Op, feature
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
+from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
@@ -139,6 +146,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.READ)
+        t._refuse_change_reads("streaming reads")
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -154,6 +162,7 @@ class ReadSurface(TagSurface):
 
         t = self.copy(options) if options else self
         t._gate(Op.MAINTAIN if consumer_id is not None or t.options.get(CONSUMER_ID) is not None else Op.READ)
+        t._refuse_change_reads("changelog consumers")
         t._check_no_consumer(consumer_id)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
@@ -161,6 +170,13 @@ class ReadSurface(TagSurface):
             t.new_read(columns)  # checks the names
         scan_class = StreamScan if t.source is None else t.source.stream_scan_class
         return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
+
+    def _refuse_change_reads(self, what: str) -> None:
+        """Raise the gate's error for ``what``, a read of the table's changes (snapshot deltas), on a data-evolution
+        table: it would read column files as new rows (batch reads merge them)."""
+        if data_evolution_enabled(self.schema.options):
+            raise UnsupportedTableFeatureError(self.identifier, DATA_EVOLUTION_ENABLED, feature(
+                DATA_EVOLUTION_ENABLED).since, what, "batch-read", f"option '{DATA_EVOLUTION_ENABLED}' = 'true'")
 
     def _check_no_consumer(self, consumer_id: str | None) -> None:
         """A read-only table records no consumer progress (a consumer file holds snapshots of the data table)."""
@@ -184,6 +200,7 @@ class ReadSurface(TagSurface):
         from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
 
         self._gate(Op.READ)
+        self._refuse_change_reads("incremental reads")
         preds = parse_filters(filter)
         validate_columns(preds, self.schema.field_names())
         if columns is not None:

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
-from table_engine.core_options import default_commit_user
+from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, default_commit_user
 from table_engine.errors import CommitOutcomeUnknownError, SchemaError, TableEngineError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.writing.write import TableWrite
 from table_engine.table.base import TableBase, mutating
 
@@ -59,6 +60,11 @@ class WriteSurface(TableBase):
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``).
         ``new_user``: ``commit_user`` was generated for this job and has committed nothing yet, so the exactly-once
         check reads no history (as for a generated default)."""
+        return self._committer(commit_user, new_user=new_user)
+
+    def _committer(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
+        """:meth:`new_commit` without the gate's check for writes: for maintenance jobs, which passed the gate for
+        maintenance (their commits are COMPACT, which the committer checks against the snapshot it commits on)."""
         user = commit_user or default_commit_user(self.options)
         return FileStoreCommit(self._ctx, user, new_user=new_user or commit_user is None)
 
@@ -75,6 +81,9 @@ class WriteSurface(TableBase):
         ``properties``: a string map stored in the new snapshot's ``properties`` (Paimon 1.2), e.g. who wrote it.
         """
         snapshot_properties(properties)  # before anything is written
+        if (data_evolution_enabled(self.schema.options) and row_kinds is None and not overwrite and not partition
+                and set(data.schema.names) < set(self.schema.field_names())):
+            return self._write_columns(data, maintain)
         unknown = sorted(str(k) for k in partition or {} if k not in self.partition_keys)
         if unknown:  # before anything is written
             raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
@@ -94,6 +103,34 @@ class WriteSurface(TableBase):
             writer.abort()
             raise
         sid = self._compact_level0(sid, committer, ow is not None)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    @mutating
+    def update_by_row_id(self, data: pa.Table | pa.RecordBatch, maintain: bool | None = None) -> int | None:
+        """Data evolution (``data-evolution.enabled``): set the columns of ``data`` of the rows its ``_ROW_ID``
+        column names, in one commit, as pypaimon's ``update_by_arrow_with_row_id``: each row range touched gets a
+        file of only those columns (see :mod:`table_engine.store.writing.data_evolution_write`). The new snapshot id
+        (None when ``data`` is empty)."""
+        from table_engine.store.writing.data_evolution_write import update_by_row_id
+
+        if not data_evolution_enabled(self.schema.options):
+            raise SchemaError(f"update by row id needs data-evolution.enabled = true on table {self.identifier}")
+        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        base = self._ctx.latest_snapshot()
+        # the files of a touched range are rewritten from ``base``: a commit of another user after it (e.g. an update
+        # of the same rows) fails the commit (strict mode) instead of being overwritten
+        strict = self.copy({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(base.id if base is not None else 0)})
+        sid = update_by_row_id(strict._ctx, strict._committer(), table, base)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    def _write_columns(self, data: pa.Table | pa.RecordBatch, maintain: bool | None) -> int | None:
+        """:meth:`write` of rows with only some columns on a data-evolution table (pypaimon's ``with_write_type``)."""
+        from table_engine.store.writing.data_evolution_write import insert_columns
+
+        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        sid = insert_columns(self._ctx, self._committer(), table)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 

@@ -28,6 +28,11 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
             cmd_new_type_tables.
   read_blob_files --warehouse W --table db.t --files F...
             pypaimon's reader over .blob files; see cmd_read_blob_files.
+  data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
+            Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
+            columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
+  data_evolution_bench  (JSON only) --warehouse W --rows N
+            The data-evolution benchmark's tables (see cmd_data_evolution_bench).
   bench     --spec spec.json
             spec = {"warehouse": W, "table": "db.t", "data": "data.arrow", "upsert": "upsert.arrow",
                     "primary_keys": ["id"], "options": {"bucket": "4"}}
@@ -249,9 +254,10 @@ def _feature_table(catalog: Any, name: str, schema: pa.Schema, options: dict[str
 
 def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     """Tables with the features of Paimon 1.1-2.0 that the engine's capability gate refuses, in one warehouse:
-    ``db.blob`` (BLOB column), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>), ``db.row_tracking``
-    (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and ``db.global_index`` (row tracking
-    and a BTree global index on ``id``). Returns the tables' names and their rows as pypaimon reads them."""
+    ``db.blob`` (BLOB column, two commits), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>),
+    ``db.row_tracking`` (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and
+    ``db.global_index`` (row tracking and a BTree global index on ``id``). Returns the tables' names and their rows
+    as pypaimon reads them."""
     from pypaimon.schema.data_types import AtomicType, DataField
 
     catalog = _catalog(args["warehouse"])
@@ -259,7 +265,8 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     rt = {"row-tracking.enabled": "true"}
     de = {**rt, "data-evolution.enabled": "true"}
     blob = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
-    _feature_table(catalog, "db.blob", blob, de, [pa.table({"id": [1, 2], "b": [b"x", b"y"]}, schema=blob)])
+    _feature_table(catalog, "db.blob", blob, de, [pa.table({"id": [1, 2], "b": [b"x", b"y"]}, schema=blob),
+                                                 pa.table({"id": [3], "b": [b"z"]}, schema=blob)])
     vector = pa.schema([("id", pa.int64()), ("v", pa.list_(pa.float32(), 3))])
     _feature_table(catalog, "db.vector", vector, {}, [pa.table({"id": [1], "v": [[1.0, 2.0, 3.0]]}, schema=vector)])
     catalog.create_table("db.variant", Schema(fields=[DataField(0, "id", AtomicType("BIGINT")),
@@ -285,6 +292,133 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     names = ["db.blob", "db.variant", "db.vector", "db.row_tracking", "db.data_evolution", "db.global_index"]
     read = {n: _scan(catalog.get_table(n)).num_rows for n in names if n not in ("db.variant",)}
     return {"tables": names, "rows": read}
+
+
+_PREDICATES = {"=": "equal", "<": "less_than", "<=": "less_or_equal", ">": "greater_than", ">=": "greater_or_equal",
+               "in": "is_in"}
+
+
+def _de_rows(table: Any, rows: dict[str, list[Any]]) -> pa.Table:
+    """Inline JSON columns as an Arrow table typed by the table's schema (``_ROW_ID``: BIGINT)."""
+    schema = PyarrowFieldParser.from_paimon_schema(table.fields)
+    fields = [pa.field("_ROW_ID", pa.int64(), False) if name == "_ROW_ID" else schema.field(name) for name in rows]
+    return pa.table({name: pa.array(values, f.type) for (name, values), f in zip(rows.items(), fields)},
+                    schema=pa.schema(fields))
+
+
+def _de_op(catalog: Any, name: str, op: dict[str, Any]) -> None:
+    table = catalog.get_table(name)
+    kind = op["op"]
+    if kind == "add_column":
+        from pypaimon.schema.data_types import AtomicType
+        from pypaimon.schema.schema_change import SchemaChange
+
+        catalog.alter_table(name, [SchemaChange.add_column(op["column"], AtomicType(op["type"]))], False)
+        return
+    builder = table.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        if kind == "write":
+            write = builder.new_write()
+            try:
+                if op.get("cols"):
+                    write.with_write_type(op["cols"])
+                write.write_arrow(_de_rows(table, op["rows"]))
+                messages = write.prepare_commit()
+            finally:
+                write.close()
+        else:
+            update = builder.new_update()
+            if op.get("cols"):
+                update.with_update_type(op["cols"])
+            if kind == "update":
+                messages = update.update_by_arrow_with_row_id(_de_rows(table, op["rows"]))
+            elif kind == "upsert":
+                messages = update.upsert_by_arrow_with_key(_de_rows(table, op["rows"]), op["keys"])
+            elif kind == "delete_rows":
+                messages = update.delete_by_row_id(op["row_ids"])
+            elif kind == "delete_where":
+                column, cmp, value = op["where"]
+                pred = getattr(update.new_predicate_builder(), _PREDICATES[cmp])(column, value)
+                messages = update.delete_by_predicate(pred)
+            else:
+                raise ValueError(f"unknown data-evolution op {kind!r}")
+        commit.commit(messages)
+    finally:
+        commit.close()
+
+
+def cmd_data_evolution(args: dict[str, Any]) -> dict[str, Any]:
+    """Data-evolution tables (row tracking + ``data-evolution.enabled``) built by sequences of operations, then read
+    by pypaimon. ``tables``: a list of ``{"name": "db.t", "fields": [[name, arrow type name], ...], "options": {...},
+    "partition_keys": [...], "ops": [...]}`` (``"create": false``: the table exists). Ops, one commit each:
+    ``write`` (``rows``: JSON columns; ``cols``: with_write_type), ``update`` (rows with ``_ROW_ID``; ``cols``),
+    ``upsert`` (rows, ``keys``; ``cols``), ``delete_rows`` (``row_ids``), ``delete_where`` (``where``: [column, op,
+    value]), ``add_column`` (``column``, ``type``: a Paimon type; a schema change). ``names``: tables to read only
+    (e.g. after the engine changed them). Writes each table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` to
+    ``<out_dir>/<name>.arrow``."""
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    names = []
+    for spec in args.get("tables", []):
+        name = spec["name"]
+        schema = pa.schema([(n, getattr(pa, t)()) for n, t in spec["fields"]])
+        options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", **spec.get("options", {})}
+        if spec.get("create", True):
+            catalog.create_table(name, Schema.from_pyarrow_schema(
+                schema, partition_keys=spec.get("partition_keys"), options=options), False)
+        for op in spec["ops"]:
+            _de_op(catalog, name, op)
+        names.append(name)
+    out: dict[str, Any] = {}
+    for name in names + list(args.get("names", [])):
+        table = catalog.get_table(name)
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names, "_SEQUENCE_NUMBER"])
+        splits = builder.new_scan().plan().splits()
+        result = builder.new_read().to_arrow(splits)
+        path = f"{args['out_dir']}/{name}.arrow"
+        _write_ipc(result, path)
+        out[name] = {"rows": result.num_rows, "out": path}
+    return out
+
+
+def cmd_data_evolution_bench(args: dict[str, Any]) -> dict[str, Any]:
+    """The data-evolution benchmark's tables: ``db.evolved`` = ``rows`` rows of 8 columns (``id``, ``c1``..``c7``)
+    in one commit, then 4 updates by row id of columns ``c6`` and ``c7`` (2 each, of every ``stride``-th row: each
+    writes one overlay file of its column over the whole row range); ``db.whole`` = the same final rows written as
+    whole rows in one commit (the layout a compaction produces)."""
+    import numpy as np
+
+    rows, stride = int(args["rows"]), int(args.get("stride", 3))
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    rng = np.random.default_rng(11)
+    ids = np.arange(rows, dtype=np.int64)
+    data = pa.table({"id": ids, "c1": rng.integers(0, 1 << 40, rows), "c2": rng.random(rows),
+                     "c3": pa.array(np.char.add("s-", (ids % 9973).astype(str)).astype(object), pa.string()),
+                     "c4": rng.integers(0, 1000, rows).astype(np.int32), "c5": rng.random(rows),
+                     "c6": rng.integers(0, 1 << 30, rows), "c7": rng.random(rows)})
+    options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+    catalog.create_table("db.evolved", Schema.from_pyarrow_schema(data.schema, options=options), False)
+    table = catalog.get_table("db.evolved")
+    _commit(table, data)
+    final = {"c6": data.column("c6").to_numpy().copy(), "c7": data.column("c7").to_numpy().copy()}
+    for i, col in enumerate(["c6", "c7", "c6", "c7"]):
+        picked = ids[i % stride::stride]
+        values = (rng.integers(0, 1 << 30, len(picked)) if col == "c6" else rng.random(len(picked)))
+        final[col][picked] = values
+        builder = table.new_batch_write_builder()
+        commit = builder.new_commit()
+        try:
+            update = pa.table({"_ROW_ID": pa.array(picked, pa.int64()),
+                               col: pa.array(values, data.schema.field(col).type)})
+            commit.commit(builder.new_update().with_update_type([col]).update_by_arrow_with_row_id(update))
+        finally:
+            commit.close()
+    whole = data.set_column(6, "c6", pa.array(final["c6"])).set_column(7, "c7", pa.array(final["c7"]))
+    catalog.create_table("db.whole", Schema.from_pyarrow_schema(data.schema, options=options), False)
+    _commit(catalog.get_table("db.whole"), whole)
+    return {"tables": ["db.evolved", "db.whole"], "rows": rows}
 
 
 # ------------------------------------------------------------------------------------------------ row tracking
@@ -406,6 +540,8 @@ COMMANDS = {
     "snapshots": cmd_snapshots,
     "bench": cmd_bench,
     "gate_tables": cmd_gate_tables,
+    "data_evolution": cmd_data_evolution,
+    "data_evolution_bench": cmd_data_evolution_bench,
     "rt_append": cmd_rt_append,
     "rt_read": cmd_rt_read,
     "new_type_tables": cmd_new_type_tables,

@@ -32,12 +32,12 @@ pytestmark = pytest.mark.interop
 
 # table -> (the feature the error names, the features it must also list, whether reads are allowed)
 TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
-    "db.blob": ("BLOB", ("data-evolution.enabled",), False),
-    "db.data_evolution": ("data-evolution.enabled", (), False),
+    "db.blob": ("BLOB", (), False),
     "db.global_index": ("global index", (), True),
 }
-#: tables of the warehouse whose features the engine supports (row tracking: issue 23), read like the others
-SUPPORTED = ("db.row_tracking",)
+#: tables of the warehouse whose features the engine supports (row tracking; data evolution but for writes, which
+#: tests/interop/test_data_evolution_interop.py checks: issue 23), read like the others
+SUPPORTED = ("db.row_tracking", "db.data_evolution")
 #: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py)
 TESTED_ELSEWHERE = ("db.variant", "db.vector")
 
@@ -134,8 +134,7 @@ def test_reads_are_refused_where_they_could_be_wrong(gate_warehouse: tuple[pathl
     assert state(str(wh)) == before
 
 
-@pytest.mark.parametrize(("table", "field"), [("db.data_evolution", "_WRITE_COLS"),
-                                              ("db.blob", "BLOB")])
+@pytest.mark.parametrize(("table", "field"), [("db.blob", "BLOB")])
 def test_compaction_planning_checks_each_file_it_would_rewrite(
         gate_warehouse: tuple[pathlib.Path, dict[str, int]], table: str, field: str) -> None:
     """Below the table's schema gate (e.g. a Spark task's plan), the files themselves show the feature."""
@@ -148,16 +147,17 @@ def test_compaction_planning_checks_each_file_it_would_rewrite(
 
 def test_maintenance_walks_check_each_file_they_find(gate_warehouse: tuple[pathlib.Path, dict[str, int]],
                                                      tmp_path: pathlib.Path) -> None:
-    """Below the table's gate, expiry's walk refuses column files of data evolution before deleting; orphan cleanup,
-    which keeps every file a manifest names whatever its kind, deletes nothing of such a table."""
+    """Below the table's gate, expiry's walk refuses files of a kind it does not support (``.blob`` files) before
+    deleting; orphan cleanup, which keeps every file a manifest names whatever its kind, deletes nothing of such a
+    table."""
     from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
     from table_engine.store.lifecycle.orphans import remove_orphan_files
 
     wh = tmp_path / "warehouse"
     shutil.copytree(gate_warehouse[0], wh)
-    t = Catalog(str(wh)).get_table("db.data_evolution")
+    t = Catalog(str(wh)).get_table("db.blob")
     before = state(str(wh))
-    with pytest.raises(UnsupportedTableFeatureError, match="uses _WRITE_COLS \\(data file "):
+    with pytest.raises(UnsupportedTableFeatureError, match="uses BLOB \\(data file "):
         expire_snapshots(t._ctx, ExpireConfig.from_options(t.options, {"retain_max": 1, "retain_min": 1,
                                                                        "older_than_millis": 2**62}))
     assert remove_orphan_files(t._ctx, int(time.time() * 1000)).count == 0

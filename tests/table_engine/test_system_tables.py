@@ -208,6 +208,7 @@ def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table],
         "rewrite_file_index": lambda t: t.rewrite_file_index(),
         "rollback_to": lambda t: t.rollback_to(1),
         "tag_manager": lambda t: t.tag_manager().delete("t1"),
+        "update_by_row_id": lambda t: t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": [1.0]})),
         "write": lambda t: t.write(row),
     }
 

@@ -87,6 +87,7 @@ from table_engine.lsm.sort import MergeOrder
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendCompactionSettings, compact_append_bucket
+from table_engine.store.compaction.data_evolution_compact import compact_data_evolution_bucket
 from table_engine.store.compaction.dv_lookup import DeletionVectorLookup
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors, dv_index_files
@@ -473,9 +474,14 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
     append = None if ctx.schema.primary_keys else AppendCompactionSettings.of(ctx)
     settings = CompactionSettings.of(ctx) if append is None else None
     read_ctx = read_context(ctx)
+    evolution = read_ctx.data_evolution  # column files are merged by row range, never appended together
     written: list[str] = []
 
     def one(b: BucketFiles) -> CommitMessage | None:
+        if append is not None and evolution:
+            with naming_snapshot(b.snapshot_id):
+                return compact_data_evolution_bucket(ctx, b.partition, b.bucket, b.total_buckets, b.files,
+                                                     b.dv_index_files, written.append, read_ctx)
         if append is not None:
             return compact_append_bucket(ctx, append, b.partition, b.bucket, b.total_buckets, b.files,
                                          b.dv_index_files, full, written.append, read_ctx)

@@ -100,6 +100,8 @@ def _rewrite_one(ctx: StoreContext, e: ManifestEntry, part_values: Sequence[Any]
     wanted: list[tuple[str, DataType, dict[str, dict[str, str]]]] = []
     for column, types in declared.items():
         old = by_id.get(current_ids.get(column, -1))
+        if old is not None and f.write_cols is not None and old.name not in f.write_cols:
+            continue  # a column file of data evolution holds only its _WRITE_COLS
         if old is not None:  # the index is keyed by the column's name in the file's schema
             wanted.append((old.name, old.type, types))
     data_path = file_path_in(ctx.table_path, ctx.schema, list(part_values), e.bucket, f,

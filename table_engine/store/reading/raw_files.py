@@ -8,7 +8,8 @@ those and leave the rest to the engine.
 The decision follows Paimon's (``DataSplit.rawConvertible``, ``MergeTreeSplitGenerator``) and this engine's batch
 read (:meth:`TableRead._stream_split`):
 
-* append tables: every file (deletion vectors, e.g. pypaimon's delete-by-row-id, apply as row positions);
+* data-evolution tables: no file (rows are merged from column files by row id: :mod:`.data_evolution`);
+* other append tables: every file (deletion vectors, e.g. pypaimon's delete-by-row-id, apply as row positions);
 * primary-key splits planned ``raw`` (deletion-vector tables, level 0 skipped: ``Split.raw``): every file, its
   vector applied and, when it may hold -U/-D records (``delete_row_count`` not 0), only +I/+U rows kept, as the
   engine's raw read does;
@@ -30,6 +31,7 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.lsm.levels import KeyCodec, interval_partition
 from table_engine.store.indexes.deletion_vectors import DeletionFile
+from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.scan import Split
 
 
@@ -60,6 +62,8 @@ def raw_files_of(split: Split, schema: TableSchema) -> tuple[list[DataFileMeta],
     """(raw files, files to merge) of one split of a table with ``schema`` (see the module docstring)."""
     if not split.files:
         return [], []
+    if data_evolution_enabled(schema.options) or any(f.write_cols is not None for f in split.files):  # by row id
+        return [], list(split.files)
     if not schema.primary_keys or split.raw:
         return list(split.files), []
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import SchemaError, UnsupportedTableFeatureError, naming_snapshot
+from table_engine.errors import CorruptMetadataError, SchemaError, UnsupportedTableFeatureError, naming_snapshot
 from table_engine.features import feature
 from table_engine.format.binary_row import decode_row
 from table_engine.format.data_file_meta import DataFileMeta
@@ -36,6 +36,7 @@ from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
+from table_engine.store.reading.data_evolution import RowIdGroup, column_sources, data_evolution_enabled, row_id_groups
 from table_engine.store.reading.row_tracking import (
     ROW_TRACKING_COLUMNS,
     physical_tracking_columns,
@@ -65,6 +66,12 @@ class ReadContext:
     default_partition_name: str = "__DEFAULT_PARTITION__"
     row_tracking: bool = False
     """``row-tracking.enabled``: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` are readable system columns"""
+    data_evolution: bool = False
+    """rows are merged from column files by row id (:mod:`.data_evolution`)"""
+
+    def schema_of(self, schema_id: int) -> TableSchema:
+        """The schema with id ``schema_id`` (the current one without loading)."""
+        return self.schema if schema_id == self.schema.id else self.schema_loader(schema_id)
 
 
 class TableRead:
@@ -149,6 +156,10 @@ class TableRead:
     def _iter_split(self, split: Split) -> Iterator[pa.Table]:
         if not split.files:
             return
+        if self._by_row_id(split):
+            for group in row_id_groups(split.files):
+                yield self._finish(self._read_group(split, group))
+            return
         if not self.has_pk:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
                 yield self._finish(self._read_file(split, f, system=False))
@@ -166,6 +177,9 @@ class TableRead:
     def _stream_split(self, split: Split) -> Iterator[pa.Table]:
         """:meth:`_iter_split` chunk by chunk (bounded memory)."""
         if not split.files:
+            return
+        if self._by_row_id(split):  # a row-id group at a time (its files' columns)
+            yield from self._iter_split(split)
             return
         if not self.has_pk:
             for f in sorted(split.files, key=lambda f: f.min_sequence_number):
@@ -277,9 +291,55 @@ class TableRead:
                     t = t.filter(pa.array(mask))
         return t
 
+    def _by_row_id(self, split: Split) -> bool:
+        """Whether the split's rows are merged from column files by row id (data evolution)."""
+        return not self.has_pk and (self.ctx.data_evolution or any(f.write_cols is not None for f in split.files))
+
+    def _read_group(self, split: Split, group: RowIdGroup) -> pa.Table:
+        """The rows of one row-id group of a data-evolution split, its deletion vector applied."""
+        fields = self.read_fields or self.ctx.schema.fields[:1]  # no column asked: still count the rows
+        with naming_snapshot(split.snapshot_id):
+            t = read_row_id_group(self.ctx, group, fields, lambda f: self._file_path(split, f), self.tracking)
+            if split.deletion_files:
+                mask = self._vectors.keep_mask(split.deletion_files.get(group.anchor.file_name), group.row_count)
+                if mask is not None:
+                    t = t.filter(pa.array(mask))
+        return t
+
     def _file_path(self, split: Split, f: DataFileMeta) -> str:
         return file_path_in(self.ctx.table_path, self.ctx.schema, split.partition_values, split.bucket, f,
                             self.ctx.default_partition_name)
+
+
+def read_row_id_group(ctx: ReadContext, group: RowIdGroup, fields: Sequence[DataField],
+                      path_of: Callable[[DataFileMeta], str], tracking: Sequence[str] = ()) -> pa.Table:
+    """Every row of a row-id group of a data-evolution table (deleted ones too, in row-id order): each of ``fields``
+    from the newest file holding it (only those files are opened, each for only its columns), nulls where no file
+    holds it; then the row-tracking columns of ``tracking``, which every file holds (as Paimon's
+    ``DataEvolutionSplitRead``): from the newest file of the group."""
+    columns: dict[str, pa.ChunkedArray] = {}
+    sources = column_sources(group, fields, ctx.schema_of)
+    newest = group.files[0]
+    if tracking and (not sources or sources[0][0] is not newest):  # only the tracking columns of the newest file
+        path = path_of(newest)
+        physical = physical_tracking_columns(ctx.file_io, path, newest, tracking)
+        placeholder = pa.table({"_": pa.nulls(group.row_count)})
+        raw = read_file(ctx.file_io, path, physical) if physical else placeholder
+        t = with_tracking(placeholder, raw, newest, tracking, 0)
+        columns.update((name, t.column(name)) for name in tracking)
+    for f, supplied in sources:
+        t = read_data_file(ctx, path_of(f), f, supplied, system=False, tracking=tracking if f is newest else ())
+        if t.num_rows != group.row_count:
+            raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata says "
+                                       f"{group.row_count}")
+        for name in t.column_names:
+            columns[name] = t.column(name)
+    out_fields = [to_arrow_field(fld).with_nullable(True) for fld in fields]
+    arrays = [columns[fld.name] if fld.name in columns else pa.nulls(group.row_count, af.type)
+              for fld, af in zip(fields, out_fields, strict=True)]
+    out_fields += [pa.field(name, pa.int64()) for name in tracking]
+    arrays += [columns[name] for name in tracking]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(out_fields))
 
 
 def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,
@@ -352,7 +412,7 @@ def read_context(ctx: StoreContext) -> ReadContext:
     opts = ctx.options
     return ReadContext(ctx.file_io, ctx.table_path, ctx.schema, ctx.schema_by_id, ctx.merge_function,
                        tuple(opts.sequence_fields()), opts.sequence_descending(), opts.partition_default_name(),
-                       opts.row_tracking_enabled())
+                       opts.row_tracking_enabled(), data_evolution_enabled(ctx.schema.options))
 
 
 def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:

@@ -32,6 +32,7 @@ from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate, normalize_literal, test_row
 from table_engine.store.indexes.deletion_vectors import DeletionFile, deletion_files
 from table_engine.store.indexes.file_index_filter import filter_by_file_index
+from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.types import DataType
 
 
@@ -165,7 +166,7 @@ def plan_splits(
     if skip:
         entries = [e for e in entries if e.file.level > 0]
     stat_preds = [_normalized(p) for p in predicates if p.column not in part_names]
-    if stat_preds:
+    if stat_preds and not data_evolution_enabled(schema.options):  # a column file's stats are not a row's
         entries = [e for e in entries if _file_may_match(e.file, schema, stat_preds, schema_loader, raw)]
         entries = filter_by_file_index(file_io, table_path, schema, entries, stat_preds, schema_loader,
                                        raw=raw, merge_capabilities=merge_capabilities)

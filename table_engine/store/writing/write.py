@@ -56,6 +56,7 @@ from table_engine.store.compaction.compact import BucketCompactor, CompactionSet
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import dv_index_files
 from table_engine.store.kv_file_writer import DataFileWriter
+from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.writing.bucket_assign import Assigner, PartitionBucketIndex
 from table_engine.store.writing.cross_partition import (
     BOOTSTRAP_BUCKET,
@@ -166,7 +167,8 @@ class TableWrite:
         self._lock = threading.Lock()
         self._file_writer = postpone_file_writer(ctx, self._written.append) if self.postpone \
             else DataFileWriter(ctx, self._written.append)
-        write_only = self.opts.write_only() or self.postpone  # postpone files are never compacted in place
+        # postpone files are never compacted in place; column files of data evolution only by the compaction job
+        write_only = self.opts.write_only() or self.postpone or data_evolution_enabled(ctx.schema.options)
         self._compaction = CompactionSettings.of(ctx) if self.has_pk and not write_only else None
         self._append_compaction = None if self.has_pk or write_only else AppendCompactionSettings.of(ctx)
         self.input_changelog = self.has_pk and not self.postpone \
