@@ -80,6 +80,7 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
+READ_MAINTAIN = frozenset({Op.READ, Op.MAINTAIN})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -168,10 +169,14 @@ FEATURES: tuple[Feature, ...] = (
             "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
-    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files; `blob*` options", NONE,
-            "BLOB columns are column files over row ids of data evolution: the `.blob` format and descriptors are "
-            "implemented, reading them in a table is not yet (ADR 0018).",
-            re.compile(r"blob[-.].+"), None),
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", READ_MAINTAIN,
+            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
+            "compacted (the `.blob` files kept as they are), expired and cleaned; writes are refused, and so are "
+            "`.blob` files rolled into several files over one row range (ADR 0018).", None, None),
+    Feature("blob options", "1.4", Detected.OPTION,
+            "`blob-*`, `blob.*` options (`blob-field`, `blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
+            "BLOB columns stored as descriptors or in other layouts that these options choose are not read "
+            "(ADR 0018).", re.compile(r"blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
             "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
             "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,

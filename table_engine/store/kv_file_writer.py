@@ -25,7 +25,7 @@ from table_engine.io.paths import bucket_dir, new_data_file_name, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_column_name
 from table_engine.store.context import StoreContext
 from table_engine.store.external_paths import external_path_provider
-from table_engine.types import to_arrow_field
+from table_engine.types import DataField, to_arrow_field
 
 
 class DataFileWriter:
@@ -50,6 +50,8 @@ class DataFileWriter:
         self._formats: dict[tuple[int | None, bool], WriteFormat] = {}
         self.write_format(0, False).check()  # an unknown format or codec fails before anything is written
         self.target_file_size = self.opts.target_file_size(self.has_pk)
+        self.value_fields: list[DataField] = list(self.schema.fields)
+        """the value columns the files hold (fewer on a data-evolution table whose BLOB columns stay apart)"""
         self.data_file_prefix = self.opts.data_file_prefix()
         self.track = track
         self.external = external_path_provider(self.opts, ctx.table_path)
@@ -151,7 +153,7 @@ class DataFileWriter:
             meta = make_file_meta(
                 file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=level,
                 key_fields=self.key_fields, key_source_names=key_cols or [],
-                value_fields=list(self.schema.fields), stats_mode=stats_mode,
+                value_fields=self.value_fields, stats_mode=stats_mode,
                 min_seq=min_seq, max_seq=max_seq, delete_rows=deletes, file_source=file_source)
             if self.external is not None:
                 meta = dataclasses.replace(meta, external_path=path)

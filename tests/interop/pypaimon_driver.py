@@ -28,6 +28,8 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
             cmd_new_type_tables.
   read_blob_files --warehouse W --table db.t --files F...
             pypaimon's reader over .blob files; see cmd_read_blob_files.
+  blob_table --warehouse W --out F
+            A BLOB table in three commits (appends, an update by row id); see cmd_blob_table.
   data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
             Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
             columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
@@ -508,6 +510,29 @@ def cmd_new_type_tables(args: dict[str, Any]) -> dict[str, Any]:
     return {"tables": ["db.blob", *(f"db.{name}" for name in specs)]}
 
 
+def cmd_blob_table(args: dict[str, Any]) -> dict[str, Any]:
+    """``db.blob`` in ``warehouse``: a data-evolution table with a BLOB column ``b`` in three commits (two appends,
+    then an update of column ``x`` by row id); its rows as pypaimon reads them go to ``out`` (IPC, ``_ROW_ID``
+    order)."""
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    schema = pa.schema([("id", pa.int64()), ("x", pa.string()), ("b", pa.large_binary())])
+    table = _feature_table(catalog, "db.blob", schema, {"row-tracking.enabled": "true",
+                                                         "data-evolution.enabled": "true"}, [
+        pa.table({"id": [0, 1, 2], "x": ["a", "b", "c"], "b": [b"x" * 100_000, None, b""]}, schema=schema),
+        pa.table({"id": [3, 4], "x": ["d", "e"], "b": [bytes(range(256)), b"last"]}, schema=schema)])
+    builder = table.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        commit.commit(builder.new_update().with_update_type(["x"]).update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([1, 3], pa.int64()), "x": pa.array(["B", "D"], pa.string())})))
+    finally:
+        commit.close()
+    result = _scan(catalog.get_table("db.blob"))
+    _write_ipc(result, args["out"])
+    return {"rows": result.num_rows}
+
+
 def cmd_read_blob_files(args: dict[str, Any]) -> dict[str, Any]:
     """pypaimon's ``FormatBlobReader`` over ``.blob`` files (``files``, read with the file IO of table ``table``):
     the values of each to ``<file>.arrow`` as one ``large_binary`` column ``b``."""
@@ -546,6 +571,7 @@ COMMANDS = {
     "rt_read": cmd_rt_read,
     "new_type_tables": cmd_new_type_tables,
     "read_blob_files": cmd_read_blob_files,
+    "blob_table": cmd_blob_table,
 }
 
 

@@ -1,5 +1,5 @@
-"""The capability gate on real tables that pypaimon 2.1.0 wrote with features the engine does not support (BLOB,
-VARIANT and VECTOR columns, row tracking, data evolution with an update of some columns, a BTree global index).
+"""The capability gate on real tables that pypaimon 2.1.0 wrote with features of Paimon 1.1-2.0 (BLOB, VARIANT and
+VECTOR columns, row tracking, data evolution with an update of some columns, a BTree global index).
 
 Every mutating command, through the CLI (the command layer the operators and the Spark application use) and the
 ``Table`` API, fails with one ``UnsupportedTableFeatureError`` line naming the feature, ``retryable: false`` in the
@@ -10,6 +10,7 @@ all tables in one subprocess call; each test works on its own copy of that wareh
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import shutil
@@ -24,6 +25,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.cli import main
 from table_engine.errors import UnsupportedTableFeatureError
+from table_engine.io.file_io import LocalFileIO
 from table_engine.table import Table
 from tests.interop.conftest import PypaimonClient
 from tests.table_engine.test_cli_errors import state
@@ -32,14 +34,14 @@ pytestmark = pytest.mark.interop
 
 # table -> (the feature the error names, the features it must also list, whether reads are allowed)
 TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
-    "db.blob": ("BLOB", (), False),
     "db.global_index": ("global index", (), True),
 }
 #: tables of the warehouse whose features the engine supports (row tracking; data evolution but for writes, which
 #: tests/interop/test_data_evolution_interop.py checks: issue 23), read like the others
 SUPPORTED = ("db.row_tracking", "db.data_evolution")
-#: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py)
-TESTED_ELSEWHERE = ("db.variant", "db.vector")
+#: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py;
+#: BLOB, read and maintained but not written: test_blob_interop.py)
+TESTED_ELSEWHERE = ("db.variant", "db.vector", "db.blob")
 
 
 @pytest.fixture(scope="module")
@@ -134,30 +136,50 @@ def test_reads_are_refused_where_they_could_be_wrong(gate_warehouse: tuple[pathl
     assert state(str(wh)) == before
 
 
-@pytest.mark.parametrize(("table", "field"), [("db.blob", "BLOB")])
+def unknown_file_kind_copy(wh: pathlib.Path, dst: pathlib.Path) -> pathlib.Path:
+    """A copy of warehouse ``wh`` whose ``db.blob`` has its ``.blob`` files renamed to ``.vortex`` (on disk and in
+    its manifests): a table whose schema passes the gate for maintenance and whose data files are of a kind the
+    engine does not know."""
+    from table_engine.format.manifest import read_manifest, write_manifest
+
+    shutil.copytree(wh, dst)
+    table_dir = dst / "db.db" / "blob"
+    io = LocalFileIO()
+    for m in (table_dir / "manifest").glob("manifest-*"):
+        if m.name.startswith("manifest-list-"):
+            continue
+        entries = read_manifest(io, str(m))
+        m.unlink()
+        write_manifest(io, str(m), [dataclasses.replace(e, file=dataclasses.replace(
+            e.file, file_name=e.file.file_name.replace(".blob", ".vortex"))) for e in entries])
+    for f in table_dir.rglob("*.blob"):
+        f.rename(f.with_suffix(".vortex"))
+    return dst
+
+
 def test_compaction_planning_checks_each_file_it_would_rewrite(
-        gate_warehouse: tuple[pathlib.Path, dict[str, int]], table: str, field: str) -> None:
+        gate_warehouse: tuple[pathlib.Path, dict[str, int]], tmp_path: pathlib.Path) -> None:
     """Below the table's schema gate (e.g. a Spark task's plan), the files themselves show the feature."""
     from table_engine.store.compaction.compact import plan_compaction
 
-    t = Catalog(str(gate_warehouse[0])).get_table(table)
-    with pytest.raises(UnsupportedTableFeatureError, match=f"uses {field} \\((data file|type)"):
+    wh = unknown_file_kind_copy(gate_warehouse[0], tmp_path / "warehouse")
+    t = Catalog(str(wh)).get_table("db.blob")
+    with pytest.raises(UnsupportedTableFeatureError, match="uses unknown data-file kind \\(data file "):
         plan_compaction(t._ctx)
 
 
 def test_maintenance_walks_check_each_file_they_find(gate_warehouse: tuple[pathlib.Path, dict[str, int]],
                                                      tmp_path: pathlib.Path) -> None:
-    """Below the table's gate, expiry's walk refuses files of a kind it does not support (``.blob`` files) before
+    """Below the table's gate, expiry's walk refuses files of a kind it does not know (``.vortex`` files) before
     deleting; orphan cleanup, which keeps every file a manifest names whatever its kind, deletes nothing of such a
     table."""
     from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
     from table_engine.store.lifecycle.orphans import remove_orphan_files
 
-    wh = tmp_path / "warehouse"
-    shutil.copytree(gate_warehouse[0], wh)
+    wh = unknown_file_kind_copy(gate_warehouse[0], tmp_path / "warehouse")
     t = Catalog(str(wh)).get_table("db.blob")
     before = state(str(wh))
-    with pytest.raises(UnsupportedTableFeatureError, match="uses BLOB \\(data file "):
+    with pytest.raises(UnsupportedTableFeatureError, match="uses unknown data-file kind \\(data file "):
         expire_snapshots(t._ctx, ExpireConfig.from_options(t.options, {"retain_max": 1, "retain_min": 1,
                                                                        "older_than_millis": 2**62}))
     assert remove_orphan_files(t._ctx, int(time.time() * 1000)).count == 0

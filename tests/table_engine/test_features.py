@@ -44,16 +44,23 @@ def test_the_features_other_helpers_build_are_supported() -> None:
 
 
 def test_require_names_the_most_restrictive_feature_and_what_is_still_possible() -> None:
-    found = {"clustering.incremental": "option 'clustering.incremental' = 'true'", "BLOB": "type BLOB"}
+    found = {"clustering.incremental": "option 'clustering.incremental' = 'true'",
+             "data-file.thin-mode": "option 'data-file.thin-mode' = 'true'"}
     require("db.t", {"clustering.incremental": "x"}, Op.READ)  # read-only feature: reads pass
     with pytest.raises(UnsupportedTableFeatureError) as info:
         require("db.t", found, Op.READ)
     e = info.value
-    assert (e.feature, e.since, e.operation, e.still, e.also) == ("BLOB", "1.4", "read", "", ())
-    assert str(e) == ("table db.t uses BLOB (type BLOB), a feature of Paimon 1.4 that this engine does not support "
-                      "for read: the engine can only show this table's metadata (schema, snapshots, options)")
-    with pytest.raises(UnsupportedTableFeatureError, match=r"uses BLOB .* it also uses clustering.incremental$"):
+    assert (e.feature, e.since, e.operation, e.still, e.also) == ("data-file.thin-mode", "1.2", "read", "", ())
+    assert str(e) == ("table db.t uses data-file.thin-mode (option 'data-file.thin-mode' = 'true'), a feature of "
+                      "Paimon 1.2 that this engine does not support for read: the engine can only show this table's "
+                      "metadata (schema, snapshots, options)")
+    with pytest.raises(UnsupportedTableFeatureError,
+                       match=r"uses data-file.thin-mode .* it also uses clustering.incremental$"):
         require("db.t", found, Op.WRITE)
+    for op in (Op.READ, Op.MAINTAIN):  # BLOB columns (ADR 0018) are read and maintained, not written
+        require("db.t", {"BLOB": "type BLOB"}, op)
+    with pytest.raises(UnsupportedTableFeatureError, match="for write: the engine can only read and maintain"):
+        require("db.t", {"BLOB": "type BLOB"}, Op.WRITE)
     with pytest.raises(UnsupportedTableFeatureError, match="for maintain: the engine can only read this table$"):
         require("db.t", {"global index": "index-manifest entry of type btree"}, Op.MAINTAIN)
     for op in Op:  # row tracking (issue 23) is supported for everything

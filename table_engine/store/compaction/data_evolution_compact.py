@@ -22,7 +22,7 @@ from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.paths import file_path_in
-from table_engine.store.reading.data_evolution import RowIdGroup, row_id_groups
+from table_engine.store.reading.data_evolution import RowIdGroup, is_blob_file, row_id_groups
 from table_engine.store.reading.read import ReadContext, read_context, read_row_id_group
 
 __all__ = ["compact_data_evolution_bucket"]
@@ -39,7 +39,8 @@ def compact_data_evolution_bucket(ctx: StoreContext, partition: bytes, bucket: i
                                   read_ctx: ReadContext | None = None) -> CommitMessage | None:
     """Merge the column files of every row range of one bucket that has more than one: its commit message, None
     when every range is one file already. On failure the files written are deleted."""
-    groups = [g for g in row_id_groups(files) if len(g.files) > 1]
+    # ``.blob`` files stay as they are (ADR 0018): only the normal column files of a range are merged
+    groups = [g for g in row_id_groups([f for f in files if not is_blob_file(f.file_name)]) if len(g.files) > 1]
     if not groups:
         return None
     read_ctx = read_ctx or read_context(ctx)
@@ -79,8 +80,13 @@ def compact_data_evolution_bucket(ctx: StoreContext, partition: bytes, bucket: i
 
 def _rewrite(read_ctx: ReadContext, writer: DataFileWriter, bucket_path: str, g: RowIdGroup,
              path_of: Callable[[DataFileMeta], str]) -> DataFileMeta:
-    rows = read_row_id_group(read_ctx, g, read_ctx.schema.fields, path_of)
+    fields = [f for f in read_ctx.schema.fields if f.type.root != "BLOB"]  # BLOB columns: in their .blob files
+    rows = read_row_id_group(read_ctx, g, fields, path_of)
     min_seq = min(f.min_sequence_number for f in g.files)
+    writer.value_fields = fields
     (meta,) = writer.write_append(bucket_path, rows, min_seq, FileSource.COMPACT)
-    return dataclasses.replace(meta, first_row_id=g.first_row_id, write_cols=None, min_sequence_number=min_seq,
+    if len(fields) < len(read_ctx.schema.fields):
+        names = [f.name for f in fields]
+        meta = dataclasses.replace(meta, write_cols=names, value_stats_cols=names)
+    return dataclasses.replace(meta, first_row_id=g.first_row_id, min_sequence_number=min_seq,
                                max_sequence_number=max(f.max_sequence_number for f in g.files))

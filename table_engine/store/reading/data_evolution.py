@@ -10,7 +10,12 @@ writes such a file with every column. A row is therefore merged from the files t
 * each column of a group comes from the newest file (highest ``maxSequenceNumber``) whose columns contain it: its
   ``_WRITE_COLS`` when set, else every column of the file's schema. A column no file holds reads as nulls;
 * a deletion vector of the group is stored under its *anchor*, its oldest file (lowest ``maxSequenceNumber``, then
-  file name), and deletes row positions of the whole group.
+  file name), and deletes row positions of the whole group;
+* a BLOB column is a column file of its own, a ``.blob`` file (``_WRITE_COLS`` = the one column) over the same rows
+  as the group's normal file (pypaimon 2.1.0 layout, ADR 0018). At an equal sequence number a normal file sorts
+  before a ``.blob`` file (as Paimon's ``splitByRowId``), so the newest file of a group is a normal file where it
+  can be; the anchor is the oldest normal file (a deletion vector is never stored under a ``.blob`` file).
+  ``.blob`` files rolled into several files over one range are not read (the row-count check refuses them).
 
 File statistics of such files describe only their own columns of a merged row, so a read prunes no file by value
 statistics or file index (only by partition). This module is pure (file metadata only): :mod:`.read` reads the
@@ -32,6 +37,15 @@ DATA_EVOLUTION_ENABLED = DATA_EVOLUTION.key
 """The table option that turns data evolution on (:data:`table_engine.core_options.DATA_EVOLUTION_ENABLED`)."""
 
 
+BLOB_FILE_SUFFIX = ".blob"
+"""The name suffix of a ``.blob`` column file (:mod:`table_engine.format.blob_file`)."""
+
+
+def is_blob_file(file_name: str) -> bool:
+    """Whether a data file is a ``.blob`` column file (one BLOB column over row ids)."""
+    return file_name.endswith(BLOB_FILE_SUFFIX)
+
+
 def data_evolution_enabled(options: Mapping[str, str]) -> bool:
     """Whether a table with these options merges column files by row id."""
     return str(options.get(DATA_EVOLUTION_ENABLED, "false")).strip().lower() == "true"
@@ -47,8 +61,8 @@ class RowIdGroup:
 
     @property
     def anchor(self) -> DataFileMeta:
-        """The file the group's deletion vector is stored under (the oldest one)."""
-        return min(self.files, key=lambda f: (f.max_sequence_number, f.file_name))
+        """The file the group's deletion vector is stored under (the oldest one, a normal file where there is one)."""
+        return min(self.files, key=lambda f: (is_blob_file(f.file_name), f.max_sequence_number, f.file_name))
 
 
 def row_id_groups(files: Sequence[DataFileMeta]) -> list[RowIdGroup]:
@@ -64,7 +78,8 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[RowIdGroup]:
             by_first.setdefault(f.first_row_id, []).append(f)
     end = None
     for first in sorted(by_first):
-        members = sorted(by_first[first], key=lambda f: (-f.max_sequence_number, f.file_name))
+        members = sorted(by_first[first], key=lambda f: (-f.max_sequence_number, is_blob_file(f.file_name),
+                                                         f.file_name))
         count = members[0].row_count
         for f in members:
             if f.row_count != count:

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from table_engine.errors import CorruptMetadataError, SchemaError, UnsupportedTableFeatureError, naming_snapshot
 from table_engine.features import feature
 from table_engine.format.binary_row import decode_row
+from table_engine.format.blob_file import read_blob_file
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import iter_file, read_file
 from table_engine.format.schema_file import TableSchema
@@ -36,7 +37,13 @@ from table_engine.predicate import Predicate, check_value_types, conjunction
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
-from table_engine.store.reading.data_evolution import RowIdGroup, column_sources, data_evolution_enabled, row_id_groups
+from table_engine.store.reading.data_evolution import (
+    RowIdGroup,
+    column_sources,
+    data_evolution_enabled,
+    is_blob_file,
+    row_id_groups,
+)
 from table_engine.store.reading.row_tracking import (
     ROW_TRACKING_COLUMNS,
     physical_tracking_columns,
@@ -348,6 +355,13 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
     (dropped columns read as nulls); with ``system`` also ``_SEQUENCE_NUMBER`` (if ``with_seq``) and
     ``_VALUE_KIND``; then the row-tracking columns of ``tracking`` (:func:`tracking_columns`)."""
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
+    if is_blob_file(f.file_name):  # one BLOB column (its _WRITE_COLS), no system or tracking columns
+        if system or f.write_cols is None or len(f.write_cols) != 1:
+            raise CorruptMetadataError(f"blob file {f.file_name} must hold exactly one column (_WRITE_COLS "
+                                       f"{f.write_cols}) of an append table")
+        raw = pa.table({f.write_cols[0]: read_blob_file(ctx.file_io, path)}) if file_cols else \
+            pa.table({"_": pa.nulls(f.row_count)})
+        return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
     physical = physical_tracking_columns(ctx.file_io, path, f, tracking)
     raw = read_file(ctx.file_io, path, file_cols + physical)
     return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)

@@ -67,6 +67,7 @@ DETECTED: dict[str, dict[str, str]] = {
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
     "BLOB": schema_features(schema(["BLOB"])),
+    "blob options": schema_features(schema(["BLOB"], {"blob-as-descriptor": "true"})),
     "vector.file.format / vector-field": schema_features(schema([VECTOR], {"vector.file.format": "lance"})),
     "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
     "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
