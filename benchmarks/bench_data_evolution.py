@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from report import finish_report  # noqa: E402
 
 from table_engine import Catalog  # noqa: E402
 from table_engine.errors import UnsupportedTableFeatureError  # noqa: E402
@@ -100,12 +101,7 @@ def main() -> int:
         result = bench(root, a.rows, a.repeats)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    result.update({"machine": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg(),
-                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-    print(json.dumps(result, indent=2))
-    if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(result, indent=2))
+    finish_report(result, a.out)
     for name in TARGETS:
         r = result[name]
         ok = r["speed_ratio"] >= r["target_min"]

@@ -20,9 +20,6 @@ machine is shared: compare the ratio, not the seconds.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -34,6 +31,8 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from report import finish_report  # noqa: E402
 
 from table_engine import Catalog  # noqa: E402
 
@@ -124,12 +123,7 @@ def main() -> int:
         result = bench(root, a.rows, a.commits, a.buckets, a.repeats)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    result.update({"machine": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg(),
-                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-    print(json.dumps(result, indent=2))
-    if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(result, indent=2))
+    finish_report(result, a.out)
     ok = result["ratio"] <= result["target_ratio_max"]
     print(f"postpone compaction / fixed-bucket full compaction: {result['ratio']}x "
           f"({'OK' if ok else 'ABOVE TARGET'}, target <= 2x); without decoding the Avro files: "
