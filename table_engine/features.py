@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from table_engine.core_enums import FILE_FORMATS
 from table_engine.errors import UnsupportedTableFeatureError
 
 __all__ = [
@@ -100,8 +101,8 @@ def _prefixes(*prefixes: str) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(p) + ".+" for p in prefixes))
 
 
-#: Data-file extensions the engine reads and writes (after issue 22's ORC and Avro files).
-DATA_FILE_EXTENSIONS = frozenset({"parquet", "orc", "avro"})
+#: Data-file extensions the engine reads and writes: the data file formats (``file.format`` values).
+DATA_FILE_EXTENSIONS = frozenset(FILE_FORMATS)
 
 FEATURES: tuple[Feature, ...] = (
     # ---- supported ---------------------------------------------------------------------------------------------
