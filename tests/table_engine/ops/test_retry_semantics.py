@@ -16,6 +16,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import CatalogError, PartitionSpecError, TagAlreadyExistError
 from table_engine.ops import ConsumeChangelog, CreateTag, DropPartitions
+from table_engine.ops.commands import Rescale
 from table_engine.ops.run import run_command
 
 
@@ -108,3 +109,20 @@ def test_names_only_new_tables_may_not_have(catalog: Catalog) -> None:
         with pytest.raises(CatalogError, match=re.escape(f"table identifier {odd!r}")):
             catalog.create_table(odd, pa.schema([("id", pa.int64())]))
         assert not catalog.table_exists(odd)
+
+
+def test_rescale_retried_with_the_same_commit_user_commits_once(catalog: Catalog) -> None:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = catalog.create_table("db.p", schema, primary_keys=["id"], options={"bucket": "-2"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    t.compact()  # publishes the postponed rows into real buckets
+
+    def rescale() -> Any:
+        return run_command(Rescale(warehouse=catalog.warehouse, table="db.p", bucket_num=3,
+                                   commit_user="airflow:dag:task:run"), catalog)
+
+    first = rescale()
+    snapshots = [s.id for s in t.snapshots()]
+    assert rescale() == first  # try 2 finds try 1's commit: the same snapshot, no new one
+    assert [s.id for s in t.snapshots()] == snapshots
+    assert sorted(t.read().column("id").to_pylist()) == [1, 2, 3]
