@@ -41,22 +41,31 @@ _UNIT_PER_MS = {"s": 0, "ms": 1, "us": 1_000, "ns": 1_000_000}
 
 # ---- Murmur3 ---------------------------------------------------------------------------------------------------
 
-def _mix(h: U32, k: U32) -> U32:
+def _mix(h: U32 | np.uint32, k: U32) -> U32:
+    """One Murmur3 round of ``h`` with word ``k``, as a new array (in place on temporaries: 1 M rows in about a
+    third of the time of one new array per operation)."""
     k = k * _C1
-    k = (k << np.uint32(15)) | (k >> np.uint32(17))
-    k = k * _C2
-    h = h ^ k
-    h = (h << np.uint32(13)) | (h >> np.uint32(19))
-    return h * _M5 + _N1
+    t = k >> np.uint32(17)
+    k <<= np.uint32(15)
+    k |= t
+    k *= _C2
+    k ^= h  # h ^ k, into the temporary
+    np.right_shift(k, np.uint32(19), out=t)
+    k <<= np.uint32(13)
+    k |= t
+    k *= _M5
+    k += _N1
+    return k
 
 
-def _fmix(h: U32, length: U32) -> U32:
+def _fmix(h: U32, length: U32 | np.uint32) -> U32:
     h = h ^ length
-    h = h ^ (h >> np.uint32(16))
-    h = h * _F1
-    h = h ^ (h >> np.uint32(13))
-    h = h * _F2
-    return h ^ (h >> np.uint32(16))
+    h ^= h >> np.uint32(16)
+    h *= _F1
+    h ^= h >> np.uint32(13)
+    h *= _F2
+    h ^= h >> np.uint32(16)
+    return h
 
 
 def _mix_int(h: int, k: int) -> int:
@@ -149,17 +158,24 @@ class _Row:
         self.n = n
         self.header_words = bitset_width(arity) // 8
         self.fixed_size = 8 * (self.header_words + arity)
-        self.fixed = np.zeros((n, self.header_words + arity), dtype="<u8")
+        # the fixed part, one 64-bit word per row each: header words (None: zero in every row, no nulls) and slots
+        self.header: list[U64 | None] = [None] * self.header_words
+        self.slots: list[U64 | None] = [None] * arity
         self.var_len = np.zeros(n, dtype=np.int64)
         # (source bytes, source start per row, byte length per row, start of the segment in the row's var part)
         self.segments: list[tuple[npt.NDArray[np.uint8], I64, I64, I64]] = []
 
     def set_nulls(self, pos: int, nulls: npt.NDArray[np.bool_]) -> None:
+        if not nulls.any():
+            return
         bit = pos + 8
-        self.fixed[:, bit // 64] |= nulls.astype(np.uint64) << np.uint64(bit % 64)
+        word = self.header[bit // 64]
+        if word is None:
+            word = self.header[bit // 64] = np.zeros(self.n, dtype="<u8")
+        word |= nulls.astype(np.uint64) << np.uint64(bit % 64)
 
     def set_slot(self, pos: int, values: U64) -> None:
-        self.fixed[:, self.header_words + pos] = values
+        self.slots[pos] = values
 
     def add_var(self, src: npt.NDArray[np.uint8], src_start: I64, length: I64, reserved: I64) -> U64:
         """Reserve ``reserved`` bytes per row in the variable part; return the offsets (from the row start)."""
@@ -168,17 +184,39 @@ class _Row:
         self.var_len += reserved
         return (start + self.fixed_size).astype(np.uint64)
 
+    def _fixed_words(self) -> list[U32 | int]:
+        """The fixed part's 32-bit words in hashing order (little-endian halves of each 64-bit word); an int where
+        the word is the same in every row."""
+        out: list[U32 | int] = []
+        for word in [*self.header, *self.slots]:
+            if word is None:
+                out += [0, 0]
+            else:
+                halves = np.ascontiguousarray(word, dtype="<u8").view("<u4").reshape(-1, 2)
+                out += [halves[:, 0], halves[:, 1]]
+        return out
+
     def hash(self) -> U32:
-        h = np.full(self.n, SEED, dtype=np.uint32)
-        fixed_words = np.ascontiguousarray(self.fixed.view("<u4").T)
-        for j in range(fixed_words.shape[0]):
-            h = _mix(h, fixed_words[j])
+        words = self._fixed_words()
+        # leading words equal in every row (the null bits of rows without nulls) mix into one value
+        first = 0
+        seed = SEED
+        while first < len(words) and isinstance(words[first], int):
+            seed = _mix_int(seed, int(words[first]))
+            first += 1
+        h: U32 | np.uint32 = np.uint32(seed)
+        for w in words[first:]:
+            h = _mix(h, np.full(self.n, w, dtype=np.uint32) if isinstance(w, int) else w)
+        if isinstance(h, np.uint32):  # no key column: the same in every row
+            h = np.full(self.n, h, dtype=np.uint32)
         if self.segments and self.var_len.any():
             row_start = _excl_cumsum(self.var_len)
             buf = np.zeros(int(self.var_len.sum()), dtype=np.uint8)
             for src, src_start, length, start in self.segments:
                 _scatter(buf, row_start + start, src, src_start, length)
             h = self._hash_var(h, buf.view("<u4"), row_start // 4, self.var_len // 4)
+        if not self.segments:
+            return _fmix(h, np.uint32(self.fixed_size))
         return _fmix(h, (self.var_len + self.fixed_size).astype(np.uint32))
 
     @staticmethod
@@ -340,7 +378,7 @@ def _slot_values(row: _Row, arr: pa.Array, t: DataType, nulls: npt.NDArray[np.bo
               "DATE": (pa.int32(), np.uint32), "BIGINT": (pa.int64(), np.uint64)}
     if root in widths:
         int_type, unsigned = widths[root]
-        return _ints(arr, int_type).astype(unsigned).astype(np.uint64)
+        return _ints(arr, int_type).astype(unsigned, copy=False).astype(np.uint64, copy=False)
     if root == "FLOAT":
         f32 = np.asarray(pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False), dtype=np.float32)
         return f32.view(np.uint32).astype(np.uint64)
@@ -364,6 +402,7 @@ def hash_key_columns(columns: Sequence[pa.Array | pa.ChunkedArray], types: Seque
             raise UnsupportedError(f"bucket keys of type {t} are not supported")
         nulls = _nulls(arr)
         slot = _slot_values(row, arr, t, nulls)
-        row.set_slot(pos, slot if _reserves_on_null(t) else np.where(nulls, np.uint64(0), slot))
+        keep = _reserves_on_null(t) or not nulls.any()
+        row.set_slot(pos, slot if keep else np.where(nulls, np.uint64(0), slot))
         row.set_nulls(pos, nulls)
     return row.hash().view(np.int32)
