@@ -144,6 +144,10 @@ class TableWrite:
         for s in self.seq_fields:
             schema.field(s)
         self.order = MergeOrder((_GROUP, *self.key_names), self.seq_fields, self.opts.sequence_descending())
+        self.group_order = MergeOrder(tuple(self.key_names), self.seq_fields, self.opts.sequence_descending())
+        """The order within one (partition, bucket) group."""
+        self._kv_columns = [*self.arrow_schema.names, VALUE_KIND]
+        """The buffered columns a key-value file takes (besides ``_SEQUENCE_NUMBER``)."""
         self.merge_fn = ctx.merge_function
         self.buffer_limit = self.opts.write_buffer_size()
         self.rowkind_field = self.opts.rowkind_field()
@@ -594,9 +598,7 @@ class TableWrite:
         if len(uniq) == 1:
             seq = bases[0] + np.arange(len(inverse), dtype=np.int64)
         else:
-            # a stable sort of small ints is a radix sort in numpy
-            small = inverse.astype(np.int16) if len(uniq) < 32768 else inverse
-            order = np.argsort(small, kind="stable")
+            order = np.argsort(_small_ints(inverse, len(uniq)), kind="stable")
             np.cumsum(counts[:-1], out=starts[1:])
             rank = np.empty(len(inverse), np.int64)
             rank[order] = np.arange(len(inverse), dtype=np.int64) - starts[inverse[order]]
@@ -605,6 +607,12 @@ class TableWrite:
         return kv.append_column(_GROUP, pa.array(group, pa.int64())), group
 
     def _flush_kv(self, kv: pa.Table, spill: bool = False) -> None:
+        if not (self.postpone or spill or self.input_changelog):
+            groups = self._split_groups(kv)
+            if groups is not None:  # each (partition, bucket) sorted, merged and written on its own, in parallel
+                kv = kv.combine_chunks()  # one copy: Arrow's take from many chunks is slower, once per group
+                self._parallel([(self._merge_and_write, (kv, *g)) for g in groups])
+                return
         kv, group = self._assign_sequence(kv)
         if self.postpone:  # arrival order, every record: the compaction that assigns buckets merges them
             if _several(group):
@@ -629,6 +637,38 @@ class TableWrite:
             self._spill.spill(kv, self.order, self.merge_fn)
             return
         self._parallel([(self._write_kv_files, (gid, bucket, part)) for gid, bucket, part in self._group_slices(kv)])
+
+    def _split_groups(self, kv: pa.Table) -> list[tuple[int, int, np.ndarray, int]] | None:
+        """The rows of each (partition, bucket) group of ``kv`` (indices in input order) and the group's first
+        sequence number (each bucket's counter moved past them); None when all rows are of one group."""
+        uniq, inverse = _dense_groups(kv.column(_PART).to_numpy(), kv.column(_BUCKET).to_numpy())
+        if len(uniq) <= 1:
+            return None
+        counts = np.bincount(inverse, minlength=len(uniq))
+        order = np.argsort(_small_ints(inverse, len(uniq)), kind="stable")
+        out = []
+        start = 0
+        for j, g in enumerate(uniq.tolist()):
+            gid, bucket = g >> 32, _bucket_of_group(g)
+            st = self._bucket_state(gid, bucket)
+            n = int(counts[j])
+            out.append((gid, bucket, order[start:start + n], st.next_seq))
+            st.next_seq += n
+            start += n
+        return out
+
+    def _merge_and_write(self, kv: pa.Table, gid: int, bucket: int, rows: np.ndarray, first_seq: int) -> None:
+        """Sort and merge one group's rows (sequence numbers from ``first_seq`` in input order) and write them as
+        level-0 files."""
+        # the group's rows first, in input order (a sequential copy): sorting and merging within them is
+        # cache-friendlier than picking each group's survivors from the whole buffer
+        part = kv.select(self._kv_columns).take(pa.array(rows))
+        part = part.append_column(SEQUENCE_NUMBER, pa.array(np.arange(first_seq, first_seq + len(rows),
+                                                                       dtype=np.int64)))
+        order = self.group_order
+        keys = order.sort_keys() if self.seq_fields else [(k, "ascending") for k in order.key_cols]
+        assert self.merge_fn is not None
+        self._write_kv_files(gid, bucket, sort_and_merge(part, keys, self.merge_fn, order))
 
     def _flush_append(self, kv: pa.Table) -> None:
         parts = kv.column(_PART).to_numpy().astype(np.int64)
@@ -711,6 +751,14 @@ def _bucket_of_group(group: int) -> int:
     return low - (1 << 32) if low >= 1 << 31 else low
 
 
+def _small_ints(values: np.ndarray, bound: int) -> np.ndarray:
+    """Non-negative ints below ``bound`` in the narrowest type: numpy's stable sort of int8/int16 is a radix sort
+    (1 M rows: 2 ms as int8, 6.5 ms as int16)."""
+    if bound <= 127:
+        return values.astype(np.int8, copy=False)
+    return values.astype(np.int16, copy=False) if bound < 32768 else values
+
+
 def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct (partition << 32 | bucket) groups (sorted) and each row's group index, without a full sort."""
     pmax = int(parts.max()) if len(parts) else 0
@@ -718,13 +766,23 @@ def _dense_groups(parts: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, n
     bmax = int(buckets.max()) if len(buckets) else 0
     span = bmax - bmin + 1
     if bmin >= 0 and (pmax + 1) * span <= 1 << 22:
-        dense = parts * span + (buckets - bmin)
+        # int32 arithmetic (the dense codes are below 2**22): half the memory traffic of int64
+        dense = buckets.astype(np.int32, copy=True)
+        if bmin:
+            dense -= bmin
+        if pmax:
+            dense += parts.astype(np.int32, copy=False) * np.int32(span)
         counts = np.bincount(dense, minlength=(pmax + 1) * span)
         present = np.flatnonzero(counts)
-        lookup = np.full(len(counts), -1, np.int64)
-        lookup[present] = np.arange(len(present))
-        uniq = ((present // span) << 32) | ((present % span) + bmin)
-        return uniq.astype(np.int64), lookup[dense]
+        if len(present) == 1:
+            inverse: np.ndarray = np.zeros(len(dense), np.int64)
+        else:
+            lookup = np.full(len(counts), -1, np.int32 if len(present) > 127 else np.int8)
+            lookup[present] = np.arange(len(present))
+            inverse = lookup[dense]
+        uniq = ((present.astype(np.int64) // span) << 32) | ((present % span) + bmin)
+        return uniq.astype(np.int64), inverse
+    parts, buckets = parts.astype(np.int64, copy=False), buckets.astype(np.int64, copy=False)
     group = (parts << 32) | (buckets & 0xFFFFFFFF)
     uniq, inverse = np.unique(group, return_inverse=True)
     return uniq, inverse.reshape(-1)

@@ -202,3 +202,30 @@ def test_types_round_trip(catalog: Catalog) -> None:
     t.write(data)
     got = t.read().sort_by("id")
     assert got.to_pylist() == data.to_pylist()
+
+
+def test_one_flush_numbers_each_buckets_rows_in_input_order(catalog: Catalog) -> None:
+    """A flush of several buckets (sorted, merged and written bucket by bucket): each bucket's sequence numbers
+    count its input rows in input order from where its counter stood, and the latest row of a key wins."""
+    from table_engine.format.bucket import bucket_of, hash_key_columns
+    from table_engine.store.reading.scan import live_entries
+
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "4", "write-only": "true"})
+    ids = [*range(40), *range(10)]  # keys 0-9 twice: the second row of each wins
+    t.write(rows(ids, [f"a{i}" for i in range(40)] + [f"b{i}" for i in range(10)]))
+    t.write(rows(list(range(40)), ["c"] * 40))
+    assert {k: v["name"] for k, v in as_dict(t.read(snapshot_id=1)).items()} == \
+        {i: f"b{i}" if i < 10 else f"a{i}" for i in range(40)}
+    assert {v["name"] for v in as_dict(t.read()).values()} == {"c"}
+    per_bucket = bucket_of(hash_key_columns([pa.array(ids, pa.int64())], [t.schema.field("id").type]), 4)
+    first = {b: int((per_bucket == b).sum()) for b in set(per_bucket.tolist())}
+    files: dict[int, list[tuple[int, int, int]]] = {}
+    for e in live_entries(t.file_io, t.path, t.latest_snapshot()):
+        files.setdefault(e.bucket, []).append((e.file.min_sequence_number, e.file.max_sequence_number,
+                                               e.file.row_count))
+    for b, count in first.items():
+        keys = [i for i, pb in zip(ids, per_bucket.tolist()) if pb == b]  # the bucket's input rows, in order
+        survivors = [n for n, k in enumerate(keys) if k not in keys[n + 1:]]  # the last row of each key
+        (lo1, hi1, n1), (lo2, _, n2) = sorted(files[b])
+        assert (lo1, hi1, n1) == (survivors[0], count - 1, len(survivors))
+        assert lo2 == count and n2 == int((per_bucket[:40] == b).sum())
