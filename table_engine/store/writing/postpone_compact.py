@@ -55,8 +55,26 @@ from table_engine.store.writing.write import TableWrite
 
 log = logging.getLogger(__name__)
 
-_READ_WINDOW = max(2, os.cpu_count() or 1)
-"""Postponed files decoded at once (in parallel) before they are written."""
+_READ_WINDOW_BYTES = 64 << 20
+"""Postponed files decoded at once, in parallel, before they are written: up to this many file bytes (at least
+one file, at most :data:`_READ_WINDOW_FILES`). A window of several files keeps every core decoding (the Avro
+reader releases the GIL); the writer buffers what it is given until ``write-buffer-size`` anyway."""
+_READ_WINDOW_FILES = 4 * max(1, os.cpu_count() or 1)
+_DECODERS = max(2, os.cpu_count() or 1)
+"""Files decoded at once: one per core (decoding is CPU-bound)."""
+
+
+def read_windows(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """``files`` in order, cut into windows of at most :data:`_READ_WINDOW_BYTES` (or one file)."""
+    windows: list[list[DataFileMeta]] = []
+    size = 0
+    for f in files:
+        if not windows or size + f.file_size > _READ_WINDOW_BYTES or len(windows[-1]) >= _READ_WINDOW_FILES:
+            windows.append([])
+            size = 0
+        windows[-1].append(f)
+        size += f.file_size
+    return windows
 
 
 def is_postpone_table(ctx: StoreContext) -> bool:
@@ -175,14 +193,13 @@ def _assign(ctx: StoreContext, num_buckets: int, group: Sequence[BucketFiles], f
 
             def read(f: DataFileMeta, values: list[object] = values) -> pa.Table:
                 path = file_path_in(ctx.table_path, ctx.schema, values, POSTPONE_BUCKET, f, default_name)
-                return read_data_file(read_ctx, path, f, ctx.schema.fields, system=True)
+                # one chunk per column, combined on the decoding thread rather than by the writer
+                return read_data_file(read_ctx, path, f, ctx.schema.fields, system=True).combine_chunks()
 
-            ordered = writer_order(b.files)
             with naming_snapshot(b.snapshot_id):
-                # decoded a few at a time in parallel (the Avro reader releases the GIL; memory stays bounded by
-                # the window), written in the writers' order
-                for start in range(0, len(ordered), _READ_WINDOW):
-                    for t in parallel_map(read, ordered[start:start + _READ_WINDOW]):
+                # decoded a window at a time in parallel, written in the writers' order
+                for window in read_windows(writer_order(b.files)):
+                    for t in parallel_map(read, window, _DECODERS):
                         kinds = t.column(VALUE_KIND).combine_chunks()
                         writer.write(t.drop_columns([SEQUENCE_NUMBER, VALUE_KIND]), kinds)
         messages = writer.prepare_commit()

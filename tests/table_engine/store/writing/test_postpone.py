@@ -115,6 +115,35 @@ def test_merge_engine_and_existing_bucket_data(catalog: Catalog) -> None:
     assert content(t) == {("a", 1): 111, ("a", 2): 2, ("a", 3): 3}
 
 
+def test_read_windows_cut_files_by_bytes_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from table_engine.store.writing import postpone_compact
+
+    monkeypatch.setattr(postpone_compact, "_READ_WINDOW_BYTES", 100)
+    monkeypatch.setattr(postpone_compact, "_READ_WINDOW_FILES", 3)
+    files: Any = [SimpleNamespace(file_size=s) for s in (40, 50, 20, 200, 10, 10, 10, 10)]
+    windows = postpone_compact.read_windows(files)
+    assert [[f.file_size for f in w] for w in windows] == [[40, 50], [20], [200], [10, 10, 10], [10]]
+    assert postpone_compact.read_windows([]) == []
+
+
+def test_compaction_reading_one_file_at_a_time_keeps_the_writers_order(catalog: Catalog,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows of one file (files bigger than the window): the same result, the last write of a key wins."""
+    from table_engine.store.writing import postpone_compact
+
+    monkeypatch.setattr(postpone_compact, "_READ_WINDOW_BYTES", 1)
+    t = make(catalog, **{"postpone.default-bucket-num": "3"})
+    model: Model = {}
+    for n in range(6):
+        batch = [("a" if i % 2 else "b", i, n * 100 + i) for i in range(n, n + 20)]
+        t.write(rows(*batch))
+        model.update({(dt, i): v for dt, i, v in batch})
+    t.compact()
+    assert content(t) == model
+
+
 def test_postpone_needs_a_primary_key(catalog: Catalog) -> None:
     with pytest.raises(OptionError, match="bucket = -2"):
         catalog.create_table("db.a", SCHEMA, options={"bucket": "-2"})
