@@ -7,7 +7,12 @@
   (:mod:`table_engine.spark.native_read`);
 * ``table_engine/spark/app.py``: the one spark-submit application, with the subcommands of ``table-engine``.
 
-Imports of pyspark stay inside this package (the rest of ``table_engine`` never needs it).
+Imports of pyspark stay inside this package (the rest of ``table_engine`` never needs it). Spark 3.5 and 4.x:
+the application's commands and :func:`write_dataframe` need nothing from Spark 4 (``mapInArrow`` tasks, RDDs); the
+``paimon`` data source uses Spark 4's Python Data Source API (``pyspark.sql.datasource``), so only :func:`register`
+and reads that fall back to the source need Spark 4.0+, and say so in one error on 3.5
+(:mod:`table_engine.spark.compat`). The modules that import ``pyspark.sql.datasource`` at their top (``source``,
+``reader``, ``source_writer``, ``filters``) are imported only from those places.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
     the session's ``spark.sql.leafNodeDefaultParallelism`` (else its default parallelism), read here once: the
     source plans outside the session.
     """
+    from table_engine.spark.compat import require_data_sources
+
+    require_data_sources()
     from table_engine.spark.source import PaimonDataSource
 
     if filter_pushdown:

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 if __package__ in (None, ""):
-    # run as a script by spark-submit: make the package that contains this file importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    # run as a script by spark-submit: Python put this file's directory first on sys.path, where its neighbours
+    # (types.py) would shadow standard modules not imported yet (``typing`` imports ``types``); replace it by the
+    # directory that contains the package, so that ``table_engine`` is importable
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+    sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
+
+from collections.abc import Sequence  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 from table_engine.cli import run, setup_logging  # noqa: E402
 from table_engine.ops import REGISTRY, Command  # noqa: E402
@@ -75,10 +80,12 @@ class _Session:
             from pyspark.sql import SparkSession
 
             from table_engine.spark import register
+            from table_engine.spark.compat import has_data_sources
 
             spark = SparkSession.builder.appName(self.app_name).getOrCreate()
             spark.sparkContext.setLogLevel("WARN")
-            register(spark)
+            if has_data_sources():  # Spark 4 (the jobs use the source); 3.5 runs them without it
+                register(spark)
             self._spark = spark
         return self._spark
 

@@ -14,11 +14,14 @@ their own.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StringType, StructField
 
 from table_engine import clock
 from table_engine.catalog import Catalog
@@ -45,11 +48,11 @@ from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
+from table_engine.spark.compat import has_data_sources
 from table_engine.spark.map_write import map_write
-from table_engine.spark.source import SOURCE_NAME
-from table_engine.spark.types import arrow_schema_for
+from table_engine.spark.types import arrow_schema_for, conform, spark_schema
 from table_engine.spark.writer import prepare_write
-from table_engine.store.changes.incremental import ROWKIND_COLUMN
+from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
@@ -59,6 +62,8 @@ from table_engine.store.writing.postpone_compact import is_postpone_table
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
+
+_CHANGE_BATCH_ROWS = 262_144
 
 __all__ = ["prepare_write", "write_dataframe"]
 
@@ -177,7 +182,6 @@ def task_arrow_threads() -> int:
     """Size Arrow's CPU thread pool in this Python worker to the running task's cores (``spark.task.cpus``), as a
     JVM task uses its own cores only: an executor with N cores runs N tasks, and each would otherwise decode and
     encode Parquet with N threads of its own. Outside a task nothing changes. The pool size in effect."""
-    import pyarrow as pa
     from pyspark import TaskContext
 
     ctx = TaskContext.get()
@@ -216,13 +220,11 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
                               "to_snapshot": rng.end, "rows": 0}
     if rng.empty:
         return result
-    changes = (spark.read.format(SOURCE_NAME).option(o.WAREHOUSE, args.warehouse).options(**dict(args.catalog_options))
-               .option(o.AUDIT_LOG, "true")
-               .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
+    changes = change_frame(spark, args, rng)
     if args.output and not output_file_io(args).has_directories:
         # an object store: Spark's file writers would need Hadoop's S3A connector; the driver writes the changes
         # through the engine's FileIO instead (files, then _SUCCESS by a conditional create)
-        arrow = changes.toArrow()
+        arrow = to_arrow(changes)
         result["rows"] = arrow.num_rows
         result["output"] = write_output(arrow, output_dir(args, rng), args.output_format, args.consumer_id,
                                         output_file_io(args), delivery_record(args, rng, arrow.num_rows))
@@ -243,6 +245,42 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
 
 
 SPARK_JOBS.update({Write: spark_write, Compact: spark_compact, ConsumeChangelog: spark_consume_changelog})
+
+
+def change_frame(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> DataFrame:
+    """The changes of ``rng`` as an audit-log DataFrame (``rowkind`` first): read by the ``paimon`` data source on
+    Spark 4, by ``mapInArrow`` tasks over the change splits planned on the driver on Spark 3.5 (no Python data
+    sources there); the same rows either way, one task per (partition, bucket) split."""
+    if has_data_sources():
+        return (spark.read.format(o.SOURCE_NAME).option(o.WAREHOUSE, args.warehouse)
+                .options(**dict(args.catalog_options)).option(o.AUDIT_LOG, "true")
+                .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
+    table = driver_catalog(args).get_table(args.table)
+    table._refuse_change_reads("incremental reads")
+    splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
+    schema = spark_schema(table.schema.fields, [StructField(ROWKIND_COLUMN, StringType(), False)])
+    task = functools.partial(_read_change_splits, table, splits, arrow_schema_for(schema))
+    return spark.range(len(splits), numPartitions=max(1, len(splits))).mapInArrow(task, schema)
+
+
+def _read_change_splits(table: Table, splits: Sequence[ChangeSplit], schema: pa.Schema,
+                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Task side of :func:`change_frame` on Spark 3.5: the changes of the splits whose indexes the task got."""
+    ctx = _store_context(table)
+    for batch in batches:
+        for i in batch.column(0).to_pylist():
+            for changes in iter_changes(ctx, splits[i], (), _CHANGE_BATCH_ROWS):
+                if changes.num_rows:
+                    yield conform(changes, schema)
+
+
+def to_arrow(df: DataFrame) -> pa.Table:
+    """``df`` collected as an Arrow table on the driver (``DataFrame.toArrow`` is Spark 4.0+)."""
+    frame: Any = df
+    if hasattr(frame, "toArrow"):
+        arrow: pa.Table = frame.toArrow()
+        return arrow
+    return pa.Table.from_batches(frame._collect_as_arrow(), schema=arrow_schema_for(df.schema))  # Spark 3.5
 
 
 def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:

@@ -38,7 +38,6 @@ from pyspark.sql import types as T
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import format_of
 from table_engine.spark import options as o
-from table_engine.spark.source import SOURCE_NAME
 from table_engine.spark.types import to_spark_type
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
@@ -200,7 +199,10 @@ def _groups(plan: RawPlan) -> dict[tuple[int, bool, bool], list[RawFile]]:
 
 # ---- reads --------------------------------------------------------------------------------------------------------
 def _python_read(spark: SparkSession, table: str, opts: Mapping[str, str]) -> DataFrame:
-    return spark.read.format(SOURCE_NAME).options(**{k: v for k, v in opts.items() if k != o.PATH}).load(table)
+    from table_engine.spark.compat import require_data_sources
+
+    require_data_sources()  # Spark 3.5: one clear error instead of Spark's "data source not found"
+    return spark.read.format(o.SOURCE_NAME).options(**{k: v for k, v in opts.items() if k != o.PATH}).load(table)
 
 
 def _native_group(spark: SparkSession, t: Table, group: Sequence[RawFile], fields: Sequence[DataField]

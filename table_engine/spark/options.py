@@ -36,6 +36,8 @@ from table_engine.options import storage
 from table_engine.options.config_option import ConfigOption
 from table_engine.table import Table
 
+SOURCE_NAME = "paimon"
+"""The data source's name: ``spark.read.format("paimon")`` (Spark 4.0+)."""
 # where the table is
 WAREHOUSE = "warehouse"
 PATH = "path"

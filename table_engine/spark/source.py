@@ -1,4 +1,5 @@
-"""The ``paimon`` Python data source: ``spark.read/readStream/write/writeStream.format("paimon")``."""
+"""The ``paimon`` Python data source: ``spark.read/readStream/write/writeStream.format("paimon")`` (Spark 4.0+: import
+this module only after :func:`table_engine.spark.require_data_sources`)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from table_engine.spark import options as o
 from table_engine.spark.reader import PaimonBatchReader, PaimonPushdownReader, PaimonStreamReader
+from table_engine.spark.source_writer import PaimonBatchWriter, PaimonStreamWriter
 from table_engine.spark.types import arrow_schema_for, spark_schema
-from table_engine.spark.writer import ROUTING_COLUMNS, PaimonBatchWriter, PaimonStreamWriter
+from table_engine.spark.writer import ROUTING_COLUMNS
 from table_engine.store.changes.incremental import ROWKIND_COLUMN
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
 
-SOURCE_NAME = "paimon"
+SOURCE_NAME = o.SOURCE_NAME
 
 
 class PaimonDataSource(DataSource):

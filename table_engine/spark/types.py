@@ -26,6 +26,7 @@ DATA_SOURCE_RETURN_SCHEMA_MISMATCH. Tables created from a DataFrame go the other
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -34,6 +35,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from table_engine.errors import SchemaError
 from table_engine.types import DataField, DataType
+
+_TIMEZONE_PARAMETER = "timezone" in inspect.signature(to_arrow_schema).parameters
 
 _ATOMIC: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(), "INT": T.IntegerType(),
@@ -78,7 +81,9 @@ def spark_schema(fields: Sequence[DataField], leading: Sequence[T.StructField] =
 def arrow_schema_for(schema: T.StructType) -> pa.Schema:
     """The Arrow schema of Spark rows: exactly what a Python data source's ``read()`` must return, and what a
     table created from a DataFrame of this schema is made of (timestamps in UTC)."""
-    return to_arrow_schema(schema, timezone="UTC")
+    if _TIMEZONE_PARAMETER:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)  # pyspark 3.5: no such parameter, timestamps are always in UTC
 
 
 def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

@@ -29,7 +29,6 @@ several unrouted tasks fails at commit (it could write one key twice).
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -40,15 +39,11 @@ import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import IntegerType, StructField, StructType
 
-from table_engine import clock
-from table_engine.core_options import default_commit_user
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once, unaware_append
 from table_engine.store.committing.commit import Overwrite
@@ -215,8 +210,9 @@ def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatc
 
 
 @dataclass
-class PaimonCommitMessage(WriterCommitMessage):
-    """What a task hands to the job's commit."""
+class PaimonCommitMessage:
+    """What a task hands to the job's commit (the data source's writers hand Spark a subclass that is also Spark 4's
+    ``WriterCommitMessage``: :class:`table_engine.spark.source_writer.SourceCommitMessage`)."""
 
     files: TaskFiles
 
@@ -281,7 +277,7 @@ class _TableWriter:
         return PaimonCommitMessage(files)
 
     # ---- the job ---------------------------------------------------------------------------------------------
-    def commit_job(self, messages: Sequence[WriterCommitMessage | None], identifier: int,
+    def commit_job(self, messages: Sequence[object], identifier: int,
                    overwrite: Overwrite | None) -> int | None:
         tasks = _task_files(messages)
         all_messages = [m for t in tasks for m in t.messages]
@@ -301,62 +297,10 @@ class _TableWriter:
                  len(tasks), sum(t.rows for t in tasks), sid, self.commit_user)
         return sid
 
-    def abort_job(self, messages: Sequence[WriterCommitMessage | None], identifier: int) -> None:
+    def abort_job(self, messages: Sequence[object], identifier: int) -> None:
         all_messages = [m for t in _task_files(messages) for m in t.messages]
         abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
         log.info("%s: job aborted, files of %d commit messages removed", self.table.identifier, len(all_messages))
-
-
-class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
-    """``df.write.format("paimon")``: append, or overwrite (dynamic partition overwrite)."""
-
-    def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
-        user = o.get(options, o.COMMIT_USER)
-        generated = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
-        super().__init__(table, schema, overwrite, user or default_commit_user(table.options), options)
-        self.generated_at = clock.now_millis() if generated else None
-        identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
-        self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return self.write_task(iterator)
-
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        ow = Overwrite(dynamic=self.table.options.dynamic_partition_overwrite()) if self.overwrite else None
-        self.commit_job(messages, self.identifier, ow)
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        self.abort_job(messages, self.identifier)
-
-
-class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
-    """``writeStream.format("paimon")``: one snapshot per micro-batch, identified by the batch id.
-
-    The commit user stays the same across restarts of the query: ``commit-user``, else one derived from the
-    checkpoint location; so a micro-batch that Spark replays after a restart is not committed twice. Output mode
-    ``complete`` overwrites the whole table with each batch.
-    """
-
-    def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
-        user = o.get(options, o.COMMIT_USER)
-        if user is None:
-            checkpoint = o.get(options, o.CHECKPOINT_LOCATION)
-            if checkpoint is None:
-                log.warning("%s: streaming write without checkpointLocation or commit-user: a restarted query may "
-                            "commit a replayed micro-batch twice", table.identifier)
-                user = default_commit_user(table.options)
-            else:
-                user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
-        super().__init__(table, schema, overwrite, user, options)
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return self.write_task(iterator)
-
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        self.commit_job(messages, batchId, Overwrite(dynamic=False) if self.overwrite else None)
-
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        self.abort_job(messages, batchId)
 
 
 # ---- pieces -------------------------------------------------------------------------------------------------------
@@ -375,7 +319,7 @@ def _coalesced(batches: Iterator[pa.RecordBatch], rows: int = _WRITE_CHUNK_ROWS)
         yield pa.Table.from_batches(pending)
 
 
-def _task_files(messages: Sequence[WriterCommitMessage | None]) -> list[TaskFiles]:
+def _task_files(messages: Sequence[object]) -> list[TaskFiles]:
     return [m.files for m in messages if isinstance(m, PaimonCommitMessage)]
 
 

@@ -14,7 +14,8 @@ from table_engine import Catalog
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark import write_dataframe
 from table_engine.spark.commit import TaskFiles
-from table_engine.spark.writer import PaimonBatchWriter, PaimonCommitMessage, PaimonStreamWriter
+from table_engine.spark.source_writer import PaimonBatchWriter, PaimonStreamWriter
+from table_engine.spark.writer import PaimonCommitMessage
 
 pytestmark = pytest.mark.spark
 
