@@ -5,18 +5,20 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYPAIMON_STAMP := .venv-pypaimon/.installed
 PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
+NEWEST := constraints-newest.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test lint bench bench-tasks bench-scale install pypaimon paimon-java browser clean
+.PHONY: demo demo-engine demo-s3 airflow test test-compat lint bench bench-tasks bench-scale install pypaimon paimon-java browser clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The development venv: the newest Airflow and Spark ($(NEWEST)) within pyproject.toml's ranges.
+$(STAMP): pyproject.toml $(NEWEST)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,airflow]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,airflow]' -c $(NEWEST)
 # (the Spark provider pulls in pyspark-client, which overwrites pyspark's Python files with another version)
-	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps pyspark==4.3.0
+	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps $$(grep '^pyspark==' $(NEWEST))
 	touch $(STAMP)
 
 # pypaimon 2.1.0 (the official Paimon Python SDK) in its own venv: it pins pyarrow<20 (interop tests, benchmark)
@@ -68,6 +70,14 @@ test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
 		$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The provider installed from its built wheel (python -m build, twine check) into two venvs, the oldest supported
+# Airflow + pyspark 3.5 (pyproject.toml's floors) and the newest ($(NEWEST)); in each: providers list, every DAG of
+# dags/ parses, the connection form, dag.test() of the ODS -> DWD layers and paimon_compact through spark-submit.
+# The venvs (.venv-compat-oldest, .venv-compat-newest) are kept under a stamp of their requirements: a warm run only
+# reinstalls the wheel (scripts/test_compat.py).
+test-compat: $(STAMP)
+	$(BIN)/python scripts/test_compat.py --python $(PYTHON) --newest-file $(NEWEST) --oldest-file constraints-oldest.txt
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy table_engine provider dags
@@ -99,5 +109,5 @@ bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out .bench/scale.json --plots benchmarks/plots $(BENCH_SCALE_ARGS)
 
 clean:
-	rm -rf $(VENV) .venv-pypaimon .venv-paimon-java .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
+	rm -rf $(VENV) .venv-pypaimon .venv-paimon-java .venv-compat-oldest .venv-compat-newest .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
 		.airflow-demo demo-lake
