@@ -41,7 +41,7 @@ $(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py tests/interop/si
 # at most 8 MB (all of the demo's) run with the engine on the worker; DEMO_ARGS=--spark-jobs makes each a Spark job.
 DEMO_ARGS ?=
 demo: $(STAMP)
-	$(BIN)/python -m provider.examples.demo run $(DEMO_ARGS)
+	$(BIN)/python -m scripts.airflow_demo run $(DEMO_ARGS)
 
 # The table engine alone (no Spark, no Airflow): a primary-key table in demo-warehouse/.
 demo-engine: $(STAMP)
@@ -55,7 +55,7 @@ demo-s3: $(STAMP)
 # The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
 AIRFLOW_PORT ?= 8080
 airflow: $(STAMP)
-	$(BIN)/python -m provider.examples.demo serve --port $(AIRFLOW_PORT) $(DEMO_ARGS)
+	$(BIN)/python -m scripts.airflow_demo serve --port $(AIRFLOW_PORT) $(DEMO_ARGS)
 
 # Debian's chromium for the browser test of the UI trigger forms (tests/dags/test_trigger_forms.py, Playwright from
 # the dev extras drives it): installed when missing and apt-get is usable as root; best effort, never failing (the
@@ -80,7 +80,7 @@ test-compat: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy table_engine provider dags
+	$(BIN)/mypy table_engine provider/paimon_provider dags scripts/airflow_demo.py
 
 bench: $(STAMP) $(PYPAIMON_STAMP)
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_write_read.py --out .bench/latest.json

@@ -5,7 +5,7 @@ Each task is the provider's operator (``PaimonWriteOperator``, ``PaimonCompactOp
 ``make demo``: Spark ``local[*]`` and ``LAPTOP_SPARK_CONF``), so a sample is the time from the operator's start
 to its result and Asset event: building the spark-submit, the JVM and SparkSession, the Python workers, planning,
 writing, committing, the result line. Airflow's own per-task overhead (a task-runner process, the DB) is not in it;
-``--demo`` adds the wall time of ``make demo`` (``python -m provider.examples.demo run``) for that.
+``--demo`` adds the wall time of ``make demo`` (``python -m scripts.airflow_demo run``) for that.
 
 * write: 8 rows (one ODS sample batch, a Parquet file) appended to an ODS-like append table (partitioned, bucket -1);
   the table exists (as after the first batch), so these are small jobs run with the engine on the worker
@@ -36,10 +36,11 @@ from typing import Any
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "dags"))  # the example lake, as Airflow puts the DAG folder on sys.path
 
 
 def _configure_airflow(home: pathlib.Path, warehouse: str) -> None:
-    from provider.examples.lake import LAPTOP_SPARK_CONF
+    from example_lake import LAPTOP_SPARK_CONF
 
     bin_dir = os.path.dirname(sys.executable)
     os.environ.update({
@@ -72,8 +73,9 @@ def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[floa
     import logging
 
     logging.basicConfig(level=logging.WARNING)
-    from provider.examples.lake import DWD, ODS, order_events, write_batch
-    from provider.operators import PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonWriteOperator
+    from example_lake import DWD, ODS, order_events, write_batch
+    from paimon_provider.operators import PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonWriteOperator
+
     from table_engine.catalog import Catalog
 
     warehouse = str(work / "warehouse")
@@ -117,9 +119,9 @@ def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[floa
 
 
 def demo_wall_time(work: pathlib.Path) -> float:
-    """Seconds of ``python -m provider.examples.demo run`` in a fresh Airflow home and lake."""
+    """Seconds of ``python -m scripts.airflow_demo run`` in a fresh Airflow home and lake."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "provider.examples.demo", "run", "--home", str(work / "demo-home"),
+    subprocess.run([sys.executable, "-m", "scripts.airflow_demo", "run", "--home", str(work / "demo-home"),
                     "--lake", str(work / "demo-lake")], cwd=REPO, check=True, timeout=3600)
     return time.monotonic() - started
 
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--spark-runs", type=int, help="samples of the Spark-job variants (default: --runs)")
     parser.add_argument("--demo", action="store_true",
-                        help="also time `make demo` (python -m provider.examples.demo run)")
+                        help="also time `make demo` (python -m scripts.airflow_demo run)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()

@@ -17,11 +17,10 @@ logical date (UI-triggered runs have none), and names that need a date use ``dag
 from __future__ import annotations
 
 from airflow.sdk import Param
-
-from provider.assets import writes_alias
-from provider.examples.lake import ALL_TABLES, PRIMARY_KEY_TABLES
-from provider.maintenance import for_each_table, maintenance_dag, rollback_params, selected_tables, tables_param
-from provider.operators import (
+from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
+from paimon_provider.assets import writes_alias
+from paimon_provider.maintenance import for_each_table, maintenance_dag, rollback_params, selected_tables, tables_param
+from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonCreateTagOperator,
     PaimonExpirePartitionsOperator,

@@ -16,10 +16,9 @@ from __future__ import annotations
 import datetime
 
 from airflow.sdk import DAG, Param, task
-
-from provider.assets import table_asset
-from provider.examples.lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
-from provider.operators import (
+from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
+from paimon_provider.assets import table_asset
+from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateTableOperator,
@@ -66,7 +65,7 @@ with DAG(
     @task
     def land_batch(batch: int, landing_dir: str) -> str:
         """Stand-in for an upstream system: write one sample batch of raw events as Parquet files."""
-        from provider.examples.lake import write_batch
+        from example_lake import write_batch
 
         return write_batch(landing_dir, int(batch))
 
@@ -133,7 +132,7 @@ with _layer("paimon_lake_ads", "ADS: tag dws.user_daily for serving readers and 
     @task
     def publish_top_users(tag_result: dict[str, object] | None, top: int = 5) -> list[dict[str, object]]:
         """The serving view: the top users per day at the new tag, read through the engine (no Spark)."""
-        from provider.hooks.table import PaimonTableHook
+        from paimon_provider.hooks.table import PaimonTableHook
 
         if not tag_result or not tag_result.get("tag"):
             raise ValueError(f"the tag task returned no tag: {tag_result!r}")

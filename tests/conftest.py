@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -10,6 +11,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.s3_server import S3Server
+
+# the DAG folder on sys.path, as Airflow puts it there: the DAGs' helper module (dags/example_lake.py) is imported by
+# its top-level name
+DAGS_FOLDER = pathlib.Path(__file__).resolve().parents[1] / "dags"
+if str(DAGS_FOLDER) not in sys.path:
+    sys.path.insert(0, str(DAGS_FOLDER))
 
 if TYPE_CHECKING:
     from table_engine import Catalog

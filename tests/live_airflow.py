@@ -1,4 +1,4 @@
-"""A real Airflow on loopback, as ``make airflow`` runs it (``provider.examples.demo.demo_env``: api-server,
+"""A real Airflow on loopback, as ``make airflow`` runs it (``scripts.airflow_demo.demo_env``: api-server,
 scheduler, dag-processor, triggerer; here with the LocalExecutor and SQLite), driven through its REST API.
 
 One for the tests of ``tests/dags/`` that use it (the ``live`` fixture of ``tests/dags/conftest.py``, which runs them
@@ -23,7 +23,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
+from example_lake import SMALL_LOCAL_SPARK_CONF
+
 from tests import airflow_env
 
 SENSOR_DAG = '''
@@ -33,7 +34,7 @@ import datetime
 
 from airflow.sdk import DAG
 
-from provider.sensors import PaimonSnapshotSensor
+from paimon_provider.sensors import PaimonSnapshotSensor
 
 with DAG("probe_wait_for_ods", schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False):
     PaimonSnapshotSensor(task_id="wait", table="ods.order_events", commit_kind="APPEND", deferrable=True,
@@ -164,7 +165,7 @@ class LiveAirflow:
 def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str], port: int) -> dict[str, str]:
     """``make airflow``'s environment (``demo_env``) for a test: its own home, DAG folder and lake, DAGs paused at
     creation (a test unpauses only what it drives), quick DAG parsing and scheduling, Spark ``local[2]``."""
-    from provider.examples.demo import demo_env
+    from scripts.airflow_demo import demo_env
 
     env = demo_env(home, pathlib.Path(lake["warehouse"]).parent, port)
     env.update({
@@ -187,7 +188,7 @@ def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str
 def start_live_airflow(root: pathlib.Path) -> tuple[LiveAirflow, dict[str, str]]:
     """Start the live Airflow under ``root`` (home, DAG folder: ``dags/`` plus the sensor probe, the lake with its
     tables created empty as ``make airflow`` does) and wait until it is healthy; the caller stops it."""
-    from provider.examples.lake import ensure_tables
+    from example_lake import ensure_tables
 
     home, dags = root / "airflow", root / "dags"
     home.mkdir()

@@ -6,7 +6,7 @@ against the engine through one function of :mod:`table_engine.ops.run` (Spark jo
 A command travels between processes as one JSON object (:meth:`Command.to_json`, :func:`from_json`).
 
 Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its function in :mod:`table_engine.ops.run`, and
-an operator subclass in ``provider/operators``.
+an operator subclass in ``provider/paimon_provider/operators``.
 
 Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
 """

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from example_lake import SMALL_LOCAL_SPARK_CONF
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
 from tests import airflow_env
 
 airflow_env.configure()

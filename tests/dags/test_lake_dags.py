@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import example_lake as sample
 import pytest
 
-from provider.examples import lake as sample
 from tests import airflow_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import example_lake as sample
 import pyarrow as pa
 import pytest
-
-from provider.examples import lake as sample
 
 
 def test_sample_batches() -> None:
@@ -67,7 +66,7 @@ def test_report(lake: dict[str, str]) -> None:
 
 
 def test_demo_prints_what_each_run_committed(lake: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    from provider.examples import demo
+    from scripts import airflow_demo as demo
 
     before = demo._table_state(lake["warehouse"])
     assert before == {}

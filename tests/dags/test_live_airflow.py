@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import example_lake as sample
 import pytest
 
-from provider.examples import lake as sample
 from tests.live_airflow import LiveAirflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,

@@ -11,10 +11,10 @@ import pathlib
 import time
 from typing import Any
 
+import example_lake as sample
 import pyarrow as pa
 import pytest
 
-from provider.examples import lake as sample
 from tests import airflow_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(3600)]

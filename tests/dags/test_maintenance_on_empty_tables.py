@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import example_lake as sample
 import pytest
-
-from provider.examples import lake as sample
 
 pytestmark = [pytest.mark.airflow, pytest.mark.timeout(600)]
 

@@ -15,9 +15,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from example_lake import SMALL_LOCAL_SPARK_CONF
+from paimon_provider.operators import PaimonConsumeChangelogOperator, PaimonCreateTagOperator
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
-from provider.operators import PaimonConsumeChangelogOperator, PaimonCreateTagOperator
 from tests import airflow_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(900)]

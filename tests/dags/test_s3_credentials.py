@@ -24,8 +24,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from example_lake import SMALL_LOCAL_SPARK_CONF
 
-from provider.examples.lake import SMALL_LOCAL_SPARK_CONF
 from tests import airflow_env
 from tests.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
@@ -90,9 +90,8 @@ class CmdlineWatch:
 
 def build_dag(source: str) -> Any:
     from airflow.sdk import DAG
-
-    from provider.operators import PaimonCreateTagOperator, PaimonWriteOperator
-    from provider.sensors import PaimonSnapshotSensor
+    from paimon_provider.operators import PaimonCreateTagOperator, PaimonWriteOperator
+    from paimon_provider.sensors import PaimonSnapshotSensor
 
     with DAG(DAG_ID, schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False) as dag:
         write = PaimonWriteOperator(task_id="write", table=TABLE, source=source, primary_keys=["id"],

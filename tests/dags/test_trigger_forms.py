@@ -25,9 +25,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import example_lake as sample
 import pytest
 
-from provider.examples import lake as sample
 from tests.live_airflow import LiveAirflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,
@@ -189,7 +189,7 @@ def browser() -> Iterator[Any]:
 
 def expected_rollback_form(af: LiveAirflow) -> dict[str, str]:
     """The descriptions of the rollback form's snapshot_id and tag fields for the warehouse's dwd.orders now."""
-    from provider.maintenance import rollback_params
+    from paimon_provider.maintenance import rollback_params
 
     saved = os.environ.get("AIRFLOW_CONN_PAIMON_DEFAULT")
     os.environ["AIRFLOW_CONN_PAIMON_DEFAULT"] = af.env["AIRFLOW_CONN_PAIMON_DEFAULT"]
@@ -205,7 +205,8 @@ def expected_rollback_form(af: LiveAirflow) -> dict[str, str]:
 
 def ui_table(warehouse: str) -> Any:
     """``ui.orders``: the DWD definition (write-only, so compaction has work), three batches, snapshots 1-3."""
-    from provider.operators.table import create_table
+    from paimon_provider.operators.table import create_table
+
     from table_engine import Catalog
 
     d = sample.DWD

@@ -4,8 +4,8 @@ field) are kept apart from the catalog options, which may travel in a command li
 from __future__ import annotations
 
 import pytest
+from paimon_provider.connection import PaimonConnectionConfig, credential_keys, without_credentials
 
-from provider.connection import PaimonConnectionConfig, credential_keys, without_credentials
 from table_engine.options.storage import secret_keys
 
 SECRET = "sEcReT-value-1234"

@@ -10,8 +10,7 @@ import shlex
 from typing import Any
 
 import yaml
-
-from provider.connection import PaimonConnectionConfig
+from paimon_provider.connection import PaimonConnectionConfig
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"

@@ -7,9 +7,8 @@ import sys
 import zipfile
 
 import pytest
-
-from provider import packaging
-from provider.job_spec import (
+from paimon_provider import packaging
+from paimon_provider.job_spec import (
     COMMANDS,
     SPARK_JOB_COMMANDS,
     SparkJobSpec,
@@ -20,7 +19,7 @@ from provider.job_spec import (
     should_ship_engine,
     spark_conf,
 )
-from provider.results import last_json_object
+from paimon_provider.results import last_json_object
 
 
 def test_application_args_follow_the_cli_grammar() -> None:
@@ -136,7 +135,7 @@ def test_commands_come_from_the_registry_and_dag_files_load_no_engine() -> None:
     from table_engine.ops import REGISTRY
 
     assert COMMANDS == set(REGISTRY) and SPARK_JOB_COMMANDS == {n for n, c in REGISTRY.items() if c.spark_job}
-    code = ("import sys, provider.job_spec, provider.operators; "
+    code = ("import sys, paimon_provider.job_spec, paimon_provider.operators; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'table_engine')], sys.modules")
     root = pathlib.Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
@@ -162,8 +161,8 @@ def test_argv_never_holds_credentials_even_when_catalog_options_do(spec: SparkJo
 
 def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathlib.Path) -> None:
     import pyarrow as pa
+    from paimon_provider.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE, driver_job_argv
 
-    from provider.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE, driver_job_argv
     from table_engine import Catalog
 
     warehouse = str(tmp_path / "wh")

@@ -1,4 +1,4 @@
-"""provider.maintenance: the building blocks of the maintenance DAG templates."""
+"""paimon_provider.maintenance: the building blocks of the maintenance DAG templates."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-
-from provider.maintenance import (
+from paimon_provider.maintenance import (
     for_each_table,
     maintenance_dag,
     rollback_params,
@@ -15,7 +14,7 @@ from provider.maintenance import (
     table_param,
     tables_param,
 )
-from provider.operators import PaimonExpireTagsOperator
+from paimon_provider.operators import PaimonExpireTagsOperator
 
 
 def test_maintenance_dag_defaults_and_mapped_tasks() -> None:

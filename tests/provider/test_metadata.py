@@ -8,8 +8,7 @@ import time
 
 import pyarrow as pa
 import pytest
-
-from provider.metadata import (
+from paimon_provider.metadata import (
     find_snapshot,
     latest_snapshot_info,
     open_table,
@@ -17,6 +16,7 @@ from provider.metadata import (
     partition_info,
     to_epoch_millis,
 )
+
 from table_engine import Catalog
 from table_engine.table import Table
 

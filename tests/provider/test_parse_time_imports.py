@@ -14,7 +14,7 @@ def test_provider_modules_a_dag_file_imports_load_no_pyarrow_and_no_engine_store
     from tests.airflow_env import DAGS_FOLDER
 
     code = ("import sys, runpy\n"
-            "import provider, provider.operators, provider.sensors, provider.hooks.table\n"
+            "import paimon_provider, paimon_provider.operators, paimon_provider.sensors, paimon_provider.hooks.table\n"
             f"for f in {sorted(str(p) for p in DAGS_FOLDER.glob('*.py'))!r}: runpy.run_path(f)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'table_engine')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)

@@ -8,13 +8,13 @@ import pathlib
 import subprocess
 import sys
 
-from provider.get_provider_info import get_provider_info
+from paimon_provider.get_provider_info import get_provider_info
 
 
 def test_entry_point_points_at_get_provider_info() -> None:
     eps = [ep for ep in importlib.metadata.entry_points(group="apache_airflow_provider")
            if ep.dist is not None and ep.dist.name == "airflow-provider-paimon"]
-    assert [ep.value for ep in eps] == ["provider.get_provider_info:get_provider_info"]
+    assert [ep.value for ep in eps] == ["paimon_provider.get_provider_info:get_provider_info"]
     assert eps[0].load()() == get_provider_info()
 
 
@@ -42,7 +42,7 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert "airflow-provider-paimon" in pm.providers
     hook = ProvidersManagerTaskRuntime().hooks["paimon"]
     assert hook is not None
-    assert hook.hook_class_name == "provider.hooks.table.PaimonTableHook"
+    assert hook.hook_class_name == "paimon_provider.hooks.table.PaimonTableHook"
     assert hook.connection_id_attribute_name == "paimon_conn_id"
     widgets = {name for name in pm.connection_form_widgets if name.startswith("extra__paimon__")}
     assert widgets == {f"extra__paimon__{f}" for f in ("warehouse", "catalog_options", "spark_conn_id", "python",
@@ -55,7 +55,7 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert set(behaviour["hidden_fields"]) == {"host", "schema", "port", "extra"}
     assert behaviour["relabeling"] == {"login": "S3 access key", "password": "S3 secret key"}
     triggers = {t.trigger_class_name for t in pm.trigger if t.package_name == "airflow-provider-paimon"}
-    assert triggers == {"provider.triggers.metadata"}
+    assert triggers == {"paimon_provider.triggers.metadata"}
     assert ProvidersManagerTaskRuntime().asset_uri_handlers["paimon"].__name__ == "sanitize_uri"
 
 
@@ -66,4 +66,4 @@ def test_airflow_cli_lists_the_provider() -> None:
     assert "airflow-provider-paimon" in out
     hooks = subprocess.run([str(airflow), "providers", "hooks", "--output", "plain"], check=True,
                            capture_output=True, text=True, env=dict(os.environ), timeout=120).stdout
-    assert "provider.hooks.table.PaimonTableHook" in hooks
+    assert "paimon_provider.hooks.table.PaimonTableHook" in hooks

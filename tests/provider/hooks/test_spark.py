@@ -12,10 +12,10 @@ import threading
 import time
 
 import pytest
+from paimon_provider.hooks import spark as spark_hook_module
+from paimon_provider.hooks.spark import PaimonSparkHook, spark_master
+from paimon_provider.job_spec import SparkJobSpec
 
-from provider.hooks import spark as spark_hook_module
-from provider.hooks.spark import PaimonSparkHook, spark_master
-from provider.job_spec import SparkJobSpec
 from tests import airflow_env
 
 APP = "/opt/engine/table_engine/spark/app.py"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pathlib
 
+import example_lake as sample
 import pytest
+from paimon_provider.hooks.spark import PaimonSparkHook
+from paimon_provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
 
-from provider.examples import lake as sample
-from provider.hooks.spark import PaimonSparkHook
-from provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
 from table_engine import Catalog
 from tests import airflow_env
 

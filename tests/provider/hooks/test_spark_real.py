@@ -8,11 +8,10 @@ import pathlib
 import threading
 import time
 
+import example_lake as sample
 import pytest
-
-from provider.examples import lake as sample
-from provider.hooks.spark import PaimonSparkHook
-from provider.job_spec import SparkJobSpec
+from paimon_provider.hooks.spark import PaimonSparkHook
+from paimon_provider.job_spec import SparkJobSpec
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -6,9 +6,9 @@ import json
 
 import pyarrow as pa
 import pytest
+from paimon_provider.connection import PaimonConnectionConfig
+from paimon_provider.hooks.table import PaimonTableHook
 
-from provider.connection import PaimonConnectionConfig
-from provider.hooks.table import PaimonTableHook
 from table_engine import Catalog
 from tests import airflow_env
 from tests.s3_server import SECRET_KEY, S3Server

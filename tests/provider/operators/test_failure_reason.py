@@ -9,9 +9,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from airflow.exceptions import AirflowException
+from paimon_provider.hooks.spark import failure_reason
+from paimon_provider.operators import PaimonCreateTagOperator, PaimonRollbackOperator
 
-from provider.hooks.spark import failure_reason
-from provider.operators import PaimonCreateTagOperator, PaimonRollbackOperator
 from tests.provider.operators.conftest import LOCAL, context
 
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from airflow.exceptions import AirflowException
 from airflow.sdk.exceptions import AirflowSkipException
+from paimon_provider.operators import PaimonCreateTagOperator
 
-from provider.operators import PaimonCreateTagOperator
 from tests.provider.operators.conftest import LOCAL, context
 
 

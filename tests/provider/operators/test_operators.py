@@ -8,11 +8,10 @@ import sys
 from typing import Any
 
 import pytest
-
-from provider.hooks import spark as spark_hook_module
-from provider.hooks.spark import PaimonSparkHook
-from provider.job_spec import SPARK_JOB_COMMANDS
-from provider.operators import (
+from paimon_provider.hooks import spark as spark_hook_module
+from paimon_provider.hooks.spark import PaimonSparkHook
+from paimon_provider.job_spec import SPARK_JOB_COMMANDS
+from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateTagOperator,
@@ -28,6 +27,7 @@ from provider.operators import (
     PaimonSparkOperator,
     PaimonWriteOperator,
 )
+
 from table_engine.clock import ManualClock, use_clock
 from table_engine.ops import from_json
 from table_engine.ops.argv import command_argv, parse_command
@@ -203,7 +203,7 @@ def test_extra_args_and_spark_settings(paimon_conn: str) -> None:
 
 
 def test_every_command_has_an_operator() -> None:
-    from provider.job_spec import COMMANDS
+    from paimon_provider.job_spec import COMMANDS
 
     ops: set[type[PaimonSparkOperator]] = {
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,

@@ -13,8 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
-
-from provider.operators import (
+from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateTagOperator,
@@ -24,6 +23,7 @@ from provider.operators import (
     PaimonRollbackOperator,
     PaimonWriteOperator,
 )
+
 from tests.provider.operators.conftest import LOCAL
 
 DRIVER = {"conf": {"spark.paimon.driver-job.max-input-size": "64m"}}
@@ -166,7 +166,7 @@ def test_write_compact_rollback_expire_converge(table: Any, tmp_path: pathlib.Pa
 def test_sensors_find_the_same_snapshot_and_partition_on_a_retry(table: Any, deferrable: bool) -> None:
     """Sensors change nothing: a later try (also of a deferrable sensor whose trigger had fired before the worker
     was lost) checks the same rendered criteria and finds the same, oldest matching snapshot."""
-    from provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
+    from paimon_provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
 
     sensor = PaimonSnapshotSensor(task_id="t", table="db.t", after_snapshot_id=1, deferrable=deferrable,
                                   poke_interval=0.05, timeout=30)

@@ -10,14 +10,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
-
-from provider.operators import (
+from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonExpireSnapshotsOperator,
     PaimonRollbackOperator,
 )
-from provider.operators.compact import partition_texts
-from provider.results import is_retryable_failure
+from paimon_provider.operators.compact import partition_texts
+from paimon_provider.results import is_retryable_failure
+
 from tests.provider.operators.conftest import LOCAL, context
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from paimon_provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
+from paimon_provider.triggers.metadata import PaimonPartitionTrigger, PaimonSnapshotTrigger
 
-from provider.sensors import PaimonPartitionSensor, PaimonSnapshotSensor
-from provider.triggers.metadata import PaimonPartitionTrigger, PaimonSnapshotTrigger
 from table_engine import Catalog
 from tests import airflow_env
 from tests.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
@@ -66,7 +66,7 @@ def test_snapshot_sensor_defers_and_its_trigger_fires_when_a_snapshot_lands(cata
     trigger = deferred.value.trigger
     assert isinstance(trigger, PaimonSnapshotTrigger) and deferred.value.method_name == "execute_complete"
     classpath, kwargs = trigger.serialize()
-    assert classpath == "provider.triggers.metadata.PaimonSnapshotTrigger"
+    assert classpath == "paimon_provider.triggers.metadata.PaimonSnapshotTrigger"
     assert kwargs["warehouse"] == catalog.warehouse and kwargs["partition"] == {"dt": "2026-11-21"}
     revived = PaimonSnapshotTrigger(**kwargs)  # what the triggerer does with the serialized form
 
@@ -128,7 +128,7 @@ def test_partition_sensor_defers_until_the_partition_is_written(catalog: Catalog
     with pytest.raises(TaskDeferred) as deferred:
         sensor.execute({})
     classpath, kwargs = deferred.value.trigger.serialize()
-    assert classpath == "provider.triggers.metadata.PaimonPartitionTrigger"
+    assert classpath == "paimon_provider.triggers.metadata.PaimonPartitionTrigger"
     timer = threading.Timer(0.8, lambda: catalog.get_table("db.t").write(batch([9], "2026-11-22")))
     timer.start()
     event = run_trigger(PaimonPartitionTrigger(**kwargs))

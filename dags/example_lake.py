@@ -98,12 +98,13 @@ def default_landing_dir() -> str:
 def ensure_tables(warehouse: str, tables: tuple[TableDef, ...] = LAKE_TABLES,
                   options: Mapping[str, str] | None = None) -> list[str]:
     """Create each table of ``tables`` that ``warehouse`` lacks, empty, with its definition (columns, keys,
-    options, comment), through the function :class:`~provider.operators.PaimonCreateTableOperator` (the
+    options, comment), through the function :class:`~paimon_provider.operators.PaimonCreateTableOperator` (the
     layering DAGs' ``create_*`` tasks) uses; existing tables are left as they are. Prints one line per created
     table; returns their names. ``make airflow`` calls it so that the scheduled maintenance DAGs find their
     tables (and run as no-ops) before the first batch lands. ``options``: catalog options (an S3 warehouse's
     endpoint and credentials)."""
-    from provider.operators.table import create_table
+    from paimon_provider.operators.table import create_table
+
     from table_engine.catalog import Catalog
 
     catalog = Catalog(warehouse, dict(options or {}))
@@ -225,12 +226,12 @@ def report(warehouse: str, sample_rows: int = 10, options: Mapping[str, str] | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m provider.examples.lake <warehouse>``: print :func:`report`."""
+    """``python -m example_lake <warehouse>``: print :func:`report`."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m provider.examples.lake <warehouse>", file=sys.stderr)
+        print("usage: python -m example_lake <warehouse>", file=sys.stderr)
         return 2
     print(report(args[0]))
     return 0

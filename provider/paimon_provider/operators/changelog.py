@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, default_commit_user
+from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, default_commit_user
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -28,7 +28,7 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
 
     A later try of the same task instance (a retry, or a re-run after clearing) returns the batch an earlier try
     delivered (the same rows, output directory or target snapshot), not the next one: the delivery carries the
-    task instance (:func:`~provider.operators.base.default_commit_user`) as its retry key (docs/retries.md).
+    task instance (:func:`~paimon_provider.operators.base.default_commit_user`) as its retry key (docs/retries.md).
     """
 
     command = "consume-changelog"

@@ -23,7 +23,7 @@ from typing import Any
 
 from airflow.sdk import DAG, BaseOperator, Param, XComArg, task
 
-from provider.connection import DEFAULT_CONN_ID
+from paimon_provider.connection import DEFAULT_CONN_ID
 
 TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"
 """What a ``database.table`` param must look like."""

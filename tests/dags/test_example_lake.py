@@ -8,9 +8,9 @@ import pathlib
 from types import SimpleNamespace
 from typing import Any
 
+import example_lake as lake
 import pytest
 
-from provider.examples import lake
 from table_engine import Catalog
 from table_engine.cli import main as engine_cli
 from tests import airflow_env

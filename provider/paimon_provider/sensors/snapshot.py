@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from provider.connection import DEFAULT_CONN_ID
-from provider.hooks.table import PaimonTableHook
-from provider.metadata import find_snapshot, parse_partition_spec, to_epoch_millis
-from provider.operators.base import as_optional_int
+from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.hooks.table import PaimonTableHook
+from paimon_provider.metadata import find_snapshot, parse_partition_spec, to_epoch_millis
+from paimon_provider.operators.base import as_optional_int
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -46,7 +46,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
     :param commit_kind: ``APPEND``, ``COMPACT``, ``OVERWRITE`` (or several, a list or comma-separated) (templated).
     :param partition: only snapshots that add or remove files of this partition (``{"dt": "2024-01-01"}`` or
         ``"dt=2024-01-01"``) (templated).
-    :param deferrable: defer to :class:`~provider.triggers.metadata.PaimonSnapshotTrigger`.
+    :param deferrable: defer to :class:`~paimon_provider.triggers.metadata.PaimonSnapshotTrigger`.
     """
 
     template_fields: Sequence[str] = ("table", "warehouse", "after_snapshot_id", "newer_than", "commit_kind",
@@ -77,7 +77,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
         self.deferrable = deferrable
 
     def criteria(self) -> dict[str, Any]:
-        """The rendered arguments as :func:`provider.metadata.find_snapshot` keywords."""
+        """The rendered arguments as :func:`paimon_provider.metadata.find_snapshot` keywords."""
         return {"after_snapshot_id": as_optional_int(self.after_snapshot_id, "after_snapshot_id"),
                 "after_time_millis": to_epoch_millis(self.newer_than),
                 "commit_kinds": _kinds(self.commit_kind),
@@ -97,7 +97,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        from provider.triggers.metadata import PaimonSnapshotTrigger
+        from paimon_provider.triggers.metadata import PaimonSnapshotTrigger
 
         hook = self._hook()
         criteria = self.criteria()

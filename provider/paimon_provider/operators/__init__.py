@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from provider.operators.base import PaimonSparkOperator
-from provider.operators.changelog import PaimonConsumeChangelogOperator
-from provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
-from provider.operators.lifecycle import (
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
+from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
+from paimon_provider.operators.lifecycle import (
     PaimonCreateTagOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
@@ -16,8 +16,8 @@ from provider.operators.lifecycle import (
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
 )
-from provider.operators.table import PaimonCreateTableOperator
-from provider.operators.write import PaimonWriteOperator
+from paimon_provider.operators.table import PaimonCreateTableOperator
+from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
     "PaimonCompactOperator",

@@ -3,7 +3,7 @@
 Subclasses declare the application's command and turn their own (templated) arguments into the fields of the
 command's dataclass (:mod:`table_engine.ops`) in :meth:`PaimonSparkOperator.command_fields`; the application gets
 the command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
-templated ``spark`` mapping whose keys are :class:`~provider.job_spec.SparkJobSpec` fields, so no operator
+templated ``spark`` mapping whose keys are :class:`~paimon_provider.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
 
@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from provider.assets import table_asset, writes_alias
-from provider.connection import DEFAULT_CONN_ID
-from provider.job_spec import SparkJobSpec
-from provider.results import JobFailedError
+from paimon_provider.assets import table_asset, writes_alias
+from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.job_spec import SparkJobSpec
+from paimon_provider.results import JobFailedError
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from pydantic import JsonValue
 
-    from provider.hooks.spark import PaimonSparkHook
+    from paimon_provider.hooks.spark import PaimonSparkHook
 
 SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "table", "args",
                                                                                      "fields", "warehouse"}
@@ -127,14 +127,15 @@ class PaimonSparkOperator(BaseOperator):
     :param table: ``database.table`` (templated).
     :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options, Spark connection).
     :param warehouse: overrides the connection's warehouse (templated).
-    :param spark: Spark settings, keys of :class:`~provider.job_spec.SparkJobSpec` (``master``, ``conf``,
+    :param spark: Spark settings, keys of :class:`~paimon_provider.job_spec.SparkJobSpec` (``master``, ``conf``,
         ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
         (tags, expiry, orphan files, rollback) run the engine's CLI on the worker in client mode, where the
         application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
     :param extra_args: more options appended to the command, verbatim (templated). With them the command is sent
         as a command line (derived from the command) instead of one JSON object.
     :param emit_asset: for writing commands, emit an Asset event for the table (extra: the snapshot id): through
-        the table's Asset when the table is known at parse time, else through :func:`provider.assets.writes_alias`
+        the table's Asset when the table is known at parse time, else through
+        :func:`paimon_provider.assets.writes_alias`
         (also when that alias is already among ``outlets``, as mapped operators should declare it).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
@@ -244,7 +245,7 @@ class PaimonSparkOperator(BaseOperator):
                             warehouse=as_optional_text(self.warehouse), **settings)
 
     def execute(self, context: Context) -> dict[str, Any] | None:
-        from provider.hooks.spark import PaimonSparkHook
+        from paimon_provider.hooks.spark import PaimonSparkHook
 
         try:
             spec = self.build_spec()

@@ -2,10 +2,10 @@
 
 The sensor passes the warehouse URI it resolved and the ``paimon`` connection id: a trigger's kwargs are stored in
 the metadata database, so they never hold credentials. The triggerer resolves the connection (its catalog options
-and object-store credentials) when the trigger starts, through :class:`~provider.hooks.table.PaimonTableHook`;
+and object-store credentials) when the trigger starts, through :class:`~paimon_provider.hooks.table.PaimonTableHook`;
 without a connection id (or when the connection cannot be fetched) the warehouse is opened with no options, e.g.
 a local path or an object store reached through the triggerer's own AWS environment. Each poll opens the table and
-reads its metadata through :mod:`provider.metadata` (the engine's read-only metadata API) in a worker thread.
+reads its metadata through :mod:`paimon_provider.metadata` (the engine's read-only metadata API) in a worker thread.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from provider.metadata import find_snapshot, open_table, partition_info
+from paimon_provider.metadata import find_snapshot, open_table, partition_info
 from table_engine.catalog import Catalog
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class _PollingTrigger(BaseTrigger):
         """The warehouse's catalog with the connection's options and credentials (fetched here, in the triggerer)."""
         if self.paimon_conn_id is None:
             return Catalog(self.warehouse)
-        from provider.hooks.table import PaimonTableHook
+        from paimon_provider.hooks.table import PaimonTableHook
 
         return PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
 

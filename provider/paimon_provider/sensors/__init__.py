@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from provider.sensors.partition import PaimonPartitionSensor
-from provider.sensors.snapshot import PaimonSnapshotSensor
+from paimon_provider.sensors.partition import PaimonPartitionSensor
+from paimon_provider.sensors.snapshot import PaimonSnapshotSensor
 
 __all__ = ["PaimonPartitionSensor", "PaimonSnapshotSensor"]

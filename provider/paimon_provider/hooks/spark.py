@@ -1,7 +1,7 @@
 """spark-submit of the Paimon Spark application, built on the Spark provider's ``SparkSubmitHook``.
 
-:meth:`PaimonSparkHook.build_submission` turns one :class:`~provider.job_spec.SparkJobSpec` into the exact argv and
-environment (resolving the Paimon and Spark connections, the application file, the interpreters and the engine
+:meth:`PaimonSparkHook.build_submission` turns one :class:`~paimon_provider.job_spec.SparkJobSpec` into the exact argv
+and environment (resolving the Paimon and Spark connections, the application file, the interpreters and the engine
 archive); ``SparkSubmitHook`` contributes the Spark-connection handling (master, deploy mode, queue, Kerberos,
 namespace, spark binary). In client mode this hook runs the command itself, so it can return the application's
 final JSON line (``SparkSubmitHook.submit`` only logs the output); in cluster mode the driver's stdout is not
@@ -11,11 +11,11 @@ Commands that only change table metadata (tags, expiry, rollback, orphan files) 
 without using Spark; where that driver would be this machine anyway (client mode), the hook runs the engine's CLI
 (same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``. Small
 Spark jobs alike, when the Spark conf sets ``spark.paimon.driver-job.max-input-size`` and the master is local:
-:func:`~provider.job_spec.driver_job_argv`.
+:func:`~paimon_provider.job_spec.driver_job_argv`.
 
 Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
-the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~provider.job_spec.application_args` drops every
-credential key from the catalog options, and the job process (spark-submit, or the engine's CLI) gets them as
+the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.job_spec.application_args` drops
+every credential key from the catalog options, and the job process (spark-submit, or the engine's CLI) gets them as
 ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` in its environment
 (:attr:`SparkSubmission.env`, hidden from repr), which the engine reads when its catalog options carry no keys.
 With a local master the driver and the executors inherit that environment. On a cluster (a non-local master, or
@@ -41,9 +41,9 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
-from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
-from provider.hooks.table import load_connection_config
-from provider.job_spec import (
+from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.hooks.table import load_connection_config
+from paimon_provider.job_spec import (
     CLI_MODULE,
     DRIVER_JOB_CONF,
     DRIVER_JOBS_MODULE,
@@ -56,8 +56,8 @@ from provider.job_spec import (
     should_ship_engine,
     spark_conf,
 )
-from provider.packaging import application_path, engine_archive
-from provider.results import JobFailedError, is_retryable_failure, last_json_object
+from paimon_provider.packaging import application_path, engine_archive
+from paimon_provider.results import JobFailedError, is_retryable_failure, last_json_object
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -94,7 +94,7 @@ class SparkSubmission:
 
 
 class PaimonSparkHook(BaseHook):
-    """Submits Paimon Spark jobs described by a :class:`~provider.job_spec.SparkJobSpec`.
+    """Submits Paimon Spark jobs described by a :class:`~paimon_provider.job_spec.SparkJobSpec`.
 
     :param paimon_conn_id: the ``paimon`` connection: warehouse, catalog options, Spark connection, cluster Python.
     """
@@ -215,7 +215,7 @@ class PaimonSparkHook(BaseHook):
     def submit(self, spec: SparkJobSpec) -> dict[str, Any] | None:
         """Run the job to completion; the application's final JSON object (client mode), else ``None``.
 
-        Raises :class:`~provider.results.JobFailedError` (an AirflowException) when the job fails, with the last
+        Raises :class:`~paimon_provider.results.JobFailedError` (an AirflowException) when the job fails, with the last
         lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)

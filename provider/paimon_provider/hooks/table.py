@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
-from provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
-from provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
+from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -76,7 +76,7 @@ class PaimonTableHook(BaseHook):
         return self.get_catalog().get_table(table)
 
     def find_table(self, table: str) -> Table | None:
-        """The engine's table object, or None while the table does not exist (for :mod:`provider.metadata`)."""
+        """The engine's table object, or None while the table does not exist (for :mod:`paimon_provider.metadata`)."""
         return open_table(self.get_catalog(), table)
 
     def table_exists(self, table: str) -> bool:

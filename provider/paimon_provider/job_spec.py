@@ -135,7 +135,7 @@ def application_args(spec: SparkJobSpec, warehouse: str, catalog_options: Mappin
 
     Credentials (``s3.access-key``, ``s3.secret-key``, ``s3.session.token`` and their aliases) are dropped from
     ``catalog_options``: an argv is readable by every user of the host. Jobs get them from their environment."""
-    from provider.connection import without_credentials
+    from paimon_provider.connection import without_credentials
 
     catalog_options = without_credentials(catalog_options)
     if spec.fields is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
 
-from provider.operators.base import (
+from paimon_provider.operators.base import (
     PaimonSparkOperator,
     as_bool,
     as_duration_millis,
@@ -18,7 +18,7 @@ from provider.operators.base import (
     default_commit_user,
     is_retry,
 )
-from provider.operators.compact import partition_texts
+from paimon_provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -61,8 +61,8 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
     that does not exist, fails the task.
 
     Retries converge (docs/retries.md): the tag records its creator, the task instance
-    (:func:`~provider.operators.base.default_commit_user`), so a later try of the same task instance finds its own
-    tag and succeeds, even when "latest" has moved on since; a tag that already tags the requested snapshot is
+    (:func:`~paimon_provider.operators.base.default_commit_user`), so a later try of the same task instance finds its
+    own tag and succeeds, even when "latest" has moved on since; a tag that already tags the requested snapshot is
     success too. A tag of that name made by someone else at another snapshot fails the task unless ``if_exists``
     says otherwise.
 
@@ -250,7 +250,7 @@ class PaimonDropPartitionsOperator(PaimonSparkOperator):
     ``ignore_if_missing``); on a later try of the task instance (a retry, or a re-run after clearing) it is success,
     with a log line: an earlier try dropped it.
 
-    :param partitions: the partitions, as :class:`~provider.operators.compact.PaimonCompactOperator`'s
+    :param partitions: the partitions, as :class:`~paimon_provider.operators.compact.PaimonCompactOperator`'s
         ``partitions`` (templated).
     :param ignore_if_missing: a spec that matches no partition is no error, on the first try too (templated).
     """

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from provider.connection import DEFAULT_CONN_ID
-from provider.hooks.table import PaimonTableHook
-from provider.metadata import parse_partition_spec, partition_info
+from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.hooks.table import PaimonTableHook
+from paimon_provider.metadata import parse_partition_spec, partition_info
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -30,7 +30,7 @@ class PaimonPartitionSensor(BaseSensorOperator):
     :param require: ``data`` or ``done`` (templated).
     :param paimon_conn_id: the ``paimon`` connection.
     :param warehouse: overrides the connection's warehouse (templated).
-    :param deferrable: defer to :class:`~provider.triggers.metadata.PaimonPartitionTrigger`.
+    :param deferrable: defer to :class:`~paimon_provider.triggers.metadata.PaimonPartitionTrigger`.
     """
 
     template_fields: Sequence[str] = ("table", "warehouse", "partition", "require")
@@ -83,7 +83,7 @@ class PaimonPartitionSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        from provider.triggers.metadata import PaimonPartitionTrigger
+        from paimon_provider.triggers.metadata import PaimonPartitionTrigger
 
         hook = self._hook()
         found = self._check(hook)

@@ -9,7 +9,7 @@ This module only parses values; fetching the connection is the hooks' job, at ex
 
 Credentials are kept apart from the catalog options (:attr:`PaimonConnectionConfig.credentials`): the catalog
 options may travel in a command line (``--catalog-option``), the credentials never do. A process of this machine
-(the triggerer, a sensor, :class:`~provider.hooks.table.PaimonTableHook`) gives them to the engine as catalog
+(the triggerer, a sensor, :class:`~paimon_provider.hooks.table.PaimonTableHook`) gives them to the engine as catalog
 options (:meth:`PaimonConnectionConfig.engine_options`); a job process gets them as the standard AWS environment
 variables (:meth:`PaimonConnectionConfig.job_environment`), which the engine reads when its options carry no keys.
 A credential put into ``catalog_options`` by mistake is moved to the credentials as well.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from provider import __version__
+from paimon_provider import __version__
 
 INTEGRATION = "Apache Paimon"
 
@@ -21,28 +21,29 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": INTEGRATION, "external-doc-url": "https://paimon.apache.org/", "tags": ["apache"]},
         ],
         "hooks": [
-            {"integration-name": INTEGRATION, "python-modules": ["provider.hooks.table", "provider.hooks.spark"]},
+            {"integration-name": INTEGRATION,
+             "python-modules": ["paimon_provider.hooks.table", "paimon_provider.hooks.spark"]},
         ],
         "operators": [
             {"integration-name": INTEGRATION,
-             "python-modules": ["provider.operators.write", "provider.operators.compact",
-                                "provider.operators.lifecycle", "provider.operators.changelog",
-                                "provider.operators.table"]},
+             "python-modules": ["paimon_provider.operators.write", "paimon_provider.operators.compact",
+                                "paimon_provider.operators.lifecycle", "paimon_provider.operators.changelog",
+                                "paimon_provider.operators.table"]},
         ],
         "sensors": [
             {"integration-name": INTEGRATION,
-             "python-modules": ["provider.sensors.snapshot", "provider.sensors.partition"]},
+             "python-modules": ["paimon_provider.sensors.snapshot", "paimon_provider.sensors.partition"]},
         ],
         "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": ["provider.triggers.metadata"]},
+            {"integration-name": INTEGRATION, "python-modules": ["paimon_provider.triggers.metadata"]},
         ],
         "asset-uris": [
-            {"schemes": ["paimon"], "handler": "provider.assets.sanitize_uri"},
+            {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri"},
         ],
         "connection-types": [
             {
                 "connection-type": "paimon",
-                "hook-class-name": "provider.hooks.table.PaimonTableHook",
+                "hook-class-name": "paimon_provider.hooks.table.PaimonTableHook",
                 "hook-name": "Apache Paimon",
                 "ui-field-behaviour": {
                     "hidden-fields": ["host", "schema", "port", "extra"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from provider.operators.base import (
+from paimon_provider.operators.base import (
     PaimonSparkOperator,
     as_bool,
     as_duration_millis,

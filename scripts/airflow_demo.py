@@ -3,12 +3,12 @@
 Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
 Spark ``local[*]`` through the ``spark_default`` connection, connections given as environment variables.
 
-* ``python -m provider.examples.demo run``: ``airflow db migrate``, then for each sample batch the layers as
+* ``python -m scripts.airflow_demo run``: ``airflow db migrate``, then for each sample batch the layers as
   ``airflow dags test`` runs them (``DAG.test()``, here in one process: Airflow's start, the DAG files' parsing and
   the in-process execution API are paid once, not per run) (ODS -> DWD -> DWS -> ADS, in order, as the Asset
   schedules would run them), then the tables, snapshots and a sample of the ADS rows. After each DAG run it prints
   what the run committed (new snapshots, tags); each run's log goes to ``<home>/logs/demo-*.log``.
-* ``python -m provider.examples.demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
+* ``python -m scripts.airflow_demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
   (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them). It first creates
   the lake's tables that do not exist yet, empty (``lake.ensure_tables``), so that the scheduled maintenance DAGs,
   which start at once, run (as no-ops) instead of failing before the first batch lands.
@@ -29,15 +29,18 @@ import time
 import traceback
 from collections.abc import Iterator
 
-from provider.examples.lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables
+REPO = pathlib.Path(__file__).resolve().parents[1]
+# the example lake is defined next to the DAGs that use it; Airflow puts the DAG folder on sys.path, so does the demo
+sys.path.insert(0, str(REPO / "dags"))
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
+
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
 
 
 def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
     """The environment of the demo Airflow: its home, the DAG folder, the connections. Jobs reading at most 8 MB run
-    on the driver (:data:`~provider.examples.lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a
+    on the driver (:data:`~example_lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a
     Spark job."""
     bin_dir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
@@ -128,7 +131,7 @@ class DagRunner:
 
 def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int:
     """``make demo``: run the streaming-lake DAGs end to end as ``airflow dags test`` does; the exit code."""
-    from provider.examples.lake import BATCHES, DWS, report
+    from example_lake import BATCHES, DWS, report
 
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
@@ -168,7 +171,8 @@ def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int
 
 def _table_state(warehouse: str) -> dict[str, tuple[int, tuple[str, ...]]]:
     """Latest snapshot id and tags of each lake table that has a snapshot."""
-    from provider.examples.lake import LAKE_TABLES
+    from example_lake import LAKE_TABLES
+
     from table_engine.catalog import Catalog
 
     catalog = Catalog(warehouse)
@@ -250,8 +254,8 @@ def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m provider.examples.demo run|serve``; the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m provider.examples.demo", description=__doc__,
+    """``python -m scripts.airflow_demo run|serve``; the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m scripts.airflow_demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("run", "serve"))
     parser.add_argument("--home", default=str(REPO / ".airflow-demo"), help="AIRFLOW_HOME")

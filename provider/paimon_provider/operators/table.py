@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from provider.connection import DEFAULT_CONN_ID
+from paimon_provider.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -73,7 +73,7 @@ class PaimonCreateTableOperator(BaseOperator):
         self.warehouse = warehouse
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from provider.hooks.table import PaimonTableHook
+        from paimon_provider.hooks.table import PaimonTableHook
 
         catalog = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
         existed = catalog.table_exists(self.table)

@@ -1,1 +1,0 @@
-"""Example material for the DAG templates: the streaming lake's tables, sample data and demo report."""

@@ -1,2 +1,0 @@
-"""Hooks: :class:`~provider.hooks.table.PaimonTableHook` (read-only table access through the engine) and
-:class:`~provider.hooks.spark.PaimonSparkHook` (spark-submit of the Paimon Spark application)."""
