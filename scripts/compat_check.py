@@ -3,9 +3,9 @@ wheel is installed: nothing of the repository is importable here except the DAG 
 
 Checks, each printed as one line: the provider is registered (``airflow providers list``) from the installed wheel;
 every DAG in ``dags/`` parses (DagBag, no import errors); the ``paimon`` connection form has the fields the provider
-declares; ``dag.test()`` of the ODS -> DWD layers (``paimon_lake_ods``, ``paimon_lake_dwd``) and of
-``paimon_compact`` succeeds with their Spark jobs run through ``spark-submit`` (counted by a ``spark-submit``
-wrapper first on PATH, which runs the venv's own). Exit code 0 when all pass.
+declares; ``dag.test()`` of the ODS -> DWD layers (``paimon_lake_ods``, ``paimon_lake_dwd``: the tables then hold
+the batch) and of ``paimon_compact`` succeeds with their Spark jobs run through ``spark-submit`` (counted by a
+``spark-submit`` wrapper first on PATH, which runs the venv's own). Exit code 0 when all pass.
 
     python scripts/compat_check.py --dags dags [--work DIR]
 """
@@ -80,6 +80,9 @@ def check_installed() -> str:
 
 
 def dagbag(dags: pathlib.Path) -> Any:
+    # the DAG folder on sys.path, as Airflow's DAG bundle puts it there (the DAGs import dags/example_lake.py)
+    if str(dags) not in sys.path:
+        sys.path.insert(0, str(dags))
     try:
         from airflow.dag_processing.dagbag import DagBag
     except ImportError:  # before Airflow 3.1
@@ -123,6 +126,16 @@ def run_dag(bag: Any, dag_id: str, calls: pathlib.Path, conf: dict[str, Any] | N
     return f"dag.test({dag_id}): success, {submits} spark-submit jobs, {time.monotonic() - started:.0f} s"
 
 
+def check_rows(warehouse: pathlib.Path) -> str:
+    """The layers' Spark jobs moved the batch: ODS holds it, DWD its orders (deduplicated by key)."""
+    from table_engine import Catalog
+
+    catalog = Catalog(str(warehouse))
+    ods, dwd = (catalog.get_table(t).read().num_rows for t in ("ods.order_events", "dwd.orders"))
+    assert 0 < dwd <= ods, f"ods.order_events has {ods} rows, dwd.orders {dwd}"
+    return f"ods.order_events: {ods} rows, dwd.orders: {dwd} rows"
+
+
 def _calls(calls: pathlib.Path) -> int:
     return len(calls.read_text().splitlines()) if calls.exists() else 0
 
@@ -147,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             ("connection form", check_connection_form),
             ("ods", lambda: run_dag(bag, LAYERS[0], calls, {"batch": 1, "landing_dir": str(work / "landing")})),
             ("dwd", lambda: run_dag(bag, LAYERS[1], calls)),
+            ("rows", lambda: check_rows(work / "warehouse")),
             ("compact", lambda: run_dag(bag, COMPACT_DAG, calls, {"tables": ["ods.order_events", "dwd.orders"],
                                                                    "mode": "full"})),
         ]
