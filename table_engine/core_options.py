@@ -337,9 +337,10 @@ ROW_TRACKING_ENABLED = key("row-tracking.enabled").bool_type().default_value(Fal
     "readable as system columns; rewrites keep them.")
 DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value(False).with_description(
     "Data evolution (append tables with row tracking, Paimon 1.3): updates of some columns by row id "
-    "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
-    "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
-    "per range. Needs `row-tracking.enabled`.")
+    "(`Table.update_by_row_id`, `Table.upsert_by_key`) and writes of some columns write files of only those columns "
+    "(`_WRITE_COLS`) over the rows' ranges; reads merge them (the newest write of a column wins), compaction merges "
+    "them into one file per range. Deletes (`Table.delete_by_row_id`, `delete_by_predicate`) need "
+    "`deletion-vectors.enabled`. Needs `row-tracking.enabled`.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")

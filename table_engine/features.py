@@ -135,9 +135,11 @@ FEATURES: tuple[Feature, ...] = (
             "(issue 23, ADR 0018)."),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
-            "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
-            "compaction merges them into one file per range, row ids kept. Reads of changes (incremental, streaming, "
-            "changelog consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
+            "deletion vector applied); every shape pypaimon writes is written as it writes it: "
+            "`Table.update_by_row_id`, `upsert_by_key` and writes of some columns write column files, "
+            "`delete_by_row_id` / `delete_by_predicate` deletion vectors; compaction merges the column files into one "
+            "file per range, row ids kept. Reads of changes (incremental, streaming, changelog consumers) are refused "
+            "(issue 23).", _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
             "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,

@@ -558,6 +558,24 @@ def cmd_read_blob_files(args: dict[str, Any]) -> dict[str, Any]:
     return {"rows": counts}
 
 
+def cmd_de_sequence(args: dict[str, Any]) -> dict[str, Any]:
+    """Data evolution: one sequence of operations on the existing table ``table`` of ``warehouse``, each as in
+    ``data_evolution`` (one commit each), where ``{"op": "read"}`` reads the table (rows with ``_ROW_ID``, sorted by
+    it). Returns ``{"reads": [rows, ...]}`` as JSON rows (for small tables: no files)."""
+    catalog = _catalog(args["warehouse"])
+    name = args["table"]
+    reads = []
+    for op in args["ops"]:
+        if op["op"] != "read":
+            _de_op(catalog, name, op)
+            continue
+        table = catalog.get_table(name)
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names])
+        rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+        reads.append(sorted(rows, key=lambda r: r["_ROW_ID"]))
+    return {"reads": reads}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -572,6 +590,7 @@ COMMANDS = {
     "new_type_tables": cmd_new_type_tables,
     "read_blob_files": cmd_read_blob_files,
     "blob_table": cmd_blob_table,
+    "de_sequence": cmd_de_sequence,
 }
 
 
