@@ -32,6 +32,7 @@ from table_engine.io.paths import new_data_file_name
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
+from table_engine.store.indexes.global_index import stale_index_entries
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.data_evolution import RowIdGroup, row_id_groups
@@ -118,13 +119,18 @@ def update_by_row_id(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table,
         raise DataError(f"update by row id of table {ctx.table_path}: row id {int(ids[bad][0])} is not a row of the "
                         f"table")
 
+    touched = np.unique(where)
+    stale = stale_index_entries(ctx, base, fields, {located[int(gi)][0] for gi in touched}, "update by row id")
     read_ctx = read_context(ctx)
     writer = DataFileWriter(ctx, None)
     messages: dict[tuple[bytes, int], CommitMessage] = {}
+    for ie in stale:  # global indexes over the updated columns (global-index.column-update-action)
+        messages.setdefault((ie.partition, ie.bucket), CommitMessage(ie.partition, ie.bucket, totals.get(
+            (ie.partition, ie.bucket), -1))).deleted_index_files.append(ie.index_file)
     written: list[str] = []
     writer.track = written.append
     try:
-        for gi in np.unique(where):
+        for gi in touched:
             part, bucket, total, group = located[int(gi)]
             assert group.first_row_id is not None
             sel = np.nonzero(where == gi)[0]
