@@ -341,6 +341,9 @@ DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value
     "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
     "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
     "per range. Needs `row-tracking.enabled`.")
+GLOBAL_INDEX_ENABLED = key("global-index.enabled").bool_type().default_value(True).with_description(
+    "Batch reads use BTree global indexes: an `=` / `in` filter on an indexed column reads only the files holding "
+    "the row ids the index matched and the rows it does not cover. See docs/global_index.md.")
 GLOBAL_INDEX_COLUMN_UPDATE_ACTION = key("global-index.column-update-action").enum_type(
     GlobalIndexColumnUpdateAction).default_value(GlobalIndexColumnUpdateAction.THROW_ERROR).with_description(
     "An update by row id of a column a global index covers (`Table.update_by_row_id`): THROW_ERROR refuses it "
@@ -529,7 +532,7 @@ SECTIONS = (
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
-        GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
+        GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -702,6 +705,7 @@ class CoreOptions:
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
     data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
+    global_index_enabled = accessor(GLOBAL_INDEX_ENABLED)
     global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)

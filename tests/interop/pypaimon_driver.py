@@ -591,11 +591,11 @@ def _gi_lookup(table: Any, column: str, values: list[Any]) -> dict[str, Any]:
 
 def cmd_global_index(args: dict[str, Any]) -> dict[str, Any]:
     """Data-evolution tables with a global index over row ids: ``tables`` as for ``data_evolution``, whose ops may
-    also be ``{"op": "create_index", "column": c, "type": "btree"}`` (pypaimon's ``create_global_index``: indexes
-    the row ranges not yet covered). ``names``: tables to read only. ``lookups``: ``{table: [[column, [values]],
-    ...]}``: filtered reads (see :func:`_gi_lookup`). Returns per table the row count, the IPC file of every row
-    (with ``_ROW_ID``) at ``<out_dir>/<name>.arrow``, the index files (name, type, row range, field id) and the
-    lookups' results."""
+    also be ``{"op": "create_index", "column": c, "type": "btree", "options": {...}}`` (pypaimon's
+    ``create_global_index``: indexes the row ranges not yet covered). ``names``: tables to read only.
+    ``lookups``: ``{table: [[column, [values]], ...]}``: filtered reads (see :func:`_gi_lookup`). Returns per table
+    the row count, the IPC file of every row (with ``_ROW_ID``) at ``<out_dir>/<name>.arrow``, the index files
+    (name, type, row range, field id) and the lookups' results."""
     catalog = _catalog(args["warehouse"])
     catalog.create_database("db", True)
     names = []
@@ -608,7 +608,8 @@ def cmd_global_index(args: dict[str, Any]) -> dict[str, Any]:
                 schema, partition_keys=spec.get("partition_keys"), options=options), False)
         for op in spec["ops"]:
             if op["op"] == "create_index":
-                catalog.get_table(name).create_global_index(op["column"], op.get("type", "btree"))
+                catalog.get_table(name).create_global_index(op["column"], op.get("type", "btree"),
+                                                            options=op.get("options"))
             else:
                 _de_op(catalog, name, op)
         names.append(name)

@@ -60,7 +60,21 @@ TABLES: dict[str, dict[str, Any]] = {
         {"op": "write", "rows": _prows(range(6, 12), "b")},
         {"op": "create_index", "column": "id"},
     ]},
+    # for reads that use indexes: 6 files, indexes on a unique BIGINT, a STRING and a repeated INT column (small
+    # blocks: several data blocks per index file), then a file the indexes do not cover
+    "db.gi_read": {"fields": FIELDS, "ops": [
+        *({"op": "write", "rows": {"id": list(range(k, k + 40)), "x": [f"s{i:04d}" for i in range(k, k + 40)],
+                                   "y": [i % 7 for i in range(k, k + 40)]}} for k in range(0, 240, 40)),
+        {"op": "create_index", "column": "id", "options": {"btree-index.block-size": "256 b"}},
+        {"op": "create_index", "column": "x", "options": {"btree-index.block-size": "256 b"}},
+        {"op": "create_index", "column": "y"},
+        {"op": "write", "rows": {"id": [300, 301], "x": ["s0001", "t"], "y": [3, 8]}},
+    ]},
 }
+
+
+#: the tables the write and maintenance tests change
+WRITTEN = ("db.gi", "db.gi_dv", "db.gi_part")
 
 
 def _model(name: str) -> RowIdModel:
@@ -102,7 +116,7 @@ def gi_warehouse(pypaimon: PypaimonClient, tmp_path_factory: pytest.TempPathFact
     wh = root / "warehouse"
     tables = [{"name": name, **spec} for name, spec in TABLES.items()]
     lookups = {"db.gi": [["id", [1]], ["id", [12, 22]]], "db.gi_dv": [["id", [3, 4]]],
-               "db.gi_part": [["id", [2, 8]]]}
+               "db.gi_part": [["id", [2, 8]]], "db.gi_read": [["id", [7, 300]], ["x", ["s0001"]], ["y", [3]]]}
     result = pypaimon.run({"command": "global_index", "warehouse": str(wh), "out_dir": str(root),
                            "tables": tables, "lookups": lookups})
     for name, r in result.items():
@@ -115,7 +129,7 @@ def gi_warehouse(pypaimon: PypaimonClient, tmp_path_factory: pytest.TempPathFact
 def test_the_engine_reads_indexed_tables(gi_warehouse: tuple[pathlib.Path, dict[str, Any]]) -> None:
     wh, _ = gi_warehouse
     before = state(str(wh))
-    for name in TABLES:
+    for name in WRITTEN:
         t = Catalog(str(wh)).get_table(name)
         model = _model(name)
         assert sorted(t.read(columns=["_ROW_ID", *model.fields]).to_pylist(),
@@ -131,8 +145,8 @@ def test_writes_and_maintenance_keep_the_index_valid(gi_warehouse: tuple[pathlib
     wh = tmp_path / "warehouse"
     shutil.copytree(gi_warehouse[0], wh)
     cat = Catalog(str(wh))
-    models = {name: _model(name) for name in TABLES}
-    for name in TABLES:
+    models = {name: _model(name) for name in WRITTEN}
+    for name in WRITTEN:
         t = cat.get_table(name)
         model = models[name]
         part = name == "db.gi_part"
@@ -152,8 +166,14 @@ def test_writes_and_maintenance_keep_the_index_valid(gi_warehouse: tuple[pathlib
         assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
     lookups = {"db.gi": [["id", [1]], ["id", [0, 12, 22, 101]]], "db.gi_dv": [["id", [3, 4, 5, 100]]],
                "db.gi_part": [["id", [0, 2, 8, 102]]]}
+    for name in WRITTEN:  # the engine's reads use the carried-forward index and return the model's rows
+        t = cat.get_table(name)
+        for column, values in lookups[name]:
+            want = sorted((r for r in models[name].with_row_ids() if r[column] in values), key=lambda r: r["id"])
+            assert sorted(t.read(columns=["_ROW_ID", *models[name].fields], filter=[(column, "in", values)])
+                          .to_pylist(), key=lambda r: r["id"]) == want, name
     result = _judge(pypaimon, wh, tmp_path, lookups)
-    for name in TABLES:
+    for name in WRITTEN:
         _check(result, name, models[name], lookups[name])
         assert result[name]["index"] == gi_warehouse[1][name]["index"], name  # the same files, the same ranges
         for file_name, *_ in result[name]["index"]:
@@ -168,13 +188,13 @@ def test_an_update_of_the_indexed_column_follows_the_column_update_action(
     update = {"_ROW_ID": [2], "id": [1002]}
     data = pa.table({"_ROW_ID": pa.array([2], pa.int64()), "id": pa.array([1002], pa.int64())})
     before = state(str(wh))
-    for name in TABLES:
+    for name in WRITTEN:
         with pytest.raises(UnsupportedError, match=r"column\(s\) \['id'\] are covered by global index file\(s\) "
                                                    r"\['btree-global-index-.*'global-index.column-update-action'"):
             cat.get_table(name).update_by_row_id(data)
     assert state(str(wh)) == before
     # DROP_PARTITION_INDEX: the indexes of the updated partition go in the same commit (db.gi_part: row 2 is in a)
-    models = {name: _model(name) for name in TABLES}
+    models = {name: _model(name) for name in WRITTEN}
     for name in ("db.gi", "db.gi_part"):
         t = cat.get_table(name).copy({"global-index.column-update-action": "DROP_PARTITION_INDEX"})
         t.update_by_row_id(data)
@@ -227,3 +247,71 @@ def test_overwrite_drop_partition_and_rollback_replace_the_index_as_paimon_does(
     assert [r["id"] for r in result["db.gi"]["lookups"][0]["rows"]] == [7]
     _check(result, "db.gi_dv", _model("db.gi_dv"), lookups["db.gi_dv"])
     assert result["db.gi_dv"]["index"] == gi_warehouse[1]["db.gi_dv"]["index"]
+
+
+READS: list[list[tuple[str, str, Any]]] = [
+    [("id", "=", 7)], [("id", "in", [7, 100, 239])], [("id", "=", 300)], [("id", "=", 1000)],
+    [("x", "=", "s0001")], [("x", "in", ["s0050", "s0203", "nope"])], [("y", "=", 3)], [("y", "in", [8, 9])],
+    [("id", "in", [7, 100]), ("x", "=", "s0100")], [("id", "=", 7), ("y", ">", 0)],
+]
+
+
+def test_reads_with_an_equality_filter_read_only_the_indexed_row_ranges(
+        gi_warehouse: tuple[pathlib.Path, dict[str, Any]]) -> None:
+    """A filter ``=`` / ``in`` on an indexed column plans only the files of the matched row ids and the files the
+    index does not cover (the rows appended after it are still returned); the rows equal an unindexed read and the
+    model, at the latest snapshot and by time travel."""
+    wh, _ = gi_warehouse
+    before = state(str(wh))
+    t = Catalog(str(wh)).get_table("db.gi_read")
+    plain = t.copy({"global-index.enabled": "false"})
+    rows = _model("db.gi_read").with_row_ids()
+    ops = {"=": lambda a, b: a == b, "in": lambda a, b: a in b, ">": lambda a, b: a > b}
+    all_files = sum(len(s.files) for s in plain.plan())
+    assert all_files == 7
+    for preds in READS:
+        want = sorted(({k: v for k, v in r.items() if k != "_ROW_ID"} for r in rows
+                       if all(ops[op](r[c], v) for c, op, v in preds)), key=lambda r: r["id"])
+        got = t.read(filter=preds)
+        assert sorted(got.to_pylist(), key=lambda r: r["id"]) == want, preds
+        assert sorted(plain.read(filter=preds).to_pylist(), key=lambda r: r["id"]) == want, preds
+        files = sum(len(s.files) for s in t.plan(filter=preds))
+        assert sum(len(s.files) for s in plain.plan(filter=preds)) == all_files  # stats prune nothing here
+        # the uncovered file, and one per 40-row file holding a row the index lookups (= and in) match
+        looked_up = [r for r in rows if all(ops[op](r[c], v) for c, op, v in preds if op in ("=", "in"))]
+        matched_files = len({r["id"] // 40 for r in looked_up if r["id"] < 240})
+        assert files == 1 + matched_files, (preds, files)
+    # time travel to before the uncovered file: the index is in that snapshot's index manifest too
+    snap = t.latest_snapshot_id()
+    assert snap is not None
+    assert sum(len(s.files) for s in t.plan(filter=[("id", "=", 7)], snapshot_id=snap - 1)) == 1
+    assert t.read(filter=[("id", "=", 7)], snapshot_id=snap - 1).column("id").to_pylist() == [7]
+    assert state(str(wh)) == before
+
+
+def test_a_lookup_reads_only_the_data_blocks_of_its_keys(gi_warehouse: tuple[pathlib.Path, dict[str, Any]]) -> None:
+    """The BTree reader decodes pypaimon's files: the footer, the index block and only the data blocks that can
+    hold the keys (the ``id`` index of 240 keys in 256-byte blocks has many)."""
+    from table_engine.format.btree_index import btree_lookup
+    from table_engine.store.indexes.global_index import index_file_path
+    from table_engine.types import DataType
+
+    wh, result = gi_warehouse
+    t = Catalog(str(wh)).get_table("db.gi_read")
+    snap = t.latest_snapshot()
+    entries = {e.index_file.global_index.index_field_id: e for e in t._ctx.index_entries(snap)
+               if e.index_file.global_index is not None}
+    assert len(entries) == 3 and {e.index_file.global_index.row_range_start for e in entries.values()} == {0}
+    ids, xs, ys = (entries[f.id].index_file for f in t.schema.fields)
+    table_path = t._ctx.table_path
+    one = btree_lookup(t.file_io, index_file_path(table_path, ids), ids.file_size, DataType("BIGINT"),
+                       pa.array([7]))
+    assert one.row_ids.tolist() == [7] and one.blocks_read == 1
+    many = btree_lookup(t.file_io, index_file_path(table_path, ids), ids.file_size, DataType("BIGINT"),
+                        pa.array(list(range(0, 240, 3)) + [None, 5000]))
+    assert many.row_ids.tolist() == list(range(0, 240, 3)) and many.blocks_read > 5
+    s = btree_lookup(t.file_io, index_file_path(table_path, xs), xs.file_size, DataType("VARCHAR", length=2**31 - 1),
+                     pa.array(["s0001", "s0239", "zz"]))
+    assert s.row_ids.tolist() == [1, 239]
+    y = btree_lookup(t.file_io, index_file_path(table_path, ys), ys.file_size, DataType("INT"), pa.array([3]))
+    assert y.row_ids.tolist() == [i for i in range(240) if i % 7 == 3]

@@ -7,6 +7,8 @@ so an index stays valid as long as the values of its columns do not change: comm
 unchanged, rows appended later are simply not covered. The one write that changes indexed values in place is an
 update by row id of an indexed column; :func:`stale_index_entries` applies Paimon's
 ``global-index.column-update-action`` to it.
+
+Reads use BTree indexes: :mod:`table_engine.store.reading.global_index_read`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from collections.abc import Collection, Iterable, Sequence
 
 from table_engine.core_enums import GlobalIndexColumnUpdateAction
 from table_engine.errors import UnsupportedError
-from table_engine.format.index_manifest import GlobalIndexMeta, IndexManifestEntry
+from table_engine.format.index_manifest import GlobalIndexMeta, IndexFileMeta, IndexManifestEntry
 from table_engine.format.snapshot import Snapshot
+from table_engine.io.paths import index_dir
 from table_engine.store.context import StoreContext
 from table_engine.types import DataField
 
-__all__ = ["global_index_entries", "indexed_field_ids", "stale_index_entries"]
+__all__ = ["global_index_entries", "index_file_path", "indexed_field_ids", "stale_index_entries"]
 
 
 def global_index_entries(entries: Iterable[IndexManifestEntry]) -> list[IndexManifestEntry]:
@@ -57,3 +60,8 @@ def stale_index_entries(ctx: StoreContext, base: Snapshot | None, fields: Sequen
             f"{sorted(e.index_file.file_name for e in affected)[:3]}; set 'global-index.column-update-action' to "
             f"DROP_PARTITION_INDEX (the update drops those indexes) or IGNORE (they stay, stale)")
     return affected
+
+
+def index_file_path(table_path: str, meta: IndexFileMeta) -> str:
+    """Where a global index file is: its external path, else the table's ``index/`` directory."""
+    return meta.external_path or f"{index_dir(table_path)}/{meta.file_name}"
