@@ -580,6 +580,8 @@ RECOGNIZED_PREFIXES = {
     "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",
     "partition.mark-done-action": "Flink partition mark-done actions", "manifest-sort.": "Java manifest sorting",
     "sort-compaction.": "Flink sort compaction", "clustering.history-partition.": "Java incremental clustering",
+    "btree-index.": "global index build settings (ADR 0019)", "bitmap-index.": "global index build settings",
+    "sorted-index.": "global index build settings",
 }
 _JAVA_RUNTIME = (
     "async-file-write", "cache-page-size", "file-operation.thread-num", "file-reader-async-threshold",
@@ -598,6 +600,7 @@ _JAVA_RUNTIME = (
     "snapshot.watermark-idle-timeout", "tag.create-success-file", "overwrite-upgrade", "add-column-before-partition",
     "alter-column-null-to-not-null.disabled", "disable-explicit-type-casting", "auto-create",
     "delete.force-produce-changelog", "full-text-index.search-mode", "scalar-index.search-mode",
+    "vector-index.search-mode",
     "partition.sink-strategy", "partition.idle-time-to-report-statistic", "partition.mark-done-action",
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",

@@ -101,6 +101,8 @@ def test_every_feature_not_fully_supported_is_detected_by_a_minimal_input() -> N
      "metadata.iceberg.storage": "disabled", "deletion-vectors.bitmap64": "true"},
     {"bucket": "-2", "postpone.default-bucket-num": "2", "data-file.external-paths": "file:///x",
      "file.format": "orc", "file.format.per.level": "0:avro"},
+    {"global-index.enabled": "false", "global-index.column-update-action": "IGNORE", "btree-index.block-size": "1kb",
+     "bitmap-index.compression": "zstd", "sorted-index.records-per-file": "10", "scalar-index.search-mode": "full"},
 ])
 def test_known_and_supported_options_pass(options: dict[str, str]) -> None:
     found = schema_features(schema(options=options))
