@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import UnsupportedError
+from table_engine.errors import CorruptMetadataError, MissingFileError, UnsupportedError
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.interop.data_evolution_model import RowIdModel
 from tests.table_engine.test_cli_errors import state
@@ -315,3 +315,26 @@ def test_a_lookup_reads_only_the_data_blocks_of_its_keys(gi_warehouse: tuple[pat
     assert s.row_ids.tolist() == [1, 239]
     y = btree_lookup(t.file_io, index_file_path(table_path, ys), ys.file_size, DataType("INT"), pa.array([3]))
     assert y.row_ids.tolist() == [i for i in range(240) if i % 7 == 3]
+
+
+def test_a_missing_or_corrupt_index_file_fails_the_indexed_read_naming_it(
+        gi_warehouse: tuple[pathlib.Path, dict[str, Any]], tmp_path: pathlib.Path) -> None:
+    """Reads through an index that is gone or damaged fail with one line naming the file (and the snapshot), and
+    change nothing; reads that use no index, and reads with ``global-index.enabled`` = false, still work."""
+    wh = tmp_path / "warehouse"
+    shutil.copytree(gi_warehouse[0], wh)
+    t = Catalog(str(wh)).get_table("db.gi")
+    index = next((wh / "db.db" / "gi" / "index").glob("btree-*"))
+    data = index.read_bytes()
+    index.write_bytes(data[:-10] + b"\0" * 10)
+    before = state(str(wh))
+    with pytest.raises(CorruptMetadataError, match=f"btree index .*{index.name}: no BTree footer"):
+        t.read(filter=[("id", "=", 3)])
+    index.unlink()
+    with pytest.raises(MissingFileError, match=f"snapshot {t.latest_snapshot_id()} references global index file "
+                                               f".*{index.name}, which does not exist"):
+        t.read(filter=[("id", "=", 3)])
+    assert t.read(filter=[("x", "=", "a3")]).column("id").to_pylist() == [3]
+    assert t.copy({"global-index.enabled": "false"}).read(filter=[("id", "=", 3)]).column("id").to_pylist() == [3]
+    index.write_bytes(data[:-10] + b"\0" * 10)
+    assert state(str(wh)) == before

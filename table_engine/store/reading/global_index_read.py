@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from table_engine.errors import UnsupportedError
+from table_engine.errors import UnsupportedError, naming_snapshot
 from table_engine.format.btree_index import BTREE_INDEX, btree_key_supported, btree_lookup
 from table_engine.format.index_manifest import IndexManifestEntry
 from table_engine.format.snapshot import Snapshot
@@ -96,11 +96,17 @@ def _prune_split(split: Split, matched: np.ndarray, covered: np.ndarray) -> list
 def prune_by_global_index(ctx: StoreContext, snapshot: Snapshot | None, preds: Sequence[Predicate],
                           splits: list[Split]) -> tuple[list[Split], IndexUse]:
     """``splits`` without the data files a BTree global index of ``snapshot`` shows hold no row of an ``=`` /
-    ``in`` predicate of ``preds`` (``global-index.enabled``; an index that cannot be read is not used)."""
+    ``in`` predicate of ``preds`` (``global-index.enabled``). An index the reader does not decode (compressed
+    blocks) is not used; a missing or corrupt one fails the read with a one-line error naming it."""
     use = IndexUse()
     if not ctx.options.global_index_enabled() or snapshot is None or not splits:
         return splits, use
-    entries = global_index_entries(ctx.index_entries(snapshot))
+    with naming_snapshot(snapshot.id):
+        return _prune(ctx, global_index_entries(ctx.index_entries(snapshot)), preds, splits, use)
+
+
+def _prune(ctx: StoreContext, entries: list[IndexManifestEntry], preds: Sequence[Predicate], splits: list[Split],
+           use: IndexUse) -> tuple[list[Split], IndexUse]:
     if not entries:
         return splits, use
     fields = {f.name: f for f in ctx.schema.fields}
