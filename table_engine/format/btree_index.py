@@ -34,7 +34,7 @@ from table_engine.errors import CorruptMetadataError, MissingFileError, Unsuppor
 from table_engine.io.base import FileIO
 from table_engine.types import DataType
 
-__all__ = ["BTREE_INDEX", "BTreeLookup", "btree_key_supported", "btree_lookup"]
+__all__ = ["BTREE_INDEX", "BTreeLookup", "btree_key_kind", "btree_key_supported", "btree_lookup"]
 
 #: the ``_INDEX_TYPE`` of BTree global index files
 BTREE_INDEX = "btree"
@@ -58,9 +58,16 @@ def _root(data_type: DataType) -> str:
     return data_type.root.upper()
 
 
+def btree_key_kind(data_type: DataType) -> str | None:
+    """How keys of ``data_type`` are serialized (types with the same kind write the same bytes): the integer type,
+    ``STRING`` for CHAR/VARCHAR, None for types :func:`btree_lookup` does not decode."""
+    root = _root(data_type)
+    return root if root in _INT_WIDTHS else "STRING" if root in _STRINGS else None
+
+
 def btree_key_supported(data_type: DataType) -> bool:
     """Whether :func:`btree_lookup` decodes keys of ``data_type``."""
-    return _root(data_type) in _INT_WIDTHS or _root(data_type) in _STRINGS
+    return btree_key_kind(data_type) is not None
 
 
 def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

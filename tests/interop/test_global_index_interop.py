@@ -355,3 +355,20 @@ def test_a_missing_or_corrupt_index_file_fails_the_indexed_read_naming_it(
     assert t.copy({"global-index.enabled": "false"}).read(filter=[("id", "=", 3)]).column("id").to_pylist() == [3]
     index.write_bytes(data[:-10] + b"\0" * 10)
     assert state(str(wh)) == before
+
+
+def test_an_index_built_before_a_type_change_is_not_used(gi_warehouse: tuple[pathlib.Path, dict[str, Any]],
+                                                         tmp_path: pathlib.Path) -> None:
+    """After INT -> BIGINT of the indexed ``y``, the index holds 4-byte keys: reads filter ``y`` without it."""
+    from table_engine.schema_change import UpdateColumnType
+
+    wh = tmp_path / "warehouse"
+    shutil.copytree(gi_warehouse[0], wh)
+    t = Catalog(str(wh)).get_table("db.gi_read")
+    assert sum(len(s.files) for s in t.plan(filter=[("y", "=", 3)])) == 7  # y = 3 is in every file
+    assert sum(len(s.files) for s in t.plan(filter=[("id", "=", 3)])) == 2
+    t.alter(UpdateColumnType("y", pa.int64()))
+    t = Catalog(str(wh)).get_table("db.gi_read")
+    assert sum(len(s.files) for s in t.plan(filter=[("y", "=", 8)])) == 7
+    assert t.read(filter=[("y", "in", [8])]).column("id").to_pylist() == [301]
+    assert sum(len(s.files) for s in t.plan(filter=[("id", "=", 3)])) == 2  # the id index is still used

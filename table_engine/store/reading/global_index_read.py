@@ -14,8 +14,9 @@ import numpy as np
 import pyarrow as pa
 
 from table_engine.errors import UnsupportedError, naming_snapshot
-from table_engine.format.btree_index import BTREE_INDEX, btree_key_supported, btree_lookup
+from table_engine.format.btree_index import BTREE_INDEX, btree_key_kind, btree_lookup
 from table_engine.format.index_manifest import IndexManifestEntry
+from table_engine.format.schema_file import list_schema_ids
 from table_engine.format.snapshot import Snapshot
 from table_engine.predicate import Predicate
 from table_engine.store.context import StoreContext
@@ -38,13 +39,21 @@ class IndexUse:
     files_dropped: int = 0
 
 
-def _btree_entries(entries: Sequence[IndexManifestEntry], field: DataField) -> list[IndexManifestEntry]:
-    """The BTree index entries over exactly ``field`` (no extra fields), if its type is decoded."""
-    if not btree_key_supported(field.type):
+def _btree_entries(ctx: StoreContext, entries: Sequence[IndexManifestEntry], field: DataField
+                   ) -> list[IndexManifestEntry]:
+    """The BTree index entries over exactly ``field`` (no extra fields), if its type is decoded and every schema of
+    the table gives it that key layout (an index built before a type change holds keys of the old type)."""
+    found = [e for e in entries if e.index_file.index_type.lower() == BTREE_INDEX
+             and e.index_file.global_index is not None and e.index_file.global_index.index_field_id == field.id
+             and not e.index_file.global_index.extra_field_ids]
+    kind = btree_key_kind(field.type)
+    if not found or kind is None:
         return []
-    return [e for e in entries if e.index_file.index_type.lower() == BTREE_INDEX
-            and e.index_file.global_index is not None and e.index_file.global_index.index_field_id == field.id
-            and not e.index_file.global_index.extra_field_ids]
+    for schema_id in list_schema_ids(ctx.file_io, ctx.table_path) if ctx.schema.id else ():
+        old = next((f for f in ctx.schema_by_id(schema_id).fields if f.id == field.id), None)
+        if old is not None and btree_key_kind(old.type) != kind:
+            return []
+    return found
 
 
 def _keep_mask(starts: np.ndarray, ends: np.ndarray, matched: np.ndarray, covered: np.ndarray) -> np.ndarray:
@@ -115,7 +124,7 @@ def _prune(ctx: StoreContext, entries: list[IndexManifestEntry], preds: Sequence
         field = fields.get(p.column)
         if p.op not in ("=", "in") or field is None:
             continue
-        btrees = _btree_entries(entries, field)
+        btrees = _btree_entries(ctx, entries, field)
         if not btrees:
             continue
         try:
