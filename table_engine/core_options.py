@@ -19,6 +19,7 @@ from table_engine.core_enums import (
     ChangelogProducer,
     ConsumerMode,
     ExternalPathStrategy,
+    GlobalIndexColumnUpdateAction,
     IncrementalBetweenScanMode,
     MergeEngine,
     PartitionExpireStrategy,
@@ -341,6 +342,15 @@ DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value
     "(`_WRITE_COLS`) over the rows' ranges; reads merge them (the newest write of a column wins), compaction merges "
     "them into one file per range. Deletes (`Table.delete_by_row_id`, `delete_by_predicate`) need "
     "`deletion-vectors.enabled`. Needs `row-tracking.enabled`.")
+GLOBAL_INDEX_ENABLED = key("global-index.enabled").bool_type().default_value(True).with_description(
+    "Batch reads use BTree global indexes: an `=` / `in` filter on an indexed column reads only the files holding "
+    "the row ids the index matched and the rows it does not cover. See docs/global_index.md.")
+GLOBAL_INDEX_COLUMN_UPDATE_ACTION = key("global-index.column-update-action").enum_type(
+    GlobalIndexColumnUpdateAction).default_value(GlobalIndexColumnUpdateAction.THROW_ERROR).with_description(
+    "An update by row id of a column a global index covers (`Table.update_by_row_id`, `Table.upsert_by_key`): "
+    "THROW_ERROR refuses it "
+    "before anything is written, DROP_PARTITION_INDEX deletes the covering index files of the updated partitions in "
+    "the same commit, IGNORE keeps them (stale: lookups may miss the updated rows). See docs/global_index.md.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
@@ -524,6 +534,7 @@ SECTIONS = (
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
+        GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -571,6 +582,8 @@ RECOGNIZED_PREFIXES = {
     "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",
     "partition.mark-done-action": "Flink partition mark-done actions", "manifest-sort.": "Java manifest sorting",
     "sort-compaction.": "Flink sort compaction", "clustering.history-partition.": "Java incremental clustering",
+    "btree-index.": "global index build settings (ADR 0019)", "bitmap-index.": "global index build settings",
+    "sorted-index.": "global index build settings",
 }
 _JAVA_RUNTIME = (
     "async-file-write", "cache-page-size", "file-operation.thread-num", "file-reader-async-threshold",
@@ -589,6 +602,7 @@ _JAVA_RUNTIME = (
     "snapshot.watermark-idle-timeout", "tag.create-success-file", "overwrite-upgrade", "add-column-before-partition",
     "alter-column-null-to-not-null.disabled", "disable-explicit-type-casting", "auto-create",
     "delete.force-produce-changelog", "full-text-index.search-mode", "scalar-index.search-mode",
+    "vector-index.search-mode",
     "partition.sink-strategy", "partition.idle-time-to-report-statistic", "partition.mark-done-action",
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
@@ -696,6 +710,8 @@ class CoreOptions:
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
     data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
+    global_index_enabled = accessor(GLOBAL_INDEX_ENABLED)
+    global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)

@@ -152,11 +152,15 @@ FEATURES: tuple[Feature, ...] = (
     Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", ALL,
             "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position (a physical `_ROW_ID` "
             "column wins); kept by every rewrite."),
-    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
-            "`global-index.*` options", READ_ONLY,
-            "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "
-            "would leave them stale.", _prefixes("global-index."), None),
+            "`global-index.*` options", ALL,
+            "Indexes over row ids (BTree, bitmap, vector, full text; built by pypaimon or Paimon): every rewrite "
+            "keeps row ids, so commits, compaction, expiry, orphan cleanup, tags, rollback carry the index files "
+            "forward unchanged; appended rows are not covered (as in Paimon); overwrite and drop partition delete "
+            "the partitions' index files; an update by row id of an indexed column follows "
+            "`global-index.column-update-action`; `=` / `in` reads use BTree indexes to skip files (ADR 0019).",
+            _prefixes("global-index."), None),
+    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("pk-<type>.index.columns", "2.0", Detected.OPTION,
             "`pk-btree/bitmap/vector/full-text/multivalue.index.columns`", READ_ONLY,
             "Primary-key global indexes: reads ignore them; a rewrite would leave them stale.",

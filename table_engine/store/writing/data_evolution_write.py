@@ -33,6 +33,7 @@ from table_engine.io.paths import new_data_file_name
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
+from table_engine.store.indexes.global_index import stale_index_entries
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.data_evolution import RowIdGroup, row_id_groups
@@ -155,11 +156,17 @@ def update_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataFiel
     updates = _column_table(data, fields)
     ranges = row_ranges(ctx, base)
     where = ranges.find(ids, ctx.table_path, what)
+    touched = np.unique(where)
+    stale = stale_index_entries(ctx, base, fields, {ranges.located[int(gi)][0] for gi in touched}, what)
     read_ctx = read_context(ctx)
     writer = DataFileWriter(ctx, None)
     messages: dict[tuple[bytes, int], CommitMessage] = {}
+    totals = {(part, bucket): total for part, bucket, total, _ in ranges.located}
+    for ie in stale:  # global indexes over the updated columns (global-index.column-update-action)
+        messages.setdefault((ie.partition, ie.bucket), CommitMessage(ie.partition, ie.bucket, totals.get(
+            (ie.partition, ie.bucket), -1))).deleted_index_files.append(ie.index_file)
     writer.track = written.append
-    for gi in np.unique(where):
+    for gi in touched:
         part, bucket, total, group = ranges.located[int(gi)]
         assert group.first_row_id is not None
         sel = np.nonzero(where == gi)[0]
