@@ -340,6 +340,12 @@ DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value
     "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
     "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
     "per range. Needs `row-tracking.enabled`.")
+BLOB_FIELD = key("blob-field").string_type().no_default_value().with_description(
+    "Comma-separated columns of type BLOB (Paimon 1.4): at `create_table` the engine makes these binary columns "
+    "BLOB; their values go to `.blob` files over row ids (needs `data-evolution.enabled`).")
+BLOB_TARGET_FILE_SIZE = key("blob.target-file-size").memory_type().no_default_value().with_description(
+    "Target size of a `.blob` file; default `target-file-size` (256 mb). A writer rolls to a new `.blob` file "
+    "after the value that reaches it.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
@@ -522,7 +528,8 @@ SECTIONS = (
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
-        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
+        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED, BLOB_FIELD,
+        BLOB_TARGET_FILE_SIZE,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -825,6 +832,16 @@ class CoreOptions:
         if value is not None:
             return value
         return 128 * MB if has_primary_key else 256 * MB
+
+    def blob_target_file_size(self) -> int:
+        """``blob.target-file-size``, else the target size of an append table's data file (Paimon's rule)."""
+        value = self.get(BLOB_TARGET_FILE_SIZE)
+        return value if value is not None else self.target_file_size(False)
+
+    def blob_fields(self) -> list[str]:
+        """The columns ``blob-field`` names (trimmed, in order)."""
+        value = self.get(BLOB_FIELD)
+        return [c.strip() for c in value.split(",") if c.strip()] if value else []
 
     def num_sorted_runs_stop_trigger(self) -> int:
         """``num-sorted-run.stop-trigger`` (default trigger + 3), never below the compaction trigger."""

@@ -81,7 +81,6 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
-READ_MAINTAIN = frozenset({Op.READ, Op.MAINTAIN})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -170,14 +169,16 @@ FEATURES: tuple[Feature, ...] = (
             "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
-    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", READ_MAINTAIN,
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
             "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
-            "compacted (the `.blob` files kept as they are), expired and cleaned; writes are refused, and so are "
-            "`.blob` files rolled into several files over one row range (ADR 0018).", None, None),
+            "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
+            "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates of a BLOB "
+            "column by row id are refused (ADR 0018).", None, None),
     Feature("blob options", "1.4", Detected.OPTION,
-            "`blob-*`, `blob.*` options (`blob-field`, `blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
+            "`blob-*`, `blob.*` options other than `blob-field` and `blob.target-file-size` "
+            "(`blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
             "BLOB columns stored as descriptors or in other layouts that these options choose are not read "
-            "(ADR 0018).", re.compile(r"blob[-.].+"), None),
+            "(ADR 0018).", re.compile(r"(?!blob-field$|blob\.target-file-size$)blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
             "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
             "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,

@@ -40,7 +40,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
 #: tests/interop/test_data_evolution_interop.py checks: issue 23), read like the others
 SUPPORTED = ("db.row_tracking", "db.data_evolution")
 #: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py;
-#: BLOB, read and maintained but not written: test_blob_interop.py)
+#: BLOB: test_blob_interop.py and test_blob_write_interop.py)
 TESTED_ELSEWHERE = ("db.variant", "db.vector", "db.blob")
 
 

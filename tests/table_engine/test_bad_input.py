@@ -46,6 +46,7 @@ from table_engine.types import from_arrow_type
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 APPEND_SCHEMA = pa.schema([("x", pa.int32()), ("s", pa.string())])
+BLOB_SCHEMA = pa.schema([("id", pa.int64()), ("b", pa.binary())])
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,14 @@ CASES = [
          "scan.snapshot-id"),
     Case("rename a tag onto an existing one", lambda s: s.t.rename_tag("t1", "t1"), TagAlreadyExistError, "t1"),
     Case("rename a tag to a bad name", lambda s: s.t.rename_tag("t1", "a/b"), TagError, "a/b"),
+    # ---- BLOB columns (ADR 0018; bad BLOB values: tests/interop/test_blob_write_interop.py) ------------------------
+    Case("blob-field: not a column", create_opts({"blob-field": "nope"}, pk=(), part=()), OptionError, "nope"),
+    Case("blob-field: not binary", create_opts({"blob-field": "v"}, pk=(), part=()), OptionError, "'v'"),
+    Case("BLOB column without data evolution", create_opts({"blob-field": "b"}, pk=(), part=(), schema=BLOB_SCHEMA),
+         SchemaError, "data-evolution.enabled"),
+    Case("BLOB column in a primary-key table", create_opts(
+        {"blob-field": "b", "row-tracking.enabled": "true", "data-evolution.enabled": "true"}, pk=("id",), part=(),
+        schema=BLOB_SCHEMA), OptionError, "row-tracking.enabled"),
     # ---- rescale ----------------------------------------------------------------------------------------------------
     Case("rescale: bucket_num 0", lambda s: s.t.rescale(0), OptionError, "bucket_num"),
     Case("rescale: bucket_num other than a fixed-bucket table's", lambda s: s.t.rescale(4), OptionError,

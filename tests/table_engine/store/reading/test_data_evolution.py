@@ -140,10 +140,30 @@ def test_a_projection_opens_only_the_files_that_hold_its_columns() -> None:
     (group,) = row_id_groups([base, y1, y2])
     assert [f.file_name for f in group.files] == ["y2", "y1", "base"] and group.anchor.file_name == "base"
     picked = column_sources(group, cat_schema.fields, lambda _: cat_schema)
-    assert [(f.file_name, [x.name for x in fields]) for f, fields in picked] == [("y2", ["a", "b"]),
-                                                                               ("base", ["id", "c"])]
+    assert [([f.file_name for f in unit], [x.name for x in fields]) for unit, fields in picked] == [
+        (["y2"], ["a", "b"]), (["base"], ["id", "c"])]
     only_c = column_sources(group, [cat_schema.field("c")], lambda _: cat_schema)
-    assert [f.file_name for f, _ in only_c] == ["base"]
+    assert [[f.file_name for f in unit] for unit, _ in only_c] == [["base"]]
+
+
+def test_rolled_blob_files_join_their_range_and_must_tile_it() -> None:
+    """``.blob`` files of a column rolled inside a normal file's range (ADR 0018, amended) form one source of that
+    column, in row-id order; gaps, overlaps and overhangs are refused."""
+    base = DataFileMeta("base", 1, 5, b"", b"", SimpleStats.EMPTY, SimpleStats.EMPTY, 1, 1, 0, 0, first_row_id=10,
+                        write_cols=["id", "a", "b"])
+    b1 = replace(base, file_name="d-1.blob", row_count=3, write_cols=["c"], max_sequence_number=9)
+    b2 = replace(b1, file_name="d-0.blob", row_count=2, first_row_id=13)
+    cat_schema = _schema()
+    (group,) = row_id_groups([b2, base, b1])
+    assert (group.first_row_id, group.row_count) == (10, 5)
+    assert [f.file_name for f in group.files] == ["base", "d-1.blob", "d-0.blob"] and group.anchor is base
+    picked = column_sources(group, cat_schema.fields, lambda _: cat_schema)
+    assert [([f.file_name for f in unit], [x.name for x in fields]) for unit, fields in picked] == [
+        (["d-1.blob", "d-0.blob"], ["c"]), (["base"], ["id", "a", "b"])]
+    with pytest.raises(CorruptMetadataError, match="cover row ids 10..12, their range is 10..14"):
+        row_id_groups([base, b1])
+    with pytest.raises(CorruptMetadataError, match="starts at row id 12, expected 13"):
+        row_id_groups([base, b1, replace(b2, first_row_id=12, row_count=3)])
 
 
 def test_inconsistent_ranges_are_corrupt_metadata() -> None:
