@@ -278,11 +278,11 @@ def encode_blob_records(values: pa.Array | pa.ChunkedArray) -> tuple[pa.LargeBin
     empty = pa.scalar(b"", pa.large_binary())
     length_bytes = _fixed_bytes(lengths.astype("<u8").view(np.uint8), 8, n)
     heads = pc.binary_join_element_wise(magic, col, length_bytes, empty)
-    head_offsets = np.frombuffer(heads.buffers()[1], np.int64, n + 1, heads.offset * 8)
+    bounds = np.frombuffer(heads.buffers()[1], np.int64, n + 1, heads.offset * 8).tolist()
     data = memoryview(heads.buffers()[2]) if n and heads.buffers()[2] is not None else memoryview(b"")
-    crcs = np.zeros(n, "<u4")
-    for i in np.flatnonzero(present).tolist():  # the one per-value step the format forces
-        crcs[i] = zlib.crc32(data[head_offsets[i]:head_offsets[i + 1]])
+    crc32 = zlib.crc32
+    # the one per-value step the format forces (a null row's empty slice gives 0, and its record stays null)
+    crcs = np.array([crc32(data[a:b]) for a, b in zip(bounds, bounds[1:])], "<u4")
     records = pc.binary_join_element_wise(heads, _fixed_bytes(crcs.view(np.uint8), 4, n), empty)
     assert isinstance(records, pa.LargeBinaryArray)
     return records, lengths

@@ -2,10 +2,11 @@
 
 The engine creates a BLOB table (``blob-field``) and writes it in three commits with values big enough to roll
 ``.blob`` files (``blob.target-file-size`` = 64 kb), one value given as a serialized blob descriptor; reads it back
-equal to a model; compacts, expires and removes orphans (the ``.blob`` files stay); pypaimon reads it equal to the
-model. Bad input (an int column for the BLOB column, a BLOB column in an update by row id) raises a one-line error
-and leaves the table byte for byte unchanged. pypaimon's own BLOB tables (one with an update by row id, one with
-rolled ``.blob`` files) are read by the engine, get more rows from it, and pypaimon reads them all.
+equal to a model (``_ROW_ID`` too; a partitioned table as well); compacts, expires and removes orphans (the
+``.blob`` files stay); pypaimon reads it equal to the model. Bad input (an int column for the BLOB column, a BLOB
+column in an update by row id) raises a one-line error and leaves the table byte for byte unchanged. pypaimon's own
+BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are read by the engine, get more rows
+from it, and pypaimon reads them all.
 pypaimon runs twice: once to write its tables, once to read every table back.
 """
 
@@ -78,6 +79,13 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     assert got.schema.field("b").type == pa.large_binary()
     assert sorted(got.to_pylist(), key=lambda r: r["id"]) == model
 
+    ids = catalog.get_table("db.e$row_tracking").read(columns=["id", "b", "_ROW_ID"])
+    assert sorted((r["_ROW_ID"], r["id"], r["b"]) for r in ids.to_pylist()) == [
+        (i, r["id"], r["b"]) for i, r in enumerate(model)]
+    part = catalog.create_table("db.p", SCHEMA, partition_keys=["x"], options=OPTIONS)
+    part_rows = [{"id": i, "x": "even" if i % 2 == 0 else "odd", "b": _value(i)} for i in range(8)]
+    part.write(pa.Table.from_pylist(part_rows, SCHEMA))
+
     # --- bad input: one-line errors, the table unchanged --------------------------------------------------------
     before = state(str(wh))
     with pytest.raises(SchemaMismatchError, match="column 'b' is BLOB: .* not int64") as bad:
@@ -124,9 +132,10 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     assert other.get_table("db.blob_rolled").read().to_pylist() == rolled_model
 
     # --- pypaimon reads every table ----------------------------------------------------------------------------------
-    reads = [("e", wh, "db.e"), ("blob", theirs, "db.blob"), ("rolled", theirs, "db.blob_rolled")]
+    reads = [("e", wh, "db.e"), ("p", wh, "db.p"), ("blob", theirs, "db.blob"), ("rolled", theirs, "db.blob_rolled")]
     pypaimon.run([{"command": "read", "warehouse": str(w), "table": name, "out": str(tmp_path / f"{key}.arrow")}
                   for key, w, name in reads])
     assert sorted(read_ipc(tmp_path / "e.arrow").to_pylist(), key=lambda r: r["id"]) == model
+    assert sorted(read_ipc(tmp_path / "p.arrow").to_pylist(), key=lambda r: r["id"]) == part_rows
     assert read_ipc(tmp_path / "blob.arrow").to_pylist() == blob_model
     assert read_ipc(tmp_path / "rolled.arrow").to_pylist() == rolled_model
