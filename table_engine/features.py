@@ -132,6 +132,11 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
             "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
             "(issue 23, ADR 0018)."),
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
+            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
+            "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
+            "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates by row id "
+            "and writes of some columns that include a BLOB column are refused (ADR 0018).", None, None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
             "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
@@ -169,11 +174,6 @@ FEATURES: tuple[Feature, ...] = (
             "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
-    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
-            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
-            "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
-            "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates of a BLOB "
-            "column by row id are refused (ADR 0018).", None, None),
     Feature("blob options", "1.4", Detected.OPTION,
             "`blob-*`, `blob.*` options other than `blob-field` and `blob.target-file-size` "
             "(`blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
