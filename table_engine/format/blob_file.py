@@ -33,6 +33,7 @@ from table_engine.io.file_io import FileIO
 
 __all__ = [
     "BLOB_DESCRIPTOR_MAGIC",
+    "BLOB_FILE_SUFFIX",
     "BLOB_MAGIC",
     "BlobDescriptor",
     "BlobIndex",
@@ -49,6 +50,8 @@ __all__ = [
     "write_blob_records",
 ]
 
+BLOB_FILE_SUFFIX = ".blob"
+"""The name suffix of a ``.blob`` file."""
 BLOB_MAGIC = 1481511375
 BLOB_FILE_VERSION = 1
 BLOB_DESCRIPTOR_MAGIC = 0x424C4F4244455343  # "BLOBDESC"

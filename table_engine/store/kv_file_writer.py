@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from table_engine.core_options import CHANGELOG_FILE_PREFIX, CHANGELOG_FILE_STATS_MODE
 from table_engine.errors import OptionError
 from table_engine.format.blob_file import (
+    BLOB_FILE_SUFFIX,
     blob_file_cuts,
     encode_blob_records,
     resolve_blob_descriptors,
@@ -32,7 +33,6 @@ from table_engine.io.paths import bucket_dir, new_data_file_name, partition_dir
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, key_column_name
 from table_engine.store.context import StoreContext
 from table_engine.store.external_paths import external_path_provider
-from table_engine.store.reading.data_evolution import BLOB_FILE_SUFFIX, data_evolution_enabled
 from table_engine.types import DataField, to_arrow_field
 
 
@@ -141,7 +141,7 @@ class DataFileWriter:
         the rows of each data file (rolled at ``blob.target-file-size``, ``_WRITE_COLS`` = the one column), listed
         right after their data file so that the commit gives them row ids within its range. A value that is a
         serialized blob descriptor is replaced by the bytes it names."""
-        if not data_evolution_enabled(self.schema.options):
+        if not self.opts.data_evolution_enabled():
             raise OptionError(f"table {self.ctx.table_path}: BLOB column(s) {[f.name for f in blobs]} need "
                               f"data-evolution.enabled = true")
         blob_names = {f.name for f in blobs}

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from table_engine.core_options import DATA_EVOLUTION_ENABLED as DATA_EVOLUTION
 from table_engine.errors import CorruptMetadataError
+from table_engine.format.blob_file import BLOB_FILE_SUFFIX
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
 from table_engine.types import DataField
@@ -41,8 +42,6 @@ DATA_EVOLUTION_ENABLED = DATA_EVOLUTION.key
 """The table option that turns data evolution on (:data:`table_engine.core_options.DATA_EVOLUTION_ENABLED`)."""
 
 
-BLOB_FILE_SUFFIX = ".blob"
-"""The name suffix of a ``.blob`` column file (:mod:`table_engine.format.blob_file`)."""
 
 
 def is_blob_file(file_name: str) -> bool:
