@@ -347,9 +347,17 @@ def resolve_blob_descriptors(file_io: FileIO, values: pa.Array | pa.ChunkedArray
     if rows.size == 0:
         assert isinstance(col, pa.LargeBinaryArray)
         return col
-    fetched = [read_blob(file_io, BlobDescriptor.parse(col[int(i)].as_py())) for i in rows.tolist()]
+    fetched = [_described(file_io, BlobDescriptor.parse(col[int(i)].as_py())) for i in rows.tolist()]
     take = np.arange(len(col), dtype=np.int64)
     take[rows] = len(col) + np.arange(rows.size)
     out = pc.take(pa.concat_arrays([col, pa.array(fetched, pa.large_binary())]), pa.array(take))
     assert isinstance(out, pa.LargeBinaryArray)
     return out
+
+
+def _described(file_io: FileIO, descriptor: BlobDescriptor) -> bytes:
+    try:
+        return read_blob(file_io, descriptor)
+    except (OSError, CorruptMetadataError) as e:
+        raise DataError(f"a BLOB value is a blob descriptor of {descriptor.length} bytes at {descriptor.offset} of "
+                        f"{descriptor.uri} that cannot be read: {type(e).__name__}: {e}") from None

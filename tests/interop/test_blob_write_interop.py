@@ -4,9 +4,9 @@ The engine creates a BLOB table (``blob-field``) and writes it in three commits 
 ``.blob`` files (``blob.target-file-size`` = 64 kb), one value given as a serialized blob descriptor; reads it back
 equal to a model (``_ROW_ID`` too; a partitioned table as well); compacts, expires and removes orphans (the
 ``.blob`` files stay); pypaimon reads it equal to the model. Bad input (an int column for the BLOB column, a BLOB
-column in an update by row id) raises a one-line error and leaves the table byte for byte unchanged. pypaimon's own
-BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are read by the engine, get more rows
-from it, and pypaimon reads them all.
+column in an update by row id, a descriptor of a missing file) raises a one-line error and leaves the table byte
+for byte unchanged. pypaimon's own BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are
+read by the engine, get more rows from it, and pypaimon reads them all.
 pypaimon runs twice: once to write its tables, once to read every table back.
 """
 
@@ -22,7 +22,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import SchemaError, SchemaMismatchError
+from table_engine.errors import DataError, SchemaError, SchemaMismatchError
 from table_engine.format.blob_file import BlobDescriptor
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.interop.test_blob_interop import MODEL as PYPAIMON_BLOB_MODEL
@@ -94,6 +94,9 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     with pytest.raises(SchemaError, match=r"BLOB column\(s\) \['b'\]") as bad_update:
         t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "b": pa.array([b"z"], pa.binary())}))
     assert "\n" not in str(bad_update.value)
+    lost = BlobDescriptor(str(tmp_path / "missing.bin"), 0, 5).serialize()
+    with pytest.raises(DataError, match="blob descriptor of 5 bytes at 0 of .*missing.bin that cannot be read"):
+        t.write(pa.table({"id": pa.array([98], pa.int64()), "x": ["lost"], "b": pa.array([lost], pa.binary())}))
     assert state(str(wh)) == before
 
     # --- maintenance keeps the .blob files ------------------------------------------------------------------------
