@@ -5,8 +5,9 @@ The engine creates a BLOB table (``blob-field``) and writes it in three commits 
 equal to a model (``_ROW_ID`` too; a partitioned table as well); compacts, expires and removes orphans (the
 ``.blob`` files stay); pypaimon reads it equal to the model. Bad input (an int column for the BLOB column, a BLOB
 column in an update by row id, a descriptor of a missing file) raises a one-line error and leaves the table byte
-for byte unchanged. pypaimon's own BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are
-read by the engine, get more rows from it, and pypaimon reads them all.
+for byte unchanged. pypaimon reads the engine's table with the same ``_ROW_ID`` s, and its next append continues
+them. pypaimon's own BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are read by the
+engine, get more rows from it, and pypaimon reads them all.
 pypaimon runs twice: once to write its tables, once to read every table back.
 """
 
@@ -24,7 +25,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import DataError, SchemaError, SchemaMismatchError
 from table_engine.format.blob_file import BlobDescriptor
-from tests.interop.conftest import PypaimonClient, read_ipc
+from tests.interop.conftest import PypaimonClient, read_ipc, write_ipc
 from tests.interop.test_blob_interop import MODEL as PYPAIMON_BLOB_MODEL
 from tests.table_engine.test_cli_errors import state
 
@@ -134,11 +135,27 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     assert other.get_table("db.blob").read().to_pylist() == blob_model
     assert other.get_table("db.blob_rolled").read().to_pylist() == rolled_model
 
-    # --- pypaimon reads every table ----------------------------------------------------------------------------------
-    reads = [("e", wh, "db.e"), ("p", wh, "db.p"), ("blob", theirs, "db.blob"), ("rolled", theirs, "db.blob_rolled")]
-    pypaimon.run([{"command": "read", "warehouse": str(w), "table": name, "out": str(tmp_path / f"{key}.arrow")}
-                  for key, w, name in reads])
-    assert sorted(read_ipc(tmp_path / "e.arrow").to_pylist(), key=lambda r: r["id"]) == model
+    # --- pypaimon reads every table (db.e with _ROW_ID), appends to the engine's and reads it again -------------------
+    appended = pa.table({"id": pa.array([20, 21], pa.int64()), "x": ["py1", "py2"],
+                         "b": pa.array([b"P" * 70_000, None], pa.large_binary())})
+    write_ipc(appended, tmp_path / "appended.arrow")
+    reads = [("p", wh, "db.p"), ("blob", theirs, "db.blob"), ("rolled", theirs, "db.blob_rolled")]
+    e = {"warehouse": str(wh), "table": "db.e"}
+    row_ids = {r["id"]: r["_ROW_ID"] for r in catalog.get_table("db.e$row_tracking").read(
+        columns=["id", "_ROW_ID"]).to_pylist()}
+    results = pypaimon.run([
+        {"command": "rt_read", **e, "out": str(tmp_path / "e.arrow")},
+        *({"command": "read", "warehouse": str(w), "table": name, "out": str(tmp_path / f"{key}.arrow")}
+          for key, w, name in reads),
+        {"command": "rt_append", **e, "batches": [str(tmp_path / "appended.arrow")]},
+        {"command": "rt_read", **e, "out": str(tmp_path / "e_after.arrow")}])
+    theirs_e = read_ipc(tmp_path / "e.arrow").to_pylist()
+    assert sorted(({k: r[k] for k in ("id", "x", "b")} for r in theirs_e), key=lambda r: r["id"]) == model
+    assert {r["id"]: r["_ROW_ID"] for r in theirs_e} == row_ids and results[0]["next_row_id"] == len(model)
     assert sorted(read_ipc(tmp_path / "p.arrow").to_pylist(), key=lambda r: r["id"]) == part_rows
     assert read_ipc(tmp_path / "blob.arrow").to_pylist() == blob_model
     assert read_ipc(tmp_path / "rolled.arrow").to_pylist() == rolled_model
+    after = {r["id"]: r["_ROW_ID"] for r in read_ipc(tmp_path / "e_after.arrow").to_pylist()}
+    assert after == {**row_ids, 20: len(model), 21: len(model) + 1}  # pypaimon's append continues the row ids
+    model += appended.to_pylist()
+    assert sorted(catalog.get_table("db.e").read().to_pylist(), key=lambda r: r["id"]) == model
