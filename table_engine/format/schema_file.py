@@ -239,11 +239,15 @@ def with_blob_fields(fields: Sequence[DataField], options: Mapping[str, str]) ->
 
 def validate_blob(schema: TableSchema) -> None:
     """Paimon's rules for BLOB columns: an append table with ``row-tracking.enabled`` and ``data-evolution.enabled``,
-    other columns besides, and no BLOB partition column. Raises SchemaError naming the rule."""
+    other columns besides, and no BLOB partition column; ``blob-field`` names only BLOB columns. Raises SchemaError
+    (OptionError for ``blob-field``) naming the rule."""
     blobs = [f.name for f in schema.fields if f.type.root == "BLOB"]
+    opts = CoreOptions(schema.options)
+    not_blob = [n for n in opts.blob_fields() if n not in blobs]
+    if not_blob:
+        raise OptionError(f"{BLOB_FIELD.key} names column(s) {not_blob} that are not BLOB columns")
     if not blobs:
         return
-    opts = CoreOptions(schema.options)
     if schema.primary_keys:
         raise SchemaError(f"BLOB column(s) {blobs} cannot be in a primary-key table")
     if not (opts.row_tracking_enabled() and opts.data_evolution_enabled()):

@@ -78,6 +78,10 @@ def create_opts(options: dict[str, str], name: str = "db.new", pk: tuple[str, ..
                                             options=options)
 
 
+def blob_table(s: Tables) -> Table:
+    return s.catalog.get_table("db.blob")
+
+
 def write_t(data: dict[str, Any] | pa.Table, **kwargs: Any) -> Callable[[Tables], Any]:
     return lambda s: s.t.write(data if isinstance(data, pa.Table) else pa.table(data), **kwargs)
 
@@ -260,6 +264,11 @@ CASES = [
     Case("BLOB column in a primary-key table", create_opts(
         {"blob-field": "b", "row-tracking.enabled": "true", "data-evolution.enabled": "true"}, pk=("id",), part=(),
         schema=BLOB_SCHEMA), OptionError, "row-tracking.enabled"),
+    Case("blob-field set on a non-BLOB column", lambda s: s.a.alter(SetOption("blob-field", "s")), OptionError,
+         "['s']"),
+    Case("rename a BLOB column", lambda s: blob_table(s).alter(RenameColumn("b", "c")), SchemaError, "'b'"),
+    Case("data evolution off on a BLOB table", lambda s: blob_table(s).alter(
+        SetOption("data-evolution.enabled", "false")), TableEngineError, "data-evolution.enabled"),
     # ---- rescale ----------------------------------------------------------------------------------------------------
     Case("rescale: bucket_num 0", lambda s: s.t.rescale(0), OptionError, "bucket_num"),
     Case("rescale: bucket_num other than a fixed-bucket table's", lambda s: s.t.rescale(4), OptionError,
@@ -293,6 +302,8 @@ def tables(catalog: Catalog) -> Tables:
     a = catalog.create_table("db.a", APPEND_SCHEMA)
     not_null = pa.schema([pa.field("k", pa.int64()), pa.field("v", pa.string(), nullable=False)])
     nn = catalog.create_table("db.nn", not_null, primary_keys=["k"])
+    catalog.create_table("db.blob", BLOB_SCHEMA, options={
+        "blob-field": "b", "row-tracking.enabled": "true", "data-evolution.enabled": "true"})
     return Tables(catalog, t, a, nn)
 
 
@@ -315,4 +326,4 @@ def test_the_tables_still_work_after_all_the_bad_input(tables: Tables) -> None:
     assert tables.t.read().sort_by("id").to_pydict() == {"id": [1, 2], "v": ["c", "b"],
                                                          "dt": ["2026-01-01", "2026-01-02"]}
     assert tables.t.latest_snapshot_id() == 2 and tables.t.list_tags() == ["t1"]
-    assert tables.catalog.list_tables("db") == ["a", "nn", "t"]
+    assert tables.catalog.list_tables("db") == ["a", "blob", "nn", "t"]
