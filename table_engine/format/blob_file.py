@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import CorruptMetadataError, DataError
+from table_engine.errors import CorruptMetadataError, DataError, UnsupportedError
 from table_engine.io.file_io import FileIO
 
 __all__ = [
@@ -226,11 +226,16 @@ def read_blob(file_io: FileIO, descriptor: BlobDescriptor) -> bytes:
     return bytes(data)
 
 
-def read_blob_file(file_io: FileIO, path: str, *, verify: bool = False) -> pa.LargeBinaryArray:
+def read_blob_file(file_io: FileIO, path: str, *, verify: bool = False, placeholders: bool = True
+                   ) -> pa.LargeBinaryArray:
     """All values of a ``.blob`` file as ``large_binary`` (nulls for null and placeholder rows). ``verify`` checks
-    every record's magic, length and CRC-32."""
+    every record's magic, length and CRC-32. ``placeholders=False`` refuses a file with placeholder rows (the delta
+    file of an update of a BLOB column, whose placeholders mean "the older value") with an UnsupportedError."""
     data = file_io.read_bytes(path)
     index, records_end = _index_of(data, len(data), path)
+    if not placeholders and np.any(index.lengths == PLACEHOLDER_LENGTH):
+        raise UnsupportedError(f"blob file {path} has placeholder rows (a delta of a BLOB column updated by row id): "
+                               f"not read")
     present = index.lengths >= 0
     ends = np.cumsum(np.where(present, index.lengths, 0))
     value_offsets = np.concatenate(([0], ends)).astype(np.int64)

@@ -18,7 +18,8 @@ writes such a file with every column. A row is therefore merged from the files t
   A writer rolls the ``.blob`` files of a column (``blob.target-file-size``): a range's files of one BLOB column
   then have consecutive ``_FIRST_ROW_ID`` s inside the range of its normal file and must tile it exactly; a group
   takes every ``.blob`` file that starts inside its range. ``.blob`` files that leave part of a range uncovered
-  or overlap (a BLOB column added later, several generations of a column) are refused, not misread.
+  or overlap (a BLOB column added later, several generations of a column after pypaimon's update of a BLOB column
+  by row id, whose placeholders fall back to older files) are refused (``UnsupportedError``), not misread.
 
 File statistics of such files describe only their own columns of a merged row, so a read prunes no file by value
 statistics or file index (only by partition). This module is pure (file metadata only): :mod:`.read` reads the
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from table_engine.core_options import DATA_EVOLUTION_ENABLED as DATA_EVOLUTION
-from table_engine.errors import CorruptMetadataError
+from table_engine.errors import CorruptMetadataError, UnsupportedError
 from table_engine.format.blob_file import BLOB_FILE_SUFFIX
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.schema_file import TableSchema
@@ -72,8 +73,8 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[RowIdGroup]:
     """The files of a split grouped by ``_FIRST_ROW_ID``, in row-id order (a file without one is its own group);
     ``.blob`` files join the group of the normal file whose range they start in.
 
-    Raises :class:`CorruptMetadataError` for files of a group with different row counts, ``.blob`` files of a
-    column that do not tile their group's range, or overlapping ranges."""
+    Raises :class:`CorruptMetadataError` for files of a group with different row counts or overlapping ranges, and
+    :class:`UnsupportedError` for ``.blob`` files of a column that do not tile their group's range."""
     groups: list[RowIdGroup] = []
     by_first: dict[int, list[DataFileMeta]] = {}
     blobs: list[DataFileMeta] = []
@@ -126,6 +127,9 @@ def blob_column(f: DataFileMeta) -> str:
 
 
 def _check_blob_tiling(first: int, count: int, members: Sequence[DataFileMeta]) -> None:
+    """The ``.blob`` files of each column must tile ``first .. first + count - 1`` (rolled files of one write). Two
+    generations of a column (an update of a BLOB column by row id writes delta files whose placeholders fall back to
+    the older file) or a column covering part of the range (added later) are refused, not misread."""
     by_column: dict[str, list[DataFileMeta]] = {}
     for f in members:
         if is_blob_file(f.file_name):
@@ -133,15 +137,25 @@ def _check_blob_tiling(first: int, count: int, members: Sequence[DataFileMeta]) 
     for column, parts in by_column.items():
         at = first
         for f in parts:  # in row-id order
-            if f.first_row_id != at:
-                raise CorruptMetadataError(
-                    f"blob file {f.file_name} of column {column!r} starts at row id {f.first_row_id}, expected {at}: "
-                    f"the .blob files of a column must tile the rows {first}..{first + count - 1} of their range")
+            assert f.first_row_id is not None
+            if f.first_row_id < at:
+                raise UnsupportedError(
+                    f"blob file {f.file_name} of column {column!r} starts at row id {f.first_row_id}, inside another "
+                    f".blob file of that column: several generations of a BLOB column (updated by row id) are not "
+                    f"read")
+            if f.first_row_id > at:
+                raise UnsupportedError(
+                    f"the .blob files of column {column!r} leave row ids {at}..{f.first_row_id - 1} of the range "
+                    f"{first}..{first + count - 1} uncovered: a BLOB column covering part of a range is not read")
             at += f.row_count
-        if at != first + count:
+        if at > first + count:
             raise CorruptMetadataError(
-                f"the .blob files of column {column!r} cover row ids {first}..{at - 1}, their range is "
+                f"the .blob files of column {column!r} cover row ids {first}..{at - 1}, past their range "
                 f"{first}..{first + count - 1}")
+        if at < first + count:
+            raise UnsupportedError(
+                f"the .blob files of column {column!r} cover row ids {first}..{at - 1} of the range "
+                f"{first}..{first + count - 1}: a BLOB column covering part of a range is not read")
 
 
 def file_field_ids(f: DataFileMeta, schema_of: Callable[[int], TableSchema]) -> set[int]:

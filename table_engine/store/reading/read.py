@@ -361,7 +361,7 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
         if system or f.write_cols is None or len(f.write_cols) != 1:
             raise CorruptMetadataError(f"blob file {f.file_name} must hold exactly one column (_WRITE_COLS "
                                        f"{f.write_cols}) of an append table")
-        raw = pa.table({f.write_cols[0]: read_blob_file(ctx.file_io, path)}) if file_cols else \
+        raw = pa.table({f.write_cols[0]: read_blob_file(ctx.file_io, path, placeholders=False)}) if file_cols else \
             pa.table({"_": pa.nulls(f.row_count)})
         return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
     physical = physical_tracking_columns(ctx.file_io, path, f, tracking)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_engine.errors import CorruptMetadataError, DataError
+from table_engine.errors import CorruptMetadataError, DataError, UnsupportedError
 from table_engine.format.blob_file import (
     BLOB_DESCRIPTOR_MAGIC,
     BlobDescriptor,
@@ -117,3 +117,18 @@ def test_records_slices_are_files_and_descriptors_resolve(tmp_path: pathlib.Path
     assert resolve_blob_descriptors(IO, described).to_pylist() == [b"plain", b"payload", None]
     with pytest.raises(DataError, match="binary values, not int64"):
         encode_blob_records(pa.array([1], pa.int64()))
+
+
+def test_placeholder_rows_can_be_refused(tmp_path: pathlib.Path) -> None:
+    """A placeholder row (index length -2, no record: an update's delta file) reads as null, or is refused where a
+    null would be a misread (the table reader)."""
+    path = tmp_path / "data-delta.blob"
+    write_blob_file(IO, str(path), pa.array([b"a"], pa.large_binary()))
+    raw = path.read_bytes()
+    (index_length,) = struct.unpack_from("<I", raw, len(raw) - 5)
+    records = raw[:len(raw) - 5 - index_length]
+    index = encode_delta_varints([len(records), -2])
+    path.write_bytes(records + index + struct.pack("<IB", len(index), 1))
+    assert read_blob_file(IO, str(path)).to_pylist() == [b"a", None]
+    with pytest.raises(UnsupportedError, match="placeholder rows"):
+        read_blob_file(IO, str(path), placeholders=False)

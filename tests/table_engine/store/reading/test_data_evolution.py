@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from table_engine.catalog import Catalog
-from table_engine.errors import CorruptMetadataError
+from table_engine.errors import CorruptMetadataError, UnsupportedError
 from table_engine.format.data_file_meta import DataFileMeta, SimpleStats
 from table_engine.format.deletion_vector import write_dv_index
 from table_engine.predicate import parse_filters
@@ -160,10 +160,16 @@ def test_rolled_blob_files_join_their_range_and_must_tile_it() -> None:
     picked = column_sources(group, cat_schema.fields, lambda _: cat_schema)
     assert [([f.file_name for f in unit], [x.name for x in fields]) for unit, fields in picked] == [
         (["d-1.blob", "d-0.blob"], ["c"]), (["base"], ["id", "a", "b"])]
-    with pytest.raises(CorruptMetadataError, match="cover row ids 10..12, their range is 10..14"):
+    with pytest.raises(UnsupportedError, match="cover row ids 10..12 of the range 10..14"):
         row_id_groups([base, b1])
-    with pytest.raises(CorruptMetadataError, match="starts at row id 12, expected 13"):
+    with pytest.raises(UnsupportedError, match="starts at row id 12, inside another .blob file"):
         row_id_groups([base, b1, replace(b2, first_row_id=12, row_count=3)])
+    with pytest.raises(UnsupportedError, match="several generations"):  # a delta of a BLOB update
+        row_id_groups([base, b1, b2, replace(b1, file_name="delta.blob", row_count=5, max_sequence_number=20)])
+    with pytest.raises(UnsupportedError, match="leave row ids 10..12 of the range 10..14 uncovered"):
+        row_id_groups([base, b2])
+    with pytest.raises(CorruptMetadataError, match="past their range"):
+        row_id_groups([base, b1, replace(b2, row_count=3)])
 
 
 def test_inconsistent_ranges_are_corrupt_metadata() -> None:
