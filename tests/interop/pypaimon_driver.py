@@ -564,7 +564,8 @@ def cmd_blob_write_tables(args: dict[str, Any]) -> dict[str, Any]:
     """BLOB tables for the engine's BLOB writes (issue 23), in ``warehouse``: ``db.blob`` of :func:`cmd_blob_table`
     (its rows to ``<out>/blob.arrow``) and ``db.blob_rolled``, a BLOB column ``b`` written with
     ``blob.target-file-size`` = 64 kb in two commits of 40 kB values, so that pypaimon rolls ``.blob`` files (its
-    rows to ``<out>/blob_rolled.arrow``)."""
+    rows to ``<out>/blob_rolled.arrow``), and ``db.blob_updated``: its first commit, then an update of the BLOB
+    column by row id (pypaimon writes a delta ``.blob`` file with placeholders)."""
     cmd_blob_table({"warehouse": args["warehouse"], "out": f"{args['out']}/blob.arrow"})
     catalog = _catalog(args["warehouse"])
     schema = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
@@ -575,7 +576,16 @@ def cmd_blob_write_tables(args: dict[str, Any]) -> dict[str, Any]:
                                                        "data-evolution.enabled": "true",
                                                        "blob.target-file-size": "64 kb"}, batches)
     _write_ipc(_scan(catalog.get_table("db.blob_rolled")), f"{args['out']}/blob_rolled.arrow")
-    return {"tables": ["db.blob", "db.blob_rolled"]}
+    updated = _feature_table(catalog, "db.blob_updated", schema, {"row-tracking.enabled": "true",
+                                                                  "data-evolution.enabled": "true"}, batches[:1])
+    builder = updated.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        commit.commit(builder.new_update().with_update_type(["b"]).update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([1, 3], pa.int64()), "b": pa.array([b"new1", b"new3"], pa.large_binary())})))
+    finally:
+        commit.close()
+    return {"tables": ["db.blob", "db.blob_rolled", "db.blob_updated"]}
 
 
 COMMANDS = {

@@ -7,7 +7,8 @@ equal to a model (``_ROW_ID`` too; a partitioned table as well); compacts, expir
 column in an update by row id, a descriptor of a missing file) raises a one-line error and leaves the table byte
 for byte unchanged. pypaimon reads the engine's table with the same ``_ROW_ID`` s, and its next append continues
 them. pypaimon's own BLOB tables (one with an update by row id, one with rolled ``.blob`` files) are read by the
-engine, get more rows from it, and pypaimon reads them all.
+engine, get more rows from it, and pypaimon reads them all; one whose BLOB column pypaimon updated by row id (a
+delta ``.blob`` file with placeholders) is refused, not misread.
 pypaimon runs twice: once to write its tables, once to read every table back.
 """
 
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import DataError, SchemaError, SchemaMismatchError
+from table_engine.errors import DataError, SchemaError, SchemaMismatchError, UnsupportedError
 from table_engine.format.blob_file import BlobDescriptor
 from tests.interop.conftest import PypaimonClient, read_ipc, write_ipc
 from tests.interop.test_blob_interop import MODEL as PYPAIMON_BLOB_MODEL
@@ -125,6 +126,8 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     rolled_model = read_ipc(pypaimon_tables / "blob_rolled.arrow").to_pylist()
     assert len(blob_files(theirs / "db.db" / "blob_rolled")) > 2  # pypaimon rolled them
     other = Catalog(str(theirs))
+    with pytest.raises(UnsupportedError, match="several generations of a BLOB column"):  # refused, not misread
+        other.get_table("db.blob_updated").read()
     assert other.get_table("db.blob_rolled").read().to_pylist() == rolled_model
     more = pa.table({"id": pa.array([5, 6], pa.int64()), "x": ["f", "g"], "b": [b"engine" * 20_000, None]})
     other.get_table("db.blob").write(more)
