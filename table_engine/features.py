@@ -136,7 +136,9 @@ FEATURES: tuple[Feature, ...] = (
             "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
             "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
             "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates by row id "
-            "and writes of some columns that include a BLOB column are refused (ADR 0018).", None, None),
+            "and writes of some columns that include a BLOB column are refused, and so are reads of a BLOB column "
+            "pypaimon updated by row id (delta `.blob` files) or that covers part of a row range (ADR 0018).",
+            None, None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
             "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
