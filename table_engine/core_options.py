@@ -184,6 +184,12 @@ TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with
     "Files roll when the rows' Arrow size reaches it.")
 TARGET_FILE_ROW_NUM = key("target-file-row-num").long_type().default_value(LONG_MAX).with_description(
     "Roll data files at this many rows.")
+BLOB_FIELD = key("blob-field").string_type().no_default_value().with_description(
+    "Comma-separated columns of type BLOB (Paimon 1.4): at `create_table` the engine makes these binary columns "
+    "BLOB; their values go to `.blob` files over row ids (needs `data-evolution.enabled`).")
+BLOB_TARGET_FILE_SIZE = key("blob.target-file-size").memory_type().no_default_value().with_description(
+    "Target size of a `.blob` file; default `target-file-size` (256 mb). A writer rolls to a new `.blob` file "
+    "after the value that reaches it.")
 FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_validator(
     _format_ok, _FORMATS_TEXT).with_description(
     "Specify the message format of data files, currently parquet, orc and avro are supported. Files are read by "
@@ -340,12 +346,6 @@ DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value
     "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
     "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
     "per range. Needs `row-tracking.enabled`.")
-BLOB_FIELD = key("blob-field").string_type().no_default_value().with_description(
-    "Comma-separated columns of type BLOB (Paimon 1.4): at `create_table` the engine makes these binary columns "
-    "BLOB; their values go to `.blob` files over row ids (needs `data-evolution.enabled`).")
-BLOB_TARGET_FILE_SIZE = key("blob.target-file-size").memory_type().no_default_value().with_description(
-    "Target size of a `.blob` file; default `target-file-size` (256 mb). A writer rolls to a new `.blob` file "
-    "after the value that reaches it.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
@@ -507,6 +507,7 @@ SECTIONS = (
     OptionSection("Writing and files", (
         WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
         LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
+        BLOB_FIELD, BLOB_TARGET_FILE_SIZE,
         FILE_FORMAT, FILE_FORMAT_PER_LEVEL, FILE_COMPRESSION, FILE_COMPRESSION_PER_LEVEL,
         FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
@@ -528,8 +529,7 @@ SECTIONS = (
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
-        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED, BLOB_FIELD,
-        BLOB_TARGET_FILE_SIZE,
+        ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
