@@ -185,6 +185,12 @@ TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with
     "Files roll when the rows' Arrow size reaches it.")
 TARGET_FILE_ROW_NUM = key("target-file-row-num").long_type().default_value(LONG_MAX).with_description(
     "Roll data files at this many rows.")
+BLOB_FIELD = key("blob-field").string_type().no_default_value().with_description(
+    "Comma-separated columns of type BLOB (Paimon 1.4): at `create_table` the engine makes these binary columns "
+    "BLOB; their values go to `.blob` files over row ids (needs `data-evolution.enabled`).")
+BLOB_TARGET_FILE_SIZE = key("blob.target-file-size").memory_type().no_default_value().with_description(
+    "Target size of a `.blob` file; default `target-file-size` (256 mb). A writer rolls to a new `.blob` file "
+    "after the value that reaches it.")
 FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_validator(
     _format_ok, _FORMATS_TEXT).with_description(
     "Specify the message format of data files, currently parquet, orc and avro are supported. Files are read by "
@@ -512,6 +518,7 @@ SECTIONS = (
     OptionSection("Writing and files", (
         WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
         LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
+        BLOB_FIELD, BLOB_TARGET_FILE_SIZE,
         FILE_FORMAT, FILE_FORMAT_PER_LEVEL, FILE_COMPRESSION, FILE_COMPRESSION_PER_LEVEL,
         FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
@@ -842,6 +849,16 @@ class CoreOptions:
         if value is not None:
             return value
         return 128 * MB if has_primary_key else 256 * MB
+
+    def blob_target_file_size(self) -> int:
+        """``blob.target-file-size``, else the target size of an append table's data file (Paimon's rule)."""
+        value = self.get(BLOB_TARGET_FILE_SIZE)
+        return value if value is not None else self.target_file_size(False)
+
+    def blob_fields(self) -> list[str]:
+        """The columns ``blob-field`` names (trimmed, in order)."""
+        value = self.get(BLOB_FIELD)
+        return [c.strip() for c in value.split(",") if c.strip()] if value else []
 
     def num_sorted_runs_stop_trigger(self) -> int:
         """``num-sorted-run.stop-trigger`` (default trigger + 3), never below the compaction trigger."""

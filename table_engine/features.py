@@ -81,7 +81,6 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
-READ_MAINTAIN = frozenset({Op.READ, Op.MAINTAIN})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -133,6 +132,13 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
             "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
             "(issue 23, ADR 0018)."),
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
+            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
+            "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
+            "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates by row id "
+            "and writes of some columns that include a BLOB column are refused, and so are reads of a BLOB column "
+            "pypaimon updated by row id (delta `.blob` files) or that covers part of a row range (ADR 0018).",
+            None, None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
             "deletion vector applied); every shape pypaimon writes is written as it writes it: "
@@ -176,14 +182,11 @@ FEATURES: tuple[Feature, ...] = (
             "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
-    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", READ_MAINTAIN,
-            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
-            "compacted (the `.blob` files kept as they are), expired and cleaned; writes are refused, and so are "
-            "`.blob` files rolled into several files over one row range (ADR 0018).", None, None),
     Feature("blob options", "1.4", Detected.OPTION,
-            "`blob-*`, `blob.*` options (`blob-field`, `blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
+            "`blob-*`, `blob.*` options other than `blob-field` and `blob.target-file-size` "
+            "(`blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
             "BLOB columns stored as descriptors or in other layouts that these options choose are not read "
-            "(ADR 0018).", re.compile(r"blob[-.].+"), None),
+            "(ADR 0018).", re.compile(r"(?!blob-field$|blob\.target-file-size$)blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
             "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
             "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,

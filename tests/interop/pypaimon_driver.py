@@ -30,6 +30,8 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
             pypaimon's reader over .blob files; see cmd_read_blob_files.
   blob_table --warehouse W --out F
             A BLOB table in three commits (appends, an update by row id); see cmd_blob_table.
+  blob_write_tables --warehouse W --out D
+            That BLOB table and one with rolled .blob files; see cmd_blob_write_tables.
   data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
             Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
             columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
@@ -580,6 +582,8 @@ def cmd_de_sequence(args: dict[str, Any]) -> dict[str, Any]:
         rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
         reads.append(sorted(rows, key=lambda r: r["_ROW_ID"]))
     return {"reads": reads}
+
+
 # ------------------------------------------------------------------------------------------------- global index
 
 
@@ -649,6 +653,34 @@ def cmd_global_index(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def cmd_blob_write_tables(args: dict[str, Any]) -> dict[str, Any]:
+    """BLOB tables for the engine's BLOB writes (issue 23), in ``warehouse``: ``db.blob`` of :func:`cmd_blob_table`
+    (its rows to ``<out>/blob.arrow``) and ``db.blob_rolled``, a BLOB column ``b`` written with
+    ``blob.target-file-size`` = 64 kb in two commits of 40 kB values, so that pypaimon rolls ``.blob`` files (its
+    rows to ``<out>/blob_rolled.arrow``), and ``db.blob_updated``: its first commit, then an update of the BLOB
+    column by row id (pypaimon writes a delta ``.blob`` file with placeholders)."""
+    cmd_blob_table({"warehouse": args["warehouse"], "out": f"{args['out']}/blob.arrow"})
+    catalog = _catalog(args["warehouse"])
+    schema = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
+    batches = [pa.table({"id": list(range(k, k + 5)),
+                         "b": [None if i == 2 else bytes([i]) * 40_000 for i in range(k, k + 5)]}, schema=schema)
+               for k in (0, 5)]
+    _feature_table(catalog, "db.blob_rolled", schema, {"row-tracking.enabled": "true",
+                                                       "data-evolution.enabled": "true",
+                                                       "blob.target-file-size": "64 kb"}, batches)
+    _write_ipc(_scan(catalog.get_table("db.blob_rolled")), f"{args['out']}/blob_rolled.arrow")
+    updated = _feature_table(catalog, "db.blob_updated", schema, {"row-tracking.enabled": "true",
+                                                                  "data-evolution.enabled": "true"}, batches[:1])
+    builder = updated.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        commit.commit(builder.new_update().with_update_type(["b"]).update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([1, 3], pa.int64()), "b": pa.array([b"new1", b"new3"], pa.large_binary())})))
+    finally:
+        commit.close()
+    return {"tables": ["db.blob", "db.blob_rolled", "db.blob_updated"]}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -665,6 +697,7 @@ COMMANDS = {
     "blob_table": cmd_blob_table,
     "de_sequence": cmd_de_sequence,
     "global_index": cmd_global_index,
+    "blob_write_tables": cmd_blob_write_tables,
 }
 
 

@@ -42,7 +42,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
 #: the others
 SUPPORTED = ("db.row_tracking", "db.data_evolution", "db.global_index")
 #: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py;
-#: BLOB, read and maintained but not written: test_blob_interop.py)
+#: BLOB: test_blob_interop.py and test_blob_write_interop.py)
 TESTED_ELSEWHERE = ("db.variant", "db.vector", "db.blob")
 
 

@@ -9,7 +9,7 @@
   ``_FIRST_ROW_ID`` (the commit assigns the next row ids); the other columns read as nulls.
 
 Both commit one APPEND snapshot. Bad input (unknown column, ``_ROW_ID`` missing, null or repeated, a row id that is
-not a row of the table, a partition column updated) raises before anything is written.
+not a row of the table, a partition column updated, a BLOB column) raises before anything is written.
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ def _fields(ctx: StoreContext, names: Sequence[str], what: str) -> list[DataFiel
         raise SchemaError(f"{what} of table {ctx.table_path}: no column to write")
     if len(set(names)) != len(names):
         raise SchemaError(f"{what} of table {ctx.table_path}: repeated columns {list(names)}")
+    blobs = [f.name for f in ctx.schema.fields if f.name in names and f.type.root == "BLOB"]
+    if blobs:
+        raise SchemaError(f"{what} of table {ctx.table_path}: BLOB column(s) {blobs} are written only with whole "
+                          f"rows (Table.write), not as column files")
     return [f for f in ctx.schema.fields if f.name in names]  # schema order
 
 
