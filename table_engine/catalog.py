@@ -19,7 +19,14 @@ from table_engine.errors import (
     TableAlreadyExistError,
     TableNotExistError,
 )
-from table_engine.format.schema_file import latest_schema, new_schema, try_commit_schema, validate_bucket
+from table_engine.format.schema_file import (
+    latest_schema,
+    new_schema,
+    try_commit_schema,
+    validate_blob,
+    validate_bucket,
+    with_blob_fields,
+)
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.system_tables import system_table
@@ -166,8 +173,10 @@ class Catalog:
                 return self.get_table(identifier)
             raise TableAlreadyExistError(f"table {identifier!r} exists in {self.warehouse}")
         fields, highest = fields_from_arrow_schema(schema)
-        ts = new_schema(0, fields, list(partition_keys), list(primary_keys), opts, comment, highest)
+        ts = new_schema(0, with_blob_fields(fields, opts), list(partition_keys), list(primary_keys), opts, comment,
+                        highest)
         validate_bucket(ts)
+        validate_blob(ts)
         validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
         self.create_database(db, ignore_if_exists=True)  # only once the table is valid: bad input changes nothing
         path = self.table_path(identifier)

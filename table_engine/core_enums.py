@@ -71,6 +71,14 @@ class BucketFunctionType(enum.Enum):
     HIVE = "hive"
 
 
+class GlobalIndexColumnUpdateAction(enum.Enum):
+    """Values of ``global-index.column-update-action``."""
+
+    THROW_ERROR = "THROW_ERROR"
+    DROP_PARTITION_INDEX = "DROP_PARTITION_INDEX"
+    IGNORE = "IGNORE"
+
+
 class TagCreationMode(enum.Enum):
     """Values of ``tag.automatic-creation``."""
 

@@ -19,6 +19,7 @@ from table_engine.core_enums import (
     ChangelogProducer,
     ConsumerMode,
     ExternalPathStrategy,
+    GlobalIndexColumnUpdateAction,
     IncrementalBetweenScanMode,
     MergeEngine,
     PartitionExpireStrategy,
@@ -184,6 +185,12 @@ TARGET_FILE_SIZE = key("target-file-size").memory_type().no_default_value().with
     "Files roll when the rows' Arrow size reaches it.")
 TARGET_FILE_ROW_NUM = key("target-file-row-num").long_type().default_value(LONG_MAX).with_description(
     "Roll data files at this many rows.")
+BLOB_FIELD = key("blob-field").string_type().no_default_value().with_description(
+    "Comma-separated columns of type BLOB (Paimon 1.4): at `create_table` the engine makes these binary columns "
+    "BLOB; their values go to `.blob` files over row ids (needs `data-evolution.enabled`).")
+BLOB_TARGET_FILE_SIZE = key("blob.target-file-size").memory_type().no_default_value().with_description(
+    "Target size of a `.blob` file; default `target-file-size` (256 mb). A writer rolls to a new `.blob` file "
+    "after the value that reaches it.")
 FILE_FORMAT = key("file.format").string_type().default_value("parquet").with_validator(
     _format_ok, _FORMATS_TEXT).with_description(
     "Specify the message format of data files, currently parquet, orc and avro are supported. Files are read by "
@@ -337,9 +344,19 @@ ROW_TRACKING_ENABLED = key("row-tracking.enabled").bool_type().default_value(Fal
     "readable as system columns; rewrites keep them.")
 DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value(False).with_description(
     "Data evolution (append tables with row tracking, Paimon 1.3): updates of some columns by row id "
-    "(`Table.update_by_row_id`) and writes of some columns write files of only those columns (`_WRITE_COLS`) over "
-    "the rows' ranges; reads merge them (the newest write of a column wins), compaction merges them into one file "
-    "per range. Needs `row-tracking.enabled`.")
+    "(`Table.update_by_row_id`, `Table.upsert_by_key`) and writes of some columns write files of only those columns "
+    "(`_WRITE_COLS`) over the rows' ranges; reads merge them (the newest write of a column wins), compaction merges "
+    "them into one file per range. Deletes (`Table.delete_by_row_id`, `delete_by_predicate`) need "
+    "`deletion-vectors.enabled`. Needs `row-tracking.enabled`.")
+GLOBAL_INDEX_ENABLED = key("global-index.enabled").bool_type().default_value(True).with_description(
+    "Batch reads use BTree global indexes: an `=` / `in` filter on an indexed column reads only the files holding "
+    "the row ids the index matched and the rows it does not cover. See docs/global_index.md.")
+GLOBAL_INDEX_COLUMN_UPDATE_ACTION = key("global-index.column-update-action").enum_type(
+    GlobalIndexColumnUpdateAction).default_value(GlobalIndexColumnUpdateAction.THROW_ERROR).with_description(
+    "An update by row id of a column a global index covers (`Table.update_by_row_id`, `Table.upsert_by_key`): "
+    "THROW_ERROR refuses it "
+    "before anything is written, DROP_PARTITION_INDEX deletes the covering index files of the updated partitions in "
+    "the same commit, IGNORE keeps them (stale: lookups may miss the updated rows). See docs/global_index.md.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \
     .default_value(False).with_description(
         "With row tracking: a commit assigns row ids to its new files grouped by partition (Paimon's rule).")
@@ -501,6 +518,7 @@ SECTIONS = (
     OptionSection("Writing and files", (
         WRITE_ONLY, WRITE_BUFFER_SIZE, WRITE_BUFFER_SPILLABLE, WRITE_BUFFER_SPILL_MAX_DISK_SIZE,
         LOCAL_SORT_MAX_NUM_FILE_HANDLES, PAGE_SIZE, TARGET_FILE_SIZE, TARGET_FILE_ROW_NUM,
+        BLOB_FIELD, BLOB_TARGET_FILE_SIZE,
         FILE_FORMAT, FILE_FORMAT_PER_LEVEL, FILE_COMPRESSION, FILE_COMPRESSION_PER_LEVEL,
         FILE_COMPRESSION_ZSTD_LEVEL, DATA_FILE_PREFIX, CHANGELOG_FILE_PREFIX,
         CHANGELOG_FILE_FORMAT, CHANGELOG_FILE_COMPRESSION, CHANGELOG_FILE_STATS_MODE,
@@ -523,6 +541,7 @@ SECTIONS = (
         FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
+        GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
         RECORD_LEVEL_EXPIRE_TIME, RECORD_LEVEL_TIME_FIELD,
         RECORD_LEVEL_TIME_FIELD_TYPE)),
     OptionSection("Lifecycle: snapshots, changelog, partitions, tags, consumers", (
@@ -570,6 +589,8 @@ RECOGNIZED_PREFIXES = {
     "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",
     "partition.mark-done-action": "Flink partition mark-done actions", "manifest-sort.": "Java manifest sorting",
     "sort-compaction.": "Flink sort compaction", "clustering.history-partition.": "Java incremental clustering",
+    "btree-index.": "global index build settings (ADR 0019)", "bitmap-index.": "global index build settings",
+    "sorted-index.": "global index build settings",
 }
 _JAVA_RUNTIME = (
     "async-file-write", "cache-page-size", "file-operation.thread-num", "file-reader-async-threshold",
@@ -588,6 +609,7 @@ _JAVA_RUNTIME = (
     "snapshot.watermark-idle-timeout", "tag.create-success-file", "overwrite-upgrade", "add-column-before-partition",
     "alter-column-null-to-not-null.disabled", "disable-explicit-type-casting", "auto-create",
     "delete.force-produce-changelog", "full-text-index.search-mode", "scalar-index.search-mode",
+    "vector-index.search-mode",
     "partition.sink-strategy", "partition.idle-time-to-report-statistic", "partition.mark-done-action",
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
@@ -695,6 +717,8 @@ class CoreOptions:
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
     data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
+    global_index_enabled = accessor(GLOBAL_INDEX_ENABLED)
+    global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)
@@ -825,6 +849,16 @@ class CoreOptions:
         if value is not None:
             return value
         return 128 * MB if has_primary_key else 256 * MB
+
+    def blob_target_file_size(self) -> int:
+        """``blob.target-file-size``, else the target size of an append table's data file (Paimon's rule)."""
+        value = self.get(BLOB_TARGET_FILE_SIZE)
+        return value if value is not None else self.target_file_size(False)
+
+    def blob_fields(self) -> list[str]:
+        """The columns ``blob-field`` names (trimmed, in order)."""
+        value = self.get(BLOB_FIELD)
+        return [c.strip() for c in value.split(",") if c.strip()] if value else []
 
     def num_sorted_runs_stop_trigger(self) -> int:
         """``num-sorted-run.stop-trigger`` (default trigger + 3), never below the compaction trigger."""

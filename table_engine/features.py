@@ -81,7 +81,6 @@ class Feature:
 
 ALL = frozenset(Op)
 READ_ONLY = frozenset({Op.READ})
-READ_MAINTAIN = frozenset({Op.READ, Op.MAINTAIN})
 NONE: frozenset[Op] = frozenset()
 
 
@@ -133,11 +132,20 @@ FEATURES: tuple[Feature, ...] = (
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
             "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
             "(issue 23, ADR 0018)."),
+    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
+            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
+            "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
+            "descriptors), compacted (the `.blob` files kept as they are), expired and cleaned; updates by row id "
+            "and writes of some columns that include a BLOB column are refused, and so are reads of a BLOB column "
+            "pypaimon updated by row id (delta `.blob` files) or that covers part of a row range (ADR 0018).",
+            None, None),
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
-            "deletion vector applied); `Table.update_by_row_id` and writes of some columns write column files; "
-            "compaction merges them into one file per range, row ids kept. Reads of changes (incremental, streaming, "
-            "changelog consumers) are refused (issue 23).", _keys("data-evolution.enabled"), _true),
+            "deletion vector applied); every shape pypaimon writes is written as it writes it: "
+            "`Table.update_by_row_id`, `upsert_by_key` and writes of some columns write column files, "
+            "`delete_by_row_id` / `delete_by_predicate` deletion vectors; compaction merges the column files into one "
+            "file per range, row ids kept. Reads of changes (incremental, streaming, changelog consumers) are refused "
+            "(issue 23).", _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
             "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
@@ -150,11 +158,15 @@ FEATURES: tuple[Feature, ...] = (
     Feature("_FIRST_ROW_ID", "1.3", Detected.DATA_FILE, "data-file field `_FIRST_ROW_ID` set", ALL,
             "Row tracking seen in a data file: `_ROW_ID` = `_FIRST_ROW_ID` + position (a physical `_ROW_ID` "
             "column wins); kept by every rewrite."),
-    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("global index", "1.4", Detected.INDEX, "index-manifest entry with `_GLOBAL_INDEX` set; "
-            "`global-index.*` options", READ_ONLY,
-            "Indexes over row ids (BTree, bitmap, vector, full text): reads ignore them and are right; a rewrite "
-            "would leave them stale.", _prefixes("global-index."), None),
+            "`global-index.*` options", ALL,
+            "Indexes over row ids (BTree, bitmap, vector, full text; built by pypaimon or Paimon): every rewrite "
+            "keeps row ids, so commits, compaction, expiry, orphan cleanup, tags, rollback carry the index files "
+            "forward unchanged; appended rows are not covered (as in Paimon); overwrite and drop partition delete "
+            "the partitions' index files; an update by row id of an indexed column follows "
+            "`global-index.column-update-action`; `=` / `in` reads use BTree indexes to skip files (ADR 0019).",
+            _prefixes("global-index."), None),
+    # ---- readable only -----------------------------------------------------------------------------------------
     Feature("pk-<type>.index.columns", "2.0", Detected.OPTION,
             "`pk-btree/bitmap/vector/full-text/multivalue.index.columns`", READ_ONLY,
             "Primary-key global indexes: reads ignore them; a rewrite would leave them stale.",
@@ -170,14 +182,11 @@ FEATURES: tuple[Feature, ...] = (
             "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
             _keys("clustering.incremental"), _true),
     # ---- refused -----------------------------------------------------------------------------------------------
-    Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", READ_MAINTAIN,
-            "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
-            "compacted (the `.blob` files kept as they are), expired and cleaned; writes are refused, and so are "
-            "`.blob` files rolled into several files over one row range (ADR 0018).", None, None),
     Feature("blob options", "1.4", Detected.OPTION,
-            "`blob-*`, `blob.*` options (`blob-field`, `blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
+            "`blob-*`, `blob.*` options other than `blob-field` and `blob.target-file-size` "
+            "(`blob-as-descriptor`, `blob-descriptor-field`, ...)", NONE,
             "BLOB columns stored as descriptors or in other layouts that these options choose are not read "
-            "(ADR 0018).", re.compile(r"blob[-.].+"), None),
+            "(ADR 0018).", re.compile(r"(?!blob-field$|blob\.target-file-size$)blob[-.].+"), None),
     Feature("VARIANT shredding", "1.4", Detected.OPTION,
             "`variant.*`, `parquet.variant.*` options (`variant.shreddingSchema`, `variant.inferShreddingSchema`; "
             "any value but `false`); a VARIANT column stored shredded (`typed_value`)", NONE,

@@ -14,7 +14,7 @@ import pyarrow as pa
 from table_engine.core_options import IMMUTABLE_OPTIONS, validate_options
 from table_engine.errors import SchemaError
 from table_engine.format.file_index.index_options import validate_file_index_options
-from table_engine.format.schema_file import TableSchema, validate_bucket, validate_cross_partition
+from table_engine.format.schema_file import TableSchema, validate_blob, validate_bucket, validate_cross_partition
 from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
 
@@ -100,6 +100,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
     validate_file_index_options(fields, options)
     changed = replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)
     validate_bucket(changed)
+    validate_blob(changed)
     validate_merge_engine(changed)
     validate_cross_partition(changed)
     return changed
@@ -129,6 +130,8 @@ def _rename_column(fields: list[DataField], ch: RenameColumn, keys: set[str]) ->
         raise SchemaError(f"cannot rename key column {ch.name!r}")
     if any(f.name == ch.new_name for f in fields):
         raise SchemaError(f"cannot rename {ch.name!r} to {ch.new_name!r}: that column exists")
+    if fields[i].type.root == "BLOB":  # as Paimon: its .blob files name it in _WRITE_COLS
+        raise SchemaError(f"cannot rename BLOB column {ch.name!r}")
     fields[i] = replace(fields[i], name=ch.new_name)
 
 

@@ -14,16 +14,18 @@ import pyarrow as pa
 
 from table_engine import clock
 from table_engine.core_options import (
+    BLOB_FIELD,
     BUCKET,
     BUCKET_KEY,
     POSTPONE_DEFAULT_BUCKET_NUM,
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
     POSTPONE_TARGET_SIZE_PER_BUCKET,
+    CoreOptions,
 )
 from table_engine.errors import CorruptMetadataError, OptionError, SchemaError
 from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.io.file_io import FileIO
-from table_engine.types import DataField, max_field_id, to_arrow_schema
+from table_engine.types import DataField, DataType, max_field_id, to_arrow_schema
 
 SCHEMA_VERSION = 3
 
@@ -219,6 +221,43 @@ def validate_bucket(schema: TableSchema) -> None:
             raise OptionError(f"bucket-key {k!r} cannot be a partition key")
         if schema.primary_keys and k not in schema.primary_keys:
             raise OptionError(f"bucket-key {k!r} must be part of the primary key {list(schema.primary_keys)}")
+
+
+def with_blob_fields(fields: Sequence[DataField], options: Mapping[str, str]) -> list[DataField]:
+    """``fields`` with the binary columns ``blob-field`` names made BLOB (as Paimon's Flink and Spark catalogs do);
+    an OptionError names a column that is missing or not binary."""
+    names = CoreOptions(options).blob_fields()
+    by_name = {f.name: f for f in fields}
+    for n in names:
+        f = by_name.get(n)
+        if f is None or not (f.type.is_binary or f.type.root == "BLOB"):
+            what = "not a column" if f is None else f"of type {f.type.root}, not binary"
+            raise OptionError(f"{BLOB_FIELD.key} column {n!r} is {what}")
+    return [DataField(f.id, f.name, DataType("BLOB", f.type.nullable), f.description) if f.name in names else f
+            for f in fields]
+
+
+def validate_blob(schema: TableSchema) -> None:
+    """Paimon's rules for BLOB columns: an append table with ``row-tracking.enabled`` and ``data-evolution.enabled``,
+    other columns besides, and no BLOB partition column; ``blob-field`` names only BLOB columns. Raises SchemaError
+    (OptionError for ``blob-field``) naming the rule."""
+    blobs = [f.name for f in schema.fields if f.type.root == "BLOB"]
+    opts = CoreOptions(schema.options)
+    not_blob = [n for n in opts.blob_fields() if n not in blobs]
+    if not_blob:
+        raise OptionError(f"{BLOB_FIELD.key} names column(s) {not_blob} that are not BLOB columns")
+    if not blobs:
+        return
+    if schema.primary_keys:
+        raise SchemaError(f"BLOB column(s) {blobs} cannot be in a primary-key table")
+    if not (opts.row_tracking_enabled() and opts.data_evolution_enabled()):
+        raise SchemaError(f"BLOB column(s) {blobs} need row-tracking.enabled = true and data-evolution.enabled = "
+                          "true")
+    if len(blobs) == len(schema.fields):
+        raise SchemaError(f"a table with BLOB column(s) {blobs} needs other columns too")
+    parts = [b for b in blobs if b in schema.partition_keys]
+    if parts:
+        raise SchemaError(f"BLOB column(s) {parts} cannot be partition keys")
 
 
 def validate_postpone(schema: TableSchema) -> None:

@@ -17,6 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_options import CHANGELOG_FILE_PREFIX, CHANGELOG_FILE_STATS_MODE
+from table_engine.errors import OptionError
+from table_engine.format.blob_file import (
+    BLOB_FILE_SUFFIX,
+    blob_file_cuts,
+    encode_blob_records,
+    resolve_blob_descriptors,
+    write_blob_records,
+)
 from table_engine.format.data_file import StatsMode, make_file_meta
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.file_index.writer import with_file_index
@@ -50,7 +58,9 @@ class DataFileWriter:
         self._formats: dict[tuple[int | None, bool], WriteFormat] = {}
         self.write_format(0, False).check()  # an unknown format or codec fails before anything is written
         self.target_file_size = self.opts.target_file_size(self.has_pk)
-        self.value_fields: list[DataField] = list(self.schema.fields)
+        self.blob_fields = [f for f in self.schema.fields if f.type.root == "BLOB"]
+        """BLOB columns: written to ``.blob`` files of their own (:meth:`write_append`)"""
+        self.value_fields: list[DataField] = [f for f in self.schema.fields if f.type.root != "BLOB"]
         """the value columns the files hold (fewer on a data-evolution table whose BLOB columns stay apart)"""
         self.data_file_prefix = self.opts.data_file_prefix()
         self.track = track
@@ -119,7 +129,56 @@ class DataFileWriter:
         (``file_source`` COMPACT for the output of append compaction)."""
         if table.num_rows == 0:
             return []
+        blobs = [f for f in self.blob_fields if f.name in table.column_names]
+        if blobs:
+            return self._write_with_blobs(bucket_path, table, seq_start, file_source, blobs)
         return self._roll(bucket_path, table, None, 0, file_source, seq_start)
+
+    def _write_with_blobs(self, bucket_path: str, table: pa.Table, seq_start: int, file_source: FileSource,
+                          blobs: Sequence[DataField]) -> list[DataFileMeta]:
+        """Rows with BLOB columns, as Paimon's data-evolution writer lays them out: the other columns in data files
+        (rolled at ``target-file-size``, ``_WRITE_COLS`` = those columns), each BLOB column in ``.blob`` files over
+        the rows of each data file (rolled at ``blob.target-file-size``, ``_WRITE_COLS`` = the one column), listed
+        right after their data file so that the commit gives them row ids within its range. A value that is a
+        serialized blob descriptor is replaced by the bytes it names."""
+        if not self.opts.data_evolution_enabled():
+            raise OptionError(f"table {self.ctx.table_path}: BLOB column(s) {[f.name for f in blobs]} need "
+                              f"data-evolution.enabled = true")
+        blob_names = {f.name for f in blobs}
+        normal = [n for n in table.column_names if n not in blob_names]
+        encoded = {f.name: encode_blob_records(resolve_blob_descriptors(self.ctx.file_io, table.column(f.name)))
+                   for f in blobs}
+        metas = self._roll(bucket_path, table.select(normal), None, 0, file_source, seq_start)
+        target = self.opts.blob_target_file_size()
+        out: list[DataFileMeta] = []
+        offset = 0
+        for m in metas:
+            stats_cols = normal if m.value_stats_cols is None else m.value_stats_cols
+            out.append(dataclasses.replace(m, write_cols=normal, value_stats_cols=stats_cols))
+            for f in blobs:
+                records, lengths = encoded[f.name]
+                rows = slice(offset, offset + m.row_count)
+                file_uuid = None
+                for roll, (a, b) in enumerate(blob_file_cuts(lengths[rows], target)):
+                    name = new_data_file_name(self.data_file_prefix, roll, suffix=BLOB_FILE_SUFFIX,
+                                              file_uuid=file_uuid)
+                    file_uuid = name[len(self.data_file_prefix):].rsplit("-", 1)[0]
+                    path = self._new_path(bucket_path, name)
+                    if self.track is not None:
+                        self.track(path)
+                    start = offset + a
+                    size = write_blob_records(self.ctx.file_io, path, records.slice(start, b - a),
+                                              lengths[start:offset + b])
+                    meta = make_file_meta(
+                        file_name=name, file_size=size, table=table.select([f.name]).slice(start, b - a),
+                        schema_id=self.schema.id, level=0, key_fields=[], key_source_names=[], value_fields=[f],
+                        stats_mode=self.stats_mode, min_seq=m.min_sequence_number, max_seq=m.max_sequence_number,
+                        delete_rows=0, file_source=file_source)
+                    out.append(dataclasses.replace(
+                        meta, write_cols=[f.name], value_stats_cols=[f.name] if meta.value_stats_cols is None else [],
+                        external_path=path if self.external is not None else None))
+            offset += m.row_count
+        return out
 
     def _roll(self, bucket_path: str, table: pa.Table, key_cols: list[str] | None, level: int,
               file_source: FileSource, append_seq_start: int | None, changelog: bool = False

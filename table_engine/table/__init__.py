@@ -27,7 +27,8 @@ class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteS
       ``resolve_snapshot``, ``scan_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``,
       ``row_tracking_view``.
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
-      ``update_by_row_id``, ``maintain``, ``commit_maintenance``.
+      ``update_by_row_id``, ``upsert_by_key``, ``delete_by_row_id``, ``delete_by_predicate``, ``maintain``,
+      ``commit_maintenance``.
     - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``expire_snapshots``,
       ``expire_partitions``, ``drop_partitions``, ``rescale``, ``remove_orphan_files``, ``rollback_to``,
       ``rewrite_file_index``.

@@ -41,7 +41,8 @@ _R = TypeVar("_R")
 _T = TypeVar("_T", bound="TableBase")
 
 
-_WRITE_METHODS = frozenset({"write", "new_write", "new_commit", "commit", "alter", "update_by_row_id"})
+_WRITE_METHODS = frozenset({"write", "new_write", "new_commit", "commit", "alter", "update_by_row_id", "upsert_by_key",
+                            "delete_by_row_id", "delete_by_predicate"})
 """:func:`mutating` methods that are writes and commits for the capability gate; the others are maintenance."""
 
 _gated: contextvars.ContextVar[frozenset[tuple[int, Op]]] = contextvars.ContextVar("gated", default=frozenset())

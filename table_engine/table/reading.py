@@ -21,6 +21,7 @@ from table_engine.features import Op, feature
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
+from table_engine.store.reading.global_index_read import prune_by_global_index
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
@@ -78,6 +79,8 @@ class ReadSurface(TagSurface):
                              skip_level0=self._ctx.batch_scan_skip_level0(),
                              merge_capabilities=self._ctx.merge_capabilities)
         self._gate_files(f for s in splits for f in s.files)
+        if self.options.row_tracking_enabled() and not self.schema.primary_keys:
+            splits, _ = prune_by_global_index(self._ctx, snap, preds, splits)  # BTree global indexes (ADR 0019)
         return splits
 
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, default_commit_user
 from table_engine.errors import CommitOutcomeUnknownError, SchemaError, TableEngineError
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.reading.data_evolution import data_evolution_enabled
@@ -114,23 +114,84 @@ class WriteSurface(TableBase):
         (None when ``data`` is empty)."""
         from table_engine.store.writing.data_evolution_write import update_by_row_id
 
-        if not data_evolution_enabled(self.schema.options):
-            raise SchemaError(f"update by row id needs data-evolution.enabled = true on table {self.identifier}")
-        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
-        base = self._ctx.latest_snapshot()
-        # the files of a touched range are rewritten from ``base``: a commit of another user after it (e.g. an update
-        # of the same rows) fails the commit (strict mode) instead of being overwritten
-        strict = self.copy({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(base.id if base is not None else 0)})
-        sid = update_by_row_id(strict._ctx, strict._committer(), table, base)
+        base, strict = self._data_evolution_base("update by row id")
+        sid = update_by_row_id(strict._ctx, strict._committer(), _as_table(data), base)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
+
+    @mutating
+    def upsert_by_key(self, data: pa.Table | pa.RecordBatch, keys: Sequence[str],
+                      columns: Sequence[str] | None = None, maintain: bool | None = None) -> int | None:
+        """Data evolution: pypaimon's ``upsert_by_arrow_with_key`` in one commit. Rows of ``data`` whose ``keys``
+        (and partition columns) match existing rows set ``columns`` (default: every column of ``data`` but the
+        partition columns) of all of those rows, as :meth:`update_by_row_id`; the other rows of ``data`` are
+        appended (with the columns of ``data``, as a write of some columns). A key repeated in ``data`` keeps its
+        last row; null keys match null keys. The new snapshot id (None when ``data`` is empty)."""
+        from table_engine.store.reading.row_tracking import ROW_ID
+        from table_engine.store.writing.data_evolution_write import upsert_by_key
+
+        base, strict = self._data_evolution_base("upsert by key")
+        table = _as_table(data)
+        match = list(dict.fromkeys([*keys, *self.partition_keys]))
+        unknown = [k for k in match if k not in self.schema.field_names()]
+        if unknown:  # before reading
+            raise SchemaError(f"upsert by key of table {self.identifier}: unknown key column(s) {unknown}; columns "
+                              f"are {self.schema.field_names()}")
+        existing = self._read_at(base, [*match, ROW_ID]) if base is not None else \
+            pa.table({**{k: pa.nulls(0) for k in match}, ROW_ID: pa.array([], pa.int64())})
+        sid = upsert_by_key(strict._ctx, strict._committer(), table, list(keys), columns, existing, base)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    @mutating
+    def delete_by_row_id(self, row_ids: Sequence[int] | pa.Array | pa.ChunkedArray,
+                         maintain: bool | None = None) -> int | None:
+        """Data evolution with ``deletion-vectors.enabled``: delete the rows ``row_ids`` names in one commit, as
+        pypaimon's ``delete_by_row_id`` (positions set in the deletion vector of each row range; no data file
+        changes, row ids never reused; see :mod:`table_engine.store.writing.data_evolution_delete`). The new
+        snapshot id (None when nothing changes)."""
+        from table_engine.store.writing.data_evolution_delete import delete_by_row_id
+
+        base, strict = self._data_evolution_base("delete by row id")
+        sid = delete_by_row_id(strict._ctx, strict._committer(), row_ids, base)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    @mutating
+    def delete_by_predicate(self, filter: Any, maintain: bool | None = None) -> int | None:
+        """Data evolution with ``deletion-vectors.enabled``: delete the rows ``filter`` (as :meth:`read`'s, on the
+        merged rows) selects, as pypaimon's ``delete_by_predicate``: a :meth:`delete_by_row_id` of their row ids."""
+        from table_engine.store.reading.row_tracking import ROW_ID
+        from table_engine.store.writing.data_evolution_delete import delete_by_row_id
+
+        base, strict = self._data_evolution_base("delete by predicate")
+        if base is None:
+            return None
+        ids = self._read_at(base, [ROW_ID], filter).column(ROW_ID)
+        sid = delete_by_row_id(strict._ctx, strict._committer(), ids, base)
+        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        return sid
+
+    def _read_at(self, base: Snapshot, columns: list[str], filter: Any = None) -> pa.Table:
+        from table_engine.table.reading import ReadSurface
+
+        assert isinstance(self, ReadSurface)  # Table is both
+        return self.read(columns=columns, filter=filter, snapshot_id=base.id)
+
+    def _data_evolution_base(self, what: str) -> tuple[Snapshot | None, WriteSurface]:
+        """The latest snapshot S and this table committing in strict mode from S: a data-evolution write reads S
+        (the values of a row range, the rows of a key, the deletion vectors) and must not overwrite a commit of
+        another user made after it (e.g. an update of the same rows): that commit fails it instead (retryable)."""
+        if not data_evolution_enabled(self.schema.options):
+            raise SchemaError(f"{what} needs data-evolution.enabled = true on table {self.identifier}")
+        base = self._ctx.latest_snapshot()
+        return base, self.copy({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(base.id if base is not None else 0)})
 
     def _write_columns(self, data: pa.Table | pa.RecordBatch, maintain: bool | None) -> int | None:
         """:meth:`write` of rows with only some columns on a data-evolution table (pypaimon's ``with_write_type``)."""
         from table_engine.store.writing.data_evolution_write import insert_columns
 
-        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
-        sid = insert_columns(self._ctx, self._committer(), table)
+        sid = insert_columns(self._ctx, self._committer(), _as_table(data))
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -155,3 +216,7 @@ class WriteSurface(TableBase):
         from table_engine.store.compaction.compact import compact_invisible_level0
 
         return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten, committer.dropped_compactions)
+
+
+def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
+    return pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data

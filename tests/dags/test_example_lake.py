@@ -1,5 +1,5 @@
-"""``lake.ensure_tables`` (what ``make airflow`` runs first): the lake's tables, empty, exactly as the layering DAGs
-create them; idempotent, and existing tables are left alone."""
+"""``example_lake.ensure_tables`` (what ``make airflow`` runs first): the lake's tables, empty, exactly as the
+layering DAGs create them; idempotent, and existing tables are left alone."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pathlib
 from types import SimpleNamespace
 from typing import Any
 
-import example_lake as lake
+import example_lake as sample
 import pytest
 
 from table_engine import Catalog
@@ -41,10 +41,10 @@ def lake_dags() -> Any:
 def test_ensure_tables_creates_the_missing_tables_empty_and_is_idempotent(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     warehouse = str(tmp_path / "warehouse")
-    assert lake.ensure_tables(warehouse) == lake.ALL_TABLES
-    assert printed(capsys) == [f"created empty table {name} in {warehouse}" for name in lake.ALL_TABLES]
+    assert sample.ensure_tables(warehouse) == sample.ALL_TABLES
+    assert printed(capsys) == [f"created empty table {name} in {warehouse}" for name in sample.ALL_TABLES]
     catalog = Catalog(warehouse)
-    for tdef in lake.LAKE_TABLES:
+    for tdef in sample.LAKE_TABLES:
         table = catalog.get_table(tdef.name)
         assert table.latest_snapshot_id() is None and table.read().num_rows == 0
         assert definition(table) == {
@@ -56,41 +56,43 @@ def test_ensure_tables_creates_the_missing_tables_empty_and_is_idempotent(
 
     # again: nothing to do, nothing printed, nothing changed
     schema_files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("schema-*"))
-    assert lake.ensure_tables(warehouse) == [] and printed(capsys) == []
+    assert sample.ensure_tables(warehouse) == [] and printed(capsys) == []
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("schema-*")) == schema_files
 
 
 def test_ensure_tables_leaves_existing_tables_alone(tmp_path: pathlib.Path) -> None:
     warehouse = str(tmp_path / "warehouse")
-    assert lake.ensure_tables(warehouse, (lake.ODS,)) == [lake.ODS.name]
-    ods = Catalog(warehouse).get_table(lake.ODS.name)
-    ods.write(lake.order_events(1))
-    assert lake.ensure_tables(warehouse) == [lake.DWD.name, lake.DWS.name]
-    assert ods.latest_snapshot_id() == 1 and ods.read().num_rows == len(lake.order_event_rows(1))
+    assert sample.ensure_tables(warehouse, (sample.ODS,)) == [sample.ODS.name]
+    ods = Catalog(warehouse).get_table(sample.ODS.name)
+    ods.write(sample.order_events(1))
+    assert sample.ensure_tables(warehouse) == [sample.DWD.name, sample.DWS.name]
+    assert ods.latest_snapshot_id() == 1 and ods.read().num_rows == len(sample.order_event_rows(1))
 
 
-def test_the_tables_match_what_the_layering_dags_create(tmp_path: pathlib.Path, paimon_conn: str) -> None:
+def test_the_tables_match_what_the_layering_dags_create(tmp_path: pathlib.Path, lake: dict[str, str]) -> None:
     """DWD and DWS: the DAGs' create tasks run as they are (into the connection's warehouse). ODS: the DAG's write
     task's arguments on the engine's CLI (the local form of the same job) with a landed sample batch."""
+    paimon_conn = lake["warehouse"]
     ensured = str(tmp_path / "ensured")
-    lake.ensure_tables(ensured)
+    sample.ensure_tables(ensured)
     dags = lake_dags()
     ctx = {"ti": SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=-1)}
     dags.dwd_dag.get_task("create_dwd_orders").execute(ctx)
     dags.dws_dag.get_task("create_dws_user_daily").execute(ctx)
     append = dags.ods_dag.get_task("append_ods")
-    append.source = lake.write_batch(str(tmp_path / "landing"), 1)  # as rendered from land_batch's XCom
+    append.source = sample.write_batch(str(tmp_path / "landing"), 1)  # as rendered from land_batch's XCom
     append.commit_user = "test"
-    assert engine_cli(["write", "--warehouse", paimon_conn, "--table", lake.ODS.name, *append.command_args()]) == 0
+    assert engine_cli(["write", "--warehouse", paimon_conn, "--table", sample.ODS.name, *append.command_args()]) == 0
 
     by_dags, by_ensure = Catalog(paimon_conn), Catalog(ensured)
-    for tdef in (lake.DWD, lake.DWS):
+    for tdef in (sample.DWD, sample.DWS):
         assert definition(by_ensure.get_table(tdef.name)) == definition(by_dags.get_table(tdef.name))
-    ods_dags, ods_ensured = definition(by_dags.get_table(lake.ODS.name)), definition(by_ensure.get_table(lake.ODS.name))
+    ods_dags = definition(by_dags.get_table(sample.ODS.name))
+    ods_ensured = definition(by_ensure.get_table(sample.ODS.name))
     # the write job has no comment option: the only difference is the TableDef's comment
-    assert ods_dags.pop("comment") is None and ods_ensured.pop("comment") == lake.ODS.comment
+    assert ods_dags.pop("comment") is None and ods_ensured.pop("comment") == sample.ODS.comment
     assert ods_ensured == ods_dags
 
     # and the DAG's next write goes into a table ensure_tables created
-    assert engine_cli(["write", "--warehouse", ensured, "--table", lake.ODS.name, *append.command_args()]) == 0
-    assert by_ensure.get_table(lake.ODS.name).read().num_rows == len(lake.order_event_rows(1))
+    assert engine_cli(["write", "--warehouse", ensured, "--table", sample.ODS.name, *append.command_args()]) == 0
+    assert by_ensure.get_table(sample.ODS.name).read().num_rows == len(sample.order_event_rows(1))

@@ -30,6 +30,8 @@ Commands (argparse form, or one JSON object / a list of them via ``--json '<json
             pypaimon's reader over .blob files; see cmd_read_blob_files.
   blob_table --warehouse W --out F
             A BLOB table in three commits (appends, an update by row id); see cmd_blob_table.
+  blob_write_tables --warehouse W --out D
+            That BLOB table and one with rolled .blob files; see cmd_blob_write_tables.
   data_evolution  (JSON only) --warehouse W --out_dir D --tables [...]
             Data-evolution tables built by sequences of writes, updates by row id, upserts by key, writes of some
             columns and deletes; each read back by pypaimon with ``_ROW_ID`` (see cmd_data_evolution).
@@ -258,7 +260,8 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     """Tables with the features of Paimon 1.1-2.0 that the engine's capability gate refuses, in one warehouse:
     ``db.blob`` (BLOB column, two commits), ``db.variant`` (VARIANT), ``db.vector`` (VECTOR<FLOAT, 3>),
     ``db.row_tracking`` (two commits), ``db.data_evolution`` (an update of column ``y`` by row id) and
-    ``db.global_index`` (row tracking and a BTree global index on ``id``). Returns the tables' names and their rows
+    ``db.global_index`` (row tracking and a BTree global index on ``id``), ``db.pk_index`` (a primary-key table with
+    ``pk-btree.index.columns``). Returns the tables' names and their rows
     as pypaimon reads them."""
     from pypaimon.schema.data_types import AtomicType, DataField
 
@@ -291,7 +294,12 @@ def cmd_gate_tables(args: dict[str, Any]) -> dict[str, Any]:
     finally:
         commit.close()
     _feature_table(catalog, "db.global_index", plain, rt, [rows]).create_global_index("id", "btree")
-    names = ["db.blob", "db.variant", "db.vector", "db.row_tracking", "db.data_evolution", "db.global_index"]
+    keyed = pa.schema([pa.field("id", pa.int64(), False), ("x", pa.string()), ("y", pa.int32())])
+    catalog.create_table("db.pk_index", Schema.from_pyarrow_schema(
+        keyed, primary_keys=["id"], options={"bucket": "1", "pk-btree.index.columns": "x"}), False)
+    _commit(catalog.get_table("db.pk_index"), rows.cast(keyed))
+    names = ["db.blob", "db.variant", "db.vector", "db.row_tracking", "db.data_evolution", "db.global_index",
+             "db.pk_index"]
     read = {n: _scan(catalog.get_table(n)).num_rows for n in names if n not in ("db.variant",)}
     return {"tables": names, "rows": read}
 
@@ -558,6 +566,121 @@ def cmd_read_blob_files(args: dict[str, Any]) -> dict[str, Any]:
     return {"rows": counts}
 
 
+def cmd_de_sequence(args: dict[str, Any]) -> dict[str, Any]:
+    """Data evolution: one sequence of operations on the existing table ``table`` of ``warehouse``, each as in
+    ``data_evolution`` (one commit each), where ``{"op": "read"}`` reads the table (rows with ``_ROW_ID``, sorted by
+    it). Returns ``{"reads": [rows, ...]}`` as JSON rows (for small tables: no files)."""
+    catalog = _catalog(args["warehouse"])
+    name = args["table"]
+    reads = []
+    for op in args["ops"]:
+        if op["op"] != "read":
+            _de_op(catalog, name, op)
+            continue
+        table = catalog.get_table(name)
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names])
+        rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+        reads.append(sorted(rows, key=lambda r: r["_ROW_ID"]))
+    return {"reads": reads}
+
+
+# ------------------------------------------------------------------------------------------------- global index
+
+
+def _gi_lookup(table: Any, column: str, values: list[Any]) -> dict[str, Any]:
+    """pypaimon's read of ``table`` filtered by ``column`` = value (IN for several values), and the row ranges its
+    global index evaluation picks (``indexed``: the ranges the index matched, ``unindexed``: ranges it does not
+    cover; None: the index was not used). Search mode ``full``: rows the index does not cover are read too (the
+    default ``fast`` skips them)."""
+    table = table.copy({"scalar-index.search-mode": "full"})
+    builder = table.new_read_builder()
+    pb = builder.new_predicate_builder()
+    pred = pb.equal(column, values[0]) if len(values) == 1 else pb.is_in(column, values)
+    builder = builder.with_filter(pred).with_projection(["_ROW_ID", *table.field_names])
+    scan = builder.new_scan()
+    splits = scan.plan().splits()
+    rows = builder.new_read().to_arrow(splits)
+    fs = scan.file_scanner
+    plan = fs._eval_global_index(table.snapshot_manager().get_latest_snapshot())
+    ranges: dict[str, Any] = {"indexed": None, "unindexed": None}
+    if plan is not None:
+        ranges = {"indexed": [[r.from_, r.to] for r in plan.indexed_result.results().to_range_list()],
+                  "unindexed": [[r.from_, r.to] for r in plan.unindexed_ranges]}
+    return {"rows": rows.to_pylist(), **ranges}
+
+
+def cmd_global_index(args: dict[str, Any]) -> dict[str, Any]:
+    """Data-evolution tables with a global index over row ids: ``tables`` as for ``data_evolution``, whose ops may
+    also be ``{"op": "create_index", "column": c, "type": "btree", "options": {...}}`` (pypaimon's
+    ``create_global_index``: indexes the row ranges not yet covered). ``names``: tables to read only.
+    ``lookups``: ``{table: [[column, [values]], ...]}``: filtered reads (see :func:`_gi_lookup`). Returns per table
+    the row count, the IPC file of every row (with ``_ROW_ID``) at ``<out_dir>/<name>.arrow``, the index files
+    (name, type, row range, field id) and the lookups' results."""
+    catalog = _catalog(args["warehouse"])
+    catalog.create_database("db", True)
+    names = []
+    for spec in args.get("tables", []):
+        name = spec["name"]
+        schema = pa.schema([(n, getattr(pa, t)()) for n, t in spec["fields"]])
+        options = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", **spec.get("options", {})}
+        if spec.get("create", True):
+            catalog.create_table(name, Schema.from_pyarrow_schema(
+                schema, partition_keys=spec.get("partition_keys"), options=options), False)
+        for op in spec["ops"]:
+            if op["op"] == "create_index":
+                catalog.get_table(name).create_global_index(op["column"], op.get("type", "btree"),
+                                                            options=op.get("options"))
+            else:
+                _de_op(catalog, name, op)
+        names.append(name)
+    out: dict[str, Any] = {}
+    for name in names + list(args.get("names", [])):
+        from pypaimon.index.index_file_handler import IndexFileHandler
+
+        table = catalog.get_table(name)
+        builder = table.new_read_builder().with_projection(["_ROW_ID", *table.field_names])
+        result = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+        path = f"{args['out_dir']}/{name}.arrow"
+        _write_ipc(result, path)
+        snapshot = table.snapshot_manager().get_latest_snapshot()
+        entries = IndexFileHandler(table=table).scan(
+            snapshot, lambda e: e.index_file.global_index_meta is not None) if snapshot is not None else []
+        index = sorted([e.index_file.file_name, e.index_file.index_type, e.index_file.global_index_meta.row_range_start,
+                        e.index_file.global_index_meta.row_range_end, e.index_file.global_index_meta.index_field_id]
+                       for e in entries)
+        lookups = [_gi_lookup(table, column, values) for column, values in args.get("lookups", {}).get(name, [])]
+        out[name] = {"rows": result.num_rows, "out": path, "index": index, "lookups": lookups}
+    return out
+
+
+def cmd_blob_write_tables(args: dict[str, Any]) -> dict[str, Any]:
+    """BLOB tables for the engine's BLOB writes (issue 23), in ``warehouse``: ``db.blob`` of :func:`cmd_blob_table`
+    (its rows to ``<out>/blob.arrow``) and ``db.blob_rolled``, a BLOB column ``b`` written with
+    ``blob.target-file-size`` = 64 kb in two commits of 40 kB values, so that pypaimon rolls ``.blob`` files (its
+    rows to ``<out>/blob_rolled.arrow``), and ``db.blob_updated``: its first commit, then an update of the BLOB
+    column by row id (pypaimon writes a delta ``.blob`` file with placeholders)."""
+    cmd_blob_table({"warehouse": args["warehouse"], "out": f"{args['out']}/blob.arrow"})
+    catalog = _catalog(args["warehouse"])
+    schema = pa.schema([("id", pa.int64()), ("b", pa.large_binary())])
+    batches = [pa.table({"id": list(range(k, k + 5)),
+                         "b": [None if i == 2 else bytes([i]) * 40_000 for i in range(k, k + 5)]}, schema=schema)
+               for k in (0, 5)]
+    _feature_table(catalog, "db.blob_rolled", schema, {"row-tracking.enabled": "true",
+                                                       "data-evolution.enabled": "true",
+                                                       "blob.target-file-size": "64 kb"}, batches)
+    _write_ipc(_scan(catalog.get_table("db.blob_rolled")), f"{args['out']}/blob_rolled.arrow")
+    updated = _feature_table(catalog, "db.blob_updated", schema, {"row-tracking.enabled": "true",
+                                                                  "data-evolution.enabled": "true"}, batches[:1])
+    builder = updated.new_batch_write_builder()
+    commit = builder.new_commit()
+    try:
+        commit.commit(builder.new_update().with_update_type(["b"]).update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([1, 3], pa.int64()), "b": pa.array([b"new1", b"new3"], pa.large_binary())})))
+    finally:
+        commit.close()
+    return {"tables": ["db.blob", "db.blob_rolled", "db.blob_updated"]}
+
+
 COMMANDS = {
     "read": cmd_read,
     "write": cmd_write,
@@ -572,6 +695,9 @@ COMMANDS = {
     "new_type_tables": cmd_new_type_tables,
     "read_blob_files": cmd_read_blob_files,
     "blob_table": cmd_blob_table,
+    "de_sequence": cmd_de_sequence,
+    "global_index": cmd_global_index,
+    "blob_write_tables": cmd_blob_write_tables,
 }
 
 

@@ -2,9 +2,9 @@
 
 pypaimon writes a data-evolution table with a BLOB column in three commits (two appends, each a Parquet file of the
 other columns and a ``.blob`` file over the same row ids, then an update of a normal column by row id). The engine
-reads it equal to a model, refuses to write it, compacts it (the update merged, the ``.blob`` files kept as they
-are), expires snapshots and removes orphan files (a stray ``.blob`` file goes, every live one stays); pypaimon then
-reads the result equal to the model. pypaimon runs once to write and once to read back.
+reads it equal to a model, refuses a write of bad BLOB values, compacts it (the update merged, the ``.blob`` files
+kept as they are), expires snapshots and removes orphan files (a stray ``.blob`` file goes, every live one stays);
+pypaimon then reads the result equal to the model. pypaimon runs once to write and once to read back.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import UnsupportedTableFeatureError
+from table_engine.errors import SchemaMismatchError
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.table_engine.test_cli_errors import state
 
@@ -53,9 +53,9 @@ def test_engine_reads_and_maintains_a_blob_table_pypaimon_reads_back(pypaimon: P
     assert t.read(columns=["b", "id"], filter=[("id", ">=", 3)]).to_pylist() == [
         {"b": r["b"], "id": r["id"]} for r in MODEL if r["id"] >= 3]
 
-    before = state(str(wh))
-    with pytest.raises(UnsupportedTableFeatureError, match="uses BLOB .* for write"):
-        t.write(pa.table({"id": pa.array([9], pa.int64())}))
+    before = state(str(wh))  # writes: test_blob_write_interop.py; bad input changes nothing
+    with pytest.raises(SchemaMismatchError, match="column 'b' is BLOB"):
+        t.write(pa.table({"id": pa.array([9], pa.int64()), "x": ["z"], "b": ["not bytes"]}))
     assert state(str(wh)) == before
 
     t.compact(full=True)

@@ -1,10 +1,11 @@
 """The capability gate on real tables that pypaimon 2.1.0 wrote with features of Paimon 1.1-2.0 (BLOB, VARIANT and
-VECTOR columns, row tracking, data evolution with an update of some columns, a BTree global index).
+VECTOR columns, row tracking, data evolution with an update of some columns, a BTree global index, a primary-key
+table with ``pk-btree.index.columns``).
 
 Every mutating command, through the CLI (the command layer the operators and the Spark application use) and the
 ``Table`` API, fails with one ``UnsupportedTableFeatureError`` line naming the feature, ``retryable: false`` in the
 result line, and the whole warehouse byte-for-byte unchanged. Reads are refused where they could be wrong (new types,
-data evolution) and allowed where the feature cannot change the rows (row tracking, a global index). pypaimon makes
+data evolution) and allowed where the feature cannot change the rows (row tracking, indexes). pypaimon makes
 all tables in one subprocess call; each test works on its own copy of that warehouse.
 """
 
@@ -34,13 +35,14 @@ pytestmark = pytest.mark.interop
 
 # table -> (the feature the error names, the features it must also list, whether reads are allowed)
 TABLES: dict[str, tuple[str, tuple[str, ...], bool]] = {
-    "db.global_index": ("global index", (), True),
+    "db.pk_index": ("pk-<type>.index.columns", (), True),
 }
-#: tables of the warehouse whose features the engine supports (row tracking; data evolution but for writes, which
-#: tests/interop/test_data_evolution_interop.py checks: issue 23), read like the others
-SUPPORTED = ("db.row_tracking", "db.data_evolution")
+#: tables of the warehouse whose features the engine supports (row tracking; data evolution and global indexes,
+#: which tests/interop/test_data_evolution_interop.py and test_global_index_interop.py check: issue 23), read like
+#: the others
+SUPPORTED = ("db.row_tracking", "db.data_evolution", "db.global_index")
 #: tables of the warehouse the engine supports and other modules test (VARIANT, VECTOR: test_new_types_interop.py;
-#: BLOB, read and maintained but not written: test_blob_interop.py)
+#: BLOB: test_blob_interop.py and test_blob_write_interop.py)
 TESTED_ELSEWHERE = ("db.variant", "db.vector", "db.blob")
 
 

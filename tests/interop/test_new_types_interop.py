@@ -118,12 +118,12 @@ def test_shredded_variants_are_refused_for_every_operation(new_type_warehouse: p
     assert state(str(wh)) == before
 
 
-def test_blob_files_both_ways_and_the_table_is_read_not_written(new_type_warehouse: pathlib.Path,
+def test_blob_files_both_ways_and_the_table_is_read(new_type_warehouse: pathlib.Path,
                                                                 pypaimon: PypaimonClient, tmp_path: pathlib.Path
                                                                 ) -> None:
     """The engine reads pypaimon's ``.blob`` files (values and lazy descriptors) and writes them byte for byte as
     pypaimon does; pypaimon reads the engine's. The engine reads the BLOB table (its maintenance:
-    test_blob_interop.py) and refuses to write it (docs/compatibility.md)."""
+    test_blob_interop.py, its writes: test_blob_write_interop.py)."""
     io = LocalFileIO()
     written = read_ipc(new_type_warehouse / "blob.arrow").column("b").to_pylist()
     files = sorted((new_type_warehouse / "warehouse" / "db.db" / "blob").rglob("*.blob"))
@@ -149,5 +149,4 @@ def test_blob_files_both_ways_and_the_table_is_read_not_written(new_type_warehou
             io, str(p)).to_pylist()
     t = Catalog(str(new_type_warehouse / "warehouse")).get_table("db.blob")
     assert t.read().to_pylist() == read_ipc(new_type_warehouse / "blob.arrow").to_pylist()
-    with pytest.raises(UnsupportedTableFeatureError, match="uses BLOB .* for write"):
-        t.write(pa.table({"id": pa.array([9], pa.int64())}))
+    # the engine writes BLOB tables too: tests/interop/test_blob_write_interop.py

@@ -13,7 +13,9 @@ ALLOWED_ENGINE_MODULES = {"table_engine", "table_engine.errors"}
 def test_provider_modules_a_dag_file_imports_load_no_pyarrow_and_no_engine_store() -> None:
     from tests.airflow_env import DAGS_FOLDER
 
+    # the DAG folder on sys.path, as Airflow puts it there (the DAGs import dags/example_lake.py by name)
     code = ("import sys, runpy\n"
+            f"sys.path.insert(0, {str(DAGS_FOLDER)!r})\n"
             "import paimon_provider, paimon_provider.operators, paimon_provider.sensors, paimon_provider.hooks.table\n"
             f"for f in {sorted(str(p) for p in DAGS_FOLDER.glob('*.py'))!r}: runpy.run_path(f)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'table_engine')))")

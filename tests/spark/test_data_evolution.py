@@ -45,3 +45,19 @@ def test_spark_reads_of_changes_are_refused(spark: Any, warehouse: str) -> None:
     with pytest.raises(Exception, match="data-evolution.enabled .* for incremental reads") as info:
         load(spark, warehouse, "db.dec", **{"incremental-between": "1,2"}).collect()
     assert "UnsupportedTableFeatureError" in str(info.value) or isinstance(info.value, UnsupportedTableFeatureError)
+
+
+def test_spark_writes_and_reads_blob_columns(spark: Any, warehouse: str) -> None:
+    """A BLOB table (ADR 0018, amended): Spark's binary rows go to data files and rolled ``.blob`` files."""
+    schema = pa.schema([("id", pa.int64()), ("img", pa.binary())])
+    Catalog(warehouse).create_table("db.blob", schema, options={
+        "row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-field": "img",
+        "blob.target-file-size": "1 kb"})
+    rows = [(i, None if i == 2 else bytes([i]) * 700) for i in range(5)]
+    write_dataframe(spark.createDataFrame(rows, "id long, img binary"), warehouse, "db.blob")
+    files = Catalog(warehouse).get_table("db.blob$files").read(columns=["file_path"]).column(0).to_pylist()
+    assert sum(p.endswith(".blob") for p in files) > 1
+    got = load(spark, warehouse, "db.blob").toArrow().to_pylist()
+    assert sorted((r["id"], r["img"]) for r in got) == rows
+    assert sorted(Catalog(warehouse).get_table("db.blob").read().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": i, "img": v} for i, v in rows]

@@ -46,6 +46,7 @@ from table_engine.types import from_arrow_type
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 APPEND_SCHEMA = pa.schema([("x", pa.int32()), ("s", pa.string())])
+BLOB_SCHEMA = pa.schema([("id", pa.int64()), ("b", pa.binary())])
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,10 @@ def create_opts(options: dict[str, str], name: str = "db.new", pk: tuple[str, ..
                 part: tuple[str, ...] = ("dt",), schema: pa.Schema = SCHEMA) -> Callable[[Tables], Any]:
     return lambda s: s.catalog.create_table(name, schema, primary_keys=list(pk), partition_keys=list(part),
                                             options=options)
+
+
+def blob_table(s: Tables) -> Table:
+    return s.catalog.get_table("db.blob")
 
 
 def write_t(data: dict[str, Any] | pa.Table, **kwargs: Any) -> Callable[[Tables], Any]:
@@ -251,6 +256,19 @@ CASES = [
          "scan.snapshot-id"),
     Case("rename a tag onto an existing one", lambda s: s.t.rename_tag("t1", "t1"), TagAlreadyExistError, "t1"),
     Case("rename a tag to a bad name", lambda s: s.t.rename_tag("t1", "a/b"), TagError, "a/b"),
+    # ---- BLOB columns (ADR 0018; bad BLOB values: tests/interop/test_blob_write_interop.py) ------------------------
+    Case("blob-field: not a column", create_opts({"blob-field": "nope"}, pk=(), part=()), OptionError, "nope"),
+    Case("blob-field: not binary", create_opts({"blob-field": "v"}, pk=(), part=()), OptionError, "'v'"),
+    Case("BLOB column without data evolution", create_opts({"blob-field": "b"}, pk=(), part=(), schema=BLOB_SCHEMA),
+         SchemaError, "data-evolution.enabled"),
+    Case("BLOB column in a primary-key table", create_opts(
+        {"blob-field": "b", "row-tracking.enabled": "true", "data-evolution.enabled": "true"}, pk=("id",), part=(),
+        schema=BLOB_SCHEMA), OptionError, "row-tracking.enabled"),
+    Case("blob-field set on a non-BLOB column", lambda s: s.a.alter(SetOption("blob-field", "s")), OptionError,
+         "['s']"),
+    Case("rename a BLOB column", lambda s: blob_table(s).alter(RenameColumn("b", "c")), SchemaError, "'b'"),
+    Case("data evolution off on a BLOB table", lambda s: blob_table(s).alter(
+        SetOption("data-evolution.enabled", "false")), TableEngineError, "data-evolution.enabled"),
     # ---- rescale ----------------------------------------------------------------------------------------------------
     Case("rescale: bucket_num 0", lambda s: s.t.rescale(0), OptionError, "bucket_num"),
     Case("rescale: bucket_num other than a fixed-bucket table's", lambda s: s.t.rescale(4), OptionError,
@@ -284,6 +302,8 @@ def tables(catalog: Catalog) -> Tables:
     a = catalog.create_table("db.a", APPEND_SCHEMA)
     not_null = pa.schema([pa.field("k", pa.int64()), pa.field("v", pa.string(), nullable=False)])
     nn = catalog.create_table("db.nn", not_null, primary_keys=["k"])
+    catalog.create_table("db.blob", BLOB_SCHEMA, options={
+        "blob-field": "b", "row-tracking.enabled": "true", "data-evolution.enabled": "true"})
     return Tables(catalog, t, a, nn)
 
 
@@ -306,4 +326,4 @@ def test_the_tables_still_work_after_all_the_bad_input(tables: Tables) -> None:
     assert tables.t.read().sort_by("id").to_pydict() == {"id": [1, 2], "v": ["c", "b"],
                                                          "dt": ["2026-01-01", "2026-01-02"]}
     assert tables.t.latest_snapshot_id() == 2 and tables.t.list_tags() == ["t1"]
-    assert tables.catalog.list_tables("db") == ["a", "nn", "t"]
+    assert tables.catalog.list_tables("db") == ["a", "blob", "nn", "t"]

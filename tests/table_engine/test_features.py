@@ -57,12 +57,12 @@ def test_require_names_the_most_restrictive_feature_and_what_is_still_possible()
     with pytest.raises(UnsupportedTableFeatureError,
                        match=r"uses data-file.thin-mode .* it also uses clustering.incremental$"):
         require("db.t", found, Op.WRITE)
-    for op in (Op.READ, Op.MAINTAIN):  # BLOB columns (ADR 0018) are read and maintained, not written
+    for op in Op:  # BLOB columns (ADR 0018, amended) are read, written and maintained
         require("db.t", {"BLOB": "type BLOB"}, op)
-    with pytest.raises(UnsupportedTableFeatureError, match="for write: the engine can only read and maintain"):
-        require("db.t", {"BLOB": "type BLOB"}, Op.WRITE)
     with pytest.raises(UnsupportedTableFeatureError, match="for maintain: the engine can only read this table$"):
-        require("db.t", {"global index": "index-manifest entry of type btree"}, Op.MAINTAIN)
+        require("db.t", {"pk-<type>.index.columns": "option 'pk-btree.index.columns'"}, Op.MAINTAIN)
+    for op in Op:  # global indexes over row ids (ADR 0019) are kept by every operation
+        require("db.t", {"global index": "index-manifest entry of type btree"}, op)
     for op in Op:  # row tracking (issue 23) is supported for everything
         require("db.t", {"row-tracking.enabled": "x", "nextRowId": "y", "_FIRST_ROW_ID": "z"}, op)
 

@@ -8,6 +8,9 @@ writers never hand out overlapping row ids (the loser of the race retries on the
 * every ADD entry of a file written by a write (``_FILE_SOURCE`` = APPEND) without a ``_FIRST_ROW_ID`` gets the
   next free row id, in entry order (grouped by partition with ``row-tracking.partition-group-on-commit``), and
   the snapshot's ``nextRowId`` moves past them. Files written by compaction carry the ids of the rows they hold.
+  A ``.blob`` file (a BLOB column of the rows of the data file before it, ADR 0018) takes no new ids: it gets the
+  next ids of its column within the range of the last data file, so rolled ``.blob`` files of one column get
+  consecutive ranges that tile the data file's (Paimon's ``assignRowTrackingMeta``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from table_engine.errors import CorruptMetadataError
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.manifest import FileKind, ManifestEntry
 from table_engine.format.snapshot import Snapshot
+from table_engine.store.reading.data_evolution import is_blob_file
 from table_engine.store.reading.row_tracking import ROW_ID
 
 __all__ = ["assign_row_tracking", "next_row_id_start"]
@@ -57,10 +62,22 @@ def assign_row_tracking(snapshot_id: int, start: int, entries: Sequence[Manifest
             order.setdefault(e.partition, []).append(e)
         out = [e for group in order.values() for e in group]
     result: list[ManifestEntry] = []
+    blob_default = start
+    blob_starts: dict[str, int] = {}
     for e in out:
-        if _needs_row_id(e):
-            result.append(dataclasses.replace(e, file=dataclasses.replace(e.file, first_row_id=start)))
-            start += e.file.row_count
-        else:
+        if not _needs_row_id(e):
             result.append(e)
+        elif is_blob_file(e.file.file_name):
+            column = (e.file.write_cols or [""])[0]
+            first = blob_starts.get(column, blob_default)
+            if first + e.file.row_count > start:
+                raise CorruptMetadataError(f"blob file {e.file.file_name} of column {column!r} has rows past the "
+                                           f"data file it belongs to (row ids {first}..{start - 1})")
+            result.append(dataclasses.replace(e, file=dataclasses.replace(e.file, first_row_id=first)))
+            blob_starts[column] = first + e.file.row_count
+        else:
+            result.append(dataclasses.replace(e, file=dataclasses.replace(e.file, first_row_id=start)))
+            blob_default = start
+            blob_starts.clear()
+            start += e.file.row_count
     return result, start

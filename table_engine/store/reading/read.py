@@ -327,17 +327,19 @@ def read_row_id_group(ctx: ReadContext, group: RowIdGroup, fields: Sequence[Data
     columns: dict[str, pa.ChunkedArray] = {}
     sources = column_sources(group, fields, ctx.schema_of)
     newest = group.files[0]
-    if tracking and (not sources or sources[0][0] is not newest):  # only the tracking columns of the newest file
+    if tracking and (not sources or sources[0][0][0] is not newest):  # only the tracking columns of the newest file
         path = path_of(newest)
         physical = physical_tracking_columns(ctx.file_io, path, newest, tracking)
         placeholder = pa.table({"_": pa.nulls(group.row_count)})
         raw = read_file(ctx.file_io, path, physical) if physical else placeholder
         t = with_tracking(placeholder, raw, newest, tracking, 0)
         columns.update((name, t.column(name)) for name in tracking)
-    for f, supplied in sources:
-        t = read_data_file(ctx, path_of(f), f, supplied, system=False, tracking=tracking if f is newest else ())
+    for unit, supplied in sources:
+        parts = [read_data_file(ctx, path_of(f), f, supplied, system=False, tracking=tracking if f is newest else ())
+                 for f in unit]  # one normal file, or the rolled .blob files of one column in row-id order
+        t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if t.num_rows != group.row_count:
-            raise CorruptMetadataError(f"data file {f.file_name} holds {t.num_rows} rows, its metadata says "
+            raise CorruptMetadataError(f"data file {unit[0].file_name} holds {t.num_rows} rows, its metadata says "
                                        f"{group.row_count}")
         for name in t.column_names:
             columns[name] = t.column(name)
@@ -359,7 +361,7 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
         if system or f.write_cols is None or len(f.write_cols) != 1:
             raise CorruptMetadataError(f"blob file {f.file_name} must hold exactly one column (_WRITE_COLS "
                                        f"{f.write_cols}) of an append table")
-        raw = pa.table({f.write_cols[0]: read_blob_file(ctx.file_io, path)}) if file_cols else \
+        raw = pa.table({f.write_cols[0]: read_blob_file(ctx.file_io, path, placeholders=False)}) if file_cols else \
             pa.table({"_": pa.nulls(f.row_count)})
         return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
     physical = physical_tracking_columns(ctx.file_io, path, f, tracking)

@@ -146,6 +146,7 @@ class TableWrite:
         self.order = MergeOrder((_GROUP, *self.key_names), self.seq_fields, self.opts.sequence_descending())
         self.group_order = MergeOrder(tuple(self.key_names), self.seq_fields, self.opts.sequence_descending())
         """The order within one (partition, bucket) group."""
+        self._blob_names = frozenset(f.name for f in schema.fields if f.type.root == "BLOB")
         self._kv_columns = [*self.arrow_schema.names, VALUE_KIND]
         """The buffered columns a key-value file takes (besides ``_SEQUENCE_NUMBER``)."""
         self.merge_fn = ctx.merge_function
@@ -313,6 +314,9 @@ class TableWrite:
         cols = []
         for f in self.arrow_schema:
             col = data.column(f.name)
+            if f.name in self._blob_names and not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+                raise SchemaMismatchError(f"column {f.name!r} is BLOB: it takes binary or large_binary values (bytes "
+                                          f"or serialized blob descriptors), not {col.type}")
             if f.type == VARIANT_ARROW_TYPE and is_variant_arrow_type(col.type) and col.num_chunks:
                 col = variant_children_filled(col)
             if col.type != f.type:

@@ -52,21 +52,22 @@ def index_entry(index_type: str, global_index: GlobalIndexMeta | None = None) ->
 
 
 # one minimal input per feature the engine does not fully support: feature name -> what it detects there
-# features that are detected although supported for every operation (row tracking, data evolution: issue 23)
+# features that are detected although supported for every operation (row tracking, data evolution, BLOB,
+# global indexes: issue 23)
 DETECTED_SUPPORTED: dict[str, dict[str, str]] = {
     "row-tracking.enabled": schema_features(schema(options={"row-tracking.enabled": "true"})),
     "nextRowId": snapshot_features(snapshot(nextRowId=7)),
     "_FIRST_ROW_ID": data_file_features([data_file(first_row_id=0)]),
     "data-evolution.enabled": schema_features(schema(options={"data-evolution.enabled": "true"})),
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
+    "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
+    "BLOB": schema_features(schema(["BLOB"])),  # written too since ADR 0018's amendment
 }
 DETECTED: dict[str, dict[str, str]] = {
-    "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
     "pk-<type>.index.columns": schema_features(schema(options={"pk-btree.index.columns": "id"})),
     "metadata.iceberg.storage": schema_features(schema(options={"metadata.iceberg.storage": "table-location"})),
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
-    "BLOB": schema_features(schema(["BLOB"])),
     "blob options": schema_features(schema(["BLOB"], {"blob-as-descriptor": "true"})),
     "vector.file.format / vector-field": schema_features(schema([VECTOR], {"vector.file.format": "lance"})),
     "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
@@ -100,6 +101,8 @@ def test_every_feature_not_fully_supported_is_detected_by_a_minimal_input() -> N
      "metadata.iceberg.storage": "disabled", "deletion-vectors.bitmap64": "true"},
     {"bucket": "-2", "postpone.default-bucket-num": "2", "data-file.external-paths": "file:///x",
      "file.format": "orc", "file.format.per.level": "0:avro"},
+    {"global-index.enabled": "false", "global-index.column-update-action": "IGNORE", "btree-index.block-size": "1kb",
+     "bitmap-index.compression": "zstd", "sorted-index.records-per-file": "10", "scalar-index.search-mode": "full"},
 ])
 def test_known_and_supported_options_pass(options: dict[str, str]) -> None:
     found = schema_features(schema(options=options))

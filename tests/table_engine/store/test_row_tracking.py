@@ -87,9 +87,16 @@ def test_assignment_follows_paimons_rules() -> None:
     assert [[f.first_row_id for f in r] for r in runs] == [[10, 13, 15]]
 
 
-def test_every_rewrite_path_keeps_row_ids(tmp_path: pathlib.Path) -> None:
-    t = Catalog(str(tmp_path / "wh")).create_table("db.t", SCHEMA, partition_keys=["dt"], options={
-        **OPTIONS, "write-only": "true"})
+@pytest.fixture(params=["local", "s3"])
+def any_catalog(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Catalog:
+    """A catalog on a local disk, then on the session's S3 server (a fresh warehouse each)."""
+    if request.param == "local":
+        return Catalog(str(tmp_path / "wh"))
+    return Catalog(request.getfixturevalue("s3_warehouse"), request.getfixturevalue("s3_options"))
+
+
+def test_every_rewrite_path_keeps_row_ids(any_catalog: Catalog) -> None:
+    t = any_catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], options={**OPTIONS, "write-only": "true"})
     for start in (0, 4, 10, 13):
         t.write(rows(list(range(start, start + (6 if start == 4 else 3 if start else 4)))))
     assert next_row_id(t) == 16
@@ -115,7 +122,7 @@ def test_every_rewrite_path_keeps_row_ids(tmp_path: pathlib.Path) -> None:
 
     # file-index rewrite keeps the files' ids
     t.alter(SetOption("file-index.bloom-filter.columns", "v"))
-    t = Catalog(str(tmp_path / "wh")).get_table("db.t")
+    t = any_catalog.get_table("db.t")
     t.rewrite_file_index()
     assert all(f.extra_files or f.embedded_file_index for s in t.plan() for f in s.files)
     assert tracked(t) == dv_rows
@@ -141,8 +148,8 @@ def test_every_rewrite_path_keeps_row_ids(tmp_path: pathlib.Path) -> None:
     assert at_4[1] == base
 
 
-def test_rollback_restores_the_ids_of_the_target(tmp_path: pathlib.Path) -> None:
-    t = Catalog(str(tmp_path / "wh")).create_table("db.t", SCHEMA, options=OPTIONS)
+def test_rollback_restores_the_ids_of_the_target(any_catalog: Catalog) -> None:
+    t = any_catalog.create_table("db.t", SCHEMA, options=OPTIONS)
     t.write(rows([1, 2, 3]))
     t.write(rows([4, 5]))
     at_2 = tracked(t)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from table_engine.catalog import Catalog
-from table_engine.errors import CorruptMetadataError
+from table_engine.errors import CorruptMetadataError, UnsupportedError
 from table_engine.format.data_file_meta import DataFileMeta, SimpleStats
 from table_engine.format.deletion_vector import write_dv_index
 from table_engine.predicate import parse_filters
@@ -140,10 +140,36 @@ def test_a_projection_opens_only_the_files_that_hold_its_columns() -> None:
     (group,) = row_id_groups([base, y1, y2])
     assert [f.file_name for f in group.files] == ["y2", "y1", "base"] and group.anchor.file_name == "base"
     picked = column_sources(group, cat_schema.fields, lambda _: cat_schema)
-    assert [(f.file_name, [x.name for x in fields]) for f, fields in picked] == [("y2", ["a", "b"]),
-                                                                               ("base", ["id", "c"])]
+    assert [([f.file_name for f in unit], [x.name for x in fields]) for unit, fields in picked] == [
+        (["y2"], ["a", "b"]), (["base"], ["id", "c"])]
     only_c = column_sources(group, [cat_schema.field("c")], lambda _: cat_schema)
-    assert [f.file_name for f, _ in only_c] == ["base"]
+    assert [[f.file_name for f in unit] for unit, _ in only_c] == [["base"]]
+
+
+def test_rolled_blob_files_join_their_range_and_must_tile_it() -> None:
+    """``.blob`` files of a column rolled inside a normal file's range (ADR 0018, amended) form one source of that
+    column, in row-id order; gaps, overlaps and overhangs are refused."""
+    base = DataFileMeta("base", 1, 5, b"", b"", SimpleStats.EMPTY, SimpleStats.EMPTY, 1, 1, 0, 0, first_row_id=10,
+                        write_cols=["id", "a", "b"])
+    b1 = replace(base, file_name="d-1.blob", row_count=3, write_cols=["c"], max_sequence_number=9)
+    b2 = replace(b1, file_name="d-0.blob", row_count=2, first_row_id=13)
+    cat_schema = _schema()
+    (group,) = row_id_groups([b2, base, b1])
+    assert (group.first_row_id, group.row_count) == (10, 5)
+    assert [f.file_name for f in group.files] == ["base", "d-1.blob", "d-0.blob"] and group.anchor is base
+    picked = column_sources(group, cat_schema.fields, lambda _: cat_schema)
+    assert [([f.file_name for f in unit], [x.name for x in fields]) for unit, fields in picked] == [
+        (["d-1.blob", "d-0.blob"], ["c"]), (["base"], ["id", "a", "b"])]
+    with pytest.raises(UnsupportedError, match="cover row ids 10..12 of the range 10..14"):
+        row_id_groups([base, b1])
+    with pytest.raises(UnsupportedError, match="starts at row id 12, inside another .blob file"):
+        row_id_groups([base, b1, replace(b2, first_row_id=12, row_count=3)])
+    with pytest.raises(UnsupportedError, match="several generations"):  # a delta of a BLOB update
+        row_id_groups([base, b1, b2, replace(b1, file_name="delta.blob", row_count=5, max_sequence_number=20)])
+    with pytest.raises(UnsupportedError, match="leave row ids 10..12 of the range 10..14 uncovered"):
+        row_id_groups([base, b2])
+    with pytest.raises(CorruptMetadataError, match="past their range"):
+        row_id_groups([base, b1, replace(b2, row_count=3)])
 
 
 def test_inconsistent_ranges_are_corrupt_metadata() -> None:
