@@ -9,16 +9,16 @@ What the DataFrame holds decides the write (:func:`plan_write`, on the driver be
 * a ``_ROW_ID`` column: an update by row id of the other columns (``Table.update_by_row_id``); with option
   ``upsert-keys``: an upsert by those keys (``Table.upsert_by_key``).
 
-Updates and upserts are staged, not written by the tasks: a column file covers a whole row range (its current
-values with the updated rows replaced), so two tasks updating rows of one range would each write a file over the
-range and the later would drop the other's updates. Instead each task attempt writes its rows to one Arrow IPC
-file in the job's staging directory (``<table>/spark-staging-<uuid>``) and names it in its commit message; the
-job's ``commit()`` (run by Spark exactly once) reads the files the successful attempts named, in task order, and
-runs ONE ``update_by_row_id`` / ``upsert_by_key`` over their rows, under the job's commit user and identifier
-(skipped when that snapshot exists: a repeated commit is a no-op). An attempt that fails deletes its file; one
-killed outright leaves a file that no message names: never read, deleted with the directory, which ``commit()``
-and ``abort()`` both remove. Bad rows (a ``_ROW_ID`` that is not a row, repeated or null) fail the commit with
-nothing written.
+Updates and upserts are staged, not written by the tasks: a column file covers a whole row range (its current values
+with the updated rows replaced), so two tasks updating rows of one range would each write a file over the range and
+the later would drop the other's updates. Instead each task attempt writes its rows to one Arrow IPC file in the
+job's staging directory (``<table>/spark-staging-<uuid>``) and names it in its commit message; the job's
+``commit()`` (run by Spark exactly once) reads the files the successful attempts named, in task order, and runs ONE
+``update_by_row_id`` / ``upsert_by_key`` over their rows, under the job's commit user and identifier (skipped when
+that snapshot exists: a repeated commit is a no-op). An attempt that fails deletes its file; one killed outright
+leaves a file that no message names: never read, deleted with the directory, which ``commit()`` and ``abort()`` both
+remove (a job that dies before either leaves it to ``remove-orphan-files``). Bad rows (a ``_ROW_ID`` that is not a
+row, repeated or null) fail the commit with nothing written.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from table_engine.errors import SchemaMismatchError
+from table_engine.io.paths import staging_dir
 from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles, find_commit
 from table_engine.store.context import StoreContext
@@ -95,8 +96,7 @@ def plan_write(table: Table, names: Sequence[str], overwrite: bool, kinds_column
         if not keys or absent:
             raise o.DataSourceOptionError(f"option {o.UPSERT_KEYS}={keys_option!r}: key column(s) "
                                           f"{absent or '[]'} are not in the DataFrame")
-    staging = f"{table.path.rstrip('/')}/spark-staging-{uuid.uuid4().hex}"
-    return DataEvolutionWrite(mode, tuple(names), keys, staging)
+    return DataEvolutionWrite(mode, tuple(names), keys, staging_dir(table.path, uuid.uuid4().hex))
 
 
 def write_columns(plan: DataEvolutionWrite, table: Table, chunks: Iterable[pa.Table], task: int, attempt: int,
