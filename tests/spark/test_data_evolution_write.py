@@ -144,3 +144,17 @@ def test_retried_tasks_count_once(warehouse: str, tmp_path: Path) -> None:
     got = Catalog(warehouse).get_table("db.spark").read(columns=["_ROW_ID", "id"])
     assert Counter(got["id"].to_pylist()) == Counter([*range(N), *range(500, 600)])
     assert sorted(got["_ROW_ID"].to_pylist()) == list(range(N + 100))
+
+
+def test_an_update_by_row_id_on_an_s3_warehouse(spark: Any, s3_warehouse: str, s3_options: dict[str, str]) -> None:
+    """The staged rows live on the object store too (written, read and removed through the table's FileIO)."""
+    t = Catalog(s3_warehouse, s3_options).create_table("db.de", SCHEMA, partition_keys=["dt"], options=OPTIONS)
+    t.write(pa.table({"id": pa.array(range(6), pa.int64()), "a": pa.array(range(6), pa.int64()),
+                      "b": [f"b{i}" for i in range(6)], "dt": ["d0", "d1"] * 3}))
+    want = {r["_ROW_ID"]: r["a"] for r in t.read(columns=["_ROW_ID", "a"]).to_pylist()} | {1: -1, 4: -4}
+    df = spark.createDataFrame([(1, -1), (4, -4)], "_ROW_ID long, a long").repartition(2)
+    df.write.format("paimon").mode("append").option("warehouse", s3_warehouse).options(**s3_options).save("db.de")
+    got = Catalog(s3_warehouse, s3_options).get_table("db.de").read(columns=["_ROW_ID", "a"]).to_pylist()
+    assert {r["_ROW_ID"]: r["a"] for r in got} == want
+    paths = [st.path for st in t.file_io.walk(t.path)]
+    assert paths and not [p for p in paths if "/spark-staging-" in p]
