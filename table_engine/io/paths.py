@@ -82,6 +82,16 @@ def new_data_file_name(prefix: str = "data-", roll: int = 0, suffix: str = ".par
     return f"{prefix}{file_uuid or uuid.uuid4()}-{roll}{suffix}"
 
 
+STAGING_DIR_PREFIX = "spark-staging-"
+"""Directories ``<table>/spark-staging-<token>/`` hold rows a Spark job staged for its commit (updates by row id on
+data-evolution tables); the job removes its own; ``remove-orphan-files`` deletes old files left by a dead one."""
+
+
+def staging_dir(table_path: str, token: str) -> str:
+    """The staging directory of job ``token`` of the table at ``table_path``."""
+    return f"{table_path.rstrip('/')}/{STAGING_DIR_PREFIX}{token}"
+
+
 def manifest_dir(table_path: str) -> str:
     """``<table>/manifest``: manifests, manifest lists and index manifests."""
     return f"{table_path}/manifest"

@@ -21,6 +21,7 @@ from table_engine.store.committing.commit import Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import compact_invisible_level0, compact_written_append_partitions
 from table_engine.store.context import StoreContext
+from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,8 @@ class TaskFiles:
     attempt: int
     messages: tuple[CommitMessage, ...]
     rows: int
+    staged: tuple[str, ...] = ()
+    """Arrow IPC files of rows staged for the job's commit (updates by row id, upserts by key)"""
 
     @property
     def files(self) -> int:
@@ -81,7 +84,9 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
             committer.abort(messages)
         raise
     ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
-    if unaware_append(table):  # the tasks did not compact (see write_task): compact what they wrote, once
+    if unaware_append(table) and not data_evolution_enabled(table.schema.options):
+        # the tasks did not compact (see write_task): compact what they wrote, once. (Writers of a data-evolution
+        # table never compact in passing, as Table.write: its compaction merges row ranges, a maintenance job.)
         return compact_written_append_partitions(ctx, table.new_commit, sid,
                                                  {m.partition for m in messages if m.new_files})
     # first-row and deletion-vector tables: what the tasks' compaction left on level 0 is invisible to batch reads

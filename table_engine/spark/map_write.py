@@ -27,7 +27,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from table_engine.spark.commit import TaskFiles, abort_uncommitted
+from table_engine.spark.commit import TaskFiles
 from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
@@ -59,9 +59,7 @@ def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: 
     try:
         rows = routed.mapInArrow(task, _RESULT_SCHEMA).collect()
     except BaseException:
-        done = list(written.value)
-        if done:
-            abort_uncommitted(table, [m for t in done for m in t.messages], commit_user, identifier)
+        writer.abort_job([PaimonCommitMessage(t) for t in written.value], identifier)  # incl. staged rows
         raise
     messages = [PaimonCommitMessage(pickle.loads(r[0])) for r in rows]
     ow = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if overwrite else None

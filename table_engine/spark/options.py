@@ -74,6 +74,8 @@ ASSIGNERS = "dynamic-bucket.assigner-parallelism"
 ROWKIND_COLUMN = "rowkind-column"
 """A DataFrame column holding each row's kind (+I, -U, +U, -D), e.g. the ``rowkind`` of an audit-log read; it is
 not written. (Tables with the ``rowkind.field`` option take kinds from that table column instead.)"""
+UPSERT_KEYS = "upsert-keys"
+"""Data-evolution tables: comma-separated key columns; the write is an upsert by key (``Table.upsert_by_key``)."""
 PRIMARY_KEY = "primary-key"
 PARTITION = "partition"
 CHECKPOINT_LOCATION = "checkpointLocation"
@@ -82,7 +84,7 @@ _NOT_TABLE_OPTIONS = frozenset(k.lower() for k in (
     WAREHOUSE, PATH, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_MODE, INCREMENTAL_BETWEEN,
     INCREMENTAL_BETWEEN_TIMESTAMP, CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, STREAMING_READ_OVERWRITE,
     MAX_ROWS_PER_TRIGGER, AUDIT_LOG, FILTER_PUSHDOWN, READ_FILES, COMMIT_USER, COMMIT_USER_GENERATED, COMMIT_IDENTIFIER,
-    ASSIGNERS, ROWKIND_COLUMN,
+    ASSIGNERS, ROWKIND_COLUMN, UPSERT_KEYS,
     PRIMARY_KEY, PARTITION, CHECKPOINT_LOCATION))
 
 

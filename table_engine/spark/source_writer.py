@@ -74,6 +74,9 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
             else:
                 user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
         super().__init__(table, schema, overwrite, user, options)
+        if self.evolution is not None:
+            raise o.DataSourceOptionError(f"{self.evolution.mode} of table {table.identifier}: not supported by "
+                                          "streaming writes (use a batch write)")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SourceCommitMessage:
         return SourceCommitMessage(self.write_task(iterator).files)

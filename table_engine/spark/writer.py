@@ -45,7 +45,22 @@ from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
 from table_engine.spark import options as o
-from table_engine.spark.commit import TaskFiles, abort_uncommitted, check_bucket_owners, commit_once, unaware_append
+from table_engine.spark.commit import (
+    GENERATED_USER_SLACK_MS,
+    TaskFiles,
+    abort_uncommitted,
+    check_bucket_owners,
+    commit_once,
+    unaware_append,
+)
+from table_engine.spark.de_write import (
+    DataEvolutionWrite,
+    commit_staged,
+    plan_write,
+    remove_staging,
+    stage_rows,
+    write_columns,
+)
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
@@ -236,8 +251,11 @@ class _TableWriter:
             raise o.DataSourceOptionError(f"option {o.ROWKIND_COLUMN}: the DataFrame has no column "
                                           f"{self.kinds_column!r}")
         self.bucket_routed = BUCKET_COLUMN in schema.fieldNames()
-        _check_columns(table, [n for n in schema.fieldNames()
-                               if n not in ROUTING_COLUMNS and n != self.kinds_column])
+        names = [n for n in schema.fieldNames() if n not in ROUTING_COLUMNS and n != self.kinds_column]
+        self.evolution: DataEvolutionWrite | None = plan_write(table, names, overwrite, self.kinds_column, options)
+        """a write of some columns, an update by row id or an upsert by key (:mod:`table_engine.spark.de_write`)"""
+        if self.evolution is None:
+            _check_columns(table, names)
         if self.routed and (not self.dynamic or self.assigners is None):
             raise o.DataSourceOptionError(
                 f"column {ROUTE_COLUMN} needs a dynamic-bucket table and option {o.ASSIGNERS} (use prepare_write)")
@@ -247,6 +265,13 @@ class _TableWriter:
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
         attempt = ctx.attemptNumber() if ctx is not None else 0
+        if self.evolution is not None:
+            run = stage_rows if self.evolution.staged else write_columns
+            files = run(self.evolution, self.table, _coalesced(batches), task, attempt,
+                        functools.partial(_inject_fault, task, attempt))
+            log.info("%s: task %d (attempt %d): %s of %d rows", self.table.identifier, task, attempt,
+                     self.evolution.mode, files.rows)
+            return PaimonCommitMessage(files)
         writer = self.table.new_write()
         if unaware_append(self.table):
             writer.skip_compaction()  # all tasks write bucket 0: the driver compacts once after the commit
@@ -280,6 +305,13 @@ class _TableWriter:
     def commit_job(self, messages: Sequence[object], identifier: int,
                    overwrite: Overwrite | None) -> int | None:
         tasks = _task_files(messages)
+        if self.evolution is not None and self.evolution.staged:
+            since = None if self.generated_at is None else self.generated_at - GENERATED_USER_SLACK_MS
+            sid = commit_staged(self.evolution, self.table, tasks, self.commit_user, identifier, since)
+            log.info("%s: %s of %d rows from %d tasks committed as snapshot %s (commit user %s)",
+                     self.table.identifier, self.evolution.mode, sum(t.rows for t in tasks), len(tasks), sid,
+                     self.commit_user)
+            return sid
         all_messages = [m for t in tasks for m in t.messages]
         try:
             if self.dynamic:
@@ -299,7 +331,9 @@ class _TableWriter:
 
     def abort_job(self, messages: Sequence[object], identifier: int) -> None:
         all_messages = [m for t in _task_files(messages) for m in t.messages]
-        abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
+        remove_staging(self.evolution, self.table)
+        if all_messages:
+            abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
         log.info("%s: job aborted, files of %d commit messages removed", self.table.identifier, len(all_messages))
 
 

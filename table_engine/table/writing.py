@@ -107,26 +107,32 @@ class WriteSurface(TableBase):
         return sid
 
     @mutating
-    def update_by_row_id(self, data: pa.Table | pa.RecordBatch, maintain: bool | None = None) -> int | None:
+    def update_by_row_id(self, data: pa.Table | pa.RecordBatch, maintain: bool | None = None, *,
+                         commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+                         ) -> int | None:
         """Data evolution (``data-evolution.enabled``): set the columns of ``data`` of the rows its ``_ROW_ID``
         column names, in one commit, as pypaimon's ``update_by_arrow_with_row_id``: each row range touched gets a
         file of only those columns (see :mod:`table_engine.store.writing.data_evolution_write`). The new snapshot id
-        (None when ``data`` is empty)."""
+        (None when ``data`` is empty). ``commit_user`` / ``commit_identifier``: the snapshot's (e.g. a Spark job's,
+        see :meth:`commit`)."""
         from table_engine.store.writing.data_evolution_write import update_by_row_id
 
         base, strict = self._data_evolution_base("update by row id")
-        sid = update_by_row_id(strict._ctx, strict._committer(), _as_table(data), base)
-        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        sid = update_by_row_id(strict._ctx, strict._committer(commit_user), _as_table(data), base, commit_identifier)
+        self._after_commit(sid, commit_identifier, maintain)
         return sid
 
     @mutating
     def upsert_by_key(self, data: pa.Table | pa.RecordBatch, keys: Sequence[str],
-                      columns: Sequence[str] | None = None, maintain: bool | None = None) -> int | None:
+                      columns: Sequence[str] | None = None, maintain: bool | None = None, *,
+                      commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+                      ) -> int | None:
         """Data evolution: pypaimon's ``upsert_by_arrow_with_key`` in one commit. Rows of ``data`` whose ``keys``
         (and partition columns) match existing rows set ``columns`` (default: every column of ``data`` but the
         partition columns) of all of those rows, as :meth:`update_by_row_id`; the other rows of ``data`` are
         appended (with the columns of ``data``, as a write of some columns). A key repeated in ``data`` keeps its
-        last row; null keys match null keys. The new snapshot id (None when ``data`` is empty)."""
+        last row; null keys match null keys. The new snapshot id (None when ``data`` is empty). ``commit_user`` /
+        ``commit_identifier``: as :meth:`update_by_row_id`."""
         from table_engine.store.reading.row_tracking import ROW_ID
         from table_engine.store.writing.data_evolution_write import upsert_by_key
 
@@ -139,8 +145,9 @@ class WriteSurface(TableBase):
                               f"are {self.schema.field_names()}")
         existing = self._read_at(base, [*match, ROW_ID]) if base is not None else \
             pa.table({**{k: pa.nulls(0) for k in match}, ROW_ID: pa.array([], pa.int64())})
-        sid = upsert_by_key(strict._ctx, strict._committer(), table, list(keys), columns, existing, base)
-        self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
+        sid = upsert_by_key(strict._ctx, strict._committer(commit_user), table, list(keys), columns, existing, base,
+                            commit_identifier)
+        self._after_commit(sid, commit_identifier, maintain)
         return sid
 
     @mutating

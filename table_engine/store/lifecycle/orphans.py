@@ -31,6 +31,7 @@ from table_engine.format.manifest import manifest_file_names
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
+from table_engine.io.paths import STAGING_DIR_PREFIX
 from table_engine.store.context import StoreContext
 from table_engine.store.external_paths import same_filesystem
 from table_engine.store.lifecycle.file_refs import FileRefs
@@ -188,9 +189,10 @@ _META_DIRS = ("manifest", "index", "statistics")
 def _candidates(ctx: StoreContext) -> Iterator[tuple[FileStatus, str | None, re.Pattern[str] | None]]:
     """The files orphan cleaning looks at, each with the references that keep it (``"meta"``: metadata names,
     ``"data"``: data file names, None: only the name pattern ``keep``): in ``manifest/``, ``index/``,
-    ``statistics/``, ``snapshot/``, ``changelog/`` and the bucket directories below as many ``k=v`` levels as
-    there are partition keys. One recursive :meth:`~table_engine.io.base.FileIO.walk` of the table (on an object
-    store: one flat listing, paginated), not a listing per directory."""
+    ``statistics/``, ``snapshot/``, ``changelog/``, Spark staging directories (``spark-staging-*``: nothing
+    references their files) and the bucket directories below as many ``k=v`` levels as there are partition keys.
+    One recursive :meth:`~table_engine.io.base.FileIO.walk` of the table (on an object store: one flat listing,
+    paginated), not a listing per directory."""
     tp = ctx.table_path.rstrip("/")
     depth = len(ctx.schema.partition_keys)
     for st in ctx.file_io.walk(tp):
@@ -205,6 +207,8 @@ def _candidates(ctx: StoreContext) -> Iterator[tuple[FileStatus, str | None, re.
             yield st, None, _CHANGELOG_FILE
         elif len(parts) == depth + 2 and parts[depth].startswith("bucket-") and all("=" in p for p in parts[:depth]):
             yield st, "data", None
+        elif len(parts) == 2 and parts[0].startswith(STAGING_DIR_PREFIX):
+            yield st, None, None  # rows a dead Spark job staged: never referenced
     for root in _external_roots(ctx):
         for st in ctx.file_io.walk(root):
             parts = st.path[len(root) + 1:].split("/")

@@ -28,7 +28,7 @@ from table_engine.format.binary_row import decode_row, encode_row
 from table_engine.format.data_file import StatsMode, make_file_meta
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.formats import write_file
-from table_engine.format.snapshot import Snapshot
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.io.paths import new_data_file_name
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
@@ -42,8 +42,11 @@ from table_engine.store.reading.row_tracking import ROW_ID
 from table_engine.store.reading.scan import live_entries
 from table_engine.types import DataField, to_arrow_field
 
-__all__ = ["RowRanges", "insert_columns", "insert_messages", "row_ids_of", "row_ranges", "update_by_row_id",
-           "update_messages", "upsert_by_key"]
+__all__ = ["RowRanges", "insert_columns", "insert_fields", "insert_messages", "row_ids_of", "row_ranges",
+           "update_by_row_id", "update_fields", "update_messages", "upsert_by_key"]
+
+INSERT = "write of some columns"
+UPDATE = "update by row id"
 
 
 def _fields(ctx: StoreContext, names: Sequence[str], what: str) -> list[DataField]:
@@ -60,6 +63,26 @@ def _fields(ctx: StoreContext, names: Sequence[str], what: str) -> list[DataFiel
         raise SchemaError(f"{what} of table {ctx.table_path}: BLOB column(s) {blobs} are written only with whole "
                           f"rows (Table.write), not as column files")
     return [f for f in ctx.schema.fields if f.name in names]  # schema order
+
+
+def update_fields(ctx: StoreContext, names: Sequence[str], what: str = UPDATE) -> list[DataField]:
+    """The fields an update by row id of columns ``names`` sets (checked: known, not repeated, no BLOB, no
+    partition column)."""
+    fields = _fields(ctx, names, what)
+    parts = [f.name for f in fields if f.name in ctx.schema.partition_keys]
+    if parts:
+        raise SchemaError(f"{what} of table {ctx.table_path}: partition column(s) {parts} cannot change")
+    return fields
+
+
+def insert_fields(ctx: StoreContext, names: Sequence[str], what: str = INSERT) -> list[DataField]:
+    """The fields of new rows of columns ``names`` (checked: known, not repeated, no BLOB, the partition columns
+    among them)."""
+    fields = _fields(ctx, names, what)
+    missing = [k for k in ctx.schema.partition_keys if k not in names]
+    if missing:
+        raise SchemaError(f"{what} of table {ctx.table_path}: the partition column(s) {missing} are missing")
+    return fields
 
 
 def _column_table(data: pa.Table, fields: Sequence[DataField]) -> pa.Table:
@@ -130,19 +153,19 @@ def row_ids_of(ctx: StoreContext, ids_col: pa.ChunkedArray | pa.Array, what: str
     return ids
 
 
-def update_by_row_id(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table, base: Snapshot | None
-                     ) -> int | None:
+def update_by_row_id(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table, base: Snapshot | None,
+                     commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> int | None:
     """Set the columns of ``data`` (besides ``_ROW_ID``) of the rows it names, reading the other rows of their ranges
     in snapshot ``base``; the new snapshot id (None when ``data`` is empty)."""
     if ROW_ID not in data.column_names:
-        raise SchemaError(f"update by row id of table {ctx.table_path}: the data has no {ROW_ID} column")
-    fields = _fields(ctx, [c for c in data.column_names if c != ROW_ID], "update by row id")
+        raise SchemaError(f"{UPDATE} of table {ctx.table_path}: the data has no {ROW_ID} column")
+    fields = update_fields(ctx, [c for c in data.column_names if c != ROW_ID])
     if data.num_rows == 0:
         return None
     written: list[str] = []
     try:
-        messages = update_messages(ctx, data, fields, base, written, "update by row id")
-        return commit.commit(messages)
+        messages = update_messages(ctx, data, fields, base, written, UPDATE)
+        return commit.commit(messages, commit_identifier)
     except BaseException:
         for p in written:
             ctx.file_io.try_delete(p)
@@ -152,10 +175,8 @@ def update_by_row_id(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table,
 def update_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataField], base: Snapshot | None,
                     written: list[str], what: str) -> list[CommitMessage]:
     """The column files (uncommitted) setting ``fields`` of the rows ``data`` names by ``_ROW_ID``, one per row range
-    touched; each path written is appended to ``written`` (for the caller to delete on failure)."""
-    parts = [f.name for f in fields if f.name in ctx.schema.partition_keys]
-    if parts:
-        raise SchemaError(f"{what} of table {ctx.table_path}: partition column(s) {parts} cannot change")
+    touched; each path written is appended to ``written`` (for the caller to delete on failure). ``fields``: see
+    :func:`update_fields`."""
     ids = row_ids_of(ctx, data.column(ROW_ID), what)
     updates = _column_table(data, fields)
     ranges = row_ranges(ctx, base)
@@ -194,12 +215,12 @@ def update_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataFiel
 
 def insert_columns(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table) -> int | None:
     """New rows holding only the columns of ``data`` (the partition columns among them); the new snapshot id."""
-    fields = _fields(ctx, data.column_names, "write of some columns")
+    fields = insert_fields(ctx, data.column_names)
     if data.num_rows == 0:
         return None
     written: list[str] = []
     try:
-        return commit.commit(insert_messages(ctx, data, fields, written, "write of some columns"))
+        return commit.commit(insert_messages(ctx, data, fields, written, INSERT))
     except BaseException:
         for p in written:
             ctx.file_io.try_delete(p)
@@ -209,10 +230,8 @@ def insert_columns(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table) -
 def insert_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataField], written: list[str], what: str
                     ) -> list[CommitMessage]:
     """Files (uncommitted, no row ids yet) of new rows of ``fields``, one per partition, in the order of ``data``;
-    ``_WRITE_COLS`` unless ``fields`` are every column. Each path written is appended to ``written``."""
-    missing = [k for k in ctx.schema.partition_keys if k not in [f.name for f in fields]]
-    if missing:
-        raise SchemaError(f"{what} of table {ctx.table_path}: the partition column(s) {missing} are missing")
+    ``_WRITE_COLS`` unless ``fields`` are every column. Each path written is appended to ``written``. ``fields``:
+    see :func:`insert_fields`."""
     rows = _column_table(data, fields)
     keys = list(ctx.schema.partition_keys)
     writer = DataFileWriter(ctx, None)
@@ -239,7 +258,8 @@ def insert_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataFiel
 
 
 def upsert_by_key(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table, keys: Sequence[str],
-                  columns: Sequence[str] | None, existing: pa.Table, base: Snapshot | None) -> int | None:
+                  columns: Sequence[str] | None, existing: pa.Table, base: Snapshot | None,
+                  commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> int | None:
     """As pypaimon's ``upsert_by_arrow_with_key``, in one commit: rows of ``data`` whose ``keys`` (with the partition
     columns) match rows of ``existing`` (those key columns and ``_ROW_ID``, read at snapshot ``base``) set
     ``columns`` (default: those of ``data``; not the partition columns) of every matching row, as
@@ -277,7 +297,7 @@ def upsert_by_key(ctx: StoreContext, commit: FileStoreCommit, data: pa.Table, ke
             messages += update_messages(ctx, updates, set_fields, base, written, what)
         if len(new_rows):
             messages += insert_messages(ctx, data.take(pa.array(new_rows)), fields, written, what)
-        return commit.commit(messages) if messages else None
+        return commit.commit(messages, commit_identifier) if messages else None
     except BaseException:
         for p in written:
             ctx.file_io.try_delete(p)

@@ -74,6 +74,15 @@ def test_removes_old_orphans_only(catalog: Catalog) -> None:
     assert t.file_io.exists(f"{t.path}/snapshot/LATEST")
 
 
+def test_files_a_dead_spark_job_staged_are_orphans(catalog: Catalog) -> None:
+    t = make(catalog)
+    age_everything(t, 2 * DAY)
+    old = plant(f"{t.path}/spark-staging-0123/task-0-attempt-0-ab.arrow", 2 * DAY)
+    young = plant(f"{t.path}/spark-staging-4567/task-1-attempt-0-cd.arrow", 60)  # a job in flight
+    assert t.remove_orphan_files().paths == [old]
+    assert not os.path.exists(old) and os.path.exists(young)
+
+
 def test_custom_threshold(catalog: Catalog) -> None:
     t = make(catalog)
     p = plant(f"{t.path}/dt=a/bucket-0/data-dead-0.parquet", 120)
