@@ -84,7 +84,7 @@ def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table
 
 def commit_user(cmd: Write, table: Table) -> str:
     """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
-    return cmd.commit_user or default_commit_user(table.options)
+    return default_commit_user(table.options, cmd.commit_user)
 
 
 def previous_commit(table: Table, user: str) -> int | None:

@@ -78,7 +78,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
     table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
-    user = commit_user or default_commit_user(table.options)
+    user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
     # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
@@ -157,7 +157,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
     if not messages:
         return None
-    user = commit_user or default_commit_user(table.options)
+    user = default_commit_user(table.options, commit_user)
     try:
         return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
                            generated_at=started if commit_user is None else None)
