@@ -23,6 +23,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     RemoveOrphanFiles,
+    Rescale,
     RewriteFileIndex,
     Rollback,
     Write,
@@ -30,4 +31,4 @@ from table_engine.ops.commands import (
 
 __all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
            "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
-           "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]
+           "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]

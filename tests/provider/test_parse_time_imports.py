@@ -14,6 +14,7 @@ def test_provider_modules_a_dag_file_imports_load_no_pyarrow_and_no_engine_store
     from tests.airflow_env import DAGS_FOLDER
 
     code = ("import sys, runpy\n"
+            f"sys.path.insert(0, {str(DAGS_FOLDER)!r})  # as Airflow puts the DAG folder on sys.path\n"
             "import paimon_provider, paimon_provider.operators, paimon_provider.sensors, paimon_provider.hooks.table\n"
             f"for f in {sorted(str(p) for p in DAGS_FOLDER.glob('*.py'))!r}: runpy.run_path(f)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'table_engine')))")
