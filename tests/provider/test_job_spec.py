@@ -26,9 +26,9 @@ from paimon_provider.job_spec import (
     should_ship_engine,
     spark_conf,
 )
-from paimon_provider.results import last_json_object
 
 from table_engine.ops import Compact, CreateTag, ExpireSnapshots, ExpireTags, Write
+from table_engine.ops.result import last_json_object
 
 
 def compact(warehouse: str = "/wh", table: str = "db.t", **fields: object) -> Compact:

@@ -50,7 +50,8 @@ from paimon_provider.job_spec import (
     spark_master,
 )
 from paimon_provider.packaging import application_path, engine_archive
-from paimon_provider.results import JobFailedError, is_retryable_failure, last_json_object
+from paimon_provider.results import JobFailedError
+from table_engine.ops.result import JobResult
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -193,20 +194,21 @@ class PaimonSparkHook(BaseHook):
             self._pump(process.stdout, tail, stdout_lines)
             returncode = process.wait()
             pump.join(timeout=30)
-        result = last_json_object(stdout_lines)
-        if returncode != 0 or (result is not None and result.get("status") == "error"):
+        result = JobResult.parse(stdout_lines)
+        if returncode != 0 or (result is not None and result.is_error):
             what = "was killed" if self._killed else f"failed with exit code {returncode}"
-            error = f": {result.get('error')}" if result and result.get("error") else ""
+            error = f": {result.error}" if result is not None and result.error else ""
             job = sub.application if sub.local else f"spark-submit of {sub.application}"
             reason = failure_reason(tail, result) or f"error: {job} {what}"
             self.log.error("%s", reason)
             # the message ends with the job's one-line reason: the last line of the task's failure in the log
             raise JobFailedError(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}",
                                  summary=f"{job} {what}{error}", reason=reason.removeprefix("error: "),
-                                 retryable=not self._killed and is_retryable_failure(result, returncode))
+                                 retryable=not self._killed and JobResult.worth_retrying(result, returncode))
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
-        return result
+            return None
+        return result.to_dict()
 
     def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
         for raw in _lines(stream):
@@ -271,15 +273,15 @@ def _keytab_file(base64_keytab: str, principal: str | None) -> str:
     return path
 
 
-def failure_reason(output: Iterable[str], result: dict[str, Any] | None) -> str | None:
+def failure_reason(output: Iterable[str], result: JobResult | None) -> str | None:
     """The job's one-line failure reason: its last ``error: <message>`` line (what the engine's CLI and the Spark
     application print on stderr), else ``error: <the result line's error>``."""
     reason = None
     for line in output:
         if line.startswith("error: "):
             reason = line.strip()
-    if reason is None and result is not None and result.get("error"):
-        reason = f"error: {result['error']}"
+    if reason is None and result is not None and result.error:
+        reason = f"error: {result.error}"
     return reason
 
 

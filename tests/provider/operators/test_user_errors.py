@@ -16,8 +16,8 @@ from paimon_provider.operators import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.compact import partition_texts
-from paimon_provider.results import is_retryable_failure
 
+from table_engine.ops.result import JobResult
 from tests.provider.operators.conftest import LOCAL, context
 
 
@@ -89,10 +89,10 @@ def test_empty_optional_fields_render_as_none() -> None:
 
 
 def test_retryable_failures_are_not_failed_at_once() -> None:
-    assert is_retryable_failure({"status": "error", "retryable": True}, 1)
-    assert not is_retryable_failure({"status": "error", "retryable": False}, 1)
-    assert not is_retryable_failure(None, 2)  # arguments that do not parse
-    assert is_retryable_failure(None, 137)  # killed, crashed: may succeed next time
+    assert JobResult.worth_retrying(JobResult.from_dict({"status": "error", "retryable": True}), 1)
+    assert not JobResult.worth_retrying(JobResult.from_dict({"status": "error", "retryable": False}), 1)
+    assert not JobResult.worth_retrying(None, 2)  # arguments that do not parse
+    assert JobResult.worth_retrying(None, 137)  # killed, crashed: may succeed next time
     assert issubclass(AirflowFailException, AirflowException)
 
 
