@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from table_engine.catalog import Catalog
-from table_engine.consume import consume_changelog
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError, TagAlreadyExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -33,6 +32,7 @@ from table_engine.ops.commands import (
     Rollback,
     Write,
 )
+from table_engine.ops.consume import consume_changelog
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table

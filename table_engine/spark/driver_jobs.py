@@ -152,7 +152,7 @@ def _compact_input_size(cmd: Compact) -> int:
 
 
 def _changes_input_size(cmd: ConsumeChangelog) -> int:
-    from table_engine.consume import change_range
+    from table_engine.ops.consume import change_range
     from table_engine.ops.run import open_catalog
     from table_engine.store.changes.incremental import plan_changes
 

@@ -22,7 +22,12 @@ from pyspark.sql import DataFrame, SparkSession
 
 from table_engine import clock
 from table_engine.catalog import Catalog
-from table_engine.consume import (
+from table_engine.core_options import default_commit_user
+from table_engine.errors import CommitConflictError
+from table_engine.features import Op
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
     advance_consumer,
@@ -37,11 +42,6 @@ from table_engine.consume import (
     staging_dir,
     write_output,
 )
-from table_engine.core_options import default_commit_user
-from table_engine.errors import CommitConflictError
-from table_engine.features import Op
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
-from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
