@@ -310,3 +310,16 @@ def test_a_connection_without_credentials_leaves_the_workers_aws_environment(
         sub = PaimonSparkHook().build_submission(spec)
         assert sub.env["AWS_ACCESS_KEY_ID"] == "worker-own-value"
         assert sub.env["AWS_SESSION_TOKEN"] == "worker-own-token"
+
+
+def test_the_spark_connections_kerberos_fields(paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``principal`` and the base64 ``keytab`` extra (as the Spark provider documents them): the keytab is written
+    to a file only this user can read, and both reach spark-submit."""
+    import base64
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection(
+        "yarn", principal="etl@REALM", keytab=base64.b64encode(b"keytab-bytes").decode()))
+    argv = submission(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
+    keytab = pathlib.Path(argv[argv.index("--keytab") + 1])
+    assert keytab.read_bytes() == b"keytab-bytes" and stat.S_IMODE(keytab.stat().st_mode) == 0o600
+    assert argv[argv.index("--principal") + 1] == "etl@REALM"
