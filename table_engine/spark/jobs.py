@@ -15,7 +15,7 @@ their own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,10 +23,11 @@ from pyspark.sql import DataFrame, SparkSession
 from table_engine import clock
 from table_engine.catalog import Catalog
 from table_engine.core_options import default_commit_user
-from table_engine.errors import CommitConflictError
+from table_engine.errors import CommandError, CommitConflictError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops.base import entry, registers
 from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
@@ -90,15 +91,16 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
 
 
 # ---- commands -----------------------------------------------------------------------------------------------------
-SPARK_JOBS: dict[type[Command], Callable[[Any, SparkSession], dict[str, Any]]] = {}
-"""The Spark job of each command class that is one (``spark_job``)."""
-
-
 def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
-    """Run ``cmd`` (a command whose class is a ``spark_job``) as a Spark job."""
-    return SPARK_JOBS[type(cmd)](cmd, spark)
+    """Run ``cmd`` (a command whose class is a ``spark_job``) as a Spark job: its entry's ``spark``
+    (:class:`~table_engine.ops.base.CommandEntry`, registered here)."""
+    job = entry(type(cmd), "spark").spark
+    if job is None:
+        raise CommandError(f"{cmd.name} is not a Spark job")
+    return job(cmd, spark)
 
 
+@registers("spark", Write)
 def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if args.sql:
         df = spark.sql(args.sql)
@@ -124,6 +126,7 @@ def driver_catalog(cmd: Command) -> Catalog:
     return Catalog(cmd.warehouse, dict(cmd.catalog_options) | o.catalog_options(cmd.warehouse, cmd.catalog_options))
 
 
+@registers("spark", Compact)
 def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
     sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
@@ -199,6 +202,7 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
     return groups
 
 
+@registers("spark", ConsumeChangelog)
 def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict[str, Any]:
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
@@ -240,9 +244,6 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
         result.update(_apply_changes(changes, args, rng))
     advance_consumer(table, args.consumer_id, rng)
     return result
-
-
-SPARK_JOBS.update({Write: spark_write, Compact: spark_compact, ConsumeChangelog: spark_consume_changelog})
 
 
 def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
