@@ -85,6 +85,7 @@ def test_dag_files_import_no_heavy_modules() -> None:
     from tests.airflow_env import DAGS_FOLDER
 
     code = ("import sys, runpy\n"
+            f"sys.path.insert(0, {str(DAGS_FOLDER)!r})  # as Airflow puts the DAG folder on sys.path\n"
             f"for f in {sorted(str(p) for p in DAGS_FOLDER.glob('*.py'))!r}: runpy.run_path(f)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'table_engine')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
