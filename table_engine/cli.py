@@ -3,7 +3,8 @@
 ``table-engine <command> --warehouse W --table db.t [options]`` runs a job locally with the table engine;
 ``spark-submit table_engine/spark/app.py <command> ...`` takes exactly the same arguments and runs the data-heavy
 commands (write, compact, consume-changelog) distributed. Both log progress to stderr and print one final JSON
-object line to stdout (``"status": "ok"`` or ``"error"``, the table, the snapshot id and counts); the exit code is
+object line to stdout (:class:`~table_engine.ops.result.JobResult`: ``"status": "ok"`` or ``"error"``, the table,
+the snapshot id and counts); the exit code is
 0 on success, 1 when the job failed, 2 for bad arguments; a failed job's line says whether running it again may
 succeed (``"retryable"``, from :func:`table_engine.errors.is_retryable`). A failure (any ``TableEngineError``, or
 bad arguments) is one line ``error: <message>`` on stderr, last; its traceback is logged only with ``--verbose``
@@ -20,7 +21,6 @@ TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) 
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -30,6 +30,7 @@ from typing import Any
 from table_engine.errors import TableEngineError, is_retryable
 from table_engine.ops import REGISTRY, Command
 from table_engine.ops.argv import build_parser, one_line, parse_command, parse_invocation, parse_time_millis
+from table_engine.ops.result import JobResult
 from table_engine.ops.run import run_command
 
 log = logging.getLogger("table_engine.cli")
@@ -53,26 +54,24 @@ def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
     """Run ``cmd`` with ``runner`` and print its one JSON result line (after ``before_output``, e.g. stopping Spark,
     so that the line comes last); the process exit code."""
     started = time.monotonic()
-    head: dict[str, Any] = {"command": cmd.name, "table": cmd.table}
     log.info("%s %s: starting", cmd.name, cmd.table)
-    code = 0
     reason = None
     try:
-        out = {**head, "status": "ok", **runner(cmd)}
+        fields = runner(cmd)
         log.info("%s %s: done", cmd.name, cmd.table)
+        result = JobResult.ok(cmd.name, cmd.table, fields, seconds=round(time.monotonic() - started, 3))
     except Exception as e:  # reported as the job's result: one line, the traceback only with --verbose or for a bug
         expected = isinstance(e, TableEngineError)
         reason = one_line(str(e) if expected else f"{type(e).__name__}: {e}")
         log.error("%s %s failed: %s", cmd.name, cmd.table, reason, exc_info=not expected or verbose)
-        out, code = {**head, "status": "error", "error": one_line(f"{type(e).__name__}: {e}"),
-                     "retryable": is_retryable(e)}, 1
-    out["seconds"] = round(time.monotonic() - started, 3)
+        result = JobResult.failed(cmd.name, cmd.table, one_line(f"{type(e).__name__}: {e}"),
+                                  retryable=is_retryable(e), seconds=round(time.monotonic() - started, 3))
     if before_output is not None:
         before_output()
     if reason is not None:
         print(f"error: {reason}", file=sys.stderr, flush=True)
-    print(json.dumps(out, default=str), flush=True)
-    return code
+    print(result.to_line(), flush=True)
+    return 1 if result.is_error else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -895,9 +895,13 @@ if __name__ == "__main__":  # pragma: no cover
         print("usage: python -m table_engine.core_options --markdown")
 
 
-def default_commit_user(options: CoreOptions) -> str:
-    """The commit user of a commit that names none: a fresh UUID, after ``<commit.user-prefix>_`` when the prefix is
-    set (Paimon's ``CoreOptions.createCommitUser``). The one rule for every committer (the table facade, the CLI,
-    the Spark writes and jobs, partition expiry)."""
+def default_commit_user(options: CoreOptions, named: str | None = None) -> str:
+    """The commit user of a commit: the one its caller ``named`` (a job's ``--commit-user``, an Airflow task
+    instance's ``airflow:<dag>:<task>:<run id>[:<map index>]``), used as is, so that a re-run of the same job finds
+    its earlier commits; else a fresh UUID, after ``<commit.user-prefix>_`` when the prefix is set (Paimon's
+    ``CoreOptions.createCommitUser``). The one rule for every committer (the table facade, the CLI, the Spark
+    writes and jobs, partition expiry, the provider's operators)."""
+    if named:
+        return named
     prefix = options.commit_user_prefix()
     return f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())

@@ -5,8 +5,15 @@ The CLI parser (:mod:`table_engine.ops.argv`), the Spark application, the provid
 against the engine through one function of :mod:`table_engine.ops.run` (Spark jobs: :mod:`table_engine.spark.jobs`).
 A command travels between processes as one JSON object (:meth:`Command.to_json`, :func:`from_json`).
 
-Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its function in :mod:`table_engine.ops.run`, and
-an operator subclass in ``provider/paimon_provider/operators``.
+What each command does is its one :class:`~table_engine.ops.base.CommandEntry` (:func:`~table_engine.ops.base.entry`):
+its local runner (:mod:`table_engine.ops.run`), and for a Spark job its Spark runner (:mod:`table_engine.spark.jobs`)
+and its input-size rule for small jobs on the driver (:mod:`table_engine.spark.driver_jobs`), each registered with
+:func:`~table_engine.ops.base.registers` by the module that holds it and imported when first asked for. Every job
+prints one result line, :class:`~table_engine.ops.result.JobResult`.
+
+Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local runner in :mod:`table_engine.ops.run`
+(a Spark job: its Spark runner and input-size rule too), and an operator subclass in
+``provider/paimon_provider/operators`` whose ``build_command`` builds the dataclass.
 
 Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
 """
@@ -23,6 +30,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     RemoveOrphanFiles,
+    Rescale,
     RewriteFileIndex,
     Rollback,
     Write,
@@ -30,4 +38,4 @@ from table_engine.ops.commands import (
 
 __all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
            "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
-           "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]
+           "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]

@@ -13,6 +13,7 @@ when they are parsed.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ from typing import Any, ClassVar, TypeVar
 
 from table_engine.errors import CommandError
 
-__all__ = ["KINDS", "REGISTRY", "ArgSpec", "Command", "arg", "command", "command_class", "from_json"]
+__all__ = ["KINDS", "REGISTRY", "ArgSpec", "Command", "CommandEntry", "arg", "command", "command_class", "entry",
+           "from_json", "registers"]
 
 KINDS = ("text", "flag", "count", "time", "duration", "choice", "key_value", "columns", "partition")
 """How a field's value is written on the command line and typed in the dataclass:
@@ -225,6 +227,57 @@ def command(name: str, *, help: str, spark_job: bool = False,
         REGISTRY[name] = cls
         return cls
     return register
+
+
+# ---- what each command does: one entry per command ----------------------------------------------------------------
+RUNNER_MODULES = {"local": "table_engine.ops.run", "spark": "table_engine.spark.jobs",
+                  "input_size": "table_engine.spark.driver_jobs"}
+"""The module that registers each kind of :class:`CommandEntry` function, imported when one is first asked for (the
+Spark side imports pyspark: only a Spark driver needs it; this module stays light)."""
+
+
+@dataclass
+class CommandEntry:
+    """Everything the application does with one command: "what does ``compact`` do?" has this one answer.
+
+    :param command: the command class.
+    :param local: runs it with the engine in this process, ``(cmd, catalog) -> result fields``
+        (:mod:`table_engine.ops.run`); the CLI's, and the Spark driver's for metadata-only commands.
+    :param spark: for a ``spark_job`` command, runs it as a Spark job, ``(cmd, SparkSession) -> result fields``
+        (:mod:`table_engine.spark.jobs`).
+    :param input_size: for a ``spark_job`` command that may run on the driver when small, the bytes it would read
+        (None: it must be a Spark job) (:mod:`table_engine.spark.driver_jobs`).
+    """
+
+    command: type[Command]
+    local: Callable[[Any, Any], dict[str, Any]] | None = None
+    spark: Callable[[Any, Any], dict[str, Any]] | None = None
+    input_size: Callable[[Any], int | None] | None = None
+
+
+_ENTRIES: dict[type[Command], CommandEntry] = {}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def registers(kind: str, cls: type[Command]) -> Callable[[F], F]:
+    """Register the decorated function as the ``kind`` (``local``, ``spark``, ``input_size``) of ``cls``'s entry."""
+    if kind not in RUNNER_MODULES:
+        raise ValueError(f"unknown runner kind {kind!r}; expected one of {', '.join(RUNNER_MODULES)}")
+
+    def register(fn: F) -> F:
+        setattr(_ENTRIES.setdefault(cls, CommandEntry(cls)), kind, fn)
+        return fn
+    return register
+
+
+def entry(cls: type[Command] | str, *kinds: str) -> CommandEntry:
+    """The entry of a command class (or name), with the modules that register ``kinds`` (default: all) imported."""
+    cls = command_class(cls) if isinstance(cls, str) else cls
+    for kind in kinds or tuple(RUNNER_MODULES):
+        importlib.import_module(RUNNER_MODULES[kind])
+    return _ENTRIES.setdefault(cls, CommandEntry(cls))
 
 
 def command_class(name: str) -> type[Command]:

@@ -12,12 +12,11 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from table_engine.catalog import Catalog
-from table_engine.consume import consume_changelog
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError, TagAlreadyExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.format.tag_file import Tag
-from table_engine.ops.base import Command
+from table_engine.ops.base import Command, entry, registers
 from table_engine.ops.commands import (
     Compact,
     ConsumeChangelog,
@@ -33,32 +32,34 @@ from table_engine.ops.commands import (
     Rollback,
     Write,
 )
+from table_engine.ops.consume import consume_changelog
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
 
-__all__ = ["RUNNERS", "compact_result", "ensure_table", "open_catalog", "previous_commit", "run_command",
+__all__ = ["compact_result", "ensure_table", "open_catalog", "previous_commit", "run_command",
            "write_result"]
-
-RUNNERS: dict[type[Command], Callable[[Any, Catalog], dict[str, Any]]] = {}
-"""The engine function of each command class."""
 
 C = TypeVar("C", bound=Command)
 
 
 def runs(cls: type[C]) -> Callable[[Callable[[C, Catalog], dict[str, Any]]], Callable[[C, Catalog], dict[str, Any]]]:
-    """Register the decorated function as the one that runs commands of ``cls``."""
+    """Register the decorated function as the one that runs commands of ``cls`` here (its entry's ``local``,
+    :class:`~table_engine.ops.base.CommandEntry`)."""
     def register(fn: Callable[[C, Catalog], dict[str, Any]]) -> Callable[[C, Catalog], dict[str, Any]]:
-        RUNNERS[cls] = fn
+        registers("local", cls)(fn)
         return fn
     return register
 
 
 def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
     """Run ``cmd`` against the engine in this process (its catalog opened from the command unless given)."""
-    return RUNNERS[type(cmd)](cmd, catalog if catalog is not None else open_catalog(cmd))
+    local = entry(type(cmd), "local").local
+    if local is None:
+        raise CommandError(f"{cmd.name} has no runner in this process")
+    return local(cmd, catalog if catalog is not None else open_catalog(cmd))
 
 
 # ---- shared job logic ---------------------------------------------------------------------------------------------
@@ -84,7 +85,7 @@ def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table
 
 def commit_user(cmd: Write, table: Table) -> str:
     """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
-    return cmd.commit_user or default_commit_user(table.options)
+    return default_commit_user(table.options, cmd.commit_user)
 
 
 def previous_commit(table: Table, user: str) -> int | None:

@@ -39,6 +39,7 @@ import pyarrow as pa
 
 from table_engine.features import Op
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops.base import entry, registers
 from table_engine.options.config_option import ConfigOption, key
 
 log = logging.getLogger(__name__)
@@ -69,13 +70,9 @@ def input_size(cmd: Command) -> int | None:
 
 
 def _input_size(cmd: Command) -> int | None:
-    if isinstance(cmd, Write):
-        return _write_input_size(cmd)
-    if isinstance(cmd, Compact):
-        return _compact_input_size(cmd)
-    if isinstance(cmd, ConsumeChangelog) and cmd.target_table and not cmd.output:
-        return _changes_input_size(cmd)
-    return None
+    """The command entry's input-size rule (:class:`~table_engine.ops.base.CommandEntry`, registered here)."""
+    rule = entry(type(cmd), "input_size").input_size
+    return None if rule is None else rule(cmd)
 
 
 def run_on_driver(cmd: Command) -> dict[str, Any]:
@@ -115,6 +112,7 @@ def runs_on_driver(cmd: Command, limit: int) -> bool:
     return True
 
 
+@registers("input_size", Write)
 def _write_input_size(cmd: Write) -> int | None:
     from table_engine.io.file_io import file_io_for
     from table_engine.ops.run import open_catalog
@@ -139,6 +137,7 @@ def _write_input_size(cmd: Write) -> int | None:
     return sum(e.size for e in visible)
 
 
+@registers("input_size", Compact)
 def _compact_input_size(cmd: Compact) -> int:
     from table_engine.ops.run import open_catalog
     from table_engine.store.compaction.compact import plan_compaction
@@ -151,8 +150,11 @@ def _compact_input_size(cmd: Compact) -> int:
     return sum(f.file_size for b in plan for f in b.files)
 
 
-def _changes_input_size(cmd: ConsumeChangelog) -> int:
-    from table_engine.consume import change_range
+@registers("input_size", ConsumeChangelog)
+def _changes_input_size(cmd: ConsumeChangelog) -> int | None:
+    if not cmd.target_table or cmd.output:
+        return None  # files: a Spark job writes them
+    from table_engine.ops.consume import change_range
     from table_engine.ops.run import open_catalog
     from table_engine.store.changes.incremental import plan_changes
 

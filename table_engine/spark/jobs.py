@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -25,7 +25,13 @@ from pyspark.sql.types import StringType, StructField
 
 from table_engine import clock
 from table_engine.catalog import Catalog
-from table_engine.consume import (
+from table_engine.core_options import default_commit_user
+from table_engine.errors import CommandError, CommitConflictError
+from table_engine.features import Op
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops.base import entry, registers
+from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
     advance_consumer,
@@ -40,11 +46,6 @@ from table_engine.consume import (
     staging_dir,
     write_output,
 )
-from table_engine.core_options import default_commit_user
-from table_engine.errors import CommitConflictError
-from table_engine.features import Op
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
-from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
@@ -83,7 +84,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
     table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
-    user = commit_user or default_commit_user(table.options)
+    user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
     # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
@@ -95,15 +96,16 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
 
 
 # ---- commands -----------------------------------------------------------------------------------------------------
-SPARK_JOBS: dict[type[Command], Callable[[Any, SparkSession], dict[str, Any]]] = {}
-"""The Spark job of each command class that is one (``spark_job``)."""
-
-
 def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
-    """Run ``cmd`` (a command whose class is a ``spark_job``) as a Spark job."""
-    return SPARK_JOBS[type(cmd)](cmd, spark)
+    """Run ``cmd`` (a command whose class is a ``spark_job``) as a Spark job: its entry's ``spark``
+    (:class:`~table_engine.ops.base.CommandEntry`, registered here)."""
+    job = entry(type(cmd), "spark").spark
+    if job is None:
+        raise CommandError(f"{cmd.name} is not a Spark job")
+    return job(cmd, spark)
 
 
+@registers("spark", Write)
 def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if args.sql:
         df = spark.sql(args.sql)
@@ -129,6 +131,7 @@ def driver_catalog(cmd: Command) -> Catalog:
     return Catalog(cmd.warehouse, dict(cmd.catalog_options) | o.catalog_options(cmd.warehouse, cmd.catalog_options))
 
 
+@registers("spark", Compact)
 def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
     sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
@@ -162,7 +165,7 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
     messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
     if not messages:
         return None
-    user = commit_user or default_commit_user(table.options)
+    user = default_commit_user(table.options, commit_user)
     try:
         return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
                            generated_at=started if commit_user is None else None)
@@ -203,6 +206,7 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
     return groups
 
 
+@registers("spark", ConsumeChangelog)
 def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict[str, Any]:
     catalog = open_catalog(args)
     table = catalog.get_table(args.table)
@@ -242,9 +246,6 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
         result.update(_apply_changes(changes, args, rng))
     advance_consumer(table, args.consumer_id, rng)
     return result
-
-
-SPARK_JOBS.update({Write: spark_write, Compact: spark_compact, ConsumeChangelog: spark_consume_changelog})
 
 
 def change_frame(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> DataFrame:

@@ -39,7 +39,7 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
     def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
         user = o.get(options, o.COMMIT_USER)
         generated = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
-        super().__init__(table, schema, overwrite, user or default_commit_user(table.options), options)
+        super().__init__(table, schema, overwrite, default_commit_user(table.options, user), options)
         self.generated_at = clock.now_millis() if generated else None
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier

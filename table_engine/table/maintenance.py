@@ -90,7 +90,7 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.writing.rescale import rescale
 
         self.refresh()
-        user = commit_user or default_commit_user(self.options)
+        user = default_commit_user(self.options, commit_user)
         sid = rescale(self._ctx, user, bucket_num, partitions, new_user=commit_user is None)
         return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten=True)
 

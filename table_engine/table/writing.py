@@ -65,7 +65,7 @@ class WriteSurface(TableBase):
     def _committer(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
         """:meth:`new_commit` without the gate's check for writes: for maintenance jobs, which passed the gate for
         maintenance (their commits are COMPACT, which the committer checks against the snapshot it commits on)."""
-        user = commit_user or default_commit_user(self.options)
+        user = default_commit_user(self.options, commit_user)
         return FileStoreCommit(self._ctx, user, new_user=new_user or commit_user is None)
 
     @mutating

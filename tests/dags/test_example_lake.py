@@ -16,6 +16,15 @@ from table_engine.cli import main as engine_cli
 from tests import airflow_env
 
 
+@pytest.fixture
+def paimon_conn(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> str:
+    """``paimon_default`` -> a fresh warehouse; ``spark_default`` -> ``local[2]``. The warehouse."""
+    warehouse = str(tmp_path / "warehouse")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(warehouse))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
+    return warehouse
+
+
 def definition(table: Any) -> dict[str, Any]:
     """What a table is made of: columns (id, name, type), keys, options, comment."""
     s = table.schema

@@ -179,7 +179,7 @@ def _output_rows(out_dir: Path, fmt: str) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
 def test_consume_changelog_output_is_exactly_once_across_a_crash_after_the_write(capsys, warehouse, tmp_path,
                                                                                monkeypatch, fmt):
-    import table_engine.consume as consume_module
+    import table_engine.ops.consume as consume_module
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = Catalog(warehouse).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "2"})
@@ -225,7 +225,7 @@ def test_consume_changelog_output_crash_mid_write_leaves_no_final_directory(caps
                                                                            monkeypatch):
     import pyarrow.dataset as ds
 
-    import table_engine.consume as consume_module
+    import table_engine.ops.consume as consume_module
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = Catalog(warehouse).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})

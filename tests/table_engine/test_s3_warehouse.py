@@ -326,8 +326,8 @@ def test_orphan_cleanup_lists_past_1000_objects(s3_catalog: Catalog) -> None:
 # ---- the changelog consumer's output on S3 ---------------------------------------------------------------------------
 
 def _consume(catalog: Catalog, output: str, fmt: str = "parquet", **kw: Any) -> dict[str, Any]:
-    from table_engine.consume import consume_changelog
     from table_engine.ops.commands import ConsumeChangelog
+    from table_engine.ops.consume import consume_changelog
 
     cmd = ConsumeChangelog(warehouse=catalog.warehouse, table="db.t", catalog_options=dict(catalog.options),
                            consumer_id="c", output=output, output_format=fmt, **kw)
@@ -383,7 +383,7 @@ def test_consume_changelog_writes_its_output_to_s3(on_both, s3_bucket: str, tmp_
 
 def test_consume_changelog_output_on_s3_is_exactly_once_across_crashes(s3_catalog: Catalog, s3_bucket: str,
                                                                         monkeypatch) -> None:
-    import table_engine.consume as consume_module
+    import table_engine.ops.consume as consume_module
 
     output = f"s3://{s3_bucket}/{uuid.uuid4().hex}/out"
     t = s3_catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
@@ -428,8 +428,8 @@ def test_consume_changelog_output_on_s3_is_exactly_once_across_crashes(s3_catalo
 
 def test_publish_copies_a_staged_directory_on_s3_with_success_last(s3_catalog: Catalog, s3_bucket: str) -> None:
     # what the Spark application's consume-changelog publishes: a directory its job committer wrote (s3a://)
-    from table_engine.consume import SUCCESS_FILE, publish
     from table_engine.io.file_io import file_io_for
+    from table_engine.ops.consume import SUCCESS_FILE, publish
 
     root = f"s3a://{s3_bucket}/{uuid.uuid4().hex}"
     fio = file_io_for(root, s3_catalog.options)

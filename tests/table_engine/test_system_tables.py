@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.consume import consume_changelog
 from table_engine.errors import ReadOnlyTableError, TableNotExistError, UnsupportedError
 from table_engine.ops import ConsumeChangelog
+from table_engine.ops.consume import consume_changelog
 from table_engine.schema_change import SetOption
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable, system_table

@@ -1,17 +1,15 @@
-"""spark-submit of the Paimon Spark application, built on the Spark provider's ``SparkSubmitHook``.
+"""Runs the jobs of the Paimon Spark application: resolves connections, starts, watches and kills the process.
 
-:meth:`PaimonSparkHook.build_submission` turns one :class:`~paimon_provider.job_spec.SparkJobSpec` into the exact argv
-and environment (resolving the Paimon and Spark connections, the application file, the interpreters and the engine
-archive); ``SparkSubmitHook`` contributes the Spark-connection handling (master, deploy mode, queue, Kerberos,
-namespace, spark binary). In client mode this hook runs the command itself, so it can return the application's
-final JSON line (``SparkSubmitHook.submit`` only logs the output); in cluster mode the driver's stdout is not
-here, so it delegates to ``SparkSubmitHook.submit`` (driver tracking, kill) and returns ``None``.
-
-Commands that only change table metadata (tags, expiry, rollback, orphan files) run on the application's driver
-without using Spark; where that driver would be this machine anyway (client mode), the hook runs the engine's CLI
-(same arguments, same result line) instead of paying for a JVM and a SparkContext: ``SparkJobSpec.runner``. Small
-Spark jobs alike, when the Spark conf sets ``spark.paimon.driver-job.max-input-size`` and the master is local:
-:func:`~paimon_provider.job_spec.driver_job_argv`.
+:meth:`PaimonSparkHook.build_submission` resolves the Paimon and Spark connections of one
+:class:`~paimon_provider.job_spec.SparkJobSpec` and hands them to the pure renderer,
+:func:`~paimon_provider.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
+application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
+``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
+command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``), or the engine on the worker
+for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master). In client mode this hook runs
+the process itself and returns the application's final JSON line; in cluster mode the driver's stdout is not
+here, so it hands the submission to the Spark provider's public ``SparkSubmitHook.submit`` (driver tracking,
+YARN/Kubernetes kill) and returns ``None``.
 
 Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
 the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.job_spec.application_args` drops
@@ -27,70 +25,47 @@ credentials (instance role, IRSA, ``spark.executorEnv``/``spark.yarn.appMasterEn
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
 from paimon_provider.hooks.table import load_connection_config
 from paimon_provider.job_spec import (
-    CLI_MODULE,
     DRIVER_JOB_CONF,
-    DRIVER_JOBS_MODULE,
+    RenderedJob,
+    SparkConnection,
     SparkJobSpec,
-    application_args,
-    driver_job_argv,
     is_local_master,
-    local_argv,
-    runs_locally,
-    should_ship_engine,
-    spark_conf,
+    render_job,
+    spark_master,
 )
 from paimon_provider.packaging import application_path, engine_archive
-from paimon_provider.results import JobFailedError, is_retryable_failure, last_json_object
+from paimon_provider.results import JobFailedError
+from table_engine.ops.result import JobResult
 
 if TYPE_CHECKING:
-    from airflow.sdk import Connection
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    from table_engine.ops import Command
 
 _KILL_GRACE_SECONDS = 10.0
 _TAIL_LINES = 40
 
 
-def spark_master(conn_type: str, host: str | None, port: int | None) -> str:
-    """The master URL of a Spark connection, by the rule ``SparkSubmitHook`` applies.
+__all__ = ["PaimonSparkHook", "SparkSubmission", "failure_reason", "spark_master"]
 
-    A ``spark`` connection whose host holds a full URL (or has no port) uses the host (``local[*]``,
-    ``spark://h:7077``, ``yarn``); otherwise ``<conn_type>://<host>[:port]``.
-    """
-    if conn_type == "spark" and host and ("://" in host or not port):
-        master = host
-    else:
-        master = f"{conn_type}://{host or ''}"
-    return f"{master}:{port}" if port else master
-
-
-@dataclass(frozen=True)
-class SparkSubmission:
-    """A fully resolved job: what runs, where, and with which environment (client mode). ``local``: the engine's
-    CLI runs a metadata-only command here instead of spark-submit (see ``SparkJobSpec.runner``)."""
-
-    argv: list[str]
-    env: dict[str, str] = field(repr=False)
-    master: str
-    cluster_mode: bool
-    application: str
-    spark_conn_id: str
-    local: bool = False
+SparkSubmission = RenderedJob
+"""A fully resolved job (:class:`~paimon_provider.job_spec.RenderedJob`) with the process environment."""
 
 
 class PaimonSparkHook(BaseHook):
@@ -118,9 +93,10 @@ class PaimonSparkHook(BaseHook):
         return self._config
 
     # ---- building ----------------------------------------------------------------------------------------------
-    def _spark_connection(self, conn_id: str, spec: SparkJobSpec) -> Connection | None:
+    def spark_connection(self, conn_id: str, spec: SparkJobSpec) -> SparkConnection | None:
+        """The Spark connection ``conn_id`` (None when it is not defined and ``spec.master`` is given)."""
         try:
-            return BaseHook.get_connection(conn_id)
+            conn = BaseHook.get_connection(conn_id)
         except AirflowNotFoundException:
             if spec.master:
                 return None
@@ -129,87 +105,58 @@ class PaimonSparkHook(BaseHook):
                 f"Define it, e.g. AIRFLOW_CONN_{conn_id.upper()}='{{\"conn_type\": \"spark\", \"host\": "
                 f"\"local[*]\"}}', name another one in the Paimon connection's spark_conn_id, or set master="
             ) from None
+        extra = conn.extra_dejson
+        spark = SparkConnection.from_fields(conn.conn_type, conn.host, conn.port, extra)
+        if extra.get("keytab"):
+            spark = dataclasses.replace(spark, keytab=_keytab_file(str(extra["keytab"]), spark.principal))
+        return spark
 
-    def build_submission(self, spec: SparkJobSpec) -> SparkSubmission:
-        """Resolve connections and render the argv and environment of the job (no process is started): the
-        spark-submit of the application, or for a metadata-only command the engine's CLI (see ``spec.runner``)."""
+    def build_submission(self, spec: SparkJobSpec) -> RenderedJob:
+        """Resolve connections and render the job (no process is started): the spark-submit of the application,
+        the engine's CLI for a metadata-only command, or the engine for a small job (see ``spec.runner``); its
+        ``env`` is the process environment (the worker's, the spec's and the connection's credentials)."""
         config = self.get_conn()
         spark_conn_id = spec.spark_conn_id or config.spark_conn_id
-        if spec.runner == "local":  # no Spark involved: the Spark connection does not matter
-            return self._local_submission(spec, config, spark_conn_id)
-        spark_conn = self._spark_connection(spark_conn_id, spec)
-        extra = spark_conn.extra_dejson if spark_conn is not None else {}
-        if spec.master:
-            master = spec.master
-        else:
-            assert spark_conn is not None  # _spark_connection raises when there is neither
-            master = spark_master(spark_conn.conn_type or "spark", spark_conn.host, spark_conn.port)
-        deploy_mode = spec.deploy_mode or extra.get("deploy-mode")
-        cluster_mode = deploy_mode == "cluster"
-        if runs_locally(spec, cluster_mode=cluster_mode):
-            return self._local_submission(spec, config, spark_conn_id, master)
-        if config.credentials and cluster_mode:
+        spark = None if spec.runner == "local" else self.spark_connection(spark_conn_id, spec)
+        job = render_job(spec, config, spark, application=application_path(), engine_archive=engine_archive,
+                         small_job=_small_job)
+        if config.credentials and job.cluster_mode:
             # client mode needs nothing more: the driver gets them in its environment, and the data source ships
             # what the driver has to the executors inside the serialized tasks
             self.log.warning("the driver on %s (cluster deploy mode) does not get connection %s's object-store "
-                             "credentials: it needs the cluster's own", master, config.conn_id)
-        conf = spark_conf(spec, master=master, cluster_mode=cluster_mode, connection_conf=config.spark_conf,
-                          connection_python=config.python)
-        warehouse = spec.warehouse or config.warehouse
-        driver_argv = driver_job_argv(spec, warehouse, config.catalog_options, conf, master=master,
-                                      cluster_mode=cluster_mode)
-        if driver_argv is not None:  # a small job, and the driver would be this machine: no JVM, no SparkContext
-            env = _with_credentials(dict(os.environ), config)
-            env.update({str(k): str(v) for k, v in spec.env_vars.items()})
-            return SparkSubmission(driver_argv, env, master, False, DRIVER_JOBS_MODULE, spark_conn_id, local=True)
-        py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
-        application = application_path()
-        hook = SparkSubmitHook(
-            conf=conf,
-            conn_id=spark_conn_id,
-            files=",".join(spec.files) or None,
-            py_files=",".join(py_files) or None,
-            jars=",".join(spec.jars) or None,
-            total_executor_cores=spec.total_executor_cores,
-            executor_cores=spec.executor_cores,
-            executor_memory=spec.executor_memory,
-            driver_memory=spec.driver_memory,
-            name=spec.app_name,
-            num_executors=spec.num_executors,
-            application_args=application_args(spec, spec.warehouse or config.warehouse, config.catalog_options),
-            env_vars=dict(spec.env_vars) or None,
-            verbose=spec.verbose,
-            deploy_mode=spec.deploy_mode,
-        )
-        # The Spark provider exposes no public "build the command" method; this private one is stable across its
-        # releases and pinned by tests/provider/hooks/test_spark.py against the installed version.
-        argv = list(hook._build_spark_submit_command(application))
+                             "credentials: it needs the cluster's own", job.master, config.conn_id)
+        env = _with_credentials(dict(os.environ), config)
+        env.update(job.env)
+        if job.route == "spark-submit":
+            if is_local_master(job.master):
+                env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            # spark-submit ships with the pyspark wheel next to this interpreter; an unactivated venv lacks it on PATH
+            here = os.path.dirname(sys.executable)
+            binary = job.argv[0]
+            if shutil.which(binary, path=env.get("PATH")) is None and os.path.exists(os.path.join(here, binary)):
+                env["PATH"] = os.pathsep.join([here, env.get("PATH", "")])
+        if job.cluster_mode:
+            self._spark_hook = self._cluster_hook(spec, job, spark_conn_id)
+        return dataclasses.replace(job, env=env)
+
+    @staticmethod
+    def _cluster_hook(spec: SparkJobSpec, job: RenderedJob, spark_conn_id: str) -> SparkSubmitHook:
+        """The Spark provider's hook for a cluster-mode submission (it tracks the driver and kills it remotely);
+        it builds the same command from the same connection, so a master override cannot apply there."""
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
         if spec.master:
-            argv[argv.index("--master") + 1] = spec.master
-        self._spark_hook = hook
-        return SparkSubmission(argv, self._client_env(spec, master, argv[0], config), master, cluster_mode,
-                               application, spark_conn_id)
-
-    @staticmethod
-    def _local_submission(spec: SparkJobSpec, config: PaimonConnectionConfig, spark_conn_id: str,
-                          master: str = "") -> SparkSubmission:
-        env = _with_credentials(dict(os.environ), config)
-        env.update({str(k): str(v) for k, v in spec.env_vars.items()})
-        argv = local_argv(spec, spec.warehouse or config.warehouse, config.catalog_options)
-        return SparkSubmission(argv, env, master, False, CLI_MODULE, spark_conn_id, local=True)
-
-    @staticmethod
-    def _client_env(spec: SparkJobSpec, master: str, binary: str,
-                    config: PaimonConnectionConfig | None = None) -> dict[str, str]:
-        env = _with_credentials(dict(os.environ), config)
-        env.update({str(k): str(v) for k, v in spec.env_vars.items()})
-        if is_local_master(master):
-            env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        # spark-submit ships with the pyspark wheel next to this interpreter; an unactivated venv lacks it on PATH
-        here = os.path.dirname(sys.executable)
-        if shutil.which(binary, path=env.get("PATH")) is None and os.path.exists(os.path.join(here, binary)):
-            env["PATH"] = os.pathsep.join([here, env.get("PATH", "")])
-        return env
+            raise ValueError(f"master={spec.master!r} cannot override the Spark connection {spark_conn_id!r} in "
+                             "cluster deploy mode: name a Spark connection with that master instead")
+        i = job.argv.index(job.application)
+        py_files = job.argv[job.argv.index("--py-files") + 1] if "--py-files" in job.argv[:i] else None
+        return SparkSubmitHook(
+            conf=dict(job.conf), conn_id=spark_conn_id, files=",".join(spec.files) or None, py_files=py_files,
+            jars=",".join(spec.jars) or None, total_executor_cores=spec.total_executor_cores,
+            executor_cores=spec.executor_cores, executor_memory=spec.executor_memory,
+            driver_memory=spec.driver_memory, name=spec.app_name, num_executors=spec.num_executors,
+            application_args=job.argv[i + 1:], env_vars=dict(spec.env_vars) or None, verbose=spec.verbose,
+            deploy_mode=spec.deploy_mode)
 
     # ---- running -----------------------------------------------------------------------------------------------
     def submit(self, spec: SparkJobSpec) -> dict[str, Any] | None:
@@ -219,12 +166,12 @@ class PaimonSparkHook(BaseHook):
         lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)
-        if sub.application == DRIVER_JOBS_MODULE:
+        if sub.route == "driver":
             self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
-                          spec.command, spec.table, DRIVER_JOB_CONF)
-        elif sub.local:
+                          spec.command_name, spec.table, DRIVER_JOB_CONF)
+        elif sub.route == "cli":
             self.log.info("%s changes table metadata only: running the engine's CLI here, not spark-submit",
-                          spec.command)
+                          spec.command_name)
         elif sub.cluster_mode:
             assert self._spark_hook is not None
             self.log.info("cluster deploy mode: delegating to SparkSubmitHook (no result line is available)")
@@ -232,7 +179,7 @@ class PaimonSparkHook(BaseHook):
             return None
         return self._run_client(sub)
 
-    def _run_client(self, sub: SparkSubmission) -> dict[str, Any] | None:
+    def _run_client(self, sub: RenderedJob) -> dict[str, Any] | None:
         self.log.info("%s: %s", "command" if sub.local else "spark-submit", " ".join(sub.argv))
         self._killed = False
         process = subprocess.Popen(sub.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sub.env,
@@ -247,20 +194,21 @@ class PaimonSparkHook(BaseHook):
             self._pump(process.stdout, tail, stdout_lines)
             returncode = process.wait()
             pump.join(timeout=30)
-        result = last_json_object(stdout_lines)
-        if returncode != 0 or (result is not None and result.get("status") == "error"):
+        result = JobResult.parse(stdout_lines)
+        if returncode != 0 or (result is not None and result.is_error):
             what = "was killed" if self._killed else f"failed with exit code {returncode}"
-            error = f": {result.get('error')}" if result and result.get("error") else ""
+            error = f": {result.error}" if result is not None and result.error else ""
             job = sub.application if sub.local else f"spark-submit of {sub.application}"
             reason = failure_reason(tail, result) or f"error: {job} {what}"
             self.log.error("%s", reason)
             # the message ends with the job's one-line reason: the last line of the task's failure in the log
             raise JobFailedError(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}",
                                  summary=f"{job} {what}{error}", reason=reason.removeprefix("error: "),
-                                 retryable=not self._killed and is_retryable_failure(result, returncode))
+                                 retryable=not self._killed and JobResult.worth_retrying(result, returncode))
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
-        return result
+            return None
+        return result.to_dict()
 
     def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
         for raw in _lines(stream):
@@ -300,15 +248,40 @@ def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None
     return env
 
 
-def failure_reason(output: Iterable[str], result: dict[str, Any] | None) -> str | None:
+def _small_job(cmd: Command, conf: Mapping[str, str]) -> bool:
+    """The engine's small-job rule (:func:`table_engine.spark.driver_jobs.runs_on_driver`; reads the table)."""
+    from table_engine.spark import driver_jobs
+
+    return driver_jobs.runs_on_driver(cmd, driver_jobs.max_input_size(dict(conf)))
+
+
+def _keytab_file(base64_keytab: str, principal: str | None) -> str:
+    """The Spark connection's ``keytab`` extra (base64 content, as the Spark provider documents it) written to a
+    file only this user can read; its path."""
+    import base64
+    import hashlib
+    import tempfile
+
+    data = base64.b64decode(base64_keytab)
+    path = os.path.join(tempfile.gettempdir(), f"paimon-{principal or 'spark'}-{hashlib.sha256(data).hexdigest()[:16]}"
+                                               ".keytab")
+    if not os.path.exists(path):
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def failure_reason(output: Iterable[str], result: JobResult | None) -> str | None:
     """The job's one-line failure reason: its last ``error: <message>`` line (what the engine's CLI and the Spark
     application print on stderr), else ``error: <the result line's error>``."""
     reason = None
     for line in output:
         if line.startswith("error: "):
             reason = line.strip()
-    if reason is None and result is not None and result.get("error"):
-        reason = f"error: {result['error']}"
+    if reason is None and result is not None and result.error:
+        reason = f"error: {result.error}"
     return reason
 
 

@@ -1,8 +1,9 @@
 """The shared shape of every Paimon Spark operator: render arguments, build one SparkJobSpec, submit it.
 
-Subclasses declare the application's command and turn their own (templated) arguments into the fields of the
-command's dataclass (:mod:`table_engine.ops`) in :meth:`PaimonSparkOperator.command_fields`; the application gets
-the command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
+Subclasses declare the application's command and build its dataclass (:mod:`table_engine.ops`, e.g.
+``Compact(full=..., partitions=...)``, checked by mypy) from their own rendered arguments in
+:meth:`PaimonSparkOperator.build_command`, at execute time (DAG files load no engine); the application gets the
+command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
 templated ``spark`` mapping whose keys are :class:`~paimon_provider.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
     from pydantic import JsonValue
 
     from paimon_provider.hooks.spark import PaimonSparkHook
+    from table_engine.ops import Command
 
-SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "table", "args",
-                                                                                     "fields", "warehouse"}
+SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "args"}
 """Keys accepted in an operator's ``spark`` mapping."""
 
 
@@ -103,9 +104,11 @@ def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def default_commit_user(context: Context) -> str:
-    """``airflow:<dag>:<task>:<run id>[:<map index>]``: the same for every try of one task instance, so the
-    application skips a commit an earlier try already made."""
+def task_commit_user(context: Context) -> str:
+    """``airflow:<dag>:<task>:<run id>[:<map index>]``: the commit user an operator names for its task instance,
+    the same for every try of it, so the application skips a commit an earlier try already made. A named user is
+    used as is; only a job that names none gets the engine's default
+    (:func:`table_engine.core_options.default_commit_user`: ``commit.user-prefix`` and a fresh UUID)."""
     ti = context["ti"]
     parts = ["airflow", ti.dag_id, ti.task_id, ti.run_id]
     map_index = getattr(ti, "map_index", -1)
@@ -219,20 +222,20 @@ class PaimonSparkOperator(BaseOperator):
         return snapshot_id_of(result)
 
     # ---- the job -----------------------------------------------------------------------------------------------
-    def command_fields(self) -> dict[str, Any]:
-        """The command's own fields (of its :mod:`table_engine.ops` dataclass), from the rendered arguments."""
-        return {}
+    def build_command(self, warehouse: str) -> Command:
+        """The command's dataclass (:mod:`table_engine.ops`) on ``warehouse``, from the rendered arguments; a
+        ValueError (the command's :class:`~table_engine.errors.CommandError`) naming a bad one."""
+        raise NotImplementedError(f"{type(self).__name__} does not build its {self.command} command")
 
     def command_args(self) -> list[str]:
-        """The command's own options as command-line text (derived from :meth:`command_fields`)."""
-        from table_engine.ops import command_class
+        """The command's own options as command-line text (derived from :meth:`build_command`)."""
         from table_engine.ops.argv import command_argv
 
-        cmd = command_class(self.command)(warehouse="w", table="db.t", **self.command_fields())
-        return command_argv(cmd)[5:]  # after: <command> --warehouse w --table db.t
+        return command_argv(self.build_command("w"))[5:]  # after: <command> --warehouse w --table <table>
 
-    def build_spec(self) -> SparkJobSpec:
-        """The job, from rendered template fields (pure; used by :meth:`execute` and by tests)."""
+    def build_spec(self, warehouse: str | None = None) -> SparkJobSpec:
+        """The job, from rendered template fields; ``warehouse``: the operator's, else this one, else the Paimon
+        connection's (looked up)."""
         unknown = set(self.spark) - SPARK_OPTION_KEYS
         if unknown:
             raise ValueError(f"unknown spark settings {sorted(unknown)}; allowed: {sorted(SPARK_OPTION_KEYS)}")
@@ -240,19 +243,23 @@ class PaimonSparkOperator(BaseOperator):
         for key in ("py_files", "files", "jars"):
             if isinstance(settings.get(key), str):
                 settings[key] = [p for p in settings[key].split(",") if p]
-        return SparkJobSpec(command=self.command, table=self.table, fields=self.command_fields(),
-                            args=list(map(str, self.extra_args)),
-                            warehouse=as_optional_text(self.warehouse), **settings)
+        target = as_optional_text(self.warehouse) or warehouse
+        if target is None:
+            from paimon_provider.hooks.table import load_connection_config
+
+            target = load_connection_config(self.paimon_conn_id).warehouse
+        return SparkJobSpec(command=self.build_command(target), args=list(map(str, self.extra_args)), **settings)
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
 
+        self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
+        warehouse = as_optional_text(self.warehouse) or self._hook.get_conn().warehouse
         try:
-            spec = self.build_spec()
+            spec = self.build_spec(warehouse)
         except (ValueError, TypeError) as e:  # the engine's bad-input errors are ValueErrors too
             # arguments render the same on every try: retrying cannot fix them
             raise self.failure("its arguments are invalid", str(e), retryable=False) from None
-        self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
         try:
             result = self._hook.submit(spec)
         except JobFailedError as e:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, default_commit_user
+from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, task_commit_user
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from table_engine.ops import ConsumeChangelog
 
 
 class PaimonConsumeChangelogOperator(PaimonSparkOperator):
@@ -28,7 +30,7 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
 
     A later try of the same task instance (a retry, or a re-run after clearing) returns the batch an earlier try
     delivered (the same rows, output directory or target snapshot), not the next one: the delivery carries the
-    task instance (:func:`~paimon_provider.operators.base.default_commit_user`) as its retry key (docs/retries.md).
+    task instance (:func:`~paimon_provider.operators.base.task_commit_user`) as its retry key (docs/retries.md).
     """
 
     command = "consume-changelog"
@@ -51,7 +53,7 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
         self._retry_key: str | None = None
 
     def execute(self, context: Context) -> dict[str, Any] | None:
-        self._retry_key = default_commit_user(context)
+        self._retry_key = task_commit_user(context)
         return super().execute(context)
 
     @property
@@ -62,16 +64,17 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
         value = (result or {}).get("target_snapshot_id")
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> ConsumeChangelog:
+        from table_engine.ops import ConsumeChangelog
+
         consumer = as_optional_text(self.consumer_id)
         if not consumer:
             raise ValueError("consume-changelog needs a consumer_id")
-        fields: dict[str, Any] = {"consumer_id": consumer}
         target = as_optional_text(self.target_table)
-        if target is not None:
-            fields["target_table"] = target
-        else:
-            fields.update(output=self.output_path, output_format=self.output_format)
-        fields.update(from_snapshot=as_optional_int(self.from_snapshot, "from_snapshot"),
-                      to_snapshot=as_optional_int(self.to_snapshot, "to_snapshot"), retry_key=self._retry_key)
-        return fields
+        output = None if target is not None else self.output_path
+        output_format = "parquet" if target is not None else self.output_format
+        return ConsumeChangelog(warehouse=warehouse, table=self.table, consumer_id=consumer, target_table=target,
+                                output=output, output_format=output_format,
+                                from_snapshot=as_optional_int(self.from_snapshot, "from_snapshot"),
+                                to_snapshot=as_optional_int(self.to_snapshot, "to_snapshot"),
+                                retry_key=self._retry_key)

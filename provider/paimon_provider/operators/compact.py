@@ -11,11 +11,13 @@ from paimon_provider.operators.base import (
     as_duration_millis,
     as_optional_int,
     as_optional_text,
-    default_commit_user,
+    task_commit_user,
 )
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from table_engine.ops import Compact, Rescale
 
 
 class PaimonCompactOperator(PaimonSparkOperator):
@@ -63,17 +65,20 @@ class PaimonCompactOperator(PaimonSparkOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         if self.commit_user is None:
-            self.commit_user = default_commit_user(context)
+            self.commit_user = task_commit_user(context)
         return super().execute(context)
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> Compact:
+        from table_engine.ops import Compact
+
         full = self.full
         if isinstance(full, str) and full.strip().lower() in ("full", "minor"):
             full = full.strip().lower() == "full"
-        return {"full": as_bool(full), "partitions": partition_texts(self.partitions),
-                "idle_time_millis": as_duration_millis(self.idle_time, "idle_time"),
-                "commit_user": as_optional_text(self.commit_user),
-                "parallelism": as_optional_int(self.parallelism, "parallelism")}
+        return Compact(warehouse=warehouse, table=self.table, full=as_bool(full),
+                       partitions=tuple(partition_texts(self.partitions)),
+                       idle_time_millis=as_duration_millis(self.idle_time, "idle_time"),
+                       commit_user=as_optional_text(self.commit_user),
+                       parallelism=as_optional_int(self.parallelism, "parallelism"))
 
 
 class PaimonRescaleOperator(PaimonSparkOperator):
@@ -111,13 +116,16 @@ class PaimonRescaleOperator(PaimonSparkOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         if self.commit_user is None:
-            self.commit_user = default_commit_user(context)
+            self.commit_user = task_commit_user(context)
         return super().execute(context)
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"bucket_num": as_optional_int(self.bucket_num, "bucket_num"),
-                "partitions": partition_texts(self.partitions),
-                "commit_user": as_optional_text(self.commit_user)}
+    def build_command(self, warehouse: str) -> Rescale:
+        from table_engine.ops import Rescale
+
+        return Rescale(warehouse=warehouse, table=self.table,
+                       bucket_num=as_optional_int(self.bucket_num, "bucket_num"),
+                       partitions=tuple(partition_texts(self.partitions)),
+                       commit_user=as_optional_text(self.commit_user))
 
 
 def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:

@@ -15,13 +15,25 @@ from paimon_provider.operators.base import (
     as_optional_int,
     as_optional_text,
     as_time_millis,
-    default_commit_user,
     is_retry,
+    task_commit_user,
 )
 from paimon_provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from table_engine.ops import (
+        CreateTag,
+        DeleteTag,
+        DropPartitions,
+        ExpirePartitions,
+        ExpireSnapshots,
+        ExpireTags,
+        RemoveOrphanFiles,
+        RewriteFileIndex,
+        Rollback,
+    )
 
 
 class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
@@ -46,11 +58,14 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.max_deletes = max_deletes
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"retain_min": as_optional_int(self.retain_min, "retain_min"),
-                "retain_max": as_optional_int(self.retain_max, "retain_max"),
-                "older_than_millis": as_time_millis(self.older_than, "older_than"),
-                "max_deletes": as_optional_int(self.max_deletes, "max_deletes")}
+    def build_command(self, warehouse: str) -> ExpireSnapshots:
+        from table_engine.ops import ExpireSnapshots
+
+        return ExpireSnapshots(warehouse=warehouse, table=self.table,
+                               retain_min=as_optional_int(self.retain_min, "retain_min"),
+                               retain_max=as_optional_int(self.retain_max, "retain_max"),
+                               older_than_millis=as_time_millis(self.older_than, "older_than"),
+                               max_deletes=as_optional_int(self.max_deletes, "max_deletes"))
 
 
 class PaimonCreateTagOperator(PaimonSparkOperator):
@@ -61,7 +76,7 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
     that does not exist, fails the task.
 
     Retries converge (docs/retries.md): the tag records its creator, the task instance
-    (:func:`~paimon_provider.operators.base.default_commit_user`), so a later try of the same task instance finds its
+    (:func:`~paimon_provider.operators.base.task_commit_user`), so a later try of the same task instance finds its
     own tag and succeeds, even when "latest" has moved on since; a tag that already tags the requested snapshot is
     success too. A tag of that name made by someone else at another snapshot fails the task unless ``if_exists``
     says otherwise.
@@ -87,16 +102,19 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
         self.if_exists = if_exists
         self._creator: str | None = None
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> CreateTag:
+        from table_engine.ops import CreateTag
+
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("create-tag needs a tag name")
-        return {"tag": tag, "snapshot": as_optional_int(self.snapshot_id, "snapshot_id"),
-                "time_retained_millis": as_duration_millis(self.time_retained, "time_retained"),
-                "creator": self._creator, "if_exists": as_optional_text(self.if_exists) or "error"}
+        return CreateTag(warehouse=warehouse, table=self.table, tag=tag,
+                         snapshot=as_optional_int(self.snapshot_id, "snapshot_id"),
+                         time_retained_millis=as_duration_millis(self.time_retained, "time_retained"),
+                         creator=self._creator, if_exists=as_optional_text(self.if_exists) or "error")
 
     def execute(self, context: Context) -> dict[str, Any] | None:
-        self._creator = default_commit_user(context)
+        self._creator = task_commit_user(context)
         result = super().execute(context)
         if result is not None and result.get("tag") is None and result.get("reason") == "no snapshot yet":
             self.log.info("%s has no snapshot yet: nothing to tag (tag %s not created)", self.table,
@@ -118,8 +136,11 @@ class PaimonExpireTagsOperator(PaimonSparkOperator):
         super().__init__(**kwargs)
         self.older_than = older_than
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"older_than_millis": as_time_millis(self.older_than, "older_than")}
+    def build_command(self, warehouse: str) -> ExpireTags:
+        from table_engine.ops import ExpireTags
+
+        return ExpireTags(warehouse=warehouse, table=self.table,
+                          older_than_millis=as_time_millis(self.older_than, "older_than"))
 
 
 class PaimonExpirePartitionsOperator(PaimonSparkOperator):
@@ -149,13 +170,16 @@ class PaimonExpirePartitionsOperator(PaimonSparkOperator):
         self.max_expires = max_expires
         self.dry_run_only = dry_run_only
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"expiration_time_millis": as_duration_millis(self.expiration_time, "expiration_time"),
-                "timestamp_formatter": as_optional_text(self.timestamp_formatter),
-                "timestamp_pattern": as_optional_text(self.timestamp_pattern),
-                "strategy": as_optional_text(self.strategy),
-                "max_expires": as_optional_int(self.max_expires, "max_expires"),
-                "dry_run": as_bool(self.dry_run_only)}
+    def build_command(self, warehouse: str) -> ExpirePartitions:
+        from table_engine.ops import ExpirePartitions
+
+        return ExpirePartitions(warehouse=warehouse, table=self.table,
+                                expiration_time_millis=as_duration_millis(self.expiration_time, "expiration_time"),
+                                timestamp_formatter=as_optional_text(self.timestamp_formatter),
+                                timestamp_pattern=as_optional_text(self.timestamp_pattern),
+                                strategy=as_optional_text(self.strategy),
+                                max_expires=as_optional_int(self.max_expires, "max_expires"),
+                                dry_run=as_bool(self.dry_run_only))
 
 
 class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
@@ -174,9 +198,12 @@ class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
         self.older_than = older_than
         self.dry_run_only = dry_run_only
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"older_than_millis": as_time_millis(self.older_than, "older_than"),
-                "dry_run": as_bool(self.dry_run_only)}
+    def build_command(self, warehouse: str) -> RemoveOrphanFiles:
+        from table_engine.ops import RemoveOrphanFiles
+
+        return RemoveOrphanFiles(warehouse=warehouse, table=self.table,
+                                 older_than_millis=as_time_millis(self.older_than, "older_than"),
+                                 dry_run=as_bool(self.dry_run_only))
 
 
 class PaimonRollbackOperator(PaimonSparkOperator):
@@ -195,7 +222,9 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         self.snapshot_id = snapshot_id
         self.tag = tag
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> Rollback:
+        from table_engine.ops import Rollback
+
         snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
         tag = as_optional_text(self.tag)
         if snapshot_id is not None and tag is not None:
@@ -204,7 +233,7 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         if snapshot_id is None and tag is None:
             raise ValueError("rollback needs exactly one of snapshot_id and tag, got neither: give the snapshot id "
                              "or the tag to roll back to")
-        return {"snapshot": snapshot_id, "tag": tag}
+        return Rollback(warehouse=warehouse, table=self.table, snapshot=snapshot_id, tag=tag)
 
 
 class PaimonDeleteTagOperator(PaimonSparkOperator):
@@ -226,11 +255,14 @@ class PaimonDeleteTagOperator(PaimonSparkOperator):
         self.ignore_if_missing = ignore_if_missing
         self._retry = False
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> DeleteTag:
+        from table_engine.ops import DeleteTag
+
         tag = as_optional_text(self.tag)
         if not tag:
             raise ValueError("delete-tag needs a tag name")
-        return {"tag": tag, "ignore_if_not_exists": as_bool(self.ignore_if_missing) or self._retry}
+        return DeleteTag(warehouse=warehouse, table=self.table, tag=tag,
+                         ignore_if_not_exists=as_bool(self.ignore_if_missing) or self._retry)
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         self._retry = is_retry(context)
@@ -266,9 +298,11 @@ class PaimonDropPartitionsOperator(PaimonSparkOperator):
         self.ignore_if_missing = ignore_if_missing
         self._retry = False
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"partitions": partition_texts(self.partitions),
-                "ignore_if_missing": as_bool(self.ignore_if_missing) or self._retry}
+    def build_command(self, warehouse: str) -> DropPartitions:
+        from table_engine.ops import DropPartitions
+
+        return DropPartitions(warehouse=warehouse, table=self.table, partitions=tuple(partition_texts(self.partitions)),
+                              ignore_if_missing=as_bool(self.ignore_if_missing) or self._retry)
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         self._retry = is_retry(context)
@@ -297,5 +331,9 @@ class PaimonRewriteFileIndexOperator(PaimonSparkOperator):
         self.partitions = partitions
         self.commit_user = commit_user
 
-    def command_fields(self) -> dict[str, Any]:
-        return {"partitions": partition_texts(self.partitions), "commit_user": as_optional_text(self.commit_user)}
+    def build_command(self, warehouse: str) -> RewriteFileIndex:
+        from table_engine.ops import RewriteFileIndex
+
+        return RewriteFileIndex(warehouse=warehouse, table=self.table,
+                                partitions=tuple(partition_texts(self.partitions)),
+                                commit_user=as_optional_text(self.commit_user))

@@ -10,11 +10,13 @@ from paimon_provider.operators.base import (
     as_bool,
     as_optional_int,
     as_optional_text,
-    default_commit_user,
+    task_commit_user,
 )
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from table_engine.ops import Write
 
 
 class PaimonWriteOperator(PaimonSparkOperator):
@@ -81,34 +83,33 @@ class PaimonWriteOperator(PaimonSparkOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         if self.commit_user is None:
-            self.commit_user = default_commit_user(context)
+            self.commit_user = task_commit_user(context)
         return super().execute(context)
 
-    def command_fields(self) -> dict[str, Any]:
+    def build_command(self, warehouse: str) -> Write:
+        from table_engine.ops import Write
+
         mode = str(self.mode).strip().lower()
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', got {self.mode!r}")
         source = as_optional_text(self.source)
-        fields: dict[str, Any]
-        if source is not None:
-            fields = {"source": source, "format": str(self.source_format).strip().lower(),
-                      "source_options": {str(k): str(v) for k, v in self.source_options.items()}}
-        else:
+        sql = None
+        if source is None:
             sql = as_optional_text(self.sql)
             if sql is None:
                 raise ValueError("PaimonWriteOperator: the rendered sql is empty")
-            fields = {"sql": sql}
-        fields["mode"] = mode
         primary_keys = _columns(self.primary_keys)
         partition_keys = _columns(self.partition_keys)
         create = as_bool(self.create_if_missing) if self.create_if_missing is not None else \
             bool(primary_keys or partition_keys or self.table_options)
-        if create:
-            fields.update(create_if_missing=True, primary_keys=primary_keys, partition_keys=partition_keys,
-                          options={str(k): str(v) for k, v in self.table_options.items()})
-        fields.update(commit_user=as_optional_text(self.commit_user),
-                      parallelism=as_optional_int(self.parallelism, "parallelism"))
-        return fields
+        return Write(warehouse=warehouse, table=self.table, source=source, sql=sql,
+                     format=str(self.source_format).strip().lower() if source is not None else "parquet",
+                     source_options={str(k): str(v) for k, v in self.source_options.items()} if source else {},
+                     mode=mode, create_if_missing=create, primary_keys=primary_keys if create else (),
+                     partition_keys=partition_keys if create else (),
+                     options={str(k): str(v) for k, v in self.table_options.items()} if create else {},
+                     commit_user=as_optional_text(self.commit_user),
+                     parallelism=as_optional_int(self.parallelism, "parallelism"))
 
 
 def _columns(value: Sequence[str] | str | None) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""PaimonSparkHook: exact spark-submit argv on top of SparkSubmitHook, the client-mode runner, kill."""
+"""PaimonSparkHook: exact spark-submit argv from the Spark connection's fields (rendered by job_spec.render_job,
+no private API of the Spark provider), the client-mode runner, kill."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook, spark_master
 from paimon_provider.job_spec import SparkJobSpec
 
+from table_engine.ops import Compact, CreateTag, ExpireSnapshots, ExpireTags, Write, from_json
+from table_engine.ops.argv import command_argv
 from tests import airflow_env
 
 APP = "/opt/engine/table_engine/spark/app.py"
@@ -29,12 +32,20 @@ def app(monkeypatch: pytest.MonkeyPatch) -> str:
     return APP
 
 
+def shown(argv: list[str]) -> list[str]:
+    """``argv`` with the command sent as ``--command-json '<json>'`` shown as its command line."""
+    if "--command-json" not in argv:
+        return argv
+    i = argv.index("--command-json")
+    return [*argv[:i], *command_argv(from_json(argv[i + 1])), *argv[i + 2:]]
+
+
 def submission(spec: SparkJobSpec, conn: str = "paimon_default") -> list[str]:
-    return PaimonSparkHook(paimon_conn_id=conn).build_submission(spec).argv
+    return shown(PaimonSparkHook(paimon_conn_id=conn).build_submission(spec).argv)
 
 
 def test_local_master_argv(paimon_conn: str, app: str) -> None:
-    spec = SparkJobSpec(command="compact", table="dwd.orders", args=["--full"])
+    spec = SparkJobSpec(command=Compact(warehouse=paimon_conn, table="dwd.orders", full=True))
     assert submission(spec) == [
         "spark-submit", "--master", "local[2]",
         "--conf", f"spark.pyspark.python={PY}", "--conf", f"spark.pyspark.driver.python={PY}",
@@ -50,7 +61,8 @@ def test_cluster_master_ships_the_engine_and_uses_connection_settings(
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", airflow_env.spark_connection(
         "spark://spark-master:7077", **{"deploy-mode": "client"}))
     monkeypatch.setattr(spark_hook_module, "engine_archive", lambda: "/tmp/table_engine-abc.zip")
-    spec = SparkJobSpec(command="write", table="ods.events", args=["--source", "/data/x", "--format", "parquet"],
+    spec = SparkJobSpec(command=Write(warehouse="s3://lake/wh", table="ods.events", source="/data/x"),
+                        args=["--format", "parquet"],
                         conf={"spark.sql.shuffle.partitions": "8"}, py_files=["/deps/extra.zip"],
                         driver_memory="1g", executor_cores=2, total_executor_cores=4, env_vars={"TZ": "UTC"})
     sub = PaimonSparkHook(paimon_conn_id="paimon_lake").build_submission(spec)
@@ -70,7 +82,7 @@ def test_cluster_master_ships_the_engine_and_uses_connection_settings(
 def test_spec_overrides_master_warehouse_and_spark_connection(paimon_conn: str, app: str,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_OTHER", airflow_env.spark_connection("yarn", queue="etl"))
-    spec = SparkJobSpec(command="expire-tags", table="db.t", warehouse="/other", master="local[1]",
+    spec = SparkJobSpec(command=ExpireTags(warehouse="/other", table="db.t"), master="local[1]",
                         spark_conn_id="spark_other", runner="spark")
     argv = submission(spec)
     assert argv[:3] == ["spark-submit", "--master", "local[1]"]
@@ -84,9 +96,9 @@ def test_missing_spark_connection_is_an_error_not_yarn(paimon_conn: str, app: st
 
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT")
     with pytest.raises(AirflowException, match="spark_default.*not defined"):
-        submission(SparkJobSpec(command="compact", table="db.t"))
+        submission(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
     # an explicit master needs no connection
-    argv = submission(SparkJobSpec(command="compact", table="db.t", master="local[*]"))
+    argv = submission(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t"), master="local[*]"))
     assert argv[1:3] == ["--master", "local[*]"]
 
 
@@ -94,14 +106,15 @@ def test_metadata_commands_run_the_engine_cli_unless_the_driver_is_on_the_cluste
         paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Metadata-only commands run on the application's driver without Spark: in client mode that driver is this
     machine, so the engine's CLI runs them here (no JVM); in cluster mode, or with runner='spark', spark-submit."""
-    spec = SparkJobSpec(command="create-tag", table="db.t", args=["--tag", "t1"], env_vars={"TZ": "UTC"})
+    spec = SparkJobSpec(command=CreateTag(warehouse=paimon_conn, table="db.t", tag="t1"), env_vars={"TZ": "UTC"})
     sub = PaimonSparkHook().build_submission(spec)
-    assert sub.local and sub.argv == [PY, "-m", "table_engine.cli", "create-tag", "--warehouse", paimon_conn,
-                                      "--table", "db.t", "--tag", "t1"]
+    assert sub.local and sub.route == "cli"
+    assert shown(sub.argv) == [PY, "-m", "table_engine.cli", "create-tag", "--warehouse", paimon_conn,
+                               "--table", "db.t", "--tag", "t1"]
     assert sub.env["TZ"] == "UTC" and sub.application == "table_engine.cli"
     forced = PaimonSparkHook().build_submission(dataclasses.replace(spec, runner="spark"))
     assert not forced.local and forced.argv[0] == "spark-submit"
-    assert forced.argv[-8:] == [app, "create-tag", "--warehouse", paimon_conn, "--table", "db.t", "--tag", "t1"]
+    assert shown(forced.argv)[-8:] == [app, "create-tag", "--warehouse", paimon_conn, "--table", "db.t", "--tag", "t1"]
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("yarn",
                                                                                   **{"deploy-mode": "cluster"}))
     on_cluster = PaimonSparkHook().build_submission(spec)
@@ -110,19 +123,19 @@ def test_metadata_commands_run_the_engine_cli_unless_the_driver_is_on_the_cluste
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT")
     assert PaimonSparkHook().build_submission(dataclasses.replace(spec, runner="local")).local
     with pytest.raises(ValueError, match="Spark job"):
-        SparkJobSpec(command="compact", table="db.t", runner="local")
+        SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t"), runner="local")
     with pytest.raises(ValueError, match="runner must be one of"):
-        SparkJobSpec(command="rollback", table="db.t", runner="driver")
+        SparkJobSpec(command=ExpireTags(warehouse=paimon_conn, table="db.t"), runner="driver")
 
 
 def test_missing_paimon_connection_or_warehouse(monkeypatch: pytest.MonkeyPatch, app: str) -> None:
     from airflow.sdk.exceptions import AirflowNotFoundException
 
     with pytest.raises(AirflowNotFoundException):
-        submission(SparkJobSpec(command="compact", table="db.t"), conn="paimon_nowhere")
+        submission(SparkJobSpec(command=Compact(warehouse="/wh", table="db.t")), conn="paimon_nowhere")
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_EMPTY", json.dumps({"conn_type": "paimon", "extra": {}}))
     with pytest.raises(ValueError, match="no warehouse"):
-        submission(SparkJobSpec(command="compact", table="db.t"), conn="paimon_empty")
+        submission(SparkJobSpec(command=Compact(warehouse="/wh", table="db.t")), conn="paimon_empty")
 
 
 @pytest.mark.parametrize(("conn_type", "host", "port", "extra"), [
@@ -158,20 +171,21 @@ def fake_bin(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, paimon_con
     return directory
 
 
-def test_submit_returns_the_final_json_line(fake_bin: pathlib.Path) -> None:
+def test_submit_returns_the_final_json_line(fake_bin: pathlib.Path, paimon_conn: str) -> None:
     fake_spark_submit(fake_bin, """
 print("log line on stderr", file=sys.stderr)
 print(json.dumps({"status": "ok", "snapshot_id": 1}))
 print("chatter")
-print(json.dumps({"command": sys.argv[-5], "status": "ok", "snapshot_id": 7, "args": sys.argv[1:]}))
+print(json.dumps({"command": json.loads(sys.argv[-1])["command"], "status": "ok", "snapshot_id": 7,
+                  "args": sys.argv[1:]}))
 """)
-    result = PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t"))
+    result = PaimonSparkHook().submit(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
     assert result is not None
     assert result["snapshot_id"] == 7 and result["command"] == "compact"
-    assert result["args"][-4:] == ["--warehouse", result["args"][-3], "--table", "db.t"]
+    assert shown(result["args"])[-5:] == ["compact", "--warehouse", paimon_conn, "--table", "db.t"]
 
 
-def test_submit_failure_reports_the_application_error(fake_bin: pathlib.Path) -> None:
+def test_submit_failure_reports_the_application_error(fake_bin: pathlib.Path, paimon_conn: str) -> None:
     from airflow.sdk.exceptions import AirflowException
 
     fake_spark_submit(fake_bin, """
@@ -180,15 +194,16 @@ print(json.dumps({"status": "error", "error": "TableNotExistError: table 'db.t' 
 sys.exit(1)
 """)
     with pytest.raises(AirflowException, match="(?s)exit code 1: TableNotExistError.*Traceback: boom"):
-        PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t"))
+        PaimonSparkHook().submit(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
 
 
-def test_submit_without_result_line_returns_none(fake_bin: pathlib.Path) -> None:
+def test_submit_without_result_line_returns_none(fake_bin: pathlib.Path, paimon_conn: str) -> None:
     fake_spark_submit(fake_bin, "print('no json here')")
-    assert PaimonSparkHook().submit(SparkJobSpec(command="compact", table="db.t")) is None
+    assert PaimonSparkHook().submit(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t"))) is None
 
 
-def test_on_kill_stops_the_whole_process_group(fake_bin: pathlib.Path, tmp_path: pathlib.Path) -> None:
+def test_on_kill_stops_the_whole_process_group(fake_bin: pathlib.Path, paimon_conn: str,
+                                               tmp_path: pathlib.Path) -> None:
     """spark-submit starts a JVM which starts the Python driver: killing must reach the grandchildren."""
     from airflow.sdk.exceptions import AirflowException
 
@@ -204,7 +219,7 @@ time.sleep(120)
 
     def run() -> None:
         try:
-            hook.submit(SparkJobSpec(command="compact", table="db.t"))
+            hook.submit(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
@@ -259,13 +274,18 @@ def s3_conn(monkeypatch: pytest.MonkeyPatch) -> str:
     return "paimon_s3"
 
 
+S3_WH = "s3://bucket/wh"
+
+
 @pytest.mark.parametrize(("spec", "master", "local"), [
-    (SparkJobSpec(command="compact", table="db.t", fields={"full": True}), "local[2]", False),
-    (SparkJobSpec(command="compact", table="db.t", args=["--full"]), "local[2]", False),
-    (SparkJobSpec(command="compact", table="db.t", fields={"full": True}, args=["--partition", "dt=1"]), "yarn", False),
-    (SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t1"}), "local[2]", True),
-    (SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t1"}, runner="spark"), "yarn", False),
-    (SparkJobSpec(command="expire-snapshots", table="db.t", args=["--retain-max", "3"]), "local[2]", True),
+    (SparkJobSpec(command=Compact(warehouse=S3_WH, table="db.t", full=True)), "local[2]", False),
+    (SparkJobSpec(command=Compact(warehouse=S3_WH, table="db.t"), args=["--full"]), "local[2]", False),
+    (SparkJobSpec(command=Compact(warehouse=S3_WH, table="db.t", full=True), args=["--partition", "dt=1"]), "yarn",
+     False),
+    (SparkJobSpec(command=CreateTag(warehouse=S3_WH, table="db.t", tag="t1")), "local[2]", True),
+    (SparkJobSpec(command=CreateTag(warehouse=S3_WH, table="db.t", tag="t1"), runner="spark"), "yarn", False),
+    (SparkJobSpec(command=ExpireSnapshots(warehouse=S3_WH, table="db.t"), args=["--retain-max", "3"]), "local[2]",
+     True),
 ])
 def test_credentials_are_in_the_job_environment_not_in_its_argv(
         s3_conn: str, app: str, monkeypatch: pytest.MonkeyPatch, spec: SparkJobSpec, master: str, local: bool) -> None:
@@ -285,8 +305,21 @@ def test_a_connection_without_credentials_leaves_the_workers_aws_environment(
         paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "worker-own-value")
     monkeypatch.setenv("AWS_SESSION_TOKEN", "worker-own-token")
-    for spec in (SparkJobSpec(command="compact", table="db.t", fields={}),
-                 SparkJobSpec(command="create-tag", table="db.t", fields={"tag": "t"})):
+    for spec in (SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")),
+                 SparkJobSpec(command=CreateTag(warehouse=paimon_conn, table="db.t", tag="t"))):
         sub = PaimonSparkHook().build_submission(spec)
         assert sub.env["AWS_ACCESS_KEY_ID"] == "worker-own-value"
         assert sub.env["AWS_SESSION_TOKEN"] == "worker-own-token"
+
+
+def test_the_spark_connections_kerberos_fields(paimon_conn: str, app: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``principal`` and the base64 ``keytab`` extra (as the Spark provider documents them): the keytab is written
+    to a file only this user can read, and both reach spark-submit."""
+    import base64
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection(
+        "yarn", principal="etl@REALM", keytab=base64.b64encode(b"keytab-bytes").decode()))
+    argv = submission(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
+    keytab = pathlib.Path(argv[argv.index("--keytab") + 1])
+    assert keytab.read_bytes() == b"keytab-bytes" and stat.S_IMODE(keytab.stat().st_mode) == 0o600
+    assert argv[argv.index("--principal") + 1] == "etl@REALM"

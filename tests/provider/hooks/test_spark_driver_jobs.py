@@ -12,6 +12,7 @@ from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
 
 from table_engine import Catalog
+from table_engine.ops import Write
 from tests import airflow_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -24,12 +25,13 @@ def test_a_small_write_runs_with_the_engine_here(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
     table = Catalog(warehouse).create_table(sample.ODS.name, sample.order_events(1).schema,
                                             partition_keys=sample.ODS.partition_keys, options=sample.ODS.options)
-    spec = SparkJobSpec(command="write", table=sample.ODS.name,
-                        fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
-                                "commit_user": "job-1"})
+    spec = SparkJobSpec(command=Write(warehouse=warehouse, table=sample.ODS.name,
+                                      source=sample.write_batch(str(tmp_path / "landing"), 1), format="parquet",
+                                      commit_user="job-1"))
     hook = PaimonSparkHook()
     sub = hook.build_submission(spec)
-    assert sub.local and sub.argv[1:3] == ["-m", DRIVER_JOBS_MODULE] and sub.application == DRIVER_JOBS_MODULE
+    assert sub.route == "driver" and sub.argv[1:3] == ["-m", DRIVER_JOBS_MODULE]
+    assert sub.local and sub.application == DRIVER_JOBS_MODULE
     result = hook.submit(spec)
     assert result is not None and result["status"] == "ok" and result["snapshot_id"] == 1
     assert result["rows"] == len(sample.order_event_rows(1)) and result["created"] is False
@@ -43,10 +45,10 @@ def test_a_small_write_that_creates_its_table(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_connection(
         warehouse, spark_conf=sample.LAPTOP_SPARK_CONF))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
-    spec = SparkJobSpec(command="write", table=sample.ODS.name,
-                        fields={"source": sample.write_batch(str(tmp_path / "landing"), 1), "format": "parquet",
-                                "create_if_missing": True, "partition_keys": sample.ODS.partition_keys,
-                                "options": sample.ODS.options})
+    spec = SparkJobSpec(command=Write(warehouse=warehouse, table=sample.ODS.name,
+                                      source=sample.write_batch(str(tmp_path / "landing"), 1), format="parquet",
+                                      create_if_missing=True, partition_keys=tuple(sample.ODS.partition_keys),
+                                      options=sample.ODS.options))
     hook = PaimonSparkHook()
     assert hook.build_submission(spec).application == DRIVER_JOBS_MODULE
     result = hook.submit(spec)

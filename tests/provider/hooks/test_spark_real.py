@@ -13,6 +13,8 @@ import pytest
 from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import SparkJobSpec
 
+from table_engine.ops import Write
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
@@ -30,10 +32,10 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def write_spec(landing: str) -> SparkJobSpec:
-    return SparkJobSpec(command="write", table="ods.order_events",
-                        args=["--source", sample.write_batch(landing, 1), "--format", "parquet", "--mode", "append",
-                              "--create-if-missing", "--partition-key", "dt"],
+def write_spec(warehouse: str, landing: str) -> SparkJobSpec:
+    return SparkJobSpec(command=Write(warehouse=warehouse, table="ods.order_events",
+                                      source=sample.write_batch(landing, 1), format="parquet", mode="append",
+                                      create_if_missing=True, partition_keys=("dt",)),
                         conf=sample.SMALL_LOCAL_SPARK_CONF)
 
 
@@ -43,7 +45,7 @@ def test_on_kill_ends_the_spark_process_tree(paimon_conn: str, tmp_path: pathlib
 
     def run() -> None:
         try:
-            hook.submit(write_spec(str(tmp_path / "landing")))
+            hook.submit(write_spec(paimon_conn, str(tmp_path / "landing")))
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 

@@ -12,6 +12,7 @@ from airflow.exceptions import AirflowException
 from paimon_provider.hooks.spark import failure_reason
 from paimon_provider.operators import PaimonCreateTagOperator, PaimonRollbackOperator
 
+from table_engine.ops.result import JobResult
 from tests.provider.operators.conftest import LOCAL, context
 
 
@@ -49,5 +50,5 @@ def test_an_argument_error_ends_with_the_one_line_reason(table: Any) -> None:
 
 def test_failure_reason() -> None:
     assert failure_reason(["x", "error: a", "y", "error: b", "{}"], None) == "error: b"
-    assert failure_reason(["no line"], {"status": "error", "error": "E: m"}) == "error: E: m"
-    assert failure_reason(["no line"], {"status": "ok"}) is None
+    assert failure_reason(["no line"], JobResult.from_dict({"status": "error", "error": "E: m"})) == "error: E: m"
+    assert failure_reason(["no line"], JobResult.from_dict({"status": "ok"})) is None

@@ -16,8 +16,8 @@ from paimon_provider.operators import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.compact import partition_texts
-from paimon_provider.results import is_retryable_failure
 
+from table_engine.ops.result import JobResult
 from tests.provider.operators.conftest import LOCAL, context
 
 
@@ -84,14 +84,15 @@ def test_rollback_by_snapshot_id_alone_or_tag_alone(table: Any) -> None:
 def test_empty_optional_fields_render_as_none() -> None:
     assert partition_texts("None") == [] and partition_texts("") == [] and partition_texts(None) == []
     op = PaimonExpireSnapshotsOperator(task_id="e", table="db.t", older_than="None", retain_min="None")
-    assert op.command_fields()["older_than_millis"] is None and op.command_fields()["retain_min"] is None
+    cmd = op.build_command("/wh")
+    assert cmd.older_than_millis is None and cmd.retain_min is None
 
 
 def test_retryable_failures_are_not_failed_at_once() -> None:
-    assert is_retryable_failure({"status": "error", "retryable": True}, 1)
-    assert not is_retryable_failure({"status": "error", "retryable": False}, 1)
-    assert not is_retryable_failure(None, 2)  # arguments that do not parse
-    assert is_retryable_failure(None, 137)  # killed, crashed: may succeed next time
+    assert JobResult.worth_retrying(JobResult.from_dict({"status": "error", "retryable": True}), 1)
+    assert not JobResult.worth_retrying(JobResult.from_dict({"status": "error", "retryable": False}), 1)
+    assert not JobResult.worth_retrying(None, 2)  # arguments that do not parse
+    assert JobResult.worth_retrying(None, 137)  # killed, crashed: may succeed next time
     assert issubclass(AirflowFailException, AirflowException)
 
 

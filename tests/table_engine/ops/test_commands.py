@@ -135,3 +135,18 @@ def test_docs_commands_md_is_not_stale() -> None:
 
     assert (ROOT / "docs" / "commands.md").read_text() == render_markdown(), (
         "docs/commands.md is stale: run `python -m table_engine.ops --markdown > docs/commands.md`")
+
+
+def test_every_command_has_one_entry_saying_what_it_does() -> None:
+    """Each command's entry: its local runner; a Spark job also its Spark runner and its input-size rule (small jobs
+    on the driver); a metadata-only command neither."""
+    from table_engine.ops import REGISTRY
+    from table_engine.ops.base import entry
+
+    for name, cls in REGISTRY.items():
+        e = entry(name)
+        assert e.command is cls and e.local is not None, name
+        assert (e.spark is not None) is cls.spark_job and (e.input_size is not None) is cls.spark_job, name
+    from table_engine.spark import jobs
+
+    assert entry("compact").spark is jobs.spark_compact

@@ -26,6 +26,9 @@ def test_default_commit_user_takes_the_prefix() -> None:
     assert user.startswith("etl_") and len(user) == len("etl_") + 36  # Paimon's createCommitUser: prefix_UUID
     a, b = default_commit_user(CoreOptions({})), default_commit_user(CoreOptions({}))
     assert a != b and len(a) == 36
+    # a user the caller names (a job's, an Airflow task instance's) is used as is, the prefix notwithstanding
+    assert default_commit_user(CoreOptions({"commit.user-prefix": "etl"}), "airflow:d:t:r") == "airflow:d:t:r"
+    assert default_commit_user(CoreOptions({}), "").count("-") == 4  # empty: none named
 
 
 def test_commands_commit_as_commit_user_prefix_says(warehouse: str, tmp_path: pathlib.Path) -> None:
