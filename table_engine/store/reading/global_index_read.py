@@ -1,28 +1,30 @@
-"""Reads that use BTree global indexes (ADR 0019): an ``=`` / ``in`` filter on an indexed column keeps only the
-data files holding a row id the index matched or a row id no index covers (rows appended after the index: Paimon's
-``full`` search mode). The rows are still filtered exactly, so the result is the one a read without the index gives;
-``global-index.enabled`` = false turns it off.
+"""Reads that use BTree and bitmap global indexes (ADR 0019): an ``=`` / ``in`` filter on an indexed column keeps
+only the data files holding a row id the index matched or a row id no index covers (rows appended after the index:
+Paimon's ``full`` search mode). The rows are still filtered exactly, so the result is the one a read without the index
+gives; ``global-index.enabled`` = false turns it off.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from table_engine.errors import UnsupportedError, naming_snapshot
+from table_engine.format.bitmap_index import BITMAP_INDEX, bitmap_lookup
 from table_engine.format.btree_index import BTREE_INDEX, btree_key_kind, btree_lookup
 from table_engine.format.index_manifest import IndexManifestEntry
 from table_engine.format.schema_file import list_schema_ids
 from table_engine.format.snapshot import Snapshot
+from table_engine.io.base import FileIO
 from table_engine.predicate import Predicate
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.global_index import global_index_entries, index_file_path
 from table_engine.store.reading.scan import Split
-from table_engine.types import DataField, to_arrow_type
+from table_engine.types import DataField, DataType, to_arrow_type
 
 __all__ = ["IndexUse", "prune_by_global_index"]
 
@@ -39,11 +41,27 @@ class IndexUse:
     files_dropped: int = 0
 
 
-def _btree_entries(ctx: StoreContext, entries: Sequence[IndexManifestEntry], field: DataField
+def _btree(file_io: FileIO, path: str, size: int, key_type: DataType, values: pa.Array) -> tuple[np.ndarray, int]:
+    found = btree_lookup(file_io, path, size, key_type, values)
+    return found.row_ids, found.blocks_read
+
+
+def _bitmap(file_io: FileIO, path: str, size: int, key_type: DataType, values: pa.Array) -> tuple[np.ndarray, int]:
+    found = bitmap_lookup(file_io, path, size, key_type, values)
+    return found.row_ids, found.bitmaps_read
+
+
+#: the index types read, with their lookup: (file_io, path, file size, key type, values) -> (local row ids matched,
+#: data blocks / bitmaps read); both decode the key types of :func:`btree_key_kind`
+_LOOKUPS: dict[str, Callable[[FileIO, str, int, DataType, pa.Array], tuple[np.ndarray, int]]] = {
+    BTREE_INDEX: _btree, BITMAP_INDEX: _bitmap}
+
+
+def _index_entries(ctx: StoreContext, entries: Sequence[IndexManifestEntry], field: DataField
                    ) -> list[IndexManifestEntry]:
-    """The BTree index entries over exactly ``field`` (no extra fields), if its type is decoded and every schema of
-    the table gives it that key layout (an index built before a type change holds keys of the old type)."""
-    found = [e for e in entries if e.index_file.index_type.lower() == BTREE_INDEX
+    """The BTree and bitmap index entries over exactly ``field`` (no extra fields), if its type is decoded and every
+    schema of the table gives it that key layout (an index built before a type change holds keys of the old type)."""
+    found = [e for e in entries if e.index_file.index_type.lower() in _LOOKUPS
              and e.index_file.global_index is not None and e.index_file.global_index.index_field_id == field.id
              and not e.index_file.global_index.extra_field_ids]
     kind = btree_key_kind(field.type)
@@ -104,8 +122,8 @@ def _prune_split(split: Split, matched: np.ndarray, covered: np.ndarray) -> list
 
 def prune_by_global_index(ctx: StoreContext, snapshot: Snapshot | None, preds: Sequence[Predicate],
                           splits: list[Split]) -> tuple[list[Split], IndexUse]:
-    """``splits`` without the data files a BTree global index of ``snapshot`` shows hold no row of an ``=`` /
-    ``in`` predicate of ``preds`` (``global-index.enabled``). An index the reader does not decode (compressed
+    """``splits`` without the data files a BTree or bitmap global index of ``snapshot`` shows hold no row of an ``=``
+    / ``in`` predicate of ``preds`` (``global-index.enabled``). An index the reader does not decode (compressed
     blocks) is not used; a missing or corrupt one fails the read with a one-line error naming it."""
     use = IndexUse()
     if not ctx.options.global_index_enabled() or snapshot is None or not splits:
@@ -124,8 +142,8 @@ def _prune(ctx: StoreContext, entries: list[IndexManifestEntry], preds: Sequence
         field = fields.get(p.column)
         if p.op not in ("=", "in") or field is None:
             continue
-        btrees = _btree_entries(ctx, entries, field)
-        if not btrees:
+        indexes = _index_entries(ctx, entries, field)
+        if not indexes:
             continue
         try:
             values = pa.array(p.value if p.op == "in" else [p.value], to_arrow_type(field.type))
@@ -134,18 +152,19 @@ def _prune(ctx: StoreContext, entries: list[IndexManifestEntry], preds: Sequence
         matched: dict[bytes, list[np.ndarray]] = {}
         covered: dict[bytes, list[tuple[int, int]]] = {}
         try:
-            for e in btrees:
+            for e in indexes:
                 gi = e.index_file.global_index
                 assert gi is not None
-                found = btree_lookup(ctx.file_io, index_file_path(ctx.table_path, e.index_file), e.index_file.file_size,
-                                     field.type, values)
-                matched.setdefault(e.partition, []).append(found.row_ids + gi.row_range_start)
+                row_ids, blocks = _LOOKUPS[e.index_file.index_type.lower()](
+                    ctx.file_io, index_file_path(ctx.table_path, e.index_file), e.index_file.file_size, field.type,
+                    values)
+                matched.setdefault(e.partition, []).append(row_ids + gi.row_range_start)
                 covered.setdefault(e.partition, []).append((gi.row_range_start, gi.row_range_end + 1))
-                use.blocks_read += found.blocks_read
+                use.blocks_read += blocks
         except UnsupportedError:
             continue
         use.columns.append(p.column)
-        use.index_files += len(btrees)
+        use.index_files += len(indexes)
         out = []
         for s in splits:
             ids = np.unique(np.concatenate(matched[s.partition])) if s.partition in matched else np.zeros(0, np.int64)
