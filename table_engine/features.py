@@ -164,7 +164,8 @@ FEATURES: tuple[Feature, ...] = (
             "keeps row ids, so commits, compaction, expiry, orphan cleanup, tags, rollback carry the index files "
             "forward unchanged; appended rows are not covered (as in Paimon); overwrite and drop partition delete "
             "the partitions' index files; an update by row id of an indexed column follows "
-            "`global-index.column-update-action`; `=` / `in` reads use BTree indexes to skip files (ADR 0019).",
+            "`global-index.column-update-action`; `=` / `in` reads use BTree and bitmap indexes to skip files "
+            "(ADR 0019).",
             _prefixes("global-index."), None),
     # ---- readable only -----------------------------------------------------------------------------------------
     Feature("pk-<type>.index.columns", "2.0", Detected.OPTION,
