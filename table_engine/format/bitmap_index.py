@@ -83,14 +83,13 @@ def bitmap_records(data: bytes, where: str) -> Records:
     if n == 0:
         raise CorruptMetadataError(f"bitmap index {where}: an empty block")
     pos = np.arange(n, dtype=np.int64)
-    count_v, count_n = _varints_at(buf, pos[:1])
-    count, first = int(count_v[0]), int(count_n[0])
-    klen, n1 = _varints_at(buf, pos)
-    klen = np.clip(klen, 0, n)  # a garbage position may decode to anything
-    off_at = pos + n1 + klen
-    off, n2 = _varints_at(buf, np.minimum(off_at, n - 1))
+    value, size = _varints_at(buf, pos)  # the varint that would start at each position
+    count, first = int(value[0]), int(size[0])
+    klen = np.clip(value, 0, n)  # a garbage position may decode to anything
+    off_at = pos + size + klen  # where the bitmap offset would start (unclipped: past n = leaves the block)
+    off, n2 = value[np.minimum(off_at, n - 1)], size[np.minimum(off_at, n - 1)]
     len_at = off_at + n2
-    length, n3 = _varints_at(buf, np.minimum(len_at, n - 1))
+    length, n3 = value[np.minimum(len_at, n - 1)], size[np.minimum(len_at, n - 1)]
     end = len_at + n3  # where a record starting at each position would end
     nxt = np.append(np.minimum(end, n), n)  # the next record's start, n once it leaves the block
     reach = np.array([first], np.int64)  # after k rounds: the first 2**k record starts
@@ -104,7 +103,7 @@ def bitmap_records(data: bytes, where: str) -> Records:
     if len(starts) != count or (count and (end[starts[-1]] > n or (off[starts] < 0).any()
                                            or (length[starts] < 0).any())):
         raise CorruptMetadataError(f"bitmap index {where}: {count} records do not fit a block of {n} bytes")
-    key_start, key_len = starts + n1[starts], klen[starts]
+    key_start, key_len = starts + size[starts], klen[starts]
     total = int(key_len.sum())
     rel = np.cumsum(key_len) - key_len
     raw = buf[np.repeat(key_start - rel, key_len) + np.arange(total)] if total else np.zeros(0, np.uint8)

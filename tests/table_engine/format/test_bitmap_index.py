@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap64
 
 from table_engine.errors import CorruptMetadataError, MissingFileError, UnsupportedError
-from table_engine.format.bitmap_index import bitmap_lookup, serialize_keys
+from table_engine.format.bitmap_index import bitmap_lookup, bitmap_records, serialize_keys
 from table_engine.io.file_io import LocalFileIO
 from table_engine.types import DataType
 
@@ -110,3 +110,24 @@ def test_bad_files_fail_naming_them(tmp_path: pathlib.Path) -> None:
     size = write_bitmap(path, keys, 8, compression=1)
     with pytest.raises(UnsupportedError, match="bitmap-global-index-a.index: compressed blocks"):
         bitmap_lookup(io, str(path), size, dtype, pa.array([3]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(entries=st.lists(st.tuples(st.binary(max_size=200), st.integers(0, 2**62), st.integers(0, 2**31 - 1)),
+                        max_size=30), cut=st.integers(0, 40), flip=st.integers(0, 10_000))
+def test_records_decode_any_block_and_reject_damaged_ones(entries: list[tuple[bytes, int, int]], cut: int,
+                                                          flip: int) -> None:
+    """A block of any records decodes to them; a truncated one fails naming the block; a byte-flipped one decodes to
+    some records or fails with CorruptMetadataError (never another error)."""
+    data = _records(entries)
+    got = bitmap_records(data, "x")
+    assert list(zip(got.keys.to_pylist(), got.offsets.tolist(), got.lengths.tolist())) == entries
+    if entries:
+        with pytest.raises(CorruptMetadataError, match="x: .* records do not fit"):
+            bitmap_records(data[:max(1, len(data) - 1 - cut)], "x")
+    at = flip % len(data)
+    for bad in (data[:at] + bytes([~data[at] & 0xFF]) + data[at + 1:],):
+        try:
+            bitmap_records(bad, "x")
+        except CorruptMetadataError:
+            pass
