@@ -32,7 +32,7 @@ __all__ = ["IndexUse", "prune_by_global_index"]
 @dataclass
 class IndexUse:
     """What :func:`prune_by_global_index` did: the filtered columns it used an index of, the index files and data
-    blocks it read, and the data files it kept and dropped."""
+    blocks (BTree) / bitmaps (bitmap index) it read, and the data files it kept and dropped."""
 
     columns: list[str] = dataclasses.field(default_factory=list)
     index_files: int = 0
