@@ -98,7 +98,7 @@ with maintenance_dag(
         task_id="create_tag",
         tables=tables,
         tag="{{ params.tag_prefix }}-{{ dag_run.run_after.strftime('%Y-%m-%d' if dag_run.run_type == 'scheduled' "
-            "else '%Y-%m-%dT%H%M%S') }}",
+            "else '%Y-%m-%dT%H%M%S.%f')[:21] }}",
         time_retained="{{ params.time_retained }}",
     )
     # a table with no snapshot yet skips its create_tag ("no snapshot yet"); tags of the other tables still expire
