@@ -49,7 +49,9 @@ with maintenance_dag(
     for_each_table(
         PaimonCompactOperator,
         task_id="compact",
-        outlets=[writes_alias()],  # each mapped task emits its table's Asset (with the snapshot id)
+        # a mapped task emits its table's Asset only when the compaction produced changelog (data): a compaction
+        # that only merges files starts no DAG scheduled on the table (docs/adr/0021)
+        outlets=[writes_alias()],
         full="{{ params.mode }}",
         partitions="{{ params.partitions }}",
     )
@@ -163,7 +165,8 @@ with maintenance_dag(
     doc_md=__doc__,
 ) as rollback_dag:
     PaimonRollbackOperator(
-        task_id="rollback",  # the table is templated: its Asset event goes through writes_alias
+        # the table is templated: its Asset event goes through writes_alias, and only when snapshots were removed
+        task_id="rollback",
         table="{{ params.table }}",
         snapshot_id="{{ params.snapshot_id }}",
         tag="{{ params.tag }}",
