@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from paimon_provider.hooks.spark import PaimonSparkHook
     from table_engine.ops import Command
 
+MAX_EVENT_PARTITIONS = 100
+"""At most this many partitions in an Asset event's extra (it is stored in the metadata database)."""
+
 _EVENT_FACTS = ("commit_kind", "added_rows", "deleted_rows", "changelog_records", "published_rows", "partitions")
 """The commit facts of a result line (``commit``) an Asset event's extra carries."""
 
@@ -111,8 +114,7 @@ def changed_data(result: Mapping[str, Any] | None) -> bool:
     """Did the commit a job reports change the table's data (records added or deleted, or changelog records
     produced)? From its result line's ``commit`` facts (:func:`table_engine.ops.facts.commit_facts`): a compaction
     changes data only when it produced changelog or published postponed rows (``bucket`` = -2); a rollback when
-    it removed snapshots. A result without facts
-    (an older application) counts any committed snapshot."""
+    it removed snapshots. A result without facts (an older application) counts any committed snapshot."""
     commit = (result or {}).get("commit")
     if commit is None:
         return True  # no facts: the caller's committed snapshot decides
@@ -168,7 +170,8 @@ class PaimonSparkOperator(BaseOperator):
         when the table is known at parse time, else through :func:`paimon_provider.assets.writes_alias` (also
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
-        ``changelog_records`` and ``partitions``.
+        ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
+        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -243,6 +246,9 @@ class PaimonSparkOperator(BaseOperator):
         asset = table_asset(table, self.paimon_conn_id)
         commit = (result or {}).get("commit")
         facts = {k: v for k, v in commit.items() if k in _EVENT_FACTS} if isinstance(commit, Mapping) else {}
+        partitions = facts.get("partitions")
+        if isinstance(partitions, list) and len(partitions) > MAX_EVENT_PARTITIONS:
+            facts.update(partitions=partitions[:MAX_EVENT_PARTITIONS], partition_count=len(partitions))
         extra: dict[str, JsonValue] = {"table": table, "command": self.command,
                                        "snapshot_id": self.result_snapshot_id(result), **facts}
         data = self.changes_data and extra["snapshot_id"] is not None and self.result_changed_data(result)

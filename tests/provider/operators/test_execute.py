@@ -137,6 +137,14 @@ def test_upkeep_emits_no_asset_event(fake_app: pathlib.Path, monkeypatch: pytest
     assert op.outlets == [asset]
     assert ctx["outlet_events"][asset].extra == {"table": "dwd.orders", "command": "compact", "snapshot_id": 8,
                                                  **facts, "changelog_records": 2}
+    # many partitions: the extra keeps the first ones and their count
+    many = [f"dt={i}" for i in range(250)]
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 8,
+                                                  "commit": {**facts, "changelog_records": 2, "partitions": many}}))
+    ctx = context()
+    op.execute(ctx)  # type: ignore[arg-type]
+    extra = ctx["outlet_events"][asset].extra
+    assert (extra["partitions"], extra["partition_count"]) == (many[:100], 250)
     # through the alias: an upkeep commit adds no event
     mapped = PaimonCompactOperator(task_id="t", table="dwd.orders", outlets=[writes_alias()])
     monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 7, "commit": facts}))
