@@ -49,7 +49,9 @@ with maintenance_dag(
     for_each_table(
         PaimonCompactOperator,
         task_id="compact",
-        outlets=[writes_alias()],  # each mapped task emits its table's Asset (with the snapshot id)
+        # a mapped task emits its table's Asset only when the compaction produced changelog (data): a compaction
+        # that only merges files starts no DAG scheduled on the table (docs/adr/0021)
+        outlets=[writes_alias()],
         full="{{ params.mode }}",
         partitions="{{ params.partitions }}",
     )
@@ -98,7 +100,7 @@ with maintenance_dag(
         task_id="create_tag",
         tables=tables,
         tag="{{ params.tag_prefix }}-{{ dag_run.run_after.strftime('%Y-%m-%d' if dag_run.run_type == 'scheduled' "
-            "else '%Y-%m-%dT%H%M%S') }}",
+            "else '%Y-%m-%dT%H%M%S.%f')[:21] }}",
         time_retained="{{ params.time_retained }}",
     )
     # a table with no snapshot yet skips its create_tag ("no snapshot yet"); tags of the other tables still expire
@@ -163,7 +165,8 @@ with maintenance_dag(
     doc_md=__doc__,
 ) as rollback_dag:
     PaimonRollbackOperator(
-        task_id="rollback",  # the table is templated: its Asset event goes through writes_alias
+        # the table is templated: its Asset event goes through writes_alias, and only when snapshots were removed
+        task_id="rollback",
         table="{{ params.table }}",
         snapshot_id="{{ params.snapshot_id }}",
         tag="{{ params.tag }}",

@@ -123,8 +123,10 @@ with _layer("paimon_lake_ads", "ADS: tag dws.user_daily for serving readers and 
     tag = PaimonCreateTagOperator(
         task_id="tag_for_serving",
         table=DWS.name,
-        # run_after exists for every run, scheduled, asset-triggered or triggered from the UI
-        tag="ads-{{ dag_run.run_after.strftime('%Y%m%dT%H%M%S') }}",
+        # one tag per run, named by the run's time to the millisecond (run_after exists for every run, scheduled,
+        # asset-triggered or triggered from the UI): two runs never share a name, and a retry of this run finds
+        # the tag it made (the operator's creator check) and succeeds
+        tag="ads-{{ dag_run.run_after.strftime('%Y%m%dT%H%M%S.%f')[:-3] }}",
         time_retained="3 d",
         paimon_conn_id=CONN_ID,
     )

@@ -33,6 +33,7 @@ from table_engine.errors import CommitOutcomeUnknownError, ConsumerError
 from table_engine.features import Op
 from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
+from table_engine.ops.facts import commit_facts
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
@@ -279,7 +280,9 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
                                         output_file_io(args), delivery_record(args, rng, changes.num_rows))
     else:
         assert target is not None
-        result["target_snapshot_id"] = apply_changes(args, target, changes, rng) if changes.num_rows else None
+        sid = apply_changes(args, target, changes, rng) if changes.num_rows else None
+        result["target_snapshot_id"] = sid
+        result["commit"] = commit_facts(target, sid)
     advance_consumer(table, args.consumer_id, rng)
     return result
 

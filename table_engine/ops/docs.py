@@ -75,6 +75,13 @@ def render_markdown() -> str:
         "`UnsupportedTableFeatureError`, see [compatibility.md](compatibility.md); "
         "`table_engine.errors.is_retryable`), so the operators fail such a task at once, without retries.",
         "",
+        "Commands that commit (`write`, `compact`, `consume-changelog` into a table, `drop-partitions`, "
+        "`rollback`) add `commit`, what the commit did to the data (`table_engine.ops.facts.commit_facts`): "
+        "`commit_kind`, `added_rows` and `deleted_rows` (of the data files it added and removed), "
+        "`changelog_records`, `partitions` (touched, `k=v,...` text), for `compact` also `published_rows` (rows "
+        "moved out of a postpone bucket), for `rollback` `removed_snapshots`; `{}` when nothing was committed. "
+        "The Airflow operators emit a table's Asset event only for a commit that changed data (ADR 0021).",
+        "",
         "TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) or `'<duration> ago'` "
         "(`'2 h ago'`); DURATION is Paimon's form (`'7 d'`, `'12 h'`, `'30 min'`). In the JSON form both are "
         "integers (epoch milliseconds, milliseconds).",

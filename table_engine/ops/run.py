@@ -33,6 +33,7 @@ from table_engine.ops.commands import (
     Write,
 )
 from table_engine.ops.consume import consume_changelog
+from table_engine.ops.facts import commit_facts
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
@@ -95,22 +96,26 @@ def previous_commit(table: Table, user: str) -> int | None:
 
 
 def write_result(table: Table, snapshot_id: int | None, created: bool, skipped: bool = False) -> dict[str, Any]:
-    """``write``'s result: the snapshot, the rows and files it added."""
+    """``write``'s result: the snapshot, the rows and files it added, and the commit's facts (:func:`commit_facts`)."""
     rows = files = 0
+    commit: dict[str, Any] = {}
     if snapshot_id is not None:
         changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))
         rows, files = changes.added_rows, len(changes.added_files)
+        commit = commit_facts(table, snapshot_id, changes)
     return {"snapshot_id": snapshot_id, "rows": rows, "files": files, "created": created,
-            "already_committed": skipped}
+            "already_committed": skipped, "commit": commit}
 
 
 def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
-    """The result of ``compact``: the COMPACT snapshot id, files before and after, rows written."""
+    """The result of ``compact``: the COMPACT snapshot id, files before and after, rows written, and the commit's
+    facts (:func:`commit_facts`: a compaction changes data only if it produced changelog records)."""
     if snapshot_id is None:
-        return {"snapshot_id": None, "files_before": 0, "files_after": 0}
+        return {"snapshot_id": None, "files_before": 0, "files_after": 0, "commit": {}}
     changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))
     return {"snapshot_id": snapshot_id, "files_before": len(changes.deleted_files),
-            "files_after": len(changes.added_files), "rows": changes.added_rows}
+            "files_after": len(changes.added_files), "rows": changes.added_rows,
+            "commit": commit_facts(table, snapshot_id, changes)}
 
 
 # ---- the commands -------------------------------------------------------------------------------------------------
@@ -272,7 +277,8 @@ def run_rollback(cmd: Rollback, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     target: int | str = cmd.snapshot if cmd.snapshot is not None else str(cmd.tag)
     result = table.rollback_to(target)
-    return {"snapshot_id": result.snapshot_id, "removed_snapshots": result.removed_snapshot_ids,
+    commit = {"commit_kind": "ROLLBACK", "removed_snapshots": len(result.removed_snapshot_ids)}
+    return {"snapshot_id": result.snapshot_id, "commit": commit, "removed_snapshots": result.removed_snapshot_ids,
             "removed_tags": result.removed_tags, "deleted_files": result.deleted_files}
 
 
@@ -289,8 +295,9 @@ def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
 
 @runs(DropPartitions)
 def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
-    sid = catalog.get_table(cmd.table).drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
-    return {"snapshot_id": sid, "dropped": sid is not None}
+    table = catalog.get_table(cmd.table)
+    sid = table.drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
+    return {"snapshot_id": sid, "dropped": sid is not None, "commit": commit_facts(table, sid)}
 
 
 @runs(RewriteFileIndex)

@@ -79,8 +79,9 @@ def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str],
         ods = catalog.get_table("ods.order_events")
         assert ods.read().num_rows == events  # raw: duplicates kept
         # the write's result line reached the Asset event, which queued the DWD layer for the scheduler
-        assert asset_events("paimon_lake_ods")[-1] == (
-            ODS_URI, {"table": "ods.order_events", "command": "write", "snapshot_id": ods.latest_snapshot_id()})
+        uri, extra = asset_events("paimon_lake_ods")[-1]
+        assert (uri, extra["table"], extra["command"], extra["snapshot_id"], extra["added_rows"]) == (
+            ODS_URI, "ods.order_events", "write", ods.latest_snapshot_id(), len(sample.order_event_rows(batch)))
         assert ("paimon_lake_dwd", ODS_URI) in queued_by_assets()
 
         assert run(dagbag, "paimon_lake_dwd") == {"create_dwd_orders": "success", "apply_ods_changes": "success",

@@ -30,6 +30,12 @@ if TYPE_CHECKING:
     from paimon_provider.hooks.spark import PaimonSparkHook
     from table_engine.ops import Command
 
+MAX_EVENT_PARTITIONS = 100
+"""At most this many partitions in an Asset event's extra (it is stored in the metadata database)."""
+
+_EVENT_FACTS = ("commit_kind", "added_rows", "deleted_rows", "changelog_records", "published_rows", "partitions")
+"""The commit facts of a result line (``commit``) an Asset event's extra carries."""
+
 SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "args"}
 """Keys accepted in an operator's ``spark`` mapping."""
 
@@ -104,6 +110,28 @@ def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def changed_data(result: Mapping[str, Any] | None) -> bool:
+    """Did the commit a job reports change the table's data (records added or deleted, or changelog records
+    produced)? From its result line's ``commit`` facts (:func:`table_engine.ops.facts.commit_facts`): a compaction
+    changes data only when it produced changelog or published postponed rows (``bucket`` = -2); a rollback when
+    it removed snapshots. A result without facts (an older application) counts any committed snapshot."""
+    commit = (result or {}).get("commit")
+    if commit is None:
+        return True  # no facts: the caller's committed snapshot decides
+    if not isinstance(commit, Mapping) or not commit:
+        return False
+
+    def count(key: str) -> int:
+        value = commit.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    if commit.get("commit_kind") == "ROLLBACK":
+        return count("removed_snapshots") > 0
+    if count("changelog_records") > 0 or count("published_rows") > 0:
+        return True
+    return commit.get("commit_kind") != "COMPACT" and (count("added_rows") > 0 or count("deleted_rows") > 0)
+
+
 def task_commit_user(context: Context) -> str:
     """``airflow:<dag>:<task>:<run id>[:<map index>]``: the commit user an operator names for its task instance,
     the same for every try of it, so the application skips a commit an earlier try already made. A named user is
@@ -136,10 +164,14 @@ class PaimonSparkOperator(BaseOperator):
         application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
     :param extra_args: more options appended to the command, verbatim (templated). With them the command is sent
         as a command line (derived from the command) instead of one JSON object.
-    :param emit_asset: for writing commands, emit an Asset event for the table (extra: the snapshot id): through
-        the table's Asset when the table is known at parse time, else through
-        :func:`paimon_provider.assets.writes_alias`
-        (also when that alias is already among ``outlets``, as mapped operators should declare it).
+    :param emit_asset: for writing commands, emit an Asset event for the table when the commit changed data
+        (:func:`changed_data`: records added or deleted, or changelog produced; upkeep such as a compaction
+        without changelog or a rollback that removed nothing emits none, docs/adr/0021): through the table's Asset
+        when the table is known at parse time, else through :func:`paimon_provider.assets.writes_alias` (also
+        when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
+        ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
+        ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
+        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -149,6 +181,8 @@ class PaimonSparkOperator(BaseOperator):
     command: ClassVar[str]
     writes_table: ClassVar[bool] = False
     """Writing commands add the table's Asset (or, for a templated table, an AssetAlias) to the outlets."""
+    changes_data: ClassVar[bool] = True
+    """False for commands whose commits only reorganize data (rescale, file index): they emit no Asset event."""
 
     template_fields: Sequence[str] = ("table", "warehouse", "spark", "extra_args")
     template_fields_renderers = {"spark": "json"}
@@ -179,6 +213,7 @@ class PaimonSparkOperator(BaseOperator):
             raise ValueError(f"{type(self).__name__}: unknown spark settings {sorted(unknown)}; "
                              f"allowed: {sorted(SPARK_OPTION_KEYS)}")
         self._hook: PaimonSparkHook | None = None
+        self._declared_outlets: list[Any] | None = None
         target = self.asset_table
         if emit_asset and target is not None and not any(self._is_own_alias(o) for o in self.outlets):
             self.outlets.append(self._declared_outlet(target))
@@ -205,17 +240,33 @@ class PaimonSparkOperator(BaseOperator):
         return table_asset(table, self.paimon_conn_id)
 
     def _emit_table_event(self, context: Context, table: str, result: Mapping[str, Any] | None) -> None:
+        """The table's Asset event for a commit that changed data; for upkeep (or nothing committed) none: the
+        alias gets no event and the table's static Asset is taken off this task instance's outlets, of which
+        Airflow emits an event for each when the task succeeds."""
         asset = table_asset(table, self.paimon_conn_id)
+        commit = (result or {}).get("commit")
+        facts = {k: v for k, v in commit.items() if k in _EVENT_FACTS} if isinstance(commit, Mapping) else {}
+        partitions = facts.get("partitions")
+        if isinstance(partitions, list) and len(partitions) > MAX_EVENT_PARTITIONS:
+            facts.update(partitions=partitions[:MAX_EVENT_PARTITIONS], partition_count=len(partitions))
         extra: dict[str, JsonValue] = {"table": table, "command": self.command,
-                                       "snapshot_id": self.result_snapshot_id(result)}
+                                       "snapshot_id": self.result_snapshot_id(result), **facts}
+        data = self.changes_data and extra["snapshot_id"] is not None and self.result_changed_data(result)
+        if not data:
+            self.log.info("%s of %s changed no data (%s): no Asset event, so DAGs scheduled on the table do not run",
+                          self.command, table, facts or "nothing committed")
+            self.outlets = [o for o in self.outlets if not (isinstance(o, Asset) and o.uri == asset.uri)]
+            return
         events = context["outlet_events"]
         for outlet in self.outlets:
             if isinstance(outlet, Asset) and outlet.uri == asset.uri:
                 events[outlet].extra.update(extra)
-            elif self._is_own_alias(outlet) and extra["snapshot_id"] is not None:
-                # through the alias the table is updated only by a commit; a static Asset outlet is emitted by
-                # Airflow whenever the task succeeds (``skip_if_no_commit`` avoids that)
+            elif self._is_own_alias(outlet):
                 events[outlet].add(asset, extra=extra)
+
+    def result_changed_data(self, result: Mapping[str, Any] | None) -> bool:
+        """Did the job's commit change :attr:`asset_table`'s data (:func:`changed_data`)?"""
+        return changed_data(result)
 
     def result_snapshot_id(self, result: Mapping[str, Any] | None) -> int | None:
         """The snapshot of :attr:`asset_table` the job committed (for the Asset event's extra)."""
@@ -253,6 +304,11 @@ class PaimonSparkOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
 
+        # an upkeep commit takes the table's Asset off the outlets (see _emit_table_event): every run starts from
+        # the declared ones
+        if self._declared_outlets is None:
+            self._declared_outlets = list(self.outlets)
+        self.outlets = list(self._declared_outlets)
         self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
         warehouse = as_optional_text(self.warehouse) or self._hook.get_conn().warehouse
         try:

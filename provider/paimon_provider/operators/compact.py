@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 class PaimonCompactOperator(PaimonSparkOperator):
     r"""Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
-    compaction). Emits the table's Asset with the COMPACT snapshot id (``None`` when there was nothing to compact).
+    compaction). Emits the table's Asset (with the COMPACT snapshot id and its facts) only when the compaction
+    produced changelog records (``changelog-producer`` = ``lookup`` or ``full-compaction``): a compaction that
+    only merges files changes no data, and DAGs scheduled on the table must not run for it (docs/adr/0021).
     Append tables: the small files of each bucket (each partition with ``bucket`` = -1) are rewritten into files
     near ``target-file-size`` once ``compaction.min.file-num`` of them are there.
 
@@ -83,8 +85,8 @@ class PaimonCompactOperator(PaimonSparkOperator):
 
 class PaimonRescaleOperator(PaimonSparkOperator):
     """Paimon's ``rescale``: rewrite the data of partitions into ``bucket_num`` buckets in one OVERWRITE commit (it
-    fails, changing nothing, if a compaction or another rewrite was committed meanwhile). Emits the table's Asset
-    with the snapshot id (``None`` when the partitions held nothing to rewrite). On a postpone bucket table
+    fails, changing nothing, if a compaction or another rewrite was committed meanwhile). Upkeep: it changes where
+    rows are, not which, so it emits no Asset event (docs/adr/0021). On a postpone bucket table
     (``bucket`` = -2) this changes a partition's bucket count; its postponed rows stay for the next compaction.
 
     :param bucket_num: the new bucket count (templated); required on postpone tables, on fixed-bucket tables the
@@ -96,6 +98,7 @@ class PaimonRescaleOperator(PaimonSparkOperator):
 
     command = "rescale"
     writes_table = True
+    changes_data = False
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "bucket_num", "partitions",
                                       "commit_user")
 

@@ -207,7 +207,8 @@ class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
 
 
 class PaimonRollbackOperator(PaimonSparkOperator):
-    """Roll a table back to a snapshot or a tag (newer snapshots and tags are removed).
+    """Roll a table back to a snapshot or a tag (newer snapshots and tags are removed). Emits the table's Asset
+    only when snapshots were removed (a rollback to the latest snapshot changes no data).
 
     :param snapshot_id: the snapshot to roll back to (templated).
     :param tag: or the tag to roll back to (templated).
@@ -323,6 +324,7 @@ class PaimonRewriteFileIndexOperator(PaimonSparkOperator):
 
     command = "rewrite-file-index"
     writes_table = True
+    changes_data = False  # indexes only: no Asset event
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "commit_user")
 
     def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from table_engine.errors import SnapshotNotExistError
+from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
@@ -44,6 +45,10 @@ class SnapshotChanges:
     added_rows: int
     deleted_rows: int
     index_files: tuple[str, ...]
+    partitions: tuple[bytes, ...] = ()
+    """The partitions (encoded) whose files the snapshot added or removed, each once, in manifest order."""
+    deleted_postponed_rows: int = 0
+    """Rows of the files it removed from the postpone bucket (``bucket`` = -2): rows a compaction made visible."""
 
 
 @names_snapshot
@@ -51,13 +56,18 @@ def snapshot_changes(file_io: FileIO, table_path: str, snapshot: Snapshot) -> Sn
     """The :class:`SnapshotChanges` of ``snapshot``, read from its delta manifest list."""
     added: list[str] = []
     deleted: list[str] = []
-    rows = [0, 0]
+    rows = [0, 0, 0]
+    partitions: dict[bytes, None] = {}
     for meta in read_manifest_list(file_io, manifest_path(table_path, snapshot.delta_manifest_list)):
         for e in read_manifest(file_io, manifest_path(table_path, meta.file_name)):
             (added if e.kind == FileKind.ADD else deleted).append(e.file.file_name)
             rows[0 if e.kind == FileKind.ADD else 1] += e.file.row_count
+            partitions[e.partition] = None
+            if e.kind != FileKind.ADD and e.bucket == POSTPONE_BUCKET:
+                rows[2] += e.file.row_count
     index: list[str] = []
     if snapshot.index_manifest:
         index = [ie.index_file.file_name
                  for ie in read_index_manifest(file_io, manifest_path(table_path, snapshot.index_manifest))]
-    return SnapshotChanges(tuple(added), tuple(deleted), rows[0], rows[1], tuple(index))
+    return SnapshotChanges(tuple(added), tuple(deleted), rows[0], rows[1], tuple(index), tuple(partitions),
+                           rows[2])

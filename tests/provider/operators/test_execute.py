@@ -113,3 +113,61 @@ def test_on_kill_delegates_to_the_hook() -> None:
     op._hook = SimpleNamespace(on_kill=lambda: killed.append(True))  # type: ignore[assignment]
     op.on_kill()
     assert killed == [True]
+
+
+def test_upkeep_emits_no_asset_event(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit that changed no data (a compaction without changelog, a rollback that removed nothing, a rescale)
+    emits no Asset event: the table's static Asset is taken off the task's outlets, of which Airflow emits an
+    event for each at success (docs/adr/0021); the next run starts from the declared outlets again."""
+    from paimon_provider.operators import PaimonRescaleOperator, PaimonRollbackOperator
+
+    facts = {"commit_kind": "COMPACT", "added_rows": 3, "deleted_rows": 6, "changelog_records": 0,
+             "published_rows": 0, "partitions": ["dt=a"]}
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 7, "commit": facts}))
+    op = PaimonCompactOperator(task_id="t", table="dwd.orders", full=True)
+    asset = table_asset("dwd.orders")
+    ctx = context()
+    op.execute(ctx)  # type: ignore[arg-type]
+    assert op.outlets == [] and ctx["outlet_events"][asset].extra == {}
+    # with changelog: data, and the extra says what changed
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 8,
+                                                  "commit": {**facts, "changelog_records": 2}}))
+    ctx = context()
+    op.execute(ctx)  # type: ignore[arg-type]
+    assert op.outlets == [asset]
+    assert ctx["outlet_events"][asset].extra == {"table": "dwd.orders", "command": "compact", "snapshot_id": 8,
+                                                 **facts, "changelog_records": 2}
+    # many partitions: the extra keeps the first ones and their count
+    many = [f"dt={i}" for i in range(250)]
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 8,
+                                                  "commit": {**facts, "changelog_records": 2, "partitions": many}}))
+    ctx = context()
+    op.execute(ctx)  # type: ignore[arg-type]
+    extra = ctx["outlet_events"][asset].extra
+    assert (extra["partitions"], extra["partition_count"]) == (many[:100], 250)
+    # through the alias: an upkeep commit adds no event
+    mapped = PaimonCompactOperator(task_id="t", table="dwd.orders", outlets=[writes_alias()])
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 7, "commit": facts}))
+    ctx = context(map_index=0)
+    mapped.execute(ctx)  # type: ignore[arg-type]
+    assert mapped.outlets == [writes_alias()]
+    assert ctx["outlet_events"][writes_alias()].asset_alias_events == []
+    # a postpone table's compaction publishes rows: data
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 9,
+                                                  "commit": {**facts, "published_rows": 4}}))
+    ctx = context(map_index=0)
+    mapped.execute(ctx)  # type: ignore[arg-type]
+    assert len(ctx["outlet_events"][writes_alias()].asset_alias_events) == 1
+
+    rollback = PaimonRollbackOperator(task_id="r", table="dwd.orders", snapshot_id=5, spark={"runner": "spark"})
+    for removed, emitted in ((0, False), (2, True)):
+        monkeypatch.setenv("FAKE_RESULT", json.dumps({
+            "status": "ok", "snapshot_id": 5, "commit": {"commit_kind": "ROLLBACK", "removed_snapshots": removed}}))
+        ctx = context()
+        rollback.execute(ctx)  # type: ignore[arg-type]
+        assert (bool(ctx["outlet_events"][asset].extra), rollback.outlets == [asset]) == (emitted, emitted)
+
+    rescale = PaimonRescaleOperator(task_id="s", table="dwd.orders", bucket_num=4, spark={"runner": "spark"})
+    monkeypatch.setenv("FAKE_RESULT", json.dumps({"status": "ok", "snapshot_id": 10, "bucket_num": 4}))
+    rescale.execute(context())  # type: ignore[arg-type]
+    assert rescale.outlets == []

@@ -58,10 +58,12 @@ def test_drop_partitions_ignore_if_missing(table: Any, catalog: Catalog) -> None
         return run_command(DropPartitions(warehouse=catalog.warehouse, table="db.t", partitions=({"dt": "d1"},),
                                           **kw), catalog)
 
-    assert drop() == {"snapshot_id": 4, "dropped": True}
+    assert drop() == {"snapshot_id": 4, "dropped": True, "commit": {
+        "commit_kind": "OVERWRITE", "added_rows": 0, "deleted_rows": 3, "changelog_records": 0,
+        "partitions": ["dt=d1"]}}
     with pytest.raises(PartitionSpecError, match="matches no partition"):
         drop()
-    assert drop(ignore_if_missing=True) == {"snapshot_id": None, "dropped": False}
+    assert drop(ignore_if_missing=True) == {"snapshot_id": None, "dropped": False, "commit": {}}
     assert table.latest_snapshot_id() == 4
 
 

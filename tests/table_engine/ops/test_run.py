@@ -74,3 +74,49 @@ def test_delete_tag_drop_partitions_and_rewrite_file_index(warehouse: str, capsy
     table.alter(SetOption("file-index.bloom-filter.columns", "id"))
     out = result(["rewrite-file-index", *base, "--partition", "dt=c", "--commit-user", "ix"])
     assert out["snapshot_id"] == 3 and table.snapshot(3).commit_user == "ix"
+
+
+def test_commit_facts_tell_data_from_upkeep(warehouse: str, tmp_path: pathlib.Path) -> None:
+    """The ``commit`` field of the results of committing commands: what a consumer (the Airflow provider's Asset
+    events) needs to tell a data change from upkeep, docs/adr/0021."""
+    from table_engine.ops import ConsumeChangelog, Rollback
+
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(pa.table({"id": [1, 2, 3], "dt": ["a", "a", "b"]}, schema=SCHEMA), src / "a.parquet")
+    plain = Catalog(warehouse).create_table("db.plain", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                            options={"bucket": "1"})
+    out = run_command(Write(warehouse=warehouse, table="db.plain", source=str(src)))
+    assert out["commit"] == {"commit_kind": "APPEND", "added_rows": 3, "deleted_rows": 0, "changelog_records": 0,
+                             "partitions": ["dt=a", "dt=b"]}
+    run_command(Write(warehouse=warehouse, table="db.plain", source=str(src)))
+    # a compaction without changelog: files rewritten, no changelog, nothing published
+    facts = run_command(Compact(warehouse=warehouse, table="db.plain", full=True))["commit"]
+    assert facts["commit_kind"] == "COMPACT" and facts["changelog_records"] == 0 and facts["published_rows"] == 0
+    assert facts["deleted_rows"] == 6 and facts["added_rows"] == 3
+    assert run_command(Compact(warehouse=warehouse, table="db.plain", full=True))["commit"] == {}  # nothing to do
+    # a rollback to the latest removes nothing; one to snapshot 1 removes two
+    latest = plain.latest_snapshot_id()
+    assert run_command(Rollback(warehouse=warehouse, table="db.plain", snapshot=latest))["commit"] == {
+        "commit_kind": "ROLLBACK", "removed_snapshots": 0}
+    assert run_command(Rollback(warehouse=warehouse, table="db.plain", snapshot=1))["commit"] == {
+        "commit_kind": "ROLLBACK", "removed_snapshots": 2}
+
+    # a lookup changelog: the compaction's changelog records are data
+    Catalog(warehouse).create_table("db.log", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                    options={"bucket": "1", "changelog-producer": "lookup", "write-only": "true"})
+    run_command(Write(warehouse=warehouse, table="db.log", source=str(src)))
+    facts = run_command(Compact(warehouse=warehouse, table="db.log", full=True))["commit"]
+    assert facts["commit_kind"] == "COMPACT" and facts["changelog_records"] == 3
+    # the changelog applied to a target table: its commit's facts
+    Catalog(warehouse).create_table("db.target", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                    options={"bucket": "1"})
+    out = run_command(ConsumeChangelog(warehouse=warehouse, table="db.log", consumer_id="c", target_table="db.target"))
+    assert out["commit"]["added_rows"] == 3 and out["commit"]["partitions"] == ["dt=a", "dt=b"]
+
+    # a postpone bucket table: the compaction publishes the postponed rows
+    Catalog(warehouse).create_table("db.postponed", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                    options={"bucket": "-2"})
+    run_command(Write(warehouse=warehouse, table="db.postponed", source=str(src)))
+    facts = run_command(Compact(warehouse=warehouse, table="db.postponed"))["commit"]
+    assert facts["commit_kind"] == "COMPACT" and facts["published_rows"] == 3
