@@ -38,13 +38,16 @@ def table(paimon_conn: str) -> Any:
 
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The argv of every process this test's code starts (each one really runs)."""
+    """The argv of every job process (spark-submit, the engine's CLI) this test's code starts (each one really
+    runs)."""
     argvs: list[list[str]] = []
     real = subprocess.Popen
 
     class Recording(real):  # type: ignore[misc,valid-type]
         def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
-            argvs.append(list(map(str, args)))
+            argv = list(map(str, args))
+            if any("spark-submit" in a or "table_engine" in a for a in argv):
+                argvs.append(argv)
             super().__init__(args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess, "Popen", Recording)
