@@ -137,3 +137,20 @@ def test_job_log_record() -> None:
     assert job_log_record("error: x")[0] is None
     assert job_log_record('{"command": "compact", "status": "error"}')[0] is None
     assert job_log_record("plain output") == (20, "plain output")
+
+
+def test_spark_jobs_run_without_pyspark_pandas_warning(table: Any, paimon_conn: str) -> None:
+    import sys
+
+    from paimon_provider.hooks.spark import PaimonSparkHook
+    from paimon_provider.job_spec import SparkJobSpec
+
+    from table_engine.ops import Compact
+
+    sub = PaimonSparkHook().build_submission(SparkJobSpec(command=Compact(warehouse=paimon_conn, table="db.t")))
+    assert sub.route == "spark-submit"
+    # the environment the job's Python processes get: PySpark's pandas check says nothing there
+    check = "from pyspark.sql.pandas.utils import require_minimum_pandas_version as r; r()"
+    done = subprocess.run([sys.executable, "-c", check], env=sub.env, capture_output=True, text=True,
+                          check=True)
+    assert "FutureWarning" not in done.stderr, done.stderr
