@@ -276,18 +276,24 @@ class PaimonSparkOperator(BaseOperator):
 
     def _precheck(self, spec: SparkJobSpec, config: PaimonConnectionConfig) -> None:
         """Fail before any job starts (no spark-submit, no JVM) on what the worker checks cheaply from the table's
-        schema (:func:`table_engine.ops.precheck.precheck`: an unknown table, a partition naming a column that is
-        not a partition column), with the engine's one-line error, as the job itself would report it."""
+        schema (:func:`table_engine.ops.precheck.precheck`: an unknown table, a created table's bad option, a
+        partition naming a column that is not a partition column), with the engine's one-line error, as the job
+        itself would report it. A check that fails for another reason (the store unreachable for a moment) is left
+        to the job, which meets the same problem and reports it with its retry rule."""
         from table_engine.catalog import Catalog
-        from table_engine.errors import TableEngineError
+        from table_engine.errors import TableEngineError, is_retryable
+        from table_engine.ops.argv import one_line
         from table_engine.ops.precheck import precheck
 
         cmd = spec.command
         try:
             precheck(cmd, Catalog(cmd.warehouse, {**config.engine_options(), **dict(cmd.catalog_options)}))
-        except TableEngineError as e:
-            raise self.failure(f"{type(e).__name__}, found before starting any job", str(e),
-                               retryable=False) from None
+        except Exception as e:  # noqa: BLE001 - only the engine's bad-input errors fail here; the job sees the rest
+            if isinstance(e, TableEngineError) and not is_retryable(e):
+                raise self.failure(f"{type(e).__name__}, found before starting any job", str(e),
+                                   retryable=False) from None
+            self.log.warning("could not check %s before starting the job (%s): the job checks it", cmd.table,
+                             one_line(f"{type(e).__name__}: {e}"))
 
     def failure(self, summary: str, reason: str, *, retryable: bool) -> AirflowException:
         """The task's failure: a line naming the command, the table and what failed, then the engine's one-line
