@@ -57,15 +57,16 @@ def _columns(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
-def parse_time_millis(text: str, now_millis: int | None = None) -> int:
-    """Epoch millis from ``1700000000000``, ``2024-05-01T12:00:00[+02:00]`` (UTC if no offset) or ``7 d ago``."""
+def parse_time_millis(text: str, now_millis: int | None = None, name: str = "--older-than") -> int:
+    """Epoch millis from ``1700000000000``, ``2024-05-01T12:00:00[+02:00]`` (UTC if no offset) or ``7 d ago``;
+    ``name``: the argument as the user typed it (the CLI's flag, an operator's or a form's field), in errors."""
     text = text.strip()
     if text.isdigit():
         return int(text)
     if text.lower().endswith(" ago"):
         now = clock.now_millis() if now_millis is None else now_millis
         try:
-            return now - parse_duration(text[:-4].strip(), key="--older-than")
+            return now - parse_duration(text[:-4].strip(), key=name)
         except TableEngineError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
     try:

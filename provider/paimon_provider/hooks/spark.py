@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -59,10 +61,11 @@ if TYPE_CHECKING:
     from table_engine.ops import Command
 
 _KILL_GRACE_SECONDS = 10.0
+_PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
 _TAIL_LINES = 40
 
 
-__all__ = ["PaimonSparkHook", "SparkSubmission", "failure_reason", "spark_master"]
+__all__ = ["PaimonSparkHook", "SparkSubmission", "failure_reason", "job_log_record", "spark_master"]
 
 SparkSubmission = RenderedJob
 """A fully resolved job (:class:`~paimon_provider.job_spec.RenderedJob`) with the process environment."""
@@ -130,6 +133,9 @@ class PaimonSparkHook(BaseHook):
         if job.route == "spark-submit":
             if is_local_master(job.master):
                 env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            # PySpark 4 warns on pandas 3 in every Python process of the job (the driver and each worker), though
+            # the application uses no pandas API: a filter in the environment reaches all of them
+            env["PYTHONWARNINGS"] = ",".join(w for w in (env.get("PYTHONWARNINGS"), _PANDAS_WARNING) if w)
             # spark-submit ships with the pyspark wheel next to this interpreter; an unactivated venv lacks it on PATH
             here = os.path.dirname(sys.executable)
             binary = job.argv[0]
@@ -200,7 +206,7 @@ class PaimonSparkHook(BaseHook):
             error = f": {result.error}" if result is not None and result.error else ""
             job = sub.application if sub.local else f"spark-submit of {sub.application}"
             reason = failure_reason(tail, result) or f"error: {job} {what}"
-            self.log.error("%s", reason)
+            # not logged here: the operator's failure logs the summary and this reason once, as the log's last lines
             # the message ends with the job's one-line reason: the last line of the task's failure in the log
             raise JobFailedError(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}",
                                  summary=f"{job} {what}{error}", reason=reason.removeprefix("error: "),
@@ -208,6 +214,7 @@ class PaimonSparkHook(BaseHook):
         if result is None:
             self.log.warning("the Spark application printed no final JSON line; no result to return")
             return None
+        self.log.info("result: %s", result.to_line())
         return result.to_dict()
 
     def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
@@ -216,7 +223,9 @@ class PaimonSparkHook(BaseHook):
             tail.append(line)
             if keep is not None:
                 keep.append(line)
-            self.log.info("%s", line)
+            level, text = job_log_record(line)
+            if level is not None:
+                self.log.log(level, "%s", text)
 
     def on_kill(self) -> None:
         """Stop the running job: the whole spark-submit process group (JVM, Python driver and workers) in client
@@ -283,6 +292,30 @@ def failure_reason(output: Iterable[str], result: JobResult | None) -> str | Non
     if reason is None and result is not None and result.error:
         reason = f"error: {result.error}"
     return reason
+
+
+_STAMPED = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?|\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2})\s+"
+    r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\s+(?P<rest>.*)$")
+_LEVELS = {"TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
+           "WARNING": logging.WARNING, "ERROR": logging.ERROR, "FATAL": logging.CRITICAL,
+           "CRITICAL": logging.CRITICAL}
+
+
+def job_log_record(line: str) -> tuple[int | None, str]:
+    """How the hook re-logs one line of a job's output: ``(level, text)``, level None for a line it leaves out.
+
+    A line stamped by the job's logger (the engine's ``<date> <time> LEVEL name: message``, Spark's
+    ``yy/MM/dd HH:mm:ss LEVEL Class: message``) keeps its level and loses its stamp (Airflow stamps it once); the
+    job's ``error: <message>`` line and its JSON result line are left out (the operator logs the one-line error
+    last, the hook the result of a successful job); anything else is INFO.
+    """
+    if line.startswith("error: ") or (line.startswith("{") and line.rstrip().endswith("}")):
+        return None, line
+    m = _STAMPED.match(line)
+    if m is None:
+        return logging.INFO, line
+    return _LEVELS[m.group("level")], m.group("rest")
 
 
 def _lines(stream: IO[str]) -> Iterable[str]:

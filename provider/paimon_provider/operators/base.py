@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
     from pydantic import JsonValue
 
+    from paimon_provider.connection import PaimonConnectionConfig
     from paimon_provider.hooks.spark import PaimonSparkHook
     from table_engine.ops import Command
 
@@ -91,7 +92,7 @@ def as_time_millis(value: Any, name: str) -> int | None:
     if text is None:
         return None
     try:
-        return parse_time_millis(text)
+        return parse_time_millis(text, name=name)
     except argparse.ArgumentTypeError as e:
         raise ValueError(f"{name}: {e}") from None
 
@@ -316,6 +317,7 @@ class PaimonSparkOperator(BaseOperator):
         except (ValueError, TypeError) as e:  # the engine's bad-input errors are ValueErrors too
             # arguments render the same on every try: retrying cannot fix them
             raise self.failure("its arguments are invalid", str(e), retryable=False) from None
+        self._precheck(spec, self._hook.get_conn())
         try:
             result = self._hook.submit(spec)
         except JobFailedError as e:
@@ -328,6 +330,27 @@ class PaimonSparkOperator(BaseOperator):
             self._emit_table_event(context, target, result)
         return result
 
+    def _precheck(self, spec: SparkJobSpec, config: PaimonConnectionConfig) -> None:
+        """Fail before any job starts (no spark-submit, no JVM) on what the worker checks cheaply from the table's
+        schema (:func:`table_engine.ops.precheck.precheck`: an unknown table, a created table's bad option, a
+        partition naming a column that is not a partition column), with the engine's one-line error, as the job
+        itself would report it. A check that fails for another reason (the store unreachable for a moment) is left
+        to the job, which meets the same problem and reports it with its retry rule."""
+        from table_engine.catalog import Catalog
+        from table_engine.errors import TableEngineError, is_retryable
+        from table_engine.ops.argv import one_line
+        from table_engine.ops.precheck import precheck
+
+        cmd = spec.command
+        try:
+            precheck(cmd, Catalog(cmd.warehouse, {**config.engine_options(), **dict(cmd.catalog_options)}))
+        except Exception as e:  # noqa: BLE001 - only the engine's bad-input errors fail here; the job sees the rest
+            if isinstance(e, TableEngineError) and not is_retryable(e):
+                raise self.failure(f"{type(e).__name__}, found before starting any job", str(e),
+                                   retryable=False) from None
+            self.log.warning("could not check %s before starting the job (%s): the job checks it", cmd.table,
+                             one_line(f"{type(e).__name__}: {e}"))
+
     def failure(self, summary: str, reason: str, *, retryable: bool) -> AirflowException:
         """The task's failure: a line naming the command, the table and what failed, then the engine's one-line
         error (``error: <message>``), the last lines of the task log, below the job's output. AirflowFailException
@@ -338,8 +361,11 @@ class PaimonSparkOperator(BaseOperator):
         headline = f"{self.command} of table {self.table} failed: {one_line(summary)}"
         if not retryable:
             headline += " (not retried: running it again cannot fix this)"
-        message = f"{headline}\nerror: {one_line(reason)}"
-        self.log.error("%s", message)
+        error = f"error: {one_line(reason)}"
+        # two records, each once: the last lines of the operator's log, at ERROR (the UI's Error filter shows them)
+        self.log.error("%s", headline)
+        self.log.error("%s", error)
+        message = f"{headline}\n{error}"
         return AirflowException(message) if retryable else AirflowFailException(message)
 
     def on_kill(self) -> None:

@@ -24,7 +24,14 @@ from table_engine.ops import from_json
 
 @pytest.fixture
 def fake_app(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, paimon_conn: str) -> pathlib.Path:
-    """A spark-submit on PATH that answers with the JSON found in $FAKE_RESULT, echoing its argv."""
+    """A spark-submit on PATH that answers with the JSON found in $FAKE_RESULT, echoing its argv; the tables it is
+    given exist (the operator checks that before submitting)."""
+    import pyarrow as pa
+
+    from table_engine import Catalog
+
+    for name in ("ods.events", "dwd.orders"):
+        Catalog(paimon_conn).create_table(name, pa.schema([("id", pa.int64())]))
     directory = tmp_path / "bin"
     directory.mkdir()
     script = directory / "spark-submit"
