@@ -1,7 +1,8 @@
 """``make demo`` and ``make airflow``: the DAG templates on embedded defaults.
 
 Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
-Spark ``local[*]`` through the ``spark_default`` connection, connections given as environment variables.
+Spark ``local[*]`` through the ``spark_default`` connection. The API secret key and JWT secret are generated at the
+first start into ``<home>/demo-secrets.json`` (mode 0600), not fixed in this file.
 
 * ``python -m scripts.airflow_demo run``: ``airflow db migrate``, then for each sample batch the layers as
   ``airflow dags test`` runs them (``DAG.test()``, here in one process: Airflow's start, the DAG files' parsing and
@@ -11,7 +12,12 @@ Spark ``local[*]`` through the ``spark_default`` connection, connections given a
 * ``python -m scripts.airflow_demo serve``: the Airflow UI on http://127.0.0.1:8080 with these DAGs
   (api-server, scheduler, dag-processor and triggerer as separate processes; Ctrl-C stops them). It first creates
   the lake's tables that do not exist yet, empty (``lake.ensure_tables``), so that the scheduled maintenance DAGs,
-  which start at once, run (as no-ops) instead of failing before the first batch lands.
+  which start at once, run (as no-ops) instead of failing before the first batch lands. Its connections
+  ``paimon_default`` and ``spark_default`` are created in the metadata database (``airflow connections import``,
+  skipping those that exist), so Admin -> Connections shows them, a user's edit there wins, and the form's Test
+  button (``[core] test_connection = Enabled``) checks them. The UI asks for a login: user ``admin``, password
+  generated at the first start, printed once and kept in ``<home>/simple_auth_manager_passwords.json.generated``.
+  No log server is started (``--skip-serve-logs``): the api-server reads the task logs from ``<home>/logs``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import contextlib
 import json
 import os
 import pathlib
+import secrets
 import shutil
 import signal
 import subprocess
@@ -39,9 +46,9 @@ LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_
 
 
 def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
-    """The environment of the demo Airflow: its home, the DAG folder, the connections. Jobs reading at most 8 MB run
-    on the driver (:data:`~example_lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a
-    Spark job."""
+    """The environment of the demo Airflow: its home, the DAG folder, a login, generated secrets (see
+    :func:`demo_secrets`). The connections are not in it: :func:`demo_connections` (``serve`` creates them in the
+    metadata database, ``run`` adds them as ``AIRFLOW_CONN_*`` variables of its own process)."""
     bin_dir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update({
@@ -50,21 +57,82 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_job
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",  # a local demo: everyone is admin
+        # a login: Airflow 3's simple auth manager, one admin whose password it keeps in the home
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{DEMO_USER}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file(home)),
+        "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",  # the connection form's Test button
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW__API__SECRET_KEY": "paimon-demo-secret-key",
-        "AIRFLOW__API_AUTH__JWT_SECRET": "paimon-demo-jwt-secret-shared-by-the-components",
         "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW_CONN_PAIMON_DEFAULT": json.dumps({"conn_type": "paimon", "extra": {
-            "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default",
-            "spark_conf": SMALL_LOCAL_SPARK_CONF if spark_jobs else LAPTOP_SPARK_CONF}}),
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
+        "AIRFLOW__API__HOST": "127.0.0.1",
         "PAIMON_LANDING_DIR": str(lake / "landing"),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
     })
+    secret = demo_secrets(home)
+    env.update({"AIRFLOW__API__SECRET_KEY": secret["api_secret_key"],
+                "AIRFLOW__API_AUTH__JWT_SECRET": secret["jwt_secret"]})
     return env
+
+
+DEMO_USER = "admin"
+
+
+def passwords_file(home: pathlib.Path) -> pathlib.Path:
+    """Where the simple auth manager keeps the demo login's password."""
+    return home / "simple_auth_manager_passwords.json.generated"
+
+
+def _private_json(path: pathlib.Path, make: dict[str, str]) -> tuple[dict[str, str], bool]:
+    """The JSON object in ``path``; created from ``make`` (mode 0600) if absent. Also whether it was created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return dict(json.loads(path.read_text())), False
+    with os.fdopen(fd, "w") as f:
+        json.dump(make, f)
+    return make, True
+
+
+def demo_secrets(home: pathlib.Path) -> dict[str, str]:
+    """The API secret key and JWT secret of this Airflow home: generated at the first start (``demo-secrets.json``,
+    mode 0600), the same for every component and every later start."""
+    return _private_json(home / "demo-secrets.json", {"api_secret_key": secrets.token_urlsafe(32),
+                                                      "jwt_secret": secrets.token_urlsafe(32)})[0]
+
+
+def demo_login(home: pathlib.Path) -> str:
+    """The line telling the login: the password itself the first time (generated here, in the simple auth manager's
+    password file), then where it is kept."""
+    passwords, created = _private_json(passwords_file(home), {DEMO_USER: secrets.token_urlsafe(12)})
+    if created:
+        return (f"Login: user {DEMO_USER}, password {passwords[DEMO_USER]} (shown once; kept in "
+                f"{passwords_file(home)})")
+    return f"Login: user {DEMO_USER}, password in {passwords_file(home)}"
+
+
+def demo_connections(lake: pathlib.Path, spark_jobs: bool = False) -> dict[str, dict[str, object]]:
+    """The demo's connections by id, as ``airflow connections import`` reads them: the Paimon warehouse of the lake
+    and Spark ``local[*]``. Jobs reading at most 8 MB run on the driver (:data:`~example_lake.LAPTOP_SPARK_CONF`)
+    unless ``spark_jobs``: then every job is a Spark job."""
+    return {
+        "paimon_default": {"conn_type": "paimon", "extra": {
+            "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default",
+            "spark_conf": SMALL_LOCAL_SPARK_CONF if spark_jobs else LAPTOP_SPARK_CONF}},
+        "spark_default": {"conn_type": "spark", "host": "local[*]"},
+    }
+
+
+def create_connections(env: dict[str, str], home: pathlib.Path, connections: dict[str, dict[str, object]]) -> str:
+    """Create ``connections`` in the metadata database, skipping any that exists (a user's edit in the UI wins):
+    one ``airflow connections import``; its output."""
+    path = home / "demo-connections.json"
+    path.write_text(json.dumps(connections, indent=2))
+    done = subprocess.run([airflow_bin(), "connections", "import", str(path)], env=env, check=True,
+                          capture_output=True, text=True)
+    return done.stdout
 
 
 def airflow_bin() -> str:
@@ -136,6 +204,8 @@ def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
     env = demo_env(home, lake, spark_jobs=spark_jobs)
+    env.update({f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(conn)
+                for conn_id, conn in demo_connections(lake, spark_jobs).items()})
     warehouse = str(lake / "warehouse")
     print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*] (connections paimon_default, spark_default)")
     if spark_jobs:
@@ -211,16 +281,25 @@ def _print_changes(warehouse: str, before: dict[str, tuple[int, tuple[str, ...]]
     return after
 
 
+def serve_components(port: int) -> list[list[str]]:
+    """The ``airflow`` sub-commands ``serve`` starts: the api-server on loopback, and no log server (the scheduler's
+    and the triggerer's would listen on every interface; the api-server reads the logs from the local folder)."""
+    return [["api-server", "--host", "127.0.0.1", "--port", str(port)], ["scheduler", "--skip-serve-logs"],
+            ["dag-processor"], ["triggerer", "--skip-serve-logs"]]
+
+
 def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = False) -> int:
     """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
     home.mkdir(parents=True, exist_ok=True)
     env = demo_env(home, lake, port, spark_jobs)
     migrate(env)
+    for line in create_connections(env, home, demo_connections(lake, spark_jobs)).splitlines():
+        print(line, flush=True)
     # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
     ensure_tables(str(lake / "warehouse"))
     procs: list[subprocess.Popen[bytes]] = []
-    components = (["api-server", "--host", "127.0.0.1", "--port", str(port)], ["scheduler"], ["dag-processor"],
-                  ["triggerer"])
+    login = demo_login(home)
+    components = serve_components(port)
     stop = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -234,8 +313,9 @@ def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = 
             procs.append(subprocess.Popen([airflow_bin(), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
                                           start_new_session=True))
             log.close()
-        print(f"Airflow UI: http://127.0.0.1:{port} (logs in {home}/*.log); trigger paimon_lake_ods with a batch "
-              "number and watch the layers follow. Ctrl-C stops.", flush=True)
+        print(f"Airflow UI: http://127.0.0.1:{port} (logs in {home}/*.log). {login}. Trigger paimon_lake_ods with "
+              "a batch number and watch the layers follow; the connections are in Admin -> Connections. Ctrl-C "
+              "stops.", flush=True)
         while not stop and all(p.poll() is None for p in procs):
             time.sleep(1)
     except KeyboardInterrupt:

@@ -172,6 +172,7 @@ def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",  # the test's API calls carry no login
         "AIRFLOW__API__SECRET_KEY": "test-secret-key",
         "AIRFLOW__API_AUTH__JWT_SECRET": "test-jwt-secret-for-the-live-airflow-test",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",

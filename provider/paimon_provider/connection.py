@@ -12,7 +12,8 @@ options may travel in a command line (``--catalog-option``), the credentials nev
 (the triggerer, a sensor, :class:`~paimon_provider.hooks.table.PaimonTableHook`) gives them to the engine as catalog
 options (:meth:`PaimonConnectionConfig.engine_options`); a job process gets them as the standard AWS environment
 variables (:meth:`PaimonConnectionConfig.job_environment`), which the engine reads when its options carry no keys.
-A credential put into ``catalog_options`` by mistake is moved to the credentials as well.
+A credential typed into ``catalog_options`` is refused (:class:`ValueError` naming the key): the free-form options
+are shown in the form, stored unmasked and travel in command lines; credentials belong in the login and password.
 
 Example, as an environment variable::
 
@@ -135,7 +136,12 @@ class PaimonConnectionConfig:
             if value is not None:
                 options[key] = str(value).lower() if isinstance(value, bool) else str(value)
         keys = credential_keys()
-        credentials = {keys[k]: v for k, v in options.items() if k in keys}
+        refused = sorted(k for k in options if k in keys)
+        if refused:
+            raise ValueError(f"connection {conn_id!r}: catalog_options {', '.join(refused)} carry credentials, "
+                             "which are stored unmasked there: put the access key in the login, the secret key in "
+                             "the password and a session token in the 's3_session_token' field")
+        credentials: dict[str, str] = {}
         for k, value in (("s3.access-key", login), ("s3.secret-key", password),
                          ("s3.session.token", _extra_value(extra, "s3_session_token"))):
             if value:
@@ -143,7 +149,7 @@ class PaimonConnectionConfig:
         return PaimonConnectionConfig(
             conn_id=conn_id,
             warehouse=str(warehouse),
-            catalog_options={k: v for k, v in options.items() if k not in keys},
+            catalog_options=options,
             credentials=credentials,
             spark_conn_id=str(_extra_value(extra, "spark_conn_id") or DEFAULT_SPARK_CONN_ID),
             python=_extra_value(extra, "python"),

@@ -63,9 +63,9 @@ def get_provider_info() -> dict[str, Any]:
                 "conn-fields": {
                     "warehouse": {
                         "label": "Warehouse",
-                        "description": "Warehouse URI: a local path, file://, s3:// (s3a://, any S3-compatible "
-                                       "store) or hdfs://; tables live in <warehouse>/<db>.db/<table>.",
-                        "schema": {"type": ["string", "null"]},
+                        "description": "Required. Warehouse URI: a local path, file://, s3:// (s3a://, any "
+                                       "S3-compatible store) or hdfs://; tables live in <warehouse>/<db>.db/<table>.",
+                        "schema": {"type": "string", "minLength": 1},  # not nullable: the form requires it
                     },
                     "s3_endpoint": {
                         "label": "S3 endpoint",
@@ -91,7 +91,8 @@ def get_provider_info() -> dict[str, Any]:
                     "catalog_options": {
                         "label": "Catalog options",
                         "description": "JSON object of catalog options passed to the engine and the Spark jobs "
-                                       "(command-line visible: put credentials in the login/password fields).",
+                                       "(command-line visible; credentials are refused here: they go in the "
+                                       "login/password fields).",
                         "schema": {"type": ["string", "null"]},
                     },
                     "spark_conn_id": {

@@ -27,19 +27,19 @@ def test_credentials_come_from_login_password_and_the_session_token_field() -> N
 
 
 @pytest.mark.parametrize("key", sorted(credential_keys()))
-def test_a_credential_put_in_catalog_options_is_moved_to_the_credentials(key: str) -> None:
-    cfg = PaimonConnectionConfig.from_connection_fields(
-        "c", None, {"warehouse": "s3://b/wh", "catalog_options": {key: SECRET, "fs.s3.endpoint": "http://e"}})
-    assert cfg.catalog_options == {"fs.s3.endpoint": "http://e"}
-    assert list(cfg.credentials.values()) == [SECRET]
-    assert cfg.job_environment()["AWS_ENDPOINT_URL"] == "http://e"  # aliases resolve
+def test_a_credential_typed_into_catalog_options_is_refused(key: str) -> None:
+    with pytest.raises(ValueError, match=f"connection 'c': catalog_options {key} carry credentials") as e:
+        PaimonConnectionConfig.from_connection_fields(
+            "c", None, {"warehouse": "s3://b/wh", "catalog_options": {key: SECRET, "fs.s3.endpoint": "http://e"}},
+            login="AKID", password="pw")
+    assert SECRET not in str(e.value)
 
 
-def test_the_login_and_password_win_over_keys_in_catalog_options() -> None:
+def test_an_alias_of_a_storage_option_in_catalog_options_resolves() -> None:
     cfg = PaimonConnectionConfig.from_connection_fields(
-        "c", None, {"warehouse": "s3://b/wh", "catalog_options": {"s3.secret-key": "old", "s3.access-key": "a"}},
-        login="AKID", password=SECRET)
-    assert cfg.credentials == {"s3.access-key": "AKID", "s3.secret-key": SECRET}
+        "c", None, {"warehouse": "s3://b/wh", "catalog_options": {"fs.s3.endpoint": "http://e"}})
+    assert cfg.catalog_options == {"fs.s3.endpoint": "http://e"} and cfg.credentials == {}
+    assert cfg.job_environment()["AWS_ENDPOINT_URL"] == "http://e"
 
 
 def test_credential_keys_cover_the_engine_secrets_and_the_access_key() -> None:

@@ -37,10 +37,40 @@ def test_compose_has_every_component_from_one_image() -> None:
     for name in ("airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
         assert services[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
         assert services[name]["command"] == [name.removeprefix("airflow-")]
-    assert set(doc["volumes"]) == {"lake", "minio-data", "postgres-db", "airflow-logs"}
+    assert set(doc["volumes"]) == {"lake", "minio-data", "postgres-db", "airflow-logs", "airflow-auth"}
     for service in services.values():
         for port in service.get("ports", []):
             assert port.startswith("127.0.0.1:"), port  # not exposed beyond loopback
+
+
+REQUIRED = re.compile(r"\$\{(\w+):\?[^}]*\}")  # ${NAME:?message}: `docker compose` refuses to start without NAME
+DEFAULTED = re.compile(r"\$\{(\w+):?-")  # ${NAME:-default}
+
+
+def test_compose_fixes_no_secret_and_asks_for_a_login() -> None:
+    services = compose()["services"]
+    secrets = {"AIRFLOW_API_SECRET_KEY", "AIRFLOW_JWT_SECRET", "POSTGRES_PASSWORD", "MINIO_ROOT_PASSWORD"}
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            value = str(value)
+            if any(w in key for w in ("SECRET", "PASSWORD", "JWT", "SQL_ALCHEMY_CONN", "MC_HOST")) \
+                    and not key.endswith("_FILE"):
+                # every secret is required from the environment of `docker compose`, none has a default
+                assert REQUIRED.search(value) and set(REQUIRED.findall(value)) <= secrets, (name, key)
+                assert not set(DEFAULTED.findall(value)) & secrets, (name, key)
+    env = services["airflow-scheduler"]["environment"]
+    password = json.loads(env["AIRFLOW_CONN_PAIMON_DEFAULT"])["password"]
+    assert REQUIRED.fullmatch(password) and REQUIRED.findall(password) == ["MINIO_ROOT_PASSWORD"]
+    # not every user an admin: the simple auth manager with a login, its passwords on a volume of the api-server only
+    assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS"] == "False"
+    assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"] == "${AIRFLOW_USERS:-admin:admin}"
+    assert env["AIRFLOW__CORE__TEST_CONNECTION"] == "Enabled"
+    auth = env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"]
+    mounts = {name: [v for v in s.get("volumes", []) if v.startswith("airflow-auth:")] for name, s in services.items()}
+    assert {name for name, m in mounts.items() if m} == {"airflow-api-server"}
+    assert auth.startswith(mounts["airflow-api-server"][0].split(":")[1] + "/")
+    assert "/opt/airflow/auth" in (DOCKER / "Dockerfile").read_text()  # created, owned by the airflow user
+    assert "change-me" not in (DOCKER / "docker-compose.yml").read_text()
 
 
 def test_compose_connections_point_at_the_services() -> None:

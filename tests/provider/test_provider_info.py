@@ -48,6 +48,11 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert widgets == {f"extra__paimon__{f}" for f in ("warehouse", "catalog_options", "spark_conn_id", "python",
                                                        "spark_conf", "s3_endpoint", "s3_region",
                                                        "s3_path_style_access", "s3_session_token")}
+    # the form shows Warehouse first, and requires it (a non-nullable string); every other field is optional
+    ours = [(name, w) for name, w in pm.connection_form_widgets.items() if name.startswith("extra__paimon__")]
+    assert ours[0][0] == "extra__paimon__warehouse"
+    assert ours[0][1].field["schema"] == {"type": "string", "minLength": 1, "title": "Warehouse"}
+    assert all("null" in w.field["schema"]["type"] for _, w in ours[1:])
     sensitive = {name for name, w in pm.connection_form_widgets.items() if w.is_sensitive}
     assert "extra__paimon__s3_session_token" in sensitive
     behaviour = pm.field_behaviours["paimon"]

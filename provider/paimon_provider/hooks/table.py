@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from airflow.sdk import BaseHook
 
 from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.job_spec import SparkConnection
 from paimon_provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
 
 if TYPE_CHECKING:
@@ -108,9 +111,32 @@ class PaimonTableHook(BaseHook):
         }
 
     def test_connection(self) -> tuple[bool, str]:
-        """For the UI's Test button: the warehouse is reachable and lists its databases."""
+        """For the connection form's Test button: the warehouse lists its databases; on an object store a probe
+        object is created (a conditional create, as commits do) and deleted, so the credentials may write; the Spark
+        connection the jobs use is defined and valid. The first failure is the result."""
         try:
-            databases = self.get_catalog().list_databases()
+            config = self.get_conn()
+            catalog = self.get_catalog()
         except Exception as e:  # noqa: BLE001 - reported to the user as the test result
-            return False, f"cannot list warehouse {self.get_conn().warehouse}: {e}"
-        return True, f"warehouse {self.get_conn().warehouse} has databases {databases}"
+            return False, f"connection {self.paimon_conn_id}: {e}"
+        try:
+            databases = catalog.list_databases()
+        except Exception as e:  # noqa: BLE001
+            return False, f"cannot list warehouse {config.warehouse}: {e}"
+        done = [f"warehouse {config.warehouse} lists databases {databases}"]
+        if urlparse(config.warehouse).scheme not in ("", "file"):
+            probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
+            try:
+                if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
+                    return False, f"cannot create {probe}: it exists"
+                catalog.file_io.delete(probe)
+            except Exception as e:  # noqa: BLE001
+                return False, f"cannot write to warehouse {config.warehouse} (create and delete {probe}): {e}"
+            done.append("a probe object was created (if absent) and deleted")
+        try:
+            spark = BaseHook.get_connection(config.spark_conn_id)
+            master = SparkConnection.from_fields(spark.conn_type, spark.host, spark.port, spark.extra_dejson).master
+        except Exception as e:  # noqa: BLE001
+            return False, f"{'; '.join(done)}; but Spark connection {config.spark_conn_id!r}: {e}"
+        done.append(f"Spark connection {config.spark_conn_id} has master {master}")
+        return True, "; ".join(done)

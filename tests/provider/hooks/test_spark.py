@@ -262,13 +262,12 @@ TOKEN = "session-token-4b7c"
 
 @pytest.fixture
 def s3_conn(monkeypatch: pytest.MonkeyPatch) -> str:
-    """A paimon connection on an S3 warehouse whose credentials are in login/password, the session-token field,
-    and (a user's mistake) also in catalog_options under Paimon's and pypaimon's keys."""
+    """A paimon connection on an S3 warehouse whose credentials are in login/password and the session-token
+    field (credentials in catalog_options are refused: tests/provider/test_connection.py)."""
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_S3", json.dumps({
         "conn_type": "paimon", "login": "AKID-conn", "password": SECRET, "extra": {
             "warehouse": "s3://bucket/wh", "s3_endpoint": "http://127.0.0.1:9", "s3_session_token": TOKEN,
-            "catalog_options": {"s3.secret-key": SECRET, "fs.s3.accessKeySecret": SECRET, "s3.access-key": "AKID-conn",
-                                "fs.s3.securityToken": TOKEN, "s3.region": "eu-west-1"}}}))
+            "catalog_options": {"s3.region": "eu-west-1"}}}))
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.setenv(name, "worker-own-value")
     return "paimon_s3"

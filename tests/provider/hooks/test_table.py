@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
 import pyarrow as pa
 import pytest
@@ -55,7 +56,22 @@ def test_read_summary_and_test_connection(paimon_conn: str) -> None:
     assert summary["primary_keys"] == ["id"] and summary["tags"] == ["t1"]
     assert summary["latest_snapshot"]["snapshot_id"] == 1 and summary["latest_snapshot"]["commit_kind"] == "APPEND"
     ok, message = hook.test_connection()
-    assert ok and "db" in message
+    assert ok and "db" in message and "Spark connection spark_default has master local[2]" in message
+    assert "probe" not in message  # a local warehouse: no probe object
+
+
+def test_test_connection_reports_a_missing_spark_connection_and_a_bad_warehouse(
+        paimon_conn: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", airflow_env.paimon_connection(paimon_conn, "spark_nope"))
+    ok, message = PaimonTableHook("paimon_other").test_connection()
+    assert not ok and "Spark connection 'spark_nope'" in message and f"warehouse {paimon_conn}" in message
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", airflow_env.paimon_connection(str(tmp_path / "file")))
+    ok, message = PaimonTableHook("paimon_other").test_connection()
+    assert not ok and message.startswith(f"cannot list warehouse {tmp_path / 'file'}")
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", json.dumps({"conn_type": "paimon", "extra": {}}))
+    ok, message = PaimonTableHook("paimon_other").test_connection()
+    assert not ok and "no warehouse" in message
 
 
 def test_hook_opens_an_s3_warehouse_with_the_connections_credentials(
@@ -70,7 +86,15 @@ def test_hook_opens_an_s3_warehouse_with_the_connections_credentials(
     assert SECRET_KEY not in repr(hook.get_conn())
     assert hook.get_conn().catalog_options["s3.endpoint"] == s3_server.endpoint
     assert hook.read("db.t").num_rows == 2 and hook.latest_snapshot("db.t").snapshot_id == 1  # type: ignore[union-attr]
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
     ok, message = hook.test_connection()
-    assert ok and SECRET_KEY not in message
+    assert ok and SECRET_KEY not in message and "probe object was created (if absent) and deleted" in message
+    assert not any(".airflow-test-connection" in f.path for f in Catalog(s3_warehouse, s3_options).file_io
+                   .list_status(s3_warehouse))
+    # a bucket that does not exist (the test server accepts any key): the test fails, naming the warehouse
+    missing = "s3://no-such-bucket-for-test-connection/warehouse"
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_MISSING", airflow_env.paimon_s3_connection(missing, s3_server.endpoint))
+    ok, message = PaimonTableHook("paimon_missing").test_connection()
+    assert not ok and missing in message and SECRET_KEY not in message
     # the warehouse override keeps the connection's credentials
     assert PaimonTableHook(warehouse=s3_warehouse).table_exists("db.t")
