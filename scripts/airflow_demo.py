@@ -1,7 +1,9 @@
 """``make demo`` and ``make airflow``: the DAG templates on embedded defaults.
 
-Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
-Spark ``local[*]`` through the ``spark_default`` connection, connections given as environment variables.
+Defaults: Airflow home ``./.airflow-demo``, the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``), Spark
+``local[*]`` through the ``spark_default`` connection, connections given as environment variables. ``run`` and
+``serve`` share the home and the lake but not the SQLite metadata database (``demo-runs.db``, ``airflow.db``): the
+demo's runs and Asset events never reach ``serve``'s scheduler.
 
 * ``python -m scripts.airflow_demo run``: ``airflow db migrate``, then for each sample batch the layers as
   ``airflow dags test`` runs them (``DAG.test()``, here in one process: Airflow's start, the DAG files' parsing and
@@ -36,12 +38,18 @@ sys.path.insert(0, str(REPO / "dags"))
 from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
 
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
+SERVE_DB = "airflow.db"
+"""``make airflow``'s metadata database (SQLite, in the Airflow home): its scheduler's runs, asset events, logs."""
+RUN_DB = "demo-runs.db"
+"""``make demo``'s own metadata database: its ``DAG.test()`` runs and their asset events stay out of ``make airflow``'s
+scheduler, which would otherwise turn them into DWD, DWS and ADS runs nobody triggered (the demo's lake is shared)."""
 
 
-def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
-    """The environment of the demo Airflow: its home, the DAG folder, the connections. Jobs reading at most 8 MB run
-    on the driver (:data:`~example_lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a
-    Spark job."""
+def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False,
+             metadata_db: str = SERVE_DB) -> dict[str, str]:
+    """The environment of the demo Airflow: its home, the DAG folder, the connections, the metadata database
+    ``<home>/<metadata_db>`` (:data:`SERVE_DB` or :data:`RUN_DB`). Jobs reading at most 8 MB run on the driver
+    (:data:`~example_lake.LAPTOP_SPARK_CONF`) unless ``spark_jobs``: then every job is a Spark job."""
     bin_dir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update({
@@ -52,7 +60,7 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_job
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",  # a local demo: everyone is admin
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / metadata_db}",
         "AIRFLOW__API__SECRET_KEY": "paimon-demo-secret-key",
         "AIRFLOW__API_AUTH__JWT_SECRET": "paimon-demo-jwt-secret-shared-by-the-components",
         "AIRFLOW__API__WORKERS": "1",
@@ -65,6 +73,16 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_job
         "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
     })
     return env
+
+
+def run_env(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> dict[str, str]:
+    """``make demo``'s environment: :func:`demo_env` on its own metadata database (:data:`RUN_DB`)."""
+    return demo_env(home, lake, spark_jobs=spark_jobs, metadata_db=RUN_DB)
+
+
+def serve_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
+    """``make airflow``'s environment: :func:`demo_env` on :data:`SERVE_DB`, which ``make demo`` never writes."""
+    return demo_env(home, lake, port, spark_jobs, metadata_db=SERVE_DB)
 
 
 def airflow_bin() -> str:
@@ -135,9 +153,10 @@ def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int
 
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake, spark_jobs=spark_jobs)
+    env = run_env(home, lake, spark_jobs)  # not make airflow's metadata database
     warehouse = str(lake / "warehouse")
-    print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*] (connections paimon_default, spark_default)")
+    print(f"Airflow home {home} (SQLite {RUN_DB}, not make airflow's {SERVE_DB}), lake {lake}, Spark local[*] "
+          "(connections paimon_default, spark_default)")
     if spark_jobs:
         print("Every write, compaction and changelog consumption is a Spark job (spark-submit, local[*]).")
     else:
@@ -214,7 +233,7 @@ def _print_changes(warehouse: str, before: dict[str, tuple[int, tuple[str, ...]]
 def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = False) -> int:
     """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake, port, spark_jobs)
+    env = serve_env(home, lake, port, spark_jobs)
     migrate(env)
     # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
     ensure_tables(str(lake / "warehouse"))
