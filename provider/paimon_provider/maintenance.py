@@ -17,11 +17,14 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, BaseOperator, Param, XComArg, task
 
 from paimon_provider.connection import DEFAULT_CONN_ID
+
+if TYPE_CHECKING:
+    from table_engine.table import Table
 
 TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"
 """What a ``database.table`` param must look like."""
@@ -104,7 +107,7 @@ class RollbackTargets:
         return out
 
 
-def rollback_targets(table: Any, limit: int = RECENT_SNAPSHOTS) -> RollbackTargets:
+def rollback_targets(table: Table, limit: int = RECENT_SNAPSHOTS) -> RollbackTargets:
     """The tags and latest ``limit`` snapshots of an engine ``Table``, read when a rollback runs (snapshot and tag
     files only)."""
     tags = {tag.name: tag.snapshot.id for tag in table.tags()}
