@@ -19,7 +19,15 @@ from __future__ import annotations
 from airflow.sdk import Param
 from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
 from paimon_provider.assets import writes_alias
-from paimon_provider.maintenance import for_each_table, maintenance_dag, rollback_params, selected_tables, tables_param
+from paimon_provider.get_provider_info import DOCUMENTATION_URL
+from paimon_provider.maintenance import (
+    for_each_table,
+    maintenance_dag,
+    rollback_params,
+    selected_tables,
+    show_rollback_targets,
+    tables_param,
+)
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonCreateTagOperator,
@@ -30,21 +38,30 @@ from paimon_provider.operators import (
     PaimonRollbackOperator,
 )
 
+NOTES = ("A bad value (an unknown table, a malformed duration, partition or snapshot id) fails its task at once, "
+         "without retries; the task "
+         "log ends with the command, the table and the engine's one-line error. More: "
+         f"[the provider's documentation]({DOCUMENTATION_URL}).")
+PER_TABLE = "Every table of the *Tables* field gets its own mapped task, labelled by its table. " + NOTES
+
 with maintenance_dag(
     "paimon_compact",
     description="Dedicated compaction of primary-key and append tables (minor or full)",
     schedule="@hourly",
     params={
         "tables": tables_param(ALL_TABLES, "compact"),  # the ODS append table gains small files every batch
-        "mode": Param("minor", type="string", enum=["minor", "full"],
+        "mode": Param("minor", type="string", enum=["minor", "full"], title="Mode",
                       description="minor: the table's compaction strategy picks files; full: one sorted run "
                                   "per bucket (append tables: every small file rewritten)."),
-        "partitions": Param(None, type=["null", "string"],
+        "partitions": Param(None, type=["null", "string"], title="Partitions",
                             description="Only these partitions: 'k=v,k2=v2', several separated by ';' "
                                         "(a backslash escapes ',', '=' and ';'), e.g. dt=2026-11-20. "
                                         "Empty: all."),
     },
-    doc_md=__doc__,
+    leaves=("a COMPACT snapshot per table that had files to compact (none when there was nothing to do); for "
+            "primary-key tables with a lookup or full-compaction changelog producer, the changelog of the merged "
+            "rows. Compacted-away files stay until snapshot expiry removes them."),
+    notes=PER_TABLE,
 ) as compact_dag:
     for_each_table(
         PaimonCompactOperator,
@@ -63,13 +80,18 @@ with maintenance_dag(
     schedule="@daily",
     params={
         "tables": tables_param(ALL_TABLES, "expire snapshots of"),
-        "retain_min": Param(10, type="integer", minimum=1, description="Always keep this many snapshots."),
-        "retain_max": Param(100, type="integer", minimum=1, description="Never keep more than this many."),
-        "older_than": Param("1 d ago", type=["null", "string"],
+        "retain_min": Param(10, type="integer", minimum=1, title="Keep at least",
+                            description="Always keep this many snapshots."),
+        "retain_max": Param(100, type="integer", minimum=1, title="Keep at most",
+                            description="Never keep more than this many."),
+        "older_than": Param("1 d ago", type=["null", "string"], title="Older than",
                             description="Expire snapshots older than this: '1 d ago', an ISO "
                                         "date-time or epoch ms. Empty: the table's snapshot.time-retained."),
     },
-    doc_md=__doc__,
+    leaves=("fewer snapshots (and changelogs): at least *Keep at least*, at most *Keep at most*; data and "
+            "manifest files only the expired snapshots referenced are deleted. Tags and the files they keep are "
+            "not touched."),
+    notes=PER_TABLE,
 ) as expire_snapshots_dag:
     for_each_table(
         PaimonExpireSnapshotsOperator,
@@ -86,13 +108,16 @@ with maintenance_dag(
     schedule="@daily",
     params={
         "tables": tables_param(ALL_TABLES, "tag"),
-        "tag_prefix": Param("daily", type="string", pattern=r"^[A-Za-z0-9_\-]+$",
+        "tag_prefix": Param("daily", type="string", pattern=r"^[A-Za-z0-9_\-]+$", title="Tag prefix",
                             description="Tag names are '<prefix>-<date>' (scheduled runs) or "
                                         "'<prefix>-<date>T<time>' (other runs)."),
-        "time_retained": Param("7 d", type="string", minLength=1,
+        "time_retained": Param("7 d", type="string", minLength=1, title="Keep tags for",
                                description="How long a tag is kept ('7 d', '12 h')."),
     },
-    doc_md=__doc__,
+    leaves=("one tag per table (`<prefix>-<date>`, keeping its snapshot's files alive for *Keep tags for*), and "
+            "fewer tags: the tags past their retention are deleted. A table with no snapshot yet gets no tag (its"
+            " task is skipped)."),
+    notes=PER_TABLE,
 ) as daily_tag_dag:
     tables = selected_tables()
     created = for_each_table(
@@ -114,15 +139,17 @@ with maintenance_dag(
     schedule="@daily",
     params={
         "tables": tables_param(ALL_TABLES, "expire partitions of"),
-        "expiration_time": Param("365 d", type="string", minLength=1,
+        "expiration_time": Param("365 d", type="string", minLength=1, title="Older than",
                                  description="Drop partitions older than this ('30 d')."),
-        "timestamp_formatter": Param("yyyy-MM-dd", type="string",
+        "timestamp_formatter": Param("yyyy-MM-dd", type="string", title="Date format",
                                      description="How partition values read as dates (Java pattern)."),
-        "timestamp_pattern": Param("$dt", type="string",
+        "timestamp_pattern": Param("$dt", type="string", title="Date from columns",
                                    description="How partition columns compose the date ('$dt', '$dt $hour:00')."),
-        "dry_run": Param(False, type="boolean", description="Only report what would be dropped."),
+        "dry_run": Param(False, type="boolean", title="Dry run", description="Only report what would be dropped."),
     },
-    doc_md=__doc__,
+    leaves=("an OVERWRITE snapshot per table that dropped partitions (the files stay until snapshot expiry); "
+            "nothing with *Dry run*, which only logs the partitions it would drop."),
+    notes=PER_TABLE,
 ) as expire_partitions_dag:
     for_each_table(
         PaimonExpirePartitionsOperator,
@@ -140,12 +167,14 @@ with maintenance_dag(
     schedule="@weekly",
     params={
         "tables": tables_param(ALL_TABLES, "clean"),
-        "older_than": Param("1 d ago", type="string", minLength=1,
+        "older_than": Param("1 d ago", type="string", minLength=1, title="Older than",
                             description="Only files older than this ('1 d ago'; running jobs' files "
                                         "are younger)."),
-        "dry_run": Param(False, type="boolean", description="Only list the files."),
+        "dry_run": Param(False, type="boolean", title="Dry run", description="Only list the files."),
     },
-    doc_md=__doc__,
+    leaves=("fewer files: those no snapshot, tag or changelog references and older than *Older than*; no "
+            "snapshot. With *Dry run* nothing is deleted, the files are only logged."),
+    notes=PER_TABLE,
 ) as orphan_dag:
     for_each_table(
         PaimonRemoveOrphanFilesOperator,
@@ -160,11 +189,14 @@ with maintenance_dag(
     description="Roll a table back to a snapshot or a tag (newer snapshots and tags are removed)",
     schedule=None,
     default_args=None,  # no retries: a rollback is run by a person, who looks at the result
-    # the form offers the table's tags and latest snapshots, read when this file is parsed (cheap, never failing)
+    # nothing is read from the warehouse when this file is parsed: the run's first task lists snapshots and tags
     params=rollback_params(PRIMARY_KEY_TABLES[0]),
-    doc_md=__doc__,
+    leaves=("the table as it was at the snapshot or tag: newer snapshots, changelogs and tags are deleted (for "
+            "good: a rollback cannot be undone, except by rolling forward to a tag taken before). The first "
+            "task's log and XCom list the tags and latest snapshots it could go back to."),
+    notes=NOTES,
 ) as rollback_dag:
-    PaimonRollbackOperator(
+    show_rollback_targets(table="{{ params.table }}") >> PaimonRollbackOperator(
         # the table is templated: its Asset event goes through writes_alias, and only when snapshots were removed
         task_id="rollback",
         table="{{ params.table }}",

@@ -18,6 +18,7 @@ import datetime
 from airflow.sdk import DAG, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
 from paimon_provider.assets import table_asset
+from paimon_provider.maintenance import dag_doc
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
@@ -30,13 +31,22 @@ CONN_ID = "paimon_default"
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 DEFAULT_ARGS = {"retries": 1, "retry_delay": datetime.timedelta(seconds=30)}
 TAGS = ["paimon", "streaming-lake"]
+LAYERS_NOTE = ("The layers: ODS (`paimon_lake_ods`) -> DWD (`paimon_lake_dwd`) -> DWS (`paimon_lake_dws`) -> ADS "
+               "(`paimon_lake_ads`), each scheduled on the Asset of the table below it. Connection "
+               "`paimon_default` (the warehouse; its `spark_conn_id` says where Spark runs).")
 
 
-def _layer(dag_id: str, description: str, below: TableDef) -> DAG:
-    """A layer's DAG: scheduled on the Asset of the table below, one run at a time."""
+def _on_asset(below: TableDef) -> str:
+    return (f"when `{below.name}` changes: on its Asset event (the layer below published new data), or by hand "
+            "from the UI.")
+
+
+def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str) -> DAG:
+    """A layer's DAG: scheduled on the Asset of the table below, one run at a time; its own doc."""
     return DAG(dag_id=dag_id, description=description, schedule=[table_asset(below.name, CONN_ID)],
                start_date=START, catchup=False, max_active_runs=1, tags=[*TAGS, dag_id.rsplit("_", 1)[-1]],
-               default_args=DEFAULT_ARGS, doc_md=__doc__)
+               default_args=DEFAULT_ARGS,
+               doc_md=dag_doc(what, when=_on_asset(below), leaves=leaves, notes=LAYERS_NOTE))
 
 
 def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
@@ -44,6 +54,13 @@ def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
                                      primary_keys=tdef.primary_keys, partition_keys=tdef.partition_keys,
                                      table_options=tdef.options, comment=tdef.comment, paimon_conn_id=CONN_ID)
 
+
+ODS_PARAMS = {
+    "batch": Param(1, type="integer", minimum=1, maximum=3, title="Sample batch",
+                   description="Which bundled sample batch of order events lands (1, 2, 3)."),
+    "landing_dir": Param(default_landing_dir(), type="string", minLength=1, title="Landing directory",
+                         description="Directory the batch lands in; Spark must be able to read it."),
+}
 
 with DAG(
     dag_id="paimon_lake_ods",
@@ -53,13 +70,13 @@ with DAG(
     catchup=False,
     tags=[*TAGS, "ods"],
     default_args=DEFAULT_ARGS,
-    params={
-        "batch": Param(1, type="integer", minimum=1, maximum=3,
-                       description="Which bundled sample batch of order events lands (1, 2, 3)."),
-        "landing_dir": Param(default_landing_dir(), type="string", minLength=1,
-                             description="Directory the batch lands in; Spark must be able to read it."),
-    },
-    doc_md=__doc__,
+    params=ODS_PARAMS,
+    doc_md=dag_doc(f"ODS: lands one sample batch of raw order events as Parquet files (a stand-in for an upstream "
+                   f"system) and appends it to `{ODS.name}` (created on the first run).",
+                   when="by hand only: trigger it from the UI with a batch number; the layers above follow.",
+                   leaves=f"the batch's Parquet files in the landing directory, an APPEND snapshot of `{ODS.name}` "
+                          "and its Asset event, which starts `paimon_lake_dwd`.",
+                   params=ODS_PARAMS, notes=LAYERS_NOTE),
 ) as ods_dag:
 
     @task
@@ -83,7 +100,12 @@ with DAG(
 
 
 with _layer("paimon_lake_dwd", "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
-            ODS) as dwd_dag:
+            ODS, what=f"DWD: reads the new changes of `{ODS.name}` (consumer `{DWD_CONSUMER}`), writes them to "
+                      f"`{DWD.name}` (deduplicated by key, write-only), then compacts it; the dedicated compaction "
+                      "produces the lookup changelog the DWS layer reads.",
+            leaves=f"a snapshot of `{DWD.name}` with the batch, a COMPACT snapshot with its changelog, the "
+                   f"consumer's new position on `{ODS.name}`, and `{DWD.name}`'s Asset event (which starts "
+                   "`paimon_lake_dws`); nothing when no new events arrived.") as dwd_dag:
     create_dwd = _create(DWD, "create_dwd_orders")
     apply_changes = PaimonConsumeChangelogOperator(
         task_id="apply_ods_changes",
@@ -105,7 +127,10 @@ with _layer("paimon_lake_dwd", "DWD: apply new ODS events to dwd.orders (dedup b
 
 
 with _layer("paimon_lake_dws", "DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
-            DWD) as dws_dag:
+            DWD, what=f"DWS: reads the changelog of `{DWD.name}` (consumer `{DWS_CONSUMER}`) and aggregates it per "
+                      f"user and day into `{DWS.name}` (aggregation merge engine: sums).",
+            leaves=f"a snapshot of `{DWS.name}`, the consumer's new position on `{DWD.name}`, and `{DWS.name}`'s "
+                   "Asset event (which starts `paimon_lake_ads`); nothing when the changelog was empty.") as dws_dag:
     create_dws = _create(DWS, "create_dws_user_daily")
     aggregate = PaimonConsumeChangelogOperator(
         task_id="aggregate_dwd_changelog",
@@ -119,7 +144,10 @@ with _layer("paimon_lake_dws", "DWS: aggregate the dwd.orders changelog per user
 
 
 with _layer("paimon_lake_ads", "ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
-            DWS) as ads_dag:
+            DWS, what=f"ADS: tags `{DWS.name}` for serving readers (`ads-<run time>`) and publishes the top users "
+                      "per day as read at that tag.",
+            leaves=f"a tag `ads-<run time>` of `{DWS.name}`, kept 3 days (it keeps its snapshot's files alive), "
+                   "and the top users as the XCom of `publish_top_users`.") as ads_dag:
     tag = PaimonCreateTagOperator(
         task_id="tag_for_serving",
         table=DWS.name,

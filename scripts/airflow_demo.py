@@ -1,8 +1,10 @@
 """``make demo`` and ``make airflow``: the DAG templates on embedded defaults.
 
-Defaults: Airflow home ``./.airflow-demo`` (SQLite), the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``),
-Spark ``local[*]`` through the ``spark_default`` connection. The API secret key and JWT secret are generated at the
-first start into ``<home>/demo-secrets.json`` (mode 0600), not fixed in this file.
+Defaults: Airflow home ``./.airflow-demo``, the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``), Spark
+``local[*]`` through the ``spark_default`` connection. ``run`` and ``serve`` share the home and the lake but
+not the SQLite metadata database (``demo-runs.db``, ``airflow.db``): the demo's runs and Asset events never
+reach ``serve``'s scheduler. The API secret key and JWT secret are generated at the first start into
+``<home>/demo-secrets.json`` (mode 0600), not fixed in this file.
 
 * ``python -m scripts.airflow_demo run``: ``airflow db migrate``, then for each sample batch the layers as
   ``airflow dags test`` runs them (``DAG.test()``, here in one process: Airflow's start, the DAG files' parsing and
@@ -43,12 +45,19 @@ sys.path.insert(0, str(REPO / "dags"))
 from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
 
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
+SERVE_DB = "airflow.db"
+"""``make airflow``'s metadata database (SQLite, in the Airflow home): its scheduler's runs, asset events, logs."""
+RUN_DB = "demo-runs.db"
+"""``make demo``'s own metadata database: its ``DAG.test()`` runs and their asset events stay out of ``make airflow``'s
+scheduler, which would otherwise turn them into DWD, DWS and ADS runs nobody triggered (the demo's lake is shared)."""
 
 
-def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
-    """The environment of the demo Airflow: its home, the DAG folder, a login, generated secrets (see
-    :func:`demo_secrets`). The connections are not in it: :func:`demo_connections` (``serve`` creates them in the
-    metadata database, ``run`` adds them as ``AIRFLOW_CONN_*`` variables of its own process)."""
+def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False,
+             metadata_db: str = SERVE_DB) -> dict[str, str]:
+    """The environment of the demo Airflow: its home, the DAG folder, the metadata database ``<home>/<metadata_db>``
+    (:data:`SERVE_DB` or :data:`RUN_DB`), a login, generated secrets (see :func:`demo_secrets`). The connections are
+    not in it: :func:`demo_connections` (``serve`` creates them in the metadata database, ``run`` adds them as
+    ``AIRFLOW_CONN_*`` variables of its own process)."""
     bin_dir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     env.update({
@@ -63,7 +72,7 @@ def demo_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_job
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file(home)),
         "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",  # the connection form's Test button
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / metadata_db}",
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW__API__HOST": "127.0.0.1",
         "PAIMON_LANDING_DIR": str(lake / "landing"),
@@ -135,6 +144,20 @@ def create_connections(env: dict[str, str], home: pathlib.Path, connections: dic
     return done.stdout
 
 
+def run_env(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> dict[str, str]:
+    """``make demo``'s environment: :func:`demo_env` on its own metadata database (:data:`RUN_DB`), the connections
+    as ``AIRFLOW_CONN_*`` variables of its own process."""
+    env = demo_env(home, lake, spark_jobs=spark_jobs, metadata_db=RUN_DB)
+    env.update({f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(conn)
+                for conn_id, conn in demo_connections(lake, spark_jobs).items()})
+    return env
+
+
+def serve_env(home: pathlib.Path, lake: pathlib.Path, port: int = 8080, spark_jobs: bool = False) -> dict[str, str]:
+    """``make airflow``'s environment: :func:`demo_env` on :data:`SERVE_DB`, which ``make demo`` never writes."""
+    return demo_env(home, lake, port, spark_jobs, metadata_db=SERVE_DB)
+
+
 def airflow_bin() -> str:
     """The ``airflow`` executable next to this Python interpreter."""
     return str(pathlib.Path(sys.executable).with_name("airflow"))
@@ -203,11 +226,10 @@ def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int
 
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake, spark_jobs=spark_jobs)
-    env.update({f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(conn)
-                for conn_id, conn in demo_connections(lake, spark_jobs).items()})
+    env = run_env(home, lake, spark_jobs)  # not make airflow's metadata database
     warehouse = str(lake / "warehouse")
-    print(f"Airflow home {home} (SQLite), lake {lake}, Spark local[*] (connections paimon_default, spark_default)")
+    print(f"Airflow home {home} (SQLite {RUN_DB}, not make airflow's {SERVE_DB}), lake {lake}, Spark local[*] "
+          "(connections paimon_default, spark_default)")
     if spark_jobs:
         print("Every write, compaction and changelog consumption is a Spark job (spark-submit, local[*]).")
     else:
@@ -291,7 +313,7 @@ def serve_components(port: int) -> list[list[str]]:
 def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = False) -> int:
     """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
     home.mkdir(parents=True, exist_ok=True)
-    env = demo_env(home, lake, port, spark_jobs)
+    env = serve_env(home, lake, port, spark_jobs)
     migrate(env)
     for line in create_connections(env, home, demo_connections(lake, spark_jobs)).splitlines():
         print(line, flush=True)

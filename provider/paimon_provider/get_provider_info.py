@@ -7,6 +7,10 @@ from typing import Any
 from paimon_provider import __version__
 
 INTEGRATION = "Apache Paimon"
+REPOSITORY_URL = "https://github.com/airflow-provider-paimon/airflow-provider-paimon"
+"""The project's repository (its README is the user guide)."""
+DOCUMENTATION_URL = f"{REPOSITORY_URL}/tree/main/docs"
+"""The provider's documentation: the repository's docs/ folder (the Providers page of the UI links to it)."""
 
 
 def get_provider_info() -> dict[str, Any]:
@@ -17,6 +21,7 @@ def get_provider_info() -> dict[str, Any]:
         "description": "Operators, sensors and triggers for Apache Paimon tables, running PySpark jobs on a "
                        "bundled pure-Python Paimon table engine.",
         "versions": [__version__],
+        "documentation-url": DOCUMENTATION_URL,
         "integrations": [
             {"integration-name": INTEGRATION, "external-doc-url": "https://paimon.apache.org/", "tags": ["apache"]},
         ],

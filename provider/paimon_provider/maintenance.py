@@ -15,15 +15,16 @@ Only ``airflow.sdk`` is imported here: DAG files import this module at parse tim
 from __future__ import annotations
 
 import datetime
-import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, BaseOperator, Param, XComArg, task
 
 from paimon_provider.connection import DEFAULT_CONN_ID
+
+if TYPE_CHECKING:
+    from table_engine.table import Table
 
 TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"
 """What a ``database.table`` param must look like."""
@@ -36,99 +37,102 @@ MAP_INDEX_TEMPLATE = "{{ task.table }}"
 """Mapped per-table tasks are labelled by their table (Airflow 3 ``map_index_template``), not ``[0]``, ``[1]``."""
 
 RECENT_SNAPSHOTS = 10
-"""How many of a table's latest snapshots a rollback form offers."""
+"""How many of a table's latest snapshots a rollback run lists before it rolls back."""
 
 DEFAULT_START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 DEFAULT_ARGS: Mapping[str, Any] = {"retries": 1, "retry_delay": datetime.timedelta(minutes=1)}
 DEFAULT_TAGS = ("paimon", "maintenance")
 
 
-def tables_param(default: Sequence[str], what: str) -> Param:
+def tables_param(default: Sequence[str], what: str, title: str = "Tables") -> Param:
     """The ``tables`` form field: a non-empty list of ``database.table`` names to ``what``."""
     return Param(list(default), type="array", items={"type": "string", "pattern": TABLE_PATTERN}, minItems=1,
-                 description=f"Tables to {what}, one per line, each {TABLE_NAME_RULE}.")
+                 title=title, description=f"Tables to {what}, one per line, each {TABLE_NAME_RULE}.")
 
 
-def table_param(default: str, what: str) -> Param:
+def table_param(default: str, what: str, title: str = "Table") -> Param:
     """A single ``database.table`` form field."""
-    return Param(default, type="string", pattern=TABLE_PATTERN, description=f"The table to {what}: {TABLE_NAME_RULE}.")
+    return Param(default, type="string", pattern=TABLE_PATTERN, title=title,
+                 description=f"The table to {what}: {TABLE_NAME_RULE}.")
+
+
+def dag_doc(what: str, *, when: str, leaves: str, params: Mapping[str, Param] | None = None,
+            notes: str = "") -> str:
+    """A DAG's ``doc_md`` (Markdown, shown on its page in the UI): what it does, when it runs, its form fields
+    (derived from ``params``: title, name, description) and what it leaves behind."""
+    parts = [what.strip(), f"**When it runs:** {when.strip()}"]
+    if params:
+        rows = [f"- **{p.schema.get('title', name)}** (`{name}`): {p.description or ''}".rstrip()
+                for name, p in params.items()]
+        parts.append("**Form fields (Params):**\n\n" + "\n".join(rows))
+    parts.append(f"**What it leaves behind:** {leaves.strip()}")
+    if notes:
+        parts.append(notes.strip())
+    return "\n\n".join(parts) + "\n"
+
+
+def rollback_params(table: str) -> dict[str, Param]:
+    """The form of a rollback DAG: the table, and a snapshot id or a tag (both optional, exactly one is needed).
+
+    Nothing is read from the warehouse here (DAG files are parsed often, and a form built from the table's state
+    would make a new DAG version at every snapshot): the run's first task, :func:`show_rollback_targets`, logs the
+    table's tags and latest snapshots."""
+    where = (" The run's first task (list_snapshots_and_tags) logs the table's tags and latest snapshots; the "
+             f"{table}$snapshots and {table}$tags system tables list all.")
+    return {
+        "table": table_param(table, "roll back"),
+        "snapshot_id": Param(None, type=["null", "integer"], minimum=1, title="Snapshot id",
+                             description="Roll back to this snapshot id; leave empty to roll back to a tag "
+                                         "instead (give one of the two)." + where),
+        "tag": Param(None, type=["null", "string"], title="Tag",
+                     description="Roll back to this tag; leave empty to roll back to a snapshot id instead "
+                                 "(give one of the two)." + where),
+    }
 
 
 @dataclass(frozen=True)
 class RollbackTargets:
-    """What a table can be rolled back to, as read when the DAG file was parsed: its tags (with their snapshot) and
-    its latest snapshots (id, kind, UTC time), newest first; ``note`` says why nothing was read."""
+    """What a table can be rolled back to: its tags (with their snapshot) and its latest snapshots (id, kind, UTC
+    time), newest first."""
 
     tags: dict[str, int]
     snapshots: list[tuple[int, str, str]]
-    note: str = ""
+
+    def lines(self, table: str) -> list[str]:
+        """The targets as log lines."""
+        out = [f"tags of {table}: " + (", ".join(f"{name} (snapshot {sid})" for name, sid in sorted(self.tags.items()))
+                                       or "none")]
+        out.append(f"latest snapshots of {table}: " + ("; ".join(f"{sid} ({kind}, {when} UTC)"
+                                                                  for sid, kind, when in self.snapshots) or "none"))
+        return out
 
 
-def rollback_targets(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, limit: int = RECENT_SNAPSHOTS) \
-        -> RollbackTargets:
-    """The tags and latest snapshots of ``table`` for a rollback form, at DAG-parse time: cheap and never failing.
-
-    The warehouse comes from the connection's ``AIRFLOW_CONN_<ID>`` environment variable only (no metadata DB or
-    secrets backend at parse time) and only a local warehouse is read (an object store could stall the DAG
-    processor); everything else, or any error, gives empty lists and a ``note``. Reads snapshot and tag files only,
-    through the engine's read-only API."""
-    raw = os.environ.get(f"AIRFLOW_CONN_{paimon_conn_id.upper()}")
-    try:
-        if not raw:
-            return RollbackTargets({}, [], f"connection {paimon_conn_id} is not set in the environment")
-        conn = json.loads(raw)
-        extra = conn.get("extra") or {}
-        extra = json.loads(extra) if isinstance(extra, str) else extra
-        warehouse = str(extra.get("warehouse") or conn.get("host") or "")
-        if "://" in warehouse and not warehouse.startswith("file://"):
-            return RollbackTargets({}, [], f"{warehouse} is not read when DAGs are parsed")
-        # imported here: DAG files import this module, and most DAGs never need the engine at parse time
-        from table_engine.catalog import Catalog
-
-        catalog = Catalog(warehouse)
-        if not catalog.table_exists(table):
-            return RollbackTargets({}, [], f"table {table} does not exist yet")
-        t = catalog.get_table(table)
-        tags = {tag.name: tag.snapshot.id for tag in t.tags()}
-        latest = t.latest_snapshot_id()
-        earliest = t.earliest_snapshot_id()
-        snapshots = []
-        if latest is not None and earliest is not None:
-            for sid in range(latest, max(earliest, latest - limit + 1) - 1, -1):
-                snap = t.snapshot(sid)
-                when = datetime.datetime.fromtimestamp(snap.time_millis / 1000, datetime.UTC)
-                snapshots.append((sid, str(snap.commit_kind), when.strftime("%Y-%m-%d %H:%M:%S")))
-        return RollbackTargets(tags, snapshots)
-    except Exception as e:  # noqa: BLE001 - a form hint must never fail the DAG's parse
-        return RollbackTargets({}, [], f"could not read {table}: {type(e).__name__}")
+def rollback_targets(table: Table, limit: int = RECENT_SNAPSHOTS) -> RollbackTargets:
+    """The tags and latest ``limit`` snapshots of an engine ``Table``, read when a rollback runs (snapshot and tag
+    files only)."""
+    tags = {tag.name: tag.snapshot.id for tag in table.tags()}
+    latest, earliest = table.latest_snapshot_id(), table.earliest_snapshot_id()
+    snapshots = []
+    if latest is not None and earliest is not None:
+        for sid in range(latest, max(earliest, latest - limit + 1) - 1, -1):
+            snap = table.snapshot(sid)
+            when = datetime.datetime.fromtimestamp(snap.time_millis / 1000, datetime.UTC)
+            snapshots.append((sid, str(snap.commit_kind), when.strftime("%Y-%m-%d %H:%M:%S")))
+    return RollbackTargets(tags, snapshots)
 
 
-def rollback_params(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> dict[str, Param]:
-    """The form of a rollback DAG: the table, and a snapshot id or a tag (both optional, exactly one is needed),
-    offering the tags and latest snapshots of ``table`` read at parse time (:func:`rollback_targets`)."""
-    found = rollback_targets(table, paimon_conn_id)
-    where = (f" The table's {table}$snapshots and {table}$tags system tables list all (e.g. "
-             f"Catalog(warehouse).get_table('{table}$snapshots').read()).")
-    if found.snapshots:
-        listed = "; ".join(f"{sid} ({kind}, {when} UTC)" for sid, kind, when in found.snapshots)
-        snapshot_hint = f" Latest snapshots of {table} when this DAG was parsed: {listed}."
-    else:
-        snapshot_hint = f" No snapshots of {table} were read when this DAG was parsed ({found.note or 'none yet'})."
-    if found.tags:
-        tag_hint = f" Tags of {table} when this DAG was parsed: " + \
-            ", ".join(f"{name} (snapshot {sid})" for name, sid in sorted(found.tags.items())) + "."
-    else:
-        tag_hint = f" {table} had no tags when this DAG was parsed."
-    tag_extra: dict[str, Any] = {"examples": sorted(found.tags)} if found.tags else {}
-    return {
-        "table": table_param(table, "roll back"),
-        "snapshot_id": Param(None, type=["null", "integer"], minimum=1,
-                             description="Roll back to this snapshot id; leave empty to roll back to a tag "
-                                         "instead (give one of the two)." + snapshot_hint + where),
-        "tag": Param(None, type=["null", "string"],
-                     description="Roll back to this tag; leave empty to roll back to a snapshot id instead "
-                                 "(give one of the two)." + tag_hint, **tag_extra),
-    }
+@task(task_id="list_snapshots_and_tags")
+def show_rollback_targets(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> dict[str, Any]:
+    """Log the tags and latest snapshots of ``table`` (what a rollback can go to); an unknown table fails here,
+    before the rollback. Returns them (XCom) for the UI."""
+    import logging
+
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    found = rollback_targets(PaimonTableHook(paimon_conn_id).get_table(table))
+    for line in found.lines(table):
+        logging.getLogger(__name__).info("%s", line)
+    return {"tags": found.tags, "snapshots": [list(s) for s in found.snapshots]}
 
 
 @task
@@ -137,11 +141,24 @@ def selected_tables(**context: Any) -> list[str]:
     return [str(t) for t in context["params"]["tables"]]
 
 
+def schedule_words(schedule: str | None) -> str:
+    """When a DAG with this ``schedule`` runs, in words for its doc."""
+    if schedule is None:
+        return "by hand only: trigger it from the UI (its form below)."
+    return f"`{schedule}`, and by hand from the UI (its form below; the defaults are those of scheduled runs)."
+
+
 def maintenance_dag(dag_id: str, *, description: str, schedule: str | None, params: Mapping[str, Param],
-                    doc_md: str | None = None, start_date: datetime.datetime = DEFAULT_START,
+                    doc_md: str | None = None, leaves: str | None = None, notes: str = "",
+                    start_date: datetime.datetime = DEFAULT_START,
                     default_args: Mapping[str, Any] | None = DEFAULT_ARGS,
                     tags: Sequence[str] = DEFAULT_TAGS) -> DAG:
-    """A DAG for one upkeep job: no catch-up, one run at a time, retries, the given form."""
+    """A DAG for one upkeep job: no catch-up, one run at a time, retries, the given form. Given ``leaves`` (what a
+    run leaves behind), its ``doc_md`` is :func:`dag_doc` of ``doc_md`` (or the description), the schedule and the
+    params."""
+    if leaves is not None:
+        doc_md = dag_doc(doc_md or description, when=schedule_words(schedule), leaves=leaves, params=params,
+                         notes=notes)
     return DAG(dag_id=dag_id, description=description, schedule=schedule, start_date=start_date, catchup=False,
                max_active_runs=1, tags=list(tags), default_args=dict(default_args or {}), params=dict(params),
                doc_md=doc_md)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 from paimon_provider.maintenance import (
     for_each_table,
     maintenance_dag,
     rollback_params,
-    rollback_targets,
     table_param,
     tables_param,
 )
@@ -56,40 +54,24 @@ def test_table_params_describe_the_name_in_words() -> None:
         assert "a database name, one dot, a table name" in str(param.description)
 
 
-def test_rollback_form_lists_tags_and_latest_snapshots(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    import json
-
-    import pyarrow as pa
-
-    from table_engine import Catalog
-
-    warehouse = str(tmp_path / "wh")
-    t = Catalog(warehouse).create_table("db.t", pa.schema([("id", pa.int64())]), primary_keys=["id"],
-                                        options={"bucket": "1", "write-only": "true"})
-    for i in range(12):
-        t.write(pa.table({"id": [i]}))
-    t.create_tag("before-load", 3)
-    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", json.dumps({"conn_type": "paimon",
-                                                                  "extra": {"warehouse": warehouse}}))
-    found = rollback_targets("db.t")
-    assert found.tags == {"before-load": 3}
-    assert [s[0] for s in found.snapshots] == list(range(12, 2, -1)) and found.snapshots[0][1] == "APPEND"
+def test_rollback_form_is_built_without_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
+    # no connection at all: the form does not need one (it reads nothing)
+    monkeypatch.delenv("AIRFLOW_CONN_PAIMON_DEFAULT", raising=False)
     params = rollback_params("db.t")
-    assert params["tag"].schema["examples"] == ["before-load"] and params["tag"].value is None
-    assert params["tag"].schema["type"] == ["null", "string"]
+    assert params["tag"].value is None and params["tag"].schema["type"] == ["null", "string"]
     assert params["snapshot_id"].value is None and params["snapshot_id"].schema["type"] == ["null", "integer"]
-    assert "12 (APPEND, " in str(params["snapshot_id"].description)
-    assert "before-load (snapshot 3)" in str(params["tag"].description)
-    # never failing the parse: no connection, an object store, a missing table, garbage
-    for raw in (None, json.dumps({"conn_type": "paimon", "extra": {"warehouse": "s3://bucket/wh"}}),
-                "{not json"):
-        if raw is None:
-            monkeypatch.delenv("AIRFLOW_CONN_PAIMON_DEFAULT")
-        else:
-            monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", raw)
-        empty = rollback_targets("db.t")
-        assert empty.tags == {} and empty.snapshots == [] and empty.note, raw
-        assert "examples" not in rollback_params("db.t")["tag"].schema
-    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", json.dumps({"conn_type": "paimon",
-                                                                  "extra": {"warehouse": warehouse}}))
-    assert rollback_targets("db.missing").note == "table db.missing does not exist yet"
+    assert "examples" not in params["tag"].schema
+    assert "list_snapshots_and_tags" in str(params["snapshot_id"].description)
+    assert [p.schema["title"] for p in params.values()] == ["Table", "Snapshot id", "Tag"]
+
+
+def test_dag_doc_lists_the_form_and_what_a_run_leaves_behind() -> None:
+    with maintenance_dag("probe_doc", description="Clean tables", schedule="@daily", leaves="fewer files",
+                         params={"tables": tables_param(["db.a"], "clean")}) as dag:
+        pass
+    doc = str(dag.doc_md)
+    assert doc.startswith("Clean tables\n\n**When it runs:** `@daily`")
+    assert "- **Tables** (`tables`): Tables to clean" in doc and "**What it leaves behind:** fewer files" in doc
+    with maintenance_dag("probe_doc2", description="d", schedule=None, params={}, doc_md="as given") as plain:
+        pass
+    assert plain.doc_md == "as given"

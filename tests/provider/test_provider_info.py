@@ -72,3 +72,11 @@ def test_airflow_cli_lists_the_provider() -> None:
     hooks = subprocess.run([str(airflow), "providers", "hooks", "--output", "plain"], check=True,
                            capture_output=True, text=True, env=dict(os.environ), timeout=120).stdout
     assert "paimon_provider.hooks.table.PaimonTableHook" in hooks
+
+
+def test_provider_info_links_the_repositorys_docs() -> None:
+    from paimon_provider.get_provider_info import DOCUMENTATION_URL, REPOSITORY_URL
+
+    info = get_provider_info()
+    assert info["documentation-url"] == DOCUMENTATION_URL == f"{REPOSITORY_URL}/tree/main/docs"
+    assert (pathlib.Path(__file__).parents[2] / "docs").is_dir()  # the folder the link points at
