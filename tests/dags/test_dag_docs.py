@@ -4,6 +4,7 @@ without reading the warehouse (so its version changes only with its code), and `
 
 from __future__ import annotations
 
+import json
 import pathlib
 from collections.abc import Iterator
 from typing import Any
@@ -118,6 +119,11 @@ def test_demo_runs_stay_out_of_the_served_airflow(tmp_path: pathlib.Path) -> Non
     key = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
     assert run[key] == f"sqlite:///{home / demo.RUN_DB}" and serve[key] == f"sqlite:///{home / demo.SERVE_DB}"
     assert run[key] != serve[key]
-    # the rest is the same Airflow: home, DAGs, connections
-    same = ("AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER", "AIRFLOW_CONN_PAIMON_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT")
+    # the rest is the same Airflow: home, DAGs, secrets; the same connections (serve creates them in its metadata
+    # database, run passes them as variables of its own process)
+    same = ("AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER", "AIRFLOW__API__SECRET_KEY", "AIRFLOW__API_AUTH__JWT_SECRET")
     assert {k: run[k] for k in same} == {k: serve[k] for k in same}
+    conns = demo.demo_connections(lake)
+    assert {k: v for k, v in run.items() if k.startswith("AIRFLOW_CONN_")} == {
+        f"AIRFLOW_CONN_{c.upper()}": json.dumps(v) for c, v in conns.items()}
+    assert not any(k.startswith("AIRFLOW_CONN_") for k in serve)
