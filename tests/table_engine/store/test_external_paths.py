@@ -4,6 +4,7 @@ expiry and orphan cleanup follow them; bad options are one-line OptionErrors tha
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import uuid
@@ -18,6 +19,7 @@ from table_engine.core_enums import ExternalPathStrategy
 from table_engine.errors import OptionError
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.manifest import FileKind
+from table_engine.store import external_paths
 from table_engine.store.external_paths import ExternalPathProvider, entropy_dirs
 from table_engine.store.lifecycle.file_refs import FileRefs
 from table_engine.store.reading.scan import live_entries
@@ -27,6 +29,16 @@ from tests.table_engine.test_bad_input import warehouse_state
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 DAY = 86_400
+
+
+class _AlternatingStarts:
+    """Stands in for ``random`` in ``external_paths``: each new provider starts at the next root."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count()
+
+    def randrange(self, n: int) -> int:
+        return next(self._next) % n
 
 
 def _ext(tmp_path: Path, *names: str) -> tuple[list[Path], str]:
@@ -82,8 +94,11 @@ def age_tree(root: Path | str, seconds: float) -> None:
     {"bucket": "2", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"},
     {"bucket": "-1"},
 ], ids=["pk-dv-lookup", "pk-dynamic"])
-def test_pk_writes_compaction_expiry_orphans(catalog: Catalog, tmp_path: Path, table_options: dict[str, str]
-                                             ) -> None:
+def test_pk_writes_compaction_expiry_orphans(catalog: Catalog, tmp_path: Path, table_options: dict[str, str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each bucket writer starts its round-robin at a random root (as Paimon Java's ExternalPathProvider): with few
+    # live files they may all land on one root. Starts that alternate between writers make "both roots" certain.
+    monkeypatch.setattr(external_paths, "random", _AlternatingStarts())
     roots, text = _ext(tmp_path, "ext1", "ext2")
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={
         **table_options, "data-file.external-paths": text, "data-file.external-paths.strategy": "round-robin",
