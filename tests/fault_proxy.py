@@ -8,7 +8,9 @@ requests:
 * ``status``: answer ``status`` (500, 503, ...) without forwarding;
 * ``delay``: hold the request past the client's timeout without forwarding, then close the connection;
 * ``drop``: FORWARD the request (the store applies it), then close the connection instead of answering: the object is
-  written, the client sees a broken connection.
+  written, the client sees a broken connection;
+* ``reset``: close the connection as soon as the request's headers arrive, without forwarding it (a store closing a
+  kept-alive connection the client was reusing).
 
 A rule applies to the ``nth`` matching requests (1-based, counted per rule) or to a ``fraction`` of them drawn from a
 seeded generator, at most ``limit`` times: with a sequential client the faults are deterministic.
@@ -27,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
-Action = Literal["status", "delay", "drop"]
+Action = Literal["status", "delay", "drop", "reset"]
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
 
@@ -216,11 +218,18 @@ class _Handler(BaseHTTPRequestHandler):
         parts = split.path.lstrip("/").split("/", 1)
         key = parts[1] if len(parts) > 1 else ""
         op = operation(self.command, split.path, split.query)
+        # a rule is decided before the body is read (a reset closes the connection there), except for a POST: a
+        # batched DeleteObjects names its keys in the body, and rules see them as one space-separated key
+        rule = None if op == "POST" else proxy._decide(op, key)
+        if rule is not None and rule.action == "reset":
+            proxy._record(Request(op, key, None, "reset"))
+            self._abort()
+            return
         body = self._body()
-        if op == "POST" and "delete" in parse_qs(split.query, keep_blank_values=True):
-            # a batched DeleteObjects: the keys are in the body; rules see them as one space-separated key
-            op, key = "DELETE", " ".join(re.findall(r"<Key>(.*?)</Key>", body.decode("utf-8", "replace")))
-        rule = proxy._decide(op, key)
+        if op == "POST":
+            if "delete" in parse_qs(split.query, keep_blank_values=True):
+                op, key = "DELETE", " ".join(re.findall(r"<Key>(.*?)</Key>", body.decode("utf-8", "replace")))
+            rule = proxy._decide(op, key)
         if rule is not None and rule.action == "status":
             proxy._record(Request(op, key, None, "status"))
             payload = b"<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>"

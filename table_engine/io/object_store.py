@@ -21,9 +21,9 @@ from __future__ import annotations
 import io
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -34,6 +34,8 @@ from table_engine.options.storage import S3Settings
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
+
+_T = TypeVar("_T")
 
 #: schemes served by this FileIO; ``s3a``/``s3n`` (Hadoop's names) are aliases of ``s3``
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -132,6 +134,31 @@ class S3FileIO(FileIO):
                              "base": 2}}
         return S3Store(bucket, client_options=client, retry_config=retry, **kwargs)  # type: ignore[arg-type]
 
+    def _again(self, attempt: int, deadline: float, e: Exception) -> bool:
+        """After a failed attempt: whether to send an idempotent request once more (a transport error within the
+        retry budget), having slept the backoff. The client retries most broken connections itself; one that breaks
+        as a reused connection is written to ("error sending request") it may not, and a read is always safe to
+        repeat."""
+        if attempt > self.settings.max_retries or time.monotonic() > deadline or not _transport_error(e):
+            return False
+        time.sleep(min(5.0, 0.05 * 2 ** attempt))
+        return True
+
+    def _idempotent(self, action: str, path: str, fn: Callable[[], _T]) -> _T:
+        """``fn()`` (a read: GET, HEAD, LIST), sent again after a transport error; ``FileNotFoundError`` passes
+        through, anything else becomes one :class:`StorageError` naming ``action`` and ``path``."""
+        deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except FileNotFoundError:
+                raise
+            except Exception as e:
+                attempt += 1
+                if not self._again(attempt, deadline, e):
+                    raise _store_error(action, path, e) from None
+
     def _locate(self, path: str) -> tuple[S3Store, str]:
         bucket, key = split_s3_uri(path)
         return self._store(bucket), key
@@ -142,11 +169,9 @@ class S3FileIO(FileIO):
 
         store, key = self._locate(path)
         try:
-            return bytes(obstore.get(store, key).bytes())
+            return self._idempotent("reading", path, lambda: bytes(obstore.get(store, key).bytes()))
         except FileNotFoundError:
             raise FileNotFoundError(path) from None
-        except Exception as e:
-            raise _store_error("reading", path, e) from None
 
     def _head(self, path: str) -> dict[str, Any] | None:
         import obstore
@@ -155,11 +180,9 @@ class S3FileIO(FileIO):
         if not key:
             return None
         try:
-            return dict(obstore.head(store, key))
+            return self._idempotent("inspecting", path, lambda: dict(obstore.head(store, key)))
         except FileNotFoundError:
             return None
-        except Exception as e:
-            raise _store_error("inspecting", path, e) from None
 
     def exists(self, path: str) -> bool:
         return self._head(path) is not None or self._is_dir(path)
@@ -171,13 +194,11 @@ class S3FileIO(FileIO):
         import obstore
 
         store, key = self._locate(path)
-        try:
-            for batch in obstore.list(store, prefix=f"{key}/" if key else None, chunk_size=1):
-                if len(batch):
-                    return True
-        except Exception as e:
-            raise _store_error("listing", path, e) from None
-        return False
+
+        def any_below() -> bool:
+            return any(len(batch) for batch in obstore.list(store, prefix=f"{key}/" if key else None, chunk_size=1))
+
+        return self._idempotent("listing", path, any_below)
 
     def file_size(self, path: str) -> int:
         size = self._written.get(path)
@@ -196,11 +217,9 @@ class S3FileIO(FileIO):
         prefix = f"{key}/" if key else ""
         try:
             # the crate follows continuation tokens: every page, not only the first 1,000 keys
-            listing = obstore.list_with_delimiter(store, prefix or None)
+            listing = self._idempotent("listing", path, lambda: obstore.list_with_delimiter(store, prefix or None))
         except FileNotFoundError:
             return []
-        except Exception as e:
-            raise _store_error("listing", path, e) from None
         out = [FileStatus(f"{base}/{p[len(prefix):].strip('/')}", 0, True, 0)
                for p in listing["common_prefixes"]]
         for o in listing["objects"]:
@@ -218,13 +237,22 @@ class S3FileIO(FileIO):
         store, key = self._locate(path)
         prefix = f"{key}/" if key else ""
         base = path.rstrip("/")
-        try:
-            for batch in obstore.list(store, prefix=prefix or None, chunk_size=1000):
-                for o in batch:
-                    yield FileStatus(f"{base}/{o['path'][len(prefix):]}", int(o["size"]), False,
-                                     int(o["last_modified"].timestamp() * 1000))
-        except Exception as e:
-            raise _store_error("listing", path, e) from None
+        deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
+        attempt, last = 0, None
+        while True:
+            try:
+                # a listing broken part-way resumes after the last key it gave (keys come in lexicographic order)
+                pages = obstore.list(store, prefix=prefix or None, offset=last, chunk_size=1000)
+                for batch in pages:
+                    for o in batch:
+                        last = o["path"]
+                        yield FileStatus(f"{base}/{o['path'][len(prefix):]}", int(o["size"]), False,
+                                         int(o["last_modified"].timestamp() * 1000))
+                return
+            except Exception as e:
+                attempt += 1
+                if not self._again(attempt, deadline, e):
+                    raise _store_error("listing", path, e) from None
 
     def open_input(self, path: str) -> pa.NativeFile:
         """The object as a seekable Arrow file. Up to 64 MiB it is fetched at once, in concurrent 8 MiB ranged GETs;
@@ -233,7 +261,8 @@ class S3FileIO(FileIO):
 
         store, key = self._locate(path)
         size = self.file_size(path)
-        try:
+
+        def fetch() -> pa.NativeFile:
             if size <= _WHOLE_FILE_LIMIT:
                 if size <= _RANGE_SIZE:
                     return pa.BufferReader(pa.py_buffer(bytes(obstore.get(store, key).bytes())))
@@ -242,10 +271,11 @@ class S3FileIO(FileIO):
                 parts = obstore.get_ranges(store, key, starts=starts, ends=ends)
                 return pa.BufferReader(pa.py_buffer(b"".join(bytes(p) for p in parts)))
             return pa.PythonFile(obstore.open_reader(store, key, buffer_size=_RANGE_SIZE), mode="r")
+
+        try:
+            return self._idempotent("reading", path, fetch)
         except FileNotFoundError:
             raise FileNotFoundError(path) from None
-        except Exception as e:
-            raise _store_error("reading", path, e) from None
 
     # ---- writes --------------------------------------------------------------------------------------------------
     def _put(self, path: str, data: bytes | memoryview, create: bool) -> bool:
@@ -276,9 +306,8 @@ class S3FileIO(FileIO):
                 # have been applied): ours is safe to repeat -- a conditional create meets its own object above, an
                 # overwrite writes the same bytes again
                 attempt += 1
-                if attempt > self.settings.max_retries or time.monotonic() > deadline or not _transport_error(e):
+                if not self._again(attempt, deadline, e):
                     raise _store_error("writing", path, e) from None
-                time.sleep(min(5.0, 0.05 * 2 ** attempt))
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
         if not self._put(path, data, create=not overwrite):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import uuid
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -128,3 +129,62 @@ def test_a_table_on_s3(s3_catalog: Catalog) -> None:
     assert s3_catalog.list_databases() == ["db"] and s3_catalog.list_tables("db") == ["t"]
     t.compact(full=True)
     assert t.latest_snapshot_id() == 3
+
+
+class _BreaksOnce:
+    """Wraps an obstore function: its first ``times`` calls fail as a reused connection the store had closed does
+    (the client does not always send those again), later calls go through. A fault the loopback proxy cannot cause:
+    the client retries the ones it can (tests/table_engine/store/committing/test_s3_faults.py)."""
+
+    def __init__(self, fn: Any, times: int = 1, after: int = 0) -> None:
+        self.fn, self.times, self.after, self.calls = fn, times, after, 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.times:
+            raise RuntimeError("Generic S3 error: Error performing HEAD http://127.0.0.1/b/k in 471µs - HTTP error: "
+                               "error sending request")
+        return self.fn(*args, **kwargs)
+
+
+def test_reads_are_sent_again_after_a_broken_connection(fio: S3FileIO, root: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import obstore
+
+    for i in range(5):
+        fio.write_bytes(f"{root}/d/f-{i}", b"x" * i)
+    fio._written.clear()  # sizes are asked of the store
+    for name in ("head", "get", "list_with_delimiter"):
+        monkeypatch.setattr(obstore, name, _BreaksOnce(getattr(obstore, name)))
+    assert fio.file_size(f"{root}/d/f-3") == 3
+    assert fio.read_bytes(f"{root}/d/f-4") == b"xxxx"
+    with fio.open_input(f"{root}/d/f-2") as f:
+        assert f.read() == b"xx"
+    assert len(fio.list_status(f"{root}/d")) == 5
+    # a failure that is not a broken connection is not repeated: one StorageError
+    monkeypatch.setattr(obstore, "get", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("403 Forbidden")))
+    with pytest.raises(StorageError, match=r"^reading .*f-4 failed: 403 Forbidden$"):
+        fio.read_bytes(f"{root}/d/f-4")
+
+
+def test_a_listing_broken_part_way_resumes_after_its_last_key(fio: S3FileIO, root: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import obstore
+
+    for i in range(7):
+        fio.write_bytes(f"{root}/w/f-{i}", b"x")
+    real = obstore.list
+    calls: list[str | None] = []
+
+    def breaking(store: Any, prefix: str | None = None, offset: str | None = None, chunk_size: int = 50) -> Any:
+        calls.append(offset)
+        pages = real(store, prefix=prefix, offset=offset, chunk_size=3)
+        for n, page in enumerate(pages):
+            if len(calls) == 1 and n == 1:
+                raise RuntimeError("HTTP error: connection reset by peer")
+            yield page
+
+    monkeypatch.setattr(obstore, "list", breaking)
+    names = [st.path.rsplit("/", 1)[-1] for st in fio.walk(f"{root}/w")]
+    assert names == [f"f-{i}" for i in range(7)]  # each once, in order
+    assert calls[0] is None and calls[1] is not None and calls[1].endswith("w/f-2")

@@ -12,7 +12,7 @@ from table_engine import Catalog
 from table_engine.errors import CommitOutcomeUnknownError, StorageError
 from table_engine.format.snapshot import list_snapshot_ids
 from table_engine.table import Table
-from tests.fault_proxy import FaultProxy, Rule
+from tests.fault_proxy import Action, FaultProxy, Rule
 from tests.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 from tests.table_engine.store.committing.s3_support import proxy
 
@@ -158,3 +158,23 @@ def test_expiry_stops_at_a_snapshot_it_cannot_delete(s3_server: S3Server, proxy:
     assert sorted(t.read().column("id").to_pylist()) == list(range(60))
     t.write(_rows(range(60, 70)))
     assert t.latest_snapshot_id() == latest + 1
+
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("action", ["reset", "drop"])
+@pytest.mark.parametrize("method", ["HEAD", "GET", "LIST"])
+def test_reads_whose_connection_breaks_are_retried(s3_server: S3Server, s3_warehouse: str, proxy: FaultProxy,
+                                                   method: str, action: Action) -> None:
+    """A HEAD, GET or LIST whose connection closes before the answer -- before the store saw it (``reset``: a store
+    closing the kept-alive connection the client reused) or after (``drop``) -- is sent again: reads are idempotent,
+    and one broken connection does not fail a compaction or an orphan cleanup."""
+    t = _table(s3_server, proxy, s3_warehouse)
+    for c in range(2):
+        t.write(_rows(range(c * 10, c * 10 + 10)))
+    proxy.add(Rule(action, method=method, nth=[1, 2]))
+    t.compact(full=True)
+    assert t.remove_orphan_files().paths == []
+    assert proxy.count(method, fault=action) == 2
+    proxy.clear_rules()
+    _check(t, 3, list(range(20)))
