@@ -471,3 +471,40 @@ def test_commits_and_compactions_read_like_a_dict_model(steps, write_only, trigg
             if cur.commit_kind == CommitKind.COMPACT and cur.id in by_sid and prev.id not in by_sid:
                 got = {(r["id"], r["dt"]): r["v"] for r in t.read(snapshot_id=prev.id).to_pylist()}
                 assert got == by_sid[cur.id]
+
+
+def test_a_snapshot_expired_while_its_compaction_reads_it_is_planned_again(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other processes write, compact and expire (one snapshot retained) while a compaction reads the latest
+    snapshot's manifests: they are gone; the compaction plans again on the new latest. A manifest missing from a
+    snapshot that still exists is damage, and fails."""
+    from table_engine.errors import MissingFileError
+    from table_engine.store.compaction import compact as compact_module
+
+    t = Catalog(str(tmp_path / "w")).create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]),
+                                                  primary_keys=["id"], options={"bucket": "1"})
+    for i in range(3):
+        t.write(pa.table({"id": pa.array([i, i + 10], pa.int64()), "v": ["a", "b"]}), maintain=False)
+    real = compact_module.live_entries
+    interfered: list[int] = []
+
+    def meanwhile(file_io: Any, table_path: str, snapshot: Any, *a: Any, **k: Any) -> Any:
+        if not interfered:  # once: another process commits, compacts and expires everything before the newest
+            interfered.append(snapshot.id)
+            other = Catalog(str(tmp_path / "w")).get_table("db.t")
+            other.write(pa.table({"id": pa.array([99], pa.int64()), "v": ["z"]}), maintain=False)
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, time_retained=0)
+        return real(file_io, table_path, snapshot, *a, **k)
+
+    monkeypatch.setattr(compact_module, "live_entries", meanwhile)
+    assert t.compact(full=True) is None  # planned again on the compacted latest: nothing left to do
+    assert interfered == [3] and t.latest_snapshot_id() == 5 and t.earliest_snapshot_id() == 5
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 10, 11, 12, 99]
+
+    t.write(pa.table({"id": pa.array([7], pa.int64()), "v": ["q"]}), maintain=False)
+    snap = t.latest_snapshot()
+    assert snap is not None
+    os.remove(f"{t.path}/manifest/{snap.delta_manifest_list}")  # damage, not expiry
+    with pytest.raises(MissingFileError, match="snapshot 6"):
+        t.compact(full=True)
