@@ -46,6 +46,7 @@ from table_engine.ops.consume import (
     staging_dir,
     write_output,
 )
+from table_engine.ops.facts import commit_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
@@ -290,9 +291,8 @@ def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange)
     sid = write_dataframe(changes, args.warehouse, target_table, commit_user=consume_commit_user(args),
                           commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN},
                           catalog_options=args.catalog_options)
-    rows = 0 if sid is None else snapshot_info.snapshot_changes(
-        target.file_io, target.path, target.snapshot(sid)).added_rows
-    return {"target_snapshot_id": sid, "rows": rows}
+    facts = commit_facts(target, sid)  # as the driver route's (ops.consume): the same result either way
+    return {"target_snapshot_id": sid, "rows": facts.get("added_rows", 0), "commit": facts}
 
 
 def _store_context(table: Table) -> StoreContext:
