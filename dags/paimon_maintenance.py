@@ -200,6 +200,5 @@ with maintenance_dag(
         # the table is templated: its Asset event goes through writes_alias, and only when snapshots were removed
         task_id="rollback",
         table="{{ params.table }}",
-        snapshot_id="{{ params.snapshot_id }}",
-        tag="{{ params.tag }}",
+        version="{{ params.version }}",
     )

@@ -72,21 +72,20 @@ def dag_doc(what: str, *, when: str, leaves: str, params: Mapping[str, Param] | 
 
 
 def rollback_params(table: str) -> dict[str, Param]:
-    """The form of a rollback DAG: the table, and a snapshot id or a tag (both optional, exactly one is needed).
+    """The form of a rollback DAG: the table, and what to roll back to in one required field (a snapshot id or a
+    tag, as Paimon's ``rollback`` procedure takes its ``version``): a form that cannot succeed cannot be submitted.
 
     Nothing is read from the warehouse here (DAG files are parsed often, and a form built from the table's state
     would make a new DAG version at every snapshot): the run's first task, :func:`show_rollback_targets`, logs the
     table's tags and latest snapshots."""
-    where = (" The run's first task (list_snapshots_and_tags) logs the table's tags and latest snapshots; the "
-             f"{table}$snapshots and {table}$tags system tables list all.")
     return {
         "table": table_param(table, "roll back"),
-        "snapshot_id": Param(None, type=["null", "integer"], minimum=1, title="Snapshot id",
-                             description="Roll back to this snapshot id; leave empty to roll back to a tag "
-                                         "instead (give one of the two)." + where),
-        "tag": Param(None, type=["null", "string"], title="Tag",
-                     description="Roll back to this tag; leave empty to roll back to a snapshot id instead "
-                                 "(give one of the two)." + where),
+        "version": Param(type="string", minLength=1, pattern=r"\S", title="Snapshot id or tag",
+                         description="What to roll back to: a snapshot id (all digits, e.g. 3) or a tag name "
+                                     "(tag:<name> for a tag whose name is all digits, e.g. tag:20261127). The "
+                                     "run's first task (list_snapshots_and_tags) "
+                                     f"logs the table's tags and latest snapshots; the {table}$snapshots and "
+                                     f"{table}$tags system tables list all."),
     }
 
 

@@ -87,7 +87,7 @@ def test_maintenance_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, s
     assert set(table.read().column("dt").to_pylist()) == {"2099-01-01"}
 
     # and the daily tag brings everything back
-    run(dagbag, "paimon_rollback", {"table": d.name, "snapshot_id": None, "tag": tags[0]})
+    run(dagbag, "paimon_rollback", {"table": d.name, "version": tags[0]})
     assert table.read().num_rows == rows_before and table.latest_snapshot_id() == 5
 
 

@@ -74,7 +74,7 @@ def test_upkeep_starts_no_layer_and_changelog_does(dagbag: Any, airflow_db: None
     # snapshot 1 expires; the DWD consumer, which has read it, protects the newer ones
     assert [s.id for s in ods.snapshots()] == [2, 3, compacted.id]
     dwd = catalog.get_table(sample.DWD.name)
-    run(dagbag, "paimon_rollback", {"table": sample.DWD.name, "snapshot_id": dwd.latest_snapshot_id(), "tag": None})
+    run(dagbag, "paimon_rollback", {"table": sample.DWD.name, "version": str(dwd.latest_snapshot_id())})
     assert {dag_id: len(asset_events(dag_id)) for dag_id in UPKEEP_DAGS} == before
     assert queued_by_assets() == set()
 

@@ -210,31 +210,39 @@ class PaimonRollbackOperator(PaimonSparkOperator):
     """Roll a table back to a snapshot or a tag (newer snapshots and tags are removed). Emits the table's Asset
     only when snapshots were removed (a rollback to the latest snapshot changes no data).
 
-    :param snapshot_id: the snapshot to roll back to (templated).
-    :param tag: or the tag to roll back to (templated).
+    :param version: the snapshot id or the tag to roll back to in one text, as Paimon's ``rollback`` procedure
+        takes it: all digits is a snapshot id, anything else a tag; ``tag:<name>`` for a tag whose name is all
+        digits (templated).
+    :param snapshot_id: or the snapshot to roll back to (templated).
+    :param tag: or the tag to roll back to (templated). Exactly one of the three.
     """
 
     command = "rollback"
     writes_table = True
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "snapshot_id", "tag")
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "version", "snapshot_id", "tag")
 
-    def __init__(self, *, snapshot_id: int | str | None = None, tag: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, version: str | int | None = None, snapshot_id: int | str | None = None,
+                 tag: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.version = version
         self.snapshot_id = snapshot_id
         self.tag = tag
 
     def build_command(self, warehouse: str) -> Rollback:
         from table_engine.ops import Rollback
+        from table_engine.store.lifecycle.tags import rollback_version
 
-        snapshot_id = as_optional_int(self.snapshot_id, "snapshot_id")
-        tag = as_optional_text(self.tag)
-        if snapshot_id is not None and tag is not None:
-            raise ValueError(f"rollback needs exactly one of snapshot_id and tag, got both (snapshot_id "
-                             f"{snapshot_id}, tag {tag!r}): leave one of them empty")
-        if snapshot_id is None and tag is None:
-            raise ValueError("rollback needs exactly one of snapshot_id and tag, got neither: give the snapshot id "
-                             "or the tag to roll back to")
-        return Rollback(warehouse=warehouse, table=self.table, snapshot=snapshot_id, tag=tag)
+        given = {name: value for name, value in (("version", as_optional_text(self.version)),
+                                                 ("snapshot_id", as_optional_int(self.snapshot_id, "snapshot_id")),
+                                                 ("tag", as_optional_text(self.tag))) if value is not None}
+        if len(given) != 1:
+            got = ", ".join(f"{k} {v!r}" for k, v in given.items()) or "none of them"
+            raise ValueError(f"rollback needs exactly one of version, snapshot_id and tag, got {got}: give the "
+                             "snapshot id or the tag to roll back to")
+        snapshot_id, tag = rollback_version(str(given["version"])) if "version" in given else (
+            given.get("snapshot_id"), given.get("tag"))
+        return Rollback(warehouse=warehouse, table=self.table, snapshot=snapshot_id,  # type: ignore[arg-type]
+                        tag=tag)  # type: ignore[arg-type]
 
 
 class PaimonDeleteTagOperator(PaimonSparkOperator):

@@ -31,7 +31,7 @@ from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
 from table_engine.store.lifecycle.tag_period import TagPeriodHandler
 
-__all__ = ["Tag", "TagDeletion", "TagManager"]
+__all__ = ["Tag", "TagDeletion", "TagManager", "rollback_version"]
 
 log = logging.getLogger(__name__)
 
@@ -284,3 +284,19 @@ def _check_name(name: str) -> None:
         raise TagError("tag name must not be blank")
     if "/" in name or "\\" in name:
         raise TagError(f"tag name {name!r} must not contain path separators")
+
+
+def rollback_version(version: str) -> tuple[int | None, str | None]:
+    """A rollback target as Paimon's ``rollback`` procedure takes it, one text for both (``version``): all digits
+    is a snapshot id, anything else a tag name; ``tag:<name>`` is the tag ``<name>`` whatever it looks like (the
+    automatic tags of ``tag.period-formatter`` = ``without_dashes`` are all digits). ``(snapshot id, None)`` or
+    ``(None, tag)``."""
+    text = version.strip()
+    if text.startswith("tag:"):
+        text = text[len("tag:"):].strip()
+        if not text:
+            raise TagError(f"the version to roll back to, {version!r}, names no tag after 'tag:'")
+        return None, text
+    if not text:
+        raise TagError("the version to roll back to is empty: give a snapshot id or a tag name")
+    return (int(text), None) if text.isdigit() else (None, text)

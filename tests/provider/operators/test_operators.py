@@ -164,8 +164,12 @@ def test_rollback(paimon_conn: str) -> None:
         head("rollback", "db.t", paimon_conn) + ["--snapshot", "3"]
     assert app_args(PaimonRollbackOperator(task_id="r2", table="db.t", snapshot_id="None", tag="daily-1")) == \
         head("rollback", "db.t", paimon_conn) + ["--tag", "daily-1"]
+    assert app_args(PaimonRollbackOperator(task_id="r4", table="db.t", version="12")) == \
+        head("rollback", "db.t", paimon_conn) + ["--snapshot", "12"]
+    assert app_args(PaimonRollbackOperator(task_id="r5", table="db.t", version="daily-1")) == \
+        head("rollback", "db.t", paimon_conn) + ["--tag", "daily-1"]
     for snapshot_id, tag in ((None, None), (3, "t")):
-        with pytest.raises(ValueError, match="exactly one of snapshot_id and tag"):
+        with pytest.raises(ValueError, match="exactly one of version, snapshot_id and tag"):
             PaimonRollbackOperator(task_id="r3", table="db.t", snapshot_id=snapshot_id, tag=tag).build_spec()
 
 

@@ -63,10 +63,12 @@ def test_bad_arguments_fail_before_anything_runs(table: Any) -> None:
 def test_rollback_needs_exactly_one_target_up_front(table: Any) -> None:
     lines = fails_at_once(PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id="1", tag="t1",
                                                  spark=LOCAL))
-    assert "got both (snapshot_id 1, tag 't1')" in lines[-1] and "leave one of them empty" in lines[-1], lines
+    assert "exactly one of version, snapshot_id and tag, got snapshot_id 1, tag 't1'" in lines[-1], lines
     lines = fails_at_once(PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id="None", tag="None",
                                                  spark=LOCAL))
-    assert "got neither" in lines[-1], lines
+    assert "got none of them" in lines[-1], lines
+    lines = fails_at_once(PaimonRollbackOperator(task_id="rb", table="db.t", version="2", tag="t1", spark=LOCAL))
+    assert "got version '2', tag 't1'" in lines[-1], lines
     assert table.latest_snapshot_id() == 2
 
 
@@ -79,6 +81,21 @@ def test_rollback_by_snapshot_id_alone_or_tag_alone(table: Any) -> None:
     PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id="None", tag="first", spark=LOCAL).execute(
         context())  # type: ignore[arg-type]
     assert table.latest_snapshot_id() == 1
+
+
+def test_rollback_by_version_snapshot_id_or_tag(table: Any) -> None:
+    """The rollback form's one field: digits are a snapshot id, other text a tag (as Paimon's procedure)."""
+    table.create_tag("first", 1)
+    table.create_tag("20261127", 2)  # an automatic daily tag (tag.period-formatter = without_dashes)
+    with pytest.raises(Exception, match="snapshot 20261127"):  # digits: a snapshot id, as Paimon's procedure
+        PaimonRollbackOperator(task_id="rb", table="db.t", version="20261127", spark=LOCAL).execute(
+            context())  # type: ignore[arg-type]
+    PaimonRollbackOperator(task_id="rb", table="db.t", version=" tag:20261127 ", spark=LOCAL).execute(
+        context())  # type: ignore[arg-type]
+    assert table.latest_snapshot_id() == 2
+    PaimonRollbackOperator(task_id="rb", table="db.t", version="1", spark=LOCAL).execute(
+        context())  # type: ignore[arg-type]
+    assert table.latest_snapshot_id() == 1 and table.list_tags() == ["first"]
 
 
 def test_empty_optional_fields_render_as_none() -> None:

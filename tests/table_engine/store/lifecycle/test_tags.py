@@ -236,3 +236,16 @@ def test_tag_retention_cut_off_to_the_millisecond(catalog: Catalog, clock: Manua
     assert t.expire_tags() == [] and t.list_tags() == ["day"]
     clock.advance(1)
     assert t.expire_tags() == ["day"] and t.list_tags() == []
+
+
+def test_rollback_version_is_a_snapshot_id_or_a_tag() -> None:
+    from table_engine.errors import TagError
+    from table_engine.store.lifecycle.tags import rollback_version
+
+    assert rollback_version("12") == (12, None) and rollback_version(" 3 ") == (3, None)
+    assert rollback_version("daily-2026-11-27") == (None, "daily-2026-11-27")
+    assert rollback_version("tag:20261127") == (None, "20261127")  # an all-digits tag, named as one
+    assert rollback_version("tag: x ") == (None, "x")
+    for bad in ("", "  ", "tag:", "tag: "):
+        with pytest.raises(TagError, match="roll back to"):
+            rollback_version(bad)
