@@ -80,3 +80,7 @@ def test_provider_info_links_the_repositorys_docs() -> None:
     info = get_provider_info()
     assert info["documentation-url"] == DOCUMENTATION_URL == f"{REPOSITORY_URL}/tree/main/docs"
     assert (pathlib.Path(__file__).parents[2] / "docs").is_dir()  # the folder the link points at
+    import tomllib
+
+    urls = tomllib.loads((pathlib.Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["urls"]
+    assert urls == {"Repository": REPOSITORY_URL, "Documentation": DOCUMENTATION_URL}  # what PyPI shows agrees
