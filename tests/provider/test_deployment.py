@@ -43,24 +43,39 @@ def test_compose_has_every_component_from_one_image() -> None:
             assert port.startswith("127.0.0.1:"), port  # not exposed beyond loopback
 
 
+def connections() -> dict[str, Any]:
+    """The connections airflow-init imports (``airflow connections import`` format), secrets as placeholders."""
+    text = compose()["services"]["airflow-init"]["environment"]["PAIMON_CONNECTIONS"]
+    doc: dict[str, Any] = json.loads(text)
+    return doc
+
+
 REQUIRED = re.compile(r"\$\{(\w+):\?[^}]*\}")  # ${NAME:?message}: `docker compose` refuses to start without NAME
 DEFAULTED = re.compile(r"\$\{(\w+):?-")  # ${NAME:-default}
 
 
 def test_compose_fixes_no_secret_and_asks_for_a_login() -> None:
     services = compose()["services"]
-    secrets = {"AIRFLOW_API_SECRET_KEY", "AIRFLOW_JWT_SECRET", "POSTGRES_PASSWORD", "MINIO_ROOT_PASSWORD"}
+    secrets = {"AIRFLOW_API_SECRET_KEY", "AIRFLOW_JWT_SECRET", "AIRFLOW_FERNET_KEY", "POSTGRES_PASSWORD",
+               "MINIO_ROOT_PASSWORD"}
     for name, service in services.items():
         for key, value in (service.get("environment") or {}).items():
             value = str(value)
-            if any(w in key for w in ("SECRET", "PASSWORD", "JWT", "SQL_ALCHEMY_CONN", "MC_HOST")) \
+            if any(w in key for w in ("SECRET", "PASSWORD", "JWT", "FERNET", "SQL_ALCHEMY_CONN", "MC_HOST")) \
                     and not key.endswith("_FILE"):
                 # every secret is required from the environment of `docker compose`, none has a default
                 assert REQUIRED.search(value) and set(REQUIRED.findall(value)) <= secrets, (name, key)
                 assert not set(DEFAULTED.findall(value)) & secrets, (name, key)
     env = services["airflow-scheduler"]["environment"]
-    password = json.loads(env["AIRFLOW_CONN_PAIMON_DEFAULT"])["password"]
+    password = connections()["paimon_default"]["password"]
     assert REQUIRED.fullmatch(password) and REQUIRED.findall(password) == ["MINIO_ROOT_PASSWORD"]
+    assert REQUIRED.fullmatch(env["AIRFLOW__CORE__FERNET_KEY"])  # connection passwords encrypted in the database
+    # the connections are in the metadata database (the UI shows them, an edit there wins), not in environment
+    # variables; the credentials are in the environment of airflow-init only
+    for name, service in services.items():
+        environment = service.get("environment") or {}
+        assert not [k for k in environment if k.startswith("AIRFLOW_CONN_")], name
+        assert name == "airflow-init" or "PAIMON_CONNECTIONS" not in environment, name
     # not every user an admin: the simple auth manager with a login, its passwords on a volume of the api-server only
     assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS"] == "False"
     assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"] == "${AIRFLOW_USERS:-admin:admin}"
@@ -76,7 +91,7 @@ def test_compose_fixes_no_secret_and_asks_for_a_login() -> None:
 def test_compose_connections_point_at_the_services() -> None:
     services = compose()["services"]
     env = services["airflow-scheduler"]["environment"]
-    paimon = json.loads(env["AIRFLOW_CONN_PAIMON_DEFAULT"])
+    paimon = connections()["paimon_default"]
     cfg = PaimonConnectionConfig.from_connection_fields("paimon_default", None, paimon["extra"],
                                                         login=paimon["login"], password=paimon["password"])
     # the warehouse is on MinIO; its credentials are the connection's login and password, not catalog options
@@ -88,7 +103,7 @@ def test_compose_connections_point_at_the_services() -> None:
     assert "lake/paimon" in services["minio-init"]["command"]
     assert not any("PASSWORD" in part for part in services["minio-init"]["command"])
     assert cfg.spark_conf["spark.driver.host"] == services["airflow-scheduler"]["hostname"]
-    spark = json.loads(env["AIRFLOW_CONN_SPARK_DEFAULT"])
+    spark = connections()["spark_default"]
     assert cfg.spark_conn_id == "spark_default"
     assert spark["host"] == f"spark://{services['spark-master']['hostname']}:7077"
     assert spark["extra"]["deploy-mode"] == "client"  # Python apps cannot use standalone cluster mode
@@ -98,6 +113,9 @@ def test_compose_connections_point_at_the_services() -> None:
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
     init = " ".join(services["airflow-init"]["command"])
     assert "airflow db migrate" in init and "/opt/paimon/lake/landing" in init
+    # created from a private file, removed after the import: the password is in no command line
+    assert 'airflow connections import "$$file"' in init and "umask 077" in init and "rm -f" in init
+    assert "--overwrite" not in init  # a connection edited in the UI is kept
 
 
 def test_dockerfile_copies_existing_paths_and_repairs_pyspark() -> None:
