@@ -1,5 +1,6 @@
 """A real Airflow on loopback, as ``make airflow`` runs it (``scripts.airflow_demo.demo_env``: api-server,
-scheduler, dag-processor, triggerer; here with the LocalExecutor and SQLite), driven through its REST API.
+scheduler, dag-processor, triggerer; here with the LocalExecutor and SQLite; its connections in the metadata
+database), driven through its REST API.
 
 One for the tests of ``tests/dags/`` that use it (the ``live`` fixture of ``tests/dags/conftest.py``, which runs them
 last in that folder and stops the Airflow after them: idle, it still takes about a third of a core, parsing the DAG
@@ -57,9 +58,14 @@ class LiveAirflow:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.base = f"http://127.0.0.1:{port}"
 
-    def start(self) -> None:
+    def start(self, connections: dict[str, dict[str, Any]]) -> None:
+        """Migrate the metadata database, create ``connections`` in it (as ``make airflow`` does: the UI shows
+        them, its Test button checks them), start the components."""
+        from scripts.airflow_demo import create_connections
+
         airflow = str(pathlib.Path(sys.executable).with_name("airflow"))
         subprocess.run([airflow, "db", "migrate"], env=self.env, check=True, capture_output=True, timeout=600)
+        create_connections(self.env, self.home, connections)
         for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
                            ("scheduler", ["scheduler"]), ("dag-processor", ["dag-processor"]),
                            ("triggerer", ["triggerer"])):
@@ -178,9 +184,6 @@ def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW_CONN_PAIMON_DEFAULT": airflow_env.paimon_connection(
-            lake["warehouse"], spark_conf=SMALL_LOCAL_SPARK_CONF),
-        "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env.spark_connection("local[2]"),
         "PAIMON_LANDING_DIR": lake["landing"],
     })
     return env
@@ -202,7 +205,10 @@ def start_live_airflow(root: pathlib.Path) -> tuple[LiveAirflow, dict[str, str]]
     port = free_port()
     airflow = LiveAirflow(home, live_airflow_env(home, dags, lake, port), port)
     try:
-        airflow.start()
+        airflow.start({
+            "paimon_default": json.loads(airflow_env.paimon_connection(lake["warehouse"],
+                                                                        spark_conf=SMALL_LOCAL_SPARK_CONF)),
+            "spark_default": json.loads(airflow_env.spark_connection("local[2]"))})
         airflow.wait("the API server", lambda: airflow.call("GET", "/api/v2/monitor/health")[0] == 200, 180)
     except BaseException:
         airflow.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from airflow.sdk import BaseHook
 
@@ -111,28 +110,31 @@ class PaimonTableHook(BaseHook):
         }
 
     def test_connection(self) -> tuple[bool, str]:
-        """For the connection form's Test button: the warehouse lists its databases; on an object store a probe
-        object is created (a conditional create, as commits do) and deleted, so the credentials may write; the Spark
-        connection the jobs use is defined and valid. The first failure is the result."""
+        """For the connection form's Test button: the warehouse exists (on a file system: its directory; an object
+        store has none) and lists its databases; a probe object is created there (a conditional create, as commits
+        do) and deleted, so the credentials may write; the Spark connection the jobs use is defined and valid. The
+        first failure is the result."""
         try:
             config = self.get_conn()
             catalog = self.get_catalog()
         except Exception as e:  # noqa: BLE001 - reported to the user as the test result
             return False, f"connection {self.paimon_conn_id}: {e}"
         try:
+            if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
+                return False, (f"warehouse {config.warehouse} does not exist (no directory there: a wrong path, or "
+                               "a warehouse no table was created in yet)")
             databases = catalog.list_databases()
         except Exception as e:  # noqa: BLE001
             return False, f"cannot list warehouse {config.warehouse}: {e}"
         done = [f"warehouse {config.warehouse} lists databases {databases}"]
-        if urlparse(config.warehouse).scheme not in ("", "file"):
-            probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
-            try:
-                if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
-                    return False, f"cannot create {probe}: it exists"
-                catalog.file_io.delete(probe)
-            except Exception as e:  # noqa: BLE001
-                return False, f"cannot write to warehouse {config.warehouse} (create and delete {probe}): {e}"
-            done.append("a probe object was created (if absent) and deleted")
+        probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
+        try:
+            if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
+                return False, f"cannot create {probe}: it exists"
+            catalog.file_io.delete(probe)
+        except Exception as e:  # noqa: BLE001
+            return False, f"cannot write to warehouse {config.warehouse} (create and delete {probe}): {e}"
+        done.append("a probe object was created (if absent) and deleted")
         try:
             spark = BaseHook.get_connection(config.spark_conn_id)
             master = SparkConnection.from_fields(spark.conn_type, spark.host, spark.port, spark.extra_dejson).master

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import pyarrow as pa
@@ -57,11 +58,13 @@ def test_read_summary_and_test_connection(paimon_conn: str) -> None:
     assert summary["latest_snapshot"]["snapshot_id"] == 1 and summary["latest_snapshot"]["commit_kind"] == "APPEND"
     ok, message = hook.test_connection()
     assert ok and "db" in message and "Spark connection spark_default has master local[2]" in message
-    assert "probe" not in message  # a local warehouse: no probe object
+    assert "probe object was created (if absent) and deleted" in message  # the credentials may write there too
+    assert not [p for p in os.listdir(paimon_conn) if p.startswith(".airflow-test-connection")]
 
 
 def test_test_connection_reports_a_missing_spark_connection_and_a_bad_warehouse(
         paimon_conn: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    os.makedirs(paimon_conn, exist_ok=True)
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", airflow_env.paimon_connection(paimon_conn, "spark_nope"))
     ok, message = PaimonTableHook("paimon_other").test_connection()
     assert not ok and "Spark connection 'spark_nope'" in message and f"warehouse {paimon_conn}" in message
@@ -69,6 +72,11 @@ def test_test_connection_reports_a_missing_spark_connection_and_a_bad_warehouse(
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", airflow_env.paimon_connection(str(tmp_path / "file")))
     ok, message = PaimonTableHook("paimon_other").test_connection()
     assert not ok and message.startswith(f"cannot list warehouse {tmp_path / 'file'}")
+    # a local warehouse that does not exist (a typo): said so, nothing created there
+    missing = tmp_path / "no" / "warehouse"
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", airflow_env.paimon_connection(str(missing)))
+    ok, message = PaimonTableHook("paimon_other").test_connection()
+    assert not ok and message.startswith(f"warehouse {missing} does not exist") and not missing.parent.exists()
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_OTHER", json.dumps({"conn_type": "paimon", "extra": {}}))
     ok, message = PaimonTableHook("paimon_other").test_connection()
     assert not ok and "no warehouse" in message
