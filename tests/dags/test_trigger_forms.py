@@ -5,10 +5,12 @@ Every DAG with Params has its form opened (and screenshotted into ``$PAIMON_UI_S
 ``PAIMON_UI_SCREENSHOTS=docs/ui``). Each maintenance form is submitted the way a person does it: with its defaults,
 with optional fields left empty, with filled-in values; each run is waited for and the table is checked through the
 engine's read-only API (snapshots, tags, files). Bad values (an unknown or malformed table, a bad duration, a bad
-snapshot id, a malformed partition, a rollback given both a snapshot and a tag) are refused by the form naming the
-field, or fail their task at once (no retry), the task log (read through the REST API) ending with the command, the
-table and the engine's one-line error. Only one run does Spark work (a compaction of one small table); the other
-jobs change table metadata and run the engine's CLI on the worker.
+snapshot id, a malformed partition, a rollback with nothing to roll back to) are refused by the form naming the
+field, or fail their task at once (no retry), the task log (read through the REST API) ending with two ERROR lines:
+the command and the table, and the engine's one-line error. Only one run does Spark work (a compaction of two small
+tables: an upkeep compaction emits no Asset event, so no layer run is queued); the other jobs change table metadata
+and run the engine's CLI on the worker. The connections page's Test button passes for the demo connection and fails
+for a warehouse that does not exist; the rollback DAG keeps one version while its table changes.
 
 Runs are submitted with "Unpause on trigger" unchecked, and the DAG is unpaused through the REST API only once the
 queued run counts against ``max_active_runs``, then paused again: otherwise the scheduler may first add the
@@ -22,12 +24,14 @@ from __future__ import annotations
 import os
 import pathlib
 import time
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import example_lake as sample
 import pytest
 
+from table_engine import Catalog
 from tests.live_airflow import LiveAirflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow,
@@ -85,10 +89,10 @@ class Form:
         self.page.get_by_role("option", name=option, exact=True).click()
         return self
 
-    def screenshot(self, directory: pathlib.Path | None) -> None:
+    def screenshot(self, directory: pathlib.Path | None, name: str | None = None) -> None:
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
-            self.dialog.screenshot(path=str(directory / f"{self.dag_id}.png"))
+            self.dialog.screenshot(path=str(directory / f"{name or self.dag_id}.png"))
 
     def submit(self) -> str:
         """Click Trigger; the id of the run it created (AssertionError with the form's text if it created none)."""
@@ -108,6 +112,14 @@ class Form:
         message = self.af.wait(f"{self.dag_id}'s form to refuse", self._refused, 60, interval=1)
         assert isinstance(message, str)
         return message
+
+    def cannot_submit(self) -> str:
+        """A form that cannot be submitted as filled in: its Trigger button disabled, or a click refused; what it
+        says."""
+        button = self.dialog.get_by_role("button", name="Trigger", exact=True)
+        if button.is_disabled():
+            return f"Trigger disabled: {self.dialog.inner_text()}"
+        return self.refused()
 
     def _refused(self) -> str | None:
         text = self.dialog.inner_text() if self.dialog.count() else ""
@@ -157,6 +169,39 @@ class Runs:
             key = ti["task_id"] if ti["map_index"] < 0 else f"{ti['task_id']}[{ti['rendered_map_index']}]"
             out[key] = ti
         return out
+
+    def log_entries(self, dag_id: str, run_id: str, ti: dict[str, Any]) -> list[dict[str, Any]]:
+        """A task's log entries (structured: ``event``, ``level``, ``error_detail``), group markers left out."""
+        path = (f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{ti['task_id']}/logs/{ti['try_number']}"
+                f"?map_index={ti['map_index']}&full_content=true")
+        status, body = self.af.call("GET", path)
+        assert status == 200, body
+        return [e for e in body["content"] if not str(e.get("event", "")).startswith("::")]
+
+    @staticmethod
+    def last_two_lines(entries: list[dict[str, Any]]) -> tuple[str, str]:
+        """The two ERROR lines a failed task's log ends with (the summary and ``error: <the engine's error>``),
+        each once. Airflow's task runner adds its own record of the failure after them ("Task failed with
+        exception", with the exception -- whose message is these two lines -- and its frames): an operator cannot
+        leave it out (ADR 0022)."""
+        ours = [e for e in entries if e.get("event") != "Task failed with exception"]
+        last = ours[-2:]
+        assert all(e.get("level") == "error" for e in last), last
+        summary, error = (str(e["event"]) for e in last)
+        texts = [str(e.get("event")) for e in entries]
+        assert texts.count(summary) == 1 and texts.count(error) == 1, texts[-8:]
+        runner = entries[len(ours):]  # Airflow's record, if any, is the last entry
+        assert [str(e.get("event")) for e in runner] in ([], ["Task failed with exception"]), texts[-4:]
+        if runner:
+            assert [f"{d['exc_value']}" for d in runner[0].get("error_detail") or []][:1] == [f"{summary}\n{error}"]
+        return summary, error
+
+    def asset_events(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+        """The Asset events a run emitted."""
+        query = urllib.parse.urlencode({"source_dag_id": dag_id, "source_run_id": run_id})  # run ids hold '+'
+        status, body = self.af.call("GET", f"/api/v2/assets/events?{query}")
+        assert status == 200, body
+        return list(body["asset_events"])
 
     def log_tail(self, dag_id: str, run_id: str, ti: dict[str, Any], lines: int = 3) -> str:
         """The last ``lines`` entries of a task's log (their messages and exceptions), as text."""
@@ -222,6 +267,26 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     def form(dag_id: str) -> Form:
         return Form(page, af, dag_id)
 
+    # Admin -> Connections: the demo connection is listed, its Test button passes; a wrong warehouse fails, saying so
+    status, body = af.call("POST", "/api/v2/connections", {
+        "connection_id": "paimon_wrong", "conn_type": "paimon", "port": 0,
+        "extra": '{"warehouse": "/nonexistent/warehouse", "spark_conn_id": "spark_default"}'})
+    assert status == 201, body
+    results = {}
+    for conn_id in ("paimon_default", "paimon_wrong"):
+        page.goto(f"{af.base}/connections", timeout=60_000)  # afresh: no tooltip of the previous row's button
+        with page.expect_response(lambda r: r.url.endswith("/api/v2/connections/test"), timeout=60_000) as answer:
+            page.get_by_role("row").filter(has_text=conn_id).get_by_label("Test Connection").click(timeout=60_000)
+        assert answer.value.status == 200, answer.value.text()
+        results[conn_id] = answer.value.json()
+    assert results["paimon_default"]["status"] is True, results
+    assert "lists databases ['dwd', 'dws', 'ods'" in results["paimon_default"]["message"], results
+    assert results["paimon_wrong"]["status"] is False, results
+    assert results["paimon_wrong"]["message"].startswith("warehouse /nonexistent/warehouse does not exist"), results
+    if shot_dir is not None:
+        page.screenshot(path=str(shot_dir / "connections.png"))
+    assert af.call("DELETE", "/api/v2/connections/paimon_wrong")[0] == 204
+
     # every form opens (screenshots of their defaults)
     for dag_id in FORMS:
         f = form(dag_id)
@@ -254,62 +319,73 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     # the rollback form is built without reading the warehouse: labelled fields, and where to see the targets
     f = form("paimon_rollback")
     text = f.dialog.inner_text()
-    assert all(label in text for label in ("Snapshot id", "Tag", "list_snapshots_and_tags")), text
+    assert all(label in text for label in ("Snapshot id or tag", "list_snapshots_and_tags")), text
     f.screenshot(shot_dir)
     f.close()
 
-    # rollback: (1) defaults give neither a snapshot nor a tag: refused up front in words
-    run_id = form("paimon_rollback").fill(table=UI_TABLE).submit()
-    assert runs.run("paimon_rollback", run_id) == "failed"
-    ti = runs.tasks("paimon_rollback", run_id)["rollback"]
-    assert ti["state"] == "failed" and ti["try_number"] == 1
-    tail = runs.log_tail("paimon_rollback", run_id, ti)
-    assert "rollback of table ui.orders failed" in tail and "got neither" in tail, tail
+    # rollback: (1) what to roll back to is one required field: the form cannot be submitted without it
+    f = form("paimon_rollback").fill(table=UI_TABLE)
+    message = f.cannot_submit()
+    assert message.startswith("Trigger disabled") and "Snapshot id or tag\n*" in message \
+        and "This field is required" in message, message
+    f.screenshot(shot_dir, "paimon_rollback_required")
+    f.close()
     assert table.latest_snapshot_id() == 4
-    # both: refused up front, the table unchanged
-    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=2, tag=tag).submit()
-    assert runs.run("paimon_rollback", run_id) == "failed"
-    tail = runs.log_tail("paimon_rollback", run_id, runs.tasks("paimon_rollback", run_id)["rollback"])
-    assert "got both (snapshot_id 2, tag" in tail and "leave one of them empty" in tail, tail
-    assert table.latest_snapshot_id() == 4
-    # (2) the tag alone (snapshot id left empty)
-    run_id = form("paimon_rollback").fill(table=UI_TABLE, tag=tag).submit()
+    # (2) a tag
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, version=tag).submit()
     assert runs.run("paimon_rollback", run_id) == "success"
     listed = runs.log_tail("paimon_rollback", run_id, runs.tasks("paimon_rollback", run_id)["list_snapshots_and_tags"],
                           lines=12)
     assert f"tags of {UI_TABLE}: {tag} (snapshot 3)" in listed and f"latest snapshots of {UI_TABLE}: 4 (" in listed, \
         listed
     assert table.latest_snapshot_id() == 3
-    # (3) a snapshot id alone
-    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=2).submit()
+    # (3) a snapshot id
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, version=2).submit()
     assert runs.run("paimon_rollback", run_id) == "success"
     assert table.latest_snapshot_id() == 2 and table.list_tags() == []
-    # a snapshot that does not exist
-    run_id = form("paimon_rollback").fill(table=UI_TABLE, snapshot_id=99).submit()
+    # a snapshot that does not exist: the task fails at once, its log ending with our two lines
+    run_id = form("paimon_rollback").fill(table=UI_TABLE, version=99).submit()
     assert runs.run("paimon_rollback", run_id) == "failed"
-    tail = runs.log_tail("paimon_rollback", run_id, runs.tasks("paimon_rollback", run_id)["rollback"])
-    assert "rollback of table ui.orders failed" in tail and "error: snapshot 99 of table" in tail, tail
+    ti = runs.tasks("paimon_rollback", run_id)["rollback"]
+    summary, error = runs.last_two_lines(runs.log_entries("paimon_rollback", run_id, ti))
+    assert summary.startswith("rollback of table ui.orders failed"), summary
+    assert error.startswith("error: snapshot 99 of table"), error
     assert table.latest_snapshot_id() == 2
     # a malformed table name: the form refuses it, naming the field
-    message = form("paimon_rollback").fill(table="ui orders", snapshot_id=1).refused()
+    message = form("paimon_rollback").fill(table="ui orders", version=1).refused()
     assert "Invalid input for param table" in message, message
     page.keyboard.press("Escape")
 
-    # compaction (the one Spark run): filled in, partitions left empty (all)
+    # compaction (the Spark runs): filled in, partitions left empty (all), on ui.orders (lookup changelog) and on
+    # the lake's ODS table (append: a compaction changes no data), each with files to compact
     table.write(sample.order_events(3))  # snapshot 3: files to compact
-    f = form("paimon_compact").fill(tables=[UI_TABLE], partitions=None).choose("mode", "full")
+    ods = Catalog(lake["warehouse"]).get_table(sample.ODS.name)
+    for batch in (1, 2):
+        ods.write(sample.order_events(batch))
+    f = form("paimon_compact").fill(tables=[UI_TABLE, sample.ODS.name], partitions=None).choose("mode", "full")
     run_id = f.submit()
     assert runs.run("paimon_compact", run_id) == "success", runs.tasks("paimon_compact", run_id)
-    latest = table.latest_snapshot()
+    latest, ods_latest = table.latest_snapshot(), ods.latest_snapshot()
     assert latest is not None and str(latest.commit_kind) == "COMPACT"
-    assert f"compact[{UI_TABLE}]" in runs.tasks("paimon_compact", run_id)
+    assert ods_latest is not None and str(ods_latest.commit_kind) == "COMPACT" and ods_latest.id == 3
+    assert {f"compact[{UI_TABLE}]", f"compact[{sample.ODS.name}]"} <= set(runs.tasks("paimon_compact", run_id))
+    # a compaction is data for the layers only if it produced changelog: no event for ODS, so no DWD run queued
+    events = runs.asset_events("paimon_compact", run_id)
+    assert not [e for e in events if e["uri"].endswith("/ods/order_events")], events
+    assert [e["extra"]["changelog_records"] for e in events] == (
+        [latest.changelog_record_count] if latest.changelog_record_count else []), (
+        events, runs.log_tail("paimon_compact", run_id, runs.tasks("paimon_compact", run_id)[f"compact[{UI_TABLE}]"],
+                              lines=6))
+    status, queued = af.call("GET", "/api/v2/dags/paimon_lake_dwd/assets/queuedEvents")
+    assert status == 404 or not queued.get("queued_events"), queued
     # a malformed partition fails at once, before any Spark work
     run_id = form("paimon_compact").fill(tables=[UI_TABLE], partitions="dt").submit()
     assert runs.run("paimon_compact", run_id) == "failed"
     ti = runs.tasks("paimon_compact", run_id)[f"compact[{UI_TABLE}]"]
     assert ti["state"] == "failed" and ti["try_number"] == 1  # the DAG retries, but not this
-    tail = runs.log_tail("paimon_compact", run_id, ti)
-    assert "compact of table ui.orders failed" in tail and "partition spec 'dt' must look like 'k=v" in tail, tail
+    summary, error = runs.last_two_lines(runs.log_entries("paimon_compact", run_id, ti))
+    assert summary.startswith("compact of table ui.orders failed") and \
+        error == "error: partition spec 'dt' must look like 'k=v,k2=v2' (item 'dt')", (summary, error)
     compacted = table.latest_snapshot_id()
 
     # snapshot expiry: (2) older_than left empty (the table's snapshot.time-retained), at most 2 kept; a table that
@@ -348,4 +424,8 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     run_id = form("paimon_expire_partitions").fill(tables=[UI_TABLE], expiration_time="1 d").submit()
     assert runs.run("paimon_expire_partitions", run_id) == "success"
     assert table.read().num_rows == 0
+
+    # the rollback DAG was parsed again and again while its table took batches, tags and rollbacks: one version
+    status, versions = af.call("GET", "/api/v2/dags/paimon_rollback/dagVersions")
+    assert status == 200 and versions["total_entries"] == 1, versions
     page.close()
