@@ -306,11 +306,15 @@ class RowPredicate(Check):
 
 # ---- parsing -----------------------------------------------------------------------------------------------------
 def check_id(index: int, data: Mapping[str, Any]) -> str:
-    """How errors name a check: ``check 2 (null_fraction 'emails')`` (1-based position, kind, name)."""
-    kind = data.get("check")
-    name = data.get("name")
+    """How errors name a check: ``check 2 (null_fraction 'emails' on column 'email')`` (1-based position, kind,
+    name, column)."""
+    kind, name, column = data.get("check"), data.get("name"), data.get("column")
     what = f"{kind}" if isinstance(kind, str) else "?"
-    return f"check {index + 1} ({what}{f' {name!r}' if isinstance(name, str) and name else ''})"
+    if isinstance(name, str) and name:
+        what += f" {name!r}"
+    if isinstance(column, str) and column:
+        what += f" on column {column!r}"
+    return f"check {index + 1} ({what})"
 
 
 def parse_check(data: Mapping[str, Any], index: int = 0) -> Check:
