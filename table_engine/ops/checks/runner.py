@@ -352,7 +352,9 @@ def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
             raise CheckError(f"{_where(check)}: table {table.identifier} has no primary key: give the key columns "
                              "(columns)")
         for column in keys:
-            _column_type(table, check, column)
+            dtype = _column_type(table, check, column)
+            if pa.types.is_nested(dtype):
+                raise CheckError(f"{_where(check)}: column {column!r} of type {dtype} cannot be compared as a key")
         return _NoDuplicateKeys(check, where, keys)
     if isinstance(check, RowPredicate):
         preds = _predicates(table, check, check.filter, "filter")

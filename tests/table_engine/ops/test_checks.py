@@ -44,8 +44,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
     t.write(pa.table({"id": [4, 1], "dt": ["b", "a"], "status": ["paid", "new"], "amount": [-5.0, 11.0],
                       "day": [d + datetime.timedelta(days=3), d], "price": [None, decimal.Decimal("1.50")]},
                      schema=SCHEMA))
-    e = c.create_table("db.events", pa.schema([("id", pa.int64()), ("kind", pa.string())]))
-    e.write(pa.table({"id": [1, 2, 2, 3], "kind": ["a", "b", "b", None]}))
+    e = c.create_table("db.events", pa.schema([("id", pa.int64()), ("kind", pa.string()),
+                                               ("tags", pa.list_(pa.string()))]))
+    e.write(pa.table({"id": [1, 2, 2, 3], "kind": ["a", "b", "b", None], "tags": [["x"], [], None, ["y", "z"]]},
+                     schema=e.arrow_schema))
     return w
 
 
@@ -160,6 +162,9 @@ def test_bad_definitions_are_one_line_errors(checks: Any, text: str) -> None:
     ("db.events", {"check": "no_duplicate_keys"},
      "check 'no_duplicate_keys' (no_duplicate_keys): table db.events has no primary key: give the key columns"),
     ("db.orders", {"check": "no_duplicate_keys", "columns": ["id", "nope"]}, "unknown column 'nope'"),
+    ("db.events", {"check": "no_duplicate_keys", "columns": ["id", "tags"]},
+     "check 'no_duplicate_keys(id,tags)' (no_duplicate_keys): column 'tags' of type list<item: string> cannot be "
+     "compared as a key"),
     ("db.orders", {"check": "row_count", "min": 1, "where": [["dtt", "=", "a"]]},
      "check 'row_count' (row_count): unknown column 'dtt'"),
     ("db.orders", {"check": "predicate", "filter": [["amount", "~", 1]], "name": "p"},
