@@ -269,7 +269,7 @@ class ValuesInRange(Check):
 class RowsAdded(Check):
     """The rows added since ``since_snapshot`` (or the snapshot of ``since_tag``) are within ``min`` and ``max``:
     the rows of an incremental read between that snapshot and the checked one (Paimon's ``incremental-between``:
-    appended rows; on a primary-key table the keys inserted or updated, each once)."""
+    appended rows; on a primary-key table the rows each snapshot inserted or updated, deletes not counted)."""
 
     since_snapshot: int | None = _field(_snapshot, None)
     since_tag: str | None = _field(_optional_text, None)

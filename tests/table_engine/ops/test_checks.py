@@ -223,3 +223,22 @@ def test_duplicate_keys_and_null_fraction_match_a_model(batches: list[list[tuple
     dup, nulls = result.results
     assert (dup.passed, dup.observed) == (duplicated == 0, duplicated)
     assert nulls.observed == pytest.approx(fraction) and nulls.passed == (fraction <= max_fraction)
+
+
+def test_the_cli_exits_0_on_failed_checks_and_1_when_they_cannot_run(warehouse: str,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed check is a result (ADR 0026): ``status`` ok, exit code 0, ``passed`` false."""
+    import json
+
+    from table_engine import cli
+
+    base = ["check", "--warehouse", warehouse, "--table", "db.orders", "--checks"]
+    assert cli.main([*base, '[{"check": "row_count", "min": 9}]']) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (line["status"], line["passed"], line["failed"]) == ("ok", False, ["row_count"])
+    assert cli.main([*base, '[{"check": "null_fraction", "column": "nope"}]']) == 1
+    out, err = capsys.readouterr()
+    line = json.loads(out.strip().splitlines()[-1])
+    assert (line["status"], line["retryable"]) == ("error", False)
+    assert err.strip().splitlines()[-1] == ("error: check 'null_fraction(nope)' (null_fraction): unknown column "
+                                            "'nope'; columns are ['id', 'dt', 'status', 'amount', 'day', 'price']")
