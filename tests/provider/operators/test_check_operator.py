@@ -4,6 +4,8 @@ failure, bad definitions, and templated checks."""
 
 from __future__ import annotations
 
+import datetime
+import pathlib
 from types import SimpleNamespace
 from typing import Any
 
@@ -115,3 +117,33 @@ def test_checks_are_templated(table: Any) -> None:
     assert result is not None and result["checks"][0]["observed"] == 3 and result["passed"]
     result = from_json_text.execute(run_context()[0])  # type: ignore[arg-type]
     assert result is not None and result["checks"][0]["expected"] == "<= 3" and result["passed"]
+
+
+@pytest.mark.airflow
+@pytest.mark.timeout(600)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Airflow's DAG run code and its dependencies (as tests/dags)
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_in_a_dag_run_the_checks_are_in_xcom_when_the_task_fails(
+        airflow_db: None, table: Any, tmp_path: pathlib.Path) -> None:
+    """A real ``dag.test()`` run: the audit task fails (not retried) and a downstream task (``all_done``) reads each
+    check's result from XCom ``checks``."""
+    from airflow.sdk import DAG, task
+
+    from tests.dags.test_s3_credentials import sync_to_db
+
+    seen: list[Any] = []
+    with DAG("paimon_check_probe", schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False) as dag:
+        audit = PaimonTableCheckOperator(task_id="audit", table="db.t", retries=2, checks=[
+            {"check": "row_count", "min": 1}, {"check": "null_fraction", "column": "email"}])
+
+        @task(trigger_rule="all_done")
+        def report(ti: Any = None) -> None:
+            seen.append(ti.xcom_pull(task_ids="audit", key="checks"))
+
+        audit >> report()
+    sync_to_db(dag, tmp_path / "no-dags")
+    dr = dag.test()
+    states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances()}
+    assert states == {"audit": "failed", "report": "success"}, states
+    assert [(c["name"], c["passed"]) for c in seen[0]] == [("row_count", True), ("null_fraction(email)", False)]
