@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import CheckError, TableEngineError
+from table_engine.errors import CheckError, SnapshotNotExistError, TableEngineError
 from table_engine.ops.checks.definitions import (
     Check,
     CheckResult,
@@ -314,8 +314,11 @@ class _RowsAdded(_Evaluator):
         added = 0
         if self.snapshot_id is not None and self.since < self.snapshot_id:
             changes = self.table.copy({"incremental-between": f"{self.since},{self.snapshot_id}"})
-            for batch in changes.to_batches(columns=[_narrowest(self.table)], filter=self.where or None):
-                added += batch.num_rows
+            try:
+                for batch in changes.to_batches(columns=[_narrowest(self.table)], filter=self.where or None):
+                    added += batch.num_rows
+            except SnapshotNotExistError as e:  # expired since: the changes after it cannot be read
+                raise CheckError(f"{_where(self.check)}: {e}") from None
         c = self.check
         return self.result(_within(added, c.min, c.max), added,
                            f"{_rows(added)} added after snapshot {self.since} up to snapshot {self.snapshot_id}")

@@ -111,6 +111,15 @@ def test_checks_read_one_snapshot(warehouse: str) -> None:
     assert result.snapshot_id == 1 and result.passed
 
 
+def test_rows_added_since_an_expired_snapshot_is_an_error(tmp_path: pathlib.Path) -> None:
+    table = Catalog(str(tmp_path)).create_table("db.e", pa.schema([("id", pa.int64())]))
+    for i in range(4):
+        table.write(pa.table({"id": [i]}))
+    table.expire_snapshots(retain_max=1, retain_min=1)
+    with pytest.raises(CheckError, match=r"^check 'rows_added\(since 1\)' \(rows_added\): the specified scan "):
+        run_checks(table, parse_checks([{"check": "rows_added", "since_snapshot": 1, "min": 1}]))
+
+
 def test_an_empty_table_has_no_rows(tmp_path: pathlib.Path) -> None:
     table = Catalog(str(tmp_path)).create_table("db.e", pa.schema([("id", pa.int64()), ("v", pa.string())]))
     result = run_checks(table, parse_checks([{"check": "row_count", "min": 1},
