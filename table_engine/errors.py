@@ -193,6 +193,11 @@ class CommandError(TableEngineError, ValueError):
     field, a JSON form that is not a command (reported by the CLI with exit code 1, or 2 while parsing arguments)."""
 
 
+class CheckError(CommandError):
+    """A data-quality check (:mod:`table_engine.ops.checks`) that cannot run as defined: an unknown check or field,
+    bad bounds, a column the table does not have or a value its type cannot hold. Found before any data is read."""
+
+
 def is_retryable(error: BaseException) -> bool:
     """Whether running the same job again may succeed after ``error``: a :class:`TableEngineError`'s
     :attr:`~TableEngineError.retryable`; any other exception (a bug, a failed Spark stage, a lost worker) may be

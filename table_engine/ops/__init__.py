@@ -21,6 +21,7 @@ Importing this package loads no pyarrow and no engine module (the provider's DAG
 from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, command, command_class, from_json
 from table_engine.ops.commands import (
     SOURCE_FORMATS,
+    CheckTable,
     Compact,
     ConsumeChangelog,
     CreateTag,
@@ -36,6 +37,7 @@ from table_engine.ops.commands import (
     Write,
 )
 
-__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
-           "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
-           "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]
+__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog",
+           "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
+           "RemoveOrphanFiles", "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class",
+           "from_json"]

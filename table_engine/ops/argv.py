@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -97,9 +98,16 @@ def _duration(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+
+
 _TYPES: dict[str, Callable[[str], Any]] = {
     "count": _positive_int, "time": parse_time_millis, "duration": _duration, "key_value": _key_value,
-    "columns": _columns, "partition": _partition_spec,
+    "columns": _columns, "partition": _partition_spec, "json": _json,
 }
 
 
@@ -222,6 +230,9 @@ def command_argv(cmd: Command) -> list[str]:
                 argv += _opt(spec.flag, format_partition_text(s))
         elif spec.kind == "columns":
             argv += _opt(spec.flag, ",".join(value)) if value else []
+        elif spec.kind == "json":
+            argv += _opt(spec.flag, json.dumps(list(value) if isinstance(value, tuple) else value)) \
+                if value is not None else []
         elif value is not None and value != f.default:
             argv += _opt(spec.flag, value)
     return argv

@@ -24,7 +24,7 @@ from table_engine.errors import CommandError
 __all__ = ["KINDS", "REGISTRY", "ArgSpec", "Command", "CommandEntry", "arg", "command", "command_class", "entry",
            "from_json", "registers"]
 
-KINDS = ("text", "flag", "count", "time", "duration", "choice", "key_value", "columns", "partition")
+KINDS = ("text", "flag", "count", "time", "duration", "choice", "key_value", "columns", "partition", "json")
 """How a field's value is written on the command line and typed in the dataclass:
 
 * ``text``: a string (``str | None``); ``flag``: a boolean switch;
@@ -157,6 +157,8 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
         return CommandError(f"{command}: {spec.flag} {problem}")
 
     kind = spec.kind
+    if kind == "json":
+        return _check_json(spec, value, bad)
     if kind in ("flag", "key_value", "columns", "partition"):
         return _check_structured(spec, value, bad)
     if value is None:
@@ -178,6 +180,19 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
     if spec.required and not value:
         raise bad("must not be empty")
     return value
+
+
+def _check_json(spec: ArgSpec, value: Any, bad: Callable[[str], CommandError]) -> Any:
+    """A ``json`` value: anything JSON can hold (an array as a tuple)."""
+    if value is None:
+        if spec.required:
+            raise bad("is required")
+        return value
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise bad(f"must be a JSON value, got {value!r}") from None
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _check_structured(spec: ArgSpec, value: Any, bad: Callable[[str], CommandError]) -> Any:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import Command, arg, command
 
-__all__ = ["Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
+__all__ = ["CheckTable", "Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
            "ExpireSnapshots", "ExpireTags", "IF_EXISTS", "RemoveOrphanFiles", "Rescale", "RewriteFileIndex",
            "Rollback",
            "SOURCE_FORMATS", "Write"]
@@ -202,3 +204,26 @@ class Rescale(Command):
     partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",
                                                  flag="--partition", kind="partition", metavar="K=V[,K=V]")
     commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("check", help="run data-quality checks on a table or branch (docs/checks.md)")
+@dataclass(frozen=True, kw_only=True)
+class CheckTable(Command):
+    """Run ``checks`` on one snapshot of the table (the latest unless ``snapshot``; a branch as ``db.t$branch_b``)
+    and report each check's result: ``passed``, ``observed``, ``expected``, ``message``. A check that fails is a
+    result, not a failed job (the job fails only when the checks cannot run: a bad definition, an unknown column);
+    the result line's ``passed`` says whether all passed, ``failed`` names those that did not."""
+
+    checks: tuple[dict[str, Any], ...] = arg(
+        "the checks: a JSON array of check objects, e.g. '[{\"check\": \"row_count\", \"min\": 1}]' "
+        "(docs/checks.md)", kind="json", required=True, metavar="JSON")
+    snapshot: int | None = arg("the snapshot to check (default: the latest)", kind="count")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from table_engine.ops.checks.definitions import parse_checks
+
+        try:
+            parse_checks(self.checks)
+        except CommandError as e:
+            raise CheckError(f"{self.name}: --checks {e}") from None

@@ -12,6 +12,7 @@ __all__ = ["render_markdown"]
 _KIND_TEXT = {
     "text": "text", "flag": "switch", "count": "integer >= 1", "time": "TIME", "duration": "DURATION",
     "choice": "one of {}", "key_value": "K=V, repeatable", "columns": "a,b", "partition": "K=V[,K=V], repeatable",
+    "json": "JSON",
 }
 
 

@@ -18,6 +18,7 @@ from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.format.tag_file import Tag
 from table_engine.ops.base import Command, entry, registers
 from table_engine.ops.commands import (
+    CheckTable,
     Compact,
     ConsumeChangelog,
     CreateTag,
@@ -311,3 +312,17 @@ def run_rescale(cmd: Rescale, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}
+
+
+@runs(CheckTable)
+def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.checks.definitions import parse_checks
+    from table_engine.ops.checks.runner import run_checks
+
+    table = catalog.get_table(cmd.table)
+    run = run_checks(table, parse_checks(cmd.checks), cmd.snapshot)
+    for r in run.results:
+        log.log(logging.INFO if r.passed else logging.WARNING, "%s: check %s %s: %s (expected %s)", table.identifier,
+                r.name, "passed" if r.passed else "FAILED", r.message, r.expected)
+    return {"snapshot_id": run.snapshot_id, "passed": run.passed, "failed": [r.name for r in run.failed],
+            "checks": [r.to_dict() for r in run.results]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from paimon_provider.operators.base import PaimonSparkOperator
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
+from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
 from paimon_provider.operators.lifecycle import (
     PaimonCreateTagOperator,
@@ -34,5 +35,6 @@ __all__ = [
     "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",
     "PaimonSparkOperator",
+    "PaimonTableCheckOperator",
     "PaimonWriteOperator",
 ]

@@ -25,6 +25,7 @@ from paimon_provider.operators import (
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
     PaimonSparkOperator,
+    PaimonTableCheckOperator,
     PaimonWriteOperator,
 )
 
@@ -213,7 +214,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
-        PaimonRewriteFileIndexOperator, PaimonRescaleOperator}
+        PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -36,6 +36,8 @@ def _value(f: dataclasses.Field[Any], spec: ArgSpec) -> st.SearchStrategy[Any]:
         "key_value": st.dictionaries(_NAME, _TEXT, max_size=3),
         "columns": st.lists(_NAME, max_size=3).map(tuple),
         "partition": st.lists(st.dictionaries(_NAME, _TEXT, min_size=1, max_size=3), max_size=3).map(tuple),
+        "json": st.lists(st.fixed_dictionaries({"check": st.just("row_count"), "min": st.integers(0, 10)},
+                                               optional={"name": _NAME}), min_size=1, max_size=1).map(tuple),
     }
     value = strategies[spec.kind]
     return st.none() | value if optional else value
@@ -82,7 +84,7 @@ def test_the_registry_declares_every_command() -> None:
     assert list(REGISTRY) == ["write", "compact", "expire-snapshots", "create-tag", "expire-tags",
                               "expire-partitions", "remove-orphan-files", "rollback", "consume-changelog",
                               "delete-tag", "drop-partitions", "rewrite-file-index",
-                              "rescale"]
+                              "rescale", "check"]
     assert {n for n, c in REGISTRY.items() if c.spark_job} == {"write", "compact", "consume-changelog"}
     for cls in REGISTRY.values():
         assert cls.help and all(arg_spec(f).help and arg_spec(f).flag.startswith("--")

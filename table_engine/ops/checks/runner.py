@@ -1,0 +1,380 @@
+"""Run checks (:mod:`table_engine.ops.checks.definitions`) on one snapshot of a table.
+
+Every check is first bound to the table's schema (columns exist, values cast to the column's type, filters parsed):
+a bad definition is a one-line :class:`~table_engine.errors.CheckError` naming the check and the column before any
+data is read. Then the checks read the snapshot through the table's public read API, once per distinct ``where``
+filter, projecting only the columns they need, and evaluate each batch with Arrow compute (no per-row Python);
+``rows_added`` reads the incremental changes since its snapshot. The table is opened by the caller
+(``Catalog.get_table``), so a branch (``db.t$branch_b``) is checked the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.errors import CheckError, SnapshotNotExistError, TableEngineError
+from table_engine.ops.checks.definitions import (
+    Check,
+    CheckResult,
+    Filter,
+    NoDuplicateKeys,
+    NullFraction,
+    RowCount,
+    RowPredicate,
+    RowsAdded,
+    ValuesInRange,
+    ValuesInSet,
+    outside_range,
+)
+from table_engine.predicate import Predicate, check_value_types, conjunction, parse_filters
+from table_engine.table import Table
+
+__all__ = ["CheckRun", "run_checks"]
+
+SAMPLES = 5
+"""Offending values (or keys) a failed check's message shows at most."""
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """The checks' results on one snapshot (None: the table has none yet, every check saw no rows)."""
+
+    snapshot_id: int | None
+    results: list[CheckResult]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check passed."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        """The checks that failed, in order."""
+        return [r for r in self.results if not r.passed]
+
+
+def run_checks(table: Table, checks: Sequence[Check], snapshot_id: int | None = None) -> CheckRun:
+    """Run ``checks`` on ``snapshot_id`` of ``table`` (default: its latest snapshot, resolved once so that every
+    check sees the same rows)."""
+    snap = table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+    sid = None if snap is None else snap.id
+    evaluators = [_bind(table, check, sid) for check in checks]  # every definition checked before any read
+    groups: dict[tuple[Any, ...], list[_Scan]] = {}
+    for ev in evaluators:
+        if isinstance(ev, _Scan):
+            groups.setdefault(_filter_key(ev.where), []).append(ev)
+    for members in groups.values():
+        _scan(table, sid, members)
+    return CheckRun(sid, [ev.finish() for ev in evaluators])
+
+
+# ---- binding a definition to the table ---------------------------------------------------------------------------
+def _where(check: Check) -> str:
+    return f"check {check.label!r} ({check.kind})"
+
+
+def _column_type(table: Table, check: Check, column: str) -> pa.DataType:
+    schema = table.arrow_schema
+    if column not in schema.names:
+        raise CheckError(f"{_where(check)}: unknown column {column!r}; columns are {schema.names}")
+    return schema.field(column).type
+
+
+def _typed(table: Table, check: Check, column: str, value: Any) -> pa.Scalar:
+    """``value`` as a scalar of ``column``'s type (text is cast: dates, timestamps, decimals)."""
+    dtype = _column_type(table, check, column)
+    try:
+        return pa.scalar(value, type=dtype)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        pass
+    try:
+        if isinstance(value, str):
+            return pa.scalar(value).cast(dtype)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        pass
+    raise CheckError(f"{_where(check)}: value {value!r} does not fit column {column!r} of type {dtype}")
+
+
+def _predicates(table: Table, check: Check, filters: Filter, field: str) -> list[Predicate]:
+    """Engine predicates of ``filters``, their values typed as their columns."""
+    try:
+        preds = parse_filters([tuple(f) for f in filters])
+    except TableEngineError as e:
+        raise CheckError(f"{_where(check)}: {field}: {e}") from None
+    typed = []
+    for p in preds:
+        value = p.value
+        if p.op in ("in", "not in"):
+            value = [_typed(table, check, p.column, v).as_py() for v in value]
+        elif p.op not in ("is null", "is not null"):
+            value = _typed(table, check, p.column, value).as_py()
+        else:
+            _column_type(table, check, p.column)
+        typed.append(Predicate(p.column, p.op, value))
+    try:
+        check_value_types(typed, table.arrow_schema)
+    except TableEngineError as e:
+        raise CheckError(f"{_where(check)}: {field}: {e}") from None
+    return typed
+
+
+def _filter_key(preds: Sequence[Predicate]) -> tuple[Any, ...]:
+    return tuple((p.column, p.op, repr(p.value)) for p in preds)
+
+
+class _Evaluator:
+    """A check bound to the table: :meth:`finish` gives its result."""
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
+
+    def result(self, passed: bool, observed: Any, message: str) -> CheckResult:
+        return CheckResult(self.check.label, self.check.kind, passed, observed, self.check.expected(), message)
+
+    def finish(self) -> CheckResult:
+        raise NotImplementedError
+
+
+class _Scan(_Evaluator):
+    """A check evaluated on the batches of one read of the snapshot (``columns``, rows matching ``where``)."""
+
+    def __init__(self, check: Check, where: list[Predicate], columns: Sequence[str]) -> None:
+        super().__init__(check)
+        self.where = where
+        self.columns = list(columns)
+        self.rows = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        self.rows += batch.num_rows
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def _show(value: Any) -> str:
+    """A value in a message: text quoted, anything else as text (dates as ISO)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_show(v)}" for k, v in value.items()) + "}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _within(value: int, low: int | None, high: int | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+class _RowCount(_Scan):
+    check: RowCount
+
+    def finish(self) -> CheckResult:
+        c = self.check
+        return self.result(_within(self.rows, c.min, c.max), self.rows, _rows(self.rows))
+
+
+class _NullFraction(_Scan):
+    check: NullFraction
+
+    def __init__(self, check: NullFraction, where: list[Predicate]) -> None:
+        super().__init__(check, where, [check.column])
+        self.nulls = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        super().update(batch)
+        self.nulls += batch.column(self.check.column).null_count
+
+    def finish(self) -> CheckResult:
+        fraction = self.nulls / self.rows if self.rows else 0.0
+        return self.result(fraction <= self.check.max, fraction,
+                           f"{self.nulls} of {_rows(self.rows)} with a null {self.check.column} ({fraction:.4g})")
+
+
+class _OffendingValues(_Scan):
+    """A check counting the rows whose non-null ``column`` is not allowed (:meth:`bad`), with a few of the values."""
+
+    def __init__(self, check: ValuesInSet | ValuesInRange, where: list[Predicate]) -> None:
+        super().__init__(check, where, [check.column])
+        self.column = check.column
+        self.bad_rows = 0
+        self.samples: list[Any] = []
+        self.outside = ""
+
+    def bad(self, values: pa.Array) -> pa.Array:
+        raise NotImplementedError
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        super().update(batch)
+        values = batch.column(self.column)
+        mask = pc.fill_null(pc.and_(pc.is_valid(values), self.bad(values)), False)
+        count = pc.sum(mask).as_py() or 0
+        self.bad_rows += count
+        if count and len(self.samples) < SAMPLES:
+            for v in pc.unique(values.filter(mask)).to_pylist():
+                if v not in self.samples and len(self.samples) < SAMPLES:
+                    self.samples.append(v)
+
+    def describe(self) -> str:
+        if not self.bad_rows:
+            return f"all {_rows(self.rows)} allowed"
+        shown = ", ".join(map(_show, self.samples)) + (", ..." if len(self.samples) >= SAMPLES else "")
+        return f"{self.bad_rows} of {_rows(self.rows)} with {self.column} {self.outside}: {shown}"
+
+    def finish(self) -> CheckResult:
+        return self.result(self.bad_rows == 0, self.bad_rows, self.describe())
+
+
+class _ValuesInSet(_OffendingValues):
+    def __init__(self, check: ValuesInSet, where: list[Predicate], allowed: pa.Array) -> None:
+        super().__init__(check, where)
+        self.allowed = allowed
+        self.outside = "not in the set"
+
+    def bad(self, values: pa.Array) -> pa.Array:
+        return pc.invert(pc.is_in(values, value_set=self.allowed))
+
+
+class _ValuesInRange(_OffendingValues):
+    def __init__(self, check: ValuesInRange, where: list[Predicate], low: pa.Scalar | None,
+                 high: pa.Scalar | None) -> None:
+        super().__init__(check, where)
+        self.low, self.high = low, high
+        self.outside = outside_range(None if low is None else low.as_py(), None if high is None else high.as_py())
+
+    def bad(self, values: pa.Array) -> pa.Array:
+        masks = ([pc.less(values, self.low)] if self.low is not None else []) + \
+                ([pc.greater(values, self.high)] if self.high is not None else [])
+        return masks[0] if len(masks) == 1 else pc.or_(masks[0], masks[1])
+
+
+
+class _NoDuplicateKeys(_Scan):
+    check: NoDuplicateKeys
+
+    def __init__(self, check: NoDuplicateKeys, where: list[Predicate], keys: Sequence[str]) -> None:
+        super().__init__(check, where, keys)
+        self.parts: list[pa.Table] = []
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        super().update(batch)
+        if batch.num_rows:
+            self.parts.append(pa.Table.from_batches([batch.select(self.columns)]))
+
+    def finish(self) -> CheckResult:
+        if not self.parts:
+            return self.result(True, 0, "no rows")
+        keys = pa.concat_tables(self.parts)
+        counts = keys.group_by(self.columns, use_threads=False).aggregate([([], "count_all")])
+        dups = counts.filter(pc.greater(counts["count_all"], 1))
+        if not dups.num_rows:
+            return self.result(True, 0, f"{_rows(self.rows)}, every key once")
+        rows = pc.sum(dups["count_all"]).as_py()
+        shown = ", ".join(_show(k) for k in dups.select(self.columns).slice(0, SAMPLES).to_pylist())
+        more = ", ..." if dups.num_rows > SAMPLES else ""
+        keys_text = f"{dups.num_rows} key" if dups.num_rows == 1 else f"{dups.num_rows} keys"
+        return self.result(False, dups.num_rows, f"{keys_text} held by {rows} rows: {shown}{more}")
+
+
+class _RowPredicate(_Scan):
+    def __init__(self, check: RowPredicate, where: list[Predicate], preds: list[Predicate]) -> None:
+        super().__init__(check, where, list(dict.fromkeys(p.column for p in preds)))
+        self.expression = conjunction(preds)
+        self.failing = 0
+
+    def update(self, batch: pa.RecordBatch) -> None:
+        super().update(batch)
+        if batch.num_rows:
+            self.failing += batch.num_rows - pa.Table.from_batches([batch]).filter(self.expression).num_rows
+
+    def finish(self) -> CheckResult:
+        return self.result(self.failing == 0, self.failing, f"{self.failing} of {_rows(self.rows)} not matching")
+
+
+class _RowsAdded(_Evaluator):
+    check: RowsAdded
+
+    def __init__(self, check: RowsAdded, table: Table, snapshot_id: int | None, where: list[Predicate]) -> None:
+        super().__init__(check)
+        since = check.since_snapshot
+        if check.since_tag is not None:
+            try:
+                since = table.tag_snapshot(check.since_tag).id
+            except TableEngineError as e:
+                raise CheckError(f"{_where(check)}: since_tag: {e}") from None
+        assert since is not None
+        if snapshot_id is None or since > snapshot_id:
+            raise CheckError(f"{_where(check)}: snapshot {since} is newer than the checked snapshot of "
+                             f"{table.identifier} ({snapshot_id if snapshot_id is not None else 'none yet'})")
+        self.since, self.table, self.snapshot_id, self.where = since, table, snapshot_id, where
+
+    def finish(self) -> CheckResult:
+        added = 0
+        if self.snapshot_id is not None and self.since < self.snapshot_id:
+            changes = self.table.copy({"incremental-between": f"{self.since},{self.snapshot_id}"})
+            try:
+                for batch in changes.to_batches(columns=[_narrowest(self.table)], filter=self.where or None):
+                    added += batch.num_rows
+            except SnapshotNotExistError as e:  # expired since: the changes after it cannot be read
+                raise CheckError(f"{_where(self.check)}: {e}") from None
+        c = self.check
+        return self.result(_within(added, c.min, c.max), added,
+                           f"{_rows(added)} added after snapshot {self.since} up to snapshot {self.snapshot_id}")
+
+
+def _narrowest(table: Table) -> str:
+    """A column to read when only rows are counted: the first primary key, else the first column."""
+    keys = table.primary_keys
+    return keys[0] if keys else table.arrow_schema.names[0]
+
+
+def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
+    """The evaluator of ``check`` on ``table``; a CheckError for what does not fit the table's schema."""
+    where = _predicates(table, check, check.where, "where")
+    if isinstance(check, RowCount):
+        return _RowCount(check, where, [])
+    if isinstance(check, NullFraction):
+        _column_type(table, check, check.column)
+        return _NullFraction(check, where)
+    if isinstance(check, ValuesInSet):
+        dtype = _column_type(table, check, check.column)
+        allowed = pa.array([_typed(table, check, check.column, v).as_py() for v in check.values], type=dtype)
+        return _ValuesInSet(check, where, allowed)
+    if isinstance(check, ValuesInRange):
+        low = None if check.min is None else _typed(table, check, check.column, check.min)
+        high = None if check.max is None else _typed(table, check, check.column, check.max)
+        if low is not None and high is not None and pc.greater(low, high).as_py():
+            raise CheckError(f"{_where(check)}: min {check.min!r} is greater than max {check.max!r} "
+                             f"(column {check.column!r} of type {low.type})")
+        return _ValuesInRange(check, where, low, high)
+    if isinstance(check, NoDuplicateKeys):
+        keys = list(check.columns) or table.primary_keys
+        if not keys:
+            raise CheckError(f"{_where(check)}: table {table.identifier} has no primary key: give the key columns "
+                             "(columns)")
+        for column in keys:
+            dtype = _column_type(table, check, column)
+            if pa.types.is_nested(dtype):
+                raise CheckError(f"{_where(check)}: column {column!r} of type {dtype} cannot be compared as a key")
+        return _NoDuplicateKeys(check, where, keys)
+    if isinstance(check, RowPredicate):
+        preds = _predicates(table, check, check.filter, "filter")
+        if not preds:
+            raise CheckError(f"{_where(check)}: filter is empty")
+        return _RowPredicate(check, where, preds)
+    if isinstance(check, RowsAdded):
+        return _RowsAdded(check, table, snapshot_id, where)
+    raise CheckError(f"{_where(check)}: no runner for checks of kind {check.kind!r}")
+
+
+def _scan(table: Table, snapshot_id: int | None, members: Sequence[_Scan]) -> None:
+    """One read of the snapshot for checks sharing a ``where`` filter: the union of their columns."""
+    if snapshot_id is None:
+        return
+    columns = list(dict.fromkeys(c for m in members for c in m.columns)) or [_narrowest(table)]
+    where = members[0].where
+    for batch in table.to_batches(columns=columns, filter=where or None, snapshot_id=snapshot_id):
+        for m in members:
+            m.update(batch)
