@@ -30,8 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap64
 
-from table_engine.errors import CorruptMetadataError, MissingFileError, UnsupportedError
+from table_engine.errors import CorruptMetadataError, UnsupportedError
 from table_engine.format.btree_index import btree_key_kind
+from table_engine.format.global_index_file import open_with_footer
 from table_engine.io.base import FileIO
 from table_engine.types import DataType
 
@@ -147,18 +148,8 @@ def bitmap_lookup(file_io: FileIO, path: str, file_size: int, key_type: DataType
     if btree_key_kind(key_type) is None:
         raise UnsupportedError(f"bitmap index {path}: keys of type {key_type} are not decoded")
     wanted = serialize_keys(values, key_type)
-    try:
-        stream = file_io.open_input(path)
-    except FileNotFoundError as e:
-        if isinstance(e, MissingFileError):
-            raise
-        raise MissingFileError("global index file", path) from None
-    with stream as f:
-        if file_size < _FOOTER:
-            raise CorruptMetadataError(f"bitmap index {path}: {file_size} bytes, shorter than its footer")
-        f.seek(file_size - _FOOTER)
-        footer = f.read(_FOOTER)
-        if len(footer) != _FOOTER or struct.unpack_from(">i", footer, 44)[0] != _MAGIC:
+    with open_with_footer(file_io, path, file_size, _FOOTER, "bitmap index") as (f, footer):
+        if struct.unpack_from(">i", footer, 44)[0] != _MAGIC:
             raise CorruptMetadataError(f"bitmap index {path}: no bitmap footer (file size {file_size})")
         version = struct.unpack_from(">i", footer, 40)[0]
         if version != _VERSION:

@@ -30,7 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from table_engine.errors import CorruptMetadataError, MissingFileError, UnsupportedError
+from table_engine.errors import CorruptMetadataError, UnsupportedError
+from table_engine.format.global_index_file import open_with_footer
 from table_engine.io.base import FileIO
 from table_engine.types import DataType
 
@@ -176,18 +177,8 @@ def btree_lookup(file_io: FileIO, path: str, file_size: int, key_type: DataType,
     if not btree_key_supported(key_type):
         raise UnsupportedError(f"btree index {path}: keys of type {key_type} are not decoded")
     wanted = _wanted(values, key_type)
-    try:
-        stream = file_io.open_input(path)
-    except FileNotFoundError as e:
-        if isinstance(e, MissingFileError):
-            raise
-        raise MissingFileError("global index file", path) from None
-    with stream as f:
-        if file_size < _FOOTER:
-            raise CorruptMetadataError(f"btree index {path}: {file_size} bytes, shorter than its footer")
-        f.seek(file_size - _FOOTER)
-        footer = f.read(_FOOTER)
-        if len(footer) != _FOOTER or struct.unpack_from("<I", footer, 48)[0] != _MAGIC:
+    with open_with_footer(file_io, path, file_size, _FOOTER, "btree index") as (f, footer):
+        if struct.unpack_from("<I", footer, 48)[0] != _MAGIC:
             raise CorruptMetadataError(f"btree index {path}: no BTree footer (file size {file_size})")
         index_offset, index_size = struct.unpack_from("<QI", footer, 20)
         index = _block(_read(f, index_offset, index_size, path), path)

@@ -371,3 +371,17 @@ class PaimonSparkOperator(BaseOperator):
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+
+class CommittingOperator(PaimonSparkOperator):
+    """An operator whose command commits under ``commit_user`` (templated): by default the task instance's
+    (:func:`task_commit_user`), so that a later try of the same task instance finds the commit of an earlier one
+    (docs/retries.md)."""
+
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "commit_user")
+    commit_user: str | None
+
+    def execute(self, context: Context) -> dict[str, Any] | None:
+        if self.commit_user is None:
+            self.commit_user = task_commit_user(context)
+        return super().execute(context)

@@ -6,21 +6,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_provider.operators.base import (
-    PaimonSparkOperator,
+    CommittingOperator,
     as_bool,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
-    task_commit_user,
 )
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
 
     from table_engine.ops import Compact, Rescale
 
 
-class PaimonCompactOperator(PaimonSparkOperator):
+class PaimonCompactOperator(CommittingOperator):
     r"""Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
     compaction). Emits the table's Asset (with the COMPACT snapshot id and its facts) only when the compaction
     produced changelog records (``changelog-producer`` = ``lookup`` or ``full-compaction``): a compaction that
@@ -43,10 +41,8 @@ class PaimonCompactOperator(PaimonSparkOperator):
 
     command = "compact"
     writes_table = True
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "full", "partitions", "idle_time",
-                                      "commit_user", "parallelism")
-
-    commit_user: str | None
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "full", "partitions", "idle_time",
+                                      "parallelism")
 
     def __init__(
         self,
@@ -65,11 +61,6 @@ class PaimonCompactOperator(PaimonSparkOperator):
         self.commit_user = commit_user
         self.parallelism = parallelism
 
-    def execute(self, context: Context) -> dict[str, Any] | None:
-        if self.commit_user is None:
-            self.commit_user = task_commit_user(context)
-        return super().execute(context)
-
     def build_command(self, warehouse: str) -> Compact:
         from table_engine.ops import Compact
 
@@ -83,7 +74,7 @@ class PaimonCompactOperator(PaimonSparkOperator):
                        parallelism=as_optional_int(self.parallelism, "parallelism"))
 
 
-class PaimonRescaleOperator(PaimonSparkOperator):
+class PaimonRescaleOperator(CommittingOperator):
     """Paimon's ``rescale``: rewrite the data of partitions into ``bucket_num`` buckets in one OVERWRITE commit (it
     fails, changing nothing, if a compaction or another rewrite was committed meanwhile). Upkeep: it changes where
     rows are, not which, so it emits no Asset event (docs/adr/0021). On a postpone bucket table
@@ -99,10 +90,7 @@ class PaimonRescaleOperator(PaimonSparkOperator):
     command = "rescale"
     writes_table = True
     changes_data = False
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "bucket_num", "partitions",
-                                      "commit_user")
-
-    commit_user: str | None
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "bucket_num", "partitions")
 
     def __init__(
         self,
@@ -116,11 +104,6 @@ class PaimonRescaleOperator(PaimonSparkOperator):
         self.bucket_num = bucket_num
         self.partitions = partitions
         self.commit_user = commit_user
-
-    def execute(self, context: Context) -> dict[str, Any] | None:
-        if self.commit_user is None:
-            self.commit_user = task_commit_user(context)
-        return super().execute(context)
 
     def build_command(self, warehouse: str) -> Rescale:
         from table_engine.ops import Rescale

@@ -6,20 +6,18 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_provider.operators.base import (
-    PaimonSparkOperator,
+    CommittingOperator,
     as_bool,
     as_optional_int,
     as_optional_text,
-    task_commit_user,
 )
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
 
     from table_engine.ops import Write
 
 
-class PaimonWriteOperator(PaimonSparkOperator):
+class PaimonWriteOperator(CommittingOperator):
     """Append (or overwrite) rows read from files or given by a Spark SQL query; can create the table on first
     write from the source's schema. Emits the table's Asset with the committed snapshot id.
 
@@ -42,13 +40,11 @@ class PaimonWriteOperator(PaimonSparkOperator):
 
     command = "write"
     writes_table = True
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "source", "sql", "source_format",
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "sql", "source_format",
                                       "source_options", "mode", "create_if_missing", "primary_keys",
-                                      "partition_keys", "table_options", "commit_user", "parallelism")
-    template_fields_renderers = {**PaimonSparkOperator.template_fields_renderers, "sql": "sql",
+                                      "partition_keys", "table_options", "parallelism")
+    template_fields_renderers = {**CommittingOperator.template_fields_renderers, "sql": "sql",
                                  "table_options": "json", "source_options": "json"}
-
-    commit_user: str | None
 
     def __init__(
         self,
@@ -80,11 +76,6 @@ class PaimonWriteOperator(PaimonSparkOperator):
         self.table_options = dict(table_options or {})
         self.commit_user = commit_user
         self.parallelism = parallelism
-
-    def execute(self, context: Context) -> dict[str, Any] | None:
-        if self.commit_user is None:
-            self.commit_user = task_commit_user(context)
-        return super().execute(context)
 
     def build_command(self, warehouse: str) -> Write:
         from table_engine.ops import Write
