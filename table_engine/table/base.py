@@ -27,6 +27,7 @@ from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
 from table_engine.format.snapshot import Snapshot, latest_snapshot, latest_snapshot_id
 from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_dir
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.context import StoreContext
 
@@ -189,7 +190,7 @@ class TableBase:
             if snapshot is not None and snapshot.index_manifest:
                 with naming_snapshot(snapshot.id):
                     found.update(index_features(read_index_manifest(
-                        self.file_io, f"{self.path}/manifest/{snapshot.index_manifest}")))
+                        self.file_io, f"{manifest_dir(self.path)}/{snapshot.index_manifest}")))
         if snapshot is not None:
             found.update(snapshot_features(snapshot))
         require(self.identifier, found, op)
