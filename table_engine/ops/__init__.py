@@ -23,19 +23,24 @@ from table_engine.ops.commands import (
     SOURCE_FORMATS,
     Compact,
     ConsumeChangelog,
+    CreateBranch,
     CreateTag,
+    DeleteBranch,
     DeleteTag,
     DropPartitions,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
+    FastForward,
     RemoveOrphanFiles,
+    RenameBranch,
     Rescale,
     RewriteFileIndex,
     Rollback,
     Write,
 )
 
-__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog", "CreateTag",
-           "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "RemoveOrphanFiles",
-           "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]
+__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "Command", "Compact", "ConsumeChangelog",
+           "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions",
+           "ExpireSnapshots", "ExpireTags", "FastForward", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class", "from_json"]

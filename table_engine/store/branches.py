@@ -220,6 +220,39 @@ class BranchManager:
         return bool(self.file_io.read_bytes(snapshot_path(src, latest))
                     == self.file_io.read_bytes(snapshot_path(self.path, latest)))
 
+    def discarded_by_fast_forward(self, name: str) -> list[int]:
+        """Snapshot ids of the current line a fast-forward to ``name`` would discard: those from the branch's
+        earliest snapshot on that are not the branch's own (the current line moved on since the branch was made)."""
+        src = self._require(name)
+        earliest = earliest_snapshot_id(self.file_io, src)
+        if earliest is None:
+            return []
+        out = []
+        for sid in list_snapshot_ids(self.file_io, self.path):
+            if sid < earliest:
+                continue
+            try:
+                same = self.file_io.read_bytes(snapshot_path(src, sid)) == \
+                    self.file_io.read_bytes(snapshot_path(self.path, sid))
+            except FileNotFoundError:
+                same = False
+            if not same:
+                out.append(sid)
+        return out
+
+    def made_from(self, name: str, tag: str | None) -> bool:
+        """Whether branch ``name`` is what :meth:`create` makes from ``tag`` of the current line (a retry's check):
+        from a tag, its copy of the tag is at the tag's snapshot; empty, it holds no tag of the current line at the
+        snapshot it starts with."""
+        root = self._require(name)
+        earliest = earliest_snapshot_id(self.file_io, root)
+        if tag is None:
+            return earliest is None or not any(
+                t.snapshot_id == earliest for n, _ in list_tag_names(self.file_io, root)
+                if (t := read_tag(self.file_io, root, n)) is not None)
+        mine, theirs = read_tag(self.file_io, root, tag), read_tag(self.file_io, self.path, tag)
+        return mine is not None and theirs is not None and mine.snapshot_id == theirs.snapshot_id
+
     def _copy(self, src: str, dst: str) -> None:
         """Copy one metadata file, create-if-absent (a retry finds its own copy)."""
         self.file_io.write_if_absent(dst, self.file_io.read_bytes(src))

@@ -4,7 +4,7 @@ compacts, tags, expires and consumes on that branch (:mod:`table_engine.store.br
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from table_engine.errors import TableNotExistError
 from table_engine.format.schema_file import latest_schema
@@ -20,8 +20,8 @@ BRANCH_INFIX = "$branch_"
 
 
 def base_identifier(identifier: str) -> str:
-    """``db.t`` of ``db.t$branch_b1`` (an identifier without a branch: itself)."""
-    return identifier.split(BRANCH_INFIX, 1)[0]
+    """``db.t`` of ``db.t$branch_b1``, ``db.t$ro``, ``db.t$branch_b1$snapshots``..."""
+    return identifier.split("$", 1)[0]
 
 
 def branch_identifier(identifier: str, branch: str) -> str:
@@ -87,11 +87,9 @@ class BranchSurface(TableBase):
     def branch_table(self, name: str) -> Table:
         """Branch ``name`` as a table (``main``: the table itself), ``db.t$branch_<name>``; TableNotExistError if
         there is no such branch."""
-        from table_engine.table import Table
-
         path = self._branch_manager().branch_path(name)
         schema = latest_schema(self.file_io, path)
         if schema is None:
             raise TableNotExistError(f"branch {name!r} of table {base_identifier(self.identifier)} does not exist "
                                      f"({table_root(self.path)})")
-        return Table(self.file_io, path, branch_identifier(self.identifier, name), schema)
+        return cast("Table", type(self)(self.file_io, path, branch_identifier(self.identifier, name), schema))

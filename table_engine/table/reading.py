@@ -19,12 +19,14 @@ from table_engine.errors import (
 )
 from table_engine.features import Op, feature
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
+from table_engine.io.paths import branch_of
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 from table_engine.store.reading.global_index_read import prune_by_global_index
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
+from table_engine.table.branches import branch_identifier
 from table_engine.table.tags import TagSurface
 
 if TYPE_CHECKING:
@@ -97,7 +99,8 @@ class ReadSurface(TagSurface):
         if not self.options.row_tracking_enabled() or self.schema.primary_keys:
             raise TableEngineError(f"table {self.identifier} has no row tracking: $row_tracking needs an append "
                                    "table with 'row-tracking.enabled' = 'true'")
-        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$row_tracking", self.schema)
+        ident = branch_identifier(self.identifier, branch_of(self.path))
+        view = type(self)(self.file_io, self.path, f"{ident}$row_tracking", self.schema)
         view._row_tracking_view = True
         view.read_only = True
         return view
@@ -218,7 +221,8 @@ class ReadSurface(TagSurface):
     def read_optimized_view(self) -> Self:
         """The ``$ro`` system table: reads see only the max-level files of a primary-key table (no merging), i.e.
         the result of the latest full compaction of each bucket. Read-only."""
-        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$ro", self.schema)
+        ident = branch_identifier(self.identifier, branch_of(self.path))
+        view = type(self)(self.file_io, self.path, f"{ident}$ro", self.schema)
         view._read_optimized = True
         view.read_only = True
         return view

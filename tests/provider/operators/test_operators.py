@@ -14,13 +14,17 @@ from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
+    PaimonCreateBranchOperator,
     PaimonCreateTagOperator,
+    PaimonDeleteBranchOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
+    PaimonFastForwardOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRenameBranchOperator,
     PaimonRescaleOperator,
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
@@ -209,7 +213,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
-        PaimonRewriteFileIndexOperator, PaimonRescaleOperator}
+        PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonCreateBranchOperator, PaimonDeleteBranchOperator,
+        PaimonRenameBranchOperator, PaimonFastForwardOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
