@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -133,7 +134,7 @@ def test_fast_forward_replaces_mains_line_from_the_branch_point(catalog: Catalog
 
 def test_branch_commands_converge_on_retries(warehouse: str, table: Table,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    base = {"warehouse": warehouse, "table": "db.t"}
+    base: dict[str, Any] = {"warehouse": warehouse, "table": "db.t"}
     out = run_command(CreateBranch(**base, branch="b1", tag="t1"))
     assert out == {"branch": "b1", "tag": "t1", "already_existed": False, "snapshot_id": 2}
     assert run_command(CreateBranch(**base, branch="b1", tag="t1"))["already_existed"]  # a retry
