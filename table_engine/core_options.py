@@ -442,6 +442,9 @@ CONSUMER_IGNORE_PROGRESS = key("consumer.ignore-progress").bool_type().default_v
     "Ignore a consumer's recorded progress when reading.")
 
 # ---- reading -----------------------------------------------------------------------------------------------------
+BRANCH = key("branch").string_type().default_value("main").with_description(
+    "Specify branch name: a table copied with it (``table.copy({'branch': 'b1'})``, as ``db.t$branch_b1``) reads, "
+    "writes, tags, compacts and expires that branch (``branch/branch-<name>/``).")
 SCAN_MODE = key("scan.mode").enum_type(StartupMode).default_value(StartupMode.DEFAULT).with_description(
     "Specify the scanning behavior of the source: default (from-timestamp if scan.timestamp-millis or "
     "scan.timestamp is set, from-snapshot if scan.snapshot-id or scan.tag-name is set, incremental if "
@@ -555,7 +558,8 @@ SECTIONS = (
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
         END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY)),
     OptionSection("Reading", (
-        SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, SCAN_BOUNDED_WATERMARK,
+        BRANCH, SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP,
+        SCAN_BOUNDED_WATERMARK,
         INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE,
         INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT, CONSUMER_ID, CONSUMER_MODE, READ_BATCH_SIZE,
         SOURCE_SPLIT_TARGET_SIZE, SOURCE_SPLIT_OPEN_FILE_COST, CONTINUOUS_DISCOVERY_INTERVAL,
@@ -614,7 +618,7 @@ _JAVA_RUNTIME = (
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
               "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
-              "branch": "catalog", **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
+              **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
 
 REGISTRY = OptionRegistry(SECTIONS, PATTERNS, RECOGNIZED, RECOGNIZED_PREFIXES)
 

@@ -120,8 +120,9 @@ data-evolution tables); the job removes its own; ``remove-orphan-files`` deletes
 
 
 def staging_dir(table_path: str, token: str) -> str:
-    """The staging directory of job ``token`` of the table at ``table_path``."""
-    return f"{table_path.rstrip('/')}/{STAGING_DIR_PREFIX}{token}"
+    """The staging directory of job ``token`` of the table at ``table_path`` (in the table directory whichever branch
+    the job writes: orphan cleaning finds it there)."""
+    return f"{table_root(table_path).rstrip('/')}/{STAGING_DIR_PREFIX}{token}"
 
 
 def manifest_dir(table_path: str) -> str:

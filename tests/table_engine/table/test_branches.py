@@ -92,6 +92,9 @@ def test_a_branch_is_a_table_of_its_own_line(catalog: Catalog, table: Table) -> 
     assert content(table) == {1: "a1", 2: "b2", 3: "b3", 9: "m9"}
     assert content(b) == {1: "a1", 2: "b2", 3: "c3", 4: "c4", 5: "d5"}
     assert b.list_tags() == ["bt", "t1"] and table.list_tags() == ["t1"]
+    via_option = table.copy({"branch": "b1"})  # Paimon's `branch` option
+    assert via_option.identifier == "db.t$branch_b1" and content(via_option) == content(b)
+    assert via_option.copy({"branch": "main"}).identifier == "db.t"
     assert [r["snapshot_id"] for r in catalog.get_table("db.t$branch_b1$snapshots").read().to_pylist()] == [2, 3, 4]
     assert catalog.get_table("db.t$branch_b1$schemas").read().num_rows == 2
     b.compact(full=True)
