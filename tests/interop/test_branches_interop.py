@@ -3,6 +3,7 @@
 * Java reads ours: a branch made from a tag and written (upserts, a schema change of its own), its tag, an empty
   branch, ``$branches``; all after our snapshot expiry, tag deletion and orphan cleanup on the main branch (which
   must keep every file the branches use); then, after our fast-forward of main to the branch, main.
+* pypaimon 2.1.0 reads our branch, its tags and main after a fast-forward.
 * We read Java's: Java tags, branches from the tag, writes into the branch and fast-forwards a second table; our
   reads of the branch, its tag and main equal Java's own reads.
 """
@@ -19,6 +20,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.schema_change import AddColumn
+from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.interop.paimon_java import PaimonJavaClient, decode_rows
 
 pytestmark = pytest.mark.interop
@@ -114,3 +116,27 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     assert canon(cat.get_table("db.t").read()) == expected_b1
     assert canon(cat.get_table("db.j").read()) == canon(jb.read())
     assert canon(decode_rows(Path(jobs[3]["out"]), SCHEMA).table) == canon(jb.read())
+
+
+def test_pypaimon_reads_our_branches(tmp_path: Path, pypaimon: PypaimonClient) -> None:
+    """pypaimon 2.1.0 (which has branches) reads a branch we made from a tag and wrote, its tags, and main after our
+    fast-forward, in one subprocess."""
+    cat = Catalog(str(tmp_path))
+    t = cat.create_table("db.t", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
+    t.write(rows([1, 2], "a"))
+    t.create_tag("t1")
+    b = t.create_branch("b1", "t1")
+    b.write(rows([2, 3], "b"))
+    b.create_tag("bt")
+    t.write(rows([9], "m"))
+    expected = {"b1": canon(b.read())}
+    reads = [("db.t", None), ("db.t$branch_b1", None), ("db.t$branch_b1", "bt"), ("db.t$branch_b1", "t1")]
+    t.fast_forward("b1")
+    reads.append(("db.t", None))
+    outs = [tmp_path / f"r{i}.arrow" for i in range(len(reads))]
+    pypaimon.run([{"command": "read", "warehouse": str(tmp_path), "table": table, "out": str(out),
+                   **({"tag": tag} if tag else {})} for (table, tag), out in zip(reads, outs, strict=True)])
+    got = [canon(read_ipc(out)) for out in outs]
+    # the subprocess runs once, after the fast-forward: main reads as the branch
+    assert got[0] == got[4] == got[1] == expected["b1"] == [(1, "a1"), (2, "b2"), (3, "b3")]
+    assert got[2] == expected["b1"] and got[3] == [(1, "a1"), (2, "a2")]
