@@ -326,8 +326,8 @@ def render_markdown() -> str:
         "",
         "Every other Paimon feature of the [format](../README.md) (fixed, dynamic and cross-partition buckets,",
         "merge engines, changelog producers, deletion vectors, file indexes, tags, consumers, branches:",
-        "[branches.md](branches.md)) is read, written and maintained. The options of other components listed in [options.md](options.md)",
-        "(Flink, Spark and catalog settings) are known-harmless and pass the gate.",
+        "[branches.md](branches.md)) is read, written and maintained. The options of other components listed in",
+        "[options.md](options.md) (Flink, Spark and catalog settings) are known-harmless and pass the gate.",
         "",
     ]
     return "\n".join(lines)
