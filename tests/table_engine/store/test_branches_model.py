@@ -1,7 +1,7 @@
 """A model test of branches (hypothesis): random writes on main and branches, tags, branches made from tags (or
-empty), fast-forwards, compactions, snapshot expiries, tag deletions, branch deletions and orphan cleanups on any
-line. After every step every line and every tag of every line reads what a dict model says, so no file anything
-references was deleted (a missing file fails the read)."""
+empty), fast-forwards, compactions, snapshot expiries, rollbacks to tags, tag deletions, branch deletions and
+orphan cleanups on any line. After every step every line and every tag of every line reads what a dict model
+says, so no file anything references was deleted (a missing file fails the read)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ OPS = st.one_of(
     st.tuples(st.just("delete_tag"), PICK, st.integers(0, 3)),
     st.tuples(st.just("delete_branch"), PICK),
     st.tuples(st.just("orphans"), PICK),
+    st.tuples(st.just("rollback"), PICK, st.integers(0, 3)),
 )
 
 
@@ -111,6 +112,13 @@ class Run:
         elif kind == "delete_branch" and line != "main" and model is not None:
             self.main.delete_branch(line)
             del self.model[line]
+        elif kind == "rollback" and model is not None and model.tags:
+            name = sorted(model.tags)[int(op[2]) % len(model.tags)]  # type: ignore[call-overload]
+            sid, rows = model.tags[name]
+            self.table(line).rollback_to(name)
+            model.rows = dict(rows)
+            model.snapshots = [s for s in model.snapshots if s < sid] + [sid]
+            model.tags = {n: t for n, t in model.tags.items() if t[0] <= sid}
         elif kind == "orphans":
             time.sleep(0.002)
             self.table(line).remove_orphan_files(older_than_millis=int(time.time() * 1000))
