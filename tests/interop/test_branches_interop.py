@@ -1,8 +1,9 @@
 """Branches between our engine and Paimon Java 1.0 (the judge), in two JVM runs.
 
 * Java reads ours: a branch made from a tag and written (upserts, a schema change of its own), its tag, an empty
-  branch, ``$branches``; all after our snapshot expiry, tag deletion and orphan cleanup on the main branch (which
-  must keep every file the branches use); then, after our fast-forward of main to the branch, main.
+  branch (which Java then writes into), ``$branches``; all after our snapshot expiry, tag deletion and orphan
+  cleanup on the main branch (which must keep every file the branches use); then, after our fast-forward of main
+  to the branch, main.
 * pypaimon 2.1.0 reads our branch, its tags and main after a fast-forward.
 * We read Java's: Java tags, branches from the tag, writes into the branch and fast-forwards a second table; our
   reads of the branch, its tag and main equal Java's own reads.
@@ -84,7 +85,8 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
             pj.table_job(wh, "db.j", "createBranch", branch="jb", tag="jt"),
             pj.write_job(wh, "db.j$branch_jb", [(rows([1, 9], "z"), None)]),
             pj.read_job(wh, "db.j$branch_jb"), pj.read_job(wh, "db.j$branch_jb", {"scan.tag-name": "jt"}),
-            pj.read_job(wh, "db.j"), pj.read_job(wh, "db.t$branch_b1$tags")]
+            pj.read_job(wh, "db.j"), pj.read_job(wh, "db.t$branch_b1$tags"),
+            pj.write_job(wh, "db.t$branch_empty", [(rows([40, 41], "j"), None)])]  # Java writes our empty branch
     out = pj.run_checked(jobs)
     assert out[6] == {"done": "createTag"}
     java = [decode_rows(Path(j["out"]), s) for j, s in
@@ -97,6 +99,9 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     # the jar's $branches has 0.9's columns (also created_from_tag, created_from_snapshot); released 1.0 has ours
     assert sorted(first_column(jobs[4])) == ["b1", "empty"]  # type: ignore[type-var]
     assert cat.get_table("db.t$branches").read().column("branch_name").to_pylist() == ["b1", "empty"]
+
+    assert canon(cat.get_table("db.t$branch_empty").read()) == [(40, "j40"), (41, "j41")]
+    assert cat.get_table("db.t$branch_empty").latest_snapshot_id() == 1
 
     # we read what Java branched and wrote
     j = cat.get_table("db.j")
