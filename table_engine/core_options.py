@@ -628,9 +628,18 @@ IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-
                                "row-tracking.enabled"})
 
 
+_UNSUPPORTED_BRANCH_OPTIONS = ("scan.fallback-branch", "scan.primary-branch")
+"""Options a table may carry (the capability gate refuses such a table: :mod:`table_engine.features`) but the engine
+never sets: a clearer error than "unknown option" (docs/branches.md)."""
+
+
 def validate_options(raw: Mapping[str, str]) -> None:
     """Raise OptionError naming every unknown key (with a suggestion) and every value that does not parse, and
     option combinations Paimon rejects."""
+    for unsupported in _UNSUPPORTED_BRANCH_OPTIONS:
+        if unsupported in raw:
+            raise OptionError(f"'{unsupported}' (Paimon's fallback-branch batch reads) is not supported by this "
+                              "engine: read the branch itself (db.t$branch_<name>) instead")
     REGISTRY.validate(raw)
     _validate_deletion_vectors(CoreOptions(raw))
     _validate_data_evolution(CoreOptions(raw))

@@ -287,6 +287,7 @@ CASES = [
     Case("delete a missing branch", lambda s: s.t.delete_branch("nope"), BranchNotExistError, "nope"),
     Case("fast-forward to a missing branch", lambda s: s.t.fast_forward("nope"), BranchNotExistError, "nope"),
     Case("fast-forward to main", lambda s: s.t.fast_forward("main"), BranchError, "main"),
+    Case("scan.fallback-branch", create_opts({"scan.fallback-branch": "b"}), OptionError, "scan.fallback-branch"),
     Case("a missing branch by identifier", lambda s: s.catalog.get_table("db.t$branch_nope"), TableNotExistError,
          "nope"),
 ]
