@@ -211,14 +211,20 @@ class BranchManager:
         return latest
 
     def is_fast_forwarded(self, name: str) -> bool:
-        """Whether the current line's latest snapshot is the branch's latest one (a fast-forward to it is done)."""
+        """Whether a fast-forward to ``name`` is done: the current line's latest snapshot is the branch's latest one,
+        and the branch's tag and schema files are the current line's too."""
         src = self._require(name)
-        latest = latest_snapshot_id(self.file_io, src)
-        mine = latest_snapshot_id(self.file_io, self.path)
-        if latest is None or mine != latest:
+        fio = self.file_io
+        latest = latest_snapshot_id(fio, src)
+        if latest is None or latest_snapshot_id(fio, self.path) != latest:
             return False
-        return bool(self.file_io.read_bytes(snapshot_path(src, latest))
-                    == self.file_io.read_bytes(snapshot_path(self.path, latest)))
+        pairs = [(snapshot_path(src, latest), snapshot_path(self.path, latest))]
+        pairs += [(tag_path(src, t), tag_path(self.path, t)) for t, _ in list_tag_names(fio, src)]
+        pairs += [(schema_path(src, i), schema_path(self.path, i)) for i in list_schema_ids(fio, src)]
+        try:
+            return all(fio.read_bytes(a) == fio.read_bytes(b) for a, b in pairs)
+        except FileNotFoundError:
+            return False
 
     def discarded_by_fast_forward(self, name: str) -> list[int]:
         """Snapshot ids of the current line a fast-forward to ``name`` would discard: those from the branch's

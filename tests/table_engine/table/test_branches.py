@@ -168,6 +168,24 @@ def test_branch_commands_converge_on_retries(warehouse: str, table: Table,
     assert content(table) == {1: "a1", 2: "b2", 3: "b3", 6: "w6"}  # main's copy of the branch stays readable
 
 
+def test_the_cli_runs_the_branch_commands(warehouse: str, table: Table, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--warehouse", warehouse, "--table", "db.t"]
+
+    def result(argv: list[str], code: int = 0) -> dict[str, Any]:
+        assert main(argv) == code
+        return dict(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+
+    assert result(["create-branch", *base, "--branch", "b1", "--tag", "t1"])["already_existed"] is False
+    assert result(["create-tag", "--warehouse", warehouse, "--table", "db.t$branch_b1", "--tag", "bt"])["tag"] == "bt"
+    assert "pure numeric" in result(["create-branch", *base, "--branch", "7"], 1)["error"]
+    assert result(["fast-forward", *base, "--branch", "b1", "--check-unchanged"])["snapshot_id"] == 2
+    assert table.list_tags() == ["bt", "t1"]
+    assert result(["rename-branch", *base, "--branch", "b1", "--to", "b2"])["branch"] == "b2"
+    assert result(["delete-branch", *base, "--branch", "b2"])["deleted"] is True
+    assert result(["delete-branch", *base, "--branch", "b2", "--ignore-if-missing"])["deleted"] is False
+    assert table.list_branches() == []
+
+
 def test_a_branch_on_s3(s3_catalog: Catalog) -> None:
     t = s3_catalog.create_table("db.s", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
     t.write(rows([1, 2], "a"))
