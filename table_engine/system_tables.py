@@ -209,7 +209,7 @@ class AuditLogTable:
         if table._incremental_read(snapshot_id, tag, timestamp_millis):
             batches = table._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
         else:
-            splits = table.plan(data_preds or None, snapshot_id, tag, timestamp_millis)
+            splits = table._plan(data_preds or None, snapshot_id, tag, timestamp_millis)
             batches = iter_plan_splits(table._ctx, splits, data_preds, data_cols, batch_size)
         for b in batches:
             if kind_expr is not None:

@@ -1,9 +1,9 @@
 """Branches between our engine and Paimon Java 1.0 (the judge), in two JVM runs.
 
 * Java reads ours: a branch made from a tag and written (upserts, a schema change of its own), its tag, an empty
-  branch (which Java then writes into), ``$branches``; all after our snapshot expiry, tag deletion and orphan
-  cleanup on the main branch (which must keep every file the branches use); then, after our fast-forward of main
-  to the branch, main.
+  branch (which Java then writes into), ``$branches``, a ``scan.fallback-branch`` table; all after our snapshot
+  expiry, tag deletion and orphan cleanup on the main branch (which must keep every file the branches use); then,
+  after our fast-forward of main to the branch, main.
 * pypaimon 2.1.0 reads our branch, its tags and main after a fast-forward.
 * We read Java's: Java tags, branches from the tag, writes into the branch and fast-forwards a second table; our
   reads of the branch, its tag and main equal Java's own reads.
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.schema_change import AddColumn
+from table_engine.schema_change import AddColumn, SetOption
 from tests.interop.conftest import PypaimonClient, read_ipc
 from tests.interop.paimon_java import PaimonJavaClient, decode_rows
 
@@ -73,6 +73,17 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     assert expected_b1 == [(1, "d1", 10), (2, "a2", None), (3, "b3", None), (4, "c4", None), (5, "c5", None),
                            (6, "d6", 60)]
 
+    # scan.fallback-branch: partitions main lacks come from the fallback branch
+    fschema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("k", pa.int64(), nullable=False),
+                         pa.field("v", pa.string())])
+    f = cat.create_table("db.f", fschema, primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "1"})
+    f.create_branch("stream").write(pa.table({"dt": ["d1", "d1", "d2"], "k": [1, 2, 1], "v": ["s"] * 3},
+                                             schema=fschema))
+    f.write(pa.table({"dt": ["d1"], "k": [1], "v": ["m"]}, schema=fschema))
+    f.alter(SetOption("scan.fallback-branch", "stream"))
+    expected_f = canon(cat.get_table("db.f").read())
+    assert expected_f == [("d1", 1, "m"), ("d2", 1, "s")]
+
     # a second table for Java to branch
     cat.create_table("db.j", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
     pj = paimon_java
@@ -86,7 +97,8 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
             pj.write_job(wh, "db.j$branch_jb", [(rows([1, 9], "z"), None)]),
             pj.read_job(wh, "db.j$branch_jb"), pj.read_job(wh, "db.j$branch_jb", {"scan.tag-name": "jt"}),
             pj.read_job(wh, "db.j"), pj.read_job(wh, "db.t$branch_b1$tags"),
-            pj.write_job(wh, "db.t$branch_empty", [(rows([40, 41], "j"), None)])]  # Java writes our empty branch
+            pj.write_job(wh, "db.t$branch_empty", [(rows([40, 41], "j"), None)]),  # Java writes our empty branch
+            pj.read_job(wh, "db.f")]
     out = pj.run_checked(jobs)
     assert out[6] == {"done": "createTag"}
     java = [decode_rows(Path(j["out"]), s) for j, s in
@@ -101,6 +113,7 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     assert cat.get_table("db.t$branches").read().column("branch_name").to_pylist() == ["b1", "empty"]
 
     assert canon(cat.get_table("db.t$branch_empty").read()) == [(40, "j40"), (41, "j41")]
+    assert canon(decode_rows(Path(jobs[14]["out"]), fschema).table) == expected_f  # Java's fallback read
     assert cat.get_table("db.t$branch_empty").latest_snapshot_id() == 1
 
     # we read what Java branched and wrote

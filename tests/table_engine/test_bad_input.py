@@ -287,7 +287,9 @@ CASES = [
     Case("delete a missing branch", lambda s: s.t.delete_branch("nope"), BranchNotExistError, "nope"),
     Case("fast-forward to a missing branch", lambda s: s.t.fast_forward("nope"), BranchNotExistError, "nope"),
     Case("fast-forward to main", lambda s: s.t.fast_forward("main"), BranchError, "main"),
-    Case("scan.fallback-branch", create_opts({"scan.fallback-branch": "b"}), OptionError, "scan.fallback-branch"),
+    Case("scan.primary-branch", create_opts({"scan.primary-branch": "b"}), OptionError, "scan.primary-branch"),
+    Case("scan.fallback-branch to a missing branch", lambda s: s.t.copy({"scan.fallback-branch": "nope"}).read(),
+         TableNotExistError, "nope"),
     Case("a missing branch by identifier", lambda s: s.catalog.get_table("db.t$branch_nope"), TableNotExistError,
          "nope"),
 ]

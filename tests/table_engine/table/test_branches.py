@@ -20,12 +20,14 @@ from table_engine.errors import (
     BranchError,
     BranchNotExistError,
     CatalogError,
+    OptionError,
     TableNotExistError,
     TagNotExistError,
+    UnsupportedError,
 )
 from table_engine.ops import CreateBranch, DeleteBranch, FastForward, RenameBranch
 from table_engine.ops.run import run_command
-from table_engine.schema_change import AddColumn
+from table_engine.schema_change import AddColumn, SetOption
 from table_engine.table import Table
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("v", pa.string())])
@@ -202,3 +204,31 @@ def test_a_branch_on_s3(s3_catalog: Catalog) -> None:
     assert content(s3_catalog.get_table("db.s")) == {1: "a1", 2: "b2", 3: "b3"}
     t.delete_branch("b1")
     assert t.list_branches() == [] and content(s3_catalog.get_table("db.s")) == {1: "a1", 2: "b2", 3: "b3"}
+
+
+def test_scan_fallback_branch_reads_missing_partitions_from_the_fallback(catalog: Catalog) -> None:
+    """Paimon's FallbackReadFileStoreTable: a partition main lacks is read from the fallback branch."""
+    schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("k", pa.int64(), nullable=False),
+                        pa.field("v", pa.string())])
+    t = catalog.create_table("db.f", schema, primary_keys=["dt", "k"], partition_keys=["dt"],
+                             options={"bucket": "1"})
+    t.create_branch("stream")  # empty: the schemas only
+    s = t.branch_table("stream")
+    s.write(pa.table({"dt": ["d1", "d1", "d2"], "k": [1, 2, 1], "v": ["s", "s", "s"]}, schema=schema))
+    t.write(pa.table({"dt": ["d1"], "k": [1], "v": ["m"]}, schema=schema))
+    t.alter(SetOption("scan.fallback-branch", "stream"))
+    t = catalog.get_table("db.f")
+
+    def rows(table: pa.Table) -> list[tuple[object, ...]]:
+        return sorted(tuple(r.values()) for r in table.to_pylist())
+
+    # d1 is complete in main (its own row only), d2 comes from the fallback
+    assert rows(t.read()) == [("d1", 1, "m"), ("d2", 1, "s")]
+    assert rows(pa.Table.from_batches(list(t.to_batches()))) == [("d1", 1, "m"), ("d2", 1, "s")]
+    assert rows(t.read(filter=[("dt", "=", "d2")], columns=["k", "v"])) == [(1, "s")]
+    assert rows(t.read(snapshot_id=1)) == [("d1", 1, "m")]  # time travel reads main alone
+    with pytest.raises(UnsupportedError, match="scan.fallback-branch"):
+        t.plan()  # Spark's reads: refused rather than half-right
+    s.alter(AddColumn("extra", pa.int64()))
+    with pytest.raises(OptionError, match="same row type"):
+        catalog.get_table("db.f").read()
