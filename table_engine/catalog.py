@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from table_engine.core_options import CoreOptions, validate_options
 from table_engine.errors import (
+    BranchError,
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -28,9 +29,12 @@ from table_engine.format.schema_file import (
     with_blob_fields,
 )
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
+from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import validate_merge_engine
+from table_engine.store.branches import check_branch_name
 from table_engine.system_tables import system_table
 from table_engine.table import Table
+from table_engine.table.branches import BRANCH_INFIX, branch_identifier
 from table_engine.types import fields_from_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -50,6 +54,13 @@ def parse_identifier(identifier: str, *, creating: bool = False) -> tuple[str, s
         raise CatalogError(f"table identifier {identifier!r} must be 'database.table'")
     db, name = (DEFAULT_DATABASE, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
     base, dollar, system = name.partition("$")
+    if system.startswith(BRANCH_INFIX[1:]):  # t$branch_<name>[$<system table>]
+        branch, _, system = system[len(BRANCH_INFIX) - 1:].partition("$")
+        try:
+            check_branch_name(branch)
+        except BranchError as e:
+            raise CatalogError(f"table identifier {identifier!r}: {e}") from None
+        dollar = "$" if system else ""
     try:
         check_name("database", db, existing=not creating)
         check_name("table", base, existing=not creating)
@@ -130,8 +141,9 @@ class Catalog:
 
     # ---- tables ------------------------------------------------------------------------------------------------
     def table_path(self, identifier: str) -> str:
+        """The directory of ``identifier``'s table (of ``db.t`` for ``db.t$branch_b1`` and system tables)."""
         db, name = parse_identifier(identifier)
-        return f"{self.database_path(db)}/{name}"
+        return f"{self.database_path(db)}/{name.partition('$')[0]}"
 
     def table_exists(self, identifier: str) -> bool:
         return latest_schema(self.file_io, self.table_path(identifier)) is not None
@@ -193,6 +205,14 @@ class Catalog:
         (:mod:`table_engine.system_tables`)."""
         parse_identifier(identifier)
         base, _, system = identifier.partition("$")
+        if system.startswith(BRANCH_INFIX[1:]):  # db.t$branch_b1[$system]: that branch as a table
+            branch, _, system = system[len(BRANCH_INFIX) - 1:].partition("$")
+            table = self.get_table(base).branch_table(branch)
+            if system == "row_tracking":
+                return table.row_tracking_view()
+            if system and system != "ro":
+                return system_table(table, system)
+            return table.read_optimized_view() if system else table
         if system == "row_tracking":
             return self.get_table(base).row_tracking_view()
         if system and system != "ro":
@@ -220,7 +240,7 @@ def open_table(path: str, options: Mapping[str, str] | None = None) -> Table:
     schema = latest_schema(fio, p)
     if schema is None:
         raise TableNotExistError(f"no Paimon table at {path} (no schema/schema-N)")
-    parts = p.rstrip("/").rsplit("/", 2)
+    parts = table_root(p).rstrip("/").rsplit("/", 2)
     ident = f"{parts[-2][: -len(DB_SUFFIX)]}.{parts[-1]}" if len(parts) == 3 and parts[-2].endswith(DB_SUFFIX) \
         else parts[-1]
-    return Table(fio, p, ident, schema)
+    return Table(fio, p, branch_identifier(ident, branch_of(p)), schema)

@@ -442,6 +442,13 @@ CONSUMER_IGNORE_PROGRESS = key("consumer.ignore-progress").bool_type().default_v
     "Ignore a consumer's recorded progress when reading.")
 
 # ---- reading -----------------------------------------------------------------------------------------------------
+BRANCH = key("branch").string_type().default_value("main").with_description(
+    "Specify branch name: a table copied with it (``table.copy({'branch': 'b1'})``, as ``db.t$branch_b1``) reads, "
+    "writes, tags, compacts and expires that branch (``branch/branch-<name>/``).")
+SCAN_FALLBACK_BRANCH = key("scan.fallback-branch").string_type().no_default_value().with_description(
+    "When a batch job queries from a table, if a partition does not exist in the current branch, the reader will "
+    "try to get this partition from this fallback branch (latest reads through the engine's read/to_batches; "
+    "Spark reads and time travel refuse or ignore it: docs/branches.md).")
 SCAN_MODE = key("scan.mode").enum_type(StartupMode).default_value(StartupMode.DEFAULT).with_description(
     "Specify the scanning behavior of the source: default (from-timestamp if scan.timestamp-millis or "
     "scan.timestamp is set, from-snapshot if scan.snapshot-id or scan.tag-name is set, incremental if "
@@ -555,7 +562,8 @@ SECTIONS = (
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
         END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY)),
     OptionSection("Reading", (
-        SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP, SCAN_BOUNDED_WATERMARK,
+        BRANCH, SCAN_FALLBACK_BRANCH, SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP,
+        SCAN_BOUNDED_WATERMARK,
         INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_BETWEEN_SCAN_MODE,
         INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT, CONSUMER_ID, CONSUMER_MODE, READ_BATCH_SIZE,
         SOURCE_SPLIT_TARGET_SIZE, SOURCE_SPLIT_OPEN_FILE_COST, CONTINUOUS_DISCOVERY_INTERVAL,
@@ -614,7 +622,7 @@ _JAVA_RUNTIME = (
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
               "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
-              "branch": "catalog", **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
+              **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
 
 REGISTRY = OptionRegistry(SECTIONS, PATTERNS, RECOGNIZED, RECOGNIZED_PREFIXES)
 
@@ -624,9 +632,18 @@ IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-
                                "row-tracking.enabled"})
 
 
+_UNSUPPORTED_BRANCH_OPTIONS = ("scan.primary-branch",)
+"""Options a table may carry (the capability gate refuses such a table: :mod:`table_engine.features`) but the engine
+never sets: a clearer error than "unknown option" (docs/branches.md)."""
+
+
 def validate_options(raw: Mapping[str, str]) -> None:
     """Raise OptionError naming every unknown key (with a suggestion) and every value that does not parse, and
     option combinations Paimon rejects."""
+    for unsupported in _UNSUPPORTED_BRANCH_OPTIONS:
+        if unsupported in raw:
+            raise OptionError(f"'{unsupported}' (Paimon's primary-branch reads) is not supported by this engine: "
+                              "read the branch itself (db.t$branch_<name>) instead")
     REGISTRY.validate(raw)
     _validate_deletion_vectors(CoreOptions(raw))
     _validate_data_evolution(CoreOptions(raw))

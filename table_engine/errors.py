@@ -144,6 +144,19 @@ class TagAlreadyExistError(TagError):
     """A tag of that name exists already."""
 
 
+class BranchError(TableEngineError, ValueError):
+    """An invalid branch operation (the name ``main``, a blank or purely numeric name, a branch with no snapshot to
+    fast-forward to)."""
+
+
+class BranchNotExistError(BranchError):
+    """The named branch does not exist."""
+
+
+class BranchAlreadyExistError(BranchError):
+    """A branch of that name exists already."""
+
+
 class ConsumerError(TableEngineError, ValueError):
     """An invalid consumer operation (bad id, bad next snapshot, bad pattern)."""
 

@@ -206,9 +206,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("chain-table.enabled", "1.4", Detected.OPTION, "`chain-table.*`, `scan.fallback-*-branch`", NONE,
             "Reads merge a snapshot branch and a delta branch.",
             re.compile(r"chain-table\..+|scan\.fallback-(snapshot|delta)-branch"), None),
-    Feature("scan.fallback-branch", "0.9", Detected.OPTION, "`scan.fallback-branch`, `scan.primary-branch`", NONE,
-            "Reads take missing partitions from another branch.",
-            _keys("scan.fallback-branch", "scan.primary-branch"), _set),
+    Feature("scan.fallback-branch", "0.9", Detected.OPTION, "`scan.fallback-branch`", ALL,
+            "Batch reads of the latest snapshot take the partitions the branch lacks from the fallback branch "
+            "(engine reads; Spark reads of such a table are refused, docs/branches.md).",
+            _keys("scan.fallback-branch"), _set),
+    Feature("scan.primary-branch", "2.0", Detected.OPTION, "`scan.primary-branch`", NONE,
+            "Reads prefer another branch's partitions.", _keys("scan.primary-branch"), _set),
     Feature("data-file.thin-mode", "1.2", Detected.OPTION, "`data-file.thin-mode` = true", NONE,
             "Primary-key files without the key columns.", _keys("data-file.thin-mode"), _true),
     Feature("data-file.path-directory", "1.2", Detected.OPTION, "`data-file.path-directory` set", NONE,
@@ -325,9 +328,9 @@ def render_markdown() -> str:
     lines += [
         "",
         "Every other Paimon feature of the [format](../README.md) (fixed, dynamic and cross-partition buckets,",
-        "merge engines, changelog producers, deletion vectors, file indexes, tags, consumers, branches' expiry)",
-        "is read, written and maintained. The options of other components listed in [options.md](options.md)",
-        "(Flink, Spark and catalog settings) are known-harmless and pass the gate.",
+        "merge engines, changelog producers, deletion vectors, file indexes, tags, consumers, branches:",
+        "[branches.md](branches.md)) is read, written and maintained. The options of other components listed in",
+        "[options.md](options.md) (Flink, Spark and catalog settings) are known-harmless and pass the gate.",
         "",
     ]
     return "\n".join(lines)

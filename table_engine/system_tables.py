@@ -38,6 +38,7 @@ from table_engine.store.lifecycle.file_refs import FileRefs
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
+from table_engine.table.branches import branch_identifier
 from table_engine.table_source import TableSource
 
 __all__ = ["SYSTEM_TABLES", "AuditLogTable", "BinlogTable", "SystemTable", "system_table"]
@@ -76,6 +77,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         _f("commit_time", _TS, False), _f("record_count", _I64), _f("create_time", _TS),
         _f("time_retained", _STR)]),
     "consumers": pa.schema([_f("consumer_id", _STR, False), _f("next_snapshot_id", _I64, False)]),
+    "branches": pa.schema([_f("branch_name", _STR, False), _f("create_time", _TS, False)]),
     "manifests": pa.schema([
         _f("file_name", _STR, False), _f("file_size", _I64, False), _f("num_added_files", _I64, False),
         _f("num_deleted_files", _I64, False), _f("schema_id", _I64, False), _f("min_partition_stats", _STR),
@@ -130,7 +132,7 @@ def system_table(table: Table, name: str) -> Table:
         source = BinlogTable()
     else:
         source = SystemTable(table, name)
-    base = table.identifier.split("$", 1)[0]
+    base = branch_identifier(table.identifier, table.branch)
     return Table(table.file_io, table.path, f"{base}${name}", table.schema, source=source)
 
 
@@ -207,7 +209,7 @@ class AuditLogTable:
         if table._incremental_read(snapshot_id, tag, timestamp_millis):
             batches = table._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
         else:
-            splits = table.plan(data_preds or None, snapshot_id, tag, timestamp_millis)
+            splits = table._plan(data_preds or None, snapshot_id, tag, timestamp_millis)
             batches = iter_plan_splits(table._ctx, splits, data_preds, data_cols, batch_size)
         for b in batches:
             if kind_expr is not None:
@@ -303,6 +305,10 @@ def _tags(t: Table, _: _Version) -> pa.Table:
             "time_retained": None if tag.time_retained_ms is None else _iso_duration(tag.time_retained_ms),
         })
     return _build("tags", rows)
+
+
+def _branches(t: Table, _: _Version) -> pa.Table:
+    return _build("branches", [{"branch_name": b.branch_name, "create_time": b.create_time} for b in t.branches()])
 
 
 def _consumers(t: Table, _: _Version) -> pa.Table:
@@ -406,8 +412,8 @@ def _table_indexes(t: Table, version: _Version) -> pa.Table:
 
 _BUILDERS: dict[str, Callable[[Table, _Version], pa.Table]] = {
     "snapshots": _snapshots, "schemas": _schemas, "options": _options, "files": _files, "tags": _tags,
-    "consumers": _consumers, "manifests": _manifests, "partitions": _partitions, "buckets": _buckets,
-    "table_indexes": _table_indexes,
+    "consumers": _consumers, "branches": _branches, "manifests": _manifests, "partitions": _partitions,
+    "buckets": _buckets, "table_indexes": _table_indexes,
     "aggregation_fields": lambda t, _version: aggregation_fields(t.schema),
 }
 

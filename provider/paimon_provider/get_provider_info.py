@@ -33,7 +33,8 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": INTEGRATION,
              "python-modules": ["paimon_provider.operators.write", "paimon_provider.operators.compact",
                                 "paimon_provider.operators.lifecycle", "paimon_provider.operators.changelog",
-                                "paimon_provider.operators.table", "paimon_provider.operators.check"]},
+                                "paimon_provider.operators.table", "paimon_provider.operators.check",
+                                "paimon_provider.operators.branches"]},
         ],
         "sensors": [
             {"integration-name": INTEGRATION,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 import uuid
 from collections.abc import Sequence
 
@@ -70,9 +71,40 @@ def partition_dir(keys: Sequence[str], values: Sequence[object], types: Sequence
     )
 
 
+MAIN_BRANCH = "main"
+"""Paimon's ``BranchManager.DEFAULT_MAIN_BRANCH``: the table directory itself."""
+BRANCH_PREFIX = "branch-"
+_BRANCH_ROOT = re.compile(r"^(.*)/branch/branch-([^/]+)$")
+
+
+def branch_path(table_path: str, branch: str) -> str:
+    """The metadata root of ``branch`` (Paimon's ``BranchManager.branchPath``): the table directory for ``main``,
+    ``<table>/branch/branch-<name>`` otherwise. A branch has its own ``snapshot/``, ``schema/``, ``tag/``,
+    ``consumer/`` and ``changelog/`` there and shares the table's data files, manifests, index and statistics
+    (:func:`table_root`). The one place that decides where a branch lives."""
+    root = table_root(table_path)
+    return root if branch == MAIN_BRANCH else f"{root}/branch/{BRANCH_PREFIX}{branch}"
+
+
+def table_root(path: str) -> str:
+    """The table directory of a branch's metadata root (``path`` itself for the main branch): where data files,
+    ``manifest/``, ``index/`` and ``statistics/`` live for every branch. A table directory never ends in
+    ``/branch/branch-<x>`` (its parent is a ``<db>.db`` directory), so the rule is unambiguous."""
+    m = _BRANCH_ROOT.match(path.rstrip("/"))
+    return m.group(1) if m else path
+
+
+def branch_of(path: str) -> str:
+    """The branch whose metadata root ``path`` is (``main`` for a table directory)."""
+    m = _BRANCH_ROOT.match(path.rstrip("/"))
+    return m.group(2) if m else MAIN_BRANCH
+
+
 def bucket_dir(table_path: str, partition: str, bucket: int) -> str:
-    """The bucket directory: ``[<partition>/]bucket-<n>`` (``bucket-postpone`` for bucket -2)."""
+    """The bucket directory: ``[<partition>/]bucket-<n>`` (``bucket-postpone`` for bucket -2) of the table (of
+    whichever branch ``table_path`` is the root of: branches share data files)."""
     name = "postpone" if bucket == -2 else str(bucket)
+    table_path = table_root(table_path)
     return f"{table_path}/{partition}/bucket-{name}" if partition else f"{table_path}/bucket-{name}"
 
 
@@ -88,18 +120,24 @@ data-evolution tables); the job removes its own; ``remove-orphan-files`` deletes
 
 
 def staging_dir(table_path: str, token: str) -> str:
-    """The staging directory of job ``token`` of the table at ``table_path``."""
-    return f"{table_path.rstrip('/')}/{STAGING_DIR_PREFIX}{token}"
+    """The staging directory of job ``token`` of the table at ``table_path`` (in the table directory whichever branch
+    the job writes: orphan cleaning finds it there)."""
+    return f"{table_root(table_path).rstrip('/')}/{STAGING_DIR_PREFIX}{token}"
 
 
 def manifest_dir(table_path: str) -> str:
-    """``<table>/manifest``: manifests, manifest lists and index manifests."""
-    return f"{table_path}/manifest"
+    """``<table>/manifest``: manifests, manifest lists and index manifests (shared by every branch)."""
+    return f"{table_root(table_path)}/manifest"
 
 
 def index_dir(table_path: str) -> str:
-    """``<table>/index``: HASH index and deletion-vector files."""
-    return f"{table_path}/index"
+    """``<table>/index``: HASH index and deletion-vector files (shared by every branch)."""
+    return f"{table_root(table_path)}/index"
+
+
+def statistics_dir(table_path: str) -> str:
+    """``<table>/statistics``: table statistics files (shared by every branch)."""
+    return f"{table_root(table_path)}/statistics"
 
 
 def snapshot_dir(table_path: str) -> str:

@@ -24,20 +24,24 @@ from table_engine.ops.commands import (
     CheckTable,
     Compact,
     ConsumeChangelog,
+    CreateBranch,
     CreateTag,
+    DeleteBranch,
     DeleteTag,
     DropPartitions,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
+    FastForward,
     RemoveOrphanFiles,
+    RenameBranch,
     Rescale,
     RewriteFileIndex,
     Rollback,
     Write,
 )
 
-__all__ = ["KINDS", "REGISTRY", "SOURCE_FORMATS", "ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog",
-           "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "RemoveOrphanFiles", "Rescale", "RewriteFileIndex", "Rollback", "Write", "arg", "command", "command_class",
-           "from_json"]
+__all__ = ["ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
+           "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
+           "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex",
+           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]

@@ -14,10 +14,9 @@ from typing import Any
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import Command, arg, command
 
-__all__ = ["CheckTable", "Compact", "ConsumeChangelog", "CreateTag", "DeleteTag", "DropPartitions", "ExpirePartitions",
-           "ExpireSnapshots", "ExpireTags", "IF_EXISTS", "RemoveOrphanFiles", "Rescale", "RewriteFileIndex",
-           "Rollback",
-           "SOURCE_FORMATS", "Write"]
+__all__ = ["CheckTable", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
+           "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "IF_EXISTS",
+           "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -227,3 +226,50 @@ class CheckTable(Command):
             parse_checks(self.checks)
         except CommandError as e:
             raise CheckError(f"{self.name}: --checks {e}") from None
+@command("create-branch", help="create a branch (empty, or from a tag); write to it as --table db.t$branch_<name>")
+@dataclass(frozen=True, kw_only=True)
+class CreateBranch(Command):
+    """Paimon's ``create_branch``: an empty branch (the table's schemas, no snapshot) or one from ``tag`` (its
+    snapshot, tag and schemas). Reads, writes and every other command reach it as ``--table db.t$branch_<name>``.
+
+    The branch exists already: success when it was made from the same ``tag`` (its copy of the tag is at the tag's
+    snapshot) or, without ``tag``, when it holds no copied tag snapshot (a retry of the same job); else
+    ``if_exists`` decides (error or skip)."""
+
+    branch: str = arg("branch name", required=True)
+    tag: str | None = arg("tag to branch from (default: an empty branch)")
+    if_exists: str = arg("a branch of that name made otherwise: error, or skip (leave it)", kind="choice",
+                         choices=("error", "skip"), default="error")
+
+
+@command("delete-branch", help="delete a branch (its files only it used are left for remove-orphan-files)")
+@dataclass(frozen=True, kw_only=True)
+class DeleteBranch(Command):
+    """Paimon's ``delete_branch``: the branch directory goes; data files only it referenced stay for orphan
+    cleaning, as in Paimon."""
+
+    branch: str = arg("branch name", required=True)
+    ignore_if_missing: bool = arg("a branch that does not exist (deleted by an earlier try) is no error",
+                                  kind="flag")
+
+
+@command("rename-branch", help="rename a branch (Paimon 1.1+'s rename_branch)")
+@dataclass(frozen=True, kw_only=True)
+class RenameBranch(Command):
+    """Rename ``branch`` to ``to``; a retry that finds ``to`` and no ``branch`` is success."""
+
+    branch: str = arg("branch name", required=True)
+    to: str = arg("its new name", required=True)
+
+
+@command("fast-forward", help="make the table (--table's line) the branch: its snapshots, schemas and tags")
+@dataclass(frozen=True, kw_only=True)
+class FastForward(Command):
+    """Paimon's ``fast_forward``: the table's snapshots, tags and schemas from the branch's earliest snapshot on
+    are replaced by the branch's. A fast-forward already done (the table's latest snapshot is the branch's) is
+    success. ``check_unchanged`` refuses when the table has commits the fast-forward would discard (it moved on
+    since the branch was made): a writer's concurrent commit is never silently lost."""
+
+    branch: str = arg("branch to fast-forward to", required=True)
+    check_unchanged: bool = arg("refuse if the table has commits since the branch was made (they would be lost)",
+                                kind="flag")

@@ -13,7 +13,14 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.core_options import default_commit_user
-from table_engine.errors import CommandError, CommitOutcomeUnknownError, TableNotExistError, TagAlreadyExistError
+from table_engine.errors import (
+    BranchAlreadyExistError,
+    BranchError,
+    CommandError,
+    CommitOutcomeUnknownError,
+    TableNotExistError,
+    TagAlreadyExistError,
+)
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.format.tag_file import Tag
 from table_engine.ops.base import Command, entry, registers
@@ -21,13 +28,17 @@ from table_engine.ops.commands import (
     CheckTable,
     Compact,
     ConsumeChangelog,
+    CreateBranch,
     CreateTag,
+    DeleteBranch,
     DeleteTag,
     DropPartitions,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
+    FastForward,
     RemoveOrphanFiles,
+    RenameBranch,
     Rescale,
     RewriteFileIndex,
     Rollback,
@@ -326,3 +337,56 @@ def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
                 r.name, "passed" if r.passed else "FAILED", r.message, r.expected)
     return {"snapshot_id": run.snapshot_id, "passed": run.passed, "failed": [r.name for r in run.failed],
             "checks": [r.to_dict() for r in run.results]}
+# ---- branches ---------------------------------------------------------------------------------------------------
+@runs(CreateBranch)
+def run_create_branch(cmd: CreateBranch, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    manager = table.branch_manager()
+    found = {"branch": cmd.branch, "tag": cmd.tag, "already_existed": True}
+    if manager.exists(cmd.branch):
+        if manager.made_from(cmd.branch, cmd.tag):
+            log.info("%s: branch %s was made from %s already: nothing to do", table.identifier, cmd.branch,
+                     f"tag {cmd.tag}" if cmd.tag else "no tag")
+            return found
+        if cmd.if_exists == "skip":
+            log.info("%s: branch %s exists (made otherwise): left as it is (if_exists=skip)", table.identifier,
+                     cmd.branch)
+            return {**found, "skipped": True}
+        raise BranchAlreadyExistError(f"branch {cmd.branch!r} of table {table.identifier} exists already and was "
+                                      f"not made from {f'tag {cmd.tag!r}' if cmd.tag else 'nothing (empty)'}: "
+                                      "choose if_exists 'skip', or another branch name")
+    table.create_branch(cmd.branch, cmd.tag)
+    return {"branch": cmd.branch, "tag": cmd.tag, "already_existed": False,
+            "snapshot_id": table.branch_table(cmd.branch).latest_snapshot_id()}
+
+
+@runs(DeleteBranch)
+def run_delete_branch(cmd: DeleteBranch, catalog: Catalog) -> dict[str, Any]:
+    deleted = catalog.get_table(cmd.table).delete_branch(cmd.branch, ignore_if_missing=cmd.ignore_if_missing)
+    return {"branch": cmd.branch, "deleted": deleted}
+
+
+@runs(RenameBranch)
+def run_rename_branch(cmd: RenameBranch, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    if not table.branch_exists(cmd.branch) and table.branch_exists(cmd.to):
+        log.info("%s: branch %s is named %s already: nothing to do", table.identifier, cmd.branch, cmd.to)
+        return {"branch": cmd.to, "renamed_from": cmd.branch, "already_done": True}
+    table.rename_branch(cmd.branch, cmd.to)
+    return {"branch": cmd.to, "renamed_from": cmd.branch, "already_done": False}
+
+
+@runs(FastForward)
+def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    manager = table.branch_manager()
+    if manager.is_fast_forwarded(cmd.branch):
+        sid = table.latest_snapshot_id()
+        log.info("%s is at branch %s's latest snapshot %s already: nothing to do", table.identifier, cmd.branch, sid)
+        return {"branch": cmd.branch, "snapshot_id": sid, "already_done": True, "discarded_snapshots": []}
+    discarded = manager.discarded_by_fast_forward(cmd.branch)
+    if cmd.check_unchanged and discarded:
+        raise BranchError(f"{table.identifier} has snapshots {discarded} that are not branch {cmd.branch}'s (it "
+                          "moved on since the branch was made): a fast-forward would discard them; not done")
+    sid = table.fast_forward(cmd.branch)
+    return {"branch": cmd.branch, "snapshot_id": sid, "already_done": False, "discarded_snapshots": discarded}

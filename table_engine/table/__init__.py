@@ -7,17 +7,18 @@ its implementation is grouped by surface, one module each (docs/adr/0006-table-f
 from __future__ import annotations
 
 from table_engine.table.base import TableBase, is_mutating, mutating
+from table_engine.table.branches import BranchSurface
 from table_engine.table.maintenance import MaintenanceSurface
 from table_engine.table.metadata import MetadataSurface
 from table_engine.table.reading import ReadSurface
 from table_engine.table.tags import TagSurface
 from table_engine.table.writing import RowKinds, WriteSurface
 
-__all__ = ["MaintenanceSurface", "MetadataSurface", "ReadSurface", "RowKinds", "Table", "TableBase", "TagSurface",
-           "WriteSurface", "is_mutating", "mutating"]
+__all__ = ["BranchSurface", "MaintenanceSurface", "MetadataSurface", "ReadSurface", "RowKinds", "Table", "TableBase",
+           "TagSurface", "WriteSurface", "is_mutating", "mutating"]
 
 
-class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteSurface):
+class Table(ReadSurface, TagSurface, BranchSurface, MetadataSurface, MaintenanceSurface, WriteSurface):
     """A Paimon table at ``path``. Cheap to create; reads metadata on demand. Its surfaces:
 
     - base (:mod:`~table_engine.table.base`): ``identifier``, ``path``, ``file_io``, ``source``, ``schema``,
@@ -38,6 +39,9 @@ class Table(ReadSurface, TagSurface, MetadataSurface, MaintenanceSurface, WriteS
     - metadata (:mod:`~table_engine.table.metadata`): ``snapshot``, ``snapshots``, ``latest_snapshot``,
       ``latest_snapshot_id``, ``earliest_snapshot_id``, ``metadata``, ``consumers``, ``consumer_manager``,
       ``reset_consumer``, ``clear_consumers``.
+    - branches (:mod:`~table_engine.table.branches`): ``branch``, ``create_branch``, ``delete_branch``,
+      ``rename_branch``, ``fast_forward``, ``list_branches``, ``branches``, ``branch_exists``, ``branch_table``,
+      ``branch_manager``.
 
     Every method that writes to the table is :func:`mutating`: on a read-only table (a system table, ``$ro``) it
     raises :class:`~table_engine.errors.ReadOnlyTableError` before doing anything, and on a table with a feature the

@@ -27,6 +27,7 @@ from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
 from table_engine.format.snapshot import Snapshot, latest_snapshot, latest_snapshot_id
 from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_dir
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.context import StoreContext
 
@@ -130,14 +131,18 @@ class TableBase:
     def copy(self, options: Mapping[str, str]) -> Self:
         """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
         "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
-        from table_engine.core_options import REGISTRY, CoreOptions, validate_options
+        from table_engine.core_options import BRANCH, REGISTRY, CoreOptions, validate_options
         from table_engine.lsm.merge_engines import check_engine_options
         from table_engine.store.changes.starting import validate_scan_options
 
         self._gate(Op.READ)
-        merged = {**self.schema.options, **{str(k): str(v) for k, v in options.items()}}
+        given = {str(k): str(v) for k, v in options.items()}
+        branch = given.pop(BRANCH.key, None)
+        if branch is not None and self.source is None and branch != self._table().branch:
+            return cast(Self, self._table().branch_table(branch).copy(given))  # that branch, its own schema
+        merged = {**self.schema.options, **given}
         # the stored options passed the gate (or were accepted by their writer): validate what the engine knows
-        validate_options({k: v for k, v in merged.items() if k in options or REGISTRY.is_known(k)})
+        validate_options({k: v for k, v in merged.items() if k in given or REGISTRY.is_known(k)})
         check_engine_options(merged)
         validate_scan_options(CoreOptions(merged))
         view = type(self).__new__(type(self))
@@ -189,7 +194,7 @@ class TableBase:
             if snapshot is not None and snapshot.index_manifest:
                 with naming_snapshot(snapshot.id):
                     found.update(index_features(read_index_manifest(
-                        self.file_io, f"{self.path}/manifest/{snapshot.index_manifest}")))
+                        self.file_io, f"{manifest_dir(self.path)}/{snapshot.index_manifest}")))
         if snapshot is not None:
             found.update(snapshot_features(snapshot))
         require(self.identifier, found, op)

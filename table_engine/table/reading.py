@@ -15,21 +15,26 @@ from table_engine.errors import (
     SchemaError,
     SnapshotNotExistError,
     TableEngineError,
+    UnsupportedError,
     UnsupportedTableFeatureError,
 )
 from table_engine.features import Op, feature
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
+from table_engine.io.paths import branch_of
 from table_engine.predicate import parse_filters, validate_columns
 from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 from table_engine.store.reading.global_index_read import prune_by_global_index
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
+from table_engine.table.branches import branch_identifier
+from table_engine.table.fallback import fallback_table
 from table_engine.table.tags import TagSurface
 
 if TYPE_CHECKING:
     from table_engine.store.changes.changelog_consumer import ChangelogConsumer
     from table_engine.store.changes.stream_scan import StreamScan
+    from table_engine.table import Table
 
 
 class ReadSurface(TagSurface):
@@ -68,7 +73,23 @@ class ReadSurface(TagSurface):
 
     def plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
              timestamp_millis: int | None = None) -> list[Split]:
-        """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``."""
+        """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``. A table whose latest-snapshot
+        reads use ``scan.fallback-branch`` refuses (its splits would come from two branches: read it with
+        :meth:`read` or :meth:`to_batches`)."""
+        if self._fallback(snapshot_id, tag, timestamp_millis) is not None:
+            raise UnsupportedError(f"table {self.identifier} has 'scan.fallback-branch': its splits come from two "
+                                   "branches; read it with the engine's read()/to_batches() (Spark reads of it "
+                                   "are not supported)")
+        return self._plan(filter, snapshot_id, tag, timestamp_millis)
+
+    def _fallback(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> Table | None:
+        """The ``scan.fallback-branch`` table of a batch read of the latest snapshot (None for other reads)."""
+        if snapshot_id is not None or tag is not None or timestamp_millis is not None or self._scan_mode_set():
+            return None
+        return fallback_table(self._table())
+
+    def _plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
+              timestamp_millis: int | None = None) -> list[Split]:
         preds = parse_filters(filter)
         validate_columns(preds, self._readable_columns())
         snap = self.scan_snapshot(snapshot_id, tag, timestamp_millis)
@@ -97,7 +118,8 @@ class ReadSurface(TagSurface):
         if not self.options.row_tracking_enabled() or self.schema.primary_keys:
             raise TableEngineError(f"table {self.identifier} has no row tracking: $row_tracking needs an append "
                                    "table with 'row-tracking.enabled' = 'true'")
-        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$row_tracking", self.schema)
+        ident = branch_identifier(self.identifier, branch_of(self.path))
+        view = type(self)(self.file_io, self.path, f"{ident}$row_tracking", self.schema)
         view._row_tracking_view = True
         view.read_only = True
         return view
@@ -125,7 +147,14 @@ class ReadSurface(TagSurface):
             return pa.Table.from_batches(list(self._incremental_batches(columns, filter, 65536)),
                                          schema=self.new_read(columns).output_schema)
         reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
-        return reader.to_arrow(splits)
+        fallback = self._fallback(snapshot_id, tag, timestamp_millis)
+        if fallback is None:
+            return reader.to_arrow(splits)
+        main = reader.to_arrow(splits)
+        other, rest = fallback._reader(columns, filter, None, None, None, read_optimized)
+        done = {s.partition for s in splits}
+        more = other.to_arrow([s for s in rest if s.partition not in done])
+        return pa.concat_tables([main, more.cast(main.schema)])
 
     def to_batches(self, columns: Sequence[str] | None = None, filter: Any = None, snapshot_id: int | None = None,
                    tag: str | None = None, timestamp_millis: int | None = None,
@@ -141,6 +170,13 @@ class ReadSurface(TagSurface):
             return
         reader, splits = self._reader(columns, filter, snapshot_id, tag, timestamp_millis, read_optimized)
         yield from reader.to_batches(splits, batch_size)
+        fallback = self._fallback(snapshot_id, tag, timestamp_millis)
+        if fallback is not None:
+            other, rest = fallback._reader(columns, filter, None, None, None, read_optimized)
+            done = {s.partition for s in splits}
+            schema = reader.output_schema
+            for b in other.to_batches([s for s in rest if s.partition not in done], batch_size):
+                yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
 
     def new_stream_scan(self, filter: Any = None, options: Mapping[str, str] | None = None) -> StreamScan:
         """A streaming scan (``scan.mode``, ``consumer-id``... from the table and ``options``): ``plan()`` returns the
@@ -218,14 +254,15 @@ class ReadSurface(TagSurface):
     def read_optimized_view(self) -> Self:
         """The ``$ro`` system table: reads see only the max-level files of a primary-key table (no merging), i.e.
         the result of the latest full compaction of each bucket. Read-only."""
-        view = type(self)(self.file_io, self.path, f"{self.identifier.split('$', 1)[0]}$ro", self.schema)
+        ident = branch_identifier(self.identifier, branch_of(self.path))
+        view = type(self)(self.file_io, self.path, f"{ident}$ro", self.schema)
         view._read_optimized = True
         view.read_only = True
         return view
 
     def _reader(self, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None, tag: str | None,
                 timestamp_millis: int | None, read_optimized: bool | None) -> tuple[TableRead, list[Split]]:
-        splits = self.plan(filter, snapshot_id, tag, timestamp_millis)
+        splits = self._plan(filter, snapshot_id, tag, timestamp_millis)
         reader = self.new_read(columns, filter)
         if (self._read_optimized if read_optimized is None else read_optimized) and self.schema.primary_keys:
             top = self.options.num_levels() - 1

@@ -241,6 +241,11 @@ class PaimonJavaClient:
         return {"op": "create", "warehouse": str(warehouse), "table": table, "fields": fields,
                 "primaryKeys": list(primary_keys), "partitionKeys": list(partition_keys), "options": dict(options)}
 
+    @staticmethod
+    def table_job(warehouse: Path, table: str, action: str, **args: Any) -> dict[str, Any]:
+        """A table operation (``createTag``, ``createBranch``, ``deleteBranch``, ``fastForward``; see the driver)."""
+        return {"op": "table", "warehouse": str(warehouse), "table": table, "action": action, **args}
+
     def write_job(self, warehouse: Path, table: str,
                   commits: Sequence[tuple[pa.Table, Sequence[str] | None]]) -> dict[str, Any]:
         files = [str(encode_rows(data, kinds, self.tmp(f".commit{i}.jsonl"))) for i, (data, kinds) in

@@ -21,6 +21,8 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import (
+    BranchError,
+    BranchNotExistError,
     CatalogError,
     ConsumerError,
     DatabaseNotEmptyError,
@@ -277,6 +279,19 @@ CASES = [
          "2030-01-01"),
     Case("rescale: dynamic-bucket table", lambda s: s.nn.rescale(2), UnsupportedError, "bucket"),
     Case("rescale: bucket-unaware append table", lambda s: s.a.rescale(2), UnsupportedError, "bucket"),
+    # ---- branches ---------------------------------------------------------------------------------------------
+    Case("branch named main", lambda s: s.t.create_branch("main"), BranchError, "'main'"),
+    Case("numeric branch name", lambda s: s.t.create_branch("42"), BranchError, "'42'"),
+    Case("branch name with a path separator", lambda s: s.t.create_branch("a/b"), BranchError, "'a/b'"),
+    Case("branch from a missing tag", lambda s: s.t.create_branch("b", "nope"), TagNotExistError, "nope"),
+    Case("delete a missing branch", lambda s: s.t.delete_branch("nope"), BranchNotExistError, "nope"),
+    Case("fast-forward to a missing branch", lambda s: s.t.fast_forward("nope"), BranchNotExistError, "nope"),
+    Case("fast-forward to main", lambda s: s.t.fast_forward("main"), BranchError, "main"),
+    Case("scan.primary-branch", create_opts({"scan.primary-branch": "b"}), OptionError, "scan.primary-branch"),
+    Case("scan.fallback-branch to a missing branch", lambda s: s.t.copy({"scan.fallback-branch": "nope"}).read(),
+         TableNotExistError, "nope"),
+    Case("a missing branch by identifier", lambda s: s.catalog.get_table("db.t$branch_nope"), TableNotExistError,
+         "nope"),
 ]
 
 

@@ -44,6 +44,7 @@ def test_every_system_table_has_paimons_columns(catalog: Catalog, table: Table) 
         "tags": ["tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time",
                  "time_retained"],
         "consumers": ["consumer_id", "next_snapshot_id"],
+        "branches": ["branch_name", "create_time"],
         "manifests": ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id",
                       "min_partition_stats", "max_partition_stats", "min_row_id", "max_row_id"],
         "buckets": ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"],
@@ -166,6 +167,7 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
     "check_supported",  # the capability gate: reads metadata, raises or not
+    "branch_exists", "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
@@ -185,7 +187,12 @@ def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table],
     row = pa.table({"dt": ["a"], "id": [9], "v": [9.0]}, schema=SCHEMA)
     return {
         "alter": lambda t: t.alter(SetOption("snapshot.num-retained.min", "1")),
+        "branch_manager": lambda t: t.branch_manager().delete("b1"),
         "clear_consumers": lambda t: t.clear_consumers(),
+        "create_branch": lambda t: t.create_branch("new", "t1"),
+        "delete_branch": lambda t: t.delete_branch("b1"),
+        "fast_forward": lambda t: t.fast_forward("b1"),
+        "rename_branch": lambda t: t.rename_branch("b1", "b2"),
         "commit": lambda t: t.commit(messages),
         "compact": lambda t: t.compact(full=True),
         "consumer_manager": lambda t: t.consumer_manager().update("c1", 1),
@@ -231,6 +238,7 @@ def busy(catalog: Catalog, table: Table) -> Table:
     """The table with a tag, a consumer, a third snapshot and orphan-looking files: something to destroy."""
     table.create_tag("t1", 1)
     table.reset_consumer("c1", 2)
+    table.create_branch("b1", "t1")
     table.write(pa.table({"dt": ["a"], "id": [5], "v": [5.0]}, schema=SCHEMA))
     return table
 

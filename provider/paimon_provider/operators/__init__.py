@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.operators.branches import (
+    PaimonCreateBranchOperator,
+    PaimonDeleteBranchOperator,
+    PaimonFastForwardOperator,
+    PaimonRenameBranchOperator,
+)
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
@@ -23,14 +29,18 @@ from paimon_provider.operators.write import PaimonWriteOperator
 __all__ = [
     "PaimonCompactOperator",
     "PaimonConsumeChangelogOperator",
+    "PaimonCreateBranchOperator",
     "PaimonCreateTableOperator",
     "PaimonCreateTagOperator",
+    "PaimonDeleteBranchOperator",
     "PaimonDeleteTagOperator",
     "PaimonDropPartitionsOperator",
     "PaimonExpirePartitionsOperator",
     "PaimonExpireSnapshotsOperator",
     "PaimonExpireTagsOperator",
+    "PaimonFastForwardOperator",
     "PaimonRemoveOrphanFilesOperator",
+    "PaimonRenameBranchOperator",
     "PaimonRescaleOperator",
     "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",

@@ -36,7 +36,8 @@ from table_engine.format.snapshot import Snapshot, names_snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir
+from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir, statistics_dir
+from table_engine.store.branches import branch_roots
 from table_engine.store.context import StoreContext
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class FileRefs:
         return f"{manifest_dir(self.table_path)}/{name}"
 
     def statistics_path(self, name: str) -> str:
-        return f"{self.table_path}/statistics/{name}"
+        return f"{statistics_dir(self.table_path)}/{name}"
 
     def index_file_path(self, meta: IndexFileMeta) -> str:
         return meta.external_path or f"{index_dir(self.table_path)}/{meta.file_name}"
@@ -265,17 +266,19 @@ class FileRefs:
 
     # ---- references held outside the main lineage -------------------------------------------------------------
     def branch_pins(self) -> ReferencedFiles:
-        """Everything any branch's snapshots, tags and changelogs may reference (an over-approximation).
+        """Everything the snapshots, tags and changelogs of every *other* branch may reference (an
+        over-approximation): on the main branch every ``branch/branch-<name>/``, on a branch the main branch and the
+        other branches.
 
-        Branches (``branch/branch-<name>/``) share data files and manifests with the main branch (a branch made
-        from a tag starts with a copy of it), so whatever they reference must survive main-branch clean-ups.
+        Branches share data files and manifests (a branch made from a tag starts with a copy of it; a fast-forward
+        copies a branch's snapshots to the main branch), so whatever another line references must survive this
+        line's clean-ups (snapshot and tag expiry, rollback).
         """
         pins = ReferencedFiles()
-        for st in self.file_io.list_status(f"{self.table_path}/branch"):
-            base = st.path.rstrip("/").rsplit("/", 1)[-1]
-            if not (st.is_dir and base.startswith("branch-")):
+        own = self.table_path.rstrip("/")
+        for root in branch_roots(self.file_io, self.table_path).values():
+            if root.rstrip("/") == own:
                 continue
-            root = f"{self.table_path}/branch/{base}"
             for snap in _snapshot_jsons(self.file_io, [snapshot_dir(root), tag_dir(root), changelog_dir(root)]):
                 metas = self.meta_files(snap, missing_ok=True)
                 pins.meta.update(metas)

@@ -31,7 +31,8 @@ from table_engine.format.manifest import manifest_file_names
 from table_engine.format.snapshot import Snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.file_io import FileStatus
-from table_engine.io.paths import STAGING_DIR_PREFIX
+from table_engine.io.paths import STAGING_DIR_PREFIX, table_root
+from table_engine.store.branches import branch_roots
 from table_engine.store.context import StoreContext
 from table_engine.store.external_paths import same_filesystem
 from table_engine.store.lifecycle.file_refs import FileRefs
@@ -108,8 +109,7 @@ def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
     """
     meta: set[str] = set()
     data: set[str] = set()
-    roots = [ctx.table_path] + [st.path for st in ctx.file_io.list_status(f"{ctx.table_path}/branch")
-                                if st.is_dir and st.path.rstrip("/").rsplit("/", 1)[-1].startswith("branch-")]
+    roots = list(branch_roots(ctx.file_io, ctx.table_path).values())  # every line, whichever this context is
     manifests: dict[str, bool] = {}
     owner: dict[str, int] = {}  # manifest -> a snapshot listing it (named if it is missing)
     try:
@@ -193,7 +193,7 @@ def _candidates(ctx: StoreContext) -> Iterator[tuple[FileStatus, str | None, re.
     references their files) and the bucket directories below as many ``k=v`` levels as there are partition keys.
     One recursive :meth:`~table_engine.io.base.FileIO.walk` of the table (on an object store: one flat listing,
     paginated), not a listing per directory."""
-    tp = ctx.table_path.rstrip("/")
+    tp = table_root(ctx.table_path).rstrip("/")  # the same files whichever branch cleans: they are shared
     depth = len(ctx.schema.partition_keys)
     for st in ctx.file_io.walk(tp):
         parts = st.path[len(tp) + 1:].split("/")

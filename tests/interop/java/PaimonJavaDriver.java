@@ -14,6 +14,10 @@
  *    | {"retype": N, "type": T}]}                             one schema change, applied atomically
  *   {"op": "read", "warehouse": W, "table": "db.t", "options": {...dynamic options...}, "out": rowsFile}
  *                                                             -> {"rows": n}
+ *   {"op": "table", "warehouse": W, "table": "db.t", "action": A, ...}  a table operation (branches, tags):
+ *    A = "createTag" (+ "tag", "snapshot"), "createBranch" (+ "branch", optional "tag"), "deleteBranch" (+ "branch"),
+ *    "fastForward" (+ "branch")                              -> {"done": A}
+ * A table may be a branch ("db.t$branch_b1") or a system table ("db.t$branches") wherever the catalog takes one.
  * A rows file holds JSON lines. Read output starts with {"fields": [{"name": N, "type": SQL type}]}; every line after
  * it (and every line of a write input) is one row: [rowKind ("+I", "-U", "+U", "-D"), value, value, ...] with values
  * encoded exactly: integers as numbers; FLOAT/DOUBLE as their IEEE bits (Float.floatToRawIntBits /
@@ -120,9 +124,38 @@ public final class PaimonJavaDriver {
                 return write(catalog.getTable(identifier), job);
             case "read":
                 return read(catalog.getTable(identifier), job);
+            case "table":
+                return tableOp(catalog.getTable(identifier), job);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
+    }
+
+    private static JsonNode tableOp(Table table, JsonNode job) {
+        String action = job.get("action").asText();
+        switch (action) {
+            case "createTag":
+                table.createTag(job.get("tag").asText(), job.get("snapshot").asLong());
+                break;
+            case "createBranch":
+                if (job.hasNonNull("tag")) {
+                    table.createBranch(job.get("branch").asText(), job.get("tag").asText());
+                } else {
+                    table.createBranch(job.get("branch").asText());
+                }
+                break;
+            case "deleteBranch":
+                table.deleteBranch(job.get("branch").asText());
+                break;
+            case "fastForward":
+                table.fastForward(job.get("branch").asText());
+                break;
+            default:
+                throw new IllegalArgumentException("unknown table action " + action);
+        }
+        ObjectNode out = MAPPER.createObjectNode();
+        out.put("done", action);
+        return out;
     }
 
     private static Catalog catalog(String warehouse) {

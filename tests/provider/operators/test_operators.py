@@ -14,13 +14,17 @@ from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
+    PaimonCreateBranchOperator,
     PaimonCreateTagOperator,
+    PaimonDeleteBranchOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
+    PaimonFastForwardOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRenameBranchOperator,
     PaimonRescaleOperator,
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
@@ -214,7 +218,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
-        PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator}
+        PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
+        PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
@@ -282,3 +287,23 @@ def test_delete_tag_drop_partitions_rewrite_file_index(paimon_conn: str) -> None
         "--partition", "dt=a", "--commit-user", "u"]
     assert app_args(PaimonRewriteFileIndexOperator(task_id="r2", table="db.t")) == \
         head("rewrite-file-index", "db.t", paimon_conn)
+
+
+def test_branch_operators_render_their_commands(paimon_conn: str) -> None:
+    """The branch operators; a write into a branch is any operator with ``table="db.t$branch_<name>"``."""
+    assert app_args(PaimonCreateBranchOperator(task_id="a", table="db.t", branch="audit_1", tag="before")) == \
+        head("create-branch", "db.t", paimon_conn) + ["--branch", "audit_1", "--tag", "before"]
+    assert app_args(PaimonCreateBranchOperator(task_id="a", table="db.t", branch="b", if_exists="skip")) == \
+        head("create-branch", "db.t", paimon_conn) + ["--branch", "b", "--if-exists", "skip"]
+    assert app_args(PaimonFastForwardOperator(task_id="f", table="db.t", branch="audit_1")) == \
+        head("fast-forward", "db.t", paimon_conn) + ["--branch", "audit_1", "--check-unchanged"]
+    assert app_args(PaimonFastForwardOperator(task_id="f", table="db.t", branch="b", check_unchanged=False)) == \
+        head("fast-forward", "db.t", paimon_conn) + ["--branch", "b"]
+    assert app_args(PaimonDeleteBranchOperator(task_id="d", table="db.t", branch="b", ignore_if_missing=True)) == \
+        head("delete-branch", "db.t", paimon_conn) + ["--branch", "b", "--ignore-if-missing"]
+    assert app_args(PaimonRenameBranchOperator(task_id="r", table="db.t", branch="b", to="c")) == \
+        head("rename-branch", "db.t", paimon_conn) + ["--branch", "b", "--to", "c"]
+    assert app_args(PaimonWriteOperator(task_id="w", table="db.t$branch_b", source="/x", commit_user="u"))[:5] == \
+        head("write", "db.t$branch_b", paimon_conn)
+    with pytest.raises(ValueError, match="create-branch needs a branch name"):
+        PaimonCreateBranchOperator(task_id="x", table="db.t", branch=" ").build_command("/wh")

@@ -16,10 +16,13 @@ from airflow.sdk.exceptions import AirflowFailException
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
+    PaimonCreateBranchOperator,
     PaimonCreateTagOperator,
+    PaimonDeleteBranchOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
     PaimonExpireSnapshotsOperator,
+    PaimonFastForwardOperator,
     PaimonRollbackOperator,
     PaimonWriteOperator,
 )
@@ -102,6 +105,26 @@ def test_delete_tag_already_gone_is_success_on_a_retry(table: Any, capsys: pytes
     missing_ok = PaimonDeleteTagOperator(task_id="t", table="db.t", tag="old", ignore_if_missing=True, spark=LOCAL)
     assert missing_ok.execute(ti_context(1, run_id="manual__2"))["deleted_tags"] == []  # type: ignore[index]
     assert table.list_tags() == []
+
+
+def test_branch_operators_converge_on_retries(table: Any) -> None:
+    """Write-audit-publish's steps: create the branch, fast-forward, delete it; each converges on a later try."""
+    table.create_tag("base", 1)
+    create = PaimonCreateBranchOperator(task_id="c", table="db.t", branch="audit", tag="base", spark=LOCAL)
+    assert create.execute(ti_context(1))["already_existed"] is False  # type: ignore[index]
+    assert create.execute(ti_context(2))["already_existed"] is True  # type: ignore[index]
+    publish = PaimonFastForwardOperator(task_id="f", table="db.t", branch="audit", spark=LOCAL)
+    with pytest.raises(AirflowFailException, match="moved on since the branch was made"):  # main has 2 and 3
+        publish.execute(ti_context(1))
+    forced = PaimonFastForwardOperator(task_id="f", table="db.t", branch="audit", check_unchanged=False, spark=LOCAL)
+    assert forced.execute(ti_context(1))["discarded_snapshots"] == [2, 3]  # type: ignore[index]
+    assert publish.execute(ti_context(2))["already_done"] is True  # type: ignore[index]
+    drop = PaimonDeleteBranchOperator(task_id="d", table="db.t", branch="audit", spark=LOCAL)
+    assert drop.execute(ti_context(1))["deleted"] is True  # type: ignore[index]
+    assert drop.execute(ti_context(2))["deleted"] is False  # type: ignore[index]
+    with pytest.raises(AirflowFailException, match="BranchNotExistError"):
+        drop.execute(ti_context(1, run_id="manual__2"))
+    assert table.list_branches() == [] and table.latest_snapshot_id() == 1
 
 
 def test_drop_partitions_already_gone_is_success_on_a_retry(table: Any, capsys: pytest.CaptureFixture[str]) -> None:

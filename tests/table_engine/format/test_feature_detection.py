@@ -62,6 +62,7 @@ DETECTED_SUPPORTED: dict[str, dict[str, str]] = {
     "_WRITE_COLS": data_file_features([data_file(write_cols=["v"])]),
     "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
     "BLOB": schema_features(schema(["BLOB"])),  # written too since ADR 0018's amendment
+    "scan.fallback-branch": schema_features(schema(options={"scan.fallback-branch": "b"})),  # issue 26
 }
 DETECTED: dict[str, dict[str, str]] = {
     "pk-<type>.index.columns": schema_features(schema(options={"pk-btree.index.columns": "id"})),
@@ -73,7 +74,7 @@ DETECTED: dict[str, dict[str, str]] = {
     "VARIANT shredding": schema_features(schema(["VARIANT"], {"variant.shreddingSchema": "{}"})),
     "file.format = lance / vortex / ...": schema_features(schema(options={"file.format": "lance"})),
     "chain-table.enabled": schema_features(schema(options={"chain-table.enabled": "true"})),
-    "scan.fallback-branch": schema_features(schema(options={"scan.fallback-branch": "b"})),
+    "scan.primary-branch": schema_features(schema(options={"scan.primary-branch": "b"})),
     "data-file.thin-mode": schema_features(schema(options={"data-file.thin-mode": "true"})),
     "data-file.path-directory": schema_features(schema(options={"data-file.path-directory": "d"})),
     "index-file-in-data-file-dir": schema_features(schema(options={"index-file-in-data-file-dir": "true"})),

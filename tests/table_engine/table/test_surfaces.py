@@ -14,7 +14,7 @@ from table_engine.table import Table, TableBase
 from table_engine.table.base import is_mutating
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-SURFACES = ("base", "reading", "writing", "maintenance", "tags", "metadata")
+SURFACES = ("base", "reading", "writing", "maintenance", "tags", "metadata", "branches")
 # instance attributes set in TableBase.__init__ / _set_schema (not in any class __dict__)
 INSTANCE_ATTRIBUTES = {"identifier": "base", "path": "base", "schema": "base", "options": "base", "file_io": "base",
                        "source": "base"}
