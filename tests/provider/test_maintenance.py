@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from airflow.sdk.exceptions import ParamValidationError
 from paimon_provider.maintenance import (
     for_each_table,
     maintenance_dag,
@@ -58,11 +59,17 @@ def test_rollback_form_is_built_without_the_warehouse(monkeypatch: pytest.Monkey
     # no connection at all: the form does not need one (it reads nothing)
     monkeypatch.delenv("AIRFLOW_CONN_PAIMON_DEFAULT", raising=False)
     params = rollback_params("db.t")
-    assert params["tag"].value is None and params["tag"].schema["type"] == ["null", "string"]
-    assert params["snapshot_id"].value is None and params["snapshot_id"].schema["type"] == ["null", "integer"]
-    assert "examples" not in params["tag"].schema
-    assert "list_snapshots_and_tags" in str(params["snapshot_id"].description)
-    assert [p.schema["title"] for p in params.values()] == ["Table", "Snapshot id", "Tag"]
+    version = params["version"]
+    # required and non-blank: an empty form cannot be submitted (no default, no null)
+    with pytest.raises(ParamValidationError, match="No value passed"):
+        version.resolve()
+    with pytest.raises(ParamValidationError):
+        version.resolve(" ")
+    assert version.resolve("ads-20261127") == "ads-20261127"
+    assert version.schema["type"] == "string" and version.schema["minLength"] == 1
+    assert "examples" not in version.schema and "enum" not in version.schema  # nothing read from the warehouse
+    assert "list_snapshots_and_tags" in str(version.description)
+    assert [p.schema["title"] for p in params.values()] == ["Table", "Snapshot id or tag"]
 
 
 def test_dag_doc_lists_the_form_and_what_a_run_leaves_behind() -> None:
