@@ -174,3 +174,45 @@ def test_main_moved_refused_unless_allowed_and_a_lost_fast_forward_converges(
     assert wap.audit_branch_name(dr.run_id) not in ods.list_branches()
     events = asset_events("paimon_wap_retry")[before:]
     assert [uri for uri, _ in events] == [ODS_URI] and events[0][1]["snapshot_id"] == ods.latest_snapshot_id()
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # the writes run as Spark jobs on S3 (~2 min): the driver-job sizing cannot list S3 objects
+def test_on_s3(airflow_db: None, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, s3_server: Any,
+               s3_warehouse: str, s3_options: dict[str, str]) -> None:
+    """The same on the session's S3 server: a good batch published, a bad one stopped with main unchanged (its
+    snapshot, schema and tag objects byte for byte) and the branch kept."""
+    from table_engine import Catalog
+    from table_engine.io.file_io import FileIO
+
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_s3_connection(
+        s3_warehouse, s3_server.endpoint, spark_conf=sample.LAPTOP_SPARK_CONF))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
+    airflow_env.without_aws_environment(monkeypatch)
+    catalog = Catalog(s3_warehouse, s3_options)
+    catalog.create_table(ODS, sample.order_events(1).schema, partition_keys=sample.ODS.partition_keys,
+                         options=sample.ODS.options)
+    catalog.get_table(ODS).write(sample.order_events(1))
+
+    dr = factory_dag("paimon_wap_s3_good", tmp_path, land(tmp_path, "good", sample.order_events(3)),
+                     checks=ODS_CHECKS).test()
+    assert str(dr.state) == "success", states(dr)
+    ods = catalog.get_table(ODS)
+    assert ods.read().num_rows == len(sample.order_event_rows(1)) + len(sample.order_event_rows(3))
+    assert ods.list_branches() == [] and ods.tags() == []
+
+    def main_objects() -> dict[str, bytes]:
+        io: FileIO = ods.file_io
+        return {st.path: io.read_bytes(st.path) for sub in ("snapshot", "schema", "tag")
+                if io.exists(f"{ods.path}/{sub}") for st in io.list_status(f"{ods.path}/{sub}") if not st.is_dir}
+
+    before, rows = main_objects(), ods.read()
+    rows3 = sample.order_events(3).to_pylist()
+    bad = pa.Table.from_pylist([*rows3, rows3[0], {**rows3[1], "order_id": None}],
+                               schema=sample.order_events(3).schema)
+    dr = factory_dag("paimon_wap_s3_bad", tmp_path, land(tmp_path, "bad", bad)).test()
+    assert str(dr.state) == "failed" and states(dr)["check_batch"] == "failed", states(dr)
+    ods = catalog.get_table(ODS)
+    assert main_objects() == before and ods.read().equals(rows)
+    assert ods.list_branches() == [wap.audit_branch_name(dr.run_id)]
+    assert ods.branch_table(ods.list_branches()[0]).read().num_rows == rows.num_rows + bad.num_rows
