@@ -14,6 +14,7 @@ other layers follow. Nothing here uses the logical date: UI-triggered runs have 
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from airflow.sdk import DAG, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
@@ -62,41 +63,79 @@ ODS_PARAMS = {
                          description="Directory the batch lands in; Spark must be able to read it."),
 }
 
-with DAG(
-    dag_id="paimon_lake_ods",
-    description="ODS: append a batch of raw order events to ods.order_events",
-    schedule=None,
-    start_date=START,
-    catchup=False,
-    tags=[*TAGS, "ods"],
-    default_args=DEFAULT_ARGS,
-    params=ODS_PARAMS,
-    doc_md=dag_doc(f"ODS: lands one sample batch of raw order events as Parquet files (a stand-in for an upstream "
-                   f"system) and appends it to `{ODS.name}` (created on the first run).",
-                   when="by hand only: trigger it from the UI with a batch number; the layers above follow.",
-                   leaves=f"the batch's Parquet files in the landing directory, an APPEND snapshot of `{ODS.name}` "
-                          "and its Asset event, which starts `paimon_lake_dwd`.",
-                   params=ODS_PARAMS, notes=LAYERS_NOTE),
-) as ods_dag:
+ODS_CHECKS = [{"check": "row_count", "min": 1}, {"check": "null_fraction", "column": "order_id", "max": 0}]
+"""The default audit of an ODS batch: rows arrived, and none without an order id (ods.order_events has no primary
+key, and raw events may be re-sent: add ``{"check": "no_duplicate_keys", "columns": [...]}`` where they may not)."""
 
-    @task
-    def land_batch(batch: int, landing_dir: str) -> str:
-        """Stand-in for an upstream system: write one sample batch of raw events as Parquet files."""
-        from example_lake import write_batch
+WAP_PARAMS = {
+    **ODS_PARAMS,
+    "checks": Param(ODS_CHECKS, type="array", items={"type": "object"}, minItems=1, title="Checks",
+                    description="The audit of the batch, run on its branch before publication: a list of checks "
+                                "(docs/checks.md), e.g. {\"check\": \"row_count\", \"min\": 1}."),
+    "allow_main_moved": Param(False, type="boolean", title="Publish even if main moved",
+                              description="Publish even when ods.order_events got other commits after the audit "
+                                          "branch was made (the fast-forward discards them, as Paimon does)."),
+}
 
-        return write_batch(landing_dir, int(batch))
 
-    landed = land_batch(batch="{{ params.batch }}", landing_dir="{{ params.landing_dir }}")  # type: ignore[arg-type]
-    append = PaimonWriteOperator(
-        task_id="append_ods",
-        table=ODS.name,
-        source=str(landed),
-        source_format="parquet",
-        partition_keys=ODS.partition_keys,
-        table_options=ODS.options,
-        paimon_conn_id=CONN_ID,
-    )
-    landed >> append
+def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False) -> DAG:
+    """The ODS layer's DAG: land a batch, append it to ods.order_events; with ``audit`` through write-audit-publish
+    (docs/wap.md: the batch is checked on a branch and published by a fast-forward only when the checks pass)."""
+    from paimon_provider.wap import write_audit_publish
+
+    params = WAP_PARAMS if audit else ODS_PARAMS
+    one_at_a_time: dict[str, Any] = {"max_active_runs": 1} if audit else {}  # audits branch from main in turn
+    how = (f"writes it into an audit branch of `{ODS.name}` (`audit_<run id>`), checks it there and publishes it "
+           "to main with one fast-forward when every check passed" if audit else f"appends it to `{ODS.name}`")
+    leaves = (f"the batch's Parquet files in the landing directory, `{ODS.name}`'s main branch at the audited "
+              "snapshot and its Asset event (which starts `paimon_lake_dwd`); on failed checks main unchanged, the "
+              "run failed with the failed checks in `check_batch`'s log and the branch `audit_<run id>` kept"
+              if audit else f"the batch's Parquet files in the landing directory, an APPEND snapshot of `{ODS.name}` "
+              "and its Asset event, which starts `paimon_lake_dwd`.")
+    with DAG(
+        dag_id=dag_id,
+        description=f"ODS: {'write-audit-publish' if audit else 'append'} a batch of raw order events "
+                    f"{'into' if audit else 'to'} ods.order_events",
+        schedule=None,
+        start_date=START,
+        catchup=False,
+        **one_at_a_time,
+        tags=[*TAGS, "ods", *(["wap"] if audit else [])],
+        default_args=DEFAULT_ARGS,
+        params=params,
+        doc_md=dag_doc(f"ODS: lands one sample batch of raw order events as Parquet files (a stand-in for an "
+                       f"upstream system) and {how} (the table is created on the first run).",
+                       when="by hand only: trigger it from the UI with a batch number; the layers above follow.",
+                       leaves=leaves, params=params, notes=LAYERS_NOTE),
+    ) as dag:
+
+        @task
+        def land_batch(batch: int, landing_dir: str) -> str:
+            """Stand-in for an upstream system: write one sample batch of raw events as Parquet files."""
+            from example_lake import write_batch
+
+            return write_batch(landing_dir, int(batch))
+
+        landed: Any = land_batch(batch="{{ params.batch }}", landing_dir="{{ params.landing_dir }}")  # type: ignore[arg-type]
+        if audit:
+            landed >> _create(ODS, "create_ods_events") >> write_audit_publish(
+                ODS.name, source=str(landed), checks="{{ params.checks | tojson }}",
+                allow_main_moved="{{ params.allow_main_moved }}", paimon_conn_id=CONN_ID)
+        else:
+            landed >> PaimonWriteOperator(
+                task_id="append_ods",
+                table=ODS.name,
+                source=str(landed),
+                source_format="parquet",
+                partition_keys=ODS.partition_keys,
+                table_options=ODS.options,
+                paimon_conn_id=CONN_ID,
+            )
+    return dag
+
+
+ods_dag = build_ods_dag()
+wap_dag = build_ods_dag("paimon_wap", audit=True)  # the same layer, write-audit-publish (docs/wap.md)
 
 
 with _layer("paimon_lake_dwd", "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",

@@ -383,10 +383,12 @@ def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
     if manager.is_fast_forwarded(cmd.branch):
         sid = table.latest_snapshot_id()
         log.info("%s is at branch %s's latest snapshot %s already: nothing to do", table.identifier, cmd.branch, sid)
-        return {"branch": cmd.branch, "snapshot_id": sid, "already_done": True, "discarded_snapshots": []}
+        return {"branch": cmd.branch, "snapshot_id": sid, "already_done": True, "discarded_snapshots": [],
+                "commit": commit_facts(table, sid)}
     discarded = manager.discarded_by_fast_forward(cmd.branch)
     if cmd.check_unchanged and discarded:
         raise BranchError(f"{table.identifier} has snapshots {discarded} that are not branch {cmd.branch}'s (it "
                           "moved on since the branch was made): a fast-forward would discard them; not done")
     sid = table.fast_forward(cmd.branch)
-    return {"branch": cmd.branch, "snapshot_id": sid, "already_done": False, "discarded_snapshots": discarded}
+    return {"branch": cmd.branch, "snapshot_id": sid, "already_done": False, "discarded_snapshots": discarded,
+            "commit": commit_facts(table, sid)}

@@ -41,7 +41,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 FORMS = ("paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
-         "paimon_remove_orphan_files", "paimon_rollback", "paimon_lake_ods")
+         "paimon_remove_orphan_files", "paimon_rollback", "paimon_lake_ods", "paimon_wap")
 UI_TABLE = "ui.orders"
 RUN_TIMEOUT = 600
 
@@ -290,6 +290,9 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     # every form opens (screenshots of their defaults)
     for dag_id in FORMS:
         f = form(dag_id)
+        if dag_id == "paimon_wap":  # the ODS form, plus the audit's checks (JSON) and the fast-forward's switch
+            text = f.dialog.inner_text()
+            assert all(label in text for label in ("Sample batch", "Checks", "Publish even if main moved")), text
         f.screenshot(shot_dir)
         f.close()
 

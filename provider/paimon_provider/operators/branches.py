@@ -7,10 +7,16 @@ already deleted or renamed, a fast-forward already done are success.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_bool, as_optional_text, is_retry
+from paimon_provider.operators.base import (
+    PaimonSparkOperator,
+    as_bool,
+    as_optional_text,
+    is_retry,
+    snapshot_id_of,
+)
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -115,11 +121,16 @@ class PaimonFastForwardOperator(PaimonSparkOperator):
     Paimon's fast-forward discards commits made to the table since the branch was made; ``check_unchanged`` (the
     default) fails the task instead when there are any, so that a concurrent writer's commit is never lost.
 
+    The fast-forward publishes the branch's data to the readers of the main branch: it emits the table's Asset
+    event (extra: ``snapshot_id`` of main after it, and the facts of that snapshot's commit, ``commit_kind``,
+    ``added_rows``...), also when a later try finds it done (the earlier try may have died before its event).
+
     :param branch: the branch to publish (templated).
     :param check_unchanged: refuse when the table moved on since the branch was made (templated; default True).
     """
 
     command = "fast-forward"
+    writes_table = True
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "branch", "check_unchanged")
 
     def __init__(self, *, branch: str, check_unchanged: bool | str = True, **kwargs: Any) -> None:
@@ -133,3 +144,7 @@ class PaimonFastForwardOperator(PaimonSparkOperator):
         return FastForward(warehouse=warehouse, table=self.table,
                            branch=_name(self.branch, "a branch name", self.command),
                            check_unchanged=as_bool(self.check_unchanged))
+
+    def result_changed_data(self, result: Mapping[str, Any] | None) -> bool:
+        """Main now shows the branch's snapshot: data for its readers (a branch without snapshots publishes none)."""
+        return snapshot_id_of(result) is not None

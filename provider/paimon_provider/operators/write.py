@@ -12,6 +12,10 @@ from paimon_provider.operators.base import (
     as_optional_text,
 )
 
+MAIN_BRANCH = "main"
+"""Paimon's default branch (``table_engine.io.paths.MAIN_BRANCH``, not imported: DAG files build operators at parse
+time)."""
+
 if TYPE_CHECKING:
 
     from table_engine.ops import Write
@@ -20,6 +24,11 @@ if TYPE_CHECKING:
 class PaimonWriteOperator(CommittingOperator):
     """Append (or overwrite) rows read from files or given by a Spark SQL query; can create the table on first
     write from the source's schema. Emits the table's Asset with the committed snapshot id.
+
+    With ``branch`` the rows go into that branch of the table (``db.t$branch_<branch>``, which must exist:
+    :class:`~paimon_provider.operators.PaimonCreateBranchOperator`); such a write emits no Asset event: a branch
+    (an audit branch of write-audit-publish, docs/wap.md) is not data for the readers of the main branch, whose
+    Asset the branch's fast-forward emits.
 
     The job is idempotent per task instance: its commit user defaults to one derived from the DAG run and task,
     so a retry after a successful commit (e.g. the worker died before recording success) does not write twice.
@@ -36,13 +45,14 @@ class PaimonWriteOperator(CommittingOperator):
     :param table_options: table options, for creating the table (``{"bucket": "4"}``) (templated).
     :param commit_user: the commit user (templated); default ``airflow:<dag>:<task>:<run id>[:<map index>]``.
     :param parallelism: Spark writer tasks for primary-key tables (templated).
+    :param branch: write into this branch of ``table`` (templated; default, empty or ``main``: the main branch).
     """
 
     command = "write"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "sql", "source_format",
                                       "source_options", "mode", "create_if_missing", "primary_keys",
-                                      "partition_keys", "table_options", "parallelism")
+                                      "partition_keys", "table_options", "parallelism", "branch")
     template_fields_renderers = {**CommittingOperator.template_fields_renderers, "sql": "sql",
                                  "table_options": "json", "source_options": "json"}
 
@@ -60,8 +70,10 @@ class PaimonWriteOperator(CommittingOperator):
         table_options: Mapping[str, Any] | None = None,
         commit_user: str | None = None,
         parallelism: int | str | None = None,
+        branch: str | None = None,
         **kwargs: Any,
     ) -> None:
+        self.branch = branch  # before the base class, which asks asset_table for the outlets
         super().__init__(**kwargs)
         if (source is None) == (sql is None):
             raise ValueError("PaimonWriteOperator needs exactly one of source and sql")
@@ -77,8 +89,20 @@ class PaimonWriteOperator(CommittingOperator):
         self.commit_user = commit_user
         self.parallelism = parallelism
 
+    @property
+    def target_branch(self) -> str | None:
+        """The branch written (None: the main branch)."""
+        name = as_optional_text(self.branch)
+        return None if name is None or name == MAIN_BRANCH else name
+
+    @property
+    def asset_table(self) -> str | None:
+        """The table, for a write into its main branch; None (no Asset event) for a write into a branch."""
+        return None if self.target_branch is not None or "$" in self.table else self.table
+
     def build_command(self, warehouse: str) -> Write:
         from table_engine.ops import Write
+        from table_engine.table.branches import branch_identifier
 
         mode = str(self.mode).strip().lower()
         if mode not in ("append", "overwrite"):
@@ -93,7 +117,8 @@ class PaimonWriteOperator(CommittingOperator):
         partition_keys = _columns(self.partition_keys)
         create = as_bool(self.create_if_missing) if self.create_if_missing is not None else \
             bool(primary_keys or partition_keys or self.table_options)
-        return Write(warehouse=warehouse, table=self.table, source=source, sql=sql,
+        table = self.table if self.target_branch is None else branch_identifier(self.table, self.target_branch)
+        return Write(warehouse=warehouse, table=table, source=source, sql=sql,
                      format=str(self.source_format).strip().lower() if source is not None else "parquet",
                      source_options={str(k): str(v) for k, v in self.source_options.items()} if source else {},
                      mode=mode, create_if_missing=create, primary_keys=primary_keys if create else (),

@@ -305,5 +305,15 @@ def test_branch_operators_render_their_commands(paimon_conn: str) -> None:
         head("rename-branch", "db.t", paimon_conn) + ["--branch", "b", "--to", "c"]
     assert app_args(PaimonWriteOperator(task_id="w", table="db.t$branch_b", source="/x", commit_user="u"))[:5] == \
         head("write", "db.t$branch_b", paimon_conn)
+    # branch=: the operator composes db.t$branch_<b>; a branch write declares no Asset, the fast-forward main's
+    write = PaimonWriteOperator(task_id="wb", table="db.t", branch="audit_1", source="/x", commit_user="u")
+    assert write.build_command("/wh").table == "db.t$branch_audit_1" and write.outlets == []
+    assert PaimonWriteOperator(task_id="wt", table="db.t", branch="{{ params.b }}", source="/x").outlets == []
+    assert PaimonWriteOperator(task_id="wc", table="db.t$branch_b", source="/x").outlets == []
+    main = PaimonWriteOperator(task_id="wm", table="db.t", branch="main", source="/x", commit_user="u")
+    assert main.build_command("/wh").table == "db.t" and [o.uri for o in main.outlets] == \
+        ["paimon://paimon_default/db/t"]
+    assert [o.uri for o in PaimonFastForwardOperator(task_id="ff", table="db.t", branch="b").outlets] == \
+        ["paimon://paimon_default/db/t"]
     with pytest.raises(ValueError, match="create-branch needs a branch name"):
         PaimonCreateBranchOperator(task_id="x", table="db.t", branch=" ").build_command("/wh")

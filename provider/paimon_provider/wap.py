@@ -1,0 +1,157 @@
+"""Write-audit-publish (docs/wap.md): a batch is written into an audit branch of the table, checked there, and only
+then published to the readers of the main branch with one fast-forward::
+
+    with DAG("ods_wap", ...):
+        write_audit_publish("ods.order_events", source="/landing/batch-7", checks=[{"check": "row_count", "min": 1}])
+
+The tasks (in a task group ``write_audit_publish``): ``open_audit_branch`` (branch ``audit_<run id>`` from a tag of
+main's latest snapshot, or empty when main has none) -> ``write_batch`` (into the branch: no Asset event) ->
+``check_batch`` (:class:`~paimon_provider.operators.PaimonTableCheckOperator` on the branch) -> ``publish``
+(:class:`~paimon_provider.operators.PaimonFastForwardOperator`: main's Asset event) -> ``delete_audit_branch`` ->
+``drop_audit_tag``. A failed check fails the run there: main unchanged, the branch kept for inspection, and
+``on_failure_callback`` called (default: one log line naming the kept branch). Every step is idempotent per run
+(the same branch and tag name on every try), so retries converge.
+
+Only ``airflow.sdk`` and the operators are imported here: DAG files import this module at parse time.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import TaskGroup, task
+
+from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.operators import (
+    PaimonDeleteBranchOperator,
+    PaimonFastForwardOperator,
+    PaimonTableCheckOperator,
+    PaimonWriteOperator,
+)
+from paimon_provider.operators.base import as_bool
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+__all__ = ["AUDIT_PREFIX", "audit_branch_name", "log_kept_branch", "write_audit_publish"]
+
+log = logging.getLogger(__name__)
+
+AUDIT_PREFIX = "audit_"
+"""Audit branches (and the tags they are made from) are named ``audit_<run id, sanitized>``."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_\-]+")
+OPEN_TASK = "open_audit_branch"
+
+
+def audit_branch_name(run_id: str) -> str:
+    """``audit_<run id>`` with every run of characters other than letters, digits, ``_`` and ``-`` replaced by one
+    ``_``: one directory name that Paimon takes as a branch (and tag) name, the same on every try of the run."""
+    return AUDIT_PREFIX + (_UNSAFE.sub("_", run_id).strip("_") or "run")
+
+
+def log_kept_branch(context: Context) -> None:
+    """The default alert of a failed audit: one line naming the kept branch."""
+    table = str(getattr(context["ti"].task, "table", "?")).split("$", 1)[0]
+    log.error("write-audit-publish: checks failed on %s; main is unchanged and branch %s is kept for inspection "
+              "(read it as %s$branch_%s; delete it with PaimonDeleteBranchOperator)", table,
+              audit_branch_name(str(context["run_id"])), table, audit_branch_name(str(context["run_id"])))
+
+
+def write_audit_publish(
+    table: str,
+    *,
+    checks: Sequence[Mapping[str, Any]] | str,
+    source: str | None = None,
+    sql: str | None = None,
+    source_format: str = "parquet",
+    mode: str = "append",
+    allow_main_moved: bool | str = False,
+    on_failure_callback: Callable[[Context], None] | None = log_kept_branch,
+    paimon_conn_id: str = DEFAULT_CONN_ID,
+    group_id: str = "write_audit_publish",
+    write_kwargs: Mapping[str, Any] | None = None,
+) -> TaskGroup:
+    """Wire write-audit-publish of one batch into ``table`` (which must exist) in the current DAG; returns the task
+    group (set dependencies on it: ``land >> write_audit_publish(...)``).
+
+    :param table: ``database.table``.
+    :param checks: the audit, as :class:`~paimon_provider.operators.PaimonTableCheckOperator` takes them (a list
+        of check dicts, or JSON text; templated).
+    :param source: the batch's files (templated); or ``sql``, a Spark SQL query giving its rows.
+    :param source_format: ``parquet``, ``csv``, ``json``, ``orc``.
+    :param mode: ``append`` or ``overwrite``, as :class:`~paimon_provider.operators.PaimonWriteOperator`.
+    :param allow_main_moved: publish even when main got commits after the branch was made (they are discarded by
+        the fast-forward, as Paimon does); default False: the publish task fails instead. A bool, or a template
+        ``{{ params.allow_main_moved }}``.
+    :param on_failure_callback: called when the checks fail (the branch is kept); default :func:`log_kept_branch`.
+    :param paimon_conn_id: the ``paimon`` connection.
+    :param group_id: the task group's id.
+    :param write_kwargs: more arguments of the write operator (``table_options``, ``spark``, ...).
+    """
+    with TaskGroup(group_id=group_id) as group:
+        opened: Any = open_audit_branch(table, paimon_conn_id)
+        branch = "{{ ti.xcom_pull(task_ids='" + opened.operator.task_id + "', key='branch') }}"
+        write = PaimonWriteOperator(task_id="write_batch", table=table, branch=branch, source=source, sql=sql,
+                                    source_format=source_format, mode=mode, paimon_conn_id=paimon_conn_id,
+                                    **dict(write_kwargs or {}))
+        check = PaimonTableCheckOperator(task_id="check_batch", table=f"{table}$branch_{branch}", checks=checks,
+                                         paimon_conn_id=paimon_conn_id, on_failure_callback=on_failure_callback)
+        publish = PaimonFastForwardOperator(task_id="publish", table=table, branch=branch,
+                                            check_unchanged=_negate(allow_main_moved), paimon_conn_id=paimon_conn_id)
+        delete = PaimonDeleteBranchOperator(task_id="delete_audit_branch", table=table, branch=branch,
+                                            paimon_conn_id=paimon_conn_id)
+        dropped = drop_audit_tag(table, paimon_conn_id, opened["tag"])
+        opened >> write >> check >> publish >> delete >> dropped
+    return group
+
+
+def _negate(flag: bool | str) -> bool | str:
+    """``not flag`` for a bool or a flag's text; a template ``{{ expr }}`` becomes ``{{ not (expr) }}``."""
+    if not isinstance(flag, str):
+        return not flag
+    text = flag.strip()
+    if text.startswith("{{") and text.endswith("}}"):
+        return "{{ not (" + text[2:-2].strip() + ") }}"
+    return not as_bool(text)
+
+
+@task(task_id=OPEN_TASK, multiple_outputs=True)
+def open_audit_branch(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, **context: Any) -> dict[str, Any]:
+    """Make branch ``audit_<run id>`` of ``table``: from main's latest snapshot (Paimon branches from a tag: a tag
+    of the same name is made, the branch made from it keeps its own copy, and main's is deleted again, so that main
+    is left as it was), or empty when main has no snapshot. A later try of the run finds the branch and returns the
+    same."""
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    name = audit_branch_name(str(context["run_id"]))
+    t = PaimonTableHook(paimon_conn_id).get_table(table)
+    if t.branch_exists(name):
+        tags = {tag.name: tag.snapshot.id for tag in t.branch_table(name).tags()}
+        log.info("%s: audit branch %s exists already (an earlier try made it)", table, name)
+        return {"branch": name, "tag": name if name in tags else None, "base_snapshot": tags.get(name)}
+    base = t.latest_snapshot_id()
+    tag = None if base is None else name
+    if tag is not None and tag not in {x.name for x in t.tags()}:
+        t.create_tag(tag, base)
+    t.create_branch(name, tag)
+    if tag is not None:
+        t.delete_tag(tag, ignore_if_not_exists=True)
+    log.info("%s: audit branch %s made %s", table, name, f"at snapshot {base}" if tag else "empty")
+    return {"branch": name, "tag": tag, "base_snapshot": base}
+
+
+@task(task_id="drop_audit_tag")
+def drop_audit_tag(table: str, paimon_conn_id: str, tag: str | None) -> bool:
+    """Delete the tag the audit branch was made from, which main has after the fast-forward (the branch's copy of
+    it); a tag already gone is no error (a later try)."""
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    if not tag:
+        return False
+    t = PaimonTableHook(paimon_conn_id).get_table(table)
+    t.delete_tag(tag, ignore_if_not_exists=True)
+    return True
