@@ -431,6 +431,16 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     assert runs.run("paimon_expire_partitions", run_id) == "success"
     assert table.read().num_rows == 0
 
+    # write-audit-publish from its form, as it opens: batch 1 written into an audit branch of the ODS table, checked
+    # there, published to main by a fast-forward (main's Asset event), the branch and its tag gone
+    ods_rows, ods_latest_before = ods.read().num_rows, ods.latest_snapshot_id()
+    run_id = form("paimon_wap").submit()
+    assert runs.run("paimon_wap", run_id) == "success", runs.tasks("paimon_wap", run_id)
+    assert ods.read().num_rows == ods_rows + sample.order_events(1).num_rows
+    assert (ods.latest_snapshot_id() or 0) > (ods_latest_before or 0) and ods.list_branches() == []
+    published = runs.asset_events("paimon_wap", run_id)
+    assert [e["uri"] for e in published] == ["paimon://paimon_default/ods/order_events"], published
+
     # the rollback DAG was parsed again and again while its table took batches, tags and rollbacks: one version
     status, versions = af.call("GET", "/api/v2/dags/paimon_rollback/dagVersions")
     assert status == 200 and versions["total_entries"] == 1, versions
