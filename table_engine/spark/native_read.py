@@ -35,6 +35,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from table_engine.core_options import SCAN_FALLBACK_BRANCH
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import format_of
 from table_engine.spark import options as o
@@ -144,6 +145,8 @@ def _fallback_reason(t: Table, opts: Mapping[str, str]) -> str | None:
         return "audit-log read"
     if t.source is not None:
         return "system table"
+    if t.options.get(SCAN_FALLBACK_BRANCH):
+        return "scan.fallback-branch table (splits of two branches)"
     if urlparse(t.path).scheme not in _LOCAL_SCHEMES:
         return "object-store table"
     bad = [f.name for f in t.schema.fields if not native_type_ok(f.type)]

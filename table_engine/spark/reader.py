@@ -73,11 +73,13 @@ class ReadSpec:
 
 
 class SplitPartition(InputPartition):
-    """A snapshot split (all merged rows of one partition and bucket)."""
+    """A snapshot split (all merged rows of one partition and bucket), of the table read or, with ``branch``, of its
+    ``scan.fallback-branch``."""
 
-    def __init__(self, split: Split) -> None:
+    def __init__(self, split: Split, branch: str | None = None) -> None:
         super().__init__(None)
         self.split = split
+        self.branch = branch
 
 
 class ChangePartition(InputPartition):
@@ -92,7 +94,8 @@ def read_partition(table: Table, spec: ReadSpec, partition: InputPartition,
                    filters: Sequence[EngineFilter]) -> Iterator[pa.RecordBatch]:
     """The rows of one planned partition, as batches in Spark's layout."""
     if isinstance(partition, SplitPartition):
-        reader = table.new_read(filter=list(filters) or None)
+        source = table if partition.branch is None else table.branch_table(partition.branch)
+        reader = source.new_read(filter=list(filters) or None)
         for batch in reader.to_batches([partition.split], _BATCH_ROWS):
             if spec.audit_log:
                 batch = pa.RecordBatch.from_arrays(
@@ -200,10 +203,14 @@ class PaimonBatchReader(DataSourceReader):
                                                               parse_filters(self.filters),
                                                               self.spec.include_overwrite)]
         else:
-            splits = t.plan(self.filters or None, self.snapshot_id, self.tag, self.timestamp_millis)
-            if self.only_files is not None:
-                splits = restrict_splits(splits, self.only_files)
-            parts = [SplitPartition(s) for s in pack_splits(t, splits, self.parallelism)]
+            lines = t.plan_with_fallback(self.filters or None, self.snapshot_id, self.tag, self.timestamp_millis)
+            parts = []
+            for branch in dict.fromkeys(b for b, _ in lines):  # the table's own splits, then the fallback's
+                splits = [s for b, s in lines if b == branch]
+                if self.only_files is not None:
+                    splits = restrict_splits(splits, self.only_files)
+                source = t if branch is None else t.branch_table(branch)
+                parts += [SplitPartition(s, branch) for s in pack_splits(source, splits, self.parallelism)]
         log.info("%s: %d splits to read", t.identifier, len(parts))
         return _planned_or_empty(parts)
 

@@ -3,9 +3,10 @@ partitions its branch lacks from the fallback branch.
 
 The partitions the branch's (filtered) plan has are complete; the fallback branch's splits of every other partition
 are read with the fallback branch's own reader (its schemas, its snapshot), and the rows appended. Both branches must
-have the same columns (nullability aside) and primary keys, as in Paimon. Only the engine's ``read`` and
-``to_batches`` of the latest snapshot use the fallback; time travel, incremental and streaming reads read the branch
-alone, and ``plan`` (Spark's reads) refuses such a table rather than return splits of two branches.
+have the same columns (nullability aside) and primary keys, as in Paimon. Only batch reads of the latest snapshot
+use the fallback; time travel, incremental and streaming reads read the branch alone. Spark's reads plan with
+``Table.plan_with_fallback`` (each split with the branch it is read from); ``plan`` alone refuses such a table
+rather than return splits of two branches without saying which.
 """
 
 from __future__ import annotations

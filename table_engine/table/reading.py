@@ -74,13 +74,27 @@ class ReadSurface(TagSurface):
     def plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
              timestamp_millis: int | None = None) -> list[Split]:
         """Splits of a batch scan: one per (partition, bucket), pruned by ``filter``. A table whose latest-snapshot
-        reads use ``scan.fallback-branch`` refuses (its splits would come from two branches: read it with
-        :meth:`read` or :meth:`to_batches`)."""
+        reads use ``scan.fallback-branch`` refuses (its splits come from two branches: :meth:`plan_with_fallback`
+        says which from which)."""
         if self._fallback(snapshot_id, tag, timestamp_millis) is not None:
             raise UnsupportedError(f"table {self.identifier} has 'scan.fallback-branch': its splits come from two "
-                                   "branches; read it with the engine's read()/to_batches() (Spark reads of it "
-                                   "are not supported)")
+                                   "branches; plan it with plan_with_fallback()")
         return self._plan(filter, snapshot_id, tag, timestamp_millis)
+
+    def plan_with_fallback(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
+                           timestamp_millis: int | None = None) -> list[tuple[str | None, Split]]:
+        """:meth:`plan`'s splits, each with the branch it is read from: None for this table's own, else the
+        ``scan.fallback-branch`` whose splits cover the partitions this table's plan lacks (a batch read of the
+        latest snapshot; Paimon's ``FallbackReadFileStoreTable``). Read a fallback split with
+        ``branch_table(name).new_read(...)``: its files follow the fallback branch's schemas."""
+        splits = self._plan(filter, snapshot_id, tag, timestamp_millis)
+        out: list[tuple[str | None, Split]] = [(None, s) for s in splits]
+        fallback = self._fallback(snapshot_id, tag, timestamp_millis)
+        if fallback is not None:
+            done = {s.partition for s in splits}
+            name = branch_of(fallback.path)
+            out += [(name, s) for s in fallback._plan(filter) if s.partition not in done]
+        return out
 
     def _fallback(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> Table | None:
         """The ``scan.fallback-branch`` table of a batch read of the latest snapshot (None for other reads)."""

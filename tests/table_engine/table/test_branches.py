@@ -206,6 +206,15 @@ def test_a_branch_on_s3(s3_catalog: Catalog) -> None:
     assert t.list_branches() == [] and content(s3_catalog.get_table("db.s")) == {1: "a1", 2: "b2", 3: "b3"}
 
 
+def decode_split_partition(split: Any) -> str:
+    """The ``dt`` value of a split of a table partitioned by one string column."""
+    from table_engine.format.binary_row import decode_row
+    from table_engine.types import parse_type
+
+    (value,) = decode_row(split.partition, [parse_type("STRING")])
+    return str(value)
+
+
 def test_scan_fallback_branch_reads_missing_partitions_from_the_fallback(catalog: Catalog) -> None:
     """Paimon's FallbackReadFileStoreTable: a partition main lacks is read from the fallback branch."""
     schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("k", pa.int64(), nullable=False),
@@ -228,7 +237,11 @@ def test_scan_fallback_branch_reads_missing_partitions_from_the_fallback(catalog
     assert rows(t.read(filter=[("dt", "=", "d2")], columns=["k", "v"])) == [(1, "s")]
     assert rows(t.read(snapshot_id=1)) == [("d1", 1, "m")]  # time travel reads main alone
     with pytest.raises(UnsupportedError, match="scan.fallback-branch"):
-        t.plan()  # Spark's reads: refused rather than half-right
+        t.plan()  # one table's splits: refused rather than half-right
+    lines = t.plan_with_fallback()  # what Spark's reads plan: each split with the branch it is read from
+    assert [(b, decode_split_partition(sp)) for b, sp in lines] == [(None, "d1"), ("stream", "d2")]
+    assert [b for b, _ in t.plan_with_fallback(filter=[("dt", "=", "d1")])] == [None]
+    assert [b for b, _ in t.plan_with_fallback(snapshot_id=1)] == [None]  # time travel: main alone
     s.alter(AddColumn("extra", pa.int64()))
     with pytest.raises(OptionError, match="same row type"):
         catalog.get_table("db.f").read()
