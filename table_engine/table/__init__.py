@@ -26,7 +26,7 @@ class Table(ReadSurface, TagSurface, BranchSurface, MetadataSurface, Maintenance
       ``copy``, ``read_only``, ``check_supported``.
     - read (:mod:`~table_engine.table.reading`): ``read``, ``to_batches``, ``plan``, ``new_read``,
       ``resolve_snapshot``, ``scan_snapshot``, ``new_stream_scan``, ``changelog_consumer``, ``read_optimized_view``,
-      ``row_tracking_view``.
+      ``row_tracking_view``, ``plan_with_fallback``.
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
       ``update_by_row_id``, ``upsert_by_key``, ``delete_by_row_id``, ``delete_by_predicate``, ``maintain``,
       ``commit_maintenance``.

@@ -171,7 +171,8 @@ READ_ONLY_METHODS = {
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
-    "plan", "read", "read_optimized_view", "row_tracking_view", "refresh", "resolve_snapshot", "scan_snapshot",
+    "plan", "plan_with_fallback", "read", "read_optimized_view", "row_tracking_view", "refresh", "resolve_snapshot",
+    "scan_snapshot",
     "schema_by_id", "snapshot",
     "snapshots",
     "tag_snapshot", "tags", "to_batches",
