@@ -447,8 +447,8 @@ BRANCH = key("branch").string_type().default_value("main").with_description(
     "writes, tags, compacts and expires that branch (``branch/branch-<name>/``).")
 SCAN_FALLBACK_BRANCH = key("scan.fallback-branch").string_type().no_default_value().with_description(
     "When a batch job queries from a table, if a partition does not exist in the current branch, the reader will "
-    "try to get this partition from this fallback branch (latest reads through the engine's read/to_batches; "
-    "Spark reads and time travel refuse or ignore it: docs/branches.md).")
+    "try to get this partition from this fallback branch (time travel travels the fallback branch too; streaming "
+    "reads ignore it; Spark's incremental reads refuse it: docs/branches.md).")
 SCAN_MODE = key("scan.mode").enum_type(StartupMode).default_value(StartupMode.DEFAULT).with_description(
     "Specify the scanning behavior of the source: default (from-timestamp if scan.timestamp-millis or "
     "scan.timestamp is set, from-snapshot if scan.snapshot-id or scan.tag-name is set, incremental if "

@@ -207,8 +207,8 @@ FEATURES: tuple[Feature, ...] = (
             "Reads merge a snapshot branch and a delta branch.",
             re.compile(r"chain-table\..+|scan\.fallback-(snapshot|delta)-branch"), None),
     Feature("scan.fallback-branch", "0.9", Detected.OPTION, "`scan.fallback-branch`", ALL,
-            "Batch reads of the latest snapshot take the partitions the branch lacks from the fallback branch "
-            "(engine reads; Spark reads of such a table are refused, docs/branches.md).",
+            "Batch reads (time travel and incremental included) take the partitions the branch lacks from the "
+            "fallback branch, as Paimon; Spark's incremental reads of such a table are refused (docs/branches.md).",
             _keys("scan.fallback-branch"), _set),
     Feature("scan.primary-branch", "2.0", Detected.OPTION, "`scan.primary-branch`", NONE,
             "Reads prefer another branch's partitions.", _keys("scan.primary-branch"), _set),

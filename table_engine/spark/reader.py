@@ -52,6 +52,7 @@ from table_engine.store.reading.data_evolution import data_evolution_enabled, ro
 from table_engine.store.reading.raw_files import restrict_splits
 from table_engine.store.reading.scan import Split
 from table_engine.table import Table
+from table_engine.table.fallback import fallback_table
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,11 @@ class PaimonBatchReader(DataSourceReader):
         self.incremental = self._incremental_range(options)
         if self.incremental is not None:
             table._refuse_change_reads("incremental reads")
+            if fallback_table(table) is not None:
+                raise o.DataSourceOptionError(
+                    f"table {table.identifier} has 'scan.fallback-branch': an incremental read through Spark would "
+                    "miss the fallback branch's changes; read it with the engine (Table.read) or without the "
+                    "fallback")
         self.filters: list[EngineFilter] = []
         files = o.get(options, o.READ_FILES)
         self.only_files = None if files is None else frozenset(n for n in files.split(",") if n)

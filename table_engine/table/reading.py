@@ -28,13 +28,12 @@ from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
 from table_engine.store.reading.scan import Split, plan_splits
 from table_engine.table.branches import branch_identifier
-from table_engine.table.fallback import fallback_table
+from table_engine.table.fallback import FallbackRead, fallback_read
 from table_engine.table.tags import TagSurface
 
 if TYPE_CHECKING:
     from table_engine.store.changes.changelog_consumer import ChangelogConsumer
     from table_engine.store.changes.stream_scan import StreamScan
-    from table_engine.table import Table
 
 
 class ReadSurface(TagSurface):
@@ -87,20 +86,22 @@ class ReadSurface(TagSurface):
         ``scan.fallback-branch`` whose splits cover the partitions this table's plan lacks (a batch read of the
         latest snapshot; Paimon's ``FallbackReadFileStoreTable``). Read a fallback split with
         ``branch_table(name).new_read(...)``: its files follow the fallback branch's schemas."""
+        if self._incremental_read(snapshot_id, tag, timestamp_millis):
+            raise UnsupportedError(f"table {self.identifier}: an incremental read has no plan of snapshot splits; "
+                                   "read it with read() or to_batches()")
         splits = self._plan(filter, snapshot_id, tag, timestamp_millis)
         out: list[tuple[str | None, Split]] = [(None, s) for s in splits]
         fallback = self._fallback(snapshot_id, tag, timestamp_millis)
         if fallback is not None:
             done = {s.partition for s in splits}
-            name = branch_of(fallback.path)
-            out += [(name, s) for s in fallback._plan(filter) if s.partition not in done]
+            out += [(fallback.branch, s) for s in fallback.table._plan(filter, *fallback.args)
+                    if s.partition not in done]
         return out
 
-    def _fallback(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> Table | None:
-        """The ``scan.fallback-branch`` table of a batch read of the latest snapshot (None for other reads)."""
-        if snapshot_id is not None or tag is not None or timestamp_millis is not None or self._scan_mode_set():
-            return None
-        return fallback_table(self._table())
+    def _fallback(self, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) \
+            -> FallbackRead | None:
+        """The ``scan.fallback-branch`` part of a batch read (:func:`~table_engine.table.fallback.fallback_read`)."""
+        return fallback_read(self._table(), snapshot_id, tag, timestamp_millis)
 
     def _plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
               timestamp_millis: int | None = None) -> list[Split]:
@@ -165,7 +166,7 @@ class ReadSurface(TagSurface):
         if fallback is None:
             return reader.to_arrow(splits)
         main = reader.to_arrow(splits)
-        other, rest = fallback._reader(columns, filter, None, None, None, read_optimized)
+        other, rest = fallback.table._reader(columns, filter, *fallback.args, read_optimized)
         done = {s.partition for s in splits}
         more = other.to_arrow([s for s in rest if s.partition not in done])
         return pa.concat_tables([main, more.cast(main.schema)])
@@ -186,7 +187,7 @@ class ReadSurface(TagSurface):
         yield from reader.to_batches(splits, batch_size)
         fallback = self._fallback(snapshot_id, tag, timestamp_millis)
         if fallback is not None:
-            other, rest = fallback._reader(columns, filter, None, None, None, read_optimized)
+            other, rest = fallback.table._reader(columns, filter, *fallback.args, read_optimized)
             done = {s.partition for s in splits}
             schema = reader.output_schema
             for b in other.to_batches([s for s in rest if s.partition not in done], batch_size):
@@ -264,6 +265,19 @@ class ReadSurface(TagSurface):
                                   "(only in batch reads of a snapshot)")
         splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
         yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
+        fallback = self._fallback(None, None, None)
+        if fallback is not None:  # the fallback's changes of the partitions this branch's changes lack
+            done = {s.partition for s in splits}
+            theirs = fallback.table
+            rest = [s for s in plan_incremental(theirs._ctx, theirs._tag_snapshot_or_none, preds)
+                    if s.partition not in done]
+            schema: pa.Schema | None = None
+            for b in read_incremental(theirs._ctx, rest, preds, columns, with_row_kind, batch_size):
+                if schema is None:  # this branch's fields (nullability may differ), then the row kind
+                    mine = self.new_read(columns).output_schema
+                    schema = pa.schema([mine.field(n) if n in mine.names else b.schema.field(n)
+                                        for n in b.schema.names])
+                yield pa.RecordBatch.from_arrays(b.columns, schema=schema)
 
     def read_optimized_view(self) -> Self:
         """The ``$ro`` system table: reads see only the max-level files of a primary-key table (no merging), i.e.

@@ -77,12 +77,19 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     fschema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("k", pa.int64(), nullable=False),
                          pa.field("v", pa.string())])
     f = cat.create_table("db.f", fschema, primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "1"})
-    f.create_branch("stream").write(pa.table({"dt": ["d1", "d1", "d2"], "k": [1, 2, 1], "v": ["s"] * 3},
-                                             schema=fschema))
-    f.write(pa.table({"dt": ["d1"], "k": [1], "v": ["m"]}, schema=fschema))
+    stream = f.create_branch("stream")
+    stream.write(pa.table({"dt": ["d1", "d1", "d2"], "k": [1, 2, 1], "v": ["s"] * 3}, schema=fschema))
+    time.sleep(0.005)
+    stream.write(pa.table({"dt": ["d3"], "k": [1], "v": ["s"]}, schema=fschema))
+    time.sleep(0.005)
+    f.write(pa.table({"dt": ["d1"], "k": [1], "v": ["m"]}, schema=fschema))  # main 1: fallback at stream 2
+    time.sleep(0.005)
+    stream.write(pa.table({"dt": ["d4"], "k": [1], "v": ["s"]}, schema=fschema))
     f.alter(SetOption("scan.fallback-branch", "stream"))
     expected_f = canon(cat.get_table("db.f").read())
-    assert expected_f == [("d1", 1, "m"), ("d2", 1, "s")]
+    assert expected_f == [("d1", 1, "m"), ("d2", 1, "s"), ("d3", 1, "s"), ("d4", 1, "s")]
+    expected_f1 = canon(cat.get_table("db.f").read(snapshot_id=1))  # travelled: stream 2, not stream 1
+    assert expected_f1 == [("d1", 1, "m"), ("d2", 1, "s"), ("d3", 1, "s")]
 
     # a second table for Java to branch
     cat.create_table("db.j", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
@@ -98,7 +105,7 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
             pj.read_job(wh, "db.j$branch_jb"), pj.read_job(wh, "db.j$branch_jb", {"scan.tag-name": "jt"}),
             pj.read_job(wh, "db.j"), pj.read_job(wh, "db.t$branch_b1$tags"),
             pj.write_job(wh, "db.t$branch_empty", [(rows([40, 41], "j"), None)]),  # Java writes our empty branch
-            pj.read_job(wh, "db.f")]
+            pj.read_job(wh, "db.f"), pj.read_job(wh, "db.f", {"scan.snapshot-id": "1"})]
     out = pj.run_checked(jobs)
     assert out[6] == {"done": "createTag"}
     java = [decode_rows(Path(j["out"]), s) for j, s in
@@ -114,6 +121,7 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
 
     assert canon(cat.get_table("db.t$branch_empty").read()) == [(40, "j40"), (41, "j41")]
     assert canon(decode_rows(Path(jobs[14]["out"]), fschema).table) == expected_f  # Java's fallback read
+    assert canon(decode_rows(Path(jobs[15]["out"]), fschema).table) == expected_f1  # ... and its time travel
     assert cat.get_table("db.t$branch_empty").latest_snapshot_id() == 1
 
     # we read what Java branched and wrote

@@ -235,13 +235,60 @@ def test_scan_fallback_branch_reads_missing_partitions_from_the_fallback(catalog
     assert rows(t.read()) == [("d1", 1, "m"), ("d2", 1, "s")]
     assert rows(pa.Table.from_batches(list(t.to_batches()))) == [("d1", 1, "m"), ("d2", 1, "s")]
     assert rows(t.read(filter=[("dt", "=", "d2")], columns=["k", "v"])) == [(1, "s")]
-    assert rows(t.read(snapshot_id=1)) == [("d1", 1, "m")]  # time travel reads main alone
     with pytest.raises(UnsupportedError, match="scan.fallback-branch"):
         t.plan()  # one table's splits: refused rather than half-right
     lines = t.plan_with_fallback()  # what Spark's reads plan: each split with the branch it is read from
     assert [(b, decode_split_partition(sp)) for b, sp in lines] == [(None, "d1"), ("stream", "d2")]
     assert [b for b, _ in t.plan_with_fallback(filter=[("dt", "=", "d1")])] == [None]
-    assert [b for b, _ in t.plan_with_fallback(snapshot_id=1)] == [None]  # time travel: main alone
     s.alter(AddColumn("extra", pa.int64()))
     with pytest.raises(OptionError, match="same row type"):
         catalog.get_table("db.f").read()
+
+
+def test_scan_fallback_branch_travels_the_fallback_too(catalog: Catalog) -> None:
+    """Time travel on a fallback table travels the fallback branch (Paimon's ``rewriteOtherOptions``): a snapshot
+    id of main becomes the fallback's latest snapshot at or before its time; tags and times are the fallback's own;
+    incremental reads take the fallback's changes of the partitions main's changes lack."""
+    schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("k", pa.int64(), nullable=False),
+                        pa.field("v", pa.string())])
+    t = catalog.create_table("db.f", schema, primary_keys=["dt", "k"], partition_keys=["dt"],
+                             options={"bucket": "1"})
+    s = t.create_branch("stream")
+
+    def batch(dt: str, v: str) -> pa.Table:
+        return pa.table({"dt": [dt], "k": [1], "v": [v]}, schema=schema)
+
+    def rows(table: pa.Table) -> list[tuple[object, ...]]:
+        return sorted(tuple(r.values()) for r in table.to_pylist())
+
+    def tick() -> None:  # snapshots a millisecond apart at least
+        time.sleep(0.005)
+
+    for branch, dt, v in ((s, "d1", "s"), (s, "d2", "s"), (t, "d1", "m"), (s, "d3", "s"), (t, "d1", "n")):
+        branch.write(batch(dt, v))  # stream 1, stream 2, main 1 (its fallback: stream 2), stream 3, main 2
+        tick()
+    t.create_tag("t1", 1)
+    t.alter(SetOption("scan.fallback-branch", "stream"))
+    t = catalog.get_table("db.f")
+    at_main_1 = [("d1", 1, "m"), ("d2", 1, "s")]
+    assert rows(t.read()) == [("d1", 1, "n"), ("d2", 1, "s"), ("d3", 1, "s")]
+    assert rows(t.read(snapshot_id=1)) == at_main_1
+    assert rows(t.copy({"scan.snapshot-id": "1"}).read()) == at_main_1
+    assert rows(pa.Table.from_batches(list(t.to_batches(snapshot_id=1)))) == at_main_1
+    assert rows(t.read(timestamp_millis=t.snapshot(1).time_millis)) == at_main_1
+    assert [(b, decode_split_partition(sp)) for b, sp in t.plan_with_fallback(snapshot_id=1)] == \
+        [(None, "d1"), ("stream", "d2")]
+    with pytest.raises(TagNotExistError, match="stream.*t1|t1.*stream"):  # a tag is the fallback's own
+        t.read(tag="t1")
+    s.create_tag("t1", 2)
+    assert rows(t.read(tag="t1")) == at_main_1
+    # incremental: main's changes of d1 (2 after 1), stream's changes after its snapshot 1 in the other partitions
+    inc = t.copy({"incremental-between": "1,2"})
+    assert rows(inc.read()) == [("d1", 1, "n"), ("d2", 1, "s")]
+    with pytest.raises(UnsupportedError, match="incremental"):
+        inc.plan_with_fallback()
+    # streaming reads read main alone
+    scan = t.new_stream_scan(options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
+    first = scan.plan()
+    assert first is not None
+    assert {v for b in scan.read(first) for v in b.column("v").to_pylist()} == {"m"}
