@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -122,7 +123,7 @@ class PaimonSparkHook(BaseHook):
         spark_conn_id = spec.spark_conn_id or config.spark_conn_id
         spark = None if spec.runner == "local" else self.spark_connection(spark_conn_id, spec)
         job = render_job(spec, config, spark, application=application_path(), engine_archive=engine_archive,
-                         small_job=_small_job)
+                         small_job=functools.partial(_small_job, credentials=config.credentials))
         if config.credentials and job.cluster_mode:
             # client mode needs nothing more: the driver gets them in its environment, and the data source ships
             # what the driver has to the executors inside the serialized tasks
@@ -257,10 +258,14 @@ def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None
     return env
 
 
-def _small_job(cmd: Command, conf: Mapping[str, str]) -> bool:
-    """The engine's small-job rule (:func:`table_engine.spark.driver_jobs.runs_on_driver`; reads the table)."""
+def _small_job(cmd: Command, conf: Mapping[str, str], credentials: Mapping[str, str] | None = None) -> bool:
+    """The engine's small-job rule (:func:`table_engine.spark.driver_jobs.runs_on_driver`; reads the table, here,
+    with the connection's object-store ``credentials`` added to the catalog options of a copy of ``cmd`` that
+    only this sizing sees: the job's own command never carries them)."""
     from table_engine.spark import driver_jobs
 
+    if credentials:
+        cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **credentials})
     return driver_jobs.runs_on_driver(cmd, driver_jobs.max_input_size(dict(conf)))
 
 

@@ -12,8 +12,9 @@ from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
 
 from table_engine import Catalog
-from table_engine.ops import Write
+from table_engine.ops import Compact, Write
 from tests import airflow_env
+from tests.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -57,3 +58,26 @@ def test_a_small_write_that_creates_its_table(monkeypatch: pytest.MonkeyPatch, t
     assert table.partition_keys == sample.ODS.partition_keys and table.options.bucket() == -1
     assert all(f.type.nullable for f in table.schema.fields)  # as Spark reads the source: every column nullable
     assert table.read().num_rows == len(sample.order_event_rows(1))
+
+
+def test_a_small_job_on_s3_is_sized_with_the_connections_credentials(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, s3_server: S3Server, s3_warehouse: str,
+        s3_options: dict[str, str]) -> None:
+    """The sizing lists the S3 table in the worker with the connection's credentials (the worker's environment has
+    none), so a small compaction runs with the engine here; the command line still carries no credential."""
+    airflow_env.without_aws_environment(monkeypatch)
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_DEFAULT", airflow_env.paimon_s3_connection(
+        s3_warehouse, s3_server.endpoint, spark_conf=sample.LAPTOP_SPARK_CONF))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[*]"))
+    table = Catalog(s3_warehouse, s3_options).create_table(sample.ODS.name, sample.order_events(1).schema,
+                                                           partition_keys=sample.ODS.partition_keys,
+                                                           options=sample.ODS.options)
+    for batch in (1, 2):
+        table.write(sample.order_events(batch))
+    spec = SparkJobSpec(command=Compact(warehouse=s3_warehouse, table=sample.ODS.name, full=True))
+    hook = PaimonSparkHook()
+    sub = hook.build_submission(spec)
+    assert sub.route == "driver" and sub.application == DRIVER_JOBS_MODULE
+    assert not any(secret in " ".join(sub.argv) for secret in (ACCESS_KEY, SECRET_KEY))
+    result = hook.submit(spec)
+    assert result is not None and result["status"] == "ok" and result["snapshot_id"] == 3
