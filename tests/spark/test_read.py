@@ -212,17 +212,27 @@ def test_scan_fallback_branch_partitions_main_lacks_come_from_the_fallback(spark
     t.branch_table("stream").write(pa.table({"dt": ["d1", "d1", "d2", "d3"], "id": [1, 2, 1, 5],
                                              "v": ["s", "s", "s", "s"]}, schema=schema))
     t.write(pa.table({"dt": ["d1"], "id": [1], "v": ["m"]}, schema=schema))
+    time.sleep(0.005)
+    t.branch_table("stream").write(pa.table({"dt": ["d4"], "id": [7], "v": ["s"]}, schema=schema))
+    t.write(pa.table({"dt": ["d1"], "id": [1], "v": ["n"]}, schema=schema))
     t.alter(SetOption("scan.fallback-branch", "stream"))
     t = Catalog(warehouse).get_table("db.fb")
     engine = t.read().sort_by([("dt", "ascending"), ("id", "ascending")])
-    assert engine.to_pylist() == [{"dt": "d1", "id": 1, "v": "m"}, {"dt": "d2", "id": 1, "v": "s"},
-                                  {"dt": "d3", "id": 5, "v": "s"}]
+    assert engine.to_pylist() == [{"dt": "d1", "id": 1, "v": "n"}, {"dt": "d2", "id": 1, "v": "s"},
+                                  {"dt": "d3", "id": 5, "v": "s"}, {"dt": "d4", "id": 7, "v": "s"}]
     df = load(spark, warehouse, "db.fb")
     got = df.toArrow().sort_by([("dt", "ascending"), ("id", "ascending")])
     assert got.to_pylist() == engine.to_pylist()
+    # time travel travels the fallback too: main's snapshot 1 predates the fallback's d4
+    travelled = t.read(snapshot_id=1).sort_by([("dt", "ascending"), ("id", "ascending")])
+    assert [r["dt"] for r in travelled.to_pylist()] == ["d1", "d2", "d3"]
+    got = load(spark, warehouse, "db.fb", **{"scan.snapshot-id": "1"}).toArrow()
+    assert got.sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist() == travelled.to_pylist()
+    with pytest.raises(Exception, match="scan.fallback-branch"):  # not read without the fallback's changes
+        load(spark, warehouse, "db.fb", **{"incremental-between": "1,2"}).toArrow()
     assert load(spark, warehouse, "db.fb").filter("dt = 'd3'").toArrow().column("id").to_pylist() == [5]
     # the native (row-conversion-free) read leaves such a table to the paimon source, saying why
     from table_engine.spark.native_read import read_table_planned
 
     native, plan = read_table_planned(spark, "db.fb", warehouse=warehouse)
-    assert "scan.fallback-branch" in str(plan.reason) and native.count() == 3
+    assert "scan.fallback-branch" in str(plan.reason) and native.count() == 4
