@@ -24,6 +24,7 @@ from airflow.sdk import DAG, BaseOperator, Param, XComArg, task
 from paimon_provider.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
+    from table_engine.run_identity import RunIdentity
     from table_engine.table import Table
 
 TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"
@@ -77,14 +78,15 @@ def rollback_params(table: str) -> dict[str, Param]:
 
     Nothing is read from the warehouse here (DAG files are parsed often, and a form built from the table's state
     would make a new DAG version at every snapshot): the run's first task, :func:`show_rollback_targets`, logs the
-    table's tags and latest snapshots."""
+    table's tags and latest snapshots, each with the Airflow run that committed it."""
     return {
         "table": table_param(table, "roll back"),
         "version": Param(type="string", minLength=1, pattern=r"\S", title="Snapshot id or tag",
                          description="What to roll back to: a snapshot id (all digits, e.g. 3) or a tag name "
                                      "(tag:<name> for a tag whose name is all digits, e.g. tag:20261127). The "
                                      "run's first task (list_snapshots_and_tags) "
-                                     f"logs the table's tags and latest snapshots; the {table}$snapshots and "
+                                     "logs the table's tags and latest snapshots, each with the Airflow run that "
+                                     f"committed it; the {table}$snapshots and "
                                      f"{table}$tags system tables list all."),
     }
 
@@ -92,23 +94,36 @@ def rollback_params(table: str) -> dict[str, Param]:
 @dataclass(frozen=True)
 class RollbackTargets:
     """What a table can be rolled back to: its tags (with their snapshot) and its latest snapshots (id, kind, UTC
-    time), newest first."""
+    time, and the Airflow run that committed it, ``<dag>.<task>[<map index>] in run <run id>``, or None when the
+    snapshot names no run: docs/run-identity.md), newest first."""
 
     tags: dict[str, int]
-    snapshots: list[tuple[int, str, str]]
+    snapshots: list[tuple[int, str, str, str | None]]
 
     def lines(self, table: str) -> list[str]:
         """The targets as log lines."""
         out = [f"tags of {table}: " + (", ".join(f"{name} (snapshot {sid})" for name, sid in sorted(self.tags.items()))
                                        or "none")]
-        out.append(f"latest snapshots of {table}: " + ("; ".join(f"{sid} ({kind}, {when} UTC)"
-                                                                  for sid, kind, when in self.snapshots) or "none"))
+        out.append(f"latest snapshots of {table}: " + ("; ".join(
+            f"{sid} ({kind}, {when} UTC{f', by {run}' if run else ''})" for sid, kind, when, run in self.snapshots)
+            or "none"))
         return out
 
 
+def run_label(run: RunIdentity | None) -> str | None:
+    """``<dag>.<task>[<map index>] in run <run id>`` (the map index only for a mapped task), try >1 noted."""
+    if run is None:
+        return None
+    mapped = f"[{run.map_index}]" if run.map_index >= 0 else ""
+    tried = f" (try {run.try_number})" if run.try_number > 1 else ""
+    return f"{run.dag_id}.{run.task_id}{mapped} in run {run.run_id}{tried}"
+
+
 def rollback_targets(table: Table, limit: int = RECENT_SNAPSHOTS) -> RollbackTargets:
-    """The tags and latest ``limit`` snapshots of an engine ``Table``, read when a rollback runs (snapshot and tag
-    files only)."""
+    """The tags and latest ``limit`` snapshots of an engine ``Table``, with the run that committed each, read when
+    a rollback runs (snapshot and tag files only)."""
+    from table_engine.run_identity import RunIdentity
+
     tags = {tag.name: tag.snapshot.id for tag in table.tags()}
     latest, earliest = table.latest_snapshot_id(), table.earliest_snapshot_id()
     snapshots = []
@@ -116,7 +131,8 @@ def rollback_targets(table: Table, limit: int = RECENT_SNAPSHOTS) -> RollbackTar
         for sid in range(latest, max(earliest, latest - limit + 1) - 1, -1):
             snap = table.snapshot(sid)
             when = datetime.datetime.fromtimestamp(snap.time_millis / 1000, datetime.UTC)
-            snapshots.append((sid, str(snap.commit_kind), when.strftime("%Y-%m-%d %H:%M:%S")))
+            snapshots.append((sid, str(snap.commit_kind), when.strftime("%Y-%m-%d %H:%M:%S"),
+                              run_label(RunIdentity.of(snap.properties))))
     return RollbackTargets(tags, snapshots)
 
 

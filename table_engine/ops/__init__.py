@@ -22,6 +22,7 @@ from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, comman
 from table_engine.ops.commands import (
     SOURCE_FORMATS,
     CheckTable,
+    CommittingCommand,
     Compact,
     ConsumeChangelog,
     CreateBranch,
@@ -39,9 +40,12 @@ from table_engine.ops.commands import (
     RewriteFileIndex,
     Rollback,
     Write,
+    committing_commands,
+    snapshot_properties_of,
 )
 
-__all__ = ["ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
-           "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]
+__all__ = ["ArgSpec", "CheckTable", "Command", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch",
+           "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots",
+           "ExpireTags", "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class",
+           "committing_commands", "from_json", "snapshot_properties_of"]

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from table_engine.errors import CheckError, CommandError
-from table_engine.ops.base import Command, arg, command
+from table_engine.ops.base import REGISTRY, Command, arg, command
 
-__all__ = ["CheckTable", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
-           "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "IF_EXISTS",
-           "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write"]
+__all__ = ["CheckTable", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
+           "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
+           "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex", "Rollback",
+           "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -27,10 +28,30 @@ IF_EXISTS = ("error", "replace", "skip")
 _PARALLELISM = "Spark: {} tasks (default: Spark's default parallelism)"
 
 
+@dataclass(frozen=True, kw_only=True)
+class CommittingCommand(Command):
+    """A command whose run may commit snapshots: each snapshot it commits carries ``snapshot_properties`` in its
+    ``properties`` (Paimon 1.2; the provider records the Airflow run there, :mod:`table_engine.run_identity`)."""
+
+    snapshot_properties: Mapping[str, str] = arg(
+        "property of every snapshot the run commits, e.g. airflow.run-id=... (repeatable; Paimon 1.2's snapshot "
+        "properties)", flag="--snapshot-property", kind="key_value", metavar="K=V")
+
+
+def committing_commands() -> tuple[type[Command], ...]:
+    """The registered commands whose runs commit snapshots (those taking ``--snapshot-property``)."""
+    return tuple(c for c in REGISTRY.values() if issubclass(c, CommittingCommand))
+
+
+def snapshot_properties_of(cmd: Command) -> Mapping[str, str]:
+    """The snapshot properties ``cmd`` gives its commits (none for a command that commits no snapshot)."""
+    return cmd.snapshot_properties if isinstance(cmd, CommittingCommand) else {}
+
+
 @command("write", spark_job=True, groups={"source": True},
          help="write rows from a source (or a Spark SQL query) into the table")
 @dataclass(frozen=True, kw_only=True)
-class Write(Command):
+class Write(CommittingCommand):
     """Rows from ``source`` files or a Spark SQL query into the table; ``create_if_missing`` creates it from the
     source's schema. A re-run with the same ``commit_user`` is a no-op once it has committed."""
 
@@ -55,7 +76,7 @@ class Write(Command):
 
 @command("compact", spark_job=True, help="compact a table (all buckets, or those of --partition)")
 @dataclass(frozen=True, kw_only=True)
-class Compact(Command):
+class Compact(CommittingCommand):
     """Minor compaction (Paimon's universal picker per bucket; append tables: small files once
     ``compaction.min.file-num`` are there) or ``full``; ``idle_time_millis`` only compacts partitions that got no
     new data files for that long (Paimon's ``partition_idle_time``)."""
@@ -110,7 +131,7 @@ class ExpireTags(Command):
 
 @command("expire-partitions", help="drop partitions whose time (from their values) has expired")
 @dataclass(frozen=True, kw_only=True)
-class ExpirePartitions(Command):
+class ExpirePartitions(CommittingCommand):
     """Drop expired partitions; each setting overrides the table's ``partition.*`` option."""
 
     expiration_time_millis: int | None = arg("partitions older than this expire (partition.expiration-time)",
@@ -145,7 +166,7 @@ class Rollback(Command):
 @command("consume-changelog", spark_job=True, groups={"output": True},
          help="read the changes after a consumer's position and advance it")
 @dataclass(frozen=True, kw_only=True)
-class ConsumeChangelog(Command):
+class ConsumeChangelog(CommittingCommand):
     """The changes after the consumer's position (rows with a ``rowkind`` column) into ``output`` files or the
     ``target_table``, exactly once across crashes; then the consumer advances."""
 
@@ -171,7 +192,7 @@ class DeleteTag(Command):
 
 @command("drop-partitions", help="drop partitions in one OVERWRITE commit")
 @dataclass(frozen=True, kw_only=True)
-class DropPartitions(Command):
+class DropPartitions(CommittingCommand):
     """Drop the partitions matching ``partitions`` (specs may name some partition keys) in one commit; a spec that
     matches no partition fails and drops nothing, unless ``ignore_if_missing`` (then it is logged)."""
 
@@ -182,7 +203,7 @@ class DropPartitions(Command):
 
 @command("rewrite-file-index", help="(re)build the file indexes of data files per the file-index.* options")
 @dataclass(frozen=True, kw_only=True)
-class RewriteFileIndex(Command):
+class RewriteFileIndex(CommittingCommand):
     """Paimon's ``sys.rewrite_file_index``: each changed data file is replaced by itself with the new index, in one
     COMPACT commit."""
 
@@ -193,7 +214,7 @@ class RewriteFileIndex(Command):
 
 @command("rescale", help="rewrite partitions into another number of buckets (Paimon's rescale procedure)")
 @dataclass(frozen=True, kw_only=True)
-class Rescale(Command):
+class Rescale(CommittingCommand):
     """Rewrite the data of the selected partitions into ``bucket_num`` buckets in one OVERWRITE commit that fails if
     a compaction or rewrite was committed meanwhile. Postpone bucket tables (``bucket`` = -2) need ``bucket_num``
     and keep their postponed rows; fixed-bucket tables rewrite into their own ``bucket``."""

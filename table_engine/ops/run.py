@@ -43,11 +43,13 @@ from table_engine.ops.commands import (
     RewriteFileIndex,
     Rollback,
     Write,
+    snapshot_properties_of,
 )
 from table_engine.ops.consume import consume_changelog
 from table_engine.ops.facts import commit_facts
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
+from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
@@ -72,7 +74,8 @@ def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
     local = entry(type(cmd), "local").local
     if local is None:
         raise CommandError(f"{cmd.name} has no runner in this process")
-    return local(cmd, catalog if catalog is not None else open_catalog(cmd))
+    with snapshot_properties_scope(snapshot_properties_of(cmd)):
+        return local(cmd, catalog if catalog is not None else open_catalog(cmd))
 
 
 # ---- shared job logic ---------------------------------------------------------------------------------------------

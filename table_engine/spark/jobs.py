@@ -31,6 +31,7 @@ from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.base import entry, registers
+from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
@@ -57,6 +58,7 @@ from table_engine.spark.writer import prepare_write
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs
@@ -103,7 +105,8 @@ def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
     job = entry(type(cmd), "spark").spark
     if job is None:
         raise CommandError(f"{cmd.name} is not a Spark job")
-    return job(cmd, spark)
+    with snapshot_properties_scope(snapshot_properties_of(cmd)):
+        return job(cmd, spark)
 
 
 @registers("spark", Write)

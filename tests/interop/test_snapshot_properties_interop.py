@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from table_engine import Catalog
@@ -98,3 +99,38 @@ def _java_files(path: Path) -> list[tuple[str, int]]:
         rows = [json.loads(line) for line in source if line.strip()]
     at_path, at_count = names.index("file_path") + 1, names.index("record_count") + 1
     return sorted((r[at_path].rsplit("/", 1)[-1], int(r[at_count])) for r in rows)
+
+
+def test_run_identity_written_by_commands_is_read_by_both_judges(pypaimon: PypaimonClient,
+                                                                 paimon_java: PaimonJavaClient, tmp_path: Path) -> None:
+    """Issue 27: the run identity an operator's command writes (``--snapshot-property``, the ``airflow.*`` keys of
+    :mod:`table_engine.run_identity`) is what pypaimon 2.1.0 reads as ``Snapshot.properties``; Paimon Java 1.0 reads
+    and writes such a table, and the engine tells the runs' snapshots from Java's."""
+    from table_engine.ops import Compact, Write
+    from table_engine.ops.run import run_command
+    from table_engine.run_identity import RunIdentity
+
+    warehouse = tmp_path / "warehouse"
+    t = Catalog(str(warehouse)).create_table("db.r", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    b1, b2, b3 = batch([1, 2, 3], "a"), batch([2, 4], "b"), batch([3, 5], "c")
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(b1, src / "a.parquet")
+    load = RunIdentity("etl", "scheduled__2026-11-27T00:00:00+00:00", "load", map_index=1, try_number=2)
+    upkeep = RunIdentity("upkeep", "manual__1", "compact")
+    s1 = run_command(Write(warehouse=str(warehouse), table="db.r", source=str(src), commit_user="airflow:etl:load",
+                           snapshot_properties=load.to_properties()))["snapshot_id"]
+    t.write(b2)
+    s3 = run_command(Compact(warehouse=str(warehouse), table="db.r", full=True,
+                             snapshot_properties={**upkeep.to_properties(), "team": "lake"}))["snapshot_id"]
+    seen = {s["id"]: s["properties"] for s in pypaimon.snapshots(warehouse, "db.r")["snapshots"]}
+    assert seen == {s1: load.to_properties(), 2: None, s3: {**upkeep.to_properties(), "team": "lake"}}
+    assert RunIdentity.of(seen[s1]) == load and RunIdentity.of(seen[s3]) == upkeep
+    jobs = [paimon_java.write_job(warehouse, "db.r", [(b3, None)])]
+    jobs.append(paimon_java.read_job(warehouse, "db.r"))
+    paimon_java.run_checked(jobs)
+    assert _sorted(decode_rows(Path(jobs[1]["out"]), SCHEMA).table) == model(b1, b2, b3)
+    t = Catalog(str(warehouse)).get_table("db.r")
+    assert t.latest_snapshot_id() == s3 + 1 and t.metadata().run_of(s3 + 1) is None  # Java 1.0 writes none
+    assert [s.id for s in t.metadata().snapshots_of_run(load.run_id)] == [s1]
+    assert t.metadata().run_of(s3) == upkeep and _sorted(t.read()) == model(b1, b2, b3)

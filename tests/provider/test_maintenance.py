@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import ParamValidationError
@@ -82,3 +83,21 @@ def test_dag_doc_lists_the_form_and_what_a_run_leaves_behind() -> None:
     with maintenance_dag("probe_doc2", description="d", schedule=None, params={}, doc_md="as given") as plain:
         pass
     assert plain.doc_md == "as given"
+
+
+def test_the_rollback_list_names_the_run_of_each_snapshot(catalog: Any) -> None:
+    """Each listed snapshot says which Airflow run committed it (its ``airflow.*`` snapshot properties), if any."""
+    import pyarrow as pa
+    from paimon_provider.maintenance import rollback_targets
+
+    from table_engine.run_identity import RunIdentity
+
+    t = catalog.create_table("db.r", pa.schema([("id", pa.int64())]), options={"bucket": "-1"})
+    t.write(pa.table({"id": [1]}))
+    t.write(pa.table({"id": [2]}), properties=RunIdentity("etl", "manual__1", "load", 2).to_properties())
+    t.write(pa.table({"id": [3]}), properties=RunIdentity("etl", "manual__2", "fix", try_number=3).to_properties())
+    found = rollback_targets(t)
+    assert [(s[0], s[3]) for s in found.snapshots] == [
+        (3, "etl.fix in run manual__2 (try 3)"), (2, "etl.load[2] in run manual__1"), (1, None)]
+    line = found.lines("db.r")[1]
+    assert " UTC, by etl.load[2] in run manual__1); 1 (APPEND, " in line and line.endswith(" UTC)")

@@ -152,3 +152,28 @@ def test_the_spark_write_and_compaction_jobs_work_on_a_branch(spark, warehouse, 
     import pathlib
 
     assert not list(pathlib.Path(warehouse).rglob("branch-b1/bucket-*"))  # data files in the table directory
+
+
+def test_the_spark_jobs_stamp_their_snapshots_with_the_snapshot_properties(spark, warehouse, tmp_path):
+    """``--snapshot-property`` on the Spark application's route: the write's and the compaction's snapshots (both
+    committed on the driver) carry the run's properties; the run identity reads back through ``metadata()``."""
+    import pyarrow.parquet as pq
+
+    from table_engine.ops import Compact, Write
+    from table_engine.run_identity import RunIdentity
+    from table_engine.spark.jobs import run_spark_job
+
+    run = RunIdentity("d", "r", "t", map_index=0, try_number=3)
+    table = Catalog(warehouse).create_table("db.sp", SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA), src / "part-0.parquet")
+    props = {**run.to_properties(), "team": "lake"}
+    assert run_spark_job(Write(warehouse=warehouse, table="db.sp", source=str(src), snapshot_properties=props),
+                         spark)["snapshot_id"] == 1
+    run_spark_job(Write(warehouse=warehouse, table="db.sp", source=str(src)), spark)
+    assert run_spark_job(Compact(warehouse=warehouse, table="db.sp", full=True, snapshot_properties=props),
+                         spark)["snapshot_id"] == 3
+    assert [table.snapshot(i).properties for i in (1, 2, 3)] == [props, None, props]
+    assert [s.id for s in table.metadata().snapshots_of_run("r", dag_id="d")] == [1, 3]
+    assert table.metadata().run_of(3) == run

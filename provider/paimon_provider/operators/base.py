@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from paimon_provider.connection import PaimonConnectionConfig
     from paimon_provider.hooks.spark import PaimonSparkHook
     from table_engine.ops import Command
+    from table_engine.run_identity import RunIdentity
 
 MAX_EVENT_PARTITIONS = 100
 """At most this many partitions in an Asset event's extra (it is stored in the metadata database)."""
@@ -173,6 +174,10 @@ class PaimonSparkOperator(BaseOperator):
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
         ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
         :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
+    :param snapshot_properties: for commands that commit snapshots, more properties of each snapshot the job
+        commits (templated; Paimon 1.2's snapshot ``properties``). Every such snapshot also carries the task try's
+        run identity (``airflow.dag-id``, ``airflow.run-id``, ``airflow.task-id``, ``airflow.map-index``,
+        ``airflow.try-number``; keys under ``airflow.`` are refused here), docs/run-identity.md.
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -185,7 +190,7 @@ class PaimonSparkOperator(BaseOperator):
     changes_data: ClassVar[bool] = True
     """False for commands whose commits only reorganize data (rescale, file index): they emit no Asset event."""
 
-    template_fields: Sequence[str] = ("table", "warehouse", "spark", "extra_args")
+    template_fields: Sequence[str] = ("table", "warehouse", "spark", "extra_args", "snapshot_properties")
     template_fields_renderers = {"spark": "json"}
     ui_color = "#c9e4f7"
 
@@ -199,6 +204,7 @@ class PaimonSparkOperator(BaseOperator):
         extra_args: Sequence[str] | None = None,
         emit_asset: bool = True,
         skip_if_no_commit: bool = False,
+        snapshot_properties: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -209,6 +215,8 @@ class PaimonSparkOperator(BaseOperator):
         self.extra_args = list(extra_args or [])
         self.emit_asset = emit_asset
         self.skip_if_no_commit = skip_if_no_commit
+        self.snapshot_properties = dict(snapshot_properties or {})
+        self._run: RunIdentity | None = None
         unknown = set(self.spark) - SPARK_OPTION_KEYS
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown spark settings {sorted(unknown)}; "
@@ -300,10 +308,14 @@ class PaimonSparkOperator(BaseOperator):
             from paimon_provider.hooks.table import load_connection_config
 
             target = load_connection_config(self.paimon_conn_id).warehouse
-        return SparkJobSpec(command=self.build_command(target), args=list(map(str, self.extra_args)), **settings)
+        from paimon_provider.run_identity import with_run_identity
+
+        command = with_run_identity(self.build_command(target), self.snapshot_properties, self._run)
+        return SparkJobSpec(command=command, args=list(map(str, self.extra_args)), **settings)
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
+        from paimon_provider.run_identity import run_identity
 
         # an upkeep commit takes the table's Asset off the outlets (see _emit_table_event): every run starts from
         # the declared ones
@@ -311,6 +323,7 @@ class PaimonSparkOperator(BaseOperator):
             self._declared_outlets = list(self.outlets)
         self.outlets = list(self._declared_outlets)
         self._hook = PaimonSparkHook(paimon_conn_id=self.paimon_conn_id)
+        self._run = run_identity(context)
         warehouse = as_optional_text(self.warehouse) or self._hook.get_conn().warehouse
         try:
             spec = self.build_spec(warehouse)

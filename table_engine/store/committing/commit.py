@@ -47,6 +47,7 @@ from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
 from table_engine.store.committing.row_tracking import assign_row_tracking, next_row_id_start
+from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
@@ -124,7 +125,7 @@ class FileStoreCommit:
         Append tables: a writer's compaction that already conflicts is dropped too (concurrent append writers
         compact the same small files), and the new data is committed.
         """
-        properties = snapshot_properties(properties)  # bad properties fail before anything is written
+        properties = scoped_properties(properties)  # bad properties fail before anything is written
         if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
                              self.opts.partition_default_name(), self.ctx.table_path)

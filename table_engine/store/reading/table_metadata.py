@@ -17,10 +17,12 @@ from table_engine.format.snapshot import (
     Snapshot,
     earliest_snapshot_id,
     latest_snapshot_id,
+    list_snapshot_ids,
     read_snapshot,
     snapshot_at_or_before_time,
 )
 from table_engine.io.paths import partition_dir
+from table_engine.run_identity import RunIdentity
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, select_partitions
 from table_engine.store.reading.scan import live_entries, manifest_path
@@ -140,3 +142,25 @@ class TableMetadata:
                     files += 1
                     rows += entry.file.row_count
         return PartitionStats(None if snapshot is None else snapshot.id, files, rows, self.partition_done(spec))
+
+    # ---- run identity (docs/run-identity.md) ------------------------------------------------------------------
+    def run_of(self, snapshot_id: int) -> RunIdentity | None:
+        """The Airflow run that committed snapshot ``snapshot_id`` (its ``airflow.*`` snapshot properties); None
+        when the snapshot names no run (written outside Airflow, or by Paimon before 1.2).
+        SnapshotNotExistError when there is no such snapshot."""
+        return RunIdentity.of(read_snapshot(self._ctx.file_io, self._ctx.table_path, snapshot_id).properties)
+
+    def snapshots_of_run(self, run_id: str, dag_id: str | None = None) -> list[Snapshot]:
+        """The live snapshots the Airflow run ``run_id`` (of DAG ``dag_id``, any DAG if None) committed, oldest
+        first (snapshot files only: one listing and one small JSON read per snapshot)."""
+        fio, path = self._ctx.file_io, self._ctx.table_path
+        found = []
+        for snapshot_id in list_snapshot_ids(fio, path):
+            try:
+                snap = read_snapshot(fio, path, snapshot_id)
+            except SnapshotNotExistError:
+                continue  # expired while we looked
+            run = RunIdentity.of(snap.properties)
+            if run is not None and run.run_id == run_id and (dag_id is None or run.dag_id == dag_id):
+                found.append(snap)
+        return found
