@@ -21,6 +21,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from paimon_provider.assets import table_asset, writes_alias
 from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.job_spec import SparkJobSpec
+from paimon_provider.partitions import add_partition_keys
 from paimon_provider.results import JobFailedError
 
 if TYPE_CHECKING:
@@ -172,7 +173,9 @@ class PaimonSparkOperator(BaseOperator):
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
         ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
-        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
+        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many). Through the table's Asset, on
+        Airflow 3.3+, the event carries the changed partitions as partition keys (``dt=2026-11-27``: one event
+        per partition, :mod:`paimon_provider.partitions`); an alias event has none (Airflow's rule).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -259,9 +262,12 @@ class PaimonSparkOperator(BaseOperator):
             self.outlets = [o for o in self.outlets if not (isinstance(o, Asset) and o.uri == asset.uri)]
             return
         events = context["outlet_events"]
+        listed = commit.get("partitions") if isinstance(commit, Mapping) else None
+        changed = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
         for outlet in self.outlets:
             if isinstance(outlet, Asset) and outlet.uri == asset.uri:
                 events[outlet].extra.update(extra)
+                add_partition_keys(events[outlet], changed)  # one event per changed partition (Airflow 3.3+)
             elif self._is_own_alias(outlet):
                 events[outlet].add(asset, extra=extra)
 
