@@ -6,6 +6,10 @@ a writer's Asset event for a changed partition carries that key, a DAG scheduled
 (:func:`partitioned_schedule`) gets it as its run's ``partition_key``, and a task of that run passes it on as its
 ``partitions`` (:func:`run_partition_key`) without any translation.
 
+Airflow's rule (``AssetManager._queue_dagruns``): an event with a partition key queues only DAGs scheduled per
+partition, an event without one only DAGs scheduled on the plain Asset. So a committing operator names the
+partitions only when asked (``partition_events=True``): for a table whose readers run per partition.
+
 Airflow versions: partitioned timetables and ``DagRun.partition_key`` exist from 3.2; a task names the keys of
 its asset events (``outlet_events[asset].add_partitions``) from the Task SDK of 3.3. Where that is missing, a
 writer emits one event as before (it carries its run's partition key, if any: Airflow's default).

@@ -1,6 +1,7 @@
-"""Partitions as Airflow partition keys (paimon_provider.partitions): a write's Asset event names the partitions it
-changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every ``partitions``
-argument parses; no keys through an alias, for an unpartitioned table, on a Task SDK without ``add_partitions`` or
+"""Partitions as Airflow partition keys (paimon_provider.partitions): with ``partition_events`` a write's Asset event
+names the partitions it changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every
+``partitions`` argument parses; by default one event without keys (what a DAG on the plain Asset needs); no keys
+through an alias, for an unpartitioned table, on a Task SDK without ``add_partitions`` or
 for a key too long for Airflow (one event, as before); a run's partition key read from the context."""
 
 from __future__ import annotations
@@ -33,15 +34,18 @@ def source(tmp_path: pathlib.Path, dts: list[str]) -> str:
 
 def test_a_write_emits_one_event_per_changed_partition(paimon_conn: str, tmp_path: pathlib.Path) -> None:
     Catalog(paimon_conn).create_table("db.t", SCHEMA, partition_keys=["dt", "h"], options={"bucket": "-1"})
-    op = PaimonWriteOperator(task_id="w", table="db.t", source=source(tmp_path, ["2026-11-27", "2026-11-28",
-                                                                                "2026-11-27"]), spark=DRIVER)
+    src = source(tmp_path, ["2026-11-27", "2026-11-28", "2026-11-27"])
+    context = ti_context(1, task_id="d")
+    PaimonWriteOperator(task_id="d", table="db.t", source=src, spark=DRIVER).execute(context)
+    assert [e.get("partition_key") for e in _serialize_outlet_events(context["outlet_events"])] == [None]
+    op = PaimonWriteOperator(task_id="w", table="db.t", source=src, spark=DRIVER, partition_events=True)
     context = ti_context(1, task_id="w")
     op.execute(context)
     accessor = context["outlet_events"][table_asset("db.t")]
     assert accessor.partition_keys == {"dt=2026-11-27,h=5", "dt=2026-11-28,h=5"}
     events = list(_serialize_outlet_events(context["outlet_events"]))  # what the task reports to Airflow
     assert sorted(e["partition_key"] for e in events) == ["dt=2026-11-27,h=5", "dt=2026-11-28,h=5"]
-    assert all(e["extra"]["snapshot_id"] == 1 for e in events)
+    assert all(e["extra"]["snapshot_id"] == 2 for e in events)
     # a key is what a partitions argument parses: a per-partition run passes it on unchanged
     assert partition_texts("dt=2026-11-28,h=5") == [{"dt": "2026-11-28", "h": "5"}]
 
@@ -51,11 +55,12 @@ def test_no_keys_for_an_unpartitioned_table_or_through_the_alias(paimon_conn: st
     path = tmp_path / "u.parquet"
     pq.write_table(pa.table({"id": [1]}), path)
     context = ti_context(1, task_id="u")
-    PaimonWriteOperator(task_id="u", table="db.u", source=str(path), spark=DRIVER).execute(context)
+    PaimonWriteOperator(task_id="u", table="db.u", source=str(path), spark=DRIVER,
+                        partition_events=True).execute(context)
     assert [e.get("partition_key") for e in _serialize_outlet_events(context["outlet_events"])] == [None]
     Catalog(paimon_conn).create_table("db.t", SCHEMA, partition_keys=["dt", "h"], options={"bucket": "-1"})
     mapped = PaimonWriteOperator(task_id="m", table="{{ 'db.t' }}", source=source(tmp_path, ["a"]), spark=DRIVER,
-                                 outlets=[writes_alias()])
+                                 outlets=[writes_alias()], partition_events=True)
     mapped.render_template_fields({})
     context = ti_context(1, task_id="m", map_index=0)
     mapped.execute(context)

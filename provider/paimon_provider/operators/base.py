@@ -173,9 +173,12 @@ class PaimonSparkOperator(BaseOperator):
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
         ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
-        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many). Through the table's Asset, on
-        Airflow 3.3+, the event carries the changed partitions as partition keys (``dt=2026-11-27``: one event
-        per partition, :mod:`paimon_provider.partitions`); an alias event has none (Airflow's rule).
+        :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
+    :param partition_events: the table's Asset event names the partitions the commit changed as partition keys
+        (``dt=2026-11-27``; Airflow records one event per key; Task SDK of Airflow 3.3+, else one event as
+        before; not through an alias): for tables read by DAGs scheduled per partition
+        (:func:`paimon_provider.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG scheduled
+        on the plain Asset only for events without a partition key (docs/partitions.md).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -201,6 +204,7 @@ class PaimonSparkOperator(BaseOperator):
         spark: Mapping[str, Any] | None = None,
         extra_args: Sequence[str] | None = None,
         emit_asset: bool = True,
+        partition_events: bool = False,
         skip_if_no_commit: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -211,6 +215,7 @@ class PaimonSparkOperator(BaseOperator):
         self.spark = dict(spark or {})
         self.extra_args = list(extra_args or [])
         self.emit_asset = emit_asset
+        self.partition_events = partition_events
         self.skip_if_no_commit = skip_if_no_commit
         unknown = set(self.spark) - SPARK_OPTION_KEYS
         if unknown:
@@ -267,7 +272,8 @@ class PaimonSparkOperator(BaseOperator):
         for outlet in self.outlets:
             if isinstance(outlet, Asset) and outlet.uri == asset.uri:
                 events[outlet].extra.update(extra)
-                add_partition_keys(events[outlet], changed)  # one event per changed partition (Airflow 3.3+)
+                if self.partition_events:  # one event per changed partition (Airflow 3.3+)
+                    add_partition_keys(events[outlet], changed)
             elif self._is_own_alias(outlet):
                 events[outlet].add(asset, extra=extra)
 
