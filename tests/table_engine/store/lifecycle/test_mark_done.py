@@ -99,3 +99,15 @@ def test_an_unpartitioned_table_has_nothing_to_mark(catalog: Catalog) -> None:
     t = catalog.create_table("db.u", pa.schema([("id", pa.int64())]))
     with pytest.raises(PartitionSpecError, match="is not partitioned"):
         t.mark_partitions_done(["id=1"])
+
+
+def test_on_object_storage(s3_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On S3 the file is one whole PUT; marking again reads it back and keeps its creation time."""
+    t = s3_catalog.create_table("db.s", SCHEMA, partition_keys=["dt", "h"], options={"bucket": "-1"})
+    monkeypatch.setattr(clock, "now_millis", lambda: 5)
+    t.mark_partitions_done([{"dt": "a b/c", "h": 1}])
+    monkeypatch.setattr(clock, "now_millis", lambda: 9)
+    t.mark_partitions_done(["dt=a b/c,h=1"])
+    md = t.metadata()
+    assert md.success_file({"dt": "a b/c", "h": 1}) == SuccessFile(5, 9)
+    assert t.file_io.read_bytes(f"{t.path}/dt=a b%2Fc/h=1/_SUCCESS").decode() == SuccessFile(5, 9).to_json()
