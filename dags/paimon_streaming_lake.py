@@ -9,6 +9,10 @@
 Connections: ``paimon_default`` (warehouse; its ``spark_conn_id``, default ``spark_default``, says where Spark
 runs). Trigger ``paimon_lake_ods`` from the UI with a batch number (1-3 of the bundled sample data) and watch the
 other layers follow. Nothing here uses the logical date: UI-triggered runs have none.
+
+The builders (``build_ods_dag``, ``build_dwd_dag``, ``build_dws_dag``, ``build_ads_dag``) also make a lake that runs
+per partition: ``per_partition=True`` schedules a layer once per partition key of the table below, whose writer
+is built with ``partition_events=True`` (docs/partitions.md). The DAGs below use the defaults.
 """
 
 from __future__ import annotations
