@@ -9,6 +9,10 @@
 Connections: ``paimon_default`` (warehouse; its ``spark_conn_id``, default ``spark_default``, says where Spark
 runs). Trigger ``paimon_lake_ods`` from the UI with a batch number (1-3 of the bundled sample data) and watch the
 other layers follow. Nothing here uses the logical date: UI-triggered runs have none.
+
+The builders (``build_ods_dag``, ``build_dwd_dag``, ``build_dws_dag``, ``build_ads_dag``) also make a lake that runs
+per partition: ``per_partition=True`` schedules a layer once per partition key of the table below, whose writer
+is built with ``partition_events=True`` (docs/partitions.md). The DAGs below use the defaults.
 """
 
 from __future__ import annotations
@@ -27,11 +31,15 @@ from paimon_provider.operators import (
     PaimonCreateTagOperator,
     PaimonWriteOperator,
 )
+from paimon_provider.partitions import partitioned_schedule
 
 CONN_ID = "paimon_default"
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 DEFAULT_ARGS = {"retries": 1, "retry_delay": datetime.timedelta(seconds=30)}
 TAGS = ["paimon", "streaming-lake"]
+RUN_PARTITION = "{{ dag_run.partition_key }}"
+"""A per-partition run's partition (``k=v,...``, docs/partitions.md) as a template; "None" (every partition) in a
+run without one, e.g. triggered by hand."""
 LAYERS_NOTE = ("The layers: ODS (`paimon_lake_ods`) -> DWD (`paimon_lake_dwd`) -> DWS (`paimon_lake_dws`) -> ADS "
                "(`paimon_lake_ads`), each scheduled on the Asset of the table below it. Connection "
                "`paimon_default` (the warehouse; its `spark_conn_id` says where Spark runs).")
@@ -42,12 +50,23 @@ def _on_asset(below: TableDef) -> str:
             "from the UI.")
 
 
-def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str) -> DAG:
-    """A layer's DAG: scheduled on the Asset of the table below, one run at a time; its own doc."""
-    return DAG(dag_id=dag_id, description=description, schedule=[table_asset(below.name, CONN_ID)],
+def _on_partition(below: TableDef) -> str:
+    return (f"once per partition of `{below.name}` that changed: each partition key of its Asset events (e.g. "
+            "`dt=2026-11-27`) starts a run with that `partition_key` (docs/partitions.md); by hand from the UI, "
+            "a run without a key works on every partition.")
+
+
+def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str,
+           per_partition: bool = False) -> DAG:
+    """A layer's DAG: scheduled on the Asset of the table below, one run at a time; its own doc. ``per_partition``:
+    one run per partition key of the table's Asset events (Airflow's PartitionedAssetTimetable)."""
+    asset = table_asset(below.name, CONN_ID)
+    return DAG(dag_id=dag_id, description=description,
+               schedule=partitioned_schedule(asset) if per_partition else [asset],
                start_date=START, catchup=False, max_active_runs=1, tags=[*TAGS, dag_id.rsplit("_", 1)[-1]],
                default_args=DEFAULT_ARGS,
-               doc_md=dag_doc(what, when=_on_asset(below), leaves=leaves, notes=LAYERS_NOTE))
+               doc_md=dag_doc(what, when=_on_partition(below) if per_partition else _on_asset(below), leaves=leaves,
+                              notes=LAYERS_NOTE))
 
 
 def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
@@ -78,9 +97,11 @@ WAP_PARAMS = {
 }
 
 
-def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False) -> DAG:
+def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False, partition_events: bool = False) -> DAG:
     """The ODS layer's DAG: land a batch, append it to ods.order_events; with ``audit`` through write-audit-publish
-    (docs/wap.md: the batch is checked on a branch and published by a fast-forward only when the checks pass)."""
+    (docs/wap.md: the batch is checked on a branch and published by a fast-forward only when the checks pass).
+    ``partition_events``: the append's Asset event names the partitions it changed, for a DWD layer built with
+    ``per_partition`` (not with ``audit``)."""
     from paimon_provider.wap import write_audit_publish
 
     params = WAP_PARAMS if audit else ODS_PARAMS
@@ -130,6 +151,7 @@ def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False) -> DA
                 partition_keys=ODS.partition_keys,
                 table_options=ODS.options,
                 paimon_conn_id=CONN_ID,
+                partition_events=partition_events,
             )
     return dag
 
@@ -138,79 +160,115 @@ ods_dag = build_ods_dag()
 wap_dag = build_ods_dag("paimon_wap", audit=True)  # the same layer, write-audit-publish (docs/wap.md)
 
 
-with _layer("paimon_lake_dwd", "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
-            ODS, what=f"DWD: reads the new changes of `{ODS.name}` (consumer `{DWD_CONSUMER}`), writes them to "
-                      f"`{DWD.name}` (deduplicated by key, write-only), then compacts it; the dedicated compaction "
-                      "produces the lookup changelog the DWS layer reads.",
-            leaves=f"a snapshot of `{DWD.name}` with the batch, a COMPACT snapshot with its changelog, the "
-                   f"consumer's new position on `{ODS.name}`, and `{DWD.name}`'s Asset event (which starts "
-                   "`paimon_lake_dws`); nothing when no new events arrived.") as dwd_dag:
-    create_dwd = _create(DWD, "create_dwd_orders")
-    apply_changes = PaimonConsumeChangelogOperator(
-        task_id="apply_ods_changes",
-        table=ODS.name,
-        consumer_id=DWD_CONSUMER,
-        target_table=DWD.name,
-        emit_asset=False,  # the compaction below publishes dwd.orders, once its changelog exists
-        skip_if_no_commit=True,  # no new events: nothing to compact or publish
-        paimon_conn_id=CONN_ID,
-    )
-    compact_dwd = PaimonCompactOperator(
-        task_id="compact_dwd_orders",
-        table=DWD.name,
-        full=True,  # the writers are write-only: this dedicated compaction produces the changelog
-        skip_if_no_commit=True,
-        paimon_conn_id=CONN_ID,
-    )
-    create_dwd >> apply_changes >> compact_dwd
+def build_dwd_dag(dag_id: str = "paimon_lake_dwd", *, per_partition: bool = False,
+                  partition_events: bool = False) -> DAG:
+    """The DWD layer: apply ODS's new changes to dwd.orders, then compact it. ``per_partition``: one run per
+    partition of ODS's Asset events, whose compaction takes only the run's partition (docs/partitions.md).
+    ``partition_events``: the compaction's Asset event names its partitions (for a DWS layer run per partition)."""
+    with _layer(dag_id, "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
+                ODS, per_partition=per_partition,
+                what=f"DWD: reads the new changes of `{ODS.name}` (consumer `{DWD_CONSUMER}`), writes them to "
+                     f"`{DWD.name}` (deduplicated by key, write-only), then compacts it"
+                     f"{' (the run partition only)' if per_partition else ''}; the dedicated compaction produces "
+                     "the lookup changelog the DWS layer reads.",
+                leaves=f"a snapshot of `{DWD.name}` with the batch, a COMPACT snapshot with its changelog, the "
+                       f"consumer's new position on `{ODS.name}`, and `{DWD.name}`'s Asset event (which starts "
+                       "`paimon_lake_dws`); nothing when no new events arrived.") as dag:
+        create_dwd = _create(DWD, "create_dwd_orders")
+        apply_changes = PaimonConsumeChangelogOperator(
+            task_id="apply_ods_changes",
+            table=ODS.name,
+            consumer_id=DWD_CONSUMER,
+            target_table=DWD.name,
+            emit_asset=False,  # the compaction below publishes dwd.orders, once its changelog exists
+            skip_if_no_commit=True,  # no new events: nothing to compact or publish
+            paimon_conn_id=CONN_ID,
+        )
+        compact_dwd = PaimonCompactOperator(
+            task_id="compact_dwd_orders",
+            table=DWD.name,
+            full=True,  # the writers are write-only: this dedicated compaction produces the changelog
+            skip_if_no_commit=True,
+            paimon_conn_id=CONN_ID,
+            partition_events=partition_events,
+            # per partition: a consumer reads by snapshot, not by partition, so the run of one partition applies
+            # every new change (those of the other partitions' runs find none and skip); each run compacts its
+            # own partition whether or not it applied anything
+            **({"partitions": RUN_PARTITION, "trigger_rule": "none_failed"} if per_partition else {}),
+        )
+        create_dwd >> apply_changes >> compact_dwd
+    return dag
 
 
-with _layer("paimon_lake_dws", "DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
-            DWD, what=f"DWS: reads the changelog of `{DWD.name}` (consumer `{DWS_CONSUMER}`) and aggregates it per "
-                      f"user and day into `{DWS.name}` (aggregation merge engine: sums).",
-            leaves=f"a snapshot of `{DWS.name}`, the consumer's new position on `{DWD.name}`, and `{DWS.name}`'s "
-                   "Asset event (which starts `paimon_lake_ads`); nothing when the changelog was empty.") as dws_dag:
-    create_dws = _create(DWS, "create_dws_user_daily")
-    aggregate = PaimonConsumeChangelogOperator(
-        task_id="aggregate_dwd_changelog",
-        table=DWD.name,
-        consumer_id=DWS_CONSUMER,
-        target_table=DWS.name,
-        skip_if_no_commit=True,  # an empty changelog must not trigger the ADS layer
-        paimon_conn_id=CONN_ID,
-    )
-    create_dws >> aggregate
+def build_dws_dag(dag_id: str = "paimon_lake_dws", *, per_partition: bool = False,
+                  partition_events: bool = False) -> DAG:
+    """The DWS layer: aggregate dwd.orders' changelog into dws.user_daily. ``per_partition``: one run per partition
+    of DWD's Asset events (the consumer still reads every new change: the first run of a batch aggregates it).
+    ``partition_events``: the aggregation's Asset event names its partitions (for an ADS layer run per partition)."""
+    with _layer(dag_id, "DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
+                DWD, per_partition=per_partition,
+                what=f"DWS: reads the changelog of `{DWD.name}` (consumer `{DWS_CONSUMER}`) and aggregates it per "
+                     f"user and day into `{DWS.name}` (aggregation merge engine: sums).",
+                leaves=f"a snapshot of `{DWS.name}`, the consumer's new position on `{DWD.name}`, and `{DWS.name}`'s "
+                       "Asset event (which starts `paimon_lake_ads`); nothing when the changelog was empty.") as dag:
+        create_dws = _create(DWS, "create_dws_user_daily")
+        aggregate = PaimonConsumeChangelogOperator(
+            task_id="aggregate_dwd_changelog",
+            table=DWD.name,
+            consumer_id=DWS_CONSUMER,
+            target_table=DWS.name,
+            skip_if_no_commit=True,  # an empty changelog must not trigger the ADS layer
+            paimon_conn_id=CONN_ID,
+            partition_events=partition_events,
+        )
+        create_dws >> aggregate
+    return dag
 
 
-with _layer("paimon_lake_ads", "ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
-            DWS, what=f"ADS: tags `{DWS.name}` for serving readers (`ads-<run time>`) and publishes the top users "
-                      "per day as read at that tag.",
-            leaves=f"a tag `ads-<run time>` of `{DWS.name}`, kept 3 days (it keeps its snapshot's files alive), "
-                   "and the top users as the XCom of `publish_top_users`.") as ads_dag:
-    tag = PaimonCreateTagOperator(
-        task_id="tag_for_serving",
-        table=DWS.name,
-        # one tag per run, named by the run's time to the millisecond (run_after exists for every run, scheduled,
-        # asset-triggered or triggered from the UI): two runs never share a name, and a retry of this run finds
-        # the tag it made (the operator's creator check) and succeeds
-        tag="ads-{{ dag_run.run_after.strftime('%Y%m%dT%H%M%S.%f')[:-3] }}",
-        time_retained="3 d",
-        paimon_conn_id=CONN_ID,
-    )
+def build_ads_dag(dag_id: str = "paimon_lake_ads", *, per_partition: bool = False) -> DAG:
+    """The ADS layer: tag dws.user_daily for serving readers and publish the top users at the tag.
+    ``per_partition``: one run per partition of DWS's Asset events, publishing that partition's top users."""
+    with _layer(dag_id, "ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
+                DWS, per_partition=per_partition,
+                what=f"ADS: tags `{DWS.name}` for serving readers (`ads-<run time>`) and publishes the top users "
+                     f"per day as read at that tag{' (of the run partition only)' if per_partition else ''}.",
+                leaves=f"a tag `ads-<run time>` of `{DWS.name}`, kept 3 days (it keeps its snapshot's files alive), "
+                       "and the top users as the XCom of `publish_top_users`.") as dag:
+        tag = PaimonCreateTagOperator(
+            task_id="tag_for_serving",
+            table=DWS.name,
+            # one tag per run, named by the run's time to the millisecond (run_after exists for every run,
+            # scheduled, asset-triggered or triggered from the UI): two runs never share a name, and a retry of
+            # this run finds the tag it made (the operator's creator check) and succeeds
+            tag="ads-{{ dag_run.run_after.strftime('%Y%m%dT%H%M%S.%f')[:-3] }}",
+            time_retained="3 d",
+            paimon_conn_id=CONN_ID,
+        )
+        publish_top_users(tag.output, partition=RUN_PARTITION if per_partition else None)  # type: ignore[arg-type]
+    return dag
 
-    @task
-    def publish_top_users(tag_result: dict[str, object] | None, top: int = 5) -> list[dict[str, object]]:
-        """The serving view: the top users per day at the new tag, read through the engine (no Spark)."""
-        from paimon_provider.hooks.table import PaimonTableHook
 
-        if not tag_result or not tag_result.get("tag"):
-            raise ValueError(f"the tag task returned no tag: {tag_result!r}")
-        rows = PaimonTableHook(CONN_ID).read(DWS.name, columns=["user_id", "dt", "quantity", "amount"],
-                                             tag=str(tag_result["tag"])).to_pylist()
-        rows.sort(key=lambda r: (r["dt"], -(r["amount"] or 0.0)))
-        by_day: dict[str, list[dict[str, object]]] = {}
-        for r in rows:
-            by_day.setdefault(r["dt"], []).append(r)
-        return [r for day in sorted(by_day) for r in by_day[day][:top]]
+@task
+def publish_top_users(tag_result: dict[str, object] | None, top: int = 5,
+                      partition: str | None = None) -> list[dict[str, object]]:
+    """The serving view: the top users per day at the new tag, read through the engine (no Spark); with
+    ``partition`` (a ``k=v,...`` partition key; empty or "None": every partition) only that partition's."""
+    from paimon_provider.hooks.table import PaimonTableHook
+    from paimon_provider.operators.compact import partition_texts
 
-    publish_top_users(tag.output)  # type: ignore[arg-type]
+    if not tag_result or not tag_result.get("tag"):
+        raise ValueError(f"the tag task returned no tag: {tag_result!r}")
+    specs = partition_texts(partition)
+    where = [(column, "=", value) for column, value in specs[0].items()] if specs else None
+    rows = PaimonTableHook(CONN_ID).read(DWS.name, columns=["user_id", "dt", "quantity", "amount"], filter=where,
+                                         tag=str(tag_result["tag"])).to_pylist()
+    rows.sort(key=lambda r: (r["dt"], -(r["amount"] or 0.0)))
+    by_day: dict[str, list[dict[str, object]]] = {}
+    for r in rows:
+        by_day.setdefault(r["dt"], []).append(r)
+    return [r for day in sorted(by_day) for r in by_day[day][:top]]
+
+
+dwd_dag = build_dwd_dag()
+dws_dag = build_dws_dag()
+ads_dag = build_ads_dag()

@@ -410,6 +410,10 @@ PARTITION_TIMESTAMP_PATTERN = key("partition.timestamp-pattern").string_type().n
     .with_description("Pattern building a timestamp from partition values (e.g. $dt $hour:00:00).")
 PARTITION_MARK_DONE_WHEN_END_INPUT = key("partition.end-input-to-done").bool_type().default_value(False) \
     .with_description("Mark partitions done when the input ends.")
+PARTITION_MARK_DONE_ACTION = key("partition.mark-done-action").list_type().default_value(["success-file"]) \
+    .with_description("How mark-partition-done marks a partition done (comma-separated): success-file (a _SUCCESS "
+                      "file in its directory; the engine's only one), done-partition and mark-event (need a "
+                      "metastore), http-report, custom (a Java class): refused (docs/partitions.md).")
 TAG_AUTOMATIC_CREATION = key("tag.automatic-creation").enum_type(TagCreationMode).default_value(
     TagCreationMode.NONE).with_description("Create tags automatically: none, process-time, watermark or batch.")
 TAG_CREATION_PERIOD = key("tag.creation-period").enum_type(TagCreationPeriod).default_value(
@@ -556,7 +560,8 @@ SECTIONS = (
         SNAPSHOT_CLEAN_EMPTY_DIRECTORIES, CHANGELOG_NUM_RETAINED_MIN, CHANGELOG_NUM_RETAINED_MAX,
         CHANGELOG_TIME_RETAINED, PARTITION_EXPIRATION_TIME, PARTITION_EXPIRATION_CHECK_INTERVAL,
         PARTITION_EXPIRATION_STRATEGY, PARTITION_EXPIRATION_MAX_NUM, PARTITION_TIMESTAMP_FORMATTER,
-        PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, TAG_AUTOMATIC_CREATION,
+        PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, PARTITION_MARK_DONE_ACTION,
+        TAG_AUTOMATIC_CREATION,
         TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
         TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
@@ -595,7 +600,7 @@ RECOGNIZED_PREFIXES = {
     "parquet.": "Parquet writer settings", "orc.": "ORC writer settings", "avro.": "Avro writer settings",
     "materialized-table.": "Flink materialized table definitions", "visibility-callback.": "Flink commit callbacks",
     "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",
-    "partition.mark-done-action": "Flink partition mark-done actions", "manifest-sort.": "Java manifest sorting",
+    "partition.mark-done-action.": "partition mark-done action settings", "manifest-sort.": "Java manifest sorting",
     "sort-compaction.": "Flink sort compaction", "clustering.history-partition.": "Java incremental clustering",
     "btree-index.": "global index build settings (ADR 0019)", "bitmap-index.": "global index build settings",
     "sorted-index.": "global index build settings",
@@ -618,7 +623,7 @@ _JAVA_RUNTIME = (
     "alter-column-null-to-not-null.disabled", "disable-explicit-type-casting", "auto-create",
     "delete.force-produce-changelog", "full-text-index.search-mode", "scalar-index.search-mode",
     "vector-index.search-mode",
-    "partition.sink-strategy", "partition.idle-time-to-report-statistic", "partition.mark-done-action",
+    "partition.sink-strategy", "partition.idle-time-to-report-statistic",
 )
 RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
               "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
@@ -749,6 +754,7 @@ class CoreOptions:
     partition_expiration_batch_size = accessor(PARTITION_EXPIRATION_BATCH_SIZE)
     partition_timestamp_formatter = accessor(PARTITION_TIMESTAMP_FORMATTER)
     partition_timestamp_pattern = accessor(PARTITION_TIMESTAMP_PATTERN)
+    partition_mark_done_action = accessor(PARTITION_MARK_DONE_ACTION)
     end_input_check_partition_expire = accessor(END_INPUT_CHECK_PARTITION_EXPIRE)
     tag_automatic_creation = accessor(TAG_AUTOMATIC_CREATION)
     tag_creation_period = accessor(TAG_CREATION_PERIOD)

@@ -16,8 +16,9 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 
 __all__ = ["CheckTable", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
            "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex", "Rollback",
-           "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
+           "FastForward", "IF_EXISTS", "MarkPartitionDone", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
+           "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -199,6 +200,18 @@ class DropPartitions(CommittingCommand):
     partitions: tuple[dict[str, str], ...] = arg("partition to drop (repeatable)", flag="--partition",
                                                  kind="partition", metavar="K=V[,K=V]", required=True)
     ignore_if_missing: bool = arg("a spec that matches no partition (already dropped) is no error", kind="flag")
+
+
+@command("mark-partition-done", help="mark partitions done by the table's partition.mark-done-action (a _SUCCESS "
+                                     "file; docs/partitions.md)")
+@dataclass(frozen=True, kw_only=True)
+class MarkPartitionDone(Command):
+    """Paimon's ``mark_partition_done``: each partition (every partition key given) is marked done by the table's
+    ``partition.mark-done-action``; the engine does ``success-file`` (Paimon's ``_SUCCESS`` JSON in the partition
+    directory) and refuses the other actions before writing anything. No snapshot; a re-run converges."""
+
+    partitions: tuple[dict[str, str], ...] = arg("partition to mark done (repeatable)", flag="--partition",
+                                                 kind="partition", metavar="K=V[,K=V]", required=True)
 
 
 @command("rewrite-file-index", help="(re)build the file indexes of data files per the file-index.* options")

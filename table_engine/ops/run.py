@@ -37,6 +37,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     FastForward,
+    MarkPartitionDone,
     RemoveOrphanFiles,
     RenameBranch,
     Rescale,
@@ -313,6 +314,12 @@ def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]
     table = catalog.get_table(cmd.table)
     sid = table.drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
     return {"snapshot_id": sid, "dropped": sid is not None, "commit": commit_facts(table, sid)}
+
+
+@runs(MarkPartitionDone)
+def run_mark_partition_done(cmd: MarkPartitionDone, catalog: Catalog) -> dict[str, Any]:
+    result = catalog.get_table(cmd.table).mark_partitions_done(list(cmd.partitions))
+    return {"partitions": result.partitions, "actions": result.actions}
 
 
 @runs(RewriteFileIndex)

@@ -1,5 +1,6 @@
-"""The maintenance surface of a table: compaction, snapshot and partition expiry, dropping partitions, orphan file
-removal, rollback and file-index rewrite (each a job of the command layer, :mod:`table_engine.ops`)."""
+"""The maintenance surface of a table: compaction, snapshot and partition expiry, dropping partitions, marking
+partitions done, orphan file removal, rollback and file-index rewrite (each a job of the command layer,
+:mod:`table_engine.ops`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from table_engine.table.writing import WriteSurface
 
 if TYPE_CHECKING:
     from table_engine.store.lifecycle.expire import ExpireResult
+    from table_engine.store.lifecycle.mark_done import MarkDoneResult
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
     from table_engine.store.lifecycle.rollback import RollbackResult
@@ -76,6 +78,15 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.lifecycle.partition_expire import drop_partitions
 
         return drop_partitions(self._ctx, partitions, ignore_if_missing)
+
+    @mutating
+    def mark_partitions_done(self, partitions: PartitionSpecs) -> MarkDoneResult:
+        """Mark partitions (every partition key given) done by the table's ``partition.mark-done-action``
+        (Paimon's ``mark_partition_done``; the engine does ``success-file`` and refuses the others before writing
+        anything). No snapshot is committed; marking again converges."""
+        from table_engine.store.lifecycle.mark_done import mark_partitions_done
+
+        return mark_partitions_done(self._ctx, partitions)
 
     @mutating
     def rescale(self, bucket_num: int | None = None, partitions: PartitionSpecs | None = None,

@@ -243,7 +243,8 @@ class PaimonJavaClient:
 
     @staticmethod
     def table_job(warehouse: Path, table: str, action: str, **args: Any) -> dict[str, Any]:
-        """A table operation (``createTag``, ``createBranch``, ``deleteBranch``, ``fastForward``; see the driver)."""
+        """A table operation (``createTag``, ``createBranch``, ``deleteBranch``, ``fastForward``,
+        ``markPartitionDone`` / ``readSuccessFile`` of a ``partition`` path; see the driver)."""
         return {"op": "table", "warehouse": str(warehouse), "table": table, "action": action, **args}
 
     def write_job(self, warehouse: Path, table: str,

@@ -21,6 +21,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from paimon_provider.assets import table_asset, writes_alias
 from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.job_spec import SparkJobSpec
+from paimon_provider.partitions import add_partition_keys
 from paimon_provider.results import JobFailedError
 
 if TYPE_CHECKING:
@@ -178,6 +179,11 @@ class PaimonSparkOperator(BaseOperator):
         commits (templated; Paimon 1.2's snapshot ``properties``). Every such snapshot also carries the task try's
         run identity (``airflow.dag-id``, ``airflow.run-id``, ``airflow.task-id``, ``airflow.map-index``,
         ``airflow.try-number``; keys under ``airflow.`` are refused here), docs/run-identity.md.
+    :param partition_events: the table's Asset event names the partitions the commit changed as partition keys
+        (``dt=2026-11-27``; Airflow records one event per key; Task SDK of Airflow 3.3+, else one event as
+        before; not through an alias): for tables read by DAGs scheduled per partition
+        (:func:`paimon_provider.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG scheduled
+        on the plain Asset only for events without a partition key (docs/partitions.md).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -203,6 +209,7 @@ class PaimonSparkOperator(BaseOperator):
         spark: Mapping[str, Any] | None = None,
         extra_args: Sequence[str] | None = None,
         emit_asset: bool = True,
+        partition_events: bool = False,
         skip_if_no_commit: bool = False,
         snapshot_properties: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -214,6 +221,7 @@ class PaimonSparkOperator(BaseOperator):
         self.spark = dict(spark or {})
         self.extra_args = list(extra_args or [])
         self.emit_asset = emit_asset
+        self.partition_events = partition_events
         self.skip_if_no_commit = skip_if_no_commit
         self.snapshot_properties = dict(snapshot_properties or {})
         self._run: RunIdentity | None = None
@@ -267,9 +275,13 @@ class PaimonSparkOperator(BaseOperator):
             self.outlets = [o for o in self.outlets if not (isinstance(o, Asset) and o.uri == asset.uri)]
             return
         events = context["outlet_events"]
+        listed = commit.get("partitions") if isinstance(commit, Mapping) else None
+        changed = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
         for outlet in self.outlets:
             if isinstance(outlet, Asset) and outlet.uri == asset.uri:
                 events[outlet].extra.update(extra)
+                if self.partition_events:  # one event per changed partition (Airflow 3.3+)
+                    add_partition_keys(events[outlet], changed)
             elif self._is_own_alias(outlet):
                 events[outlet].add(asset, extra=extra)
 

@@ -1,4 +1,5 @@
-"""Table upkeep with the Spark application: snapshot/tag/partition expiry, tags, orphan files, rollback."""
+"""Table upkeep with the Spark application: snapshot/tag/partition expiry, tags, orphan files, rollback, marking
+partitions done."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         ExpirePartitions,
         ExpireSnapshots,
         ExpireTags,
+        MarkPartitionDone,
         RemoveOrphanFiles,
         RewriteFileIndex,
         Rollback,
@@ -320,6 +322,32 @@ class PaimonDropPartitionsOperator(PaimonSparkOperator):
             self.log.info("partitions %s of %s did not exist (%s): nothing dropped", self.partitions, self.table,
                           "dropped by an earlier try" if self._retry else "ignore_if_missing")
         return result
+
+
+class PaimonMarkPartitionDoneOperator(PaimonSparkOperator):
+    """Mark partitions done (Paimon's ``mark_partition_done``) by the table's ``partition.mark-done-action``: the
+    ``success-file`` action writes Paimon's ``_SUCCESS`` file into each partition directory, which
+    :class:`~paimon_provider.sensors.partition.PaimonPartitionSensor` (``require="done"``) and Paimon's own readers
+    wait for; the other actions fail the task before anything is written (docs/partitions.md). Commits no snapshot
+    (no Asset event); a retry marks again, which converges.
+
+    :param partitions: the partitions, every partition key given, as
+        :class:`~paimon_provider.operators.compact.PaimonCompactOperator`'s ``partitions``, e.g. ``"dt={{ ds }}"``
+        (templated).
+    """
+
+    command = "mark-partition-done"
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+
+    def build_command(self, warehouse: str) -> MarkPartitionDone:
+        from table_engine.ops import MarkPartitionDone
+
+        return MarkPartitionDone(warehouse=warehouse, table=self.table,
+                                 partitions=tuple(partition_texts(self.partitions)))
 
 
 class PaimonRewriteFileIndexOperator(PaimonSparkOperator):

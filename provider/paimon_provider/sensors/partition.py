@@ -21,8 +21,10 @@ REQUIREMENTS = ("data", "done")
 
 class PaimonPartitionSensor(BaseSensorOperator):
     """Wait until a partition has live data files in the latest snapshot (``require="data"``), or is marked done
-    by Paimon's ``success-file`` action (``require="done"``: a ``_SUCCESS`` file in the partition directory).
-    Returns the partition's file and row counts as XCom. Reads metadata only (no Spark).
+    by Paimon's ``success-file`` action (``require="done"``: a ``_SUCCESS`` file in the partition directory, as
+    :class:`~paimon_provider.operators.lifecycle.PaimonMarkPartitionDoneOperator` or Paimon writes it, read by the
+    engine's one parser of it; docs/partitions.md). Returns the partition's file and row counts as XCom. Reads
+    metadata only (no Spark).
 
     :param table: ``database.table`` (templated).
     :param partition: ``{"dt": "2024-01-01"}`` or ``"dt=2024-01-01"``; for ``done``, every partition key

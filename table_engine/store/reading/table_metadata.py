@@ -21,14 +21,14 @@ from table_engine.format.snapshot import (
     read_snapshot,
     snapshot_at_or_before_time,
 )
+from table_engine.format.success_file import SUCCESS_FILE, SuccessFile, read_success_file
 from table_engine.io.paths import partition_dir
 from table_engine.run_identity import RunIdentity
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, select_partitions
 from table_engine.store.reading.scan import live_entries, manifest_path
 
-SUCCESS_FILE = "_SUCCESS"
-"""Paimon's ``success-file`` mark-done action writes this file into a finished partition's directory."""
+__all__ = ["SUCCESS_FILE", "PartitionStats", "TableMetadata"]
 
 PartitionLike = Mapping[str, Any] | str | PartitionSpec
 """A partition spec: ``{column: value}`` (text or typed values), ``k=v,..`` text, or a typed spec."""
@@ -123,10 +123,16 @@ class TableMetadata:
                              self._ctx.options.partition_default_name())
         return f"{self._ctx.table_path.rstrip('/')}/{part}"
 
-    def partition_done(self, partition: PartitionLike) -> bool:
-        """Is the partition marked done (its ``_SUCCESS`` file exists)? False for a spec of several partitions."""
+    def success_file(self, partition: PartitionLike) -> SuccessFile | None:
+        """The partition's ``_SUCCESS`` file as Paimon's ``success-file`` mark-done action writes it (parsed by
+        :mod:`table_engine.format.success_file`, the one reader and writer); None when it is not marked done or
+        the spec selects several partitions."""
         spec = self.partition_spec(partition)
-        return spec.is_full and self._ctx.file_io.exists(f"{self.partition_path(spec)}/{SUCCESS_FILE}")
+        return read_success_file(self._ctx.file_io, self.partition_path(spec)) if spec.is_full else None
+
+    def partition_done(self, partition: PartitionLike) -> bool:
+        """Is the partition marked done (its ``_SUCCESS`` file is there)? False for a spec of several partitions."""
+        return self.success_file(partition) is not None
 
     def partition_stats(self, partition: PartitionLike) -> PartitionStats:
         """Live files and rows of the partitions ``partition`` selects in the latest snapshot, and whether the

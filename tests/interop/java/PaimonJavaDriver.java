@@ -131,8 +131,9 @@ public final class PaimonJavaDriver {
         }
     }
 
-    private static JsonNode tableOp(Table table, JsonNode job) {
+    private static JsonNode tableOp(Table table, JsonNode job) throws Exception {
         String action = job.get("action").asText();
+        ObjectNode out = MAPPER.createObjectNode();
         switch (action) {
             case "createTag":
                 table.createTag(job.get("tag").asText(), job.get("snapshot").asLong());
@@ -150,10 +151,28 @@ public final class PaimonJavaDriver {
             case "fastForward":
                 table.fastForward(job.get("branch").asText());
                 break;
+            case "markPartitionDone": {
+                // Paimon's success-file mark-done action on a partition path such as "dt=2026-11-27/h=0"
+                org.apache.paimon.table.FileStoreTable fst = (org.apache.paimon.table.FileStoreTable) table;
+                new org.apache.paimon.partition.actions.SuccessFileMarkDoneAction(fst.fileIO(), fst.location())
+                        .markDone(job.get("partition").asText());
+                break;
+            }
+            case "readSuccessFile": {
+                org.apache.paimon.table.FileStoreTable fst = (org.apache.paimon.table.FileStoreTable) table;
+                org.apache.paimon.fs.Path path = new org.apache.paimon.fs.Path(
+                        new org.apache.paimon.fs.Path(fst.location(), job.get("partition").asText()), "_SUCCESS");
+                org.apache.paimon.partition.file.SuccessFile file =
+                        org.apache.paimon.partition.file.SuccessFile.safelyFromPath(fst.fileIO(), path);
+                if (file != null) {
+                    out.put("creationTime", file.creationTime());
+                    out.put("modificationTime", file.modificationTime());
+                }
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown table action " + action);
         }
-        ObjectNode out = MAPPER.createObjectNode();
         out.put("done", action);
         return out;
     }

@@ -23,6 +23,7 @@ from paimon_provider.operators import (
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonFastForwardOperator,
+    PaimonMarkPartitionDoneOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRenameBranchOperator,
     PaimonRescaleOperator,
@@ -219,7 +220,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
-        PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator}
+        PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
+        PaimonMarkPartitionDoneOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
