@@ -23,8 +23,12 @@ if TYPE_CHECKING:
     from table_engine.format.snapshot import Snapshot
     from table_engine.table import Table
 
-__all__ = ["PartitionInfo", "SnapshotInfo", "find_snapshot", "latest_snapshot_info", "open_table",
-           "parse_partition_spec", "partition_info", "to_epoch_millis"]
+__all__ = ["COMMIT_KINDS", "NewSnapshot", "PartitionInfo", "SnapshotInfo", "SnapshotPoll", "find_snapshot",
+           "latest_snapshot_info", "new_snapshots", "open_table", "parse_commit_kinds", "parse_partition_spec",
+           "partition_info", "to_epoch_millis"]
+
+COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
+"""Paimon's commit kinds (``commitKind`` of a snapshot) a sensor or trigger can wait for."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,41 @@ def find_snapshot(
     return None if snap is None else SnapshotInfo.of(snap)
 
 
+@dataclass(frozen=True)
+class NewSnapshot:
+    """A snapshot a poll found: its facts, its ``properties`` (None when it has none), and whether it passes the
+    poll's commit-kind and partition filters."""
+
+    info: SnapshotInfo
+    properties: dict[str, str] | None
+    matches: bool
+
+
+@dataclass(frozen=True)
+class SnapshotPoll:
+    """The snapshots newer than a watermark (id order) and the ids (first, last) that expired unread."""
+
+    snapshots: list[NewSnapshot]
+    expired: tuple[int, int] | None
+
+
+def new_snapshots(table: Table, after_snapshot_id: int, *, commit_kinds: Collection[str] = (),
+                  partition: Mapping[str, Any] | None = None, limit: int = 100) -> SnapshotPoll:
+    """The snapshots newer than ``after_snapshot_id`` (at most ``limit``), each marked whether it has one of
+    ``commit_kinds`` (any if empty) and touches ``partition`` (any if None); see
+    :meth:`TableMetadata.snapshots_after <table_engine.store.reading.table_metadata.TableMetadata.snapshots_after>`
+    (one GET and one HEAD when there is nothing new)."""
+    meta = table.metadata()
+    found = meta.snapshots_after(after_snapshot_id, limit)
+    kinds = {k.upper() for k in commit_kinds}
+    out = []
+    for snap in found.snapshots:
+        matches = (not kinds or str(snap.commit_kind) in kinds) and (
+            not partition or meta.touches(snap, partition))
+        out.append(NewSnapshot(SnapshotInfo.of(snap), dict(snap.properties) if snap.properties else None, matches))
+    return SnapshotPoll(out, found.expired)
+
+
 def latest_snapshot_info(table: Table | None) -> SnapshotInfo | None:
     """The newest snapshot, or ``None`` (no snapshot, or no table)."""
     snap = None if table is None else table.metadata().latest_snapshot()
@@ -121,6 +160,18 @@ def partition_info(table: Table | None, partition: Mapping[str, Any]) -> Partiti
 
 
 # ---------------------------------------------------------------------------------------------- argument parsing
+
+
+def parse_commit_kinds(value: Collection[str] | str | None) -> list[str]:
+    """Commit kinds from a list or comma-separated text, upper-cased; a ValueError names an unknown one."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    kinds = [k.strip().upper() for k in items if k and k.strip()]
+    bad = sorted(set(kinds) - set(COMMIT_KINDS))
+    if bad:
+        raise ValueError(f"unknown commit kinds {bad}; expected some of {sorted(COMMIT_KINDS)}")
+    return kinds
 
 
 def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
