@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Asset, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
 from paimon_provider.assets import table_asset
 from paimon_provider.maintenance import dag_doc
@@ -27,6 +27,7 @@ from paimon_provider.operators import (
     PaimonCreateTagOperator,
     PaimonWriteOperator,
 )
+from paimon_provider.triggers.watcher import commits_asset
 
 CONN_ID = "paimon_default"
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -37,17 +38,39 @@ LAYERS_NOTE = ("The layers: ODS (`paimon_lake_ods`) -> DWD (`paimon_lake_dwd`) -
                "`paimon_default` (the warehouse; its `spark_conn_id` says where Spark runs).")
 
 
-def _on_asset(below: TableDef) -> str:
+SCHEDULE_ON = ("asset", "watcher")
+"""How a layer DAG is started: ``asset``, by the Asset event the operators of the layer below emit after their
+commit; ``watcher``, by every commit to the table below, whoever made it (a Flink or Spark job, pypaimon, a script):
+an AssetWatcher's trigger polls the table's snapshots (docs/events.md)."""
+
+WATCH_POLL_INTERVAL = 30.0
+"""Seconds between two polls of a watched table (two requests on an object store when nothing is new)."""
+
+
+def _schedule(below: TableDef, schedule_on: str) -> list[Asset]:
+    if schedule_on == "asset":
+        return [table_asset(below.name, CONN_ID)]
+    if schedule_on == "watcher":
+        return [commits_asset(below.name, CONN_ID, poll_interval=WATCH_POLL_INTERVAL)]
+    raise ValueError(f"schedule_on must be one of {SCHEDULE_ON}, not {schedule_on!r}")
+
+
+def _on_asset(below: TableDef, schedule_on: str = "asset") -> str:
+    if schedule_on == "watcher":
+        return (f"on every commit to `{below.name}`, whoever made it (a trigger watches its snapshots: one run per "
+                "snapshot, several when the runs fall behind), or by hand from the UI.")
     return (f"when `{below.name}` changes: on its Asset event (the layer below published new data), or by hand "
             "from the UI.")
 
 
-def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str) -> DAG:
-    """A layer's DAG: scheduled on the Asset of the table below, one run at a time; its own doc."""
-    return DAG(dag_id=dag_id, description=description, schedule=[table_asset(below.name, CONN_ID)],
+def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str,
+           schedule_on: str = "asset") -> DAG:
+    """A layer's DAG: scheduled on the table below (``schedule_on``, see :data:`SCHEDULE_ON`), one run at a time;
+    its own doc."""
+    return DAG(dag_id=dag_id, description=description, schedule=_schedule(below, schedule_on),
                start_date=START, catchup=False, max_active_runs=1, tags=[*TAGS, dag_id.rsplit("_", 1)[-1]],
                default_args=DEFAULT_ARGS,
-               doc_md=dag_doc(what, when=_on_asset(below), leaves=leaves, notes=LAYERS_NOTE))
+               doc_md=dag_doc(what, when=_on_asset(below, schedule_on), leaves=leaves, notes=LAYERS_NOTE))
 
 
 def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:

@@ -5,8 +5,8 @@ Nothing here imports Airflow or PySpark, builds an engine path or a FileIO: the 
 :meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.reading.table_metadata`), and return plain
 dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
 
-Importing it loads no pyarrow and no engine store module (the sensors import it when a DAG file is parsed): the
-engine's parsing is imported where it is used.
+Importing it loads nothing of the engine (the sensors and the AssetWatcher trigger import it when a DAG file is
+parsed): the engine's modules are imported where they are used.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import datetime
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from table_engine.errors import TableNotExistError
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
@@ -75,6 +73,8 @@ class PartitionInfo:
 
 def open_table(catalog: Catalog, identifier: str) -> Table | None:
     """The table, or None while it does not exist (a sensor waits for it to be created)."""
+    from table_engine.errors import TableNotExistError
+
     try:
         return catalog.get_table(identifier)
     except TableNotExistError:

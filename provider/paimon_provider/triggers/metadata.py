@@ -26,12 +26,15 @@ MAX_CONSECUTIVE_ERRORS = 3
 """A poll that fails (e.g. an object store hiccup) is retried; this many failures in a row end the wait."""
 
 
-def open_catalog(warehouse: str, paimon_conn_id: str | None) -> Catalog:
+def open_catalog(warehouse: str | None, paimon_conn_id: str | None) -> Catalog:
     """The warehouse's catalog with the connection's options and credentials, fetched here, in the triggerer (a
-    blocking call: run it in a thread); without a connection id, the warehouse with no options."""
+    blocking call: run it in a thread); without a connection id, the warehouse with no options; without a
+    warehouse, the connection's."""
     if paimon_conn_id is None:
         from table_engine.catalog import Catalog
 
+        if warehouse is None:
+            raise ValueError("a warehouse or a paimon connection id is needed")
         return Catalog(warehouse)
     from paimon_provider.hooks.table import PaimonTableHook
 

@@ -13,27 +13,53 @@ Importing this module loads no engine store module and no pyarrow (a DAG file co
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
+from paimon_provider.assets import split_table, table_asset_uri
+from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.metadata import new_snapshots, open_table, parse_commit_kinds, parse_partition_spec
 from paimon_provider.triggers.metadata import MAX_CONSECUTIVE_ERRORS, open_catalog
 
 if TYPE_CHECKING:
-    from paimon_provider.metadata import NewSnapshot
+    from airflow.sdk import Asset
+
+    from paimon_provider.metadata import NewSnapshot, SnapshotPoll
     from table_engine.catalog import Catalog
     from table_engine.table import Table
 
 WATERMARK_KEY = "last_snapshot_id"
 """Key of the watermark in the asset's state store (suffixed with the trigger's filters, see :meth:`watermark_key`)."""
 
+MAX_KEY_LENGTH = 512
+"""Airflow's asset state store keys are at most 512 characters."""
+
 _MULTI_ASSET_ERROR = "concrete inlets and outlets"
 """What Airflow's AssetStateStoreAccessors raises (a ValueError) when one trigger serves several assets."""
 
 SNAPSHOTS_PER_POLL = 100
 """At most this many snapshots are read per poll; a backlog is worked through in consecutive polls without sleep."""
+
+
+def _spec_text(partition: Mapping[str, Any] | str) -> str:
+    return partition if isinstance(partition, str) else ",".join(f"{k}={v}" for k, v in sorted(partition.items()))
+
+
+@dataclass
+class _Watch:
+    """What a running trigger holds between polls."""
+
+    watermark: int | None
+    partition: dict[str, Any] | None
+    catalog: Catalog | None = None
+    table: Table | None = None
+    missing_at_start: bool = False
+    started: bool = False
 
 
 class PaimonTableSnapshotTrigger(BaseEventTrigger):
@@ -53,10 +79,11 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
     poll saw them are skipped with one WARNING naming their ids. ``MAX_CONSECUTIVE_ERRORS`` failed polls in a row
     fail the trigger (the triggerer starts it again).
 
-    :param warehouse: the warehouse URI (no credentials: kwargs are stored in the metadata database).
     :param table: ``database.table``.
-    :param paimon_conn_id: the ``paimon`` connection giving catalog options and credentials (resolved in the
-        triggerer); None opens the warehouse with no options.
+    :param paimon_conn_id: the ``paimon`` connection giving the warehouse, catalog options and credentials (resolved
+        in the triggerer, never when the DAG file is parsed); None opens ``warehouse`` with no options.
+    :param warehouse: overrides the connection's warehouse URI (no credentials: kwargs are stored in the metadata
+        database).
     :param poll_interval: seconds between polls.
     :param commit_kinds: only snapshots of these kinds (``APPEND``, ``COMPACT``, ``OVERWRITE``, ``ANALYZE``; a list
         or comma-separated text) fire; any if empty.
@@ -64,10 +91,12 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
         ``"dt=2024-01-01"``) fire.
     """
 
-    def __init__(self, *, warehouse: str, table: str, paimon_conn_id: str | None = None, poll_interval: float = 30.0,
-                 commit_kinds: Sequence[str] | str | None = None, partition: Mapping[str, Any] | str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, table: str, paimon_conn_id: str | None = None, warehouse: str | None = None,
+                 poll_interval: float = 30.0, commit_kinds: Sequence[str] | str | None = None,
+                 partition: Mapping[str, Any] | str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
+        if warehouse is None and paimon_conn_id is None:
+            raise ValueError(f"watching {table}: give a paimon_conn_id (or a warehouse)")
         self.warehouse = warehouse
         self.table = table
         self.paimon_conn_id = paimon_conn_id
@@ -82,15 +111,15 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
                  "poll_interval": self.poll_interval, "commit_kinds": self.commit_kinds, "partition": self.partition})
 
     def watermark_key(self) -> str:
-        """The state-store key of this trigger's watermark: the table and the filters, so two watchers of one asset
-        with different filters keep their own."""
-        key = f"{WATERMARK_KEY}:{self.warehouse.rstrip('/')}/{self.table}"
+        """The state-store key of this trigger's watermark (state is kept per asset): the table and the filters, so
+        two watchers of one asset with different filters keep their own; at most Airflow's 512 characters."""
+        key = f"{WATERMARK_KEY}:{self.table}"
         if self.commit_kinds:
             key += f":kinds={','.join(self.commit_kinds)}"
         if self.partition:
-            spec = self.partition if isinstance(self.partition, str) else ",".join(
-                f"{k}={v}" for k, v in sorted(self.partition.items()))
-            key += f":partition={spec}"
+            key += f":partition={_spec_text(self.partition)}"
+        if len(key) > MAX_KEY_LENGTH:
+            key = f"{key[:MAX_KEY_LENGTH - 17]}:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
         return key
 
     async def _state_store(self) -> Any:
@@ -108,62 +137,95 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
             return None
         return store
 
-    def _event(self, snap: NewSnapshot) -> dict[str, Any]:
+    def _event(self, snap: NewSnapshot, warehouse: str) -> dict[str, Any]:
         info = snap.info
-        payload = {"table": self.table, "warehouse": self.warehouse, "snapshot_id": info.snapshot_id,
+        payload = {"table": self.table, "warehouse": warehouse, "snapshot_id": info.snapshot_id,
                    "previous_snapshot_id": info.snapshot_id - 1 if info.snapshot_id > 1 else None,
                    **{k: v for k, v in info.to_dict().items() if k != "snapshot_id"}}
         if snap.properties:
             payload["properties"] = snap.properties
         return payload
 
+    def _poll(self, w: _Watch) -> SnapshotPoll | None:
+        """One poll (blocking: run in a thread): the catalog and the table opened once, then the new snapshots;
+        None while the table does not exist and on the first poll without a stored watermark (which starts it)."""
+        if w.catalog is None:  # the connection is fetched here, in the triggerer
+            w.catalog = open_catalog(self.warehouse, self.paimon_conn_id)
+        if w.table is None:
+            w.table = open_table(w.catalog, self.table)
+        if w.table is None:
+            w.missing_at_start = w.missing_at_start or w.watermark is None
+            return None
+        if w.watermark is None:  # start after the latest snapshot (all of them for a table created since)
+            w.watermark = 0 if w.missing_at_start else (w.table.latest_snapshot_id() or 0)
+            w.started = True
+            self.log.info("watching %s after snapshot %d", self.table, w.watermark)
+            return None
+        return new_snapshots(w.table, w.watermark, commit_kinds=self.commit_kinds, partition=w.partition,
+                             limit=SNAPSHOTS_PER_POLL)
+
+    def _failed(self, errors: int, error: Exception) -> None:
+        self.log.warning("polling %s failed (%d/%d): %s", self.table, errors, MAX_CONSECUTIVE_ERRORS, error)
+        if errors >= MAX_CONSECUTIVE_ERRORS:
+            where = self.warehouse or f"connection {self.paimon_conn_id}"
+            raise RuntimeError(f"watching {self.table} in {where}: {errors} polls in a row failed: "
+                               f"{type(error).__name__}: {error}") from error
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
         store = await self._state_store()
         key = self.watermark_key()
         stored = None if store is None else await store.aget(key)
-        watermark = None if stored is None else int(stored)
-        partition = parse_partition_spec(self.partition)
-        catalog: Catalog | None = None
-        table: Table | None = None
-        table_missing_at_start = False
+        w = _Watch(watermark=None if stored is None else int(stored), partition=parse_partition_spec(self.partition))
+        if w.watermark is not None:
+            self.log.info("watching %s after snapshot %d (the stored watermark)", self.table, w.watermark)
         errors = 0
         while True:
             try:
-                if catalog is None:  # the connection is fetched by blocking calls: in a thread, as the polls
-                    catalog = await asyncio.to_thread(open_catalog, self.warehouse, self.paimon_conn_id)
-                if table is None:
-                    table = await asyncio.to_thread(open_table, catalog, self.table)
-                poll = None
-                if table is None:
-                    table_missing_at_start = table_missing_at_start or watermark is None
-                elif watermark is None:  # first poll with no stored watermark: start after the latest snapshot
-                    latest = 0 if table_missing_at_start else await asyncio.to_thread(table.latest_snapshot_id)
-                    watermark = latest or 0
-                    self.log.info("watching %s after snapshot %d", self.table, watermark)
-                    if store is not None:
-                        await store.aset(key, watermark)
-                else:
-                    poll = await asyncio.to_thread(new_snapshots, table, watermark, commit_kinds=self.commit_kinds,
-                                                   partition=partition, limit=SNAPSHOTS_PER_POLL)
+                poll = await asyncio.to_thread(self._poll, w)
                 errors = 0
             except Exception as e:  # noqa: BLE001 - retried, then raised
                 errors += 1
-                self.log.warning("polling %s failed (%d/%d): %s", self.table, errors, MAX_CONSECUTIVE_ERRORS, e)
-                if errors >= MAX_CONSECUTIVE_ERRORS:
-                    raise RuntimeError(f"watching {self.table} in {self.warehouse}: {errors} polls in a row failed: "
-                                       f"{type(e).__name__}: {e}") from e
+                self._failed(errors, e)
                 poll = None
-            if poll is not None:
+            if w.started and store is not None:  # a restart before the first new snapshot resumes from here
+                await store.aset(key, w.watermark)
+            w.started = False
+            if poll is not None and w.catalog is not None:
                 if poll.expired is not None:
-                    first, last = poll.expired
                     self.log.warning("snapshots %d..%d of %s expired before they were seen: no event for them",
-                                     first, last, self.table)
+                                     *poll.expired, self.table)
                 for snap in poll.snapshots:
                     if snap.matches:
-                        yield TriggerEvent(self._event(snap))  # type: ignore[no-untyped-call]
-                    watermark = snap.info.snapshot_id
+                        yield TriggerEvent(self._event(snap, w.catalog.warehouse))  # type: ignore[no-untyped-call]
+                    w.watermark = snap.info.snapshot_id
                     if store is not None:
-                        await store.aset(key, watermark)
+                        await store.aset(key, w.watermark)
                 if len(poll.snapshots) >= SNAPSHOTS_PER_POLL:
                     continue  # a backlog: read on at once
             await asyncio.sleep(self.poll_interval)
+
+
+def commits_asset(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, *, poll_interval: float = 30.0,
+                  commit_kinds: Sequence[str] | str | None = None, partition: Mapping[str, Any] | str | None = None,
+                  warehouse: str | None = None) -> Asset:
+    """The Asset of the commits to ``table``, watched by a :class:`PaimonTableSnapshotTrigger`: a DAG scheduled on
+    it runs once per new snapshot (of ``commit_kinds``, touching ``partition``), whoever committed it.
+
+    It is not the table's Asset (:func:`~paimon_provider.assets.table_asset`, whose events the provider's operators
+    emit): a DAG scheduled on both would run twice for a commit made by an Airflow task. Name
+    ``paimon.<conn>.<db>.<table>.commits`` and URI ``paimon://<conn>/<db>/<table>?events=commits``, with the
+    filters appended to both, so watchers with different filters are different Assets.
+    """
+    from airflow.sdk import Asset, AssetWatcher
+
+    trigger = PaimonTableSnapshotTrigger(table=table, paimon_conn_id=paimon_conn_id, warehouse=warehouse,
+                                         poll_interval=poll_interval, commit_kinds=commit_kinds, partition=partition)
+    db, name = split_table(table)
+    filters = {"kinds": ",".join(trigger.commit_kinds)} if trigger.commit_kinds else {}
+    if trigger.partition:
+        filters["partition"] = _spec_text(trigger.partition)
+    suffix = "".join(f"[{k}={v}]" for k, v in filters.items())
+    query = "".join(f"&{k}={quote(v, safe=',=')}" for k, v in filters.items())
+    asset_name = f"paimon.{paimon_conn_id}.{db}.{name}.commits{suffix}"
+    return Asset(name=asset_name, uri=f"{table_asset_uri(table, paimon_conn_id)}?events=commits{query}",
+                 group="paimon", watchers=[AssetWatcher(name=f"{asset_name}.watcher", trigger=trigger)])
