@@ -19,7 +19,7 @@ from typing import Any
 
 from airflow.sdk import DAG, task
 from paimon_provider.maintenance import dag_doc
-from paimon_provider.triggers.watcher import commits_asset
+from paimon_provider.triggers.watcher import commits_asset, snapshot_of_event
 
 CONN_ID = "paimon_default"
 TABLE = "ods.partner_orders"
@@ -45,7 +45,7 @@ with DAG(
     @task
     def report_commits(**context: Any) -> list[dict[str, Any]]:
         """The snapshots whose Asset events started this run, oldest first."""
-        snapshots = [dict(event.extra) for events in context["triggering_asset_events"].values()
+        snapshots = [snapshot_of_event(event.extra) for events in context["triggering_asset_events"].values()
                      for event in events]
         snapshots.sort(key=lambda s: s.get("snapshot_id") or 0)
         for s in snapshots:

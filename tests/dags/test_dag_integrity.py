@@ -99,6 +99,17 @@ def test_a_layer_or_a_dag_scheduled_on_the_commits_of_a_table_has_a_watcher(dagb
     assert uri == "paimon://paimon_default/ods/partner_orders?events=commits" and kwargs["poll_interval"] > 0
 
 
+def test_the_external_commits_dag_reports_the_snapshots_of_the_watchers_events(dagbag: Any) -> None:
+    from types import SimpleNamespace
+
+    task = dagbag.dags["paimon_external_commits"].get_task("report_commits")
+    # Airflow's Asset event of a watcher: the trigger's payload under "payload" (models/trigger.py)
+    events = [SimpleNamespace(extra={"from_trigger": True, "payload": {"snapshot_id": sid, "commit_kind": "APPEND"}})
+              for sid in (5, 4)]
+    result = task.python_callable(triggering_asset_events={"asset": events})
+    assert [r["snapshot_id"] for r in result] == [4, 5]
+
+
 def test_maintenance_forms(dagbag: Any) -> None:
     compact = dagbag.dags["paimon_compact"].params
     assert compact["mode"] == "minor" and compact["tables"] == ["ods.order_events", "dwd.orders", "dws.user_daily"]

@@ -205,6 +205,13 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
             await asyncio.sleep(self.poll_interval)
 
 
+def snapshot_of_event(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshot facts (the trigger's event payload) of an Asset event's ``extra``: Airflow stores a watcher's
+    payload as ``{"from_trigger": true, "payload": {...}}``."""
+    payload = extra.get("payload") if extra.get("from_trigger") else None
+    return dict(payload) if isinstance(payload, Mapping) else dict(extra)
+
+
 def commits_asset(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, *, poll_interval: float = 30.0,
                   commit_kinds: Sequence[str] | str | None = None, partition: Mapping[str, Any] | str | None = None,
                   warehouse: str | None = None) -> Asset:
