@@ -117,10 +117,12 @@ class NewSnapshot:
 
 @dataclass(frozen=True)
 class SnapshotPoll:
-    """The snapshots newer than a watermark (id order) and the ids (first, last) that expired unread."""
+    """The snapshots newer than a watermark (id order), the ids (first, last) that expired unread, and the newest
+    snapshot id when the table was rolled back below the watermark."""
 
     snapshots: list[NewSnapshot]
     expired: tuple[int, int] | None
+    rolled_back_to: int | None = None
 
 
 def new_snapshots(table: Table, after_snapshot_id: int, *, commit_kinds: Collection[str] = (),
@@ -137,7 +139,7 @@ def new_snapshots(table: Table, after_snapshot_id: int, *, commit_kinds: Collect
         matches = (not kinds or str(snap.commit_kind) in kinds) and (
             not partition or meta.touches(snap, partition))
         out.append(NewSnapshot(SnapshotInfo.of(snap), dict(snap.properties) if snap.properties else None, matches))
-    return SnapshotPoll(out, found.expired)
+    return SnapshotPoll(out, found.expired, found.rolled_back_to)
 
 
 def latest_snapshot_info(table: Table | None) -> SnapshotInfo | None:

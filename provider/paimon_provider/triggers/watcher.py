@@ -194,6 +194,13 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
                 if poll.expired is not None:
                     self.log.warning("snapshots %d..%d of %s expired before they were seen: no event for them",
                                      *poll.expired, self.table)
+                if poll.rolled_back_to is not None:
+                    self.log.warning("snapshot %d of %s is gone and its newest is %d (rolled back, or re-created): "
+                                     "watching after %d", w.watermark, self.table, poll.rolled_back_to,
+                                     poll.rolled_back_to)
+                    w.watermark = poll.rolled_back_to
+                    if store is not None:
+                        await store.aset(key, w.watermark)
                 for snap in poll.snapshots:
                     if snap.matches:
                         yield TriggerEvent(self._event(snap, w.catalog.warehouse))  # type: ignore[no-untyped-call]

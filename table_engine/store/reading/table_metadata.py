@@ -47,11 +47,14 @@ class PartitionStats:
 
 @dataclass(frozen=True)
 class NewSnapshots:
-    """What :meth:`TableMetadata.snapshots_after` found: the new ``snapshots`` in id order, and the ids
-    (``expired``: first, last) that were gone before they could be read (expired since the last poll)."""
+    """What :meth:`TableMetadata.snapshots_after` found: the new ``snapshots`` in id order, the ids
+    (``expired``: first, last) that were gone before they could be read (expired since the last poll), and
+    ``rolled_back_to``: the newest snapshot id when the snapshot asked after is gone and the table's newest is below
+    it (a rollback, or the table dropped and re-created)."""
 
     snapshots: tuple[Snapshot, ...]
     expired: tuple[int, int] | None = None
+    rolled_back_to: int | None = None
 
 
 class TableMetadata:
@@ -74,7 +77,8 @@ class TableMetadata:
         enough to poll: one GET of the ``LATEST`` hint and one HEAD of ``snapshot-<snapshot_id + 1>`` when there is
         nothing new, plus a GET and a HEAD per new snapshot. Committers publish ids contiguously, so the next id
         absent while the hint names a newer one means it expired unread: the read resumes at the earliest snapshot
-        still present and ``expired`` names the ids skipped."""
+        still present and ``expired`` names the ids skipped. A ``LATEST`` hint below ``snapshot_id`` costs one more
+        HEAD (of ``snapshot-<snapshot_id>``): if it is gone, the table was rolled back (``rolled_back_to``)."""
         fio, path = self._ctx.file_io, self._ctx.table_path
         hint = latest_hint(fio, path)
         found: list[Snapshot] = []
@@ -91,6 +95,8 @@ class TableMetadata:
             if earliest is not None and earliest > next_id:
                 expired = (next_id, earliest - 1)
                 return NewSnapshots(self.snapshots_after(earliest - 1, limit).snapshots, expired)
+        if not found and hint is not None and hint < snapshot_id and not fio.is_file(snapshot_path(path, snapshot_id)):
+            return NewSnapshots((), rolled_back_to=latest_snapshot_id(fio, path) or 0)
         return NewSnapshots(tuple(found), expired)
 
     def partition_spec(self, spec: PartitionLike) -> PartitionSpec:

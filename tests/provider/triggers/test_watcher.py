@@ -202,6 +202,22 @@ def test_snapshots_expired_between_polls_are_skipped_with_one_warning(
     assert "snapshots 1..3 of db.t expired before they were seen: no event for them" in warnings[0]
 
 
+def test_a_rollback_below_the_watermark_is_followed(catalog: Catalog, watch: Callable[..., Watch],
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    table = make_table(catalog)
+    for i in range(3):
+        table.write(batch([i], "a"))  # 1..3
+    store = FakeStateStore()
+    w = watch(trigger(catalog.warehouse), store)
+    w.started()
+    table.rollback_to(1)
+    w.wait(lambda: list(store.values.values()) == [1])
+    assert table.write(batch([7], "a")) == 2
+    assert w.wait_events(1) == [2]
+    out = capfd.readouterr()
+    assert "snapshot 3 of db.t is gone and its newest is 1 (rolled back, or re-created): watching after 1" in out.out
+
+
 def test_repeated_poll_errors_fail_the_trigger(tmp_path: Any, watch: Callable[..., Watch]) -> None:
     warehouse = tmp_path / "wh"
     Catalog(str(warehouse)).create_table("db.t", SCHEMA)
