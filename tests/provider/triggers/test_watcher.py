@@ -42,6 +42,18 @@ class FakeStateStore:
         self.values[key] = value
 
 
+class Counting(PaimonTableSnapshotTrigger):
+    """The trigger, counting its polls (so a test can wait until it has its starting point)."""
+
+    polls = 0
+
+    def _poll(self, w: Any) -> Any:
+        try:
+            return super()._poll(w)
+        finally:
+            self.polls += 1
+
+
 class Watch:
     """A trigger's ``run()`` in its own event loop (a thread), as in the triggerer; its event payloads collected."""
 
@@ -81,6 +93,12 @@ class Watch:
         self.wait(lambda: len(self.events) >= count)
         return [e["snapshot_id"] for e in self.events]
 
+    def polled(self, count: int = 1) -> None:
+        """Wait until the trigger has polled ``count`` times (after one, it has its starting watermark)."""
+        assert isinstance(self.trigger, Counting)
+        trigger = self.trigger
+        self.wait(lambda: trigger.polls >= count)
+
     def started(self) -> None:
         """Wait until the trigger has its starting watermark (it stores it at once)."""
         assert self.store is not None
@@ -108,7 +126,7 @@ def watch() -> Iterator[Callable[..., Watch]]:
 
 
 def trigger(warehouse: str, poll_interval: float = 0.05, **kwargs: Any) -> PaimonTableSnapshotTrigger:
-    return PaimonTableSnapshotTrigger(warehouse=warehouse, table="db.t", poll_interval=poll_interval, **kwargs)
+    return Counting(warehouse=warehouse, table="db.t", poll_interval=poll_interval, **kwargs)
 
 
 def make_table(catalog: Catalog) -> Any:
@@ -117,13 +135,16 @@ def make_table(catalog: Catalog) -> Any:
 
 
 def test_serializes_to_its_kwargs_and_rejects_an_unknown_kind() -> None:
-    t = trigger("/wh", commit_kinds="append, compact", partition={"dt": "a"})
+    t = PaimonTableSnapshotTrigger(warehouse="/wh", table="db.t", commit_kinds="append, compact",
+                                   partition={"dt": "a"})
     classpath, kwargs = t.serialize()
     assert classpath == "paimon_provider.triggers.watcher.PaimonTableSnapshotTrigger"
     assert kwargs["commit_kinds"] == ["APPEND", "COMPACT"] and kwargs["partition"] == {"dt": "a"}
     assert PaimonTableSnapshotTrigger(**kwargs).serialize() == (classpath, kwargs)
     with pytest.raises(ValueError, match="unknown commit kinds"):
         trigger("/wh", commit_kinds=["MERGE"])
+    with pytest.raises(ValueError, match="give a paimon_conn_id"):
+        PaimonTableSnapshotTrigger(table="db.t")
 
 
 def test_one_event_per_snapshot_in_order_with_filters(catalog: Catalog, watch: Callable[..., Watch]) -> None:
@@ -153,7 +174,7 @@ def test_one_event_per_snapshot_in_order_with_filters(catalog: Catalog, watch: C
 def test_waits_for_the_table_then_fires_from_its_first_snapshot(catalog: Catalog,
                                                                 watch: Callable[..., Watch]) -> None:
     w = watch(trigger(catalog.warehouse))
-    time.sleep(0.3)
+    w.polled()  # it has seen no table
     make_table(catalog).write(batch([1], "a"))
     assert w.wait_events(1) == [1]
     assert w.events[0]["previous_snapshot_id"] is None
@@ -177,7 +198,7 @@ def test_restart_resumes_from_the_stored_watermark(catalog: Catalog, watch: Call
     # without a store (Airflow 3.2, or several assets on one trigger) a trigger starts after the latest snapshot
     for several_assets in (None, FakeStateStore(2)):
         fallback = watch(trigger(catalog.warehouse), several_assets)
-        time.sleep(0.3)
+        fallback.polled()  # it starts after the latest snapshot
         sid = table.write(batch([9], "a"))
         assert fallback.wait_events(1) == [sid]
 
@@ -247,12 +268,13 @@ def test_on_s3_an_idle_poll_costs_one_get_and_one_head(monkeypatch: pytest.Monke
         w.started()
         table.write(batch([2], "b"))
         assert w.wait_events(1) == [2]
-        time.sleep(0.3)  # the poll that read snapshot 2 is over
-        proxy.reset()
+        proxy.reset()  # the poll that read snapshot 2 is over: its event was yielded after it
         time.sleep(2.0)
-        polls = proxy.count("GET", r"/snapshot/LATEST$")
-        assert polls >= 3, proxy.counts()
-        assert proxy.count("HEAD", r"/snapshot/snapshot-3$") in (polls - 1, polls, polls + 1)
-        assert sum(proxy.counts().values()) <= 2 * polls + 1, proxy.counts()  # one poll may straddle the window
+        seen = [(r.op, r.key.rsplit("/", 2)[-2:]) for r in list(proxy.requests)]  # one copy: polls go on
+        polls = seen.count(("GET", ["snapshot", "LATEST"]))
+        heads = seen.count(("HEAD", ["snapshot", "snapshot-3"]))
+        assert polls >= 3, seen
+        # every request of an idle poll: GET LATEST, HEAD of the next snapshot (one poll may straddle the window)
+        assert len(seen) == polls + heads and abs(polls - heads) <= 1, seen
         table.write(batch([3], "a"))
         assert w.wait_events(2) == [2, 3]
