@@ -65,7 +65,8 @@ class _Watch:
 class PaimonTableSnapshotTrigger(BaseEventTrigger):
     """Fire one event per new snapshot of ``table``, in snapshot id order, whoever committed it.
 
-    The event payload (the asset event's ``extra``): ``table``, ``warehouse``, ``snapshot_id``,
+    The event payload (the asset event's ``extra["payload"]``, see :func:`snapshot_of_event`): ``table``,
+    ``warehouse``, ``snapshot_id``,
     ``previous_snapshot_id`` (the table's snapshot before it, ``snapshot_id - 1``; None for the first),
     ``commit_kind``, ``commit_user``, ``time_millis``, ``schema_id``, ``total_record_count``,
     ``delta_record_count``, ``changelog_record_count`` and ``properties`` (the snapshot's string map, when it has one).
@@ -76,8 +77,9 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
     a stop, which can be lost. Without a store (Airflow 3.2, or one trigger shared by several assets) the trigger
     starts after the table's latest snapshot when it starts: snapshots committed while no trigger runs get no event.
     A table that does not exist yet is waited for (all its snapshots are then new). Snapshots that expired before a
-    poll saw them are skipped with one WARNING naming their ids. ``MAX_CONSECUTIVE_ERRORS`` failed polls in a row
-    fail the trigger (the triggerer starts it again).
+    poll saw them are skipped with one WARNING naming their ids; after a rollback below the watermark the trigger
+    watches after the newest snapshot (a WARNING). ``MAX_CONSECUTIVE_ERRORS`` failed polls in a row fail the trigger
+    (the triggerer starts it again).
 
     :param table: ``database.table``.
     :param paimon_conn_id: the ``paimon`` connection giving the warehouse, catalog options and credentials (resolved
@@ -122,20 +124,21 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
             key = f"{key[:MAX_KEY_LENGTH - 17]}:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
         return key
 
-    async def _state_store(self) -> Any:
-        """The watched asset's state-store accessor, or None (Airflow 3.2, or several assets on this trigger)."""
+    async def _state_store(self) -> tuple[Any, int | None]:
+        """The watched asset's state-store accessor and the stored watermark; no accessor (None) on Airflow 3.2 or
+        when several assets share this trigger."""
         store = getattr(self, "asset_state_store", None)
         if store is None:
-            return None
+            return None, None
         try:
-            await store.aget(self.watermark_key())
+            stored = await store.aget(self.watermark_key())
         except ValueError as e:
             if _MULTI_ASSET_ERROR not in str(e):
                 raise
             self.log.warning("%s is watched by several assets: no watermark is kept, a restart starts after the "
                              "latest snapshot", self.table)
-            return None
-        return store
+            return None, None
+        return store, None if stored is None else int(stored)
 
     def _event(self, snap: NewSnapshot, warehouse: str) -> dict[str, Any]:
         info = snap.info
@@ -172,10 +175,9 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
                                f"{type(error).__name__}: {error}") from error
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        store = await self._state_store()
+        store, stored = await self._state_store()
         key = self.watermark_key()
-        stored = None if store is None else await store.aget(key)
-        w = _Watch(watermark=None if stored is None else int(stored), partition=parse_partition_spec(self.partition))
+        w = _Watch(watermark=stored, partition=parse_partition_spec(self.partition))
         if w.watermark is not None:
             self.log.info("watching %s after snapshot %d (the stored watermark)", self.table, w.watermark)
         errors = 0
