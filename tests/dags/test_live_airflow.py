@@ -7,7 +7,9 @@ way a person drives it from the UI:
 * a deferrable ``PaimonSnapshotSensor`` triggered before the data existed is deferred to the triggerer and
   completes when the ODS snapshot lands;
 * the maintenance DAG ``paimon_compact`` is triggered through the REST API with its form (Params: the table, full
-  mode), runs to success, and the table's latest snapshot is the COMPACT its task returned.
+  mode), runs to success, and the table's latest snapshot is the COMPACT its task returned;
+* ``paimon_external_commits`` is started once per snapshot a separate Python process commits (an AssetWatcher's
+  trigger polls the table), also for a commit landing while the triggerer is restarted, and repeats none.
 
 DAGs start paused (Airflow's default); the test unpauses only what it drives, so the scheduled maintenance DAGs do
 not run on their own meanwhile. The Airflow is the session's (``live`` in ``tests/dags/conftest.py``), shared with
