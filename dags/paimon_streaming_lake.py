@@ -12,7 +12,9 @@ other layers follow. Nothing here uses the logical date: UI-triggered runs have 
 
 The builders (``build_ods_dag``, ``build_dwd_dag``, ``build_dws_dag``, ``build_ads_dag``) also make a lake that runs
 per partition: ``per_partition=True`` schedules a layer once per partition key of the table below, whose writer
-is built with ``partition_events=True`` (docs/partitions.md). The DAGs below use the defaults.
+is built with ``partition_events=True`` (docs/partitions.md); and ``schedule_on="watcher"`` starts a layer (DWD,
+DWS, ADS) on every commit to the table below, whoever made it (a Flink job, pypaimon...), through an AssetWatcher
+instead of the operators' Asset events (docs/events.md). The DAGs below use the defaults.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Asset, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
 from paimon_provider.assets import table_asset
 from paimon_provider.maintenance import dag_doc
@@ -32,6 +34,7 @@ from paimon_provider.operators import (
     PaimonWriteOperator,
 )
 from paimon_provider.partitions import partitioned_schedule
+from paimon_provider.triggers.watcher import commits_asset
 
 CONN_ID = "paimon_default"
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -45,7 +48,27 @@ LAYERS_NOTE = ("The layers: ODS (`paimon_lake_ods`) -> DWD (`paimon_lake_dwd`) -
                "`paimon_default` (the warehouse; its `spark_conn_id` says where Spark runs).")
 
 
-def _on_asset(below: TableDef) -> str:
+SCHEDULE_ON = ("asset", "watcher")
+"""How a layer DAG is started: ``asset``, by the Asset event the operators of the layer below emit after their
+commit; ``watcher``, by every commit to the table below, whoever made it (a Flink or Spark job, pypaimon, a script):
+an AssetWatcher's trigger polls the table's snapshots (docs/events.md)."""
+
+WATCH_POLL_INTERVAL = 30.0
+"""Seconds between two polls of a watched table (two requests on an object store when nothing is new)."""
+
+
+def _schedule(below: TableDef, schedule_on: str) -> list[Asset]:
+    if schedule_on == "asset":
+        return [table_asset(below.name, CONN_ID)]
+    if schedule_on == "watcher":
+        return [commits_asset(below.name, CONN_ID, poll_interval=WATCH_POLL_INTERVAL)]
+    raise ValueError(f"schedule_on must be one of {SCHEDULE_ON}, not {schedule_on!r}")
+
+
+def _on_asset(below: TableDef, schedule_on: str = "asset") -> str:
+    if schedule_on == "watcher":
+        return (f"on every commit to `{below.name}`, whoever made it (a trigger watches its snapshots: one run per "
+                "snapshot, several when the runs fall behind), or by hand from the UI.")
     return (f"when `{below.name}` changes: on its Asset event (the layer below published new data), or by hand "
             "from the UI.")
 
@@ -57,16 +80,20 @@ def _on_partition(below: TableDef) -> str:
 
 
 def _layer(dag_id: str, description: str, below: TableDef, *, what: str, leaves: str,
-           per_partition: bool = False) -> DAG:
-    """A layer's DAG: scheduled on the Asset of the table below, one run at a time; its own doc. ``per_partition``:
-    one run per partition key of the table's Asset events (Airflow's PartitionedAssetTimetable)."""
-    asset = table_asset(below.name, CONN_ID)
-    return DAG(dag_id=dag_id, description=description,
-               schedule=partitioned_schedule(asset) if per_partition else [asset],
+           schedule_on: str = "asset", per_partition: bool = False) -> DAG:
+    """A layer's DAG: scheduled on the table below (``schedule_on``, see :data:`SCHEDULE_ON`), one run at a time;
+    its own doc. ``per_partition``: one run per partition key of the table's Asset events (Airflow's
+    PartitionedAssetTimetable; keys come with the operators' events, so only with ``schedule_on="asset"``)."""
+    if per_partition and schedule_on != "asset":
+        raise ValueError(f"{dag_id}: per_partition runs are keyed by the operators' Asset events "
+                         f"(schedule_on='asset'), not schedule_on={schedule_on!r}")
+    schedule = partitioned_schedule(table_asset(below.name, CONN_ID)) if per_partition \
+        else _schedule(below, schedule_on)
+    return DAG(dag_id=dag_id, description=description, schedule=schedule,
                start_date=START, catchup=False, max_active_runs=1, tags=[*TAGS, dag_id.rsplit("_", 1)[-1]],
                default_args=DEFAULT_ARGS,
-               doc_md=dag_doc(what, when=_on_partition(below) if per_partition else _on_asset(below), leaves=leaves,
-                              notes=LAYERS_NOTE))
+               doc_md=dag_doc(what, when=_on_partition(below) if per_partition else _on_asset(below, schedule_on),
+                              leaves=leaves, notes=LAYERS_NOTE))
 
 
 def _create(tdef: TableDef, task_id: str) -> PaimonCreateTableOperator:
@@ -161,12 +188,12 @@ wap_dag = build_ods_dag("paimon_wap", audit=True)  # the same layer, write-audit
 
 
 def build_dwd_dag(dag_id: str = "paimon_lake_dwd", *, per_partition: bool = False,
-                  partition_events: bool = False) -> DAG:
+                  partition_events: bool = False, schedule_on: str = "asset") -> DAG:
     """The DWD layer: apply ODS's new changes to dwd.orders, then compact it. ``per_partition``: one run per
     partition of ODS's Asset events, whose compaction takes only the run's partition (docs/partitions.md).
     ``partition_events``: the compaction's Asset event names its partitions (for a DWS layer run per partition)."""
     with _layer(dag_id, "DWD: apply new ODS events to dwd.orders (dedup by key), then compact it",
-                ODS, per_partition=per_partition,
+                ODS, per_partition=per_partition, schedule_on=schedule_on,
                 what=f"DWD: reads the new changes of `{ODS.name}` (consumer `{DWD_CONSUMER}`), writes them to "
                      f"`{DWD.name}` (deduplicated by key, write-only), then compacts it"
                      f"{' (the run partition only)' if per_partition else ''}; the dedicated compaction produces "
@@ -201,12 +228,12 @@ def build_dwd_dag(dag_id: str = "paimon_lake_dwd", *, per_partition: bool = Fals
 
 
 def build_dws_dag(dag_id: str = "paimon_lake_dws", *, per_partition: bool = False,
-                  partition_events: bool = False) -> DAG:
+                  partition_events: bool = False, schedule_on: str = "asset") -> DAG:
     """The DWS layer: aggregate dwd.orders' changelog into dws.user_daily. ``per_partition``: one run per partition
     of DWD's Asset events (the consumer still reads every new change: the first run of a batch aggregates it).
     ``partition_events``: the aggregation's Asset event names its partitions (for an ADS layer run per partition)."""
     with _layer(dag_id, "DWS: aggregate the dwd.orders changelog per user and day into dws.user_daily",
-                DWD, per_partition=per_partition,
+                DWD, per_partition=per_partition, schedule_on=schedule_on,
                 what=f"DWS: reads the changelog of `{DWD.name}` (consumer `{DWS_CONSUMER}`) and aggregates it per "
                      f"user and day into `{DWS.name}` (aggregation merge engine: sums).",
                 leaves=f"a snapshot of `{DWS.name}`, the consumer's new position on `{DWD.name}`, and `{DWS.name}`'s "
@@ -225,11 +252,12 @@ def build_dws_dag(dag_id: str = "paimon_lake_dws", *, per_partition: bool = Fals
     return dag
 
 
-def build_ads_dag(dag_id: str = "paimon_lake_ads", *, per_partition: bool = False) -> DAG:
+def build_ads_dag(dag_id: str = "paimon_lake_ads", *, per_partition: bool = False,
+                  schedule_on: str = "asset") -> DAG:
     """The ADS layer: tag dws.user_daily for serving readers and publish the top users at the tag.
     ``per_partition``: one run per partition of DWS's Asset events, publishing that partition's top users."""
     with _layer(dag_id, "ADS: tag dws.user_daily for serving readers and publish the top users of the tag",
-                DWS, per_partition=per_partition,
+                DWS, per_partition=per_partition, schedule_on=schedule_on,
                 what=f"ADS: tags `{DWS.name}` for serving readers (`ads-<run time>`) and publishes the top users "
                      f"per day as read at that tag{' (of the run partition only)' if per_partition else ''}.",
                 leaves=f"a tag `ads-<run time>` of `{DWS.name}`, kept 3 days (it keeps its snapshot's files alive), "

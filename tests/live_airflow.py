@@ -44,6 +44,7 @@ with DAG("probe_wait_for_ods", schedule=None, start_date=datetime.datetime(2026,
 
 
 STOP_GRACE_SECONDS = 10
+COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 
 
 def free_port() -> int:
@@ -55,31 +56,47 @@ def free_port() -> int:
 class LiveAirflow:
     def __init__(self, home: pathlib.Path, env: dict[str, str], port: int) -> None:
         self.home, self.env, self.port = home, env, port
-        self.procs: list[subprocess.Popen[bytes]] = []
+        self.components: dict[str, subprocess.Popen[bytes]] = {}
         self.base = f"http://127.0.0.1:{port}"
+        self.airflow = str(pathlib.Path(sys.executable).with_name("airflow"))
 
     def start(self, connections: dict[str, dict[str, Any]]) -> None:
         """Migrate the metadata database, create ``connections`` in it (as ``make airflow`` does: the UI shows
         them, its Test button checks them), start the components."""
         from scripts.airflow_demo import create_connections
 
-        airflow = str(pathlib.Path(sys.executable).with_name("airflow"))
-        subprocess.run([airflow, "db", "migrate"], env=self.env, check=True, capture_output=True, timeout=600)
+        subprocess.run([self.airflow, "db", "migrate"], env=self.env, check=True, capture_output=True, timeout=600)
         create_connections(self.env, self.home, connections)
-        for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
-                           ("scheduler", ["scheduler"]), ("dag-processor", ["dag-processor"]),
-                           ("triggerer", ["triggerer"])):
-            log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-            self.procs.append(subprocess.Popen([airflow, *args], env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                               start_new_session=True))
-            log.close()
+        for name in COMPONENTS:
+            self.start_component(name)
+
+    def start_component(self, name: str) -> None:
+        """Start one component (``COMPONENTS``), its output appended to ``<home>/<name>.log``."""
+        args = ["api-server", "--host", "127.0.0.1", "--port", str(self.port)] if name == "api-server" else [name]
+        log = open(self.home / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
+        self.components[name] = subprocess.Popen([self.airflow, *args], env=self.env, stdout=log,
+                                                 stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+
+    def stop_component(self, name: str) -> None:
+        """Stop one component as :meth:`stop` does (e.g. the triggerer, to restart it with ``start_component``)."""
+        self._terminate([self.components.pop(name)])
+
+    @property
+    def procs(self) -> list[subprocess.Popen[bytes]]:
+        return list(self.components.values())
 
     def stop(self) -> None:
-        for p in self.procs:
+        self._terminate(self.procs)
+        self.components.clear()
+
+    @staticmethod
+    def _terminate(procs: list[subprocess.Popen[bytes]]) -> None:
+        for p in procs:
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for p in self.procs:
+        for p in procs:
             try:
                 p.wait(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -185,6 +202,7 @@ def live_airflow_env(home: pathlib.Path, dags: pathlib.Path, lake: dict[str, str
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
         "PAIMON_LANDING_DIR": lake["landing"],
+        "PAIMON_WATCH_POLL_INTERVAL": "1",  # dags/example_external_commits.py: its watcher polls every second
     })
     return env
 

@@ -41,7 +41,8 @@ def get_provider_info() -> dict[str, Any]:
              "python-modules": ["paimon_provider.sensors.snapshot", "paimon_provider.sensors.partition"]},
         ],
         "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": ["paimon_provider.triggers.metadata"]},
+            {"integration-name": INTEGRATION, "python-modules": ["paimon_provider.triggers.metadata",
+                                                                "paimon_provider.triggers.watcher"]},
         ],
         "asset-uris": [
             {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri"},

@@ -5,8 +5,8 @@ Nothing here imports Airflow or PySpark, builds an engine path or a FileIO: the 
 :meth:`~table_engine.table.Table.metadata` view (:mod:`table_engine.store.reading.table_metadata`), and return plain
 dataclasses, so a sensor's ``poke`` and a trigger's poll loop (in the triggerer, in a thread) share them.
 
-Importing it loads no pyarrow and no engine store module (the sensors import it when a DAG file is parsed): the
-engine's parsing is imported where it is used.
+Importing it loads nothing of the engine (the sensors and the AssetWatcher trigger import it when a DAG file is
+parsed): the engine's modules are imported where they are used.
 """
 
 from __future__ import annotations
@@ -16,15 +16,17 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from table_engine.errors import TableNotExistError
-
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
     from table_engine.format.snapshot import Snapshot
     from table_engine.table import Table
 
-__all__ = ["PartitionInfo", "SnapshotInfo", "find_snapshot", "latest_snapshot_info", "open_table",
-           "parse_partition_spec", "partition_info", "to_epoch_millis"]
+__all__ = ["COMMIT_KINDS", "NewSnapshot", "PartitionInfo", "SnapshotInfo", "SnapshotPoll", "find_snapshot",
+           "latest_snapshot_info", "new_snapshots", "open_table", "parse_commit_kinds", "parse_partition_spec",
+           "partition_info", "to_epoch_millis"]
+
+COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
+"""Paimon's commit kinds (``commitKind`` of a snapshot) a sensor or trigger can wait for."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class PartitionInfo:
 
 def open_table(catalog: Catalog, identifier: str) -> Table | None:
     """The table, or None while it does not exist (a sensor waits for it to be created)."""
+    from table_engine.errors import TableNotExistError
+
     try:
         return catalog.get_table(identifier)
     except TableNotExistError:
@@ -101,6 +105,43 @@ def find_snapshot(
     return None if snap is None else SnapshotInfo.of(snap)
 
 
+@dataclass(frozen=True)
+class NewSnapshot:
+    """A snapshot a poll found: its facts, its ``properties`` (None when it has none), and whether it passes the
+    poll's commit-kind and partition filters."""
+
+    info: SnapshotInfo
+    properties: dict[str, str] | None
+    matches: bool
+
+
+@dataclass(frozen=True)
+class SnapshotPoll:
+    """The snapshots newer than a watermark (id order), the ids (first, last) that expired unread, and the newest
+    snapshot id when the table was rolled back below the watermark."""
+
+    snapshots: list[NewSnapshot]
+    expired: tuple[int, int] | None
+    rolled_back_to: int | None = None
+
+
+def new_snapshots(table: Table, after_snapshot_id: int, *, commit_kinds: Collection[str] = (),
+                  partition: Mapping[str, Any] | None = None, limit: int = 100) -> SnapshotPoll:
+    """The snapshots newer than ``after_snapshot_id`` (at most ``limit``), each marked whether it has one of
+    ``commit_kinds`` (any if empty) and touches ``partition`` (any if None); see
+    :meth:`TableMetadata.snapshots_after <table_engine.store.reading.table_metadata.TableMetadata.snapshots_after>`
+    (one GET and one HEAD when there is nothing new)."""
+    meta = table.metadata()
+    found = meta.snapshots_after(after_snapshot_id, limit)
+    kinds = {k.upper() for k in commit_kinds}
+    out = []
+    for snap in found.snapshots:
+        matches = (not kinds or str(snap.commit_kind) in kinds) and (
+            not partition or meta.touches(snap, partition))
+        out.append(NewSnapshot(SnapshotInfo.of(snap), dict(snap.properties) if snap.properties else None, matches))
+    return SnapshotPoll(out, found.expired, found.rolled_back_to)
+
+
 def latest_snapshot_info(table: Table | None) -> SnapshotInfo | None:
     """The newest snapshot, or ``None`` (no snapshot, or no table)."""
     snap = None if table is None else table.metadata().latest_snapshot()
@@ -121,6 +162,18 @@ def partition_info(table: Table | None, partition: Mapping[str, Any]) -> Partiti
 
 
 # ---------------------------------------------------------------------------------------------- argument parsing
+
+
+def parse_commit_kinds(value: Collection[str] | str | None) -> list[str]:
+    """Commit kinds from a list or comma-separated text, upper-cased; a ValueError names an unknown one."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    kinds = [k.strip().upper() for k in items if k and k.strip()]
+    bad = sorted(set(kinds) - set(COMMIT_KINDS))
+    if bad:
+        raise ValueError(f"unknown commit kinds {bad}; expected some of {sorted(COMMIT_KINDS)}")
+    return kinds
 
 
 def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any] | None:

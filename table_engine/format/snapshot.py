@@ -30,6 +30,7 @@ __all__ = [
     "Snapshot",
     "earliest_snapshot_id",
     "find_latest_snapshot",
+    "latest_hint",
     "latest_snapshot",
     "latest_snapshot_id",
     "list_snapshot_ids",
@@ -218,6 +219,12 @@ def snapshot_dir(table_path: str) -> str:
 def snapshot_path(table_path: str, snapshot_id: int) -> str:
     """``<table>/snapshot/snapshot-<id>``."""
     return f"{snapshot_dir(table_path)}/snapshot-{snapshot_id}"
+
+
+def latest_hint(file_io: FileIO, table_path: str) -> int | None:
+    """The id the ``LATEST`` hint names (one GET; None when absent or unreadable): a cache, possibly behind the
+    newest snapshot, never ahead of a published one."""
+    return _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
 
 
 def _read_hint(file_io: FileIO, path: str) -> int | None:

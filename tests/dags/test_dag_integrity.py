@@ -12,6 +12,7 @@ from airflow.sdk.exceptions import ParamValidationError
 LAKE = ["paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads", "paimon_wap"]
 MAINTENANCE = ["paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
                "paimon_remove_orphan_files", "paimon_rollback"]
+EVENTS = ["paimon_external_commits"]
 # context keys that do not exist (or raise) in runs triggered from the UI/REST, which have no logical date
 _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logical_date|execution_date|"
                            r"data_interval_start|data_interval_end|prev_ds|next_ds|yesterday_ds|tomorrow_ds)\b")
@@ -19,14 +20,14 @@ _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logi
 
 def test_no_import_errors(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
-    assert sorted(dagbag.dag_ids) == sorted(LAKE + MAINTENANCE)
+    assert sorted(dagbag.dag_ids) == sorted(LAKE + MAINTENANCE + EVENTS)
 
 
 REQUIRED_BY_HAND = {"paimon_rollback": "version"}
 """DAGs run by hand only whose form has a field without a default (what to roll back to)."""
 
 
-@pytest.mark.parametrize("dag_id", LAKE + MAINTENANCE)
+@pytest.mark.parametrize("dag_id", LAKE + MAINTENANCE + EVENTS)
 def test_dag_conventions(dagbag: Any, dag_id: str) -> None:
     dag = dagbag.dags[dag_id]
     assert "paimon" in dag.tags and dag.doc_md and dag.description
@@ -73,6 +74,40 @@ def test_layers_are_scheduled_on_the_asset_below(dagbag: Any) -> None:
     assert outlets("paimon_lake_ods") == {ods} and schedule("paimon_lake_dwd") == {ods}
     assert outlets("paimon_lake_dwd") == {dwd} and schedule("paimon_lake_dws") == {dwd}
     assert outlets("paimon_lake_dws") == {dws} and schedule("paimon_lake_ads") == {dws}
+
+
+def test_a_layer_or_a_dag_scheduled_on_the_commits_of_a_table_has_a_watcher(dagbag: Any) -> None:
+    import paimon_streaming_lake as lake
+    from paimon_provider.triggers.watcher import PaimonTableSnapshotTrigger
+
+    def watched(dag: Any) -> list[tuple[str, str, dict[str, Any]]]:
+        condition = dag.timetable.asset_condition
+        return [(a.uri, w.name, w.trigger.serialize()[1]) for a in getattr(condition, "objects", ())
+                for w in a.watchers if isinstance(w.trigger, PaimonTableSnapshotTrigger)]
+
+    assert not watched(dagbag.dags["paimon_lake_dwd"])  # the default: the Asset the operators below emit
+    layer = lake._layer("x_on_commits", "x", lake.DWD, what="x", leaves="x", schedule_on="watcher")
+    [(uri, name, kwargs)] = watched(layer)
+    assert uri == "paimon://paimon_default/dwd/orders?events=commits"
+    assert name == "paimon.paimon_default.dwd.orders.commits.watcher"
+    assert kwargs["table"] == "dwd.orders" and kwargs["paimon_conn_id"] == "paimon_default"
+    assert kwargs["warehouse"] is None  # resolved from the connection in the triggerer, never at parse
+    assert "every commit to `dwd.orders`" in layer.doc_md
+    with pytest.raises(ValueError, match="schedule_on"):
+        lake._layer("y", "y", lake.DWD, what="y", leaves="y", schedule_on="cron")
+    [(uri, _, kwargs)] = watched(dagbag.dags["paimon_external_commits"])
+    assert uri == "paimon://paimon_default/ods/partner_orders?events=commits" and kwargs["poll_interval"] > 0
+
+
+def test_the_external_commits_dag_reports_the_snapshots_of_the_watchers_events(dagbag: Any) -> None:
+    from types import SimpleNamespace
+
+    task = dagbag.dags["paimon_external_commits"].get_task("report_commits")
+    # Airflow's Asset event of a watcher: the trigger's payload under "payload" (models/trigger.py)
+    events = [SimpleNamespace(extra={"from_trigger": True, "payload": {"snapshot_id": sid, "commit_kind": "APPEND"}})
+              for sid in (5, 4)]
+    result = task.python_callable(triggering_asset_events={"asset": events})
+    assert [r["snapshot_id"] for r in result] == [4, 5]
 
 
 def test_maintenance_forms(dagbag: Any) -> None:

@@ -60,7 +60,7 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert set(behaviour["hidden_fields"]) == {"host", "schema", "port", "extra"}
     assert behaviour["relabeling"] == {"login": "S3 access key", "password": "S3 secret key"}
     triggers = {t.trigger_class_name for t in pm.trigger if t.package_name == "airflow-provider-paimon"}
-    assert triggers == {"paimon_provider.triggers.metadata"}
+    assert triggers == {"paimon_provider.triggers.metadata", "paimon_provider.triggers.watcher"}
     assert ProvidersManagerTaskRuntime().asset_uri_handlers["paimon"].__name__ == "sanitize_uri"
 
 

@@ -11,23 +11,11 @@ from airflow.sdk.exceptions import AirflowException
 
 from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.hooks.table import PaimonTableHook
-from paimon_provider.metadata import find_snapshot, parse_partition_spec, to_epoch_millis
+from paimon_provider.metadata import find_snapshot, parse_commit_kinds, parse_partition_spec, to_epoch_millis
 from paimon_provider.operators.base import as_optional_int
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-
-
-def _kinds(value: Sequence[str] | str | None) -> list[str]:
-    if value is None:
-        return []
-    items = value.split(",") if isinstance(value, str) else value
-    kinds = [k.strip().upper() for k in items if k and k.strip()]
-    allowed = {"APPEND", "COMPACT", "OVERWRITE", "ANALYZE"}
-    bad = sorted(set(kinds) - allowed)
-    if bad:
-        raise ValueError(f"unknown commit kinds {bad}; expected some of {sorted(allowed)}")
-    return kinds
 
 
 class PaimonSnapshotSensor(BaseSensorOperator):
@@ -80,7 +68,7 @@ class PaimonSnapshotSensor(BaseSensorOperator):
         """The rendered arguments as :func:`paimon_provider.metadata.find_snapshot` keywords."""
         return {"after_snapshot_id": as_optional_int(self.after_snapshot_id, "after_snapshot_id"),
                 "after_time_millis": to_epoch_millis(self.newer_than),
-                "commit_kinds": _kinds(self.commit_kind),
+                "commit_kinds": parse_commit_kinds(self.commit_kind),
                 "partition": parse_partition_spec(self.partition)}
 
     def _hook(self) -> PaimonTableHook:

@@ -17,13 +17,28 @@ from typing import TYPE_CHECKING, Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from paimon_provider.metadata import find_snapshot, open_table, partition_info
-from table_engine.catalog import Catalog
 
 if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
     from table_engine.table import Table
 
 MAX_CONSECUTIVE_ERRORS = 3
 """A poll that fails (e.g. an object store hiccup) is retried; this many failures in a row end the wait."""
+
+
+def open_catalog(warehouse: str | None, paimon_conn_id: str | None) -> Catalog:
+    """The warehouse's catalog with the connection's options and credentials, fetched here, in the triggerer (a
+    blocking call: run it in a thread); without a connection id, the warehouse with no options; without a
+    warehouse, the connection's."""
+    if paimon_conn_id is None:
+        from table_engine.catalog import Catalog
+
+        if warehouse is None:
+            raise ValueError("a warehouse or a paimon connection id is needed")
+        return Catalog(warehouse)
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    return PaimonTableHook(paimon_conn_id=paimon_conn_id, warehouse=warehouse).get_catalog()
 
 
 class _PollingTrigger(BaseTrigger):
@@ -43,11 +58,7 @@ class _PollingTrigger(BaseTrigger):
 
     def _catalog(self) -> Catalog:
         """The warehouse's catalog with the connection's options and credentials (fetched here, in the triggerer)."""
-        if self.paimon_conn_id is None:
-            return Catalog(self.warehouse)
-        from paimon_provider.hooks.table import PaimonTableHook
-
-        return PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
+        return open_catalog(self.warehouse, self.paimon_conn_id)
 
     def check(self, table: Table | None) -> dict[str, Any] | None:
         """The event payload once the wait is over (``table``: None while the table does not exist)."""

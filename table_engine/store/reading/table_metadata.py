@@ -16,10 +16,12 @@ from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import (
     Snapshot,
     earliest_snapshot_id,
+    latest_hint,
     latest_snapshot_id,
     list_snapshot_ids,
     read_snapshot,
     snapshot_at_or_before_time,
+    snapshot_path,
 )
 from table_engine.format.success_file import SUCCESS_FILE, SuccessFile, read_success_file
 from table_engine.io.paths import partition_dir
@@ -45,6 +47,18 @@ class PartitionStats:
     done: bool
 
 
+@dataclass(frozen=True)
+class NewSnapshots:
+    """What :meth:`TableMetadata.snapshots_after` found: the new ``snapshots`` in id order, the ids
+    (``expired``: first, last) that were gone before they could be read (expired since the last poll), and
+    ``rolled_back_to``: the newest snapshot id when the snapshot asked after is gone and the table's newest is below
+    it (a rollback, or the table dropped and re-created)."""
+
+    snapshots: tuple[Snapshot, ...]
+    expired: tuple[int, int] | None = None
+    rolled_back_to: int | None = None
+
+
 class TableMetadata:
     """The read-only metadata queries of the table in ``ctx`` (a view: cheap, holds nothing but ``ctx``)."""
 
@@ -59,6 +73,33 @@ class TableMetadata:
     def snapshot_at_or_before(self, time_millis: int) -> Snapshot | None:
         """The newest live snapshot committed at or before ``time_millis`` (None if there is none)."""
         return snapshot_at_or_before_time(self._ctx.file_io, self._ctx.table_path, time_millis)
+
+    def snapshots_after(self, snapshot_id: int, limit: int = 100) -> NewSnapshots:
+        """The snapshots newer than ``snapshot_id`` (0: from the first), in id order, at most ``limit``; cheap
+        enough to poll: one GET of the ``LATEST`` hint and one HEAD of ``snapshot-<snapshot_id + 1>`` when there is
+        nothing new, plus a GET and a HEAD per new snapshot. Committers publish ids contiguously, so the next id
+        absent while the hint names a newer one means it expired unread: the read resumes at the earliest snapshot
+        still present and ``expired`` names the ids skipped. A ``LATEST`` hint below ``snapshot_id`` costs one more
+        HEAD (of ``snapshot-<snapshot_id>``): if it is gone, the table was rolled back (``rolled_back_to``)."""
+        fio, path = self._ctx.file_io, self._ctx.table_path
+        hint = latest_hint(fio, path)
+        found: list[Snapshot] = []
+        expired: tuple[int, int] | None = None
+        next_id = snapshot_id + 1
+        while len(found) < limit and fio.is_file(snapshot_path(path, next_id)):
+            try:
+                found.append(read_snapshot(fio, path, next_id))
+            except SnapshotNotExistError:
+                break  # expired between the HEAD and the GET: resumed below
+            next_id += 1
+        if not found and (hint is None or hint > snapshot_id):  # no hint (listed) or the next id expired unread
+            earliest = earliest_snapshot_id(fio, path)
+            if earliest is not None and earliest > next_id:
+                expired = (next_id, earliest - 1)
+                return NewSnapshots(self.snapshots_after(earliest - 1, limit).snapshots, expired)
+        if not found and hint is not None and hint < snapshot_id and not fio.is_file(snapshot_path(path, snapshot_id)):
+            return NewSnapshots((), rolled_back_to=latest_snapshot_id(fio, path) or 0)
+        return NewSnapshots(tuple(found), expired)
 
     def partition_spec(self, spec: PartitionLike) -> PartitionSpec:
         """``spec`` typed against the table's partition columns (PartitionSpecError names a bad column or value)."""
@@ -96,8 +137,12 @@ class TableMetadata:
             return snap
         return None
 
+    def touches(self, snapshot: Snapshot, partition: PartitionLike) -> bool:
+        """Did ``snapshot`` add or remove files (data or changelog) of the partitions ``partition`` selects? Reads
+        its delta and changelog manifests (not the table's whole state)."""
+        return self._touches(snapshot, self.partition_spec(partition))
+
     def _touches(self, snapshot: Snapshot, spec: PartitionSpec) -> bool:
-        """Did ``snapshot`` add or remove files (data or changelog) of the partitions ``spec`` selects?"""
         fio, path = self._ctx.file_io, self._ctx.table_path
         for name in (snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
             if not name:

@@ -13,7 +13,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import PartitionSpecError
-from table_engine.store.reading.table_metadata import SUCCESS_FILE, PartitionStats
+from table_engine.store.reading.table_metadata import SUCCESS_FILE, NewSnapshots, PartitionStats
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("h", pa.int32())])
@@ -88,9 +88,33 @@ def test_empty_table_and_default_partition(catalog: Catalog) -> None:
     assert md.partition_path({"dt": None, "h": 0}) == f"{t.path}/dt=__DEFAULT_PARTITION__/h=0"
 
 
+def test_snapshots_after_reads_new_snapshots_in_order_and_names_an_expired_gap(table: Table) -> None:
+    md = table.metadata()
+    assert [s.id for s in md.snapshots_after(0).snapshots] == [1, 2, 3]
+    assert [s.id for s in md.snapshots_after(1, limit=1).snapshots] == [2]
+    assert md.snapshots_after(3) == NewSnapshots(())
+    assert md.touches(md.snapshots_after(1).snapshots[0], {"h": 5})
+    assert not md.touches(md.snapshots_after(1).snapshots[0], {"dt": "2026-11-20"})
+    table.write(rows([4], "x"))
+    table.write(rows([5], "x"))
+    table.expire_snapshots(retain_min=1, retain_max=1)  # 1..4 gone
+    found = md.snapshots_after(2)
+    assert [s.id for s in found.snapshots] == [5] and found.expired == (3, 4)
+    assert md.snapshots_after(4) == NewSnapshots((found.snapshots[0],))
+
+
+def test_snapshots_after_a_rollback_below_the_watermark_names_the_newest(table: Table) -> None:
+    md = table.metadata()
+    table.rollback_to(1)
+    assert md.snapshots_after(3) == NewSnapshots((), rolled_back_to=1) == md.snapshots_after(7)
+    table.write(rows([9], "x"))
+    assert [s.id for s in md.snapshots_after(1).snapshots] == [2]
+
+
 def test_metadata_queries_write_nothing(table: Table, warehouse: str) -> None:
     before = file_hashes(warehouse)
     md = table.metadata()
+    md.snapshots_after(0)
     md.find_snapshot(partition={"dt": "2026-11-20"}, commit_kinds=["APPEND"])
     md.partition_stats({"dt": "2026-11-20"})
     md.partition_done({"dt": "2026-11-20", "h": 0})
