@@ -95,6 +95,11 @@ def test_a_layer_or_a_dag_scheduled_on_the_commits_of_a_table_has_a_watcher(dagb
     assert "every commit to `dwd.orders`" in layer.doc_md
     with pytest.raises(ValueError, match="schedule_on"):
         lake._layer("y", "y", lake.DWD, what="y", leaves="y", schedule_on="cron")
+    # the builders take the one argument: DWD started by every commit to ODS (say, a Flink job's)
+    [(uri, _, _)] = watched(lake.build_dwd_dag("dwd_on_commits", schedule_on="watcher"))
+    assert uri == "paimon://paimon_default/ods/order_events?events=commits"
+    with pytest.raises(ValueError, match="per_partition"):  # partition keys come with the operators' events only
+        lake.build_dws_dag("dws_keyed_watch", per_partition=True, schedule_on="watcher")
     [(uri, _, kwargs)] = watched(dagbag.dags["paimon_external_commits"])
     assert uri == "paimon://paimon_default/ods/partner_orders?events=commits" and kwargs["poll_interval"] > 0
 
