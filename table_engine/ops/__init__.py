@@ -33,6 +33,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     FastForward,
+    Health,
     RemoveOrphanFiles,
     RenameBranch,
     Rescale,
@@ -43,5 +44,5 @@ from table_engine.ops.commands import (
 
 __all__ = ["ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
            "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]
+           "FastForward", "Health", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]

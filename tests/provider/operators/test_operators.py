@@ -30,6 +30,7 @@ from paimon_provider.operators import (
     PaimonRollbackOperator,
     PaimonSparkOperator,
     PaimonTableCheckOperator,
+    PaimonTableHealthOperator,
     PaimonWriteOperator,
 )
 
@@ -219,7 +220,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireTagsOperator, PaimonExpirePartitionsOperator, PaimonRemoveOrphanFilesOperator,
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
-        PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator}
+        PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
+        PaimonTableHealthOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
