@@ -12,7 +12,7 @@ per-run ``snapshot.expire.limit``), consumers and how many snapshots they are be
 compaction, tag and expiry, and optionally the orphan candidates (a bounded listing, see
 :func:`~table_engine.store.lifecycle.orphans.find_orphans`).
 
-Aggregation is vectorized: the live entries of the latest snapshot become one Arrow table, grouped by partition,
+Aggregation is vectorized: the latest snapshot's manifests are read into Arrow and merged and grouped by partition,
 bucket and level with Arrow.
 """
 
@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine import clock
-from table_engine.errors import SnapshotNotExistError
+from table_engine.errors import MissingFileError, SnapshotNotExistError
+from table_engine.format.avro_data_file import read_avro_data
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
@@ -40,7 +41,7 @@ from table_engine.store.lifecycle.expire import ExpireConfig
 from table_engine.store.lifecycle.orphans import DAY_MILLIS, find_orphans
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.partition_spec import PartitionSpec, format_partition_texts, select_partitions, value_text
-from table_engine.store.reading.scan import PartitionDecoder, read_entries, read_manifest_metas
+from table_engine.store.reading.scan import PartitionDecoder, manifest_path, read_manifest_metas
 
 __all__ = ["BucketHealth", "ConsumerHealth", "DEFAULT_MAX_ORPHAN_FILES", "OrphanHealth", "PartitionHealth",
            "RetentionHealth", "SnapshotEvent", "TableHealth", "TagHealth", "table_health"]
@@ -253,38 +254,27 @@ def table_health(ctx: StoreContext, name: str, *, partitions: Sequence[Partition
 
 
 # ---- per bucket ----------------------------------------------------------------------------------------------------
-_BUCKET_SCHEMA = pa.schema([("partition", pa.binary()), ("bucket", pa.int32()), ("level", pa.int32()),
-                            ("size", pa.int64()), ("rows", pa.int64()), ("deleted", pa.int64()),
-                            ("dv_unknown", pa.int64())])
+_FILES_SCHEMA = pa.schema([("partition", pa.binary()), ("bucket", pa.int32()), ("level", pa.int32()),
+                           ("file_name", pa.string()), ("size", pa.int64()), ("rows", pa.int64())])
 
 
 def _bucket_table(ctx: StoreContext, snap: Snapshot | None, specs: Sequence[PartitionSpec],
                   small_threshold: int) -> pa.Table:
     """One row per (partition, bucket) of ``snap`` with the columns of :class:`BucketHealth`."""
-    entries = []
-    keep = None
     fields = ctx.schema.partition_fields()
-    if specs:
-        verdicts: dict[bytes, bool] = {}
-
-        def keep(part: bytes) -> bool:
-            v = verdicts.get(part)
-            if v is None:
-                v = verdicts[part] = bool(select_partitions([part], specs, fields))
-            return v
-    if snap is not None:
-        metas = read_manifest_metas(ctx.file_io, ctx.table_path, snap)
-        entries = read_entries(ctx.file_io, ctx.table_path, metas, partition_filter=keep)
-    deleted, unknown = _dv_cardinalities(ctx, snap, keep)
-    files = pa.table({
-        "partition": pa.array([e.partition for e in entries], pa.binary()),
-        "bucket": pa.array([e.bucket for e in entries], pa.int32()),
-        "level": pa.array([e.file.level for e in entries], pa.int32()),
-        "size": pa.array([e.file.file_size for e in entries], pa.int64()),
-        "rows": pa.array([e.file.row_count for e in entries], pa.int64()),
-        "deleted": pa.array([deleted.get(e.file.file_name, 0) for e in entries], pa.int64()),
-        "dv_unknown": pa.array([unknown.get(e.file.file_name, 0) for e in entries], pa.int64()),
-    }, schema=_BUCKET_SCHEMA) if entries else _BUCKET_SCHEMA.empty_table()
+    files = _live_files(ctx, snap)
+    if specs and files.num_rows:
+        parts = pc.unique(files["partition"]).to_pylist()
+        wanted = pa.array(sorted(select_partitions(parts, specs, fields)), pa.binary())
+        files = files.filter(pc.is_in(files["partition"], value_set=wanted))
+    deletions = _dv_cardinalities(ctx, snap)
+    if deletions.num_rows:
+        files = files.join(deletions, "file_name", join_type="left outer")
+    else:
+        files = files.append_column("deleted", pa.nulls(files.num_rows, pa.int64()))
+        files = files.append_column("dv_unknown", pa.nulls(files.num_rows, pa.int64()))
+    for name in ("deleted", "dv_unknown"):
+        files = files.set_column(files.schema.get_field_index(name), name, pc.fill_null(files[name], 0))
     files = files.append_column("small", pc.cast(pc.less(files["size"], small_threshold), pa.int64()))
     files = files.append_column("l0", pc.cast(pc.equal(files["level"], 0), pa.int64()))
     files = files.append_column("postpone", pc.cast(pc.equal(files["bucket"], POSTPONE_BUCKET), pa.int64()))
@@ -329,20 +319,54 @@ def _ratio(num: pa.ChunkedArray, den: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.equal(d, 0.0), 0.0, pc.divide(pc.cast(num, pa.float64()), d))
 
 
-def _dv_cardinalities(ctx: StoreContext, snap: Snapshot | None, keep: Any) -> tuple[dict[str, int], dict[str, int]]:
-    """Data file name -> rows its deletion vector deletes; and -> 1 for vectors without a cardinality."""
-    deleted: dict[str, int] = {}
-    unknown: dict[str, int] = {}
+def _dv_cardinalities(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
+    """``file_name``, ``deleted`` (rows its deletion vector deletes), ``dv_unknown`` (1: a vector without a
+    cardinality) of every data file that has a deletion vector in ``snap``'s index manifest."""
+    names: list[str] = []
+    deleted: list[int] = []
+    unknown: list[int] = []
     for ie in ctx.index_entries(snap):
         f = ie.index_file
-        if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges or (keep is not None and not keep(ie.partition)):
+        if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
             continue
-        for dv in f.dv_ranges:
-            if dv.cardinality is None:
-                unknown[dv.data_file_name] = 1
-            else:
-                deleted[dv.data_file_name] = dv.cardinality
-    return deleted, unknown
+        for dv in f.dv_ranges:  # one per data file with deletions: far fewer than the data files
+            names.append(dv.data_file_name)
+            deleted.append(dv.cardinality or 0)
+            unknown.append(int(dv.cardinality is None))
+    return pa.table({"file_name": pa.array(names, pa.string()), "deleted": pa.array(deleted, pa.int64()),
+                     "dv_unknown": pa.array(unknown, pa.int64())})
+
+
+def _live_files(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
+    """``partition``, ``bucket``, ``level``, ``file_name``, ``size``, ``rows`` of every live data file of ``snap``:
+    the manifests read into Arrow (:func:`~table_engine.format.avro_data_file.read_avro_data`, DataFusion's reader)
+    and their ADD and DELETE entries merged with Arrow (a file is live when added more often than deleted: an
+    identity is added once, deleted at most once after)."""
+    if snap is None:
+        return _FILES_SCHEMA.empty_table()
+    metas = read_manifest_metas(ctx.file_io, ctx.table_path, snap)
+    paths = [manifest_path(ctx.table_path, m.file_name) for m in metas]
+
+    def read(path: str) -> pa.Table:
+        try:
+            t = read_avro_data(ctx.file_io, path, ["_KIND", "_PARTITION", "_BUCKET", "_FILE"])
+        except FileNotFoundError:
+            raise MissingFileError("manifest file", path, snap.id) from None
+        f = t["_FILE"]
+        return pa.table({
+            "partition": pc.cast(t["_PARTITION"], pa.binary()), "bucket": pc.cast(t["_BUCKET"], pa.int32()),
+            "level": pc.cast(pc.struct_field(f, "_LEVEL"), pa.int32()),
+            "file_name": pc.cast(pc.struct_field(f, "_FILE_NAME"), pa.string()),
+            "size": pc.cast(pc.struct_field(f, "_FILE_SIZE"), pa.int64()),
+            "rows": pc.cast(pc.struct_field(f, "_ROW_COUNT"), pa.int64()),
+            "sign": pc.if_else(pc.equal(t["_KIND"], 0), 1, -1).cast(pa.int64())})
+
+    tables = parallel_map(read, paths, 8) if len(paths) > 1 else [read(p) for p in paths]
+    if not tables:
+        return _FILES_SCHEMA.empty_table()
+    keys = ["partition", "bucket", "level", "file_name", "size", "rows"]
+    merged = pa.concat_tables(tables).group_by(keys).aggregate([("sign", "sum")])
+    return merged.filter(pc.greater(merged["sign_sum"], 0)).select(keys)
 
 
 def _partitions(buckets: Sequence[BucketHealth]) -> list[PartitionHealth]:

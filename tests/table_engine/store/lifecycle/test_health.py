@@ -14,7 +14,7 @@ import pytest
 
 from table_engine import Catalog, clock
 from table_engine.cli import main
-from table_engine.errors import CommandError, PartitionSpecError
+from table_engine.errors import CommandError, MissingFileError, PartitionSpecError
 from table_engine.ops import Health
 from table_engine.schema_change import SetOption
 from table_engine.table import Table
@@ -55,6 +55,10 @@ def test_level0_backlog_sorted_runs_and_small_files_then_compaction(catalog: Cat
     assert h.last_compaction is None and h.latest is not None and h.latest.commit_kind == "APPEND"
     # a full compaction with properties: one run at the top level, the event and its properties reported
     sid = t.compact(full=True, properties={"airflow.run_id": "manual__1"})
+    write(t, [9], "b")
+    buckets = catalog.get_table("db.t$buckets").read().to_pylist()  # Paimon's $buckets agrees with health
+    assert [(f"dt={b['partition'][1:-1]}", b["bucket"], b["file_count"], b["record_count"], b["file_size_in_bytes"])
+            for b in buckets] == [(b.partition, b.bucket, b.files, b.rows, b.bytes) for b in t.health().buckets]
     h = t.health("dt=a")
     assert h.partition_filter == "dt=a" and [b.partition for b in h.buckets] == ["dt=a"]
     (a,) = h.buckets
@@ -192,3 +196,16 @@ def test_health_on_s3(s3_catalog: Catalog) -> None:
     assert [(c.consumer_id, c.lag) for c in h.consumers] == [("c", 3)]
     assert h.orphans is not None and h.orphans.files == 1 and h.orphans.bytes == 7
     assert h.last_expiry_millis is not None
+
+
+def test_empty_table_and_a_missing_manifest(catalog: Catalog) -> None:
+    t = catalog.create_table("db.e", SCHEMA, partition_keys=["dt"])
+    h = t.health()
+    assert (h.snapshot_id, h.files, h.buckets, h.partitions, h.snapshots.count) == (None, 0, [], [], 0)
+    write(t, [1])
+    snap = t.latest_snapshot()
+    assert snap is not None
+    os.remove(next(os.path.join(d, f) for d, _, fs in os.walk(f"{t.path}/manifest") for f in fs
+                   if f.startswith("manifest-") and not f.startswith("manifest-list")))
+    with pytest.raises(MissingFileError, match=f"snapshot {snap.id} references manifest file"):
+        t.health()
