@@ -1,15 +1,15 @@
 """Table health from metadata only: what a table's LSM trees, retention and consumers look like, no data file read.
 
-Read: the snapshots (and long-lived changelogs), the latest snapshot's manifests and index manifest, tags, branches
-and consumers. Per partition and bucket (:class:`BucketHealth`): files, rows and bytes; level-0 files and sorted
-runs (Paimon's LSM: every level-0 file is one sorted run, every other level that holds files is one); small files
-(smaller than ``target-file-size`` x ``compaction.small-file-ratio``, the size below which compaction rewrites a
-file); rows deleted by deletion vectors (the ``_CARDINALITY`` of each vector in the DV index files: ``dv_unknown``
-counts vectors written without it); the postpone backlog (files in bucket ``-2`` of a ``bucket = -2`` table, not yet
-assigned to a bucket). Per table (:class:`TableHealth`): snapshots and changelogs against their retention, the
-number a snapshot expiry would remove now (as :mod:`~table_engine.store.lifecycle.expire` decides, without its
-per-run ``snapshot.expire.limit``), consumers and how many snapshots they are behind, tags, branches, the last
-compaction, tag and expiry, and optionally the orphan candidates (a bounded listing, see
+Read: the snapshots (and long-lived changelogs), the latest snapshot's manifests and index manifest, tags, branches and
+consumers. Per partition and bucket (:class:`BucketHealth`): files, rows and bytes; level-0 files and sorted runs
+(Paimon's LSM: every level-0 file is one sorted run, every other level that holds files is one); small files (smaller
+than ``target-file-size`` x ``compaction.small-file-ratio``, the size below which compaction rewrites a file); rows
+deleted by deletion vectors (the ``_CARDINALITY`` of each vector in the index manifest; for vectors written without one,
+``dv_unknown``, the vector counted in its DV index file); the postpone backlog (files in bucket ``-2`` of a ``bucket =
+-2`` table, not yet assigned to a bucket). Per table (:class:`TableHealth`): snapshots and changelogs against their
+retention, the number a snapshot expiry would remove now (as :mod:`~table_engine.store.lifecycle.expire` decides,
+without its per-run ``snapshot.expire.limit``), consumers and how many snapshots they are behind, tags, branches, the
+last compaction, tag and expiry, and optionally the orphan candidates (a bounded listing, see
 :func:`~table_engine.store.lifecycle.orphans.find_orphans`).
 
 Aggregation is vectorized: the latest snapshot's manifests are read into Arrow and merged and grouped by partition,
@@ -31,12 +31,14 @@ from table_engine.errors import MissingFileError, SnapshotNotExistError
 from table_engine.format.avro_data_file import read_avro_data
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
-from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
+from table_engine.format.deletion_vector import read_dv_index
+from table_engine.format.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta, IndexFileMeta
 from table_engine.format.snapshot import CommitKind, Snapshot, list_snapshot_ids, read_snapshot, snapshot_dir
 from table_engine.io.executor import parallel_map
 from table_engine.store.branches import BranchManager
 from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.context import StoreContext
+from table_engine.store.indexes.deletion_vectors import index_file_path
 from table_engine.store.lifecycle.expire import ExpireConfig
 from table_engine.store.lifecycle.orphans import DAY_MILLIS, find_orphans
 from table_engine.store.lifecycle.tags import TagManager
@@ -68,7 +70,8 @@ class BucketHealth:
     """Rows deleted by deletion vectors (their cardinalities in the index manifest)."""
     deletion_vector_ratio: float
     dv_unknown: int
-    """Deletion vectors whose cardinality the index manifest does not give (not counted in ``deleted_rows``)."""
+    """Deletion vectors whose cardinality the index manifest does not give (Paimon Java 1.0 writes none): counted
+    in their DV index file instead (a metadata file; still no data file read)."""
     postpone_files: int
 
 
@@ -320,19 +323,34 @@ def _ratio(num: pa.ChunkedArray, den: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def _dv_cardinalities(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
-    """``file_name``, ``deleted`` (rows its deletion vector deletes), ``dv_unknown`` (1: a vector without a
-    cardinality) of every data file that has a deletion vector in ``snap``'s index manifest."""
+    """``file_name``, ``deleted`` (rows its deletion vector deletes), ``dv_unknown`` (1: the index manifest gives
+    no cardinality, as Paimon Java 1.0 writes it: the vector was counted in its DV index file, a metadata file) of
+    every data file that has a deletion vector in ``snap``'s index manifest."""
     names: list[str] = []
     deleted: list[int] = []
     unknown: list[int] = []
+    uncounted: list[tuple[IndexFileMeta, list[DeletionVectorMeta]]] = []
     for ie in ctx.index_entries(snap):
         f = ie.index_file
         if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
             continue
+        missing = [dv for dv in f.dv_ranges if dv.cardinality is None]
+        if missing:
+            uncounted.append((f, missing))
         for dv in f.dv_ranges:  # one per data file with deletions: far fewer than the data files
-            names.append(dv.data_file_name)
-            deleted.append(dv.cardinality or 0)
-            unknown.append(int(dv.cardinality is None))
+            if dv.cardinality is not None:
+                names.append(dv.data_file_name)
+                deleted.append(dv.cardinality)
+                unknown.append(0)
+
+    def count(item: tuple[IndexFileMeta, list[DeletionVectorMeta]]) -> dict[str, int]:
+        vectors = read_dv_index(ctx.file_io, index_file_path(ctx.table_path, item[0]), item[1])
+        return {name: len(bitmap) for name, bitmap in vectors.items()}
+
+    for counted in parallel_map(count, uncounted, 8):
+        names.extend(counted)
+        deleted.extend(counted.values())
+        unknown.extend([1] * len(counted))
     return pa.table({"file_name": pa.array(names, pa.string()), "deleted": pa.array(deleted, pa.int64()),
                      "dv_unknown": pa.array(unknown, pa.int64())})
 
