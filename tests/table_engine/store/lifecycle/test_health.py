@@ -14,6 +14,7 @@ import pytest
 
 from table_engine import Catalog, clock
 from table_engine.cli import main
+from table_engine.clock import ManualClock, use_clock
 from table_engine.errors import CommandError, MissingFileError, PartitionSpecError
 from table_engine.ops import Health
 from table_engine.schema_change import SetOption
@@ -209,3 +210,25 @@ def test_empty_table_and_a_missing_manifest(catalog: Catalog) -> None:
                    if f.startswith("manifest-") and not f.startswith("manifest-list")))
     with pytest.raises(MissingFileError, match=f"snapshot {snap.id} references manifest file"):
         t.health()
+
+
+@pytest.mark.parametrize(("retain_min", "retain_max", "time_retained", "consumer"), [
+    (1, 100, "30 min", None), (2, 4, "1 h", None), (1, 3, "1 d", 3), (3, 100, "5 min", 2), (1, 1, "1 d", None),
+    (10, 100, "1 min", None), (1, 100, "25 min", 7)])
+def test_expirable_is_what_expiry_expires(catalog: Catalog, retain_min: int, retain_max: int, time_retained: str,
+                                          consumer: int | None) -> None:
+    with use_clock(ManualClock(1_800_000_000_000)) as now:
+        assert isinstance(now, ManualClock)
+        t = catalog.create_table("db.x", SCHEMA, primary_keys=["dt", "id"], options={
+            "bucket": "1", "write-only": "true", "snapshot.num-retained.min": str(retain_min),
+            "snapshot.num-retained.max": str(retain_max), "snapshot.time-retained": time_retained,
+            "snapshot.expire.limit": "100"})
+        for i in range(8):
+            write(t, [i])
+            now.advance(600_000)
+        if consumer is not None:
+            t.consumer_manager().create("c", consumer)
+        s = t.health().snapshots
+        expired = t.expire_snapshots().expired_snapshot_ids
+        assert s.expirable == len(expired)
+        assert t.health().snapshots.expirable == 0
