@@ -29,10 +29,12 @@ import pyarrow.compute as pc
 from table_engine import clock
 from table_engine.errors import MissingFileError, SnapshotNotExistError
 from table_engine.format.avro_data_file import read_avro_data
+from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
 from table_engine.format.deletion_vector import read_dv_index
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta, IndexFileMeta
+from table_engine.format.manifest_list import ManifestFileMeta
 from table_engine.format.snapshot import CommitKind, Snapshot, list_snapshot_ids, read_snapshot, snapshot_dir
 from table_engine.io.executor import parallel_map
 from table_engine.store.branches import BranchManager
@@ -44,6 +46,7 @@ from table_engine.store.lifecycle.orphans import DAY_MILLIS, find_orphans
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.partition_spec import PartitionSpec, format_partition_texts, select_partitions, value_text
 from table_engine.store.reading.scan import PartitionDecoder, manifest_path, read_manifest_metas
+from table_engine.types import DataType
 
 __all__ = ["BucketHealth", "ConsumerHealth", "DEFAULT_MAX_ORPHAN_FILES", "OrphanHealth", "PartitionHealth",
            "RetentionHealth", "SnapshotEvent", "TableHealth", "TagHealth", "table_health"]
@@ -265,7 +268,7 @@ def _bucket_table(ctx: StoreContext, snap: Snapshot | None, specs: Sequence[Part
                   small_threshold: int) -> pa.Table:
     """One row per (partition, bucket) of ``snap`` with the columns of :class:`BucketHealth`."""
     fields = ctx.schema.partition_fields()
-    files = _live_files(ctx, snap)
+    files = _live_files(ctx, snap, specs)
     if specs and files.num_rows:
         parts = pc.unique(files["partition"]).to_pylist()
         wanted = pa.array(sorted(select_partitions(parts, specs, fields)), pa.binary())
@@ -355,14 +358,18 @@ def _dv_cardinalities(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
                      "dv_unknown": pa.array(unknown, pa.int64())})
 
 
-def _live_files(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
+def _live_files(ctx: StoreContext, snap: Snapshot | None, specs: Sequence[PartitionSpec] = ()) -> pa.Table:
     """``partition``, ``bucket``, ``level``, ``file_name``, ``size``, ``rows`` of every live data file of ``snap``:
     the manifests read into Arrow (:func:`~table_engine.format.avro_data_file.read_avro_data`, DataFusion's reader)
     and their ADD and DELETE entries merged with Arrow (a file is live when added more often than deleted: an
-    identity is added once, deleted at most once after)."""
+    identity is added once, deleted at most once after). With ``specs``, manifests whose partition statistics
+    exclude every spec are not read (the caller still filters the files)."""
     if snap is None:
         return _FILES_SCHEMA.empty_table()
     metas = read_manifest_metas(ctx.file_io, ctx.table_path, snap)
+    if specs:
+        types = [f.type for f in ctx.schema.partition_fields()]
+        metas = [m for m in metas if _may_hold(m, specs, types)]
     paths = [manifest_path(ctx.table_path, m.file_name) for m in metas]
 
     def read(path: str) -> pa.Table:
@@ -385,6 +392,25 @@ def _live_files(ctx: StoreContext, snap: Snapshot | None) -> pa.Table:
     keys = ["partition", "bucket", "level", "file_name", "size", "rows"]
     merged = pa.concat_tables(tables).group_by(keys).aggregate([("sign", "sum")])
     return merged.filter(pc.greater(merged["sign_sum"], 0)).select(keys)
+
+
+def _may_hold(meta: ManifestFileMeta, specs: Sequence[PartitionSpec], types: Sequence[DataType]) -> bool:
+    """May the manifest ``meta`` list files of a partition some spec selects (by its partition min/max)?"""
+    try:
+        lows = decode_row(meta.partition_stats.min_values, types)
+        highs = decode_row(meta.partition_stats.max_values, types)
+    except Exception:  # noqa: BLE001 - statistics we cannot decode prove nothing
+        return True
+    index = {f.name: i for i, f in enumerate(specs[0].fields)} if specs else {}
+
+    def within(name: str, value: Any) -> bool:
+        low, high = lows[index[name]], highs[index[name]]
+        return value is None or low is None or high is None or bool(low <= value <= high)
+
+    try:
+        return any(all(within(k, v) for k, v in spec.items) for spec in specs)
+    except TypeError:  # values that do not compare prove nothing
+        return True
 
 
 def _partitions(buckets: Sequence[BucketHealth]) -> list[PartitionHealth]:

@@ -232,3 +232,18 @@ def test_expirable_is_what_expiry_expires(catalog: Catalog, retain_min: int, ret
         expired = t.expire_snapshots().expired_snapshot_ids
         assert s.expirable == len(expired)
         assert t.health().snapshots.expirable == 0
+
+
+def test_partition_filters_prune_manifests_and_agree_with_the_whole_table(catalog: Catalog) -> None:
+    schema = pa.schema([("p", pa.int32()), ("q", pa.string()), ("id", pa.int64())])
+    t = catalog.create_table("db.pp", schema, partition_keys=["p", "q"], options={"bucket": "-1"})
+    for p in (3, 5, 11, 5):
+        t.write(pa.table({"p": [p, p], "q": ["x", None], "id": [1, 2]}, schema=schema))
+    whole = t.health()
+    assert len(whole.partitions) == 6 and "p=5/q=__DEFAULT_PARTITION__" in {x.partition for x in whole.partitions}
+    for spec in ("p=5", "p=11,q=x", "q=__DEFAULT_PARTITION__", "p=4", "p=3;p=11"):
+        got = t.health(spec)
+        selected = [x for x in whole.partitions
+                    if any(all(kv in x.partition.split("/") for kv in s.split(",")) for s in spec.split(";"))]
+        assert got.partitions == selected, spec
+    assert t.health("p=5").files == 4 and t.health("p=4").files == 0
