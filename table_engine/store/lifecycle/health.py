@@ -246,7 +246,7 @@ def table_health(ctx: StoreContext, name: str, *, partitions: Sequence[Partition
         snapshots=_retention(snaps, cfg.retain_min, cfg.retain_max, cfg.time_retained_ms, latest_id, consumers,
                              not cfg.consumer_changelog_only, now),
         changelogs=_retention(_changelogs(ctx), cfg.changelog_retain_min, cfg.changelog_retain_max,
-                              cfg.changelog_time_retained_ms, latest_id, consumers, True, now),
+                              cfg.changelog_time_retained_ms, latest_id, consumers, True, now, changelog=True),
         consumers=[ConsumerHealth(cid, nxt, max(0, (latest_id or 0) - nxt + 1),
                                   earliest_id is not None and nxt < earliest_id)
                    for cid, nxt in sorted(consumers.items())],
@@ -459,35 +459,52 @@ def _changelogs(ctx: StoreContext) -> list[Snapshot]:
 
 
 def _retention(items: Sequence[Snapshot], retain_min: int, retain_max: int, time_retained: int,
-               latest_id: int | None, consumers: dict[str, int], consumers_hold: bool,
-               now: int) -> RetentionHealth:
-    """How ``items`` (snapshots or changelogs, ids relative to the latest snapshot ``latest_id``) stand against
-    their retention: the rule of :mod:`~table_engine.store.lifecycle.expire` (an item expires when it is beyond
-    ``max``, or beyond ``min`` and the item after it is older than the retention; consumers hold theirs)."""
+               latest_id: int | None, consumers: dict[str, int], consumers_hold: bool, now: int,
+               changelog: bool = False) -> RetentionHealth:
+    """How ``items`` (snapshots, or long-lived changelogs with ``changelog``; ids relative to the latest snapshot
+    ``latest_id``) stand against their retention, by the rules of :mod:`~table_engine.store.lifecycle.expire`:
+    beyond ``max`` they expire; beyond ``min`` a snapshot expires when the one after it is older than the
+    retention, a changelog when it is; consumers hold theirs."""
     if not items or latest_id is None:
         return RetentionHealth(len(items), None, None, None, retain_min, retain_max, time_retained, 0, 0, 0)
     first = items[0].id
     low = max(latest_id - retain_max + 1, first)
-    max_exclusive = latest_id - retain_min + 1
-    older_than = now - time_retained
     times = {s.id: s.time_millis for s in items}
-    end = max(max_exclusive, first)
-    for sid in range(low, max_exclusive):
-        nxt = times.get(sid + 1)
-        if nxt is not None and older_than <= nxt:
-            end = sid
-            break
-    end = max(end, low)
-    held = 0
-    if consumers_hold and consumers:
-        limit = min(consumers.values())
-        held = max(0, end - max(limit, first))
-        end = min(end, max(limit, first))
+    rule = _changelog_end if changelog else _snapshot_end
+    free = rule(times, first, items[-1].id, low, latest_id - retain_min + 1, now - time_retained)
+    limit = min(consumers.values()) if consumers_hold and consumers else None
+    end = free if limit is None else rule(times, first, items[-1].id, low,
+                                          min(latest_id - retain_min + 1, limit), now - time_retained)
     return RetentionHealth(
         count=len(items), earliest_id=first, latest_id=items[-1].id, earliest_time_millis=items[0].time_millis,
         retain_min=retain_min, retain_max=retain_max, time_retained_millis=time_retained,
         expirable=sum(1 for s in items if s.id < end), over_max=sum(1 for s in items if s.id < low),
-        held_by_consumers=held)
+        held_by_consumers=sum(1 for s in items if end <= s.id < free))
+
+
+def _snapshot_end(times: dict[int, int], first: int, last: int, low: int, max_exclusive: int,
+                  older_than: int) -> int:
+    """The first snapshot id snapshot expiry keeps (``_expire_snapshots``)."""
+    del last
+    end = max_exclusive
+    for sid in range(low, max_exclusive):
+        nxt = times.get(sid + 1)
+        if nxt is not None and older_than <= nxt:
+            return sid
+    return max(end, first)
+
+
+def _changelog_end(times: dict[int, int], first: int, last: int, low: int, max_exclusive: int,
+                   older_than: int) -> int:
+    """The first changelog id changelog expiry keeps (``expire_changelogs``)."""
+    max_exclusive = min(max_exclusive, last)
+    if max_exclusive <= first:
+        return first
+    for cid in range(low, max_exclusive + 1):
+        t = times.get(cid)
+        if t is not None and older_than <= t:
+            return max(cid, first)
+    return max_exclusive
 
 
 def _event(snap: Snapshot | None) -> SnapshotEvent | None:

@@ -18,6 +18,7 @@ from table_engine.clock import ManualClock, use_clock
 from table_engine.errors import CommandError, MissingFileError, PartitionSpecError
 from table_engine.ops import Health
 from table_engine.schema_change import SetOption
+from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
@@ -247,3 +248,32 @@ def test_partition_filters_prune_manifests_and_agree_with_the_whole_table(catalo
                     if any(all(kv in x.partition.split("/") for kv in s.split(",")) for s in spec.split(";"))]
         assert got.partitions == selected, spec
     assert t.health("p=5").files == 4 and t.health("p=4").files == 0
+
+
+@pytest.mark.parametrize(("ch_min", "ch_max", "ch_time", "consumer", "expirable", "held"), [
+    (1, 6, "1 d", None, 3, 0), (2, 100, "70 min", None, 3, 0), (1, 100, "70 min", 2, 1, 2), (3, 5, "1 d", 4, 2, 0)])
+def test_changelog_expirable_is_what_changelog_expiry_expires(catalog: Catalog, ch_min: int, ch_max: int,
+                                                              ch_time: str, consumer: int | None, expirable: int,
+                                                              held: int) -> None:
+    with use_clock(ManualClock(1_800_000_000_000)) as now:
+        assert isinstance(now, ManualClock)
+        t = catalog.create_table("db.c", SCHEMA, primary_keys=["dt", "id"], options={
+            "bucket": "1", "write-only": "true", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2",
+            "changelog.num-retained.min": str(ch_min), "changelog.num-retained.max": str(ch_max),
+            "changelog.time-retained": ch_time, "snapshot.expire.limit": "100"})
+        for i in range(6):
+            write(t, [i])
+            now.advance(600_000)
+        t.expire_snapshots()  # snapshots 1..4 become long-lived changelogs (some may expire at once)
+        for i in range(6):
+            write(t, [i])
+            now.advance(600_000)
+        if consumer is not None:
+            t.consumer_manager().create("c", consumer)
+        before = t.health().changelogs
+        assert before.count > 0 and before.earliest_id is not None
+        result = ExpireResult()
+        expire_changelogs(t._ctx, ExpireConfig.from_options(t.options), clock.now_millis(), result)
+        assert result.expired_changelog_ids == list(range(before.earliest_id, before.earliest_id + before.expirable))
+        assert t.health().changelogs.expirable == 0
+        assert (before.expirable, before.held_by_consumers) == (expirable, held)
