@@ -87,6 +87,7 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_merge_engines.py
 	$(BIN)/python benchmarks/bench_compaction.py --out .bench/compaction.json
 	$(BIN)/python benchmarks/bench_postpone.py --out .bench/postpone.json
+	$(BIN)/python benchmarks/bench_health.py --out .bench/health.json
 	$(BIN)/python benchmarks/bench_deletion_vectors.py
 	$(BIN)/python benchmarks/bench_changelog.py
 	$(BIN)/python benchmarks/bench_formats.py --out .bench/formats.json

@@ -34,6 +34,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     FastForward,
+    Health,
     MarkPartitionDone,
     RemoveOrphanFiles,
     RenameBranch,
@@ -47,6 +48,6 @@ from table_engine.ops.commands import (
 
 __all__ = ["ArgSpec", "CheckTable", "Command", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch",
            "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots",
-           "ExpireTags", "FastForward", "KINDS", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
+           "ExpireTags", "FastForward", "Health", "KINDS", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
            "RenameBranch", "Rescale", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command",
            "command_class", "committing_commands", "from_json", "snapshot_properties_of"]

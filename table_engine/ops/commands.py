@@ -16,7 +16,7 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 
 __all__ = ["CheckTable", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
            "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "IF_EXISTS", "MarkPartitionDone", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "FastForward", "Health", "IF_EXISTS", "MarkPartitionDone", "RemoveOrphanFiles", "RenameBranch", "Rescale",
            "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
            "snapshot_properties_of"]
 
@@ -153,6 +153,23 @@ class RemoveOrphanFiles(Command):
     older_than_millis: int | None = arg("only files older than this (default: one day ago)", flag="--older-than",
                                         kind="time", metavar="TIME")
     dry_run: bool = arg("report the files without deleting them", kind="flag")
+
+
+@command("health", help="table health from metadata only: LSM levels, small files, deletion vectors, retention, "
+                         "consumers (docs/health.md)")
+@dataclass(frozen=True, kw_only=True)
+class Health(Command):
+    """The table's health (:meth:`Table.health`): per partition and bucket, per table; reads metadata only and
+    changes nothing. The result holds the whole health; the command line also prints it as a table."""
+
+    partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",
+                                                 flag="--partition", kind="partition", metavar="K=V[,K=V]")
+    orphans: bool = arg("also list orphan candidates (slower: reads every manifest of every snapshot and tag, and "
+                        "lists the table's files)", kind="flag")
+    max_orphan_files: int | None = arg("with --orphans: files listed at most (default 100000; the result says "
+                                       "when the listing was cut)", kind="count")
+    orphans_older_than_millis: int | None = arg("with --orphans: only files older than this (default: one day "
+                                                "ago)", flag="--orphans-older-than", kind="time", metavar="TIME")
 
 
 @command("rollback", groups={"target": True}, help="make an older snapshot (or a tag) the latest")

@@ -37,6 +37,7 @@ from table_engine.ops.commands import (
     ExpireSnapshots,
     ExpireTags,
     FastForward,
+    Health,
     MarkPartitionDone,
     RemoveOrphanFiles,
     RenameBranch,
@@ -286,6 +287,14 @@ def run_remove_orphan_files(cmd: RemoveOrphanFiles, catalog: Catalog) -> dict[st
     result = catalog.get_table(cmd.table).remove_orphan_files(cmd.older_than_millis, cmd.dry_run)
     return {"orphan_files": result.count, "bytes": result.total_bytes, "dry_run": result.dry_run,
             "files": result.paths[:100]}
+
+
+@runs(Health)
+def run_health(cmd: Health, catalog: Catalog) -> dict[str, Any]:
+    health = catalog.get_table(cmd.table).health(list(cmd.partitions) or None, orphans=cmd.orphans,
+                                                 max_orphan_files=cmd.max_orphan_files,
+                                                 orphans_older_than_millis=cmd.orphans_older_than_millis)
+    return {"snapshot_id": health.snapshot_id, "health": health.to_dict()}
 
 
 @runs(Rollback)

@@ -37,7 +37,7 @@ class Table(ReadSurface, TagSurface, BranchSurface, MetadataSurface, Maintenance
       ``rename_tag``, ``delete_tag``, ``expire_tags``, ``create_auto_tags``, ``list_tags``, ``tags``,
       ``tag_snapshot``, ``tag_manager``.
     - metadata (:mod:`~table_engine.table.metadata`): ``snapshot``, ``snapshots``, ``latest_snapshot``,
-      ``latest_snapshot_id``, ``earliest_snapshot_id``, ``metadata``, ``consumers``, ``consumer_manager``,
+      ``latest_snapshot_id``, ``earliest_snapshot_id``, ``metadata``, ``health``, ``consumers``, ``consumer_manager``,
       ``reset_consumer``, ``clear_consumers``.
     - branches (:mod:`~table_engine.table.branches`): ``branch``, ``create_branch``, ``delete_branch``,
       ``rename_branch``, ``fast_forward``, ``list_branches``, ``branches``, ``branch_exists``, ``branch_table``,

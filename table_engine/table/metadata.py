@@ -16,10 +16,13 @@ from table_engine.table.base import TableBase, mutating
 
 if TYPE_CHECKING:
     from table_engine.store.changes.consumers import ConsumerManager
+    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine.store.partition_spec import PartitionSpecs
 
 
 class MetadataSurface(TableBase):
-    """Snapshots (latest, earliest, by id, all), :meth:`metadata` and consumers (list, reset, clear)."""
+    """Snapshots (latest, earliest, by id, all), :meth:`metadata`, :meth:`health` and consumers (list, reset,
+    clear)."""
 
     def latest_snapshot(self) -> Snapshot | None:
         return self._ctx.latest_snapshot()
@@ -28,6 +31,23 @@ class MetadataSurface(TableBase):
         """Read-only metadata queries (no data file read, nothing written): the snapshot that landed after an id or
         a time, of a commit kind, touching a partition; a partition's live files, rows and done mark."""
         return TableMetadata(self._ctx)
+
+    def health(self, partitions: PartitionSpecs | None = None, *, orphans: bool = False,
+               max_orphan_files: int | None = None, orphans_older_than_millis: int | None = None) -> TableHealth:
+        """The table's health from metadata only (no data file read, nothing written; docs/health.md): per bucket
+        and partition of the latest snapshot (of ``partitions`` if given) its files, level-0 files, sorted runs,
+        small files, deletion-vector ratio and postpone backlog; snapshots and changelogs against their retention,
+        consumers and their lag, tags, branches, the last compaction, tag and expiry; with ``orphans`` the orphan
+        candidates older than ``orphans_older_than_millis`` (default: one day ago), ``max_orphan_files`` files
+        listed at most."""
+        from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, table_health
+        from table_engine.store.partition_spec import partition_specs
+
+        specs = partition_specs(partitions, self.schema.partition_fields(), self._ctx.options.partition_default_name(),
+                                self.identifier) or []
+        return table_health(self._ctx, self.identifier, partitions=specs, orphans=orphans,
+                            max_orphan_files=DEFAULT_MAX_ORPHAN_FILES if max_orphan_files is None else max_orphan_files,
+                            orphans_older_than_millis=orphans_older_than_millis)
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return read_snapshot(self.file_io, self.path, snapshot_id)

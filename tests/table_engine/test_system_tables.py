@@ -169,6 +169,7 @@ READ_ONLY_METHODS = {
     "check_supported",  # the capability gate: reads metadata, raises or not
     "branch_exists", "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
+    "health",  # reads metadata only: table_engine/store/lifecycle/health.py
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
     "plan", "plan_with_fallback", "read", "read_optimized_view", "row_tracking_view", "refresh", "resolve_snapshot",

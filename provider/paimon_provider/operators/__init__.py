@@ -12,6 +12,7 @@ from paimon_provider.operators.branches import (
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
+from paimon_provider.operators.health import PaimonTableHealthOperator
 from paimon_provider.operators.lifecycle import (
     PaimonCreateTagOperator,
     PaimonDeleteTagOperator,
@@ -48,5 +49,6 @@ __all__ = [
     "PaimonRollbackOperator",
     "PaimonSparkOperator",
     "PaimonTableCheckOperator",
+    "PaimonTableHealthOperator",
     "PaimonWriteOperator",
 ]

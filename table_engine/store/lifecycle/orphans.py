@@ -37,7 +37,7 @@ from table_engine.store.context import StoreContext
 from table_engine.store.external_paths import same_filesystem
 from table_engine.store.lifecycle.file_refs import FileRefs
 
-__all__ = ["DAY_MILLIS", "OrphanResult", "remove_orphan_files"]
+__all__ = ["DAY_MILLIS", "OrphanListing", "OrphanResult", "find_orphans", "remove_orphan_files"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,45 @@ class OrphanResult:
     @property
     def count(self) -> int:
         return len(self.paths)
+
+
+@dataclass
+class OrphanListing:
+    """Orphan candidates of a bounded listing (nothing deleted): the first ``SAMPLE`` paths, their count and
+    bytes, how many candidate files were looked at and whether the listing stopped at its limit."""
+
+    SAMPLE = 100
+
+    paths: list[str] = field(default_factory=list)
+    count: int = 0
+    total_bytes: int = 0
+    listed: int = 0
+    truncated: bool = False
+
+
+def find_orphans(ctx: StoreContext, older_than_millis: int, max_files: int) -> OrphanListing:
+    """The files :func:`remove_orphan_files` would delete with this ``older_than_millis``, looking at
+    ``max_files`` candidate files at most (``truncated`` says the listing was cut); deletes nothing."""
+    if max_files < 1:
+        raise OptionError(f"max_files must be at least 1, got {max_files}")
+    used_meta, used_data = _used_names(ctx, FileRefs(ctx, cache=False))
+    used_by = {"meta": used_meta, "data": used_data}
+    out = OrphanListing()
+    for st, kind, keep in _candidates(ctx):
+        if out.listed >= max_files:
+            out.truncated = True
+            break
+        out.listed += 1
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        used = used_by[kind] if kind else None
+        if st.is_dir or st.mtime_millis >= older_than_millis or (used is not None and name in used) \
+                or (keep is not None and keep.fullmatch(name)):
+            continue
+        out.count += 1
+        out.total_bytes += st.size
+        if len(out.paths) < OrphanListing.SAMPLE:
+            out.paths.append(st.path)
+    return out
 
 
 def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None, dry_run: bool = False,

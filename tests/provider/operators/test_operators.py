@@ -31,6 +31,7 @@ from paimon_provider.operators import (
     PaimonRollbackOperator,
     PaimonSparkOperator,
     PaimonTableCheckOperator,
+    PaimonTableHealthOperator,
     PaimonWriteOperator,
 )
 
@@ -221,7 +222,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
         PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
-        PaimonMarkPartitionDoneOperator}
+        PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
