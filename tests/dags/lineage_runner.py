@@ -4,8 +4,8 @@ OpenLineage provider enabled by the environment (its file transport), as tests/d
 A separate process: the OpenLineage provider decides once per process (cached configuration, its plugin's class
 body) whether it is enabled, so the test session's other DAG runs stay without it.
 
-Usage: ``python -m tests.dags.lineage_runner <warehouse> <landing dir>``; prints the latest snapshot id of each table
-as one JSON line, last.
+Usage: ``python -m tests.dags.lineage_runner <warehouse> <landing dir> <result file>``; writes the latest snapshot
+id of each table as JSON to the result file.
 """
 
 from __future__ import annotations
@@ -35,18 +35,22 @@ def main(warehouse: str, landing: str) -> dict[str, Any]:
     run("paimon_lake_dwd")
     run("paimon_lake_dws")
     run("paimon_lake_ads")
-    one = {"tables": [sample.DWD.name]}
-    run("paimon_compact", {**one, "mode": "full", "partitions": ""})
-    run("paimon_expire_snapshots", {**one, "retain_min": 1, "retain_max": 2, "older_than": ""})
-    form = {**one, "expiration_time": "1 d", "timestamp_formatter": "yyyy-MM-dd", "timestamp_pattern": "$dt"}
-    run("paimon_expire_partitions", {**form, "dry_run": False})
-
     from table_engine import Catalog
 
     catalog = Catalog(warehouse)
+    one = {"tables": [sample.DWD.name]}
+    run("paimon_compact", {**one, "mode": "full", "partitions": ""})
+    run("paimon_daily_tag", {**one, "tag_prefix": "daily", "time_retained": "7 d"})
+    run("paimon_expire_snapshots", {**one, "retain_min": 1, "retain_max": 2, "older_than": ""})
+    run("paimon_remove_orphan_files", {**one, "older_than": "1 d ago", "dry_run": False})
+    form = {**one, "expiration_time": "1 d", "timestamp_formatter": "yyyy-MM-dd", "timestamp_pattern": "$dt"}
+    run("paimon_expire_partitions", {**form, "dry_run": False})
+    (tag,) = catalog.get_table(sample.DWD.name).list_tags()
+    run("paimon_rollback", {"table": sample.DWD.name, "version": tag})
     return {name: catalog.get_table(name).latest_snapshot_id()
             for name in (sample.ODS.name, sample.DWD.name, sample.DWS.name)}
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], sys.argv[2])))
+    with open(sys.argv[3], "w") as out:  # not stdout: the OpenLineage client's threads log there too
+        json.dump(main(sys.argv[1], sys.argv[2]), out)
