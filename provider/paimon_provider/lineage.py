@@ -250,13 +250,27 @@ def _dataset_facets(warehouse: str, ref: TableRef, table: Any, catalog: Catalog 
 
         source = _open(catalog, ref.columns_from)
         source_columns = set(source.schema.field_names()) if source is not None else set()
-        direct = Transformation(type="DIRECT", subtype="IDENTITY", description="changelog applied by key")
-        fields = {c: Fields(inputFields=[InputField(namespace=namespace, name=dataset_name(ref.columns_from),
-                                                    field=c, transformations=[direct])])
-                  for c in table.schema.field_names() if c in source_columns}
+        fields = {c: Fields(inputFields=[InputField(
+                      namespace=namespace, name=dataset_name(ref.columns_from), field=c,
+                      transformations=[Transformation(type="DIRECT", subtype=subtype, description=how)])])
+                  for c in table.schema.field_names() if c in source_columns
+                  for subtype, how in [_column_transformation(table, c)]}
         if fields:
             facets["columnLineage"] = ColumnLineageDatasetFacet(fields=fields)
     return facets
+
+
+def _column_transformation(table: Any, column: str) -> tuple[str, str]:
+    """How a changelog applied to ``table`` makes ``column``: the key and, but for the aggregation merge engine,
+    every column as is (IDENTITY); an aggregation table's value columns by their aggregate function
+    (``fields.<column>.aggregate-function``, else ``fields.default-aggregate-function``, else Paimon's
+    ``last_non_null_value``)."""
+    options = table.schema.options
+    if column in table.schema.primary_keys or options.get("merge-engine") != "aggregation":
+        return "IDENTITY", "changes applied by key"
+    function = (options.get(f"fields.{column}.aggregate-function")
+                or options.get("fields.default-aggregate-function") or "last_non_null_value")
+    return "AGGREGATION", f"{function} of the changes by key"
 
 
 def _output_statistics(facts: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ def main(warehouse: str, landing: str) -> dict[str, Any]:
             raise SystemExit(f"{dag_id}: {states}")
 
     run("paimon_lake_ods", {"batch": 1, "landing_dir": landing})
+    run("paimon_wap", {"batch": 2, "landing_dir": landing})  # write-audit-publish: branches, a check, a fast-forward
     run("paimon_lake_dwd")
     run("paimon_lake_dws")
     run("paimon_lake_ads")

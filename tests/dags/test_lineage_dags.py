@@ -1,8 +1,8 @@
 """OpenLineage events of real DAG runs: the four layer DAGs (one batch, the engine on the worker as ``make demo``
-runs it) and the maintenance DAGs, run once with ``dag.test()`` in a process where the OpenLineage provider is on
-with its file transport (tests/dags/lineage_runner.py). Every Paimon task emits START and COMPLETE events whose
-inputs and outputs name the tables as docs/lineage.md says, the COMPLETE events' ``version`` is the snapshot the
-table holds, and every event and facet is valid.
+runs it, a second batch through write-audit-publish) and the maintenance DAGs, run once with ``dag.test()`` in a
+process where the OpenLineage provider is on with its file transport (tests/dags/lineage_runner.py). Every Paimon
+task emits START and COMPLETE events whose inputs and outputs name the tables as docs/lineage.md says, the COMPLETE
+events' ``version`` is the snapshot the table holds, and every event and facet is valid.
 
 The OpenLineage JSON schema is not shipped with the client (openlineage-python 1.54 ships its generated attrs classes
 only), so events are validated against those classes: each facet is built again from its JSON by the class its
@@ -35,7 +35,10 @@ PAIMON_TASKS = {
     "paimon_lake_dws.aggregate_dwd_changelog", "paimon_lake_ads.tag_for_serving", "paimon_compact.compact",
     "paimon_daily_tag.create_tag", "paimon_daily_tag.expire_tags", "paimon_expire_snapshots.expire_snapshots",
     "paimon_remove_orphan_files.remove_orphan_files", "paimon_expire_partitions.expire_partitions",
-    "paimon_rollback.rollback"}
+    "paimon_rollback.rollback", "paimon_wap.write_audit_publish.write_batch",
+    "paimon_wap.write_audit_publish.check_batch", "paimon_wap.write_audit_publish.publish",
+    "paimon_wap.write_audit_publish.delete_audit_branch"}
+WAP = "paimon_wap.write_audit_publish"
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +132,7 @@ def test_paimon_tasks_name_their_tables(lineage_run: dict[str, Any]) -> None:
             if d["name"].startswith("paimon."):
                 assert d["namespace"] == warehouse, task
                 (link,) = d["facets"]["symlinks"]["identifiers"]
-                db, table = d["name"].split(".")[1:]
+                db, table = d["name"].partition("$")[0].split(".")[1:]  # a branch lives in its table's directory
                 assert (link["namespace"], link["name"], link["type"]) == ("file", f"{warehouse}/{db}.db/{table}",
                                                                            "LOCATION")
 
@@ -145,10 +148,23 @@ def test_paimon_tasks_name_their_tables(lineage_run: dict[str, Any]) -> None:
         "lifecycleStateChange"] == "TRUNCATE"
     assert facets("paimon_rollback.rollback")["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
     assert "lifecycleStateChange" not in facets("paimon_expire_snapshots.expire_snapshots")
+    # write-audit-publish: the batch into the audit branch, checked there, fast-forwarded to main, branch dropped
+    (branch,) = io(f"{WAP}.write_batch")[1]
+    assert branch.startswith("paimon.ods.order_events$branch_audit_")
+    assert io(f"{WAP}.check_batch") == ([branch], [])
+    assert io(f"{WAP}.publish") == ([branch], ["paimon.ods.order_events"])
+    assert facets(f"{WAP}.publish")["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
+    assert facets(f"{WAP}.delete_audit_branch")["lifecycleStateChange"]["lifecycleStateChange"] == "DROP"
+    checked = by_task[(f"{WAP}.check_batch", "COMPLETE")]["inputs"][0]["facets"]["version"]["datasetVersion"]
+    assert checked == facets(f"{WAP}.write_batch")["version"]["datasetVersion"]  # the snapshot written, checked
     # the DWS aggregation's columns come from DWD's same-named ones
     lineage = facets("paimon_lake_dws.aggregate_dwd_changelog")["columnLineage"]["fields"]
     assert set(lineage) == set(sample.DWS.columns) & set(sample.DWD.columns)
-    assert {f["name"] for f in lineage["amount"]["inputFields"]} == {"paimon.dwd.orders"}
+    (amount,) = lineage["amount"]["inputFields"]
+    assert (amount["name"], amount["field"]) == ("paimon.dwd.orders", "amount")
+    assert [(t["type"], t["subtype"], t["description"]) for t in amount["transformations"]] == [
+        ("DIRECT", "AGGREGATION", "sum of the changes by key")]
+    assert lineage["user_id"]["inputFields"][0]["transformations"][0]["subtype"] == "IDENTITY"
 
 
 def test_versions_are_the_tables_snapshots(lineage_run: dict[str, Any]) -> None:
@@ -158,9 +174,10 @@ def test_versions_are_the_tables_snapshots(lineage_run: dict[str, Any]) -> None:
     for e in lineage_run["events"]:
         if e["eventType"] == "COMPLETE":
             for d in e["outputs"]:
-                if "version" in d["facets"]:
+                if "version" in d["facets"] and "$" not in d["name"]:  # main branches
                     last[d["name"]] = d["facets"]["version"]["datasetVersion"]
     assert last == {f"paimon.{name}": str(sid) for name, sid in lineage_run["latest"].items()}
     apply = next(e for e in lineage_run["events"]
                  if e["job"]["name"] == "paimon_lake_dwd.apply_ods_changes" and e["eventType"] == "COMPLETE")
-    assert apply["inputs"][0]["facets"]["version"]["datasetVersion"] == "1"  # the ODS batch's snapshot
+    # it read ODS up to the snapshot both batches made (the write's, then the fast-forward's)
+    assert apply["inputs"][0]["facets"]["version"]["datasetVersion"] == str(lineage_run["latest"]["ods.order_events"])
