@@ -201,7 +201,6 @@ def _open(catalog: Catalog | None, table: str) -> Any:
 
 
 def _dataset_facets(warehouse: str, ref: TableRef, table: Any, catalog: Catalog | None) -> dict[str, Any]:
-    from openlineage.client.generated.catalog_dataset import CatalogDatasetFacet
     from openlineage.client.generated.dataset_version_dataset import DatasetVersionDatasetFacet
     from openlineage.client.generated.lifecycle_state_change_dataset import (
         LifecycleStateChange,
@@ -216,9 +215,14 @@ def _dataset_facets(warehouse: str, ref: TableRef, table: Any, catalog: Catalog 
     loc_ns, loc_name = location(table_path(warehouse, ref.table))
     facets: dict[str, Any] = {
         "symlinks": SymlinksDatasetFacet(identifiers=[Identifier(namespace=loc_ns, name=loc_name, type="LOCATION")]),
-        "catalog": CatalogDatasetFacet(framework="paimon", type="filesystem", name=CATALOG_NAME,
-                                       warehouseUri=namespace, source="paimon"),
     }
+    try:  # the catalog facet is recent: older OpenLineage clients lack it (the other facets are kept)
+        from openlineage.client.generated.catalog_dataset import CatalogDatasetFacet
+    except ImportError:
+        pass
+    else:
+        facets["catalog"] = CatalogDatasetFacet(framework="paimon", type="filesystem", name=CATALOG_NAME,
+                                                warehouseUri=namespace, source="paimon")
     snapshot_id = ref.snapshot_id
     if table is not None:
         schema = table.schema
