@@ -126,9 +126,10 @@ def location(uri: str) -> tuple[str, str]:
     ``s3``), ``hdfs://host:port`` + ``/path``, ``file`` + ``/absolute/path`` for local paths."""
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
-    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
-        path = parts.path if scheme == "file" else uri
-        return "file", os.path.abspath(path) if scheme == "" else path
+    if scheme == "file":
+        return "file", parts.path
+    if scheme == "":
+        return "file", os.path.abspath(uri)
     if scheme in ("s3a", "s3n"):
         scheme = "s3"
     if scheme in ("s3", "gs", "oss", "cos", "obs"):
