@@ -68,6 +68,7 @@ class TableRef:
     :param previous: a renamed dataset's previous table (``lifecycle`` RENAME).
     :param statistics: the commit facts (:func:`table_engine.ops.facts.commit_facts`): ``outputStatistics``.
     :param columns_from: the table whose same-named columns this one's come from (``columnLineage``).
+    :param assertions: see below.
     """
 
     table: str
@@ -76,6 +77,9 @@ class TableRef:
     previous: str | None = None
     statistics: Mapping[str, Any] = field(default_factory=dict)
     columns_from: str | None = None
+    assertions: tuple[Mapping[str, Any], ...] = ()
+    """Data-quality check results on this input (``check``'s ``checks``, each with its definition's ``column``):
+    the ``dataQualityAssertions`` facet."""
 
 
 @dataclass(frozen=True)
@@ -184,10 +188,20 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         inputs.append(TableRef(cmd.table, _int(res.get("to_snapshot"))))
         outputs.append(PathRef(output))
     elif name in READ_ONLY:
-        inputs.append(TableRef(cmd.table, own_snapshot))
+        inputs.append(TableRef(cmd.table, own_snapshot, assertions=_assertions(fields.get("checks"),
+                                                                               res.get("checks"))))
     else:
         outputs.append(TableRef(cmd.table, own_snapshot, lifecycle, statistics=facts))
     return LineageIO(tuple(inputs), tuple(outputs))
+
+
+def _assertions(definitions: object, results: object) -> tuple[Mapping[str, Any], ...]:
+    """A check job's results (in the order of its definitions), each with its definition's ``column``."""
+    if not isinstance(results, list):
+        return ()
+    defs = definitions if isinstance(definitions, list) and len(definitions) == len(results) else [{}] * len(results)
+    return tuple({**r, "column": d.get("column") if isinstance(d, Mapping) else None}
+                 for r, d in zip(results, defs, strict=True) if isinstance(r, Mapping))
 
 
 # ---- OpenLineage ----------------------------------------------------------------------------------------------
@@ -287,6 +301,29 @@ def _output_statistics(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {"outputStatistics": OutputStatisticsOutputDatasetFacet(rowCount=rows, size=size, fileCount=files)}
 
 
+def _quality(assertions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``dataQualityAssertions`` input facet of check results: the check kind, whether it passed, its column;
+    its name, expected and observed values where the client's facet has those fields."""
+    if not assertions:
+        return {}
+    import attr
+    from openlineage.client.generated.data_quality_assertions_dataset import (
+        Assertion,
+        DataQualityAssertionsDatasetFacet,
+    )
+
+    known = attr.fields_dict(Assertion)
+
+    def one(a: Mapping[str, Any]) -> Any:
+        more = {"name": a.get("name"), "expected": a.get("expected"), "actual": a.get("observed"),
+                "description": a.get("message")}
+        extra: dict[str, Any] = {k: None if v is None else str(v) for k, v in more.items() if k in known}
+        return Assertion(assertion=str(a.get("check")), success=bool(a.get("passed")), column=a.get("column"),
+                         **extra)
+
+    return {"dataQualityAssertions": DataQualityAssertionsDatasetFacet(assertions=[one(a) for a in assertions])}
+
+
 def operator_lineage(warehouse: str, io: LineageIO, catalog: Catalog | None = None,
                      run_facets: Mapping[str, Any] | None = None) -> Any:
     """The ``OperatorLineage`` of ``io`` on ``warehouse``; ``catalog`` (optional) reads each table's schema and
@@ -304,7 +341,8 @@ def operator_lineage(warehouse: str, io: LineageIO, catalog: Catalog | None = No
         if output:
             return OutputDataset(namespace=namespace, name=dataset_name(ref.table), facets=facets,
                                  outputFacets=_output_statistics(ref.statistics))
-        return InputDataset(namespace=namespace, name=dataset_name(ref.table), facets=facets)
+        return InputDataset(namespace=namespace, name=dataset_name(ref.table), facets=facets,
+                            inputFacets=_quality(ref.assertions))
 
     return OperatorLineage(inputs=[build(r, False) for r in io.inputs], outputs=[build(r, True) for r in io.outputs],
                            run_facets=dict(run_facets or {}))

@@ -24,6 +24,7 @@ from typing import Any
 
 import example_lake as sample
 import pytest
+from paimon_streaming_lake import ODS_CHECKS
 
 from tests import airflow_env
 
@@ -157,6 +158,8 @@ def test_paimon_tasks_name_their_tables(lineage_run: dict[str, Any]) -> None:
     assert facets(f"{WAP}.delete_audit_branch")["lifecycleStateChange"]["lifecycleStateChange"] == "DROP"
     checked = by_task[(f"{WAP}.check_batch", "COMPLETE")]["inputs"][0]["facets"]["version"]["datasetVersion"]
     assert checked == facets(f"{WAP}.write_batch")["version"]["datasetVersion"]  # the snapshot written, checked
+    quality = by_task[(f"{WAP}.check_batch", "COMPLETE")]["inputs"][0]["inputFacets"]["dataQualityAssertions"]
+    assert len(quality["assertions"]) == len(ODS_CHECKS) and all(a["success"] for a in quality["assertions"])
     # the DWS aggregation's columns come from DWD's same-named ones
     lineage = facets("paimon_lake_dws.aggregate_dwd_changelog")["columnLineage"]["fields"]
     assert set(lineage) == set(sample.DWS.columns) & set(sample.DWD.columns)

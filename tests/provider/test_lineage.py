@@ -117,7 +117,7 @@ def context() -> dict[str, Any]:
     when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     run = SimpleNamespace(conf={}, clear_number=0, logical_date=when, run_after=when)
     ti = SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=-1, try_number=1, logical_date=when,
-                         dag_run=run, get_template_context=lambda: {"dag_run": run})
+                         dag_run=run, get_template_context=lambda: {"dag_run": run}, xcom_push=lambda **_: None)
     return {"ti": ti, "outlet_events": OutletEventAccessors()}
 
 
@@ -149,8 +149,27 @@ def test_operator_reports_start_and_complete(fake_spark_submit: str, monkeypatch
     stats = out.outputFacets["outputStatistics"]
     assert (stats.rowCount, stats.fileCount, stats.size) == (2, 1, 512)
     assert "lifecycleStateChange" not in out.facets  # an append
-    failed = op.get_openlineage_facets_on_failure(None)
-    assert "version" not in failed.outputs[0].facets
+    # a job that failed gave no result: the datasets, unread
+    failed = PaimonWriteOperator(task_id="t", table="db.t", source="/x").get_openlineage_facets_on_failure(None)
+    assert [d.name for d in failed.outputs] == ["paimon.db.t"] and "version" not in failed.outputs[0].facets
+
+
+def test_failed_checks_report_their_assertions(fake_spark_submit: str) -> None:
+    """The check job runs (the engine's CLI on the worker), two checks fail, the task fails: its FAIL event has the
+    checked snapshot and each check as a data-quality assertion."""
+    from airflow.sdk.exceptions import AirflowFailException
+    from paimon_provider.operators import PaimonTableCheckOperator
+
+    checks = [{"check": "row_count", "min": 1}, {"check": "row_count", "max": 1, "name": "at most one"},
+              {"check": "values_in_set", "column": "v", "values": ["a"]}]
+    op = PaimonTableCheckOperator(task_id="t", table="db.t", checks=checks)
+    with pytest.raises(AirflowFailException, match="2 of 3 checks failed"):
+        op.execute(context())  # type: ignore[arg-type]
+    (checked,) = op.get_openlineage_facets_on_failure(None).inputs
+    assert checked.name == "paimon.db.t" and checked.facets["version"].datasetVersion == "1"
+    got = [(a.assertion, a.success, a.column, a.name) for a in checked.inputFacets["dataQualityAssertions"].assertions]
+    assert got == [("row_count", True, None, "row_count"), ("row_count", False, None, "at most one"),
+                   ("values_in_set", False, "v", "values_in_set(v)")]
 
 
 def test_no_parent_info_unless_asked(fake_spark_submit: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -463,8 +463,10 @@ class PaimonSparkOperator(BaseOperator):
         return self._openlineage(completed=self._lineage_result is not None)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        """OpenLineage (FAIL): the datasets the command was to read and write."""
-        return self._openlineage(completed=False)
+        """OpenLineage (FAIL): the datasets the command was to read and write; a job that gave its result and then
+        failed the task (data-quality checks that did not pass) reports them as after a run, its results with
+        them."""
+        return self._openlineage(completed=self._lineage_result is not None)
 
 
 class CommittingOperator(PaimonSparkOperator):
