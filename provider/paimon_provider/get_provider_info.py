@@ -45,7 +45,8 @@ def get_provider_info() -> dict[str, Any]:
                                                                 "paimon_provider.triggers.watcher"]},
         ],
         "asset-uris": [
-            {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri"},
+            {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri",
+             "to_openlineage_converter": "paimon_provider.lineage.asset_to_openlineage"},
         ],
         "connection-types": [
             {

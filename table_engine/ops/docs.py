@@ -78,8 +78,9 @@ def render_markdown() -> str:
         "",
         "Commands that commit (`write`, `compact`, `consume-changelog` into a table, `drop-partitions`, "
         "`rollback`) add `commit`, what the commit did to the data (`table_engine.ops.facts.commit_facts`): "
-        "`commit_kind`, `added_rows` and `deleted_rows` (of the data files it added and removed), "
-        "`changelog_records`, `partitions` (touched, `k=v,...` text), for `compact` also `published_rows` (rows "
+        "`commit_kind`, `added_rows` and `deleted_rows` (of the data files it added and removed), `added_files` "
+        "and `added_bytes` (the data files it added: OpenLineage's output statistics), `changelog_records`, "
+        "`partitions` (touched, `k=v,...` text), for `compact` also `published_rows` (rows "
         "moved out of a postpone bucket), for `rollback` `removed_snapshots`; `{}` when nothing was committed. "
         "The Airflow operators emit a table's Asset event only for a commit that changed data (ADR 0021).",
         "",

@@ -27,7 +27,8 @@ def commit_facts(table: Table, snapshot_id: int | None,
     decoded = decode_partitions(list(changes.partitions), fields).to_pylist() if fields else []
     default = table.options.partition_default_name()
     facts = {"commit_kind": str(snap.commit_kind), "added_rows": changes.added_rows,
-             "deleted_rows": changes.deleted_rows, "changelog_records": snap.changelog_record_count or 0,
+             "deleted_rows": changes.deleted_rows, "added_files": len(changes.added_files),
+             "added_bytes": changes.added_bytes, "changelog_records": snap.changelog_record_count or 0,
              "partitions": [format_partition_text(p, default) for p in decoded]}
     if facts["commit_kind"] == "COMPACT":
         facts["published_rows"] = changes.deleted_postponed_rows

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from paimon_provider.connection import PaimonConnectionConfig
     from paimon_provider.hooks.spark import PaimonSparkHook
+    from paimon_provider.lineage import LineageIO
     from table_engine.ops import Command
     from table_engine.run_identity import RunIdentity
 
@@ -188,6 +189,16 @@ class PaimonSparkOperator(BaseOperator):
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
         mode the driver's output is not available here (no result): do not combine the two.
+    :param openlineage_inject_parent_job_info: give a spark-submit the ``spark.openlineage.parent*`` and
+        ``rootParent*`` conf of this task's OpenLineage run, so the OpenLineage Spark listener (when the cluster has
+        it) links its run to the task's; default: the OpenLineage provider's ``[openlineage]
+        spark_inject_parent_job_info`` (docs/lineage.md). A conf the ``spark`` mapping gives already wins.
+    :param openlineage_inject_transport_info: likewise the ``spark.openlineage.transport.*`` conf of the
+        provider's HTTP transport (``[openlineage] spark_inject_transport_info``).
+
+    Every operator reports OpenLineage datasets (``get_openlineage_facets_on_start/_on_complete/_on_failure``):
+    what :meth:`lineage_io` says the command reads and writes, named and described by
+    :mod:`paimon_provider.lineage`.
     """
 
     command: ClassVar[str]
@@ -212,6 +223,8 @@ class PaimonSparkOperator(BaseOperator):
         partition_events: bool = False,
         skip_if_no_commit: bool = False,
         snapshot_properties: Mapping[str, Any] | None = None,
+        openlineage_inject_parent_job_info: bool | None = None,
+        openlineage_inject_transport_info: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -229,8 +242,12 @@ class PaimonSparkOperator(BaseOperator):
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown spark settings {sorted(unknown)}; "
                              f"allowed: {sorted(SPARK_OPTION_KEYS)}")
+        self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
+        self.openlineage_inject_transport_info = openlineage_inject_transport_info
         self._hook: PaimonSparkHook | None = None
         self._declared_outlets: list[Any] | None = None
+        self._lineage_command: Command | None = None
+        self._lineage_result: dict[str, Any] | None = None
         target = self.asset_table
         if emit_asset and target is not None and not any(self._is_own_alias(o) for o in self.outlets):
             self.outlets.append(self._declared_outlet(target))
@@ -342,11 +359,14 @@ class PaimonSparkOperator(BaseOperator):
         except (ValueError, TypeError) as e:  # the engine's bad-input errors are ValueErrors too
             # arguments render the same on every try: retrying cannot fix them
             raise self.failure("its arguments are invalid", str(e), retryable=False) from None
+        self._lineage_command, self._lineage_result = spec.command, None
+        spec = self._with_openlineage_conf(spec, context)
         self._precheck(spec, self._hook.get_conn())
         try:
             result = self._hook.submit(spec)
         except JobFailedError as e:
             raise self.failure(e.summary, e.reason, retryable=e.retryable) from None
+        self._lineage_result = result
         target = self.asset_table
         if self.skip_if_no_commit and target is not None and self.result_snapshot_id(result) is None:
             self.log.info("%s committed nothing to %s (%s): skipping", self.command, target, result)
@@ -396,6 +416,82 @@ class PaimonSparkOperator(BaseOperator):
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+    # ---- OpenLineage -------------------------------------------------------------------------------------------
+    def _with_openlineage_conf(self, spec: SparkJobSpec, context: Context) -> SparkJobSpec:
+        """``spec`` with the OpenLineage parent-run (and transport) Spark conf when asked for, as the Spark
+        provider's SparkSubmitOperator adds it (the OpenLineage provider's helpers; without that provider:
+        unchanged, a warning). Only a spark-submit uses it: the engine's CLI and small jobs run no Spark listener."""
+        try:
+            from airflow.sdk.configuration import conf
+        except ImportError:  # an Airflow whose task SDK has no configuration module of its own
+            from airflow.configuration import conf
+
+        parent, transport = self.openlineage_inject_parent_job_info, self.openlineage_inject_transport_info
+        if parent is None:
+            parent = conf.getboolean("openlineage", "spark_inject_parent_job_info", fallback=False)
+        if transport is None:
+            transport = conf.getboolean("openlineage", "spark_inject_transport_info", fallback=False)
+        if not (parent or transport):
+            return spec
+        try:
+            from airflow.providers.openlineage.utils.spark import (
+                inject_parent_job_information_into_spark_properties,
+                inject_transport_information_into_spark_properties,
+            )
+        except ImportError:
+            self.log.warning("OpenLineage Spark conf asked for, but apache-airflow-providers-openlineage is not "
+                             "installed: the job gets none")
+            return spec
+        props: dict[str, Any] = dict(spec.conf)
+        if parent:
+            props = inject_parent_job_information_into_spark_properties(props, context)
+        if transport:
+            props = inject_transport_information_into_spark_properties(props, context)
+        return dataclasses.replace(spec, conf={str(k): str(v) for k, v in props.items()})
+
+    def lineage_io(self, cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
+        """What ``cmd`` reads and writes, with the snapshots and commit facts of its ``result`` (None: not run, or
+        failed): :func:`paimon_provider.lineage.command_io`, derived from the command's definition. An operator whose
+        command reads or writes more than its definition says overrides this."""
+        from paimon_provider.lineage import command_io
+
+        return command_io(cmd, result)
+
+    def _openlineage(self, *, completed: bool) -> Any:
+        """The OperatorLineage of this task: after a successful run with the result's snapshots, statistics and
+        each table's schema (read from the warehouse); before or after a failed run the same datasets, unread."""
+        from paimon_provider.lineage import operator_lineage, without_versions
+
+        cmd = self._lineage_command
+        if cmd is None:  # not run yet (on start): the command from the rendered arguments and the connection
+            cmd = self.build_spec().command
+        io = self.lineage_io(cmd, self._lineage_result if completed else None)
+        catalog = None
+        if completed:
+            from table_engine.catalog import Catalog
+
+            config = self._hook.get_conn() if self._hook is not None else None
+            engine_options = config.engine_options() if config is not None else {}
+            catalog = Catalog(cmd.warehouse, {**engine_options, **dict(cmd.catalog_options)})
+        else:
+            io = without_versions(io)
+        return operator_lineage(cmd.warehouse, io, catalog)
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """OpenLineage (START): the datasets the command will read and write."""
+        return self._openlineage(completed=False)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage (COMPLETE): the datasets with the snapshots read or written (``version``), the commit's
+        statistics, schemas and lifecycle changes."""
+        return self._openlineage(completed=self._lineage_result is not None)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """OpenLineage (FAIL): the datasets the command was to read and write; a job that gave its result and then
+        failed the task (data-quality checks that did not pass) reports them as after a run, its results with
+        them."""
+        return self._openlineage(completed=self._lineage_result is not None)
 
 
 class CommittingOperator(PaimonSparkOperator):

@@ -71,6 +71,18 @@ class PaimonCreateTableOperator(BaseOperator):
         self.if_not_exists = if_not_exists
         self.paimon_conn_id = paimon_conn_id
         self.warehouse = warehouse
+        self._lineage: tuple[Catalog, bool] | None = None
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the table as an output with its schema, ``lifecycleStateChange`` CREATE when this task
+        created it (docs/lineage.md)."""
+        from paimon_provider.lineage import LineageIO, TableRef, operator_lineage
+
+        if self._lineage is None:
+            return None
+        catalog, created = self._lineage
+        ref = TableRef(self.table, lifecycle="CREATE" if created else None)
+        return operator_lineage(catalog.warehouse, LineageIO(outputs=(ref,)), catalog)
 
     def execute(self, context: Context) -> dict[str, Any]:
         from paimon_provider.hooks.table import PaimonTableHook
@@ -87,5 +99,6 @@ class PaimonCreateTableOperator(BaseOperator):
         else:
             self.log.info("table %s exists", self.table)
         table = catalog.get_table(self.table)
+        self._lineage = (catalog, not existed)
         return {"table": self.table, "created": not existed, "primary_keys": list(table.primary_keys),
                 "partition_keys": list(table.partition_keys), "options": dict(table.schema.options)}

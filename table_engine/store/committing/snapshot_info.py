@@ -49,6 +49,8 @@ class SnapshotChanges:
     """The partitions (encoded) whose files the snapshot added or removed, each once, in manifest order."""
     deleted_postponed_rows: int = 0
     """Rows of the files it removed from the postpone bucket (``bucket`` = -2): rows a compaction made visible."""
+    added_bytes: int = 0
+    """Bytes of the data files it added."""
 
 
 @names_snapshot
@@ -56,12 +58,14 @@ def snapshot_changes(file_io: FileIO, table_path: str, snapshot: Snapshot) -> Sn
     """The :class:`SnapshotChanges` of ``snapshot``, read from its delta manifest list."""
     added: list[str] = []
     deleted: list[str] = []
-    rows = [0, 0, 0]
+    rows = [0, 0, 0, 0]  # added rows, deleted rows, deleted postponed rows, added bytes
     partitions: dict[bytes, None] = {}
     for meta in read_manifest_list(file_io, manifest_path(table_path, snapshot.delta_manifest_list)):
         for e in read_manifest(file_io, manifest_path(table_path, meta.file_name)):
             (added if e.kind == FileKind.ADD else deleted).append(e.file.file_name)
             rows[0 if e.kind == FileKind.ADD else 1] += e.file.row_count
+            if e.kind == FileKind.ADD:
+                rows[3] += e.file.file_size
             partitions[e.partition] = None
             if e.kind != FileKind.ADD and e.bucket == POSTPONE_BUCKET:
                 rows[2] += e.file.row_count
@@ -70,4 +74,4 @@ def snapshot_changes(file_io: FileIO, table_path: str, snapshot: Snapshot) -> Sn
         index = [ie.index_file.file_name
                  for ie in read_index_manifest(file_io, manifest_path(table_path, snapshot.index_manifest))]
     return SnapshotChanges(tuple(added), tuple(deleted), rows[0], rows[1], tuple(index), tuple(partitions),
-                           rows[2])
+                           rows[2], rows[3])

@@ -59,8 +59,8 @@ def test_drop_partitions_ignore_if_missing(table: Any, catalog: Catalog) -> None
                                           **kw), catalog)
 
     assert drop() == {"snapshot_id": 4, "dropped": True, "commit": {
-        "commit_kind": "OVERWRITE", "added_rows": 0, "deleted_rows": 3, "changelog_records": 0,
-        "partitions": ["dt=d1"]}}
+        "commit_kind": "OVERWRITE", "added_rows": 0, "deleted_rows": 3, "added_files": 0, "added_bytes": 0,
+        "changelog_records": 0, "partitions": ["dt=d1"]}}
     with pytest.raises(PartitionSpecError, match="matches no partition"):
         drop()
     assert drop(ignore_if_missing=True) == {"snapshot_id": None, "dropped": False, "commit": {}}
