@@ -22,6 +22,7 @@ from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, comman
 from table_engine.ops.commands import (
     SOURCE_FORMATS,
     CheckTable,
+    ClearConsumers,
     Compact,
     ConsumeChangelog,
     CreateBranch,
@@ -29,6 +30,7 @@ from table_engine.ops.commands import (
     DeleteBranch,
     DeleteTag,
     DropPartitions,
+    ExpireChangelogs,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
@@ -36,12 +38,14 @@ from table_engine.ops.commands import (
     RemoveOrphanFiles,
     RenameBranch,
     Rescale,
+    ResetConsumer,
     RewriteFileIndex,
     Rollback,
     Write,
 )
 
-__all__ = ["ArgSpec", "CheckTable", "Command", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
-           "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch", "Rescale", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]
+__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "Compact", "ConsumeChangelog", "CreateBranch",
+           "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs", "ExpirePartitions",
+           "ExpireSnapshots", "ExpireTags", "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch",
+           "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command",
+           "command_class", "from_json"]

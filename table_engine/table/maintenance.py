@@ -61,6 +61,26 @@ class MaintenanceSurface(WriteSurface):
         return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
 
     @mutating
+    def expire_changelogs(self, retain_min: int | None = None, retain_max: int | None = None,
+                          older_than_millis: int | None = None, max_deletes: int | None = None,
+                          delete_all: bool = False) -> ExpireResult:
+        """Paimon's ``expire_changelogs``: expire the long-lived changelogs (``changelog/changelog-<id>``, kept by a
+        decoupled changelog lifecycle) by ``changelog.num-retained.min/max`` and ``changelog.time-retained``, each
+        overridable here (``older_than_millis``: an absolute cut-off instead of the time retained; ``max_deletes``:
+        at most this many in one run). ``delete_all``: every long-lived changelog goes (they are all older than the
+        earliest snapshot). Consumers and tags protect what they need, as in snapshot expiry."""
+        from table_engine import clock
+        from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
+
+        overrides = {k: v for k, v in (("changelog_retain_min", retain_min), ("changelog_retain_max", retain_max),
+                                       ("older_than_millis", older_than_millis), ("max_deletes", max_deletes))
+                     if v is not None}
+        result = ExpireResult()
+        expire_changelogs(self._ctx, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
+                          delete_all=delete_all)
+        return result
+
+    @mutating
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""

@@ -12,6 +12,11 @@ from paimon_provider.operators.branches import (
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
+from paimon_provider.operators.hygiene import (
+    PaimonClearConsumersOperator,
+    PaimonExpireChangelogsOperator,
+    PaimonResetConsumerOperator,
+)
 from paimon_provider.operators.lifecycle import (
     PaimonCreateTagOperator,
     PaimonDeleteTagOperator,
@@ -27,6 +32,7 @@ from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
+    "PaimonClearConsumersOperator",
     "PaimonCompactOperator",
     "PaimonConsumeChangelogOperator",
     "PaimonCreateBranchOperator",
@@ -35,6 +41,7 @@ __all__ = [
     "PaimonDeleteBranchOperator",
     "PaimonDeleteTagOperator",
     "PaimonDropPartitionsOperator",
+    "PaimonExpireChangelogsOperator",
     "PaimonExpirePartitionsOperator",
     "PaimonExpireSnapshotsOperator",
     "PaimonExpireTagsOperator",
@@ -42,6 +49,7 @@ __all__ = [
     "PaimonRemoveOrphanFilesOperator",
     "PaimonRenameBranchOperator",
     "PaimonRescaleOperator",
+    "PaimonResetConsumerOperator",
     "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",
     "PaimonSparkOperator",

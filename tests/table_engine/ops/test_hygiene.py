@@ -1,0 +1,183 @@
+"""The metadata hygiene commands (Paimon's procedures ``expire_changelogs``, ``clear_consumers``,
+``reset_consumer``): what they do, that a second run is a no-op success, that bad input is one line naming the field
+with the warehouse byte-for-byte unchanged, and that the capability gate refuses them on a table the engine cannot
+maintain."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from table_engine import Catalog
+from table_engine.cli import main
+from table_engine.errors import (
+    CommandError,
+    SnapshotNotExistError,
+    TableEngineError,
+    UnsupportedTableFeatureError,
+)
+from table_engine.format.changelog_file import list_changelog_ids
+from table_engine.ops import ClearConsumers, ExpireChangelogs, ResetConsumer
+from table_engine.ops.run import run_command
+from table_engine.table import Table
+from tests.table_engine.test_bad_input import warehouse_state
+
+S = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def decoupled(catalog: Catalog, commits: int = 6) -> Table:
+    """A lookup-changelog table whose snapshots expired into long-lived changelogs (one snapshot left)."""
+    t = catalog.create_table("db.t", S, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "lookup", "changelog.num-retained.min": "100",
+        "changelog.num-retained.max": "100", "changelog.time-retained": "10 h"})
+    for i in range(commits):
+        t.write(pa.table({"id": [i, i + 1], "v": [f"v{i}"] * 2}, schema=S))
+    t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+    return t
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> dict[str, Any]:
+    assert main(argv) == code
+    out = capsys.readouterr().out.strip().splitlines()
+    return json.loads(out[-1]) if code == 0 else {}
+
+
+def test_expire_changelogs_by_count_then_all_and_a_retry_is_a_no_op(catalog: Catalog, warehouse: str,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    t = decoupled(catalog)
+    rows = t.read().sort_by("id")
+    latest = t.latest_snapshot_id()
+    assert latest is not None
+    kept = list_changelog_ids(t.file_io, t.path)
+    assert len(kept) == latest - 1  # every expired snapshot left its changelog
+    base = ["expire-changelogs", "--warehouse", warehouse, "--table", "db.t"]
+    out = cli([*base, "--retain-max", "3", "--retain-min", "1"], capsys)
+    left = list(range(latest - 2, latest))  # ids above latest - retain_max
+    assert out["expired_changelogs"] == [c for c in kept if c not in left]
+    assert out["deleted_files"] > 0 and out["earliest_changelog_id"] == left[0] and out["changelogs_left"] == 2
+    assert list_changelog_ids(t.file_io, t.path) == left
+    before = warehouse_state(warehouse)
+    again = cli([*base, "--retain-max", "3", "--retain-min", "1"], capsys)
+    assert again["expired_changelogs"] == [] and again["deleted_files"] == 0
+    assert warehouse_state(warehouse) == before
+    # the table's own retention (100) keeps the rest; delete_all drops them
+    assert run_command(ExpireChangelogs(warehouse=warehouse, table="db.t"))["expired_changelogs"] == []
+    out = run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", delete_all=True))
+    assert out["expired_changelogs"] == left and out["changelogs_left"] == 0
+    assert run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", delete_all=True))["expired_changelogs"] \
+        == []
+    assert Catalog(warehouse).get_table("db.t").read().sort_by("id").equals(rows)
+
+
+def test_expire_changelogs_older_than_and_max_deletes(catalog: Catalog, warehouse: str) -> None:
+    t = decoupled(catalog)
+    kept = list_changelog_ids(t.file_io, t.path)
+    out = run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", retain_min=1, older_than_millis=2**50,
+                                       max_deletes=2))
+    assert out["expired_changelogs"] == kept[:2]
+    # older than the oldest changelog: nothing is
+    assert run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", retain_min=1,
+                                        older_than_millis=1))["expired_changelogs"] == []
+
+
+def test_a_consumer_protects_its_changelogs(catalog: Catalog, warehouse: str) -> None:
+    t = decoupled(catalog)
+    kept = list_changelog_ids(t.file_io, t.path)
+    t.consumer_manager().update("reader", kept[2])  # a reader still at an expired snapshot's changelog
+    out = run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", retain_min=1, retain_max=1))
+    assert out["expired_changelogs"] == kept[:2]
+
+
+def test_reset_and_clear_consumers_converge(catalog: Catalog, warehouse: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    t = catalog.create_table("db.t", S, primary_keys=["id"], options={"bucket": "1"})
+    for i in range(3):
+        t.write(pa.table({"id": [i], "v": ["x"]}, schema=S))
+    base = ["--warehouse", warehouse, "--table", "db.t"]
+    out = cli(["reset-consumer", *base, "--consumer-id", "etl", "--next-snapshot-id", "2"], capsys)
+    assert out["changed"] and out["previous_next_snapshot_id"] is None and t.consumers() == {"etl": 2}
+    again = cli(["reset-consumer", *base, "--consumer-id", "etl", "--next-snapshot-id", "2"], capsys)
+    assert not again["changed"] and t.consumers() == {"etl": 2}
+    run_command(ResetConsumer(warehouse=warehouse, table="db.t", consumer_id="etl", next_snapshot_id=4))  # latest+1
+    for cid in ("audit", "bi_daily", "bi_hourly"):
+        run_command(ResetConsumer(warehouse=warehouse, table="db.t", consumer_id=cid, next_snapshot_id=1))
+    assert t.consumers() == {"audit": 1, "bi_daily": 1, "bi_hourly": 1, "etl": 4}
+    out = cli(["clear-consumers", *base, "--including-consumers", "bi_.*", "--excluding-consumers", ".*daily"],
+              capsys)
+    assert out == {**out, "cleared_consumers": ["bi_hourly"], "consumers_left": ["audit", "bi_daily", "etl"]}
+    assert cli(["clear-consumers", *base, "--including-consumers", "bi_.*", "--excluding-consumers", ".*daily"],
+               capsys)["cleared_consumers"] == []
+    out = cli(["reset-consumer", *base, "--consumer-id", "audit"], capsys)  # no snapshot: delete it
+    assert out["changed"] and t.consumers() == {"bi_daily": 1, "etl": 4}
+    assert not cli(["reset-consumer", *base, "--consumer-id", "audit"], capsys)["changed"]
+    assert run_command(ClearConsumers(warehouse=warehouse, table="db.t"))["cleared_consumers"] == ["bi_daily", "etl"]
+    assert t.consumers() == {} and run_command(ClearConsumers(warehouse=warehouse, table="db.t"))[
+        "cleared_consumers"] == []
+
+
+BAD: list[tuple[str, Callable[[str], Any], type[TableEngineError], str]] = [
+    ("retain-max below retain-min",
+     lambda w: ExpireChangelogs(warehouse=w, table="db.t", retain_min=5, retain_max=2), CommandError, "--retain-max"),
+    ("retain-min above the table's max",
+     lambda w: run_command(ExpireChangelogs(warehouse=w, table="db.t", retain_min=500)), CommandError,
+     "--retain-min"),
+    ("retain-min 0", lambda w: ExpireChangelogs(warehouse=w, table="db.t", retain_min=0), CommandError,
+     "--retain-min"),
+    ("delete-all with a retention", lambda w: ExpireChangelogs(warehouse=w, table="db.t", delete_all=True,
+                                                               retain_max=3), CommandError, "--retain-max"),
+    ("bad including pattern", lambda w: ClearConsumers(warehouse=w, table="db.t", including_consumers="bi_(["),
+     CommandError, "--including-consumers"),
+    ("bad excluding pattern", lambda w: ClearConsumers(warehouse=w, table="db.t", excluding_consumers="*x"),
+     CommandError, "--excluding-consumers"),
+    ("consumer id with /", lambda w: ResetConsumer(warehouse=w, table="db.t", consumer_id="a/b"), CommandError,
+     "--consumer-id"),
+    ("consumer id missing", lambda w: ResetConsumer(warehouse=w, table="db.t", consumer_id=""), CommandError,
+     "--consumer-id"),
+    ("next snapshot beyond latest + 1",
+     lambda w: run_command(ResetConsumer(warehouse=w, table="db.t", consumer_id="c", next_snapshot_id=99)),
+     SnapshotNotExistError, "--next-snapshot-id 99"),
+    ("next snapshot expired",
+     lambda w: run_command(ResetConsumer(warehouse=w, table="db.t", consumer_id="c", next_snapshot_id=1)),
+     SnapshotNotExistError, "--next-snapshot-id 1"),
+]
+
+
+@pytest.fixture
+def bad_input_table(catalog: Catalog) -> Table:
+    t = decoupled(catalog, commits=3)
+    t.consumer_manager().update("keep", t.latest_snapshot_id() or 1)
+    return t
+
+
+@pytest.mark.parametrize(("call", "error", "names"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_input_is_one_line_naming_the_field_and_changes_nothing(
+        bad_input_table: Table, warehouse: str, call: Callable[[str], Any], error: type[TableEngineError],
+        names: str) -> None:
+    before = warehouse_state(warehouse)
+    with pytest.raises(TableEngineError) as info:
+        call(warehouse)
+    message = str(info.value)
+    assert isinstance(info.value, error), f"{type(info.value).__name__}: {message}"
+    assert names in message and "\n" not in message.strip(), message
+    assert warehouse_state(warehouse) == before
+
+
+def test_the_capability_gate_refuses_a_table_the_engine_cannot_maintain(catalog: Catalog, warehouse: str) -> None:
+    t = decoupled(catalog, commits=3)
+    t.consumer_manager().update("keep", 2)
+    schema = pathlib.Path(t.path) / "schema" / "schema-0"
+    data = json.loads(schema.read_text())
+    data["options"]["metadata.iceberg.storage"] = "table-location"  # the engine only reads such a table
+    schema.write_text(json.dumps(data, indent=2))
+    before = warehouse_state(warehouse)
+    for cmd in (ExpireChangelogs(warehouse=warehouse, table="db.t", delete_all=True),
+                ClearConsumers(warehouse=warehouse, table="db.t"),
+                ResetConsumer(warehouse=warehouse, table="db.t", consumer_id="keep")):
+        with pytest.raises(UnsupportedTableFeatureError, match="metadata.iceberg.storage"):
+            run_command(cmd)
+    assert warehouse_state(warehouse) == before
