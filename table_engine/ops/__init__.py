@@ -24,6 +24,7 @@ from table_engine.ops.commands import (
     CheckTable,
     ClearConsumers,
     Compact,
+    CompactManifest,
     ConsumeChangelog,
     CreateBranch,
     CreateTag,
@@ -44,8 +45,8 @@ from table_engine.ops.commands import (
     Write,
 )
 
-__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "Compact", "ConsumeChangelog", "CreateBranch",
-           "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs", "ExpirePartitions",
-           "ExpireSnapshots", "ExpireTags", "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles", "RenameBranch",
-           "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command",
-           "command_class", "from_json"]
+__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "Compact", "CompactManifest", "ConsumeChangelog",
+           "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
+           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles",
+           "RenameBranch", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg",
+           "command", "command_class", "from_json"]

@@ -15,10 +15,10 @@ from typing import Any
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import Command, arg, command
 
-__all__ = ["CheckTable", "ClearConsumers", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch",
-           "DeleteTag", "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RenameBranch", "Rescale", "ResetConsumer",
-           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write"]
+__all__ = ["CheckTable", "ClearConsumers", "Compact", "CompactManifest", "ConsumeChangelog", "CreateBranch",
+           "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs", "ExpirePartitions",
+           "ExpireSnapshots", "ExpireTags", "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RenameBranch", "Rescale",
+           "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -145,6 +145,17 @@ class ResetConsumer(Command):
         if "/" in self.consumer_id or "\\" in self.consumer_id or not self.consumer_id.strip():
             raise CommandError(f"{self.name}: --consumer-id {self.consumer_id!r} must be a non-blank name without "
                                "'/' or '\\'")
+
+
+@command("compact-manifest", help="rewrite the latest snapshot's manifests into full ones (a COMPACT snapshot)")
+@dataclass(frozen=True, kw_only=True)
+class CompactManifest(Command):
+    """Paimon's ``compact_manifest``: the data manifests of the latest snapshot are rewritten into full ones (files
+    no longer in the table dropped, small manifests merged) and committed as a COMPACT snapshot that changes no
+    data. Manifests that are compact already: nothing is committed (a second run is a no-op)."""
+
+    dry_run: bool = arg("only report the manifests and whether a compaction is needed", kind="flag")
+    commit_user: str | None = arg("commit user of the snapshot")
 
 
 @command("create-tag", help="tag a snapshot (latest by default)")

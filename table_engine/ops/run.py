@@ -30,6 +30,7 @@ from table_engine.ops.commands import (
     CheckTable,
     ClearConsumers,
     Compact,
+    CompactManifest,
     ConsumeChangelog,
     CreateBranch,
     CreateTag,
@@ -261,6 +262,18 @@ def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
              "deleted" if sid is None else f"reset from {before} to snapshot {sid}")
     return {"consumer_id": cmd.consumer_id, "next_snapshot_id": sid, "previous_next_snapshot_id": before,
             "changed": before != sid}
+
+
+@runs(CompactManifest)
+def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    r = table.compact_manifest(cmd.dry_run, cmd.commit_user)
+    if cmd.dry_run or r.snapshot_id is None:
+        log.info("%s: %d manifests (%d small, %d DELETE entries): %s", table.identifier, r.manifests_before,
+                 r.small_manifests, r.delete_entries, "a compaction is needed" if r.needed else "compact already")
+    return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "manifests_before": r.manifests_before,
+            "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "needed": r.needed,
+            "dry_run": cmd.dry_run, "commit": commit_facts(table, r.snapshot_id)}
 
 
 @runs(CreateTag)

@@ -12,6 +12,7 @@ from table_engine.table.base import mutating
 from table_engine.table.writing import WriteSurface
 
 if TYPE_CHECKING:
+    from table_engine.store.committing.manifest_compact import ManifestCompactResult
     from table_engine.store.lifecycle.expire import ExpireResult
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
@@ -79,6 +80,16 @@ class MaintenanceSurface(WriteSurface):
         expire_changelogs(self._ctx, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
                           delete_all=delete_all)
         return result
+
+    @mutating
+    def compact_manifest(self, dry_run: bool = False, commit_user: str | None = None) -> ManifestCompactResult:
+        """Paimon's ``compact_manifest``: the latest snapshot's data manifests rewritten into full ones (DELETE
+        entries dropped, small manifests merged) in a COMPACT snapshot that changes no data; nothing when they are
+        compact already. ``dry_run``: only say whether it is needed (see
+        :mod:`table_engine.store.committing.manifest_compact`)."""
+        from table_engine.store.committing.manifest_compact import compact_manifest
+
+        return compact_manifest(self._ctx, default_commit_user(self.options, commit_user), dry_run)
 
     @mutating
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:

@@ -1,7 +1,8 @@
 """The metadata hygiene commands judged by Paimon Java 1.0, in one JVM run: after our ``expire-changelogs``,
 ``clear-consumers`` and ``reset-consumer`` on a table with a decoupled changelog lifecycle, Java reads the table and
 its ``$consumers``, commits to it (its commit-time expiry then walks our changelog hints and consumers) and reads
-again; we read what Java committed."""
+again; after our ``compact-manifest`` Java reads a second table and its ``$files``, and commits to it (merging our
+manifests); we read what Java committed."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.format.changelog_file import list_changelog_ids
-from table_engine.ops import ClearConsumers, ExpireChangelogs, ResetConsumer
+from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
 from table_engine.ops.run import run_command
 from tests.interop.paimon_java import PaimonJavaClient, decode_rows
 
 pytestmark = pytest.mark.interop
 
 S = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+M = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+               pa.field("v", pa.string())])
 
 
 def canon(t: pa.Table) -> list[tuple[object, ...]]:
@@ -53,11 +56,31 @@ def test_java_reads_and_commits_after_our_hygiene_commands(tmp_path: Path, paimo
     run_command(ResetConsumer(warehouse=str(wh), table="db.t", consumer_id="etl", next_snapshot_id=latest + 1))
     expected = canon(t.read())
 
+    m = cat.create_table("db.m", M, primary_keys=["dt", "id"], partition_keys=["dt"], options={
+        "bucket": "2", "manifest.merge-min-count": "1000", "manifest.full-compaction-threshold-size": "1 gb"})
+    for i in range(6):
+        m.write(pa.table({"dt": [f"d{i % 3}"] * 2, "id": [i, i + 10], "v": ["m"] * 2}, schema=M))
+    m.compact(full=True)
+    out = run_command(CompactManifest(warehouse=str(wh), table="db.m"))
+    assert out["snapshot_id"] == m.latest_snapshot_id() and out["manifests_after"] == 1
+    expected_m = canon(m.read())
+    m_files = sorted(cat.get_table("db.m$files").read().column("file_path").to_pylist())
+
     pj = paimon_java
     jobs = [pj.read_job(wh, "db.t"), pj.read_job(wh, "db.t$consumers"),
             pj.write_job(wh, "db.t", [(pa.table({"id": [100], "v": ["java"]}, schema=S), None)]),
-            pj.read_job(wh, "db.t")]
+            pj.read_job(wh, "db.t"),
+            pj.read_job(wh, "db.m"), pj.read_job(wh, "db.m$files"),
+            pj.write_job(wh, "db.m", [(pa.table({"dt": ["d0"], "id": [0], "v": ["java"]}, schema=M), None)]),
+            pj.read_job(wh, "db.m")]
     pj.run_checked(jobs)
+    assert canon(decode_rows(Path(jobs[4]["out"]), M).table) == expected_m
+    java_files = sorted(next(str(v).rsplit("/", 1)[-1] for v in r if str(v).endswith(".parquet"))
+                        for r in raw_rows(jobs[5]))  # $files: the jar's columns differ, each row names its file
+    assert java_files == sorted(p.rsplit("/", 1)[-1] for p in m_files)
+    expected_m2 = canon(decode_rows(Path(jobs[7]["out"]), M).table)
+    assert expected_m2 == sorted([("d0", 0, "java"), *(r for r in expected_m if r[:2] != ("d0", 0))])
+    assert canon(cat.get_table("db.m").read()) == expected_m2
     assert canon(decode_rows(Path(jobs[0]["out"]), S).table) == expected
     assert sorted((r[1], r[2]) for r in raw_rows(jobs[1])) == [("bi_y", latest), ("etl", latest + 1)]
     after = canon(decode_rows(Path(jobs[3]["out"]), S).table)

@@ -14,6 +14,7 @@ from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
 from paimon_provider.operators.hygiene import (
     PaimonClearConsumersOperator,
+    PaimonCompactManifestOperator,
     PaimonExpireChangelogsOperator,
     PaimonResetConsumerOperator,
 )
@@ -33,6 +34,7 @@ from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
     "PaimonClearConsumersOperator",
+    "PaimonCompactManifestOperator",
     "PaimonCompactOperator",
     "PaimonConsumeChangelogOperator",
     "PaimonCreateBranchOperator",

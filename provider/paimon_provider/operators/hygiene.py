@@ -1,4 +1,5 @@
-"""Metadata hygiene with the engine's CLI (Paimon's procedures): long-lived changelog expiry and consumers.
+"""Metadata hygiene with the engine's CLI (Paimon's procedures): long-lived changelog expiry, consumers and
+manifest compaction.
 
 Each is a metadata-only command (it runs with the engine, no Spark), and a retry of it is a no-op success.
 """
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_provider.operators.base import (
+    CommittingOperator,
     PaimonSparkOperator,
     as_bool,
     as_optional_int,
@@ -18,7 +20,7 @@ from paimon_provider.operators.base import (
 )
 
 if TYPE_CHECKING:
-    from table_engine.ops import ClearConsumers, ExpireChangelogs, ResetConsumer
+    from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
 
 
 class PaimonExpireChangelogsOperator(PaimonSparkOperator):
@@ -106,3 +108,27 @@ class PaimonResetConsumerOperator(PaimonSparkOperator):
         return ResetConsumer(warehouse=warehouse, table=self.table,
                              consumer_id=as_optional_text(self.consumer_id) or "",
                              next_snapshot_id=as_optional_int(self.next_snapshot_id, "next_snapshot_id"))
+
+
+class PaimonCompactManifestOperator(CommittingOperator):
+    """Paimon's ``compact_manifest``: rewrite the latest snapshot's data manifests into full ones in a COMPACT
+    snapshot that changes no data; nothing is committed when they are compact already.
+
+    :param dry_run_only: only report whether a compaction is needed (Paimon's ``dry_run``; ``dry_run`` is Airflow's
+        method) (templated).
+    :param commit_user: the commit user (templated); default derived from the task instance.
+    """
+
+    command = "compact-manifest"
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "dry_run_only")
+
+    def __init__(self, *, dry_run_only: bool | str = False, commit_user: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dry_run_only = dry_run_only
+        self.commit_user = commit_user
+
+    def build_command(self, warehouse: str) -> CompactManifest:
+        from table_engine.ops import CompactManifest
+
+        return CompactManifest(warehouse=warehouse, table=self.table, dry_run=as_bool(self.dry_run_only),
+                               commit_user=as_optional_text(self.commit_user))

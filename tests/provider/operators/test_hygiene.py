@@ -10,6 +10,7 @@ import pytest
 from airflow.exceptions import AirflowException
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
+    PaimonCompactManifestOperator,
     PaimonExpireChangelogsOperator,
     PaimonResetConsumerOperator,
 )
@@ -48,6 +49,16 @@ def test_hygiene_operators_do_their_job_and_retries_converge(table: Any) -> None
     assert op3.execute(context())["cleared_consumers"] == ["etl"]  # type: ignore[arg-type,index]
     assert op3.execute(context())["cleared_consumers"] == []  # type: ignore[arg-type,index]
     assert table.consumers() == {}
+
+
+def test_compact_manifest_commits_once_as_the_task_instance(table: Any) -> None:
+    latest = table.latest_snapshot_id()
+    dry = PaimonCompactManifestOperator(task_id="m", table="db.t", dry_run_only=True, spark=LOCAL).execute(context())
+    assert dry is not None and dry["needed"] and dry["snapshot_id"] is None  # type: ignore[index]
+    for _ in range(2):  # a retry finds the manifests compact: nothing committed
+        PaimonCompactManifestOperator(task_id="m", table="db.t", spark=LOCAL).execute(context())  # type: ignore[arg-type]
+    assert table.latest_snapshot_id() == latest + 1
+    assert table.snapshot(latest + 1).commit_user == "airflow:d:t:manual__1"
 
 
 def test_a_bad_argument_fails_the_task_naming_it(table: Any) -> None:

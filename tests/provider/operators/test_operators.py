@@ -13,6 +13,7 @@ from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
+    PaimonCompactManifestOperator,
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateBranchOperator,
@@ -161,6 +162,8 @@ def test_hygiene_operators(paimon_conn: str) -> None:
         head("reset-consumer", "db.t", paimon_conn) + ["--consumer-id", "etl"]
     with pytest.raises(ValueError, match="reset-consumer: --consumer-id must not be empty"):
         PaimonResetConsumerOperator(task_id="r3", table="db.t", consumer_id=" ").build_spec()
+    assert app_args(PaimonCompactManifestOperator(task_id="m", table="db.t", dry_run_only="true", commit_user="u")) == \
+        head("compact-manifest", "db.t", paimon_conn) + ["--dry-run", "--commit-user", "u"]
 
 
 def test_create_tag(paimon_conn: str) -> None:
@@ -254,7 +257,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
         PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
-        PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator}
+        PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
+        PaimonCompactManifestOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -22,7 +22,7 @@ from table_engine.errors import (
     UnsupportedTableFeatureError,
 )
 from table_engine.format.changelog_file import list_changelog_ids
-from table_engine.ops import ClearConsumers, ExpireChangelogs, ResetConsumer
+from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
 from table_engine.ops.run import run_command
 from table_engine.table import Table
 from tests.table_engine.test_bad_input import warehouse_state
@@ -180,4 +180,62 @@ def test_the_capability_gate_refuses_a_table_the_engine_cannot_maintain(catalog:
                 ResetConsumer(warehouse=warehouse, table="db.t", consumer_id="keep")):
         with pytest.raises(UnsupportedTableFeatureError, match="metadata.iceberg.storage"):
             run_command(cmd)
+    assert warehouse_state(warehouse) == before
+
+
+M = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+               ("v", pa.string())])
+
+
+def manifest_heavy(catalog: Catalog) -> Table:
+    """A partitioned table whose manifests never merge on commit, with DELETE entries from a full compaction."""
+    schema = M
+    t = catalog.create_table("db.m", schema, primary_keys=["dt", "id"], partition_keys=["dt"], options={
+        "bucket": "1", "manifest.merge-min-count": "1000", "manifest.full-compaction-threshold-size": "1 gb"})
+    for i in range(4):
+        t.write(pa.table({"dt": [f"d{i % 2}"], "id": [i], "v": ["x"]}, schema=schema))
+    t.compact(full=True)
+    return t
+
+
+def test_compact_manifest_rewrites_into_full_manifests_once(catalog: Catalog, warehouse: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    t = manifest_heavy(catalog)
+    rows = t.read().sort_by("id")
+    files = sorted(catalog.get_table("db.m$files").read().column("file_path").to_pylist())
+    latest = t.latest_snapshot_id()
+    base = ["compact-manifest", "--warehouse", warehouse, "--table", "db.m"]
+    before = warehouse_state(warehouse)
+    dry = cli([*base, "--dry-run"], capsys)
+    assert dry["needed"] and dry["snapshot_id"] is None and dry["manifests_before"] >= 5
+    assert dry["delete_entries"] > 0
+    assert warehouse_state(warehouse) == before
+    out = cli([*base, "--commit-user", "hygiene"], capsys)
+    assert out["snapshot_id"] == latest + 1 and out["based_on_snapshot"] == latest and out["manifests_after"] == 1
+    assert out["commit"]["commit_kind"] == "COMPACT" and out["commit"]["added_rows"] == 0
+    snap = t.snapshot(latest + 1)
+    assert snap.commit_user == "hygiene" and snap.delta_record_count == 0
+    assert snap.total_record_count == t.snapshot(latest).total_record_count
+    assert t.read().sort_by("id").equals(rows)
+    assert sorted(catalog.get_table("db.m$files").read().column("file_path").to_pylist()) == files
+    before = warehouse_state(warehouse)
+    again = cli([*base, "--commit-user", "hygiene"], capsys)
+    assert again["snapshot_id"] is None and not again["needed"] and again["manifests_before"] == 1
+    assert warehouse_state(warehouse) == before
+    t.write(pa.table({"dt": ["d0"], "id": [9], "v": ["y"]}, schema=M))  # commits go on after it
+    assert t.read().num_rows == rows.num_rows + 1
+
+
+def test_compact_manifest_on_an_empty_table_and_the_gate(catalog: Catalog, warehouse: str) -> None:
+    catalog.create_table("db.e", S, primary_keys=["id"], options={"bucket": "1"})
+    out = run_command(CompactManifest(warehouse=warehouse, table="db.e"))
+    assert out["snapshot_id"] is None and not out["needed"]
+    t = manifest_heavy(catalog)
+    schema = pathlib.Path(t.path) / "schema" / "schema-0"
+    data = json.loads(schema.read_text())
+    data["options"]["metadata.iceberg.storage"] = "table-location"
+    schema.write_text(json.dumps(data, indent=2))
+    before = warehouse_state(warehouse)
+    with pytest.raises(UnsupportedTableFeatureError, match="metadata.iceberg.storage"):
+        run_command(CompactManifest(warehouse=warehouse, table="db.m", dry_run=True))
     assert warehouse_state(warehouse) == before
