@@ -37,7 +37,9 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     RemoveOrphanFiles,
+    RemoveUnexistingFiles,
     RenameBranch,
+    Repair,
     Rescale,
     ResetConsumer,
     RewriteFileIndex,
@@ -48,5 +50,5 @@ from table_engine.ops.commands import (
 __all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "Compact", "CompactManifest", "ConsumeChangelog",
            "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
            "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "KINDS", "REGISTRY", "RemoveOrphanFiles",
-           "RenameBranch", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg",
-           "command", "command_class", "from_json"]
+           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
+           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "from_json"]

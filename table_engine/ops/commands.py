@@ -17,8 +17,9 @@ from table_engine.ops.base import Command, arg, command
 
 __all__ = ["CheckTable", "ClearConsumers", "Compact", "CompactManifest", "ConsumeChangelog", "CreateBranch",
            "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs", "ExpirePartitions",
-           "ExpireSnapshots", "ExpireTags", "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RenameBranch", "Rescale",
-           "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write"]
+           "ExpireSnapshots", "ExpireTags", "FastForward", "IF_EXISTS", "RemoveOrphanFiles", "RemoveUnexistingFiles",
+           "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
+           "Write"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -156,6 +157,28 @@ class CompactManifest(Command):
 
     dry_run: bool = arg("only report the manifests and whether a compaction is needed", kind="flag")
     commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("remove-unexisting-files", help="remove data files missing on storage from the metadata (dry run unless "
+         "--remove)")
+@dataclass(frozen=True, kw_only=True)
+class RemoveUnexistingFiles(Command):
+    """Paimon's ``remove_unexisting_files``: list the latest snapshot's data files that storage does not have; with
+    ``remove`` commit their removal from the metadata in one OVERWRITE snapshot (their rows leave the table). Without
+    ``remove`` it is a dry run (Paimon's ``dry_run`` defaults to false; here a commit that drops rows is asked for
+    explicitly). Nothing missing: nothing is committed (a second run is a no-op)."""
+
+    remove: bool = arg("commit the removal (default: a dry run that only lists the files)", kind="flag")
+    commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("repair", help="rewrite the table's snapshot and changelog hint files from the files present")
+@dataclass(frozen=True, kw_only=True)
+class Repair(Command):
+    """``repair`` for a filesystem warehouse (Paimon's procedure syncs a metastore, which a filesystem catalog does
+    not have): ``snapshot/LATEST``, ``snapshot/EARLIEST`` and the changelog hints rewritten from one listing of
+    their directory; hints that are right are left alone (a second run changes nothing). A branch: ``--table
+    db.t$branch_<name>``."""
 
 
 @command("create-tag", help="tag a snapshot (latest by default)")

@@ -43,7 +43,9 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     RemoveOrphanFiles,
+    RemoveUnexistingFiles,
     RenameBranch,
+    Repair,
     Rescale,
     ResetConsumer,
     RewriteFileIndex,
@@ -274,6 +276,27 @@ def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, An
     return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "manifests_before": r.manifests_before,
             "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "needed": r.needed,
             "dry_run": cmd.dry_run, "commit": commit_facts(table, r.snapshot_id)}
+
+
+@runs(RemoveUnexistingFiles)
+def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    r = table.remove_unexisting_files(dry_run=not cmd.remove, commit_user=cmd.commit_user)
+    if r.paths and not cmd.remove:
+        log.warning("%s: %d data files of snapshot %s are missing on storage (%d rows; dry run, add --remove): %s",
+                    table.identifier, len(r.paths), r.based_on, r.rows, r.paths[:20])
+    return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "missing_files": len(r.paths),
+            "rows": r.rows, "files": r.paths[:100], "dry_run": not cmd.remove,
+            "commit": commit_facts(table, r.snapshot_id)}
+
+
+@runs(Repair)
+def run_repair(cmd: Repair, catalog: Catalog) -> dict[str, Any]:
+    r = catalog.get_table(cmd.table).repair()
+    return {"repaired": [{"hint": "/".join(h.path.rsplit("/", 2)[-2:]), "was": h.old, "now": h.new}
+                         for h in r.repaired],
+            "earliest_snapshot_id": r.earliest_snapshot_id, "latest_snapshot_id": r.latest_snapshot_id,
+            "earliest_changelog_id": r.earliest_changelog_id, "latest_changelog_id": r.latest_changelog_id}
 
 
 @runs(CreateTag)

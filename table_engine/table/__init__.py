@@ -32,7 +32,7 @@ class Table(ReadSurface, TagSurface, BranchSurface, MetadataSurface, Maintenance
       ``commit_maintenance``.
     - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``compact_manifest``,
       ``expire_snapshots``, ``expire_changelogs``, ``expire_partitions``, ``drop_partitions``, ``rescale``,
-      ``remove_orphan_files``, ``rollback_to``, ``rewrite_file_index``.
+      ``remove_orphan_files``, ``remove_unexisting_files``, ``repair``, ``rollback_to``, ``rewrite_file_index``.
     - tags (:mod:`~table_engine.table.tags`): ``create_tag``, ``create_tag_from_timestamp``, ``replace_tag``,
       ``rename_tag``, ``delete_tag``, ``expire_tags``, ``create_auto_tags``, ``list_tags``, ``tags``,
       ``tag_snapshot``, ``tag_manager``.

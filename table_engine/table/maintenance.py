@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from table_engine.store.lifecycle.expire import ExpireResult
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
+    from table_engine.store.lifecycle.repair import RepairResult
     from table_engine.store.lifecycle.rollback import RollbackResult
+    from table_engine.store.lifecycle.unexisting import UnexistingResult
     from table_engine.store.partition_spec import PartitionSpecs
 
 
@@ -90,6 +92,24 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.committing.manifest_compact import compact_manifest
 
         return compact_manifest(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+
+    @mutating
+    def remove_unexisting_files(self, dry_run: bool = True, commit_user: str | None = None) -> UnexistingResult:
+        """Paimon's ``remove_unexisting_files``: the latest snapshot's data files that are missing on storage; unless
+        ``dry_run`` (the default) their removal from the metadata is committed in one OVERWRITE snapshot (their rows
+        leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
+        from table_engine.store.lifecycle.unexisting import remove_unexisting_files
+
+        return remove_unexisting_files(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+
+    @mutating
+    def repair(self) -> RepairResult:
+        """``repair`` for a filesystem warehouse: the snapshot and changelog hint files (``LATEST``, ``EARLIEST``)
+        rewritten from the files present; hints that are right are left alone (see
+        :mod:`table_engine.store.lifecycle.repair`)."""
+        from table_engine.store.lifecycle.repair import repair_hints
+
+        return repair_hints(self._ctx)
 
     @mutating
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:

@@ -2,7 +2,8 @@
 ``clear-consumers`` and ``reset-consumer`` on a table with a decoupled changelog lifecycle, Java reads the table and
 its ``$consumers``, commits to it (its commit-time expiry then walks our changelog hints and consumers) and reads
 again; after our ``compact-manifest`` Java reads a second table and its ``$files``, and commits to it (merging our
-manifests); we read what Java committed."""
+manifests); after our ``remove-unexisting-files`` (a data file deleted by hand) and ``repair`` (hints garbled by
+hand) Java reads a third table and commits to it; we read what Java committed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.format.changelog_file import list_changelog_ids
-from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
+from table_engine.ops import (
+    ClearConsumers,
+    CompactManifest,
+    ExpireChangelogs,
+    RemoveUnexistingFiles,
+    Repair,
+    ResetConsumer,
+)
 from table_engine.ops.run import run_command
 from tests.interop.paimon_java import PaimonJavaClient, decode_rows
 
@@ -66,14 +74,35 @@ def test_java_reads_and_commits_after_our_hygiene_commands(tmp_path: Path, paimo
     expected_m = canon(m.read())
     m_files = sorted(cat.get_table("db.m$files").read().column("file_path").to_pylist())
 
+    u = cat.create_table("db.u", M, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"})
+    u.write(pa.table({"dt": ["a", "b"], "id": [1, 2], "v": ["u"] * 2}, schema=M))
+    u.write(pa.table({"dt": ["b"], "id": [3], "v": ["u"]}, schema=M))
+    for f in cat.get_table("db.u$files").read().to_pylist():
+        if f["partition"] == "{a}":
+            Path(f["file_path"]).unlink()
+    out = run_command(RemoveUnexistingFiles(warehouse=str(wh), table="db.u", remove=True))
+    assert out["missing_files"] == 1 and out["commit"]["commit_kind"] == "OVERWRITE"
+    (Path(u.path) / "snapshot" / "LATEST").write_text("1")
+    (Path(u.path) / "snapshot" / "EARLIEST").write_text("9")
+    assert len(run_command(Repair(warehouse=str(wh), table="db.u"))["repaired"]) == 2
+    expected_u = canon(u.read())
+    assert expected_u == [("b", 2, "u"), ("b", 3, "u")]
+
     pj = paimon_java
     jobs = [pj.read_job(wh, "db.t"), pj.read_job(wh, "db.t$consumers"),
             pj.write_job(wh, "db.t", [(pa.table({"id": [100], "v": ["java"]}, schema=S), None)]),
             pj.read_job(wh, "db.t"),
             pj.read_job(wh, "db.m"), pj.read_job(wh, "db.m$files"),
             pj.write_job(wh, "db.m", [(pa.table({"dt": ["d0"], "id": [0], "v": ["java"]}, schema=M), None)]),
-            pj.read_job(wh, "db.m")]
+            pj.read_job(wh, "db.m"),
+            pj.read_job(wh, "db.u"),
+            pj.write_job(wh, "db.u", [(pa.table({"dt": ["a"], "id": [1], "v": ["java"]}, schema=M), None)]),
+            pj.read_job(wh, "db.u")]
     pj.run_checked(jobs)
+    assert canon(decode_rows(Path(jobs[8]["out"]), M).table) == expected_u
+    expected_u2 = sorted([("a", 1, "java"), *expected_u])
+    assert canon(decode_rows(Path(jobs[10]["out"]), M).table) == expected_u2
+    assert canon(cat.get_table("db.u").read()) == expected_u2 and cat.get_table("db.u").latest_snapshot_id() == 4
     assert canon(decode_rows(Path(jobs[4]["out"]), M).table) == expected_m
     java_files = sorted(next(str(v).rsplit("/", 1)[-1] for v in r if str(v).endswith(".parquet"))
                         for r in raw_rows(jobs[5]))  # $files: the jar's columns differ, each row names its file

@@ -16,6 +16,8 @@ from paimon_provider.operators.hygiene import (
     PaimonClearConsumersOperator,
     PaimonCompactManifestOperator,
     PaimonExpireChangelogsOperator,
+    PaimonRemoveUnexistingFilesOperator,
+    PaimonRepairOperator,
     PaimonResetConsumerOperator,
 )
 from paimon_provider.operators.lifecycle import (
@@ -49,7 +51,9 @@ __all__ = [
     "PaimonExpireTagsOperator",
     "PaimonFastForwardOperator",
     "PaimonRemoveOrphanFilesOperator",
+    "PaimonRemoveUnexistingFilesOperator",
     "PaimonRenameBranchOperator",
+    "PaimonRepairOperator",
     "PaimonRescaleOperator",
     "PaimonResetConsumerOperator",
     "PaimonRewriteFileIndexOperator",

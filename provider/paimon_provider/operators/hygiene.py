@@ -1,5 +1,5 @@
-"""Metadata hygiene with the engine's CLI (Paimon's procedures): long-lived changelog expiry, consumers and
-manifest compaction.
+"""Metadata hygiene with the engine's CLI (Paimon's procedures): long-lived changelog expiry, consumers, manifest
+compaction, data files missing on storage and hint repair.
 
 Each is a metadata-only command (it runs with the engine, no Spark), and a retry of it is a no-op success.
 """
@@ -20,7 +20,14 @@ from paimon_provider.operators.base import (
 )
 
 if TYPE_CHECKING:
-    from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
+    from table_engine.ops import (
+        ClearConsumers,
+        CompactManifest,
+        ExpireChangelogs,
+        RemoveUnexistingFiles,
+        Repair,
+        ResetConsumer,
+    )
 
 
 class PaimonExpireChangelogsOperator(PaimonSparkOperator):
@@ -132,3 +139,40 @@ class PaimonCompactManifestOperator(CommittingOperator):
 
         return CompactManifest(warehouse=warehouse, table=self.table, dry_run=as_bool(self.dry_run_only),
                                commit_user=as_optional_text(self.commit_user))
+
+
+class PaimonRemoveUnexistingFilesOperator(CommittingOperator):
+    """Paimon's ``remove_unexisting_files``: the latest snapshot's data files missing on storage; with
+    ``dry_run_only=False`` their removal from the metadata is committed in one OVERWRITE snapshot (their rows leave
+    the table). A dry run by default: the result lists the files (``files``, ``missing_files``, ``rows``).
+
+    :param dry_run_only: only list the missing files (default True; Paimon's ``dry_run``) (templated).
+    :param commit_user: the commit user (templated); default derived from the task instance.
+    """
+
+    command = "remove-unexisting-files"
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "dry_run_only")
+
+    def __init__(self, *, dry_run_only: bool | str = True, commit_user: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dry_run_only = dry_run_only
+        self.commit_user = commit_user
+
+    def build_command(self, warehouse: str) -> RemoveUnexistingFiles:
+        from table_engine.ops import RemoveUnexistingFiles
+
+        return RemoveUnexistingFiles(warehouse=warehouse, table=self.table, remove=not as_bool(self.dry_run_only),
+                                     commit_user=as_optional_text(self.commit_user))
+
+
+class PaimonRepairOperator(PaimonSparkOperator):
+    """``repair`` of a table in a filesystem warehouse: its snapshot and changelog hint files (``LATEST``,
+    ``EARLIEST``) rewritten from the files present (Paimon's procedure syncs a metastore, which a filesystem
+    catalog does not have)."""
+
+    command = "repair"
+
+    def build_command(self, warehouse: str) -> Repair:
+        from table_engine.ops import Repair
+
+        return Repair(warehouse=warehouse, table=self.table)

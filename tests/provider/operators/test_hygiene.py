@@ -12,6 +12,8 @@ from paimon_provider.operators import (
     PaimonClearConsumersOperator,
     PaimonCompactManifestOperator,
     PaimonExpireChangelogsOperator,
+    PaimonRemoveUnexistingFilesOperator,
+    PaimonRepairOperator,
     PaimonResetConsumerOperator,
 )
 
@@ -59,6 +61,26 @@ def test_compact_manifest_commits_once_as_the_task_instance(table: Any) -> None:
         PaimonCompactManifestOperator(task_id="m", table="db.t", spark=LOCAL).execute(context())  # type: ignore[arg-type]
     assert table.latest_snapshot_id() == latest + 1
     assert table.snapshot(latest + 1).commit_user == "airflow:d:t:manual__1"
+
+
+def test_remove_unexisting_files_and_repair(table: Any) -> None:
+    import pathlib
+
+    missing = pathlib.Path(table.path) / "bucket-0"
+    victim = sorted(missing.glob("data-*"))[0]
+    victim.unlink()
+    dry = PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t", spark=LOCAL).execute(context())
+    assert dry is not None and dry["missing_files"] == 1 and dry["snapshot_id"] is None  # type: ignore[index]
+    latest = table.latest_snapshot_id()
+    for _ in range(2):
+        PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t", dry_run_only=False,
+                                            spark=LOCAL).execute(context())  # type: ignore[arg-type]
+    assert table.latest_snapshot_id() == latest + 1 and table.read().num_rows == 3
+    (pathlib.Path(table.path) / "snapshot" / "LATEST").write_text("2")
+    out = PaimonRepairOperator(task_id="h", table="db.t", spark=LOCAL).execute(context())  # type: ignore[arg-type]
+    assert out is not None and out["latest_snapshot_id"] == latest + 1 and out["repaired"]
+    again = PaimonRepairOperator(task_id="h", table="db.t", spark=LOCAL).execute(context())  # type: ignore[arg-type]
+    assert again is not None and again["repaired"] == []
 
 
 def test_a_bad_argument_fails_the_task_naming_it(table: Any) -> None:

@@ -27,7 +27,9 @@ from paimon_provider.operators import (
     PaimonExpireTagsOperator,
     PaimonFastForwardOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRemoveUnexistingFilesOperator,
     PaimonRenameBranchOperator,
+    PaimonRepairOperator,
     PaimonRescaleOperator,
     PaimonResetConsumerOperator,
     PaimonRewriteFileIndexOperator,
@@ -164,6 +166,13 @@ def test_hygiene_operators(paimon_conn: str) -> None:
         PaimonResetConsumerOperator(task_id="r3", table="db.t", consumer_id=" ").build_spec()
     assert app_args(PaimonCompactManifestOperator(task_id="m", table="db.t", dry_run_only="true", commit_user="u")) == \
         head("compact-manifest", "db.t", paimon_conn) + ["--dry-run", "--commit-user", "u"]
+    assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t")) == \
+        head("remove-unexisting-files", "db.t", paimon_conn)  # a dry run unless asked
+    assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t", dry_run_only="false",
+                                                        commit_user="u")) == \
+        head("remove-unexisting-files", "db.t", paimon_conn) + ["--remove", "--commit-user", "u"]
+    assert app_args(PaimonRepairOperator(task_id="h", table="db.t$branch_b")) == head("repair", "db.t$branch_b",
+                                                                                      paimon_conn)
 
 
 def test_create_tag(paimon_conn: str) -> None:
@@ -258,7 +267,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
         PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
-        PaimonCompactManifestOperator}
+        PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -22,7 +22,14 @@ from table_engine.errors import (
     UnsupportedTableFeatureError,
 )
 from table_engine.format.changelog_file import list_changelog_ids
-from table_engine.ops import ClearConsumers, CompactManifest, ExpireChangelogs, ResetConsumer
+from table_engine.ops import (
+    ClearConsumers,
+    CompactManifest,
+    ExpireChangelogs,
+    RemoveUnexistingFiles,
+    Repair,
+    ResetConsumer,
+)
 from table_engine.ops.run import run_command
 from table_engine.table import Table
 from tests.table_engine.test_bad_input import warehouse_state
@@ -236,6 +243,59 @@ def test_compact_manifest_on_an_empty_table_and_the_gate(catalog: Catalog, wareh
     data["options"]["metadata.iceberg.storage"] = "table-location"
     schema.write_text(json.dumps(data, indent=2))
     before = warehouse_state(warehouse)
-    with pytest.raises(UnsupportedTableFeatureError, match="metadata.iceberg.storage"):
-        run_command(CompactManifest(warehouse=warehouse, table="db.m", dry_run=True))
+    for cmd in (CompactManifest(warehouse=warehouse, table="db.m", dry_run=True),
+                RemoveUnexistingFiles(warehouse=warehouse, table="db.m"), Repair(warehouse=warehouse, table="db.m")):
+        with pytest.raises(UnsupportedTableFeatureError, match="metadata.iceberg.storage"):
+            run_command(cmd)
     assert warehouse_state(warehouse) == before
+
+
+def test_remove_unexisting_files_is_a_dry_run_unless_asked(catalog: Catalog, warehouse: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    t = catalog.create_table("db.u", M, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "2"})
+    t.write(pa.table({"dt": ["a", "a", "b", "b"], "id": [1, 2, 3, 4], "v": ["x"] * 4}, schema=M))
+    t.write(pa.table({"dt": ["b"], "id": [5], "v": ["y"]}, schema=M))
+    files = catalog.get_table("db.u$files").read().to_pylist()
+    gone = next(f for f in files if f["partition"] == "{b}" and f["record_count"] == 1)
+    import pyarrow.parquet as pq
+
+    lost = pq.read_table(gone["file_path"]).column("id").to_pylist()
+    pathlib.Path(gone["file_path"]).unlink()
+    latest = t.latest_snapshot_id()
+    base = ["remove-unexisting-files", "--warehouse", warehouse, "--table", "db.u"]
+    before = warehouse_state(warehouse)
+    dry = cli(base, capsys)
+    assert dry["dry_run"] and dry["missing_files"] == 1 and dry["rows"] == 1 and dry["snapshot_id"] is None
+    assert dry["files"] == [gone["file_path"]] and warehouse_state(warehouse) == before
+    out = cli([*base, "--remove", "--commit-user", "fix"], capsys)
+    assert out["snapshot_id"] == latest + 1 and out["commit"]["commit_kind"] == "OVERWRITE"
+    assert out["commit"]["deleted_rows"] == 1 and out["commit"]["partitions"] == ["dt=b"]
+    snap = t.snapshot(latest + 1)
+    assert snap.commit_user == "fix" and snap.total_record_count == 4 and snap.delta_record_count == -1
+    assert sorted(t.read().column("id").to_pylist()) == [i for i in range(1, 6) if i not in lost]  # readable again
+    before = warehouse_state(warehouse)
+    again = cli([*base, "--remove"], capsys)
+    assert again["missing_files"] == 0 and again["snapshot_id"] is None and warehouse_state(warehouse) == before
+
+
+def test_repair_rewrites_stale_hints_once(catalog: Catalog, warehouse: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    t = decoupled(catalog, commits=3)
+    latest, earliest = t.latest_snapshot_id(), t.earliest_snapshot_id()
+    kept = list_changelog_ids(t.file_io, t.path)
+    snap_dir, log_dir = pathlib.Path(t.path) / "snapshot", pathlib.Path(t.path) / "changelog"
+    (snap_dir / "LATEST").write_text("1")  # expired long ago
+    (snap_dir / "EARLIEST").unlink()
+    (log_dir / "LATEST").write_text("garbage")
+    (snap_dir / f"snapshot-{(earliest or 0) - 2}").write_text("{}")  # a leftover below a gap
+    base = ["repair", "--warehouse", warehouse, "--table", "db.t"]
+    out = cli(base, capsys)
+    assert (out["latest_snapshot_id"], out["earliest_snapshot_id"]) == (latest, earliest)
+    assert (out["earliest_changelog_id"], out["latest_changelog_id"]) == (kept[0], kept[-1])
+    assert {h["hint"] for h in out["repaired"]} >= {"changelog/LATEST", "snapshot/EARLIEST", "snapshot/LATEST"}
+    assert (snap_dir / "LATEST").read_text() == str(latest) and (snap_dir / "EARLIEST").read_text() == str(earliest)
+    assert (log_dir / "LATEST").read_text() == str(kept[-1])
+    before = warehouse_state(warehouse)
+    assert cli(base, capsys)["repaired"] == [] and warehouse_state(warehouse) == before
+    t.write(pa.table({"id": [50], "v": ["z"]}, schema=S))
+    assert (t.latest_snapshot_id() or 0) > (latest or 0)  # commits go on from the repaired hint
