@@ -299,3 +299,55 @@ def test_repair_rewrites_stale_hints_once(catalog: Catalog, warehouse: str,
     assert cli(base, capsys)["repaired"] == [] and warehouse_state(warehouse) == before
     t.write(pa.table({"id": [50], "v": ["z"]}, schema=S))
     assert (t.latest_snapshot_id() or 0) > (latest or 0)  # commits go on from the repaired hint
+
+
+def test_a_commit_that_takes_the_snapshot_id_makes_them_start_over(catalog: Catalog, warehouse: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """compact-manifest and remove-unexisting-files lose the id to a concurrent commit: they retry on the new latest
+    snapshot (keeping its data) and leave no manifest of the lost try behind."""
+    import table_engine.store.committing.manifest_compact as mc
+    import table_engine.store.lifecycle.unexisting as ux
+
+    t = manifest_heavy(catalog)
+    pathlib.Path(next(f["file_path"] for f in catalog.get_table("db.m$files").read().to_pylist()
+                      if f["partition"] == "{d1}")).unlink()
+    for module in (mc, ux):
+        real = module.try_publish_snapshot
+        raced: list[int] = []
+
+        def racing(fio: Any, tp: str, snap: Any, real: Any = real, raced: list[int] = raced) -> bool:
+            if not raced:  # another writer commits first, taking the id
+                raced.append(catalog.get_table("db.m").write(pa.table({"dt": ["d0"], "id": [100 + len(raced)],
+                                                                       "v": ["w"]}, schema=M)) or 0)
+            return bool(real(fio, tp, snap))
+
+        monkeypatch.setattr(module, "try_publish_snapshot", racing)
+    manifests = pathlib.Path(t.path) / "manifest"
+    out = run_command(RemoveUnexistingFiles(warehouse=warehouse, table="db.m", remove=True))
+    assert out["missing_files"] == 1 and out["snapshot_id"] == t.latest_snapshot_id()
+    assert out["based_on_snapshot"] == out["snapshot_id"] - 1  # the racer's snapshot
+    out = run_command(CompactManifest(warehouse=warehouse, table="db.m"))
+    assert out["snapshot_id"] == t.latest_snapshot_id() and out["based_on_snapshot"] == out["snapshot_id"] - 1
+    assert 100 in t.read().column("id").to_pylist()  # the racer's row
+    live = {n for s in (t.snapshot(i) for i in range(1, (t.latest_snapshot_id() or 0) + 1))
+            for n in (s.base_manifest_list, s.delta_manifest_list)}
+    lists = {p.name for p in manifests.glob("manifest-list-*")}
+    assert lists == live  # no manifest list of a lost try is left
+
+
+def test_on_an_s3_warehouse(s3_catalog: Catalog, s3_warehouse: str, s3_options: dict[str, str]) -> None:
+    """Object-store listings find the missing file and the hints are rewritten with the store's writes."""
+    t = s3_catalog.create_table("db.s", M, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"})
+    t.write(pa.table({"dt": ["a", "b"], "id": [1, 2], "v": ["x"] * 2}, schema=M))
+    t.write(pa.table({"dt": ["b"], "id": [3], "v": ["y"]}, schema=M))
+    gone = next(f["file_path"] for f in s3_catalog.get_table("db.s$files").read().to_pylist()
+                if f["partition"] == "{a}")
+    t.file_io.delete(gone)
+    common = {"warehouse": s3_warehouse, "table": "db.s", "catalog_options": s3_options}
+    assert run_command(RemoveUnexistingFiles(**common))["files"] == [gone]
+    assert run_command(RemoveUnexistingFiles(**common, remove=True))["snapshot_id"] == 3
+    assert sorted(t.read().column("id").to_pylist()) == [2, 3]
+    t.file_io.write_bytes(f"{t.path}/snapshot/LATEST", b"1", overwrite=True)
+    assert [h["hint"] for h in run_command(Repair(**common))["repaired"]] == ["snapshot/LATEST"]
+    assert t.file_io.read_bytes(f"{t.path}/snapshot/LATEST") == b"3"
+    assert run_command(Repair(**common))["repaired"] == []
