@@ -34,7 +34,8 @@ def get_provider_info() -> dict[str, Any]:
              "python-modules": ["paimon_provider.operators.write", "paimon_provider.operators.compact",
                                 "paimon_provider.operators.lifecycle", "paimon_provider.operators.changelog",
                                 "paimon_provider.operators.table", "paimon_provider.operators.check",
-                                "paimon_provider.operators.branches", "paimon_provider.operators.health"]},
+                                "paimon_provider.operators.branches", "paimon_provider.operators.health",
+                                "paimon_provider.operators.hygiene"]},
         ],
         "sensors": [
             {"integration-name": INTEGRATION,

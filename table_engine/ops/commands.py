@@ -7,6 +7,7 @@ function that runs a command against the engine is in :mod:`table_engine.ops.run
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,10 +15,11 @@ from typing import Any
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
-__all__ = ["CheckTable", "CommittingCommand", "Compact", "ConsumeChangelog", "CreateBranch", "CreateTag",
-           "DeleteBranch", "DeleteTag", "DropPartitions", "ExpirePartitions", "ExpireSnapshots", "ExpireTags",
-           "FastForward", "Health", "IF_EXISTS", "MarkPartitionDone", "RemoveOrphanFiles", "RenameBranch", "Rescale",
-           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
+__all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactManifest", "ConsumeChangelog",
+           "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
+           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "IF_EXISTS",
+           "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale",
+           "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
            "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
@@ -101,6 +103,103 @@ class ExpireSnapshots(Command):
     older_than_millis: int | None = arg("expire snapshots older than this (default: snapshot.time-retained)",
                                         flag="--older-than", kind="time", metavar="TIME")
     max_deletes: int | None = arg("snapshots to expire at most in this run", kind="count")
+
+
+@command("expire-changelogs", help="expire long-lived changelogs (a decoupled changelog lifecycle)")
+@dataclass(frozen=True, kw_only=True)
+class ExpireChangelogs(Command):
+    """Paimon's ``expire_changelogs``: the changelogs kept past their snapshots (``changelog/changelog-<id>``)
+    expire by the table's ``changelog.num-retained.min/max`` and ``changelog.time-retained``, each overridable
+    here; ``delete_all`` drops them all. Consumers and tags keep what they need. A second run is a no-op."""
+
+    retain_min: int | None = arg("changelogs to keep at least (default: changelog.num-retained.min)", kind="count")
+    retain_max: int | None = arg("changelogs to keep at most (default: changelog.num-retained.max)", kind="count")
+    older_than_millis: int | None = arg("expire changelogs older than this (default: changelog.time-retained)",
+                                        flag="--older-than", kind="time", metavar="TIME")
+    max_deletes: int | None = arg("changelogs to expire at most in this run", kind="count")
+    delete_all: bool = arg("expire every long-lived changelog (no other option with it)", kind="flag")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.retain_min is not None and self.retain_max is not None and self.retain_max < self.retain_min:
+            raise CommandError(f"{self.name}: --retain-max {self.retain_max} must not be less than --retain-min "
+                               f"{self.retain_min}")
+        given = [f for f, v in (("--retain-min", self.retain_min), ("--retain-max", self.retain_max),
+                                ("--older-than", self.older_than_millis), ("--max-deletes", self.max_deletes))
+                 if v is not None]
+        if self.delete_all and given:
+            raise CommandError(f"{self.name}: --delete-all expires every changelog: {', '.join(given)} would be "
+                               "ignored, leave it out")
+
+
+@command("clear-consumers", help="delete consumers (all, or those matching a pattern)")
+@dataclass(frozen=True, kw_only=True)
+class ClearConsumers(Command):
+    """Paimon's ``clear_consumers``: delete the consumers (``consumer/consumer-<id>``) whose id fully matches
+    ``including_consumers`` (default: all) and not ``excluding_consumers`` (regular expressions). Snapshots they
+    protected become expirable. A second run is a no-op."""
+
+    including_consumers: str | None = arg("regular expression of the consumer ids to delete (default: all)")
+    excluding_consumers: str | None = arg("regular expression of the consumer ids to keep")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for flag, pattern in (("--including-consumers", self.including_consumers),
+                              ("--excluding-consumers", self.excluding_consumers)):
+            if pattern is not None and pattern.strip():
+                try:
+                    re.compile(pattern)
+                except re.error as e:
+                    raise CommandError(f"{self.name}: {flag} {pattern!r} is no regular expression: {e}") from None
+
+
+@command("reset-consumer", help="set a consumer's next snapshot, or delete the consumer")
+@dataclass(frozen=True, kw_only=True)
+class ResetConsumer(Command):
+    """Paimon's ``reset_consumer``: the consumer reads from ``next_snapshot_id`` on (a snapshot that exists, or the
+    latest + 1: nothing until the next commit); without it the consumer is deleted. A second run is a no-op."""
+
+    consumer_id: str = arg("the consumer", required=True)
+    next_snapshot_id: int | None = arg("the next snapshot it reads (default: delete the consumer)", kind="count")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "/" in self.consumer_id or "\\" in self.consumer_id or not self.consumer_id.strip():
+            raise CommandError(f"{self.name}: --consumer-id {self.consumer_id!r} must be a non-blank name without "
+                               "'/' or '\\'")
+
+
+@command("compact-manifest", help="rewrite the latest snapshot's manifests into full ones (a COMPACT snapshot)")
+@dataclass(frozen=True, kw_only=True)
+class CompactManifest(Command):
+    """Paimon's ``compact_manifest``: the data manifests of the latest snapshot are rewritten into full ones (files
+    no longer in the table dropped, small manifests merged) and committed as a COMPACT snapshot that changes no
+    data. Manifests that are compact already: nothing is committed (a second run is a no-op)."""
+
+    dry_run: bool = arg("only report the manifests and whether a compaction is needed", kind="flag")
+    commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("remove-unexisting-files", help="remove data files missing on storage from the metadata (dry run unless "
+         "--remove)")
+@dataclass(frozen=True, kw_only=True)
+class RemoveUnexistingFiles(Command):
+    """Paimon's ``remove_unexisting_files``: list the latest snapshot's data files that storage does not have; with
+    ``remove`` commit their removal from the metadata in one OVERWRITE snapshot (their rows leave the table). Without
+    ``remove`` it is a dry run (Paimon's ``dry_run`` defaults to false; here a commit that drops rows is asked for
+    explicitly). Nothing missing: nothing is committed (a second run is a no-op)."""
+
+    remove: bool = arg("commit the removal (default: a dry run that only lists the files)", kind="flag")
+    commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("repair", help="rewrite the table's snapshot and changelog hint files from the files present")
+@dataclass(frozen=True, kw_only=True)
+class Repair(Command):
+    """``repair`` for a filesystem warehouse (Paimon's procedure syncs a metastore, which a filesystem catalog does
+    not have): ``snapshot/LATEST``, ``snapshot/EARLIEST`` and the changelog hints rewritten from one listing of
+    their directory; hints that are right are left alone (a second run changes nothing). A branch: ``--table
+    db.t$branch_<name>``."""
 
 
 @command("create-tag", help="tag a snapshot (latest by default)")

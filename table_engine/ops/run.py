@@ -18,6 +18,8 @@ from table_engine.errors import (
     BranchError,
     CommandError,
     CommitOutcomeUnknownError,
+    OptionError,
+    SnapshotNotExistError,
     TableNotExistError,
     TagAlreadyExistError,
 )
@@ -26,13 +28,16 @@ from table_engine.format.tag_file import Tag
 from table_engine.ops.base import Command, entry, registers
 from table_engine.ops.commands import (
     CheckTable,
+    ClearConsumers,
     Compact,
+    CompactManifest,
     ConsumeChangelog,
     CreateBranch,
     CreateTag,
     DeleteBranch,
     DeleteTag,
     DropPartitions,
+    ExpireChangelogs,
     ExpirePartitions,
     ExpireSnapshots,
     ExpireTags,
@@ -40,8 +45,11 @@ from table_engine.ops.commands import (
     Health,
     MarkPartitionDone,
     RemoveOrphanFiles,
+    RemoveUnexistingFiles,
     RenameBranch,
+    Repair,
     Rescale,
+    ResetConsumer,
     RewriteFileIndex,
     Rollback,
     Write,
@@ -218,6 +226,82 @@ def run_expire_snapshots(cmd: ExpireSnapshots, catalog: Catalog) -> dict[str, An
     result = table.expire_snapshots(**overrides)
     return {"expired_snapshots": result.expired_snapshot_ids, "deleted_files": result.deleted_files,
             "earliest_snapshot_id": table.earliest_snapshot_id()}
+
+
+@runs(ExpireChangelogs)
+def run_expire_changelogs(cmd: ExpireChangelogs, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.format.changelog_file import list_changelog_ids
+
+    table = catalog.get_table(cmd.table)
+    try:
+        result = table.expire_changelogs(cmd.retain_min, cmd.retain_max, cmd.older_than_millis, cmd.max_deletes,
+                                         cmd.delete_all)
+    except OptionError as e:  # e.g. --retain-min above the table's changelog.num-retained.max
+        raise CommandError(f"{cmd.name}: --retain-min/--retain-max with the table's options: {e}") from None
+    left = list_changelog_ids(table.file_io, table.path)
+    log.info("%s: expired changelogs %s", table.identifier, result.expired_changelog_ids or "none")
+    return {"expired_changelogs": result.expired_changelog_ids, "deleted_files": result.deleted_files,
+            "earliest_changelog_id": left[0] if left else None, "changelogs_left": len(left)}
+
+
+@runs(ClearConsumers)
+def run_clear_consumers(cmd: ClearConsumers, catalog: Catalog) -> dict[str, Any]:
+    including = cmd.including_consumers if cmd.including_consumers and cmd.including_consumers.strip() else ".*"
+    excluding = cmd.excluding_consumers if cmd.excluding_consumers and cmd.excluding_consumers.strip() else None
+    table = catalog.get_table(cmd.table)
+    cleared = table.clear_consumers(including, excluding)
+    return {"cleared_consumers": cleared, "consumers_left": sorted(table.consumers())}
+
+
+@runs(ResetConsumer)
+def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    before = table.consumers().get(cmd.consumer_id)
+    sid = cmd.next_snapshot_id
+    if sid is not None:
+        earliest, latest = table.earliest_snapshot_id(), table.latest_snapshot_id()
+        if not (earliest is not None and latest is not None and earliest <= sid <= latest + 1):
+            known = "the table has no snapshot" if latest is None else f"snapshots {earliest}..{latest} exist"
+            raise SnapshotNotExistError(f"{cmd.name}: --next-snapshot-id {sid} is not a snapshot of "
+                                        f"{table.identifier} ({known}; the latest + 1 waits for the next commit)")
+    table.reset_consumer(cmd.consumer_id, sid)  # a retry writes the same file again (or deletes none): converges
+    log.info("%s: consumer %s %s", table.identifier, cmd.consumer_id,
+             "deleted" if sid is None else f"reset from {before} to snapshot {sid}")
+    return {"consumer_id": cmd.consumer_id, "next_snapshot_id": sid, "previous_next_snapshot_id": before,
+            "changed": before != sid}
+
+
+@runs(CompactManifest)
+def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    r = table.compact_manifest(cmd.dry_run, cmd.commit_user)
+    if cmd.dry_run or r.snapshot_id is None:
+        log.info("%s: %d manifests (%d small, %d DELETE entries): %s", table.identifier, r.manifests_before,
+                 r.small_manifests, r.delete_entries, "a compaction is needed" if r.needed else "compact already")
+    return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "manifests_before": r.manifests_before,
+            "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "needed": r.needed,
+            "dry_run": cmd.dry_run, "commit": commit_facts(table, r.snapshot_id)}
+
+
+@runs(RemoveUnexistingFiles)
+def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
+    table = catalog.get_table(cmd.table)
+    r = table.remove_unexisting_files(dry_run=not cmd.remove, commit_user=cmd.commit_user)
+    if r.paths and not cmd.remove:
+        log.warning("%s: %d data files of snapshot %s are missing on storage (%d rows; dry run, add --remove): %s",
+                    table.identifier, len(r.paths), r.based_on, r.rows, r.paths[:20])
+    return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "missing_files": len(r.paths),
+            "rows": r.rows, "files": r.paths[:100], "dry_run": not cmd.remove,
+            "commit": commit_facts(table, r.snapshot_id)}
+
+
+@runs(Repair)
+def run_repair(cmd: Repair, catalog: Catalog) -> dict[str, Any]:
+    r = catalog.get_table(cmd.table).repair()
+    return {"repaired": [{"hint": "/".join(h.path.rsplit("/", 2)[-2:]), "was": h.old, "now": h.new}
+                         for h in r.repaired],
+            "earliest_snapshot_id": r.earliest_snapshot_id, "latest_snapshot_id": r.latest_snapshot_id,
+            "earliest_changelog_id": r.earliest_changelog_id, "latest_changelog_id": r.latest_changelog_id}
 
 
 @runs(CreateTag)

@@ -30,8 +30,9 @@ class Table(ReadSurface, TagSurface, BranchSurface, MetadataSurface, Maintenance
     - write (:mod:`~table_engine.table.writing`): ``write``, ``new_write``, ``new_commit``, ``commit``,
       ``update_by_row_id``, ``upsert_by_key``, ``delete_by_row_id``, ``delete_by_predicate``, ``maintain``,
       ``commit_maintenance``.
-    - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``expire_snapshots``,
-      ``expire_partitions``, ``drop_partitions``, ``mark_partitions_done``, ``rescale``, ``remove_orphan_files``,
+    - maintenance (:mod:`~table_engine.table.maintenance`): ``compact``, ``compact_manifest``,
+      ``expire_snapshots``, ``expire_changelogs``, ``expire_partitions``, ``drop_partitions``,
+      ``mark_partitions_done``, ``rescale``, ``remove_orphan_files``, ``remove_unexisting_files``, ``repair``,
       ``rollback_to``, ``rewrite_file_index``.
     - tags (:mod:`~table_engine.table.tags`): ``create_tag``, ``create_tag_from_timestamp``, ``replace_tag``,
       ``rename_tag``, ``delete_tag``, ``expire_tags``, ``create_auto_tags``, ``list_tags``, ``tags``,

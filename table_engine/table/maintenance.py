@@ -13,11 +13,14 @@ from table_engine.table.base import mutating
 from table_engine.table.writing import WriteSurface
 
 if TYPE_CHECKING:
+    from table_engine.store.committing.manifest_compact import ManifestCompactResult
     from table_engine.store.lifecycle.expire import ExpireResult
     from table_engine.store.lifecycle.mark_done import MarkDoneResult
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
+    from table_engine.store.lifecycle.repair import RepairResult
     from table_engine.store.lifecycle.rollback import RollbackResult
+    from table_engine.store.lifecycle.unexisting import UnexistingResult
     from table_engine.store.partition_spec import PartitionSpecs
 
 
@@ -61,6 +64,54 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
 
         return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
+
+    @mutating
+    def expire_changelogs(self, retain_min: int | None = None, retain_max: int | None = None,
+                          older_than_millis: int | None = None, max_deletes: int | None = None,
+                          delete_all: bool = False) -> ExpireResult:
+        """Paimon's ``expire_changelogs``: expire the long-lived changelogs (``changelog/changelog-<id>``, kept by a
+        decoupled changelog lifecycle) by ``changelog.num-retained.min/max`` and ``changelog.time-retained``, each
+        overridable here (``older_than_millis``: an absolute cut-off instead of the time retained; ``max_deletes``:
+        at most this many in one run). ``delete_all``: every long-lived changelog goes (they are all older than the
+        earliest snapshot). Consumers and tags protect what they need, as in snapshot expiry."""
+        from table_engine import clock
+        from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
+
+        overrides = {k: v for k, v in (("changelog_retain_min", retain_min), ("changelog_retain_max", retain_max),
+                                       ("older_than_millis", older_than_millis), ("max_deletes", max_deletes))
+                     if v is not None}
+        result = ExpireResult()
+        expire_changelogs(self._ctx, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
+                          delete_all=delete_all)
+        return result
+
+    @mutating
+    def compact_manifest(self, dry_run: bool = False, commit_user: str | None = None) -> ManifestCompactResult:
+        """Paimon's ``compact_manifest``: the latest snapshot's data manifests rewritten into full ones (DELETE
+        entries dropped, small manifests merged) in a COMPACT snapshot that changes no data; nothing when they are
+        compact already. ``dry_run``: only say whether it is needed (see
+        :mod:`table_engine.store.committing.manifest_compact`)."""
+        from table_engine.store.committing.manifest_compact import compact_manifest
+
+        return compact_manifest(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+
+    @mutating
+    def remove_unexisting_files(self, dry_run: bool = True, commit_user: str | None = None) -> UnexistingResult:
+        """Paimon's ``remove_unexisting_files``: the latest snapshot's data files that are missing on storage; unless
+        ``dry_run`` (the default) their removal from the metadata is committed in one OVERWRITE snapshot (their rows
+        leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
+        from table_engine.store.lifecycle.unexisting import remove_unexisting_files
+
+        return remove_unexisting_files(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+
+    @mutating
+    def repair(self) -> RepairResult:
+        """``repair`` for a filesystem warehouse: the snapshot and changelog hint files (``LATEST``, ``EARLIEST``)
+        rewritten from the files present; hints that are right are left alone (see
+        :mod:`table_engine.store.lifecycle.repair`)."""
+        from table_engine.store.lifecycle.repair import repair_hints
+
+        return repair_hints(self._ctx)
 
     @mutating
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:

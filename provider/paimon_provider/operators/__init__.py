@@ -13,6 +13,14 @@ from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
 from paimon_provider.operators.health import PaimonTableHealthOperator
+from paimon_provider.operators.hygiene import (
+    PaimonClearConsumersOperator,
+    PaimonCompactManifestOperator,
+    PaimonExpireChangelogsOperator,
+    PaimonRemoveUnexistingFilesOperator,
+    PaimonRepairOperator,
+    PaimonResetConsumerOperator,
+)
 from paimon_provider.operators.lifecycle import (
     PaimonCreateTagOperator,
     PaimonDeleteTagOperator,
@@ -29,6 +37,8 @@ from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
+    "PaimonClearConsumersOperator",
+    "PaimonCompactManifestOperator",
     "PaimonCompactOperator",
     "PaimonConsumeChangelogOperator",
     "PaimonCreateBranchOperator",
@@ -37,14 +47,18 @@ __all__ = [
     "PaimonDeleteBranchOperator",
     "PaimonDeleteTagOperator",
     "PaimonDropPartitionsOperator",
+    "PaimonExpireChangelogsOperator",
     "PaimonExpirePartitionsOperator",
     "PaimonExpireSnapshotsOperator",
     "PaimonExpireTagsOperator",
     "PaimonFastForwardOperator",
     "PaimonMarkPartitionDoneOperator",
     "PaimonRemoveOrphanFilesOperator",
+    "PaimonRemoveUnexistingFilesOperator",
     "PaimonRenameBranchOperator",
+    "PaimonRepairOperator",
     "PaimonRescaleOperator",
+    "PaimonResetConsumerOperator",
     "PaimonRewriteFileIndexOperator",
     "PaimonRollbackOperator",
     "PaimonSparkOperator",

@@ -12,6 +12,8 @@ from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
+    PaimonClearConsumersOperator,
+    PaimonCompactManifestOperator,
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
     PaimonCreateBranchOperator,
@@ -19,14 +21,18 @@ from paimon_provider.operators import (
     PaimonDeleteBranchOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
+    PaimonExpireChangelogsOperator,
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonFastForwardOperator,
     PaimonMarkPartitionDoneOperator,
     PaimonRemoveOrphanFilesOperator,
+    PaimonRemoveUnexistingFilesOperator,
     PaimonRenameBranchOperator,
+    PaimonRepairOperator,
     PaimonRescaleOperator,
+    PaimonResetConsumerOperator,
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
     PaimonSparkOperator,
@@ -131,6 +137,46 @@ def test_expire_snapshots(paimon_conn: str) -> None:
         PaimonExpireSnapshotsOperator(task_id="e4", table="db.t", retain_min="ten").build_spec()
 
 
+def test_hygiene_operators(paimon_conn: str) -> None:
+    """expire-changelogs, clear-consumers and reset-consumer run with the engine's CLI (metadata only)."""
+    op: PaimonSparkOperator = PaimonExpireChangelogsOperator(task_id="c", table="db.t", retain_min="1",
+                                                             retain_max=5, max_deletes="{{ 3 }}")
+    op.render_template_fields({})
+    assert app_args(op) == head("expire-changelogs", "db.t", paimon_conn) + [
+        "--retain-min", "1", "--retain-max", "5", "--max-deletes", "3"]
+    with use_clock(ManualClock(NOW)):
+        assert app_args(PaimonExpireChangelogsOperator(task_id="c2", table="db.t", older_than="1 d ago")) == \
+            head("expire-changelogs", "db.t", paimon_conn) + ["--older-than", str(NOW - 86_400_000)]
+    assert app_args(PaimonExpireChangelogsOperator(task_id="c3", table="db.t", delete_all="True")) == \
+        head("expire-changelogs", "db.t", paimon_conn) + ["--delete-all"]
+    with pytest.raises(ValueError, match="--delete-all .*--retain-max"):
+        PaimonExpireChangelogsOperator(task_id="c4", table="db.t", delete_all=True, retain_max=2).build_spec()
+    op = PaimonClearConsumersOperator(task_id="k", table="db.t", including_consumers="bi_.*",
+                                      excluding_consumers=" ")
+    assert app_args(op) == head("clear-consumers", "db.t", paimon_conn) + ["--including-consumers", "bi_.*"]
+    assert app_args(PaimonClearConsumersOperator(task_id="k2", table="db.t")) == head("clear-consumers", "db.t",
+                                                                                      paimon_conn)
+    with pytest.raises(ValueError, match="--excluding-consumers"):
+        PaimonClearConsumersOperator(task_id="k3", table="db.t", excluding_consumers="(").build_spec()
+    op = PaimonResetConsumerOperator(task_id="r", table="db.t", consumer_id="etl", next_snapshot_id="7")
+    assert app_args(op) == head("reset-consumer", "db.t", paimon_conn) + [
+        "--consumer-id", "etl", "--next-snapshot-id", "7"]
+    assert app_args(PaimonResetConsumerOperator(task_id="r2", table="db.t", consumer_id="etl",
+                                                next_snapshot_id="")) == \
+        head("reset-consumer", "db.t", paimon_conn) + ["--consumer-id", "etl"]
+    with pytest.raises(ValueError, match="reset-consumer: --consumer-id must not be empty"):
+        PaimonResetConsumerOperator(task_id="r3", table="db.t", consumer_id=" ").build_spec()
+    assert app_args(PaimonCompactManifestOperator(task_id="m", table="db.t", dry_run_only="true", commit_user="u")) == \
+        head("compact-manifest", "db.t", paimon_conn) + ["--dry-run", "--commit-user", "u"]
+    assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t")) == \
+        head("remove-unexisting-files", "db.t", paimon_conn)  # a dry run unless asked
+    assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t", dry_run_only="false",
+                                                        commit_user="u")) == \
+        head("remove-unexisting-files", "db.t", paimon_conn) + ["--remove", "--commit-user", "u"]
+    assert app_args(PaimonRepairOperator(task_id="h", table="db.t$branch_b")) == head("repair", "db.t$branch_b",
+                                                                                      paimon_conn)
+
+
 def test_create_tag(paimon_conn: str) -> None:
     op = PaimonCreateTagOperator(task_id="t", table="db.t", tag="daily-2026-11-20", snapshot_id="4",
                                  time_retained="7 d")
@@ -222,7 +268,9 @@ def test_every_command_has_an_operator() -> None:
         PaimonRollbackOperator, PaimonConsumeChangelogOperator, PaimonDeleteTagOperator, PaimonDropPartitionsOperator,
         PaimonRewriteFileIndexOperator, PaimonRescaleOperator, PaimonTableCheckOperator, PaimonCreateBranchOperator,
         PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
-        PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator}
+        PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator,
+        PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
+        PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

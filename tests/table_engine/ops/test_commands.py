@@ -81,7 +81,9 @@ def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
 
 
 def test_the_registry_declares_every_command() -> None:
-    assert list(REGISTRY) == ["write", "compact", "expire-snapshots", "create-tag", "expire-tags",
+    assert list(REGISTRY) == ["write", "compact", "expire-snapshots", "expire-changelogs", "clear-consumers",
+                              "reset-consumer", "compact-manifest", "remove-unexisting-files",
+                              "repair", "create-tag", "expire-tags",
                               "expire-partitions", "remove-orphan-files", "health", "rollback", "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
                               "rescale", "check", "create-branch", "delete-branch", "rename-branch", "fast-forward"]
