@@ -171,7 +171,7 @@ class ResetConsumer(Command):
 
 @command("compact-manifest", help="rewrite the latest snapshot's manifests into full ones (a COMPACT snapshot)")
 @dataclass(frozen=True, kw_only=True)
-class CompactManifest(Command):
+class CompactManifest(CommittingCommand):
     """Paimon's ``compact_manifest``: the data manifests of the latest snapshot are rewritten into full ones (files
     no longer in the table dropped, small manifests merged) and committed as a COMPACT snapshot that changes no
     data. Manifests that are compact already: nothing is committed (a second run is a no-op)."""
@@ -183,7 +183,7 @@ class CompactManifest(Command):
 @command("remove-unexisting-files", help="remove data files missing on storage from the metadata (dry run unless "
          "--remove)")
 @dataclass(frozen=True, kw_only=True)
-class RemoveUnexistingFiles(Command):
+class RemoveUnexistingFiles(CommittingCommand):
     """Paimon's ``remove_unexisting_files``: list the latest snapshot's data files that storage does not have; with
     ``remove`` commit their removal from the metadata in one OVERWRITE snapshot (their rows leave the table). Without
     ``remove`` it is a dry run (Paimon's ``dry_run`` defaults to false; here a commit that drops rows is asked for

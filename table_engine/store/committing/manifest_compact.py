@@ -31,6 +31,7 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import manifest_dir, new_manifest_list_name
 from table_engine.store.committing.commit import WRITER_VERSION
 from table_engine.store.committing.manifests import write_manifest_files
+from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.context import StoreContext
 
 __all__ = ["ManifestCompactResult", "compact_manifest"]
@@ -115,7 +116,7 @@ def _try(ctx: StoreContext, latest: Snapshot, metas: list[ManifestFileMeta], com
         commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=CommitKind.COMPACT, time_millis=clock.now_millis(),
         total_record_count=latest.total_record_count, delta_record_count=0, watermark=latest.watermark,
         statistics=latest.statistics, base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
-        properties=latest.properties, next_row_id=latest.next_row_id, writer_version=WRITER_VERSION)
+        properties=scoped_properties(), next_row_id=latest.next_row_id, writer_version=WRITER_VERSION)
     # a failed publish request may still have published: its files are then left for orphan cleaning, never deleted
     if try_publish_snapshot(fio, tp, snapshot):
         result.snapshot_id, result.manifests_after, result.written = snapshot.id, len(new), written

@@ -31,6 +31,7 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import manifest_dir, new_manifest_list_name
 from table_engine.store.committing.commit import WRITER_VERSION
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs
 from table_engine.store.reading.scan import live_entries
@@ -132,7 +133,7 @@ def _try(ctx: StoreContext, latest: Snapshot, missing: list[ManifestEntry], comm
         commit_kind=CommitKind.OVERWRITE, time_millis=clock.now_millis(),
         total_record_count=(latest.total_record_count or 0) - rows, delta_record_count=-rows,
         base_manifest_list_size=base_size, delta_manifest_list_size=delta_size, watermark=latest.watermark,
-        next_row_id=latest.next_row_id, writer_version=WRITER_VERSION)
+        next_row_id=latest.next_row_id, properties=scoped_properties(), writer_version=WRITER_VERSION)
     # a failed publish request may still have published: its files are then left for orphan cleaning, never deleted
     if try_publish_snapshot(fio, tp, snapshot):
         return snapshot.id
