@@ -48,13 +48,16 @@ LIFECYCLE: Mapping[str, str] = {
     "create-branch": "CREATE",
     "delete-branch": "DROP",
     "rename-branch": "RENAME",
+    "remove-unexisting-files": "TRUNCATE",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
-branches are created, dropped and renamed. ``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
-created the table. Snapshot and tag expiry, orphan cleaning and compaction leave the table's data as it is: none."""
+branches are created, dropped and renamed; removing the entries of missing data files drops their rows (TRUNCATE).
+``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
+created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
+resets, hint repairs and partition marks leave the table's data as it is: none."""
 
-READ_ONLY = frozenset({"check"})
+READ_ONLY = frozenset({"check", "health"})
 """Commands that only read their table (it is their input, not an output)."""
 
 

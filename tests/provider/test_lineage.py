@@ -54,7 +54,10 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.DropPartitions(**base, partitions=({"dt": "a"},)), ops.RewriteFileIndex(**base),
         ops.Rescale(**base, bucket_num=2), ops.CheckTable(**base, checks=({"check": "row_count", "min": 1},)),
         ops.CreateBranch(**base, branch="b", tag="x"), ops.DeleteBranch(**base, branch="b"),
-        ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"))}
+        ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"), ops.Health(**base),
+        ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
+        ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
+        ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -74,12 +77,15 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "drop-partitions": ([], ["db.t"]), "rewrite-file-index": ([], ["db.t"]), "rescale": ([], ["db.t"]),
         "check": (["db.t"], []), "create-branch": (["db.t"], ["db.t$branch_b"]),
         "delete-branch": ([], ["db.t$branch_b"]), "rename-branch": ([], ["db.t$branch_c"]),
-        "fast-forward": (["db.t$branch_b"], ["db.t"])}
+        "fast-forward": (["db.t$branch_b"], ["db.t"]), "health": (["db.t"], []), "mark-partition-done": ([], ["db.t"]),
+        "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
+        "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
         "write": "OVERWRITE", "expire-partitions": "TRUNCATE", "rollback": "OVERWRITE", "drop-partitions": "TRUNCATE",
-        "create-branch": "CREATE", "delete-branch": "DROP", "rename-branch": "RENAME", "fast-forward": "OVERWRITE"}
+        "create-branch": "CREATE", "delete-branch": "DROP", "rename-branch": "RENAME", "fast-forward": "OVERWRITE",
+        "remove-unexisting-files": "TRUNCATE"}
     renamed = io["rename-branch"].outputs[0]
     assert isinstance(renamed, TableRef) and renamed.previous == "db.t$branch_b"
     # nothing committed (a dry run, nothing expired): no lifecycle change; no result (start, failure): none either
