@@ -25,6 +25,9 @@ DAGS_FOLDER = REPO / "dags"
 
 _home: pathlib.Path | None = None
 
+TEST_FERNET_KEY = "cGFpbW9uLXRlc3RzLWZlcm5ldC1rZXktMzItYnl0ZXM="
+"""The test session's Fernet key (32 bytes, url-safe base64): a test value, not a secret."""
+
 
 def configure() -> pathlib.Path:
     """Point Airflow at a fresh temporary home (idempotent within a session)."""
@@ -42,6 +45,9 @@ def configure() -> pathlib.Path:
         # DAGs run by dag.test() are active, so an Asset event queues the DAGs scheduled on it (as in a deployment)
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        # one key for every process of the session (this one, `airflow db migrate`, the lineage runner...): a process
+        # that found a generated key in airflow.cfg would encrypt what another, with none, cannot read
+        "AIRFLOW__CORE__FERNET_KEY": TEST_FERNET_KEY,
     })
     return _home
 
