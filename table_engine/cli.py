@@ -62,6 +62,10 @@ def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
             from table_engine.ops.health_text import render_health
 
             print(render_health(fields["health"]), flush=True)
+        if cmd.name == "maintain" and "plan" in fields:
+            from table_engine.ops.maintain import render_plan
+
+            print(render_plan(fields), flush=True)
         log.info("%s %s: done", cmd.name, cmd.table)
         result = JobResult.ok(cmd.name, cmd.table, fields, seconds=round(time.monotonic() - started, 3))
     except Exception as e:  # reported as the job's result: one line, the traceback only with --verbose or for a bug

@@ -426,6 +426,14 @@ TAG_NUM_RETAINED_MAX = key("tag.num-retained-max").int_type().no_default_value()
     "Maximum automatic tags to retain.")
 TAG_DEFAULT_TIME_RETAINED = key("tag.default-time-retained").duration_type().no_default_value().with_description(
     "Default retention of tags created without one.")
+MAINTENANCE_ORPHANS_ENABLED = key("maintenance.remove-orphan-files.enabled").bool_type().default_value(False) \
+    .with_description("The engine's maintenance planner (`maintain`, docs/maintenance-planner.md) lists the table's "
+                      "files for orphans and plans remove-orphan-files when it finds some (a listing of the whole "
+                      "table and a read of every snapshot's manifests: off by default). Not a Paimon option.")
+MAINTENANCE_ORPHANS_OLDER_THAN = key("maintenance.remove-orphan-files.older-than").duration_type() \
+    .default_value(86_400_000).with_description(
+        "The maintenance planner's orphan files: only those older than this (files of a running write are "
+        "younger). Not a Paimon option.")
 CONSUMER_EXPIRATION_TIME = key("consumer.expiration-time").duration_type().no_default_value().with_description(
     "Consumers not updated for this long are removed.")
 TAG_PERIOD_DURATION = key("tag.creation-period-duration").duration_type().no_default_value().with_description(
@@ -565,7 +573,8 @@ SECTIONS = (
         TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
         TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
-        END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY)),
+        END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY, MAINTENANCE_ORPHANS_ENABLED,
+        MAINTENANCE_ORPHANS_OLDER_THAN)),
     OptionSection("Reading", (
         BRANCH, SCAN_FALLBACK_BRANCH, SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP,
         SCAN_BOUNDED_WATERMARK,

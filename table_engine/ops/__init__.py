@@ -38,6 +38,7 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     Health,
+    Maintain,
     MarkPartitionDone,
     RemoveOrphanFiles,
     RemoveUnexistingFiles,
@@ -54,7 +55,7 @@ from table_engine.ops.commands import (
 
 __all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactManifest",
            "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
-           "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "KINDS",
-           "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair",
-           "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "arg", "command",
-           "command_class", "committing_commands", "from_json", "snapshot_properties_of"]
+           "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health",
+           "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles", "RemoveUnexistingFiles",
+           "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
+           "Write", "arg", "command", "command_class", "committing_commands", "from_json", "snapshot_properties_of"]

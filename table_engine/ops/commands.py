@@ -17,7 +17,7 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 
 __all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactManifest", "ConsumeChangelog",
            "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
-           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "IF_EXISTS",
+           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "IF_EXISTS", "Maintain",
            "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale",
            "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
            "snapshot_properties_of"]
@@ -269,6 +269,21 @@ class Health(Command):
                                        "when the listing was cut)", kind="count")
     orphans_older_than_millis: int | None = arg("with --orphans: only files older than this (default: one day "
                                                 "ago)", flag="--orphans-older-than", kind="time", metavar="TIME")
+
+
+@command("maintain", help="plan the maintenance due from the table's health and options, and run it (--dry-run: "
+                           "only the plan; docs/maintenance-planner.md)")
+@dataclass(frozen=True, kw_only=True)
+class Maintain(CommittingCommand):
+    """Plan the maintenance due now (:func:`~table_engine.store.lifecycle.planner.plan_maintenance`: compaction,
+    partition, snapshot, changelog and tag expiry, manifest compaction, orphan files, each by the table's option
+    thresholds) from metadata only, then run the due actions in order through the commands of those names. The
+    result holds the plan and each action's result side by side; a second run plans nothing."""
+
+    dry_run: bool = arg("only plan: change nothing", kind="flag")
+    orphans: bool = arg("also look for orphan files (default: the table option "
+                        "maintenance.remove-orphan-files.enabled)", kind="flag")
+    commit_user: str | None = arg("commit user of the snapshots the actions commit")
 
 
 @command("rollback", groups={"target": True}, help="make an older snapshot (or a tag) the latest")

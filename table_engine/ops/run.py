@@ -43,6 +43,7 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     Health,
+    Maintain,
     MarkPartitionDone,
     RemoveOrphanFiles,
     RemoveUnexistingFiles,
@@ -495,3 +496,10 @@ def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
     sid = table.fast_forward(cmd.branch)
     return {"branch": cmd.branch, "snapshot_id": sid, "already_done": False, "discarded_snapshots": discarded,
             "commit": commit_facts(table, sid)}
+
+
+@runs(Maintain)
+def run_maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.maintain import maintain
+
+    return maintain(cmd, catalog)

@@ -57,7 +57,7 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"), ops.Health(**base),
         ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
         ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
-        ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base))}
+        ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -79,7 +79,8 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "delete-branch": ([], ["db.t$branch_b"]), "rename-branch": ([], ["db.t$branch_c"]),
         "fast-forward": (["db.t$branch_b"], ["db.t"]), "health": (["db.t"], []), "mark-partition-done": ([], ["db.t"]),
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
-        "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"])}
+        "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
+        "maintain": ([], ["db.t"])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {

@@ -33,6 +33,7 @@ from paimon_provider.operators.lifecycle import (
     PaimonRewriteFileIndexOperator,
     PaimonRollbackOperator,
 )
+from paimon_provider.operators.maintain import PaimonMaintenanceOperator
 from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
@@ -56,6 +57,7 @@ __all__ = [
     "PaimonRemoveOrphanFilesOperator",
     "PaimonRemoveUnexistingFilesOperator",
     "PaimonRenameBranchOperator",
+    "PaimonMaintenanceOperator",
     "PaimonRepairOperator",
     "PaimonRescaleOperator",
     "PaimonResetConsumerOperator",

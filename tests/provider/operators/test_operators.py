@@ -26,6 +26,7 @@ from paimon_provider.operators import (
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
     PaimonFastForwardOperator,
+    PaimonMaintenanceOperator,
     PaimonMarkPartitionDoneOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRemoveUnexistingFilesOperator,
@@ -270,7 +271,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonDeleteBranchOperator, PaimonRenameBranchOperator, PaimonFastForwardOperator,
         PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator,
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
-        PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator}
+        PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
+        PaimonMaintenanceOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

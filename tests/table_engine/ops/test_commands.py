@@ -84,7 +84,8 @@ def test_the_registry_declares_every_command() -> None:
     assert list(REGISTRY) == ["write", "compact", "expire-snapshots", "expire-changelogs", "clear-consumers",
                               "reset-consumer", "compact-manifest", "remove-unexisting-files",
                               "repair", "create-tag", "expire-tags",
-                              "expire-partitions", "remove-orphan-files", "health", "rollback", "consume-changelog",
+                              "expire-partitions", "remove-orphan-files", "health", "maintain", "rollback",
+                              "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
                               "rescale", "check", "create-branch", "delete-branch", "rename-branch", "fast-forward"]
     assert {n for n, c in REGISTRY.items() if c.spark_job} == {"write", "compact", "consume-changelog"}

@@ -1,0 +1,144 @@
+"""The ``maintain`` command: plan the maintenance due on a table (from its health and options, metadata only) and run
+the due actions in the plan's order through the commands of those names (their ``local`` runners: the same code paths
+as ``compact``, ``expire-snapshots``, ...). Also the readable form of a plan and its results (:func:`render_plan`),
+which the CLI and :class:`PaimonMaintenanceOperator` print."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from table_engine import clock
+from table_engine.ops.base import Command, entry
+from table_engine.ops.commands import (
+    Compact,
+    CompactManifest,
+    ExpireChangelogs,
+    ExpirePartitions,
+    ExpireSnapshots,
+    ExpireTags,
+    Maintain,
+    RemoveOrphanFiles,
+)
+
+if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
+    from table_engine.store.lifecycle.planner import Action, Plan
+    from table_engine.table import Table
+
+__all__ = ["maintain", "plan_table", "render_plan"]
+
+
+def plan_table(table: Table, orphans: bool | None = None) -> Plan:
+    """The maintenance due on ``table`` now: its health (with orphans when ``orphans`` or the table option
+    ``maintenance.remove-orphan-files.enabled`` says so), dry runs of partition expiry (with
+    ``partition.expiration-time`` set) and of manifest compaction, planned. Reads metadata only."""
+    from table_engine.core_options import (
+        MAINTENANCE_ORPHANS_ENABLED,
+        MAINTENANCE_ORPHANS_OLDER_THAN,
+        PARTITION_EXPIRATION_TIME,
+    )
+    from table_engine.store.lifecycle.planner import ManifestState, plan_maintenance
+
+    opts = table.options
+    with_orphans = bool(orphans) or opts.get(MAINTENANCE_ORPHANS_ENABLED)
+    now = clock.now_millis()
+    health = table.health(orphans=with_orphans,
+                          orphans_older_than_millis=now - opts.get(MAINTENANCE_ORPHANS_OLDER_THAN))
+    expired: list[str] = []
+    if health.snapshot_id is not None and opts.get(PARTITION_EXPIRATION_TIME) and table.schema.partition_keys:
+        found = table.expire_partitions(dry_run=True).partitions
+        expired = ["/".join(f"{k}={v}" for k, v in p.items()) for p in found]
+    manifests = None
+    if health.snapshot_id is not None:
+        m = table.compact_manifest(dry_run=True)
+        manifests = ManifestState(m.manifests_before, m.small_manifests, m.delete_entries)
+    return plan_maintenance(health, opts, expired_partitions=expired, manifests=manifests)
+
+
+def maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
+    """Run ``cmd``: the plan, then (without ``dry_run``) each action's command; the plan and the results."""
+    table = catalog.get_table(cmd.table)
+    plan = plan_table(table, cmd.orphans)
+    results: list[dict[str, Any]] = []
+    if not cmd.dry_run:
+        for action in plan.actions:
+            first, last = table.earliest_snapshot_id(), table.latest_snapshot_id()
+            sub = action_command(action, cmd, 0 if first is None or last is None else last - first + 1)
+            local = entry(type(sub), "local").local
+            assert local is not None
+            results.append({"kind": action.kind, "command": sub.to_dict(), "result": local(sub, catalog)})
+    return {"snapshot_id": table.latest_snapshot_id(), "planned_at_snapshot": plan.snapshot_id,
+            "dry_run": cmd.dry_run, "due": [a.kind for a in plan.actions], "plan": plan.to_dict(),
+            "results": results}
+
+
+def action_command(action: Action, cmd: Maintain, snapshots: int) -> Command:
+    """The command that runs ``action`` on ``cmd``'s table (``snapshots``: how many the table has now, the most a
+    snapshot expiry may delete: it expires all that are due, not ``snapshot.expire.limit`` of them)."""
+    base: dict[str, Any] = {"warehouse": cmd.warehouse, "table": cmd.table, "catalog_options": cmd.catalog_options}
+    committing = {**base, "snapshot_properties": cmd.snapshot_properties, "commit_user": cmd.commit_user}
+    kind = action.kind
+    if kind == "compact":
+        return Compact(**committing, full=action.full, partitions=tuple(_spec(p) for p in action.partitions))
+    if kind == "expire-partitions":
+        return ExpirePartitions(**base, snapshot_properties=cmd.snapshot_properties,
+                                max_expires=max(1, len(action.partitions)))
+    if kind == "compact-manifest":
+        return CompactManifest(**committing)
+    if kind == "expire-snapshots":
+        return ExpireSnapshots(**base, max_deletes=max(1, snapshots))
+    if kind == "expire-changelogs":
+        return ExpireChangelogs(**base, max_deletes=max(1, action.count or 1))
+    if kind == "expire-tags":
+        return ExpireTags(**base)
+    if kind == "remove-orphan-files":
+        return RemoveOrphanFiles(**base, older_than_millis=_orphans_cutoff(action))
+    raise ValueError(f"unknown maintenance action {kind!r}")
+
+
+def _spec(text: str) -> dict[str, str]:
+    """``k=v/k2=v2`` as a partition spec."""
+    return dict(part.split("=", 1) for part in text.split("/"))
+
+
+def _orphans_cutoff(action: Action) -> int | None:
+    """The cutoff the plan listed orphans with (in its reason's measured values: the health's ``older_than``)."""
+    return int(action.threshold) if action.threshold else None
+
+
+# ---- the readable form ---------------------------------------------------------------------------------------------
+def render_plan(fields: Mapping[str, Any]) -> str:
+    """A ``maintain`` result as an aligned table: one row per planned action, its reason, estimate and outcome."""
+    plan = fields["plan"]
+    actions: Sequence[Mapping[str, Any]] = plan["actions"]
+    head = (f"maintenance of {plan['table']} at snapshot {plan['snapshot_id']}: "
+            + (f"{len(actions)} actions due" if actions else "nothing due")
+            + (" (dry run)" if fields.get("dry_run") else ""))
+    if not actions:
+        return head
+    results = dict(enumerate(fields.get("results") or []))
+    rows = [("#", "action", "target", "estimated bytes", "outcome", "reason")]
+    for i, a in enumerate(actions):
+        target = ("full " if a.get("full") else "") + (", ".join(a["partitions"]) or "all") \
+            if a["kind"] in ("compact", "expire-partitions") else (str(a["count"]) if a.get("count") else "")
+        est = a.get("estimated_bytes")
+        rows.append((str(i + 1), a["kind"], target, "?" if est is None else str(est),
+                     _outcome(results.get(i)) if not fields.get("dry_run") else "planned", a["reason"]))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
+    lines = [head]
+    for r in rows:
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+    return "\n".join(lines)
+
+
+def _outcome(result: Mapping[str, Any] | None) -> str:
+    if result is None:
+        return "not run"
+    r = result.get("result") or {}
+    for key in ("snapshot_id", "expired_snapshots", "expired_changelogs", "expired_tags", "expired_partitions",
+                "orphan_files"):
+        if key in r:
+            v = r[key]
+            return f"{key}={len(v) if isinstance(v, list) else v}"
+    return "done"

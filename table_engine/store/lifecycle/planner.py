@@ -1,0 +1,216 @@
+"""The maintenance planner: from a table's health (:class:`~table_engine.store.lifecycle.health.TableHealth`) and its
+options, the maintenance that is due now, as a :class:`Plan` of :class:`Action` s. A pure function: no I/O.
+
+Each action names its kind, what it acts on (partitions and buckets for compaction), the reason (the measured value
+and the threshold it passed, both as numbers and as a sentence) and an estimate of the bytes it rewrites or deletes
+(None where metadata alone cannot tell). Thresholds are the table's options, Paimon's where Paimon has one:
+
+============================  ===================================================================================
+action                        due when
+============================  ===================================================================================
+``compact`` (minor)           a bucket of a primary-key table has ``num-sorted-run.compaction-trigger`` sorted runs
+                              or more; a bucket of an append table has ``compaction.min.file-num`` small files or
+                              more; a partition has files in the postpone bucket (``bucket = -2``)
+``compact`` (full)            a bucket's rows deleted by deletion vectors exceed ``compaction.delete-ratio-threshold``
+                              of its rows
+``expire-partitions``         ``partition.expiration-time`` is set and partitions are past it (the caller finds them
+                              with a dry run of partition expiry: values need the partition time rules)
+``compact-manifest``          ``manifest.merge-min-count`` small manifests or more (a dry run of ``compact-manifest``
+                              counts them)
+``expire-snapshots``          snapshots are expirable by ``snapshot.num-retained.min/max`` and
+                              ``snapshot.time-retained``
+``expire-changelogs``         long-lived changelogs are expirable by ``changelog.*``
+``expire-tags``               tags are past their ``time-retained``
+``remove-orphan-files``       orphan candidates were listed (health with ``orphans``: the table option
+                              ``maintenance.remove-orphan-files.enabled``) and some exist
+============================  ===================================================================================
+
+The actions come in that order, the order to run them in: compaction first (it commits snapshots expiry then
+handles), expiry after, orphans last (files the other actions freed are deleted by them, not left as orphans).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from table_engine.core_options import (
+    COMPACTION_DELETE_RATIO_THRESHOLD,
+    COMPACTION_MIN_FILE_NUM,
+    MAINTENANCE_ORPHANS_OLDER_THAN,
+    MANIFEST_MERGE_MIN_COUNT,
+    PARTITION_EXPIRATION_TIME,
+    CoreOptions,
+)
+from table_engine.format.bucket import POSTPONE_BUCKET
+from table_engine.store.lifecycle.health import BucketHealth, TableHealth
+
+__all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "plan_maintenance"]
+
+ACTION_KINDS = ("compact", "expire-partitions", "compact-manifest", "expire-snapshots", "expire-changelogs",
+                "expire-tags", "remove-orphan-files")
+"""Every action kind, in the order a plan runs them (each is the command of that name)."""
+
+
+@dataclass(frozen=True)
+class ManifestState:
+    """What a dry run of ``compact-manifest`` found: the latest snapshot's data manifests, the small ones (below
+    ``manifest.target-file-size``), their DELETE entries."""
+
+    manifests: int
+    small_manifests: int
+    delete_entries: int
+
+
+@dataclass(frozen=True)
+class Action:
+    """One due maintenance action.
+
+    :param kind: one of :data:`ACTION_KINDS` (the command that runs it).
+    :param reason: why, in one sentence (the measured value and the threshold it passed).
+    :param measured: the measured value.
+    :param threshold: the threshold it passed (the option's value).
+    :param option: the option the threshold comes from.
+    :param full: for ``compact``: a full compaction.
+    :param partitions: for ``compact`` and ``expire-partitions``: the partitions (``k=v/k2=v2``; empty with an
+        unpartitioned table: all of it).
+    :param buckets: for ``compact``: the ``partition:bucket`` pairs that passed the threshold.
+    :param estimated_bytes: bytes rewritten (compaction) or deleted (partitions, orphans); None: unknown from
+        metadata.
+    :param count: how many snapshots, changelogs, tags or files it removes (None for compaction).
+    """
+
+    kind: str
+    reason: str
+    measured: float
+    threshold: float
+    option: str
+    full: bool = False
+    partitions: list[str] = field(default_factory=list)
+    buckets: list[str] = field(default_factory=list)
+    estimated_bytes: int | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The actions due on ``table`` at its snapshot ``snapshot_id``, in the order to run them."""
+
+    table: str
+    snapshot_id: int | None
+    actions: list[Action]
+
+    @property
+    def empty(self) -> bool:
+        """Nothing is due."""
+        return not self.actions
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON types only."""
+        return asdict(self)
+
+
+def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_partitions: Sequence[str] = (),
+                     manifests: ManifestState | None = None) -> Plan:
+    """The maintenance due on the table of ``health`` with the options ``options`` (see the module docstring);
+    ``expired_partitions`` (``k=v`` texts) and ``manifests`` are what dry runs of partition expiry and manifest
+    compaction found (they need more than the health has)."""
+    actions = [*_compactions(health, options)]
+    if expired_partitions:
+        wanted = set(expired_partitions)
+        size = sum(p.bytes for p in health.partitions if p.partition in wanted)
+        ttl = options.get(PARTITION_EXPIRATION_TIME)
+        actions.append(Action("expire-partitions", f"{len(wanted)} partitions are older than "
+                              f"partition.expiration-time ({ttl} ms)", len(wanted), float(ttl or 0),
+                              PARTITION_EXPIRATION_TIME.key, partitions=sorted(wanted), estimated_bytes=size,
+                              count=len(wanted)))
+    merge_min = options.get(MANIFEST_MERGE_MIN_COUNT)
+    if manifests is not None and manifests.small_manifests >= merge_min:
+        actions.append(Action("compact-manifest", f"{manifests.small_manifests} of {manifests.manifests} manifests "
+                              f"are small: manifest.merge-min-count {merge_min} or more", manifests.small_manifests,
+                              merge_min, MANIFEST_MERGE_MIN_COUNT.key))
+    s = health.snapshots
+    if s.expirable:
+        actions.append(Action("expire-snapshots", _retention_reason("snapshots", s.expirable, s.count, s.retain_max,
+                                                                    s.time_retained_millis, "snapshot"),
+                              s.expirable, 0, "snapshot.num-retained.max" if s.over_max else "snapshot.time-retained",
+                              count=s.expirable))
+    c = health.changelogs
+    if c.expirable:
+        actions.append(Action("expire-changelogs", _retention_reason("changelogs", c.expirable, c.count, c.retain_max,
+                                                                     c.time_retained_millis, "changelog"),
+                              c.expirable, 0, "changelog.num-retained.max" if c.over_max else "changelog.time-retained",
+                              count=c.expirable))
+    expired_tags = [t for t in health.tags if t.expired]
+    if expired_tags:
+        names = ", ".join(t.name for t in expired_tags[:5]) + (", ..." if len(expired_tags) > 5 else "")
+        actions.append(Action("expire-tags", f"{len(expired_tags)} tags are past their time-retained ({names})",
+                              len(expired_tags), 0, "tag.default-time-retained", count=len(expired_tags)))
+    o = health.orphans
+    if o is not None and o.files:
+        actions.append(Action("remove-orphan-files", f"{o.files} files ({o.bytes} bytes) no snapshot, tag or "
+                              f"changelog references, older than {o.older_than_millis} (epoch ms; the threshold)",
+                              o.files,
+                              o.older_than_millis, MAINTENANCE_ORPHANS_OLDER_THAN.key, estimated_bytes=o.bytes,
+                              count=o.files))
+    return Plan(health.table, health.snapshot_id, actions)
+
+
+def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
+    """A full compaction of the partitions whose deletion vectors passed the threshold, then a minor one of the
+    partitions with too many sorted runs, small files or a postpone backlog (a partition in the full one is not
+    compacted twice)."""
+    ratio = options.get(COMPACTION_DELETE_RATIO_THRESHOLD)
+    deleted = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.deleted_rows
+               and b.deletion_vector_ratio > ratio]
+    out = []
+    if deleted:
+        worst = max(b.deletion_vector_ratio for b in deleted)
+        out.append(_compact(health, deleted, True, f"{len(deleted)} buckets have more rows deleted by deletion "
+                            f"vectors than compaction.delete-ratio-threshold {ratio} (worst {worst:.3f})",
+                            worst, ratio, COMPACTION_DELETE_RATIO_THRESHOLD.key))
+    done = {b.partition for b in deleted}
+    trigger = health.num_sorted_run_compaction_trigger
+    min_files = options.get(COMPACTION_MIN_FILE_NUM)
+    if health.primary_key:
+        runs = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.sorted_runs >= trigger
+                and b.partition not in done]
+        if runs:
+            worst_runs = max(b.sorted_runs for b in runs)
+            out.append(_compact(health, runs, False, f"{len(runs)} buckets have num-sorted-run.compaction-trigger "
+                                f"{trigger} sorted runs or more (worst {worst_runs})", worst_runs, trigger,
+                                "num-sorted-run.compaction-trigger"))
+            done |= {b.partition for b in runs}
+    else:
+        small = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.small_files >= min_files
+                 and b.partition not in done]
+        if small:
+            worst_small = max(b.small_files for b in small)
+            out.append(_compact(health, small, False, f"{len(small)} buckets have compaction.min.file-num "
+                                f"{min_files} small files or more (worst {worst_small})", worst_small, min_files,
+                                COMPACTION_MIN_FILE_NUM.key))
+            done |= {b.partition for b in small}
+    postponed = [b for b in health.buckets if b.bucket == POSTPONE_BUCKET and b.files and b.partition not in done]
+    if postponed:
+        files = sum(b.files for b in postponed)
+        out.append(_compact(health, postponed, False, f"{files} files wait in the postpone bucket (bucket = -2) of "
+                            f"{len(postponed)} partitions", files, 0, "bucket"))
+    return out
+
+
+def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, reason: str, measured: float,
+             threshold: float, option: str) -> Action:
+    """A compaction of the partitions of ``buckets`` (all of an unpartitioned table); the estimate: the bytes of
+    those buckets (a full compaction: of every bucket of those partitions)."""
+    parts = sorted({b.partition for b in buckets})
+    size = (sum(b.bytes for b in health.buckets if b.partition in set(parts)) if full
+            else sum(b.bytes for b in buckets))
+    return Action("compact", reason, float(measured), float(threshold), option, full=full,
+                  partitions=[p for p in parts if p], buckets=[f"{b.partition}:{b.bucket}" for b in buckets],
+                  estimated_bytes=size)
+
+
+def _retention_reason(what: str, expirable: int, count: int, retain_max: int, retained_ms: int, prefix: str) -> str:
+    return (f"{expirable} of {count} {what} are expirable by {prefix}.num-retained.min/max (max {retain_max}) and "
+            f"{prefix}.time-retained ({retained_ms} ms)")

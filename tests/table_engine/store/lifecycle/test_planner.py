@@ -1,0 +1,245 @@
+"""The maintenance planner: hand-built health values against each threshold (and a hypothesis model of the
+compaction triggers), then real tables in known states through the ``maintain`` command: the plan names what is due,
+running it does it, and a second plan is empty; a dry run and bad input change nothing."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import time
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from table_engine import Catalog
+from table_engine.cli import main
+from table_engine.core_options import CoreOptions
+from table_engine.ops import Maintain
+from table_engine.ops.maintain import render_plan
+from table_engine.ops.run import run_command
+from table_engine.store.lifecycle.health import (
+    BucketHealth,
+    OrphanHealth,
+    RetentionHealth,
+    TableHealth,
+    TagHealth,
+    _partitions,
+    _sums,
+)
+from table_engine.store.lifecycle.planner import ACTION_KINDS, ManifestState, plan_maintenance
+from table_engine.table import Table
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+
+
+# ---- hand-built health ---------------------------------------------------------------------------------------------
+def bucket(partition: str = "dt=a", b: int = 0, *, runs: int = 1, small: int = 0, files: int = 1, rows: int = 10,
+           deleted: int = 0, size: int = 100) -> BucketHealth:
+    return BucketHealth(partition, b, files, rows, size, max(0, runs - 1), runs, 1, small, small / files, deleted,
+                        deleted / rows if rows else 0.0, 0, files if b == -2 else 0)
+
+
+def retention(count: int = 3, expirable: int = 0, over_max: int = 0) -> RetentionHealth:
+    return RetentionHealth(count, 1 if count else None, count or None, 0, 10, 2**31 - 1, 3_600_000, expirable,
+                           over_max, 0)
+
+
+def health(buckets: list[BucketHealth], *, pk: bool = True, trigger: int = 5, **changes: Any) -> TableHealth:
+    h = TableHealth(table="db.t", primary_key=pk, snapshot_id=3, computed_at_millis=0, target_file_size=1 << 27,
+                    small_file_threshold=1 << 26, num_sorted_run_compaction_trigger=trigger, **_sums(buckets),
+                    max_sorted_runs=max((b.sorted_runs for b in buckets), default=0),
+                    postpone_files=sum(b.postpone_files for b in buckets), partitions=_partitions(buckets),
+                    buckets=buckets, snapshots=retention(), changelogs=retention(0), consumers=[], tags=[],
+                    branches=[], last_compaction=None, last_tag=None, last_tag_name=None, last_expiry_millis=None,
+                    latest=None)
+    return replace(h, **changes)
+
+
+OPTS = CoreOptions()
+
+
+def kinds(h: TableHealth, opts: CoreOptions = OPTS, **kw: Any) -> list[str]:
+    return [a.kind for a in plan_maintenance(h, opts, **kw).actions]
+
+
+def test_each_threshold_at_and_below_it() -> None:
+    assert plan_maintenance(health([]), OPTS).empty
+    assert kinds(health([bucket(runs=4)])) == []  # below num-sorted-run.compaction-trigger 5
+    (a,) = plan_maintenance(health([bucket(runs=5, size=7), bucket("dt=b", runs=2, size=9)]), OPTS).actions
+    assert (a.kind, a.full, a.partitions, a.buckets, a.measured, a.threshold, a.option, a.estimated_bytes) == (
+        "compact", False, ["dt=a"], ["dt=a:0"], 5, 5, "num-sorted-run.compaction-trigger", 7)
+    assert "trigger 5" in a.reason and "worst 5" in a.reason
+    assert kinds(health([bucket(runs=3)], trigger=3)) == ["compact"]  # the table's own trigger
+    # append tables: small files against compaction.min.file-num (5)
+    assert kinds(health([bucket(small=4, files=4)], pk=False)) == []
+    assert kinds(health([bucket(small=5, files=5)], pk=False)) == ["compact"]
+    assert kinds(health([bucket(small=3, files=3)], pk=False), CoreOptions({"compaction.min.file-num": "3"})) == [
+        "compact"]
+    # deletion vectors: full compaction of the partition above compaction.delete-ratio-threshold (0.2)
+    assert kinds(health([bucket(deleted=2)])) == []
+    (full,) = plan_maintenance(health([bucket(deleted=3, runs=6), bucket(b=1, size=50)]), OPTS).actions
+    assert full.full and full.partitions == ["dt=a"] and full.estimated_bytes == 150  # not also a minor one
+    # the postpone backlog
+    (post,) = plan_maintenance(health([bucket(b=-2, files=2)]), OPTS).actions
+    assert post.kind == "compact" and post.buckets == ["dt=a:-2"] and post.measured == 2
+    # unpartitioned: no partition named (the whole table)
+    assert plan_maintenance(health([bucket("", runs=9)]), OPTS).actions[0].partitions == []
+
+
+def test_retention_tags_partitions_manifests_orphans_in_order() -> None:
+    tags = [TagHealth("old", 1, None, 1, True), TagHealth("live", 2, None, None, False)]
+    orphans = OrphanHealth(files=2, bytes=14, listed=9, truncated=False, older_than_millis=1234)
+    h = health([bucket(runs=5), bucket("dt=old", size=40)], snapshots=retention(12, 2, 0),
+               changelogs=retention(4, 1, 1), tags=tags, orphans=orphans)
+    plan = plan_maintenance(h, OPTS, expired_partitions=["dt=old"],
+                            manifests=ManifestState(manifests=31, small_manifests=30, delete_entries=0))
+    assert [a.kind for a in plan.actions] == list(ACTION_KINDS)  # every kind, in the order they run
+    by = {a.kind: a for a in plan.actions}
+    assert by["expire-partitions"].estimated_bytes == 40 and by["expire-partitions"].partitions == ["dt=old"]
+    assert (by["expire-snapshots"].count, by["expire-snapshots"].option) == (2, "snapshot.time-retained")
+    assert by["expire-changelogs"].option == "changelog.num-retained.max"
+    assert by["expire-tags"].count == 1 and "old" in by["expire-tags"].reason
+    assert (by["remove-orphan-files"].estimated_bytes, by["remove-orphan-files"].threshold) == (14, 1234)
+    assert by["compact-manifest"].threshold == 30
+    assert kinds(h, manifests=ManifestState(31, 29, 5), expired_partitions=[]) == [
+        "compact", "expire-snapshots", "expire-changelogs", "expire-tags", "remove-orphan-files"]
+    json.dumps(plan.to_dict())  # JSON types only
+    assert render_plan({"plan": plan.to_dict(), "dry_run": True}).startswith(
+        "maintenance of db.t at snapshot 3: 7 actions due (dry run)")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["dt=a", "dt=b", "dt=c"]), st.integers(0, 3), st.integers(1, 9),
+                          st.integers(0, 9)), max_size=12, unique_by=lambda x: (x[0], x[1])),
+       st.booleans(), st.integers(2, 8))
+def test_compaction_names_exactly_the_partitions_over_their_trigger(
+        spec: list[tuple[str, int, int, int]], pk: bool, trigger: int) -> None:
+    buckets = [bucket(p, b, runs=runs, small=small, files=max(small, 1)) for p, b, runs, small in spec]
+    opts = CoreOptions({"compaction.min.file-num": str(trigger)})
+    plan = plan_maintenance(health(buckets, pk=pk, trigger=trigger), opts)
+    over = {b.partition for b in buckets if (b.sorted_runs if pk else b.small_files) >= trigger}
+    compacted = {p for a in plan.actions for p in a.partitions}
+    assert compacted == over and all(a.kind == "compact" and not a.full for a in plan.actions)
+    assert len(plan.actions) == (1 if over else 0)
+
+
+# ---- real tables through the maintain command -------------------------------------------------------------------
+def digest(path: str) -> dict[str, str]:
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                out[os.path.join(d, f)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def write(t: Table, ids: list[int], dt: str = "a", v: int = 0) -> None:
+    t.write(pa.table({"dt": [dt] * len(ids), "id": ids, "v": [v] * len(ids)}, schema=SCHEMA))
+
+
+def maintain(warehouse: str, table: str, **kw: Any) -> dict[str, Any]:
+    return run_command(Maintain(warehouse=warehouse, table=table, **kw))
+
+
+def run_then_replan(warehouse: str, t: Table, expected: list[str]) -> dict[str, Any]:
+    """A dry run plans ``expected`` and changes nothing; the run does it; a second plan is empty."""
+    before = digest(t.path)
+    dry = maintain(warehouse, t.identifier, dry_run=True)
+    assert dry["due"] == expected and dry["results"] == [] and digest(t.path) == before
+    done = maintain(warehouse, t.identifier, snapshot_properties={"airflow.run_id": "m1"})
+    assert [r["kind"] for r in done["results"]] == expected == done["due"]
+    again = maintain(warehouse, t.identifier, dry_run=True)
+    assert again["due"] == [], again["plan"]
+    return done
+
+
+def test_level0_backlog_is_compacted_and_stays_done(catalog: Catalog, warehouse: str) -> None:
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "2", "write-only": "true"})
+    for i in range(6):
+        write(t, [i, i + 10], "a")
+    write(t, [1], "b")
+    done = run_then_replan(warehouse, t, ["compact"])
+    (r,) = done["results"]
+    assert r["command"]["partitions"] == [{"dt": "a"}] and not r["command"]["full"]
+    snap = t.snapshot(r["result"]["snapshot_id"])
+    assert snap.commit_kind == "COMPACT" and (snap.properties or {}).get("airflow.run_id") == "m1"
+    assert sorted((x["dt"], x["id"]) for x in t.read().to_pylist()) == sorted(
+        [("a", i) for i in range(6)] + [("a", i + 10) for i in range(6)] + [("b", 1)])
+
+
+def test_too_many_snapshots_are_expired(catalog: Catalog, warehouse: str) -> None:
+    t = catalog.create_table("db.s", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "1", "snapshot.num-retained.min": "1",
+                                      "snapshot.num-retained.max": "3", "snapshot.expire.limit": "1",
+                                      "num-sorted-run.compaction-trigger": "20", "write-only": "true"})
+    for i in range(7):
+        write(t, [i])
+    done = run_then_replan(warehouse, t, ["expire-snapshots"])
+    assert done["results"][0]["result"]["expired_snapshots"] == [1, 2, 3, 4]  # all due, not snapshot.expire.limit
+    assert t.earliest_snapshot_id() == 5
+
+
+def test_small_files_of_an_append_table_deletion_vectors_and_the_postpone_bucket(catalog: Catalog,
+                                                                                 warehouse: str) -> None:
+    a = catalog.create_table("db.a", SCHEMA, partition_keys=["dt"], options={"write-only": "true"})
+    for i in range(5):
+        write(a, [i])
+    run_then_replan(warehouse, a, ["compact"])
+    assert a.health().files == 1
+    dv = catalog.create_table("db.dv", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                              options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    write(dv, list(range(10)))
+    write(dv, [1, 2, 3], v=1)  # 3 of 10 rows deleted by vectors: above compaction.delete-ratio-threshold 0.2
+    done = run_then_replan(warehouse, dv, ["compact"])
+    assert done["results"][0]["command"]["full"] and dv.health().deleted_rows == 0
+    p = catalog.create_table("db.p", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "-2"})
+    write(p, [1, 2])
+    run_then_replan(warehouse, p, ["compact"])
+    assert p.health().postpone_files == 0 and len(p.read()) == 2
+
+
+def test_tags_partitions_and_orphans(catalog: Catalog, warehouse: str) -> None:
+    today = datetime.date.today().strftime("%Y%m%d")
+    t = catalog.create_table("db.o", SCHEMA, partition_keys=["dt"],
+                             options={"partition.expiration-time": "7 d", "partition.timestamp-formatter": "yyyyMMdd",
+                                      "maintenance.remove-orphan-files.enabled": "true",
+                                      "maintenance.remove-orphan-files.older-than": "1 h"})
+    write(t, [1], "20200101")
+    write(t, [2], today)
+    t.create_tag("old", time_retained_ms=1)
+    dead = f"{t.path}/dt={today}/bucket-0/data-dead-0.parquet"
+    with open(dead, "wb") as f:
+        f.write(b"orphan!")
+    stamp = time.time() - 7200
+    os.utime(dead, (stamp, stamp))
+    time.sleep(0.01)
+    done = run_then_replan(warehouse, t, ["expire-partitions", "expire-tags", "remove-orphan-files"])
+    assert done["results"][0]["result"]["expired_partitions"] == [{"dt": "20200101"}]
+    assert not os.path.exists(dead) and t.health().tags == []
+    assert [r["id"] for r in t.read().to_pylist()] == [2]
+
+
+def test_cli_prints_the_plan_and_bad_input_changes_nothing(catalog: Catalog, warehouse: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["dt", "id"], options={"bucket": "1",
+                                                                                "write-only": "true"})
+    for i in range(5):
+        write(t, [i])
+    before = digest(t.path)
+    assert main(["maintain", "--warehouse", warehouse, "--table", "db.t", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "maintenance of db.t at snapshot 5: 1 actions due (dry run)"
+    assert out[1].split()[:3] == ["#", "action", "target"] and out[2].split()[:3] == ["1", "compact", "all"]
+    assert json.loads(out[-1])["plan"]["actions"][0]["kind"] == "compact"
+    assert main(["maintain", "--warehouse", warehouse, "--table", "db.nope"]) == 1
+    line = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert line["status"] == "error" and "db.nope" in line["error"] and "\n" not in line["error"]
+    assert digest(t.path) == before
