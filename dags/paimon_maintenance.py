@@ -6,12 +6,14 @@
     paimon_expire_partitions      drop partitions older than a retention                          daily
     paimon_remove_orphan_files    delete files nothing references (failed or killed jobs)         weekly
     paimon_rollback               roll a table back to a snapshot or tag                          by hand only
+    paimon_maintenance            the tables of a database: plan each, run only what is due       daily
 
-Every DAG takes a list of tables (default: the tables of the streaming-lake templates) and runs one mapped task per
-table, labelled by its table. Optional fields may be left empty (they are nullable); a bad value (an unknown table,
-a malformed duration, partition or snapshot id) fails its task at once, without retries, and the task log ends with
-the command, the table and the engine's one-line error. Defaults are valid for scheduled runs; nothing uses the
-logical date (UI-triggered runs have none), and names that need a date use ``dag_run.run_after``.
+Every DAG but paimon_maintenance (which lists a database's tables) takes a list of tables (default: the tables of
+the streaming-lake templates) and runs one mapped task per table, labelled by its table. Optional fields may be left
+empty (they are nullable); a bad value (an unknown table, a malformed duration, partition or snapshot id) fails its
+task at once, without retries, and the task log ends with the command, the table and the engine's one-line error.
+Defaults are valid for scheduled runs; nothing uses the logical date (UI-triggered runs have none), and names that
+need a date use ``dag_run.run_after``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from paimon_provider.assets import writes_alias
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
 from paimon_provider.maintenance import (
     for_each_table,
+    list_database_tables,
     maintenance_dag,
     rollback_params,
     selected_tables,
@@ -34,6 +37,7 @@ from paimon_provider.operators import (
     PaimonExpirePartitionsOperator,
     PaimonExpireSnapshotsOperator,
     PaimonExpireTagsOperator,
+    PaimonMaintenanceOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRollbackOperator,
 )
@@ -201,4 +205,40 @@ with maintenance_dag(
         task_id="rollback",
         table="{{ params.table }}",
         version="{{ params.version }}",
+    )
+
+
+GLOBS = ("fnmatch globs on the table name (without the database), one per line: '*' any text, '?' one character, "
+         "'[abc]' one of them")
+
+with maintenance_dag(
+    "paimon_maintenance",
+    description="Plan each table of a database from its health and options; run only the maintenance that is due",
+    schedule="@daily",
+    params={
+        "database": Param("dwd", type="string", pattern=r"^[A-Za-z0-9_]+$", title="Database",
+                          description="The database whose tables are maintained (letters, digits and '_')."),
+        "include": Param(["*"], type="array", items={"type": "string", "minLength": 1}, minItems=1,
+                         title="Include", description=f"Tables matching one of these: {GLOBS}."),
+        "exclude": Param([], type="array", items={"type": "string", "minLength": 1}, title="Exclude",
+                         description=f"Leave out tables matching one of these: {GLOBS}. Empty: none."),
+        "dry_run": Param(False, type="boolean", title="Dry run",
+                         description="Only plan: each table's task logs and returns its plan, nothing changes."),
+        "orphans": Param(False, type="boolean", title="Orphan files",
+                         description="Also look for orphan files in every table (lists each table's files; "
+                                     "without it only tables with maintenance.remove-orphan-files.enabled)."),
+    },
+    leaves=("per table, only the maintenance its health and options make due (docs/maintenance-planner.md): "
+            "compaction (COMPACT snapshots), then partition, snapshot, changelog and tag expiry, manifest "
+            "compaction, orphan files. A table with nothing due is read (metadata only) and left as it was. Each "
+            "table's task log shows the plan and the outcome of each action side by side; its XCom holds both."),
+    notes=("The first task lists the database's tables matching *Include* and not *Exclude*; every listed table "
+           "gets its own mapped task, labelled by its table. " + NOTES),
+) as maintenance_planner_dag:
+    for_each_table(
+        PaimonMaintenanceOperator,
+        task_id="maintain",
+        tables=list_database_tables(),
+        dry_run_only="{{ params.dry_run }}",
+        orphans="{{ params.orphans }}",
     )

@@ -15,6 +15,7 @@ Only ``airflow.sdk`` is imported here: DAG files import this module at parse tim
 from __future__ import annotations
 
 import datetime
+import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -148,6 +149,36 @@ def show_rollback_targets(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> 
     for line in found.lines(table):
         logging.getLogger(__name__).info("%s", line)
     return {"tags": found.tags, "snapshots": [list(s) for s in found.snapshots]}
+
+
+def match_tables(database: str, names: Sequence[str], include: Sequence[str] | str | None,
+                 exclude: Sequence[str] | str | None) -> list[str]:
+    """``database.table`` of the ``names`` (tables of ``database``) matching a glob of ``include`` (default: all)
+    and none of ``exclude`` (``fnmatch`` globs on the table name, case-sensitive; a string is one glob)."""
+    def globs(value: Sequence[str] | str | None) -> list[str]:
+        items = [value] if isinstance(value, str) else list(value or ())
+        return [str(g).strip() for g in items if str(g).strip()]
+
+    keep, drop = globs(include) or ["*"], globs(exclude)
+    return [f"{database}.{n}" for n in names
+            if any(fnmatch.fnmatchcase(n, g) for g in keep) and not any(fnmatch.fnmatchcase(n, g) for g in drop)]
+
+
+@task(task_id="list_tables")
+def list_database_tables(paimon_conn_id: str = DEFAULT_CONN_ID, **context: Any) -> list[str]:
+    """The tables of the ``database`` param matching its ``include`` and none of its ``exclude`` globs, listed
+    through the engine's catalog (an unknown database fails here, with the catalog's one-line error)."""
+    import logging
+
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    params = context["params"]
+    database = str(params["database"])
+    names = PaimonTableHook(paimon_conn_id).get_catalog().list_tables(database)
+    found = match_tables(database, names, params.get("include"), params.get("exclude"))
+    logging.getLogger(__name__).info("%d of the %d tables of %s selected: %s", len(found), len(names), database,
+                                     ", ".join(found) or "none")
+    return found
 
 
 @task

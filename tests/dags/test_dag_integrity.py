@@ -11,7 +11,7 @@ from airflow.sdk.exceptions import ParamValidationError
 
 LAKE = ["paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads", "paimon_wap"]
 MAINTENANCE = ["paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
-               "paimon_remove_orphan_files", "paimon_rollback"]
+               "paimon_remove_orphan_files", "paimon_rollback", "paimon_maintenance"]
 EVENTS = ["paimon_external_commits"]
 # context keys that do not exist (or raise) in runs triggered from the UI/REST, which have no logical date
 _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logical_date|execution_date|"
