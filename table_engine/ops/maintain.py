@@ -5,6 +5,7 @@ which the CLI and :class:`PaimonMaintenanceOperator` print."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from table_engine.table import Table
 
 __all__ = ["maintain", "plan_table", "render_plan"]
+
+log = logging.getLogger("table_engine.cli")
 
 
 def plan_table(table: Table, orphans: bool | None = None) -> Plan:
@@ -67,7 +70,14 @@ def maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
             sub = action_command(action, cmd, 0 if first is None or last is None else last - first + 1)
             local = entry(type(sub), "local").local
             assert local is not None
-            results.append({"kind": action.kind, "command": sub.to_dict(), "result": local(sub, catalog)})
+            log.info("%s: %s (%s)", cmd.table, action.kind, action.reason)
+            try:
+                out = local(sub, catalog)
+            except Exception:  # the job fails with this action's error; the log says what was done before it
+                log.error("%s: %s failed after %s", cmd.table, action.kind,
+                          ", ".join(r["kind"] for r in results) or "no other action")
+                raise
+            results.append({"kind": action.kind, "command": sub.to_dict(), "result": out})
     return {"snapshot_id": table.latest_snapshot_id(), "planned_at_snapshot": plan.snapshot_id,
             "dry_run": cmd.dry_run, "due": [a.kind for a in plan.actions], "plan": plan.to_dict(),
             "results": results}
