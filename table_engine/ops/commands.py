@@ -278,7 +278,8 @@ class Maintain(CommittingCommand):
     """Plan the maintenance due now (:func:`~table_engine.store.lifecycle.planner.plan_maintenance`: compaction,
     partition, snapshot, changelog and tag expiry, manifest compaction, orphan files, each by the table's option
     thresholds) from metadata only, then run the due actions in order through the commands of those names. The
-    result holds the plan and each action's result side by side; a second run plans nothing."""
+    result holds the plan and each action's result side by side; a second run plans nothing. Not a Spark job: a due
+    compaction runs with the engine in the process that runs the command (the worker, or the Spark driver)."""
 
     dry_run: bool = arg("only plan: change nothing", kind="flag")
     orphans: bool = arg("also look for orphan files (default: the table option "
