@@ -1,7 +1,7 @@
 """The metadata-only maintenance DAGs on a fresh lake (``make airflow``: the tables exist, empty, before the first
-batch lands) run green: nothing to expire or delete, and the daily tag skips the tables with no snapshot yet
-without keeping the tags of the other tables from expiring. (Compaction, a Spark job, is covered on empty tables
-through the engine's CLI in tests/spark/test_cli_local.py.)"""
+batch lands) run green: nothing to expire or delete (the planner DAG plans nothing), and the daily tag skips the
+tables with no snapshot yet without keeping the tags of the other tables from expiring. (Compaction, a Spark job, is
+covered on empty tables through the engine's CLI in tests/spark/test_cli_local.py.)"""
 
 from __future__ import annotations
 
@@ -43,4 +43,10 @@ def test_maintenance_dags_on_empty_tables(dagbag: Any, airflow_db: None, lake: d
                                              "timestamp_pattern": "$dt", "dry_run": False})
     run(dagbag, "paimon_remove_orphan_files", {**tables, "older_than": "1 d ago", "dry_run": False})
     assert ods.read().num_rows == len(sample.order_event_rows(1))
+    # the planner DAG: an empty table plans nothing; a database none of whose tables is selected maps no task
+    planner = {"database": sample.DWD.name.split(".")[0], "include": ["*"], "exclude": [], "dry_run": False,
+               "orphans": True}
+    assert run(dagbag, "paimon_maintenance", planner) == {"list_tables[-1]": "success", "maintain[0]": "success"}
+    states = run(dagbag, "paimon_maintenance", {**planner, "exclude": ["*"]})
+    assert states["list_tables[-1]"] == "success" and "maintain[0]" not in states
     assert [catalog.get_table(t).latest_snapshot_id() for t in (sample.DWD.name, sample.DWS.name)] == [None, None]
