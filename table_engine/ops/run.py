@@ -213,7 +213,8 @@ def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
 def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
-                        idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user)
+                        idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
+                        buckets=cmd.buckets)
     return compact_result(table, sid)
 
 

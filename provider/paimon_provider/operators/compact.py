@@ -35,6 +35,9 @@ class PaimonCompactOperator(CommittingOperator):
         a spec that matches no partition, fails the task.
     :param idle_time: only partitions without new data for this long (``"1 d"``) (templated). Needs the
         application's ``--idle-time`` option.
+    :param buckets: only these buckets of a fixed-bucket table: Paimon's ``"0-99,200-299"`` text or a list of
+        numbers (templated); keeps one run of a big table within memory. A bucket outside ``[0, bucket)`` fails
+        the task.
     :param commit_user: the commit user (templated); default derived from the task instance (idempotent retries).
     :param parallelism: Spark compaction tasks (templated).
     """
@@ -42,7 +45,7 @@ class PaimonCompactOperator(CommittingOperator):
     command = "compact"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "full", "partitions", "idle_time",
-                                      "parallelism")
+                                      "buckets", "parallelism")
 
     def __init__(
         self,
@@ -50,6 +53,7 @@ class PaimonCompactOperator(CommittingOperator):
         full: bool | str = False,
         partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
         idle_time: str | None = None,
+        buckets: str | Sequence[int] | None = None,
         commit_user: str | None = None,
         parallelism: int | str | None = None,
         **kwargs: Any,
@@ -58,6 +62,7 @@ class PaimonCompactOperator(CommittingOperator):
         self.full = full
         self.partitions = partitions
         self.idle_time = idle_time
+        self.buckets = buckets
         self.commit_user = commit_user
         self.parallelism = parallelism
 
@@ -70,8 +75,16 @@ class PaimonCompactOperator(CommittingOperator):
         return Compact(warehouse=warehouse, table=self.table, full=as_bool(full),
                        partitions=tuple(partition_texts(self.partitions)),
                        idle_time_millis=as_duration_millis(self.idle_time, "idle_time"),
+                       buckets=bucket_ranges(self.buckets),
                        commit_user=as_optional_text(self.commit_user),
                        parallelism=as_optional_int(self.parallelism, "parallelism"))
+
+
+def bucket_ranges(value: str | Sequence[int] | None) -> str | None:
+    """The ``buckets`` argument as Paimon's ranges text: a list of numbers joined with commas, blank text None."""
+    if value is None or isinstance(value, str):
+        return as_optional_text(value)
+    return ",".join(str(b).strip() for b in value)
 
 
 class PaimonRescaleOperator(CommittingOperator):

@@ -123,6 +123,14 @@ def test_compact_partitions_idle_time_parallelism(paimon_conn: str) -> None:
     assert app_args(op)[-4:] == ["--partition", "dt=a", "--commit-user", "u"]
 
 
+def test_compact_buckets(paimon_conn: str) -> None:
+    for buckets in ("0-99, 200-299", ["0-99", 200]):
+        op = PaimonCompactOperator(task_id="c", table="dwd.orders", buckets=buckets, commit_user="u")
+        assert app_args(op)[-4:-2] == ["--buckets", "0-99, 200-299" if isinstance(buckets, str) else "0-99,200"]
+    with pytest.raises(ValueError, match="--buckets '1-0': range '1-0' starts after its end"):
+        app_args(PaimonCompactOperator(task_id="c2", table="dwd.orders", buckets="1-0"))
+
+
 def test_expire_snapshots(paimon_conn: str) -> None:
     op = PaimonExpireSnapshotsOperator(task_id="e", table="db.t", retain_min="10", retain_max=100,
                                        older_than=datetime.datetime(2026, 1, 2, 3, 4, 5), max_deletes=None)

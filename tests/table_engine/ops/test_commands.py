@@ -99,6 +99,7 @@ def test_the_registry_declares_every_command() -> None:
     (lambda: Compact(warehouse="w", table="db.t", partitions=({},)), "compact: --partition must be partition"),
     (lambda: Compact(warehouse="w", table="db.t", idle_time_millis=-1), "--idle-time must not be negative"),
     (lambda: Compact(warehouse="w", table="db.t", full="yes"), "compact: --full must be true or false"),
+    (lambda: Compact(warehouse="w", table="db.t", buckets="0-x"), "compact: --buckets '0-x': '0-x' is not a bucket"),
     (lambda: Rollback(warehouse="w", table="db.t"), "rollback: one of --snapshot, --tag is required"),
     (lambda: Rollback(warehouse="w", table="db.t", snapshot=1, tag="t"), "--snapshot and --tag exclude each other"),
     (lambda: Write(warehouse="w", table="db.t", source="s", format="xlsx"), "write: --format must be one of"),
