@@ -30,6 +30,7 @@ from table_engine.ops.commands import (
     CheckTable,
     ClearConsumers,
     Compact,
+    CompactDatabase,
     CompactManifest,
     ConsumeChangelog,
     CreateBranch,
@@ -216,6 +217,16 @@ def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
                         idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
                         buckets=cmd.buckets)
     return compact_result(table, sid)
+
+
+@runs(CompactDatabase)
+def run_compact_database(cmd: CompactDatabase, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.compact_database import compact_database
+
+    done = compact_database(catalog, cmd.table, including_tables=cmd.including_tables,
+                            excluding_tables=cmd.excluding_tables, full=cmd.full,
+                            idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user)
+    return {"database": cmd.table, "snapshots": done.snapshots, "compacted": done.compacted}
 
 
 @runs(ExpireSnapshots)
