@@ -86,3 +86,19 @@ def test_expired_partitions_are_skipped_when_asked(catalog: Catalog) -> None:
         t2 = catalog.get_table("db.p").copy({"compaction.skip-expired-partitions": "false"})
         assert t2.compact(full=True) is not None
     assert levels_by_bucket(t) == {((old,), 0): {MAX_LEVEL}, ((new,), 0): {MAX_LEVEL}}
+
+
+def test_the_compact_command_takes_buckets(catalog: Catalog) -> None:
+    from table_engine.ops import Compact
+    from table_engine.ops.run import run_command
+
+    t = catalog.create_table("db.c", SCHEMA, primary_keys=["id"], options={"bucket": "3", "write-only": "true"})
+    for i in range(2):
+        t.write(data(range(i * 10, i * 10 + 30)))
+    before = t.latest_snapshot_id()
+    with pytest.raises(CommandError, match=r"buckets '3': '3' is out of range \[0, 3\)"):
+        run_command(Compact(warehouse=catalog.warehouse, table="db.c", full=True, buckets="3"))
+    assert t.latest_snapshot_id() == before
+    result = run_command(Compact(warehouse=catalog.warehouse, table="db.c", full=True, buckets="2"))
+    assert result["snapshot_id"] == before + 1
+    assert {b for (_, b), lv in levels_by_bucket(t).items() if lv == {MAX_LEVEL}} == {2}
