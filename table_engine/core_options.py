@@ -327,6 +327,9 @@ COMPACTION_DELETE_RATIO_THRESHOLD = key("compaction.delete-ratio-threshold").dou
     .with_validator(lambda v: 0 <= v <= 1, "between 0 and 1").with_description(
         "Append tables with bucket = -1 and deletion vectors: a file whose deleted-row ratio exceeds this is "
         "compacted whatever its size.")
+COMPACTION_SKIP_EXPIRED_PARTITIONS = key("compaction.skip-expired-partitions").bool_type().default_value(False) \
+    .with_description("Dedicated compaction skips partitions already expired by partition.expiration-time; only "
+                      "with partition.expiration-strategy = values-time (the time comes from the partition values).")
 FULL_COMPACTION_DELTA_COMMITS = key("full-compaction.delta-commits").int_type().no_default_value() \
     .with_description("For streaming write, full compaction will be constantly triggered after delta commits. For "
                       "batch write, full compaction will be triggered with each commit as long as this value is "
@@ -557,7 +560,7 @@ SECTIONS = (
         COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
         COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
-        FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        COMPACTION_SKIP_EXPIRED_PARTITIONS, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
         GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
@@ -618,7 +621,7 @@ _JAVA_RUNTIME = (
     "async-file-write", "cache-page-size", "file-operation.thread-num", "file-reader-async-threshold",
     "file.block-size", "local-kv-db.block-size", "local-merge-buffer-size", "lookup-compact",
     "lookup-compact.max-interval", "force-lookup", "compaction.file-num-limit", "compaction.force-up-level-0",
-    "compaction.skip-expired-partitions", "sort-engine", "sort-spill-buffer-size", "sort-spill-threshold",
+    "sort-engine", "sort-spill-buffer-size", "sort-spill-threshold",
     "spill-compression", "spill-compression.zstd-level", "zorder.var-length-contribution",
     "write-max-writers-to-spill", "write.batch-memory", "write.batch-size", "write-buffer-for-append",
     "bucket-append-ordered", "write.sequence-number-init-mode", "file.suffix.include.compression",
@@ -752,6 +755,7 @@ class CoreOptions:
     global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)
     num_sorted_runs_compaction_trigger = accessor(NUM_SORTED_RUNS_COMPACTION_TRIGGER)
+    compaction_skip_expired_partitions = accessor(COMPACTION_SKIP_EXPIRED_PARTITIONS)
     file_index_read_enabled = accessor(FILE_INDEX_READ_ENABLED)
     file_index_in_manifest_threshold = accessor(FILE_INDEX_IN_MANIFEST_THRESHOLD)
     # lifecycle (snapshot/changelog expiry, partitions, tags, consumers)

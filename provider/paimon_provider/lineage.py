@@ -174,6 +174,10 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         previous = _branch_of(cmd.table, str(fields["branch"])) if name == "rename-branch" else None
         outputs.append(TableRef(branch, own_snapshot, LIFECYCLE[name] if result is not None else None, previous))
         return LineageIO(tuple(inputs), tuple(outputs))
+    if name == "compact-database":  # its "table" is a database: the outputs are the tables it compacted
+        snapshots = res.get("snapshots")
+        done = snapshots.items() if isinstance(snapshots, Mapping) else ()
+        return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
     if name == "fast-forward":
         inputs.append(TableRef(_branch_of(cmd.table, str(fields["branch"])), own_snapshot))
     source, output, target = fields.get("source"), fields.get("output"), fields.get("target_table")

@@ -25,6 +25,7 @@ from table_engine.ops.commands import (
     ClearConsumers,
     CommittingCommand,
     Compact,
+    CompactDatabase,
     CompactManifest,
     ConsumeChangelog,
     CreateBranch,
@@ -53,9 +54,10 @@ from table_engine.ops.commands import (
     snapshot_properties_of,
 )
 
-__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactManifest",
-           "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
-           "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health",
-           "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles", "RemoveUnexistingFiles",
-           "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS",
-           "Write", "arg", "command", "command_class", "committing_commands", "from_json", "snapshot_properties_of"]
+__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactDatabase",
+           "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
+           "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
+           "Health", "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
+           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
+           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "committing_commands",
+           "from_json", "snapshot_properties_of"]

@@ -137,14 +137,9 @@ def _add_argument(target: Any, f: dataclasses.Field[Any]) -> None:
 def _add_command(sub: Any, cls: type[Command], common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(cls.name, parents=[common], help=cls.help, description=cls.help)
     groups = {name: p.add_mutually_exclusive_group(required=required) for name, required in cls.groups.items()}
-    for f in dataclasses.fields(cls):
+    for f in dataclasses.fields(cls):  # the common fields too, as the command declares them (--database)
         spec = arg_spec(f)
-        if f.name in _COMMON_FIELDS:
-            continue
         _add_argument(groups[spec.group] if spec.group else p, f)
-
-
-_COMMON_FIELDS = tuple(f.name for f in dataclasses.fields(Command))
 
 
 def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
@@ -157,8 +152,6 @@ def build_parser(prog: str = "table-engine") -> argparse.ArgumentParser:
     common = ArgumentParser(add_help=False)
     common.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
                         help="print the traceback of a failed job")
-    for f in dataclasses.fields(Command):
-        _add_argument(common, f)
     sub = parser.add_subparsers(dest="command", metavar="command")
     for cls in REGISTRY.values():
         _add_command(sub, cls, common)

@@ -82,15 +82,53 @@ class Write(CommittingCommand):
 class Compact(CommittingCommand):
     """Minor compaction (Paimon's universal picker per bucket; append tables: small files once
     ``compaction.min.file-num`` are there) or ``full``; ``idle_time_millis`` only compacts partitions that got no
-    new data files for that long (Paimon's ``partition_idle_time``)."""
+    new data files for that long (Paimon's ``partition_idle_time``); ``buckets`` only these buckets of a
+    fixed-bucket table (Paimon's ``buckets``, ``'0-99,200-299'``). Partitions already expired are skipped with
+    ``compaction.skip-expired-partitions``."""
 
     full: bool = arg("full compaction (one sorted run per bucket; append tables: every small file)", kind="flag")
     partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable)", flag="--partition",
                                                  kind="partition", metavar="K=V[,K=V]")
     idle_time_millis: int | None = arg("only partitions that got no new data files for this long, e.g. '1 d'",
                                        flag="--idle-time", kind="duration", metavar="DURATION")
+    buckets: str | None = arg("only these buckets of a fixed-bucket table: numbers and ranges, e.g. '0-99,200-299'",
+                              metavar="RANGES")
     commit_user: str | None = arg("commit user of the compaction snapshot")
     parallelism: int | None = arg(_PARALLELISM.format("compaction"), kind="count")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.buckets is not None:
+            from table_engine.store.compaction.select import parse_buckets
+
+            parse_buckets(self.buckets, where=self.name, name="--buckets")  # the syntax; the range needs the table
+
+
+@command("compact-database", help="compact every table of a database matching --including-tables (Paimon's "
+         "compact_database)")
+@dataclass(frozen=True, kw_only=True)
+class CompactDatabase(CommittingCommand):
+    """Paimon's ``compact_database``: the tables of one database whose full name (``db.t``) wholly matches
+    ``including_tables`` (a regular expression; default all) and not ``excluding_tables`` are compacted one after
+    the other, each as ``compact`` does (its own COMPACT snapshot), on this machine. A second run converges."""
+
+    table: str = arg("the database whose tables are compacted", required=True, flag="--database",
+                     metavar="DATABASE")
+    including_tables: str | None = arg("regular expression of the full names (db.t) to compact (default: all)")
+    excluding_tables: str | None = arg("regular expression of the full names (db.t) not to compact")
+    full: bool = arg("full compaction of each table", kind="flag")
+    idle_time_millis: int | None = arg("only partitions that got no new data files for this long, e.g. '1 d'",
+                                       flag="--idle-time", kind="duration", metavar="DURATION")
+    commit_user: str | None = arg("commit user of the compaction snapshots")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "." in self.table:
+            raise CommandError(f"{self.name}: --database {self.table!r} must be a database name, not db.table")
+        from table_engine.ops.compact_database import table_pattern
+
+        table_pattern(self.including_tables, "--including-tables", self.name)
+        table_pattern(self.excluding_tables, "--excluding-tables", self.name)
 
 
 @command("expire-snapshots", help="expire old snapshots and the files only they reference")

@@ -32,9 +32,9 @@ def _command(cls: type[Command]) -> list[str]:
     if doc:
         lines += [" ".join(doc.split()), ""]
     lines += ["| flag | field | value | default | meaning |", "| --- | --- | --- | --- | --- |"]
-    common = {f.name for f in dataclasses.fields(Command)}
+    common = {f.name: arg_spec(f).flag for f in dataclasses.fields(Command)}
     for f in dataclasses.fields(cls):
-        if f.name in common:
+        if common.get(f.name) == arg_spec(f).flag:  # a common field, unless the command renames it (--database)
             continue
         spec = arg_spec(f)
         if spec.required:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from table_engine.catalog import Catalog
 from table_engine.core_options import validate_options
 from table_engine.ops.base import Command
-from table_engine.ops.commands import Write
+from table_engine.ops.commands import CompactDatabase, Write
 from table_engine.store.partition_spec import partition_specs
 
 __all__ = ["precheck"]
@@ -22,6 +22,11 @@ def precheck(cmd: Command, catalog: Catalog) -> None:
     if isinstance(cmd, Write) and cmd.create_if_missing:
         if cmd.options and not catalog.table_exists(cmd.table):
             validate_options({str(k): str(v) for k, v in cmd.options.items()})  # what creating the table checks
+        return
+    if isinstance(cmd, CompactDatabase):  # its "table" is a database: it exists, the patterns compile
+        from table_engine.ops.compact_database import matching_tables
+
+        matching_tables(catalog, cmd.table, cmd.including_tables, cmd.excluding_tables)
         return
     table = catalog.get_table(cmd.table)
     partitions = getattr(cmd, "partitions", None)

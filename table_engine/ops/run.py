@@ -30,6 +30,7 @@ from table_engine.ops.commands import (
     CheckTable,
     ClearConsumers,
     Compact,
+    CompactDatabase,
     CompactManifest,
     ConsumeChangelog,
     CreateBranch,
@@ -214,8 +215,19 @@ def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
 def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
-                        idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user)
+                        idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
+                        buckets=cmd.buckets)
     return compact_result(table, sid)
+
+
+@runs(CompactDatabase)
+def run_compact_database(cmd: CompactDatabase, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.compact_database import compact_database
+
+    done = compact_database(catalog, cmd.table, including_tables=cmd.including_tables,
+                            excluding_tables=cmd.excluding_tables, full=cmd.full,
+                            idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user)
+    return {"database": cmd.table, "snapshots": done.snapshots, "compacted": done.compacted}
 
 
 @runs(ExpireSnapshots)

@@ -146,7 +146,7 @@ def _compact_input_size(cmd: Compact) -> int:
     table = open_catalog(cmd).get_table(cmd.table)
     table.check_supported(Op.MAINTAIN)
     ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
-    plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis)
+    plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis, buckets=cmd.buckets)
     return sum(f.file_size for b in plan for f in b.files)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -60,6 +60,7 @@ from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
+from table_engine.store.compaction.select import table_buckets
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs
 from table_engine.store.writing.postpone_compact import is_postpone_table
@@ -140,27 +141,30 @@ def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
     sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
                         idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
-                        parallelism=args.parallelism)
+                        parallelism=args.parallelism, buckets=args.buckets)
     return compact_result(table, sid)
 
 
 def compact_table(spark: SparkSession, table: Table, full: bool = False,
                   partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
-                  commit_user: str | None = None, parallelism: int | None = None) -> int | None:
+                  commit_user: str | None = None, parallelism: int | None = None,
+                  buckets: Collection[int] | str | None = None) -> int | None:
     """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting).
 
     ``full``: every bucket into one sorted run (else a minor compaction: Paimon's universal picker per bucket).
     ``partitions``: only partitions matching one of these specs (typed against the partition columns on the driver;
     a spec that matches no partition is a PartitionSpecError). ``idle_time_ms``: only partitions that got no new
-    data files for that long. The driver plans the buckets, tasks compact groups of them, the driver commits.
+    data files for that long. ``buckets``: only these buckets of a fixed-bucket table (Paimon's ``'0-99,200-299'``).
+    The driver plans the buckets, tasks compact groups of them, the driver commits.
     """
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
     table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
     started = clock.now_millis()
     ctx = _store_context(table)
+    wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
         return table.compact(full, partitions, idle_time_ms, commit_user)
-    plan = plan_compaction(ctx, partitions, idle_time_ms)
+    plan = plan_compaction(ctx, partitions, idle_time_ms, buckets=wanted)
     if not plan:
         return None
     groups = _balanced_groups(plan, parallelism or spark.sparkContext.defaultParallelism)

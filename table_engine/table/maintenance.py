@@ -4,7 +4,7 @@ partitions done, orphan file removal, rollback and file-index rewrite (each a jo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from table_engine.core_options import default_commit_user
@@ -31,7 +31,8 @@ class MaintenanceSurface(WriteSurface):
     @mutating
     def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None,
-                properties: Mapping[str, str] | None = None) -> int | None:
+                properties: Mapping[str, str] | None = None,
+                buckets: Collection[int] | str | None = None) -> int | None:
         """Dedicated compaction; the id of the COMPACT snapshot, None when nothing to do.
 
         Primary-key tables: ``full`` compacts every bucket into one sorted run at the max level (else Paimon's
@@ -41,20 +42,26 @@ class MaintenanceSurface(WriteSurface):
         :mod:`table_engine.store.compaction.append_pick`); ``full`` also takes the small files left over.
         ``partitions``: only partitions matching one of these ``{column: value}`` specs or ``k=v,..`` texts (typed
         against the partition columns; a spec that matches no partition is a PartitionSpecError).
-        ``idle_partitions_older_than_ms``: only partitions without new files for that long. Buckets are compacted
+        ``idle_partitions_older_than_ms``: only partitions without new files for that long (Paimon's
+        ``partition_idle_time``). ``buckets``: only these buckets of a fixed-bucket table, numbers or Paimon's
+        ``'0-99,200-299'`` text (a bucket outside ``[0, bucket)`` is a CommandError). With
+        ``compaction.skip-expired-partitions`` partitions already expired by ``partition.expiration-time``
+        (``values-time``) are left out (:mod:`table_engine.store.compaction.select`). Buckets are compacted
         concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
         as it was. ``properties``: a string map stored in the COMPACT snapshot's ``properties`` (Paimon 1.2).
         Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
         makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """
         from table_engine.store.compaction.compact import compact_table
+        from table_engine.store.compaction.select import table_buckets
         from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
+        wanted = table_buckets(self._ctx, buckets)  # only fixed-bucket tables have them: fails before any work
         if is_postpone_table(self._ctx):  # the compaction that assigns postponed rows to buckets publishes them
             return compact_postpone_table(self._ctx, self._committer(commit_user), full, partitions,
                                           idle_partitions_older_than_ms, properties)
         return compact_table(self._ctx, self._committer(commit_user), full, partitions, idle_partitions_older_than_ms,
-                             properties)
+                             properties, wanted)
 
     @mutating
     def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:

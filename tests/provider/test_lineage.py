@@ -57,7 +57,8 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"), ops.Health(**base),
         ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
         ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
-        ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base))}
+        ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base),
+        ops.CompactDatabase(warehouse=W, table="db"))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -80,7 +81,7 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "fast-forward": (["db.t$branch_b"], ["db.t"]), "health": (["db.t"], []), "mark-partition-done": ([], ["db.t"]),
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
-        "maintain": ([], ["db.t"])}
+        "maintain": ([], ["db.t"]), "compact-database": ([], [])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
@@ -96,6 +97,9 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
     assert consumed == LineageIO((TableRef("db.t", 5),), (TableRef("db.u", 9, columns_from="db.t"),))
     to_files = command_io(ops.ConsumeChangelog(warehouse=W, table="db.t", consumer_id="c", output="/out"), None)
     assert to_files == LineageIO((TableRef("db.t"),), (PathRef("/out"),))
+    # a database compaction: the tables it compacted (nothing to do: no snapshot)
+    database = command_io(samples["compact-database"], {"snapshots": {"db.a": 4, "db.b": None}})
+    assert database == LineageIO((), (TableRef("db.a", 4), TableRef("db.b")))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
+from table_engine.errors import CommandError
 from table_engine.spark.jobs import compact_table, task_arrow_threads
 
 pytestmark = pytest.mark.spark
@@ -26,6 +27,22 @@ def test_compaction_tasks_run_buckets_in_parallel_and_commit_once(spark, warehou
     assert table.read().sort_by("id").equals(expected)
     assert {f.level for s in table.plan() for f in s.files} == {table.options.num_levels() - 1}
     assert compact_table(spark, table, full=True) is None                # nothing left to compact
+
+
+def test_compaction_job_takes_only_the_given_buckets(spark, warehouse):
+    table = Catalog(warehouse).create_table("db.cb", SCHEMA, primary_keys=["id"],
+                                            options={"bucket": "4", "write-only": "true"})
+    for k in range(2):
+        ids = list(range(k * 50, k * 50 + 100))
+        table.write(pa.table({"id": ids, "v": [f"w{k}"] * len(ids)}, schema=SCHEMA))
+    before = table.latest_snapshot_id()
+    with pytest.raises(CommandError, match=r"buckets '2-4': '2-4' is out of range \[0, 4\)"):
+        compact_table(spark, table, full=True, buckets="2-4")
+    assert table.latest_snapshot_id() == before
+    assert compact_table(spark, table, full=True, buckets="1,3") is not None
+    top = table.options.num_levels() - 1
+    assert {s.bucket for s in table.plan() if {f.level for f in s.files} == {top}} == {1, 3}
+    assert compact_table(spark, table, full=True, buckets="1,3") is None  # converged
 
 
 def test_compaction_tasks_compact_append_tables_per_partition(spark, warehouse):

@@ -24,6 +24,7 @@ from table_engine.errors import (
     BranchError,
     BranchNotExistError,
     CatalogError,
+    CommandError,
     ConsumerError,
     DatabaseNotEmptyError,
     DatabaseNotExistError,
@@ -181,6 +182,10 @@ CASES = [
     Case("drop_partitions: unknown column", lambda s: s.t.drop_partitions([{"nope": "1"}]), SchemaError, "nope"),
     Case("compact: unknown partition column", lambda s: s.t.compact(partitions=[{"nope": "1"}]), SchemaError,
          "nope"),
+    Case("compact: bucket out of range", lambda s: s.t.compact(buckets="0-2"), CommandError, "buckets"),
+    Case("compact: bucket range backwards", lambda s: s.t.compact(buckets="1-0"), CommandError, "buckets"),
+    Case("compact: buckets of a bucket-unaware table", lambda s: s.a.compact(buckets="0"), CommandError,
+         "fixed-bucket"),
     Case("overwrite: unknown static partition column", write_t(ROWS, overwrite=True, partition={"nope": "x"}),
          SchemaError, "nope"),
     # ---- snapshot ids and tags ----------------------------------------------------------------------------------

@@ -11,7 +11,11 @@ from paimon_provider.operators.branches import (
 )
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
-from paimon_provider.operators.compact import PaimonCompactOperator, PaimonRescaleOperator
+from paimon_provider.operators.compact import (
+    PaimonCompactDatabaseOperator,
+    PaimonCompactOperator,
+    PaimonRescaleOperator,
+)
 from paimon_provider.operators.health import PaimonTableHealthOperator
 from paimon_provider.operators.hygiene import (
     PaimonClearConsumersOperator,
@@ -39,6 +43,7 @@ from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
     "PaimonClearConsumersOperator",
+    "PaimonCompactDatabaseOperator",
     "PaimonCompactManifestOperator",
     "PaimonCompactOperator",
     "PaimonConsumeChangelogOperator",

@@ -15,7 +15,7 @@ from paimon_provider.operators.base import (
 
 if TYPE_CHECKING:
 
-    from table_engine.ops import Compact, Rescale
+    from table_engine.ops import Compact, CompactDatabase, Rescale
 
 
 class PaimonCompactOperator(CommittingOperator):
@@ -35,6 +35,9 @@ class PaimonCompactOperator(CommittingOperator):
         a spec that matches no partition, fails the task.
     :param idle_time: only partitions without new data for this long (``"1 d"``) (templated). Needs the
         application's ``--idle-time`` option.
+    :param buckets: only these buckets of a fixed-bucket table: Paimon's ``"0-99,200-299"`` text or a list of
+        numbers (templated); keeps one run of a big table within memory. A bucket outside ``[0, bucket)`` fails
+        the task.
     :param commit_user: the commit user (templated); default derived from the task instance (idempotent retries).
     :param parallelism: Spark compaction tasks (templated).
     """
@@ -42,7 +45,7 @@ class PaimonCompactOperator(CommittingOperator):
     command = "compact"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "full", "partitions", "idle_time",
-                                      "parallelism")
+                                      "buckets", "parallelism")
 
     def __init__(
         self,
@@ -50,6 +53,7 @@ class PaimonCompactOperator(CommittingOperator):
         full: bool | str = False,
         partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
         idle_time: str | None = None,
+        buckets: str | Sequence[int] | None = None,
         commit_user: str | None = None,
         parallelism: int | str | None = None,
         **kwargs: Any,
@@ -58,6 +62,7 @@ class PaimonCompactOperator(CommittingOperator):
         self.full = full
         self.partitions = partitions
         self.idle_time = idle_time
+        self.buckets = buckets
         self.commit_user = commit_user
         self.parallelism = parallelism
 
@@ -70,8 +75,71 @@ class PaimonCompactOperator(CommittingOperator):
         return Compact(warehouse=warehouse, table=self.table, full=as_bool(full),
                        partitions=tuple(partition_texts(self.partitions)),
                        idle_time_millis=as_duration_millis(self.idle_time, "idle_time"),
+                       buckets=bucket_ranges(self.buckets),
                        commit_user=as_optional_text(self.commit_user),
                        parallelism=as_optional_int(self.parallelism, "parallelism"))
+
+
+def bucket_ranges(value: str | Sequence[int] | None) -> str | None:
+    """The ``buckets`` argument as Paimon's ranges text: a list of numbers joined with commas, blank text None."""
+    if value is None or isinstance(value, str):
+        return as_optional_text(value)
+    return ",".join(str(b).strip() for b in value)
+
+
+class PaimonCompactDatabaseOperator(CommittingOperator):
+    """Paimon's ``compact_database``: compact every table of ``database`` whose full name (``db.t``) wholly matches
+    ``including_tables`` and not ``excluding_tables`` (regular expressions), one after the other, each as
+    :class:`PaimonCompactOperator` would on the worker (the ``compact-database`` command; big tables: a
+    :class:`PaimonCompactOperator` each, on Spark). Upkeep: emits no Asset event. A retry converges (the tables
+    compacted by an earlier try have nothing left to do). A pattern that does not compile fails the task.
+
+    :param database: the database (templated).
+    :param including_tables: regular expression of the full names to compact (templated; default all).
+    :param excluding_tables: regular expression of the full names not to compact (templated).
+    :param full: full compaction, as :class:`PaimonCompactOperator`'s (templated).
+    :param idle_time: only partitions without new data for this long (``"1 d"``) (templated).
+    :param commit_user: the commit user (templated); default derived from the task instance.
+    """
+
+    command = "compact-database"
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "including_tables", "excluding_tables",
+                                      "full", "idle_time")
+
+    def __init__(
+        self,
+        *,
+        database: str,
+        including_tables: str | None = None,
+        excluding_tables: str | None = None,
+        full: bool | str = False,
+        idle_time: str | None = None,
+        commit_user: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(table=database, **kwargs)  # the command's "table" field is the database
+        self.including_tables = including_tables
+        self.excluding_tables = excluding_tables
+        self.full = full
+        self.idle_time = idle_time
+        self.commit_user = commit_user
+
+    @property
+    def database(self) -> str:
+        """The database (rendered: ``table`` is the templated field)."""
+        return self.table
+
+    def build_command(self, warehouse: str) -> CompactDatabase:
+        from table_engine.ops import CompactDatabase
+
+        full = self.full
+        if isinstance(full, str) and full.strip().lower() in ("full", "minor"):
+            full = full.strip().lower() == "full"
+        return CompactDatabase(warehouse=warehouse, table=self.database, full=as_bool(full),
+                               including_tables=as_optional_text(self.including_tables),
+                               excluding_tables=as_optional_text(self.excluding_tables),
+                               idle_time_millis=as_duration_millis(self.idle_time, "idle_time"),
+                               commit_user=as_optional_text(self.commit_user))
 
 
 class PaimonRescaleOperator(CommittingOperator):

@@ -43,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from table_engine import clock
 from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import (
     CHANGELOG_PRODUCER_ROW_DEDUPLICATE,
@@ -89,10 +88,11 @@ from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendCompactionSettings, compact_append_bucket
 from table_engine.store.compaction.data_evolution_compact import compact_data_evolution_bucket
 from table_engine.store.compaction.dv_lookup import DeletionVectorLookup
+from table_engine.store.compaction.select import select_compaction, table_buckets
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors, dv_index_files
 from table_engine.store.kv_file_writer import DataFileWriter
-from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
+from table_engine.store.partition_spec import PartitionSpecs
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.read import ReadContext, iter_data_file, read_context, read_data_file
 from table_engine.store.reading.scan import live_entries
@@ -357,11 +357,12 @@ class WriterCompaction:
 def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False,
                   partitions: PartitionSpecs | None = None,
                   idle_partitions_older_than_ms: int | None = None,
-                  properties: Mapping[str, str] | None = None) -> int | None:
-    """Compact every bucket (of the selected partitions) and commit (with snapshot ``properties``); the COMPACT
-    snapshot id, or None."""
+                  properties: Mapping[str, str] | None = None,
+                  buckets: Collection[int] | str | None = None) -> int | None:
+    """Compact every bucket (of the selected partitions, of ``buckets`` only when given) and commit (with snapshot
+    ``properties``); the COMPACT snapshot id, or None."""
     snapshot_properties(properties)  # bad properties fail before anything is written
-    messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms)
+    messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms, buckets)
     if not messages:
         return None
     try:
@@ -442,25 +443,27 @@ class BucketFiles:
 
 def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
                     idle_partitions_older_than_ms: int | None = None,
-                    with_postponed: bool = False) -> list[BucketFiles]:
-    """The buckets of the latest snapshot (of the selected partitions) with their live files. The postponed files
-    of a postpone bucket table (bucket -2) are left out unless ``with_postponed``: only the postpone compaction
+                    with_postponed: bool = False, buckets: Collection[int] | str | None = None) -> list[BucketFiles]:
+    """The buckets of the latest snapshot (of the selected partitions, of ``buckets`` of a fixed-bucket table only
+    when given: :mod:`table_engine.store.compaction.select`) with their live files. The postponed files of a
+    postpone bucket table (bucket -2) are left out unless ``with_postponed``: only the postpone compaction
     (:mod:`table_engine.store.writing.postpone_compact`) may take them."""
+    wanted = table_buckets(ctx, buckets)  # a bad bucket list fails before anything is read
     snapshot = ctx.latest_snapshot()
-    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    files_of: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     total_buckets: dict[tuple[bytes, int], int] = {}
     for e in live_entries(ctx.file_io, ctx.table_path, snapshot) if snapshot is not None else ():
         if e.bucket == POSTPONE_BUCKET and not with_postponed:
             continue
-        buckets.setdefault((e.partition, e.bucket), []).append(e.file)
+        files_of.setdefault((e.partition, e.bucket), []).append(e.file)
         total_buckets[(e.partition, e.bucket)] = e.total_buckets
-    keys = _selected(ctx, buckets, partitions, idle_partitions_older_than_ms)  # checks the specs, empty table too
+    keys = select_compaction(ctx, files_of, partitions, idle_partitions_older_than_ms, wanted)  # checks the specs
     if snapshot is None or not keys:
         return []
     # the capability gate on the files a compaction would rewrite (row ids, column files, unknown kinds)
-    require(ctx.table_path, data_file_features(f for key in keys for f in buckets[key]), Op.MAINTAIN)
+    require(ctx.table_path, data_file_features(f for key in keys for f in files_of[key]), Op.MAINTAIN)
     dvs = dv_index_files(ctx.index_entries(snapshot)) if ctx.options.deletion_vectors_enabled() else {}
-    return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(buckets[(part, bucket)]),
+    return [BucketFiles(part, bucket, total_buckets[(part, bucket)], tuple(files_of[(part, bucket)]),
                         tuple(dvs.get((part, bucket), ())), snapshot.id)
             for part, bucket in keys]
 
@@ -511,7 +514,8 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
 
 def compaction_messages(ctx: StoreContext, full: bool = False,
                         partitions: PartitionSpecs | None = None,
-                        idle_partitions_older_than_ms: int | None = None) -> list[CommitMessage]:
+                        idle_partitions_older_than_ms: int | None = None,
+                        buckets: Collection[int] | str | None = None) -> list[CommitMessage]:
     """Compact the buckets of the latest snapshot (concurrently) and describe the results, uncommitted.
 
     A concurrent expiry may remove the snapshot, and the files only it referenced, while they are read (a table that
@@ -524,7 +528,8 @@ def compaction_messages(ctx: StoreContext, full: bool = False,
     for attempt in range(1, EXPIRED_PLAN_ATTEMPTS + 1):
         planned = ctx.latest_snapshot()
         try:
-            return compact_buckets(ctx, plan_compaction(ctx, partitions, idle_partitions_older_than_ms), full)
+            plan = plan_compaction(ctx, partitions, idle_partitions_older_than_ms, buckets=buckets)
+            return compact_buckets(ctx, plan, full)
         except MissingFileError as e:
             if planned is None or attempt == EXPIRED_PLAN_ATTEMPTS \
                     or ctx.file_io.exists(snapshot_path(ctx.table_path, planned.id)):
@@ -537,21 +542,3 @@ def compaction_messages(ctx: StoreContext, full: bool = False,
 EXPIRED_PLAN_ATTEMPTS = 5
 """How many times a compaction is planned when concurrent expiries keep removing the snapshot it reads."""
 
-
-def _selected(ctx: StoreContext, buckets: Mapping[tuple[bytes, int], list[DataFileMeta]],
-              partitions: PartitionSpecs | None, idle_ms: int | None) -> list[tuple[bytes, int]]:
-    keys = sorted(buckets)
-    if partitions is not None:
-        specs = partition_specs(partitions, ctx.schema.partition_fields(), ctx.options.partition_default_name(),
-                                ctx.table_path) or []
-        selected = select_partitions((part for part, _ in keys), specs, ctx.schema.partition_fields(),
-                                     require_match=True, what="compact", table=ctx.table_path)
-        keys = [k for k in keys if k[0] in selected]
-    if idle_ms is not None:
-        newest: dict[bytes, int] = {}
-        for (part, _), files in buckets.items():
-            t = max((f.creation_time_millis or 0 for f in files), default=0)
-            newest[part] = max(newest.get(part, 0), t)
-        cutoff = clock.now_millis() - idle_ms
-        keys = [k for k in keys if newest[k[0]] <= cutoff]
-    return keys

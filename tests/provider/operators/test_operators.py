@@ -13,6 +13,7 @@ from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
+    PaimonCompactDatabaseOperator,
     PaimonCompactManifestOperator,
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
@@ -122,6 +123,25 @@ def test_compact_partitions_idle_time_parallelism(paimon_conn: str) -> None:
         "--commit-user", "u", "--parallelism", "3"]
     op = PaimonCompactOperator(task_id="c2", table="dwd.orders", partitions=[{"dt": "a"}], commit_user="u")
     assert app_args(op)[-4:] == ["--partition", "dt=a", "--commit-user", "u"]
+
+
+def test_compact_buckets(paimon_conn: str) -> None:
+    for buckets in ("0-99, 200-299", ["0-99", 200]):
+        op = PaimonCompactOperator(task_id="c", table="dwd.orders", buckets=buckets, commit_user="u")
+        assert app_args(op)[-4:-2] == ["--buckets", "0-99, 200-299" if isinstance(buckets, str) else "0-99,200"]
+    with pytest.raises(ValueError, match="--buckets '1-0': range '1-0' starts after its end"):
+        app_args(PaimonCompactOperator(task_id="c2", table="dwd.orders", buckets="1-0"))
+
+
+def test_compact_database(paimon_conn: str) -> None:
+    op = PaimonCompactDatabaseOperator(task_id="cd", database="dwd", including_tables="dwd\\.orders.*",
+                                       excluding_tables=" ", full="full", idle_time="1 h", commit_user="u")
+    assert op.database == "dwd" and op.asset_table is None
+    assert app_args(op) == ["compact-database", "--warehouse", paimon_conn, "--database", "dwd",
+                            "--including-tables", "dwd\\.orders.*", "--full", "--idle-time", "3600000",
+                            "--commit-user", "u"]
+    with pytest.raises(ValueError, match="--excluding-tables '\\[' is not a regular expression"):
+        PaimonCompactDatabaseOperator(task_id="cd2", database="dwd", excluding_tables="[").build_spec(paimon_conn)
 
 
 def test_expire_snapshots(paimon_conn: str) -> None:
@@ -272,7 +292,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator,
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
-        PaimonMaintenanceOperator}
+        PaimonMaintenanceOperator, PaimonCompactDatabaseOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

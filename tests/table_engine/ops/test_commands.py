@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from table_engine.errors import CommandError, TableEngineError
-from table_engine.ops import REGISTRY, Command, Compact, ConsumeChangelog, Rollback, Write, from_json
+from table_engine.ops import REGISTRY, Command, Compact, CompactDatabase, ConsumeChangelog, Rollback, Write, from_json
 from table_engine.ops.argv import command_argv, parse_command
 from table_engine.ops.base import ArgSpec, arg_spec
 
@@ -81,7 +81,8 @@ def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
 
 
 def test_the_registry_declares_every_command() -> None:
-    assert list(REGISTRY) == ["write", "compact", "expire-snapshots", "expire-changelogs", "clear-consumers",
+    assert list(REGISTRY) == ["write", "compact", "compact-database", "expire-snapshots", "expire-changelogs",
+                              "clear-consumers",
                               "reset-consumer", "compact-manifest", "remove-unexisting-files",
                               "repair", "create-tag", "expire-tags",
                               "expire-partitions", "remove-orphan-files", "health", "maintain", "rollback",
@@ -100,6 +101,10 @@ def test_the_registry_declares_every_command() -> None:
     (lambda: Compact(warehouse="w", table="db.t", partitions=({},)), "compact: --partition must be partition"),
     (lambda: Compact(warehouse="w", table="db.t", idle_time_millis=-1), "--idle-time must not be negative"),
     (lambda: Compact(warehouse="w", table="db.t", full="yes"), "compact: --full must be true or false"),
+    (lambda: Compact(warehouse="w", table="db.t", buckets="0-x"), "compact: --buckets '0-x': '0-x' is not a bucket"),
+    (lambda: CompactDatabase(warehouse="w", table="db", including_tables="("),
+     "compact-database: --including-tables '(' is not a regular expression"),
+    (lambda: CompactDatabase(warehouse="w", table="db.t"), "--database 'db.t' must be a database name"),
     (lambda: Rollback(warehouse="w", table="db.t"), "rollback: one of --snapshot, --tag is required"),
     (lambda: Rollback(warehouse="w", table="db.t", snapshot=1, tag="t"), "--snapshot and --tag exclude each other"),
     (lambda: Write(warehouse="w", table="db.t", source="s", format="xlsx"), "write: --format must be one of"),

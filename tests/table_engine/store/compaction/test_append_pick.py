@@ -178,3 +178,29 @@ def test_unaware_property(sz: list[int], min_num: int, full: bool, dv: bool, dat
             assert closed or len(g) >= (min(min_num, 2) if full else min_num)
         for x in g:  # only small files, or files with too many deleted rows
             assert x.file_size < 70 or (dv and deleted.get(x.file_name, 0) > x.row_count * 0.2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 400), min_size=0, max_size=25), st.integers(50, 200),
+       st.floats(0.1, 1.0), st.floats(0.0, 1.0), st.integers(2, 6), st.data())
+def test_the_table_options_decide_what_is_picked(sz: list[int], target: int, small_ratio: float,
+                                                 delete_ratio: float, min_num: int, data: st.DataObject) -> None:
+    """compaction.small-file-ratio, compaction.delete-ratio-threshold and compaction.min.file-num, as the table
+    options give them (:class:`AppendCompactionSettings`), bound what the picker takes of an unaware bucket."""
+    from types import SimpleNamespace
+
+    from table_engine.core_options import CoreOptions
+    from table_engine.store.compaction.append_compact import AppendCompactionSettings
+
+    options = CoreOptions({"target-file-size": f"{target} b", "compaction.small-file-ratio": str(small_ratio),
+                           "compaction.delete-ratio-threshold": str(delete_ratio),
+                           "compaction.min.file-num": str(min_num), "deletion-vectors.enabled": "true",
+                           "source.split.open-file-cost": "0 b"})
+    pick = AppendCompactionSettings.of(SimpleNamespace(options=options)).pick  # type: ignore[arg-type]
+    assert (pick.target_file_size, pick.compaction_file_size) == (target, int(target * small_ratio))
+    assert (pick.delete_ratio_threshold, pick.min_file_num) == (delete_ratio, min_num)
+    fs = files_of(sz)
+    deleted = {x.file_name: data.draw(st.integers(1, x.row_count)) for x in fs if data.draw(st.booleans())}
+    for g in pick_unaware(fs, pick, deleted=deleted):
+        for x in g:
+            assert x.file_size < int(target * small_ratio) or deleted.get(x.file_name, 0) > x.row_count * delete_ratio
