@@ -86,7 +86,8 @@ class Command:
     name: ClassVar[str] = ""
     """The command's name on the command line (``expire-snapshots``)."""
     spark_job: ClassVar[bool] = False
-    """Whether the Spark application runs it as a Spark job (else it changes metadata only, on the driver)."""
+    """Whether the Spark application runs it as a Spark job (else it runs with the engine on the driver: metadata
+    commands, and the few that rewrite data there, e.g. ``maintain`` and ``compact-database``)."""
     help: ClassVar[str] = ""
     groups: ClassVar[Mapping[str, bool]] = {}
     """Mutually exclusive groups of fields: group name -> whether one of its fields is required."""

@@ -25,7 +25,7 @@ def _value(kind: str, choices: tuple[str, ...]) -> str:
 
 
 def _command(cls: type[Command]) -> list[str]:
-    where = "a Spark job" if cls.spark_job else "metadata only: on the Spark driver, or locally"
+    where = "a Spark job" if cls.spark_job else "not a Spark job: on the Spark driver, or locally"
     lines = [f"## `{cls.name}`", "", f"{cls.help[0].upper()}{cls.help[1:]} ({where}). "
              f"Class `{cls.__module__}.{cls.__name__}`.", ""]
     doc = inspect.getdoc(cls)
