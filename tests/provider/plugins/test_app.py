@@ -133,3 +133,13 @@ def test_airflow_loads_the_plugin_from_the_provider() -> None:
     pm.initialize_providers_plugins()
     ours = [p for p in pm.plugins if p.provider_name == "airflow-provider-paimon"]
     assert [(p.name, p.plugin_class) for p in ours] == [("paimon", "paimon_provider.plugins.plugin.PaimonUIPlugin")]
+
+
+def test_the_plugin_is_an_airflow_plugins_entry_point() -> None:
+    """Airflow reads a provider's ``plugins`` only with ``[core] lazy_discover_providers`` off (default on): the
+    ``airflow.plugins`` entry point loads it in every deployment (the live Airflow test checks it end to end)."""
+    import pathlib
+    import tomllib
+
+    project = tomllib.loads((pathlib.Path(__file__).parents[3] / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["airflow.plugins"] == {"paimon": "paimon_provider.plugins.plugin:PaimonUIPlugin"}
