@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 URL_PREFIX = "/paimon"
 """Where the API server mounts the app (and the UI's nav link points)."""
-MAX_SNAPSHOTS = 50
-"""Snapshots listed on a table page, newest first."""
 
 User = Annotated["BaseUser", Depends(get_user)]
 
@@ -152,8 +150,9 @@ def create_app() -> FastAPI:
         try:
             config = connection_config(conn_id)
             secrets = list(config.credentials.values())
-            paimon_table = open_catalog(config).get_table(identifier)
-            body = table_body(paimon_table, conn_id, _airflow_root(request), _root(request))
+            catalog = open_catalog(config)
+            paimon_table = catalog.get_table(identifier)
+            body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request))
         except (TableNotExistError, DatabaseNotExistError) as e:
             return _error_page(404, "Not found", redact(f"no table {identifier} in connection {conn_id!r}: {e}",
                                                         secrets))

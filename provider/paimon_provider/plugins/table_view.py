@@ -10,6 +10,7 @@ from paimon_provider.plugins.render import esc, millis, url
 from table_engine.run_identity import RunIdentity
 
 if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
     from table_engine.format.snapshot import Snapshot
     from table_engine.store.lifecycle.health import TableHealth
     from table_engine.table import Table
@@ -28,6 +29,23 @@ def run_link(snapshot: Snapshot, airflow_root: str) -> str:
     href = f"{airflow_root}/{url('dags', run.dag_id, 'runs', run.run_id)}"
     return (f"<a target='_top' href='{esc(href)}'>{esc(run.dag_id)} / {esc(run.run_id)}</a>"
             f" <span class='muted'>{esc(run.task_id)}</span>")
+
+
+def files_per_level(catalog: Catalog, identifier: str) -> list[tuple[int, int, int]]:
+    """(level, files, bytes) of the latest snapshot, from the table's ``$files`` system table (metadata only)."""
+    files = catalog.get_table(f"{identifier}$files").read(columns=["level", "file_size_in_bytes"])
+    by_level = files.group_by("level").aggregate([("level", "count"), ("file_size_in_bytes", "sum")])
+    rows = zip(by_level["level"].to_pylist(), by_level["level_count"].to_pylist(),
+               by_level["file_size_in_bytes_sum"].to_pylist(), strict=True)
+    return sorted((int(level), int(n), int(size or 0)) for level, n, size in rows)
+
+
+def levels_section(levels: list[tuple[int, int, int]]) -> str:
+    """The files-per-level chart (bars: files; the label says their size)."""
+    labels = [f"level {level} ({render.size(size)})" for level, _, size in levels]
+    return "<h2>Files per level</h2>" + (render.stacked_bars("files per level", labels,
+                                                             [("files", [n for _, n, _ in levels])])
+                                         or "<p class='muted'>no file</p>")
 
 
 def health_section(h: TableHealth) -> str:
@@ -52,9 +70,10 @@ def health_section(h: TableHealth) -> str:
     return f"<h2>Health</h2>{render.cards(figures)}<h2>Files per bucket</h2>{chart}{note}"
 
 
-def table_body(table: Table, conn_id: str, airflow_root: str, root: str) -> str:
-    """The page body of ``table`` (read through ``conn_id``)."""
+def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str) -> str:
+    """The page body of ``table`` of ``catalog`` (read through ``conn_id``)."""
     h = table.health()
+    levels = files_per_level(catalog, table.identifier)
     snapshots = sorted(table.snapshots(), key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
     snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
                       esc(millis(s.time_millis)), esc(s.commit_user), run_link(s, airflow_root)] for s in snapshots]
@@ -71,7 +90,7 @@ def table_body(table: Table, conn_id: str, airflow_root: str, root: str) -> str:
             f"<h1>{esc(table.identifier)}</h1>"
             f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
             f"{esc(millis(h.computed_at_millis))} UTC</p>"
-            + health_section(h)
+            + health_section(h) + levels_section(levels)
             + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
                            snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")

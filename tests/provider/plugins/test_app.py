@@ -82,6 +82,10 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
     for p in health.partitions:
         assert f"<td>{p.partition}</td><td class='n'>{p.buckets}</td><td class='n'>{p.files}</td>" in text
     assert "<svg" in text and "files per bucket by level" in text
+    files = catalog.get_table("sales.orders$files").read()
+    for level in set(files["level"].to_pylist()):
+        n = files["level"].to_pylist().count(level)
+        assert f"<title>files: {n}</title>" in text and f">level {level} (" in text
 
     empty = _get(client, "/paimon_ui/sales/empty", cookies)
     responses.append(empty)
