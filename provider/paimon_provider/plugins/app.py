@@ -142,10 +142,10 @@ def create_app() -> FastAPI:
         from table_engine.errors import DatabaseNotExistError, TableNotExistError
 
         identifier = f"{database}.{table}"
+        if not readable(user, [conn_id]):  # first: a user who may not read it learns nothing of the connection
+            return _error_page(403, "Forbidden", f"you may not read connection {conn_id!r}")
         if conn_id not in paimon_connection_ids():
             return _error_page(404, "Not found", f"no paimon connection {conn_id!r}")
-        if not readable(user, [conn_id]):
-            return _error_page(403, "Forbidden", f"you may not read connection {conn_id!r}")
         secrets: list[str] = []
         try:
             config = connection_config(conn_id)

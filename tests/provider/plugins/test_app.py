@@ -114,6 +114,7 @@ def test_pages_require_an_authenticated_user_with_access(ui: tuple[TestClient, C
     listing = _get(client, "/", {"_token": nobody})
     assert listing.status_code == 200 and "paimon_ui" not in listing.text
     assert _get(client, "/paimon_ui/sales/orders", {"_token": nobody}).status_code == 403
+    assert _get(client, "/nope/sales/orders", {"_token": nobody}).status_code == 403  # not even whether it exists
     # a bearer token works as for Airflow's API
     admin = get_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
     client.cookies.clear()
