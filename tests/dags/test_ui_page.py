@@ -24,8 +24,8 @@ SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", 
 
 
 def page_table(warehouse: str) -> Any:
-    """A partitioned primary-key table with a snapshot written by an (illustrative) Airflow run, a tag, a branch
-    and a consumer."""
+    """A partitioned primary-key table with snapshots written by an (illustrative) Airflow run, one partition
+    compacted, a tag, a branch and a consumer."""
     catalog = Catalog(warehouse)
     table = catalog.create_table(TABLE, SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                                  options={"bucket": "2"})
@@ -34,6 +34,7 @@ def page_table(warehouse: str) -> Any:
         table.write(pa.table({"dt": [day] * 50, "id": list(range(50)), "amount": [float(i) for i in range(50)]},
                              schema=SCHEMA), properties=run.to_properties())
     table.write(pa.table({"dt": ["2026-11-27"] * 10, "id": list(range(10)), "amount": [1.0] * 10}, schema=SCHEMA))
+    table.compact(full=True, partitions=[{"dt": "2026-11-25"}])  # one partition compacted: two levels
     table.create_tag("daily-2026-11-26", 2)
     table.create_branch("audit")
     table.consumer_manager().create("downstream", 2)
@@ -71,7 +72,10 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
 
     # the table page: the engine's figures, the run that wrote a snapshot linked to its run page
     frame.get_by_role("link", name=TABLE).click(timeout=60_000)
-    frame.get_by_role("heading", name=TABLE).wait_for(timeout=60_000)
+    try:
+        frame.get_by_role("heading", name=TABLE).wait_for(timeout=60_000)
+    except Exception as e:  # noqa: BLE001 - say what the frame shows instead (an error page names the error)
+        raise AssertionError(f"no table page: {frame.locator('body').inner_text()}") from e
     text = frame.locator("body").inner_text()
     health = table.health()
     assert f"rows\n{health.rows}" in text and f"files\n{health.files}" in text, text
