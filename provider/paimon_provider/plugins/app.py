@@ -22,7 +22,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 from paimon_provider.connection import CONN_TYPE, PaimonConnectionConfig
-from paimon_provider.plugins import render
+from paimon_provider.plugins import URL_PREFIX, render
 from paimon_provider.plugins.render import esc, url
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
     from table_engine.catalog import Catalog
 
-URL_PREFIX = "/paimon"
-"""Where the API server mounts the app (and the UI's nav link points)."""
 
 User = Annotated["BaseUser", Depends(get_user)]
 

@@ -127,8 +127,20 @@ def test_the_plugin_registers_the_app_and_the_nav_link() -> None:
 
     assert get_provider_info()["plugins"] == [
         {"name": "paimon", "plugin-class": "paimon_provider.plugins.plugin.PaimonUIPlugin"}]
-    assert [a["url_prefix"] for a in PaimonUIPlugin.fastapi_apps] == ["/paimon"]
+    assert [a["url_prefix"] for a in PaimonUIPlugin().fastapi_apps] == ["/paimon"]
     assert PaimonUIPlugin.external_views[0]["href"] == "paimon/"
+
+
+def test_importing_the_plugin_builds_no_app() -> None:
+    """Every Airflow process loads plugins (a task, for their macros); only the API server needs the app."""
+    import subprocess
+    import sys
+
+    code = ("import sys, airflow.plugins_manager, paimon_provider.plugins.plugin\n"
+            "print(sorted(m for m in ('fastapi', 'airflow.api_fastapi.core_api.security', 'pyarrow') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
 
 
 def test_airflow_loads_the_plugin_from_the_provider() -> None:
