@@ -101,6 +101,13 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
         assert SECRET_KEY not in r.text and SECRET_KEY not in str(r.headers)
 
 
+def test_errors_are_shown_without_the_credentials() -> None:
+    from paimon_provider.plugins.app import redact
+
+    message = f"OSError: signature of key {SECRET_KEY} rejected by http://127.0.0.1:1"
+    assert redact(message, [SECRET_KEY, ""]) == "OSError: signature of key *** rejected by http://127.0.0.1:1"
+
+
 def test_pages_require_an_authenticated_user_with_access(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
