@@ -45,6 +45,9 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": INTEGRATION, "python-modules": ["paimon_provider.triggers.metadata",
                                                                 "paimon_provider.triggers.watcher"]},
         ],
+        "plugins": [
+            {"name": "paimon", "plugin-class": "paimon_provider.plugins.plugin.PaimonUIPlugin"},
+        ],
         "asset-uris": [
             {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri",
              "to_openlineage_converter": "paimon_provider.lineage.asset_to_openlineage"},

@@ -1,0 +1,40 @@
+"""The Airflow plugin of the provider (the ``plugins`` entry of its provider info and an ``airflow.plugins`` entry
+point): the ``/paimon`` app and its nav link."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from airflow.plugins_manager import AirflowPlugin
+
+from paimon_provider.plugins import URL_PREFIX
+
+EXTERNAL_VIEW = {"name": "Paimon tables", "href": f"{URL_PREFIX.lstrip('/')}/", "destination": "nav",
+                 "category": "browse", "url_route": "paimon"}
+"""The nav entry: Browse -> Paimon tables, the list page in an iframe of the UI (``url_route``; ``href`` relative
+to the UI's base URL, so that it works behind a path prefix)."""
+
+
+@functools.cache
+def fastapi_apps() -> list[dict[str, Any]]:
+    """The plugin's ``fastapi_apps``, built once on first use."""
+    from paimon_provider.plugins.app import app_spec
+
+    return [app_spec()]
+
+
+class PaimonUIPlugin(AirflowPlugin):
+    """Mounts the read-only Paimon table pages under ``/paimon`` and links them from the UI's Browse menu.
+
+    Every Airflow process loads plugins (a task, to integrate their macros), only the API server mounts apps: the app
+    (FastAPI, Airflow's security module) is built when ``fastapi_apps`` is first read, not when this module is
+    imported.
+    """
+
+    name = "paimon"
+    external_views = [EXTERNAL_VIEW]
+
+    @property
+    def fastapi_apps(self) -> list[dict[str, Any]]:  # type: ignore[override]  # noqa: D102 - see the class
+        return fastapi_apps()

@@ -1,0 +1,101 @@
+"""HTML of the Paimon pages: escaped text, tables and inline SVG charts (no JavaScript build, no external asset)."""
+
+from __future__ import annotations
+
+import datetime
+import html
+from collections.abc import Sequence
+from urllib.parse import quote
+
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:16px;color:#1a202c;font-size:14px}
+h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:20px 0 6px;border-bottom:1px solid #e2e8f0}
+table{border-collapse:collapse;margin:4px 0 8px} td,th{border:1px solid #e2e8f0;padding:3px 8px;text-align:left}
+th{background:#f7fafc} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.cards{display:flex;flex-wrap:wrap;gap:8px} .card{border:1px solid #e2e8f0;border-radius:6px;padding:6px 10px}
+.card b{display:block;font-size:18px} .muted{color:#718096} .err{color:#c53030} a{color:#2b6cb0}
+"""
+
+
+def esc(value: object) -> str:
+    """``value`` as escaped HTML text (None: an em dash)."""
+    return "\u2014" if value is None else html.escape(str(value))
+
+
+def url(*parts: str) -> str:
+    """A path of URL-quoted segments (each segment quoted whole: a ``/`` in a name stays inside its segment)."""
+    return "/".join(quote(p, safe="") for p in parts)
+
+
+def millis(ms: int | None) -> str:
+    """Epoch milliseconds as UTC ``YYYY-MM-DD HH:MM:SS``."""
+    if ms is None:
+        return "\u2014"
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def size(n: int) -> str:
+    """Bytes in binary units."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def page(title: str, body: str) -> str:
+    """A whole HTML document."""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
+            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = (),
+          empty: str = "none") -> str:
+    """A table of already-escaped cells; columns at ``numeric`` right-aligned."""
+    if not rows:
+        return f"<p class='muted'>{esc(empty)}</p>"
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td class='n'>{c}</td>" if i in numeric else f"<td>{c}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def cards(items: Sequence[tuple[str, str]]) -> str:
+    """Figures as cards: (label, escaped value)."""
+    return "<div class='cards'>" + "".join(f"<div class='card'><span class='muted'>{esc(label)}</span><b>{value}</b>"
+                                           "</div>" for label, value in items) + "</div>"
+
+
+SERIES_COLOURS = ("#dd6b20", "#3182ce", "#805ad5")
+
+
+def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[int]]]) -> str:
+    """A horizontal stacked bar chart as inline SVG: one bar per label, one segment per series (name, values)."""
+    if not labels:
+        return ""
+    bar_h, gap, label_w, width = 16, 4, 180, 420
+    total = [sum(values[i] for _, values in series) for i in range(len(labels))]
+    top = max(max(total), 1)
+    height = (bar_h + gap) * len(labels) + 24
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' role='img' width='{label_w + width + 60}' height='{height}'>"
+             f"<title>{esc(title)}</title>"]
+    for i, label in enumerate(labels):
+        y = i * (bar_h + gap)
+        parts.append(f"<text x='0' y='{y + 12}' font-size='11'>{esc(label)}</text>")
+        x = float(label_w)
+        for (name, values), colour in zip(series, SERIES_COLOURS, strict=False):
+            w = width * values[i] / top
+            if w > 0:
+                parts.append(f"<rect x='{x:.1f}' y='{y}' width='{w:.1f}' height='{bar_h}' fill='{colour}'>"
+                             f"<title>{esc(name)}: {values[i]}</title></rect>")
+            x += w
+        parts.append(f"<text x='{x + 4:.1f}' y='{y + 12}' font-size='11'>{total[i]}</text>")
+    legend_y = len(labels) * (bar_h + gap) + 14
+    x = float(label_w)
+    for (name, _), colour in zip(series, SERIES_COLOURS, strict=False):
+        parts.append(f"<rect x='{x}' y='{legend_y - 9}' width='10' height='10' fill='{colour}'/>"
+                     f"<text x='{x + 14}' y='{legend_y}' font-size='11'>{esc(name)}</text>")
+        x += 14 + 7 * len(name) + 16
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,106 @@
+"""The body of a table page: health, snapshots and the runs that wrote them, tags, branches, consumers and
+partitions, all read through the engine's public API (``Table.health()``, ``snapshots()``, ``branches()``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paimon_provider.plugins import render
+from paimon_provider.plugins.render import esc, millis, url
+from table_engine.run_identity import RunIdentity
+
+if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
+    from table_engine.format.snapshot import Snapshot
+    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine.table import Table
+
+MAX_SNAPSHOTS = 50
+"""Snapshots listed, newest first."""
+MAX_CHART_BARS = 40
+"""Buckets charted at most (the worst by sorted runs, then files)."""
+
+
+def run_link(snapshot: Snapshot, airflow_root: str) -> str:
+    """A link to the Airflow run that committed ``snapshot`` (from its properties), or a dash."""
+    run = RunIdentity.of(snapshot.properties)
+    if run is None:
+        return "\u2014"
+    href = f"{airflow_root}/{url('dags', run.dag_id, 'runs', run.run_id)}"
+    return (f"<a target='_top' href='{esc(href)}'>{esc(run.dag_id)} / {esc(run.run_id)}</a>"
+            f" <span class='muted'>{esc(run.task_id)}</span>")
+
+
+def files_per_level(catalog: Catalog, identifier: str) -> list[tuple[int, int, int]]:
+    """(level, files, bytes) of the latest snapshot, from the table's ``$files`` system table (metadata only)."""
+    files = catalog.get_table(f"{identifier}$files").read(columns=["level", "file_size_in_bytes"])
+    by_level = files.group_by("level").aggregate([("level", "count"), ("file_size_in_bytes", "sum")])
+    rows = zip(by_level["level"].to_pylist(), by_level["level_count"].to_pylist(),
+               by_level["file_size_in_bytes_sum"].to_pylist(), strict=True)
+    return sorted((int(level), int(n), int(size or 0)) for level, n, size in rows)
+
+
+def levels_section(levels: list[tuple[int, int, int]]) -> str:
+    """The files-per-level chart (bars: files; the label says their size)."""
+    labels = [f"level {level} ({render.size(size)})" for level, _, size in levels]
+    return "<h2>Files per level</h2>" + (render.stacked_bars("files per level", labels,
+                                                             [("files", [n for _, n, _ in levels])])
+                                         or "<p class='muted'>no file</p>")
+
+
+def health_section(h: TableHealth) -> str:
+    """Figures of the latest snapshot and the files-per-bucket chart."""
+    figures = [("snapshot", esc(h.snapshot_id)), ("rows", esc(h.rows)), ("files", esc(h.files)),
+               ("size", esc(render.size(h.bytes))), ("level-0 files", esc(h.level0_files)),
+               ("max sorted runs", esc(h.max_sorted_runs)),
+               ("small files", f"{h.small_files} ({h.small_file_ratio:.0%})"),
+               ("deletion-vector ratio", f"{h.deletion_vector_ratio:.1%}"),
+               ("postpone backlog files", esc(h.postpone_files)),
+               ("snapshots", f"{h.snapshots.count} (expirable {h.snapshots.expirable})"),
+               ("last compaction", esc(millis(h.last_compaction.time_millis) if h.last_compaction else None))]
+    buckets = sorted(h.buckets, key=lambda b: (-b.sorted_runs, -b.files, b.partition, b.bucket))[:MAX_CHART_BARS]
+    labels = [f"{b.partition or '(unpartitioned)'} #{b.bucket}" for b in buckets]
+    chart = render.stacked_bars(
+        "files per bucket by level", labels,
+        [("level 0", [b.level0_files for b in buckets]),
+         ("higher levels", [b.files - b.level0_files - b.postpone_files for b in buckets]),
+         ("postpone", [b.postpone_files for b in buckets])])
+    note = (f"<p class='muted'>the {MAX_CHART_BARS} buckets with the most sorted runs of {len(h.buckets)}</p>"
+            if len(h.buckets) > MAX_CHART_BARS else "")
+    return f"<h2>Health</h2>{render.cards(figures)}<h2>Files per bucket</h2>{chart}{note}"
+
+
+def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str) -> str:
+    """The page body of ``table`` of ``catalog`` (read through ``conn_id``)."""
+    h = table.health()
+    levels = files_per_level(catalog, table.identifier)
+    snapshots = sorted(table.snapshots(), key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
+    snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
+                      esc(millis(s.time_millis)), esc(s.commit_user), run_link(s, airflow_root)] for s in snapshots]
+    tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(t.create_time),
+                 esc(None if t.time_retained_millis is None else f"{t.time_retained_millis} ms"),
+                 "expired" if t.expired else ""] for t in h.tags]
+    branch_rows = [[esc(b.branch_name), esc(b.create_time.strftime("%Y-%m-%d %H:%M:%S"))] for b in table.branches()]
+    consumer_rows = [[esc(c.consumer_id), esc(c.next_snapshot_id), esc(c.lag), "expired" if c.expired else ""]
+                     for c in h.consumers]
+    partition_rows = [[esc(p.partition or "(unpartitioned)"), esc(p.buckets), esc(p.files), esc(p.rows),
+                       esc(render.size(p.bytes)), esc(p.level0_files), esc(p.max_sorted_runs), esc(p.small_files),
+                       f"{p.deletion_vector_ratio:.1%}", esc(p.postpone_files)] for p in h.partitions]
+    return (f"<p><a href='{root}/'>Paimon tables</a> / {esc(conn_id)}</p>"
+            f"<h1>{esc(table.identifier)}</h1>"
+            f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
+            f"{esc(millis(h.computed_at_millis))} UTC</p>"
+            + health_section(h) + levels_section(levels)
+            + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"
+            + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
+                           snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")
+            + "<h2>Tags</h2>"
+            + render.table(["tag", "snapshot", "created", "retained", ""], tag_rows, numeric=(1,), empty="no tag")
+            + "<h2>Branches</h2>" + render.table(["branch", "created"], branch_rows, empty="no branch")
+            + "<h2>Consumers</h2>"
+            + render.table(["consumer", "next snapshot", "lag (snapshots)", ""], consumer_rows, numeric=(1, 2),
+                           empty="no consumer")
+            + "<h2>Partitions</h2>"
+            + render.table(["partition", "buckets", "files", "rows", "size", "level-0 files", "max sorted runs",
+                            "small files", "DV ratio", "postpone files"], partition_rows,
+                           numeric=(1, 2, 3, 5, 6, 7, 9), empty="no partition"))

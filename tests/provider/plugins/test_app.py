@@ -1,0 +1,169 @@
+"""The /paimon pages through FastAPI's TestClient on an S3 warehouse of the session's S3 server: they render, show
+the engine's values, link the Airflow runs, require an authenticated user, and never show the secret key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from fastapi.testclient import TestClient
+
+from table_engine import Catalog
+from table_engine.run_identity import RunIdentity
+from tests import airflow_env
+from tests.s3_server import SECRET_KEY, S3Server
+
+SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+                    pa.field("v", pa.string())])
+
+JWT_SECRET = "paimon-ui-tests-jwt-secret-" + "x" * 40
+"""The tests' JWT signing key (64+ bytes, as PyJWT wants for HS512): a test value, not a secret."""
+
+
+@pytest.fixture
+def ui(airflow_db: None, s3_server: S3Server, s3_warehouse: str, s3_catalog: Catalog,
+       monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, Catalog, dict[str, str]]]:
+    """A client of the app with an admin's JWT cookie, connection ``paimon_ui`` on a warehouse with one table."""
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from paimon_provider.plugins.app import create_app
+
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_UI", airflow_env.paimon_s3_connection(s3_warehouse, s3_server.endpoint))
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", JWT_SECRET)
+    t = s3_catalog.create_table("sales.orders", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                options={"bucket": "2"})
+    run = RunIdentity("etl_orders", "manual__2026-11-27T10:00:00+00:00", "load")
+    t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=SCHEMA),
+            properties=run.to_properties())
+    t.write(pa.table({"dt": ["b"], "id": [4], "v": ["w"]}, schema=SCHEMA))
+    t.create_tag("release-1", 1)
+    t.create_branch("dev")
+    t.consumer_manager().create("reader", 1)
+    s3_catalog.create_table("sales.empty", SCHEMA)
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    client = TestClient(create_app(), root_path="/paimon")
+    yield client, s3_catalog, {"_token": token}
+
+
+def _get(client: TestClient, path: str, cookies: dict[str, str]) -> Any:
+    client.cookies.clear()
+    for k, v in cookies.items():
+        client.cookies.set(k, v)
+    return client.get(path)
+
+
+def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
+    client, catalog, cookies = ui
+    responses = []
+    listing = _get(client, "/", cookies)
+    responses.append(listing)
+    assert listing.status_code == 200, listing.text
+    assert "paimon_ui" in listing.text
+    assert "/paimon/paimon_ui/sales/orders" in listing.text and "sales.empty" in listing.text
+
+    page = _get(client, "/paimon_ui/sales/orders", cookies)
+    responses.append(page)
+    assert page.status_code == 200, page.text
+    t = catalog.get_table("sales.orders")
+    health = t.health()
+    text = page.text
+    assert f"<b>{health.rows}</b>" in text and f"<b>{health.files}</b>" in text
+    for s in t.snapshots():
+        assert f"<td class='n'>{s.id}</td><td>{s.commit_kind}</td><td class='n'>{s.total_record_count}</td>" in text
+    # the run that wrote snapshot 1, linked to its Airflow run page (outside the iframe)
+    assert "href='/dags/etl_orders/runs/manual__2026-11-27T10%3A00%3A00%2B00%3A00'" in text
+    assert "target='_top'" in text
+    assert "release-1" in text and "dev" in text
+    consumer = health.consumers[0]
+    assert f"<td>reader</td><td class='n'>{consumer.next_snapshot_id}</td><td class='n'>{consumer.lag}</td>" in text
+    for p in health.partitions:
+        assert f"<td>{p.partition}</td><td class='n'>{p.buckets}</td><td class='n'>{p.files}</td>" in text
+    assert "<svg" in text and "files per bucket by level" in text
+    files = catalog.get_table("sales.orders$files").read()
+    for level in set(files["level"].to_pylist()):
+        n = files["level"].to_pylist().count(level)
+        assert f"<title>files: {n}</title>" in text and f">level {level} (" in text
+
+    empty = _get(client, "/paimon_ui/sales/empty", cookies)
+    responses.append(empty)
+    assert empty.status_code == 200 and "no snapshot" in empty.text
+
+    missing = _get(client, "/paimon_ui/sales/nope", cookies)
+    responses.append(missing)
+    assert missing.status_code == 404 and "sales.nope" in missing.text
+    no_conn = _get(client, "/nope/sales/orders", cookies)
+    responses.append(no_conn)
+    assert no_conn.status_code == 404 and "nope" in no_conn.text
+    for r in responses:
+        assert SECRET_KEY not in r.text and SECRET_KEY not in str(r.headers)
+
+
+def test_errors_are_shown_without_the_credentials() -> None:
+    from paimon_provider.plugins.app import redact
+
+    message = f"OSError: signature of key {SECRET_KEY} rejected by http://127.0.0.1:1"
+    assert redact(message, [SECRET_KEY, ""]) == "OSError: signature of key *** rejected by http://127.0.0.1:1"
+
+
+def test_pages_require_an_authenticated_user_with_access(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    client, _, _ = ui
+    for path in ("/", "/paimon_ui/sales/orders"):
+        assert _get(client, path, {}).status_code == 401
+        assert _get(client, path, {"_token": "not-a-jwt"}).status_code == 403
+    # a user without a role may read no connection: the list is empty and the table page forbidden
+    nobody = get_auth_manager().generate_jwt(SimpleAuthManagerUser(username="nobody", role=None))
+    listing = _get(client, "/", {"_token": nobody})
+    assert listing.status_code == 200 and "paimon_ui" not in listing.text
+    assert _get(client, "/paimon_ui/sales/orders", {"_token": nobody}).status_code == 403
+    assert _get(client, "/nope/sales/orders", {"_token": nobody}).status_code == 403  # not even whether it exists
+    # a bearer token works as for Airflow's API
+    admin = get_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    client.cookies.clear()
+    assert client.get("/", headers={"Authorization": f"Bearer {admin}"}).status_code == 200
+
+
+def test_the_plugin_registers_the_app_and_the_nav_link() -> None:
+    from paimon_provider.get_provider_info import get_provider_info
+    from paimon_provider.plugins.plugin import PaimonUIPlugin
+
+    assert get_provider_info()["plugins"] == [
+        {"name": "paimon", "plugin-class": "paimon_provider.plugins.plugin.PaimonUIPlugin"}]
+    assert [a["url_prefix"] for a in PaimonUIPlugin().fastapi_apps] == ["/paimon"]
+    assert PaimonUIPlugin.external_views[0]["href"] == "paimon/"
+
+
+def test_importing_the_plugin_builds_no_app() -> None:
+    """Every Airflow process loads plugins (a task, for their macros); only the API server needs the app."""
+    import subprocess
+    import sys
+
+    code = ("import sys, airflow.plugins_manager, paimon_provider.plugins.plugin\n"
+            "print(sorted(m for m in ('fastapi', 'airflow.api_fastapi.core_api.security', 'pyarrow') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_airflow_loads_the_plugin_from_the_provider() -> None:
+    from airflow.providers_manager import ProvidersManager
+
+    pm = ProvidersManager()
+    pm.initialize_providers_plugins()
+    ours = [p for p in pm.plugins if p.provider_name == "airflow-provider-paimon"]
+    assert [(p.name, p.plugin_class) for p in ours] == [("paimon", "paimon_provider.plugins.plugin.PaimonUIPlugin")]
+
+
+def test_the_plugin_is_an_airflow_plugins_entry_point() -> None:
+    """Airflow reads a provider's ``plugins`` only with ``[core] lazy_discover_providers`` off (default on): the
+    ``airflow.plugins`` entry point loads it in every deployment (the live Airflow test checks it end to end)."""
+    import pathlib
+    import tomllib
+
+    project = tomllib.loads((pathlib.Path(__file__).parents[3] / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["airflow.plugins"] == {"paimon": "paimon_provider.plugins.plugin:PaimonUIPlugin"}
