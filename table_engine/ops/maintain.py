@@ -20,14 +20,21 @@ from table_engine.ops.commands import (
     ExpireTags,
     Maintain,
     RemoveOrphanFiles,
+    snapshot_properties_of,
 )
+from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
     from table_engine.store.lifecycle.planner import Action, Plan
     from table_engine.table import Table
 
-__all__ = ["maintain", "plan_table", "render_plan"]
+__all__ = ["MAINTAIN_ACTION", "maintain", "plan_table", "render_plan"]
+
+MAINTAIN_ACTION = "maintain.action"
+"""The snapshot property a ``maintain`` run adds to each snapshot an action of it commits (compaction, partition
+expiry, manifest compaction): the action's kind. With the run identity (:mod:`table_engine.run_identity`) it tells which
+Airflow run last maintained a table (the table page of the UI shows it)."""
 
 log = logging.getLogger("table_engine.cli")
 
@@ -72,7 +79,8 @@ def maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
             assert local is not None
             log.info("%s: %s (%s)", cmd.table, action.kind, action.reason)
             try:
-                out = local(sub, catalog)
+                with snapshot_properties_scope(snapshot_properties_of(sub)):  # the action's kind on its snapshots
+                    out = local(sub, catalog)
             except Exception:  # the job fails with this action's error; the log says what was done before it
                 log.error("%s: %s failed after %s", cmd.table, action.kind,
                           ", ".join(r["kind"] for r in results) or "no other action")
@@ -87,12 +95,13 @@ def action_command(action: Action, cmd: Maintain, snapshots: int) -> Command:
     """The command that runs ``action`` on ``cmd``'s table (``snapshots``: how many the table has now, the most a
     snapshot expiry may delete: it expires all that are due, not ``snapshot.expire.limit`` of them)."""
     base: dict[str, Any] = {"warehouse": cmd.warehouse, "table": cmd.table, "catalog_options": cmd.catalog_options}
-    committing = {**base, "snapshot_properties": cmd.snapshot_properties, "commit_user": cmd.commit_user}
     kind = action.kind
+    properties = {**cmd.snapshot_properties, MAINTAIN_ACTION: kind}
+    committing = {**base, "snapshot_properties": properties, "commit_user": cmd.commit_user}
     if kind == "compact":
         return Compact(**committing, full=action.full, partitions=tuple(_spec(p) for p in action.partitions))
     if kind == "expire-partitions":
-        return ExpirePartitions(**base, snapshot_properties=cmd.snapshot_properties,
+        return ExpirePartitions(**base, snapshot_properties=properties,
                                 max_expires=max(1, len(action.partitions)))
     if kind == "compact-manifest":
         return CompactManifest(**committing)

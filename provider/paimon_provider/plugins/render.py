@@ -67,7 +67,7 @@ def cards(items: Sequence[tuple[str, str]]) -> str:
                                            "</div>" for label, value in items) + "</div>"
 
 
-SERIES_COLOURS = ("#dd6b20", "#3182ce", "#805ad5")
+SERIES_COLOURS = ("#dd6b20", "#3182ce", "#805ad5", "#38a169", "#d53f8c")
 
 
 def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[int]]]) -> str:

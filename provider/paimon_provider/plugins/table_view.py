@@ -1,11 +1,18 @@
-"""The body of a table page: health, snapshots and the runs that wrote them, tags, branches, consumers and
-partitions, all read through the engine's public API (``Table.health()``, ``snapshots()``, ``branches()``)."""
+"""The body of a table page: health, the last maintenance plan and run, snapshots (their rate and the runs that wrote
+them), tags, branches, consumers and partitions, all read through the engine's public API (``Table.health()``,
+``snapshots()``, ``branches()``, the maintenance planner)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from paimon_provider.plugins import render
+from paimon_provider.plugins.maintenance_view import (
+    last_maintained,
+    last_maintained_section,
+    plan_section,
+    rate_section,
+)
 from paimon_provider.plugins.render import esc, millis, url
 from table_engine.run_identity import RunIdentity
 
@@ -74,7 +81,9 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
     """The page body of ``table`` of ``catalog`` (read through ``conn_id``)."""
     h = table.health()
     levels = files_per_level(catalog, table.identifier)
-    snapshots = sorted(table.snapshots(), key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
+    retained = list(table.snapshots())
+    snapshots = sorted(retained, key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
+    maintained = last_maintained(retained)
     snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
                       esc(millis(s.time_millis)), esc(s.commit_user), run_link(s, airflow_root)] for s in snapshots]
     tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(t.create_time),
@@ -90,7 +99,9 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             f"<h1>{esc(table.identifier)}</h1>"
             f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
             f"{esc(millis(h.computed_at_millis))} UTC</p>"
-            + health_section(h) + levels_section(levels)
+            + health_section(h) + plan_section(table, h)
+            + last_maintained_section(maintained, run_link(maintained, airflow_root) if maintained else "")
+            + levels_section(levels) + rate_section(retained)
             + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
                            snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")

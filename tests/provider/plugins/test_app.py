@@ -101,6 +101,71 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
         assert SECRET_KEY not in r.text and SECRET_KEY not in str(r.headers)
 
 
+def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
+        ui: tuple[TestClient, Catalog, dict[str, str]], s3_warehouse: str) -> None:
+    import re
+
+    from table_engine.ops import Maintain
+    from table_engine.ops.maintain import maintain
+
+    client, catalog, cookies = ui
+    t = catalog.create_table("sales.backlog", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "1", "write-only": "true"})
+    for i in range(6):  # six level-0 files in bucket 0 of dt=a: num-sorted-run.compaction-trigger (5) passed
+        t.write(pa.table({"dt": ["a"], "id": [i], "v": ["x"]}, schema=SCHEMA))
+    text = _get(client, "/paimon_ui/sales/backlog", cookies).text
+    assert "<h2>Last plan" in text and "nothing due" not in text
+    assert ("<td>compact</td><td>dt=a:0</td><td>1 buckets have num-sorted-run.compaction-trigger 5 sorted runs or "
+            "more (worst 6)</td><td>6 vs 5 <span class='muted'>num-sorted-run.compaction-trigger</span></td>") in text
+    assert "no retained snapshot was committed by <code>maintain</code>" in text
+
+    run = RunIdentity("paimon_maintenance", "scheduled__2026-11-27T00:00:00+00:00", "maintain")
+    done = maintain(Maintain(warehouse=s3_warehouse, table="sales.backlog", snapshot_properties=run.to_properties()),
+                    catalog)
+    assert done["due"] == ["compact"]
+    text = _get(client, "/paimon_ui/sales/backlog", cookies).text
+    assert "<p class='muted'>nothing due</p>" in text
+    compacted = t.snapshot(t.latest_snapshot_id())  # type: ignore[arg-type]
+    assert f"last maintained: <b>compact</b> in snapshot {compacted.id} at " in text
+    assert "href='/dags/paimon_maintenance/runs/scheduled__2026-11-27T00%3A00%3A00%2B00%3A00'" in text
+
+    # the snapshot rate: every retained snapshot counted once, in a bar of its commit kind
+    assert "<svg" in text and "snapshots per minute by commit kind" in text
+    rate = text[text.index("<h2>Snapshot rate"):text.index("<h2>Snapshots ")]
+    counted: dict[str, int] = {}
+    for kind, n in re.findall(r"<title>(APPEND|COMPACT): (\d+)</title></rect>", rate):
+        counted[kind] = counted.get(kind, 0) + int(n)
+    kinds = [str(s.commit_kind) for s in t.snapshots()]
+    assert counted == {"APPEND": kinds.count("APPEND"), "COMPACT": kinds.count("COMPACT")} == {"APPEND": 6,
+                                                                                                "COMPACT": 1}
+
+
+def test_the_snapshot_rate_buckets_fit_the_retained_range() -> None:
+    import json
+
+    from paimon_provider.plugins.maintenance_view import MAX_RATE_BARS, rate_width, snapshot_rate
+
+    from table_engine.format.snapshot import Snapshot
+
+    hour = 3_600_000
+    assert rate_width(0, 47 * 60_000) == (60_000, "minute") and rate_width(0, 48 * 60_000)[1] == "5 minutes"
+    assert rate_width(0, 10 * hour)[1] == "15 minutes" and rate_width(0, 47 * hour) == (hour, "hour")
+    for span in (0, 10**9, 10**11, 5 * 10**12):
+        width, _ = rate_width(10**12, 10**12 + span)
+        assert (10**12 + span) // width - 10**12 // width < MAX_RATE_BARS
+
+    def snap(i: int, ms: int, kind: str) -> Snapshot:
+        return Snapshot.from_json(json.dumps({"version": 3, "id": i, "schemaId": 0, "baseManifestList": "b",
+                                              "deltaManifestList": "d", "commitUser": "u", "commitIdentifier": i,
+                                              "commitKind": kind, "timeMillis": ms, "totalRecordCount": 1,
+                                              "deltaRecordCount": 1}), f"snapshot-{i}")
+
+    name, starts, counts = snapshot_rate([snap(1, 0, "APPEND"), snap(2, 2 * hour + 1, "APPEND"),
+                                          snap(3, 2 * hour + 2, "COMPACT")])
+    assert name == "5 minutes" and len(starts) == 25 and starts[-1] == 2 * hour
+    assert counts == {"APPEND": [1] + [0] * 23 + [1], "COMPACT": [0] * 24 + [1]}
+
+
 def test_errors_are_shown_without_the_credentials() -> None:
     from paimon_provider.plugins.app import redact
 

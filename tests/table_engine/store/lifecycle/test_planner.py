@@ -169,7 +169,7 @@ def test_level0_backlog_is_compacted_and_stays_done(catalog: Catalog, warehouse:
     (r,) = done["results"]
     assert r["command"]["partitions"] == [{"dt": "a"}] and not r["command"]["full"]
     snap = t.snapshot(r["result"]["snapshot_id"])
-    assert snap.commit_kind == "COMPACT" and (snap.properties or {}).get("airflow.run_id") == "m1"
+    assert snap.commit_kind == "COMPACT" and snap.properties == {"airflow.run_id": "m1", "maintain.action": "compact"}
     assert sorted((x["dt"], x["id"]) for x in t.read().to_pylist()) == sorted(
         [("a", i) for i in range(6)] + [("a", i + 10) for i in range(6)] + [("b", 1)])
 
@@ -243,3 +243,31 @@ def test_cli_prints_the_plan_and_bad_input_changes_nothing(catalog: Catalog, war
     line = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert line["status"] == "error" and "db.nope" in line["error"] and "\n" not in line["error"]
     assert digest(t.path) == before
+
+
+def test_maintain_on_s3_plans_runs_and_replans_empty(s3_catalog: Catalog, s3_warehouse: str,
+                                                     s3_options: dict[str, str]) -> None:
+    """On the session's S3 server: an L0 backlog and too many snapshots are planned (a dry run commits nothing), run
+    (compaction, then snapshot expiry) and planned again: nothing due."""
+    t = s3_catalog.create_table("db.s3", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
+                                options={"bucket": "1", "write-only": "true", "snapshot.num-retained.min": "1",
+                                         "snapshot.num-retained.max": "3"})
+    for i in range(6):
+        write(t, [i, i + 10])
+
+    def run(**kw: Any) -> dict[str, Any]:
+        return maintain(s3_warehouse, t.identifier, catalog_options=s3_options, **kw)
+
+    dry = run(dry_run=True)
+    assert dry["due"] == ["compact", "expire-snapshots"] and dry["results"] == []
+    assert t.latest_snapshot_id() == 6 and t.earliest_snapshot_id() == 1
+    (compact, expire) = dry["plan"]["actions"]
+    assert compact["buckets"] == ["dt=a:0"] and compact["measured"] == 6 and compact["threshold"] == 5
+    assert expire["count"] == 3  # 6 snapshots, at most 3 retained
+    done = run(snapshot_properties={"airflow.run_id": "s3"})
+    assert [r["kind"] for r in done["results"]] == ["compact", "expire-snapshots"]
+    compacted = t.snapshot(done["results"][0]["result"]["snapshot_id"])
+    assert compacted.properties == {"airflow.run_id": "s3", "maintain.action": "compact"}
+    assert t.earliest_snapshot_id() == 5 and t.latest_snapshot_id() == 7 and t.health().level0_files == 0
+    assert run(dry_run=True)["due"] == []
+    assert sorted(x["id"] for x in t.read().to_pylist()) == sorted([*range(6), *range(10, 16)])

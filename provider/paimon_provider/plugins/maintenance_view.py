@@ -1,0 +1,101 @@
+"""The maintenance parts of a table page: the last plan (what ``maintain`` would run now, planned from the health the
+page computed: metadata only), the Airflow run that last maintained the table, and the snapshot rate by commit kind."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from paimon_provider.plugins import render
+from paimon_provider.plugins.render import esc, millis
+from table_engine.ops.maintain import MAINTAIN_ACTION
+from table_engine.run_identity import RunIdentity
+
+if TYPE_CHECKING:
+    from table_engine.format.snapshot import Snapshot
+    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine.store.lifecycle.planner import Action
+    from table_engine.table import Table
+
+MAX_TARGETS = 8
+"""Targets (partitions, buckets) named per action; the rest counted."""
+RATE_WIDTHS = ((60_000, "minute"), (300_000, "5 minutes"), (900_000, "15 minutes"), (3_600_000, "hour"),
+               (21_600_000, "6 hours"), (86_400_000, "day"), (604_800_000, "week"))
+"""The time buckets of the snapshot-rate chart: the narrowest that fits the retained range in :data:`MAX_RATE_BARS`."""
+MAX_RATE_BARS = 48
+"""Bars of the snapshot-rate chart at most."""
+
+
+def targets(action: Action) -> str:
+    """What ``action`` acts on: partitions and buckets for compaction, partitions for expiry, else a count."""
+    if action.kind == "compact":
+        names = action.buckets or action.partitions
+        shown = ", ".join(names[:MAX_TARGETS]) + (f" and {len(names) - MAX_TARGETS} more"
+                                                   if len(names) > MAX_TARGETS else "")
+        return ("full: " if action.full else "") + (shown or "all")
+    if action.partitions:
+        return ", ".join(action.partitions[:MAX_TARGETS]) + (f" and {len(action.partitions) - MAX_TARGETS} more"
+                                                            if len(action.partitions) > MAX_TARGETS else "")
+    return "" if action.count is None else f"{action.count}"
+
+
+def plan_section(table: Table, health: TableHealth) -> str:
+    """The maintenance due now (the planner on ``health`` and the table's options), one row per action."""
+    from table_engine.store.lifecycle.planner import plan_maintenance
+
+    plan = plan_maintenance(health, table.options)
+    rows = [[esc(a.kind), esc(targets(a)), esc(a.reason),
+             f"{esc(f'{a.measured:g}')} vs {esc(f'{a.threshold:g}')} <span class='muted'>{esc(a.option)}</span>",
+             esc(None if a.estimated_bytes is None else render.size(a.estimated_bytes))] for a in plan.actions]
+    return (f"<h2>Last plan <span class='muted'>(maintenance due at snapshot {esc(plan.snapshot_id)})</span></h2>"
+            + render.table(["action", "targets", "reason", "measured vs threshold", "estimated bytes"], rows,
+                           numeric=(4,), empty="nothing due"))
+
+
+def last_maintained(snapshots: Sequence[Snapshot]) -> Snapshot | None:
+    """The newest of ``snapshots`` a ``maintain`` action committed (its :data:`MAINTAIN_ACTION` property)."""
+    done = [s for s in snapshots if MAINTAIN_ACTION in (s.properties or {})]
+    return max(done, key=lambda s: s.id) if done else None
+
+
+def last_maintained_section(snapshot: Snapshot | None, run_link: str) -> str:
+    """Which ``maintain`` action and Airflow run (``run_link``) last committed to the table, and when."""
+    if snapshot is None:
+        return "<p class='muted'>no retained snapshot was committed by <code>maintain</code></p>"
+    run = RunIdentity.of(snapshot.properties)
+    action = (snapshot.properties or {})[MAINTAIN_ACTION]
+    return (f"<p>last maintained: <b>{esc(action)}</b> in snapshot {esc(snapshot.id)} at "
+            f"{esc(millis(snapshot.time_millis))} UTC by {run_link if run is not None else 'no Airflow run'}</p>")
+
+
+def rate_width(first_millis: int, last_millis: int) -> tuple[int, str]:
+    """The bucket width (ms, name) of the snapshot-rate chart for snapshots committed in that range."""
+    for width, name in RATE_WIDTHS:
+        if (last_millis // width) - (first_millis // width) < MAX_RATE_BARS:
+            return width, name
+    week = RATE_WIDTHS[-1][0]
+    weeks = (last_millis - first_millis) // (week * (MAX_RATE_BARS - 1)) + 1
+    return week * weeks, f"{weeks} weeks"
+
+
+def snapshot_rate(snapshots: Sequence[Snapshot]) -> tuple[str, list[int], dict[str, list[int]]]:
+    """Snapshots per time bucket by commit kind: (width name, bucket starts in epoch ms, counts per kind)."""
+    if not snapshots:
+        return "hour", [], {}
+    times = [s.time_millis for s in snapshots]
+    width, name = rate_width(min(times), max(times))
+    first, last = min(times) // width, max(times) // width
+    starts = [(first + i) * width for i in range(last - first + 1)]
+    counts: dict[str, list[int]] = {}
+    for s in snapshots:
+        counts.setdefault(str(s.commit_kind), [0] * len(starts))[s.time_millis // width - first] += 1
+    return name, starts, dict(sorted(counts.items()))
+
+
+def rate_section(snapshots: Sequence[Snapshot]) -> str:
+    """The snapshot-rate chart of the retained snapshots (one bar per time bucket, one segment per commit kind)."""
+    name, starts, counts = snapshot_rate(snapshots)
+    chart = render.stacked_bars(f"snapshots per {name} by commit kind", [millis(t) for t in starts],
+                                list(counts.items()))
+    return (f"<h2>Snapshot rate <span class='muted'>(retained snapshots per {esc(name)}, UTC)</span></h2>"
+            + (chart or "<p class='muted'>no snapshot</p>"))
