@@ -5,6 +5,7 @@ argument of the command missing from the form)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pathlib
 from typing import Any
@@ -57,6 +58,19 @@ def test_forms_name_the_fields_of_their_commands(dagbag: Any) -> None:
     assert dagbag.dags["paimon_remove_unexisting_files"].params["remove"] is False
     assert [d for d in DAGS if type(dagbag.dags[d].timetable).__name__ != "NullTimetable"] == \
         ["paimon_expire_changelogs"]
+    # the form refuses what the command would refuse: a consumer id with '/', or blank; a count below 1
+    from airflow.sdk.exceptions import ParamValidationError
+
+    reset = copy.deepcopy(dagbag.dags["paimon_reset_consumer"].params)
+    reset["consumer_id"] = "etl"
+    for bad in ("a/b", " ", ""):
+        with pytest.raises(ParamValidationError):
+            reset["consumer_id"] = bad
+    with pytest.raises(ParamValidationError):
+        reset["next_snapshot_id"] = 0
+    expire = copy.deepcopy(dagbag.dags["paimon_expire_changelogs"].params)
+    with pytest.raises(ParamValidationError):
+        expire["retain_max"] = 0
 
 
 @pytest.fixture
