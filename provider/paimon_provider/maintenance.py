@@ -218,3 +218,11 @@ def for_each_table(operator: type[BaseOperator], *, task_id: str, tables: XComAr
         tables = selected_tables()
     kwargs.setdefault("map_index_template", MAP_INDEX_TEMPLATE)
     return operator.partial(task_id=task_id, paimon_conn_id=paimon_conn_id, **kwargs).expand(table=tables)
+
+
+def from_form(params: Mapping[str, Param], *, skip: Sequence[str] = ("table", "tables"),
+              **renamed: str) -> dict[str, Any]:
+    """An operator's keyword arguments from a form: each field ``name`` of ``params`` (but ``skip``) templated as
+    ``{{ params.name }}``, under its own name or the one ``renamed`` gives (``dry_run="dry_run_only"``), so that a
+    form field and the argument it feeds are named once."""
+    return {renamed.get(name, name): f"{{{{ params.{name} }}}}" for name in params if name not in skip}

@@ -12,6 +12,8 @@ from airflow.sdk.exceptions import ParamValidationError
 LAKE = ["paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads", "paimon_wap"]
 MAINTENANCE = ["paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
                "paimon_remove_orphan_files", "paimon_rollback", "paimon_maintenance"]
+HYGIENE = ["paimon_expire_changelogs", "paimon_compact_manifest", "paimon_remove_unexisting_files", "paimon_repair",
+           "paimon_clear_consumers", "paimon_reset_consumer"]
 EVENTS = ["paimon_external_commits"]
 # context keys that do not exist (or raise) in runs triggered from the UI/REST, which have no logical date
 _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logical_date|execution_date|"
@@ -20,14 +22,14 @@ _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logi
 
 def test_no_import_errors(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
-    assert sorted(dagbag.dag_ids) == sorted(LAKE + MAINTENANCE + EVENTS)
+    assert sorted(dagbag.dag_ids) == sorted(LAKE + MAINTENANCE + HYGIENE + EVENTS)
 
 
-REQUIRED_BY_HAND = {"paimon_rollback": "version"}
-"""DAGs run by hand only whose form has a field without a default (what to roll back to)."""
+REQUIRED_BY_HAND = {"paimon_rollback": "version", "paimon_reset_consumer": "consumer_id"}
+"""DAGs run by hand only whose form has a field without a default (what to roll back to, the consumer to reset)."""
 
 
-@pytest.mark.parametrize("dag_id", LAKE + MAINTENANCE + EVENTS)
+@pytest.mark.parametrize("dag_id", LAKE + MAINTENANCE + HYGIENE + EVENTS)
 def test_dag_conventions(dagbag: Any, dag_id: str) -> None:
     dag = dagbag.dags[dag_id]
     assert "paimon" in dag.tags and dag.doc_md and dag.description

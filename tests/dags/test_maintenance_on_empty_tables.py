@@ -1,7 +1,7 @@
-"""The metadata-only maintenance DAGs on a fresh lake (``make airflow``: the tables exist, empty, before the first
-batch lands) run green: nothing to expire or delete (the planner DAG plans nothing), and the daily tag skips the
-tables with no snapshot yet without keeping the tags of the other tables from expiring. (Compaction, a Spark job, is
-covered on empty tables through the engine's CLI in tests/spark/test_cli_local.py.)"""
+"""The metadata-only maintenance DAGs (and the daily changelog expiry) on a fresh lake (``make airflow``: the tables
+exist, empty, before the first batch lands) run green: nothing to expire or delete (the planner DAG plans nothing),
+and the daily tag skips the tables with no snapshot yet without keeping the tags of the other tables from expiring.
+(Compaction, a Spark job, is covered on empty tables through the engine's CLI in tests/spark/test_cli_local.py.)"""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ def test_maintenance_dags_on_empty_tables(dagbag: Any, airflow_db: None, lake: d
     run(dagbag, "paimon_expire_partitions", {**tables, "expiration_time": "365 d", "timestamp_formatter": "yyyy-MM-dd",
                                              "timestamp_pattern": "$dt", "dry_run": False})
     run(dagbag, "paimon_remove_orphan_files", {**tables, "older_than": "1 d ago", "dry_run": False})
+    run(dagbag, "paimon_expire_changelogs", {**dagbag.dags["paimon_expire_changelogs"].params, **tables})
     assert ods.read().num_rows == len(sample.order_event_rows(1))
     # the planner DAG: an empty table plans nothing; a database none of whose tables is selected maps no task
     planner = {"database": sample.DWD.name.split(".")[0], "include": ["*"], "exclude": [], "dry_run": False,

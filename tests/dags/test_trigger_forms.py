@@ -41,7 +41,11 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 FORMS = ("paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
-         "paimon_remove_orphan_files", "paimon_rollback", "paimon_lake_ods", "paimon_wap")
+         "paimon_remove_orphan_files", "paimon_rollback", "paimon_lake_ods", "paimon_wap",
+         # the metadata hygiene forms (dags/paimon_hygiene.py): opened (and screenshotted) only; their runs are
+         # tests/dags/test_hygiene_dags.py
+         "paimon_expire_changelogs", "paimon_compact_manifest", "paimon_remove_unexisting_files", "paimon_repair",
+         "paimon_clear_consumers", "paimon_reset_consumer")
 UI_TABLE = "ui.orders"
 RUN_TIMEOUT = 600
 
