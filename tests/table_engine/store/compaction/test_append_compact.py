@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from table_engine.clock import ManualClock
 from table_engine.errors import SchemaError
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.index_manifest import DELETION_VECTORS_INDEX
@@ -194,12 +195,14 @@ def test_concurrent_writers_compacting_the_same_files_both_commit_their_data(cat
     assert leftover == []  # the dropped compaction's output was deleted
 
 
-def test_writer_whose_base_files_were_compacted_and_expired_commits_its_data(catalog: Catalog) -> None:
+def test_writer_whose_base_files_were_compacted_and_expired_commits_its_data(catalog: Catalog,
+                                                                            clock: ManualClock) -> None:
     t = append_table(catalog, **{"snapshot.num-retained.min": "1"})
     ids = write_batches(t, 4)
     w = t.new_write()
     w.write(data([100]))  # the writer's base: the 4 committed files
     assert t.snapshot(t.compact(full=True)).commit_kind == CommitKind.COMPACT
+    clock.advance(1)  # snapshot 4 expires only once the compaction's snapshot is older than now - 0 (not the same ms)
     t.expire_snapshots(retain_min=1, time_retained=0)  # the 4 files are gone
     messages = w.prepare_commit()  # its compaction of them is skipped, not an error
     assert not any(m.compact_before for m in messages)
