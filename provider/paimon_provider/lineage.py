@@ -287,15 +287,15 @@ def _dataset_facets(warehouse: str, ref: TableRef, table: Any, catalog: Catalog 
 
 
 def _column_transformation(table: Any, column: str) -> tuple[str, str]:
-    """How a changelog applied to ``table`` makes ``column``: the key and, but for the aggregation merge engine,
-    every column as is (IDENTITY); an aggregation table's value columns by their aggregate function
-    (``fields.<column>.aggregate-function``, else ``fields.default-aggregate-function``, else Paimon's
-    ``last_non_null_value``)."""
-    options = table.schema.options
-    if column in table.schema.primary_keys or options.get("merge-engine") != "aggregation":
+    """How a changelog applied to ``table`` makes ``column``: as is (IDENTITY: the key, and every column the merge
+    engine does not aggregate), or by the aggregate function the merge engine combines it with (AGGREGATION: an
+    aggregation table's value columns, ``fields.<column>.aggregate-function`` else the default; a partial-update
+    table's columns given a function)."""
+    from table_engine.lsm.merge_engines.config import column_functions
+
+    function = column_functions(table.schema).get(column)
+    if function is None:
         return "IDENTITY", "changes applied by key"
-    function = (options.get(f"fields.{column}.aggregate-function")
-                or options.get("fields.default-aggregate-function") or "last_non_null_value")
     return "AGGREGATION", f"{function} of the changes by key"
 
 

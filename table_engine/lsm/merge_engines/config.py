@@ -369,3 +369,11 @@ def _partial_update_functions(raw: Mapping[str, str], value_fields: tuple[DataFi
                               f"('fields.<seq>.sequence-group')")
         functions[f.name] = ff
     return functions
+
+
+def column_functions(schema: TableSchema) -> dict[str, str]:
+    """The aggregate function by which the merge engine combines each value column of a primary-key table (every
+    value column of an aggregation table; the columns given one on a partial-update table); empty otherwise."""
+    if not schema.primary_keys:
+        return {}
+    return {name: f.function for name, f in MergeConfig.parse(schema).functions.items()}
