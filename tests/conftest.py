@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -20,6 +21,35 @@ if str(DAGS_FOLDER) not in sys.path:
 
 if TYPE_CHECKING:
     from table_engine import Catalog
+
+
+class StrictlyIncreasingClock:
+    """The system clock, except that two readings never share a millisecond: a reading in the same (or an
+    earlier) millisecond as the previous one returns the previous one plus one. It runs ahead of the system clock
+    only for as long as readings come faster than one per millisecond."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int:
+        from table_engine.clock import system_millis
+
+        with self._lock:
+            self._last = max(system_millis(), self._last + 1)
+            return self._last
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _strictly_increasing_engine_clock() -> Iterator[None]:
+    """The tests' engine clock (in this process; subprocesses keep the system clock): a commit and the expiry that
+    follows it never read the same millisecond, so ``time_retained=0`` expires every snapshot but the retained
+    minimum, as the tests mean. In one millisecond the commit is not older than the cut-off and its predecessor
+    stays, which is Paimon's rule and made such tests fail rarely (tests of that rule set a ``ManualClock``)."""
+    from table_engine.clock import use_clock
+
+    with use_clock(StrictlyIncreasingClock()):
+        yield
 
 
 @pytest.fixture
