@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ from table_engine.ops.consume import (
 )
 from table_engine.ops.facts import commit_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
+from table_engine.spark import file_write
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
 from table_engine.spark.compat import has_data_sources
@@ -112,23 +114,63 @@ def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
 
 @registers("spark", Write)
 def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
-    if args.sql:
-        df = spark.sql(args.sql)
-    else:
-        reader = spark.read.format(args.format).options(**dict(args.source_options))
-        if args.format == "csv":
-            reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_options))
-        df = reader.load(args.source)
-    table, created = ensure_table(args, open_catalog(args), arrow_schema_for(df.schema))
+    """The ``write`` job: files the engine reads go to tasks that write them without Spark rows
+    (:mod:`table_engine.spark.file_write`, ADR 0036); a query, other formats and the tables that route needs to
+    refuse are read by Spark and written as a DataFrame (:func:`write_dataframe`)."""
+    catalog = open_catalog(args)
+    df = None if not args.sql and catalog.table_exists(args.table) else _source_frame(spark, args)
+    table, created = ensure_table(args, catalog, arrow_schema_for(df.schema) if df is not None else pa.schema([]))
     user = commit_user(args, table)
     done = previous_commit(table, user) if args.commit_user else None
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
         return write_result(table, done, created, skipped=True)
-    sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user, parallelism=args.parallelism,
-                          catalog_options=args.catalog_options)
+    plan = None if args.sql else _file_plan(args, spark)
+    if plan is not None:
+        task_table = driver_catalog(args).get_table(args.table)  # with the driver's credentials for the tasks
+        task_table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
+        started = clock.now_millis()
+        sid = file_write.write_files(spark, task_table, plan, overwrite=args.mode == "overwrite", commit_user=user,
+                                     identifier=BATCH_COMMIT_IDENTIFIER,
+                                     generated_at=None if args.commit_user else started)
+    else:
+        df = df if df is not None else _source_frame(spark, args)
+        sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user,
+                              parallelism=args.parallelism, catalog_options=args.catalog_options)
     log.info("%s: wrote snapshot %s", table.identifier, sid)
     return write_result(table, sid, created)
+
+
+def _source_frame(spark: SparkSession, args: Write) -> DataFrame:
+    """The rows of ``--sql`` or ``--source`` as Spark reads them."""
+    if args.sql:
+        return spark.sql(args.sql)
+    reader = spark.read.format(args.format).options(**dict(args.source_options))
+    if args.format == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true").options(**dict(args.source_options))
+    return reader.load(args.source)
+
+
+def _file_plan(args: Write, spark: SparkSession) -> file_write.FileWritePlan | None:
+    """The file route's plan of ``args`` (None: the DataFrame route, logged with the reason)."""
+    table = driver_catalog(args).get_table(args.table)
+    reason = file_write.refusal(table, args.format, args.source_options)
+    storage = dict(args.catalog_options) | o.catalog_options(args.source, args.catalog_options)
+    plan = None if reason else file_write.plan_file_write(table, args.format, str(args.source), storage,
+                                                          args.parallelism or default_parallelism(spark))
+    if plan is None:
+        log.info("%s: %s source through Spark rows: %s", table.identifier, args.format,
+                 reason or "the source has subdirectories")
+    return plan
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """Spark's default parallelism (under Spark Connect, where the client has no SparkContext: this host's
+    cores)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:
+        return os.cpu_count() or 1
 
 
 def driver_catalog(cmd: Command) -> Catalog:

@@ -167,6 +167,10 @@ class TableWrite:
         self._dyn_old_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
         self.assigner: Assigner | None = None
         """Dynamic bucket mode: new keys go only to this writer's buckets (one of several writers of a commit)."""
+        self.sequence_floor = 0
+        """The lowest sequence number this writer gives a bucket it opens (above the bucket's committed ones
+        anyway): writers of one commit that share buckets get disjoint ranges in the order their input came in
+        (:mod:`table_engine.spark.file_write`). Set before the first write."""
         self._written: list[str] = []
         self.rows_written = 0
         self._lock = threading.Lock()
@@ -576,12 +580,12 @@ class TableWrite:
     def _bucket_state(self, gid: int, bucket: int) -> _BucketState:
         st = self._buckets.get((gid, bucket))
         if st is None:
-            restored = self._committed_max_seq.get((self._parts[gid][1], bucket), -1)
+            first = max(self._committed_max_seq.get((self._parts[gid][1], bucket), -1) + 1, self.sequence_floor)
             if self.opts.row_tracking_enabled() and self.opts.bucket() == -1:
                 # as Paimon's bucket-unaware writer: sequence numbers start at 0, which the commit replaces by the
                 # snapshot id (so `_SEQUENCE_NUMBER` of the rows is the id of the snapshot that added them)
-                restored = -1
-            st = _BucketState(next_seq=restored + 1)
+                first = 0
+            st = _BucketState(next_seq=first)
             self._buckets[(gid, bucket)] = st
         return st
 

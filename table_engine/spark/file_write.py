@@ -1,0 +1,351 @@
+"""Writes from files without Spark rows: the driver splits the source files, Spark tasks read them with pyarrow and
+write through the engine's ``TableWrite``, the driver commits once (ADR 0036).
+
+The application's ``write`` job lands files (``--source``: Parquet, ORC, CSV or JSON). Reading them with
+``spark.read`` and writing the DataFrame moves every row from the JVM into Python (the floor of any DataFrame write
+in Python, BENCHMARKS.md "Spark write paths"). Here no Spark row exists: the driver lists the files through the
+engine's FileIO (local, S3), reads Parquet footers (row groups and their row counts) and ORC footers, and cuts the
+files, in source order, into contiguous runs of about equal row counts, one per task. The tasks are a
+``spark.range(n, numPartitions=n).mapInArrow`` stage (no RDD or ``sparkContext`` API: it runs under Spark Connect
+too): task ``i`` reads run ``i`` with pyarrow and returns its commit messages pickled in one binary value; the
+driver commits them with :func:`table_engine.spark.commit.commit_once` (same commit user and identifier rules as
+every Spark write: a repeated job commits nothing twice).
+
+Ordering (primary-key tables): several tasks write rows of one bucket, each as its own level-0 sorted runs, and
+Paimon merges a key's records by sequence number (after ``sequence.field`` when set). Source order is the files in
+path order, row groups (stripes, lines) in file order. Run ``i`` starts at source row ``R_i``, and its writer's
+buckets number their rows from ``base + R_i`` on (:attr:`TableWrite.sequence_floor`), where ``base`` exceeds every
+committed sequence number of the table. A bucket's numbers within run ``i`` stay below ``base + R_(i+1)``, so every
+record of run ``i`` sorts before every record of run ``i+1`` in every bucket: the merge sees each key's records in
+source order, as the engine's single writer of the same files in that order does (with gaps in the numbers, which
+Paimon allows). CSV and JSON files carry no row count: a file's size in bytes bounds it (a row takes at least one
+byte), so their runs are sized by bytes and numbered within that bound.
+
+Tasks do not compact (several write one bucket: their compactions would collide); the driver compacts what batch
+reads would skip (first-row level 0) after the commit, and unaware-bucket append partitions as every Spark write.
+Tables this route cannot write with the same guarantees keep the DataFrame route (:func:`refusal` says why, and
+the job logs it): dynamic buckets and cross-partition upsert (every key must reach one assigner), postpone bucket,
+deletion vectors, data evolution, row tracking, changelog producers, ``full-compaction.delta-commits``, and sources
+with Spark reader options or subdirectories.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pickle
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from table_engine.core_enums import ChangelogProducer
+from table_engine.errors import CommandError, SchemaMismatchError
+from table_engine.io.base import FileIO
+from table_engine.io.file_io import file_io_for
+from table_engine.spark.commit import TaskFiles
+from table_engine.spark.types import spark_schema
+from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
+from table_engine.store.committing.commit import Overwrite
+from table_engine.store.compaction.compact import compact_invisible_level0
+from table_engine.store.context import StoreContext
+from table_engine.store.reading.data_evolution import data_evolution_enabled
+from table_engine.store.reading.scan import live_entries
+from table_engine.store.writing.postpone import POSTPONE_BUCKET
+from table_engine.table import Table
+
+log = logging.getLogger(__name__)
+
+FILE_FORMATS = ("parquet", "orc", "csv", "json")
+"""Source formats the tasks read with pyarrow."""
+_BATCH_ROWS = 262_144
+_RESULT_COLUMN = "__paimon_task_files"
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """A piece of one source file: its path, the Parquet row groups (None: the whole file) and its rows (exact for
+    Parquet and ORC, a bound for CSV and JSON)."""
+
+    path: str
+    row_groups: tuple[int, ...] | None
+    rows: int
+
+
+@dataclass(frozen=True)
+class FileWritePlan:
+    """What the driver hands the tasks: the format, each task's splits and the first sequence number of its run."""
+
+    format: str
+    source_options: Mapping[str, str]
+    """the catalog's storage options (``s3.*``), for the tasks' FileIO of the source"""
+    runs: tuple[tuple[FileSplit, ...], ...]
+    first_sequence: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for run in self.runs for s in run)
+
+
+def refusal(table: Table, fmt: str, reader_options: Mapping[str, str]) -> str | None:
+    """Why ``table`` must be written through the DataFrame route from a ``fmt`` source, or None."""
+    opts = table.options
+    if fmt not in FILE_FORMATS:
+        return f"format {fmt!r} is read by Spark"
+    if reader_options:
+        return "Spark reader options (--source-option) were given"
+    if table.primary_keys and opts.bucket() == -1:
+        return "dynamic bucket tables route every key to one assigner"
+    reasons = {
+        "postpone bucket": opts.bucket() == POSTPONE_BUCKET,
+        "deletion vectors": opts.deletion_vectors_enabled(),
+        "data evolution": data_evolution_enabled(table.schema.options),
+        "row tracking": opts.row_tracking_enabled(),
+        "a changelog producer": bool(table.primary_keys) and opts.changelog_producer() is not ChangelogProducer.NONE,
+        "full-compaction.delta-commits": opts.full_compaction_delta_commits() is not None,
+        # a run's records are folded before the merge of runs; with the order decided by sequence fields, a key's
+        # records of one run need not be adjacent in merge order, and only deduplicate's "max" folds that way
+        f"sequence.field with merge-engine {opts.merge_engine()}": bool(table.primary_keys) and bool(
+            opts.sequence_fields() or any(k.endswith(".sequence-group") for k in opts.raw))
+        and opts.merge_engine() != "deduplicate",
+    }
+    found = [k for k, v in reasons.items() if v]
+    return f"the table has {found[0]}" if found else None
+
+
+# ---- the driver ---------------------------------------------------------------------------------------------------
+def source_files(fio: FileIO, source: str) -> list[tuple[str, int]] | None:
+    """The data files of ``source`` (a file or a directory of files) in path order with their sizes; None when it
+    holds subdirectories (Spark's partition discovery: the DataFrame route reads those). Names starting with ``_``
+    or ``.`` are skipped, as Spark skips them."""
+    base = source.rstrip("/")
+    if not fio.exists(base) and (fio.has_directories or not fio.list_status(base)):
+        raise CommandError(f"--source {source} does not exist")
+    try:
+        listed = fio.list_status(base)
+    except NotADirectoryError:  # a local file
+        return [(base, fio.file_size(base))]
+    if not listed and not fio.has_directories:  # an object: a file, not a prefix
+        return [(base, fio.file_size(base))]
+    if any(s.is_dir and not _hidden(s.path) for s in listed):
+        return None
+    files = sorted((s.path, s.size) for s in listed if not s.is_dir and not _hidden(s.path))
+    if not files:
+        raise CommandError(f"--source {source} holds no data files")
+    return files
+
+
+def _hidden(path: str) -> bool:
+    return path.rstrip("/").rsplit("/", 1)[-1].startswith(("_", "."))
+
+
+def plan_file_write(table: Table, fmt: str, source: str, storage_options: Mapping[str, str],
+                    parallelism: int) -> FileWritePlan | None:
+    """The plan of writing the ``fmt`` files of ``source`` into ``table`` with at most ``parallelism`` tasks; None
+    when the source has subdirectories. The files' columns are checked against the table first (a one-line
+    SchemaMismatchError naming the file, before any task runs)."""
+    fio = file_io_for(source, storage_options)
+    files = source_files(fio, source)
+    if files is None:
+        return None
+    units: list[FileSplit] = []
+    names = table.schema.field_names()
+    for path, size in files:
+        pieces, columns = _file_pieces(fio, fmt, path, size)
+        if columns is not None:
+            _check_columns(table, path, columns, exact=fmt != "json")
+        units.extend(pieces)
+    runs = _contiguous_runs(units, max(1, parallelism))
+    base = _next_sequence(table)
+    firsts, at = [], base
+    for run in runs:
+        firsts.append(at)
+        at += sum(s.rows for s in run)
+    log.info("%s: %d %s files of %d columns in %d tasks", table.identifier, len(files), fmt, len(names), len(runs))
+    return FileWritePlan(fmt, dict(storage_options), tuple(_merged(r) for r in runs), tuple(firsts))
+
+
+def _file_pieces(fio: FileIO, fmt: str, path: str, size: int) -> tuple[list[FileSplit], list[str] | None]:
+    """A file's splits (a Parquet file's row groups, else the file) and its column names (None: JSON, whose
+    records name their own)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with fio.open_input(path) as f:
+            meta = pq.ParquetFile(f).metadata
+            names = pq.ParquetFile(f).schema_arrow.names
+        return [FileSplit(path, (i,), meta.row_group(i).num_rows) for i in range(meta.num_row_groups)], names
+    if fmt == "orc":
+        from pyarrow import orc
+
+        with fio.open_input(path) as f:
+            file = orc.ORCFile(f)
+            return [FileSplit(path, None, int(file.nrows))], file.schema.names
+    bound = size + 1  # a row takes at least one byte (a line)
+    if fmt == "csv":
+        import pyarrow.csv as pcsv
+
+        with fio.open_input(path) as f:
+            return [FileSplit(path, None, bound)], pcsv.open_csv(f).schema.names
+    return [FileSplit(path, None, bound)], None
+
+
+def _check_columns(table: Table, path: str, columns: Sequence[str], exact: bool) -> None:
+    names = table.schema.field_names()
+    extra = [c for c in columns if c not in names]
+    missing = [n for n in names if n not in columns] if exact else []
+    if extra or missing:
+        raise SchemaMismatchError(f"source file {path}: columns do not match table {table.identifier}: not in the "
+                                  f"table {extra}, missing {missing}")
+
+
+def _contiguous_runs(units: Sequence[FileSplit], n: int) -> list[list[FileSplit]]:
+    """``units`` cut, in order, into at most ``n`` contiguous runs of about equal rows."""
+    total = sum(u.rows for u in units)
+    runs: list[list[FileSplit]] = [[]]
+    done = 0
+    for u in units:
+        if runs[-1] and len(runs) < n and done >= total * len(runs) / n:
+            runs.append([])
+        runs[-1].append(u)
+        done += u.rows
+    return [r for r in runs if r]
+
+
+def _merged(run: Sequence[FileSplit]) -> tuple[FileSplit, ...]:
+    """Consecutive row groups of one file joined into one split."""
+    out: list[FileSplit] = []
+    for s in run:
+        last = out[-1] if out else None
+        if last is not None and last.path == s.path and last.row_groups is not None and s.row_groups is not None:
+            out[-1] = FileSplit(s.path, last.row_groups + s.row_groups, last.rows + s.rows)
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _next_sequence(table: Table) -> int:
+    """A sequence number above every committed one of ``table`` (0 for an empty table)."""
+    snapshot = table.latest_snapshot()
+    entries = live_entries(table.file_io, table.path, snapshot)
+    return max((e.file.max_sequence_number for e in entries), default=-1) + 1
+
+
+def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: bool, commit_user: str,
+                identifier: int, generated_at: int | None) -> int | None:
+    """Run ``plan``'s tasks and commit their files as one snapshot; its id (None: nothing committed).
+
+    A job that fails deletes the files of its successful tasks (reported through an accumulator where the session
+    has a SparkContext; under Spark Connect a failed job leaves them to ``remove-orphan-files``: never committed).
+    """
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    writer = _TableWriter(table, spark_schema(table.schema.fields), overwrite, commit_user, {})
+    writer.generated_at = generated_at
+    written = _accumulator(spark)
+    task = functools.partial(_write_runs, table, plan, written)
+    result = StructType([StructField(_RESULT_COLUMN, BinaryType(), False)])
+    n = len(plan.runs)
+    try:
+        rows = spark.range(n, numPartitions=max(1, n)).mapInArrow(task, result).collect()
+    except BaseException:
+        if written is not None:
+            writer.abort_job([PaimonCommitMessage(t) for t in written.value], identifier)
+        raise
+    messages = [PaimonCommitMessage(pickle.loads(r[0])) for r in rows]
+    ow = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if overwrite else None
+    sid = writer.commit_job(messages, identifier, ow)
+    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    if sid is not None and not overwrite and ctx.batch_scan_skip_level0():
+        # the tasks did not compact: level 0 (invisible to batch reads of first-row tables) is compacted once here
+        buckets = {(m.partition, m.bucket) for pm in messages for m in pm.files.messages if m.new_files}
+        sid = compact_invisible_level0(ctx, table.new_commit, sid, False, buckets)
+    return sid
+
+
+def _accumulator(spark: Any) -> Any:
+    """An accumulator of the task files of successful attempts, where the session has a SparkContext."""
+    from table_engine.spark.map_write import _ListParam
+
+    try:
+        context = spark.sparkContext
+    except Exception:  # Spark Connect: no SparkContext on the client
+        return None
+    return context.accumulator([], _ListParam())
+
+
+# ---- the tasks ----------------------------------------------------------------------------------------------------
+def _write_runs(table: Table, plan: FileWritePlan, written: Any, batches: Iterator[pa.RecordBatch]
+                ) -> Iterator[pa.RecordBatch]:
+    """Task side: write the runs whose indexes this task got; yield each run's task files, pickled."""
+    from pyspark import TaskContext
+
+    from table_engine.spark.jobs import task_arrow_threads
+
+    task_arrow_threads()
+    ctx = TaskContext.get()
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    schema = pa.schema([pa.field(_RESULT_COLUMN, pa.binary(), False)])
+    for batch in batches:
+        for i in batch.column(0).to_pylist():
+            files = write_run(table, plan, int(i), attempt)
+            if written is not None:
+                written.add([files])
+            yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], schema=schema)
+
+
+def write_run(table: Table, plan: FileWritePlan, i: int, attempt: int = 0) -> TaskFiles:
+    """Write run ``i`` of ``plan`` into ``table`` with one ``TableWrite`` numbering from the run's first sequence
+    number, without compacting; its task files (the writer's files are deleted when it fails)."""
+    from table_engine.spark.writer import _inject_fault
+
+    writer = table.new_write()
+    writer.skip_compaction()  # other tasks write the same buckets
+    writer.sequence_floor = plan.first_sequence[i]
+    fio = file_io_for(plan.runs[i][0].path, plan.source_options)
+    rows = 0
+    try:
+        for split in plan.runs[i]:
+            for data in read_split(fio, plan.format, split, table.schema.arrow_schema()):
+                writer.write(data)
+                rows += data.num_rows
+        messages = writer.prepare_commit()
+        _inject_fault(i, attempt)
+    except BaseException:
+        writer.abort()
+        raise
+    log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, rows)
+    return TaskFiles(i, attempt, tuple(messages), rows)
+
+
+def read_split(fio: FileIO, fmt: str, split: FileSplit, schema: pa.Schema) -> Iterator[pa.Table]:
+    """The rows of ``split`` in file order, in batches (CSV and JSON values parsed as the table's types)."""
+    with fio.open_input(split.path) as f:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            for b in pq.ParquetFile(f).iter_batches(_BATCH_ROWS, row_groups=split.row_groups):
+                yield pa.Table.from_batches([b])
+        elif fmt == "orc":
+            from pyarrow import orc
+
+            file = orc.ORCFile(f)
+            for s in range(file.nstripes):
+                yield pa.Table.from_batches([file.read_stripe(s)])
+        elif fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            types = {fld.name: fld.type for fld in schema}
+            reader = pcsv.open_csv(f, convert_options=pcsv.ConvertOptions(column_types=types,
+                                                                         strings_can_be_null=True))
+            for b in reader:
+                yield pa.Table.from_batches([b])
+        else:
+            import pyarrow.json as pjson
+
+            parse = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
+            try:
+                yield pjson.read_json(f, parse_options=parse)
+            except pa.ArrowInvalid as e:
+                raise SchemaMismatchError(f"source file {split.path}: {e}") from None
