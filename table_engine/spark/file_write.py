@@ -281,7 +281,7 @@ def _write_runs(table: Table, plan: FileWritePlan, written: Any, batches: Iterat
     """Task side: write the runs whose indexes this task got; yield each run's task files, pickled."""
     from pyspark import TaskContext
 
-    from table_engine.spark.jobs import task_arrow_threads
+    from table_engine.spark.task_env import task_arrow_threads
 
     task_arrow_threads()
     ctx = TaskContext.get()

@@ -55,6 +55,7 @@ from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
 from table_engine.spark.compat import has_data_sources
 from table_engine.spark.map_write import map_write
+from table_engine.spark.task_env import task_arrow_threads
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
 from table_engine.spark.writer import prepare_write
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
@@ -229,20 +230,6 @@ def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> li
     """Task side: compact the buckets of ``group`` one after the other, on the task's cores."""
     task_arrow_threads()
     return compact_buckets(_store_context(table), group, full, threads=1)
-
-
-def task_arrow_threads() -> int:
-    """Size Arrow's CPU thread pool in this Python worker to the running task's cores (``spark.task.cpus``), as a
-    JVM task uses its own cores only: an executor with N cores runs N tasks, and each would otherwise decode and
-    encode Parquet with N threads of its own. Outside a task nothing changes. The pool size in effect."""
-    from pyspark import TaskContext
-
-    ctx = TaskContext.get()
-    if ctx is not None:
-        cpus = max(1, int(ctx.cpus()))
-        if pa.cpu_count() != cpus:
-            pa.set_cpu_count(cpus)
-    return int(pa.cpu_count())
 
 
 def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:
