@@ -93,6 +93,7 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_formats.py --out .bench/formats.json
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_data_evolution.py --out .bench/dataevo.json
 	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
+	$(BIN)/python benchmarks/bench_file_write.py --out .bench/file_write.json
 	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
 	$(MAKE) bench-tasks
 
