@@ -34,9 +34,9 @@ from __future__ import annotations
 import functools
 import logging
 import pickle
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -47,6 +47,7 @@ from table_engine.io.file_io import file_io_for
 from table_engine.spark.commit import TaskFiles
 from table_engine.spark.types import spark_schema
 from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
+from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.compaction.compact import compact_invisible_level0
 from table_engine.store.context import StoreContext
@@ -61,6 +62,9 @@ FILE_FORMATS = ("parquet", "orc", "csv", "json")
 """Source formats the tasks read with pyarrow."""
 _BATCH_ROWS = 262_144
 _RESULT_COLUMN = "__paimon_task_files"
+_U = TypeVar("_U")
+RunReader = Callable[[int], Iterator[tuple[pa.Table, "pa.Array | None"]]]
+"""Run ``i``'s rows (the table's columns) and their row kinds (None: all +I), in order."""
 
 
 @dataclass(frozen=True)
@@ -82,16 +86,18 @@ class FileWritePlan:
     """the catalog's storage options (``s3.*``), for the tasks' FileIO of the source"""
     runs: tuple[tuple[FileSplit, ...], ...]
     first_sequence: tuple[int, ...]
+    schema: pa.Schema
+    """the table's columns (CSV and JSON values are parsed into their types)"""
 
     @property
     def rows(self) -> int:
         return sum(s.rows for run in self.runs for s in run)
 
 
-def refusal(table: Table, fmt: str, reader_options: Mapping[str, str]) -> str | None:
-    """Why ``table`` must be written through the DataFrame route from a ``fmt`` source, or None."""
+def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, str] | None = None) -> str | None:
+    """Why ``table`` must be written through the DataFrame route (from a ``fmt`` source), or None."""
     opts = table.options
-    if fmt not in FILE_FORMATS:
+    if fmt is not None and fmt not in FILE_FORMATS:
         return f"format {fmt!r} is read by Spark"
     if reader_options:
         return "Spark reader options (--source-option) were given"
@@ -156,14 +162,19 @@ def plan_file_write(table: Table, fmt: str, source: str, storage_options: Mappin
         if columns is not None:
             _check_columns(table, path, columns, exact=fmt != "json")
         units.extend(pieces)
-    runs = _contiguous_runs(units, max(1, parallelism))
-    base = _next_sequence(table)
-    firsts, at = [], base
-    for run in runs:
-        firsts.append(at)
-        at += sum(s.rows for s in run)
+    runs = _contiguous_runs(units, max(1, parallelism), _split_rows)
+    firsts = _first_sequences(table, runs, _split_rows)
     log.info("%s: %d %s files of %d columns in %d tasks", table.identifier, len(files), fmt, len(names), len(runs))
-    return FileWritePlan(fmt, dict(storage_options), tuple(_merged(r) for r in runs), tuple(firsts))
+    return FileWritePlan(fmt, dict(storage_options), tuple(_merged(r) for r in runs), firsts,
+                         table.schema.arrow_schema())
+
+
+def _split_rows(split: FileSplit) -> int:
+    return split.rows
+
+
+def _change_rows(split: ChangeSplit) -> int:
+    return split.row_count  # a change per row of the split's files
 
 
 def _file_pieces(fio: FileIO, fmt: str, path: str, size: int) -> tuple[list[FileSplit], list[str] | None]:
@@ -200,17 +211,26 @@ def _check_columns(table: Table, path: str, columns: Sequence[str], exact: bool)
                                   f"table {extra}, missing {missing}")
 
 
-def _contiguous_runs(units: Sequence[FileSplit], n: int) -> list[list[FileSplit]]:
-    """``units`` cut, in order, into at most ``n`` contiguous runs of about equal rows."""
-    total = sum(u.rows for u in units)
-    runs: list[list[FileSplit]] = [[]]
+def _contiguous_runs(units: Sequence[_U], n: int, rows: Callable[[_U], int]) -> list[list[_U]]:
+    """``units`` cut, in order, into at most ``n`` contiguous runs of about equal ``rows``."""
+    total = sum(rows(u) for u in units)
+    runs: list[list[_U]] = [[]]
     done = 0
     for u in units:
         if runs[-1] and len(runs) < n and done >= total * len(runs) / n:
             runs.append([])
         runs[-1].append(u)
-        done += u.rows
+        done += rows(u)
     return [r for r in runs if r]
+
+
+def _first_sequences(table: Table, runs: Sequence[Sequence[_U]], rows: Callable[[_U], int]) -> tuple[int, ...]:
+    """Each run's first sequence number: above every committed one of ``table``, then after the runs before it."""
+    firsts, at = [], _next_sequence(table)
+    for run in runs:
+        firsts.append(at)
+        at += sum(rows(u) for u in run)
+    return tuple(firsts)
 
 
 def _merged(run: Sequence[FileSplit]) -> tuple[FileSplit, ...]:
@@ -234,7 +254,29 @@ def _next_sequence(table: Table) -> int:
 
 def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: bool, commit_user: str,
                 identifier: int, generated_at: int | None) -> int | None:
-    """Run ``plan``'s tasks and commit their files as one snapshot; its id (None: nothing committed).
+    """Run ``plan``'s tasks and commit their files as one snapshot; its id (None: nothing committed)."""
+    return _run_job(spark, table, functools.partial(_read_file_run, plan), plan.first_sequence, overwrite=overwrite,
+                    commit_user=commit_user, identifier=identifier, generated_at=generated_at)
+
+
+def write_changes(spark: Any, source: Table, splits: Sequence[ChangeSplit], target: Table, parallelism: int, *,
+                  commit_user: str, identifier: int) -> int | None:
+    """Apply the changes of ``splits`` (of ``source``, planned by ``plan_changes``) to ``target`` with tasks that
+    read them with the engine and write them with their row kinds (``consume-changelog --target-table``); the
+    snapshot id (None: nothing committed). A split's changes stay in one task, in their order; runs of splits get
+    disjoint sequence ranges in plan order, as runs of files do."""
+    runs = tuple(tuple(r) for r in _contiguous_runs(splits, max(1, parallelism), _change_rows))
+    if not runs:
+        return None
+    firsts = _first_sequences(target, runs, _change_rows)
+    log.info("%s: %d change splits of %s in %d tasks", target.identifier, len(splits), source.identifier, len(runs))
+    return _run_job(spark, target, functools.partial(_read_change_run, source, runs), firsts, overwrite=False,
+                    commit_user=commit_user, identifier=identifier, generated_at=None)
+
+
+def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence[int], *, overwrite: bool,
+             commit_user: str, identifier: int, generated_at: int | None) -> int | None:
+    """Write run ``i`` (``read(i)``) in task ``i``, then commit every task's files once.
 
     A job that fails deletes the files of its successful tasks (reported through an accumulator where the session
     has a SparkContext; under Spark Connect a failed job leaves them to ``remove-orphan-files``: never committed).
@@ -244,9 +286,9 @@ def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: boo
     writer = _TableWriter(table, spark_schema(table.schema.fields), overwrite, commit_user, {})
     writer.generated_at = generated_at
     written = _accumulator(spark)
-    task = functools.partial(_write_runs, table, plan, written)
+    task = functools.partial(_write_runs, table, read, tuple(first_sequence), written)
     result = StructType([StructField(_RESULT_COLUMN, BinaryType(), False)])
-    n = len(plan.runs)
+    n = len(first_sequence)
     try:
         rows = spark.range(n, numPartitions=max(1, n)).mapInArrow(task, result).collect()
     except BaseException:
@@ -276,8 +318,8 @@ def _accumulator(spark: Any) -> Any:
 
 
 # ---- the tasks ----------------------------------------------------------------------------------------------------
-def _write_runs(table: Table, plan: FileWritePlan, written: Any, batches: Iterator[pa.RecordBatch]
-                ) -> Iterator[pa.RecordBatch]:
+def _write_runs(table: Table, read: RunReader, first_sequence: Sequence[int], written: Any,
+                batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Task side: write the runs whose indexes this task got; yield each run's task files, pickled."""
     from pyspark import TaskContext
 
@@ -289,27 +331,25 @@ def _write_runs(table: Table, plan: FileWritePlan, written: Any, batches: Iterat
     schema = pa.schema([pa.field(_RESULT_COLUMN, pa.binary(), False)])
     for batch in batches:
         for i in batch.column(0).to_pylist():
-            files = write_run(table, plan, int(i), attempt)
+            files = write_run(table, read, first_sequence[int(i)], int(i), attempt)
             if written is not None:
                 written.add([files])
             yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], schema=schema)
 
 
-def write_run(table: Table, plan: FileWritePlan, i: int, attempt: int = 0) -> TaskFiles:
-    """Write run ``i`` of ``plan`` into ``table`` with one ``TableWrite`` numbering from the run's first sequence
-    number, without compacting; its task files (the writer's files are deleted when it fails)."""
+def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attempt: int = 0) -> TaskFiles:
+    """Write run ``i`` (the rows and row kinds ``read(i)`` yields) into ``table`` with one ``TableWrite`` numbering
+    from ``first_sequence``, without compacting; its task files (the writer's files are deleted when it fails)."""
     from table_engine.spark.writer import _inject_fault
 
     writer = table.new_write()
     writer.skip_compaction()  # other tasks write the same buckets
-    writer.sequence_floor = plan.first_sequence[i]
-    fio = file_io_for(plan.runs[i][0].path, plan.source_options)
+    writer.sequence_floor = first_sequence
     rows = 0
     try:
-        for split in plan.runs[i]:
-            for data in read_split(fio, plan.format, split, table.schema.arrow_schema()):
-                writer.write(data)
-                rows += data.num_rows
+        for data, kinds in read(i):
+            writer.write(data, kinds)
+            rows += data.num_rows
         messages = writer.prepare_commit()
         _inject_fault(i, attempt)
     except BaseException:
@@ -317,6 +357,22 @@ def write_run(table: Table, plan: FileWritePlan, i: int, attempt: int = 0) -> Ta
         raise
     log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, rows)
     return TaskFiles(i, attempt, tuple(messages), rows)
+
+
+def _read_file_run(plan: FileWritePlan, i: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+    fio = file_io_for(plan.runs[i][0].path, plan.source_options)
+    for split in plan.runs[i]:
+        for data in read_split(fio, plan.format, split, plan.schema):
+            yield data, None
+
+
+def _read_change_run(source: Table, runs: Sequence[Sequence[ChangeSplit]], i: int
+                     ) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+    ctx = StoreContext(source.file_io, source.path, source.schema, source.options)
+    for split in runs[i]:
+        for batch in iter_changes(ctx, split, (), _BATCH_ROWS):
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch.drop_columns([ROWKIND_COLUMN])]), batch.column(ROWKIND_COLUMN)
 
 
 def read_split(fio: FileIO, fmt: str, split: FileSplit, schema: pa.Schema) -> Iterator[pa.Table]:

@@ -1,10 +1,12 @@
 """The Spark side of the application's commands, and DataFrame writes routed for the table.
 
-``write`` reads its source with Spark and writes through the ``paimon`` data source (tasks write files, the job
-commits once); ``compact`` plans the buckets on the driver, compacts groups of buckets in Spark tasks (one bucket
-at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT snapshot from the
-driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them with Spark. The
-other commands only touch metadata and run on the driver as the local CLI does.
+``write`` hands source files the engine reads to tasks that write them without Spark rows
+(:mod:`table_engine.spark.file_write`), else reads the source with Spark and writes the DataFrame (tasks write
+files, the job commits once); ``compact`` plans the buckets on the driver, compacts groups of buckets in Spark
+tasks (one bucket at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT
+snapshot from the driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them
+with Spark (into a target table: tasks read the change splits with the engine and write them, as the file route
+does). The other commands only touch metadata and run on the driver as the local CLI does.
 
 S3 warehouses: the command's catalog options (``--catalog-option``) reach every catalog opened here and every read
 or write of the ``paimon`` data source; the tables that Spark tasks receive carry the driver's AWS credentials when
@@ -261,15 +263,19 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
                               "to_snapshot": rng.end, "rows": 0}
     if rng.empty:
         return result
+    if not args.output:
+        result.update(_apply_changes(spark, args, rng))
+        advance_consumer(table, args.consumer_id, rng)
+        return result
     changes = change_frame(spark, args, rng)
-    if args.output and not output_file_io(args).has_directories:
+    if not output_file_io(args).has_directories:
         # an object store: Spark's file writers would need Hadoop's S3A connector; the driver writes the changes
         # through the engine's FileIO instead (files, then _SUCCESS by a conditional create)
         arrow = to_arrow(changes)
         result["rows"] = arrow.num_rows
         result["output"] = write_output(arrow, output_dir(args, rng), args.output_format, args.consumer_id,
                                         output_file_io(args), delivery_record(args, rng, arrow.num_rows))
-    elif args.output:
+    else:
         directory = output_dir(args, rng)
         staging = staging_dir(directory, args.consumer_id)
         changes.write.mode("overwrite").format(args.output_format).save(staging)  # the committer writes _SUCCESS
@@ -279,8 +285,6 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
             output_file_io(args).write_bytes(f"{staging}/{DELIVERY_FILE}", record, overwrite=True)
         publish(staging, directory, output_file_io(args))
         result["output"] = directory
-    else:
-        result.update(_apply_changes(changes, args, rng))
     advance_consumer(table, args.consumer_id, rng)
     return result
 
@@ -321,12 +325,24 @@ def to_arrow(df: DataFrame) -> pa.Table:
     return pa.Table.from_batches(frame._collect_as_arrow(), schema=arrow_schema_for(df.schema))  # Spark 3.5
 
 
-def _apply_changes(changes: DataFrame, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
+def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
+    """Apply the changes of ``rng`` to ``--target-table``: tasks read the change splits with the engine and write
+    them with their row kinds (:func:`table_engine.spark.file_write.write_changes`, no Spark rows); targets that
+    route needs to refuse (:func:`~table_engine.spark.file_write.refusal`) get the audit-log DataFrame written."""
     target_table = str(args.target_table)  # the output group: --target-table is given when --output is not
-    target = open_catalog(args).get_table(target_table)
-    sid = write_dataframe(changes, args.warehouse, target_table, commit_user=consume_commit_user(args),
-                          commit_identifier=rng.end, options={o.ROWKIND_COLUMN: ROWKIND_COLUMN},
-                          catalog_options=args.catalog_options)
+    target = driver_catalog(args).get_table(target_table)  # with the driver's credentials for the tasks
+    reason = file_write.refusal(target)
+    if reason is None:
+        source = driver_catalog(args).get_table(args.table)
+        source._refuse_change_reads("incremental reads")
+        splits = plan_changes(source.file_io, source.path, source.schema, source.options, rng.start, rng.end)
+        sid = file_write.write_changes(spark, source, splits, target, default_parallelism(spark),
+                                       commit_user=consume_commit_user(args), identifier=rng.end)
+    else:
+        log.info("%s: changes applied through Spark rows: %s", target.identifier, reason)
+        sid = write_dataframe(change_frame(spark, args, rng), args.warehouse, target_table,
+                              commit_user=consume_commit_user(args), commit_identifier=rng.end,
+                              options={o.ROWKIND_COLUMN: ROWKIND_COLUMN}, catalog_options=args.catalog_options)
     facts = commit_facts(target, sid)  # as the driver route's (ops.consume): the same result either way
     return {"target_snapshot_id": sid, "rows": facts.get("added_rows", 0), "commit": facts}
 
