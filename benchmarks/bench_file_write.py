@@ -137,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     def consume(i: int) -> None:
         target = f"db.target_{i}"
         catalog.create_table(target, SCHEMA, primary_keys=["id"], options={"bucket": "4"})
-        run_spark_job(ConsumeChangelog(warehouse=warehouse, table="db.changes", consumer_id=f"c{i}",
-                                       target_table=target), spark)
+        out = run_spark_job(ConsumeChangelog(warehouse=warehouse, table="db.changes", consumer_id=f"c{i}",
+                                             target_table=target), spark)
+        assert out["rows"] == args.changes, out  # every change applied
 
     ref = median_time(lambda i: copy(i, changes_dir), args.repeats)
     t = median_time(consume, args.repeats)

@@ -111,13 +111,19 @@ def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, s
         "a changelog producer": bool(table.primary_keys) and opts.changelog_producer() is not ChangelogProducer.NONE,
         "full-compaction.delta-commits": opts.full_compaction_delta_commits() is not None,
         # a run's records are folded before the merge of runs; with the order decided by sequence fields, a key's
-        # records of one run need not be adjacent in merge order, and only deduplicate's "max" folds that way
-        f"sequence.field with merge-engine {opts.merge_engine()}": bool(table.primary_keys) and bool(
-            opts.sequence_fields() or any(k.endswith(".sequence-group") for k in opts.raw))
-        and opts.merge_engine() != "deduplicate",
+        # records of one run need not be adjacent in merge order, and only an engine that picks one record by that
+        # order (merge_free: deduplicate) folds them exactly
+        "sequence fields with a merge engine that combines records": _combines(table) and bool(
+            opts.sequence_fields() or any(k.endswith(".sequence-group") for k in opts.raw)),
     }
     found = [k for k, v in reasons.items() if v]
     return f"the table has {found[0]}" if found else None
+
+
+def _combines(table: Table) -> bool:
+    """Whether ``table``'s merge engine combines a key's records (rather than picking one of them)."""
+    merge = StoreContext(table.file_io, table.path, table.schema, table.options).merge_function
+    return merge is not None and not merge.capabilities.merge_free
 
 
 # ---- the driver ---------------------------------------------------------------------------------------------------
