@@ -87,12 +87,16 @@ def parse_memory(text: str) -> int | None:
     return int(m.group(1)) * int(1024 ** power)
 
 
-def executor_memory_bytes(spark: SparkSession) -> int | None:
-    """The memory an executor's Python tasks may use: ``spark.executor.pyspark.memory`` when set (Spark then caps
-    the Python workers at it), else ``spark.executor.memory`` (Spark's default 1g when unset), in local mode
-    ``spark.driver.memory`` (the tasks run beside the driver's JVM; None when unset: no limit is known)."""
+def executor_memory(spark: SparkSession) -> tuple[int, str] | None:
+    """The memory an executor's Python tasks may use, in bytes, with the conf key that says so:
+    ``spark.executor.pyspark.memory`` when set (Spark then caps the Python workers at it), else
+    ``spark.executor.memory`` (Spark's default 1g when unset), in local mode ``spark.driver.memory`` (the tasks run
+    beside the driver's JVM; None when unset: no limit is known)."""
     master = conf_value(spark, "spark.master") or ""
     local = master.startswith("local")
-    text = conf_value(spark, "spark.executor.pyspark.memory") or conf_value(
-        spark, "spark.driver.memory" if local else "spark.executor.memory") or (None if local else "1g")
-    return parse_memory(text) if text else None
+    for key in ("spark.executor.pyspark.memory", "spark.driver.memory" if local else "spark.executor.memory"):
+        text = conf_value(spark, key)
+        size = parse_memory(text) if text else None
+        if size is not None:
+            return size, key
+    return None if local else (1 << 30, "spark.executor.memory")

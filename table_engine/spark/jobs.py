@@ -51,7 +51,7 @@ from table_engine.ops.facts import commit_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS
-from table_engine.spark.compact_job import compact_table, task_arrow_threads
+from table_engine.spark.compact_job import compact_table, run_compaction, task_arrow_threads
 from table_engine.spark.compat import has_data_sources
 from table_engine.spark.map_write import map_write
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
@@ -135,10 +135,12 @@ def driver_catalog(cmd: Command) -> Catalog:
 @registers("spark", Compact)
 def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
-    sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
-                        idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
-                        parallelism=args.parallelism, buckets=args.buckets)
-    return compact_result(table, sid)
+    report = run_compaction(spark, table, full=args.full, partitions=list(args.partitions) or None,
+                            idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
+                            parallelism=args.parallelism, buckets=args.buckets)
+    # where the tasks ran: the executors (host:pid of their JVM) and the tasks' number
+    return compact_result(table, report.snapshot_id) | {
+        "spark": {"tasks": len(report.tasks), "executors": sorted(report.executors)}}
 
 
 @registers("spark", ConsumeChangelog)
