@@ -84,7 +84,8 @@ def child(master: str, table_path: str) -> None:
     spark.stop()
     print(json.dumps({"seconds": seconds, "executors": sorted(report.executors), "tasks": len(report.tasks),
                       "task_seconds": [round(t.seconds, 3) for t in report.tasks],
-                      "task_cpu_seconds": [round(t.cpu_seconds, 3) for t in report.tasks]}))
+                      "task_cpu_seconds": [round(t.cpu_seconds, 3) for t in report.tasks],
+                      "phases": {k: round(v, 3) for k, v in report.seconds.items()}}))
 
 
 def run(master: str, table_path: str, work: Path, tag: str) -> dict[str, Any]:

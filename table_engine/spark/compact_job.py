@@ -76,6 +76,8 @@ class CompactionReport:
 
     snapshot_id: int | None
     tasks: list[TaskReport] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of the job's phases on the driver: ``plan``, ``tasks`` (the Spark stage), ``commit``."""
 
     @property
     def executors(self) -> set[str]:
@@ -106,7 +108,7 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     """:func:`compact_table` with the report of its tasks (where they ran, how long they took)."""
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
     table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
-    started = clock.now_millis()
+    started, t0 = clock.now_millis(), time.perf_counter()
     ctx = _store_context(table)
     wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
@@ -118,9 +120,11 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     groups = _balanced_groups(plan, parallelism or default_parallelism(spark))
     log.info("%s: compacting %d buckets in %d tasks", table.identifier, len(plan), len(groups))
     task = functools.partial(_compact_groups, table, groups, full)
+    t1 = time.perf_counter()
     rows = spark.range(len(groups), numPartitions=len(groups)).mapInArrow(task, _RESULT_SCHEMA).collect()
+    t2 = time.perf_counter()
     report = CompactionReport(None, [TaskReport(r["executor"], r["seconds"], r["cpu_seconds"], r["buckets"])
-                                     for r in rows])
+                                     for r in rows], {"plan": t1 - t0, "tasks": t2 - t1})
     messages: list[CommitMessage] = [m for r in rows for m in pickle.loads(r["messages"])]
     if not messages:
         return report
@@ -128,6 +132,7 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     try:
         report.snapshot_id = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
                                          generated_at=started if commit_user is None else None)
+        report.seconds["commit"] = time.perf_counter() - t2
     except CommitConflictError:
         log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
                   table.identifier)
