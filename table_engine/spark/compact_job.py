@@ -174,20 +174,18 @@ def task_arrow_threads() -> int:
 
 
 def executor_id() -> str:
-    """``host:pid`` of the JVM this Python worker serves (its nearest ``java`` ancestor; the parent process where
-    ``/proc`` is missing): tasks of one executor share it, tasks of two executors never do."""
+    """``host:pid`` of the JVM this Python worker serves (its nearest ``java`` ancestor, within 4 generations; the
+    parent process where there is none or no ``/proc``): tasks of one executor share it, tasks of two never do."""
     pid = os.getppid()
     proc = Path("/proc")
     for _ in range(4):
         try:
             if (proc / str(pid) / "comm").read_text().strip() == "java":
-                break
-            stat = (proc / str(pid) / "stat").read_text()
-            pid = int(stat.rsplit(")", 1)[1].split()[1])
+                return f"{socket.gethostname()}:{pid}"
+            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
-            pid = os.getppid()
             break
-    return f"{socket.gethostname()}:{pid}"
+    return f"{socket.gethostname()}:{os.getppid()}"
 
 
 def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:
