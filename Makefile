@@ -92,8 +92,9 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	$(BIN)/python benchmarks/bench_changelog.py
 	$(BIN)/python benchmarks/bench_formats.py --out .bench/formats.json
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_data_evolution.py --out .bench/dataevo.json
-	$(BIN)/python benchmarks/bench_spark.py --out .bench/spark.json
 	$(BIN)/python benchmarks/bench_file_write.py --out .bench/file_write.json
+	$(BIN)/python benchmarks/bench_spark.py --skip-compaction --out .bench/spark.json
+	$(BIN)/python benchmarks/bench_spark_compaction.py --cluster --out .bench/spark_compaction.json
 	$(BIN)/python benchmarks/bench_s3.py --out .bench/s3.json
 	$(MAKE) bench-tasks
 

@@ -4,8 +4,14 @@ needs Spark 4's Python Data Source API (see :mod:`table_engine.spark`)."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
+from typing import TYPE_CHECKING, Any
 
 from table_engine.errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DATA_SOURCE_SPARK_VERSION = "4.0"
 """The first Spark version with Python data sources (``pyspark.sql.datasource``), which the ``paimon`` source needs."""
@@ -28,3 +34,69 @@ def require_data_sources() -> None:
         f"{DATA_SOURCE_SPARK_VERSION} or later (Python data sources); this is pyspark {pyspark.__version__}: on "
         "Spark 3.5 use table_engine.spark.write_dataframe or the Spark application's commands (write, compact, "
         "consume-changelog, maintenance)")
+
+
+def conf_value(spark: SparkSession, key: str) -> str | None:
+    """A Spark conf value, None when unset: through ``spark.conf`` (a classic session and Spark Connect alike)."""
+    try:
+        value: Any = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001  (Connect raises its own error types for keys it refuses to read)
+        return None
+    return None if value is None else str(value)
+
+
+_LOCAL = re.compile(r"local(?:-cluster)?\[(\*|\d+)")
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """How many tasks the session's cores run at once, without a ``SparkContext`` where the conf tells (Spark
+    Connect has none): ``spark.default.parallelism``; ``local[n]`` / ``local[*]`` / ``local``;
+    ``spark.cores.max``; ``spark.executor.instances`` x ``spark.executor.cores``; else the classic session's
+    ``sparkContext.defaultParallelism``; else 2."""
+    given = conf_value(spark, "spark.default.parallelism")
+    if given and given.isdigit() and int(given) > 0:
+        return int(given)
+    master = conf_value(spark, "spark.master") or ""
+    local = _LOCAL.match(master)
+    if local:
+        return (os.cpu_count() or 1) if local.group(1) == "*" else max(1, int(local.group(1)))
+    if master == "local":
+        return 1
+    cores_max = conf_value(spark, "spark.cores.max")
+    if cores_max and cores_max.isdigit() and int(cores_max) > 0:
+        return int(cores_max)
+    instances, cores = conf_value(spark, "spark.executor.instances"), conf_value(spark, "spark.executor.cores")
+    if instances and cores and instances.isdigit() and cores.isdigit():
+        return max(1, int(instances) * int(cores))
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001  (Spark Connect: no sparkContext)
+        return 2
+
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)b?\s*$", re.IGNORECASE)
+
+
+def parse_memory(text: str) -> int | None:
+    """Bytes of a JVM memory string (``512m``, ``4g``, ``1024k``; a bare number is MiB, as Spark reads it)."""
+    m = _SIZE.match(text)
+    if m is None:
+        return None
+    unit = str(m.group(2)).lower()
+    power = "kmgtp".index(unit) + 1 if unit else 2
+    return int(m.group(1)) * int(1024 ** power)
+
+
+def executor_memory(spark: SparkSession) -> tuple[int, str] | None:
+    """The memory an executor's Python tasks may use, in bytes, with the conf key that says so:
+    ``spark.executor.pyspark.memory`` when set (Spark then caps the Python workers at it), else
+    ``spark.executor.memory`` (Spark's default 1g when unset), in local mode ``spark.driver.memory`` (the tasks run
+    beside the driver's JVM; None when unset: no limit is known)."""
+    master = conf_value(spark, "spark.master") or ""
+    local = master.startswith("local")
+    for key in ("spark.executor.pyspark.memory", "spark.driver.memory" if local else "spark.executor.memory"):
+        text = conf_value(spark, key)
+        size = parse_memory(text) if text else None
+        if size is not None:
+            return size, key
+    return None if local else (1 << 30, "spark.executor.memory")

@@ -29,7 +29,7 @@ from pyspark.sql.types import StringType, StructField
 from table_engine import clock
 from table_engine.catalog import Catalog
 from table_engine.core_options import default_commit_user
-from table_engine.errors import CommandError, CommitConflictError
+from table_engine.errors import CommandError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
@@ -54,28 +54,24 @@ from table_engine.ops.facts import commit_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import file_write
 from table_engine.spark import options as o
-from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
-from table_engine.spark.compat import has_data_sources
+from table_engine.spark.commit import GENERATED_USER_SLACK_MS
+from table_engine.spark.compact_job import compact_table, run_compaction
+from table_engine.spark.compat import default_parallelism, has_data_sources
 from table_engine.spark.map_write import map_write
 from table_engine.spark.task_env import task_arrow_threads
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
 from table_engine.spark.writer import prepare_write
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
-from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
-from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
-from table_engine.store.compaction.select import table_buckets
 from table_engine.store.context import StoreContext
-from table_engine.store.partition_spec import PartitionSpecs
-from table_engine.store.writing.postpone_compact import is_postpone_table
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
 
 _CHANGE_BATCH_ROWS = 262_144
 
-__all__ = ["prepare_write", "write_dataframe"]
+__all__ = ["compact_table", "prepare_write", "task_arrow_threads", "write_dataframe"]
 
 
 def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
@@ -167,14 +163,6 @@ def _file_plan(args: Write, spark: SparkSession) -> file_write.FileWritePlan | N
     return plan
 
 
-def default_parallelism(spark: SparkSession) -> int:
-    """Spark's default parallelism (under Spark Connect, where the client has no SparkContext: this host's
-    cores)."""
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:
-        return os.cpu_count() or 1
-
 
 def driver_catalog(cmd: Command) -> Catalog:
     """The command's catalog, with the driver's AWS credentials captured for the tasks (S3 warehouses)."""
@@ -184,65 +172,12 @@ def driver_catalog(cmd: Command) -> Catalog:
 @registers("spark", Compact)
 def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
-    sid = compact_table(spark, table, full=args.full, partitions=list(args.partitions) or None,
-                        idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
-                        parallelism=args.parallelism, buckets=args.buckets)
-    return compact_result(table, sid)
-
-
-def compact_table(spark: SparkSession, table: Table, full: bool = False,
-                  partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
-                  commit_user: str | None = None, parallelism: int | None = None,
-                  buckets: Collection[int] | str | None = None) -> int | None:
-    """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting).
-
-    ``full``: every bucket into one sorted run (else a minor compaction: Paimon's universal picker per bucket).
-    ``partitions``: only partitions matching one of these specs (typed against the partition columns on the driver;
-    a spec that matches no partition is a PartitionSpecError). ``idle_time_ms``: only partitions that got no new
-    data files for that long. ``buckets``: only these buckets of a fixed-bucket table (Paimon's ``'0-99,200-299'``).
-    The driver plans the buckets, tasks compact groups of them, the driver commits.
-    """
-    table._check_writable("compact")  # before any task writes a compacted file into a read-only table
-    table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
-    started = clock.now_millis()
-    ctx = _store_context(table)
-    wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
-    if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
-        return table.compact(full, partitions, idle_time_ms, commit_user)
-    plan = plan_compaction(ctx, partitions, idle_time_ms, buckets=wanted)
-    if not plan:
-        return None
-    groups = _balanced_groups(plan, parallelism or spark.sparkContext.defaultParallelism)
-    log.info("%s: compacting %d buckets in %d tasks", table.identifier, len(plan), len(groups))
-    rdd = spark.sparkContext.parallelize(groups, len(groups))
-    messages: list[CommitMessage] = rdd.flatMap(lambda group: _compact_group(table, group, full)).collect()
-    if not messages:
-        return None
-    user = default_commit_user(table.options, commit_user)
-    try:
-        return commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
-                           generated_at=started if commit_user is None else None)
-    except CommitConflictError:
-        log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
-                  table.identifier)
-        raise
-
-
-def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> list[CommitMessage]:
-    """Task side: compact the buckets of ``group`` one after the other, on the task's cores."""
-    task_arrow_threads()
-    return compact_buckets(_store_context(table), group, full, threads=1)
-
-
-def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:
-    """At most ``n`` groups of buckets with similar total file sizes (largest first, each to the lightest group)."""
-    groups: list[list[BucketFiles]] = [[] for _ in range(max(1, min(n, len(plan))))]
-    sizes = [0] * len(groups)
-    for b in sorted(plan, key=lambda b: -sum(f.file_size for f in b.files)):
-        i = sizes.index(min(sizes))
-        groups[i].append(b)
-        sizes[i] += sum(f.file_size for f in b.files)
-    return groups
+    report = run_compaction(spark, table, full=args.full, partitions=list(args.partitions) or None,
+                            idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
+                            parallelism=args.parallelism, buckets=args.buckets)
+    # where the tasks ran: the executors (host:pid of their JVM) and the tasks' number
+    return compact_result(table, report.snapshot_id) | {
+        "spark": {"tasks": len(report.tasks), "executors": sorted(report.executors)}}
 
 
 @registers("spark", ConsumeChangelog)

@@ -170,6 +170,22 @@ class CompactionSettings:
                                   ChangelogSettings.of(ctx), ctx.need_lookup(), _capabilities(ctx).first_wins)
 
 
+def memory_bound_reason(ctx: StoreContext) -> str | None:
+    """What makes a compaction of this primary-key table read a merged section of a bucket into memory (None: its
+    buckets are merged by streaming, in memory bounded by a chunk per sorted run, whatever their size). Append
+    tables: None (a compaction rewrites groups of small files of about ``target-file-size``)."""
+    if not ctx.schema.primary_keys:
+        return None
+    if ctx.options.deletion_vectors_enabled():
+        return "deletion-vectors.enabled"
+    if _capabilities(ctx).first_wins:
+        return "the first-row merge engine"
+    changelog = ChangelogSettings.of(ctx)
+    if changelog is not None:
+        return f"changelog-producer {changelog.producer.value}"
+    return None
+
+
 def _capabilities(ctx: StoreContext) -> MergeCapabilities:
     caps = ctx.merge_capabilities
     if caps is None:

@@ -1,0 +1,182 @@
+"""Spark compaction scaling (issue 29): the Spark compaction job on ``local[2]`` against ``local[1]``.
+
+Workload: a primary-key table with ``bucket`` = 16 holding ``--rows`` keys (default 4,000,000) of
+``benchmarks/bench_write_read.py``'s schema, written in ``--commits`` commits (default 4) of disjoint key ranges
+(shuffled), ``write-only`` so that every bucket keeps that many level-0 files. Each run is a full compaction
+(``compact_table(spark, table, full=True)``) of a fresh copy of the table in its own Spark process (a new
+SparkSession per run; its Python workers are started and the engine imported before the clock starts); the time
+is the job alone (plan, tasks, commit). Median of ``--repeats`` runs (default 3), local[1] and local[2] alternating
+so that load drifts hit both alike. Goal: local[2] / local[1] <= 0.6.
+
+``--cluster``: also one run on a standalone cluster of two 1-core workers on 127.0.0.1 (started and stopped here).
+
+  python benchmarks/bench_spark_compaction.py [--quick] [--rows 4000000] [--out .bench/spark_compaction.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.bench_write_read import SCHEMA, make_rows  # noqa: E402
+
+GOAL = 0.6
+BUCKETS = 16
+
+
+def prepare(rows: int, commits: int, work: Path) -> str:
+    """The table to compact: ``commits`` level-0 files per bucket."""
+    from table_engine import Catalog
+
+    table = Catalog(str(work / "src")).create_table(
+        "bench.compact", SCHEMA, primary_keys=["id"], options={"bucket": str(BUCKETS), "write-only": "true"})
+    rng = np.random.default_rng(29)
+    keys = rng.permutation(rows).astype(np.int64)
+    for part in np.array_split(keys, commits):
+        table.write(make_rows(rng, part))
+    return table.path
+
+
+def spark_session(master: str) -> Any:
+    """A SparkSession on ``master`` (this interpreter for the Python workers)."""
+    for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        os.environ.setdefault(k, sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName("bench-spark-compaction")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", "2g").config("spark.sql.session.timeZone", "UTC"))
+    if master.startswith("spark://"):
+        builder = builder.config("spark.executor.memory", "1g").config("spark.cores.max", "2")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def child(master: str, table_path: str) -> None:
+    """One timed compaction in this process; prints its seconds and the executors its tasks ran on, as JSON."""
+    from table_engine import open_table
+    from table_engine.spark.compact_job import run_compaction, warm_up
+
+    spark = spark_session(master)
+    warm_up(spark)  # the Python workers started and the engine imported: the time is the job's
+    table = open_table(table_path)
+    start = time.perf_counter()
+    report = run_compaction(spark, table, full=True)
+    seconds = time.perf_counter() - start
+    assert report.snapshot_id is not None
+    spark.stop()
+    print(json.dumps({"seconds": seconds, "executors": sorted(report.executors), "tasks": len(report.tasks),
+                      "task_seconds": [round(t.seconds, 3) for t in report.tasks],
+                      "task_cpu_seconds": [round(t.cpu_seconds, 3) for t in report.tasks],
+                      "phases": {k: round(v, 3) for k, v in report.seconds.items()}}))
+
+
+def run(master: str, table_path: str, work: Path, tag: str) -> dict[str, Any]:
+    copy = work / tag / "bench.db" / "compact"
+    shutil.copytree(table_path, copy)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", master, str(copy)], capture_output=True,
+                              text=True, check=False, cwd=REPO_ROOT)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compaction run on {master} failed:\n{proc.stderr[-4000:]}")
+        result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return result
+    finally:
+        shutil.rmtree(work / tag, ignore_errors=True)
+
+
+def cluster_run(table_path: str, work: Path) -> dict[str, Any]:
+    """One compaction on a standalone master with two 1-core workers on 127.0.0.1."""
+    from tests.spark.cluster import standalone_cluster
+
+    with standalone_cluster(work / "cluster", workers=2, cores=1) as url:
+        return run(url, table_path, work, "cluster")
+
+
+def machine() -> dict[str, Any]:
+    import pyspark
+
+    return {"python": platform.python_version(), "pyspark": pyspark.__version__, "cpus": os.cpu_count(),
+            "platform": platform.platform(), "load_avg": Path("/proc/loadavg").read_text().split()[:3]
+            if Path("/proc/loadavg").exists() else None,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--commits", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="500,000 rows, one run each, no cluster")
+    parser.add_argument("--cluster", action="store_true", help="also one run on a 2-worker standalone cluster")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--child", nargs=2, metavar=("MASTER", "TABLE_PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(*args.child)
+        return 0
+    if args.quick:
+        args.rows, args.repeats, args.cluster = 500_000, 1, False
+    work = Path(tempfile.mkdtemp(prefix="bench-spark-compaction-"))
+    try:
+        report: dict[str, Any] = {"rows": args.rows, "buckets": BUCKETS, "commits": args.commits,
+                                  "machine": machine()}
+        src = prepare(args.rows, args.commits, work)
+        runs: dict[str, list[dict[str, Any]]] = {"local[1]": [], "local[2]": []}
+        for i in range(args.repeats):
+            for master in runs:
+                runs[master].append(run(master, src, work, f"{master[6]}-{i}"))
+        for master, rs in runs.items():
+            report[master] = {"median_s": statistics.median(r["seconds"] for r in rs),
+                              "runs_s": [round(r["seconds"], 3) for r in rs], "tasks": rs[-1]["tasks"],
+                              "executors": rs[-1]["executors"]}
+        report["ratio"] = report["local[2]"]["median_s"] / report["local[1]"]["median_s"]
+        if args.cluster:
+            report["cluster"] = cluster_run(src, work)
+        report["machine"]["load_avg_end"] = machine()["load_avg"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(markdown(report))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+def markdown(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    lines = [f"Spark compaction, {report['rows']:,} rows, {report['buckets']} buckets x {report['commits']} "
+             f"level-0 files, {m['cpus']} CPUs, PySpark {m['pyspark']}, {m['date']}, load average {m['load_avg']} "
+             f"at the start, {m.get('load_avg_end')} at the end", "",
+             "| run | median s | runs s | tasks | executors |", "|---|---|---|---|---|"]
+    for master in ("local[1]", "local[2]"):
+        r = report[master]
+        lines.append(f"| {master} | {r['median_s']:.2f} | {r['runs_s']} | {r['tasks']} | {len(r['executors'])} |")
+    if "cluster" in report:
+        c = report["cluster"]
+        lines.append(f"| standalone, 2 workers x 1 core | {c['seconds']:.2f} | | {c['tasks']} | "
+                     f"{len(c['executors'])} |")
+    ok = "PASS" if report["ratio"] <= GOAL else "FAIL"
+    lines += ["", f"local[2] / local[1] = **{report['ratio']:.2f}x** (goal <= {GOAL}x): {ok}"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

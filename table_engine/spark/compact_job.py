@@ -1,0 +1,250 @@
+"""The Spark compaction job: the driver plans the buckets, ``mapInArrow`` tasks compact groups of them, the driver
+commits one COMPACT snapshot (docs/adr/0038-spark-compaction-scaling.md).
+
+Distribution: ``spark.range(n, numPartitions=n).mapInArrow(task, schema)``, one task per group of buckets (groups
+of similar total file size, at most the job's parallelism); each task returns its commit messages pickled as one
+binary value, with the executor it ran on and its time, and the driver ``collect()``s them. No ``SparkContext`` and
+no RDD: the job runs alike on a classic session and on Spark Connect (whose sessions have no ``sparkContext``).
+
+Memory: a plain primary-key bucket (no deletion vectors, no changelog producer, no lookup) is merged by streaming
+(:mod:`table_engine.lsm.streaming_merge`: memory bounded by its runs x a chunk, whatever the bucket's size). The
+other kinds read a merged section into memory: before any task starts, such a bucket whose files would not fit
+the executor's memory (``spark.executor.memory``; the driver's in local mode) fails the job with a
+:class:`~table_engine.errors.CommandError` naming the bucket, its size and the memory it needs.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import pickle
+import socket
+import time
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from table_engine import clock
+from table_engine.core_options import default_commit_user
+from table_engine.errors import CommandError, CommitConflictError
+from table_engine.features import Op
+from table_engine.format.binary_row import decode_row
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.spark.commit import commit_once
+from table_engine.spark.compat import default_parallelism, executor_memory
+from table_engine.spark.task_env import task_arrow_threads
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
+from table_engine.store.compaction.select import table_buckets
+from table_engine.store.context import StoreContext
+from table_engine.store.partition_spec import PartitionSpecs, format_partition_text
+from table_engine.store.writing.postpone_compact import is_postpone_table
+from table_engine.table import Table
+
+log = logging.getLogger(__name__)
+
+_ARROW_RESULT = pa.schema([pa.field("messages", pa.binary(), False), pa.field("executor", pa.string(), False),
+                           pa.field("seconds", pa.float64(), False), pa.field("cpu_seconds", pa.float64(), False),
+                           pa.field("buckets", pa.int64(), False)])
+"""One row per task: its commit messages (pickled), where it ran, its wall and CPU time, its number of buckets."""
+_RESULT_SCHEMA = "messages binary, executor string, seconds double, cpu_seconds double, buckets long"
+
+IN_MEMORY_FACTOR = 12
+"""How many times its files' on-disk size a bucket that is merged in memory takes in an executor's memory: the
+decoded Arrow data (about 4x the Parquet files) taken about 3 times over (the files, the merged copy, the output
+being encoded). Measured: 13 MB of files, 49 MB of Arrow data, an Arrow peak of 157 MB and an RSS growth of 203 MB
+(tests/table_engine/store/compaction/test_streamed_compaction.py, deletion vectors)."""
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """What one compaction task did: where it ran (``host:pid`` of the executor's JVM), its time, its buckets."""
+
+    executor: str
+    seconds: float
+    cpu_seconds: float
+    """CPU time of the task's Python worker (all its threads) while it compacted."""
+    buckets: int
+
+
+@dataclass
+class CompactionReport:
+    """The job's result: the COMPACT snapshot id (None when nothing needed compacting) and its tasks."""
+
+    snapshot_id: int | None
+    tasks: list[TaskReport] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of the job's phases on the driver: ``plan``, ``tasks`` (the Spark stage), ``commit``."""
+
+    @property
+    def executors(self) -> set[str]:
+        """The executors the tasks ran on."""
+        return {t.executor for t in self.tasks}
+
+
+def compact_table(spark: SparkSession, table: Table, full: bool = False,
+                  partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
+                  commit_user: str | None = None, parallelism: int | None = None,
+                  buckets: Collection[int] | str | None = None) -> int | None:
+    """Compact ``table`` with Spark tasks; the COMPACT snapshot id (None when nothing needed compacting).
+
+    ``full``: every bucket into one sorted run (else a minor compaction: Paimon's universal picker per bucket).
+    ``partitions``: only partitions matching one of these specs (typed against the partition columns on the driver;
+    a spec that matches no partition is a PartitionSpecError). ``idle_time_ms``: only partitions that got no new
+    data files for that long. ``buckets``: only these buckets of a fixed-bucket table (Paimon's ``'0-99,200-299'``).
+    The driver plans the buckets, tasks compact groups of them, the driver commits.
+    """
+    return run_compaction(spark, table, full, partitions, idle_time_ms, commit_user, parallelism,
+                          buckets).snapshot_id
+
+
+def run_compaction(spark: SparkSession, table: Table, full: bool = False,
+                   partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
+                   commit_user: str | None = None, parallelism: int | None = None,
+                   buckets: Collection[int] | str | None = None) -> CompactionReport:
+    """:func:`compact_table` with the report of its tasks (where they ran, how long they took)."""
+    table._check_writable("compact")  # before any task writes a compacted file into a read-only table
+    table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
+    started, t0 = clock.now_millis(), time.perf_counter()
+    ctx = _store_context(table)
+    wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
+    if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
+        return CompactionReport(table.compact(full, partitions, idle_time_ms, commit_user))
+    plan = plan_compaction(ctx, partitions, idle_time_ms, buckets=wanted)
+    if not plan:
+        return CompactionReport(None)
+    check_memory(ctx, plan, executor_memory(spark))
+    groups = _balanced_groups(plan, parallelism or default_parallelism(spark))
+    log.info("%s: compacting %d buckets in %d tasks", table.identifier, len(plan), len(groups))
+    task = functools.partial(_compact_groups, table, groups, full)
+    t1 = time.perf_counter()
+    rows = spark.range(len(groups), numPartitions=len(groups)).mapInArrow(task, _RESULT_SCHEMA).collect()
+    t2 = time.perf_counter()
+    report = CompactionReport(None, [TaskReport(r["executor"], r["seconds"], r["cpu_seconds"], r["buckets"])
+                                     for r in rows], {"plan": t1 - t0, "tasks": t2 - t1})
+    messages: list[CommitMessage] = [m for r in rows for m in pickle.loads(r["messages"])]
+    if not messages:
+        return report
+    user = default_commit_user(table.options, commit_user)
+    try:
+        report.snapshot_id = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
+                                         generated_at=started if commit_user is None else None)
+        report.seconds["commit"] = time.perf_counter() - t2
+    except CommitConflictError:
+        log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",
+                  table.identifier)
+        raise
+    return report
+
+
+def _compact_groups(table: Table, groups: Sequence[Sequence[BucketFiles]], full: bool,
+                    batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Task side: compact the groups whose indexes the task got (one per task); one result row per group."""
+    for batch in batches:
+        for i in batch.column(0).to_pylist():
+            start, cpu = time.perf_counter(), time.process_time()
+            messages = _compact_group(table, groups[i], full)
+            row = {"messages": pickle.dumps(messages), "executor": executor_id(),
+                   "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+                   "buckets": len(groups[i])}
+            yield pa.RecordBatch.from_pylist([row], schema=_ARROW_RESULT)
+
+
+def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> list[CommitMessage]:
+    """Task side: compact the buckets of ``group`` one after the other, on the task's cores."""
+    task_arrow_threads()
+    return compact_buckets(_store_context(table), group, full, threads=1)
+
+
+
+def executor_id() -> str:
+    """``host:pid`` of the JVM this Python worker serves (its nearest ``java`` ancestor, within 4 generations; the
+    parent process where there is none or no ``/proc``): tasks of one executor share it, tasks of two never do."""
+    pid = os.getppid()
+    proc = Path("/proc")
+    for _ in range(4):
+        try:
+            if (proc / str(pid) / "comm").read_text().strip() == "java":
+                return f"{socket.gethostname()}:{pid}"
+            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return f"{socket.gethostname()}:{os.getppid()}"
+
+
+def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:
+    """At most ``n`` groups of buckets with similar total file sizes (largest first, each to the lightest group)."""
+    groups: list[list[BucketFiles]] = [[] for _ in range(max(1, min(n, len(plan))))]
+    sizes = [0] * len(groups)
+    for b in sorted(plan, key=lambda b: -sum(f.file_size for f in b.files)):
+        i = sizes.index(min(sizes))
+        groups[i].append(b)
+        sizes[i] += sum(f.file_size for f in b.files)
+    return groups
+
+
+def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[int, str] | None) -> None:
+    """Fail before any task starts when a bucket merged in memory (not streamed) would not fit ``memory`` (bytes,
+    the conf key that sets them): the :class:`CommandError` names the bucket, its size and the memory it needs.
+    None: no limit known. Every live file of the bucket counts (a full compaction merges them all, a minor one
+    fewer: an upper bound)."""
+    if memory is None or streams(ctx):
+        return
+    limit, key = memory
+    for b in plan:
+        size = sum(f.file_size for f in b.files)
+        if size * IN_MEMORY_FACTOR > limit:
+            raise CommandError(
+                f"compaction of bucket {b.bucket}{_partition_text(ctx, b.partition)} of {ctx.table_path}: "
+                f"{len(b.files)} files of {_size(size)} need about {_size(size * IN_MEMORY_FACTOR)} "
+                f"of executor memory ({why_in_memory(ctx)}: merged in memory), the executors have "
+                f"{_size(limit)} ({key}): raise it")
+
+
+def streams(ctx: StoreContext) -> bool:
+    """Whether this table's buckets compact by streaming (bounded memory whatever a bucket's size)."""
+    return why_in_memory(ctx) is None
+
+
+def why_in_memory(ctx: StoreContext) -> str | None:
+    """What makes this table's compaction merge a section in memory (None: it streams)."""
+    from table_engine.store.compaction.compact import memory_bound_reason
+
+    return memory_bound_reason(ctx)
+
+
+def warm_up(spark: SparkSession) -> None:
+    """Start the Python workers of every core and import the compaction code in them (benchmarks, tests)."""
+    n = default_parallelism(spark)
+    spark.range(n, numPartitions=n).mapInArrow(_import_engine, "id long").collect()
+
+
+def _import_engine(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import table_engine.store.compaction.compact  # noqa: F401
+
+    time.sleep(0.5)  # hold the core: the next task starts a worker of its own
+    yield from batches
+
+
+def _partition_text(ctx: StoreContext, partition: bytes) -> str:
+    fields = ctx.schema.partition_fields()
+    if not fields:
+        return ""
+    values = decode_row(partition, [f.type for f in fields])
+    return f" of partition {format_partition_text(dict(zip([f.name for f in fields], values, strict=True)))}"
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _store_context(table: Table) -> StoreContext:
+    return StoreContext(table.file_io, table.path, table.schema, table.options)
