@@ -1,11 +1,17 @@
 """What this PySpark can do: Spark 3.5 and 4.x run the application's commands alike; the ``paimon`` data source
-needs Spark 4's Python Data Source API (see :mod:`table_engine.spark`)."""
+needs Spark 4's Python Data Source API (see :mod:`table_engine.spark`); a Spark Connect session
+(:func:`is_connect`) has no SparkContext (:func:`default_parallelism`)."""
 
 from __future__ import annotations
 
 import importlib.util
+import urllib.parse
+from typing import TYPE_CHECKING
 
-from table_engine.errors import UnsupportedError
+from table_engine.errors import CommandError, UnsupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DATA_SOURCE_SPARK_VERSION = "4.0"
 """The first Spark version with Python data sources (``pyspark.sql.datasource``), which the ``paimon`` source needs."""
@@ -28,3 +34,59 @@ def require_data_sources() -> None:
         f"{DATA_SOURCE_SPARK_VERSION} or later (Python data sources); this is pyspark {pyspark.__version__}: on "
         "Spark 3.5 use table_engine.spark.write_dataframe or the Spark application's commands (write, compact, "
         "consume-changelog, maintenance)")
+
+
+# ---- Spark Connect: a client session has no SparkContext ---------------------------------------------------------
+_PARALLELISM_PROBE_ROWS = 1 << 16
+_connect_parallelism: dict[str, int] = {}
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect client session (``SparkSession.builder.remote(...)``): it has no
+    SparkContext, RDDs or accumulators; DataFrames, ``mapInArrow`` and Python data sources work."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """Spark's default parallelism (``sparkContext.defaultParallelism``). Over Spark Connect, where the client has no
+    SparkContext: ``spark.default.parallelism`` when the server sets it, else the number of partitions of a bare
+    ``spark.range`` (which Spark splits into exactly the default parallelism), measured once per session."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    configured = spark.conf.get("spark.default.parallelism", None)
+    if configured:
+        return int(configured)
+    key = str(getattr(spark, "session_id", id(spark)))
+    if key not in _connect_parallelism:
+        from pyspark.sql import functions as F
+
+        probe = spark.range(0, _PARALLELISM_PROBE_ROWS).select(F.spark_partition_id().alias("p"))
+        row = probe.agg(F.max("p")).first()
+        _connect_parallelism[key] = int(row[0]) + 1 if row is not None and row[0] is not None else 1
+    return _connect_parallelism[key]
+
+
+CONNECT_CLIENT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+"""What PySpark's Spark Connect client sets in ``os.environ``: a child process (spark-submit, the CLI) that inherits
+them takes itself for a Connect client."""
+
+CONNECT_DEFAULT_PORT = 15002
+"""Spark Connect's port when a URL names none."""
+
+
+def connect_address(url: str) -> tuple[str, int]:
+    """``(host, port)`` of a Spark Connect URL ``sc://host[:port][/;params]`` (port :data:`CONNECT_DEFAULT_PORT`
+    by default); a :class:`~table_engine.errors.CommandError` naming a URL that is not one."""
+    parsed = urllib.parse.urlparse(url)
+    try:
+        port = parsed.port or CONNECT_DEFAULT_PORT
+    except ValueError:
+        port = -1
+    if parsed.scheme != "sc" or not parsed.hostname or port <= 0:
+        raise CommandError(f"Spark Connect URL {redacted_url(url)!r} is not sc://host[:port]")
+    return parsed.hostname, port
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without its parameters (a ``token`` may be among them): what logs and errors show."""
+    return url.split(";", 1)[0].split("/;", 1)[0].rstrip("/")
