@@ -49,14 +49,15 @@ def is_connect(spark: SparkSession) -> bool:
 
 def default_parallelism(spark: SparkSession) -> int:
     """Spark's default parallelism (``sparkContext.defaultParallelism``). Over Spark Connect, where the client has no
-    SparkContext: ``spark.default.parallelism`` when the server sets it, else the number of partitions of a bare
-    ``spark.range`` (which Spark splits into exactly the default parallelism), measured once per session."""
+    SparkContext: ``spark.default.parallelism`` when the server sets it (a local server of
+    :mod:`table_engine.spark.connect_server` does), else the number of partitions of a bare ``spark.range`` (which
+    Spark splits into exactly the default parallelism), measured once per server application in this process."""
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
     configured = spark.conf.get("spark.default.parallelism", None)
     if configured:
         return int(configured)
-    key = str(getattr(spark, "session_id", id(spark)))
+    key = str(spark.conf.get("spark.app.id", None) or getattr(spark, "session_id", None) or id(spark))
     if key not in _connect_parallelism:
         from pyspark.sql import functions as F
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -46,6 +47,16 @@ def engine_path() -> str:
 def url(port: int = DEFAULT_PORT) -> str:
     """The server's Spark Connect URL."""
     return f"sc://127.0.0.1:{port}"
+
+
+def local_cores(master: str) -> int | None:
+    """The cores of a ``local``/``local[n]``/``local[*]`` master (None: not a local master)."""
+    m = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master.strip())
+    if m is None:
+        return None
+    if m.group(1) is None:  # plain "local": one core
+        return 1
+    return (os.cpu_count() or 1) if m.group(1) == "*" else int(m.group(1))
 
 
 def pid_file(home: pathlib.Path) -> pathlib.Path:
@@ -104,6 +115,9 @@ def start(home: pathlib.Path, port: int = DEFAULT_PORT, *, master: str = "local[
                            "port (--port)")
     settings = {"spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": str(port),
                 "spark.pyspark.python": python, **dict(conf or {})}
+    cores = local_cores(master)
+    if cores is not None:  # what the jobs' clients read for Spark's default parallelism (no SparkContext there)
+        settings.setdefault("spark.default.parallelism", str(cores))
     argv = [os.path.join(spark_home(), "sbin", "start-connect-server.sh"), "--master", master]
     for key, value in settings.items():
         argv += ["--conf", f"{key}={value}"]

@@ -51,7 +51,7 @@ from table_engine.ops.facts import commit_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS, commit_once
-from table_engine.spark.compat import has_data_sources
+from table_engine.spark.compat import has_data_sources, is_connect
 from table_engine.spark.map_write import map_write
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
 from table_engine.spark.writer import prepare_write
@@ -259,8 +259,10 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
 def change_frame(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> DataFrame:
     """The changes of ``rng`` as an audit-log DataFrame (``rowkind`` first): read by the ``paimon`` data source on
     Spark 4, by ``mapInArrow`` tasks over the change splits planned on the driver on Spark 3.5 (no Python data
-    sources there); the same rows either way, one task per (partition, bucket) split."""
-    if has_data_sources():
+    sources there) and over Spark Connect (where the source's planning runs in a new Python process of the server
+    for each query, seconds apiece; here the client plans); the same rows either way, one task per (partition,
+    bucket) split."""
+    if has_data_sources() and not is_connect(spark):
         return (spark.read.format(o.SOURCE_NAME).option(o.WAREHOUSE, args.warehouse)
                 .options(**dict(args.catalog_options)).option(o.AUDIT_LOG, "true")
                 .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
