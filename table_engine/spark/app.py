@@ -16,11 +16,14 @@ in the command's catalog options, in memory (docs/adr/0037-spark-connect.md).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import socket
 import sys
 import time
+import uuid
 
 if __package__ in (None, ""):
     # run as a script by spark-submit: Python put this file's directory first on sys.path, where its neighbours
@@ -49,6 +52,9 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_SECONDS = 5.0
 """How long :func:`connect_session` waits for the Spark Connect server's port before it gives up (the Connect
 client itself would retry an unreachable server for minutes)."""
+
+SHARED_SESSION_SECONDS = 3600
+"""How long the jobs of one URL share one server session (:func:`shared_session_url`)."""
 
 SPARK_COMMANDS = tuple(name for name, cls in REGISTRY.items() if cls.spark_job)
 
@@ -112,11 +118,26 @@ class _Session:
             self._spark.stop()
 
 
+def shared_session_url(url: str) -> str:
+    """``url`` naming the jobs' shared server session (``session_id``, the same for every client of this URL within
+    a clock hour) unless it names one: the server starts Python workers per session, so a session per task would
+    pay their start (and the import of the engine) in every task, and leave their processes behind. A new session
+    each hour: the server closes a session after an idle hour (``spark.connect.session.manager.
+    defaultSessionTimeout``), and a closed session's id cannot be joined again."""
+    if ";session_id=" in url:
+        return url
+    hour = int(time.time() // SHARED_SESSION_SECONDS)  # a new one each hour: never one the server closed when idle
+    digest = hashlib.sha256(f"paimon-jobs:{redacted_url(url)}:{hour}".encode()).digest()[:16]
+    session = uuid.UUID(bytes=digest, version=4)
+    return f"{url.rstrip('/')}{';' if '/;' in url else '/;'}session_id={session}"
+
+
 def connect_session(url: str, app_name: str, conf: dict[str, str] | None = None) -> SparkSession:
-    """A new Spark Connect session on ``url`` with the ``paimon`` data source registered and the runtime ``conf``
-    set (a conf the server fixes at its start, such as ``spark.executor.memory``, is logged and skipped); a
-    :class:`~table_engine.errors.SparkConnectError` naming the URL when nothing answers there within
-    :data:`CONNECT_TIMEOUT_SECONDS`."""
+    """A Spark Connect client of ``url``'s shared session (:func:`shared_session_url`; a fresh one when the server
+    closed that session) with the ``paimon`` data source registered and the runtime ``conf`` set (the session's:
+    shared by its jobs; a conf the server fixes at its start, such as ``spark.executor.memory``, is logged and
+    skipped); a :class:`~table_engine.errors.SparkConnectError` naming the URL when nothing answers there within
+    :data:`CONNECT_TIMEOUT_SECONDS`. Its ``stop()`` closes the client and leaves the shared session open."""
     host, port = connect_address(url)
     try:
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS).close()
@@ -132,7 +153,16 @@ def connect_session(url: str, app_name: str, conf: dict[str, str] | None = None)
     with warnings.catch_warnings():  # the Connect client checks pandas on import; the jobs use no pandas API
         warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
         import pyspark.sql.connect.session  # noqa: F401
-    spark = SparkSession.builder.remote(url).appName(app_name).create()
+    try:
+        spark = SparkSession.builder.remote(shared_session_url(url)).appName(app_name).create()
+        spark.conf.get("spark.app.id", None)  # the first call: a session the server closed (idle) fails here
+    except Exception as e:  # noqa: BLE001 - only a closed shared session is retried, with a session of its own
+        if "SESSION_CLOSED" not in str(e) or ";session_id=" in url:
+            raise
+        log.info("the shared Spark Connect session was closed by the server: this job uses its own")
+        spark = SparkSession.builder.remote(url).appName(app_name).create()
+    else:
+        spark.release_session_on_close = False  # type: ignore[attr-defined]
     for key, value in (conf or {}).items():
         try:
             spark.conf.set(key, value)
@@ -144,11 +174,12 @@ def connect_session(url: str, app_name: str, conf: dict[str, str] | None = None)
 
 
 def run_connected(cmd: Command, url: str, *, app_name: str | None = None, conf: dict[str, str] | None = None,
-                  on_session: Callable[[SparkSession | None], None] | None = None) -> JobResult:
+                  on_session: Callable[[Callable[[], object] | None], None] | None = None) -> JobResult:
     """Run ``cmd`` in this process as a Spark Connect client of ``url`` (a Spark job with
     :func:`table_engine.spark.jobs.run_spark_job`, another command as the application's driver runs it); its result,
-    an error result when it failed (never raises for the job's own failure). The session is closed afterwards;
-    ``on_session`` gets it once it is open (to interrupt the job: ``interruptAll()``) and None once it is closed."""
+    an error result when it failed (never raises for the job's own failure). The client is closed afterwards;
+    ``on_session`` gets a function that interrupts this job's operations on the server (those tagged with the
+    job's own tag, not other jobs' of the shared session) once the session is open, and None once it is closed."""
     started = time.monotonic()
     where = redacted_url(url)
     log.info("%s %s: starting on Spark Connect server %s", cmd.name, cmd.table, where)
@@ -156,8 +187,10 @@ def run_connected(cmd: Command, url: str, *, app_name: str | None = None, conf: 
     saved = {name: os.environ.get(name) for name in CONNECT_CLIENT_ENV}
     try:
         spark = connect_session(url, app_name or f"paimon-{cmd.name}-{cmd.table}", conf)
+        tag = f"paimon-job-{uuid.uuid4().hex}"
+        spark.addTag(tag)
         if on_session is not None:
-            on_session(spark)
+            on_session(functools.partial(spark.interruptTag, tag))
         if cmd.spark_job:
             from table_engine.spark import jobs
 

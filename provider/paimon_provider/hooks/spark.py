@@ -35,7 +35,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -92,7 +92,7 @@ class PaimonSparkHook(BaseHook):
         self._process: subprocess.Popen[str] | None = None
         self._spark_hook: SparkSubmitHook | None = None
         self._killed = False
-        self._session: Any = None
+        self._interrupt: Callable[[], object] | None = None
 
     def get_conn(self) -> PaimonConnectionConfig:
         if self._config is None:
@@ -244,7 +244,7 @@ class PaimonSparkHook(BaseHook):
                       spec.table, sub.master)
         self._killed = False
         result = run_connected(cmd, sub.connect_url, app_name=spec.app_name, conf=sub.conf,
-                               on_session=self._set_session)
+                               on_session=self._set_interrupt)
         if result.is_error:
             what = "was killed" if self._killed else "failed"
             job = f"{spec.command_name} over Spark Connect ({sub.master})"
@@ -254,8 +254,8 @@ class PaimonSparkHook(BaseHook):
         self.log.info("result: %s", result.to_line())
         return result.to_dict()
 
-    def _set_session(self, session: Any) -> None:
-        self._session = session
+    def _set_interrupt(self, interrupt: Callable[[], object] | None) -> None:
+        self._interrupt = interrupt
 
     def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
         for raw in _lines(stream):
@@ -271,11 +271,11 @@ class PaimonSparkHook(BaseHook):
         """Stop the running job: the whole spark-submit process group (JVM, Python driver and workers) in client
         mode, SparkSubmitHook's kill in cluster mode."""
         process = self._process
-        session = self._session
-        if session is not None:  # route connect: cancel the session's running operations on the server
+        interrupt = self._interrupt
+        if interrupt is not None:  # route connect: cancel this job's running operations on the server
             self._killed = True
-            self.log.info("interrupting the Spark Connect session's operations")
-            session.interruptAll()
+            self.log.info("interrupting the job's operations on the Spark Connect server")
+            interrupt()
         elif process is not None and process.poll() is None:
             self._killed = True
             self.log.info("killing spark-submit process group %d", process.pid)

@@ -140,3 +140,29 @@ def test_an_s3_job_over_connect_keeps_its_credentials_out_of_argv_and_logs(
     server_log = "".join(p.read_text(errors="replace") for p in connect_server.log_dir(connect_home).iterdir())
     for secret in (SECRET_KEY, ACCESS_KEY):
         assert secret not in caplog.text and secret not in server_log
+
+
+def test_the_server_listens_on_loopback_and_a_second_start_reuses_it(connect_url: str,
+                                                                     connect_home: pathlib.Path) -> None:
+    pid = connect_server.running_pid(connect_home)
+    port = int(connect_url.rsplit(":", 1)[1])
+    assert pid is not None and connect_server.answers(port)
+    assert connect_server.start(connect_home, port, master="local[2]", timeout=5) == connect_url
+    assert connect_server.running_pid(connect_home) == pid
+    listening = [line.split() for name in ("tcp", "tcp6")
+                 for line in pathlib.Path(f"/proc/net/{name}").read_text().splitlines()[1:]]
+    addresses = {f[1].split(":")[0] for f in listening if f[3] == "0A" and f[1].endswith(f":{port:04X}")}  # LISTEN
+    loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+    assert addresses and addresses <= loopback, addresses
+
+
+def test_jobs_of_one_url_share_a_server_session_unless_the_url_names_one() -> None:
+    import uuid
+
+    from table_engine.spark.app import shared_session_url
+
+    shared = shared_session_url("sc://127.0.0.1:15002")
+    assert shared == shared_session_url("sc://127.0.0.1:15002/") != shared_session_url("sc://127.0.0.1:15003")
+    assert uuid.UUID(shared.split("session_id=")[1]).version == 4
+    assert shared_session_url("sc://h:1/;token=t").startswith("sc://h:1/;token=t;session_id=")
+    assert shared_session_url("sc://h:1/;session_id=x") == "sc://h:1/;session_id=x"
