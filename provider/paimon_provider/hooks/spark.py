@@ -6,7 +6,10 @@
 application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
 ``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
 command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``), or the engine on the worker
-for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master). In client mode this hook runs
+for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master), or, with ``spark={"connect":
+"sc://..."}`` or a ``spark_connect`` Spark connection, the job in this process as a Spark Connect client
+(:func:`table_engine.spark.app.run_connected`; the credentials go into the command's catalog options in memory,
+docs/adr/0037-spark-connect.md). In client mode this hook runs
 the process itself and returns the application's final JSON line; in cluster mode the driver's stdout is not
 here, so it hands the submission to the Spark provider's public ``SparkSubmitHook.submit`` (driver tracking,
 YARN/Kubernetes kill) and returns ``None``.

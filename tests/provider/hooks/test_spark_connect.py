@@ -166,3 +166,19 @@ def test_jobs_of_one_url_share_a_server_session_unless_the_url_names_one() -> No
     assert uuid.UUID(shared.split("session_id=")[1]).version == 4
     assert shared_session_url("sc://h:1/;token=t").startswith("sc://h:1/;token=t;session_id=")
     assert shared_session_url("sc://h:1/;session_id=x") == "sc://h:1/;session_id=x"
+
+
+def test_a_spark_connect_connection_routes_jobs_and_passes_the_test_button(
+        monkeypatch: pytest.MonkeyPatch, connect_url: str, paimon_conn: str, tmp_path: pathlib.Path) -> None:
+    import json
+
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark_connect", "host": connect_url,
+                                                                 "password": "tok3n"}))
+    sub = PaimonSparkHook().build_submission(SparkJobSpec(command=write_command(paimon_conn, tmp_path / "l")))
+    assert sub.route == "connect" and sub.master == connect_url and "tok3n" in str(sub.connect_url)
+    assert "tok3n" not in repr(sub)
+    pathlib.Path(paimon_conn).mkdir(parents=True)
+    ok, message = PaimonTableHook().test_connection()
+    assert ok and f"{connect_url} (a Spark Connect server, answering)" in message and "tok3n" not in message, message
