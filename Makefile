@@ -37,8 +37,9 @@ $(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py tests/interop/si
 	touch $(PAIMON_JAVA_STAMP)
 
 # The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
-# .airflow-demo (SQLite), warehouse demo-lake/, Spark local[*]; prints the tables, snapshots and ADS rows. Jobs reading
-# at most 8 MB (all of the demo's) run with the engine on the worker; DEMO_ARGS=--spark-jobs makes each a Spark job.
+# .airflow-demo (SQLite), warehouse demo-lake/; prints the tables, snapshots and ADS rows. Every job is a Spark job on a
+# local Spark Connect server (local[*], 127.0.0.1:15002, started under .airflow-demo; make airflow starts or reuses
+# it too). DEMO_ARGS=--worker-jobs: the laptop option (the engine on the worker, no Spark); --spark-jobs: spark-submit.
 DEMO_ARGS ?=
 demo: $(STAMP)
 	$(BIN)/python -m scripts.airflow_demo run $(DEMO_ARGS)
@@ -52,7 +53,8 @@ demo-engine: $(STAMP)
 demo-s3: $(STAMP)
 	$(BIN)/python scripts/demo_s3.py
 
-# The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults; Ctrl-C stops it).
+# The Airflow UI on http://127.0.0.1:$(AIRFLOW_PORT) with the DAGs of dags/ (same defaults, the Spark Connect server
+# too; Ctrl-C stops both).
 AIRFLOW_PORT ?= 8080
 airflow: $(STAMP)
 	$(BIN)/python -m scripts.airflow_demo serve --port $(AIRFLOW_PORT) $(DEMO_ARGS)

@@ -14,6 +14,10 @@ writing, committing, the result line. Airflow's own per-task overhead (a task-ru
 * expire: expire snapshots of the write table (the engine's CLI, no Spark);
 * write-spark, compact-spark: the same with ``spark.paimon.driver-job.max-input-size=0``, i.e. as Spark jobs
   (``--spark-runs`` samples, default ``--runs``): what every such task cost before.
+* write-connect (``--connect``): the same write as a Spark job on a local Spark Connect server
+  (``spark={"connect": ...}``, route ``connect``: the operator's process is the Connect client), the server
+  (``local[*]``) started once before the samples and one untimed write run first (the server is long-lived: its
+  Python workers are warm in steady state).
 
 ``python benchmarks/bench_tasks.py [--runs 5] [--demo] [--out .bench/tasks.json]``: medians (and min/max) in
 seconds, the machine and its load average.
@@ -68,7 +72,7 @@ def _timed(op: Any, task_id: str, run: int) -> tuple[float, dict[str, Any] | Non
     return time.monotonic() - started, result
 
 
-def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[float]]:
+def bench(runs: int, work: pathlib.Path, spark_runs: int, connect: str | None = None) -> dict[str, list[float]]:
     """``runs`` samples of each task; seconds per task kind."""
     import logging
 
@@ -87,11 +91,18 @@ def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[floa
     # the ODS table exists, as after the first batch: the layer's steady state
     catalog.create_table(ODS.name, order_events(1).schema, partition_keys=ODS.partition_keys, options=ODS.options)
     landing = write_batch(str(work / "landing"), 1)
-    out: dict[str, list[float]] = {"write": [], "compact": [], "expire": [], "write-spark": [], "compact-spark": []}
+    out: dict[str, list[float]] = {"write": [], "compact": [], "expire": [], "write-spark": [], "compact-spark": [],
+                                   "write-connect": []}
     as_spark_job = {"conf": {"spark.paimon.driver-job.max-input-size": "0"}}
+    over_connect = {"connect": connect} if connect else None
+    writes: list[tuple[str, dict[str, Any] | None]] = [("write", None), ("write-spark", as_spark_job)]
+    if over_connect is not None:
+        writes.append(("write-connect", over_connect))
+        PaimonWriteOperator(task_id="warm_up", table=ODS.name, source=landing, source_format="parquet",
+                            spark=over_connect).execute(_context("warm_up", 0))
     for run in range(max(runs, spark_runs)):
-        for kind, spark in (("write", None), ("write-spark", as_spark_job)):
-            if run >= (runs if spark is None else spark_runs):
+        for kind, spark in writes:
+            if run >= (spark_runs if spark is as_spark_job else runs):
                 continue
             write = PaimonWriteOperator(task_id="append_ods", table=ODS.name, source=landing, source_format="parquet",
                                         partition_keys=ODS.partition_keys, table_options=ODS.options, spark=spark)
@@ -118,6 +129,14 @@ def bench(runs: int, work: pathlib.Path, spark_runs: int) -> dict[str, list[floa
     return out
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def demo_wall_time(work: pathlib.Path) -> float:
     """Seconds of ``python -m scripts.airflow_demo run`` in a fresh Airflow home and lake."""
     started = time.monotonic()
@@ -132,12 +151,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-runs", type=int, help="samples of the Spark-job variants (default: --runs)")
     parser.add_argument("--demo", action="store_true",
                         help="also time `make demo` (python -m scripts.airflow_demo run)")
+    parser.add_argument("--connect", action="store_true",
+                        help="also time the write as a Spark job on a local Spark Connect server (started here)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-tasks-") as tmp:
         work = pathlib.Path(tmp)
-        samples = bench(args.runs, work, args.runs if args.spark_runs is None else args.spark_runs)
+        spark_runs = args.runs if args.spark_runs is None else args.spark_runs
+        if args.connect:
+            from table_engine.spark import connect_server
+
+            try:
+                url = connect_server.start(work / "connect", _free_port(), conf={"spark.ui.enabled": "false"})
+                samples = bench(args.runs, work, spark_runs, url)
+            finally:
+                connect_server.stop(work / "connect")
+        else:
+            samples = bench(args.runs, work, spark_runs)
         demo = demo_wall_time(work) if args.demo else None
     summary: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
@@ -154,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         summary["make_demo_s"] = round(demo, 1)
     print(json.dumps(summary, indent=2))
     for kind, stats in summary["tasks"].items():
-        print(f"{kind:<8} median {stats['median_s']:6.2f} s  (min {stats['min_s']:.2f}, max {stats['max_s']:.2f})")
+        print(f"{kind:<13} median {stats['median_s']:6.2f} s  (min {stats['min_s']:.2f}, max {stats['max_s']:.2f})")
     if demo is not None:
         print(f"make demo: {demo:.0f} s")
     if args.out:

@@ -1,7 +1,11 @@
 """``make demo`` and ``make airflow``: the DAG templates on embedded defaults.
 
-Defaults: Airflow home ``./.airflow-demo``, the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``), Spark
-``local[*]`` through the ``spark_default`` connection. ``run`` and ``serve`` share the home and the lake but
+Defaults: Airflow home ``./.airflow-demo``, the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``), every
+write, compaction and changelog consumption a Spark job on a local Spark Connect server (``local[*]``, started under
+the home on 127.0.0.1:15002 by :mod:`table_engine.spark.connect_server`, reused when it runs already; the
+``spark_default`` connection is of type ``spark_connect``). ``--worker-jobs``: the laptop option, the jobs run with
+the engine on the Airflow worker (no Spark at all for this demo's few rows); ``--spark-jobs``: each job is a
+spark-submit on ``local[*]`` (12-23 s a DAG run). ``run`` and ``serve`` share the home and the lake but
 not the SQLite metadata database (``demo-runs.db``, ``airflow.db``): the demo's runs and Asset events never
 reach ``serve``'s scheduler. The API secret key and JWT secret are generated at the first start into
 ``<home>/demo-secrets.json`` (mode 0600), not fixed in this file.
@@ -43,6 +47,17 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "dags"))
 
 from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
+
+from table_engine.spark import connect_server  # noqa: E402
+
+JOB_ROUTES = ("connect", "worker", "spark-submit")
+"""Where the demo's Spark jobs run: a local Spark Connect server (default), the Airflow worker (``--worker-jobs``),
+spark-submit per job (``--spark-jobs``)."""
+CONNECT_PORT = 15002
+CONNECT_SERVER_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.port": "4050"}
+"""The demo's Spark Connect server: a few rows per job (2 shuffle partitions), its UI on http://127.0.0.1:4050."""
+CONNECT_SPARK_CONF = {"spark.sql.shuffle.partitions": "2"}
+"""The Paimon connection's Spark conf over Connect: session conf only (the server fixes the rest at its start)."""
 
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
 SERVE_DB = "airflow.db"
@@ -122,16 +137,40 @@ def demo_login(home: pathlib.Path) -> str:
     return f"Login: user {DEMO_USER}, password in {passwords_file(home)}"
 
 
-def demo_connections(lake: pathlib.Path, spark_jobs: bool = False) -> dict[str, dict[str, object]]:
+def demo_connections(lake: pathlib.Path, jobs: str = "worker") -> dict[str, dict[str, object]]:
     """The demo's connections by id, as ``airflow connections import`` reads them: the Paimon warehouse of the lake
-    and Spark ``local[*]``. Jobs reading at most 8 MB run on the driver (:data:`~example_lake.LAPTOP_SPARK_CONF`)
-    unless ``spark_jobs``: then every job is a Spark job."""
+    and its Spark connection, by where the jobs run (:data:`JOB_ROUTES`): ``connect``, the local Spark Connect
+    server (a ``spark_connect`` connection); ``worker``, Spark ``local[*]`` with jobs reading at most 8 MB on the
+    driver (:data:`~example_lake.LAPTOP_SPARK_CONF`), so all of this demo's on the worker; ``spark-submit``, Spark
+    ``local[*]`` with every job a Spark job."""
+    if jobs not in JOB_ROUTES:
+        raise ValueError(f"jobs must be one of {JOB_ROUTES}, not {jobs!r}")
+    conf = {"connect": CONNECT_SPARK_CONF, "worker": LAPTOP_SPARK_CONF, "spark-submit": SMALL_LOCAL_SPARK_CONF}[jobs]
+    spark: dict[str, object] = ({"conn_type": "spark_connect", "host": connect_server.url(CONNECT_PORT)}
+                                if jobs == "connect" else {"conn_type": "spark", "host": "local[*]"})
     return {
         "paimon_default": {"conn_type": "paimon", "extra": {
-            "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default",
-            "spark_conf": SMALL_LOCAL_SPARK_CONF if spark_jobs else LAPTOP_SPARK_CONF}},
-        "spark_default": {"conn_type": "spark", "host": "local[*]"},
+            "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default", "spark_conf": conf}},
+        "spark_default": spark,
     }
+
+
+@contextlib.contextmanager
+def connect_server_for(home: pathlib.Path, jobs: str) -> Iterator[None]:
+    """With ``jobs == "connect"``: the local Spark Connect server under ``home`` for the block (started, or reused
+    when it runs already; stopped afterwards only when started here)."""
+    if jobs != "connect":
+        yield
+        return
+    started = connect_server.running_pid(home) is None
+    print(f"Spark Connect server {'starting' if started else 'running'} at {connect_server.url(CONNECT_PORT)} "
+          f"(local[*]; log in {connect_server.log_dir(home)}) ...", flush=True)
+    connect_server.start(home, CONNECT_PORT, conf=CONNECT_SERVER_CONF)
+    try:
+        yield
+    finally:
+        if started:
+            connect_server.stop(home)
 
 
 def create_connections(env: dict[str, str], home: pathlib.Path, connections: dict[str, dict[str, object]]) -> str:
@@ -149,12 +188,12 @@ def create_connections(env: dict[str, str], home: pathlib.Path, connections: dic
     return done.stdout
 
 
-def run_env(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> dict[str, str]:
+def run_env(home: pathlib.Path, lake: pathlib.Path, jobs: str = "worker") -> dict[str, str]:
     """``make demo``'s environment: :func:`demo_env` on its own metadata database (:data:`RUN_DB`), the connections
     as ``AIRFLOW_CONN_*`` variables of its own process."""
-    env = demo_env(home, lake, spark_jobs=spark_jobs, metadata_db=RUN_DB)
+    env = demo_env(home, lake, spark_jobs=jobs == "spark-submit", metadata_db=RUN_DB)
     env.update({f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(conn)
-                for conn_id, conn in demo_connections(lake, spark_jobs).items()})
+                for conn_id, conn in demo_connections(lake, jobs).items()})
     return env
 
 
@@ -225,22 +264,33 @@ class DagRunner:
         return state
 
 
-def run(home: pathlib.Path, lake: pathlib.Path, spark_jobs: bool = False) -> int:
-    """``make demo``: run the streaming-lake DAGs end to end as ``airflow dags test`` does; the exit code."""
+def run(home: pathlib.Path, lake: pathlib.Path, jobs: str = "connect") -> int:
+    """``make demo``: run the streaming-lake DAGs end to end as ``airflow dags test`` does, the Spark jobs where
+    ``jobs`` says (:data:`JOB_ROUTES`); the exit code."""
+    home.mkdir(parents=True, exist_ok=True)
+    with connect_server_for(home, jobs):
+        return _run(home, lake, jobs)
+
+
+def _run(home: pathlib.Path, lake: pathlib.Path, jobs: str) -> int:
     from example_lake import BATCHES, DWS, report
 
     shutil.rmtree(lake, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
-    env = run_env(home, lake, spark_jobs)  # not make airflow's metadata database
+    env = run_env(home, lake, jobs)  # not make airflow's metadata database
     warehouse = str(lake / "warehouse")
     print(f"Airflow home {home} (SQLite {RUN_DB}, not make airflow's {SERVE_DB}), lake {lake}, Spark local[*] "
           "(connections paimon_default, spark_default)")
-    if spark_jobs:
+    if jobs == "connect":
+        print("Every write, compaction and changelog consumption is a Spark job on the Spark Connect server "
+              "(the task is its client; `make demo DEMO_ARGS=--worker-jobs` runs them on the Airflow worker, "
+              "DEMO_ARGS=--spark-jobs as one spark-submit each).")
+    elif jobs == "spark-submit":
         print("Every write, compaction and changelog consumption is a Spark job (spark-submit, local[*]).")
     else:
         print("Jobs reading at most 8 MB (all of this demo's) run with the engine on the Airflow worker, without "
-              "spark-submit (spark.paimon.driver-job.max-input-size = 8 mb; `make demo DEMO_ARGS=--spark-jobs` runs "
-              "each as a Spark job).")
+              "spark-submit (spark.paimon.driver-job.max-input-size = 8 mb; `make demo` without --worker-jobs runs "
+              "each as a Spark job on a Spark Connect server).")
     print(f"The DAGs of {REPO / 'dags'}: for each of {len(BATCHES)} sample batches, the layers ODS -> DWD -> DWS -> "
           "ADS in the order their Asset schedules start them, each run as `airflow dags test` runs it (DAG.test, "
           "all in this process).")
@@ -315,12 +365,18 @@ def serve_components(port: int) -> list[list[str]]:
             ["dag-processor"], ["triggerer", "--skip-serve-logs"]]
 
 
-def serve(home: pathlib.Path, lake: pathlib.Path, port: int, spark_jobs: bool = False) -> int:
-    """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted; the exit code."""
+def serve(home: pathlib.Path, lake: pathlib.Path, port: int, jobs: str = "connect") -> int:
+    """Run the Airflow api-server, scheduler and dag-processor on the demo lake until interrupted (with the Spark
+    Connect server when ``jobs`` is ``connect``); the exit code."""
     home.mkdir(parents=True, exist_ok=True)
-    env = serve_env(home, lake, port, spark_jobs)
+    with connect_server_for(home, jobs):
+        return _serve(home, lake, port, jobs)
+
+
+def _serve(home: pathlib.Path, lake: pathlib.Path, port: int, jobs: str) -> int:
+    env = serve_env(home, lake, port, jobs == "spark-submit")
     migrate(env)
-    for line in create_connections(env, home, demo_connections(lake, spark_jobs)).splitlines():
+    for line in create_connections(env, home, demo_connections(lake, jobs)).splitlines():
         print(line, flush=True)
     # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
     ensure_tables(str(lake / "warehouse"))
@@ -368,14 +424,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", default=str(REPO / ".airflow-demo"), help="AIRFLOW_HOME")
     parser.add_argument("--lake", default=str(REPO / "demo-lake"), help="warehouse and landing directory")
     parser.add_argument("--port", type=int, default=8080, help="UI port (serve)")
-    parser.add_argument("--spark-jobs", action="store_true",
-                        help="run every write, compaction and changelog consumption as a Spark job (spark-submit), "
-                             "small ones too")
+    route = parser.add_mutually_exclusive_group()
+    route.add_argument("--worker-jobs", dest="jobs", action="store_const", const="worker",
+                       help="the laptop option: run this demo's small jobs with the engine on the Airflow worker, "
+                            "no Spark (default: every job on a local Spark Connect server)")
+    route.add_argument("--spark-jobs", dest="jobs", action="store_const", const="spark-submit",
+                       help="run every write, compaction and changelog consumption as one spark-submit each")
     args = parser.parse_args(argv)
     home, lake = pathlib.Path(args.home).resolve(), pathlib.Path(args.lake).resolve()
+    jobs = args.jobs or "connect"
     if args.action == "run":
-        return run(home, lake, args.spark_jobs)
-    return serve(home, lake, args.port, args.spark_jobs)
+        return run(home, lake, jobs)
+    return serve(home, lake, args.port, jobs)
 
 
 if __name__ == "__main__":

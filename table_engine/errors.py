@@ -122,6 +122,10 @@ class StorageError(TableEngineError, OSError):
     retryable = True
 
 
+class SparkConnectError(StorageError):
+    """A Spark Connect server that does not answer at its URL (retryable: it may be starting or restarting)."""
+
+
 class CommitOutcomeUnknownError(StorageError, CommitError):
     """Publishing a snapshot failed and reading it back failed too: the commit may or may not be in the table. Its
     files are kept (deleting them could break a published snapshot); retrying with the same commit user and

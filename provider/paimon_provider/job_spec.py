@@ -55,10 +55,16 @@ def __getattr__(name: str) -> frozenset[str]:
 RUNNERS = ("auto", "spark", "local")
 """Where a metadata-only command runs; see :attr:`SparkJobSpec.runner`."""
 
-ROUTES = ("cli", "driver", "spark-submit")
+ROUTES = ("cli", "driver", "spark-submit", "connect")
 """How a job runs (:attr:`RenderedJob.route`): the engine's CLI on the worker (a metadata-only command), the engine
-on the worker as the application's driver would run a small Spark-job command (:data:`DRIVER_JOB_CONF`), or
-spark-submit of the application."""
+on the worker as the application's driver would run a small Spark-job command (:data:`DRIVER_JOB_CONF`),
+spark-submit of the application, or in the worker's process as a Spark Connect client (:attr:`SparkJobSpec.connect`,
+:func:`table_engine.spark.app.run_connected`)."""
+
+CONNECT_MODULE = "table_engine.spark.app"
+SPARK_CONNECT_CONN_TYPE = "spark_connect"
+"""The apache-spark provider's Spark Connect connection type: a Spark connection of this type makes jobs route
+``connect``."""
 
 CLI_MODULE = "table_engine.cli"
 DRIVER_JOBS_MODULE = "table_engine.spark.driver_jobs"
@@ -99,6 +105,11 @@ class SparkJobSpec:
         connection's ``python``, else the interpreter running Airflow.
     :param ship_engine: send a zip of ``table_engine`` with ``--py-files``; default: when the master is not local.
     :param verbose: ``spark-submit --verbose``.
+    :param connect: a Spark Connect URL (``sc://127.0.0.1:15002``): Spark-job commands run in the worker's process
+        as a Spark Connect client of that long-lived server (route ``connect``; no spark-submit, no JVM per task;
+        the small-job rule does not apply); a Spark connection of type ``spark_connect`` (the apache-spark
+        provider's) does the same. The master, deploy mode and submit options are the server's then; ``conf``
+        sets the session's runtime conf.
     :param runner: where a metadata-only command (not in :data:`SPARK_JOB_COMMANDS`) runs: ``spark`` (spark-submit;
         the application runs it on the driver), ``local`` (the engine's CLI in a subprocess of the worker: the same
         code and result line without starting a JVM and a SparkContext for nothing), or ``auto`` (default):
@@ -126,6 +137,7 @@ class SparkJobSpec:
     python: str | None = None
     ship_engine: bool | None = None
     verbose: bool = False
+    connect: str | None = None
     runner: str = "auto"
 
     def __post_init__(self) -> None:
@@ -182,6 +194,8 @@ class SparkConnection:
     namespace: str | None = None
     principal: str | None = None
     keytab: str | None = None
+    connect: str | None = field(default=None, repr=False)
+    """The Spark Connect URL of a ``spark_connect`` connection (may carry a token: hidden from repr)."""
 
     @classmethod
     def from_fields(cls, conn_type: str | None, host: str | None, port: int | None,
@@ -218,11 +232,13 @@ class RenderedJob:
     application: str
     env: dict[str, str] = field(default_factory=dict, repr=False)
     conf: dict[str, str] = field(default_factory=dict)
-    """The Spark conf of a spark-submit (route ``spark-submit``)."""
+    """The Spark conf of a spark-submit (route ``spark-submit``); the session conf of route ``connect``."""
+    connect_url: str | None = field(default=None, repr=False)
+    """The Spark Connect URL of route ``connect`` (``master`` shows it without parameters)."""
 
     @property
     def local(self) -> bool:
-        """The engine runs here, without spark-submit (routes ``cli`` and ``driver``)."""
+        """The engine runs here, without spark-submit (routes ``cli``, ``driver`` and ``connect``)."""
         return self.route != "spark-submit"
 
 
@@ -280,6 +296,22 @@ def render_job(spec: SparkJobSpec, paimon: PaimonConnectionConfig, spark: SparkC
     """
     env = {str(k): str(v) for k, v in spec.env_vars.items()}
     if spec.runner == "local":  # no Spark involved: the Spark connection does not matter
+        return RenderedJob("cli", local_argv(spec, paimon.catalog_options, python), bind_command(
+            spec, paimon.catalog_options), "", False, CLI_MODULE, env)
+    connect = spec.connect or (spark.connect if spark is not None else None)
+    if connect and (spec.command.spark_job or spec.runner == "spark"):
+        from table_engine.spark.compat import connect_address, redacted_url
+
+        connect_address(connect)  # a URL that is not sc://host[:port]: a one-line error naming it, here
+        if spec.args:
+            raise ValueError(f"extra_args cannot be given to {spec.command.name} over Spark Connect (connect="
+                             f"{redacted_url(connect)}): the command runs in process, from its typed arguments")
+        cmd = bind_command(spec, paimon.catalog_options)
+        conf = {**{str(k): str(v) for k, v in (paimon.spark_conf or {}).items()},
+                **{str(k): str(v) for k, v in spec.conf.items()}}
+        return RenderedJob("connect", [], cmd, redacted_url(connect), False, CONNECT_MODULE, env, conf,
+                           connect_url=connect)
+    if connect and spark is None and not spec.master:  # a metadata-only command: the engine's CLI here
         return RenderedJob("cli", local_argv(spec, paimon.catalog_options, python), bind_command(
             spec, paimon.catalog_options), "", False, CLI_MODULE, env)
     if spark is None and not spec.master:

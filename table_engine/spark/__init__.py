@@ -38,14 +38,14 @@ def register(spark: SparkSession, filter_pushdown: bool = True) -> None:
     the session's ``spark.sql.leafNodeDefaultParallelism`` (else its default parallelism), read here once: the
     source plans outside the session.
     """
-    from table_engine.spark.compat import require_data_sources
+    from table_engine.spark.compat import default_parallelism, require_data_sources
 
     require_data_sources()
     from table_engine.spark.source import PaimonDataSource
 
     if filter_pushdown:
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    parallelism = int(spark.conf.get(LEAF_PARALLELISM_CONF, None) or spark.sparkContext.defaultParallelism)
+    parallelism = int(spark.conf.get(LEAF_PARALLELISM_CONF, None) or default_parallelism(spark))
     # a subclass per session, pickled by value with the registration: it carries the parallelism to the planner
     source = type(PaimonDataSource.__name__, (PaimonDataSource,), {"parallelism": parallelism,
                                                                      "__module__": __name__})

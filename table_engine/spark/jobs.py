@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -56,7 +55,7 @@ from table_engine.spark import file_write
 from table_engine.spark import options as o
 from table_engine.spark.commit import GENERATED_USER_SLACK_MS
 from table_engine.spark.compact_job import compact_table, run_compaction
-from table_engine.spark.compat import default_parallelism, has_data_sources
+from table_engine.spark.compat import default_parallelism, has_data_sources, is_connect
 from table_engine.spark.map_write import map_write
 from table_engine.spark.task_env import task_arrow_threads
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
@@ -227,8 +226,10 @@ def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict
 def change_frame(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> DataFrame:
     """The changes of ``rng`` as an audit-log DataFrame (``rowkind`` first): read by the ``paimon`` data source on
     Spark 4, by ``mapInArrow`` tasks over the change splits planned on the driver on Spark 3.5 (no Python data
-    sources there); the same rows either way, one task per (partition, bucket) split."""
-    if has_data_sources():
+    sources there) and over Spark Connect (where the source's planning runs in a new Python process of the server
+    for each query, seconds apiece; here the client plans); the same rows either way, one task per (partition,
+    bucket) split."""
+    if has_data_sources() and not is_connect(spark):
         return (spark.read.format(o.SOURCE_NAME).option(o.WAREHOUSE, args.warehouse)
                 .options(**dict(args.catalog_options)).option(o.AUDIT_LOG, "true")
                 .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))

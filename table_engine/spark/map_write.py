@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from table_engine.spark.commit import TaskFiles
+from table_engine.spark.compat import is_connect
 from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
@@ -54,12 +55,16 @@ def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: 
     committed)."""
     writer = _TableWriter(table, routed.schema, overwrite, commit_user, options)
     writer.generated_at = generated_at
-    written = routed.sparkSession.sparkContext.accumulator([], _ListParam())
+    # Spark Connect clients have no accumulators: a job that fails there leaves the files of its successful
+    # attempts to remove-orphan-files (never committed)
+    spark = routed.sparkSession
+    written = None if is_connect(spark) else spark.sparkContext.accumulator([], _ListParam())
     task = functools.partial(_write_partition, writer, written)
     try:
         rows = routed.mapInArrow(task, _RESULT_SCHEMA).collect()
     except BaseException:
-        writer.abort_job([PaimonCommitMessage(t) for t in written.value], identifier)  # incl. staged rows
+        done = written.value if written is not None else []
+        writer.abort_job([PaimonCommitMessage(t) for t in done], identifier)  # incl. staged rows
         raise
     messages = [PaimonCommitMessage(pickle.loads(r[0])) for r in rows]
     ow = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if overwrite else None
@@ -70,6 +75,7 @@ def _write_partition(writer: _TableWriter, written: Any, batches: Iterator[pa.Re
                      ) -> Iterator[pa.RecordBatch]:
     """One task: write every row it receives, then yield its task files (pickled) as a one-row batch."""
     files: TaskFiles = writer.write_task(batches).files
-    written.add([files])
+    if written is not None:
+        written.add([files])
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())],
                                      schema=pa.schema([pa.field(MESSAGE_COLUMN, pa.binary(), False)]))

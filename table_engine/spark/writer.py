@@ -53,6 +53,7 @@ from table_engine.spark.commit import (
     commit_once,
     unaware_append,
 )
+from table_engine.spark.compat import default_parallelism
 from table_engine.spark.de_write import (
     DataEvolutionWrite,
     commit_staged,
@@ -116,7 +117,7 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
     """
     buckets = table.options.bucket()
     if buckets > 0 and table.schema.bucket_keys():
-        n = parallelism or df.sparkSession.sparkContext.defaultParallelism
+        n = parallelism or default_parallelism(df.sparkSession)
         bucket = bucket_expression(table.schema, buckets)
         if bucket is None:
             df = df.mapInArrow(functools.partial(_add_buckets, table.schema, buckets),
@@ -132,7 +133,7 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
     if not is_dynamic_bucket(table):
         return (df.repartition(parallelism) if parallelism else df), {}
     configured = table.options.raw.get(o.ASSIGNERS)
-    n = parallelism or (int(configured) if configured else df.sparkSession.sparkContext.defaultParallelism)
+    n = parallelism or (int(configured) if configured else default_parallelism(df.sparkSession))
     if table.schema.cross_partition_update():
         # the engine's key hash picks the task, so that each task bootstraps only its own keys
         df = df.mapInArrow(functools.partial(_add_key_routes, table.schema, n),

@@ -15,6 +15,7 @@ from paimon_provider import packaging
 from paimon_provider.connection import PaimonConnectionConfig
 from paimon_provider.job_spec import (
     COMMANDS,
+    CONNECT_MODULE,
     SPARK_JOB_COMMANDS,
     SparkConnection,
     SparkJobSpec,
@@ -317,3 +318,33 @@ def test_one_commit_user_rule() -> None:
     assert not hasattr(base, "default_commit_user")
     for module in {inspect.getmodule(cls) for cls in vars(operators).values() if inspect.isclass(cls)}:
         assert "default_commit_user(" not in inspect.getsource(module)  # type: ignore[arg-type]
+
+
+def test_connect_runs_spark_jobs_in_process_and_keeps_metadata_commands_on_the_cli() -> None:
+    """``spark={"connect": ...}`` or a ``spark_connect`` connection: Spark jobs route ``connect`` (no argv; the URL
+    shown without its token; the small-job rule does not apply), metadata-only commands stay ``cli``; a URL that
+    is not ``sc://`` is refused naming it."""
+    paimon = PaimonConnectionConfig(conn_id="p", warehouse="/wh", spark_conf={
+        "spark.paimon.driver-job.max-input-size": "8mb", "spark.sql.shuffle.partitions": "2"})
+
+    def render(spec: SparkJobSpec, spark: SparkConnection | None = None) -> Any:
+        return render_job(spec, paimon, spark, application="app.py", engine_archive=lambda: "e.zip", python="py",
+                          small_job=lambda cmd, conf: True)
+
+    write = Write(warehouse="/wh", table="db.t", source="/in")
+    job = render(SparkJobSpec(command=write, connect="sc://127.0.0.1:15002", conf={"spark.sql.ansi.enabled": "true"}))
+    assert (job.route, job.argv, job.master, job.application, job.local) == (
+        "connect", [], "sc://127.0.0.1:15002", CONNECT_MODULE, True)
+    assert job.connect_url == "sc://127.0.0.1:15002" and job.conf["spark.sql.ansi.enabled"] == "true"
+    via_connection = render(SparkJobSpec(command=compact()), SparkConnection(
+        master="", connect="sc://h:15002/;token=s3cr3t;use_ssl=true"))
+    assert via_connection.route == "connect" and via_connection.master == "sc://h:15002"
+    assert "s3cr3t" not in repr(via_connection) and "s3cr3t" not in repr(SparkConnection(master="", connect="t=s3cr3t"))
+    tag = render(SparkJobSpec(command=CreateTag(warehouse="/wh", table="db.t", tag="t"), connect="sc://h:1"))
+    assert tag.route == "cli" and tag.argv[1:3] == ["-m", "table_engine.cli"]
+    assert render(SparkJobSpec(command=CreateTag(warehouse="/wh", table="db.t", tag="t"), connect="sc://h:1",
+                               runner="spark")).route == "connect"
+    with pytest.raises(ValueError, match="'http://h:1' is not sc://host"):
+        render(SparkJobSpec(command=write, connect="http://h:1"))
+    with pytest.raises(ValueError, match="extra_args cannot be given"):
+        render(SparkJobSpec(command=write, connect="sc://h:1", args=["--parallelism", "2"]))

@@ -6,7 +6,10 @@
 application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
 ``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
 command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``), or the engine on the worker
-for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master). In client mode this hook runs
+for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master), or, with ``spark={"connect":
+"sc://..."}`` or a ``spark_connect`` Spark connection, the job in this process as a Spark Connect client
+(:func:`table_engine.spark.app.run_connected`; the credentials go into the command's catalog options in memory,
+docs/adr/0037-spark-connect.md). In client mode this hook runs
 the process itself and returns the application's final JSON line; in cluster mode the driver's stdout is not
 here, so it hands the submission to the Spark provider's public ``SparkSubmitHook.submit`` (driver tracking,
 YARN/Kubernetes kill) and returns ``None``.
@@ -35,7 +38,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -45,6 +48,7 @@ from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnect
 from paimon_provider.hooks.table import load_connection_config
 from paimon_provider.job_spec import (
     DRIVER_JOB_CONF,
+    SPARK_CONNECT_CONN_TYPE,
     RenderedJob,
     SparkConnection,
     SparkJobSpec,
@@ -55,6 +59,7 @@ from paimon_provider.job_spec import (
 from paimon_provider.packaging import application_path, engine_archive
 from paimon_provider.results import JobFailedError
 from table_engine.ops.result import JobResult
+from table_engine.spark.compat import CONNECT_CLIENT_ENV
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -90,6 +95,7 @@ class PaimonSparkHook(BaseHook):
         self._process: subprocess.Popen[str] | None = None
         self._spark_hook: SparkSubmitHook | None = None
         self._killed = False
+        self._interrupt: Callable[[], object] | None = None
 
     def get_conn(self) -> PaimonConnectionConfig:
         if self._config is None:
@@ -110,6 +116,10 @@ class PaimonSparkHook(BaseHook):
                 f"\"local[*]\"}}', name another one in the Paimon connection's spark_conn_id, or set master="
             ) from None
         extra = conn.extra_dejson
+        if conn.conn_type == SPARK_CONNECT_CONN_TYPE:  # the apache-spark provider's Spark Connect connection
+            from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+            return SparkConnection(master="", connect=SparkConnectHook(conn_id).get_connection_url())
         spark = SparkConnection.from_fields(conn.conn_type, conn.host, conn.port, extra)
         if extra.get("keytab"):
             spark = dataclasses.replace(spark, keytab=_keytab_file(str(extra["keytab"]), spark.principal))
@@ -121,7 +131,7 @@ class PaimonSparkHook(BaseHook):
         ``env`` is the process environment (the worker's, the spec's and the connection's credentials)."""
         config = self.get_conn()
         spark_conn_id = spec.spark_conn_id or config.spark_conn_id
-        spark = None if spec.runner == "local" else self.spark_connection(spark_conn_id, spec)
+        spark = None if spec.runner == "local" or spec.connect else self.spark_connection(spark_conn_id, spec)
         job = render_job(spec, config, spark, application=application_path(), engine_archive=engine_archive,
                          small_job=functools.partial(_small_job, credentials=config.credentials))
         if config.credentials and job.cluster_mode:
@@ -130,6 +140,8 @@ class PaimonSparkHook(BaseHook):
             self.log.warning("the driver on %s (cluster deploy mode) does not get connection %s's object-store "
                              "credentials: it needs the cluster's own", job.master, config.conn_id)
         env = _with_credentials(dict(os.environ), config)
+        for name in CONNECT_CLIENT_ENV:  # a Spark Connect client of this process (route connect) left them
+            env.pop(name, None)
         env.update(job.env)
         if job.route == "spark-submit":
             if is_local_master(job.master):
@@ -173,6 +185,8 @@ class PaimonSparkHook(BaseHook):
         lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)
+        if sub.route == "connect":
+            return self._run_connect(spec, sub)
         if sub.route == "driver":
             self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
                           spec.command_name, spec.table, DRIVER_JOB_CONF)
@@ -218,6 +232,34 @@ class PaimonSparkHook(BaseHook):
         self.log.info("result: %s", result.to_line())
         return result.to_dict()
 
+    def _run_connect(self, spec: SparkJobSpec, sub: RenderedJob) -> dict[str, Any] | None:
+        """Route ``connect``: the job runs in this process as a Spark Connect client of the server; the connection's
+        object-store credentials go into the catalog options of the command in memory (never an argv or a log),
+        from where the tasks get them as with spark-submit (docs/adr/0037-spark-connect.md)."""
+        from table_engine.spark.app import run_connected
+
+        assert sub.connect_url is not None
+        config = self.get_conn()
+        cmd = sub.command
+        if config.credentials:
+            cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **config.credentials})
+        self.log.info("%s of %s: running here as a Spark Connect client of %s (no spark-submit)", spec.command_name,
+                      spec.table, sub.master)
+        self._killed = False
+        result = run_connected(cmd, sub.connect_url, app_name=spec.app_name, conf=sub.conf,
+                               on_session=self._set_interrupt)
+        if result.is_error:
+            what = "was killed" if self._killed else "failed"
+            job = f"{spec.command_name} over Spark Connect ({sub.master})"
+            reason = result.error or f"{job} {what}"
+            raise JobFailedError(f"{job} {what}: {reason}\nerror: {reason}", summary=f"{job} {what}: {reason}",
+                                 reason=reason, retryable=not self._killed and bool(result.retryable))
+        self.log.info("result: %s", result.to_line())
+        return result.to_dict()
+
+    def _set_interrupt(self, interrupt: Callable[[], object] | None) -> None:
+        self._interrupt = interrupt
+
     def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
         for raw in _lines(stream):
             line = raw.rstrip("\n")
@@ -232,7 +274,12 @@ class PaimonSparkHook(BaseHook):
         """Stop the running job: the whole spark-submit process group (JVM, Python driver and workers) in client
         mode, SparkSubmitHook's kill in cluster mode."""
         process = self._process
-        if process is not None and process.poll() is None:
+        interrupt = self._interrupt
+        if interrupt is not None:  # route connect: cancel this job's running operations on the server
+            self._killed = True
+            self.log.info("interrupting the job's operations on the Spark Connect server")
+            interrupt()
+        elif process is not None and process.poll() is None:
             self._killed = True
             self.log.info("killing spark-submit process group %d", process.pid)
             _signal_group(process.pid, signal.SIGTERM)

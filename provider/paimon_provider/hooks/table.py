@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseHook
 
 from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
-from paimon_provider.job_spec import SparkConnection
+from paimon_provider.job_spec import SPARK_CONNECT_CONN_TYPE, SparkConnection
 from paimon_provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
 
 if TYPE_CHECKING:
@@ -137,8 +137,29 @@ class PaimonTableHook(BaseHook):
         done.append("a probe object was created (if absent) and deleted")
         try:
             spark = BaseHook.get_connection(config.spark_conn_id)
-            master = SparkConnection.from_fields(spark.conn_type, spark.host, spark.port, spark.extra_dejson).master
+            if spark.conn_type == SPARK_CONNECT_CONN_TYPE:  # jobs run as clients of a Spark Connect server
+                master = _connect_server_answers(config.spark_conn_id)
+            else:
+                master = SparkConnection.from_fields(spark.conn_type, spark.host, spark.port,
+                                                     spark.extra_dejson).master
         except Exception as e:  # noqa: BLE001
             return False, f"{'; '.join(done)}; but Spark connection {config.spark_conn_id!r}: {e}"
         done.append(f"Spark connection {config.spark_conn_id} has master {master}")
         return True, "; ".join(done)
+
+
+def _connect_server_answers(conn_id: str) -> str:
+    """The Spark Connect server of connection ``conn_id`` (a ``spark_connect`` connection), as its URL without
+    parameters, once its port accepts a connection; an error naming it otherwise."""
+    import socket
+
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    from table_engine.spark.compat import connect_address, redacted_url
+
+    url = SparkConnectHook(conn_id).get_connection_url()
+    try:
+        socket.create_connection(connect_address(url), timeout=5).close()
+    except OSError as e:
+        raise ValueError(f"Spark Connect server {redacted_url(url)} is not reachable: {e.strerror or e}") from None
+    return f"{redacted_url(url)} (a Spark Connect server, answering)"
