@@ -12,7 +12,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import CommandError
-from table_engine.spark import compact_job
+from table_engine.spark import compact_job, compat
 from table_engine.spark.compat import default_parallelism, executor_memory, parse_memory
 
 pytestmark = pytest.mark.spark
@@ -46,7 +46,7 @@ def test_tasks_run_through_map_in_arrow_and_report_where(spark, warehouse):
     assert not names & {"sparkContext", "rdd", "parallelize"}  # Spark Connect has neither
 
 
-def test_parallelism_and_memory_come_from_the_conf():
+def test_parallelism_and_memory_come_from_the_conf(monkeypatch):
     class Conf:
         def __init__(self, values: dict[str, str]) -> None:
             self.values = values
@@ -55,6 +55,8 @@ def test_parallelism_and_memory_come_from_the_conf():
             return self.values.get(key, default)
 
     class Session:  # a session as Spark Connect has it: a conf, no sparkContext
+        __module__ = "pyspark.sql.connect.session"  # what compat.is_connect looks at
+
         def __init__(self, **values: str) -> None:
             self.conf = Conf({k.replace("_", "."): v for k, v in values.items()})
 
@@ -70,7 +72,8 @@ def test_parallelism_and_memory_come_from_the_conf():
         3, 1, os.cpu_count())
     assert par(spark_master="spark://h:7077", spark_cores_max="6") == 6
     assert par(spark_master="yarn", spark_executor_instances="3", spark_executor_cores="4") == 12
-    assert par(spark_master="sc://h:15002") == 2                         # nothing known, no sparkContext
+    monkeypatch.setattr(compat, "_probed_parallelism", lambda _spark: 5)  # nothing known: a spark.range measures
+    assert par(spark_master="sc://h:15002") == 5
     assert (parse_memory("512m"), parse_memory("4g"), parse_memory("2048"), parse_memory("1x")) == (
         512 << 20, 4 << 30, 2048 << 20, None)
     def mem(**conf: str) -> tuple[int, str] | None:
