@@ -218,15 +218,35 @@ def why_in_memory(ctx: StoreContext) -> str | None:
 
 
 def warm_up(spark: SparkSession) -> None:
-    """Start the Python workers of every core and import the compaction code in them (benchmarks, tests)."""
+    """Start the Python workers of every core and run a small compaction in each (benchmarks, tests): what a
+    worker pays once (imports, Arrow's and the Parquet codecs' first use) is then paid before a timed job."""
     n = default_parallelism(spark)
-    spark.range(n, numPartitions=n).mapInArrow(_import_engine, "id long").collect()
+    spark.range(n, numPartitions=n).mapInArrow(_warm_worker, "id long").collect()
 
 
-def _import_engine(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import table_engine.store.compaction.compact  # noqa: F401
+def _warm_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import shutil
+    import tempfile
 
-    time.sleep(0.5)  # hold the core: the next task starts a worker of its own
+    import pyarrow.compute as pc
+
+    from table_engine.catalog import Catalog
+
+    started = time.perf_counter()
+    home = tempfile.mkdtemp(prefix="paimon-warm-up-")
+    try:
+        schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("x", pa.float64())])
+        table = Catalog(home).create_table("w.t", schema, primary_keys=["id"], options={"bucket": "2"})
+        for i in range(2):
+            keys = pa.array(range(i, 2_000 + i), pa.int64())
+            table.write(pa.table({"id": keys, "v": pc.cast(keys, pa.string()),
+                                  "x": pc.cast(keys, pa.float64())}), maintain=False)
+        task_arrow_threads()
+        ctx = _store_context(table)
+        compact_buckets(ctx, plan_compaction(ctx, None, None), True, threads=1)  # written, never committed
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    time.sleep(max(0.0, 0.5 - (time.perf_counter() - started)))  # hold the core: the next task starts a worker
     yield from batches
 
 
