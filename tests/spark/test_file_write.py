@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -228,6 +229,33 @@ def test_a_dynamic_bucket_plan_has_every_task_read_every_split(warehouse, tmp_pa
         assert rows == sorted((k, "a", i, 0) for i in range(3) for k in range(10))
         for i, task in enumerate(kept):
             assert all((task_routes(table.schema, data, 3) == i).all() for data, _ in task)
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_routed_writes_onto_existing_keys_equal_the_engines_writes(spark, warehouse, tmp_path, cross):
+    """A second file-route write into a dynamic-bucket (or cross-partition upsert) table with committed keys
+    (updates, keys moving partition, new keys; small buckets so that tasks share existing ones) equals the engine's
+    own two writes."""
+    rng = np.random.default_rng(7)
+    keys, parts = (["k"], ["p"]) if cross else (["k", "p"], ["p"])
+    opts = {"bucket": "-1", "dynamic-bucket.target-row-num": "7", "merge-engine": "deduplicate"}
+    catalog = Catalog(warehouse)
+    ref = catalog.create_table("db.ref", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
+    out = catalog.create_table("db.out", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
+    for n in range(2):
+        rows = 60 + 40 * n
+        t = pa.table({"k": rng.integers(0, 70, rows), "p": rng.choice(["a", "b"], rows), "v": rng.integers(0, 9, rows),
+                      "s": [n] * rows}, schema=SCHEMA)
+        src = tmp_path / f"src{n}"
+        src.mkdir()
+        for i in range(3):
+            pq.write_table(t.slice(i * rows // 3, rows // 3 + (rows if i == 2 else 0)), src / f"f{i}.parquet",
+                           row_group_size=9)
+        writer = ref.new_write()
+        writer.write(t)
+        ref.new_commit("reference").commit(writer.prepare_commit(), n + 1)
+        write_job(spark, warehouse, "db.out", src, parallelism=3)
+        assert content(out) == content(ref)
 
 
 def test_consume_changelog_into_a_target_table_through_tasks(spark, warehouse, caplog):
