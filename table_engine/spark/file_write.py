@@ -21,12 +21,24 @@ source order, as the engine's single writer of the same files in that order does
 Paimon allows). CSV and JSON files carry no row count: a file's size in bytes bounds it (a row takes at least one
 byte), so their runs are sized by bytes and numbered within that bound.
 
+Dynamic-bucket primary-key tables (``bucket`` = -1) and cross-partition upsert tables need every row of a key in
+the one task that owns the key (:mod:`table_engine.spark.writer`). No exchange does that here: with N tasks,
+EVERY task reads all the splits, in source order, and keeps the rows whose routing hash
+(:func:`~table_engine.spark.writer.task_routes`: the engine's hash of the routing columns, modulo N) is its index
+``i``; it writes them as the DataFrame route's task ``i`` of N does (its ``Assigner``: new keys only to buckets
+``b % N == i``; for cross-partition upsert the bootstrap of only its keys, and the writer's check of every row's
+route), so :func:`~table_engine.spark.commit.check_bucket_owners` holds at commit. One writer gets all the rows
+of a key, in source order: the key's records merge as in the engine's own single write, with no sequence ranges
+(each bucket numbers on from its committed maximum, as every writer does; tasks sharing an existing bucket hold
+disjoint keys) and even with sequence fields under a combining merge engine. Reading is cheap next to writing:
+N reads of the source cost less than moving the rows through a shuffle (BENCHMARKS.md, ``pk_dynamic``).
+
 Tasks do not compact (several write one bucket: their compactions would collide); the driver compacts what batch
 reads would skip (first-row level 0) after the commit, and unaware-bucket append partitions as every Spark write.
 Tables this route cannot write with the same guarantees keep the DataFrame route (:func:`refusal` says why, and
-the job logs it): dynamic buckets and cross-partition upsert (every key must reach one assigner), postpone bucket,
-deletion vectors, data evolution, row tracking, changelog producers, ``full-compaction.delta-commits``, and sources
-with Spark reader options or subdirectories.
+the job logs it): postpone bucket, deletion vectors, data evolution, row tracking, changelog producers,
+``full-compaction.delta-commits``, sources with Spark reader options or subdirectories, and changes into a
+dynamic-bucket target (``consume-changelog``: its tasks split the changes, they do not route them by key).
 """
 
 from __future__ import annotations
@@ -42,17 +54,27 @@ import pyarrow as pa
 
 from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import CommandError, SchemaMismatchError
+from table_engine.format.schema_file import TableSchema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
+from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles
 from table_engine.spark.types import spark_schema
-from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
+from table_engine.spark.writer import (
+    ROUTE_COLUMN,
+    PaimonCommitMessage,
+    _TableWriter,
+    is_dynamic_bucket,
+    routing_columns,
+    task_routes,
+)
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.compaction.compact import compact_invisible_level0
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.scan import live_entries
+from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.store.writing.postpone import POSTPONE_BUCKET
 from table_engine.table import Table
 
@@ -88,6 +110,9 @@ class FileWritePlan:
     first_sequence: tuple[int, ...]
     schema: pa.Schema
     """the table's columns (CSV and JSON values are parsed into their types)"""
+    route_tasks: int = 0
+    """0: task ``i`` writes run ``i``; N (dynamic buckets): ``runs`` is one run of every split, which each of N
+    tasks reads, keeping the rows routed to it (their ``first_sequence`` is 0: no floor)"""
 
     @property
     def rows(self) -> int:
@@ -95,13 +120,15 @@ class FileWritePlan:
 
 
 def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, str] | None = None) -> str | None:
-    """Why ``table`` must be written through the DataFrame route (from a ``fmt`` source), or None."""
+    """Why ``table`` must be written through the DataFrame route (from a ``fmt`` source; without ``fmt``: from
+    changes, which tasks do not route by key), or None."""
     opts = table.options
     if fmt is not None and fmt not in FILE_FORMATS:
         return f"format {fmt!r} is read by Spark"
     if reader_options:
         return "Spark reader options (--source-option) were given"
-    if table.primary_keys and opts.bucket() == -1:
+    routed = is_dynamic_bucket(table)
+    if routed and fmt is None:
         return "dynamic bucket tables route every key to one assigner"
     reasons = {
         "postpone bucket": opts.bucket() == POSTPONE_BUCKET,
@@ -112,8 +139,8 @@ def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, s
         "full-compaction.delta-commits": opts.full_compaction_delta_commits() is not None,
         # a run's records are folded before the merge of runs; with the order decided by sequence fields, a key's
         # records of one run need not be adjacent in merge order, and only an engine that picks one record by that
-        # order (merge_free: deduplicate) folds them exactly
-        "sequence fields with a merge engine that combines records": _combines(table) and bool(
+        # order (merge_free: deduplicate) folds them exactly; routed by key, one writer gets all of a key's records
+        "sequence fields with a merge engine that combines records": not routed and _combines(table) and bool(
             opts.sequence_fields() or any(k.endswith(".sequence-group") for k in opts.raw)),
     }
     found = [k for k, v in reasons.items() if v]
@@ -154,9 +181,10 @@ def _hidden(path: str) -> bool:
 
 def plan_file_write(table: Table, fmt: str, source: str, storage_options: Mapping[str, str],
                     parallelism: int) -> FileWritePlan | None:
-    """The plan of writing the ``fmt`` files of ``source`` into ``table`` with at most ``parallelism`` tasks; None
-    when the source has subdirectories. The files' columns are checked against the table first (a one-line
-    SchemaMismatchError naming the file, before any task runs)."""
+    """The plan of writing the ``fmt`` files of ``source`` into ``table`` with at most ``parallelism`` tasks
+    (a dynamic-bucket table: exactly that many, each reading every split); None when the source has
+    subdirectories. The files' columns are checked against the table first (a one-line SchemaMismatchError naming
+    the file, before any task runs)."""
     fio = file_io_for(source, storage_options)
     files = source_files(fio, source)
     if files is None:
@@ -168,6 +196,11 @@ def plan_file_write(table: Table, fmt: str, source: str, storage_options: Mappin
         if columns is not None:
             _check_columns(table, path, columns, exact=fmt != "json")
         units.extend(pieces)
+    if is_dynamic_bucket(table):
+        n = max(1, parallelism)
+        log.info("%s: %d %s files read by each of %d tasks, rows routed by %s", table.identifier, len(files), fmt, n,
+                 routing_columns(table))
+        return FileWritePlan(fmt, dict(storage_options), (_merged(units),), (0,) * n, table.schema.arrow_schema(), n)
     runs = _contiguous_runs(units, max(1, parallelism), _split_rows)
     firsts = _first_sequences(table, runs, _split_rows)
     log.info("%s: %d %s files of %d columns in %d tasks", table.identifier, len(files), fmt, len(names), len(runs))
@@ -261,8 +294,9 @@ def _next_sequence(table: Table) -> int:
 def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: bool, commit_user: str,
                 identifier: int, generated_at: int | None) -> int | None:
     """Run ``plan``'s tasks and commit their files as one snapshot; its id (None: nothing committed)."""
-    return _run_job(spark, table, functools.partial(_read_file_run, plan), plan.first_sequence, overwrite=overwrite,
-                    commit_user=commit_user, identifier=identifier, generated_at=generated_at)
+    read = functools.partial(_read_routed_run if plan.route_tasks else _read_file_run, plan, table.schema)
+    return _run_job(spark, table, read, plan.first_sequence, overwrite=overwrite, commit_user=commit_user,
+                    identifier=identifier, generated_at=generated_at, route_tasks=plan.route_tasks)
 
 
 def write_changes(spark: Any, source: Table, splits: Sequence[ChangeSplit], target: Table, parallelism: int, *,
@@ -281,18 +315,24 @@ def write_changes(spark: Any, source: Table, splits: Sequence[ChangeSplit], targ
 
 
 def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence[int], *, overwrite: bool,
-             commit_user: str, identifier: int, generated_at: int | None) -> int | None:
-    """Write run ``i`` (``read(i)``) in task ``i``, then commit every task's files once.
+             commit_user: str, identifier: int, generated_at: int | None, route_tasks: int = 0) -> int | None:
+    """Write run ``i`` (``read(i)``) in task ``i`` (assigner ``i`` of ``route_tasks`` when given), then commit
+    every task's files once.
 
     A job that fails deletes the files of its successful tasks (reported through an accumulator where the session
     has a SparkContext; under Spark Connect a failed job leaves them to ``remove-orphan-files``: never committed).
     """
-    from pyspark.sql.types import BinaryType, StructField, StructType
+    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 
-    writer = _TableWriter(table, spark_schema(table.schema.fields), overwrite, commit_user, {})
+    columns = spark_schema(table.schema.fields)
+    options: dict[str, str] = {}
+    if route_tasks:  # the commit checks of rows routed to N assigners (writer.py: prepare_write's route column)
+        columns = StructType([*columns.fields, StructField(ROUTE_COLUMN, IntegerType())])
+        options[o.ASSIGNERS] = str(route_tasks)
+    writer = _TableWriter(table, columns, overwrite, commit_user, options)
     writer.generated_at = generated_at
     written = _accumulator(spark)
-    task = functools.partial(_write_runs, table, read, tuple(first_sequence), written)
+    task = functools.partial(_write_runs, table, read, tuple(first_sequence), route_tasks, written)
     result = StructType([StructField(_RESULT_COLUMN, BinaryType(), False)])
     n = len(first_sequence)
     try:
@@ -324,7 +364,7 @@ def _accumulator(spark: Any) -> Any:
 
 
 # ---- the tasks ----------------------------------------------------------------------------------------------------
-def _write_runs(table: Table, read: RunReader, first_sequence: Sequence[int], written: Any,
+def _write_runs(table: Table, read: RunReader, first_sequence: Sequence[int], route_tasks: int, written: Any,
                 batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Task side: write the runs whose indexes this task got; yield each run's task files, pickled."""
     from pyspark import TaskContext
@@ -337,20 +377,24 @@ def _write_runs(table: Table, read: RunReader, first_sequence: Sequence[int], wr
     schema = pa.schema([pa.field(_RESULT_COLUMN, pa.binary(), False)])
     for batch in batches:
         for i in batch.column(0).to_pylist():
-            files = write_run(table, read, first_sequence[int(i)], int(i), attempt)
+            files = write_run(table, read, first_sequence[int(i)], int(i), attempt, route_tasks)
             if written is not None:
                 written.add([files])
             yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], schema=schema)
 
 
-def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attempt: int = 0) -> TaskFiles:
+def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attempt: int = 0,
+              route_tasks: int = 0) -> TaskFiles:
     """Write run ``i`` (the rows and row kinds ``read(i)`` yields) into ``table`` with one ``TableWrite`` numbering
-    from ``first_sequence``, without compacting; its task files (the writer's files are deleted when it fails)."""
+    from ``first_sequence`` (as assigner ``i`` of ``route_tasks`` when given), without compacting; its task files
+    (the writer's files are deleted when it fails)."""
     from table_engine.spark.writer import _inject_fault
 
     writer = table.new_write()
     writer.skip_compaction()  # other tasks write the same buckets
     writer.sequence_floor = first_sequence
+    if route_tasks:
+        writer.assigner = Assigner(i, route_tasks)
     rows = 0
     try:
         for data, kinds in read(i):
@@ -365,11 +409,20 @@ def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attemp
     return TaskFiles(i, attempt, tuple(messages), rows)
 
 
-def _read_file_run(plan: FileWritePlan, i: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+def _read_file_run(plan: FileWritePlan, schema: TableSchema, i: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
     fio = file_io_for(plan.runs[i][0].path, plan.source_options)
     for split in plan.runs[i]:
         for data in read_split(fio, plan.format, split, plan.schema):
             yield data, None
+
+
+def _read_routed_run(plan: FileWritePlan, schema: TableSchema, i: int
+                     ) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+    """Every split's rows routed to task ``i`` of ``plan.route_tasks``, in source order."""
+    for data, _ in _read_file_run(plan, schema, 0):
+        mine = data.filter(pa.array(task_routes(schema, data, plan.route_tasks) == i))
+        if mine.num_rows:
+            yield mine, None
 
 
 def _read_change_run(source: Table, runs: Sequence[Sequence[ChangeSplit]], i: int

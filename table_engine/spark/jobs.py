@@ -59,7 +59,7 @@ from table_engine.spark.compat import default_parallelism, has_data_sources, is_
 from table_engine.spark.map_write import map_write
 from table_engine.spark.task_env import task_arrow_threads
 from table_engine.spark.types import arrow_schema_for, conform, spark_schema
-from table_engine.spark.writer import prepare_write
+from table_engine.spark.writer import is_dynamic_bucket, prepare_write, writer_tasks
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
@@ -154,8 +154,9 @@ def _file_plan(args: Write, spark: SparkSession) -> file_write.FileWritePlan | N
     table = driver_catalog(args).get_table(args.table)
     reason = file_write.refusal(table, args.format, args.source_options)
     storage = dict(args.catalog_options) | o.catalog_options(args.source, args.catalog_options)
-    plan = None if reason else file_write.plan_file_write(table, args.format, str(args.source), storage,
-                                                          args.parallelism or default_parallelism(spark))
+    tasks = writer_tasks(table, args.parallelism, spark) if is_dynamic_bucket(table) else \
+        args.parallelism or default_parallelism(spark)
+    plan = None if reason else file_write.plan_file_write(table, args.format, str(args.source), storage, tasks)
     if plan is None:
         log.info("%s: %s source through Spark rows: %s", table.identifier, args.format,
                  reason or "the source has subdirectories")

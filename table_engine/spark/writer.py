@@ -34,10 +34,12 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import TaskContext
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -88,9 +90,29 @@ def routing_columns(table: Table) -> list[str]:
     """The columns that decide which task writes a row of a dynamic-bucket table: partition, then primary key;
     for cross-partition upsert (a key without every partition field) the key alone, so that every row of a key
     reaches the one task whose global index places it."""
-    if table.schema.cross_partition_update():
-        return table.schema.trimmed_primary_keys()
-    return list(dict.fromkeys([*table.partition_keys, *table.primary_keys]))
+    return _routing_columns(table.schema)
+
+
+def _routing_columns(schema: TableSchema) -> list[str]:
+    if schema.cross_partition_update():
+        return schema.trimmed_primary_keys()
+    return list(dict.fromkeys([*schema.partition_keys, *schema.primary_keys]))
+
+
+def task_routes(schema: TableSchema, data: pa.Table | pa.RecordBatch, n: int) -> npt.NDArray[np.int32]:
+    """Each row's writer task (0..n-1) for a dynamic-bucket table of ``schema``: the engine's hash of the
+    :func:`routing_columns` (values in the table's types) modulo ``n``; for cross-partition upsert this is
+    :func:`table_engine.store.writing.cross_partition.key_routes`, which the writer checks."""
+    fields = [schema.field(c) for c in _routing_columns(schema)]
+    cols = [data.column(f.name).cast(to_arrow_type(f.type), safe=False) for f in fields]
+    return bucket_of(hash_key_columns(cols, [f.type for f in fields]), n)
+
+
+def writer_tasks(table: Table, parallelism: int | None, spark: SparkSession) -> int:
+    """The number of writer tasks of a dynamic-bucket table: ``parallelism``, else the table option
+    ``dynamic-bucket.assigner-parallelism``, else Spark's default parallelism."""
+    configured = table.options.raw.get(o.ASSIGNERS)
+    return parallelism or (int(configured) if configured else default_parallelism(spark))
 
 
 def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *, sort: bool = False
@@ -132,8 +154,7 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
         return routed, {}
     if not is_dynamic_bucket(table):
         return (df.repartition(parallelism) if parallelism else df), {}
-    configured = table.options.raw.get(o.ASSIGNERS)
-    n = parallelism or (int(configured) if configured else default_parallelism(df.sparkSession))
+    n = writer_tasks(table, parallelism, df.sparkSession)
     if table.schema.cross_partition_update():
         # the engine's key hash picks the task, so that each task bootstraps only its own keys
         df = df.mapInArrow(functools.partial(_add_key_routes, table.schema, n),
@@ -217,12 +238,9 @@ def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.Rec
 
 def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Append each row's writer task for a cross-partition upsert table: the engine's hash of the key columns
-    modulo ``n`` (:func:`table_engine.store.writing.cross_partition.key_routes`, which the writer checks)."""
-    keys = [schema.field(k) for k in schema.trimmed_primary_keys()]
+    modulo ``n`` (:func:`task_routes`)."""
     for batch in batches:
-        cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
-        routes = bucket_of(hash_key_columns(cols, [k.type for k in keys]), n)
-        yield batch.append_column(ROUTE_COLUMN, pa.array(routes, pa.int32()))
+        yield batch.append_column(ROUTE_COLUMN, pa.array(task_routes(schema, batch, n), pa.int32()))
 
 
 @dataclass

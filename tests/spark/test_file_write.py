@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -64,18 +65,18 @@ rows_st = st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["a", "b"]), st.
 
 @settings(max_examples=14, deadline=None, suppress_health_check=list(HealthCheck))
 @given(files=st.lists(rows_st, min_size=2, max_size=4), engine=st.sampled_from(ENGINES), seq_field=st.booleans(),
-       partitioned=st.booleans(), dynamic=st.booleans(), group=st.integers(2, 5), data=st.data())
-def test_the_file_route_reads_back_as_the_engines_own_write(spark, files, engine, seq_field, partitioned, dynamic,
-                                                            group, data):
-    if dynamic:  # the DataFrame route: rows of one key keep no order across its shuffle, sequence.field decides
-        engine = data.draw(st.sampled_from(ENGINES[:3]))
-        seq_field = True
-    if engine == "first-row":
+       partitioned=st.booleans(), buckets=st.sampled_from(["fixed", "dynamic", "cross-partition"]),
+       group=st.integers(2, 5), data=st.data())
+def test_the_file_route_reads_back_as_the_engines_own_write(spark, caplog, files, engine, seq_field, partitioned,
+                                                            buckets, group, data):
+    """Fixed buckets (runs of splits), dynamic buckets and cross-partition upsert (every task reads every split and
+    keeps its keys' rows), all through the file route: the table equals the engine's own single write."""
+    if engine == "first-row" or buckets == "cross-partition":  # (Paimon forbids sequence.field with the latter)
         seq_field = False
     total = sum(len(f) for f in files)
-    # sequence.field values: distinct where the DataFrame route needs them, else with ties (source order decides)
-    # (sequence.field with a merge engine other than deduplicate: the DataFrame route too)
-    distinct = dynamic or (seq_field and engine != "deduplicate")
+    # sequence.field values: with ties (source order decides), distinct where a fixed-bucket table keeps the
+    # DataFrame route (sequence.field with a merge engine that combines records)
+    distinct = buckets == "fixed" and seq_field and engine != "deduplicate"
     seqs = data.draw(st.permutations(range(total))) if distinct else \
         data.draw(st.lists(st.integers(0, 3), min_size=total, max_size=total))
     tables, at = [], 0
@@ -89,14 +90,18 @@ def test_the_file_route_reads_back_as_the_engines_own_write(spark, files, engine
         for i, t in enumerate(tables):
             pq.write_table(t, src / f"part-{i:02d}.parquet", row_group_size=group)
         catalog = Catalog(f"{tmp}/wh")
-        keys = ["k", "p"] if partitioned else ["k"]
-        parts = ["p"] if partitioned else []
-        opts = table_options(engine, -1 if dynamic else 2, seq_field)
+        keys = ["k", "p"] if partitioned and buckets != "cross-partition" else ["k"]
+        parts = ["p"] if partitioned or buckets == "cross-partition" else []
+        opts = table_options(engine, 2 if buckets == "fixed" else -1, seq_field)
         ref = catalog.create_table("db.ref", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
         out = catalog.create_table("db.out", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
         engine_write(ref, tables)
-        write_job(spark, f"{tmp}/wh", "db.out", src, parallelism=3)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="table_engine.spark"):
+            write_job(spark, f"{tmp}/wh", "db.out", src, parallelism=3)
         assert content(out) == content(ref)
+        if buckets != "fixed":
+            assert "through Spark rows" not in caplog.text and "read by each of 3 tasks" in caplog.text
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "orc"])
@@ -199,6 +204,58 @@ def test_runs_are_contiguous_and_their_sequence_ranges_disjoint(warehouse, tmp_p
     assert list(plan.first_sequence) == [sum(sizes[:i]) for i in range(4)]
     assert file_write.refusal(table, "parquet", {}) is None
     assert "reader options" in str(file_write.refusal(table, "csv", {"sep": ";"}))
+
+
+def test_a_dynamic_bucket_plan_has_every_task_read_every_split(warehouse, tmp_path):
+    """Dynamic buckets: one run of all splits, read by each of N tasks (no sequence floors); each row is kept by
+    exactly one task, the one its key routes to; changes into such a table keep the DataFrame route."""
+    from table_engine.spark.writer import task_routes
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(3):
+        pq.write_table(pa.table({"k": list(range(10)), "p": ["a"] * 10, "v": [i] * 10, "s": [0] * 10},
+                                schema=SCHEMA), src / f"part-{i}.parquet", row_group_size=4)
+    catalog = Catalog(warehouse)
+    for name, keys, parts in (("db.dyn", ["k", "p"], ["p"]), ("db.cross", ["k"], ["p"])):
+        table = catalog.create_table(name, SCHEMA, primary_keys=keys, partition_keys=parts, options={"bucket": "-1"})
+        assert file_write.refusal(table, "parquet", {}) is None
+        assert "dynamic bucket" in str(file_write.refusal(table))
+        plan = file_write.plan_file_write(table, "parquet", str(src), {}, 3)
+        assert plan is not None and plan.route_tasks == 3 and plan.first_sequence == (0, 0, 0)
+        assert len(plan.runs) == 1 and plan.rows == 30
+        kept = [list(file_write._read_routed_run(plan, table.schema, i)) for i in range(3)]
+        rows = sorted(r for task in kept for data, _ in task for r in zip(*data.to_pydict().values()))
+        assert rows == sorted((k, "a", i, 0) for i in range(3) for k in range(10))
+        for i, task in enumerate(kept):
+            assert all((task_routes(table.schema, data, 3) == i).all() for data, _ in task)
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_routed_writes_onto_existing_keys_equal_the_engines_writes(spark, warehouse, tmp_path, cross):
+    """A second file-route write into a dynamic-bucket (or cross-partition upsert) table with committed keys
+    (updates, keys moving partition, new keys; small buckets so that tasks share existing ones) equals the engine's
+    own two writes."""
+    rng = np.random.default_rng(7)
+    keys, parts = (["k"], ["p"]) if cross else (["k", "p"], ["p"])
+    opts = {"bucket": "-1", "dynamic-bucket.target-row-num": "7", "merge-engine": "deduplicate"}
+    catalog = Catalog(warehouse)
+    ref = catalog.create_table("db.ref", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
+    out = catalog.create_table("db.out", SCHEMA, primary_keys=keys, partition_keys=parts, options=opts)
+    for n in range(2):
+        rows = 60 + 40 * n
+        t = pa.table({"k": rng.integers(0, 70, rows), "p": rng.choice(["a", "b"], rows), "v": rng.integers(0, 9, rows),
+                      "s": [n] * rows}, schema=SCHEMA)
+        src = tmp_path / f"src{n}"
+        src.mkdir()
+        for i in range(3):
+            pq.write_table(t.slice(i * rows // 3, rows // 3 + (rows if i == 2 else 0)), src / f"f{i}.parquet",
+                           row_group_size=9)
+        writer = ref.new_write()
+        writer.write(t)
+        ref.new_commit("reference").commit(writer.prepare_commit(), n + 1)
+        write_job(spark, warehouse, "db.out", src, parallelism=3)
+        assert content(out) == content(ref)
 
 
 def test_consume_changelog_into_a_target_table_through_tasks(spark, warehouse, caplog):
