@@ -44,9 +44,10 @@ def test_write_and_compaction_jobs_on_a_standalone_cluster(cluster, warehouse, t
             "spark.scheduler.minRegisteredResourcesRatio": "1.0"}
     args = ["--warehouse", warehouse, "--table", "db.t"]
     out = spark_submit(["write", *args, "--source", str(source)], master=cluster, conf=conf).ok()
-    assert out["snapshot_id"] == 2 and out["rows"] == 10000 and out["files"] == 6   # routed: one file per bucket
+    # the file route (ADR 0036): two runs (one per source file, 2 tasks), each writing every bucket it meets: 2 x 6
+    assert out["snapshot_id"] == 2 and out["rows"] == 10000 and out["files"] == 12
     out = spark_submit(["compact", *args, "--full"], master=cluster, conf=conf).ok()
-    assert out["snapshot_id"] == 3 and out["files_before"] == 12 and out["files_after"] == 6
+    assert out["snapshot_id"] == 3 and out["files_before"] == 18 and out["files_after"] == 6
     # 6 buckets in 2 tasks (spark.cores.max), one on each worker's executor (host:pid of the executor JVM)
     assert out["spark"]["tasks"] == 2 and len(out["spark"]["executors"]) == 2, out["spark"]
     assert table.latest_snapshot().commit_kind == "COMPACT"
