@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from table_engine.errors import TableEngineError
 from table_engine.store.writing.bucket_assign import Assigner, PartitionBucketIndex
@@ -40,3 +42,69 @@ def test_max_buckets_counts_every_bucket_and_an_assigner_without_one_fails():
         index.assign(np.arange(20, 24, dtype=np.int32), target_rows=3, max_buckets=1, assigner=Assigner(0, 2))
     with pytest.raises(TableEngineError):
         Assigner(2, 2)
+
+
+class _RowModel:
+    """Row-by-row reference of dynamic-bucket assignment: a known hash keeps its bucket; a new one goes to the lowest
+    of the assigner's buckets below the target, opening the next one when all are full; once opening one would
+    pass ``max_buckets``, the call's remaining new hashes go round-robin over the assigner's existing buckets."""
+
+    def __init__(self, known: dict[int, int]) -> None:
+        self.bucket_of = dict(known)
+
+    def assign(self, hashes: list[int], target: int, max_buckets: int, assigner: Assigner | None) -> list[int]:
+        total = len(set(self.bucket_of.values()))
+        own: dict[int, int] = {}
+        for b in self.bucket_of.values():
+            if assigner is None or assigner.owns(b):
+                own[b] = own.get(b, 0) + 1
+        candidate, step = (0, 1) if assigner is None else (assigner.assign_id, assigner.num_assigners)
+        spread: list[int] | None = None
+        k = 0
+        out = []
+        for h in hashes:
+            if h not in self.bucket_of:
+                while spread is None:
+                    if candidate not in own and 0 <= max_buckets <= total:
+                        spread = sorted(own)
+                        if not spread:
+                            raise TableEngineError("dynamic-bucket.max-buckets leaves no bucket to write to")
+                    elif own.get(candidate, 0) < target:
+                        break
+                    else:
+                        candidate += step
+                if spread is not None:
+                    self.bucket_of[h] = spread[k % len(spread)]
+                    k += 1
+                else:
+                    total += candidate not in own
+                    own[candidate] = own.get(candidate, 0) + 1
+                    self.bucket_of[h] = candidate
+            out.append(self.bucket_of[h])
+        return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(known=st.dictionaries(st.integers(-50, 50), st.integers(0, 5), max_size=30),
+       calls=st.lists(st.lists(st.integers(-60, 60), max_size=40), min_size=1, max_size=4),
+       target=st.integers(1, 6), max_buckets=st.sampled_from([-1, -1, 2, 4, 8]),
+       assigner=st.sampled_from([None, (0, 1), (0, 2), (1, 2), (2, 3)]))
+def test_assign_equals_a_row_by_row_model(known, calls, target, max_buckets, assigner):
+    """Calls of any size, with repeated and known hashes, give each row the bucket of the row-by-row model, and the
+    index afterwards holds every hash once, sorted."""
+    owner = Assigner(*assigner) if assigner else None
+    per_bucket: dict[int, list[int]] = {}
+    for h, b in known.items():
+        per_bucket.setdefault(b, []).append(h)
+    index = PartitionBucketIndex.from_buckets({b: np.array(hs, np.int32) for b, hs in per_bucket.items()})
+    model = _RowModel(known)
+    for hashes in calls:
+        try:
+            expected = model.assign(hashes, target, max_buckets, owner)
+        except TableEngineError:
+            with pytest.raises(TableEngineError, match="max-buckets"):
+                index.assign(np.array(hashes, np.int32), target, max_buckets, owner)
+            return
+        assert index.assign(np.array(hashes, np.int32), target, max_buckets, owner).tolist() == expected
+        assert index.hashes.tolist() == sorted(model.bucket_of)
+        assert dict(zip(index.hashes.tolist(), index.buckets.tolist())) == model.bucket_of
