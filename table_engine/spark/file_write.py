@@ -59,6 +59,7 @@ from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
 from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles
+from table_engine.spark.task_env import write_chunks
 from table_engine.spark.types import spark_schema
 from table_engine.spark.writer import (
     ROUTE_COLUMN,
@@ -397,7 +398,7 @@ def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attemp
         writer.assigner = Assigner(i, route_tasks)
     rows = 0
     try:
-        for data, kinds in read(i):
+        for data, kinds in write_chunks(read(i)):
             writer.write(data, kinds)
             rows += data.num_rows
         messages = writer.prepare_commit()

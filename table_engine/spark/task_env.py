@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pyarrow as pa
+
+WRITE_CHUNK_ROWS = 1 << 20
+WRITE_CHUNK_BYTES = 64 << 20
+"""A writing task hands its ``TableWrite`` the rows it gets in chunks of about this many rows or bytes (whichever
+comes first), not batch by batch: the writer's work per call (conforming, partitions, buckets against a
+dynamic-bucket index that grows with every call, the buffer's pieces at flush) made 24 calls of 100,000 rows
+2x slower than 3 calls of 1 M (BENCHMARKS.md, "Spark writes from files")."""
 
 
 def task_arrow_threads() -> int:
@@ -17,3 +26,33 @@ def task_arrow_threads() -> int:
         if pa.cpu_count() != cpus:
             pa.set_cpu_count(cpus)
     return int(pa.cpu_count())
+
+
+def write_chunks(pieces: Iterable[tuple[pa.Table, pa.Array | None]], rows: int = WRITE_CHUNK_ROWS,
+                 nbytes: int = WRITE_CHUNK_BYTES) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+    """``pieces`` (rows with their row kinds, or None: inserts) concatenated in order into chunks of at least
+    ``rows`` rows or ``nbytes`` bytes (the last may be smaller), without copying the rows."""
+    tables: list[pa.Table] = []
+    kinds: list[pa.Array | None] = []
+    n = size = 0
+    for data, k in pieces:
+        tables.append(data)
+        kinds.append(k)
+        n, size = n + data.num_rows, size + data.nbytes
+        if n >= rows or size >= nbytes:
+            yield _concat(tables, kinds)
+            tables, kinds, n, size = [], [], 0, 0
+    if tables:
+        yield _concat(tables, kinds)
+
+
+def _concat(tables: list[pa.Table], kinds: list[pa.Array | None]) -> tuple[pa.Table, pa.Array | None]:
+    if len(tables) == 1:
+        return tables[0], kinds[0]
+    given = [k for k in kinds if k is not None]
+    if not given:
+        return pa.concat_tables(tables), None
+    insert = "+I" if pa.types.is_string(given[0].type) else 0  # pieces without row kinds are inserts
+    arrays = [k if k is not None else pa.array([insert] * t.num_rows, given[0].type)
+              for t, k in zip(tables, kinds, strict=True)]
+    return pa.concat_tables(tables), pa.concat_arrays(arrays)

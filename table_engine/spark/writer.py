@@ -64,6 +64,7 @@ from table_engine.spark.de_write import (
     stage_rows,
     write_columns,
 )
+from table_engine.spark.task_env import write_chunks
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
@@ -75,7 +76,6 @@ ROUTE_COLUMN = "__paimon_assigner"
 BUCKET_COLUMN = "__paimon_bucket"
 ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
 """Columns :func:`prepare_write` adds for routing; the writer drops them."""
-_WRITE_CHUNK_ROWS = 262_144
 FAULT_ENV = "TABLE_ENGINE_SPARK_FAULT"
 """Fault injection for tests: ``raise:<task>`` or ``exit:<task>`` fails the first attempt of that task after it
 wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python worker)."""
@@ -357,19 +357,11 @@ class _TableWriter:
 
 
 # ---- pieces -------------------------------------------------------------------------------------------------------
-def _coalesced(batches: Iterator[pa.RecordBatch], rows: int = _WRITE_CHUNK_ROWS) -> Iterator[pa.Table]:
-    """Spark's small Arrow batches (10,000 rows) joined into tables of about ``rows`` rows: the engine's
-    per-write work (partitions, buckets, sequence numbers) then runs on fewer, larger chunks."""
-    pending: list[pa.RecordBatch] = []
-    count = 0
-    for batch in batches:
-        pending.append(batch)
-        count += batch.num_rows
-        if count >= rows:
-            yield pa.Table.from_batches(pending)
-            pending, count = [], 0
-    if pending:
-        yield pa.Table.from_batches(pending)
+def _coalesced(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
+    """Spark's small Arrow batches (10,000 rows) joined into the tables a task's writer takes
+    (:func:`~table_engine.spark.task_env.write_chunks`)."""
+    for table, _ in write_chunks((pa.Table.from_batches([b]), None) for b in batches):
+        yield table
 
 
 def _task_files(messages: Sequence[object]) -> list[TaskFiles]:
