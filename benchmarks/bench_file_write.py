@@ -2,7 +2,8 @@
 against ``spark.read.parquet(src).write.parquet(dst)`` (zstd) of the same files, side by side in one SparkSession.
 
 Source: ``--rows`` rows of 4 columns (id bigint, a int, b double, s string; ids a permutation) in 8 Parquet files.
-Jobs, each into a fresh table, median of ``--repeats``:
+Jobs, each into a fresh table, median of ``--repeats`` (default 5), each round running the reference and the jobs
+in turn:
 
 append              ``write`` into an append table (the file route: tasks read the files with pyarrow)
 pk_bucket4          ``write`` into a primary-key table with 4 buckets (the file route)
@@ -57,13 +58,23 @@ def rows(rng: np.random.Generator, ids: np.ndarray) -> pa.Table:
                     schema=SCHEMA)
 
 
-def median_time(fn: Callable[[int], Any], repeats: int) -> float:
-    times = []
+def interleaved(fns: dict[str, Callable[[int], Any]], repeats: int) -> dict[str, list[float]]:
+    """Each function's times over ``repeats`` rounds, the functions taking turns within a round (load drifts hit
+    the job and its reference alike); the files of the run before are synced to disk before each run starts."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for i in range(repeats):
-        start = time.perf_counter()
-        fn(i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            os.sync()
+            start = time.perf_counter()
+            fn(i)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def result(times: list[float], reference: list[float]) -> dict[str, Any]:
+    t, ref = statistics.median(times), statistics.median(reference)
+    return {"seconds": t, "reference_seconds": ref, "ratio": ref / t, "runs_s": [round(x, 3) for x in times],
+            "reference_runs_s": [round(x, 3) for x in reference]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--changes", type=int, default=1_000_000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500,000 rows, 200,000 changes, 1 repeat")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -115,11 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     job("append", False)(-1)
     results: dict[str, dict[str, float]] = {}
     for kind in TABLES:
-        ref = median_time(copy, args.repeats)
-        t = median_time(job(kind, False), args.repeats)
-        results[kind] = {"seconds": t, "reference_seconds": ref, "ratio": ref / t}
-        t = median_time(job(kind, True), args.repeats)
-        results[f"{kind}_dataframe"] = {"seconds": t, "reference_seconds": ref, "ratio": ref / t}
+        times = interleaved({"reference": copy, "file": job(kind, False), "dataframe": job(kind, True)},
+                            args.repeats)
+        results[kind] = result(times["file"], times["reference"])
+        results[f"{kind}_dataframe"] = result(times["dataframe"], times["reference"])
         print(kind, results[kind], flush=True)
 
     # consume-changelog: one snapshot of changes of a primary-key table, into a primary-key target
@@ -141,9 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                                              target_table=target), spark)
         assert out["rows"] == args.changes, out  # every change applied
 
-    ref = median_time(lambda i: copy(i, changes_dir), args.repeats)
-    t = median_time(consume, args.repeats)
-    results["consume"] = {"seconds": t, "reference_seconds": ref, "ratio": ref / t}
+    times = interleaved({"reference": lambda i: copy(i, changes_dir), "consume": consume}, args.repeats)
+    results["consume"] = result(times["consume"], times["reference"])
     spark.stop()
     report = {"machine": {**machine(), "load_avg": load_start, "load_avg_end": os.getloadavg()}, "rows": args.rows,
               "changes": args.changes, "repeats": args.repeats, "results": results}
@@ -157,11 +166,12 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"{report['rows']:,} rows in 8 Parquet files, {report['changes']:,} changes, local[2], median of "
              f"{report['repeats']}; load average {report['machine']['load_avg']} (start), "
              f"{report['machine']['load_avg_end']} (end)", "",
-             "| job | seconds | reference seconds | ratio | goal |", "|---|---:|---:|---:|---:|"]
+             "| job | seconds | reference seconds | ratio | goal | runs s | reference runs s |",
+             "|---|---:|---:|---:|---:|---|---|"]
     for name, r in report["results"].items():
         goal = GOALS.get(name)
         lines.append(f"| {name} | {r['seconds']:.2f} | {r['reference_seconds']:.2f} | {r['ratio']:.2f}x | "
-                     f"{'' if goal is None else f'>= {goal}x'} |")
+                     f"{'' if goal is None else f'>= {goal}x'} | {r['runs_s']} | {r['reference_runs_s']} |")
     return "\n".join(lines)
 
 
