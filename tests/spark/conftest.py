@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.interop.conftest import pypaimon  # noqa: F401  (the session fixture, for the interop test)
+from tests.interop.conftest import paimon_java, pypaimon  # noqa: F401  (session fixtures, for the interop tests)
 
 pytest.importorskip("pyspark")
 
