@@ -72,7 +72,8 @@ BATCHES = (1, 2, 3)
 SMALL_LOCAL_SPARK_CONF = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "2",
-    # short jobs on a few cores: the JIT's optimizing tier and parallel GC threads cost more CPU than they save
+    # short jobs on a few cores: the JIT's optimizing tier and parallel GC threads cost more CPU than they save,
+    # CPU the Python tasks on the same cores need (docs/adr/0038-spark-compaction-scaling.md)
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
 """Spark conf for the sample lake on Spark ``local[*]`` (the tests, ``make demo --spark``): a few rows per job, every

@@ -54,8 +54,10 @@ JOB_ROUTES = ("connect", "worker", "spark-submit")
 """Where the demo's Spark jobs run: a local Spark Connect server (default), the Airflow worker (``--worker-jobs``),
 spark-submit per job (``--spark-jobs``)."""
 CONNECT_PORT = 15002
-CONNECT_SERVER_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.port": "4050"}
-"""The demo's Spark Connect server: a few rows per job (2 shuffle partitions), its UI on http://127.0.0.1:4050."""
+CONNECT_SERVER_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.port": "4050",
+                       "spark.driver.extraJavaOptions": SMALL_LOCAL_SPARK_CONF["spark.driver.extraJavaOptions"]}
+"""The demo's Spark Connect server: a few rows per job (2 shuffle partitions), its UI on http://127.0.0.1:4050, the
+JVM options of local-mode Spark (its driver shares the laptop's cores with the jobs' Python tasks: ADR 0038)."""
 CONNECT_SPARK_CONF = {"spark.sql.shuffle.partitions": "2"}
 """The Paimon connection's Spark conf over Connect: session conf only (the server fixes the rest at its start)."""
 

@@ -217,9 +217,16 @@ def why_in_memory(ctx: StoreContext) -> str | None:
     return memory_bound_reason(ctx)
 
 
+WARM_UP_MEMORY = 32, 4 << 20
+"""Buffers (count, bytes) of Arrow memory a warm-up writes once: a Python worker's first use of that much fresh
+memory cost 0.1-0.2 s of kernel time in about half the processes on the benchmark VM (the first bucket of a
+compaction took 0.25-0.33 s instead of 0.09 s); once the allocator holds the pages, later jobs do not pay it."""
+
+
 def warm_up(spark: SparkSession) -> None:
     """Start the Python workers of every core and run a small compaction in each (benchmarks, tests): what a
-    worker pays once (imports, Arrow's and the Parquet codecs' first use) is then paid before a timed job."""
+    worker pays once (imports, Arrow's and the Parquet codecs' first use, the first fault-in of the allocator's
+    memory: :data:`WARM_UP_MEMORY`) is then paid before a timed job."""
     n = default_parallelism(spark)
     spark.range(n, numPartitions=n).mapInArrow(_warm_worker, "id long").collect()
 
@@ -228,6 +235,7 @@ def _warm_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import shutil
     import tempfile
 
+    import numpy as np
     import pyarrow.compute as pc
 
     from table_engine.catalog import Catalog
@@ -244,6 +252,11 @@ def _warm_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task_arrow_threads()
         ctx = _store_context(table)
         compact_buckets(ctx, plan_compaction(ctx, None, None), True, threads=1)  # written, never committed
+        count, size = WARM_UP_MEMORY
+        buffers = [pa.allocate_buffer(size) for _ in range(count)]
+        for b in buffers:
+            np.frombuffer(b, dtype=np.uint8).fill(1)  # written: the pages are faulted in
+        del buffers
     finally:
         shutil.rmtree(home, ignore_errors=True)
     time.sleep(max(0.0, 0.5 - (time.perf_counter() - started)))  # hold the core: the next task starts a worker
