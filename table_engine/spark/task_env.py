@@ -31,11 +31,14 @@ def task_arrow_threads() -> int:
 def write_chunks(pieces: Iterable[tuple[pa.Table, pa.Array | None]], rows: int = WRITE_CHUNK_ROWS,
                  nbytes: int = WRITE_CHUNK_BYTES) -> Iterator[tuple[pa.Table, pa.Array | None]]:
     """``pieces`` (rows with their row kinds, or None: inserts) concatenated in order into chunks of at least
-    ``rows`` rows or ``nbytes`` bytes (the last may be smaller), without copying the rows."""
+    ``rows`` rows or ``nbytes`` bytes (the last may be smaller), without copying the rows; empty pieces are
+    dropped."""
     tables: list[pa.Table] = []
     kinds: list[pa.Array | None] = []
     n = size = 0
     for data, k in pieces:
+        if not data.num_rows:
+            continue
         tables.append(data)
         kinds.append(k)
         n, size = n + data.num_rows, size + data.nbytes

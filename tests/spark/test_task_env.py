@@ -11,7 +11,7 @@ from table_engine.spark.task_env import write_chunks
 
 def _piece(start: int, n: int, kinds: bool) -> tuple[pa.Table, pa.Array | None]:
     data = pa.table({"id": pa.array(range(start, start + n), pa.int64())})
-    return data, pa.array(["-D" if i % 3 == 0 else "+I" for i in range(n)]) if kinds else None
+    return data, pa.array(["-D" if i % 3 == 0 else "+I" for i in range(n)], pa.string()) if kinds else None
 
 
 @settings(max_examples=100, deadline=None)
