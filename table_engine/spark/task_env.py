@@ -55,7 +55,6 @@ def _concat(tables: list[pa.Table], kinds: list[pa.Array | None]) -> tuple[pa.Ta
     given = [k for k in kinds if k is not None]
     if not given:
         return pa.concat_tables(tables), None
-    insert = "+I" if pa.types.is_string(given[0].type) else 0  # pieces without row kinds are inserts
-    arrays = [k if k is not None else pa.array([insert] * t.num_rows, given[0].type)
-              for t, k in zip(tables, kinds, strict=True)]
+    insert = pa.scalar("+I" if pa.types.is_string(given[0].type) else 0, given[0].type)  # no kinds: inserts
+    arrays = [k if k is not None else pa.repeat(insert, t.num_rows) for t, k in zip(tables, kinds, strict=True)]
     return pa.concat_tables(tables), pa.concat_arrays(arrays)
