@@ -58,6 +58,8 @@ class Segments:
 
     def last_where(self, mask: np.ndarray) -> np.ndarray:
         """Per segment, the index of its last row where ``mask`` holds, else -1."""
+        if mask.all():
+            return np.where(self.ends > self.starts, self.ends - 1, -1).astype(_I64)
         out = np.full(self.count, -1, _I64)
         rows = np.flatnonzero(mask)
         if len(rows):
@@ -69,6 +71,8 @@ class Segments:
 
     def first_where(self, mask: np.ndarray) -> np.ndarray:
         """Per segment, the index of its first row where ``mask`` holds, else -1."""
+        if mask.all():
+            return np.where(self.ends > self.starts, self.starts, -1).astype(_I64)
         out = np.full(self.count, -1, _I64)
         rows = np.flatnonzero(mask)
         if len(rows):
@@ -82,6 +86,9 @@ class Segments:
         return self.count_where(mask) > 0
 
     def count_where(self, mask: np.ndarray) -> np.ndarray:
+        """Per segment, how many of its rows ``mask`` holds for."""
+        if mask.all():
+            return self.lengths()
         return np.bincount(self.ids[mask], minlength=self.count).astype(_I64)
 
     def sum_int(self, values: np.ndarray) -> np.ndarray:

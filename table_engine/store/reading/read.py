@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -434,17 +435,32 @@ def read_context(ctx: StoreContext) -> ReadContext:
 def _newest_wins(files: Sequence[DataFileMeta], tables: list[pa.Table], keys: list[str]) -> pa.Table:
     """Merge files with disjoint sequence ranges (each unique per key): a key's row in the newest file wins."""
     order = sorted(range(len(files)), key=lambda i: files[i].max_sequence_number, reverse=True)
+    if len(keys) == 1:  # one hash pass: newest file first, each key's first occurrence is its newest row
+        newest_first = concat_tables([tables[i] for i in order])
+        if newest_first.num_rows == 0:
+            return newest_first
+        key = newest_first.column(keys[0])
+        if pa.types.is_dictionary(key.type):  # its codes would follow its dictionaries, not first appearance
+            key = key.cast(key.type.value_type)
+        codes = pc.dictionary_encode(key.combine_chunks()).indices
+        return newest_first.filter(pa.array(_first_occurrences(codes.to_numpy(zero_copy_only=False))))
     kept: list[pa.Table] = []
     seen: pa.Table | None = None
     for i in order:
         t = tables[i]
         if seen is not None and t.num_rows:
-            if len(keys) == 1:
-                mask = pc.invert(pc.is_in(t.column(keys[0]), value_set=seen.column(keys[0]).combine_chunks()))
-                t = t.filter(mask)
-            else:
-                t = t.join(seen, keys=keys, join_type="left anti", use_threads=False).select(t.column_names)
+            t = t.join(seen, keys=keys, join_type="left anti", use_threads=False).select(t.column_names)
         kept.append(t)
         ks = t.select(keys)
         seen = ks if seen is None else pa.concat_tables([seen, ks])
     return concat_tables(kept)
+
+
+def _first_occurrences(codes: np.ndarray) -> np.ndarray:
+    """Where each value of ``codes`` appears first, for dictionary codes numbered in order of first appearance (as
+    ``dictionary_encode`` numbers them): a code above every earlier one is new."""
+    seen_max = np.maximum.accumulate(codes)
+    first = np.empty(len(codes), bool)
+    first[:1] = True
+    first[1:] = seen_max[1:] > seen_max[:-1]
+    return first
