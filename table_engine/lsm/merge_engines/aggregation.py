@@ -97,7 +97,7 @@ class AggregateMerge:
         base = np.full(seg.count, -1, _I64)
         if cfg.remove_record_on_delete and not cfg.ignore_delete:
             base = seg.last_where(kinds == DELETE)
-            active &= np.arange(n, dtype=_I64) > base[seg.ids]
+            active &= seg.after(base)
         if seg.count == n and not retract.any() and not (base >= 0).any() and self._single_identity:
             return kv  # unique keys, only adds: every record is its own result
         adds = active & ~retract

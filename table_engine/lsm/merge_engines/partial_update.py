@@ -141,7 +141,6 @@ class PartialUpdateMerge:
         present = set(kv.column_names)
         states = {g.option: _GroupState(g, kv) for g in cfg.groups if all(s in present for s in g.sequence_fields)}
         active = ~retract if cfg.ignore_delete else np.ones(n, bool)
-        idx = np.arange(n, dtype=_I64)
         base = np.full(seg.count, -1, _I64)
         if cfg.ignore_delete:
             pass
@@ -149,7 +148,7 @@ class PartialUpdateMerge:
             base = seg.last_where(kinds == DELETE)
         elif self.removal_groups:
             base = self._removal_bases(seg, kinds, active, [states[g.option] for g in self.removal_groups])
-        active &= idx > base[seg.ids]
+        active &= seg.after(base)
         adds = active & ~retract
         retracts = active & retract
         has_add = seg.any(adds)

@@ -112,6 +112,12 @@ class Segments:
         return out
 
     # ---- per-row helpers ----------------------------------------------------------------------------------------
+    def after(self, per_segment: np.ndarray) -> np.ndarray:
+        """Per row, whether it comes after the row ``per_segment[s]`` of its segment (-1: every row does)."""
+        if not (per_segment >= 0).any():
+            return np.ones(self.n, bool)
+        return np.asarray(np.arange(self.n, dtype=_I64) > per_segment[self.ids])
+
     def broadcast(self, per_segment: np.ndarray) -> np.ndarray:
         """A per-segment value repeated onto each row of the segment."""
         return np.asarray(per_segment[self.ids])
