@@ -45,11 +45,13 @@ def _elements(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> _E
     return _Elements(seg.ids[parent], np.arange(len(parent), dtype=_I64), ret, child)
 
 
-def _has_add_value(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> np.ndarray:
-    valid = valid_mask(values)
+def _with_adds(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> tuple[pa.Array, np.ndarray]:
+    """``values`` as one array, and which keys have a non-null add (the others fold to null)."""
+    vals = combine(values)
+    valid = valid_mask(vals)
     if retract is not None:
         valid &= ~retract
-    return seg.any(valid)
+    return vals, seg.any(valid)
 
 
 class _Nested(Aggregator):
@@ -74,8 +76,7 @@ class Collect(_Nested):
     roots = frozenset({"ARRAY"})
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         items = vals.values
         plain = retract is None or not retract.any()
         if plain and not self.options.distinct:
@@ -149,8 +150,7 @@ class MergeMap(_Nested):
     roots = frozenset({"MAP"})
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         e = _elements(vals, seg, retract)
         keys, items = vals.keys, vals.items
         if len(e.seg) == 0:
@@ -211,8 +211,7 @@ class NestedUpdate(_Nested):
             raise SchemaError(f"column {field.name!r}: fields.{field.name}.count-limit must be positive")
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         e = _elements(vals, seg, retract)
         rows = vals.values
         if len(e.seg):
