@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from table_engine.core_enums import PartitionExpireStrategy
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
@@ -277,7 +278,7 @@ class ExpirePartitions(CommittingCommand):
     timestamp_formatter: str | None = arg("formatter of the partition time (partition.timestamp-formatter)")
     timestamp_pattern: str | None = arg("pattern of the partition time (partition.timestamp-pattern)")
     strategy: str | None = arg("how a partition's time is found (partition.expiration-strategy)", kind="choice",
-                               choices=("values-time", "update-time"))
+                               choices=tuple(s.value for s in PartitionExpireStrategy))
     max_expires: int | None = arg("partitions to expire at most (partition.expiration-max-num)", kind="count")
     dry_run: bool = arg("report the partitions without dropping them", kind="flag")
 

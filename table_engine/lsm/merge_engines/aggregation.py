@@ -30,18 +30,17 @@ import pyarrow as pa
 from table_engine.lsm.merge_engines.aggregators import Aggregator
 from table_engine.lsm.merge_engines.base import (
     DELETE,
-    INSERT,
-    UPDATE_BEFORE,
+    FoldingMerge,
     assemble,
     fold_field,
     kinds_of,
     last_rows,
     retract_mask,
     retraction_unsupported,
+    stored_kinds,
     value_columns,
 )
 from table_engine.lsm.merge_engines.config import MergeConfig, field_property
-from table_engine.lsm.merge_engines.function import ALL_CHANGES, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments, combine
 
 if TYPE_CHECKING:
@@ -51,15 +50,11 @@ if TYPE_CHECKING:
 _I64 = np.int64
 
 
-class AggregateMerge:
+class AggregateMerge(FoldingMerge):
     """The aggregation merge function (see the module doc)."""
 
     def __init__(self, config: MergeConfig) -> None:
-        self.config = config
-        self.capabilities = MergeCapabilities(
-            merge_free=False, needs_lookup=False, first_wins=False, changelog_kinds=ALL_CHANGES, newest_wins=False,
-            ignore_delete=config.ignore_delete, moved_key=MovedKey.UPDATE_OLD)
-        self.aggregators: dict[str, Aggregator] = {n: ff.create() for n, ff in config.functions.items()}
+        super().__init__(config)
         self._single_identity = all(a.single_identity for a in self.aggregators.values())
         self._transforms = [a for a in self.aggregators.values() if type(a).prepare_input is not
                             Aggregator.prepare_input]
@@ -100,12 +95,8 @@ class AggregateMerge:
             active &= seg.after(base)
         if seg.count == n and not retract.any() and not (base >= 0).any() and self._single_identity:
             return kv  # unique keys, only adds: every record is its own result
-        adds = active & ~retract
-        has_add = seg.any(adds)
-        has_base = base >= 0
-        retract_only = ~has_add & ~has_base
+        out_kinds, retract_only = stored_kinds(seg, active & ~retract, base)
         rows = np.flatnonzero(active)
-        out_kinds = np.where(has_add, INSERT, np.where(has_base, DELETE, UPDATE_BEFORE)).astype(np.int8)
         values: dict[str, pa.Array] = {}
         for name in value_columns(kv, cfg):
             agg = self.aggregators[name]

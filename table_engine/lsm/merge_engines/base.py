@@ -1,4 +1,5 @@
-"""What the merge engines share: row-kind arrays, retraction errors and assembling one output record per key."""
+"""What the merge engines share: row-kind arrays, retraction errors, assembling one output record per key, and the
+common part of the engines that fold records (:class:`FoldingMerge`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from table_engine.errors import DataError
 from table_engine.lsm.key_value import VALUE_KIND
 from table_engine.lsm.merge_engines.aggregators import Aggregator
 from table_engine.lsm.merge_engines.config import MergeConfig
+from table_engine.lsm.merge_engines.function import ALL_CHANGES, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments, combine, take_or_null
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
@@ -119,3 +121,28 @@ def fold_field(agg: Aggregator, col: pa.Array, seg: Segments, rows: np.ndarray, 
         combined = agg.combine_retracts(take_or_null(col, rrows), Segments.from_ids(seg.ids[rrows], seg.count))
         out = pc.if_else(pa.array(retract_only), combined, out)
     return out
+
+
+def stored_kinds(seg: Segments, adds: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The row kind each key's merged record is stored with, and which keys have only retractions.
+
+    A key with an add (``adds``: row mask) is ``+I``; else a key reset by a removing ``-D`` (``base[s] >= 0``) is
+    ``-D``; else the key has only retractions and is stored as one ``-U`` (its combined retraction)."""
+    has_add = seg.any(adds)
+    has_base = base >= 0
+    retract_only = ~has_add & ~has_base
+    kinds = np.where(has_add, INSERT, np.where(has_base, DELETE, UPDATE_BEFORE)).astype(np.int8)
+    return kinds, retract_only
+
+
+class FoldingMerge:
+    """The engines that fold a key's records into new values (partial-update, aggregation): their capabilities and
+    the aggregator of each column that has an aggregate function."""
+
+    def __init__(self, config: MergeConfig) -> None:
+        self.config = config
+        # merged values combine several records; a key that moved partition is merged into its old partition
+        self.capabilities = MergeCapabilities(
+            merge_free=False, needs_lookup=False, first_wins=False, changelog_kinds=ALL_CHANGES, newest_wins=False,
+            ignore_delete=config.ignore_delete, moved_key=MovedKey.UPDATE_OLD)
+        self.aggregators: dict[str, Aggregator] = {n: ff.create() for n, ff in config.functions.items()}

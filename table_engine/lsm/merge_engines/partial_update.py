@@ -48,20 +48,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from table_engine.lsm.merge_engines.aggregators import Aggregator
 from table_engine.lsm.merge_engines.base import (
     DELETE,
-    INSERT,
-    UPDATE_BEFORE,
+    FoldingMerge,
     assemble,
     fold_field,
     kinds_of,
     last_rows,
     retract_mask,
     retraction_error,
+    stored_kinds,
 )
 from table_engine.lsm.merge_engines.config import MergeConfig, SequenceGroup
-from table_engine.lsm.merge_engines.function import ALL_CHANGES, MergeCapabilities, MovedKey
 from table_engine.lsm.merge_engines.segments import Segments, dense_ranks, take_or_null, valid_mask
 
 if TYPE_CHECKING:
@@ -90,15 +88,11 @@ class _GroupState:
         return proc & (self.rank >= before)
 
 
-class PartialUpdateMerge:
+class PartialUpdateMerge(FoldingMerge):
     """The partial-update merge function (see the module doc)."""
 
     def __init__(self, config: MergeConfig) -> None:
-        self.config = config
-        self.capabilities = MergeCapabilities(
-            merge_free=False, needs_lookup=False, first_wins=False, changelog_kinds=ALL_CHANGES, newest_wins=False,
-            ignore_delete=config.ignore_delete, moved_key=MovedKey.UPDATE_OLD)
-        self.aggregators: dict[str, Aggregator] = {n: ff.create() for n, ff in config.functions.items()}
+        super().__init__(config)
         self.accepts_retract = bool(config.ignore_delete or config.remove_record_on_delete or config.groups)
         self.group_of = {p: g for g in config.groups for p in g.protected}
         self.removal_groups = [g for g in config.groups
@@ -151,10 +145,7 @@ class PartialUpdateMerge:
         active &= seg.after(base)
         adds = active & ~retract
         retracts = active & retract
-        has_add = seg.any(adds)
-        has_base = base >= 0
-        retract_only = ~has_add & ~has_base
-        out_kinds = np.where(has_add, INSERT, np.where(has_base, DELETE, UPDATE_BEFORE)).astype(np.int8)
+        out_kinds, retract_only = stored_kinds(seg, adds, base)
         values: dict[str, pa.Array] = {}
         for f in cfg.value_fields:
             name = f.name

@@ -47,6 +47,8 @@ class Aggregator:
     single_identity: ClassVar[bool] = True
     #: the doc's supported-types phrase, for error messages
     types_doc: ClassVar[str] = "all data types"
+    #: the type roots the function accepts (None: every type)
+    roots: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, field: DataField, options: FieldOptions) -> None:
         self.field = field
@@ -56,7 +58,7 @@ class Aggregator:
     # ---- type rules ---------------------------------------------------------------------------------------------
     @classmethod
     def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return True
+        return cls.roots is None or t.root in cls.roots
 
     @classmethod
     def check_type(cls, field: DataField, options: FieldOptions) -> None:
@@ -152,11 +154,18 @@ def _explode(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _list_from(values: pa.Array, elem_seg: np.ndarray, has_value: np.ndarray, t: pa.DataType) -> pa.Array:
     """A list array of ``len(has_value)`` rows from elements grouped by (non-decreasing) row id ``elem_seg``."""
+    offsets, mask = _offsets_and_mask(elem_seg, has_value)
+    return pa.ListArray.from_arrays(offsets, values, type=t, mask=mask)
+
+
+def _offsets_and_mask(elem_seg: np.ndarray, has_value: np.ndarray) -> tuple[pa.Array, pa.Array | None]:
+    """The int32 offsets of ``len(has_value)`` list/map rows holding the elements of (non-decreasing) row ids
+    ``elem_seg``, and the null mask of the rows without a value (None: none)."""
     count = len(has_value)
     counts = np.bincount(elem_seg, minlength=count) if len(elem_seg) else np.zeros(count, _I64)
     offsets = np.concatenate([np.zeros(1, _I64), np.cumsum(counts)]).astype(np.int32)
     mask = pa.array(~has_value) if not has_value.all() else None
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, type=t, mask=mask)
+    return pa.array(offsets, pa.int32()), mask
 
 
 # ---------------------------------------------------------------------------------------------------- simple values

@@ -9,7 +9,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.errors import SchemaError
-from table_engine.lsm.merge_engines.aggregators.base import Aggregator, FieldOptions, _explode, _list_from
+from table_engine.lsm.merge_engines.aggregators.base import (
+    Aggregator,
+    FieldOptions,
+    _explode,
+    _list_from,
+    _offsets_and_mask,
+)
 from table_engine.lsm.merge_engines.segments import (
     Segments,
     combine,
@@ -39,30 +45,38 @@ def _elements(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> _E
     return _Elements(seg.ids[parent], np.arange(len(parent), dtype=_I64), ret, child)
 
 
-def _has_add_value(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> np.ndarray:
-    valid = valid_mask(values)
+def _with_adds(values: pa.Array, seg: Segments, retract: np.ndarray | None) -> tuple[pa.Array, np.ndarray]:
+    """``values`` as one array, and which keys have a non-null add (the others fold to null)."""
+    vals = combine(values)
+    valid = valid_mask(vals)
     if retract is not None:
         valid &= ~retract
-    return seg.any(valid)
+    return vals, seg.any(valid)
 
 
-class Collect(Aggregator):
+class _Nested(Aggregator):
+    """A retractable function of arrays or maps whose fold rebuilds each value (so single records are folded too);
+    the combined retraction of several is all their elements, in order."""
+
+    retractable = True
+    single_identity = False
+
+    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
+        vals = combine(values)
+        e = _elements(vals, seg, None)
+        return _list_from(vals.values.take(pa.array(e.child)), e.seg, seg.any(valid_mask(vals)), self.arrow_type)
+
+
+class Collect(_Nested):
     """Collects array elements (``distinct``: once each). A retraction removes one matching element per retracted
     element (the earliest present ones), only from a non-null accumulator."""
 
-    single_identity = False
-
     name = "collect"
-    retractable = True
     types_doc = "ARRAY"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root == "ARRAY"
+    roots = frozenset({"ARRAY"})
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         items = vals.values
         plain = retract is None or not retract.any()
         if plain and not self.options.distinct:
@@ -75,11 +89,6 @@ class Collect(Aggregator):
         gid, ngroups = group_ids([pa.array(e.seg), elem_vals])
         keep = _surviving_elements(gid, ngroups, e.order, e.retract, self.options.distinct)
         return _list_from(elem_vals.take(pa.array(keep)), e.seg[keep], has, self.arrow_type)
-
-    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
-        vals = combine(values)
-        e = _elements(vals, seg, None)
-        return _list_from(vals.values.take(pa.array(e.child)), e.seg, seg.any(valid_mask(vals)), self.arrow_type)
 
 
 def _surviving_elements(gid: np.ndarray, ngroups: int, order: np.ndarray, retract: np.ndarray, distinct: bool
@@ -132,23 +141,16 @@ def _rank_from_end(g: np.ndarray, mask: np.ndarray, ngroups: int) -> np.ndarray:
     return np.asarray(total[g] - 1 - rank_from_start, _I64)
 
 
-class MergeMap(Aggregator):
+class MergeMap(_Nested):
     """Merges maps (a later value of a key wins); a retraction removes its keys from a non-null accumulator.
-    Keys keep the order of their (last) insertion."""
-
-    single_identity = False
+    Keys keep the order of their (last) insertion; the combined retraction of several maps is their merge."""
 
     name = "merge_map"
-    retractable = True
     types_doc = "MAP"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root == "MAP"
+    roots = frozenset({"MAP"})
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         e = _elements(vals, seg, retract)
         keys, items = vals.keys, vals.items
         if len(e.seg) == 0:
@@ -171,14 +173,11 @@ class MergeMap(Aggregator):
         return self.fold(values, seg, None)
 
     def _map(self, keys: pa.Array, items: pa.Array, elem_seg: np.ndarray, has: np.ndarray) -> pa.Array:
-        count = len(has)
-        counts = np.bincount(elem_seg, minlength=count) if len(elem_seg) else np.zeros(count, _I64)
-        offsets = np.concatenate([np.zeros(1, _I64), np.cumsum(counts)]).astype(np.int32)
-        mask = pa.array(~has) if not has.all() else None
-        return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys, items, type=self.arrow_type, mask=mask)
+        offsets, mask = _offsets_and_mask(elem_seg, has)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=self.arrow_type, mask=mask)
 
 
-class NestedUpdate(Aggregator):
+class NestedUpdate(_Nested):
     """Collects rows into an ``ARRAY<ROW>`` "nested table".
 
     With ``nested-key``: a later row replaces the row of the same key (with ``nested-sequence-field`` only when its
@@ -188,8 +187,6 @@ class NestedUpdate(Aggregator):
     ignore (rows whose key has a null are skipped) or error."""
 
     name = "nested_update"
-    retractable = True
-    single_identity = False
     types_doc = "ARRAY<ROW>"
 
     @classmethod
@@ -214,8 +211,7 @@ class NestedUpdate(Aggregator):
             raise SchemaError(f"column {field.name!r}: fields.{field.name}.count-limit must be positive")
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        vals = combine(values)
-        has = _has_add_value(vals, seg, retract)
+        vals, has = _with_adds(values, seg, retract)
         e = _elements(vals, seg, retract)
         rows = vals.values
         if len(e.seg):
@@ -275,11 +271,6 @@ class NestedUpdate(Aggregator):
             ok = rank < limit
             src, out_seg = src[ok], out_seg[ok]
         return _list_from(elem_rows.take(pa.array(src)), out_seg, has, self.arrow_type)
-
-    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
-        vals = combine(values)
-        e = _elements(vals, seg, None)
-        return _list_from(vals.values.take(pa.array(e.child)), e.seg, seg.any(valid_mask(vals)), self.arrow_type)
 
     def _index(self, name: str) -> int:
         assert self.field.type.element is not None

@@ -90,10 +90,7 @@ class _ObjectUnion(Aggregator):
     keys with several are unioned (one library call per such key: these libraries have no batch API)."""
 
     types_doc = "VARBINARY"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root == "VARBINARY"
+    roots = frozenset({"VARBINARY"})
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
         valid = valid_mask(values)

@@ -13,7 +13,6 @@ from table_engine.lsm.merge_engines.aggregators.base import (
     COMPARABLE_ROOTS,
     NUMERIC_ROOTS,
     Aggregator,
-    FieldOptions,
     _grouped,
     from_numpy,
     is_numpy_friendly,
@@ -25,37 +24,40 @@ from table_engine.lsm.merge_engines.segments import (
     take_or_null,
     valid_mask,
 )
-from table_engine.types import DataType
 
 _I64 = np.int64
 
-class LastValue(Aggregator):
-    """Latest value (null included); a retraction sets null."""
+class _Last(Aggregator):
+    """The latest value (``non_null``: the latest non-null one); when that record is a retraction, null. The combined
+    retraction of several is the latest one."""
 
-    name = "last_value"
     retractable = True
+    non_null: ClassVar[bool] = False
+
+    def _latest(self, values: pa.Array, seg: Segments) -> np.ndarray:
+        return seg.last_where(valid_mask(values) if self.non_null else np.ones(seg.n, bool))
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        idx = seg.last_where(np.ones(seg.n, bool))
-        if retract is not None and retract.any():
-            idx = np.where((idx >= 0) & retract[np.maximum(idx, 0)], -1, idx)
-        return take_or_null(values, idx)
-
-
-class LastNonNullValue(Aggregator):
-    """Latest non-null value; a retraction of a non-null value sets null."""
-
-    name = "last_non_null_value"
-    retractable = True
-
-    def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        idx = seg.last_where(valid_mask(values))
+        idx = self._latest(values, seg)
         if retract is not None and retract.any():
             idx = np.where((idx >= 0) & retract[np.maximum(idx, 0)], -1, idx)
         return take_or_null(values, idx)
 
     def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
-        return take_or_null(values, seg.last_where(valid_mask(values)))
+        return take_or_null(values, self._latest(values, seg))
+
+
+class LastValue(_Last):
+    """Latest value (null included); a retraction sets null."""
+
+    name = "last_value"
+
+
+class LastNonNullValue(_Last):
+    """Latest non-null value; a retraction of a non-null value sets null."""
+
+    name = "last_non_null_value"
+    non_null = True
 
 
 class FirstValue(Aggregator):
@@ -79,11 +81,8 @@ class FirstNonNullValue(Aggregator):
 class _MinMax(Aggregator):
     types_doc = "CHAR, VARCHAR, DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT, DOUBLE, DATE, TIME, TIMESTAMP " \
                 "and TIMESTAMP_LTZ"
+    roots = COMPARABLE_ROOTS
     is_max: ClassVar[bool] = True
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root in COMPARABLE_ROOTS
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
         t = self.arrow_type
@@ -117,11 +116,8 @@ class Min(_MinMax):
 
 class _Bool(Aggregator):
     types_doc = "BOOLEAN"
+    roots = frozenset({"BOOLEAN"})
     is_and: ClassVar[bool] = True
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root == "BOOLEAN"
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
         data, valid = to_numpy(values, fill=False)
@@ -148,46 +144,46 @@ class BoolOr(_Bool):
 
 # ---------------------------------------------------------------------------------------------------- arithmetic
 
-class Sum(Aggregator):
+class _Arithmetic(Aggregator):
+    """``sum`` and ``product``: numeric and retractable; the combined retraction of several is their fold as adds
+    (the total to subtract, the product to divide by)."""
+
+    retractable = True
+    types_doc = "DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT and DOUBLE"
+    roots = NUMERIC_ROOTS
+
+    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
+        return self.fold(values, seg, None)
+
+
+class Sum(_Arithmetic):
     """Sum of non-null values; a retraction subtracts. Integer overflow is a DataError (Java's exact arithmetic);
     a DECIMAL sum that does not fit the column's precision becomes null (Java's ``Decimal.fromBigDecimal``)."""
 
     name = "sum"
-    retractable = True
-    types_doc = "DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT and DOUBLE"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root in NUMERIC_ROOTS
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        return self._signed_sum(values, seg, retract)
-
-    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
-        return self._signed_sum(values, seg, None)
-
-    def _signed_sum(self, values: pa.Array, seg: Segments, negative: np.ndarray | None) -> pa.Array:
         t = self.arrow_type
         root = self.field.type.root
         if root == "DECIMAL":
             vals = combine(values)
-            if negative is not None and negative.any():
-                vals = pc.if_else(pa.array(negative), pc.negate(vals), vals)
+            if retract is not None and retract.any():
+                vals = pc.if_else(pa.array(retract), pc.negate(vals), vals)
             total = _grouped(vals, seg, "sum")
             return _fit_decimal(total, t)
         data, valid = to_numpy(values)
         has = seg.any(valid)
         if pa.types.is_floating(t):
-            if negative is not None:
-                data = np.where(negative, -data, data)
+            if retract is not None:
+                data = np.where(retract, -data, data)
             if data.dtype == np.float64:  # bincount adds each key's values in order, as Java does
                 total = np.bincount(seg.ids, weights=data, minlength=seg.count)
             else:
                 total = seg._reduce(np.add, data, 0).astype(data.dtype)
             return from_numpy(total, has, t)
         wide = data.astype(_I64)
-        if negative is not None:
-            wide = np.where(negative, -wide, wide)
+        if retract is not None:
+            wide = np.where(retract, -wide, wide)
         out = seg.sum_int(wide)
         low, high = _INT_RANGE[root]
         if root == "BIGINT" and np.abs(wide).max(initial=0) * max(seg.n, 1) >= 2**62:
@@ -219,37 +215,22 @@ class Count(Sum):
 
     name = "count"
     types_doc = "INTEGER and BIGINT"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root in ("INT", "BIGINT")
+    roots = frozenset({"INT", "BIGINT"})
 
     def prepare_input(self, values: pa.Array, retract: np.ndarray) -> pa.Array:
         valid = valid_mask(values)
         return pa.array(valid.astype(self.arrow_type.to_pandas_dtype()), self.arrow_type)
 
 
-class Product(Aggregator):
+class Product(_Arithmetic):
     """Product of non-null values; a retraction divides (only when the accumulator is not null).
 
     Evaluated in record order exactly like Java (integer overflow is a DataError, integer division truncates,
     DECIMAL results are rounded HALF_UP to the column scale and become null beyond its precision)."""
 
     name = "product"
-    retractable = True
-    types_doc = "DECIMAL, TINYINT, SMALLINT, INTEGER, BIGINT, FLOAT and DOUBLE"
-
-    @classmethod
-    def accepts(cls, t: DataType, options: FieldOptions) -> bool:
-        return t.root in NUMERIC_ROOTS
 
     def fold(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
-        return self._sequential(values, seg, retract)
-
-    def combine_retracts(self, values: pa.Array, seg: Segments) -> pa.Array:
-        return self._sequential(values, seg, None)
-
-    def _sequential(self, values: pa.Array, seg: Segments, retract: np.ndarray | None) -> pa.Array:
         """One vectorized step per position inside a key (the number of steps is the longest key run)."""
         t = self.arrow_type
         root = self.field.type.root
