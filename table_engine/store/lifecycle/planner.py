@@ -44,7 +44,7 @@ from table_engine.core_options import (
     CoreOptions,
 )
 from table_engine.format.bucket import POSTPONE_BUCKET
-from table_engine.store.lifecycle.health import BucketHealth, TableHealth
+from table_engine.store.lifecycle.health import BucketHealth, RetentionHealth, TableHealth
 
 __all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "plan_maintenance"]
 
@@ -130,18 +130,12 @@ def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_parti
         actions.append(Action("compact-manifest", f"{manifests.small_manifests} of {manifests.manifests} manifests "
                               f"are small: manifest.merge-min-count {merge_min} or more", manifests.small_manifests,
                               merge_min, MANIFEST_MERGE_MIN_COUNT.key))
-    s = health.snapshots
-    if s.expirable:
-        actions.append(Action("expire-snapshots", _retention_reason("snapshots", s.expirable, s.count, s.retain_max,
-                                                                    s.time_retained_millis, "snapshot"),
-                              s.expirable, 0, "snapshot.num-retained.max" if s.over_max else "snapshot.time-retained",
-                              count=s.expirable))
-    c = health.changelogs
-    if c.expirable:
-        actions.append(Action("expire-changelogs", _retention_reason("changelogs", c.expirable, c.count, c.retain_max,
-                                                                     c.time_retained_millis, "changelog"),
-                              c.expirable, 0, "changelog.num-retained.max" if c.over_max else "changelog.time-retained",
-                              count=c.expirable))
+    for kind, r, prefix in (("expire-snapshots", health.snapshots, "snapshot"),
+                            ("expire-changelogs", health.changelogs, "changelog")):
+        if r.expirable:
+            actions.append(Action(kind, _retention_reason(r, prefix), r.expirable, 0,
+                                  f"{prefix}.num-retained.max" if r.over_max else f"{prefix}.time-retained",
+                                  count=r.expirable))
     expired_tags = [t for t in health.tags if t.expired]
     if expired_tags:
         names = ", ".join(t.name for t in expired_tags[:5]) + (", ..." if len(expired_tags) > 5 else "")
@@ -211,6 +205,6 @@ def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, r
                   estimated_bytes=size)
 
 
-def _retention_reason(what: str, expirable: int, count: int, retain_max: int, retained_ms: int, prefix: str) -> str:
-    return (f"{expirable} of {count} {what} are expirable by {prefix}.num-retained.min/max (max {retain_max}) and "
-            f"{prefix}.time-retained ({retained_ms} ms)")
+def _retention_reason(r: RetentionHealth, prefix: str) -> str:
+    return (f"{r.expirable} of {r.count} {prefix}s are expirable by {prefix}.num-retained.min/max (max "
+            f"{r.retain_max}) and {prefix}.time-retained ({r.time_retained_millis} ms)")
