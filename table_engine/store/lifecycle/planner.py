@@ -167,30 +167,30 @@ def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
     done = {b.partition for b in deleted}
     trigger = health.num_sorted_run_compaction_trigger
     min_files = options.get(COMPACTION_MIN_FILE_NUM)
-    if health.primary_key:
-        runs = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.sorted_runs >= trigger
-                and b.partition not in done]
-        if runs:
-            worst_runs = max(b.sorted_runs for b in runs)
-            out.append(_compact(health, runs, False, f"{len(runs)} buckets have num-sorted-run.compaction-trigger "
-                                f"{trigger} sorted runs or more (worst {worst_runs})", worst_runs, trigger,
-                                "num-sorted-run.compaction-trigger"))
-            done |= {b.partition for b in runs}
-    else:
-        small = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.small_files >= min_files
-                 and b.partition not in done]
-        if small:
-            worst_small = max(b.small_files for b in small)
-            out.append(_compact(health, small, False, f"{len(small)} buckets have compaction.min.file-num "
-                                f"{min_files} small files or more (worst {worst_small})", worst_small, min_files,
-                                COMPACTION_MIN_FILE_NUM.key))
-            done |= {b.partition for b in small}
+    # the minor trigger: sorted runs of a primary-key table, small files of an append table
+    count, limit, option, what = ((_sorted_runs, trigger, "num-sorted-run.compaction-trigger", "sorted runs")
+                                  if health.primary_key else
+                                  (_small_files, min_files, COMPACTION_MIN_FILE_NUM.key, "small files"))
+    over = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and count(b) >= limit and b.partition not in done]
+    if over:
+        worst_over = max(count(b) for b in over)
+        out.append(_compact(health, over, False, f"{len(over)} buckets have {option} {limit} {what} or more (worst "
+                            f"{worst_over})", worst_over, limit, option))
+        done |= {b.partition for b in over}
     postponed = [b for b in health.buckets if b.bucket == POSTPONE_BUCKET and b.files and b.partition not in done]
     if postponed:
         files = sum(b.files for b in postponed)
         out.append(_compact(health, postponed, False, f"{files} files wait in the postpone bucket (bucket = -2) of "
                             f"{len(postponed)} partitions", files, 0, "bucket"))
     return out
+
+
+def _sorted_runs(b: BucketHealth) -> int:
+    return b.sorted_runs
+
+
+def _small_files(b: BucketHealth) -> int:
+    return b.small_files
 
 
 def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, reason: str, measured: float,

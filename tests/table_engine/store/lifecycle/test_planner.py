@@ -77,7 +77,12 @@ def test_each_threshold_at_and_below_it() -> None:
     assert kinds(health([bucket(runs=3)], trigger=3)) == ["compact"]  # the table's own trigger
     # append tables: small files against compaction.min.file-num (5)
     assert kinds(health([bucket(small=4, files=4)], pk=False)) == []
-    assert kinds(health([bucket(small=5, files=5)], pk=False)) == ["compact"]
+    (small,) = plan_maintenance(health([bucket(small=5, files=5), bucket("dt=b", small=9, files=9)], pk=False),
+                                OPTS).actions
+    assert (small.kind, small.full, small.partitions, small.measured, small.threshold, small.option) == (
+        "compact", False, ["dt=a", "dt=b"], 9, 5, "compaction.min.file-num")
+    assert small.reason == "2 buckets have compaction.min.file-num 5 small files or more (worst 9)"
+    assert a.reason == "1 buckets have num-sorted-run.compaction-trigger 5 sorted runs or more (worst 5)"
     assert kinds(health([bucket(small=3, files=3)], pk=False), CoreOptions({"compaction.min.file-num": "3"})) == [
         "compact"]
     # deletion vectors: full compaction of the partition above compaction.delete-ratio-threshold (0.2)
