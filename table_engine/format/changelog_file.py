@@ -52,11 +52,8 @@ def list_changelog_ids(file_io: FileIO, table_path: str) -> list[int]:
 def read_changelog(file_io: FileIO, table_path: str, changelog_id: int) -> Snapshot | None:
     """The changelog metadata, or None if it does not exist."""
     p = changelog_path(table_path, changelog_id)
-    try:
-        data = file_io.read_bytes(p)
-    except FileNotFoundError:
-        return None
-    return Snapshot.from_json(data, p)
+    data = file_io.read_if_exists(p)
+    return None if data is None else Snapshot.from_json(data, p)
 
 
 def write_changelog(file_io: FileIO, table_path: str, snapshot: Snapshot) -> None:

@@ -63,11 +63,8 @@ def success_file_path(partition_path: str) -> str:
 def read_success_file(file_io: FileIO, partition_path: str) -> SuccessFile | None:
     """The partition's success file (None when the partition is not marked done)."""
     path = success_file_path(partition_path)
-    try:
-        text = file_io.read_bytes(path)
-    except FileNotFoundError:
-        return None
-    return SuccessFile.from_json(text, path)
+    text = file_io.read_if_exists(path)
+    return None if text is None else SuccessFile.from_json(text, path)
 
 
 def write_success_file(file_io: FileIO, partition_path: str, now_millis: int) -> SuccessFile:

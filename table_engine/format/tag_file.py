@@ -170,8 +170,5 @@ def list_tag_names(file_io: FileIO, table_path: str) -> list[tuple[str, int]]:
 def read_tag(file_io: FileIO, table_path: str, name: str) -> Tag | None:
     """The tag, or None if its file does not exist."""
     p = tag_path(table_path, name)
-    try:
-        data = file_io.read_bytes(p)
-    except FileNotFoundError:
-        return None
-    return Tag.from_json(name, data, p)
+    data = file_io.read_if_exists(p)
+    return None if data is None else Tag.from_json(name, data, p)

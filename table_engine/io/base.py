@@ -43,6 +43,14 @@ class FileIO(ABC):
                 raise
             raise MissingFileError(kind, path) from None
 
+    def read_if_exists(self, path: str) -> bytes | None:
+        """The whole content of ``path``, or None if it does not exist (an optional metadata file: a tag, a
+        changelog, a success file)."""
+        try:
+            return self.read_bytes(path)
+        except FileNotFoundError:
+            return None
+
     @abstractmethod
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
         """Write ``data`` to ``path`` (creating parents). Without ``overwrite`` an existing file is an error."""

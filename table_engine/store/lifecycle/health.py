@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import pyarrow as pa
@@ -48,8 +48,8 @@ from table_engine.store.partition_spec import PartitionSpec, format_partition_te
 from table_engine.store.reading.scan import PartitionDecoder, manifest_path, read_manifest_metas
 from table_engine.types import DataType
 
-__all__ = ["BucketHealth", "ConsumerHealth", "DEFAULT_MAX_ORPHAN_FILES", "OrphanHealth", "PartitionHealth",
-           "RetentionHealth", "SnapshotEvent", "TableHealth", "TagHealth", "table_health"]
+__all__ = ["BucketHealth", "ConsumerHealth", "DEFAULT_MAX_ORPHAN_FILES", "HealthTotals", "OrphanHealth",
+           "PartitionHealth", "RetentionHealth", "SnapshotEvent", "TableHealth", "TagHealth", "table_health"]
 
 DEFAULT_MAX_ORPHAN_FILES = 100_000
 """Files the orphan listing looks at, at most (the listing says when it was cut)."""
@@ -79,11 +79,15 @@ class BucketHealth:
 
 
 @dataclass(frozen=True)
-class PartitionHealth:
-    """A partition: the sums of its buckets, the worst bucket's sorted runs and level-0 files."""
+class HealthTotals:
+    """The counters a partition and the table total over their buckets (:func:`_sums`): a counter
+    :class:`BucketHealth` also has is the buckets' sum, a ratio is recomputed from the sums (:data:`_RATIOS`),
+    ``max_sorted_runs`` is the worst bucket's.
 
-    partition: str
-    buckets: int
+    :class:`PartitionHealth` and :class:`TableHealth` inherit these fields after their leading ones (a dataclass
+    takes the fields of the base listed last first: ``(HealthTotals, _PartitionKey)`` gives the key, then the
+    totals, then the class's own fields; that order is the order of :meth:`TableHealth.to_dict`)."""
+
     files: int
     rows: int
     bytes: int
@@ -94,6 +98,27 @@ class PartitionHealth:
     deleted_rows: int
     deletion_vector_ratio: float
     postpone_files: int
+
+
+_RATIOS = {"small_file_ratio": ("small_files", "files"), "deletion_vector_ratio": ("deleted_rows", "rows")}
+"""Each ratio of :class:`HealthTotals`: (numerator, denominator) counters, 0.0 where the denominator is 0."""
+_SUMMED = tuple(f.name for f in fields(HealthTotals)
+                if f.name in {b.name for b in fields(BucketHealth)} and f.name not in _RATIOS)
+"""The counters of :class:`HealthTotals` that are sums of the buckets' counters of the same name."""
+
+
+@dataclass(frozen=True)
+class _PartitionKey:
+    """The fields of :class:`PartitionHealth` before its totals."""
+
+    partition: str
+    buckets: int
+
+
+@dataclass(frozen=True)
+class PartitionHealth(HealthTotals, _PartitionKey):
+    """A partition: the sums of its buckets, the worst bucket's sorted runs and level-0 files."""
+
     postpone_rows: int
     postpone_bytes: int
 
@@ -165,8 +190,8 @@ class OrphanHealth:
 
 
 @dataclass(frozen=True)
-class TableHealth:
-    """The health of one table (see the module docstring); :meth:`to_dict` is its JSON form."""
+class _TableHead:
+    """The fields of :class:`TableHealth` before its totals."""
 
     table: str
     primary_key: bool
@@ -175,16 +200,12 @@ class TableHealth:
     target_file_size: int
     small_file_threshold: int
     num_sorted_run_compaction_trigger: int
-    files: int
-    rows: int
-    bytes: int
-    level0_files: int
-    max_sorted_runs: int
-    small_files: int
-    small_file_ratio: float
-    deleted_rows: int
-    deletion_vector_ratio: float
-    postpone_files: int
+
+
+@dataclass(frozen=True)
+class TableHealth(HealthTotals, _TableHead):
+    """The health of one table (see the module docstring); :meth:`to_dict` is its JSON form."""
+
     partitions: list[PartitionHealth]
     buckets: list[BucketHealth]
     snapshots: RetentionHealth
@@ -241,7 +262,6 @@ def table_health(ctx: StoreContext, name: str, *, partitions: Sequence[Partition
         num_sorted_run_compaction_trigger=o.num_sorted_runs_compaction_trigger(),
         **totals,
         max_sorted_runs=max((b.sorted_runs for b in bucket_rows), default=0),
-        postpone_files=sum(b.postpone_files for b in bucket_rows),
         partitions=parts, buckets=bucket_rows,
         snapshots=_retention(snaps, cfg.retain_min, cfg.retain_max, cfg.time_retained_ms, latest_id, consumers,
                              not cfg.consumer_changelog_only, now),
@@ -424,20 +444,17 @@ def _partitions(buckets: Sequence[BucketHealth]) -> list[PartitionHealth]:
             partition=part, buckets=len(bs) - len(post), **_sums(bs),
             max_sorted_runs=max(b.sorted_runs for b in bs if b.bucket != POSTPONE_BUCKET) if len(post) < len(bs)
             else 0,
-            postpone_files=sum(b.files for b in post), postpone_rows=sum(b.rows for b in post),
-            postpone_bytes=sum(b.bytes for b in post)))
+            postpone_rows=sum(b.rows for b in post), postpone_bytes=sum(b.bytes for b in post)))
     return out
 
 
 def _sums(bs: Sequence[BucketHealth]) -> dict[str, Any]:
-    files = sum(b.files for b in bs)
-    rows = sum(b.rows for b in bs)
-    small = sum(b.small_files for b in bs)
-    deleted = sum(b.deleted_rows for b in bs)
-    return {"files": files, "rows": rows, "bytes": sum(b.bytes for b in bs),
-            "level0_files": sum(b.level0_files for b in bs), "small_files": small,
-            "small_file_ratio": small / files if files else 0.0, "deleted_rows": deleted,
-            "deletion_vector_ratio": deleted / rows if rows else 0.0}
+    """The :class:`HealthTotals` of the buckets ``bs`` but ``max_sorted_runs`` (its callers differ on the postpone
+    bucket): the counters summed, the ratios recomputed from the sums."""
+    out: dict[str, Any] = {name: sum(getattr(b, name) for b in bs) for name in _SUMMED}
+    for ratio, (num, den) in _RATIOS.items():
+        out[ratio] = out[num] / out[den] if out[den] else 0.0
+    return out
 
 
 # ---- per table -----------------------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from table_engine.core_options import (
     CoreOptions,
 )
 from table_engine.format.bucket import POSTPONE_BUCKET
-from table_engine.store.lifecycle.health import BucketHealth, TableHealth
+from table_engine.store.lifecycle.health import BucketHealth, RetentionHealth, TableHealth
 
 __all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "plan_maintenance"]
 
@@ -130,18 +130,12 @@ def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_parti
         actions.append(Action("compact-manifest", f"{manifests.small_manifests} of {manifests.manifests} manifests "
                               f"are small: manifest.merge-min-count {merge_min} or more", manifests.small_manifests,
                               merge_min, MANIFEST_MERGE_MIN_COUNT.key))
-    s = health.snapshots
-    if s.expirable:
-        actions.append(Action("expire-snapshots", _retention_reason("snapshots", s.expirable, s.count, s.retain_max,
-                                                                    s.time_retained_millis, "snapshot"),
-                              s.expirable, 0, "snapshot.num-retained.max" if s.over_max else "snapshot.time-retained",
-                              count=s.expirable))
-    c = health.changelogs
-    if c.expirable:
-        actions.append(Action("expire-changelogs", _retention_reason("changelogs", c.expirable, c.count, c.retain_max,
-                                                                     c.time_retained_millis, "changelog"),
-                              c.expirable, 0, "changelog.num-retained.max" if c.over_max else "changelog.time-retained",
-                              count=c.expirable))
+    for kind, r, prefix in (("expire-snapshots", health.snapshots, "snapshot"),
+                            ("expire-changelogs", health.changelogs, "changelog")):
+        if r.expirable:
+            actions.append(Action(kind, _retention_reason(r, prefix), r.expirable, 0,
+                                  f"{prefix}.num-retained.max" if r.over_max else f"{prefix}.time-retained",
+                                  count=r.expirable))
     expired_tags = [t for t in health.tags if t.expired]
     if expired_tags:
         names = ", ".join(t.name for t in expired_tags[:5]) + (", ..." if len(expired_tags) > 5 else "")
@@ -173,30 +167,30 @@ def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
     done = {b.partition for b in deleted}
     trigger = health.num_sorted_run_compaction_trigger
     min_files = options.get(COMPACTION_MIN_FILE_NUM)
-    if health.primary_key:
-        runs = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.sorted_runs >= trigger
-                and b.partition not in done]
-        if runs:
-            worst_runs = max(b.sorted_runs for b in runs)
-            out.append(_compact(health, runs, False, f"{len(runs)} buckets have num-sorted-run.compaction-trigger "
-                                f"{trigger} sorted runs or more (worst {worst_runs})", worst_runs, trigger,
-                                "num-sorted-run.compaction-trigger"))
-            done |= {b.partition for b in runs}
-    else:
-        small = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.small_files >= min_files
-                 and b.partition not in done]
-        if small:
-            worst_small = max(b.small_files for b in small)
-            out.append(_compact(health, small, False, f"{len(small)} buckets have compaction.min.file-num "
-                                f"{min_files} small files or more (worst {worst_small})", worst_small, min_files,
-                                COMPACTION_MIN_FILE_NUM.key))
-            done |= {b.partition for b in small}
+    # the minor trigger: sorted runs of a primary-key table, small files of an append table
+    count, limit, option, what = ((_sorted_runs, trigger, "num-sorted-run.compaction-trigger", "sorted runs")
+                                  if health.primary_key else
+                                  (_small_files, min_files, COMPACTION_MIN_FILE_NUM.key, "small files"))
+    over = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and count(b) >= limit and b.partition not in done]
+    if over:
+        worst_over = max(count(b) for b in over)
+        out.append(_compact(health, over, False, f"{len(over)} buckets have {option} {limit} {what} or more (worst "
+                            f"{worst_over})", worst_over, limit, option))
+        done |= {b.partition for b in over}
     postponed = [b for b in health.buckets if b.bucket == POSTPONE_BUCKET and b.files and b.partition not in done]
     if postponed:
         files = sum(b.files for b in postponed)
         out.append(_compact(health, postponed, False, f"{files} files wait in the postpone bucket (bucket = -2) of "
                             f"{len(postponed)} partitions", files, 0, "bucket"))
     return out
+
+
+def _sorted_runs(b: BucketHealth) -> int:
+    return b.sorted_runs
+
+
+def _small_files(b: BucketHealth) -> int:
+    return b.small_files
 
 
 def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, reason: str, measured: float,
@@ -211,6 +205,6 @@ def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, r
                   estimated_bytes=size)
 
 
-def _retention_reason(what: str, expirable: int, count: int, retain_max: int, retained_ms: int, prefix: str) -> str:
-    return (f"{expirable} of {count} {what} are expirable by {prefix}.num-retained.min/max (max {retain_max}) and "
-            f"{prefix}.time-retained ({retained_ms} ms)")
+def _retention_reason(r: RetentionHealth, prefix: str) -> str:
+    return (f"{r.expirable} of {r.count} {prefix}s are expirable by {prefix}.num-retained.min/max (max "
+            f"{r.retain_max}) and {prefix}.time-retained ({r.time_retained_millis} ms)")

@@ -36,7 +36,8 @@ def test_basic_operations(tmp_path: pathlib.Path) -> None:
     fio.write_bytes(p, b"hello")
     assert fio.exists(p) and fio.read_bytes(p) == b"hello" and fio.file_size(p) == 5
     fio.write_bytes(p, b"bye", overwrite=True)
-    assert fio.read_text(p) == "bye"
+    assert fio.read_text(p) == "bye" and fio.read_if_exists(p) == b"bye"
+    assert fio.read_if_exists(f"file://{tmp_path}/a/b/none.txt") is None
     assert [s.path.rsplit("/", 1)[-1] for s in fio.list_status(f"file://{tmp_path}/a/b")] == ["c.txt"]
     assert fio.delete(p) and not fio.delete(p)
     assert fio.list_status(f"{tmp_path}/missing") == []

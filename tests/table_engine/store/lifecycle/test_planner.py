@@ -53,8 +53,7 @@ def retention(count: int = 3, expirable: int = 0, over_max: int = 0) -> Retentio
 def health(buckets: list[BucketHealth], *, pk: bool = True, trigger: int = 5, **changes: Any) -> TableHealth:
     h = TableHealth(table="db.t", primary_key=pk, snapshot_id=3, computed_at_millis=0, target_file_size=1 << 27,
                     small_file_threshold=1 << 26, num_sorted_run_compaction_trigger=trigger, **_sums(buckets),
-                    max_sorted_runs=max((b.sorted_runs for b in buckets), default=0),
-                    postpone_files=sum(b.postpone_files for b in buckets), partitions=_partitions(buckets),
+                    max_sorted_runs=max((b.sorted_runs for b in buckets), default=0), partitions=_partitions(buckets),
                     buckets=buckets, snapshots=retention(), changelogs=retention(0), consumers=[], tags=[],
                     branches=[], last_compaction=None, last_tag=None, last_tag_name=None, last_expiry_millis=None,
                     latest=None)
@@ -78,7 +77,12 @@ def test_each_threshold_at_and_below_it() -> None:
     assert kinds(health([bucket(runs=3)], trigger=3)) == ["compact"]  # the table's own trigger
     # append tables: small files against compaction.min.file-num (5)
     assert kinds(health([bucket(small=4, files=4)], pk=False)) == []
-    assert kinds(health([bucket(small=5, files=5)], pk=False)) == ["compact"]
+    (small,) = plan_maintenance(health([bucket(small=5, files=5), bucket("dt=b", small=9, files=9)], pk=False),
+                                OPTS).actions
+    assert (small.kind, small.full, small.partitions, small.measured, small.threshold, small.option) == (
+        "compact", False, ["dt=a", "dt=b"], 9, 5, "compaction.min.file-num")
+    assert small.reason == "2 buckets have compaction.min.file-num 5 small files or more (worst 9)"
+    assert a.reason == "1 buckets have num-sorted-run.compaction-trigger 5 sorted runs or more (worst 5)"
     assert kinds(health([bucket(small=3, files=3)], pk=False), CoreOptions({"compaction.min.file-num": "3"})) == [
         "compact"]
     # deletion vectors: full compaction of the partition above compaction.delete-ratio-threshold (0.2)
@@ -104,6 +108,10 @@ def test_retention_tags_partitions_manifests_orphans_in_order() -> None:
     assert by["expire-partitions"].estimated_bytes == 40 and by["expire-partitions"].partitions == ["dt=old"]
     assert (by["expire-snapshots"].count, by["expire-snapshots"].option) == (2, "snapshot.time-retained")
     assert by["expire-changelogs"].option == "changelog.num-retained.max"
+    assert by["expire-snapshots"].reason == ("2 of 12 snapshots are expirable by snapshot.num-retained.min/max (max "
+                                             "2147483647) and snapshot.time-retained (3600000 ms)")
+    assert by["expire-changelogs"].reason == ("1 of 4 changelogs are expirable by changelog.num-retained.min/max (max "
+                                              "2147483647) and changelog.time-retained (3600000 ms)")
     assert by["expire-tags"].count == 1 and "old" in by["expire-tags"].reason
     assert (by["remove-orphan-files"].estimated_bytes, by["remove-orphan-files"].threshold) == (14, 1234)
     assert by["compact-manifest"].threshold == 30
@@ -112,6 +120,22 @@ def test_retention_tags_partitions_manifests_orphans_in_order() -> None:
     json.dumps(plan.to_dict())  # JSON types only
     assert render_plan({"plan": plan.to_dict(), "dry_run": True}).startswith(
         "maintenance of db.t at snapshot 3: 7 actions due (dry run)")
+
+
+def test_partition_and_table_totals_and_their_json_order() -> None:
+    h = health([bucket(runs=3, small=1, files=2, rows=10, deleted=5), bucket(b=-2, files=3, rows=4),
+                bucket("dt=b", runs=2, files=1)])
+    d = h.to_dict()
+    totals = ["files", "rows", "bytes", "level0_files", "max_sorted_runs", "small_files", "small_file_ratio",
+              "deleted_rows", "deletion_vector_ratio", "postpone_files"]
+    assert list(d)[:18] == ["table", "primary_key", "snapshot_id", "computed_at_millis", "target_file_size",
+                            "small_file_threshold", "num_sorted_run_compaction_trigger", *totals, "partitions"]
+    assert d["partitions"][0] == {  # the postpone bucket: in the sums, not in buckets or max_sorted_runs
+        "partition": "dt=a", "buckets": 1, "files": 5, "rows": 14, "bytes": 200, "level0_files": 2,
+        "max_sorted_runs": 3, "small_files": 1, "small_file_ratio": 0.2, "deleted_rows": 5,
+        "deletion_vector_ratio": 5 / 14, "postpone_files": 3, "postpone_rows": 4, "postpone_bytes": 100}
+    assert list(d["partitions"][0]) == ["partition", "buckets", *totals, "postpone_rows", "postpone_bytes"]
+    assert [d[k] for k in totals] == [6, 24, 300, 3, 3, 1, 1 / 6, 5, 5 / 24, 3]
 
 
 @settings(max_examples=60, deadline=None)
