@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from paimon_provider.plugins.maintenance_view import snapshot_rate, targets
 
 from table_engine import Catalog
 from table_engine.run_identity import RunIdentity
+from table_engine.store.lifecycle.planner import plan_maintenance
 from tests.dags.test_trigger_forms import browser  # noqa: F401 - the module's Chromium fixture
 from tests.live_airflow import LiveAirflow
 
@@ -25,16 +28,19 @@ SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", 
 
 def page_table(warehouse: str) -> Any:
     """A partitioned primary-key table with snapshots written by an (illustrative) Airflow run, one partition
-    compacted, a tag, a branch and a consumer."""
+    compacted, a tag, a branch and a consumer, and a compaction due (a bucket with more level-0 files than
+    ``num-sorted-run.compaction-trigger``: the page's plan is not empty)."""
     catalog = Catalog(warehouse)
     table = catalog.create_table(TABLE, SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
-                                 options={"bucket": "2"})
+                                 options={"bucket": "2", "write-only": "true"})
     run = RunIdentity("paimon_lake_ods", "manual__2026-11-27T08:00:00+00:00", "load_ods")
     for day in ("2026-11-25", "2026-11-26", "2026-11-27"):
         table.write(pa.table({"dt": [day] * 50, "id": list(range(50)), "amount": [float(i) for i in range(50)]},
                              schema=SCHEMA), properties=run.to_properties())
     table.write(pa.table({"dt": ["2026-11-27"] * 10, "id": list(range(10)), "amount": [1.0] * 10}, schema=SCHEMA))
     table.compact(full=True, partitions=[{"dt": "2026-11-25"}])  # one partition compacted: two levels
+    for i in range(4):  # id 0's bucket of dt=2026-11-27: six level-0 files, past the trigger (5): compaction due
+        table.write(pa.table({"dt": ["2026-11-27"], "id": [0], "amount": [float(i)]}, schema=SCHEMA))
     table.create_tag("daily-2026-11-26", 2)
     table.create_branch("audit")
     table.consumer_manager().create("downstream", 2)
@@ -82,10 +88,28 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
     latest = table.latest_snapshot()
     assert latest is not None and f"{latest.id}\t{latest.commit_kind}\t{latest.total_record_count}" in text, text
     assert "daily-2026-11-26" in text and "audit" in text and "downstream" in text, text
+    # every column has a header: the tags' and consumers' last one says whether it is expired
+    assert "retained\texpired\ndaily-2026-11-26\t2\t" in text and text.count("\texpired\n") == 2, text
+    # the maintenance plan the engine's planner makes for this table (a compaction is due), and the snapshot rate
+    plan = plan_maintenance(health, table.options)
+    assert plan.actions and "nothing due" not in text, (plan, text)
+    assert f"Last plan (maintenance due at snapshot {plan.snapshot_id})" in text, text
+    for a in plan.actions:
+        assert f"{a.kind}\t{targets(a)}\t{a.reason}\t{a.measured:g} vs {a.threshold:g} {a.option}" in text, text
+    name, _, counts = snapshot_rate(list(table.snapshots()))
+    markup = frame.locator("body").inner_html()
+    rate = markup[markup.index("<h2>Snapshot rate"):markup.index("<h2>Snapshots ")]
+    assert "<svg" in rate and f"<title>snapshots per {name} by commit kind</title>" in rate, rate
+    counted: dict[str, int] = {}
+    for kind, n in re.findall(r"<title>([A-Z]+): (\d+)</title></rect>", rate):
+        counted[kind] = counted.get(kind, 0) + int(n)
+    assert counted == {kind: sum(bars) for kind, bars in counts.items()}, (counted, counts)
+    assert frame.locator("svg", has_text=f"snapshots per {name} by commit kind").is_visible()
     link = frame.get_by_role("link", name="paimon_lake_ods / manual__2026-11-27T08:00:00+00:00").first
     assert link.get_attribute("href") == "/dags/paimon_lake_ods/runs/manual__2026-11-27T08%3A00%3A00%2B00%3A00"
     assert link.get_attribute("target") == "_top"
     if shot_dir is not None:
-        page.set_viewport_size({"width": 1280, "height": 1500})
+        height = frame.locator("html").evaluate("e => e.scrollHeight")  # the whole page, every section
+        page.set_viewport_size({"width": 1280, "height": max(1100, int(height) + 40)})
         page.screenshot(path=str(shot_dir / "paimon_table.png"))
     page.close()

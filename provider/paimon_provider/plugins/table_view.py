@@ -88,9 +88,9 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
                       esc(millis(s.time_millis)), esc(s.commit_user), run_link(s, airflow_root)] for s in snapshots]
     tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(t.create_time),
                  esc(None if t.time_retained_millis is None else f"{t.time_retained_millis} ms"),
-                 "expired" if t.expired else ""] for t in h.tags]
+                 "yes" if t.expired else "no"] for t in h.tags]
     branch_rows = [[esc(b.branch_name), esc(b.create_time.strftime("%Y-%m-%d %H:%M:%S"))] for b in table.branches()]
-    consumer_rows = [[esc(c.consumer_id), esc(c.next_snapshot_id), esc(c.lag), "expired" if c.expired else ""]
+    consumer_rows = [[esc(c.consumer_id), esc(c.next_snapshot_id), esc(c.lag), "yes" if c.expired else "no"]
                      for c in h.consumers]
     partition_rows = [[esc(p.partition or "(unpartitioned)"), esc(p.buckets), esc(p.files), esc(p.rows),
                        esc(render.size(p.bytes)), esc(p.level0_files), esc(p.max_sorted_runs), esc(p.small_files),
@@ -106,10 +106,11 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
                            snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")
             + "<h2>Tags</h2>"
-            + render.table(["tag", "snapshot", "created", "retained", ""], tag_rows, numeric=(1,), empty="no tag")
+            + render.table(["tag", "snapshot", "created", "retained", "expired"], tag_rows, numeric=(1,),
+                           empty="no tag")
             + "<h2>Branches</h2>" + render.table(["branch", "created"], branch_rows, empty="no branch")
             + "<h2>Consumers</h2>"
-            + render.table(["consumer", "next snapshot", "lag (snapshots)", ""], consumer_rows, numeric=(1, 2),
+            + render.table(["consumer", "next snapshot", "lag (snapshots)", "expired"], consumer_rows, numeric=(1, 2),
                            empty="no consumer")
             + "<h2>Partitions</h2>"
             + render.table(["partition", "buckets", "files", "rows", "size", "level-0 files", "max sorted runs",

@@ -78,6 +78,10 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
     assert "href='/dags/etl_orders/runs/manual__2026-11-27T10%3A00%3A00%2B00%3A00'" in text
     assert "target='_top'" in text
     assert "release-1" in text and "dev" in text
+    # every column has a header: the tags' and consumers' last one says whether the tag or consumer is expired
+    assert "<th>retained</th><th>expired</th>" in text and "<th>lag (snapshots)</th><th>expired</th>" in text
+    assert "<th></th>" not in text and "<td></td>" not in text
+    assert "<td>release-1</td><td class='n'>1</td>" in text and "<td>no</td></tr>" in text
     consumer = health.consumers[0]
     assert f"<td>reader</td><td class='n'>{consumer.next_snapshot_id}</td><td class='n'>{consumer.lag}</td>" in text
     for p in health.partitions:
