@@ -2,7 +2,8 @@
 
 The target becomes the latest snapshot: snapshots, tags and long-lived changelogs newer than it are removed, and
 (unlike Paimon, which leaves that to orphan cleaning) the files only they used are deleted. Rolling back to a tag
-whose snapshot already expired writes the tag's snapshot back as ``snapshot-<id>``; it is then the only snapshot.
+whose snapshot already expired writes the tag's snapshot back as ``snapshot-<id>``; it is then the only snapshot,
+and a long-lived changelog of that id (left by its expiry) is removed: the snapshot is live again.
 (Tags keep their snapshot's data, not its changelog: a changelog manifest list that is gone is left out.)
 
 Order: the target snapshot file exists first, then the LATEST hint points at it, newer snapshot files are deleted
@@ -80,6 +81,11 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
     # what the removed metadata references (read before it is deleted)
     data, meta = _removed_references(refs, removed, removed_tags, removed_changelogs, target_exists)
     keep = _kept_references(refs, target, kept_tags, kept_changelogs)
+    # a restored snapshot is live again: the long-lived changelog its expiry left under the same id goes (only the
+    # file: the snapshot uses all it references; an expiry writes it anew), or a later expiry of the snapshot would
+    # delete the manifests that changelog still names
+    superseded = [c for c in kept_changelogs if c.id == t and not target_exists]
+    kept_changelogs = [c for c in kept_changelogs if c not in superseded]
 
     # switch the metadata
     if not target_exists:
@@ -89,7 +95,7 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
                              changelog_record_count=None)
         fio.write_if_absent(snapshot_path(tp, t), target.to_json().encode("utf-8"))
     fio.overwrite_hint(f"{snapshot_dir(tp)}/LATEST", str(t).encode("ascii"))
-    _remove_metadata(ctx, tags, removed, removed_tags, removed_changelogs, kept_changelogs, result)
+    _remove_metadata(ctx, tags, removed, removed_tags, [*superseded, *removed_changelogs], kept_changelogs, result)
     if not target_exists:
         fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(t).encode("ascii"))
 

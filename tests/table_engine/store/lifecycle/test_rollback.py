@@ -124,7 +124,34 @@ def test_rollback_removes_newer_changelogs(catalog: Catalog) -> None:
     t.expire_snapshots(retain_min=2, time_retained=0)
     assert list_changelog_ids(t.file_io, t.path) == [1, 2, 3, 4, 5]
     result = t.rollback_to("t1")
-    assert result.removed_changelog_ids == [2, 3, 4, 5]
-    assert list_changelog_ids(t.file_io, t.path) == [1]
+    # 2-5 are newer than the target; 1 is the target's own, which the restored snapshot supersedes (see
+    # test_rollback_to_an_expired_tag_whose_changelog_outlived_it)
+    assert result.removed_changelog_ids == [1, 2, 3, 4, 5]
+    assert list_changelog_ids(t.file_io, t.path) == []
     assert rows(t.read()) == contents[1]
     assert_nothing_missing(t)
+
+
+@pytest.mark.parametrize("decoupled_after", [False, True])
+def test_rollback_to_an_expired_tag_whose_changelog_outlived_it(catalog: Catalog, decoupled_after: bool) -> None:
+    """The tag's snapshot expired into a long-lived changelog of the same id; the rollback brings the snapshot back
+    and that changelog goes (the snapshot uses all it references), so a later expiry of the snapshot, decoupled or
+    not, deletes nothing a changelog still names (found by the lifecycle state machine)."""
+    t = make(catalog, **{"changelog.num-retained.min": "6", "changelog.num-retained.max": "8"})
+    t.write(pa.table({"dt": ["a"], "id": [0], "v": [0]}, schema=SCHEMA))
+    t.compact(full=True)
+    t.create_tag("tag1", 1)
+    assert t.expire_snapshots(retain_min=1, max_deletes=1, older_than_millis=2**62).changelogs_kept == [1]
+    result = t.rollback_to("tag1")
+    assert result.removed_changelog_ids == [1] and list_changelog_ids(t.file_io, t.path) == []
+    assert_nothing_missing(t)
+    t.compact(full=True)
+    t.delete_tag("tag1")
+    if decoupled_after:
+        t.expire_snapshots(retain_min=1, older_than_millis=2**62)  # snapshot 1 becomes changelog 1 again
+        assert list_changelog_ids(t.file_io, t.path) == [1]
+        assert_nothing_missing(t)
+    t.expire_snapshots(retain_min=1, changelog_retain_min=1, changelog_retain_max=1, changelog_time_retained=0,
+                       older_than_millis=2**62, max_deletes=10_000)
+    assert_exact_files(t)
+    assert rows(t.read()) == [("a", 0, 0)]
