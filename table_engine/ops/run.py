@@ -60,7 +60,7 @@ from table_engine.ops.commands import (
 from table_engine.ops.consume import consume_changelog
 from table_engine.ops.facts import commit_facts
 from table_engine.store.committing import snapshot_info
-from table_engine.store.committing.commit import Overwrite
+from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 from table_engine.table import Table
 
@@ -168,6 +168,7 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
         return write_result(table, done, created, skipped=True)
     writer = table.new_write()
+    committer: FileStoreCommit | None = None
     rows = 0
     try:
         for batch in data.to_batches():
@@ -176,12 +177,12 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         messages = writer.prepare_commit()
         overwrite = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if cmd.mode == "overwrite" \
             else None
-        sid = table.new_commit(user, new_user=not cmd.commit_user).commit(messages, BATCH_COMMIT_IDENTIFIER,
-                                                                          overwrite=overwrite)
+        committer = table.new_commit(user, new_user=not cmd.commit_user)
+        sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=overwrite)
     except CommitOutcomeUnknownError:
         raise  # the snapshot may be published: its data files must stay
     except BaseException:
-        writer.abort()
+        writer.abort(keep=committer.published_files if committer is not None else ())
         raise
     log.info("%s: wrote %d rows (snapshot %s)", table.identifier, rows, sid)
     return write_result(table, sid, created)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 
 from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, default_commit_user
-from table_engine.errors import CommitOutcomeUnknownError, SchemaError, TableEngineError
+from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SchemaError, TableEngineError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("table_engine.table")
 
 RowKinds: TypeAlias = Sequence[str] | pa.Array | None
+
+_WRITE_ATTEMPTS = 5
+"""How often :meth:`WriteSurface.write` plans a write again when its compaction's input changed under it."""
 
 
 class WriteSurface(TableBase):
@@ -88,20 +91,30 @@ class WriteSurface(TableBase):
         if unknown:  # before anything is written
             raise SchemaError(f"overwrite partition {dict(partition or {})}: {unknown} are not partition columns of "
                               f"{self.identifier} (partition columns: {self.partition_keys})")
-        writer = self.new_write()
-        committer = self.new_commit()
-        try:
-            writer.write(data, row_kinds)
-            messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
-            ow = None
-            if overwrite or partition:
-                ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
-            sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow, properties=properties)
-        except CommitOutcomeUnknownError:
-            raise  # the snapshot may be published: its data files must stay
-        except BaseException:
-            writer.abort()
-            raise
+        ow = None
+        if overwrite or partition:
+            ow = Overwrite(static_partition=partition, dynamic=self.options.dynamic_partition_overwrite())
+        for attempt in range(1, _WRITE_ATTEMPTS + 1):
+            writer = self.new_write()
+            committer = self.new_commit()
+            try:
+                writer.write(data, row_kinds)
+                messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
+                sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=ow, properties=properties)
+                break
+            except CommitOutcomeUnknownError:
+                raise  # the snapshot may be published: its data files must stay
+            except (CommitConflictError, FileNotFoundError) as e:
+                writer.abort(keep=committer.published_files)
+                if committer.published_files or attempt == _WRITE_ATTEMPTS or not self._moved_on(writer):
+                    raise
+                # the writer's compaction read files that a concurrent compaction (and expiry) replaced: plan the
+                # write again on the newer snapshot
+                log.warning("write to %s planned again (attempt %d): its compaction's input changed under it (%s)",
+                            self.identifier, attempt + 1, e)
+            except BaseException:
+                writer.abort(keep=committer.published_files)
+                raise
         sid = self._compact_level0(sid, committer, ow is not None)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
@@ -216,6 +229,11 @@ class WriteSurface(TableBase):
         sid = self._compact_level0(sid, committer, ow is not None)
         self._after_commit(sid, commit_identifier, maintain)
         return sid
+
+    def _moved_on(self, writer: TableWrite) -> bool:
+        """Whether the table has a newer snapshot than the one ``writer`` restored from (so a retry may succeed)."""
+        latest = self._ctx.latest_snapshot()
+        return latest is not None and latest.id != writer.base_snapshot_id
 
     def _compact_level0(self, sid: int | None, committer: FileStoreCommit, overwritten: bool) -> int | None:
         """Tables whose batch reads skip level 0: compact what an overwrite or dropped writer compactions left on

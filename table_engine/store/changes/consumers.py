@@ -5,6 +5,13 @@ snapshot the consumer will read. Snapshot (and changelog) expiry never removes i
 Consumers expire when their file was not modified for ``consumer.expiration-time`` (checked by writers at commit
 time and by :func:`expire_consumers`). Writes overwrite atomically (temp file + rename), so readers never see a
 torn file; a garbled file is retried briefly (another writer may be replacing it) and then reported.
+
+Commit pins (:mod:`table_engine.store.committing.pins`) are consumer files too, ``consumer-__commit-pin-<uuid>``: a
+committer's hold on the snapshot it builds on, for the duration of one commit attempt. Being consumer files, they
+hold back every expiry that honours consumers, Paimon Java's included. They are not consumers of the table's data:
+:meth:`ConsumerManager.all` and everything built on it (``$consumers``, clear, reset, consumer expiry) leave them
+out, and :meth:`ConsumerManager.min_next_snapshot` counts a pin only while it is younger than
+:data:`COMMIT_PIN_LIFETIME_MS` (a crashed committer's pin is deleted after that).
 """
 
 from __future__ import annotations
@@ -15,14 +22,21 @@ import re
 import time
 from dataclasses import dataclass
 
+from table_engine import clock
 from table_engine.errors import ConsumerError, CorruptMetadataError
 from table_engine.io.file_io import FileIO
 
-__all__ = ["CONSUMER_PREFIX", "Consumer", "ConsumerManager"]
+__all__ = ["COMMIT_PIN_LIFETIME_MS", "COMMIT_PIN_PREFIX", "CONSUMER_PREFIX", "Consumer", "ConsumerManager",
+           "is_commit_pin"]
 
 log = logging.getLogger(__name__)
 
 CONSUMER_PREFIX = "consumer-"
+COMMIT_PIN_PREFIX = "__commit-pin-"
+"""Consumer ids of commit pins (see the module docstring)."""
+COMMIT_PIN_LIFETIME_MS = 10 * 60 * 1000
+"""A commit pin older than this (by its file's modification time) no longer holds expiry back and is deleted; a
+committer never publishes on a pin older than half of it (:mod:`table_engine.store.committing.pins`)."""
 _READ_RETRIES = 5
 _INVALID_ID = re.compile(r"[/\\]|^\s*$")
 
@@ -72,8 +86,19 @@ class ConsumerManager:
         return {c.consumer_id: c.next_snapshot for c in self.all()}
 
     def min_next_snapshot(self) -> int | None:
-        """The smallest ``nextSnapshot`` over all consumers (None without consumers)."""
-        values = [c.next_snapshot for c in self.all()]
+        """The smallest ``nextSnapshot`` over all consumers and live commit pins (None without either): what
+        expiry must keep. Commit pins older than :data:`COMMIT_PIN_LIFETIME_MS` are deleted instead of counted."""
+        stale_before = clock.now_millis() - COMMIT_PIN_LIFETIME_MS
+        values = []
+        for cid, mtime in self._ids(pins=True):
+            if is_commit_pin(cid) and mtime < stale_before:
+                log.warning("deleting commit pin %s of %s: older than its lifetime (a committer that stopped "
+                            "mid-commit)", cid, self.table_path)
+                self.file_io.try_delete(self.path(cid))
+                continue
+            c = self._read(cid, mtime)
+            if c is not None:
+                values.append(c.next_snapshot)
         return min(values) if values else None
 
     # ---- writing -----------------------------------------------------------------------------------------------
@@ -134,12 +159,15 @@ class ConsumerManager:
         return removed
 
     # ---- internals ---------------------------------------------------------------------------------------------
-    def _ids(self) -> list[tuple[str, int]]:
+    def _ids(self, pins: bool = False) -> list[tuple[str, int]]:
+        """(consumer id, modification time) of every consumer file; commit pins only with ``pins``."""
         out = []
         for st in self.file_io.list_status(self.directory):
             base = st.path.rstrip("/").rsplit("/", 1)[-1]
             if not st.is_dir and base.startswith(CONSUMER_PREFIX) and len(base) > len(CONSUMER_PREFIX):
-                out.append((base[len(CONSUMER_PREFIX):], st.mtime_millis))
+                cid = base[len(CONSUMER_PREFIX):]
+                if pins or not is_commit_pin(cid):
+                    out.append((cid, st.mtime_millis))
         out.sort()
         return out
 
@@ -162,9 +190,17 @@ class ConsumerManager:
         return None  # pragma: no cover
 
 
+def is_commit_pin(consumer_id: str) -> bool:
+    """Whether ``consumer_id`` names a commit pin, not a consumer."""
+    return consumer_id.startswith(COMMIT_PIN_PREFIX)
+
+
 def _check_id(consumer_id: str) -> None:
     if not isinstance(consumer_id, str) or _INVALID_ID.search(consumer_id):
         raise ConsumerError(f"invalid consumer id {consumer_id!r}")
+    if is_commit_pin(consumer_id):
+        raise ConsumerError(f"invalid consumer id {consumer_id!r}: the prefix {COMMIT_PIN_PREFIX!r} is reserved for "
+                            "commit pins")
 
 
 def _check_next(next_snapshot: int) -> None:

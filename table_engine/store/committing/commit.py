@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from table_engine import clock
+from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.features import Op, require
 from table_engine.format.bucket import POSTPONE_BUCKET
@@ -39,13 +40,13 @@ from table_engine.format.snapshot import (
     Snapshot,
     read_snapshot,
     snapshot_properties,
-    try_publish_snapshot,
 )
 from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.pins import BasePin
 from table_engine.store.committing.row_tracking import assign_row_tracking, next_row_id_start
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
@@ -105,6 +106,9 @@ class FileStoreCommit:
         """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.dropped_compactions: set[tuple[bytes, int]] = set()
         """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
+        self.published_files: set[str] = set()
+        """Names of the files (data, changelog, index) that the last :meth:`commit` published: a caller that
+        aborts its writer after a failure keeps these (``TableWrite.abort(keep=...)``)."""
 
     # ---- public ------------------------------------------------------------------------------------------------
     def commit(
@@ -130,6 +134,7 @@ class FileStoreCommit:
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
                              self.opts.partition_default_name(), self.ctx.table_path)
         self.dropped_compactions = set()
+        self.published_files = set()
         done = self._already_committed(commit_identifier)
         if done == EXPIRED:
             return None  # committed in a snapshot that expired since (a restarted job re-sent it)
@@ -145,25 +150,36 @@ class FileStoreCommit:
             compaction = self._one_compaction_per_bucket(compaction)
             if not compaction:
                 return self._commit_one(data, commit_identifier, None, properties, allow_empty)
-            live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
             try:
+                live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
                 self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
-            except CommitConflictError as e:
-                if self.ctx.schema.primary_keys:
-                    raise
-                # append tables: concurrent writers compact the same small files; the data stands on its own
-                log.warning("append compaction dropped, committing the new data only: %s", e)
+            except (CommitConflictError, FileNotFoundError) as e:
+                # a concurrent compaction (and an expiry: the metadata read vanished) changed the files this
+                # writer compacted: the data stands on its own, unless the compaction makes its changelog
+                if not self._compaction_optional():
+                    raise CommitConflictError(f"commit to {self.ctx.table_path}: the writer's compaction conflicts "
+                                              f"with a concurrent commit ({e}); write again") from None
+                log.warning("writer's compaction dropped, committing the new data only: %s", e)
+                self.dropped_compactions.update((m.partition, m.bucket) for m in compaction)
                 self.abort(compaction)
                 return self._commit_one(data, commit_identifier, None, properties, allow_empty)
             appended = self._commit_one(data, commit_identifier, None, properties, allow_empty)
             try:
                 return self._commit_one(compaction, commit_identifier, None, properties, False) or appended
-            except CommitConflictError as e:
+            except Exception as e:  # the data is published: its compaction is optional, its failure is not the write's
                 log.warning("compaction dropped, the new data is committed in snapshot %s: %s", appended, e)
                 self.dropped_compactions.update((m.partition, m.bucket) for m in compaction)
-                self.abort(compaction)
+                self.abort(compaction)  # deletes nothing if the compaction's publication may have happened
                 return appended
         return self._commit_one(messages, commit_identifier, overwrite, properties, allow_empty)
+
+    def _compaction_optional(self) -> bool:
+        """Whether a writer's compaction may be dropped and its data committed alone: always for append tables;
+        for primary-key tables unless the compaction produces the changelog (``lookup``, ``full-compaction``),
+        which consumers would then miss (the write is planned again instead, see ``Table.write``)."""
+        if not self.ctx.schema.primary_keys:
+            return True
+        return self.opts.changelog_producer() in (ChangelogProducer.NONE, ChangelogProducer.INPUT)
 
     def _one_compaction_per_bucket(self, compaction: list[CommitMessage]) -> list[CommitMessage]:
         """Writers that compacted the same bucket each assumed they own it: none of their compactions is kept."""
@@ -235,14 +251,16 @@ class FileStoreCommit:
         while True:
             written: list[str] = []
             try:
-                sid = self._try_once(delta, entries, index_changes, kind, identifier, overwrite, messages,
-                                     properties, written, changelog)
+                with BasePin(self.ctx.file_io, self.ctx.table_path) as pin:  # before the base is read: see pins.py
+                    sid = self._try_once(pin, delta, entries, index_changes, kind, identifier, overwrite, messages,
+                                         properties, written, changelog)
             except CommitOutcomeUnknownError:
                 raise
             except BaseException:
                 self._delete_manifests(written)
                 raise
             if sid is not None:
+                self.published_files.update(_file_names(messages))
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(identifier, kind)
@@ -259,17 +277,17 @@ class FileStoreCommit:
                     f"taking the next snapshot id (commit.max-retries = {retries})")
             self._backoff(attempt)
 
-    def _try_once(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
+    def _try_once(self, pin: BasePin, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
                   index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
                   overwrite: Overwrite | None, messages: Sequence[CommitMessage],
                   properties: Mapping[str, str] | None, written: list[str],
                   changelog: _Changelog | None = None) -> int | None:
-        latest = self.ctx.latest_snapshot(exact=True)  # the id to publish must follow the real newest snapshot
+        latest = pin.latest()  # the id to publish must follow the real newest snapshot, held by the pin
         if latest is not None:  # the capability gate on the snapshot this commit carries forward
             require(self.ctx.table_path, snapshot_features(latest),
                     Op.MAINTAIN if kind == CommitKind.COMPACT else Op.WRITE)
         try:
-            return self._try_on(latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
+            return self._try_on(pin, latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
                                 properties, written, changelog)
         except FileNotFoundError as e:
             now = self.ctx.latest_snapshot(exact=True)
@@ -280,8 +298,9 @@ class FileStoreCommit:
                      latest.id, self.ctx.table_path, e, now.id)
             return None
 
-    def _try_on(self, latest: Snapshot | None, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
-                index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
+    def _try_on(self, pin: BasePin, latest: Snapshot | None, delta: list[ManifestFileMeta],
+                entries: list[ManifestEntry], index_changes: list[IndexManifestEntry], kind: CommitKind,
+                identifier: int,
                 overwrite: Overwrite | None, messages: Sequence[CommitMessage],
                 properties: Mapping[str, str] | None, written: list[str],
                 changelog: _Changelog | None) -> int | None:
@@ -348,7 +367,7 @@ class FileStoreCommit:
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION, next_row_id=next_row_id,
         )
-        if self._publish(snapshot):
+        if self._publish(pin, snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
             self._user_commits.published(new_id, identifier, kind)
             return new_id
@@ -357,14 +376,15 @@ class FileStoreCommit:
                  self.lost_races)
         return None
 
-    def _publish(self, snapshot: Snapshot) -> bool:
-        """:func:`try_publish_snapshot`; when the request fails (the store's retries exhausted), its outcome is
-        found out by reading ``snapshot-<id>`` back: ours (same manifest list, a fresh UUID) means published, another
-        committer's means a lost race, none means not published (the error is raised). If even that read fails, the
-        outcome is unknown: :class:`CommitOutcomeUnknownError`, and nothing of this commit may be deleted."""
+    def _publish(self, pin: BasePin, snapshot: Snapshot) -> bool:
+        """:meth:`BasePin.publish` (an atomic create, within the pin's budget); when the request fails (the store's
+        retries exhausted), its outcome is found out by reading ``snapshot-<id>`` back: ours (same manifest list, a
+        fresh UUID) means published, another committer's means a lost race, none means not published (the error is
+        raised). If even that read fails, the outcome is unknown: :class:`CommitOutcomeUnknownError`, and nothing
+        of this commit may be deleted."""
         fio, tp = self.ctx.file_io, self.ctx.table_path
         try:
-            return try_publish_snapshot(fio, tp, snapshot)
+            return pin.publish(snapshot)
         except OSError as e:
             try:
                 found = read_snapshot(fio, tp, snapshot.id)
@@ -549,6 +569,16 @@ def _compaction_part(m: CommitMessage) -> CommitMessage:
                          compact_after=m.compact_after, compact_changelog_files=m.compact_changelog_files,
                          new_index_files=[i for i in m.new_index_files if _is_dv(i)],
                          deleted_index_files=[i for i in m.deleted_index_files if _is_dv(i)])
+
+
+def _file_names(messages: Sequence[CommitMessage]) -> set[str]:
+    """Names of the files the messages add: data, changelog and index files."""
+    out: set[str] = set()
+    for m in messages:
+        out.update(f.file_name for f in (*m.new_files, *m.compact_after, *m.changelog_files,
+                                         *m.compact_changelog_files))
+        out.update(i.file_name for i in m.new_index_files)
+    return out
 
 
 def _is_dv(i: IndexFileMeta) -> bool:

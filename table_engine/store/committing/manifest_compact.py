@@ -25,12 +25,11 @@ from table_engine.format.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
     CommitKind,
     Snapshot,
-    latest_snapshot,
-    try_publish_snapshot,
 )
 from table_engine.io.paths import manifest_dir, new_manifest_list_name
 from table_engine.store.committing.commit import WRITER_VERSION
 from table_engine.store.committing.manifests import write_manifest_files
+from table_engine.store.committing.pins import BasePin
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.context import StoreContext
 
@@ -62,25 +61,38 @@ def compact_manifest(ctx: StoreContext, commit_user: str, dry_run: bool = False)
     fio, tp = ctx.file_io, ctx.table_path
     target = ctx.options.manifest_target_file_size()
     for attempt in range(_TRIES):
-        latest = latest_snapshot(fio, tp)
-        if latest is None:
+        with BasePin(fio, tp) as pin:  # before the base is read (see pins.py)
+            published, result = _attempt(ctx, pin, commit_user, dry_run, target)
+        if result is None:
             return ManifestCompactResult()
-        metas = _data_manifests(ctx, latest)
-        small = sum(1 for m in metas if m.file_size < target)
-        deletes = sum(m.num_deleted_files for m in metas)
-        result = ManifestCompactResult(based_on=latest.id, manifests_before=len(metas), delete_entries=deletes,
-                                       small_manifests=small, needed=deletes > 0 or small > 1)
-        if not result.needed or dry_run:
+        if published or not result.needed or dry_run:
             return result
-        published = _try(ctx, latest, metas, commit_user, result)
-        if published:
-            log.info("compacted the %d manifests of snapshot %d of %s into %d (snapshot %d)", len(metas), latest.id,
-                     tp, result.manifests_after, result.snapshot_id)
-            return result
+        assert result.based_on is not None
         log.info("manifest compaction of %s lost snapshot id %d to another commit; retrying (%d)", tp,
-                 latest.id + 1, attempt + 1)
+                 result.based_on + 1, attempt + 1)
     raise CommitConflictError(f"compact-manifest of {tp}: other commits took the next snapshot id {_TRIES} times; "
                               "nothing was committed, run it again")
+
+
+def _attempt(ctx: StoreContext, pin: BasePin, commit_user: str, dry_run: bool,
+             target: int) -> tuple[bool, ManifestCompactResult | None]:
+    """One attempt on the pinned latest snapshot: (published, result), result None for a table without snapshots."""
+    tp = ctx.table_path
+    latest = pin.latest()
+    if latest is None:
+        return False, None
+    metas = _data_manifests(ctx, latest)
+    small = sum(1 for m in metas if m.file_size < target)
+    deletes = sum(m.num_deleted_files for m in metas)
+    result = ManifestCompactResult(based_on=latest.id, manifests_before=len(metas), delete_entries=deletes,
+                                   small_manifests=small, needed=deletes > 0 or small > 1)
+    if not result.needed or dry_run:
+        return False, result
+    published = _try(ctx, pin, latest, metas, commit_user, result)
+    if published:
+        log.info("compacted the %d manifests of snapshot %d of %s into %d (snapshot %d)", len(metas), latest.id,
+                 tp, result.manifests_after, result.snapshot_id)
+    return published, result
 
 
 def _data_manifests(ctx: StoreContext, snap: Snapshot) -> list[ManifestFileMeta]:
@@ -90,7 +102,7 @@ def _data_manifests(ctx: StoreContext, snap: Snapshot) -> list[ManifestFileMeta]
     return out
 
 
-def _try(ctx: StoreContext, latest: Snapshot, metas: list[ManifestFileMeta], commit_user: str,
+def _try(ctx: StoreContext, pin: BasePin, latest: Snapshot, metas: list[ManifestFileMeta], commit_user: str,
          result: ManifestCompactResult) -> bool:
     fio, tp = ctx.file_io, ctx.table_path
     mdir = manifest_dir(tp)
@@ -118,7 +130,7 @@ def _try(ctx: StoreContext, latest: Snapshot, metas: list[ManifestFileMeta], com
         statistics=latest.statistics, base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
         properties=scoped_properties(), next_row_id=latest.next_row_id, writer_version=WRITER_VERSION)
     # a failed publish request may still have published: its files are then left for orphan cleaning, never deleted
-    if try_publish_snapshot(fio, tp, snapshot):
+    if pin.publish(snapshot):
         result.snapshot_id, result.manifests_after, result.written = snapshot.id, len(new), written
         return True
     _delete(ctx, written)

@@ -25,12 +25,11 @@ from table_engine.format.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
     CommitKind,
     Snapshot,
-    latest_snapshot,
-    try_publish_snapshot,
 )
 from table_engine.io.paths import manifest_dir, new_manifest_list_name
 from table_engine.store.committing.commit import WRITER_VERSION
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.pins import BasePin
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs
@@ -81,15 +80,16 @@ def remove_unexisting_files(ctx: StoreContext, commit_user: str, dry_run: bool =
     metadata (see the module)."""
     fio, tp = ctx.file_io, ctx.table_path
     for attempt in range(_TRIES):
-        latest = latest_snapshot(fio, tp)
-        if latest is None:
-            return UnexistingResult()
-        missing = missing_data_files(ctx, live_entries(fio, tp, latest))
-        result = UnexistingResult(based_on=latest.id, paths=[p for p, _ in missing],
-                                  rows=sum(e.file.row_count for _, e in missing))
-        if not missing or dry_run:
-            return result
-        sid = _try(ctx, latest, [e for _, e in missing], commit_user, result.rows)
+        with BasePin(fio, tp) as pin:  # before the base is read (see pins.py)
+            latest = pin.latest()
+            if latest is None:
+                return UnexistingResult()
+            missing = missing_data_files(ctx, live_entries(fio, tp, latest))
+            result = UnexistingResult(based_on=latest.id, paths=[p for p, _ in missing],
+                                      rows=sum(e.file.row_count for _, e in missing))
+            if not missing or dry_run:
+                return result
+            sid = _try(ctx, pin, latest, [e for _, e in missing], commit_user, result.rows)
         if sid is not None:
             result.snapshot_id = sid
             log.info("removed %d missing data files (%d rows) of %s from its metadata in snapshot %d", len(missing),
@@ -101,7 +101,7 @@ def remove_unexisting_files(ctx: StoreContext, commit_user: str, dry_run: bool =
                               "times; nothing was committed, run it again")
 
 
-def _try(ctx: StoreContext, latest: Snapshot, missing: list[ManifestEntry], commit_user: str,
+def _try(ctx: StoreContext, pin: BasePin, latest: Snapshot, missing: list[ManifestEntry], commit_user: str,
          rows: int) -> int | None:
     fio, tp = ctx.file_io, ctx.table_path
     mdir = manifest_dir(tp)
@@ -135,7 +135,7 @@ def _try(ctx: StoreContext, latest: Snapshot, missing: list[ManifestEntry], comm
         base_manifest_list_size=base_size, delta_manifest_list_size=delta_size, watermark=latest.watermark,
         next_row_id=latest.next_row_id, properties=scoped_properties(), writer_version=WRITER_VERSION)
     # a failed publish request may still have published: its files are then left for orphan cleaning, never deleted
-    if try_publish_snapshot(fio, tp, snapshot):
+    if pin.publish(snapshot):
         return snapshot.id
     _delete(ctx, written)
     return None

@@ -15,7 +15,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -294,14 +294,21 @@ class TableWrite:
             self._input_parts = set()
         return [messages[k] for k in sorted(messages)]
 
-    def abort(self) -> None:
-        """Delete every file this writer created (for a task that will not commit)."""
+    def abort(self, keep: Collection[str] = ()) -> None:
+        """Delete every file this writer created (for a task that will not commit), except the files named in
+        ``keep``: those a commit published before it failed (``FileStoreCommit.published_files``)."""
         for p in self._written:
-            self.ctx.file_io.try_delete(p)
+            if p.rsplit("/", 1)[-1] not in keep:
+                self.ctx.file_io.try_delete(p)
         self._written = []
         self._buffer = []
         if self._spill is not None:
             self._spill.clear()
+
+    @property
+    def base_snapshot_id(self) -> int | None:
+        """The snapshot this writer restored its buckets from (None before its first write or on an empty table)."""
+        return self._base_snapshot_id
 
     def written_paths(self) -> list[str]:
         return list(self._written)
