@@ -47,8 +47,10 @@ class MaintenanceSurface(WriteSurface):
         ``'0-99,200-299'`` text (a bucket outside ``[0, bucket)`` is a CommandError). With
         ``compaction.skip-expired-partitions`` partitions already expired by ``partition.expiration-time``
         (``values-time``) are left out (:mod:`table_engine.store.compaction.select`). Buckets are compacted
-        concurrently; a concurrent commit that removed an input file raises CommitConflictError and leaves the table
-        as it was. ``properties``: a string map stored in the COMPACT snapshot's ``properties`` (Paimon 1.2).
+        concurrently; when a concurrent commit (and expiry) replaced an input file while it ran, the compaction is
+        planned again on the newer snapshot, and after a few such attempts it raises CommitConflictError (retryable)
+        and leaves the table as it was. ``properties``: a string map stored in the COMPACT snapshot's
+        ``properties`` (Paimon 1.2).
         Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
         makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """

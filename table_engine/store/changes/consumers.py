@@ -85,10 +85,11 @@ class ConsumerManager:
         """Consumer id -> next snapshot id."""
         return {c.consumer_id: c.next_snapshot for c in self.all()}
 
-    def min_next_snapshot(self) -> int | None:
+    def min_next_snapshot(self, now_millis: int | None = None) -> int | None:
         """The smallest ``nextSnapshot`` over all consumers and live commit pins (None without either): what
-        expiry must keep. Commit pins older than :data:`COMMIT_PIN_LIFETIME_MS` are deleted instead of counted."""
-        stale_before = clock.now_millis() - COMMIT_PIN_LIFETIME_MS
+        expiry must keep. Commit pins older than :data:`COMMIT_PIN_LIFETIME_MS` at ``now_millis`` (default: the
+        engine's clock) are deleted instead of counted."""
+        stale_before = (clock.now_millis() if now_millis is None else now_millis) - COMMIT_PIN_LIFETIME_MS
         values = []
         for cid, mtime in self._ids(pins=True):
             if is_commit_pin(cid) and mtime < stale_before:

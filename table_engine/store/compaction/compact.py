@@ -99,6 +99,9 @@ from table_engine.store.reading.scan import live_entries
 
 log = logging.getLogger(__name__)
 
+_REPLANS = 5
+"""How often a dedicated compaction is planned again when concurrent commits changed its input while it ran."""
+
 _COMPACT_THREADS = min(4, os.cpu_count() or 1)
 #: rows per chunk a streaming compaction reads from each sorted run (memory: runs x chunk + one output file)
 STREAM_CHUNK_ROWS = 65536
@@ -378,14 +381,29 @@ def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False
     """Compact every bucket (of the selected partitions, of ``buckets`` only when given) and commit (with snapshot
     ``properties``); the COMPACT snapshot id, or None."""
     snapshot_properties(properties)  # bad properties fail before anything is written
-    messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms, buckets)
-    if not messages:
-        return None
-    try:
-        return commit.commit(messages, properties=properties)
-    except BaseException:
-        commit.abort(messages)
-        raise
+    for attempt in range(1, _REPLANS + 1):
+        base = ctx.latest_snapshot()
+        messages: list[CommitMessage] = []
+        try:
+            messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms, buckets)
+            if not messages:
+                return None
+            return commit.commit(messages, properties=properties)
+        except (CommitConflictError, FileNotFoundError) as e:
+            commit.abort(messages)
+            now = ctx.latest_snapshot()
+            if now is None or base is None or now.id == base.id:
+                raise  # nothing moved: a file of the table itself is missing (or a real conflict)
+            if attempt == _REPLANS:
+                raise CommitConflictError(
+                    f"compaction of {ctx.table_path}: concurrent commits changed its input {attempt} times while it "
+                    f"ran ({e}); nothing was committed, run it again") from None
+            log.info("compaction of %s planned again on snapshot %d: its input changed under it (%s)",
+                     ctx.table_path, now.id, e)
+        except BaseException:
+            commit.abort(messages)
+            raise
+    return None  # pragma: no cover (the loop returns or raises)
 
 
 def compact_invisible_level0(ctx: StoreContext, new_commit: Callable[[], FileStoreCommit], sid: int | None,

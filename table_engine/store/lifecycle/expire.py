@@ -190,7 +190,7 @@ def _expire_snapshots(ctx: StoreContext, cfg: ExpireConfig, now: int, result: Ex
     low = max(latest - cfg.retain_max + 1, earliest)
     max_exclusive = latest - cfg.retain_min + 1
     if not cfg.consumer_changelog_only:
-        consumer_min = ConsumerManager(fio, tp).min_next_snapshot()
+        consumer_min = ConsumerManager(fio, tp).min_next_snapshot(now)
         if consumer_min is not None:
             max_exclusive = min(max_exclusive, consumer_min)
     max_exclusive = min(max_exclusive, earliest + cfg.max_deletes)
@@ -324,7 +324,7 @@ def expire_changelogs(ctx: StoreContext, cfg: ExpireConfig, now: int, result: Ex
         return
     low = max(latest - cfg.changelog_retain_max + 1, first)
     max_exclusive = latest - cfg.changelog_retain_min + 1
-    consumer_min = ConsumerManager(fio, tp).min_next_snapshot()
+    consumer_min = ConsumerManager(fio, tp).min_next_snapshot(now)
     if consumer_min is not None:
         max_exclusive = min(max_exclusive, consumer_min)
     max_exclusive = min(max_exclusive, first + cfg.max_deletes, last)
