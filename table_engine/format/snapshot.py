@@ -253,7 +253,7 @@ def list_snapshot_ids(file_io: FileIO, table_path: str) -> list[int]:
     return ids
 
 
-def _probe_latest(file_io: FileIO, table_path: str) -> int | None:
+def _probe_latest(file_io: FileIO, table_path: str, hint: int | None = None) -> int | None:
     """Id of the newest snapshot from the LATEST hint, in a constant number of requests: read the hint, then probe
     ``snapshot-<hint+1>``, ``<hint+2>``... (a stale hint only costs one probe per missing step) until one is absent.
     None if there is no hint or the hint's snapshot is gone (expired): the caller lists the directory.
@@ -262,8 +262,10 @@ def _probe_latest(file_io: FileIO, table_path: str) -> int | None:
     reads it); since committers publish ids contiguously and expiry deletes snapshots in ascending order, ``n``
     present after ``n+1`` absent means ``n`` was the newest snapshot at that moment. ``snapshot-<n+2>`` is probed
     too: if it exists, ``n`` is a leftover below a gap (its deletion failed, or an expiry deleted out of order) and
-    a commit on it would publish ``n+1`` again outside the table's history; the directory is listed then."""
-    hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
+    a commit on it would publish ``n+1`` again outside the table's history; the directory is listed then.
+    ``hint``: the hint's value when the caller has just read it (a committer's pin did)."""
+    if hint is None:
+        hint = _read_hint(file_io, f"{snapshot_dir(table_path)}/LATEST")
     if hint is None or hint <= 0:
         return None
     sid = hint
@@ -290,11 +292,12 @@ def latest_snapshot_id(file_io: FileIO, table_path: str, exact: bool = False) ->
     return ids[-1] if ids else None
 
 
-def find_latest_snapshot(file_io: FileIO, table_path: str) -> Snapshot | None:
+def find_latest_snapshot(file_io: FileIO, table_path: str, hint: int | None = None) -> Snapshot | None:
     """The newest snapshot, read in a constant number of requests (GET LATEST, HEAD of the next two ids, GET of the
     snapshot, which also verifies it after its successor was seen absent; see :func:`_probe_latest`). Committers
-    use it to choose the id they publish; object stores bill per request."""
-    sid = _probe_latest(file_io, table_path)
+    use it to choose the id they publish; object stores bill per request. ``hint``: the ``LATEST`` hint's value
+    if the caller has just read it (saves its GET)."""
+    sid = _probe_latest(file_io, table_path, hint)
     if sid is not None:
         try:
             return read_snapshot(file_io, table_path, sid)
@@ -344,10 +347,25 @@ def try_publish_snapshot(file_io: FileIO, table_path: str, snapshot: Snapshot) -
     if not file_io.write_if_absent(snapshot_path(table_path, snapshot.id), snapshot.to_json().encode("utf-8")):
         return False
     directory = snapshot_dir(table_path)
-    _write_hint(file_io, f"{directory}/LATEST", snapshot.id)
+    _advance_latest_hint(file_io, table_path, snapshot.id)
     if snapshot.id == FIRST_SNAPSHOT_ID:
         _write_hint(file_io, f"{directory}/EARLIEST", snapshot.id)
     return True
+
+
+def _advance_latest_hint(file_io: FileIO, table_path: str, snapshot_id: int) -> None:
+    """Point the ``LATEST`` hint at ``snapshot_id``, just published, and keep it from staying behind: without a
+    compare-and-set, this write can land after the write of a committer that published a newer snapshot in the
+    meantime; a committer that finds its successor published after its write therefore puts the newest id back.
+    So the hint moves back only for the moment between such a write and its repair, and only to an id that was
+    the newest when it was published (never to a stray: ids are never reused, see
+    :mod:`table_engine.store.committing.pins`); readers probe forward from it either way."""
+    path = f"{snapshot_dir(table_path)}/LATEST"
+    _write_hint(file_io, path, snapshot_id)
+    if file_io.is_file(snapshot_path(table_path, snapshot_id + 1)):
+        newest = latest_snapshot_id(file_io, table_path)
+        if newest is not None and newest > snapshot_id:
+            _write_hint(file_io, path, newest)
 
 
 def snapshot_at_or_before_time(file_io: FileIO, table_path: str, millis: int) -> Snapshot | None:

@@ -320,6 +320,18 @@ class S3FileIO(FileIO):
         """A stream buffered in memory and uploaded when closed (multipart above the client's chunk size)."""
         return pa.PythonFile(_UploadOnClose(self, path), mode="w")
 
+    def try_delete(self, path: str) -> None:
+        """Delete the object ``path`` if it is there, in one DELETE (an absent key is no error on S3); a failure is
+        ignored, as :meth:`FileIO.try_delete` (a file, never a prefix: what callers of it delete)."""
+        import obstore
+
+        store, key = self._locate(path)
+        self._written.pop(path, None)
+        try:
+            obstore.delete(store, key)
+        except Exception:  # noqa: BLE001 - best effort by contract
+            pass
+
     def delete(self, path: str, recursive: bool = False) -> bool:
         import obstore
 

@@ -52,9 +52,9 @@ class BasePin:
         self.table_path = table_path.rstrip("/")
         self._consumers = ConsumerManager(file_io, self.table_path)
         self.pin_id = f"{COMMIT_PIN_PREFIX}{uuid.uuid4().hex}"
-        self.floor = max(latest_hint(file_io, self.table_path) or 1, 1)
+        self._hint = latest_hint(file_io, self.table_path)
         self._written_at = time.monotonic()
-        self._write(self.floor)
+        self._write(max(self._hint or 1, 1))
 
     def __enter__(self) -> BasePin:
         return self
@@ -64,8 +64,10 @@ class BasePin:
 
     def latest(self) -> Snapshot | None:
         """The newest snapshot, at or above the pin (the pin is lowered to it first if the hint was ahead)."""
+        hint, self._hint = self._hint, None  # the hint read before the pin: read again only on a second probe
         while True:
-            snap = find_latest_snapshot(self.file_io, self.table_path)
+            snap = find_latest_snapshot(self.file_io, self.table_path, hint)
+            hint = None
             if snap is None or snap.id >= self.floor:
                 return snap
             log.info("LATEST hint of %s was ahead of snapshot %d: pinning that", self.table_path, snap.id)
