@@ -359,7 +359,7 @@ def _advance_latest_hint(file_io: FileIO, table_path: str, snapshot_id: int) -> 
     meantime; a committer that finds its successor published after its write therefore puts the newest id back.
     So the hint moves back only for the moment between such a write and its repair, and only to an id that was
     the newest when it was published (never to a stray: ids are never reused, see
-    :mod:`table_engine.store.committing.pins`); readers probe forward from it either way."""
+    :mod:`table_engine.store.pins`); readers probe forward from it either way."""
     path = f"{snapshot_dir(table_path)}/LATEST"
     _write_hint(file_io, path, snapshot_id)
     if file_io.is_file(snapshot_path(table_path, snapshot_id + 1)):

@@ -36,6 +36,7 @@ from table_engine.format.snapshot import (
 from table_engine.format.tag_file import list_tag_names, read_tag, tag_dir, tag_path
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_of, branch_path, table_root
+from table_engine.store.pins import HistoryFence
 
 __all__ = ["BranchInfo", "BranchManager", "branch_roots", "check_branch_name"]
 
@@ -188,6 +189,12 @@ class BranchManager:
         if earliest is None or latest is None:
             raise BranchError(f"Cannot fast forward branch {name}, because it does not have snapshot.")
         first_schema = read_snapshot(self.file_io, src, earliest).schema_id
+        with HistoryFence(self.file_io, self.path, "fast-forward"):  # no commit publishes while history is rewritten
+            self._replace_history(src, earliest, first_schema, latest)
+        log.info("fast-forwarded %s of %s to branch %s (snapshot %d)", self.current, self.table_path, name, latest)
+        return latest
+
+    def _replace_history(self, src: str, earliest: int, first_schema: int, latest: int) -> None:
         fio, me = self.file_io, self.path
         doomed = [snapshot_path(me, i) for i in list_snapshot_ids(fio, me) if i >= earliest]
         doomed += [schema_path(me, i) for i in list_schema_ids(fio, me) if i >= first_schema]
@@ -207,8 +214,6 @@ class BranchManager:
         fio.overwrite_hint(f"{snapshot_dir(me)}/LATEST", str(latest).encode("ascii"))
         first = min(list_snapshot_ids(fio, me), default=earliest)
         fio.overwrite_hint(f"{snapshot_dir(me)}/EARLIEST", str(first).encode("ascii"))
-        log.info("fast-forwarded %s of %s to branch %s (snapshot %d)", self.current, self.table_path, name, latest)
-        return latest
 
     def is_fast_forwarded(self, name: str) -> bool:
         """Whether a fast-forward to ``name`` is done: the current line's latest snapshot is the branch's latest one,

@@ -6,12 +6,11 @@ Consumers expire when their file was not modified for ``consumer.expiration-time
 time and by :func:`expire_consumers`). Writes overwrite atomically (temp file + rename), so readers never see a
 torn file; a garbled file is retried briefly (another writer may be replacing it) and then reported.
 
-Commit pins (:mod:`table_engine.store.committing.pins`) are consumer files too, ``consumer-__commit-pin-<uuid>``: a
-committer's hold on the snapshot it builds on, for the duration of one commit attempt. Being consumer files, they
-hold back every expiry that honours consumers, Paimon Java's included. They are not consumers of the table's data:
-:meth:`ConsumerManager.all` and everything built on it (``$consumers``, clear, reset, consumer expiry) leave them
-out, and :meth:`ConsumerManager.min_next_snapshot` counts a pin only while it is younger than
-:data:`COMMIT_PIN_LIFETIME_MS` (a crashed committer's pin is deleted after that).
+Commit pins and the history fence (:mod:`table_engine.store.pins`) are consumer files with reserved ids
+(:mod:`table_engine.format.consumer_file`). They are not consumers of the table's data: :meth:`ConsumerManager.all`
+and everything built on it (``$consumers``, clear, reset, consumer expiry) leave them out, and
+:meth:`ConsumerManager.min_next_snapshot` counts one only while it is younger than its lifetime (a crashed
+committer's pin is deleted after that).
 """
 
 from __future__ import annotations
@@ -20,37 +19,26 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass
 
 from table_engine import clock
 from table_engine.errors import ConsumerError, CorruptMetadataError
+from table_engine.format.consumer_file import (
+    COMMIT_PIN_LIFETIME_MS,
+    CONSUMER_PREFIX,
+    RESERVED_PREFIX,
+    Consumer,
+    consumer_dir,
+    consumer_path,
+    is_reserved,
+)
 from table_engine.io.file_io import FileIO
 
-__all__ = ["COMMIT_PIN_LIFETIME_MS", "COMMIT_PIN_PREFIX", "CONSUMER_PREFIX", "Consumer", "ConsumerManager",
-           "is_commit_pin"]
+__all__ = ["CONSUMER_PREFIX", "Consumer", "ConsumerManager"]
 
 log = logging.getLogger(__name__)
 
-CONSUMER_PREFIX = "consumer-"
-COMMIT_PIN_PREFIX = "__commit-pin-"
-"""Consumer ids of commit pins (see the module docstring)."""
-COMMIT_PIN_LIFETIME_MS = 10 * 60 * 1000
-"""A commit pin older than this (by its file's modification time) no longer holds expiry back and is deleted; a
-committer never publishes on a pin older than half of it (:mod:`table_engine.store.committing.pins`)."""
 _READ_RETRIES = 5
 _INVALID_ID = re.compile(r"[/\\]|^\s*$")
-
-
-@dataclass(frozen=True)
-class Consumer:
-    """A ``consumer/consumer-<id>`` file: the next snapshot the consumer reads."""
-
-    consumer_id: str
-    next_snapshot: int
-    modified_millis: int = 0
-
-    def to_json(self) -> str:
-        return f'{{\n  "nextSnapshot" : {self.next_snapshot}\n}}'
 
 
 class ConsumerManager:
@@ -62,10 +50,10 @@ class ConsumerManager:
 
     @property
     def directory(self) -> str:
-        return f"{self.table_path}/consumer"
+        return consumer_dir(self.table_path)
 
     def path(self, consumer_id: str) -> str:
-        return f"{self.directory}/{CONSUMER_PREFIX}{consumer_id}"
+        return consumer_path(self.table_path, consumer_id)
 
     # ---- reading -----------------------------------------------------------------------------------------------
     def get(self, consumer_id: str) -> Consumer | None:
@@ -92,7 +80,7 @@ class ConsumerManager:
         stale_before = (clock.now_millis() if now_millis is None else now_millis) - COMMIT_PIN_LIFETIME_MS
         values = []
         for cid, mtime in self._ids(pins=True):
-            if is_commit_pin(cid) and mtime < stale_before:
+            if is_reserved(cid) and mtime < stale_before:
                 log.warning("deleting commit pin %s of %s: older than its lifetime (a committer that stopped "
                             "mid-commit)", cid, self.table_path)
                 self.file_io.try_delete(self.path(cid))
@@ -167,7 +155,7 @@ class ConsumerManager:
             base = st.path.rstrip("/").rsplit("/", 1)[-1]
             if not st.is_dir and base.startswith(CONSUMER_PREFIX) and len(base) > len(CONSUMER_PREFIX):
                 cid = base[len(CONSUMER_PREFIX):]
-                if pins or not is_commit_pin(cid):
+                if pins or not is_reserved(cid):
                     out.append((cid, st.mtime_millis))
         out.sort()
         return out
@@ -191,16 +179,11 @@ class ConsumerManager:
         return None  # pragma: no cover
 
 
-def is_commit_pin(consumer_id: str) -> bool:
-    """Whether ``consumer_id`` names a commit pin, not a consumer."""
-    return consumer_id.startswith(COMMIT_PIN_PREFIX)
-
-
 def _check_id(consumer_id: str) -> None:
     if not isinstance(consumer_id, str) or _INVALID_ID.search(consumer_id):
         raise ConsumerError(f"invalid consumer id {consumer_id!r}")
-    if is_commit_pin(consumer_id):
-        raise ConsumerError(f"invalid consumer id {consumer_id!r}: the prefix {COMMIT_PIN_PREFIX!r} is reserved for "
+    if is_reserved(consumer_id):
+        raise ConsumerError(f"invalid consumer id {consumer_id!r}: the prefix {RESERVED_PREFIX!r} is reserved for "
                             "commit pins")
 
 

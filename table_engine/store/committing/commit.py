@@ -46,13 +46,13 @@ from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
-from table_engine.store.committing.pins import BasePin
 from table_engine.store.committing.row_tracking import assign_row_tracking, next_row_id_start
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
 from table_engine.store.paths import data_file_path
+from table_engine.store.pins import BasePin
 from table_engine.store.reading.scan import live_entries
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,10 @@ and a long-lived changelog of that id (left by its expiry) is removed: the snaps
 
 Order: the target snapshot file exists first, then the LATEST hint points at it, newer snapshot files are deleted
 from the newest down, then tags and changelogs, and only then the files nothing references any more -- so no
-remaining snapshot or tag ever points at a deleted file. Rollback must not run concurrently with writers (a
-commit based on a removed snapshot could publish on top of the rolled-back table); concurrent readers of a
-removed snapshot may fail.
+remaining snapshot or tag ever points at a deleted file. Rollback holds the history fence
+(:class:`~table_engine.store.pins.HistoryFence`): it starts once the commits in flight have published or
+given up, and no commit publishes until it is done (a commit acknowledged before the rollback is rolled back with
+the rest; one that waited publishes on the target). Concurrent readers of a removed snapshot may fail.
 
 What stays (by the invariants of :mod:`~table_engine.store.lifecycle.file_refs`): everything the target uses -- and so
 everything older snapshots and tags need, which the target or an older tag holds -- plus what long-lived
@@ -40,6 +41,7 @@ from table_engine.format.snapshot import (
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
 from table_engine.store.lifecycle.tags import TagManager
+from table_engine.store.pins import HistoryFence
 
 __all__ = ["RollbackResult", "rollback_to"]
 
@@ -61,6 +63,11 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
     """Make snapshot ``snapshot_id`` (or the snapshot of ``tag``) the latest; see the module docstring."""
     if (snapshot_id is None) == (tag is None):
         raise TableEngineError("rollback needs exactly one of snapshot_id and tag")
+    with HistoryFence(ctx.file_io, ctx.table_path, "rollback"):  # no commit publishes while history is rewritten
+        return _rollback_to(ctx, snapshot_id, tag)
+
+
+def _rollback_to(ctx: StoreContext, snapshot_id: int | None, tag: str | None) -> RollbackResult:
     fio, tp = ctx.file_io, ctx.table_path
     tags = TagManager(ctx)
     target = tags.get_or_raise(tag).snapshot if tag is not None else _find(ctx, tags, snapshot_id)

@@ -29,10 +29,10 @@ from table_engine.format.snapshot import (
 from table_engine.io.paths import manifest_dir, new_manifest_list_name
 from table_engine.store.committing.commit import WRITER_VERSION
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
-from table_engine.store.committing.pins import BasePin
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs
+from table_engine.store.pins import BasePin
 from table_engine.store.reading.scan import live_entries
 
 __all__ = ["UnexistingResult", "missing_data_files", "remove_unexisting_files"]

@@ -149,3 +149,49 @@ def test_a_vanished_compaction_input_does_not_fail_the_write(catalog: Catalog, h
     sid = a.write(_rows(20, 30), maintain=False)
     assert sid is not None
     assert _ids(catalog.get_table("db.t")) == [*range(30), *range(200, 210)]
+
+
+def test_a_rollback_waits_for_a_commit_in_flight_which_then_publishes_on_the_target(catalog: Catalog,
+                                                                                     hooked: Any) -> None:
+    """A rollback that starts while a commit is between reading its base and publishing: the rollback waits for
+    the commit's pin; the commit sees the rollback's fence, does not publish on the history being rewritten, and
+    publishes on the rollback's target once it is done. The lineage stays contiguous."""
+    import threading
+
+    from table_engine.store import pins
+
+    catalog.create_table("db.t", SCHEMA)
+    a, r = catalog.get_table("db.t"), catalog.get_table("db.t")
+    for i in range(4):
+        r.write(_rows(i * 10, i * 10 + 10), maintain=False)
+    waiting = threading.Event()
+    original_wait = pins.HistoryFence._wait_for_pins
+
+    def signalling_wait(self: Any) -> None:
+        waiting.set()
+        original_wait(self)
+
+    hooked(pins.HistoryFence, "_wait_for_pins", signalling_wait)
+    result: dict[str, Any] = {}
+
+    def rollback() -> None:
+        result["rollback"] = r.rollback_to(2)
+
+    rollbacker = threading.Thread(target=rollback)
+
+    def start_rollback(self: FileStoreCommit, pin: Any, snapshot: Any) -> None:
+        result["a_built_on"] = snapshot.id - 1
+        rollbacker.start()
+        assert waiting.wait(30), "the rollback never started waiting"
+        assert "rollback" not in result  # it waits for this commit's pin
+
+    hooked(FileStoreCommit, "_publish", start_rollback)
+    sid = a.write(_rows(100, 110), maintain=False)
+    rollbacker.join(30)
+    assert not rollbacker.is_alive()
+    assert result["a_built_on"] == 4 and result["rollback"].removed_snapshot_ids == [3, 4]
+    assert sid == 3  # published on the rollback's target, after it
+    fresh = catalog.get_table("db.t")
+    assert list_snapshot_ids(fresh.file_io, fresh.path) == [1, 2, 3]
+    assert _ids(fresh) == [*range(20), *range(100, 110)]
+    assert fresh.file_io.list_status(f"{fresh.path}/consumer") == []

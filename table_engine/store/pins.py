@@ -1,0 +1,210 @@
+"""Commit pins: a committer holds back expiry at the snapshot it builds on, so that a snapshot id is never reused.
+
+The committer publishes ``snapshot-(base+1)`` with an atomic create-if-absent, which proves only that the file is
+absent *now*. Without a pin, a slow attempt is open to ABA: while it builds on ``base``, other committers publish
+``base+1`` and ``base+2`` and an expiry deletes ``base`` and ``base+1``; the create then succeeds, and the acknowledged
+commit lives in a stray snapshot outside the table's lineage (docs/adr/0039-commit-pins.md).
+
+A pin closes it. Each attempt, *before* it reads the latest snapshot:
+
+1. reads the ``LATEST`` hint ``h`` (an id that was published, so ``h <=`` every later latest) and writes a pin
+   ``consumer/consumer-__commit-pin-<uuid>`` with ``nextSnapshot = h`` (:mod:`~table_engine.format.consumer_file`);
+2. reads the latest snapshot ``b`` (lowering the pin to ``b`` first if the hint was ahead, e.g. after a rollback);
+3. publishes ``b+1``, then deletes the pin.
+
+Expiry reads the latest snapshot ``L`` *before* it reads the consumers (as Paimon Java's does). A run that read the
+consumers after step 1 keeps everything ``>= h``; a run that read them before step 1 read ``L`` before step 2, so
+``L <= b`` and it deletes only ids ``< L``. Either way no snapshot ``>= b`` is deleted while the pin stands, so a
+successful create of ``b+1`` means ``b+1`` never existed: the new snapshot is a successor of its base. The same
+argument makes the latest-snapshot probe exact for the attempt: ids at or above the latest it starts from are
+never deleted under it.
+
+A committer that dies leaves its pin behind; it stops counting after
+:data:`~table_engine.format.consumer_file.COMMIT_PIN_LIFETIME_MS` (by the file's modification time) and the
+next expiry deletes it. So that a live committer is never that old, an attempt that took half the lifetime does
+not publish: it starts over with a new pin (:meth:`BasePin.may_publish`).
+
+Rollback and fast-forward rewrite history from the top: they delete the newest snapshots, which a pin does not
+protect (expiry never deletes the latest; they do). They hold the :class:`HistoryFence` instead,
+``consumer/consumer-__commit-fence``, created if absent (one rewrite at a time), and then wait until every live pin
+is released. A committer checks the fence after its pin is written and right before it publishes, and does not
+publish while it stands (it waits for the fence to go, then starts over). Either the committer saw the fence, or
+its pin was written before the fence and the rewrite waits for it: a snapshot is never published on top of a
+history being rewritten.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from types import TracebackType
+
+from table_engine import clock
+from table_engine.errors import CommitConflictError
+from table_engine.format.consumer_file import (
+    COMMIT_PIN_LIFETIME_MS,
+    COMMIT_PIN_PREFIX,
+    CONSUMER_PREFIX,
+    HISTORY_FENCE_ID,
+    Consumer,
+    consumer_dir,
+    consumer_path,
+)
+from table_engine.format.snapshot import Snapshot, find_latest_snapshot, latest_hint, try_publish_snapshot
+from table_engine.io.file_io import FileIO
+
+__all__ = ["PUBLISH_BUDGET_S", "BasePin", "HistoryFence"]
+
+log = logging.getLogger(__name__)
+
+PUBLISH_BUDGET_S = COMMIT_PIN_LIFETIME_MS / 1000 / 2
+"""An attempt older than this (since its pin was written) does not publish: it starts over with a fresh pin."""
+
+
+class BasePin:
+    """One commit attempt's hold on its base snapshot; a context manager that releases it (see the module)."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.table_path = table_path.rstrip("/")
+        self.pin_id = f"{COMMIT_PIN_PREFIX}{uuid.uuid4().hex}"
+        self.fenced = False
+        """The attempt found the history fence standing: it did not publish (see the module)."""
+        self._hint = latest_hint(file_io, self.table_path)
+        self._written_at = time.monotonic()
+        self._write(max(self._hint or 1, 1))
+
+    def __enter__(self) -> BasePin:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+        if self.fenced and et is None:  # released first: the rewrite waits for this pin
+            _wait_for_fence(self.file_io, self.table_path)
+
+    def latest(self) -> Snapshot | None:
+        """The newest snapshot, at or above the pin (the pin is lowered to it first if the hint was ahead)."""
+        hint, self._hint = self._hint, None  # the hint read before the pin: read again only on a second probe
+        while True:
+            snap = find_latest_snapshot(self.file_io, self.table_path, hint)
+            hint = None
+            if snap is None or snap.id >= self.floor:
+                return snap
+            log.info("LATEST hint of %s was ahead of snapshot %d: pinning that", self.table_path, snap.id)
+            self._write(snap.id)
+
+    def may_publish(self) -> bool:
+        """False once the attempt is older than :data:`PUBLISH_BUDGET_S` (expiry may soon stop honouring the pin)
+        or while a rollback or fast-forward holds the history fence (:attr:`fenced`): then it starts over."""
+        elapsed = time.monotonic() - self._written_at
+        if elapsed > PUBLISH_BUDGET_S:
+            log.warning("commit attempt on %s took %.0f s, longer than its pin's budget (%.0f s): starting over",
+                        self.table_path, elapsed, PUBLISH_BUDGET_S)
+            return False
+        if self.file_io.is_file(consumer_path(self.table_path, HISTORY_FENCE_ID)):
+            log.info("a rollback or fast-forward is rewriting the history of %s: the commit waits for it",
+                     self.table_path)
+            self.fenced = True
+            return False
+        return True
+
+    def publish(self, snapshot: Snapshot) -> bool:
+        """:func:`try_publish_snapshot` unless the attempt is past its budget (then False: retry, as a lost race)."""
+        return self.may_publish() and try_publish_snapshot(self.file_io, self.table_path, snapshot)
+
+    def release(self) -> None:
+        """Delete the pin (best effort: a pin left behind stops counting after its lifetime)."""
+        self.file_io.try_delete(consumer_path(self.table_path, self.pin_id))
+
+    def _write(self, next_snapshot: int) -> None:
+        self.floor = next_snapshot
+        data = Consumer(self.pin_id, next_snapshot).to_json().encode("utf-8")
+        try:
+            self.file_io.write_bytes(consumer_path(self.table_path, self.pin_id), data, overwrite=True)
+        except BaseException:
+            self.release()  # the write may have happened although it failed (a lost response)
+            raise
+
+
+class HistoryFence:
+    """Held by a rollback or fast-forward while it rewrites the table's history (see the module): a context
+    manager that creates the fence (CommitConflictError if another rewrite holds it), waits until the commits in
+    flight have released their pins, and removes the fence on exit."""
+
+    def __init__(self, file_io: FileIO, table_path: str, what: str) -> None:
+        self.file_io = file_io
+        self.table_path = table_path.rstrip("/")
+        self.what = what
+        self.path = consumer_path(self.table_path, HISTORY_FENCE_ID)
+
+    def __enter__(self) -> HistoryFence:
+        data = Consumer(HISTORY_FENCE_ID, 1).to_json().encode("utf-8")  # holds every snapshot back from expiry too
+        if not self.file_io.write_if_absent(self.path, data):
+            if not _stale(self.file_io, self.table_path, HISTORY_FENCE_ID, clock.now_millis()):
+                raise CommitConflictError(f"{self.what} of {self.table_path}: another rollback or fast-forward is "
+                                          "rewriting its history; run it again when it is done")
+            log.warning("removing the history fence of %s left by a rollback that stopped", self.table_path)
+            self.file_io.try_delete(self.path)
+            if not self.file_io.write_if_absent(self.path, data):
+                raise CommitConflictError(f"{self.what} of {self.table_path}: another rollback or fast-forward "
+                                          "started at the same time; run it again when it is done")
+        try:
+            self._wait_for_pins()
+        except BaseException:
+            self.file_io.try_delete(self.path)
+            raise
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.file_io.try_delete(self.path)
+
+    def _wait_for_pins(self) -> None:
+        """Until no live pin is left: pins written after the fence are released at once (their committers see
+        it), older ones when their attempt ends; a pin older than its lifetime no longer counts."""
+        wait, waited, last_log = 0.005, 0.0, 0.0
+        while True:
+            now = clock.now_millis()
+            live = [p for p, mtime in _pins(self.file_io, self.table_path) if mtime >= now - COMMIT_PIN_LIFETIME_MS]
+            if not live:
+                return
+            if waited - last_log >= 10:
+                log.info("%s of %s waits for %d commit(s) in flight", self.what, self.table_path, len(live))
+                last_log = waited
+            time.sleep(wait)
+            waited += wait
+            wait = min(wait * 2, 0.5)
+
+
+def _pins(file_io: FileIO, table_path: str) -> list[tuple[str, int]]:
+    """(pin id, modification time) of every commit pin of the table."""
+    out = []
+    for st in file_io.list_status(consumer_dir(table_path)):
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if not st.is_dir and name.startswith(CONSUMER_PREFIX + COMMIT_PIN_PREFIX):
+            out.append((name[len(CONSUMER_PREFIX):], st.mtime_millis))
+    return out
+
+
+def _stale(file_io: FileIO, table_path: str, consumer_id: str, now: int) -> bool:
+    """Whether the file of ``consumer_id`` (a pin or the fence) is older than the pins' lifetime (or gone)."""
+    for st in file_io.list_status(consumer_dir(table_path)):
+        if st.path.rstrip("/").rsplit("/", 1)[-1] == CONSUMER_PREFIX + consumer_id:
+            return st.mtime_millis < now - COMMIT_PIN_LIFETIME_MS
+    return True
+
+
+def _wait_for_fence(file_io: FileIO, table_path: str) -> None:
+    """Wait (bounded by the pins' lifetime) until the history fence is gone; a stale fence is removed."""
+    path = consumer_path(table_path, HISTORY_FENCE_ID)
+    wait, deadline = 0.005, time.monotonic() + COMMIT_PIN_LIFETIME_MS / 1000
+    while file_io.is_file(path):
+        if _stale(file_io, table_path, HISTORY_FENCE_ID, clock.now_millis()):
+            log.warning("removing the history fence of %s left by a rollback that stopped", table_path)
+            file_io.try_delete(path)
+            return
+        if time.monotonic() > deadline:
+            raise CommitConflictError(f"commit to {table_path}: a rollback or fast-forward has held the table's "
+                                      "history for longer than the commit pins' lifetime; nothing was committed")
+        time.sleep(wait)
+        wait = min(wait * 2, 0.5)
