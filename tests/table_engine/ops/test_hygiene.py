@@ -305,30 +305,32 @@ def test_a_commit_that_takes_the_snapshot_id_makes_them_start_over(catalog: Cata
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """compact-manifest and remove-unexisting-files lose the id to a concurrent commit: they retry on the new latest
     snapshot (keeping its data) and leave no manifest of the lost try behind."""
-    import table_engine.store.committing.manifest_compact as mc
-    import table_engine.store.lifecycle.unexisting as ux
+    import table_engine.store.pins as pins  # every publication of a snapshot goes through a commit pin
 
     t = manifest_heavy(catalog)
     pathlib.Path(next(f["file_path"] for f in catalog.get_table("db.m$files").read().to_pylist()
                       if f["partition"] == "{d1}")).unlink()
-    for module in (mc, ux):
-        real = module.try_publish_snapshot
-        raced: list[int] = []
+    real = pins.try_publish_snapshot
+    racing_writes: list[int] = []
+    armed = {"on": False}
 
-        def racing(fio: Any, tp: str, snap: Any, real: Any = real, raced: list[int] = raced) -> bool:
-            if not raced:  # another writer commits first, taking the id
-                raced.append(catalog.get_table("db.m").write(pa.table({"dt": ["d0"], "id": [100 + len(raced)],
-                                                                       "v": ["w"]}, schema=M)) or 0)
-            return bool(real(fio, tp, snap))
+    def racing(fio: Any, tp: str, snap: Any) -> bool:
+        if armed["on"]:  # another writer commits first, taking the id
+            armed["on"] = False
+            racing_writes.append(catalog.get_table("db.m").write(pa.table(
+                {"dt": ["d0"], "id": [100 + len(racing_writes)], "v": ["w"]}, schema=M)) or 0)
+        return bool(real(fio, tp, snap))
 
-        monkeypatch.setattr(module, "try_publish_snapshot", racing)
+    monkeypatch.setattr(pins, "try_publish_snapshot", racing)
     manifests = pathlib.Path(t.path) / "manifest"
+    armed["on"] = True
     out = run_command(RemoveUnexistingFiles(warehouse=warehouse, table="db.m", remove=True))
     assert out["missing_files"] == 1 and out["snapshot_id"] == t.latest_snapshot_id()
     assert out["based_on_snapshot"] == out["snapshot_id"] - 1  # the racer's snapshot
+    armed["on"] = True
     out = run_command(CompactManifest(warehouse=warehouse, table="db.m"))
     assert out["snapshot_id"] == t.latest_snapshot_id() and out["based_on_snapshot"] == out["snapshot_id"] - 1
-    assert 100 in t.read().column("id").to_pylist()  # the racer's row
+    assert len(racing_writes) == 2 and {100, 101} <= set(t.read().column("id").to_pylist())  # the racers' rows
     live = {n for s in (t.snapshot(i) for i in range(1, (t.latest_snapshot_id() or 0) + 1))
             for n in (s.base_manifest_list, s.delta_manifest_list)}
     lists = {p.name for p in manifests.glob("manifest-list-*")}
