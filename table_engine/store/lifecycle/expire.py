@@ -23,7 +23,9 @@ What is deleted when ``[begin, end)`` expires (``end`` becomes the earliest snap
 4. the snapshot files, oldest first, then the ``EARLIEST`` hint moves to ``end``.
 
 Safety with concurrent writers: only files referenced by snapshots ``< end`` are candidates. A commit in flight
-builds on the latest snapshot (never expired, ``min >= 1``) and only references files that snapshot references
+builds on a snapshot that no run can expire while it builds: the latest one at the time its pin was written, or a
+newer one (commit pins, :mod:`table_engine.store.pins`: the latest snapshot is read before the consumers, and pins
+are consumer files). It only references files that snapshot references
 (all ``>= end``: protected by 1 and 3) or files it wrote itself (in no expired snapshot: never candidates). Data
 files deleted in ``(begin, end]`` are live in no snapshot ``>= end``, so no newer commit can reference them; a
 compaction that still wanted to delete one fails its conflict check instead. Metadata of a snapshot published
