@@ -8,7 +8,7 @@ PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 NEWEST := constraints-newest.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test test-compat lint bench bench-tasks bench-scale install pypaimon paimon-java browser clean
+.PHONY: demo demo-engine demo-s3 airflow test test-compat lint bench bench-tasks bench-scale soak install pypaimon paimon-java browser clean
 
 install: $(STAMP)
 
@@ -79,6 +79,18 @@ test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
 # reinstalls the wheel (scripts/test_compat.py).
 test-compat: $(STAMP)
 	$(BIN)/python scripts/test_compat.py --python $(PYTHON) --newest-file $(NEWEST) --oldest-file constraints-oldest.txt
+
+# The commit protocol's soak (issue 35, docs/concurrency.md): the deterministic simulation of writers, compaction,
+# expiry, orphan cleanup, rollback, tags, branches, consumers and readers (tests/simulation) for SOAK_SECONDS on
+# every core, printing the interleavings explored (a failure is written to .soak/ with the command that replays it);
+# then SOAK_LOOPS loops of the real-process scenario (tests/soak_processes.py) under CPU load, on a local disk.
+# SOAK_ARGS are passed to the simulation (e.g. --scenario rollback-concurrent).
+SOAK_SECONDS ?= 600
+SOAK_LOOPS ?= 200
+SOAK_ARGS ?=
+soak: $(STAMP)
+	$(BIN)/python -m tests.simulation --seconds $(SOAK_SECONDS) --workers $$(nproc) $(SOAK_ARGS)
+	$(BIN)/python -m tests.soak_processes --loops $(SOAK_LOOPS) --cpu-load 2 --out .soak/processes
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -5,6 +5,7 @@ ids ``>= nextSnapshot``. The committers use the same files (so that every expiry
 Java's included, honours them too) under reserved ids (:mod:`table_engine.store.pins`):
 
 * ``__commit-pin-<uuid>``: a commit attempt's hold on the snapshot it builds on;
+* ``__commit-expire-<uuid>``: an expiry run in progress (``nextSnapshot`` = Long.MAX: it holds nothing back);
 * ``__commit-fence``: a rollback or fast-forward rewriting the table's history.
 
 Files with a reserved id are not consumers: the consumer API leaves them out, and they stop counting once older
@@ -15,12 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["COMMIT_PIN_LIFETIME_MS", "COMMIT_PIN_PREFIX", "CONSUMER_PREFIX", "HISTORY_FENCE_ID", "Consumer",
-           "consumer_dir", "consumer_path", "is_reserved"]
+__all__ = ["COMMIT_PIN_LIFETIME_MS", "COMMIT_PIN_PREFIX", "CONSUMER_PREFIX", "EXPIRY_MARKER_PREFIX", "HISTORY_FENCE_ID",
+           "NO_SNAPSHOT_HELD", "Consumer", "consumer_dir", "consumer_path", "is_reserved"]
 
 CONSUMER_PREFIX = "consumer-"
 COMMIT_PIN_PREFIX = "__commit-pin-"
 """Consumer ids of commit pins."""
+EXPIRY_MARKER_PREFIX = "__commit-expire-"
+"""Consumer ids of expiry runs in progress."""
+NO_SNAPSHOT_HELD = 2**63 - 1
+"""``nextSnapshot`` of an expiry marker: Long.MAX, so that no expiry (ours or Paimon Java's) keeps anything for it."""
 HISTORY_FENCE_ID = "__commit-fence"
 """The consumer id of the history fence."""
 RESERVED_PREFIX = "__commit-"

@@ -51,6 +51,8 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
 _SNAPSHOT_NAME = re.compile(r"snapshot-(\d+)")
 _EMPTY_READ_RETRIES = 5
+_LATEST_READ_RETRIES = 10
+"""How often :func:`latest_snapshot` looks again when the snapshot it found expired before it was read."""
 
 
 class CommitKind(StrEnum):
@@ -334,9 +336,16 @@ def read_snapshot(file_io: FileIO, table_path: str, snapshot_id: int) -> Snapsho
 
 
 def latest_snapshot(file_io: FileIO, table_path: str) -> Snapshot | None:
-    """The newest snapshot, or ``None`` for a table without snapshots."""
-    snapshot_id = latest_snapshot_id(file_io, table_path)
-    return None if snapshot_id is None else read_snapshot(file_io, table_path, snapshot_id)
+    """The newest snapshot, or ``None`` for a table without snapshots. A snapshot found as the newest can be
+    expired before it is read, once newer ones were published (expiry keeps only the newest): then the newest is
+    looked for again."""
+    for attempt in range(_LATEST_READ_RETRIES):
+        try:
+            return find_latest_snapshot(file_io, table_path)
+        except SnapshotNotExistError:
+            if attempt == _LATEST_READ_RETRIES - 1:
+                raise
+    return None  # pragma: no cover (the loop returns or raises)
 
 
 def try_publish_snapshot(file_io: FileIO, table_path: str, snapshot: Snapshot) -> bool:

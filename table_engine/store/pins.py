@@ -30,7 +30,9 @@ protect (expiry never deletes the latest; they do). They hold the :class:`Histor
 is released. A committer checks the fence after its pin is written and right before it publishes, and does not
 publish while it stands (it waits for the fence to go, then starts over). Either the committer saw the fence, or
 its pin was written before the fence and the rewrite waits for it: a snapshot is never published on top of a
-history being rewritten.
+history being rewritten. Expiry runs take part the same way (:class:`ExpiryMarker`): a run writes its marker,
+then skips its work if the fence stands, and a rewrite waits for the markers too; so an expiry never deletes the
+snapshot a rollback is about to make the latest.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ from table_engine.format.consumer_file import (
     COMMIT_PIN_LIFETIME_MS,
     COMMIT_PIN_PREFIX,
     CONSUMER_PREFIX,
+    EXPIRY_MARKER_PREFIX,
     HISTORY_FENCE_ID,
+    NO_SNAPSHOT_HELD,
     Consumer,
     consumer_dir,
     consumer_path,
@@ -54,7 +58,7 @@ from table_engine.format.consumer_file import (
 from table_engine.format.snapshot import Snapshot, find_latest_snapshot, latest_hint, try_publish_snapshot
 from table_engine.io.file_io import FileIO
 
-__all__ = ["PUBLISH_BUDGET_S", "BasePin", "HistoryFence"]
+__all__ = ["PUBLISH_BUDGET_S", "BasePin", "ExpiryMarker", "HistoryFence"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +131,31 @@ class BasePin:
             raise
 
 
+class ExpiryMarker:
+    """Held by an expiry run (a context manager): ``consumer-__commit-expire-<uuid>``, which a rollback or
+    fast-forward waits for; :attr:`fenced` when one is rewriting the history (the run must then do nothing)."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.table_path = table_path.rstrip("/")
+        self.path = consumer_path(self.table_path, f"{EXPIRY_MARKER_PREFIX}{uuid.uuid4().hex}")
+        data = Consumer(EXPIRY_MARKER_PREFIX, NO_SNAPSHOT_HELD).to_json().encode("utf-8")
+        try:
+            self.file_io.write_bytes(self.path, data, overwrite=True)
+        except BaseException:
+            self.file_io.try_delete(self.path)  # it may have been written although the request failed
+            raise
+        self.fenced = self.file_io.is_file(consumer_path(self.table_path, HISTORY_FENCE_ID))
+        if self.fenced:
+            log.info("expiry of %s skipped: a rollback or fast-forward is rewriting its history", self.table_path)
+
+    def __enter__(self) -> ExpiryMarker:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.file_io.try_delete(self.path)
+
+
 class HistoryFence:
     """Held by a rollback or fast-forward while it rewrites the table's history (see the module): a context
     manager that creates the fence (CommitConflictError if another rewrite holds it), waits until the commits in
@@ -160,8 +189,8 @@ class HistoryFence:
         self.file_io.try_delete(self.path)
 
     def _wait_for_pins(self) -> None:
-        """Until no live pin is left: pins written after the fence are released at once (their committers see
-        it), older ones when their attempt ends; a pin older than its lifetime no longer counts."""
+        """Until no live pin or expiry marker is left: those written after the fence are released at once (their
+        owners see it), older ones when their attempt or run ends; one older than the lifetime no longer counts."""
         wait, waited, last_log = 0.005, 0.0, 0.0
         while True:
             now = clock.now_millis()
@@ -177,11 +206,12 @@ class HistoryFence:
 
 
 def _pins(file_io: FileIO, table_path: str) -> list[tuple[str, int]]:
-    """(pin id, modification time) of every commit pin of the table."""
+    """(id, modification time) of every commit pin and expiry marker of the table."""
     out = []
     for st in file_io.list_status(consumer_dir(table_path)):
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
-        if not st.is_dir and name.startswith(CONSUMER_PREFIX + COMMIT_PIN_PREFIX):
+        if not st.is_dir and name.startswith((CONSUMER_PREFIX + COMMIT_PIN_PREFIX,
+                                              CONSUMER_PREFIX + EXPIRY_MARKER_PREFIX)):
             out.append((name[len(CONSUMER_PREFIX):], st.mtime_millis))
     return out
 

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("table_engine.table")
 
+_GATE_READ_RETRIES = 10
+"""How often the capability gate reads the latest snapshot again when a concurrent expiry removed it under it."""
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 _T = TypeVar("_T", bound="TableBase")
@@ -190,14 +192,28 @@ class TableBase:
             return
         found = self._schema_features()
         if op is Op.MAINTAIN or (op is Op.WRITE and self.options.row_tracking_enabled()):
-            snapshot = latest_snapshot(self.file_io, self.path)
-            if snapshot is not None and snapshot.index_manifest:
-                with naming_snapshot(snapshot.id):
-                    found.update(index_features(read_index_manifest(
-                        self.file_io, f"{manifest_dir(self.path)}/{snapshot.index_manifest}")))
+            snapshot, index = self._latest_with_index()
+            found.update(index)
         if snapshot is not None:
             found.update(snapshot_features(snapshot))
         require(self.identifier, found, op)
+
+    def _latest_with_index(self) -> tuple[Snapshot | None, dict[str, str]]:
+        """The latest snapshot and the features of its index manifest; read again when a concurrent expiry
+        removed that snapshot's index manifest while it was read (newer snapshots were published meanwhile)."""
+        for attempt in range(_GATE_READ_RETRIES):
+            snapshot = latest_snapshot(self.file_io, self.path)
+            if snapshot is None or not snapshot.index_manifest:
+                return snapshot, {}
+            try:
+                with naming_snapshot(snapshot.id):
+                    return snapshot, index_features(read_index_manifest(
+                        self.file_io, f"{manifest_dir(self.path)}/{snapshot.index_manifest}"))
+            except FileNotFoundError:
+                now = latest_snapshot_id(self.file_io, self.path)
+                if now == snapshot.id or attempt == _GATE_READ_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def check_supported(self, op: Op) -> None:
         """The capability gate for an operation of class ``op`` that does not go through a :class:`Table` method

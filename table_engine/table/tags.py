@@ -11,6 +11,9 @@ from table_engine.format.snapshot import Snapshot
 from table_engine.table.base import mutating
 from table_engine.table.metadata import MetadataSurface
 
+_TAG_ATTEMPTS = 5
+"""How often tagging the newest snapshot looks again when that snapshot expired while it was tagged."""
+
 if TYPE_CHECKING:
     from table_engine.format.tag_file import Tag
     from table_engine.store.lifecycle.tags import TagDeletion, TagManager
@@ -55,9 +58,15 @@ class TagSurface(MetadataSurface):
 
     def _create_tag(self, name: str, snapshot_id: int | None, time_retained_ms: int | None,
                     creator: str | None = None) -> Snapshot:
-        snap = self._find_snapshot(snapshot_id)
         retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
-        return self.tag_manager().create(name, snap, retained, creator=creator).snapshot
+        for attempt in range(_TAG_ATTEMPTS):
+            snap = self._find_snapshot(snapshot_id)
+            try:
+                return self.tag_manager().create(name, snap, retained, creator=creator).snapshot
+            except SnapshotNotExistError:  # the snapshot expired under the tag (see TagManager.create)
+                if snapshot_id is not None or attempt == _TAG_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _find_snapshot(self, snapshot_id: int | None) -> Snapshot:
         if snapshot_id is None:

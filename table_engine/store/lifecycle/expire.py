@@ -20,7 +20,10 @@ What is deleted when ``[begin, end)`` expires (``end`` becomes the earliest snap
 3. manifest lists, manifests, index manifests, index files and statistics of the expired snapshots that are not
    used by snapshot ``end``, by the tags from the one at or before ``begin`` up to ``end`` (invariant 2), or by
    branches;
-4. the snapshot files, oldest first, then the ``EARLIEST`` hint moves to ``end``.
+4. the snapshot files, oldest first, then the ``EARLIEST`` hint moves to ``end`` -- done *first*, before 1-3, so
+   that a run that stops halfway never leaves a snapshot whose metadata is gone: a failed deletion stops the run
+   at that snapshot (what the snapshots already deleted referenced is still deleted, then the error is raised), and
+   a killed run leaves at most unreferenced files behind, which orphan cleanup removes.
 
 Safety with concurrent writers: only files referenced by snapshots ``< end`` are candidates. A commit in flight
 builds on a snapshot that no run can expire while it builds: the latest one at the time its pin was written, or a
@@ -31,8 +34,9 @@ files deleted in ``(begin, end]`` are live in no snapshot ``>= end``, so no newe
 compaction that still wanted to delete one fails its conflict check instead. Metadata of a snapshot published
 after this run started reuses only manifests of its predecessor (``>= end``). A second expiry running at the
 same time deletes a superset or a subset of the same files; a run whose ``end`` snapshot vanished meanwhile stops
-before deleting anything. A killed run is completed by the next one (reads of already deleted metadata are
-tolerated). Readers of a *retained* snapshot never fail; a reader still scanning an expired snapshot may.
+before deleting anything. A killed run leaves unreferenced files at most (step 4 comes first), which orphan
+cleanup removes; reads of already deleted metadata are tolerated. Readers of a *retained* snapshot never fail;
+a reader still scanning an expired snapshot may.
 
 Decoupled changelog lifecycle (``changelog.num-retained.*``/``changelog.time-retained`` longer than the snapshot
 settings): each expired snapshot becomes ``changelog/changelog-<id>`` (same JSON) and keeps its changelog: the
@@ -77,6 +81,7 @@ from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, is_append_source
 from table_engine.store.lifecycle.tags import TagManager
+from table_engine.store.pins import ExpiryMarker
 
 __all__ = ["ExpireConfig", "ExpireResult", "expire_changelogs", "expire_snapshots"]
 
@@ -172,6 +177,11 @@ def expire_snapshots(ctx: StoreContext, config: ExpireConfig | None = None,
     """Expire snapshots per ``config`` (default: the table options), then decoupled changelogs."""
     cfg = config or ExpireConfig.from_options(ctx.options)
     now = clock.now_millis() if now_millis is None else now_millis
+    with ExpiryMarker(ctx.file_io, ctx.table_path) as marker:  # a rollback waits for it, or it waits for nothing
+        return ExpireResult() if marker.fenced else _expire(ctx, cfg, now)
+
+
+def _expire(ctx: StoreContext, cfg: ExpireConfig, now: int) -> ExpireResult:
     result = ExpireResult()
     if not cfg.changelog_decoupled and list_changelog_ids(ctx.file_io, ctx.table_path):
         # decoupling was switched off: drop the changelogs left over first, while the manifests they share with
@@ -218,57 +228,106 @@ def _expire_until(ctx: StoreContext, cfg: ExpireConfig, earliest: int, end: int,
     if not snaps or snaps[-1].id != end:
         log.info("snapshot expiry of %s stopped: snapshot %d is gone (another expiry or a rollback ran)", tp, end)
         return
-    expired = snaps[:-1]
-    if not expired:
+    if len(snaps) < 2:
         return
-    begin = expired[0].id
-    log.info("expiring snapshots [%d, %d) of %s", begin, end, tp)
+    log.info("expiring snapshots [%d, %d) of %s", snaps[0].id, end, tp)
+    # what the snapshots reference is read first, while it is all there; then their files go, oldest first (4), so
+    # that a run that stops halfway never leaves a snapshot whose metadata is gone; then what they referenced
+    plan = _Plan.of(refs, cfg, snaps)
+    snaps, stopped_by = _delete_snapshot_files(ctx, cfg, snaps, result)
+    if len(snaps) < 2:
+        if stopped_by is not None:
+            raise stopped_by
+        return
+    begin, end = snaps[0].id, snaps[-1].id
+    # tags are read once the snapshot files are gone: a tag created on one of them before is seen, and a tag
+    # created after finds its snapshot gone and is withdrawn (TagManager.create)
     tagged = [s for s, _ in TagManager(ctx).tagged_snapshots()]
     pins = refs.branch_pins()
-    data = _expired_data_files(ctx, refs, cfg, snaps, tagged, pins.data)
+    data = _expired_data_files(refs, plan, snaps, tagged, pins.data)
     result.deleted_data_files += refs.delete(data)
     # 2. changelog files of the expired snapshots
-    changelog: list[str] = []
-    if not cfg.changelog_decoupled:
-        for snap in expired:
-            changelog += [p for p in refs.changelog_paths(snap) if p not in pins.data]
-        result.deleted_changelog_files += refs.delete(changelog)
+    changelog = [p for snap in snaps[:-1] for p in plan.changelog.get(snap.id, []) if p not in pins.data]
+    result.deleted_changelog_files += refs.delete(changelog)
     if cfg.clean_empty_directories:
         refs.delete_empty_dirs(data + changelog)
     log.info("expiring snapshots [%d, %d) of %s: deleted %d data and %d changelog files", begin, end, tp,
              result.deleted_data_files, result.deleted_changelog_files)
-    _delete_expired_metadata(ctx, refs, cfg, snaps, tagged, pins.meta, result)
-    # 4. snapshot files (after everything they reference), then the hint
-    for snap in expired:
+    _delete_expired_metadata(refs, plan, snaps, tagged, pins.meta, result)
+    log.info("expired snapshots [%d, %d) of %s: %d files deleted", begin, end, tp, result.deleted_files)
+    if stopped_by is not None:
+        raise stopped_by
+
+
+@dataclass
+class _Plan:
+    """What the snapshots of one expiry run reference, read before any of them is deleted (1-3 of the module
+    docstring, before the tags and branches that protect some of it are applied)."""
+
+    deltas: dict[int, list[str]]
+    """Snapshot id -> data files its delta stopped using (all of the run's snapshots: a concurrent run that deleted
+    the snapshots before the first one deleted their metadata too, and maybe before it read this delta)."""
+    changelog: dict[int, list[str]]
+    meta: dict[int, dict[str, str]]
+    end_skip: dict[int, set[str] | None]
+    """Metadata names the run's last snapshot uses (None: unreadable): it keeps them. (A run stopped early reads
+    its new last snapshot's, which it did not delete.)"""
+
+    @staticmethod
+    def of(refs: FileRefs, cfg: ExpireConfig, snaps: list[Snapshot]) -> _Plan:
+        skip_append = cfg.changelog_decoupled and not cfg.produce_changelog
+
+        def keep(e: ManifestEntry) -> bool:
+            return skip_append and is_append_source(e)
+
+        deltas = dict(zip([s.id for s in snaps], refs.parallel(snaps, lambda s: refs.delta_deleted(s, keep)),
+                          strict=True))
+        changelog = {} if cfg.changelog_decoupled else {s.id: refs.changelog_paths(s) for s in snaps[:-1]}
+        meta = {s.id: refs.meta_files(s, data_lists=not cfg.changelog_decoupled or cfg.produce_changelog,
+                                      changelog_list=not cfg.changelog_decoupled) for s in snaps[:-1]}
+        return _Plan(deltas, changelog, meta, {snaps[-1].id: _skip_or_none(refs, snaps[-1])})
+
+
+def _skip_or_none(refs: FileRefs, snap: Snapshot) -> set[str] | None:
+    try:
+        return refs.skip_names([snap])
+    except (OSError, TableEngineError) as e:
+        log.info("cannot read the metadata of snapshot %d of %s: %s", snap.id, refs.ctx.table_path, e)
+        return None
+
+
+def _delete_snapshot_files(ctx: StoreContext, cfg: ExpireConfig, snaps: list[Snapshot],
+                           result: ExpireResult) -> tuple[list[Snapshot], StorageError | None]:
+    """Step 4 of expiry, done first: delete the files of ``snaps[:-1]``, oldest first (a decoupled changelog
+    lifecycle writes each one's ``changelog-<id>`` before), and move the ``EARLIEST`` hint. At the first deletion
+    that fails, stop: the ids left must be contiguous (committers probe forward from the ``LATEST`` hint). Returns
+    the snapshots whose files are gone followed by the new earliest one, and the error that stopped it (raised
+    once what the deleted snapshots referenced is deleted too)."""
+    fio, tp = ctx.file_io, ctx.table_path
+    for i, snap in enumerate(snaps[:-1]):
         if cfg.changelog_decoupled:
             write_changelog(fio, tp, snap)
             result.changelogs_kept.append(snap.id)
         try:
             fio.delete(snapshot_path(tp, snap.id))  # False when a concurrent expiry was first: fine
         except OSError as e:
-            # stop at the first snapshot that stays: the ids left must be contiguous (committers find the newest
-            # snapshot by probing forward from the LATEST hint); the next expiry resumes here
+            stopped = StorageError(
+                f"expiring snapshots of {tp}: could not delete snapshot-{snap.id} "
+                f"({str(e).splitlines()[0] if str(e) else type(e).__name__}); expiry stopped there")
             fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(snap.id).encode("ascii"))
-            raise StorageError(f"expiring snapshots of {tp}: could not delete snapshot-{snap.id} "
-                               f"({str(e).splitlines()[0] if str(e) else type(e).__name__}); expiry stopped "
-                               "there") from None
+            return snaps[:i + 1], stopped
         result.expired_snapshot_ids.append(snap.id)
-    fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(end).encode("ascii"))
-    log.info("expired snapshots [%d, %d) of %s: %d files deleted", begin, end, tp, result.deleted_files)
+    fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(snaps[-1].id).encode("ascii"))
+    return snaps, None
 
 
-def _expired_data_files(ctx: StoreContext, refs: FileRefs, cfg: ExpireConfig, snaps: list[Snapshot],
-                        tagged: list[Snapshot], pinned: set[str]) -> list[str]:
-    """Step 1 of expiry: data files deleted by the deltas of ``snaps[1:]`` (and of ``snaps[0]`` when owed), minus
-    files a tag or branch still uses."""
-    fio, tp = ctx.file_io, ctx.table_path
-    skip_append = cfg.changelog_decoupled and not cfg.produce_changelog
-    # data files deleted by the deltas of (begin, end] -- and of begin when the lifecycle was decoupled until
-    # now: writer files the delta of begin deleted were then left to begin's changelog, which will not exist
-    owed = not cfg.changelog_decoupled and bool(list_changelog_ids(fio, tp))
+def _expired_data_files(refs: FileRefs, plan: _Plan, snaps: list[Snapshot], tagged: list[Snapshot],
+                        pinned: set[str]) -> list[str]:
+    """Step 1 of expiry: data files the deltas of ``snaps`` stopped using, minus files a tag or branch still uses
+    (a file a delta deleted can only be held by the nearest tag older than that delta)."""
     tag_live: dict[int, set[str] | None] = {}
     data: list[str] = []
-    for snap in snaps if owed else snaps[1:]:
+    for snap in snaps:
         prev_tag = max((t for t in tagged if t.id < snap.id), key=lambda t: t.id, default=None)
         protected: set[str] = set()
         if prev_tag is not None:
@@ -277,33 +336,29 @@ def _expired_data_files(ctx: StoreContext, refs: FileRefs, cfg: ExpireConfig, sn
             held = tag_live[prev_tag.id]
             if held is None:
                 log.info("not deleting data files of snapshot %d of %s: tag snapshot %d is unreadable",
-                         snap.id, tp, prev_tag.id)
+                         snap.id, refs.ctx.table_path, prev_tag.id)
                 continue
             protected = held
-
-        def keep(e: ManifestEntry, protected: set[str] = protected) -> bool:
-            return (skip_append and is_append_source(e)) or refs.entry_path(e) in protected
-
-        data += [p for p in refs.delta_deleted(snap, keep) if p not in pinned]
+        data += [p for p in plan.deltas.get(snap.id, []) if p not in protected and p not in pinned]
     return data
 
 
-def _delete_expired_metadata(ctx: StoreContext, refs: FileRefs, cfg: ExpireConfig, snaps: list[Snapshot],
-                             tagged: list[Snapshot], pinned: set[str], result: ExpireResult) -> None:
+def _delete_expired_metadata(refs: FileRefs, plan: _Plan, snaps: list[Snapshot], tagged: list[Snapshot],
+                             pinned: set[str], result: ExpireResult) -> None:
     """Step 3 of expiry: metadata of ``snaps[:-1]`` no retained snapshot, tag or branch uses."""
-    tp = ctx.table_path
-    expired = snaps[:-1]
-    begin, end = expired[0].id, snaps[-1].id
+    tp = refs.ctx.table_path
+    begin, end = snaps[0].id, snaps[-1].id
+    end_skip = plan.end_skip[end] if end in plan.end_skip else _skip_or_none(refs, snaps[-1])
     try:
-        skip = refs.skip_names([*_skipping_tags(tagged, begin, end), snaps[-1]]) | pinned
+        if end_skip is None:
+            raise TableEngineError(f"the metadata of snapshot {end} is unreadable")
+        skip = end_skip | refs.skip_names(_skipping_tags(tagged, begin, end)) | pinned
     except (OSError, TableEngineError) as e:
         log.info("not deleting manifests of snapshots [%d, %d) of %s: %s", begin, end, tp, e)
         return
     meta: dict[str, str] = {}
-    for snap in expired:
-        files = refs.meta_files(snap, data_lists=not cfg.changelog_decoupled or cfg.produce_changelog,
-                                changelog_list=not cfg.changelog_decoupled)
-        meta.update((n, p) for n, p in files.items() if n not in skip)
+    for snap in snaps[:-1]:
+        meta.update((n, p) for n, p in plan.meta.get(snap.id, {}).items() if n not in skip)
     result.deleted_metadata_files += refs.delete(meta.values())
 
 

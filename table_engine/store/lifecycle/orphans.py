@@ -25,11 +25,17 @@ from dataclasses import dataclass, field
 
 from table_engine import clock
 from table_engine.core_options import DATA_FILE_EXTERNAL_PATHS
-from table_engine.errors import MissingFileError, OptionError, TableEngineError, naming_snapshot
+from table_engine.errors import (
+    CommitConflictError,
+    MissingFileError,
+    OptionError,
+    TableEngineError,
+    naming_snapshot,
+)
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.manifest import manifest_file_names
-from table_engine.format.snapshot import Snapshot, snapshot_dir
-from table_engine.format.tag_file import tag_dir
+from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, snapshot_dir
+from table_engine.format.tag_file import list_tag_names, tag_dir
 from table_engine.io.file_io import FileStatus
 from table_engine.io.paths import STAGING_DIR_PREFIX, table_root
 from table_engine.store.branches import branch_roots
@@ -45,6 +51,8 @@ DAY_MILLIS = 86_400_000
 DELETE_BATCH = 1000
 """Orphans are deleted in batches of this many while the table is listed (memory stays bounded)."""
 _MANIFEST_CHUNK = 64
+_COLLECT_ATTEMPTS = 5
+"""How often orphan cleaning reads the table's references again when a concurrent expiry removed some of them."""
 _SNAPSHOT_FILE = re.compile(r"snapshot-\d+|EARLIEST|LATEST")
 _CHANGELOG_FILE = re.compile(r"changelog-\d+|EARLIEST|LATEST")
 _ENTROPY_DIRS = re.compile(r"[01]{4}/[01]{4}/[01]{4}/[01]{8}")
@@ -141,6 +149,34 @@ def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None,
 
 
 def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
+    """:func:`_collect_used_names`, again when a concurrent expiry or tag deletion removed metadata while it was
+    read (the earliest snapshot or the tags changed): a retryable :class:`CommitConflictError` after a few tries;
+    the error as it is when nothing moved (the metadata of a retained snapshot or tag is missing: a repair)."""
+    for attempt in range(1, _COLLECT_ATTEMPTS + 1):
+        before = _versions(ctx)
+        try:
+            return _collect_used_names(ctx, refs)
+        except (MissingFileError, TableEngineError) as e:
+            if _versions(ctx) == before:
+                raise
+            if attempt == _COLLECT_ATTEMPTS:
+                raise CommitConflictError(f"orphan cleaning of {ctx.table_path}: concurrent expiries or tag deletions "
+                                          f"removed metadata it was reading {attempt} times; nothing was deleted, "
+                                          "run it again") from e
+            log.info("orphan cleaning of %s reads the table's references again: an expiry or a tag deletion ran "
+                     "meanwhile (%s)",
+                     ctx.table_path, e)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _versions(ctx: StoreContext) -> tuple[int | None, tuple[str, ...]]:
+    """The earliest snapshot and the tags: what a concurrent expiry or tag deletion changes when it deletes
+    metadata that orphan cleaning may be reading."""
+    return (earliest_snapshot_id(ctx.file_io, ctx.table_path),
+            tuple(sorted(n for n, _ in list_tag_names(ctx.file_io, ctx.table_path))))
+
+
+def _collect_used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
     """(metadata names, data/changelog/extra file names) referenced by anything in the table.
 
     Metadata of snapshots and tags must be readable (else: abort); long-lived changelog metadata, and the

@@ -102,7 +102,8 @@ def _rollback_to(ctx: StoreContext, snapshot_id: int | None, tag: str | None) ->
                              changelog_record_count=None)
         fio.write_if_absent(snapshot_path(tp, t), target.to_json().encode("utf-8"))
     fio.overwrite_hint(f"{snapshot_dir(tp)}/LATEST", str(t).encode("ascii"))
-    _remove_metadata(ctx, tags, removed, removed_tags, [*superseded, *removed_changelogs], kept_changelogs, result)
+    _remove_metadata(ctx, tags, t, removed, removed_tags, [*superseded, *removed_changelogs], kept_changelogs,
+                     result)
     if not target_exists:
         fio.overwrite_hint(f"{snapshot_dir(tp)}/EARLIEST", str(t).encode("ascii"))
 
@@ -161,7 +162,7 @@ def _kept_references(refs: FileRefs, target: Snapshot, kept_tags: list[Snapshot]
     return keep
 
 
-def _remove_metadata(ctx: StoreContext, tags: TagManager, removed: list[Snapshot],
+def _remove_metadata(ctx: StoreContext, tags: TagManager, target: int, removed: list[Snapshot],
                      removed_tags: list[tuple[Snapshot, list[str]]], removed_changelogs: list[Snapshot],
                      kept_changelogs: list[Snapshot], result: RollbackResult) -> None:
     """Delete the snapshot, tag and changelog files after the target (newest snapshot first)."""
@@ -170,7 +171,11 @@ def _remove_metadata(ctx: StoreContext, tags: TagManager, removed: list[Snapshot
         fio.try_delete(snapshot_path(tp, snap.id))
         result.removed_snapshot_ids.append(snap.id)
     result.removed_snapshot_ids.reverse()
-    for _, names in removed_tags:
+    # a tag created on a removed snapshot while this ran (after the tags were read) goes too: its creator saw the
+    # snapshot still there after writing the tag (TagManager.create), so it is listed now
+    listed = {name for _, names in removed_tags for name in names}
+    late = [(s, [n for n in names if n not in listed]) for s, names in tags.tagged_snapshots() if s.id > target]
+    for _, names in [*removed_tags, *late]:
         for name in names:
             fio.try_delete(tags.path(name))
             result.removed_tags.append(name)

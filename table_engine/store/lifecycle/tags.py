@@ -23,7 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from table_engine import clock
-from table_engine.errors import TableEngineError, TagAlreadyExistError, TagError, TagNotExistError
+from table_engine.errors import (
+    SnapshotNotExistError,
+    TableEngineError,
+    TagAlreadyExistError,
+    TagError,
+    TagNotExistError,
+)
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
 from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, read_snapshot, snapshot_path
 from table_engine.format.tag_file import Tag, list_tag_names, read_tag, tag_path
@@ -110,8 +116,23 @@ class TagManager:
             if ignore_if_exists:
                 return self.get_or_raise(name)
             raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
+        self._check_still_held(name, snapshot)
         log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
         return tag
+
+    def _check_still_held(self, name: str, snapshot: Snapshot) -> None:
+        """After the tag file is written: its snapshot must still be there, or be held by another tag. Expiry
+        deletes snapshot files before it reads the tags and deletes what they referenced, so a snapshot file seen
+        after the tag was written means every expiry that will delete it sees the tag; a snapshot gone by then may
+        have been expired by a run that read the tags before this one existed: the tag is removed and
+        :class:`~table_engine.errors.SnapshotNotExistError` raised (tag the newest snapshot again)."""
+        if self.file_io.is_file(snapshot_path(self.table_path, snapshot.id)):
+            return
+        if any(s.id == snapshot.id and set(names) - {name} for s, names in self.tagged_snapshots()):
+            return  # an expired snapshot that another tag holds (its files were never candidates)
+        self.file_io.try_delete(self.path(name))
+        raise SnapshotNotExistError(f"snapshot {snapshot.id} of {self.table_path} expired while tag {name!r} was "
+                                    "being created; the tag was not created")
 
     def replace(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
                 now: datetime.datetime | None = None, creator: str | None = None) -> Tag:

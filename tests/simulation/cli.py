@@ -1,0 +1,131 @@
+"""The command line of ``python -m tests.simulation``: explore interleavings until the time is up, in worker processes.
+
+    python -m tests.simulation --seconds 600 --workers 2          # random seeds + exhaustive small scenarios
+    python -m tests.simulation --seconds 60 --scenario append-race --seed 1000
+    python -m tests.simulation --replay .soak/append-race-16-1234.json
+
+Each failure is written to ``.soak/<scenario>-<seed>-<steps>.json`` (its decisions) and printed with the command
+that replays it; the exit status is 1 if any invariant was broken. Progress is printed every ~30 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections import Counter
+from queue import Empty
+from typing import Any
+
+from tests.simulation.explore import exhaustive, load_replay, replay, run_seed, save_failure
+from tests.simulation.scenarios import EXHAUSTIVE_SCENARIOS, RANDOM_SCENARIOS, SCENARIOS, Result
+
+
+def _summary(r: Result) -> dict[str, Any]:
+    out: dict[str, Any] = {"scenario": r.scenario, "seed": r.seed, "ok": r.ok, "seconds": r.seconds,
+                           "steps": len(r.record.decisions), "actors": r.actors}
+    if not r.ok:
+        out["violation"] = r.violation
+        out["file"] = save_failure(r)
+        out["tail"] = r.trace_tail()
+    return out
+
+
+def _worker(index: int, workers: int, deadline: float, scenarios: list[str], seed0: int,
+            exhaustive_names: list[str], queue: Any, count: int = 0) -> None:
+    logging.disable(logging.CRITICAL)  # expected warnings (dropped compactions...) would flood the output
+    if index == 0:  # worker 0 starts with the bounded-exhaustive exploration of the small scenarios
+        for name in exhaustive_names:
+            for r in exhaustive(SCENARIOS[name], bound=1):
+                queue.put(_summary(r) | {"mode": "exhaustive"})
+                if time.time() > deadline:
+                    break
+    k = 0
+    while (k < count) if count else time.time() < deadline:
+        seed = seed0 + index + k * workers
+        name = scenarios[k % len(scenarios)]
+        queue.put(_summary(run_seed(SCENARIOS[name], seed)) | {"mode": "random"})
+        k += 1
+    queue.put(None)
+
+
+def _report(stats: Counter[str], per: dict[str, list[float]], actors: dict[str, int], failures: list[dict[str, Any]],
+            elapsed: float) -> None:
+    total = stats["runs"]
+    print(f"[{elapsed:6.0f}s] interleavings {total} ({total / max(elapsed, 1e-9) * 60:.0f}/min), "
+          f"steps {stats['steps']}, failures {len(failures)}")
+    for name in sorted(per):
+        times = per[name]
+        print(f"    {name:<16} actors {actors[name]}  runs {len(times):>6}  "
+              f"mean {sum(times) / len(times) * 1000:6.0f} ms/interleaving")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.simulation", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    p.add_argument("--scenario", choices=sorted(SCENARIOS), help="only this scenario (no exhaustive phase unless "
+                   "it is a small one)")
+    p.add_argument("--replay", help="a failure file written under .soak/")
+    p.add_argument("--count", type=int, default=0, help="run exactly this many random seeds per worker (from "
+                   "--seed, stepping by --workers) instead of until --seconds; no exhaustive phase")
+    args = p.parse_args(argv)
+    logging.disable(logging.WARNING)  # expected warnings (dropped compactions...) would flood the output
+    if args.replay:
+        scenario, seed, decisions = load_replay(args.replay)
+        r = replay(scenario, seed, decisions)
+        print(f"{scenario.name} seed {seed}: {len(r.record.decisions)} decisions, {r.seconds:.2f} s")
+        print(r.violation or "no violation")
+        if not r.ok:
+            print("trace tail:\n" + r.trace_tail(int(os.environ.get("SIM_TRACE_TAIL", "40"))))
+        return 0 if r.ok else 1
+    scenarios = [args.scenario] if args.scenario else list(RANDOM_SCENARIOS)
+    small = [n for n in EXHAUSTIVE_SCENARIOS if args.scenario in (None, n) and not args.count]
+    started = time.time()
+    deadline = started + args.seconds
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(i, args.workers, deadline, scenarios, args.seed, small, queue,
+                                                       args.count))
+             for i in range(args.workers)]
+    for proc in procs:
+        proc.start()
+    stats: Counter[str] = Counter()
+    per: dict[str, list[float]] = {}
+    actors: dict[str, int] = {}
+    failures: list[dict[str, Any]] = []
+    running, last = len(procs), time.time()
+    while running:
+        try:
+            item = queue.get(timeout=5)
+        except Empty:
+            if not any(proc.is_alive() for proc in procs):
+                print("every worker died (see above)")
+                return 2
+            continue
+        if item is None:
+            running -= 1
+            continue
+        stats["runs"] += 1
+        stats["steps"] += item["steps"]
+        per.setdefault(f"{item['scenario']}/{item['mode']}", []).append(item["seconds"])
+        actors[f"{item['scenario']}/{item['mode']}"] = item["actors"]
+        if not item["ok"]:
+            failures.append(item)
+            print(f"FAILURE {item['scenario']} seed {item['seed']}: {item['violation'][:300]}\n"
+                  f"    replay: python -m tests.simulation --replay {item['file']}")
+        if time.time() - last > 30:
+            last = time.time()
+            _report(stats, per, actors, failures, time.time() - started)
+    for proc in procs:
+        proc.join()
+    _report(stats, per, actors, failures, time.time() - started)
+    for f in failures:
+        print(f"  {f['scenario']} seed {f['seed']}: python -m tests.simulation --replay {f['file']}")
+    return 1 if failures else 0

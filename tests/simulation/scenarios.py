@@ -1,0 +1,182 @@
+"""Scenarios (a table layout plus a cast of actors) and :func:`run_once`, which runs one interleaving of one.
+
+A run is a pure function of (scenario, seed, decisions): the seed fixes UUIDs, faults and the strategy's choices; a
+recorded decision list replays the interleaving exactly (:class:`~tests.simulation.scheduler.ReplayStrategy`).
+Every run builds its state from scratch: a new in-memory store, a table created and seeded with one commit outside
+the schedule, and fresh actors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from table_engine import Catalog
+from table_engine.clock import ManualClock, use_clock
+from tests.simulation import actors as a
+from tests.simulation.determinism import START_MILLIS, deterministic
+from tests.simulation.invariants import Ack, Checker, InvariantViolation
+from tests.simulation.mem_io import MemFileIO
+from tests.simulation.scheduler import RunRecord, Scheduler, Strategy
+from tests.simulation.sim_io import Faults, SimFileIO
+
+BASE_OPTIONS = {"snapshot.num-retained.min": "1", "snapshot.time-retained": "0 s", "commit.max-retries": "200",
+                "write-buffer-spillable": "false", "num-sorted-run.compaction-trigger": "3",
+                "compaction.min.file-num": "3", "manifest.merge-min-count": "4"}
+ORPHAN_CUTOFF = START_MILLIS - 3_600_000
+"""Orphan cleanup deletes files older than this: the planted orphans, never a file of the run."""
+
+Build = Callable[[a.World], dict[str, a.Actor]]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    build: Build
+    primary_key: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+    faults: float = 0.0
+    coarse: bool = False
+    """Decide only at snapshot, tag and consumer operations and sleeps (the bounded-exhaustive explorer)."""
+    max_steps: int = 20_000
+
+
+@dataclass
+class Result:
+    scenario: str
+    seed: int
+    record: RunRecord
+    violation: str | None
+    tolerated: list[str]
+    seconds: float
+    actors: int
+    acks: list[Ack] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+    def trace_tail(self, n: int = 25) -> str:
+        return "\n".join(f"  {actor:>10} {op:<16} {path}" for actor, op, path in self.record.trace[-n:])
+
+
+def _coarse(op: str, path: str) -> bool:
+    return op == "sleep" or "/snapshot/" in path or "/tag/" in path or "/consumer/" in path
+
+
+def run_once(scenario: Scenario, seed: int, strategy: Strategy,
+             hook: Callable[[a.World], None] | None = None) -> Result:
+    """One interleaving of ``scenario``; ``hook(world)`` may patch the world before the actors start."""
+    started = time.perf_counter()
+    raw = MemFileIO()
+    manual = ManualClock(START_MILLIS)
+    sched = Scheduler(strategy, manual, max_steps=scenario.max_steps, decide=_coarse if scenario.coarse else None)
+    violation: str | None = None
+    with deterministic(seed, manual, sched.sleep):
+        checker = Checker(raw, a.WAREHOUSE, a.IDENT)
+        cat = Catalog(a.WAREHOUSE, file_io=raw)
+        opts = {**BASE_OPTIONS, **({"bucket": "2"} if scenario.primary_key else {}), **scenario.options}
+        t = cat.create_table(a.IDENT, a.SCHEMA, primary_keys=["id"] if scenario.primary_key else [], options=opts)
+        with use_clock(ManualClock(START_MILLIS - 86_400_000)):
+            for i in range(2):
+                raw.write_bytes(f"{t.path}/bucket-0/data-orphan-{i}.parquet", b"orphan")
+        ids = range(900_000, 900_000 + a.ROWS)
+        checker.attempt(ids)
+        sid = t.write(a.rows(ids, 9))
+        assert sid is not None
+        checker.ack("setup", sid, ids)
+        world = a.World(raw, sched, SimFileIO(raw, sched, Faults(seed, scenario.faults)), checker)
+        cast = scenario.build(world)
+        if hook is not None:
+            hook(world)
+        rec = sched.run(cast, checker.after_step)
+        violation = rec.failure
+        errors = [f"actor {n} raised {o.text.strip().splitlines()[-1]}" for n, o in sorted(rec.outcomes.items())
+                  if o.error is not None]
+        if errors:
+            violation = "; ".join(filter(None, [violation, *errors]))
+        if rec.failure is None:
+            try:
+                checker.final()
+            except InvariantViolation as e:
+                violation = "; ".join(filter(None, [violation, str(e)]))
+    return Result(scenario.name, seed, rec, violation, world.tolerated, time.perf_counter() - started, len(cast),
+                  checker.acks)
+
+
+def _stream(world: a.World, name: str) -> a.Actor:
+    world.checker.table().consumer_manager().update(name, 1)  # before the run: expiry keeps what it did not read
+    return a.stream_consumer(world, name)
+
+
+def _append_maint(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4, maintenance=True),
+            "expire": a.expirer(w, "expire"), "tags": a.tagger(w, "tags"), "stream": _stream(w, "stream"),
+            "pin": a.pinning_reader(w, "pin"), "orphans": a.orphan_cleaner(w, "orphans", ORPHAN_CUTOFF)}
+
+
+def _pk_write_only(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4), "w2": a.writer(w, "w2", 2, 4), "compact": a.compactor(w, "compact"),
+            "expire": a.expirer(w, "expire"), "branch": a.brancher(w, "branch"), "pin": a.pinning_reader(w, "pin"),
+            "clexpire": a.changelog_expirer(w, "clexpire")}
+
+
+def _pk_compacting(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4), "w2": a.writer(w, "w2", 2, 4),
+            "w3": a.writer(w, "w3", 3, 3, maintenance=True), "compact": a.compactor(w, "compact"),
+            "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
+
+
+def _append_write_only(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "compact": a.compactor(w, "compact"), "expire": a.expirer(w, "expire"), "branch": a.brancher(w, "branch"),
+            "pin": a.pinning_reader(w, "pin")}
+
+
+def _append_faults(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "expire": a.expirer(w, "expire"), "tags": a.tagger(w, "tags"), "stream": _stream(w, "stream"),
+            "pin": a.pinning_reader(w, "pin")}
+
+
+def _rollback(w: a.World) -> dict[str, a.Actor]:
+    """The supported rollback: writers w1 and w2 stopped; w3 writes after it; expiry, tags and a reader go on."""
+    return {"w1": a.writer(w, "w1", 1, 3), "w2": a.writer(w, "w2", 2, 3),
+            "w3": a.writer(w, "w3", 3, 3, after=lambda: w.rolled_back), "expire": a.expirer(w, "expire"),
+            "rollback": a.rollbacker(w, "rollback", quiesce=frozenset({"w1", "w2"})), "tags": a.tagger(w, "tags"),
+            "pin": a.pinning_reader(w, "pin")}
+
+
+def _rollback_concurrent(w: a.World) -> dict[str, a.Actor]:
+    """A rollback while writers commit: it holds the history fence, waits for the commits in flight and is waited
+    for (ADR 0039); a commit published before it ended may be rolled back, nothing else may be lost."""
+    return {"w1": a.writer(w, "w1", 1, 4), "w2": a.writer(w, "w2", 2, 4), "expire": a.expirer(w, "expire"),
+            "rollback": a.rollbacker(w, "rollback"), "tags": a.tagger(w, "tags"), "pin": a.pinning_reader(w, "pin")}
+
+
+def _append_race(w: a.World) -> dict[str, a.Actor]:
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4, maintenance=True),
+            "w3": a.writer(w, "w3", 3, 4), "expire": a.expirer(w, "expire"), "tags": a.tagger(w, "tags"),
+            "orphans": a.orphan_cleaner(w, "orphans", ORPHAN_CUTOFF)}
+
+
+def _small(w: a.World) -> dict[str, a.Actor]:
+    return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("append-maint", _append_maint),
+    Scenario("pk-write-only", _pk_write_only, primary_key=True,
+             options={"write-only": "true", "changelog.num-retained.min": "3", "changelog-producer": "input"}),
+    Scenario("pk-compacting", _pk_compacting, primary_key=True),
+    Scenario("append-race", _append_race),
+    Scenario("append-write-only", _append_write_only, options={"write-only": "true"}),
+    Scenario("append-faults", _append_faults, faults=0.02),
+    Scenario("rollback", _rollback),
+    Scenario("rollback-concurrent", _rollback_concurrent),
+    Scenario("small", _small, coarse=True),
+)}
+RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
+                    "append-faults", "rollback", "rollback-concurrent")
+EXHAUSTIVE_SCENARIOS = ("small",)
