@@ -9,7 +9,7 @@ from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import CoreOptions
 from table_engine.format.index_manifest import IndexManifestEntry, read_index_manifest
 from table_engine.format.schema_file import TableSchema, read_schema
-from table_engine.format.snapshot import Snapshot, find_latest_snapshot, names_snapshot
+from table_engine.format.snapshot import Snapshot, latest_snapshot, names_snapshot
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
@@ -70,10 +70,10 @@ class StoreContext:
         return s
 
     def latest_snapshot(self, exact: bool = False) -> Snapshot | None:
-        """The newest snapshot, in a constant number of requests (:func:`find_latest_snapshot`; ``exact`` is kept
-        for committers' call sites: it is always exact)."""
+        """The newest snapshot, in a constant number of requests (:func:`latest_snapshot`: looked for again if it
+        expires before it is read; ``exact`` is kept for committers' call sites: it is always exact)."""
         del exact
-        return find_latest_snapshot(self.file_io, self.table_path)
+        return latest_snapshot(self.file_io, self.table_path)
 
     @names_snapshot
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:

@@ -33,6 +33,7 @@ from table_engine.errors import (
 from table_engine.format.changelog_file import list_changelog_ids, read_changelog
 from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, read_snapshot, snapshot_path
 from table_engine.format.tag_file import Tag, list_tag_names, read_tag, tag_path
+from table_engine.io.file_io import FileIO
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
 from table_engine.store.lifecycle.tag_period import TagPeriodHandler
@@ -116,7 +117,11 @@ class TagManager:
             if ignore_if_exists:
                 return self.get_or_raise(name)
             raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
-        self._check_still_held(name, snapshot)
+        try:
+            self._check_still_held(name, snapshot)
+        except OSError:
+            self.file_io.try_delete(self.path(name))  # unverified: not left behind (best effort)
+            raise
         log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
         return tag
 
@@ -126,7 +131,7 @@ class TagManager:
         after the tag was written means every expiry that will delete it sees the tag; a snapshot gone by then may
         have been expired by a run that read the tags before this one existed: the tag is removed and
         :class:`~table_engine.errors.SnapshotNotExistError` raised (tag the newest snapshot again)."""
-        if self.file_io.is_file(snapshot_path(self.table_path, snapshot.id)):
+        if _still_there(self.file_io, snapshot_path(self.table_path, snapshot.id)):
             return
         if any(s.id == snapshot.id and set(names) - {name} for s, names in self.tagged_snapshots()):
             return  # an expired snapshot that another tag holds (its files were never candidates)
@@ -157,10 +162,11 @@ class TagManager:
                 return TagDeletion([], 0)
             raise TagNotExistError(f"tag {name!r} of table {self.table_path} does not exist")
         if self.file_io.exists(snapshot_path(self.table_path, tag.snapshot_id)):
-            self.file_io.try_delete(self.path(name))
+            self.file_io.delete(self.path(name))
             return TagDeletion([name], 0)
         tagged = self.tagged_snapshots()  # read before deleting: tags are discovered by their files
-        self.file_io.try_delete(self.path(name))
+        # the tag file goes first, and a failure stops here: a tag that stays must keep every file it references
+        self.file_io.delete(self.path(name))
         same = next((names for s, names in tagged if s.id == tag.snapshot_id), [name])
         if len(same) > 1:
             return TagDeletion([name], 0)
@@ -298,6 +304,17 @@ def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Sequence[Sn
     data = [p for p in refs.live_paths(gone, missing_ok=True) if p not in keep.data]
     meta = [p for n, p in refs.meta_files(gone, changelog_list=False).items() if n not in keep.meta]
     return refs.delete(data) + refs.delete(meta)
+
+
+def _still_there(file_io: FileIO, path: str, attempts: int = 3) -> bool:
+    """Whether ``path`` exists, asked again when the request fails (a tag's verification must get an answer)."""
+    for attempt in range(attempts):
+        try:
+            return file_io.is_file(path)
+        except OSError:
+            if attempt == attempts - 1:
+                raise
+    return False  # pragma: no cover
 
 
 def _check_name(name: str) -> None:
