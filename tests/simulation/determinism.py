@@ -3,8 +3,8 @@
 The engine reads the wall clock (snapshot times, retention), draws UUIDs for file names, draws random backoff
 waits, sleeps between commit retries and runs parallel steps on thread pools. In a simulation run each of these is
 replaced: the engine's clock is a :class:`~table_engine.clock.ManualClock` the scheduler advances 1 ms per step,
-``uuid.uuid4`` draws from a seeded generator, ``random`` is seeded, ``time`` as the commit, snapshot and consumer
-modules see it is virtual (a sleep is a scheduling point, never a real wait), and ``parallel_map`` runs inline
+``uuid.uuid4`` draws from a seeded generator, ``random`` is seeded, ``time`` as the commit, snapshot, consumer and
+pin modules see it is virtual (a sleep is a scheduling point, never a real wait), and ``parallel_map`` runs inline
 (``LEVELS = 0``) so no thread but an actor ever calls the FileIO. The tag cache (keyed by path, mtime and size) is
 cleared, since every run reuses the same paths and times.
 """
@@ -20,6 +20,7 @@ from types import ModuleType
 from table_engine import clock
 from table_engine.format import snapshot as snapshot_format
 from table_engine.io import executor
+from table_engine.store import pins
 from table_engine.store.changes import consumers
 from table_engine.store.committing import commit
 from table_engine.store.lifecycle import tags as tag_store
@@ -27,8 +28,9 @@ from table_engine.store.lifecycle import tags as tag_store
 START_MILLIS = 1_700_000_000_000
 """The virtual time every run starts at."""
 
-_TIME_USERS: tuple[ModuleType, ...] = (commit, snapshot_format, consumers)
-"""Engine modules whose ``time`` is replaced (they sleep: commit backoff, read retries)."""
+_TIME_USERS: tuple[ModuleType, ...] = (commit, snapshot_format, consumers, pins)
+"""Engine modules whose ``time`` is replaced (they sleep: commit backoff, read retries, waits for the history fence
+and for the pins a rewrite waits on)."""
 
 
 class VirtualTime:
