@@ -134,6 +134,7 @@ def tagger(world: World, name: str, rounds: int = 30) -> Actor:
             t.delete_tag(f"{name}-{i - 2}", ignore_if_not_exists=True)
         if t.latest_snapshot_id() is not None:
             t.create_tag(f"{name}-{i}")
+            world.checker.tag_created(f"{name}-{i}")  # acknowledged: it must read from now on
     return maintenance_loop(world, name, rounds, step)
 
 
@@ -146,6 +147,7 @@ def brancher(world: World, name: str, rounds: int = 10) -> Actor:
         if t.latest_snapshot_id() is None:
             return
         t.create_tag(f"{name}-tag{i}")
+        world.checker.tag_created(f"{name}-tag{i}")
         t.create_branch(f"{name}{i}", tag=f"{name}-tag{i}")
         world.checker.branch_created(f"{name}{i}")
     return maintenance_loop(world, name, rounds, step)
@@ -160,6 +162,7 @@ def rollbacker(world: World, name: str, quiesce: frozenset[str] = frozenset()) -
         while t.latest_snapshot_id() is None:
             world.sched.sleep(0.01)
         t.create_tag("rb")
+        world.checker.tag_created("rb")
         for _ in range(20):
             world.sched.sleep(0.01)
         while not quiesce <= world.sched.record.outcomes.keys():

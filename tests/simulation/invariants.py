@@ -71,6 +71,8 @@ class Checker:
         self.rollbacks = 0
         self.rollback_floor: int | None = None
         self.created_after_rollback: Counter[int] = Counter()
+        self.pending_tags: set[str] = set()
+        """Tag files written whose create_tag() has not returned yet."""
         self.epoch = 0
         """Rewrites of history done so far: the history fence's file deleted (a rollback ended) moves it on."""
         self.creations: dict[int, list[tuple[int, frozenset[int]]]] = {}
@@ -120,11 +122,19 @@ class Checker:
                 self.violations.append(f"snapshot {sid} cannot be read right after its publication: "
                                        f"{type(e).__name__}: {e}")
         elif path.startswith(self._tag_dir):
-            name = path[len(self._tag_dir):]
-            try:
-                self.tags[name] = self.read_ids(tag=name)
-            except Exception as e:
-                self.violations.append(f"tag {name} cannot be read right after its creation: {type(e).__name__}: {e}")
+            # a tag file is not a tag yet: its creator verifies it and may withdraw it (its snapshot expired or was
+            # rolled back meanwhile); it is checked once create_tag() returned (tag_created)
+            self.pending_tags.add(path[len(self._tag_dir):])
+
+    def tag_created(self, name: str) -> None:
+        """``create_tag(name)`` returned: the tag must read, now and at the end (unless deleted)."""
+        self.pending_tags.discard(name)
+        if not self.raw.is_file(f"{self._tag_dir}{name}"):
+            return  # already deleted again (by a rollback that ended meanwhile, or its own deletion)
+        try:
+            self.tags[name] = self.read_ids(tag=name)
+        except Exception as e:
+            self.violations.append(f"tag {name} cannot be read after create_tag() returned: {type(e).__name__}: {e}")
 
     def _deleted(self, path: str) -> None:
         sid = self._sid(path)

@@ -131,9 +131,9 @@ class TagManager:
         after the tag was written means every expiry that will delete it sees the tag; a snapshot gone by then may
         have been expired by a run that read the tags before this one existed: the tag is removed and
         :class:`~table_engine.errors.SnapshotNotExistError` raised (tag the newest snapshot again)."""
-        if _still_there(self.file_io, snapshot_path(self.table_path, snapshot.id)):
+        if _still_there(self.file_io, self.table_path, snapshot):
             return
-        if any(s.id == snapshot.id and set(names) - {name} for s, names in self.tagged_snapshots()):
+        if any(_same(s, snapshot) and set(names) - {name} for s, names in self.tagged_snapshots()):
             return  # an expired snapshot that another tag holds (its files were never candidates)
         self.file_io.try_delete(self.path(name))
         raise SnapshotNotExistError(f"snapshot {snapshot.id} of {self.table_path} expired while tag {name!r} was "
@@ -306,15 +306,25 @@ def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Sequence[Sn
     return refs.delete(data) + refs.delete(meta)
 
 
-def _still_there(file_io: FileIO, path: str, attempts: int = 3) -> bool:
-    """Whether ``path`` exists, asked again when the request fails (a tag's verification must get an answer)."""
+def _still_there(file_io: FileIO, table_path: str, snapshot: Snapshot, attempts: int = 3) -> bool:
+    """Whether ``snapshot`` is still in the table: ``snapshot-<id>`` is there and is this snapshot, not one that a
+    writer published under the same id after a rollback freed it. Asked again when the request fails (a tag's
+    verification must get an answer)."""
     for attempt in range(attempts):
         try:
-            return file_io.is_file(path)
+            return _same(read_snapshot(file_io, table_path, snapshot.id), snapshot)
+        except SnapshotNotExistError:
+            return False
         except OSError:
             if attempt == attempts - 1:
                 raise
     return False  # pragma: no cover
+
+
+def _same(a: Snapshot, b: Snapshot) -> bool:
+    """The same publication (manifest lists have unique names), not only the same id."""
+    return a.id == b.id and a.base_manifest_list == b.base_manifest_list and \
+        a.delta_manifest_list == b.delta_manifest_list
 
 
 def _check_name(name: str) -> None:
