@@ -27,12 +27,13 @@ not publish: it starts over with a new pin (:meth:`BasePin.may_publish`).
 Rollback and fast-forward rewrite history from the top: they delete the newest snapshots, which a pin does not
 protect (expiry never deletes the latest; they do). They hold the :class:`HistoryFence` instead,
 ``consumer/consumer-__commit-fence``, created if absent (one rewrite at a time), and then wait until every live pin
-is released. A committer checks the fence after its pin is written and right before it publishes, and does not
-publish while it stands (it waits for the fence to go, then starts over). Either the committer saw the fence, or
-its pin was written before the fence and the rewrite waits for it: a snapshot is never published on top of a
-history being rewritten. Expiry runs take part the same way (:class:`ExpiryMarker`): a run writes its marker,
-then skips its work if the fence stands, and a rewrite waits for the markers too; so an expiry never deletes the
-snapshot a rollback is about to make the latest.
+is released. A committer checks the fence right after its pin is written, before it reads its base, and while it
+stands releases the pin and waits for the fence to go. A rewrite that listed the pins before the pin was written
+held the fence already, and holds it until it is done: the committer sees it, or the rewrite had finished and the
+base is read from the rewritten history. A rewrite that lists the pins later waits for the pin. Either way no
+snapshot is published on a base that a rewrite removed. Expiry runs take part the same way
+(:class:`ExpiryMarker`): a run writes its marker, then skips its work if the fence stands, and a rewrite waits
+for the markers too; so an expiry never deletes the snapshot a rollback is about to make the latest.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from types import TracebackType
+from typing import TypeVar
 
 from table_engine import clock
 from table_engine.errors import CommitConflictError
@@ -62,6 +65,8 @@ __all__ = ["PUBLISH_BUDGET_S", "BasePin", "ExpiryMarker", "HistoryFence"]
 
 log = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+
 PUBLISH_BUDGET_S = COMMIT_PIN_LIFETIME_MS / 1000 / 2
 """An attempt older than this (since its pin was written) does not publish: it starts over with a fresh pin."""
 
@@ -73,19 +78,26 @@ class BasePin:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
         self.pin_id = f"{COMMIT_PIN_PREFIX}{uuid.uuid4().hex}"
-        self.fenced = False
-        """The attempt found the history fence standing: it did not publish (see the module)."""
-        self._hint = latest_hint(file_io, self.table_path)
-        self._written_at = time.monotonic()
-        self._write(max(self._hint or 1, 1))
+        self._file = _ReservedFile(file_io, self.table_path, self.pin_id)
+        fence = consumer_path(self.table_path, HISTORY_FENCE_ID)
+        while True:
+            self._hint = latest_hint(file_io, self.table_path)
+            self._written_at = time.monotonic()
+            self._write(max(self._hint or 1, 1))
+            # after the pin, before the base is read: a rewrite that listed the pins before this one was written
+            # holds the fence until it is done, so this sees it and waits; one that lists them later waits for it
+            if not self.file_io.is_file(fence):
+                break
+            self.release()
+            log.info("a rollback or fast-forward is rewriting the history of %s: the commit waits for it",
+                     self.table_path)
+            _wait_for_fence(self.file_io, self.table_path)
 
     def __enter__(self) -> BasePin:
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
-        if self.fenced and et is None:  # released first: the rewrite waits for this pin
-            _wait_for_fence(self.file_io, self.table_path)
 
     def latest(self) -> Snapshot | None:
         """The newest snapshot, at or above the pin (the pin is lowered to it first if the hint was ahead)."""
@@ -99,19 +111,14 @@ class BasePin:
             self._write(snap.id)
 
     def may_publish(self) -> bool:
-        """False once the attempt is older than :data:`PUBLISH_BUDGET_S` (expiry may soon stop honouring the pin)
-        or while a rollback or fast-forward holds the history fence (:attr:`fenced`): then it starts over."""
+        """False once the attempt is older than :data:`PUBLISH_BUDGET_S` (expiry may soon stop honouring the pin):
+        then it starts over."""
         elapsed = time.monotonic() - self._written_at
-        if elapsed > PUBLISH_BUDGET_S:
-            log.warning("commit attempt on %s took %.0f s, longer than its pin's budget (%.0f s): starting over",
-                        self.table_path, elapsed, PUBLISH_BUDGET_S)
-            return False
-        if self.file_io.is_file(consumer_path(self.table_path, HISTORY_FENCE_ID)):
-            log.info("a rollback or fast-forward is rewriting the history of %s: the commit waits for it",
-                     self.table_path)
-            self.fenced = True
-            return False
-        return True
+        if elapsed <= PUBLISH_BUDGET_S:
+            return True
+        log.warning("commit attempt on %s took %.0f s, longer than its pin's budget (%.0f s): starting over",
+                    self.table_path, elapsed, PUBLISH_BUDGET_S)
+        return False
 
     def publish(self, snapshot: Snapshot) -> bool:
         """:func:`try_publish_snapshot` unless the attempt is past its budget (then False: retry, as a lost race)."""
@@ -119,13 +126,13 @@ class BasePin:
 
     def release(self) -> None:
         """Delete the pin (best effort: a pin left behind stops counting after its lifetime)."""
-        self.file_io.try_delete(consumer_path(self.table_path, self.pin_id))
+        self._file.delete()
 
     def _write(self, next_snapshot: int) -> None:
         self.floor = next_snapshot
         data = Consumer(self.pin_id, next_snapshot).to_json().encode("utf-8")
         try:
-            self.file_io.write_bytes(consumer_path(self.table_path, self.pin_id), data, overwrite=True)
+            self._file.write(data)
         except BaseException:
             self.release()  # the write may have happened although it failed (a lost response)
             raise
@@ -138,12 +145,12 @@ class ExpiryMarker:
     def __init__(self, file_io: FileIO, table_path: str) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
-        self.path = consumer_path(self.table_path, f"{EXPIRY_MARKER_PREFIX}{uuid.uuid4().hex}")
+        self._file = _ReservedFile(file_io, self.table_path, f"{EXPIRY_MARKER_PREFIX}{uuid.uuid4().hex}")
         data = Consumer(EXPIRY_MARKER_PREFIX, NO_SNAPSHOT_HELD).to_json().encode("utf-8")
         try:
-            self.file_io.write_bytes(self.path, data, overwrite=True)
+            self._file.write(data)
         except BaseException:
-            self.file_io.try_delete(self.path)  # it may have been written although the request failed
+            self._file.delete()  # it may have been written although the request failed
             raise
         self.fenced = self.file_io.is_file(consumer_path(self.table_path, HISTORY_FENCE_ID))
         if self.fenced:
@@ -153,7 +160,7 @@ class ExpiryMarker:
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        self.file_io.try_delete(self.path)
+        self._file.delete()
 
 
 class HistoryFence:
@@ -165,28 +172,28 @@ class HistoryFence:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
         self.what = what
-        self.path = consumer_path(self.table_path, HISTORY_FENCE_ID)
+        self._file = _ReservedFile(file_io, self.table_path, HISTORY_FENCE_ID)
 
     def __enter__(self) -> HistoryFence:
         data = Consumer(HISTORY_FENCE_ID, 1).to_json().encode("utf-8")  # holds every snapshot back from expiry too
-        if not self.file_io.write_if_absent(self.path, data):
+        if not self._file.write_if_absent(data):
             if not _stale(self.file_io, self.table_path, HISTORY_FENCE_ID, clock.now_millis()):
                 raise CommitConflictError(f"{self.what} of {self.table_path}: another rollback or fast-forward is "
                                           "rewriting its history; run it again when it is done")
             log.warning("removing the history fence of %s left by a rollback that stopped", self.table_path)
-            self.file_io.try_delete(self.path)
-            if not self.file_io.write_if_absent(self.path, data):
+            self.file_io.try_delete(self._file.path)
+            if not self._file.write_if_absent(data):
                 raise CommitConflictError(f"{self.what} of {self.table_path}: another rollback or fast-forward "
                                           "started at the same time; run it again when it is done")
         try:
             self._wait_for_pins()
         except BaseException:
-            self.file_io.try_delete(self.path)
+            self._file.delete()
             raise
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        self.file_io.try_delete(self.path)
+        self._file.delete()
 
     def _wait_for_pins(self) -> None:
         """Until no live pin or expiry marker is left: those written after the fence are released at once (their
@@ -203,6 +210,44 @@ class HistoryFence:
             time.sleep(wait)
             waited += wait
             wait = min(wait * 2, 0.5)
+
+
+class _ReservedFile:
+    """A pin, marker or fence file, and the consumer directory its write may have created: on a filesystem with
+    directories, the file that created the directory removes it again (if empty) when it is deleted, so that an
+    operation that changed nothing leaves the table's files exactly as they were."""
+
+    def __init__(self, file_io: FileIO, table_path: str, consumer_id: str) -> None:
+        self.file_io = file_io
+        self.path = consumer_path(table_path, consumer_id)
+        self.directory = consumer_dir(table_path)
+        self.made_dir = file_io.has_directories and not file_io.exists(self.directory)
+
+    def write(self, data: bytes) -> None:
+        self._retried(lambda: self.file_io.write_bytes(self.path, data, overwrite=True))
+
+    def write_if_absent(self, data: bytes) -> bool:
+        return self._retried(lambda: self.file_io.write_if_absent(self.path, data))
+
+    def delete(self) -> None:
+        self.file_io.try_delete(self.path)
+        if self.made_dir:
+            try:
+                if not self.file_io.list_status(self.directory):
+                    self.file_io.delete(self.directory)  # not recursive: fails if another file appeared
+            except OSError:
+                pass
+
+    def _retried(self, write: Callable[[], _T]) -> _T:
+        """``write()``; again if the directory was removed between its creation and the file's (by another
+        reserved file of this table that had created it)."""
+        for attempt in range(3):
+            try:
+                return write()
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _pins(file_io: FileIO, table_path: str) -> list[tuple[str, int]]:

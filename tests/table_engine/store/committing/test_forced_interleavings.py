@@ -151,28 +151,32 @@ def test_a_vanished_compaction_input_does_not_fail_the_write(catalog: Catalog, h
     assert _ids(catalog.get_table("db.t")) == [*range(30), *range(200, 210)]
 
 
-def test_a_rollback_waits_for_a_commit_in_flight_which_then_publishes_on_the_target(catalog: Catalog,
+def test_a_rollback_waits_for_a_commit_in_flight_and_a_commit_waits_for_a_rollback(catalog: Catalog,
                                                                                      hooked: Any) -> None:
-    """A rollback that starts while a commit is between reading its base and publishing: the rollback waits for
-    the commit's pin; the commit sees the rollback's fence, does not publish on the history being rewritten, and
-    publishes on the rollback's target once it is done. The lineage stays contiguous."""
+    """A rollback that starts while a commit is between reading its base and publishing waits for the commit's
+    pin: the commit publishes (on its base, which the rollback has not touched) and the rollback then removes it
+    with the rest. A commit that starts while the rollback holds its fence waits for it and publishes on the target.
+    The lineage stays contiguous."""
     import threading
 
     from table_engine.store import pins
 
     catalog.create_table("db.t", SCHEMA)
-    a, r = catalog.get_table("db.t"), catalog.get_table("db.t")
+    a, b, r = catalog.get_table("db.t"), catalog.get_table("db.t"), catalog.get_table("db.t")
     for i in range(4):
         r.write(_rows(i * 10, i * 10 + 10), maintain=False)
     waiting = threading.Event()
     original_wait = pins.HistoryFence._wait_for_pins
+    result: dict[str, Any] = {}
 
     def signalling_wait(self: Any) -> None:
         waiting.set()
         original_wait(self)
+        # the fence stands and the pins are gone: a commit starting now waits for the rollback
+        result["b"] = threading.Thread(target=lambda: result.update(b_sid=b.write(_rows(200, 210), maintain=False)))
+        result["b"].start()
 
     hooked(pins.HistoryFence, "_wait_for_pins", signalling_wait)
-    result: dict[str, Any] = {}
 
     def rollback() -> None:
         result["rollback"] = r.rollback_to(2)
@@ -188,10 +192,12 @@ def test_a_rollback_waits_for_a_commit_in_flight_which_then_publishes_on_the_tar
     hooked(FileStoreCommit, "_publish", start_rollback)
     sid = a.write(_rows(100, 110), maintain=False)
     rollbacker.join(30)
-    assert not rollbacker.is_alive()
-    assert result["a_built_on"] == 4 and result["rollback"].removed_snapshot_ids == [3, 4]
-    assert sid == 3  # published on the rollback's target, after it
+    result["b"].join(30)
+    assert not rollbacker.is_alive() and not result["b"].is_alive()
+    assert result["a_built_on"] == 4 and sid == 5  # published before the rollback rewrote anything
+    assert result["rollback"].removed_snapshot_ids == [3, 4, 5]  # A's commit is rolled back with the rest
+    assert result["b_sid"] == 3  # B waited for the rollback and published on its target
     fresh = catalog.get_table("db.t")
     assert list_snapshot_ids(fresh.file_io, fresh.path) == [1, 2, 3]
-    assert _ids(fresh) == [*range(20), *range(100, 110)]
+    assert _ids(fresh) == [*range(20), *range(200, 210)]
     assert fresh.file_io.list_status(f"{fresh.path}/consumer") == []
