@@ -1,7 +1,7 @@
 """The actors of a simulation run: real engine calls over a table whose FileIO is the simulated one.
 
-Each factory returns a zero-argument function that the scheduler runs in its own thread. Writers write ids nobody
-else writes (``wid * 100_000 + ...``), so the checker can tell every commit's rows apart, and report each
+Each factory returns a zero-argument function that the scheduler runs as an actor (a greenlet). Writers write ids
+nobody else writes (``wid * 100_000 + ...``), so the checker can tell every commit's rows apart, and report each
 acknowledged commit (``write()`` returned a snapshot id) to it. Maintenance actors loop while a writer still runs
 (at least once, at most ``rounds`` times), with a virtual sleep between rounds so that the scheduler can place them
 anywhere in the writers' progress.

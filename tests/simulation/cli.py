@@ -11,6 +11,7 @@ that replays it; the exit status is 1 if any invariant was broken. Progress is p
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import multiprocessing as mp
 import os
@@ -34,22 +35,35 @@ def _summary(r: Result) -> dict[str, Any]:
     return out
 
 
+RUN_TIMEOUT_SECONDS = 600
+"""A run that takes longer is a harness hang (an actor blocked outside a scheduling point blocks the whole run):
+the worker prints every stack and exits, and the soak reports that every worker died."""
+
+
 def _worker(index: int, workers: int, deadline: float, scenarios: list[str], seed0: int,
             exhaustive_names: list[str], queue: Any, count: int = 0) -> None:
     logging.disable(logging.CRITICAL)  # expected warnings (dropped compactions...) would flood the output
+    faulthandler.dump_traceback_later(RUN_TIMEOUT_SECONDS, exit=True)
     if index == 0:  # worker 0 starts with the bounded-exhaustive exploration of the small scenarios
         for name in exhaustive_names:
             for r in exhaustive(SCENARIOS[name], bound=1):
-                queue.put(_summary(r) | {"mode": "exhaustive"})
+                _put(queue, _summary(r) | {"mode": "exhaustive"})
                 if time.time() > deadline:
                     break
     k = 0
     while (k < count) if count else time.time() < deadline:
         seed = seed0 + index + k * workers
         name = scenarios[k % len(scenarios)]
-        queue.put(_summary(run_seed(SCENARIOS[name], seed)) | {"mode": "random"})
+        _put(queue, _summary(run_seed(SCENARIOS[name], seed)) | {"mode": "random"})
         k += 1
+    faulthandler.cancel_dump_traceback_later()
     queue.put(None)
+
+
+def _put(queue: Any, item: dict[str, Any]) -> None:
+    """Report a run, and give the next one :data:`RUN_TIMEOUT_SECONDS` again."""
+    queue.put(item)
+    faulthandler.dump_traceback_later(RUN_TIMEOUT_SECONDS, exit=True)
 
 
 def _report(stats: Counter[str], per: dict[str, list[float]], actors: dict[str, int], failures: list[dict[str, Any]],

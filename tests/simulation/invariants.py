@@ -10,22 +10,76 @@ that were written, and a streaming consumer saw every committed row exactly once
 
 Why read at publication: "as it read when it was written" needs the content at that moment, and reading through a
 raw-IO table from inside the creating request costs no scheduling point, so it cannot change the interleaving.
+
+The checker reads through the engine's own read path (scan, merge, projection), but decodes each data file and each
+manifest once (:class:`_Decoded`): a file's bytes never change under a (path, generation) of the store, and the
+checker reads the same files again and again (every publication, tag and branch, and everything at the end). The
+actors never see that memo: they read through :class:`~tests.simulation.sim_io.SimFileIO`.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from table_engine import Catalog
 from table_engine.format.consumer_file import HISTORY_FENCE_ID
+from table_engine.format.manifest import ManifestEntry
 from table_engine.format.snapshot import latest_snapshot_id
+from table_engine.io.base import FileIO
+from table_engine.store.reading import read as read_module
+from table_engine.store.reading import scan as scan_module
 from table_engine.table import Table
 from tests.simulation.mem_io import MemFileIO
 
 _SNAPSHOT = re.compile(r"snapshot-(\d+)")
+
+
+class _Decoded:
+    """The checker's memo of decoded data files and manifests of ``raw``, keyed by (path, generation)."""
+
+    def __init__(self, raw: MemFileIO) -> None:
+        self.raw = raw
+        self.files: dict[tuple[str, int, tuple[str, ...] | None], Any] = {}
+        self.manifests: dict[tuple[str, int], list[ManifestEntry]] = {}
+        self._read_file: Callable[..., Any] = getattr(read_module, "read_file")  # noqa: B009 (not re-exported)
+        self._read_manifest: Callable[..., list[ManifestEntry]] = getattr(scan_module, "read_manifest")  # noqa: B009
+
+    def read_file(self, file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> Any:
+        gen = self.raw.generation(path) if file_io is self.raw else None
+        if gen is None:
+            return self._read_file(file_io, path, columns)
+        key = (path, gen, None if columns is None else tuple(columns))
+        hit = self.files.get(key)
+        if hit is None:
+            hit = self.files[key] = self._read_file(file_io, path, columns)
+        return hit
+
+    def read_manifest(self, file_io: FileIO, path: str,
+                      partition_filter: Callable[[bytes], bool] | None = None) -> list[ManifestEntry]:
+        gen = self.raw.generation(path) if file_io is self.raw and partition_filter is None else None
+        if gen is None:
+            return self._read_manifest(file_io, path, partition_filter)
+        hit = self.manifests.get((path, gen))
+        if hit is None:
+            hit = self.manifests[(path, gen)] = self._read_manifest(file_io, path, None)
+        return list(hit)
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """The engine's read path decodes through this memo inside the block (only the checker runs then: no
+        scheduling point is reached while it reads the raw store)."""
+        setattr(read_module, "read_file", self.read_file)  # noqa: B010 (the names the read path calls)
+        setattr(scan_module, "read_manifest", self.read_manifest)  # noqa: B010
+        try:
+            yield
+        finally:
+            setattr(read_module, "read_file", self._read_file)  # noqa: B010
+            setattr(scan_module, "read_manifest", self._read_manifest)  # noqa: B010
 
 
 class InvariantViolation(AssertionError):
@@ -80,6 +134,8 @@ class Checker:
         self.rollback_targets: dict[int, int] = {}
         """epoch -> target of the rollback that ended it."""
         self.append_only = True
+        self._decoded = _Decoded(raw)
+        self._checked: tuple[int, int] | None = None
         raw.on_create = self._created
         raw.on_delete = self._deleted
 
@@ -92,7 +148,8 @@ class Checker:
 
     def read_ids(self, snapshot_id: int | None = None, tag: str | None = None, branch: str | None = None) -> list[int]:
         t = self.table() if branch is None else self.catalog.get_table(f"{self.identifier}$branch_{branch}")
-        return sorted(t.read(columns=["id"], snapshot_id=snapshot_id, tag=tag).column("id").to_pylist())
+        with self._decoded.active():
+            return sorted(t.read(columns=["id"], snapshot_id=snapshot_id, tag=tag).column("id").to_pylist())
 
     def _sid(self, path: str) -> int | None:
         if not path.startswith(self._snap_dir):
@@ -175,6 +232,10 @@ class Checker:
 
     # ---- checks --------------------------------------------------------------------------------------------------
     def after_step(self) -> None:
+        state = (self.raw.version, self.rollback_active)
+        if state == self._checked and not self.violations:
+            return  # nothing changed since the last check
+        self._checked = state
         if not self.violations and self.ids and not self.rollback_active:
             lo, hi = min(self.ids), max(self.ids)
             if hi - lo + 1 != len(self.ids):

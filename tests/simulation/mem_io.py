@@ -29,6 +29,8 @@ from table_engine.io.base import FileIO, FileStatus
 class _Entry:
     data: bytes
     mtime_millis: int
+    generation: int
+    """The store's :attr:`MemFileIO.version` when these bytes were written (a path written again gets a new one)."""
 
 
 def _norm(path: str) -> str:
@@ -46,9 +48,11 @@ class MemFileIO(FileIO):
         self.created: Counter[str] = Counter()
         """Path -> how often it was created (an overwrite of an existing file is not a creation)."""
         self.on_create: Callable[[str], None] | None = None
-        """Called after a path was created (outside the lock), in the creating thread."""
+        """Called after a path was created (outside the lock), by the creating actor."""
         self.on_delete: Callable[[str], None] | None = None
         """Called after a file was deleted."""
+        self.version = 0
+        """Counts the mutations (creations, overwrites, deletions, renames): unchanged means nothing changed."""
 
     # ---- helpers -------------------------------------------------------------------------------------------------
     def _put(self, path: str, data: bytes, *, overwrite: bool, if_absent: bool = False) -> bool:
@@ -59,7 +63,8 @@ class MemFileIO(FileIO):
                 return False
             if existed and not overwrite:
                 raise FileExistsError(path)
-            self._files[p] = _Entry(bytes(data), clock.now_millis())
+            self.version += 1
+            self._files[p] = _Entry(bytes(data), clock.now_millis(), self.version)
             if not existed:
                 self.created[p] += 1
         if not existed and self.on_create is not None:
@@ -69,6 +74,12 @@ class MemFileIO(FileIO):
     def _below(self, path: str) -> list[str]:
         prefix = _norm(path) + "/"
         return [p for p in self._files if p.startswith(prefix)]
+
+    def generation(self, path: str) -> int | None:
+        """The generation of the bytes at ``path`` (None if there is no file): equal generations, equal bytes."""
+        with self._lock:
+            e = self._files.get(_norm(path))
+        return None if e is None else e.generation
 
     def files(self) -> list[str]:
         """Every file path, sorted (for checks and debugging)."""
@@ -133,6 +144,7 @@ class MemFileIO(FileIO):
                 for q in below:
                     del self._files[q]
                 gone = below
+            self.version += 1
         if self.on_delete is not None:
             for q in gone:
                 self.on_delete(q)
@@ -164,6 +176,7 @@ class MemFileIO(FileIO):
             for a, b in moves:
                 self._files[b] = self._files.pop(a)
                 self.created[b] += 1
+            self.version += 1
         for _, b in moves:
             if self.on_create is not None:
                 self.on_create(b)

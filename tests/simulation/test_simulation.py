@@ -11,8 +11,10 @@ from tests.simulation.explore import exhaustive, replay, run_seed
 from tests.simulation.forced import AfterOwnPublication, Script, ScriptedFaults, Seq, is_op, publishing
 from tests.simulation.scenarios import RANDOM_SCENARIOS, SCENARIOS, Result, Scenario, run_once
 
+pytestmark = pytest.mark.timeout(600)  # an actor blocked outside a scheduling point would block the whole run
+
 SEEDS_PER_SCENARIO = 8
-"""Random interleavings of each scenario in CI (about 0.3-0.7 s each); ``make soak`` runs as many as asked."""
+"""Random interleavings of each scenario in CI (about 0.1-0.2 s each); ``make soak`` runs as many as asked."""
 
 
 def _explain(r: Result) -> str:
