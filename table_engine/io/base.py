@@ -76,7 +76,8 @@ class FileIO(ABC):
 
     @abstractmethod
     def delete(self, path: str, recursive: bool = False) -> bool:
-        """Delete a file (or a directory tree with ``recursive``). Returns False if nothing was there."""
+        """Delete a file, an empty directory, or a directory tree with ``recursive`` (a directory that is not empty
+        without it: ``OSError``). Returns False if nothing was there."""
 
     @abstractmethod
     def mkdirs(self, path: str) -> None: ...

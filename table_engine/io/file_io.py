@@ -14,7 +14,8 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -24,6 +25,27 @@ from table_engine.errors import UnsupportedError
 from table_engine.io.base import FileIO, FileStatus
 
 __all__ = ["ArrowFileIO", "FileIO", "FileStatus", "LocalFileIO", "file_io_for", "normalize_path"]
+
+T = TypeVar("T")
+
+DIRECTORY_ATTEMPTS = 5
+"""How often a file is created again when its directory vanished between its creation and the file's."""
+
+
+def _in_directory(path: str, create: Callable[[], T]) -> T:
+    """``create()`` a file at local ``path`` after making its directory. A concurrent writer may remove an empty
+    directory it made (a commit pin of the table's ``consumer/`` directory, see :mod:`table_engine.store.pins`)
+    between this ``makedirs`` and the create, which then fails with ``FileNotFoundError``: the directory is made
+    again and the create repeated (bounded)."""
+    directory = os.path.dirname(path)
+    for attempt in range(DIRECTORY_ATTEMPTS):
+        os.makedirs(directory, exist_ok=True)
+        try:
+            return create()
+        except FileNotFoundError:
+            if attempt == DIRECTORY_ATTEMPTS - 1 or os.path.isdir(directory):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _strip_file_scheme(path: str) -> str:
@@ -51,10 +73,9 @@ class LocalFileIO(FileIO):
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = False) -> None:
         p = self.to_fs_path(path)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
         if overwrite:
             # write a sibling temp file and rename it over the target so readers never see a torn file
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(p))
+            fd, tmp = _in_directory(p, lambda: tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(p)))
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
@@ -63,15 +84,14 @@ class LocalFileIO(FileIO):
                 _silent_unlink(tmp)
                 raise
             return
-        with open(p, "xb") as f:
+        with _in_directory(p, lambda: open(p, "xb")) as f:
             f.write(data)
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
         p = self.to_fs_path(path)
         d = os.path.dirname(p)
-        os.makedirs(d, exist_ok=True)
         tmp = os.path.join(d, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
-        with open(tmp, "xb") as f:
+        with _in_directory(tmp, lambda: open(tmp, "xb")) as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -135,8 +155,7 @@ class LocalFileIO(FileIO):
         d = self.to_fs_path(dst)
         if os.path.lexists(d):
             raise FileExistsError(dst)
-        os.makedirs(os.path.dirname(d), exist_ok=True)
-        os.rename(self.to_fs_path(src), d)
+        _in_directory(d, lambda: os.rename(self.to_fs_path(src), d))
 
     def file_size(self, path: str) -> int:
         return os.path.getsize(self.to_fs_path(path))
@@ -146,8 +165,7 @@ class LocalFileIO(FileIO):
 
     def open_output(self, path: str) -> pa.NativeFile:
         p = self.to_fs_path(path)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        return pa.OSFile(p, "wb")
+        return _in_directory(p, lambda: pa.OSFile(p, "wb"))
 
 
 class ArrowFileIO(FileIO):
@@ -206,8 +224,8 @@ class ArrowFileIO(FileIO):
         if info.type == pafs.FileType.NotFound:
             return False
         if info.type == pafs.FileType.Directory:
-            if not recursive:
-                raise UnsupportedError(f"{path} is a directory; pass recursive=True")
+            if not recursive and self._fs.get_file_info(pafs.FileSelector(p)):
+                raise OSError(errno.ENOTEMPTY, f"{path} is a directory that is not empty; pass recursive=True")
             self._fs.delete_dir(p)
         else:
             self._fs.delete_file(p)

@@ -41,9 +41,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from types import TracebackType
-from typing import TypeVar
 
 from table_engine import clock
 from table_engine.errors import CommitConflictError
@@ -65,7 +63,6 @@ __all__ = ["PUBLISH_BUDGET_S", "BasePin", "ExpiryMarker", "HistoryFence"]
 
 log = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
 
 PUBLISH_BUDGET_S = COMMIT_PIN_LIFETIME_MS / 1000 / 2
 """An attempt older than this (since its pin was written) does not publish: it starts over with a fresh pin."""
@@ -215,7 +212,9 @@ class HistoryFence:
 class _ReservedFile:
     """A pin, marker or fence file, and the consumer directory its write may have created: on a filesystem with
     directories, the file that created the directory removes it again (if empty) when it is deleted, so that an
-    operation that changed nothing leaves the table's files exactly as they were."""
+    operation that changed nothing leaves the table's files exactly as they were. A writer that made the directory
+    again just before (another pin, a consumer's progress) may see it vanish before it creates its file:
+    :class:`~table_engine.io.file_io.LocalFileIO` then makes it again and retries."""
 
     def __init__(self, file_io: FileIO, table_path: str, consumer_id: str) -> None:
         self.file_io = file_io
@@ -224,10 +223,10 @@ class _ReservedFile:
         self.made_dir = file_io.has_directories and not file_io.exists(self.directory)
 
     def write(self, data: bytes) -> None:
-        self._retried(lambda: self.file_io.write_bytes(self.path, data, overwrite=True))
+        self.file_io.write_bytes(self.path, data, overwrite=True)
 
     def write_if_absent(self, data: bytes) -> bool:
-        return self._retried(lambda: self.file_io.write_if_absent(self.path, data))
+        return self.file_io.write_if_absent(self.path, data)
 
     def delete(self) -> None:
         self.file_io.try_delete(self.path)
@@ -237,17 +236,6 @@ class _ReservedFile:
                     self.file_io.delete(self.directory)  # not recursive: fails if another file appeared
             except OSError:
                 pass
-
-    def _retried(self, write: Callable[[], _T]) -> _T:
-        """``write()``; again if the directory was removed between its creation and the file's (by another
-        reserved file of this table that had created it)."""
-        for attempt in range(3):
-            try:
-                return write()
-            except FileNotFoundError:
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _pins(file_io: FileIO, table_path: str) -> list[tuple[str, int]]:

@@ -83,3 +83,54 @@ def test_listing_skips_entries_deleted_while_it_lists(tmp_path: pathlib.Path, mo
     monkeypatch.setattr(module.os, "scandir", DeletingScandir)
     listed = sorted(s.path.rsplit("/", 1)[-1] for s in LocalFileIO().list_status(str(tmp_path)))
     assert listed == ["snapshot-1", "snapshot-3", "snapshot-4", "snapshot-5"]
+
+
+def _vanishing_directory(monkeypatch, times: int) -> list[str]:
+    """``os.makedirs`` as the file IO calls it, except that the first ``times`` calls for each directory really make
+    it and then really remove it again, as a concurrent commit pin that made ``consumer/`` removes it when it is done
+    (the window between another writer's ``makedirs`` and its create)."""
+    import os
+
+    from table_engine.io import file_io as module
+
+    real = os.makedirs
+    removed: list[str] = []
+
+    def makedirs(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        real(name, mode, exist_ok)
+        if removed.count(name) < times and not os.listdir(name):
+            os.rmdir(name)
+            removed.append(name)
+
+    monkeypatch.setattr(module.os, "makedirs", makedirs)
+    return removed
+
+
+def test_a_create_survives_its_directory_vanishing_before_it(tmp_path: pathlib.Path, monkeypatch) -> None:
+    """Process soak loop 32 (issue 35): a reader's consumer update failed with FileNotFoundError on its temp file,
+    because a commit pin removed the empty ``consumer/`` directory it had made, between the reader's ``makedirs``
+    and its create. Every way of creating a file makes the directory again and retries."""
+    fio = LocalFileIO()
+    removed = _vanishing_directory(monkeypatch, times=2)
+    fio.write_bytes(str(tmp_path / "c1" / "consumer-a"), b"1", overwrite=True)
+    assert (tmp_path / "c1" / "consumer-a").read_bytes() == b"1"
+    fio.write_bytes(str(tmp_path / "c2" / "f"), b"2")
+    assert fio.write_if_absent(str(tmp_path / "c3" / "snapshot-1"), b"3")
+    with fio.open_output(str(tmp_path / "c4" / "data.parquet")) as out:
+        out.write(b"4")
+    (tmp_path / "src").write_bytes(b"5")
+    fio.rename(str(tmp_path / "src"), str(tmp_path / "c5" / "dst"))
+    assert [(tmp_path / p).read_bytes() for p in ("c2/f", "c3/snapshot-1", "c4/data.parquet", "c5/dst")] == \
+        [b"2", b"3", b"4", b"5"]
+    assert len(removed) == 2 * 5  # each create really lost its directory twice
+    assert sorted(p.name for p in (tmp_path / "c3").iterdir()) == ["snapshot-1"]  # no temp file left
+
+
+def test_a_create_gives_up_when_its_directory_keeps_vanishing(tmp_path: pathlib.Path, monkeypatch) -> None:
+    import pytest
+
+    from table_engine.io.file_io import DIRECTORY_ATTEMPTS
+
+    _vanishing_directory(monkeypatch, times=DIRECTORY_ATTEMPTS)
+    with pytest.raises(FileNotFoundError):
+        LocalFileIO().write_bytes(str(tmp_path / "c" / "f"), b"x")
