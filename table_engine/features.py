@@ -282,6 +282,8 @@ def require(table: str, found: Mapping[str, str], op: Op) -> None:
     """Raise :class:`UnsupportedTableFeatureError` if a feature of ``found`` (feature name -> detail) is not
     supported for ``op``. It names the most restrictive such feature (first in registry order among those that
     allow the fewest operations), what every feature found still allows, and the other refusing features."""
+    if not found:
+        return
     refusing = [f for f in FEATURES if f.name in found and not f.supports(op)]
     if not refusing:
         return

@@ -156,6 +156,8 @@ def validate_columns(preds: Sequence[Predicate], columns: Sequence[str]) -> None
 def check_value_types(preds: Sequence[Predicate], schema: pa.Schema) -> None:
     """PredicateError naming the column when a filter's value cannot be compared with the column (``id = 'abc'``
     on an integer column), instead of an Arrow error at the first file read."""
+    if not preds:
+        return
     empty = schema.empty_table()
     for p in preds:
         if p.column not in schema.names:

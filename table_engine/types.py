@@ -386,19 +386,22 @@ def _ts_unit(precision: int) -> str:
     return "ns"
 
 
+_SIMPLE_ARROW_TYPES: dict[str, pa.DataType] = {
+    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+    "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "DATE": pa.date32(),
+    "CHAR": pa.string(), "VARCHAR": pa.string(), "BINARY": pa.binary(), "VARBINARY": pa.binary(),
+    "TIME": pa.time32("ms"),
+}
+
+
 def to_arrow_type(t: DataType) -> pa.DataType:
     """The Arrow type that holds values of ``t`` (as pypaimon maps it)."""
     if t.unknown is not None:
         raise UnsupportedError(f"type {t} is not supported by this engine (docs/compatibility.md)")
     r = t.root
-    simple: dict[str, pa.DataType] = {
-        "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
-        "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "DATE": pa.date32(),
-        "CHAR": pa.string(), "VARCHAR": pa.string(), "BINARY": pa.binary(), "VARBINARY": pa.binary(),
-        "TIME": pa.time32("ms"),
-    }
-    if r in simple:
-        return simple[r]
+    simple = _SIMPLE_ARROW_TYPES.get(r)
+    if simple is not None:
+        return simple
     if r == "DECIMAL":
         assert t.precision is not None and t.scale is not None
         return pa.decimal128(t.precision, t.scale)
