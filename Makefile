@@ -84,12 +84,15 @@ test-compat: $(STAMP)
 # expiry, orphan cleanup, rollback, tags, branches, consumers and readers (tests/simulation) for SOAK_SECONDS on
 # every core, printing the interleavings explored (a failure is written to .soak/ with the command that replays it);
 # then SOAK_LOOPS loops of the real-process scenario (tests/soak_processes.py) under CPU load, on a local disk.
-# SOAK_ARGS are passed to the simulation (e.g. --scenario rollback-concurrent).
+# SOAK_INTERLEAVINGS > 0 stops the simulation earlier, once it explored that many random interleavings (of 6-7
+# actors). SOAK_ARGS are passed to the simulation (e.g. --scenario rollback-concurrent).
 SOAK_SECONDS ?= 600
+SOAK_INTERLEAVINGS ?= 0
 SOAK_LOOPS ?= 200
 SOAK_ARGS ?=
 soak: $(STAMP)
-	$(BIN)/python -m tests.simulation --seconds $(SOAK_SECONDS) --workers $$(nproc) $(SOAK_ARGS)
+	$(BIN)/python -m tests.simulation --seconds $(SOAK_SECONDS) --interleavings $(SOAK_INTERLEAVINGS) \
+		--workers $$(nproc) $(SOAK_ARGS)
 	$(BIN)/python -m tests.soak_processes --loops $(SOAK_LOOPS) --cpu-load 2 --out .soak/processes
 
 lint: $(STAMP)

@@ -1,6 +1,7 @@
 """The command line of ``python -m tests.simulation``: explore interleavings until the time is up, in worker processes.
 
     python -m tests.simulation --seconds 600 --workers 2          # random seeds + exhaustive small scenarios
+    python -m tests.simulation --seconds 99999 --interleavings 100000   # until 100,000 random interleavings
     python -m tests.simulation --seconds 60 --scenario append-race --seed 1000
     python -m tests.simulation --replay .soak/append-race-16-1234.json
 
@@ -41,7 +42,7 @@ the worker prints every stack and exits, and the soak reports that every worker 
 
 
 def _worker(index: int, workers: int, deadline: float, scenarios: list[str], seed0: int,
-            exhaustive_names: list[str], queue: Any, count: int = 0) -> None:
+            exhaustive_names: list[str], queue: Any, count: int = 0, target: int = 0, done: Any = None) -> None:
     logging.disable(logging.CRITICAL)  # expected warnings (dropped compactions...) would flood the output
     faulthandler.dump_traceback_later(RUN_TIMEOUT_SECONDS, exit=True)
     if index == 0:  # worker 0 starts with the bounded-exhaustive exploration of the small scenarios
@@ -51,7 +52,7 @@ def _worker(index: int, workers: int, deadline: float, scenarios: list[str], see
                 if time.time() > deadline:
                     break
     k = 0
-    while (k < count) if count else time.time() < deadline:
+    while ((k < count) if count else time.time() < deadline) and not (target and done.value >= target):
         seed = seed0 + index + k * workers
         name = scenarios[k % len(scenarios)]
         _put(queue, _summary(run_seed(SCENARIOS[name], seed)) | {"mode": "random"})
@@ -69,8 +70,8 @@ def _put(queue: Any, item: dict[str, Any]) -> None:
 def _report(stats: Counter[str], per: dict[str, list[float]], actors: dict[str, int], failures: list[dict[str, Any]],
             elapsed: float) -> None:
     total = stats["runs"]
-    print(f"[{elapsed:6.0f}s] interleavings {total} ({total / max(elapsed, 1e-9) * 60:.0f}/min), "
-          f"steps {stats['steps']}, failures {len(failures)}")
+    print(f"[{elapsed:6.0f}s] interleavings {total} ({total / max(elapsed, 1e-9) * 60:.0f}/min), of 6+ actors "
+          f"{stats['runs6']}, steps {stats['steps']}, failures {len(failures)}")
     for name in sorted(per):
         times = per[name]
         print(f"    {name:<16} actors {actors[name]}  runs {len(times):>6}  "
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", choices=sorted(SCENARIOS), help="only this scenario (no exhaustive phase unless "
                    "it is a small one)")
     p.add_argument("--replay", help="a failure file written under .soak/")
+    p.add_argument("--interleavings", type=int, default=0, help="stop once this many random interleavings (of "
+                   "6-7 actors) have been explored, or at --seconds, whichever comes first")
     p.add_argument("--count", type=int, default=0, help="run exactly this many random seeds per worker (from "
                    "--seed, stepping by --workers) instead of until --seconds; no exhaustive phase")
     args = p.parse_args(argv)
@@ -105,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     deadline = started + args.seconds
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
+    done = ctx.Value("q", 0)  # random interleavings reported so far (workers stop at --interleavings)
     procs = [ctx.Process(target=_worker, args=(i, args.workers, deadline, scenarios, args.seed, small, queue,
-                                                       args.count))
+                                               args.count, args.interleavings, done))
              for i in range(args.workers)]
     for proc in procs:
         proc.start()
@@ -127,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             running -= 1
             continue
         stats["runs"] += 1
+        stats["runs6"] += item["actors"] >= 6
+        if item["mode"] == "random":
+            with done.get_lock():
+                done.value += 1
         stats["steps"] += item["steps"]
         per.setdefault(f"{item['scenario']}/{item['mode']}", []).append(item["seconds"])
         actors[f"{item['scenario']}/{item['mode']}"] = item["actors"]
