@@ -22,6 +22,7 @@ from collections import Counter
 from queue import Empty
 from typing import Any
 
+from tests.simulation import ledger as ledgers
 from tests.simulation.explore import exhaustive, load_replay, replay, run_seed, save_failure
 from tests.simulation.scenarios import EXHAUSTIVE_SCENARIOS, RANDOM_SCENARIOS, SCENARIOS, Result
 
@@ -79,11 +80,19 @@ def _report(stats: Counter[str], per: dict[str, list[float]], actors: dict[str, 
     sys.stdout.flush()
 
 
+def _record(ledger: ledgers.Ledger | None, run: ledgers.Run | None, started: float) -> None:
+    """Save the run's progress so far (a soak that is stopped still counts what it explored)."""
+    if ledger is not None and run is not None:
+        run.seconds = round(time.time() - started, 1)
+        ledgers.save(ledger)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.simulation", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--seed", type=int, default=None, help="first seed (default: where the last soak on the same "
+                   "code stopped, see tests/simulation/ledger.py; 0 with --scenario or --count)")
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     p.add_argument("--scenario", choices=sorted(SCENARIOS), help="only this scenario (no exhaustive phase unless "
                    "it is a small one)")
@@ -102,6 +111,17 @@ def main(argv: list[str] | None = None) -> int:
         if not r.ok:
             print("trace tail:\n" + r.trace_tail(int(os.environ.get("SIM_TRACE_TAIL", "40"))))
         return 0 if r.ok else 1
+    # only a full soak (every scenario, default seeds) of committed code adds to the ledger
+    key = ledgers.code_key() if args.scenario is None and not args.count and args.seed is None else None
+    ledger = ledgers.load(key) if key is not None else None
+    if args.seed is None:
+        args.seed = ledger.next_seed() if ledger is not None else 0
+    run = ledgers.start(ledger, args.seed) if ledger is not None else None
+    if ledger is not None:
+        print(f"ledger {ledgers.LEDGER}: before this run, {ledger.summary()}; seeds from {args.seed}")
+    else:
+        print("not recorded in the ledger (a scenario, a seed or a count was given, or table_engine/ or "
+              "tests/simulation/ has uncommitted changes)")
     scenarios = [args.scenario] if args.scenario else list(RANDOM_SCENARIOS)
     small = [n for n in EXHAUSTIVE_SCENARIOS if args.scenario in (None, n) and not args.count]
     started = time.time()
@@ -125,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         except Empty:
             if not any(proc.is_alive() for proc in procs):
                 print("every worker died (see above)")
+                _record(ledger, run, started)
                 return 2
             continue
         if item is None:
@@ -142,12 +163,23 @@ def main(argv: list[str] | None = None) -> int:
             failures.append(item)
             print(f"FAILURE {item['scenario']} seed {item['seed']}: {item['violation'][:300]}\n"
                   f"    replay: python -m tests.simulation --replay {item['file']}")
+        if run is not None:
+            run.interleavings += item["mode"] == "random"
+            run.exhaustive += item["mode"] == "exhaustive"
+            if item["mode"] == "random":
+                run.next_seed = max(run.next_seed, item["seed"] + 1)
+            if not item["ok"]:
+                run.failures.append(f"{item['scenario']} seed {item['seed']}: {item['file']}")
         if time.time() - last > 30:
             last = time.time()
             _report(stats, per, actors, failures, time.time() - started)
+            _record(ledger, run, started)
     for proc in procs:
         proc.join()
     _report(stats, per, actors, failures, time.time() - started)
+    _record(ledger, run, started)
+    if ledger is not None:
+        print(f"ledger: {ledger.summary()}")
     for f in failures:
         print(f"  {f['scenario']} seed {f['seed']}: python -m tests.simulation --replay {f['file']}")
     return 1 if failures else 0

@@ -112,3 +112,23 @@ def test_defect3_vanished_compaction_input_does_not_fail_the_write(primary_key: 
     assert r.ok, _explain(r)
     assert not r.tolerated, f"the write failed: {r.tolerated}"
     assert any(ack.actor == "w" for ack in r.acks), "the write was not acknowledged"
+
+
+def test_the_ledger_adds_up_runs_on_the_same_code(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.simulation import ledger
+
+    path = str(tmp_path / "ledger.json")
+    first = ledger.load("code-a", path)
+    run = ledger.start(first, first.next_seed())
+    run.interleavings, run.next_seed = 40, 40
+    ledger.save(first, path)
+    other = ledger.load("code-b", path)
+    ledger.start(other, 0).interleavings = 5
+    ledger.save(other, path)
+    again = ledger.load("code-a", path)
+    assert (again.interleavings, again.next_seed()) == (40, 40)  # a second run goes on from seed 40
+    run = ledger.start(again, again.next_seed())
+    run.interleavings, run.next_seed = 60, 100
+    ledger.save(again, path)
+    assert ledger.load("code-a", path).interleavings == 100 and ledger.load("code-b", path).interleavings == 5
+    assert ledger.code_key() is None or ledger.code_key().startswith("table_engine@")  # type: ignore[union-attr]
