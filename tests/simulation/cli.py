@@ -111,17 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         if not r.ok:
             print("trace tail:\n" + r.trace_tail(int(os.environ.get("SIM_TRACE_TAIL", "40"))))
         return 0 if r.ok else 1
-    # only a full soak (every scenario, default seeds) of committed code adds to the ledger
-    key = ledgers.code_key() if args.scenario is None and not args.count and args.seed is None else None
-    ledger = ledgers.load(key) if key is not None else None
+    # only a full soak (every scenario, default seeds) adds to the ledger
+    ledger = ledgers.load(ledgers.code_key()) if args.scenario is None and not args.count and args.seed is None \
+        else None
     if args.seed is None:
         args.seed = ledger.next_seed() if ledger is not None else 0
     run = ledgers.start(ledger, args.seed) if ledger is not None else None
-    if ledger is not None:
-        print(f"ledger {ledgers.LEDGER}: before this run, {ledger.summary()}; seeds from {args.seed}")
+    if ledger is not None and run is not None:
+        print(f"ledger {ledgers.LEDGER}: before this run, {ledger.before(run)}; seeds from {args.seed}")
     else:
-        print("not recorded in the ledger (a scenario, a seed or a count was given, or table_engine/ or "
-              "tests/simulation/ has uncommitted changes)")
+        print("not recorded in the ledger (a scenario, a seed or a count was given)")
     scenarios = [args.scenario] if args.scenario else list(RANDOM_SCENARIOS)
     small = [n for n in EXHAUSTIVE_SCENARIOS if args.scenario in (None, n) and not args.count]
     started = time.time()

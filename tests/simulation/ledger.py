@@ -1,38 +1,70 @@
 """What the soak explored on which code: ``.soak/ledger.json``.
 
-A soak run's evidence is only worth something for the code it ran on. The ledger keys its counts by the git trees of
-``table_engine/`` and ``tests/simulation/`` at ``HEAD`` (the engine under test and the harness that tests it), so
-soak runs on unchanged code add up - a long soak can be split across runs - and a change to either tree starts a new
-count. A run on uncommitted changes of those trees is not recorded (its code has no name). Seeds go on where the
-last run on the same code stopped, so runs that add up explore different interleavings.
+A soak run's evidence is only worth something for the code it ran on. The ledger keys its counts by a hash of the
+source files the simulation can load: the static import closure of ``tests.simulation.cli`` within this checkout
+(every ``import`` and ``from ... import``, also those inside functions, followed through ``table_engine`` and
+``tests``), as the files are on disk. So soak runs on unchanged code add up - a long soak can be split across runs -
+and a change to any engine module the simulation can reach, or to the harness, starts a new count, while a change
+elsewhere (the provider, the Spark side, the CLI commands) does not. Seeds go on where the last run on the same code
+stopped, so runs that add up explore different interleavings.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import os
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 LEDGER = os.path.join(".soak", "ledger.json")
-TREES = ("table_engine", "tests/simulation")
+ENTRY = "tests.simulation.cli"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""The checkout (``tests/simulation/ledger.py`` is two levels below it)."""
 
 
-def code_key() -> str | None:
-    """``table_engine@<tree>+tests/simulation@<tree>`` at HEAD, or None when either has uncommitted changes (or
-    this is no git checkout)."""
-    try:
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", *TREES], capture_output=True, text=True,
-                               check=True, timeout=30).stdout.strip()
-        trees = [subprocess.run(["git", "rev-parse", f"HEAD:{t}"], capture_output=True, text=True, check=True,
-                                timeout=30).stdout.strip()[:12] for t in TREES]
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if dirty:
-        return None
-    return "+".join(f"{t}@{h}" for t, h in zip(TREES, trees, strict=True))
+def _module_file(name: str) -> str | None:
+    base = os.path.join(ROOT, *name.split("."))
+    for candidate in (f"{base}.py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def source_closure(entry: str = ENTRY) -> list[str]:
+    """The checkout's source files (relative paths, sorted) that ``entry`` imports, directly or not."""
+    seen: dict[str, str] = {}
+    todo = [entry]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if path is None or path in seen:
+            continue
+        seen[path] = name
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages' __init__
+        package = parts if path.endswith("__init__.py") else parts[:-1]
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                todo += [module, *(f"{module}.{a.name}" for a in node.names)]
+    return sorted(os.path.relpath(p, ROOT) for p in seen)
+
+
+def code_key() -> str:
+    """``sha256:<16 hex>`` of the paths and contents of :func:`source_closure` (as they are on disk now)."""
+    digest = hashlib.sha256()
+    for rel in source_closure():
+        with open(os.path.join(ROOT, rel), "rb") as f:
+            digest.update(rel.encode() + b"\0" + f.read() + b"\0")
+    return f"sha256:{digest.hexdigest()[:16]}"
 
 
 @dataclass
@@ -66,6 +98,11 @@ class Ledger:
     def summary(self) -> str:
         return (f"code {self.key}: {self.interleavings} random interleavings of 6+ actors explored in "
                 f"{len(self.runs)} soak run(s), {len(self.failures)} failure(s)")
+
+    def before(self, run: Run) -> str:
+        """The summary without ``run`` (what earlier runs on this code explored)."""
+        earlier = Ledger(self.key, [r for r in self.runs if r is not run])
+        return earlier.summary()
 
 
 def load(key: str, path: str = LEDGER) -> Ledger:
