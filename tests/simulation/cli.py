@@ -46,14 +46,22 @@ def _worker(index: int, workers: int, deadline: float, scenarios: list[str], see
             exhaustive_names: list[str], queue: Any, count: int = 0, target: int = 0, done: Any = None) -> None:
     logging.disable(logging.CRITICAL)  # expected warnings (dropped compactions...) would flood the output
     faulthandler.dump_traceback_later(RUN_TIMEOUT_SECONDS, exit=True)
+    parent = os.getppid()
+
+    def stopped() -> bool:
+        """The soak was stopped (killed): nobody reads the results any more."""
+        return os.getppid() != parent
+
     if index == 0:  # worker 0 starts with the bounded-exhaustive exploration of the small scenarios
         for name in exhaustive_names:
             for r in exhaustive(SCENARIOS[name], bound=1):
                 _put(queue, _summary(r) | {"mode": "exhaustive"})
-                if time.time() > deadline:
+                if time.time() > deadline or stopped():
                     break
     k = 0
     while ((k < count) if count else time.time() < deadline) and not (target and done.value >= target):
+        if stopped():
+            break
         seed = seed0 + index + k * workers
         name = scenarios[k % len(scenarios)]
         _put(queue, _summary(run_seed(SCENARIOS[name], seed)) | {"mode": "random"})
