@@ -3,10 +3,10 @@
 The engine reads the wall clock (snapshot times, retention), draws UUIDs for file names, draws random backoff
 waits, sleeps between commit retries and runs parallel steps on thread pools. In a simulation run each of these is
 replaced: the engine's clock is a :class:`~table_engine.clock.ManualClock` the scheduler advances 1 ms per step,
-``uuid.uuid4`` draws from a seeded generator, ``random`` is seeded, ``time`` as the commit, snapshot, consumer and
-pin modules see it is virtual (a sleep is a scheduling point, never a real wait), and ``parallel_map`` runs inline
-(``LEVELS = 0``) so no thread but an actor ever calls the FileIO. The tag cache (keyed by path, mtime and size) is
-cleared, since every run reuses the same paths and times.
+``uuid.uuid4`` draws from a seeded generator, ``random`` is seeded, ``time`` as the commit, snapshot, consumer,
+pin and orphan modules see it is virtual (a sleep is a scheduling point, never a real wait), and ``parallel_map``
+runs inline (``LEVELS = 0``) so no thread but an actor ever calls the FileIO. The tag cache (keyed by path, mtime
+and size) is cleared, since every run reuses the same paths and times.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from table_engine.io import executor
 from table_engine.store import pins
 from table_engine.store.changes import consumers
 from table_engine.store.committing import commit
+from table_engine.store.lifecycle import orphans
 from table_engine.store.lifecycle import tags as tag_store
 
 START_MILLIS = 1_700_000_000_000
 """The virtual time every run starts at."""
 
-_TIME_USERS: tuple[ModuleType, ...] = (commit, snapshot_format, consumers, pins)
+_TIME_USERS: tuple[ModuleType, ...] = (commit, snapshot_format, consumers, pins, orphans)
 """Engine modules whose ``time`` is replaced (they sleep: commit backoff, read retries, waits for the history fence
-and for the pins a rewrite waits on)."""
+and for the pins a rewrite waits on, orphan cleaning's wait for a tag in flight)."""
 
 
 class VirtualTime:

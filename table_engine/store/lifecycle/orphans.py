@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -52,7 +53,10 @@ DELETE_BATCH = 1000
 """Orphans are deleted in batches of this many while the table is listed (memory stays bounded)."""
 _MANIFEST_CHUNK = 64
 _COLLECT_ATTEMPTS = 5
-"""How often orphan cleaning reads the table's references again when a concurrent expiry removed some of them."""
+"""How often orphan cleaning reads the table's references: again when a concurrent expiry removed some of them, or
+when metadata is missing although nothing moved (a tag in flight, see :func:`_used_names`)."""
+_COLLECT_WAIT_SECONDS = 0.05
+"""The first wait before reading again when nothing moved (doubled each time: 0.75 s over all attempts)."""
 _SNAPSHOT_FILE = re.compile(r"snapshot-\d+|EARLIEST|LATEST")
 _CHANGELOG_FILE = re.compile(r"changelog-\d+|EARLIEST|LATEST")
 _ENTROPY_DIRS = re.compile(r"[01]{4}/[01]{4}/[01]{4}/[01]{8}")
@@ -149,23 +153,38 @@ def remove_orphan_files(ctx: StoreContext, older_than_millis: int | None = None,
 
 
 def _used_names(ctx: StoreContext, refs: FileRefs) -> tuple[set[str], set[str]]:
-    """:func:`_collect_used_names`, again when a concurrent expiry or tag deletion removed metadata while it was
-    read (the earliest snapshot or the tags changed): a retryable :class:`CommitConflictError` after a few tries;
-    the error as it is when nothing moved (the metadata of a retained snapshot or tag is missing: a repair)."""
+    """:func:`_collect_used_names`, again when metadata it read was missing.
+
+    Two ways that happens beside a healthy table: a concurrent expiry or tag deletion removed metadata while it was
+    read (the earliest snapshot or the tags changed: read again at once), or a tag is being created on a snapshot
+    that an expiry removed meanwhile - its creator withdraws it once it sees that (``tags.py``), but until then
+    its file names missing metadata while nothing else moved (found by the simulation: ``append-race`` seed 2689).
+    So when nothing moved, it waits a moment (0.05 s, doubling) and reads again. It gives up after
+    :data:`_COLLECT_ATTEMPTS` reads: with a retryable :class:`CommitConflictError` if the table kept moving, with
+    the error as it is if the same metadata stayed missing (a retained snapshot or tag lost it: a repair). Nothing
+    is deleted before the references are complete."""
+    wait = _COLLECT_WAIT_SECONDS
     for attempt in range(1, _COLLECT_ATTEMPTS + 1):
         before = _versions(ctx)
         try:
             return _collect_used_names(ctx, refs)
         except (MissingFileError, TableEngineError) as e:
-            if _versions(ctx) == before:
-                raise
+            moved = _versions(ctx) != before
             if attempt == _COLLECT_ATTEMPTS:
+                if not moved:
+                    raise
                 raise CommitConflictError(f"orphan cleaning of {ctx.table_path}: concurrent expiries or tag deletions "
                                           f"removed metadata it was reading {attempt} times; nothing was deleted, "
                                           "run it again") from e
-            log.info("orphan cleaning of %s reads the table's references again: an expiry or a tag deletion ran "
-                     "meanwhile (%s)",
-                     ctx.table_path, e)
+            if moved:
+                log.info("orphan cleaning of %s reads the table's references again: an expiry or a tag deletion "
+                         "ran meanwhile (%s)", ctx.table_path, e)
+            else:
+                log.info("orphan cleaning of %s reads the table's references again in %.2f s: metadata is missing "
+                         "although nothing moved (a tag being created on a snapshot that expired is withdrawn by "
+                         "its creator) (%s)", ctx.table_path, wait, e)
+                time.sleep(wait)
+                wait *= 2
     raise AssertionError("unreachable")  # pragma: no cover
 
 

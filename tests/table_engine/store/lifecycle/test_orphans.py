@@ -142,3 +142,47 @@ def test_aborts_when_live_metadata_is_missing(catalog: Catalog) -> None:
     with pytest.raises(TableEngineError, match="aborted"):
         t.remove_orphan_files()
     assert disk_files(t) == before
+
+
+def test_waits_for_a_tag_in_flight_on_an_expired_snapshot(catalog: Catalog, monkeypatch) -> None:
+    """Simulation seed append-race 2689: a tag was written on snapshot 1, an expiry removed snapshot 1 and its
+    metadata before the tag's creator checked it, and orphan cleaning read the tag in that moment: its manifest
+    list is missing although nothing else moved. The creator withdraws such a tag (tags.py); orphan cleaning waits
+    and reads again instead of aborting with "repair the table"."""
+    from table_engine.format.tag_file import tag_path
+    from table_engine.store.lifecycle import orphans
+
+    t = make(catalog)
+    first = t.snapshot(1)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    in_flight = tag_path(t.path, "in-flight")
+    t.file_io.write_bytes(in_flight, first.to_json().encode())  # written, not yet checked by its creator
+    plant(f"{t.path}/dt=a/bucket-0/data-orphan.parquet", 2 * DAY)
+    waits: list[float] = []
+
+    def creator_withdraws(seconds: float) -> None:  # the creator runs while orphan cleaning waits
+        waits.append(seconds)
+        t.file_io.delete(in_flight)
+
+    monkeypatch.setattr(orphans.time, "sleep", creator_withdraws)
+    result = t.remove_orphan_files()
+    assert waits == [orphans._COLLECT_WAIT_SECONDS]
+    assert result.count == 1
+    assert_nothing_missing(t)
+
+
+def test_still_aborts_when_a_tag_stays_without_its_metadata(catalog: Catalog, monkeypatch) -> None:
+    from table_engine.format.tag_file import tag_path
+    from table_engine.store.lifecycle import orphans
+
+    t = make(catalog)
+    first = t.snapshot(1)
+    t.expire_snapshots(retain_min=1, time_retained=0)
+    t.file_io.write_bytes(tag_path(t.path, "broken"), first.to_json().encode())
+    age_everything(t, 2 * DAY)
+    before = disk_files(t)
+    waits: list[float] = []
+    monkeypatch.setattr(orphans.time, "sleep", waits.append)
+    with pytest.raises(TableEngineError, match="aborted"):
+        t.remove_orphan_files()
+    assert len(waits) == orphans._COLLECT_ATTEMPTS - 1 and disk_files(t) == before
