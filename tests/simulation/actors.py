@@ -13,13 +13,14 @@ and the run reports it as a finding.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import pyarrow as pa
 
-from table_engine import Catalog
+from table_engine import Catalog, clock
 from table_engine.errors import CommitConflictError
 from table_engine.table import Table
 from tests.simulation.invariants import Checker, StreamLog
@@ -30,6 +31,10 @@ from tests.simulation.sim_io import SimFileIO
 WAREHOUSE = "/sim/wh"
 IDENT = "db.t"
 SCHEMA = pa.schema([("id", pa.int64()), ("w", pa.int32())])
+PARTITIONED_SCHEMA = pa.schema([("id", pa.int64()), ("w", pa.int32()), ("dt", pa.string())])
+PARTITIONS = ("2023-11-01", "2023-11-14")
+"""The partitions a writer of a partitioned table alternates between: one older than a day at the simulation's
+start (2023-11-14 22:13 UTC), which partition expiry drops, and that day's, which it keeps."""
 ROWS = 3
 
 T = TypeVar("T")
@@ -69,8 +74,11 @@ class World:
         return None
 
 
-def rows(ids: range, wid: int) -> pa.Table:
-    return pa.table({"id": pa.array(ids, pa.int64()), "w": pa.array([wid] * len(ids), pa.int32())}, schema=SCHEMA)
+def rows(ids: range, wid: int, dt: str | None = None) -> pa.Table:
+    cols = {"id": pa.array(ids, pa.int64()), "w": pa.array([wid] * len(ids), pa.int32())}
+    if dt is None:
+        return pa.table(cols, schema=SCHEMA)
+    return pa.table({**cols, "dt": pa.array([dt] * len(ids), pa.string())}, schema=PARTITIONED_SCHEMA)
 
 
 def writer(world: World, name: str, wid: int, commits: int, maintenance: bool = False,
@@ -83,12 +91,14 @@ def writer(world: World, name: str, wid: int, commits: int, maintenance: bool = 
             world.sched.sleep(0.01)
         t = world.table()
         t.commit_maintenance = maintenance
+        partitioned = bool(t.partition_keys)
         for c in range(commits):
             ids = range(wid * 100_000 + c * ROWS, wid * 100_000 + (c + 1) * ROWS)
+            dt = PARTITIONS[(c + wid) % 2] if partitioned else None
             world.checker.attempt(ids)
-            sid = world.guarded(name, lambda ids=ids: t.write(rows(ids, wid)))  # type: ignore[misc]
+            sid = world.guarded(name, lambda ids=ids, dt=dt: t.write(rows(ids, wid, dt)))  # type: ignore[misc]
             if sid is not None:
-                world.checker.ack(name, sid, ids)
+                world.checker.ack(name, sid, ids, dt)
     return run
 
 
@@ -111,6 +121,23 @@ def expirer(world: World, name: str, rounds: int = 30) -> Actor:
 
 def changelog_expirer(world: World, name: str, rounds: int = 30) -> Actor:
     return maintenance_loop(world, name, rounds, lambda t, _: t.expire_changelogs(retain_min=1))
+
+
+def partition_expirer(world: World, name: str, rounds: int = 30) -> Actor:
+    """Drops the partitions older than a day (by their values, at the simulation's clock); tells the checker which
+    partitions each drop commit removed, so that the rows it dropped are not counted as lost."""
+
+    def step(t: Table, _: int) -> None:
+        now = datetime.datetime.fromtimestamp(clock.now_millis() / 1000, datetime.UTC).replace(tzinfo=None)
+        result = t.expire_partitions(expiration_time="1 d", strategy="values-time", now=now)
+        world.checker.partitions_dropped(result.snapshot_ids, [p["dt"] for p in result.partitions])
+    return maintenance_loop(world, name, rounds, step)
+
+
+def tag_expirer(world: World, name: str, older_than_millis: int = 20, rounds: int = 30) -> Actor:
+    """Deletes the tags created more than ``older_than_millis`` of simulated time ago (Paimon's ``expire_tags``)."""
+    return maintenance_loop(world, name, rounds,
+                            lambda t, _: t.expire_tags(older_than_millis=clock.now_millis() - older_than_millis))
 
 
 def compactor(world: World, name: str, rounds: int = 30, full: bool = False) -> Actor:

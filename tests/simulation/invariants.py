@@ -92,6 +92,7 @@ class Ack:
     snapshot_id: int
     ids: tuple[int, ...]
     index: int
+    partition: str | None = None
 
 
 @dataclass
@@ -134,6 +135,8 @@ class Checker:
         self.rollback_targets: dict[int, int] = {}
         """epoch -> target of the rollback that ended it."""
         self.append_only = True
+        self.drops: list[tuple[int, frozenset[str]]] = []
+        """(snapshot id, partitions) of every partition expiry's drop commit."""
         self._decoded = _Decoded(raw)
         self._checked: tuple[int, int] | None = None
         raw.on_create = self._created
@@ -202,8 +205,14 @@ class Checker:
         elif path.startswith(self._tag_dir):
             self.tags.pop(path[len(self._tag_dir):], None)
 
-    def ack(self, actor: str, snapshot_id: int, ids: Iterable[int]) -> None:
-        self.acks.append(Ack(actor, snapshot_id, tuple(ids), len(self.acks)))
+    def ack(self, actor: str, snapshot_id: int, ids: Iterable[int], partition: str | None = None) -> None:
+        self.acks.append(Ack(actor, snapshot_id, tuple(ids), len(self.acks), partition))
+
+    def partitions_dropped(self, snapshot_ids: Sequence[int], partitions: Sequence[str]) -> None:
+        """A partition expiry committed ``snapshot_ids``, dropping ``partitions`` (their rows then, legitimately,
+        leave the table: every commit to them published before the drop)."""
+        if snapshot_ids:
+            self.drops.append((max(snapshot_ids), frozenset(partitions)))
 
     def attempt(self, ids: Iterable[int]) -> None:
         self.written.update(ids)
@@ -229,6 +238,11 @@ class Checker:
             if set(a.ids) <= rows and target is not None and a.snapshot_id > target:
                 return True
         return False
+
+    def _dropped(self, a: Ack) -> bool:
+        """Whether a partition expiry published after ``a`` dropped its partition."""
+        return a.partition is not None and any(sid > a.snapshot_id and a.partition in parts
+                                               for sid, parts in self.drops)
 
     # ---- checks --------------------------------------------------------------------------------------------------
     def after_step(self) -> None:
@@ -261,7 +275,7 @@ class Checker:
         present = set(rows)
         for a in self.acks:
             missing = [i for i in a.ids if i not in present]
-            if missing and not self._rolled_back(a):
+            if missing and not self._rolled_back(a) and not self._dropped(a):
                 v.append(f"acknowledged commit lost: {a.actor}'s write returned snapshot {a.snapshot_id}, but ids "
                          f"{missing[0]}..{missing[-1]} ({len(missing)}) are not in the latest snapshot {latest}")
         if len(present) != len(rows):

@@ -40,6 +40,8 @@ class Scenario:
     coarse: bool = False
     """Decide only at snapshot, tag and consumer operations and sleeps (the bounded-exhaustive explorer)."""
     max_steps: int = 20_000
+    partitioned: bool = False
+    """Partitioned by ``dt`` (:data:`~tests.simulation.actors.PARTITIONS`)."""
 
 
 @dataclass
@@ -77,15 +79,19 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
         checker = Checker(raw, a.WAREHOUSE, a.IDENT)
         cat = Catalog(a.WAREHOUSE, file_io=raw)
         opts = {**BASE_OPTIONS, **({"bucket": "2"} if scenario.primary_key else {}), **scenario.options}
-        t = cat.create_table(a.IDENT, a.SCHEMA, primary_keys=["id"] if scenario.primary_key else [], options=opts)
+        schema = a.PARTITIONED_SCHEMA if scenario.partitioned else a.SCHEMA
+        keys = ["id", "dt"] if scenario.partitioned else ["id"]  # a primary key holds the partition keys
+        t = cat.create_table(a.IDENT, schema, primary_keys=keys if scenario.primary_key else [], options=opts,
+                             partition_keys=["dt"] if scenario.partitioned else [])
         with use_clock(ManualClock(START_MILLIS - 86_400_000)):
             for i in range(2):
                 raw.write_bytes(f"{t.path}/bucket-0/data-orphan-{i}.parquet", b"orphan")
         ids = range(900_000, 900_000 + a.ROWS)
         checker.attempt(ids)
-        sid = t.write(a.rows(ids, 9))
+        dt = a.PARTITIONS[1] if scenario.partitioned else None
+        sid = t.write(a.rows(ids, 9, dt))
         assert sid is not None
-        checker.ack("setup", sid, ids)
+        checker.ack("setup", sid, ids, dt)
         world = a.World(raw, sched, SimFileIO(raw, sched, Faults(seed, scenario.faults)), checker)
         cast = scenario.build(world)
         if hook is not None:
@@ -161,6 +167,14 @@ def _append_race(w: a.World) -> dict[str, a.Actor]:
             "orphans": a.orphan_cleaner(w, "orphans", ORPHAN_CUTOFF)}
 
 
+def _partition_expire(w: a.World) -> dict[str, a.Actor]:
+    """Writers alternate between a partition older than a day and today's; partition expiry drops the old one
+    (an OVERWRITE commit racing the appends to it), snapshot and tag expiry, tags and a reader go on."""
+    return {"w1": a.writer(w, "w1", 1, 4), "w2": a.writer(w, "w2", 2, 4, maintenance=True),
+            "pexpire": a.partition_expirer(w, "pexpire"), "expire": a.expirer(w, "expire"),
+            "tags": a.tagger(w, "tags"), "tagexpire": a.tag_expirer(w, "tagexpire"), "pin": a.pinning_reader(w, "pin")}
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -175,8 +189,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("append-faults", _append_faults, faults=0.02),
     Scenario("rollback", _rollback),
     Scenario("rollback-concurrent", _rollback_concurrent),
+    Scenario("partition-expire", _partition_expire, partitioned=True),
+    Scenario("pk-partition-expire", _partition_expire, primary_key=True, partitioned=True,
+             options={"bucket": "1"}),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
-                    "append-faults", "rollback", "rollback-concurrent")
+                    "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire")
 EXHAUSTIVE_SCENARIOS = ("small",)
