@@ -138,9 +138,9 @@ class BranchManager:
                 raise TagNotExistError(f"cannot create branch {name!r}: tag {tag!r} does not exist in {self.path}")
             self._copy(tag_path(self.path, tag), tag_path(target, tag))
             snap = found.snapshot
-            if self.file_io.exists(snapshot_path(self.path, snap.id)):
+            try:
                 self._copy(snapshot_path(self.path, snap.id), snapshot_path(target, snap.id))
-            else:  # expired while the tag kept it: the tag's snapshot is the snapshot
+            except FileNotFoundError:  # expired (even just now) while the tag kept it: the tag's snapshot is it
                 self.file_io.write_if_absent(snapshot_path(target, snap.id), snap.to_json().encode("utf-8"))
             last = snap.schema_id
         for sid in list_schema_ids(self.file_io, self.path):  # last: a branch exists once it has a schema

@@ -60,14 +60,14 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD,
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
-from table_engine.errors import CommitConflictError, MissingFileError, SchemaError, UnsupportedError, naming_snapshot
+from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
 from table_engine.features import Op, require
 from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.feature_detection import data_file_features
 from table_engine.format.index_manifest import IndexFileMeta
-from table_engine.format.snapshot import snapshot_path, snapshot_properties
+from table_engine.format.snapshot import snapshot_properties
 from table_engine.io.executor import parallel_map
 from table_engine.lsm.compaction.changelog import ChangelogHook, FullCompactionChangelog, LookupChangelog
 from table_engine.lsm.compaction.expire import RecordLevelExpire
@@ -94,6 +94,7 @@ from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors, d
 from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.partition_spec import PartitionSpecs
 from table_engine.store.paths import file_path_in
+from table_engine.store.reading.on_latest import on_latest
 from table_engine.store.reading.read import ReadContext, iter_data_file, read_context, read_data_file
 from table_engine.store.reading.scan import live_entries
 
@@ -554,25 +555,11 @@ def compaction_messages(ctx: StoreContext, full: bool = False,
 
     A concurrent expiry may remove the snapshot, and the files only it referenced, while they are read (a table that
     retains one snapshot, written and compacted by other processes): its compaction would conflict at commit anyway,
-    so it is planned again on the new latest snapshot (up to :data:`EXPIRED_PLAN_ATTEMPTS` times). A file missing
-    from a snapshot that still exists is not that, and fails.
+    so it is planned again on the new latest snapshot (:func:`~table_engine.store.reading.on_latest.on_latest`). A
+    file missing from a snapshot that still exists is not that, and fails.
 
     The two steps, :func:`plan_compaction` and :func:`compact_buckets`, can also run apart (a Spark job plans on the
     driver and compacts groups of buckets in tasks)."""
-    for attempt in range(1, EXPIRED_PLAN_ATTEMPTS + 1):
-        planned = ctx.latest_snapshot()
-        try:
-            plan = plan_compaction(ctx, partitions, idle_partitions_older_than_ms, buckets=buckets)
-            return compact_buckets(ctx, plan, full)
-        except MissingFileError as e:
-            if planned is None or attempt == EXPIRED_PLAN_ATTEMPTS \
-                    or ctx.file_io.exists(snapshot_path(ctx.table_path, planned.id)):
-                raise
-            log.warning("%s: snapshot %d expired while its compaction read it (%s); planning again on the latest "
-                        "snapshot", ctx.table_path, planned.id, e)
-    raise AssertionError("unreachable")
-
-
-EXPIRED_PLAN_ATTEMPTS = 5
-"""How many times a compaction is planned when concurrent expiries keep removing the snapshot it reads."""
+    return on_latest(ctx, lambda _: compact_buckets(
+        ctx, plan_compaction(ctx, partitions, idle_partitions_older_than_ms, buckets=buckets), full), "compaction")
 

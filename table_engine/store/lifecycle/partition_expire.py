@@ -34,12 +34,13 @@ from table_engine.core_enums import PartitionExpireStrategy
 from table_engine.core_options import default_commit_user
 from table_engine.errors import OptionError, PartitionSpecError, SchemaError
 from table_engine.format.binary_row import decode_row
-from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.io.paths import partition_value_string
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs, partition_specs, select_partitions
 from table_engine.store.partition_time import PartitionTimeExtractor, java_formatter_regex
+from table_engine.store.reading.on_latest import on_latest
 from table_engine.store.reading.scan import live_entries
 
 __all__ = ["PartitionExpireResult", "PartitionTimeExtractor", "drop_partitions", "expire_partitions",
@@ -79,7 +80,7 @@ def expire_partitions(ctx: StoreContext, *, expiration_time: int | str | None = 
     max_num = max_expires if max_expires is not None else opts.partition_expiration_max_num()
     now = now or clock.now_local()
     cutoff = now - datetime.timedelta(milliseconds=expiration)
-    parts = _partitions(ctx)
+    parts = on_latest(ctx, lambda snap: _partitions(ctx, snap), "partition expiry")
     keys = list(ctx.schema.partition_keys)
     expired: list[tuple[list[str], tuple[Any, ...]]] = []
     if kind is PartitionExpireStrategy.VALUES_TIME:
@@ -127,8 +128,8 @@ def drop_partitions(ctx: StoreContext, partitions: PartitionSpecs, ignore_if_mis
     specs = partition_specs(partitions, fields, ctx.options.partition_default_name(), ctx.table_path) or []
     if not specs:
         raise PartitionSpecError(f"drop_partitions of {ctx.table_path} needs at least one partition spec")
-    snap = ctx.latest_snapshot()
-    live = {e.partition for e in live_entries(ctx.file_io, ctx.table_path, snap)} if snap is not None else set()
+    live = on_latest(ctx, lambda snap: {e.partition for e in live_entries(ctx.file_io, ctx.table_path, snap)},
+                     "drop_partitions")
     selected = select_partitions(live, specs, fields, require_match=not ignore_if_missing, what="drop_partitions",
                                  table=ctx.table_path)
     if not selected:
@@ -154,9 +155,8 @@ def commit_time_check_due(ctx: StoreContext, commit_identifier: int, now_ms: int
     return due
 
 
-def _partitions(ctx: StoreContext) -> list[tuple[tuple[Any, ...], list[str], int]]:
-    """(values, value strings, newest file creation ms) of every partition of the latest snapshot."""
-    snap = ctx.latest_snapshot()
+def _partitions(ctx: StoreContext, snap: Snapshot | None) -> list[tuple[tuple[Any, ...], list[str], int]]:
+    """(values, value strings, newest file creation ms) of every partition of ``snap`` (the latest snapshot)."""
     if snap is None:
         return []
     fields = ctx.schema.partition_fields()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from table_engine import clock
@@ -170,8 +170,8 @@ class TagManager:
         same = next((names for s, names in tagged if s.id == tag.snapshot_id), [name])
         if len(same) > 1:
             return TagDeletion([name], 0)
-        others = [s for s, _ in tagged if s.id != tag.snapshot_id]
-        deleted = clean_unused_files_of(self.ctx, tag.snapshot, others)
+        deleted = clean_unused_files_of(self.ctx, tag.snapshot, lambda: [
+            s for s, _ in self.tagged_snapshots() if s.id != tag.snapshot_id])
         log.info("deleted tag %s of %s (snapshot %d expired): %d files removed", name, self.table_path,
                  tag.snapshot_id, deleted)
         return TagDeletion([name], deleted)
@@ -267,23 +267,30 @@ class TagManager:
             raise TagNotExistError(f"tag {name!r} of table {self.table_path} does not exist") from None
 
 
-def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Sequence[Snapshot]) -> int:
+def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Callable[[], Sequence[Snapshot]]) -> int:
     """Delete the files of ``gone`` (a snapshot no tag or snapshot file refers to any more) that nothing else uses.
 
-    ``tagged`` are the remaining tagged snapshots. Returns the number of files deleted; if the neighbours cannot
-    be read nothing is deleted (orphan cleaning can remove the files later).
+    ``tagged()`` reads the remaining tagged snapshots; it is called after the earliest snapshot was read. Why that
+    order: a tag created concurrently is checked by its creator after it is written (:meth:`TagManager.create`), so
+    its snapshot still existed after this read of the tags, and is therefore the earliest read here or newer; the
+    files it shares with ``gone`` are then in that earliest snapshot or in a tag between (the neighbours kept).
+    Reading the tags first lost them: a tag created on a snapshot that expired before the earliest was read had
+    neither (simulation ``pk-partition-expire`` seed 898). Returns the number of files deleted; if the neighbours
+    cannot be read nothing is deleted (orphan cleaning can remove the files later).
     """
     refs = FileRefs(ctx)
     fio, tp = ctx.file_io, ctx.table_path
-    left = max((s for s in tagged if s.id < gone.id), key=lambda s: s.id, default=None)
-    right_tag = min((s for s in tagged if s.id > gone.id), key=lambda s: s.id, default=None)
     changelog_ids = list_changelog_ids(fio, tp)
-    anchors: list[Snapshot] = [s for s in (left, right_tag) if s is not None]
     changelog_anchors: list[Snapshot] = []
     try:
         earliest = earliest_snapshot_id(fio, tp)
-        if earliest is not None and (right_tag is None or earliest < right_tag.id):
-            anchors.append(read_snapshot(fio, tp, earliest))
+        first = read_snapshot(fio, tp, earliest) if earliest is not None else None
+        others = tagged()
+        left = max((s for s in others if s.id < gone.id), key=lambda s: s.id, default=None)
+        right_tag = min((s for s in others if s.id > gone.id), key=lambda s: s.id, default=None)
+        anchors: list[Snapshot] = [s for s in (left, right_tag) if s is not None]
+        if first is not None and (right_tag is None or first.id < right_tag.id):
+            anchors.append(first)
         near = [i for i in changelog_ids if i >= gone.id][:2] + [i for i in changelog_ids if i < gone.id][-1:]
         for cid in near:
             c = read_changelog(fio, tp, cid)

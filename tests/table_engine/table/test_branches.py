@@ -292,3 +292,26 @@ def test_scan_fallback_branch_travels_the_fallback_too(catalog: Catalog) -> None
     first = scan.plan()
     assert first is not None
     assert {v for b in scan.read(first) for v in b.column("v").to_pylist()} == {"m"}
+
+
+def test_a_branch_from_a_tag_whose_snapshot_expires_while_it_is_created(catalog: Catalog, table: Table,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulation pk-write-only seed 1867: the tag's snapshot existed when create_branch checked, and an expiry
+    removed it before it was copied (FileNotFoundError). The tag's copy of the snapshot is used instead."""
+    from table_engine.store.branches import BranchManager
+
+    table.create_tag("t0", 1)
+    real = BranchManager._copy
+    expired: list[str] = []
+
+    def expiry_in_between(self: BranchManager, src: str, dst: str) -> None:
+        if src.endswith("/snapshot/snapshot-1") and not expired:  # an expiry removes it right before the copy
+            expired.append(src)
+            self.file_io.delete(src)
+        real(self, src, dst)
+
+    monkeypatch.setattr(BranchManager, "_copy", expiry_in_between)
+    table.create_branch("b", tag="t0")
+    assert expired
+    branch = catalog.get_table("db.t$branch_b")
+    assert branch.read().num_rows == table.read(tag="t0").num_rows

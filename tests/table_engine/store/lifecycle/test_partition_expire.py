@@ -229,3 +229,33 @@ def test_values_time_cut_off_to_the_millisecond(catalog: Catalog) -> None:
         clock.advance(1)
         assert [p["dt"] for p in t.expire_partitions().partitions] == ["20240102"]
     assert remaining(t) == ["20240103", "20240104", "20240105", "not-a-date"]
+
+
+@pytest.mark.parametrize("drop", [False, True], ids=["expire", "drop"])
+def test_plans_again_when_an_expiry_removes_the_snapshot_it_reads(catalog: Catalog, monkeypatch, drop: bool) -> None:
+    """Simulation partition-expire seed 616: partition expiry planned from the latest snapshot, which a concurrent
+    expiry (retaining one snapshot) removed with its manifests while they were read: "snapshot 10 references
+    manifest file ..., which does not exist". It reads the new latest snapshot instead, and drops the partition."""
+    from table_engine.store.lifecycle import partition_expire
+
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    t = catalog.create_table("db.pe", schema, partition_keys=["dt"], options={"snapshot.num-retained.min": "1"})
+    t.write(pa.table({"dt": ["2024-01-01", "2024-03-01"], "id": [1, 2]}, schema=schema))
+    real = partition_expire.live_entries
+    calls: list[int] = []
+
+    def expired_under_the_read(file_io, table_path, snap):  # type: ignore[no-untyped-def]
+        calls.append(snap.id)
+        if len(calls) == 1:  # another process commits and expires the snapshot this read planned on
+            t.write(pa.table({"dt": ["2024-03-01"], "id": [3]}, schema=schema))
+            t.expire_snapshots(retain_min=1, time_retained=0)
+        return real(file_io, table_path, snap)
+
+    monkeypatch.setattr(partition_expire, "live_entries", expired_under_the_read)
+    if drop:
+        t.drop_partitions([{"dt": "2024-01-01"}])
+    else:
+        result = t.expire_partitions(expiration_time="30 d", strategy="values-time", now=D(2024, 3, 2))
+        assert result.partitions == [{"dt": "2024-01-01"}]
+    assert calls == [1, 2]
+    assert rows(t.read()) == [("2024-03-01", 2), ("2024-03-01", 3)]

@@ -13,7 +13,13 @@ from table_engine import Catalog
 from table_engine.clock import ManualClock
 from table_engine.errors import SnapshotNotExistError, TagAlreadyExistError, TagError, TagNotExistError
 from table_engine.table import Table
-from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_files, capture, disk_files, rows
+from tests.table_engine.store.lifecycle.lifecycle_support import (
+    assert_exact_files,
+    assert_nothing_missing,
+    capture,
+    disk_files,
+    rows,
+)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -249,3 +255,35 @@ def test_rollback_version_is_a_snapshot_id_or_a_tag() -> None:
     for bad in ("", "  ", "tag:", "tag: "):
         with pytest.raises(TagError, match="roll back to"):
             rollback_version(bad)
+
+
+def test_deleting_a_tag_keeps_the_files_of_a_tag_created_meanwhile(catalog: Catalog, monkeypatch) -> None:
+    """Simulation pk-partition-expire seed 898: a tag deletion read the tags, then (after a pause) the earliest
+    snapshot. Meanwhile a tag was created on a newer snapshot, which an expiry then removed: the deletion saw neither
+    the new tag nor its snapshot and deleted files the new tag reads. The deletion must read the tags after the
+    earliest snapshot (a tag created later is on that snapshot or a newer one)."""
+    from table_engine.store.lifecycle import tags as tag_store
+
+    t = catalog.create_table("db.t", SCHEMA, options={"bucket": "-1", "snapshot.num-retained.min": "1"})
+    for i in range(2):  # snapshots 1 and 2: one file each
+        t.write(pa.table({"id": [i], "v": [f"v{i}"]}, schema=SCHEMA))
+    t.compact(full=True)  # snapshot 3 rewrites both files into one
+    t.write(pa.table({"id": [9], "v": ["v9"]}, schema=SCHEMA))  # snapshot 4
+    t.create_tag("old", 1)
+    t.expire_snapshots(retain_min=3, time_retained=0)  # snapshot 1 expires; its tag keeps its file
+    assert t.earliest_snapshot_id() == 2
+    real = tag_store.earliest_snapshot_id
+    meanwhile: list[str] = []
+
+    def concurrent_tag_then_expiry(file_io, table_path):  # type: ignore[no-untyped-def]
+        if not meanwhile:  # another process tags snapshot 2, then an expiry removes snapshots 2 and 3
+            meanwhile.append("new")
+            t.create_tag("new", 2)
+            t.expire_snapshots(retain_min=1, time_retained=0)
+        return real(file_io, table_path)
+
+    monkeypatch.setattr(tag_store, "earliest_snapshot_id", concurrent_tag_then_expiry)
+    t.delete_tag("old")
+    assert meanwhile == ["new"] and t.earliest_snapshot_id() == 4
+    assert rows(t.read(tag="new")) == [(0, "v0"), (1, "v1")]
+    assert_nothing_missing(t)
