@@ -136,6 +136,11 @@ class SnapshotNotExistError(TableEngineError):
     """The requested snapshot, tag or time has no snapshot."""
 
 
+class HistoryRewrittenError(SnapshotNotExistError):
+    """A rollback or fast-forward ran while a tag was created: the tag was withdrawn; create it again (its snapshot
+    may be gone)."""
+
+
 class TagError(TableEngineError, ValueError):
     """An invalid tag operation (blank name, tag of an already auto-tagged snapshot, ...)."""
 

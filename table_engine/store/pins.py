@@ -88,7 +88,7 @@ class BasePin:
             self.release()
             log.info("a rollback or fast-forward is rewriting the history of %s: the commit waits for it",
                      self.table_path)
-            _wait_for_fence(self.file_io, self.table_path)
+            wait_for_fence(self.file_io, self.table_path)
 
     def __enter__(self) -> BasePin:
         return self
@@ -257,7 +257,12 @@ def _stale(file_io: FileIO, table_path: str, consumer_id: str, now: int) -> bool
     return True
 
 
-def _wait_for_fence(file_io: FileIO, table_path: str) -> None:
+def fence_stands(file_io: FileIO, table_path: str) -> bool:
+    """Whether a rollback or fast-forward is rewriting the table's history (its fence file is there)."""
+    return file_io.is_file(consumer_path(table_path, HISTORY_FENCE_ID))
+
+
+def wait_for_fence(file_io: FileIO, table_path: str) -> None:
     """Wait (bounded by the pins' lifetime) until the history fence is gone; a stale fence is removed."""
     path = consumer_path(table_path, HISTORY_FENCE_ID)
     wait, deadline = 0.005, time.monotonic() + COMMIT_PIN_LIFETIME_MS / 1000

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from table_engine.errors import SnapshotNotExistError
+from table_engine.errors import HistoryRewrittenError, SnapshotNotExistError
 from table_engine.format.snapshot import Snapshot
 from table_engine.table.base import mutating
 from table_engine.table.metadata import MetadataSurface
@@ -63,6 +63,9 @@ class TagSurface(MetadataSurface):
             snap = self._find_snapshot(snapshot_id)
             try:
                 return self.tag_manager().create(name, snap, retained, creator=creator).snapshot
+            except HistoryRewrittenError:  # a rollback ran meanwhile: its snapshot may be gone, or be there again
+                if attempt == _TAG_ATTEMPTS - 1:
+                    raise
             except SnapshotNotExistError:  # the snapshot expired under the tag (see TagManager.create)
                 if snapshot_id is not None or attempt == _TAG_ATTEMPTS - 1:
                     raise

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from table_engine import clock
 from table_engine.errors import (
+    HistoryRewrittenError,
     SnapshotNotExistError,
     TableEngineError,
     TagAlreadyExistError,
@@ -37,6 +38,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
 from table_engine.store.lifecycle.tag_period import TagPeriodHandler
+from table_engine.store.pins import fence_stands, wait_for_fence
 
 __all__ = ["Tag", "TagDeletion", "TagManager", "rollback_version"]
 
@@ -119,11 +121,26 @@ class TagManager:
             raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
         try:
             self._check_still_held(name, snapshot)
+            self._check_no_rewrite(name, snapshot)
         except OSError:
             self.file_io.try_delete(self.path(name))  # unverified: not left behind (best effort)
             raise
         log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
         return tag
+
+    def _check_no_rewrite(self, name: str, snapshot: Snapshot) -> None:
+        """After the tag was verified: no rollback or fast-forward may be rewriting the history. One that created
+        its fence before this check may have read the tags before this one existed, and then neither removes it
+        with the snapshots it removes nor keeps its files (and the tag that held an expired snapshot for
+        :meth:`_check_still_held` may be one it removes: simulation ``rollback`` seed 7372). So the tag is
+        withdrawn, the rewrite waited for, and :class:`HistoryRewrittenError` raised (tag again). A rewrite that
+        creates its fence after this check reads the tags after this one was written."""
+        if not fence_stands(self.file_io, self.table_path):
+            return
+        self.file_io.try_delete(self.path(name))
+        wait_for_fence(self.file_io, self.table_path)
+        raise HistoryRewrittenError(f"a rollback or fast-forward of {self.table_path} ran while tag {name!r} was "
+                                    f"being created on snapshot {snapshot.id}; the tag was not created")
 
     def _check_still_held(self, name: str, snapshot: Snapshot) -> None:
         """After the tag file is written: its snapshot must still be there, or be held by another tag. Expiry
@@ -170,8 +187,7 @@ class TagManager:
         same = next((names for s, names in tagged if s.id == tag.snapshot_id), [name])
         if len(same) > 1:
             return TagDeletion([name], 0)
-        deleted = clean_unused_files_of(self.ctx, tag.snapshot, lambda: [
-            s for s, _ in self.tagged_snapshots() if s.id != tag.snapshot_id])
+        deleted = clean_unused_files_of(self.ctx, tag.snapshot, lambda: [s for s, _ in self.tagged_snapshots()])
         log.info("deleted tag %s of %s (snapshot %d expired): %d files removed", name, self.table_path,
                  tag.snapshot_id, deleted)
         return TagDeletion([name], deleted)
@@ -275,8 +291,9 @@ def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Callable[[]
     its snapshot still existed after this read of the tags, and is therefore the earliest read here or newer; the
     files it shares with ``gone`` are then in that earliest snapshot or in a tag between (the neighbours kept).
     Reading the tags first lost them: a tag created on a snapshot that expired before the earliest was read had
-    neither (simulation ``pk-partition-expire`` seed 898). Returns the number of files deleted; if the neighbours
-    cannot be read nothing is deleted (orphan cleaning can remove the files later).
+    neither (simulation ``pk-partition-expire`` seed 898). A tag found then on the same snapshot (created after the
+    deleted tag's file was read, held by it while it was checked) keeps everything. Returns the number of files
+    deleted; if the neighbours cannot be read nothing is deleted (orphan cleaning can remove the files later).
     """
     refs = FileRefs(ctx)
     fio, tp = ctx.file_io, ctx.table_path
@@ -286,6 +303,8 @@ def clean_unused_files_of(ctx: StoreContext, gone: Snapshot, tagged: Callable[[]
         earliest = earliest_snapshot_id(fio, tp)
         first = read_snapshot(fio, tp, earliest) if earliest is not None else None
         others = tagged()
+        if any(_same(s, gone) for s in others):
+            return 0  # a tag created meanwhile on the same snapshot holds all of it
         left = max((s for s in others if s.id < gone.id), key=lambda s: s.id, default=None)
         right_tag = min((s for s in others if s.id > gone.id), key=lambda s: s.id, default=None)
         anchors: list[Snapshot] = [s for s in (left, right_tag) if s is not None]
@@ -355,3 +374,4 @@ def rollback_version(version: str) -> tuple[int | None, str | None]:
     if not text:
         raise TagError("the version to roll back to is empty: give a snapshot id or a tag name")
     return (int(text), None) if text.isdigit() else (None, text)
+

@@ -287,3 +287,55 @@ def test_deleting_a_tag_keeps_the_files_of_a_tag_created_meanwhile(catalog: Cata
     assert meanwhile == ["new"] and t.earliest_snapshot_id() == 4
     assert rows(t.read(tag="new")) == [(0, "v0"), (1, "v1")]
     assert_nothing_missing(t)
+
+
+def test_a_tag_created_while_a_rollback_runs_is_withdrawn_and_made_again(catalog: Catalog, monkeypatch) -> None:
+    """Simulation rollback seed 7372: a tag was written on snapshot 9 while a rollback to snapshot 1 held the
+    history fence and had read the tags already; its check passed (another tag held snapshot 9), and the rollback
+    then removed that other tag and the files of snapshot 9, leaving the new tag unreadable. A tag that finds the
+    fence after it was written is withdrawn, waits for the rewrite, and is made again on the snapshot then latest."""
+    from table_engine.format.consumer_file import HISTORY_FENCE_ID, consumer_path
+    from table_engine.store import pins
+
+    t = make(catalog)
+    fill(t, 3)
+    fence = consumer_path(t.path, HISTORY_FENCE_ID)
+    t.file_io.write_bytes(fence, b'{"nextSnapshot":1}')  # a rollback is rewriting the history
+    waited: list[float] = []
+
+    def rollback_finishes(seconds: float) -> None:  # the rewrite ends while the tag's creator waits
+        waited.append(seconds)
+        t.file_io.delete(fence)
+
+    monkeypatch.setattr(pins.time, "sleep", rollback_finishes)
+    snap = t.create_tag("during")
+    assert waited and snap.id == 3 and t.tag_snapshot("during").id == 3
+    assert not t.file_io.exists(fence)
+
+
+def test_deleting_a_tag_keeps_a_tag_made_meanwhile_on_the_same_snapshot(catalog: Catalog, monkeypatch) -> None:
+    """A tag created on an expired snapshot while another tag held it, after that tag's deletion read the tags: the
+    deletion must delete none of the snapshot's files."""
+    from table_engine.store.lifecycle.tags import TagManager
+
+    t = catalog.create_table("db.t", SCHEMA, options={"bucket": "-1"})
+    for i in range(3):
+        t.write(pa.table({"id": [i], "v": [f"v{i}"]}, schema=SCHEMA))
+    t.create_tag("old", 1)
+    t.expire_snapshots(retain_min=1, time_retained=0)  # snapshot 1 is held by its tag only
+    real = TagManager.tagged_snapshots
+    made: list[str] = []
+
+    def another_tag_after_the_first_read(self: TagManager) -> list:  # type: ignore[type-arg]
+        out = real(self)
+        if not made:
+            made.append("copy")
+            t.create_tag("copy", 1)  # held by "old" while it is checked: created
+        return out
+
+    monkeypatch.setattr(TagManager, "tagged_snapshots", another_tag_after_the_first_read)
+    t.delete_tag("old")
+    monkeypatch.setattr(TagManager, "tagged_snapshots", real)
+    assert t.list_tags() == ["copy"]
+    assert rows(t.read(tag="copy")) == [(0, "v0")]
+    assert_nothing_missing(t)
