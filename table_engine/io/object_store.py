@@ -14,6 +14,10 @@ ours. When even that fails, the committer reads the snapshot back (``FileStoreCo
 
 Object stores have no directories: a "directory" exists while an object exists below it, listings group keys by
 ``/``, :meth:`mkdirs` writes a zero-byte ``.keep`` object so that an empty database is visible.
+
+The requests go through :mod:`table_engine.io.s3_client`: obstore in this process, or, in a process forked after obstore
+started (Airflow's OpenLineage listener, Celery, ``multiprocessing``), a helper process, because obstore's runtime does
+not survive a fork (docs/adr/0040-s3-after-fork.md).
 """
 
 from __future__ import annotations
@@ -22,18 +26,15 @@ import io
 import os
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import pyarrow as pa
 
 from table_engine.errors import StorageError, UnsupportedError
 from table_engine.io.base import FileIO, FileStatus
+from table_engine.io.s3_client import S3Client, client_for
 from table_engine.options.storage import S3Settings
-
-if TYPE_CHECKING:
-    from obstore.store import S3Store
 
 _T = TypeVar("_T")
 
@@ -80,7 +81,7 @@ class S3FileIO(FileIO):
 
     def __init__(self, settings: S3Settings | None = None) -> None:
         self.settings = settings or S3Settings()
-        self._stores: dict[str, S3Store] = {}
+        self._clients: dict[str, S3Client] = {}
         self._pid = os.getpid()
         self._written: dict[str, int] = {}
         """Sizes of the objects this FileIO wrote (a data file's size is asked right after it is written: no HEAD)."""
@@ -95,44 +96,14 @@ class S3FileIO(FileIO):
         return f"S3FileIO(endpoint={self.settings.endpoint!r}, region={self.settings.region!r})"
 
     # ---- connection ----------------------------------------------------------------------------------------------
-    def _store(self, bucket: str) -> S3Store:
+    def _client(self, bucket: str) -> S3Client:
         if self._pid != os.getpid():  # a forked child must not reuse the parent's connections
-            self._stores = {}
+            self._clients = {}
             self._pid = os.getpid()
-        store = self._stores.get(bucket)
-        if store is None:
-            store = self._stores[bucket] = self._connect(bucket)
-        return store
-
-    def _connect(self, bucket: str) -> S3Store:
-        from obstore.store import S3Store
-
-        s = self.settings
-        endpoint = s.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        kwargs: dict[str, Any] = {}
-        if s.endpoint:
-            kwargs["endpoint"] = s.endpoint
-        if s.region:
-            kwargs["region"] = s.region
-        elif not os.environ.get("AWS_REGION") and not os.environ.get("AWS_DEFAULT_REGION"):
-            kwargs["region"] = "us-east-1"
-        if s.access_key:
-            kwargs["access_key_id"] = s.access_key
-            kwargs["secret_access_key"] = s.secret_key or ""
-            if s.session_token:
-                kwargs["token"] = s.session_token
-        elif os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
-            kwargs["credential_provider"] = _profile_credentials()
-        if s.path_style:
-            kwargs["virtual_hosted_style_request"] = False
-        client: dict[str, Any] = {"timeout": timedelta(milliseconds=s.timeout_ms),
-                                  "connect_timeout": timedelta(milliseconds=s.connect_timeout_ms)}
-        if endpoint and endpoint.startswith("http://"):
-            client["allow_http"] = True
-        retry = {"max_retries": s.max_retries, "retry_timeout": timedelta(milliseconds=s.retry_timeout_ms),
-                 "backoff": {"init_backoff": timedelta(milliseconds=50), "max_backoff": timedelta(seconds=5),
-                             "base": 2}}
-        return S3Store(bucket, client_options=client, retry_config=retry, **kwargs)  # type: ignore[arg-type]
+        client = self._clients.get(bucket)
+        if client is None:
+            client = self._clients[bucket] = client_for(self.settings, bucket)
+        return client
 
     def _again(self, attempt: int, deadline: float, e: Exception) -> bool:
         """After a failed attempt: whether to send an idempotent request once more (a transport error within the
@@ -159,28 +130,24 @@ class S3FileIO(FileIO):
                 if not self._again(attempt, deadline, e):
                     raise _store_error(action, path, e) from None
 
-    def _locate(self, path: str) -> tuple[S3Store, str]:
+    def _locate(self, path: str) -> tuple[S3Client, str]:
         bucket, key = split_s3_uri(path)
-        return self._store(bucket), key
+        return self._client(bucket), key
 
     # ---- reads ---------------------------------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         try:
-            return self._idempotent("reading", path, lambda: bytes(obstore.get(store, key).bytes()))
+            return self._idempotent("reading", path, lambda: client.get(key))
         except FileNotFoundError:
             raise FileNotFoundError(path) from None
 
     def _head(self, path: str) -> dict[str, Any] | None:
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         if not key:
             return None
         try:
-            return self._idempotent("inspecting", path, lambda: dict(obstore.head(store, key)))
+            return self._idempotent("inspecting", path, lambda: client.head(key))
         except FileNotFoundError:
             return None
 
@@ -191,12 +158,10 @@ class S3FileIO(FileIO):
         return self._head(path) is not None
 
     def _is_dir(self, path: str) -> bool:
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
 
         def any_below() -> bool:
-            return any(len(batch) for batch in obstore.list(store, prefix=f"{key}/" if key else None, chunk_size=1))
+            return any(len(batch) for batch in client.pages(f"{key}/" if key else None, None, 1))
 
         return self._idempotent("listing", path, any_below)
 
@@ -210,14 +175,12 @@ class S3FileIO(FileIO):
         return int(meta["size"])
 
     def list_status(self, path: str) -> list[FileStatus]:
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         base = path.rstrip("/")
         prefix = f"{key}/" if key else ""
         try:
             # the crate follows continuation tokens: every page, not only the first 1,000 keys
-            listing = self._idempotent("listing", path, lambda: obstore.list_with_delimiter(store, prefix or None))
+            listing = self._idempotent("listing", path, lambda: client.list_with_delimiter(prefix or None))
         except FileNotFoundError:
             return []
         out = [FileStatus(f"{base}/{p[len(prefix):].strip('/')}", 0, True, 0)
@@ -232,9 +195,7 @@ class S3FileIO(FileIO):
 
     def walk(self, path: str) -> Iterator[FileStatus]:
         """Every object below ``path``, recursively, page by page (for orphan cleanup and recursive deletes)."""
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         prefix = f"{key}/" if key else ""
         base = path.rstrip("/")
         deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
@@ -242,7 +203,7 @@ class S3FileIO(FileIO):
         while True:
             try:
                 # a listing broken part-way resumes after the last key it gave (keys come in lexicographic order)
-                pages = obstore.list(store, prefix=prefix or None, offset=last, chunk_size=1000)
+                pages = client.pages(prefix or None, last, 1000)
                 for batch in pages:
                     for o in batch:
                         last = o["path"]
@@ -257,20 +218,18 @@ class S3FileIO(FileIO):
     def open_input(self, path: str) -> pa.NativeFile:
         """The object as a seekable Arrow file. Up to 64 MiB it is fetched at once, in concurrent 8 MiB ranged GETs;
         a larger one is read on demand by ranged GETs as the Parquet reader seeks."""
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         size = self.file_size(path)
 
         def fetch() -> pa.NativeFile:
             if size <= _WHOLE_FILE_LIMIT:
                 if size <= _RANGE_SIZE:
-                    return pa.BufferReader(pa.py_buffer(bytes(obstore.get(store, key).bytes())))
+                    return pa.BufferReader(pa.py_buffer(client.get(key)))
                 starts = list(range(0, size, _RANGE_SIZE))
                 ends = [min(s + _RANGE_SIZE, size) for s in starts]
-                parts = obstore.get_ranges(store, key, starts=starts, ends=ends)
-                return pa.BufferReader(pa.py_buffer(b"".join(bytes(p) for p in parts)))
-            return pa.PythonFile(obstore.open_reader(store, key, buffer_size=_RANGE_SIZE), mode="r")
+                parts = client.get_ranges(key, starts, ends)
+                return pa.BufferReader(pa.py_buffer(b"".join(parts)))
+            return pa.PythonFile(client.open_reader(key, size, _RANGE_SIZE), mode="r")
 
         try:
             return self._idempotent("reading", path, fetch)
@@ -280,15 +239,14 @@ class S3FileIO(FileIO):
     # ---- writes --------------------------------------------------------------------------------------------------
     def _put(self, path: str, data: bytes | memoryview, create: bool) -> bool:
         """PUT ``data``; with ``create``, only if absent (False when the key exists with other content)."""
-        import obstore
         from obstore.exceptions import AlreadyExistsError
 
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         deadline = time.monotonic() + self.settings.retry_timeout_ms / 1000
         attempt = 0
         while True:
             try:
-                obstore.put(store, key, data, mode="create" if create else "overwrite")
+                client.put(key, data, create)
                 if len(self._written) >= _SIZES_KEPT:
                     self._written.clear()
                 self._written[path] = len(data)
@@ -296,7 +254,7 @@ class S3FileIO(FileIO):
             except AlreadyExistsError:
                 # a lost race, or our own earlier attempt whose response was lost (the request was retried)
                 try:
-                    return bytes(obstore.get(store, key).bytes()) == bytes(data)
+                    return client.get(key) == bytes(data)
                 except FileNotFoundError:  # deleted in between: it was not ours to keep
                     return False
                 except Exception as e:
@@ -323,23 +281,19 @@ class S3FileIO(FileIO):
     def try_delete(self, path: str) -> None:
         """Delete the object ``path`` if it is there, in one DELETE (an absent key is no error on S3); a failure is
         ignored, as :meth:`FileIO.try_delete` (a file, never a prefix: what callers of it delete)."""
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         self._written.pop(path, None)
         try:
-            obstore.delete(store, key)
+            client.delete(key)
         except Exception:  # noqa: BLE001 - best effort by contract
             pass
 
     def delete(self, path: str, recursive: bool = False) -> bool:
-        import obstore
-
-        store, key = self._locate(path)
+        client, key = self._locate(path)
         self._written.pop(path, None)
         if self._head(path) is not None:
             try:
-                obstore.delete(store, key)
+                client.delete(key)
             except FileNotFoundError:
                 return False
             except Exception as e:
@@ -353,7 +307,7 @@ class S3FileIO(FileIO):
         self._written.clear()
         try:
             for i in range(0, len(keys), _DELETE_BATCH):
-                obstore.delete(store, keys[i:i + _DELETE_BATCH])
+                client.delete(keys[i:i + _DELETE_BATCH])
         except Exception as e:
             raise _store_error("deleting", path, e) from None
         return True
@@ -361,17 +315,6 @@ class S3FileIO(FileIO):
     def mkdirs(self, path: str) -> None:
         if not self.exists(path):
             self._put(f"{path.rstrip('/')}/{DIR_MARKER}", b"", create=False)
-
-
-def _profile_credentials() -> Any:
-    """Credentials of ``AWS_PROFILE`` through boto3's chain (obstore alone does not read ~/.aws profiles)."""
-    try:
-        import boto3
-        from obstore.auth.boto3 import Boto3CredentialProvider
-    except ImportError:
-        raise UnsupportedError("AWS_PROFILE is set but boto3 is not installed: install boto3, or give "
-                               "s3.access-key / AWS_ACCESS_KEY_ID") from None
-    return Boto3CredentialProvider(boto3.Session(profile_name=os.environ["AWS_PROFILE"]))
 
 
 class _UploadOnClose(io.RawIOBase):
