@@ -10,9 +10,9 @@ it by hand from the Airflow UI.
 
 Each runs one metadata command of the engine's CLI on the worker (no Spark; docs/lifecycle.md, "Metadata hygiene
 commands"). Form fields are named as the operator's arguments (:func:`paimon_provider.maintenance.from_form`); the
-two that can change the table's content without being asked are safe by default: compact-manifest is a dry run and
-remove-unexisting-files removes nothing until *Remove* is ticked. Nothing is read from the warehouse when this file
-is parsed (ADR 0024).
+three that can change the table or its readers without being asked are safe by default: compact-manifest and
+clear-consumers are dry runs and remove-unexisting-files removes nothing until *Remove* is ticked. Nothing is read
+from the warehouse when this file is parsed (ADR 0024).
 """
 
 from __future__ import annotations
@@ -136,6 +136,9 @@ CLEAR_CONSUMERS = {
                                  description=f"Delete the consumers whose id matches this: {REGEX}. Empty: all."),
     "excluding_consumers": Param(None, type=["null", "string"], title="Excluding",
                                  description=f"Keep the consumers whose id matches this: {REGEX}. Empty: none."),
+    "dry_run": Param(True, type="boolean", title="Dry run",
+                     description="Only list the consumers that match (the default, so the form's defaults delete "
+                                 "nothing). Untick to delete them."),
 }
 
 with maintenance_dag(
@@ -143,12 +146,14 @@ with maintenance_dag(
     description="Clear consumers: delete a table's consumers (all, or those matching a pattern)",
     schedule=None,
     params=CLEAR_CONSUMERS,
-    leaves=("fewer consumer files (`consumer/consumer-<id>`): the deleted ones are listed in the task's log and "
+    leaves=("with *Dry run* (the default) nothing: the task's log and XCom list the consumers that match. "
+            "Without it fewer consumer files (`consumer/consumer-<id>`), the deleted ones listed in the task's log and "
             "XCom. The snapshots they held back become expirable; a streaming reader with a deleted consumer id "
             "starts afresh."),
     notes=NOTES,
 ) as clear_consumers_dag:
-    PaimonClearConsumersOperator(task_id="clear_consumers", table="{{ params.table }}", **from_form(CLEAR_CONSUMERS))
+    PaimonClearConsumersOperator(task_id="clear_consumers", table="{{ params.table }}",
+                                 **from_form(CLEAR_CONSUMERS, dry_run="dry_run_only"))
 
 
 RESET_CONSUMER = {

@@ -176,10 +176,11 @@ class ExpireChangelogs(Command):
 class ClearConsumers(Command):
     """Paimon's ``clear_consumers``: delete the consumers (``consumer/consumer-<id>``) whose id fully matches
     ``including_consumers`` (default: all) and not ``excluding_consumers`` (regular expressions). Snapshots they
-    protected become expirable. A second run is a no-op."""
+    protected become expirable. A second run is a no-op. ``dry_run`` only lists them (Paimon's procedure has none)."""
 
     including_consumers: str | None = arg("regular expression of the consumer ids to delete (default: all)")
     excluding_consumers: str | None = arg("regular expression of the consumer ids to keep")
+    dry_run: bool = arg("list the consumers that would be deleted, delete none", kind="flag")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -263,6 +263,10 @@ def run_clear_consumers(cmd: ClearConsumers, catalog: Catalog) -> dict[str, Any]
     including = cmd.including_consumers if cmd.including_consumers and cmd.including_consumers.strip() else ".*"
     excluding = cmd.excluding_consumers if cmd.excluding_consumers and cmd.excluding_consumers.strip() else None
     table = catalog.get_table(cmd.table)
+    if cmd.dry_run:
+        matching = table.clear_consumers(including, excluding, dry_run=True)
+        log.info("%s: dry run: would delete consumers %s", table.identifier, matching or "none")
+        return {"dry_run": True, "would_clear_consumers": matching, "consumers_left": sorted(table.consumers())}
     cleared = table.clear_consumers(including, excluding)
     return {"cleared_consumers": cleared, "consumers_left": sorted(table.consumers())}
 

@@ -82,6 +82,8 @@ class MetadataSurface(TableBase):
         self.consumer_manager().reset(consumer_id, next_snapshot_id)
 
     @mutating
-    def clear_consumers(self, including: str = ".*", excluding: str | None = None) -> list[str]:
-        """Delete consumers whose id fully matches regex ``including`` and not ``excluding``."""
-        return self.consumer_manager().clear(including, excluding)
+    def clear_consumers(self, including: str = ".*", excluding: str | None = None,
+                        dry_run: bool = False) -> list[str]:
+        """Delete consumers whose id fully matches regex ``including`` and not ``excluding`` (``dry_run``: only list
+        them)."""
+        return self.consumer_manager().clear(including, excluding, dry_run)

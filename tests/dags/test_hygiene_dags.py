@@ -120,7 +120,10 @@ def test_hygiene_dags_from_their_forms(dagbag: Any, airflow_db: None, table: Any
     # reset-consumer: a consumer set to the latest snapshot (created); clear-consumers by pattern deletes it
     run(dagbag, "paimon_reset_consumer", {**one, "consumer_id": "etl", "next_snapshot_id": latest + 2})
     assert table.consumers() == {"etl": latest + 2}
-    out = run(dagbag, "paimon_clear_consumers", {**one, "including_consumers": "et.*", "excluding_consumers": None})
+    defaults = dict(dagbag.dags["paimon_clear_consumers"].params, table=TABLE)  # the form as it opens: a dry run
+    out = run(dagbag, "paimon_clear_consumers", defaults)
+    assert out["would_clear_consumers"] == ["etl"] and table.consumers() == {"etl": latest + 2}
+    out = run(dagbag, "paimon_clear_consumers", {**defaults, "including_consumers": "et.*", "dry_run": False})
     assert out["cleared_consumers"] == ["etl"] and table.consumers() == {}
 
     # expire-changelogs: the daily defaults (the table's options: keep 50) expire nothing; the form's overrides do

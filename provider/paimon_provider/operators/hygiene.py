@@ -73,24 +73,27 @@ class PaimonClearConsumersOperator(PaimonSparkOperator):
 
     :param including_consumers: regular expression of the consumer ids to delete (templated).
     :param excluding_consumers: regular expression of the consumer ids to keep (templated).
+    :param dry_run_only: only list the consumers that would be deleted (templated; ``dry_run`` is Airflow's).
     """
 
     command = "clear-consumers"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "including_consumers",
-                                      "excluding_consumers")
+                                      "excluding_consumers", "dry_run_only")
 
     def __init__(self, *, including_consumers: str | None = None, excluding_consumers: str | None = None,
-                 **kwargs: Any) -> None:
+                 dry_run_only: bool | str = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.including_consumers = including_consumers
         self.excluding_consumers = excluding_consumers
+        self.dry_run_only = dry_run_only
 
     def build_command(self, warehouse: str) -> ClearConsumers:
         from table_engine.ops import ClearConsumers
 
         return ClearConsumers(warehouse=warehouse, table=self.table,
                               including_consumers=as_optional_text(self.including_consumers),
-                              excluding_consumers=as_optional_text(self.excluding_consumers))
+                              excluding_consumers=as_optional_text(self.excluding_consumers),
+                              dry_run=as_bool(self.dry_run_only))
 
 
 class PaimonResetConsumerOperator(PaimonSparkOperator):

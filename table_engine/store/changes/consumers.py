@@ -119,8 +119,9 @@ class ConsumerManager:
         _check_id(consumer_id)
         return self.file_io.delete(self.path(consumer_id))
 
-    def clear(self, including: str = ".*", excluding: str | None = None) -> list[str]:
-        """Delete consumers whose id fully matches ``including`` and not ``excluding`` (Java regexes, mostly)."""
+    def clear(self, including: str = ".*", excluding: str | None = None, dry_run: bool = False) -> list[str]:
+        """Delete consumers whose id fully matches ``including`` and not ``excluding`` (Java regexes, mostly); with
+        ``dry_run`` only list them."""
         try:
             inc = re.compile(including)
             exc = re.compile(excluding) if excluding else None
@@ -129,9 +130,10 @@ class ConsumerManager:
         removed = []
         for cid, _ in self._ids():
             if inc.fullmatch(cid) and not (exc is not None and exc.fullmatch(cid)):
-                self.file_io.try_delete(self.path(cid))
+                if not dry_run:
+                    self.file_io.try_delete(self.path(cid))
                 removed.append(cid)
-        if removed:
+        if removed and not dry_run:
             log.info("cleared consumers %s of %s", removed, self.table_path)
         return removed
 

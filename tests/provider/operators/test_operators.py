@@ -177,6 +177,8 @@ def test_hygiene_operators(paimon_conn: str) -> None:
     assert app_args(op) == head("clear-consumers", "db.t", paimon_conn) + ["--including-consumers", "bi_.*"]
     assert app_args(PaimonClearConsumersOperator(task_id="k2", table="db.t")) == head("clear-consumers", "db.t",
                                                                                       paimon_conn)
+    assert app_args(PaimonClearConsumersOperator(task_id="k4", table="db.t", dry_run_only="True")) == \
+        head("clear-consumers", "db.t", paimon_conn) + ["--dry-run"]
     with pytest.raises(ValueError, match="--excluding-consumers"):
         PaimonClearConsumersOperator(task_id="k3", table="db.t", excluding_consumers="(").build_spec()
     op = PaimonResetConsumerOperator(task_id="r", table="db.t", consumer_id="etl", next_snapshot_id="7")

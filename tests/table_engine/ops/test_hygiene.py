@@ -114,6 +114,9 @@ def test_reset_and_clear_consumers_converge(catalog: Catalog, warehouse: str,
     for cid in ("audit", "bi_daily", "bi_hourly"):
         run_command(ResetConsumer(warehouse=warehouse, table="db.t", consumer_id=cid, next_snapshot_id=1))
     assert t.consumers() == {"audit": 1, "bi_daily": 1, "bi_hourly": 1, "etl": 4}
+    out = cli(["clear-consumers", *base, "--dry-run"], capsys)  # lists every consumer, deletes none
+    assert out["dry_run"] and out["would_clear_consumers"] == ["audit", "bi_daily", "bi_hourly", "etl"]
+    assert len(t.consumers()) == 4
     out = cli(["clear-consumers", *base, "--including-consumers", "bi_.*", "--excluding-consumers", ".*daily"],
               capsys)
     assert out == {**out, "cleared_consumers": ["bi_hourly"], "consumers_left": ["audit", "bi_daily", "etl"]}

@@ -63,6 +63,8 @@ def test_invalid_next_snapshot(table: Table, bad_next: object) -> None:
 def test_clear_with_patterns(table: Table) -> None:
     for cid in ("flink-1", "flink-2", "spark-1", "spark-keep"):
         table.reset_consumer(cid, 1)
+    assert table.clear_consumers("flink-.*", dry_run=True) == ["flink-1", "flink-2"]  # listed, not deleted
+    assert len(table.consumers()) == 4
     assert table.clear_consumers("flink-.*") == ["flink-1", "flink-2"]
     assert table.clear_consumers(".*", "spark-keep") == ["spark-1"]
     assert table.consumers() == {"spark-keep": 1}
