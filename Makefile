@@ -38,8 +38,8 @@ $(PAIMON_JAVA_STAMP): $(STAMP) tests/interop/paimon_java_env.py tests/interop/si
 
 # The streaming-lake DAGs (dags/) end to end with `airflow dags test` on embedded defaults: Airflow home
 # .airflow-demo (SQLite), warehouse demo-lake/; prints the tables, snapshots and ADS rows. Every job is a Spark job on a
-# local Spark Connect server (local[*], 127.0.0.1:15002, started under .airflow-demo; make airflow starts or reuses
-# it too). DEMO_ARGS=--worker-jobs: the laptop option (the engine on the worker, no Spark); --spark-jobs: spark-submit.
+# local Spark Connect server (local[*], 127.0.0.1:15002 or the free port this checkout was first given, started under
+# .airflow-demo; make airflow starts or reuses it too). DEMO_ARGS=--worker-jobs: the laptop option (the engine on the worker, no Spark); --spark-jobs: spark-submit.
 DEMO_ARGS ?=
 demo: $(STAMP)
 	$(BIN)/python -m scripts.airflow_demo run $(DEMO_ARGS)

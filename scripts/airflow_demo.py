@@ -2,7 +2,8 @@
 
 Defaults: Airflow home ``./.airflow-demo``, the lake in ``./demo-lake`` (``warehouse/`` and ``landing/``), every
 write, compaction and changelog consumption a Spark job on a local Spark Connect server (``local[*]``, started under
-the home on 127.0.0.1:15002 by :mod:`table_engine.spark.connect_server`, reused when it runs already; the
+the home on 127.0.0.1 by :mod:`table_engine.spark.connect_server` (15002, or the free port the home was first
+given), reused when it runs already; the
 ``spark_default`` connection is of type ``spark_connect``). ``--worker-jobs``: the laptop option, the jobs run with
 the engine on the Airflow worker (no Spark at all for this demo's few rows); ``--spark-jobs``: each job is a
 spark-submit on ``local[*]`` (12-23 s a DAG run). ``run`` and ``serve`` share the home and the lake but
@@ -33,6 +34,7 @@ import contextlib
 import json
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import signal
@@ -53,7 +55,6 @@ from table_engine.spark import connect_server  # noqa: E402
 JOB_ROUTES = ("connect", "worker", "spark-submit")
 """Where the demo's Spark jobs run: a local Spark Connect server (default), the Airflow worker (``--worker-jobs``),
 spark-submit per job (``--spark-jobs``)."""
-CONNECT_PORT = 15002
 CONNECT_SERVER_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.port": "4050",
                        "spark.driver.extraJavaOptions": SMALL_LOCAL_SPARK_CONF["spark.driver.extraJavaOptions"]}
 """The demo's Spark Connect server: a few rows per job (2 shuffle partitions), its UI on http://127.0.0.1:4050, the
@@ -139,17 +140,22 @@ def demo_login(home: pathlib.Path) -> str:
     return f"Login: user {DEMO_USER}, password in {passwords_file(home)}"
 
 
-def demo_connections(lake: pathlib.Path, jobs: str = "worker") -> dict[str, dict[str, object]]:
+def demo_connections(lake: pathlib.Path, jobs: str = "worker",
+                     home: pathlib.Path | None = None) -> dict[str, dict[str, object]]:
     """The demo's connections by id, as ``airflow connections import`` reads them: the Paimon warehouse of the lake
     and its Spark connection, by where the jobs run (:data:`JOB_ROUTES`): ``connect``, the local Spark Connect
     server (a ``spark_connect`` connection); ``worker``, Spark ``local[*]`` with jobs reading at most 8 MB on the
     driver (:data:`~example_lake.LAPTOP_SPARK_CONF`), so all of this demo's on the worker; ``spark-submit``, Spark
-    ``local[*]`` with every job a Spark job."""
+    ``local[*]`` with every job a Spark job. The Spark Connect server is the one of ``home`` (its port:
+    :func:`~table_engine.spark.connect_server.port_for`)."""
     if jobs not in JOB_ROUTES:
         raise ValueError(f"jobs must be one of {JOB_ROUTES}, not {jobs!r}")
+    if jobs == "connect" and home is None:
+        raise ValueError("the connect route needs the home of its Spark Connect server")
     conf = {"connect": CONNECT_SPARK_CONF, "worker": LAPTOP_SPARK_CONF, "spark-submit": SMALL_LOCAL_SPARK_CONF}[jobs]
-    spark: dict[str, object] = ({"conn_type": "spark_connect", "host": connect_server.url(CONNECT_PORT)}
-                                if jobs == "connect" else {"conn_type": "spark", "host": "local[*]"})
+    spark: dict[str, object] = (
+        {"conn_type": "spark_connect", "host": connect_server.url(connect_server.port_for(home))}
+        if home is not None and jobs == "connect" else {"conn_type": "spark", "host": "local[*]"})
     return {
         "paimon_default": {"conn_type": "paimon", "extra": {
             "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default", "spark_conf": conf}},
@@ -165,9 +171,10 @@ def connect_server_for(home: pathlib.Path, jobs: str) -> Iterator[None]:
         yield
         return
     started = connect_server.running_pid(home) is None
-    print(f"Spark Connect server {'starting' if started else 'running'} at {connect_server.url(CONNECT_PORT)} "
-          f"(local[*]; log in {connect_server.log_dir(home)}) ...", flush=True)
-    connect_server.start(home, CONNECT_PORT, conf=CONNECT_SERVER_CONF)
+    port = connect_server.port_for(home)
+    print(f"Spark Connect server {'starting' if started else 'running'} at {connect_server.url(port)} "
+          f"(local[*]; this checkout's, log in {connect_server.log_dir(home)}) ...", flush=True)
+    connect_server.start(home, port, conf=CONNECT_SERVER_CONF)
     try:
         yield
     finally:
@@ -187,7 +194,9 @@ def create_connections(env: dict[str, str], home: pathlib.Path, connections: dic
                                 for conn_id, conn in connections.items()}, indent=2))
     done = subprocess.run([airflow_bin(), "connections", "import", str(path)], env=env, check=True,
                           capture_output=True, text=True, timeout=300)
-    return done.stdout
+    # a restart meets the connections of the first start: not a failure, say so
+    return re.sub(r"Could not import connection (\S+?): connection already exists",
+                  r"Connection \1 exists already: kept as it is (edit it in Admin -> Connections)", done.stdout)
 
 
 def run_env(home: pathlib.Path, lake: pathlib.Path, jobs: str = "worker") -> dict[str, str]:
@@ -195,7 +204,7 @@ def run_env(home: pathlib.Path, lake: pathlib.Path, jobs: str = "worker") -> dic
     as ``AIRFLOW_CONN_*`` variables of its own process."""
     env = demo_env(home, lake, spark_jobs=jobs == "spark-submit", metadata_db=RUN_DB)
     env.update({f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(conn)
-                for conn_id, conn in demo_connections(lake, jobs).items()})
+                for conn_id, conn in demo_connections(lake, jobs, home).items()})
     return env
 
 
@@ -378,7 +387,7 @@ def serve(home: pathlib.Path, lake: pathlib.Path, port: int, jobs: str = "connec
 def _serve(home: pathlib.Path, lake: pathlib.Path, port: int, jobs: str) -> int:
     env = serve_env(home, lake, port, jobs == "spark-submit")
     migrate(env)
-    for line in create_connections(env, home, demo_connections(lake, jobs)).splitlines():
+    for line in create_connections(env, home, demo_connections(lake, jobs, home)).splitlines():
         print(line, flush=True)
     # the maintenance DAGs are scheduled (and unpaused) at once: give them the lake's tables, empty, to run on
     ensure_tables(str(lake / "warehouse"))

@@ -1,9 +1,12 @@
 """A local Spark Connect server for the application's jobs (``spark={"connect": "sc://127.0.0.1:15002"}``).
 
-``python -m table_engine.spark.connect_server start --home DIR [--port 15002] [--master 'local[*]']`` starts
+``python -m table_engine.spark.connect_server start --home DIR [--port N] [--master 'local[*]']`` starts
 PySpark's ``sbin/start-connect-server.sh`` (shipped in the pyspark wheel with the Connect jar) listening on
-127.0.0.1 only, with its pid file and log under ``DIR`` (``make airflow`` and ``make demo`` use the Airflow home),
-and waits until it answers; a server already running there (its pid alive, its port answering) is reused.
+127.0.0.1 only, with its pid file, port and log under ``DIR`` (``make airflow`` and ``make demo`` use the Airflow home
+of their checkout), and waits until it answers; the server already running there (its pid alive and a Spark Connect
+server, its port answering) is reused, never another home's. Without ``--port`` a home keeps the port it was first
+given (:func:`port_for`): 15002 when that was free, else a free one, so two checkouts on one machine each run their
+own server and their own code.
 ``stop --home DIR`` stops it (``sbin/stop-connect-server.sh``); ``status`` says whether it runs.
 
 The jobs' Python code (``mapInArrow`` tasks, the ``paimon`` data source) runs in the server's Python workers: they
@@ -83,14 +86,44 @@ def server_env(home: pathlib.Path, python: str = sys.executable) -> dict[str, st
     return env
 
 
+def port_file(home: pathlib.Path) -> pathlib.Path:
+    """Where the port of the home's server is recorded."""
+    return home / "spark-connect.port"
+
+
+def port_for(home: pathlib.Path) -> int:
+    """The port of ``home``'s server: the one recorded there, else :data:`DEFAULT_PORT` when nothing answers on it,
+    else a free one (recorded, so that the home's ``sc://`` URL stays the same from run to run)."""
+    home = pathlib.Path(home).resolve()
+    try:
+        return int(port_file(home).read_text().strip())
+    except (OSError, ValueError):
+        pass
+    port = DEFAULT_PORT if not answers(DEFAULT_PORT) else _free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    port_file(home).write_text(f"{port}\n")
+    return port
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def running_pid(home: pathlib.Path) -> int | None:
-    """The pid of the server started under ``home`` when it is alive, else None."""
+    """The pid of the server started under ``home`` when it is alive (and, where ``/proc`` tells, a Spark Connect
+    server: a pid file outliving its server may name another process), else None."""
     try:
         pid = int(pid_file(home).read_text().strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    try:
+        command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return pid  # no /proc (macOS): the pid file is all there is
+    return pid if SERVER_CLASS.encode() in command else None
 
 
 def answers(port: int, timeout: float = 1.0) -> bool:
@@ -102,17 +135,21 @@ def answers(port: int, timeout: float = 1.0) -> bool:
     return True
 
 
-def start(home: pathlib.Path, port: int = DEFAULT_PORT, *, master: str = "local[*]",
+def start(home: pathlib.Path, port: int | None = None, *, master: str = "local[*]",
           conf: Mapping[str, str] | None = None, python: str = sys.executable, timeout: float = 90.0) -> str:
-    """Start the server (or reuse the one running under ``home``); its URL once it answers. A RuntimeError naming
-    the log when it does not come up within ``timeout`` seconds, or when another process holds the port."""
+    """Start the server on ``port`` (default: :func:`port_for` the home), or reuse the one running under ``home``;
+    its URL once it answers. A RuntimeError naming the log when it does not come up within ``timeout`` seconds, or
+    when another process holds the port."""
     home = pathlib.Path(home).resolve()
     home.mkdir(parents=True, exist_ok=True)
+    if port is None:
+        port = port_for(home)
     if running_pid(home) is not None and answers(port):
         return url(port)
     if answers(port):
-        raise RuntimeError(f"port {port} is taken by another process: start the Spark Connect server on another "
-                           "port (--port)")
+        raise RuntimeError(f"port {port} is taken by another process (another checkout's Spark Connect server?): "
+                           f"stop it, or give this one another port (--port; {port_file(home)} records the "
+                           "home's port)")
     settings = {"spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": str(port),
                 "spark.pyspark.python": python, **dict(conf or {})}
     cores = local_cores(master)
@@ -129,6 +166,7 @@ def start(home: pathlib.Path, port: int = DEFAULT_PORT, *, master: str = "local[
             stop(home)
             raise RuntimeError(f"the Spark Connect server did not start on port {port}; its log: {log_dir(home)}")
         time.sleep(0.25)
+    port_file(home).write_text(f"{port}\n")
     return url(port)
 
 
@@ -156,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m table_engine.spark.connect_server", description=__doc__)
     parser.add_argument("action", choices=("start", "stop", "status"))
     parser.add_argument("--home", type=pathlib.Path, required=True, help="directory of its pid file and log")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"default: the home's port (first {DEFAULT_PORT}, or a free one when that is taken)")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark conf (repeatable)")
     args = parser.parse_args(argv)
@@ -167,7 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("stopped" if stop(args.home) else "not running")
     else:
         pid = running_pid(args.home)
-        print(f"running (pid {pid}) at {url(args.port)}" if pid is not None else "not running")
+        port = args.port or port_for(args.home)
+        print(f"running (pid {pid}) at {url(port)}" if pid is not None else "not running")
         return 0 if pid is not None else 3
     return 0
 

@@ -57,7 +57,7 @@ def test_the_demo_creates_its_connections_in_the_database_and_a_users_edit_wins(
     with sqlite3.connect(db) as c:  # a user edits the Spark connection in the UI
         c.execute("update connection set host = 'spark://edited:7077' where conn_id = 'spark_default'")
     out = demo.create_connections(env, home, connections)  # the next `make airflow`
-    assert "spark_default: connection already exists" in out
+    assert "Connection spark_default exists already: kept as it is" in out and "Could not" not in out
     assert rows()["spark_default"][1] == "spark://edited:7077"
     # the Test button's check (the CLI runs the same hook.test_connection; refused unless test_connection=Enabled)
     (lake / "warehouse").mkdir(parents=True)

@@ -149,6 +149,7 @@ def test_the_server_listens_on_loopback_and_a_second_start_reuses_it(connect_url
     assert pid is not None and connect_server.answers(port)
     assert connect_server.start(connect_home, port, master="local[2]", timeout=5) == connect_url
     assert connect_server.running_pid(connect_home) == pid
+    assert connect_server.start(connect_home, timeout=5) == connect_url  # the home's recorded port
     listening = [line.split() for name in ("tcp", "tcp6")
                  for line in pathlib.Path(f"/proc/net/{name}").read_text().splitlines()[1:]]
     addresses = {f[1].split(":")[0] for f in listening if f[3] == "0A" and f[1].endswith(f":{port:04X}")}  # LISTEN
