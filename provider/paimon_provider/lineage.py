@@ -367,7 +367,8 @@ def without_versions(io: LineageIO) -> LineageIO:
 # ---- Assets ---------------------------------------------------------------------------------------------------
 def asset_to_openlineage(asset: Any, lineage_context: Any = None) -> Any:
     """Provider info ``asset-uris`` ``to_openlineage_converter``: a ``paimon://<conn>/<db>/<table>`` Asset as the
-    table's dataset (:func:`dataset_namespace` of the connection's warehouse, :func:`dataset_name`). The
+    table's dataset (:func:`dataset_namespace` of the connection's warehouse, :func:`dataset_name`) with the facets
+    known without reading the warehouse (``symlinks``, ``catalog``), as a task's START event names it. The
     connection cannot be read (not defined here): namespace ``paimon://<conn>`` (the Asset's own), a warning."""
     import logging
 
@@ -381,9 +382,10 @@ def asset_to_openlineage(asset: Any, lineage_context: Any = None) -> Any:
     try:
         from paimon_provider.hooks.table import load_connection_config
 
-        namespace = dataset_namespace(load_connection_config(parts.netloc).warehouse)
+        warehouse = load_connection_config(parts.netloc).warehouse
     except Exception as e:  # noqa: BLE001 - any failure to resolve the connection: the Asset's own namespace
         logging.getLogger(__name__).warning("paimon asset %s: connection %r not readable (%s): OpenLineage "
                                             "namespace paimon://%s", asset.uri, parts.netloc, e, parts.netloc)
-        namespace = f"paimon://{parts.netloc}"
-    return Dataset(namespace=namespace, name=dataset_name(table))
+        return Dataset(namespace=f"paimon://{parts.netloc}", name=dataset_name(table))
+    return Dataset(namespace=dataset_namespace(warehouse), name=dataset_name(table),
+                   facets=_dataset_facets(warehouse, TableRef(table), None, None))

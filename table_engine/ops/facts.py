@@ -8,7 +8,7 @@ from table_engine.store.committing import snapshot_info
 from table_engine.store.partition_spec import decode_partitions, format_partition_text
 from table_engine.table import Table
 
-__all__ = ["commit_facts"]
+__all__ = ["commit_facts", "commits_facts"]
 
 
 def commit_facts(table: Table, snapshot_id: int | None,
@@ -33,3 +33,18 @@ def commit_facts(table: Table, snapshot_id: int | None,
     if facts["commit_kind"] == "COMPACT":
         facts["published_rows"] = changes.deleted_postponed_rows
     return facts
+
+
+def commits_facts(table: Table, snapshot_ids: list[int]) -> dict[str, Any]:
+    """:func:`commit_facts` of several commits of one command (a partition expiry commits in batches), added up:
+    the counts summed, the partitions of all, the kind of the last. Empty for none."""
+    merged: dict[str, Any] = {}
+    for sid in snapshot_ids:
+        for key, value in commit_facts(table, sid).items():
+            if key == "partitions":
+                merged[key] = [*merged.get(key, []), *[p for p in value if p not in merged.get(key, [])]]
+            elif isinstance(value, int) and key in merged:
+                merged[key] += value
+            else:
+                merged[key] = value
+    return merged

@@ -58,7 +58,7 @@ from table_engine.ops.commands import (
     snapshot_properties_of,
 )
 from table_engine.ops.consume import consume_changelog
-from table_engine.ops.facts import commit_facts
+from table_engine.ops.facts import commit_facts, commits_facts
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
@@ -381,7 +381,8 @@ def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, 
                                    ("max_expires", cmd.max_expires)) if v is not None}
     result = table.expire_partitions(dry_run=cmd.dry_run, **overrides)
     return {"expired_partitions": result.partitions, "snapshot_ids": result.snapshot_ids,
-            "snapshot_id": result.snapshot_ids[-1] if result.snapshot_ids else None, "dry_run": cmd.dry_run}
+            "snapshot_id": result.snapshot_ids[-1] if result.snapshot_ids else None, "dry_run": cmd.dry_run,
+            "commit": commits_facts(table, result.snapshot_ids)}
 
 
 @runs(RemoveOrphanFiles)

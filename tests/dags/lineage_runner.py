@@ -36,9 +36,10 @@ def main(warehouse: str, landing: str) -> dict[str, Any]:
     run("paimon_lake_dwd")
     run("paimon_lake_dws")
     run("paimon_lake_ads")
-    from table_engine import Catalog
+    from paimon_provider.hooks.table import PaimonTableHook
 
-    catalog = Catalog(warehouse)
+    catalog = PaimonTableHook().get_catalog()  # the connection's warehouse (local, or S3 with its credentials)
+    assert catalog.warehouse.rstrip("/") == warehouse.rstrip("/"), (catalog.warehouse, warehouse)
     one = {"tables": [sample.DWD.name]}
     run("paimon_compact", {**one, "mode": "full", "partitions": ""})
     run("paimon_daily_tag", {**one, "tag_prefix": "daily", "time_retained": "7 d"})

@@ -197,6 +197,7 @@ def test_paimon_assets_convert_to_the_tables_dataset(paimon_conn: str) -> None:
 
     dataset = translate_airflow_asset(table_asset("dwd.orders"), None)  # through the provider info's converter
     assert dataset is not None and (dataset.namespace, dataset.name) == (paimon_conn, "paimon.dwd.orders")
+    assert set(dataset.facets) == {"symlinks", "catalog"}  # as a START event names a table: nothing read
     unknown = lineage.asset_to_openlineage(table_asset("dwd.orders", "no_such_conn"))
     assert (unknown.namespace, unknown.name) == ("paimon://no_such_conn", "paimon.dwd.orders")
 
@@ -210,3 +211,35 @@ def test_importing_the_provider_imports_no_openlineage() -> None:
             "print(sorted(m for m in sys.modules if 'openlineage' in m and m not in before))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_create_table_names_its_table_on_start_and_failure_as_on_complete(paimon_conn: str) -> None:
+    from paimon_provider.operators import PaimonCreateTableOperator
+
+    op = PaimonCreateTableOperator(task_id="c", table="dwd.orders", columns={"id": "BIGINT"})
+    for lineage_of in (op.get_openlineage_facets_on_start, lambda: op.get_openlineage_facets_on_failure(None)):
+        started = lineage_of()
+        assert [(d.namespace, d.name) for d in started.outputs] == [(paimon_conn, "paimon.dwd.orders")]
+        assert not started.inputs and "schema" not in started.outputs[0].facets  # the warehouse is not read
+    op.execute(context())  # type: ignore[arg-type]
+    done = op.get_openlineage_facets_on_complete(None)
+    assert [(d.namespace, d.name) for d in done.outputs] == [(paimon_conn, "paimon.dwd.orders")]
+    assert done.outputs[0].facets["lifecycleStateChange"].lifecycleStateChange.value == "CREATE"
+
+
+def test_reading_through_the_table_hook_reports_the_table_to_hook_lineage(paimon_conn: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a ``@task`` reading a table names as its input (the OpenLineage provider's plugin turns the collector
+    on; the lake's ADS task in tests/dags/test_lineage_dags.py shows it end to end)."""
+    import pyarrow as pa
+    from airflow.sdk import lineage as sdk_lineage
+    from paimon_provider.hooks.table import PaimonTableHook
+
+    from table_engine import Catalog
+
+    collector = sdk_lineage.HookLineageCollector()
+    monkeypatch.setattr(sdk_lineage, "get_hook_lineage_collector", lambda: collector)
+    Catalog(paimon_conn).create_table("dws.user_daily", pa.schema([("id", pa.int64())]))
+    PaimonTableHook().read("dws.user_daily")
+    PaimonTableHook(warehouse=paimon_conn).read("dws.user_daily")  # an explicit warehouse: no Asset names it
+    assert [i.asset.uri for i in collector.collected_assets.inputs] == ["paimon://paimon_default/dws/user_daily"]

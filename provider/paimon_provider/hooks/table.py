@@ -89,9 +89,27 @@ class PaimonTableHook(BaseHook):
 
     def read(self, table: str, columns: list[str] | None = None, filter: Any = None, limit: int | None = None,
              snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
-        """Merged rows of the latest snapshot (or of ``snapshot_id`` / ``tag``); ``limit`` keeps the first rows."""
+        """Merged rows of the latest snapshot (or of ``snapshot_id`` / ``tag``); ``limit`` keeps the first rows.
+        The table is reported to Airflow's hook lineage as an input, so a ``@task`` reading it through this hook
+        names it in its OpenLineage events (docs/lineage.md)."""
         result = self.get_table(table).read(columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag)
+        self._report_input(table)
         return result.slice(0, limit) if limit is not None else result
+
+    def _report_input(self, table: str) -> None:
+        """Hook lineage: ``table``'s Asset as an input of the running task (nothing when the warehouse is not the
+        connection's: the Asset names the connection)."""
+        if self.warehouse_override:
+            return
+        try:
+            from airflow.sdk.lineage import get_hook_lineage_collector
+        except ImportError:  # pragma: no cover - Airflow before 3.1
+            return
+        from paimon_provider.assets import table_asset
+
+        asset = table_asset(table, self.paimon_conn_id)
+        get_hook_lineage_collector().add_input_asset(context=self, uri=asset.uri, name=asset.name,
+                                                     group=asset.group)
 
     def table_summary(self, table: str) -> dict[str, Any]:
         """A JSON-friendly summary: keys, options, latest snapshot, snapshot ids, tags and consumers."""

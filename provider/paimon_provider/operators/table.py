@@ -73,6 +73,22 @@ class PaimonCreateTableOperator(BaseOperator):
         self.warehouse = warehouse
         self._lineage: tuple[Catalog, bool] | None = None
 
+    def _unread_lineage(self) -> Any:
+        """The table as an output, named from the connection's warehouse without reading it."""
+        from paimon_provider.hooks.table import PaimonTableHook
+        from paimon_provider.lineage import LineageIO, TableRef, operator_lineage
+
+        warehouse = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_conn().warehouse
+        return operator_lineage(warehouse, LineageIO(outputs=(TableRef(self.table),)))
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """OpenLineage (START): the table it will create, as COMPLETE names it (without its schema)."""
+        return self._unread_lineage()
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """OpenLineage (FAIL): the table it was to create."""
+        return self._unread_lineage()
+
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the table as an output with its schema, ``lifecycleStateChange`` CREATE when this task
         created it (docs/lineage.md)."""

@@ -66,8 +66,11 @@ def test_every_committing_command_stamps_its_snapshots(warehouse: str, tmp_path:
     sids.append(result(["rewrite-file-index", *base])["snapshot_id"] or sids[-1])
     sids.append(result(["rescale", *base, "--bucket-num", "1"])["snapshot_id"])
     sids.append(result(["drop-partitions", *base, "--partition", "dt=2020-01-03"])["snapshot_id"])
-    sids.append(result(["expire-partitions", *base, "--expiration-time", "1 d", "--timestamp-formatter",
-                        "yyyy-MM-dd"])["snapshot_id"])
+    expired = result(["expire-partitions", *base, "--expiration-time", "1 d", "--timestamp-formatter", "yyyy-MM-dd"])
+    sids.append(expired["snapshot_id"])
+    # its commit facts, as every committing command's (the lineage's outputStatistics, the Asset event's extra)
+    assert {k: expired["commit"][k] for k in ("deleted_rows", "added_rows", "added_files", "partitions")} == {
+        "deleted_rows": 2, "added_rows": 0, "added_files": 0, "partitions": ["dt=2020-01-01", "dt=2020-01-02"]}
     assert None not in sids and sids == sorted(sids)
     for sid in range(1, table.latest_snapshot_id() + 1):  # type: ignore[operator]
         assert table.snapshot(sid).properties == props, sid
