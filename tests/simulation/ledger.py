@@ -105,13 +105,18 @@ class Ledger:
         return earlier.summary()
 
 
-def load(key: str, path: str = LEDGER) -> Ledger:
+def _read(path: str) -> dict[str, Any]:
+    """The ledger file's entries (none when it is missing or unreadable)."""
     try:
         with open(path) as f:
             data: dict[str, Any] = json.load(f)
     except (OSError, ValueError):
-        data = {}
-    runs = [Run(**r) for r in data.get(key, [])]
+        return {}
+    return data
+
+
+def load(key: str, path: str = LEDGER) -> Ledger:
+    runs = [Run(**r) for r in _read(path).get(key, [])]
     return Ledger(key, runs)
 
 
@@ -123,11 +128,7 @@ def start(ledger: Ledger, first_seed: int) -> Run:
 
 def save(ledger: Ledger, path: str = LEDGER) -> None:
     """Write ``ledger`` (other code's entries kept), atomically."""
-    try:
-        with open(path) as f:
-            data: dict[str, Any] = json.load(f)
-    except (OSError, ValueError):
-        data = {}
+    data = _read(path)
     data[ledger.key] = [asdict(r) for r in ledger.runs]
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.tmp"

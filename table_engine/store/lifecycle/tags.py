@@ -5,6 +5,9 @@ Semantics follow Paimon's ``TagManager``/``TagDeletion``/``TagTimeExpire``:
 * A tag file is the snapshot JSON (plus ``tagCreateTime``/``tagTimeRetained`` when it has a retention, see
   :mod:`table_engine.format.tag_file`). Tags are created atomically (create-if-absent); ``replace`` overwrites.
 * Snapshot expiry never deletes a file a tag uses, so reading a tag keeps working after its snapshot expired.
+* Creation first holds its snapshot (:class:`~table_engine.store.pins.SnapshotHold`: a pin, then a wait for the
+  expiry runs already under way), checks it is still there, and only then writes the tag: a tag is never visible
+  while its snapshot's files are being deleted.
 * Deleting a tag whose snapshot still exists only removes the tag file. Otherwise the tag was the last thing
   holding its snapshot's files: those not used by its neighbours -- the nearest older tag and the nearest newer
   tag/snapshot/changelog (by the contiguity invariant of :mod:`table_engine.store.lifecycle.file_refs` these hold
@@ -24,7 +27,6 @@ from dataclasses import dataclass, replace
 
 from table_engine import clock
 from table_engine.errors import (
-    HistoryRewrittenError,
     SnapshotNotExistError,
     TableEngineError,
     TagAlreadyExistError,
@@ -38,7 +40,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.store.context import StoreContext
 from table_engine.store.lifecycle.file_refs import FileRefs, ReferencedFiles
 from table_engine.store.lifecycle.tag_period import TagPeriodHandler
-from table_engine.store.pins import fence_stands, wait_for_fence
+from table_engine.store.pins import SnapshotHold
 
 __all__ = ["Tag", "TagDeletion", "TagManager", "rollback_version"]
 
@@ -115,46 +117,30 @@ class TagManager:
         _check_name(name)
         self._check_not_auto_tagged(name, snapshot)
         tag = self._make(name, snapshot, time_retained_ms, now, creator)
-        if not self.file_io.write_if_absent(self.path(name), tag.to_json().encode("utf-8")):
-            if ignore_if_exists:
-                return self.get_or_raise(name)
-            raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
-        try:
-            self._check_still_held(name, snapshot)
-            self._check_no_rewrite(name, snapshot)
-        except OSError:
-            self.file_io.try_delete(self.path(name))  # unverified: not left behind (best effort)
-            raise
+        with SnapshotHold(self.file_io, self.table_path, snapshot.id):  # no expiry deletes it from here on
+            if self.file_io.is_file(self.path(name)):
+                if ignore_if_exists:
+                    return self.get_or_raise(name)
+                raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
+            self._check_held(name, snapshot)
+            if not self.file_io.write_if_absent(self.path(name), tag.to_json().encode("utf-8")):
+                if ignore_if_exists:
+                    return self.get_or_raise(name)
+                raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
         log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
         return tag
 
-    def _check_no_rewrite(self, name: str, snapshot: Snapshot) -> None:
-        """After the tag was verified: no rollback or fast-forward may be rewriting the history. One that created
-        its fence before this check may have read the tags before this one existed, and then neither removes it
-        with the snapshots it removes nor keeps its files (and the tag that held an expired snapshot for
-        :meth:`_check_still_held` may be one it removes: simulation ``rollback`` seed 7372). So the tag is
-        withdrawn, the rewrite waited for, and :class:`HistoryRewrittenError` raised (tag again). A rewrite that
-        creates its fence after this check reads the tags after this one was written."""
-        if not fence_stands(self.file_io, self.table_path):
-            return
-        self.file_io.try_delete(self.path(name))
-        wait_for_fence(self.file_io, self.table_path)
-        raise HistoryRewrittenError(f"a rollback or fast-forward of {self.table_path} ran while tag {name!r} was "
-                                    f"being created on snapshot {snapshot.id}; the tag was not created")
-
-    def _check_still_held(self, name: str, snapshot: Snapshot) -> None:
-        """After the tag file is written: its snapshot must still be there, or be held by another tag. Expiry
-        deletes snapshot files before it reads the tags and deletes what they referenced, so a snapshot file seen
-        after the tag was written means every expiry that will delete it sees the tag; a snapshot gone by then may
-        have been expired by a run that read the tags before this one existed: the tag is removed and
-        :class:`~table_engine.errors.SnapshotNotExistError` raised (tag the newest snapshot again)."""
+    def _check_held(self, name: str, snapshot: Snapshot) -> None:
+        """Under the :class:`~table_engine.store.pins.SnapshotHold`, before the tag is written: its snapshot must
+        still be there (then no expiry deletes it while the hold stands, and every later one sees the tag), or be
+        held by another tag. A snapshot gone by then was expired before the hold:
+        :class:`~table_engine.errors.SnapshotNotExistError`, nothing written (tag the newest snapshot again)."""
         if _still_there(self.file_io, self.table_path, snapshot):
             return
         if any(_same(s, snapshot) and set(names) - {name} for s, names in self.tagged_snapshots()):
             return  # an expired snapshot that another tag holds (its files were never candidates)
-        self.file_io.try_delete(self.path(name))
-        raise SnapshotNotExistError(f"snapshot {snapshot.id} of {self.table_path} expired while tag {name!r} was "
-                                    "being created; the tag was not created")
+        raise SnapshotNotExistError(f"snapshot {snapshot.id} of {self.table_path} expired before tag {name!r} "
+                                    "could hold it; the tag was not created")
 
     def replace(self, name: str, snapshot: Snapshot, time_retained_ms: int | None = None, *,
                 now: datetime.datetime | None = None, creator: str | None = None) -> Tag:

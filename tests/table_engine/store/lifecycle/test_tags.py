@@ -289,11 +289,12 @@ def test_deleting_a_tag_keeps_the_files_of_a_tag_created_meanwhile(catalog: Cata
     assert_nothing_missing(t)
 
 
-def test_a_tag_created_while_a_rollback_runs_is_withdrawn_and_made_again(catalog: Catalog, monkeypatch) -> None:
+def test_a_tag_created_while_a_rollback_runs_waits_and_is_made_again(catalog: Catalog, monkeypatch) -> None:
     """Simulation rollback seed 7372: a tag was written on snapshot 9 while a rollback to snapshot 1 held the
     history fence and had read the tags already; its check passed (another tag held snapshot 9), and the rollback
     then removed that other tag and the files of snapshot 9, leaving the new tag unreadable. A tag that finds the
-    fence after it was written is withdrawn, waits for the rewrite, and is made again on the snapshot then latest."""
+    fence when it holds its snapshot writes nothing, waits for the rewrite, and is made on the snapshot then
+    latest."""
     from table_engine.format.consumer_file import HISTORY_FENCE_ID, consumer_path
     from table_engine.store import pins
 
@@ -338,4 +339,50 @@ def test_deleting_a_tag_keeps_a_tag_made_meanwhile_on_the_same_snapshot(catalog:
     monkeypatch.setattr(TagManager, "tagged_snapshots", real)
     assert t.list_tags() == ["copy"]
     assert rows(t.read(tag="copy")) == [(0, "v0")]
+    assert_nothing_missing(t)
+
+
+def test_a_tag_is_never_visible_while_an_expiry_under_way_deletes_its_snapshot(catalog: Catalog,
+                                                                              monkeypatch) -> None:
+    """Simulation append-race seed 22798: an expiry that had read the consumers and tags deleted snapshot 1 and its
+    manifest lists right after a tag on snapshot 1 was written; the tag stood, unreadable, until its creator
+    withdrew it, and an orphan cleaning that read it in between gave up. The creator now holds the snapshot first
+    and waits for the expiry runs already under way: here the run ends (having expired snapshot 1) while the
+    creator waits, so the tag is never written and the tag is made on the newest snapshot instead."""
+    from table_engine.format.consumer_file import EXPIRY_MARKER_PREFIX, consumer_path
+    from table_engine.store import pins
+
+    t = make(catalog)
+    fill(t, 3)
+    marker = consumer_path(t.path, f"{EXPIRY_MARKER_PREFIX}under-way")
+    t.file_io.write_bytes(marker, b'{"nextSnapshot":9223372036854775807}')  # an expiry run is under way
+    tag_writes: list[str] = []
+    real_write = type(t.file_io).write_if_absent
+
+    def recording(self: object, path: str, data: bytes) -> bool:
+        if "/tag/" in path:
+            tag_writes.append(path)
+        return real_write(self, path, data)  # type: ignore[arg-type]
+
+    def expiry_finishes(seconds: float) -> None:  # the run ends while the creator waits: snapshot 1 expired
+        if t.file_io.exists(marker):
+            # it read the consumers before the creator's pin was written: it does not see the pin
+            pins_dir = consumer_path(t.path, "x").rsplit("/", 1)[0]
+            held = {st.path: t.file_io.read_bytes(st.path) for st in t.file_io.list_status(pins_dir)
+                    if "__commit-pin-" in st.path}
+            for path in held:
+                t.file_io.delete(path)
+            t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
+            for path, data in held.items():
+                t.file_io.write_bytes(path, data)
+            t.file_io.delete(marker)
+
+    monkeypatch.setattr(type(t.file_io), "write_if_absent", recording)
+    monkeypatch.setattr(pins.time, "sleep", expiry_finishes)
+    with pytest.raises(SnapshotNotExistError, match="expired before tag 'first' could hold it"):
+        t.tag_manager().create("first", t.snapshot(1))
+    assert tag_writes == [] and t.list_tags() == []  # nothing was ever written
+    assert not t.file_io.exists(marker)
+    snap = t.create_tag("latest")  # the table's own retry path tags what is there
+    assert snap.id == 3 and rows(t.read(tag="latest")) == rows(t.read())
     assert_nothing_missing(t)
