@@ -1,5 +1,6 @@
 """The Airflow plugin of the provider (the ``plugins`` entry of its provider info and an ``airflow.plugins`` entry
-point): the ``/paimon`` app and its nav link."""
+point): the ``/paimon`` app and its nav link, and on Airflow 3.3.2 and earlier the middleware that lets the Test
+button test a connection without a port (:mod:`paimon_provider.plugins.test_button`)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,9 @@ class PaimonUIPlugin(AirflowPlugin):
     @property
     def fastapi_apps(self) -> list[dict[str, Any]]:  # type: ignore[override]  # noqa: D102 - see the class
         return fastapi_apps()
+
+    @property
+    def fastapi_root_middlewares(self) -> list[dict[str, Any]]:  # type: ignore[override]  # noqa: D102
+        from paimon_provider.plugins.test_button import root_middlewares
+
+        return root_middlewares()
