@@ -66,6 +66,11 @@ log = logging.getLogger(__name__)
 
 PUBLISH_BUDGET_S = COMMIT_PIN_LIFETIME_MS / 1000 / 2
 """An attempt older than this (since its pin was written) does not publish: it starts over with a fresh pin."""
+EXPIRY_WAIT_BUDGET_S = 30.0
+"""How long a :class:`SnapshotHold` waits for the expiry runs already under way (a marker left by a run that died
+would otherwise hold every tag creation for the markers' lifetime); past it the tag is verified after it is written
+instead (:attr:`SnapshotHold.expiries_done`). Counted in the waits asked for (as the history fence counts its
+waits), so that a simulated run, whose sleeps take no time, gives up after as many tries as a real one."""
 
 
 class BasePin:
@@ -143,8 +148,9 @@ class SnapshotHold:
     cleaning that reads it, would meet missing files: simulation ``append-race`` seed 22798). Expiry writes its
     :class:`ExpiryMarker` before it reads the consumers: a run whose marker was not there when this hold listed the
     markers (after its pin was written) reads the pin and keeps the snapshot; a run whose marker was there may have
-    read the consumers before the pin, so the hold waits until that run is done. After that the snapshot, if its
-    file is still there, stays until the hold is released, and the tag can be written. A rollback or fast-forward
+    read the consumers before the pin, so the hold waits until that run is done (at most :data:`EXPIRY_WAIT_BUDGET_S`:
+    :attr:`expiries_done` says whether it did). After that the snapshot, if its file is still there, stays until the
+    hold is released, and the tag can be written. A rollback or fast-forward
     (the history fence) is handled as a commit handles it: one that listed the pins before this one holds the
     fence, and then the hold is given up (:class:`~table_engine.errors.HistoryRewrittenError`: tag again once it
     is done); one that lists them later waits for this pin."""
@@ -161,7 +167,7 @@ class SnapshotHold:
                 wait_for_fence(file_io, self.table_path)
                 raise HistoryRewrittenError(f"a rollback or fast-forward of {self.table_path} ran while snapshot "
                                             f"{snapshot_id} was being tagged; the tag was not created")
-            self._wait_for_expiries()
+            self.expiries_done = self._wait_for_expiries()
         except BaseException:
             self._file.delete()  # the write may have happened although it failed (a lost response)
             raise
@@ -172,20 +178,27 @@ class SnapshotHold:
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self._file.delete()
 
-    def _wait_for_expiries(self) -> None:
+    def _wait_for_expiries(self) -> bool:
         """Until the expiry runs whose markers are there now have ended (a marker older than the pins' lifetime no
-        longer counts)."""
+        longer counts); False when some still run after :data:`EXPIRY_WAIT_BUDGET_S`."""
         def running(among: set[str] | None) -> set[str]:
             now = clock.now_millis()
             return {p for p, mtime in _pins(self.file_io, self.table_path)
                     if p.startswith(EXPIRY_MARKER_PREFIX) and mtime >= now - COMMIT_PIN_LIFETIME_MS
                     and (among is None or p in among)}
 
-        earlier, wait = running(None), 0.005
+        earlier, wait, waited = running(None), 0.005, 0.0
         while earlier:
+            if waited >= EXPIRY_WAIT_BUDGET_S:
+                log.warning("tagging a snapshot of %s: %d expiry run(s) still under way after %.0f s (one that died "
+                            "leaves its marker for %d min); the tag is checked after it is written", self.table_path,
+                            len(earlier), EXPIRY_WAIT_BUDGET_S, COMMIT_PIN_LIFETIME_MS // 60_000)
+                return False
             time.sleep(wait)
+            waited += wait
             wait = min(wait * 2, 0.5)
             earlier = running(earlier)
+        return True
 
 
 class ExpiryMarker:
@@ -210,7 +223,14 @@ class ExpiryMarker:
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        self._file.delete()
+        # a marker left behind holds tag creations (up to their budget) and rollbacks: tried more than once
+        for _ in range(3):
+            self._file.delete()
+            try:
+                if not self.file_io.is_file(self._file.path):
+                    return
+            except OSError:
+                pass
 
 
 class HistoryFence:

@@ -117,7 +117,7 @@ class TagManager:
         _check_name(name)
         self._check_not_auto_tagged(name, snapshot)
         tag = self._make(name, snapshot, time_retained_ms, now, creator)
-        with SnapshotHold(self.file_io, self.table_path, snapshot.id):  # no expiry deletes it from here on
+        with SnapshotHold(self.file_io, self.table_path, snapshot.id) as hold:  # no expiry deletes it from here on
             if self.file_io.is_file(self.path(name)):
                 if ignore_if_exists:
                     return self.get_or_raise(name)
@@ -127,8 +127,21 @@ class TagManager:
                 if ignore_if_exists:
                     return self.get_or_raise(name)
                 raise TagAlreadyExistError(f"tag {name!r} of table {self.table_path} exists already")
+            if not hold.expiries_done:  # an expiry under way for too long may have missed the hold: verify
+                self._check_still_there_after_writing(name, snapshot)
         log.info("created tag %s on snapshot %d of %s", name, snapshot.id, self.table_path)
         return tag
+
+    def _check_still_there_after_writing(self, name: str, snapshot: Snapshot) -> None:
+        """When the hold could not wait for every expiry under way: the tag is written, and its snapshot must still
+        be there (expiry deletes snapshot files before it reads the tags, so a file seen now means every run that
+        deletes it sees the tag), or be held by another tag; else the tag is withdrawn and
+        :class:`~table_engine.errors.SnapshotNotExistError` raised."""
+        try:
+            self._check_held(name, snapshot)
+        except SnapshotNotExistError:
+            self.file_io.try_delete(self.path(name))
+            raise
 
     def _check_held(self, name: str, snapshot: Snapshot) -> None:
         """Under the :class:`~table_engine.store.pins.SnapshotHold`, before the tag is written: its snapshot must
