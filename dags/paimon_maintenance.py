@@ -6,9 +6,9 @@
     paimon_expire_partitions      drop partitions older than a retention                          daily
     paimon_remove_orphan_files    delete files nothing references (failed or killed jobs)         weekly
     paimon_rollback               roll a table back to a snapshot or tag                          by hand only
-    paimon_maintenance            the tables of a database: plan each, run only what is due       daily
+    paimon_maintenance            every table (or those of some databases): plan each, run what is due  daily
 
-Every DAG but paimon_maintenance (which lists a database's tables) takes a list of tables (default: the tables of
+Every DAG but paimon_maintenance (which lists the databases' tables) takes a list of tables (default: the tables of
 the streaming-lake templates) and runs one mapped task per table, labelled by its table. Optional fields may be left
 empty (they are nullable); a bad value (an unknown table, a malformed duration, partition or snapshot id) fails its
 task at once, without retries, and the task log ends with the command, the table and the engine's one-line error.
@@ -213,11 +213,14 @@ GLOBS = ("fnmatch globs on the table name (without the database), one per line: 
 
 with maintenance_dag(
     "paimon_maintenance",
-    description="Plan each table of a database from its health and options; run only the maintenance that is due",
+    description="Plan each table from its health and options; run only the maintenance that is due",
     schedule="@daily",
     params={
-        "database": Param("dwd", type="string", pattern=r"^[A-Za-z0-9_]+$", title="Database",
-                          description="The database whose tables are maintained (letters, digits and '_')."),
+        "databases": Param([], type="array", items={"type": "string", "pattern": r"^[A-Za-z0-9_]+$"},
+                           title="Databases",
+                           description="The databases whose tables are maintained (letters, digits and '_'). "
+                                       "Empty (the default): every database of the warehouse, so a new layer is "
+                                       "planned without editing this form."),
         "include": Param(["*"], type="array", items={"type": "string", "minLength": 1}, minItems=1,
                          title="Include", description=f"Tables matching one of these: {GLOBS}."),
         "exclude": Param([], type="array", items={"type": "string", "minLength": 1}, title="Exclude",
@@ -232,7 +235,8 @@ with maintenance_dag(
             "compaction (COMPACT snapshots), then partition, snapshot, changelog and tag expiry, manifest "
             "compaction, orphan files. A table with nothing due is read (metadata only) and left as it was. Each "
             "table's task log shows the plan and the outcome of each action side by side; its XCom holds both."),
-    notes=("The first task lists the database's tables matching *Include* and not *Exclude*; every listed table "
+    notes=("The first task lists the tables of *Databases* (empty: every database) matching *Include* and not "
+           "*Exclude*; every listed table "
            "gets its own mapped task, labelled by its table. " + NOTES),
 ) as maintenance_planner_dag:
     for_each_table(

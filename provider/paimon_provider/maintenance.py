@@ -166,18 +166,23 @@ def match_tables(database: str, names: Sequence[str], include: Sequence[str] | s
 
 @task(task_id="list_tables")
 def list_database_tables(paimon_conn_id: str = DEFAULT_CONN_ID, **context: Any) -> list[str]:
-    """The tables of the ``database`` param matching its ``include`` and none of its ``exclude`` globs, listed
-    through the engine's catalog (an unknown database fails here, with the catalog's one-line error)."""
+    """The tables of the ``databases`` param (empty: every database of the warehouse) matching its ``include`` and
+    none of its ``exclude`` globs, listed through the engine's catalog (an unknown database fails here, with the
+    catalog's one-line error)."""
     import logging
 
     from paimon_provider.hooks.table import PaimonTableHook
 
     params = context["params"]
-    database = str(params["database"])
-    names = PaimonTableHook(paimon_conn_id).get_catalog().list_tables(database)
-    found = match_tables(database, names, params.get("include"), params.get("exclude"))
-    logging.getLogger(__name__).info("%d of the %d tables of %s selected: %s", len(found), len(names), database,
-                                     ", ".join(found) or "none")
+    catalog = PaimonTableHook(paimon_conn_id).get_catalog()
+    databases = [str(d) for d in params.get("databases") or ()] or catalog.list_databases()
+    found: list[str] = []
+    for database in databases:
+        names = catalog.list_tables(database)
+        chosen = match_tables(database, names, params.get("include"), params.get("exclude"))
+        logging.getLogger(__name__).info("%d of the %d tables of %s selected: %s", len(chosen), len(names),
+                                         database, ", ".join(chosen) or "none")
+        found += chosen
     return found
 
 

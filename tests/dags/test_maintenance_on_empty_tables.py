@@ -45,9 +45,15 @@ def test_maintenance_dags_on_empty_tables(dagbag: Any, airflow_db: None, lake: d
     run(dagbag, "paimon_expire_changelogs", {**dagbag.dags["paimon_expire_changelogs"].params, **tables})
     assert ods.read().num_rows == len(sample.order_event_rows(1))
     # the planner DAG: an empty table plans nothing; a database none of whose tables is selected maps no task
-    planner = {"database": sample.DWD.name.split(".")[0], "include": ["*"], "exclude": [], "dry_run": False,
+    planner = {"databases": [sample.DWD.name.split(".")[0]], "include": ["*"], "exclude": [], "dry_run": False,
                "orphans": True}
     assert run(dagbag, "paimon_maintenance", planner) == {"list_tables[-1]": "success", "maintain[0]": "success"}
+    # its defaults (scheduled runs): every database of the warehouse, ODS included
+    every = run(dagbag, "paimon_maintenance", dict(dagbag.dags["paimon_maintenance"].params))
+    tables = [t for d in catalog.list_databases() for t in catalog.list_tables(d)]
+    assert {sample.ODS.name.split(".")[1], sample.DWD.name.split(".")[1]} <= set(tables)
+    assert every["list_tables[-1]"] == "success"
+    assert len([k for k in every if k.startswith("maintain[")]) == len(tables)
     states = run(dagbag, "paimon_maintenance", {**planner, "exclude": ["*"]})
     assert states["list_tables[-1]"] == "success" and "maintain[0]" not in states
     assert [catalog.get_table(t).latest_snapshot_id() for t in (sample.DWD.name, sample.DWS.name)] == [None, None]

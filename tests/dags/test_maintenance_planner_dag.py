@@ -61,7 +61,7 @@ def test_twenty_tables_three_need_work(dagbag: Any, airflow_db: None, lake: dict
     for i in range(6):
         _write(skip, i)
     before = {n: t.latest_snapshot_id() for n, t in tables.items()}
-    conf = {"database": "m", "include": ["t*"], "exclude": ["skip_*"], "dry_run": True, "orphans": False}
+    conf = {"databases": ["m"], "include": ["t*"], "exclude": ["skip_*"], "dry_run": True, "orphans": False}
 
     dag = dagbag.dags["paimon_maintenance"]
     dry = dag.test(run_conf={**conf, "include": ["*"]})
