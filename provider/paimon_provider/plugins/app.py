@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 from airflow.api_fastapi.core_api.security import get_user
@@ -105,6 +105,22 @@ def _airflow_root(request: Request) -> str:
     return root.removesuffix(URL_PREFIX) if root.endswith(URL_PREFIX) else ""
 
 
+def airflow_runs(pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which ``(dag_id, run_id)`` pairs are runs in this Airflow's metadata database (a table may carry runs of
+    another Airflow, or of ``make demo``'s own database: those are not linked)."""
+    if not pairs:
+        return set()
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    wanted = set(pairs)
+    with create_session() as session:
+        rows = session.execute(select(DagRun.dag_id, DagRun.run_id).where(
+            DagRun.dag_id.in_({d for d, _ in wanted}), DagRun.run_id.in_({r for _, r in wanted}))).all()
+    return {(str(d), str(r)) for d, r in rows} & wanted
+
+
 def _error_page(status: int, title: str, message: str) -> HTMLResponse:
     return HTMLResponse(render.page(title, f"<h1>{esc(title)}</h1><p class='err'>{esc(message)}</p>"),
                         status_code=status)
@@ -124,10 +140,14 @@ def create_app() -> FastAPI:
                 config = connection_config(conn_id)
                 secrets = list(config.credentials.values())
                 catalog = open_catalog(config)
+                if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
+                    raise FileNotFoundError(f"warehouse {config.warehouse} does not exist (a wrong path, or no "
+                                            "table was created there yet)")
                 rows = [[f"<a href='{root}/{url(conn_id, db, name)}'>{esc(db)}.{esc(name)}</a>"]
                         for db in catalog.list_databases() for name in catalog.list_tables(db)]
                 body = render.table(["table"], rows, empty="no table")
-                where = f" <span class='muted'>{esc(config.warehouse)}</span>"
+                count = f"{len(rows)} table{'' if len(rows) == 1 else 's'}"
+                where = f" <span class='muted'>{esc(count)} in {esc(config.warehouse)}</span>"
             except Exception as e:  # noqa: BLE001 - one broken connection must not hide the others
                 body, where = f"<p class='err'>{esc(redact(f'{type(e).__name__}: {e}', secrets))}</p>", ""
             sections.append(f"<h2>{esc(conn_id)}{where}</h2>{body}")
@@ -150,7 +170,7 @@ def create_app() -> FastAPI:
             secrets = list(config.credentials.values())
             catalog = open_catalog(config)
             paimon_table = catalog.get_table(identifier)
-            body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request))
+            body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request), airflow_runs)
         except (TableNotExistError, DatabaseNotExistError) as e:
             return _error_page(404, "Not found", redact(f"no table {identifier} in connection {conn_id!r}: {e}",
                                                         secrets))

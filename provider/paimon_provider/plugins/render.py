@@ -1,4 +1,5 @@
-"""HTML of the Paimon pages: escaped text, tables and inline SVG charts (no JavaScript build, no external asset)."""
+"""HTML of the Paimon pages: escaped text, tables and inline SVG charts (no JavaScript build, no external asset; one
+inline script, :data:`NAVIGATE_SCRIPT`, for links to Airflow's own pages)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,32 @@ th{background:#f7fafc} td.n{text-align:right;font-variant-numeric:tabular-nums}
 .cards{display:flex;flex-wrap:wrap;gap:8px} .card{border:1px solid #e2e8f0;border-radius:6px;padding:6px 10px}
 .card b{display:block;font-size:18px} .muted{color:#718096} .err{color:#c53030} a{color:#2b6cb0}
 """
+
+
+NAVIGATE_SCRIPT = """
+document.addEventListener('click', function (e) {
+  var a = e.target.closest && e.target.closest('a[data-airflow]');
+  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  var top = window.top;
+  if (top === window) return;
+  try { top.location.pathname; } catch (err) { return; }
+  e.preventDefault();
+  var state = top.history.state || {};
+  top.history.pushState({usr: null, key: Math.random().toString(36).slice(2, 10), idx: (state.idx || 0) + 1}, '',
+                        a.getAttribute('href'));
+  top.dispatchEvent(new PopStateEvent('popstate', {state: top.history.state}));
+});
+"""
+"""Links to Airflow's pages (``data-airflow``) inside the UI's plugin frame. Airflow 3 shows the page in an iframe
+sandboxed without top navigation or pop-ups, so ``target=_top`` does nothing, and a link the frame follows itself is
+blanked by the UI (it leaves the plugin's routes). The frame is same-origin with scripts allowed: the click pushes
+the address onto the top window's history and tells its router (a ``popstate``), as the UI's own links do. Outside
+a frame (the page opened directly) the link is a plain link."""
+
+
+def airflow_link(href: str, text: str) -> str:
+    """A link to one of Airflow's pages (``href`` already absolute in the site, ``text`` already escaped)."""
+    return f"<a data-airflow href='{esc(href)}'>{text}</a>"
 
 
 def esc(value: object) -> str:
@@ -47,7 +74,7 @@ def size(n: int) -> str:
 def page(title: str, body: str) -> str:
     """A whole HTML document."""
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
-            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+            f"<style>{STYLE}</style><script>{NAVIGATE_SCRIPT}</script></head><body>{body}</body></html>")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = (),

@@ -4,6 +4,7 @@ them), tags, branches, consumers and partitions, all read through the engine's p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from paimon_provider.plugins import render
@@ -28,14 +29,17 @@ MAX_CHART_BARS = 40
 """Buckets charted at most (the worst by sorted runs, then files)."""
 
 
-def run_link(snapshot: Snapshot, airflow_root: str) -> str:
-    """A link to the Airflow run that committed ``snapshot`` (from its properties), or a dash."""
+def run_link(snapshot: Snapshot, airflow_root: str, known: Callable[[str, str], bool] = lambda d, r: True) -> str:
+    """A link to the Airflow run that committed ``snapshot`` (from its properties), or a dash; a run this Airflow
+    does not have (``known`` says no: another Airflow, or ``make demo``'s own database) is named, not linked."""
     run = RunIdentity.of(snapshot.properties)
     if run is None:
         return "\u2014"
+    text = f"{esc(run.dag_id)} / {esc(run.run_id)}"
+    if not known(run.dag_id, run.run_id):
+        return f"{text} <span class='muted'>{esc(run.task_id)} (not a run of this Airflow)</span>"
     href = f"{airflow_root}/{url('dags', run.dag_id, 'runs', run.run_id)}"
-    return (f"<a target='_top' href='{esc(href)}'>{esc(run.dag_id)} / {esc(run.run_id)}</a>"
-            f" <span class='muted'>{esc(run.task_id)}</span>")
+    return f"{render.airflow_link(href, text)} <span class='muted'>{esc(run.task_id)}</span>"
 
 
 def files_per_level(catalog: Catalog, identifier: str) -> list[tuple[int, int, int]]:
@@ -77,15 +81,24 @@ def health_section(h: TableHealth) -> str:
     return f"<h2>Health</h2>{render.cards(figures)}<h2>Files per bucket</h2>{chart}{note}"
 
 
-def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str) -> str:
-    """The page body of ``table`` of ``catalog`` (read through ``conn_id``)."""
+def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str,
+               known_runs: Callable[[Sequence[tuple[str, str]]], set[tuple[str, str]]] | None = None) -> str:
+    """The page body of ``table`` of ``catalog`` (read through ``conn_id``); ``known_runs`` gives which of the
+    ``(dag_id, run_id)`` pairs are runs of this Airflow (default: all)."""
     h = table.health()
     levels = files_per_level(catalog, table.identifier)
     retained = list(table.snapshots())
     snapshots = sorted(retained, key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
     maintained = last_maintained(retained)
+    pairs = [(r.dag_id, r.run_id) for s in [*snapshots, *([maintained] if maintained else [])]
+             if (r := RunIdentity.of(s.properties)) is not None]
+    existing = set(pairs) if known_runs is None else known_runs(pairs)
+
+    def link(s: Snapshot) -> str:
+        return run_link(s, airflow_root, lambda d, r: (d, r) in existing)
+
     snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
-                      esc(millis(s.time_millis)), esc(s.commit_user), run_link(s, airflow_root)] for s in snapshots]
+                      esc(millis(s.time_millis)), esc(s.commit_user), link(s)] for s in snapshots]
     tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(t.create_time),
                  esc(None if t.time_retained_millis is None else f"{t.time_retained_millis} ms"),
                  "yes" if t.expired else "no"] for t in h.tags]
@@ -100,7 +113,7 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
             f"{esc(millis(h.computed_at_millis))} UTC</p>"
             + health_section(h) + plan_section(table, h)
-            + last_maintained_section(maintained, run_link(maintained, airflow_root) if maintained else "")
+            + last_maintained_section(maintained, link(maintained) if maintained else "")
             + levels_section(levels) + rate_section(retained)
             + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],

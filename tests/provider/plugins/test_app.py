@@ -56,13 +56,22 @@ def _get(client: TestClient, path: str, cookies: dict[str, str]) -> Any:
     return client.get(path)
 
 
-def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
+def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Catalog, dict[str, str]],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_provider.plugins import app as app_module
+
     client, catalog, cookies = ui
+    # this Airflow has the run that wrote snapshot 1 (the real query is tested below and in the browser test)
+    assert app_module.airflow_runs([("etl_orders", "manual__2026-11-27T10:00:00+00:00")]) == set()
+    monkeypatch.setattr(app_module, "airflow_runs", lambda pairs: {p for p in pairs if p[0] == "etl_orders"})
     responses = []
     listing = _get(client, "/", cookies)
     responses.append(listing)
     assert listing.status_code == 200, listing.text
-    assert "paimon_ui" in listing.text
+    assert "paimon_ui" in listing.text and "2 tables in s3://" in listing.text
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_TYPO", airflow_env.paimon_connection("/nonexistent/warehous"))
+    typo = _get(client, "/", cookies).text  # a wrong warehouse is an error, not "no table"
+    assert "warehouse /nonexistent/warehous does not exist" in typo
     assert "/paimon/paimon_ui/sales/orders" in listing.text and "sales.empty" in listing.text
 
     page = _get(client, "/paimon_ui/sales/orders", cookies)
@@ -74,9 +83,9 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
     assert f"<b>{health.rows}</b>" in text and f"<b>{health.files}</b>" in text
     for s in t.snapshots():
         assert f"<td class='n'>{s.id}</td><td>{s.commit_kind}</td><td class='n'>{s.total_record_count}</td>" in text
-    # the run that wrote snapshot 1, linked to its Airflow run page (outside the iframe)
-    assert "href='/dags/etl_orders/runs/manual__2026-11-27T10%3A00%3A00%2B00%3A00'" in text
-    assert "target='_top'" in text
+    # the run that wrote snapshot 1, linked to its Airflow run page (the top window's, through the page's script)
+    assert "<a data-airflow href='/dags/etl_orders/runs/manual__2026-11-27T10%3A00%3A00%2B00%3A00'>" in text
+    assert "top.history.pushState" in text and "target='_top'" not in text
     assert "release-1" in text and "dev" in text
     # every column has a header: the tags' and consumers' last one says whether the tag or consumer is expired
     assert "<th>retained</th><th>expired</th>" in text and "<th>lag (snapshots)</th><th>expired</th>" in text
@@ -132,7 +141,9 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
     assert "<p class='muted'>nothing due</p>" in text
     compacted = t.snapshot(t.latest_snapshot_id())  # type: ignore[arg-type]
     assert f"last maintained: <b>compact</b> in snapshot {compacted.id} at " in text
-    assert "href='/dags/paimon_maintenance/runs/scheduled__2026-11-27T00%3A00%3A00%2B00%3A00'" in text
+    # a run this Airflow does not have (here: none has any run) is named, not linked (its page would not exist)
+    assert ("paimon_maintenance / scheduled__2026-11-27T00:00:00+00:00 <span class='muted'>maintain (not a run of "
+            "this Airflow)</span>") in text and "href='/dags/paimon_maintenance" not in text
 
     # the snapshot rate: every retained snapshot counted once, in a bar of its commit kind
     assert "<svg" in text and "snapshots per minute by commit kind" in text
