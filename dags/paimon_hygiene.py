@@ -17,7 +17,9 @@ from the warehouse when this file is parsed (ADR 0024).
 
 from __future__ import annotations
 
-from airflow.sdk import Param
+from typing import Any
+
+from airflow.sdk import DAG, Param
 from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
 from paimon_provider.maintenance import for_each_table, from_form, maintenance_dag, table_param, tables_param
@@ -29,6 +31,15 @@ from paimon_provider.operators import (
     PaimonRepairOperator,
     PaimonResetConsumerOperator,
 )
+
+HYGIENE_TAGS = ("paimon", "hygiene")
+"""Tags of these DAGs: metadata hygiene, told apart from the upkeep DAGs (tagged ``maintenance``) in the DAG list."""
+
+
+def hygiene_dag(dag_id: str, **kwargs: Any) -> DAG:
+    """:func:`~paimon_provider.maintenance.maintenance_dag` with :data:`HYGIENE_TAGS`."""
+    return maintenance_dag(dag_id, tags=HYGIENE_TAGS, **kwargs)
+
 
 TABLE = PRIMARY_KEY_TABLES[0]
 """The default table of the by-hand forms (the DWD table, whose changelog the DWS layer reads through a consumer)."""
@@ -59,7 +70,7 @@ EXPIRE_CHANGELOGS = {
                         description="Expire every long-lived changelog (leave the other fields empty)."),
 }
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_expire_changelogs",
     description="Expire long-lived changelogs (a decoupled changelog lifecycle) by the table's options or the form",
     schedule="@daily",
@@ -80,7 +91,7 @@ COMPACT_MANIFEST = {
                                  "commit it)."),
 }
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_compact_manifest",
     description="Compact manifests: rewrite the latest snapshot's data manifests into full ones",
     schedule=None,
@@ -101,7 +112,7 @@ REMOVE_UNEXISTING_FILES = {
                                 "table). Unticked (the default): a dry run that only lists them."),
 }
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_remove_unexisting_files",
     description="Remove data files missing on storage from the table's metadata (a dry run unless Remove is ticked)",
     schedule=None,
@@ -117,7 +128,7 @@ with maintenance_dag(
 
 REPAIR = {"table": table_param(TABLE, "repair")}
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_repair",
     description="Repair a table's snapshot and changelog hint files (LATEST, EARLIEST) from the files present",
     schedule=None,
@@ -141,7 +152,7 @@ CLEAR_CONSUMERS = {
                                  "nothing). Untick to delete them."),
 }
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_clear_consumers",
     description="Clear consumers: delete a table's consumers (all, or those matching a pattern)",
     schedule=None,
@@ -165,7 +176,7 @@ RESET_CONSUMER = {
                                                 "consumer is deleted."),
 }
 
-with maintenance_dag(
+with hygiene_dag(
     "paimon_reset_consumer",
     description="Reset a consumer: set the next snapshot it reads, or delete it",
     schedule=None,

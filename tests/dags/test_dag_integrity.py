@@ -33,6 +33,10 @@ REQUIRED_BY_HAND = {"paimon_rollback": "version", "paimon_reset_consumer": "cons
 def test_dag_conventions(dagbag: Any, dag_id: str) -> None:
     dag = dagbag.dags[dag_id]
     assert "paimon" in dag.tags and dag.doc_md and dag.description
+    if dag_id in HYGIENE:  # told apart from the upkeep DAGs in the DAG list
+        assert "hygiene" in dag.tags and "maintenance" not in dag.tags
+    if dag_id in MAINTENANCE:
+        assert "maintenance" in dag.tags
     assert dag.catchup is False
     required = REQUIRED_BY_HAND.get(dag_id)
     if required is None:
