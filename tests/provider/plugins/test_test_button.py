@@ -26,6 +26,8 @@ def api(airflow_db: None, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatc
 
     (tmp_path / "warehouse").mkdir()
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_NO_PORT", airflow_env.paimon_connection(str(tmp_path / "warehouse")))
+    port_zero = json.loads(airflow_env.paimon_connection(str(tmp_path / "warehouse")))
+    monkeypatch.setenv("AIRFLOW_CONN_PAIMON_PORT_ZERO", json.dumps({**port_zero, "port": 0}))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
     monkeypatch.setenv("AIRFLOW__CORE__TEST_CONNECTION", "Enabled")
     monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", JWT_SECRET)
@@ -48,11 +50,12 @@ def test_the_test_button_tests_a_connection_without_a_port(api: TestClient) -> N
         pytest.skip("this Airflow treats port 0 as no port itself (apache/airflow#73298)")
     import os
 
-    body = as_the_list_sends_it("paimon_no_port", os.environ["AIRFLOW_CONN_PAIMON_NO_PORT"])
-    answer = api.post("/api/v2/connections/test", json=body)
-    assert answer.status_code == 200, answer.text
-    result = answer.json()
-    assert result["status"] is True and "lists databases" in result["message"], result
+    for conn_id in ("paimon_no_port", "paimon_port_zero"):  # no port (the form's), and port 0 (the demo's)
+        body = as_the_list_sends_it(conn_id, os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"])
+        answer = api.post("/api/v2/connections/test", json=body)
+        assert answer.status_code == 200, answer.text
+        result = answer.json()
+        assert result["status"] is True and "lists databases" in result["message"], result
 
 
 def test_only_port_zero_of_the_test_route_is_rewritten() -> None:
@@ -60,3 +63,5 @@ def test_only_port_zero_of_the_test_route_is_rewritten() -> None:
                                                                                              "host": ""}
     for body in (b'{"port": 5432}', b'{"port": null}', b'{"port": false}', b"not json", b"[0]"):
         assert test_button.without_port_zero(body) is None, body
+    # a connection stored with port 0 (the demo's were) is tested with 0, as stored
+    assert test_button.without_port_zero(b'{"connection_id": "c", "port": 0}', lambda conn_id: 0) is None
