@@ -105,9 +105,10 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
         counted[kind] = counted.get(kind, 0) + int(n)
     assert counted == {kind: sum(bars) for kind, bars in counts.items()}, (counted, counts)
     assert frame.locator("svg", has_text=f"snapshots per {name} by commit kind").is_visible()
-    link = frame.get_by_role("link", name="paimon_lake_ods / manual__2026-11-27T08:00:00+00:00").first
-    assert link.get_attribute("href") == "/dags/paimon_lake_ods/runs/manual__2026-11-27T08%3A00%3A00%2B00%3A00"
-    assert link.get_attribute("target") == "_top"
+    # the (illustrative) run that wrote the snapshots is not a run of this Airflow: named, not linked (a link would
+    # lead to a page that does not exist); a run that exists is linked and clicked in tests/dags/test_trigger_forms.py
+    assert "paimon_lake_ods / manual__2026-11-27T08:00:00+00:00 load_ods (not a run of this Airflow)" in text, text
+    assert frame.get_by_role("link", name="paimon_lake_ods / manual__2026-11-27T08:00:00+00:00").count() == 0
     if shot_dir is not None:
         height = frame.locator("html").evaluate("e => e.scrollHeight")  # the whole page, every section
         page.set_viewport_size({"width": 1280, "height": max(1100, int(height) + 40)})
