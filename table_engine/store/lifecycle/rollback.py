@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from table_engine.errors import SnapshotNotExistError, TableEngineError
+from table_engine.errors import MissingFileError, SnapshotNotExistError, TableEngineError
 from table_engine.format.changelog_file import (
     delete_changelog,
     list_changelog_ids,
@@ -87,7 +87,7 @@ def _rollback_to(ctx: StoreContext, snapshot_id: int | None, tag: str | None) ->
 
     # what the removed metadata references (read before it is deleted)
     data, meta = _removed_references(refs, removed, removed_tags, removed_changelogs, target_exists)
-    keep = _kept_references(refs, target, kept_tags, kept_changelogs)
+    keep = _kept_references_of_standing_tags(refs, tags, target, kept_tags, kept_changelogs)
     # a restored snapshot is live again: the long-lived changelog its expiry left under the same id goes (only the
     # file: the snapshot uses all it references; an expiry writes it anew), or a later expiry of the snapshot would
     # delete the manifests that changelog still names
@@ -147,6 +147,29 @@ def _removed_references(refs: FileRefs, removed: list[Snapshot], removed_tags: l
         data.update(refs.changelog_paths(c))
         meta.update(refs.meta_files(c, index=False))
     return data, meta
+
+
+_KEPT_TAG_ATTEMPTS = 3
+"""Reads of the kept tags' references before a missing file is an error (a tag deleted meanwhile is not)."""
+
+
+def _kept_references_of_standing_tags(refs: FileRefs, tags: TagManager, target: Snapshot, kept_tags: list[Snapshot],
+                                      kept_changelogs: list[Snapshot]) -> ReferencedFiles:
+    """:func:`_kept_references`, where a kept tag deleted after the tags were read (its deletion removed the files
+    only it held, so they are missing) is left out: the tags standing now are read again and the references with
+    them (simulation ``rollback-concurrent`` seeds 16575 and 24414, where the rollback failed with
+    ``MissingFileError``). A missing file of a tag that still stands is an error."""
+    for attempt in range(_KEPT_TAG_ATTEMPTS):
+        try:
+            return _kept_references(refs, target, kept_tags, kept_changelogs)
+        except MissingFileError:
+            standing = [s for s, _ in tags.tagged_snapshots() if s.id <= target.id]
+            if attempt == _KEPT_TAG_ATTEMPTS - 1 or {s.id for s in standing} == {s.id for s in kept_tags}:
+                raise
+            log.info("rollback of %s: a tag was deleted while it ran; reading the tags standing now",
+                     tags.table_path)
+            kept_tags = standing
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _kept_references(refs: FileRefs, target: Snapshot, kept_tags: list[Snapshot],

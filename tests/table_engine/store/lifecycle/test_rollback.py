@@ -155,3 +155,38 @@ def test_rollback_to_an_expired_tag_whose_changelog_outlived_it(catalog: Catalog
                        older_than_millis=2**62, max_deletes=10_000)
     assert_exact_files(t)
     assert rows(t.read()) == [("a", 0, 0)]
+
+
+def test_a_tag_deleted_while_a_rollback_runs_does_not_fail_it(catalog: Catalog,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulation rollback-concurrent seeds 16575 and 24414: a rollback read the tags, then the only tag on an
+    expired snapshot was deleted (with the files only it held), and the rollback failed with MissingFileError reading
+    that tag's manifest lists. It now reads the tags standing then and goes on."""
+    from table_engine.store.lifecycle.tags import TagManager
+
+    t = make(catalog)
+    contents: dict[int, list[tuple[object, ...]]] = {}
+    fill(t, 2, contents)
+    t.create_tag("old", 1)
+    fill(t, 2, contents, start=2)
+    t.create_tag("rb", 3)
+    t.expire_snapshots(retain_min=2, time_retained=0)  # snapshot 1 is held by its tag only
+    assert [s.id for s in t.snapshots()] == [3, 4]
+    real = TagManager.tagged_snapshots
+    deleted: list[str] = []
+
+    def old_deleted_after_the_rollback_read_the_tags(self: TagManager) -> list:  # type: ignore[type-arg]
+        out = real(self)
+        if not deleted:
+            deleted.append("old")
+            monkeypatch.setattr(TagManager, "tagged_snapshots", real)
+            t.delete_tag("old")  # its snapshot's own files go with it
+            monkeypatch.setattr(TagManager, "tagged_snapshots", old_deleted_after_the_rollback_read_the_tags)
+        return out
+
+    monkeypatch.setattr(TagManager, "tagged_snapshots", old_deleted_after_the_rollback_read_the_tags)
+    result = t.rollback_to("rb")
+    monkeypatch.setattr(TagManager, "tagged_snapshots", real)
+    assert deleted == ["old"] and result.snapshot_id == 3 and t.list_tags() == ["rb"]
+    assert rows(t.read()) == contents[3]
+    assert_nothing_missing(t)
