@@ -7,6 +7,7 @@ it by hand from the Airflow UI.
     paimon_repair                     rewrite the snapshot and changelog hint files                   by hand only
     paimon_clear_consumers            delete consumers (all, or those matching a pattern)             by hand only
     paimon_reset_consumer             set a consumer's next snapshot, or delete the consumer          by hand only
+    paimon_audit_branches             list (or delete) the audit branches write-audit-publish kept    by hand only
 
 Each runs one metadata command of the engine's CLI on the worker (no Spark; docs/lifecycle.md, "Metadata hygiene
 commands"). Form fields are named as the operator's arguments (:func:`paimon_provider.maintenance.from_form`); the
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow.sdk import DAG, Param
-from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
+from example_lake import ALL_TABLES, ODS, PRIMARY_KEY_TABLES
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
 from paimon_provider.maintenance import for_each_table, from_form, maintenance_dag, table_param, tables_param
 from paimon_provider.operators import (
@@ -31,6 +32,7 @@ from paimon_provider.operators import (
     PaimonRepairOperator,
     PaimonResetConsumerOperator,
 )
+from paimon_provider.wap import manage_audit_branches
 
 HYGIENE_TAGS = ("paimon", "hygiene")
 """Tags of these DAGs: metadata hygiene, told apart from the upkeep DAGs (tagged ``maintenance``) in the DAG list."""
@@ -187,3 +189,27 @@ with hygiene_dag(
     notes=NOTES,
 ) as reset_consumer_dag:
     PaimonResetConsumerOperator(task_id="reset_consumer", table="{{ params.table }}", **from_form(RESET_CONSUMER))
+
+
+AUDIT_BRANCHES = {
+    "table": table_param(ODS.name, "list the audit branches of"),
+    "older_than": Param(None, type=["null", "string"], title="Older than",
+                        description="Only branches made before this: '7 d ago', an ISO date-time or epoch ms. Empty: "
+                                    "all."),
+    "delete": Param(False, type="boolean", title="Delete",
+                    description="Delete the branches listed. Unticked (the default): only list them."),
+}
+
+with hygiene_dag(
+    "paimon_audit_branches",
+    description="List (or delete) the audit branches that write-audit-publish kept for failed checks",
+    schedule=None,
+    params=AUDIT_BRANCHES,
+    leaves=("unticked *Delete* (the default): nothing, the task's log and XCom list the table's `audit_*` branches "
+            "(made when, their latest snapshot). Ticked: those branches deleted (the data files only they used are "
+            "left for `paimon_remove_orphan_files`, as Paimon's delete_branch does). Main is never changed."),
+    notes="A failed audit keeps its branch for inspection (docs/wap.md): read it as `db.t$branch_audit_<run id>`. "
+          + NOTES,
+) as audit_branches_dag:
+    manage_audit_branches(table="{{ params.table }}", older_than="{{ params.older_than }}",
+                          delete="{{ params.delete }}")

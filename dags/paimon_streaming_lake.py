@@ -118,6 +118,10 @@ WAP_PARAMS = {
     "checks": Param(ODS_CHECKS, type="array", items={"type": "object"}, minItems=1, title="Checks",
                     description="The audit of the batch, run on its branch before publication: a list of checks "
                                 "(docs/checks.md), e.g. {\"check\": \"row_count\", \"min\": 1}."),
+    "check_scope": Param("batch", type="string", enum=["batch", "table"], title="Check",
+                         description="batch: the checks see only the rows this batch adds (an empty batch has none; "
+                                     "a bad row already in main does not block it). table: every row of the branch, "
+                                     "main's included."),
     "allow_main_moved": Param(False, type="boolean", title="Publish even if main moved",
                               description="Publish even when ods.order_events got other commits after the audit "
                                           "branch was made (the fast-forward discards them, as Paimon does)."),
@@ -168,7 +172,8 @@ def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False, parti
         if audit:
             landed >> _create(ODS, "create_ods_events") >> write_audit_publish(
                 ODS.name, source=str(landed), checks="{{ params.checks | tojson }}",
-                allow_main_moved="{{ params.allow_main_moved }}", paimon_conn_id=CONN_ID)
+                check_scope="{{ params.check_scope }}", allow_main_moved="{{ params.allow_main_moved }}",
+                paimon_conn_id=CONN_ID)
         else:
             landed >> PaimonWriteOperator(
                 task_id="append_ods",

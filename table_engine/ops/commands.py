@@ -423,6 +423,10 @@ class CheckTable(Command):
         "the checks: a JSON array of check objects, e.g. '[{\"check\": \"row_count\", \"min\": 1}]' "
         "(docs/checks.md)", kind="json", required=True, metavar="JSON")
     snapshot: int | None = arg("the snapshot to check (default: the latest)", kind="count")
+    since_snapshot: int | None = arg("check only the rows added after this snapshot up to the checked one (the "
+                                     "batch an audit branch adds on the snapshot it was made from; Paimon's "
+                                     "incremental-between); default: every row of the checked snapshot",
+                                     kind="count")
 
     def __post_init__(self) -> None:
         super().__post_init__()

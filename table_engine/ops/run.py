@@ -453,12 +453,15 @@ def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.checks.runner import run_checks
 
     table = catalog.get_table(cmd.table)
-    run = run_checks(table, parse_checks(cmd.checks), cmd.snapshot)
+    run = run_checks(table, parse_checks(cmd.checks), cmd.snapshot, cmd.since_snapshot)
+    if run.since_snapshot is not None:
+        log.info("%s: checking the rows added after snapshot %s up to snapshot %s", table.identifier,
+                 run.since_snapshot, run.snapshot_id)
     for r in run.results:
         log.log(logging.INFO if r.passed else logging.WARNING, "%s: check %s %s: %s (expected %s)", table.identifier,
                 r.name, "passed" if r.passed else "FAILED", r.message, r.expected)
-    return {"snapshot_id": run.snapshot_id, "passed": run.passed, "failed": [r.name for r in run.failed],
-            "checks": [r.to_dict() for r in run.results]}
+    return {"snapshot_id": run.snapshot_id, "since_snapshot": run.since_snapshot, "passed": run.passed,
+            "failed": [r.name for r in run.failed], "checks": [r.to_dict() for r in run.results]}
 # ---- branches ---------------------------------------------------------------------------------------------------
 @runs(CreateBranch)
 def run_create_branch(cmd: CreateBranch, catalog: Catalog) -> dict[str, Any]:

@@ -13,7 +13,7 @@ LAKE = ["paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ad
 MAINTENANCE = ["paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimon_expire_partitions",
                "paimon_remove_orphan_files", "paimon_rollback", "paimon_maintenance"]
 HYGIENE = ["paimon_expire_changelogs", "paimon_compact_manifest", "paimon_remove_unexisting_files", "paimon_repair",
-           "paimon_clear_consumers", "paimon_reset_consumer"]
+           "paimon_clear_consumers", "paimon_reset_consumer", "paimon_audit_branches"]
 EVENTS = ["paimon_external_commits"]
 # context keys that do not exist (or raise) in runs triggered from the UI/REST, which have no logical date
 _LOGICAL_DATE = re.compile(r"\b(ds|ds_nodash|ts|ts_nodash|ts_nodash_with_tz|logical_date|execution_date|"

@@ -45,7 +45,7 @@ FORMS = ("paimon_compact", "paimon_expire_snapshots", "paimon_daily_tag", "paimo
          # the metadata hygiene forms (dags/paimon_hygiene.py): opened (and screenshotted) only; their runs are
          # tests/dags/test_hygiene_dags.py
          "paimon_expire_changelogs", "paimon_compact_manifest", "paimon_remove_unexisting_files", "paimon_repair",
-         "paimon_clear_consumers", "paimon_reset_consumer")
+         "paimon_clear_consumers", "paimon_reset_consumer", "paimon_audit_branches")
 UI_TABLE = "ui.orders"
 RUN_TIMEOUT = 600
 

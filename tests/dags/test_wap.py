@@ -63,14 +63,16 @@ def main_unchanged(warehouse: str, before: dict[str, str], files_before: dict[st
 
 
 def factory_dag(dag_id: str, tmp_path: pathlib.Path, source: str, *, allow_main_moved: bool = False,
-                between: Callable[[], None] | None = None, checks: list[dict[str, Any]] = CHECKS) -> Any:
+                between: Callable[[], None] | None = None, checks: list[dict[str, Any]] = CHECKS,
+                check_scope: str = "batch") -> Any:
     """A DAG of :func:`paimon_provider.wap.write_audit_publish` on ods.order_events from ``source``; ``between``
     runs as a task after the checks, before the publication (another writer on main)."""
     from airflow.sdk import DAG, task
 
     with DAG(dag_id, schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False,
              default_args={"retries": 1, "retry_delay": datetime.timedelta(seconds=0)}) as dag:
-        group = wap.write_audit_publish(ODS, source=source, checks=checks, allow_main_moved=allow_main_moved)
+        group = wap.write_audit_publish(ODS, source=source, checks=checks, allow_main_moved=allow_main_moved,
+                                        check_scope=check_scope)
         if between is not None:
             other = task(task_id="another_writer")(between)()
             group.children[f"{group.group_id}.check_batch"] >> other >> group.children[f"{group.group_id}.publish"]
@@ -174,6 +176,62 @@ def test_main_moved_refused_unless_allowed_and_a_lost_fast_forward_converges(
     assert wap.audit_branch_name(dr.run_id) not in ods.list_branches()
     events = asset_events("paimon_wap_retry")[before:]
     assert [uri for uri, _ in events] == [ODS_URI] and events[0][1]["snapshot_id"] == ods.latest_snapshot_id()
+
+
+def test_checks_see_the_batch_not_main_and_kept_branches_are_listed_and_deleted(
+        dagbag: Any, airflow_db: None, laptop_lake: dict[str, str], tmp_path: pathlib.Path) -> None:
+    """A bad row already in main does not block a good batch (the checks see the rows the batch adds), unless the
+    table-wide scope is chosen; an empty batch on top of good data is stopped; ``paimon_audit_branches`` lists the
+    kept branches and deletes them when asked, main unchanged."""
+    from table_engine import Catalog
+
+    warehouse = laptop_lake["warehouse"]
+    catalog = Catalog(warehouse)
+    catalog.create_table(ODS, sample.order_events(1).schema, partition_keys=sample.ODS.partition_keys,
+                         options=sample.ODS.options)
+    rows = sample.order_events(1).to_pylist()
+    catalog.get_table(ODS).write(pa.Table.from_pylist([*rows, {**rows[0], "order_id": None}],
+                                                      schema=sample.order_events(1).schema))
+    good = land(tmp_path, "good", sample.order_events(2))
+
+    dr = factory_dag("paimon_wap_batch_scope", tmp_path, good, checks=ODS_CHECKS).test()
+    assert str(dr.state) == "success", states(dr)
+    published = catalog.get_table(ODS).read().num_rows
+    assert published == len(rows) + 1 + len(sample.order_event_rows(2))
+
+    unchanged, files = main_state(warehouse), warehouse_state(os.path.join(warehouse, "ods.db", "order_events"))
+    dr = factory_dag("paimon_wap_table_scope", tmp_path, land(tmp_path, "good3", sample.order_events(3)),
+                     checks=ODS_CHECKS, check_scope="table").test()
+    assert str(dr.state) == "failed" and states(dr)["check_batch"] == "failed", states(dr)
+    kept = [wap.audit_branch_name(dr.run_id)]
+    empty = land(tmp_path, "empty", sample.order_events(3).slice(0, 0))
+    dr = factory_dag("paimon_wap_empty_batch", tmp_path, empty, checks=ODS_CHECKS).test()
+    assert str(dr.state) == "failed" and states(dr)["check_batch"] == "failed", states(dr)
+    kept.append(wap.audit_branch_name(dr.run_id))
+    main_unchanged(warehouse, unchanged, files)
+    assert sorted(catalog.get_table(ODS).list_branches()) == sorted(kept)
+
+    listed = _audit_branches(dagbag, {"table": ODS, "older_than": None, "delete": False})
+    assert sorted(b["branch"] for b in listed) == sorted(kept) and not any(b["deleted"] for b in listed)
+    assert _audit_branches(dagbag, {"table": ODS, "older_than": "2000-01-01T00:00:00"}) == []
+    assert sorted(catalog.get_table(ODS).list_branches()) == sorted(kept)
+    deleted = _audit_branches(dagbag, {"table": ODS, "older_than": None, "delete": True})
+    assert all(b["deleted"] for b in deleted) and len(deleted) == 2
+    assert catalog.get_table(ODS).list_branches() == []
+    main_unchanged(warehouse, unchanged, files)
+
+
+def _audit_branches(dagbag: Any, conf: dict[str, Any]) -> list[dict[str, Any]]:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    dr = dagbag.dags["paimon_audit_branches"].test(run_conf=conf)
+    assert str(dr.state) == "success", states(dr)
+    with create_session() as session:
+        (row,) = session.query(XComModel).filter(XComModel.dag_id == dr.dag_id, XComModel.run_id == dr.run_id,
+                                                 XComModel.key == "return_value").all()
+        result: list[dict[str, Any]] = XComModel.deserialize_value(row)
+    return result
 
 
 @pytest.mark.spark

@@ -4,8 +4,12 @@ Every check is first bound to the table's schema (columns exist, values cast to 
 a bad definition is a one-line :class:`~table_engine.errors.CheckError` naming the check and the column before any
 data is read. Then the checks read the snapshot through the table's public read API, once per distinct ``where``
 filter, projecting only the columns they need, and evaluate each batch with Arrow compute (no per-row Python);
-``rows_added`` reads the incremental changes since its snapshot. The table is opened by the caller
-(``Catalog.get_table``), so a branch (``db.t$branch_b``) is checked the same way.
+``rows_added`` reads the incremental changes since its snapshot. With ``since_snapshot`` every check but
+``rows_added`` sees only the rows added after that snapshot up to the checked one (Paimon's ``incremental-between``:
+the delta files, or the changelog where the table produces one): the batch an audit branch adds on top of the
+snapshot it was made from (docs/wap.md). An OVERWRITE among those snapshots replaced rows rather than adding them
+(an incremental read skips it, as Paimon's does): the checks then see every row of the checked snapshot. The table
+is opened by the caller (``Catalog.get_table``), so a branch (``db.t$branch_b``) is checked the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.errors import CheckError, SnapshotNotExistError, TableEngineError
+from table_engine.format.snapshot import CommitKind
 from table_engine.ops.checks.definitions import (
     Check,
     CheckResult,
@@ -42,10 +47,12 @@ SAMPLES = 5
 
 @dataclass(frozen=True)
 class CheckRun:
-    """The checks' results on one snapshot (None: the table has none yet, every check saw no rows)."""
+    """The checks' results on one snapshot (None: the table has none yet, every check saw no rows); with
+    ``since_snapshot``, on the rows added after it."""
 
     snapshot_id: int | None
     results: list[CheckResult]
+    since_snapshot: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -58,19 +65,36 @@ class CheckRun:
         return [r for r in self.results if not r.passed]
 
 
-def run_checks(table: Table, checks: Sequence[Check], snapshot_id: int | None = None) -> CheckRun:
+def run_checks(table: Table, checks: Sequence[Check], snapshot_id: int | None = None,
+               since_snapshot: int | None = None) -> CheckRun:
     """Run ``checks`` on ``snapshot_id`` of ``table`` (default: its latest snapshot, resolved once so that every
-    check sees the same rows)."""
+    check sees the same rows); with ``since_snapshot``, on the rows added after that snapshot only (a CheckError
+    when it is newer than the checked one or expired)."""
     snap = table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
     sid = None if snap is None else snap.id
+    if since_snapshot is not None and (sid is None or since_snapshot > sid):
+        raise CheckError(f"checks of {table.identifier}: since snapshot {since_snapshot} is newer than the checked "
+                         f"snapshot ({sid if sid is not None else 'none yet'})")
+    if since_snapshot is not None and _overwritten(table, since_snapshot, sid):
+        since_snapshot = None
     evaluators = [_bind(table, check, sid) for check in checks]  # every definition checked before any read
     groups: dict[tuple[Any, ...], list[_Scan]] = {}
     for ev in evaluators:
         if isinstance(ev, _Scan):
             groups.setdefault(_filter_key(ev.where), []).append(ev)
     for members in groups.values():
-        _scan(table, sid, members)
-    return CheckRun(sid, [ev.finish() for ev in evaluators])
+        _scan(table, sid, members, since_snapshot)
+    return CheckRun(sid, [ev.finish() for ev in evaluators], since_snapshot)
+
+
+def _overwritten(table: Table, since: int, snapshot_id: int | None) -> bool:
+    """Whether a snapshot after ``since`` up to ``snapshot_id`` is an OVERWRITE (the batch replaced rows)."""
+    if snapshot_id is None:
+        return False
+    try:
+        return any(table.snapshot(i).commit_kind is CommitKind.OVERWRITE for i in range(since + 1, snapshot_id + 1))
+    except SnapshotNotExistError as e:
+        raise CheckError(f"checks of {table.identifier}: since snapshot {since}: {e}") from None
 
 
 # ---- binding a definition to the table ---------------------------------------------------------------------------
@@ -369,12 +393,21 @@ def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
     raise CheckError(f"{_where(check)}: no runner for checks of kind {check.kind!r}")
 
 
-def _scan(table: Table, snapshot_id: int | None, members: Sequence[_Scan]) -> None:
-    """One read of the snapshot for checks sharing a ``where`` filter: the union of their columns."""
-    if snapshot_id is None:
+def _scan(table: Table, snapshot_id: int | None, members: Sequence[_Scan], since: int | None = None) -> None:
+    """One read of the snapshot (or of the rows added after ``since``) for checks sharing a ``where`` filter: the
+    union of their columns."""
+    if snapshot_id is None or since == snapshot_id:
         return
     columns = list(dict.fromkeys(c for m in members for c in m.columns)) or [_narrowest(table)]
     where = members[0].where
-    for batch in table.to_batches(columns=columns, filter=where or None, snapshot_id=snapshot_id):
-        for m in members:
-            m.update(batch)
+    if since is None:
+        batches = table.to_batches(columns=columns, filter=where or None, snapshot_id=snapshot_id)
+    else:
+        changes = table.copy({"incremental-between": f"{since},{snapshot_id}"})
+        batches = changes.to_batches(columns=columns, filter=where or None)
+    try:
+        for batch in batches:
+            for m in members:
+                m.update(batch)
+    except SnapshotNotExistError as e:  # the since snapshot expired: the rows after it cannot be told apart
+        raise CheckError(f"checks of {table.identifier}: since snapshot {since}: {e}") from None

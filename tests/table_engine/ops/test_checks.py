@@ -129,6 +129,49 @@ def test_an_empty_table_has_no_rows(tmp_path: pathlib.Path) -> None:
     assert [(r.passed, r.observed) for r in result.results] == [(False, 0), (True, 0.0), (True, 0)]
 
 
+# ---- the rows a batch adds (since_snapshot) ---------------------------------------------------------------------
+def test_since_snapshot_checks_only_the_rows_added_after_it(warehouse: str) -> None:
+    """orders' snapshot 2 adds (4,b,paid,-5.0) and (1,a,new,11.0) on snapshot 1: its bad amount and its 2 rows are
+    seen, snapshot 1's null status is not."""
+    table = Catalog(warehouse).get_table("db.orders")
+    checks = parse_checks([{"check": "row_count", "min": 1}, {"check": "null_fraction", "column": "status"},
+                           {"check": "values_in_range", "column": "amount", "min": 0},
+                           {"check": "no_duplicate_keys"}])
+    batch = run_checks(table, checks, since_snapshot=1)
+    assert (batch.snapshot_id, batch.since_snapshot) == (2, 1)
+    assert [(r.passed, r.observed) for r in batch.results] == [(True, 2), (True, 0.0), (False, 1), (True, 0)]
+    whole = run_checks(table, checks)
+    assert [(r.passed, r.observed) for r in whole.results] == [(True, 4), (False, 0.25), (False, 1), (True, 0)]
+
+
+def test_since_the_checked_snapshot_is_an_empty_batch(warehouse: str) -> None:
+    table = Catalog(warehouse).get_table("db.orders")
+    result = run_checks(table, parse_checks([{"check": "row_count", "min": 1}]), since_snapshot=2)
+    assert [(r.passed, r.observed, r.message) for r in result.results] == [(False, 0, "0 rows")]
+
+
+def test_since_a_newer_or_expired_snapshot_is_an_error(warehouse: str, tmp_path: pathlib.Path) -> None:
+    count = parse_checks([{"check": "row_count", "min": 1}])
+    with pytest.raises(CheckError, match=r"^checks of db.orders: since snapshot 3 is newer than the checked "
+                                         r"snapshot \(2\)$"):
+        run_checks(Catalog(warehouse).get_table("db.orders"), count, since_snapshot=3)
+    table = Catalog(str(tmp_path)).create_table("db.e", pa.schema([("id", pa.int64())]))
+    for i in range(4):
+        table.write(pa.table({"id": [i]}))
+    table.expire_snapshots(retain_max=1, retain_min=1)
+    with pytest.raises(CheckError, match=r"^checks of db.e: since snapshot 1: "):
+        run_checks(table, count, since_snapshot=1)
+
+
+def test_a_batch_that_overwrote_is_checked_whole(tmp_path: pathlib.Path) -> None:
+    """An OVERWRITE replaces rows (an incremental read skips it, as Paimon's does): its batch is the snapshot."""
+    table = Catalog(str(tmp_path)).create_table("db.e", pa.schema([("id", pa.int64())]))
+    table.write(pa.table({"id": [1, 2]}))
+    table.write(pa.table({"id": [7, 8, 9]}), overwrite=True)
+    result = run_checks(table, parse_checks([{"check": "row_count", "min": 1}]), since_snapshot=1)
+    assert result.since_snapshot is None and result.results[0].observed == 3
+
+
 # ---- bad definitions ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("checks", "text"), [
     ([{"check": "row_counts", "min": 1}], "check 1 (row_counts): unknown check 'row_counts'; expected one of "),
@@ -207,6 +250,10 @@ def test_the_check_command(warehouse: str) -> None:
                                 "observed": 1, "expected": "0 values below 0",
                                 "message": "1 of 4 rows with amount below 0.0: -5.0"}
     assert run_command(CheckTable(warehouse=warehouse, table="db.orders", checks=checks[:1], snapshot=1))["passed"]
+    batch = CheckTable(warehouse=warehouse, table="db.orders", checks=checks, since_snapshot=1)
+    assert from_json(batch.to_json()) == batch and parse_command(command_argv(batch)) == batch
+    out = run_command(batch)
+    assert (out["since_snapshot"], out["passed"], out["checks"][0]["observed"]) == (1, False, 2)
 
 
 # ---- model test --------------------------------------------------------------------------------------------------
