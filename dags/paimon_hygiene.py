@@ -89,8 +89,8 @@ with hygiene_dag(
 COMPACT_MANIFEST = {
     "table": table_param(TABLE, "compact the manifests of"),
     "dry_run": Param(True, type="boolean", title="Dry run",
-                     description="Only report the manifests and whether a compaction is needed (untick to "
-                                 "commit it)."),
+                     description="Only report the manifests and whether a compaction is due (the maintenance "
+                                 "planner's rule: manifest.merge-min-count small manifests) (untick to commit it)."),
 }
 
 with hygiene_dag(
@@ -98,8 +98,9 @@ with hygiene_dag(
     description="Compact manifests: rewrite the latest snapshot's data manifests into full ones",
     schedule=None,
     params=COMPACT_MANIFEST,
-    leaves=("with *Dry run* (the default) nothing: the task's log and XCom report the manifests and whether a "
-            "compaction is needed. Without it a COMPACT snapshot that changes no data, its manifests full ones; "
+    leaves=("with *Dry run* (the default) nothing: the task's log and XCom report the manifests, whether a "
+            "compaction is due (as `paimon_maintenance` plans it) and whether a run would change anything. "
+            "Without it a COMPACT snapshot that changes no data, its manifests full ones; "
             "nothing when they are compact already."),
     notes=NOTES,
 ) as compact_manifest_dag:

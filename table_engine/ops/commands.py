@@ -216,7 +216,8 @@ class CompactManifest(CommittingCommand):
     no longer in the table dropped, small manifests merged) and committed as a COMPACT snapshot that changes no
     data. Manifests that are compact already: nothing is committed (a second run is a no-op)."""
 
-    dry_run: bool = arg("only report the manifests and whether a compaction is needed", kind="flag")
+    dry_run: bool = arg("only report the manifests and whether a compaction is due (manifest.merge-min-count)",
+                        kind="flag")
     commit_user: str | None = arg("commit user of the snapshot")
 
 

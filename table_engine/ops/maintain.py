@@ -26,6 +26,7 @@ from table_engine.store.committing.scoped_properties import snapshot_properties_
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
+    from table_engine.store.lifecycle.health import TableHealth
     from table_engine.store.lifecycle.planner import Action, Plan
     from table_engine.table import Table
 
@@ -39,10 +40,11 @@ Airflow run last maintained a table (the table page of the UI shows it)."""
 log = logging.getLogger("table_engine.cli")
 
 
-def plan_table(table: Table, orphans: bool | None = None) -> Plan:
+def plan_table(table: Table, orphans: bool | None = None, health: TableHealth | None = None) -> Plan:
     """The maintenance due on ``table`` now: its health (with orphans when ``orphans`` or the table option
-    ``maintenance.remove-orphan-files.enabled`` says so), dry runs of partition expiry (with
-    ``partition.expiration-time`` set) and of manifest compaction, planned. Reads metadata only."""
+    ``maintenance.remove-orphan-files.enabled`` says so; ``health`` when the caller computed it already), dry runs
+    of partition expiry (with ``partition.expiration-time`` set) and of manifest compaction, planned. Reads
+    metadata only. The one plan: ``maintain`` runs it, the table page shows it."""
     from table_engine.core_options import (
         MAINTENANCE_ORPHANS_ENABLED,
         MAINTENANCE_ORPHANS_OLDER_THAN,
@@ -53,8 +55,9 @@ def plan_table(table: Table, orphans: bool | None = None) -> Plan:
     opts = table.options
     with_orphans = bool(orphans) or opts.get(MAINTENANCE_ORPHANS_ENABLED)
     now = clock.now_millis()
-    health = table.health(orphans=with_orphans,
-                          orphans_older_than_millis=now - opts.get(MAINTENANCE_ORPHANS_OLDER_THAN))
+    if health is None:
+        health = table.health(orphans=with_orphans,
+                              orphans_older_than_millis=now - opts.get(MAINTENANCE_ORPHANS_OLDER_THAN))
     expired: list[str] = []
     if health.snapshot_id is not None and opts.get(PARTITION_EXPIRATION_TIME) and table.schema.partition_keys:
         found = table.expire_partitions(dry_run=True).partitions
@@ -143,7 +146,8 @@ def render_plan(fields: Mapping[str, Any]) -> str:
             if a["kind"] in ("compact", "expire-partitions") else (str(a["count"]) if a.get("count") else "")
         est = a.get("estimated_bytes")
         rows.append((str(i + 1), a["kind"], target, "?" if est is None else str(est),
-                     _outcome(results.get(i)) if not fields.get("dry_run") else "planned", a["reason"]))
+                     _outcome(results.get(i), a.get("count")) if not fields.get("dry_run") else "planned",
+                     a["reason"]))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
     lines = [head]
     for r in rows:
@@ -151,13 +155,25 @@ def render_plan(fields: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _outcome(result: Mapping[str, Any] | None) -> str:
+_OUTCOMES = (("expired_snapshots", "expired", "snapshot"), ("expired_changelogs", "expired", "changelog"),
+             ("expired_tags", "expired", "tag"), ("expired_partitions", "expired", "partition"),
+             ("orphan_files", "deleted", "orphan file"))
+"""Each counting action's result key and its outcome's words."""
+
+
+def _outcome(result: Mapping[str, Any] | None, planned: int | None = None) -> str:
+    """What an action did, in words; a count other than the planned one says why they differ."""
     if result is None:
         return "not run"
     r = result.get("result") or {}
-    for key in ("snapshot_id", "expired_snapshots", "expired_changelogs", "expired_tags", "expired_partitions",
-                "orphan_files"):
+    for key, verb, noun in _OUTCOMES:
         if key in r:
             v = r[key]
-            return f"{key}={len(v) if isinstance(v, list) else v}"
+            n = len(v) if isinstance(v, list) else int(v or 0)
+            text = f"{verb} {n} {noun if n == 1 else noun + 's'}"
+            if planned is not None and n != planned:
+                text += f" ({planned} when planned: commits since, this run's among them, changed what was due)"
+            return text
+    if "snapshot_id" in r:
+        return "nothing to commit" if r["snapshot_id"] is None else f"snapshot {r['snapshot_id']}"
     return "done"

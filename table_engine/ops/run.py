@@ -292,13 +292,19 @@ def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
 @runs(CompactManifest)
 def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
+    from table_engine.store.lifecycle.planner import ManifestState, manifest_action, manifest_due_text
+
     r = table.compact_manifest(cmd.dry_run, cmd.commit_user)
+    state = ManifestState(r.manifests_before, r.small_manifests, r.delete_entries)
+    due = manifest_action(state, table.options) is not None  # the planner's rule: the plan says the same
     if cmd.dry_run or r.snapshot_id is None:
-        log.info("%s: %d manifests (%d small, %d DELETE entries): %s", table.identifier, r.manifests_before,
-                 r.small_manifests, r.delete_entries, "a compaction is needed" if r.needed else "compact already")
+        change = ("a run would rewrite them" if r.needed else "a run would change nothing (compact already)")
+        log.info("%s: %d manifests (%d small, %d DELETE entries): %s; %s", table.identifier, r.manifests_before,
+                 r.small_manifests, r.delete_entries, manifest_due_text(state, table.options), change)
     return {"snapshot_id": r.snapshot_id, "based_on_snapshot": r.based_on, "manifests_before": r.manifests_before,
-            "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "needed": r.needed,
-            "dry_run": cmd.dry_run, "commit": commit_facts(table, r.snapshot_id)}
+            "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "due": due,
+            "due_reason": manifest_due_text(state, table.options), "needed": r.needed, "dry_run": cmd.dry_run,
+            "commit": commit_facts(table, r.snapshot_id)}
 
 
 @runs(RemoveUnexistingFiles)

@@ -40,16 +40,33 @@ def targets(action: Action) -> str:
 
 
 def plan_section(table: Table, health: TableHealth) -> str:
-    """The maintenance due now (the planner on ``health`` and the table's options), one row per action."""
-    from table_engine.store.lifecycle.planner import plan_maintenance
+    """The maintenance due now, one row per action: the plan ``maintain`` would run (:func:`plan_table` on the
+    health the page computed, with the dry runs of partition expiry and manifest compaction it makes)."""
+    from table_engine.ops.maintain import plan_table
 
-    plan = plan_maintenance(health, table.options)
-    rows = [[esc(a.kind), esc(targets(a)), esc(a.reason),
-             f"{esc(f'{a.measured:g}')} vs {esc(f'{a.threshold:g}')} <span class='muted'>{esc(a.option)}</span>",
+    plan = plan_table(table, health=health)
+    rows = [[esc(a.kind), esc(targets(a)), esc(a.reason), esc(threshold_text(a)),
              esc(None if a.estimated_bytes is None else render.size(a.estimated_bytes))] for a in plan.actions]
     return (f"<h2>Last plan <span class='muted'>(maintenance due at snapshot {esc(plan.snapshot_id)})</span></h2>"
-            + render.table(["action", "targets", "reason", "measured vs threshold", "estimated bytes"], rows,
+            + render.table(["action", "targets", "reason", "threshold", "estimated size"], rows,
                            numeric=(4,), empty="nothing due"))
+
+
+def threshold_text(action: Action) -> str:
+    """The option and value an action passed: ``snapshot.time-retained = 1 h``; a duration option's value as a
+    duration, a ratio as a percentage."""
+    from table_engine.options.values import format_duration
+
+    value = action.threshold
+    if action.option.endswith(("time-retained", "expiration-time")):
+        shown = format_duration(int(value))
+    elif action.option.endswith("ratio-threshold"):
+        shown = f"{value:.1%}"
+    elif action.kind == "remove-orphan-files":
+        return f"older than {millis(int(value))} UTC"
+    else:
+        shown = f"{value:g}"
+    return f"{action.option} = {shown}"
 
 
 def last_maintained(snapshots: Sequence[Snapshot]) -> Snapshot | None:

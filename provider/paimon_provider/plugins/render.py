@@ -94,7 +94,17 @@ def cards(items: Sequence[tuple[str, str]]) -> str:
                                            "</div>" for label, value in items) + "</div>"
 
 
-SERIES_COLOURS = ("#dd6b20", "#3182ce", "#805ad5", "#38a169", "#d53f8c")
+SERIES_COLOURS = {"level 0": "#dd6b20", "higher levels": "#3182ce", "postpone": "#805ad5", "files": "#718096",
+                  "APPEND": "#38a169", "COMPACT": "#d69e2e", "OVERWRITE": "#d53f8c", "ANALYZE": "#319795"}
+"""One colour per meaning on every chart of the page (a series name means the same colour wherever it is drawn)."""
+OTHER_COLOURS = ("#2c5282", "#9c4221", "#276749", "#702459")
+"""Colours of series without one of their own, in order (none of them is a named series' colour)."""
+
+
+def series_colours(names: Sequence[str]) -> list[str]:
+    """The colour of each series: its own (:data:`SERIES_COLOURS`), else the next of :data:`OTHER_COLOURS`."""
+    others = iter(OTHER_COLOURS * (len(names) // len(OTHER_COLOURS) + 1))
+    return [SERIES_COLOURS.get(name) or next(others) for name in names]
 
 
 def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[int]]]) -> str:
@@ -104,6 +114,7 @@ def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, 
     bar_h, gap, label_w, width = 16, 4, 180, 420
     total = [sum(values[i] for _, values in series) for i in range(len(labels))]
     top = max(max(total), 1)
+    colours = series_colours([name for name, _ in series])
     height = (bar_h + gap) * len(labels) + 24
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' role='img' width='{label_w + width + 60}' height='{height}'>"
              f"<title>{esc(title)}</title>"]
@@ -111,7 +122,7 @@ def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, 
         y = i * (bar_h + gap)
         parts.append(f"<text x='0' y='{y + 12}' font-size='11'>{esc(label)}</text>")
         x = float(label_w)
-        for (name, values), colour in zip(series, SERIES_COLOURS, strict=False):
+        for (name, values), colour in zip(series, colours, strict=True):
             w = width * values[i] / top
             if w > 0:
                 parts.append(f"<rect x='{x:.1f}' y='{y}' width='{w:.1f}' height='{bar_h}' fill='{colour}'>"
@@ -120,7 +131,7 @@ def stacked_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, 
         parts.append(f"<text x='{x + 4:.1f}' y='{y + 12}' font-size='11'>{total[i]}</text>")
     legend_y = len(labels) * (bar_h + gap) + 14
     x = float(label_w)
-    for (name, _), colour in zip(series, SERIES_COLOURS, strict=False):
+    for (name, _), colour in zip(series, colours, strict=True):
         parts.append(f"<rect x='{x}' y='{legend_y - 9}' width='10' height='10' fill='{colour}'/>"
                      f"<text x='{x + 14}' y='{legend_y}' font-size='11'>{esc(name)}</text>")
         x += 14 + 7 * len(name) + 16

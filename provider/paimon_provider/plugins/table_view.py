@@ -16,9 +16,11 @@ from paimon_provider.plugins.maintenance_view import (
 )
 from paimon_provider.plugins.render import esc, millis, url
 from table_engine.run_identity import RunIdentity
+from table_engine.store.lifecycle.planner import compaction_triggers
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
+    from table_engine.core_options import CoreOptions
     from table_engine.format.snapshot import Snapshot
     from table_engine.store.lifecycle.health import TableHealth
     from table_engine.table import Table
@@ -59,14 +61,12 @@ def levels_section(levels: list[tuple[int, int, int]]) -> str:
                                          or "<p class='muted'>no file</p>")
 
 
-def health_section(h: TableHealth) -> str:
-    """Figures of the latest snapshot and the files-per-bucket chart."""
+def health_section(h: TableHealth, options: CoreOptions) -> str:
+    """Figures of the latest snapshot, its compaction triggers as the planner weighs them (the worst bucket against
+    the threshold: the same rule the plan below applies), and the files-per-bucket chart."""
+    triggers = [(t.what, esc(t.text())) for t in compaction_triggers(h, options)]
     figures = [("snapshot", esc(h.snapshot_id)), ("rows", esc(h.rows)), ("files", esc(h.files)),
-               ("size", esc(render.size(h.bytes))), ("level-0 files", esc(h.level0_files)),
-               ("max sorted runs", esc(h.max_sorted_runs)),
-               ("small files", f"{h.small_files} ({h.small_file_ratio:.0%})"),
-               ("deletion-vector ratio", f"{h.deletion_vector_ratio:.1%}"),
-               ("postpone backlog files", esc(h.postpone_files)),
+               ("size", esc(render.size(h.bytes))), ("level-0 files", esc(h.level0_files)), *triggers,
                ("snapshots", f"{h.snapshots.count} (expirable {h.snapshots.expirable})"),
                ("last compaction", esc(millis(h.last_compaction.time_millis) if h.last_compaction else None))]
     buckets = sorted(h.buckets, key=lambda b: (-b.sorted_runs, -b.files, b.partition, b.bucket))[:MAX_CHART_BARS]
@@ -112,7 +112,7 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             f"<h1>{esc(table.identifier)}</h1>"
             f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
             f"{esc(millis(h.computed_at_millis))} UTC</p>"
-            + health_section(h) + plan_section(table, h)
+            + health_section(h, table.options) + plan_section(table, h)
             + last_maintained_section(maintained, link(maintained) if maintained else "")
             + levels_section(levels) + rate_section(retained)
             + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"

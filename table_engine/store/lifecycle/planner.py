@@ -31,7 +31,8 @@ handles), expiry after, orphans last (files the other actions freed are deleted 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,9 +45,11 @@ from table_engine.core_options import (
     CoreOptions,
 )
 from table_engine.format.bucket import POSTPONE_BUCKET
+from table_engine.options.values import format_duration
 from table_engine.store.lifecycle.health import BucketHealth, RetentionHealth, TableHealth
 
-__all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "plan_maintenance"]
+__all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "Trigger", "compaction_triggers", "manifest_action",
+           "manifest_due_text", "plan_maintenance"]
 
 ACTION_KINDS = ("compact", "expire-partitions", "compact-manifest", "expire-snapshots", "expire-changelogs",
                 "expire-tags", "remove-orphan-files")
@@ -61,6 +64,34 @@ class ManifestState:
     manifests: int
     small_manifests: int
     delete_entries: int
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """One compaction threshold of the table against its worst bucket: what the planner compares (the table page
+    shows these, so that its figures and the plan cannot disagree).
+
+    :param what: what is measured, per bucket (``sorted runs``, ``small files``, ``rows deleted by deletion
+        vectors``, ``files in the postpone bucket``).
+    :param worst: the worst bucket's value.
+    :param threshold: the value from which an action is due.
+    :param option: the option the threshold comes from.
+    :param due: whether a bucket reached it.
+    :param ratio: the values are shares (shown as percentages; due above the threshold, not at it).
+    """
+
+    what: str
+    worst: float
+    threshold: float
+    option: str
+    due: bool
+    ratio: bool = False
+
+    def text(self) -> str:
+        """``worst bucket 3; not due: at 5 (num-sorted-run.compaction-trigger)``."""
+        shown = (lambda v: f"{v:.1%}") if self.ratio else (lambda v: f"{v:g}")
+        return (f"worst bucket {shown(self.worst)}; {'due' if self.due else 'not due'}: "
+                f"{'above' if self.ratio else 'at'} {shown(self.threshold)} ({self.option})")
 
 
 @dataclass(frozen=True)
@@ -121,34 +152,88 @@ def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_parti
         wanted = set(expired_partitions)
         size = sum(p.bytes for p in health.partitions if p.partition in wanted)
         ttl = options.get(PARTITION_EXPIRATION_TIME)
-        actions.append(Action("expire-partitions", f"{len(wanted)} partitions are older than "
-                              f"partition.expiration-time ({ttl} ms)", len(wanted), float(ttl or 0),
+        actions.append(Action("expire-partitions", f"{_n(len(wanted), 'partition')} older than "
+                              f"partition.expiration-time ({format_duration(int(ttl or 0))})", len(wanted),
+                              float(ttl or 0),
                               PARTITION_EXPIRATION_TIME.key, partitions=sorted(wanted), estimated_bytes=size,
                               count=len(wanted)))
-    merge_min = options.get(MANIFEST_MERGE_MIN_COUNT)
-    if manifests is not None and manifests.small_manifests >= merge_min:
-        actions.append(Action("compact-manifest", f"{manifests.small_manifests} of {manifests.manifests} manifests "
-                              f"are small: manifest.merge-min-count {merge_min} or more", manifests.small_manifests,
-                              merge_min, MANIFEST_MERGE_MIN_COUNT.key))
+    manifest = None if manifests is None else manifest_action(manifests, options)
+    if manifest is not None:
+        actions.append(manifest)
     for kind, r, prefix in (("expire-snapshots", health.snapshots, "snapshot"),
                             ("expire-changelogs", health.changelogs, "changelog")):
         if r.expirable:
-            actions.append(Action(kind, _retention_reason(r, prefix), r.expirable, 0,
-                                  f"{prefix}.num-retained.max" if r.over_max else f"{prefix}.time-retained",
+            over = bool(r.over_max)
+            actions.append(Action(kind, _retention_reason(r, prefix), r.expirable,
+                                  r.retain_max if over else r.time_retained_millis,
+                                  f"{prefix}.num-retained.max" if over else f"{prefix}.time-retained",
                                   count=r.expirable))
     expired_tags = [t for t in health.tags if t.expired]
     if expired_tags:
         names = ", ".join(t.name for t in expired_tags[:5]) + (", ..." if len(expired_tags) > 5 else "")
-        actions.append(Action("expire-tags", f"{len(expired_tags)} tags are past their time-retained ({names})",
+        actions.append(Action("expire-tags", f"{_n(len(expired_tags), 'tag')} past their time-retained ({names})",
                               len(expired_tags), 0, "tag.default-time-retained", count=len(expired_tags)))
     o = health.orphans
     if o is not None and o.files:
-        actions.append(Action("remove-orphan-files", f"{o.files} files ({o.bytes} bytes) no snapshot, tag or "
-                              f"changelog references, older than {o.older_than_millis} (epoch ms; the threshold)",
+        actions.append(Action("remove-orphan-files", f"{_n(o.files, 'file')} ({o.bytes} bytes) no snapshot, tag or "
+                              f"changelog references, older than {_utc(o.older_than_millis)}",
                               o.files,
                               o.older_than_millis, MAINTENANCE_ORPHANS_OLDER_THAN.key, estimated_bytes=o.bytes,
                               count=o.files))
     return Plan(health.table, health.snapshot_id, actions)
+
+
+def manifest_action(manifests: ManifestState, options: CoreOptions) -> Action | None:
+    """The ``compact-manifest`` action when it is due (``manifest.merge-min-count`` small manifests or more), else
+    None: the one rule the planner and the ``compact-manifest`` command's report share."""
+    merge_min = options.get(MANIFEST_MERGE_MIN_COUNT)
+    if manifests.small_manifests < merge_min:
+        return None
+    return Action("compact-manifest", f"{manifests.small_manifests} of {_n(manifests.manifests, 'manifest')} are "
+                  f"small: manifest.merge-min-count is {merge_min}", manifests.small_manifests, merge_min,
+                  MANIFEST_MERGE_MIN_COUNT.key)
+
+
+def manifest_due_text(manifests: ManifestState, options: CoreOptions) -> str:
+    """Why a manifest compaction is due or not, in one sentence (the command's report)."""
+    action = manifest_action(manifests, options)
+    if action is not None:
+        return f"due: {action.reason}"
+    merge_min = options.get(MANIFEST_MERGE_MIN_COUNT)
+    return (f"not due: {manifests.small_manifests} of {_n(manifests.manifests, 'manifest')} are small, "
+            f"manifest.merge-min-count is {merge_min}")
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 bucket``, ``2 buckets``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _minor_rule(health: TableHealth, options: CoreOptions) -> tuple[Callable[[BucketHealth], int], int, str, str]:
+    """The minor compaction trigger of the table: (the per-bucket count, its threshold, the option, what it
+    counts): sorted runs of a primary-key table, small files of an append table."""
+    if health.primary_key:
+        return _sorted_runs, health.num_sorted_run_compaction_trigger, "num-sorted-run.compaction-trigger", \
+            "sorted runs"
+    return _small_files, options.get(COMPACTION_MIN_FILE_NUM), COMPACTION_MIN_FILE_NUM.key, "small files"
+
+
+def compaction_triggers(health: TableHealth, options: CoreOptions) -> list[Trigger]:
+    """The compaction thresholds of the table against its worst bucket, as :func:`plan_maintenance` applies them:
+    the minor trigger (sorted runs or small files), the deletion-vector ratio, and the postpone backlog (only when
+    the table has a postpone bucket)."""
+    buckets = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET]
+    count, limit, option, what = _minor_rule(health, options)
+    worst = max((count(b) for b in buckets), default=0)
+    ratio = options.get(COMPACTION_DELETE_RATIO_THRESHOLD)
+    worst_dv = max((b.deletion_vector_ratio for b in buckets if b.deleted_rows), default=0.0)
+    out = [Trigger(what, worst, limit, option, bool(buckets) and worst >= limit),
+           Trigger("share of rows deleted by deletion vectors", worst_dv, ratio,
+                   COMPACTION_DELETE_RATIO_THRESHOLD.key, worst_dv > ratio, ratio=True)]
+    postponed = [b.files for b in health.buckets if b.bucket == POSTPONE_BUCKET]
+    if postponed:
+        out.append(Trigger("files in the postpone bucket", max(postponed), 1, "bucket", max(postponed) >= 1))
+    return out
 
 
 def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
@@ -161,27 +246,22 @@ def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
     out = []
     if deleted:
         worst = max(b.deletion_vector_ratio for b in deleted)
-        out.append(_compact(health, deleted, True, f"{len(deleted)} buckets have more rows deleted by deletion "
-                            f"vectors than compaction.delete-ratio-threshold {ratio} (worst {worst:.3f})",
+        out.append(_compact(health, deleted, True, f"{_n(len(deleted), 'bucket')} with more rows deleted by deletion "
+                            f"vectors than compaction.delete-ratio-threshold {ratio:.1%} (worst {worst:.1%})",
                             worst, ratio, COMPACTION_DELETE_RATIO_THRESHOLD.key))
     done = {b.partition for b in deleted}
-    trigger = health.num_sorted_run_compaction_trigger
-    min_files = options.get(COMPACTION_MIN_FILE_NUM)
-    # the minor trigger: sorted runs of a primary-key table, small files of an append table
-    count, limit, option, what = ((_sorted_runs, trigger, "num-sorted-run.compaction-trigger", "sorted runs")
-                                  if health.primary_key else
-                                  (_small_files, min_files, COMPACTION_MIN_FILE_NUM.key, "small files"))
+    count, limit, option, what = _minor_rule(health, options)
     over = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and count(b) >= limit and b.partition not in done]
     if over:
         worst_over = max(count(b) for b in over)
-        out.append(_compact(health, over, False, f"{len(over)} buckets have {option} {limit} {what} or more (worst "
-                            f"{worst_over})", worst_over, limit, option))
+        out.append(_compact(health, over, False, f"{_n(len(over), 'bucket')} with {limit} {what} or more ({option}; "
+                            f"worst {worst_over})", worst_over, limit, option))
         done |= {b.partition for b in over}
     postponed = [b for b in health.buckets if b.bucket == POSTPONE_BUCKET and b.files and b.partition not in done]
     if postponed:
         files = sum(b.files for b in postponed)
-        out.append(_compact(health, postponed, False, f"{files} files wait in the postpone bucket (bucket = -2) of "
-                            f"{len(postponed)} partitions", files, 0, "bucket"))
+        out.append(_compact(health, postponed, False, f"{_n(files, 'file')} wait in the postpone bucket (bucket = -2) "
+                            f"of {_n(len(postponed), 'partition')}", files, 1, "bucket"))
     return out
 
 
@@ -201,10 +281,25 @@ def _compact(health: TableHealth, buckets: Sequence[BucketHealth], full: bool, r
     size = (sum(b.bytes for b in health.buckets if b.partition in set(parts)) if full
             else sum(b.bytes for b in buckets))
     return Action("compact", reason, float(measured), float(threshold), option, full=full,
-                  partitions=[p for p in parts if p], buckets=[f"{b.partition}:{b.bucket}" for b in buckets],
+                  partitions=[p for p in parts if p], buckets=[_bucket_name(b) for b in buckets],
                   estimated_bytes=size)
 
 
+def _bucket_name(b: BucketHealth) -> str:
+    """``dt=2026-12-01 bucket 3``; ``bucket 3`` in an unpartitioned table."""
+    return f"{b.partition} bucket {b.bucket}" if b.partition else f"bucket {b.bucket}"
+
+
 def _retention_reason(r: RetentionHealth, prefix: str) -> str:
-    return (f"{r.expirable} of {r.count} {prefix}s are expirable by {prefix}.num-retained.min/max (max "
-            f"{r.retain_max}) and {prefix}.time-retained ({r.time_retained_millis} ms)")
+    most = "no max" if r.retain_max >= _NO_MAX else f"max {r.retain_max}"
+    return (f"{r.expirable} of {_n(r.count, prefix)} expirable ({prefix}.num-retained min {r.retain_min}, {most}; "
+            f"{prefix}.time-retained {format_duration(r.time_retained_millis)})")
+
+
+_NO_MAX = 2**31 - 1
+"""``*.num-retained.max`` at Java's Integer.MAX_VALUE (Paimon's default): no maximum."""
+
+
+def _utc(millis: int) -> str:
+    """``2026-12-06 17:40:00 UTC`` (the one timestamp form of plans and pages)."""
+    return datetime.datetime.fromtimestamp(millis / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

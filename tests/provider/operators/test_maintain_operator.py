@@ -28,12 +28,18 @@ def test_the_log_table_aligns_plan_and_outcome() -> None:
                           {"kind": "expire-snapshots", "result": {"expired_snapshots": [1, 2, 3]}}]}
     lines = render_plan(fields).splitlines()
     assert lines[0] == "maintenance of db.t at snapshot 7: 2 actions due"
-    assert [line.split()[:5] for line in lines[1:]] == [
-        ["#", "action", "target", "estimated", "bytes"], ["1", "compact", "dt=a", "10092", "snapshot_id=8"],
-        ["2", "expire-snapshots", "3", "?", "expired_snapshots=3"]]
+    assert [line.split()[:4] for line in lines[1:]] == [
+        ["#", "action", "target", "estimated"], ["1", "compact", "dt=a", "10092"],
+        ["2", "expire-snapshots", "3", "?"]]
     col = lines[1].index("outcome")  # aligned: every row's outcome starts under the header's
-    assert [line[col:].split()[0] for line in lines[2:]] == ["snapshot_id=8", "expired_snapshots=3"]
+    assert [line[col:col + 20].strip() for line in lines[2:]] == ["snapshot 8", "expired 3 snapshots"]
     reason = lines[1].index("reason")
     assert [line[reason:] for line in lines[2:]] == [action["reason"], expire["reason"]]
+    # the run expired more than planned (the compaction before it committed a snapshot): the outcome says why
+    fields["results"][1]["result"]["expired_snapshots"] = [1, 2, 3, 4]
+    assert "expired 4 snapshots (3 when planned: commits since, this run's among them, changed what was due)" in \
+        render_plan(fields)
+    fields["results"][0]["result"]["snapshot_id"] = None
+    assert "nothing to commit" in render_plan(fields)
     assert render_plan({"dry_run": True, "plan": {"table": "db.t", "snapshot_id": 7, "actions": []}}) == (
         "maintenance of db.t at snapshot 7: nothing due (dry run)")

@@ -129,8 +129,10 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
         t.write(pa.table({"dt": ["a"], "id": [i], "v": ["x"]}, schema=SCHEMA))
     text = _get(client, "/paimon_ui/sales/backlog", cookies).text
     assert "<h2>Last plan" in text and "nothing due" not in text
-    assert ("<td>compact</td><td>dt=a:0</td><td>1 buckets have num-sorted-run.compaction-trigger 5 sorted runs or "
-            "more (worst 6)</td><td>6 vs 5 <span class='muted'>num-sorted-run.compaction-trigger</span></td>") in text
+    assert ("<td>compact</td><td>dt=a bucket 0</td><td>1 bucket with 5 sorted runs or more "
+            "(num-sorted-run.compaction-trigger; worst 6)</td><td>num-sorted-run.compaction-trigger = 5</td>") in text
+    # the health figures weigh the buckets as the plan does: its trigger is due, beside the plan that says so
+    assert "worst bucket 6; due: at 5 (num-sorted-run.compaction-trigger)" in text
     assert "no retained snapshot was committed by <code>maintain</code>" in text
 
     run = RunIdentity("paimon_maintenance", "scheduled__2026-11-27T00:00:00+00:00", "maintain")
@@ -139,6 +141,7 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
     assert done["due"] == ["compact"]
     text = _get(client, "/paimon_ui/sales/backlog", cookies).text
     assert "<p class='muted'>nothing due</p>" in text
+    assert "due: at 5 (num-sorted-run.compaction-trigger)" in text and "; due: " not in text  # not due now
     compacted = t.snapshot(t.latest_snapshot_id())  # type: ignore[arg-type]
     assert f"last maintained: <b>compact</b> in snapshot {compacted.id} at " in text
     # a run this Airflow does not have (here: none has any run) is named, not linked (its page would not exist)

@@ -30,6 +30,7 @@ from table_engine.ops import (
     Repair,
     ResetConsumer,
 )
+from table_engine.ops.maintain import plan_table
 from table_engine.ops.run import run_command
 from table_engine.table import Table
 from tests.table_engine.test_bad_input import warehouse_state
@@ -219,6 +220,10 @@ def test_compact_manifest_rewrites_into_full_manifests_once(catalog: Catalog, wa
     dry = cli([*base, "--dry-run"], capsys)
     assert dry["needed"] and dry["snapshot_id"] is None and dry["manifests_before"] >= 5
     assert dry["delete_entries"] > 0
+    # whether one is due is the planner's rule (manifest.merge-min-count small manifests), as the plan says it
+    assert dry["due"] is False and dry["due_reason"].startswith("not due: ")
+    assert dry["due_reason"].endswith(", manifest.merge-min-count is 1000")  # the table's own option
+    assert "compact-manifest" not in [a.kind for a in plan_table(t).actions]
     assert warehouse_state(warehouse) == before
     out = cli([*base, "--commit-user", "hygiene"], capsys)
     assert out["snapshot_id"] == latest + 1 and out["based_on_snapshot"] == latest and out["manifests_after"] == 1

@@ -32,7 +32,14 @@ from table_engine.store.lifecycle.health import (
     _partitions,
     _sums,
 )
-from table_engine.store.lifecycle.planner import ACTION_KINDS, ManifestState, plan_maintenance
+from table_engine.store.lifecycle.planner import (
+    ACTION_KINDS,
+    ManifestState,
+    compaction_triggers,
+    manifest_action,
+    manifest_due_text,
+    plan_maintenance,
+)
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
@@ -72,8 +79,8 @@ def test_each_threshold_at_and_below_it() -> None:
     assert kinds(health([bucket(runs=4)])) == []  # below num-sorted-run.compaction-trigger 5
     (a,) = plan_maintenance(health([bucket(runs=5, size=7), bucket("dt=b", runs=2, size=9)]), OPTS).actions
     assert (a.kind, a.full, a.partitions, a.buckets, a.measured, a.threshold, a.option, a.estimated_bytes) == (
-        "compact", False, ["dt=a"], ["dt=a:0"], 5, 5, "num-sorted-run.compaction-trigger", 7)
-    assert "trigger 5" in a.reason and "worst 5" in a.reason
+        "compact", False, ["dt=a"], ["dt=a bucket 0"], 5, 5, "num-sorted-run.compaction-trigger", 7)
+    assert "with 5 sorted runs" in a.reason and "worst 5" in a.reason
     assert kinds(health([bucket(runs=3)], trigger=3)) == ["compact"]  # the table's own trigger
     # append tables: small files against compaction.min.file-num (5)
     assert kinds(health([bucket(small=4, files=4)], pk=False)) == []
@@ -81,8 +88,8 @@ def test_each_threshold_at_and_below_it() -> None:
                                 OPTS).actions
     assert (small.kind, small.full, small.partitions, small.measured, small.threshold, small.option) == (
         "compact", False, ["dt=a", "dt=b"], 9, 5, "compaction.min.file-num")
-    assert small.reason == "2 buckets have compaction.min.file-num 5 small files or more (worst 9)"
-    assert a.reason == "1 buckets have num-sorted-run.compaction-trigger 5 sorted runs or more (worst 5)"
+    assert small.reason == "2 buckets with 5 small files or more (compaction.min.file-num; worst 9)"
+    assert a.reason == "1 bucket with 5 sorted runs or more (num-sorted-run.compaction-trigger; worst 5)"
     assert kinds(health([bucket(small=3, files=3)], pk=False), CoreOptions({"compaction.min.file-num": "3"})) == [
         "compact"]
     # deletion vectors: full compaction of the partition above compaction.delete-ratio-threshold (0.2)
@@ -91,9 +98,38 @@ def test_each_threshold_at_and_below_it() -> None:
     assert full.full and full.partitions == ["dt=a"] and full.estimated_bytes == 150  # not also a minor one
     # the postpone backlog
     (post,) = plan_maintenance(health([bucket(b=-2, files=2)]), OPTS).actions
-    assert post.kind == "compact" and post.buckets == ["dt=a:-2"] and post.measured == 2
+    assert post.kind == "compact" and post.buckets == ["dt=a bucket -2"] and post.measured == 2
     # unpartitioned: no partition named (the whole table)
     assert plan_maintenance(health([bucket("", runs=9)]), OPTS).actions[0].partitions == []
+
+
+def test_the_triggers_the_page_shows_are_the_rules_the_plan_applies() -> None:
+    """:func:`compaction_triggers` and :func:`plan_maintenance` decide "due" alike: a compact action exactly when a
+    trigger is due (the table page shows the triggers beside the plan)."""
+    cases = [(health([bucket(runs=4)]), False), (health([bucket(runs=5)]), True),
+             (health([bucket(small=4, files=4)], pk=False), False),
+             (health([bucket(small=5, files=5)], pk=False), True),
+             (health([bucket(small=9, files=9, runs=1)]), False),  # a primary-key table: small files are no trigger
+             (health([bucket(deleted=3)]), True), (health([bucket(deleted=2)]), False),
+             (health([bucket(b=-2, files=2)]), True), (health([]), False)]
+    for h, due in cases:
+        triggers = compaction_triggers(h, OPTS)
+        assert any(t.due for t in triggers) == due == ("compact" in kinds(h)), (h.buckets, triggers)
+    (minor, dv) = compaction_triggers(health([bucket(runs=3)]), OPTS)
+    assert minor.text() == "worst bucket 3; not due: at 5 (num-sorted-run.compaction-trigger)"
+    assert dv.text() == "worst bucket 0.0%; not due: above 20.0% (compaction.delete-ratio-threshold)"
+    (minor, _) = compaction_triggers(health([bucket(small=9, files=9)], pk=False), OPTS)
+    assert (minor.what, minor.text()) == ("small files", "worst bucket 9; due: at 5 (compaction.min.file-num)")
+
+
+def test_the_manifest_rule_is_one() -> None:
+    """The plan's compact-manifest action and the compact-manifest command's report use one rule."""
+    assert manifest_action(ManifestState(31, 29, 5), OPTS) is None
+    assert manifest_due_text(ManifestState(31, 29, 5), OPTS) == (
+        "not due: 29 of 31 manifests are small, manifest.merge-min-count is 30")
+    action = manifest_action(ManifestState(31, 30, 0), OPTS)
+    assert action is not None and manifest_due_text(ManifestState(31, 30, 0), OPTS) == f"due: {action.reason}"
+    assert action.reason == "30 of 31 manifests are small: manifest.merge-min-count is 30"
 
 
 def test_retention_tags_partitions_manifests_orphans_in_order() -> None:
@@ -108,10 +144,10 @@ def test_retention_tags_partitions_manifests_orphans_in_order() -> None:
     assert by["expire-partitions"].estimated_bytes == 40 and by["expire-partitions"].partitions == ["dt=old"]
     assert (by["expire-snapshots"].count, by["expire-snapshots"].option) == (2, "snapshot.time-retained")
     assert by["expire-changelogs"].option == "changelog.num-retained.max"
-    assert by["expire-snapshots"].reason == ("2 of 12 snapshots are expirable by snapshot.num-retained.min/max (max "
-                                             "2147483647) and snapshot.time-retained (3600000 ms)")
-    assert by["expire-changelogs"].reason == ("1 of 4 changelogs are expirable by changelog.num-retained.min/max (max "
-                                              "2147483647) and changelog.time-retained (3600000 ms)")
+    assert by["expire-snapshots"].reason == ("2 of 12 snapshots expirable (snapshot.num-retained min 10, no max; "
+                                             "snapshot.time-retained 1 h)")
+    assert by["expire-changelogs"].reason == ("1 of 4 changelogs expirable (changelog.num-retained min 10, no max; "
+                                              "changelog.time-retained 1 h)")
     assert by["expire-tags"].count == 1 and "old" in by["expire-tags"].reason
     assert (by["remove-orphan-files"].estimated_bytes, by["remove-orphan-files"].threshold) == (14, 1234)
     assert by["compact-manifest"].threshold == 30
@@ -286,7 +322,7 @@ def test_maintain_on_s3_plans_runs_and_replans_empty(s3_catalog: Catalog, s3_war
     assert dry["due"] == ["compact", "expire-snapshots"] and dry["results"] == []
     assert t.latest_snapshot_id() == 6 and t.earliest_snapshot_id() == 1
     (compact, expire) = dry["plan"]["actions"]
-    assert compact["buckets"] == ["dt=a:0"] and compact["measured"] == 6 and compact["threshold"] == 5
+    assert compact["buckets"] == ["dt=a bucket 0"] and compact["measured"] == 6 and compact["threshold"] == 5
     assert expire["count"] == 3  # 6 snapshots, at most 3 retained
     done = run(snapshot_properties={"airflow.run_id": "s3"})
     assert [r["kind"] for r in done["results"]] == ["compact", "expire-snapshots"]
