@@ -89,9 +89,9 @@ class Trigger:
 
     def text(self) -> str:
         """``worst bucket 3; not due: at 5 (num-sorted-run.compaction-trigger)``."""
-        shown = (lambda v: f"{v:.1%}") if self.ratio else (lambda v: f"{v:g}")
-        return (f"worst bucket {shown(self.worst)}; {'due' if self.due else 'not due'}: "
-                f"{'above' if self.ratio else 'at'} {shown(self.threshold)} ({self.option})")
+        spec = ".1%" if self.ratio else "g"
+        return (f"worst bucket {self.worst:{spec}}; {'due' if self.due else 'not due'}: "
+                f"{'above' if self.ratio else 'at'} {self.threshold:{spec}} ({self.option})")
 
 
 @dataclass(frozen=True)
