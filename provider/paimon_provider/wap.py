@@ -8,12 +8,12 @@ The tasks (in a task group ``write_audit_publish``): ``open_audit_branch`` (bran
 main's latest snapshot, or empty when main has none) -> ``write_batch`` (into the branch: no Asset event) ->
 ``check_batch`` (:class:`~paimon_provider.operators.PaimonTableCheckOperator` on the branch: by default on the
 rows the batch adds after the snapshot the branch was made from, ``check_scope="table"`` for every row of the
-branch) -> ``publish``
-(:class:`~paimon_provider.operators.PaimonFastForwardOperator`: main's Asset event) -> ``delete_audit_branch`` ->
-``drop_audit_tag``. A failed check fails the run there: main unchanged, the branch kept for inspection, and
-``on_failure_callback`` called (default: one log line naming the kept branch). Every step is idempotent per run
-(the same branch and tag name on every try), so retries converge. Kept branches are listed and deleted with
-:func:`audit_branches` (the ``paimon_audit_branches`` DAG's form).
+branch) -> ``publish`` (:class:`~paimon_provider.operators.PaimonFastForwardOperator`: main's Asset event) ->
+``delete_audit_branch`` -> ``drop_audit_tag``. A failed check fails the run there: main unchanged, the branch kept
+for inspection, and ``check_batch``'s log naming the kept branch right above the failure (``on_failure_callback``
+too, when given). Every step is idempotent per run (the same branch and tag name on every try), so retries
+converge. Kept branches are listed and deleted with :func:`audit_branches` (the ``paimon_audit_branches`` DAG's
+form).
 
 Only ``airflow.sdk`` and the operators are imported here: DAG files import this module at parse time.
 """
@@ -39,8 +39,8 @@ from paimon_provider.operators.base import as_bool
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-__all__ = ["AUDIT_PREFIX", "CHECK_SCOPES", "audit_branch_name", "audit_branches", "log_kept_branch",
-           "write_audit_publish"]
+__all__ = ["AUDIT_PREFIX", "CHECK_SCOPES", "audit_branch_name", "audit_branches", "kept_branch_line",
+           "log_kept_branch", "write_audit_publish"]
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +61,17 @@ def audit_branch_name(run_id: str) -> str:
     return AUDIT_PREFIX + (_UNSAFE.sub("_", run_id).strip("_") or "run")
 
 
+def kept_branch_line(table: str, branch: str) -> str:
+    """What a failed audit leaves, in one line: ``check_batch`` logs it right above its failure."""
+    return (f"write-audit-publish: main of {table} is unchanged and branch {branch} is kept for inspection (read it "
+            f"as {table}$branch_{branch}; list or delete kept branches with the paimon_audit_branches DAG)")
+
+
 def log_kept_branch(context: Context) -> None:
-    """The default alert of a failed audit: one line naming the kept branch."""
+    """An ``on_failure_callback`` for a failed audit: the kept-branch line again, from the callback (for alerting
+    code to copy; ``check_batch``'s own log has the line already, above its failure)."""
     table = str(getattr(context["ti"].task, "table", "?")).split("$", 1)[0]
-    log.error("write-audit-publish: checks failed on %s; main is unchanged and branch %s is kept for inspection "
-              "(read it as %s$branch_%s; delete it with PaimonDeleteBranchOperator)", table,
-              audit_branch_name(str(context["run_id"])), table, audit_branch_name(str(context["run_id"])))
+    log.error("%s", kept_branch_line(table, audit_branch_name(str(context["run_id"]))))
 
 
 def write_audit_publish(
@@ -79,7 +84,7 @@ def write_audit_publish(
     mode: str = "append",
     check_scope: str = "batch",
     allow_main_moved: bool | str = False,
-    on_failure_callback: Callable[[Context], None] | None = log_kept_branch,
+    on_failure_callback: Callable[[Context], None] | None = None,
     paimon_conn_id: str = DEFAULT_CONN_ID,
     group_id: str = "write_audit_publish",
     write_kwargs: Mapping[str, Any] | None = None,
@@ -99,7 +104,8 @@ def write_audit_publish(
     :param allow_main_moved: publish even when main got commits after the branch was made (they are discarded by
         the fast-forward, as Paimon does); default False: the publish task fails instead. A bool, or a template
         ``{{ params.allow_main_moved }}``.
-    :param on_failure_callback: called when the checks fail (the branch is kept); default :func:`log_kept_branch`.
+    :param on_failure_callback: called when the checks fail (the branch is kept), e.g. to alert; default None
+        (``check_batch``'s log names the kept branch right above its failure).
     :param paimon_conn_id: the ``paimon`` connection.
     :param group_id: the task group's id.
     :param write_kwargs: more arguments of the write operator (``table_options``, ``spark``, ...).
@@ -114,6 +120,7 @@ def write_audit_publish(
                                     **dict(write_kwargs or {}))
         check = PaimonTableCheckOperator(task_id="check_batch", table=f"{table}$branch_{branch}", checks=checks,
                                          since_snapshot=since.replace("BASE", base) if since else None,
+                                         failure_note=kept_branch_line(table, branch),
                                          paimon_conn_id=paimon_conn_id, on_failure_callback=on_failure_callback)
         publish = PaimonFastForwardOperator(task_id="publish", table=table, branch=branch,
                                             check_unchanged=_negate(allow_main_moved), paimon_conn_id=paimon_conn_id)

@@ -1,6 +1,7 @@
 """A failed task's log in a real ``dag.test()`` run: ``paimon_compact``'s operator on a table that does not exist
 fails before spark-submit (no process is started), and the operator's log ends with exactly two ERROR lines, the
-summary and ``error: <the engine's one-line error>``, each once; the log has no duplicated line."""
+summary and ``error: <the engine's one-line error>``, each once; the log has no duplicated line; Airflow's failure
+record that follows has one stack frame of the provider's."""
 
 from __future__ import annotations
 
@@ -72,3 +73,8 @@ def test_an_unknown_table_fails_before_spark_with_a_two_line_log(
     after = [text for _, text, logger in records if logger == "task"]
     assert "Task failed with exception" in after, after
     assert out.rstrip().count(f"AirflowFailException: {summary}\n{error}") == 1
+    # its traceback has the runner's frames and one of the provider's (the re-raise that cut the others off)
+    traceback = out[out.index("Traceback (most recent call last):"):out.index("AirflowFailException: ")]
+    frames = re.findall(r'^  File "([^"]+)", line \d+, in (\w+)$', traceback, re.MULTILINE)
+    ours = [(path.rsplit("/", 1)[-1], fn) for path, fn in frames if "paimon_provider" in path]
+    assert ours == [("base.py", "run")], frames

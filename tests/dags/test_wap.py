@@ -126,7 +126,9 @@ def test_good_batch_published_bad_batch_stopped(dagbag: Any, airflow_db: None, l
     assert kept.column("order_id").null_count == 1
     log = out.out + out.err
     assert "2 of 3 checks failed" in log and "no_duplicate_keys" in log and "null_fraction(order_id)" in log
-    assert f"branch {branch} is kept for inspection" in caplog.text  # the default alert (on_failure_callback)
+    # check_batch's own log names the kept branch, right above the failure's two lines (not in a collapsed group)
+    kept = f"write-audit-publish: main of {ODS} is unchanged and branch {branch} is kept for inspection"
+    assert kept in log and log.index(kept) < log.index("2 of 3 checks failed")
 
 
 def test_main_moved_refused_unless_allowed_and_a_lost_fast_forward_converges(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator
@@ -154,6 +155,29 @@ def is_retry(context: Context) -> bool:
     tries from 1 and gives a cleared task instance a new try number too."""
     try_number = getattr(context["ti"], "try_number", None)
     return isinstance(try_number, int) and try_number > 1
+
+
+FAILURE_MARK = "paimon_task_failure"
+"""Attribute set on the exceptions :meth:`PaimonSparkOperator.failure` makes: failures the task's log explains in
+its last two lines, whose stack frames say nothing more (ADR 0022)."""
+
+
+def trimmed_failures(execute: Callable[..., Any]) -> Callable[..., Any]:
+    """``execute`` re-raising the operator's own failures (:data:`FAILURE_MARK`) without the provider's stack
+    frames: Airflow's task runner logs every failure with its traceback (apache/airflow#19983; Airflow 2 trimmed it
+    to the DAG's code, #20731, the task SDK of Airflow 3 does not), so the frames left are the runner's and this
+    one. Any other exception (a bug) keeps every frame."""
+
+    @functools.wraps(execute)
+    def run(self: Any, context: Any) -> Any:
+        try:
+            return execute(self, context)
+        except AirflowException as e:
+            if getattr(e, FAILURE_MARK, False):
+                raise e.with_traceback(None) from None
+            raise
+
+    return run
 
 
 class PaimonSparkOperator(BaseOperator):
@@ -344,6 +368,12 @@ class PaimonSparkOperator(BaseOperator):
         command = with_run_identity(self.build_command(target), self.snapshot_properties, self._run)
         return SparkJobSpec(command=command, args=list(map(str, self.extra_args)), **settings)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "execute" in cls.__dict__:  # the outermost execute of a task cuts the provider's frames off its failures
+            cls.execute = trimmed_failures(cls.__dict__["execute"])  # type: ignore[method-assign]
+
+    @trimmed_failures
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
         from paimon_provider.run_identity import run_identity
@@ -413,7 +443,9 @@ class PaimonSparkOperator(BaseOperator):
         self.log.error("%s", headline)
         self.log.error("%s", error)
         message = f"{headline}\n{error}"
-        return AirflowException(message) if retryable else AirflowFailException(message)
+        failure = AirflowException(message) if retryable else AirflowFailException(message)
+        setattr(failure, FAILURE_MARK, True)
+        return failure
 
     def on_kill(self) -> None:
         if self._hook is not None:

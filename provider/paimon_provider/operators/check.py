@@ -59,21 +59,25 @@ class PaimonTableCheckOperator(PaimonSparkOperator):
     :param since_snapshot: check only the rows added after this snapshot up to the checked one (Paimon's
         ``incremental-between``: the batch an audit branch adds on the snapshot it was made from, docs/wap.md);
         default (None, ``""`` or ``"None"``): every row of the checked snapshot (templated).
+    :param failure_note: a line logged at ERROR right above the failure's two lines when a check fails (what the
+        failure leaves, e.g. write-audit-publish's kept branch), so that it is read where the failure is (templated).
     """
 
     command = "check"
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "checks", "snapshot_id", "since_snapshot")
+    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "checks", "snapshot_id", "since_snapshot",
+                                      "failure_note")
     template_fields_renderers = {**PaimonSparkOperator.template_fields_renderers, "checks": "json"}
     ui_color = "#d7f2d0"
 
     def __init__(self, *, checks: Sequence[Mapping[str, Any]] | str, snapshot_id: int | str | None = None,
-                 since_snapshot: int | str | None = None, **kwargs: Any) -> None:
+                 since_snapshot: int | str | None = None, failure_note: str | None = None, **kwargs: Any) -> None:
         spark = dict(kwargs.pop("spark", None) or {})
         spark.setdefault("runner", "local")  # metadata reads and a scan: the engine on the worker, never Spark
         super().__init__(spark=spark, **kwargs)
         self.checks = checks
         self.snapshot_id = snapshot_id
         self.since_snapshot = since_snapshot
+        self.failure_note = failure_note
 
     def _check_dicts(self) -> tuple[dict[str, Any], ...]:
         checks: Any = self.checks
@@ -116,6 +120,8 @@ class PaimonTableCheckOperator(PaimonSparkOperator):
                                 for c in failed)
             where = (f"snapshot {snapshot}" if since is None
                      else f"the rows added after snapshot {since} up to snapshot {snapshot}")
+            if self.failure_note:
+                self.log.error("%s", self.failure_note)
             raise self.failure(f"{len(failed)} of {len(checks)} checks failed on {where}: {names}",
                                details, retryable=False)
         return result
