@@ -49,6 +49,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "dags"))
 
 from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
+from paimon_provider.connection import form_extra  # noqa: E402
 
 from table_engine.spark import connect_server  # noqa: E402
 
@@ -157,8 +158,8 @@ def demo_connections(lake: pathlib.Path, jobs: str = "worker",
         {"conn_type": "spark_connect", "host": connect_server.url(connect_server.port_for(home))}
         if home is not None and jobs == "connect" else {"conn_type": "spark", "host": "local[*]"})
     return {
-        "paimon_default": {"conn_type": "paimon", "extra": {
-            "warehouse": str(lake / "warehouse"), "spark_conn_id": "spark_default", "spark_conf": conf}},
+        "paimon_default": {"conn_type": "paimon", "extra": form_extra(
+            str(lake / "warehouse"), spark_conn_id="spark_default", spark_conf=conf)},
         "spark_default": spark,
     }
 

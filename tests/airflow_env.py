@@ -65,9 +65,10 @@ def migrate() -> None:
 
 
 def paimon_connection(warehouse: str, spark_conn_id: str = "spark_default", **extra: object) -> str:
-    """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection."""
-    return json.dumps({"conn_type": "paimon", "extra": {"warehouse": warehouse, "spark_conn_id": spark_conn_id,
-                                                        **extra}})
+    """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection, its extra as the UI's form stores it."""
+    from paimon_provider.connection import form_extra
+
+    return json.dumps({"conn_type": "paimon", "extra": form_extra(warehouse, spark_conn_id=spark_conn_id, **extra)})
 
 
 def paimon_s3_connection(warehouse: str, endpoint: str, spark_conn_id: str = "spark_default",
@@ -76,9 +77,11 @@ def paimon_s3_connection(warehouse: str, endpoint: str, spark_conn_id: str = "sp
     the access key in the login, the secret key in the password (``tests.s3_server`` credentials)."""
     from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
+    from paimon_provider.connection import form_extra
+
     return json.dumps({"conn_type": "paimon", "login": ACCESS_KEY, "password": SECRET_KEY,
-                       "extra": {"warehouse": warehouse, "spark_conn_id": spark_conn_id, "s3_endpoint": endpoint,
-                                 "s3_region": REGION, "s3_path_style_access": "true", **extra}})
+                       "extra": form_extra(warehouse, spark_conn_id=spark_conn_id, s3_endpoint=endpoint,
+                                           s3_region=REGION, s3_path_style_access="true", **extra)})
 
 
 def without_aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -155,3 +155,25 @@ class PaimonConnectionConfig:
             python=_extra_value(extra, "python"),
             spark_conf=_string_map(_extra_value(extra, "spark_conf"), "spark_conf", conn_id),
         )
+
+
+def form_extra(warehouse: str, **fields: Any) -> dict[str, Any]:
+    """The extra of a ``paimon`` connection as the UI's form stores it, for connections made in code (the demo's,
+    ``airflow connections import`` files): every field of the form (``conn-fields`` of the provider info) present,
+    None where unset, so that the Edit form shows each of them; and the JSON-object fields (``catalog_options``,
+    ``spark_conf``, string fields of the form) as JSON text, so that it shows them as text, not ``[object Object]``
+    (apache/airflow#53961: the form does not infer a stored value's type). A name the form does not have is a
+    ValueError."""
+    from paimon_provider.get_provider_info import get_provider_info
+
+    (conn_type,) = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == CONN_TYPE]
+    names = list(conn_type["conn-fields"])
+    unknown = sorted(set(fields) - set(names))
+    if unknown:
+        raise ValueError(f"paimon connection fields {unknown} do not exist; the form has {names}")
+    extra: dict[str, Any] = dict.fromkeys(names)
+    extra.update(warehouse=warehouse, **fields)
+    for name in ("catalog_options", "spark_conf"):
+        if isinstance(extra[name], Mapping):
+            extra[name] = json.dumps(dict(extra[name]))
+    return extra

@@ -253,6 +253,15 @@ def ui_table(warehouse: str) -> Any:
     return table
 
 
+def paimon_conn_fields() -> dict[str, dict[str, Any]]:
+    """The ``conn-fields`` of the paimon connection type (the provider info)."""
+    from paimon_provider.get_provider_info import get_provider_info
+
+    (conn_type,) = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == "paimon"]
+    fields: dict[str, dict[str, Any]] = conn_type["conn-fields"]
+    return fields
+
+
 def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], browser: Any) -> None:
     af, lake = live
     runs = Runs(af)
@@ -292,6 +301,20 @@ def test_trigger_forms_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], br
     if shot_dir is not None:
         page.screenshot(path=str(shot_dir / "connections.png"))
     assert af.call("DELETE", "/api/v2/connections/paimon_wrong")[0] == 204
+
+    # Edit of the connection made in code (form_extra): every field of the form, its Spark conf as JSON text
+    page.goto(f"{af.base}/connections", timeout=60_000)
+    page.get_by_role("row").filter(has_text="paimon_default").get_by_label("Edit Connection").click(timeout=60_000)
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Extra Fields", exact=True).click(timeout=60_000)
+    dialog.get_by_text("Spark conf", exact=True).wait_for(timeout=60_000)
+    text = dialog.inner_text()
+    labels = [f["label"] for f in paimon_conn_fields().values()]
+    assert [label for label in labels if label not in text] == [], text
+    assert "[object Object]" not in text, text
+    if shot_dir is not None:
+        page.screenshot(path=str(shot_dir / "connection_edit.png"))
+    page.keyboard.press("Escape")
 
     # every form opens (screenshots of their defaults)
     for dag_id in FORMS:

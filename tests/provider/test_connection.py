@@ -53,3 +53,24 @@ def test_credential_keys_cover_the_engine_secrets_and_the_access_key() -> None:
 def test_a_local_warehouse_needs_no_storage_fields() -> None:
     cfg = PaimonConnectionConfig.from_connection_fields("c", None, {"warehouse": "/wh"})
     assert cfg.credentials == {} and cfg.job_environment() == {} and cfg.engine_options() == {}
+
+
+def test_form_extra_has_every_form_field_and_json_fields_as_text() -> None:
+    """A connection made in code stores its extra as the UI's form does: the Edit form then shows every field, and
+    the JSON-object fields as text (not ``[object Object]``); it parses back to the same configuration."""
+    import json
+
+    from paimon_provider.connection import form_extra
+    from paimon_provider.get_provider_info import get_provider_info
+
+    (conn_type,) = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == "paimon"]
+    extra = form_extra("/w", spark_conf={"spark.executor.memory": "2g"}, catalog_options={"a": "1"})
+    assert list(extra) == list(conn_type["conn-fields"])
+    assert extra["warehouse"] == "/w" and extra["s3_endpoint"] is None
+    assert json.loads(extra["spark_conf"]) == {"spark.executor.memory": "2g"}
+    assert json.loads(extra["catalog_options"]) == {"a": "1"}
+    config = PaimonConnectionConfig.from_connection_fields("c", None, json.loads(json.dumps(extra)))
+    assert config.warehouse == "/w" and config.spark_conf == {"spark.executor.memory": "2g"}
+    assert config.catalog_options == {"a": "1"}
+    with pytest.raises(ValueError, match=r"^paimon connection fields \['sparkconf'\] do not exist; the form has "):
+        form_extra("/w", sparkconf={})
