@@ -16,6 +16,9 @@ from airflow.sdk.exceptions import AirflowFailException
 from paimon_provider.hooks.spark import job_log_record
 from paimon_provider.operators import (
     PaimonCompactOperator,
+    PaimonCreateBranchOperator,
+    PaimonCreateTagOperator,
+    PaimonDeleteTagOperator,
     PaimonExpireSnapshotsOperator,
     PaimonRollbackOperator,
     PaimonWriteOperator,
@@ -111,14 +114,35 @@ def test_a_bad_table_option_fails_before_spark_submit(table: Any, started: list[
     ends_with_the_two_lines(message, log)
 
 
-def test_a_job_failure_log_ends_with_the_two_lines_once(table: Any, started: list[list[str]],
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_snapshot_or_tag_to_start_from_fails_before_any_process(
+        table: Any, started: list[list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    """A rollback to a snapshot or tag that does not exist, a tag of a missing snapshot, a branch from a missing
+    tag: the job's own error, found on the worker before any process starts; the table untouched."""
     message, log = fail(PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=7, spark=LOCAL), capsys)
-    assert len(started) == 1, started  # the control: the table exists, the engine's CLI ran and failed
     assert message[1] == f"error: snapshot 7 of table {table.path} does not exist", message
     ends_with_the_two_lines(message, log)
+    message, _ = fail(PaimonRollbackOperator(task_id="rb", table="db.t", tag="nope", spark=LOCAL), capsys)
+    assert message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
+    message, _ = fail(PaimonCreateTagOperator(task_id="ct", table="db.t", tag="x", snapshot_id=9, spark=LOCAL), capsys)
+    assert message[1] == f"error: snapshot 9 of table {table.path} does not exist", message
+    message, _ = fail(PaimonCreateBranchOperator(task_id="cb", table="db.t", branch="b", tag="nope", spark=LOCAL),
+                      capsys)
+    assert message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
+    assert started == [], started
+    assert table.latest_snapshot_id() == 1 and table.tags() == [] and table.list_branches() == []
+    # what exists passes the check: the job runs (and a rollback to the latest changes nothing)
+    PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=1, spark=LOCAL).execute(context())
+    assert len(started) == 1 and table.latest_snapshot_id() == 1
+
+
+def test_a_job_failure_log_ends_with_the_two_lines_once(table: Any, started: list[list[str]],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    message, log = fail(PaimonDeleteTagOperator(task_id="dt", table="db.t", tag="nope", spark=LOCAL), capsys)
+    assert len(started) == 1, started  # the control: the table exists, the engine's CLI ran and failed
+    assert message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
+    ends_with_the_two_lines(message, log)
     # the job's own ERROR line stays an ERROR record, without the job's stamp (Airflow stamps it once)
-    assert ("error", f"table_engine.cli: rollback db.t failed: snapshot 7 of table {table.path} does not exist") \
+    assert ("error", f"table_engine.cli: delete-tag db.t failed: tag 'nope' of table {table.path} does not exist") \
         in log, log
     assert sum(text.startswith("command: ") for _, text in log) == 1, log
 

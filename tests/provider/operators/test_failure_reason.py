@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from airflow.exceptions import AirflowException
 from paimon_provider.hooks.spark import failure_reason
-from paimon_provider.operators import PaimonCreateTagOperator, PaimonRollbackOperator
+from paimon_provider.operators import PaimonCreateTagOperator, PaimonDeleteTagOperator
 
 from table_engine.ops.result import JobResult
 from tests.provider.operators.conftest import LOCAL, context
@@ -27,12 +27,12 @@ def table(paimon_conn: str) -> Any:
 
 
 def test_a_job_failure_ends_with_the_one_line_reason(table: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    op = PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=7, spark=LOCAL)
+    op = PaimonDeleteTagOperator(task_id="dt", table="db.t", tag="nope", spark=LOCAL)  # found by the job only
     with pytest.raises(AirflowException) as info:
         op.execute(context())  # type: ignore[arg-type]
     last = str(info.value).strip().splitlines()[-1]
-    assert last == f"error: snapshot 7 of table {table.path} does not exist", str(info.value)
-    assert "exit code 1: SnapshotNotExistError" in str(info.value)
+    assert last == f"error: tag 'nope' of table {table.path} does not exist", str(info.value)
+    assert "exit code 1: TagNotExistError" in str(info.value)
     assert "Traceback" not in str(info.value)
     assert last in capsys.readouterr().out  # logged as the task's error (structlog writes the task log to stdout)
     assert table.latest_snapshot_id() == 1
