@@ -33,7 +33,7 @@ from table_engine.errors import CommitOutcomeUnknownError, ConsumerError
 from table_engine.features import Op
 from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
-from table_engine.ops.facts import commit_facts
+from table_engine.ops.facts import write_facts
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
@@ -282,7 +282,7 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
         assert target is not None
         sid = apply_changes(args, target, changes, rng) if changes.num_rows else None
         result["target_snapshot_id"] = sid
-        result["commit"] = commit_facts(target, sid)
+        result["commit"] = write_facts(target, sid)
     advance_consumer(table, args.consumer_id, rng)
     return result
 

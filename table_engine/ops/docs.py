@@ -82,6 +82,9 @@ def render_markdown() -> str:
         "and `added_bytes` (the data files it added: OpenLineage's output statistics), `changelog_records`, "
         "`partitions` (touched, `k=v,...` text), for `compact` also `published_rows` (rows "
         "moved out of a postpone bucket), for `rollback` `removed_snapshots`; `{}` when nothing was committed. "
+        "A write (`write`, `consume-changelog` into a table) whose writer compacted right after its data commit (a "
+        "`lookup` changelog producer) reports that data commit (`write_facts`: APPEND, not the COMPACT after it) "
+        "with `changelog_records` of both, `compacted` true and `snapshot_ids`. "
         "The Airflow operators emit a table's Asset event only for a commit that changed data (ADR 0021).",
         "",
         "TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) or `'<duration> ago'` "

@@ -58,7 +58,7 @@ from table_engine.ops.commands import (
     snapshot_properties_of,
 )
 from table_engine.ops.consume import consume_changelog
-from table_engine.ops.facts import commit_facts, commits_facts
+from table_engine.ops.facts import commit_facts, commits_facts, write_facts
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
@@ -124,12 +124,8 @@ def previous_commit(table: Table, user: str) -> int | None:
 
 def write_result(table: Table, snapshot_id: int | None, created: bool, skipped: bool = False) -> dict[str, Any]:
     """``write``'s result: the snapshot, the rows and files it added, and the commit's facts (:func:`commit_facts`)."""
-    rows = files = 0
-    commit: dict[str, Any] = {}
-    if snapshot_id is not None:
-        changes = snapshot_info.snapshot_changes(table.file_io, table.path, table.snapshot(snapshot_id))
-        rows, files = changes.added_rows, len(changes.added_files)
-        commit = commit_facts(table, snapshot_id, changes)
+    commit = write_facts(table, snapshot_id)  # its data commit's, not the compaction that may follow it
+    rows, files = commit.get("added_rows", 0), commit.get("added_files", 0)
     return {"snapshot_id": snapshot_id, "rows": rows, "files": files, "created": created,
             "already_committed": skipped, "commit": commit}
 

@@ -49,7 +49,7 @@ from table_engine.ops.consume import (
     staging_dir,
     write_output,
 )
-from table_engine.ops.facts import commit_facts
+from table_engine.ops.facts import write_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
 from table_engine.spark import file_write
 from table_engine.spark import options as o
@@ -280,7 +280,7 @@ def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange
         sid = write_dataframe(change_frame(spark, args, rng), args.warehouse, target_table,
                               commit_user=consume_commit_user(args), commit_identifier=rng.end,
                               options={o.ROWKIND_COLUMN: ROWKIND_COLUMN}, catalog_options=args.catalog_options)
-    facts = commit_facts(target, sid)  # as the driver route's (ops.consume): the same result either way
+    facts = write_facts(target, sid)  # as the driver route's (ops.consume): the same result either way
     return {"target_snapshot_id": sid, "rows": facts.get("added_rows", 0), "commit": facts}
 
 

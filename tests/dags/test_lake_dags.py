@@ -101,6 +101,10 @@ def test_layers_end_to_end(dagbag: Any, airflow_db: None, lake: dict[str, str],
         dws = catalog.get_table("dws.user_daily")
         totals = {(r["user_id"], r["dt"]): (r["quantity"], round(r["amount"], 2)) for r in dws.read().to_pylist()}
         assert totals == sample.expected_user_daily(tuple(range(1, batch + 1)))
+        # its data event names the data commit (APPEND), not the lookup compaction its writer committed after it
+        uri, extra = asset_events("paimon_lake_dws")[-1]
+        assert (extra["commit_kind"], extra.get("compacted")) == ("APPEND", True), extra
+        assert extra["changelog_records"] > 0 and extra["added_rows"] > 0, extra
 
         run(dagbag, "paimon_lake_ads")
         # the batch took the route asked: its 4 jobs (ODS write, DWD apply and compaction, DWS aggregation) on the

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 MAX_EVENT_PARTITIONS = 100
 """At most this many partitions in an Asset event's extra (it is stored in the metadata database)."""
 
-_EVENT_FACTS = ("commit_kind", "added_rows", "deleted_rows", "changelog_records", "published_rows", "partitions")
+_EVENT_FACTS = ("commit_kind", "added_rows", "deleted_rows", "changelog_records", "published_rows", "compacted",
+                "partitions")
 """The commit facts of a result line (``commit``) an Asset event's extra carries."""
 
 SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) - {"command", "args"}
@@ -200,7 +201,8 @@ class PaimonSparkOperator(BaseOperator):
         when the table is known at parse time, else through :func:`paimon_provider.assets.writes_alias` (also
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
-        ``changelog_records``, ``published_rows`` (compactions) and ``partitions`` (the first
+        ``changelog_records``, ``published_rows`` (compactions), ``compacted`` (a write its writer compacted right
+        after: the facts are its data commit's) and ``partitions`` (the first
         :data:`MAX_EVENT_PARTITIONS`; more: ``partition_count`` says how many).
     :param snapshot_properties: for commands that commit snapshots, more properties of each snapshot the job
         commits (templated; Paimon 1.2's snapshot ``properties``). Every such snapshot also carries the task try's
