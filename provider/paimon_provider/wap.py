@@ -214,11 +214,16 @@ def manage_audit_branches(table: str, older_than: str | None = None, delete: boo
                           paimon_conn_id: str = DEFAULT_CONN_ID) -> list[dict[str, Any]]:
     """List (or, with ``delete``, delete) the audit branches of ``table`` made before ``older_than`` ('7 d ago', an
     ISO date-time or epoch ms; empty: all); one log line per branch, the list returned as XCom."""
+    import argparse
+
     from paimon_provider.hooks.table import PaimonTableHook
     from table_engine.ops.argv import parse_time_millis
 
     text = (older_than or "").strip()
-    cutoff = parse_time_millis(text, name="older_than") if text and text.lower() not in ("none", "null") else None
+    try:
+        cutoff = parse_time_millis(text, name="older_than") if text and text.lower() not in ("none", "null") else None
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"older_than: {e}") from None
     removing = as_bool(delete) if isinstance(delete, str) else bool(delete)
     t = PaimonTableHook(paimon_conn_id).get_table(table)
     found = audit_branches(t, older_than_millis=cutoff, delete=removing)

@@ -66,15 +66,18 @@ def parse_time_millis(text: str, now_millis: int | None = None, name: str = "--o
         return int(text)
     if text.lower().endswith(" ago"):
         now = clock.now_millis() if now_millis is None else now_millis
+        duration = text[:-4].strip()
         try:
-            return now - parse_duration(text[:-4].strip(), key=name)
-        except TableEngineError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+            return now - parse_duration(duration, key=name)
+        except TableEngineError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {duration!r} before 'ago' is not a duration; write it as '7 d ago', '12 h ago' or "
+                "'30 min ago' (units: d, h, min, s, ms)") from None
     try:
         dt = datetime.datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not epoch millis, an ISO-8601 date-time or '<duration> ago'") from None
+            f"{text!r} is not epoch millis, an ISO-8601 date-time or a duration ago such as '7 d ago'") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=datetime.UTC)
     return int(dt.timestamp() * 1000)

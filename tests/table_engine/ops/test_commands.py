@@ -160,3 +160,17 @@ def test_every_command_has_one_entry_saying_what_it_does() -> None:
     from table_engine.spark import jobs
 
     assert entry("compact").spark is jobs.spark_compact
+
+
+def test_a_time_that_is_no_duration_ago_names_what_is_wrong() -> None:
+    import argparse
+
+    from table_engine.ops.argv import parse_time_millis
+
+    assert parse_time_millis("2 h ago", now_millis=10_000_000) == 10_000_000 - 7_200_000
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'one day ago': 'one day' before 'ago' is not a duration; "
+                                                         r"write it as '7 d ago'"):
+        parse_time_millis("one day ago")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'yesterday' is not epoch millis, an ISO-8601 date-time "
+                                                         r"or a duration ago such as '7 d ago'$"):
+        parse_time_millis("yesterday")
