@@ -61,6 +61,18 @@ def millis(ms: int | None) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+SHORT_TEXT = 40
+"""Characters of a long value (a commit user) a table cell shows; the whole value is its tooltip."""
+
+
+def shortened(text: str | None, limit: int = SHORT_TEXT) -> str:
+    """``text`` escaped, its middle cut to fit ``limit`` characters (the whole of it as the cell's tooltip)."""
+    if text is None or len(text) <= limit:
+        return esc(text)
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3 - 1):]
+    return f"<span title='{esc(text)}'>{esc(head)}\u2026{esc(tail)}</span>"
+
+
 def size(n: int) -> str:
     """Bytes in binary units."""
     value = float(n)

@@ -4,6 +4,7 @@ them), tags, branches, consumers and partitions, all read through the engine's p
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from paimon_provider.plugins.maintenance_view import (
     rate_section,
 )
 from paimon_provider.plugins.render import esc, millis, url
+from table_engine.options.values import format_duration
 from table_engine.run_identity import RunIdentity
 from table_engine.store.lifecycle.planner import compaction_triggers
 
@@ -42,6 +44,19 @@ def run_link(snapshot: Snapshot, airflow_root: str, known: Callable[[str, str], 
         return f"{text} <span class='muted'>{esc(run.task_id)} (not a run of this Airflow)</span>"
     href = f"{airflow_root}/{url('dags', run.dag_id, 'runs', run.run_id)}"
     return f"{render.airflow_link(href, text)} <span class='muted'>{esc(run.task_id)}</span>"
+
+
+def local_time(value: datetime.datetime | str | None) -> str | None:
+    """A tag's or branch's creation time (Paimon stores the writer's local wall clock, no zone) in the page's one
+    timestamp form, ``YYYY-MM-DD HH:MM:SS``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def files_per_level(catalog: Catalog, identifier: str) -> list[tuple[int, int, int]]:
@@ -98,11 +113,11 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
         return run_link(s, airflow_root, lambda d, r: (d, r) in existing)
 
     snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
-                      esc(millis(s.time_millis)), esc(s.commit_user), link(s)] for s in snapshots]
-    tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(t.create_time),
-                 esc(None if t.time_retained_millis is None else f"{t.time_retained_millis} ms"),
+                      esc(millis(s.time_millis)), render.shortened(s.commit_user), link(s)] for s in snapshots]
+    tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(local_time(t.create_time)),
+                 esc(None if t.time_retained_millis is None else format_duration(t.time_retained_millis)),
                  "yes" if t.expired else "no"] for t in h.tags]
-    branch_rows = [[esc(b.branch_name), esc(b.create_time.strftime("%Y-%m-%d %H:%M:%S"))] for b in table.branches()]
+    branch_rows = [[esc(b.branch_name), esc(local_time(b.create_time))] for b in table.branches()]
     consumer_rows = [[esc(c.consumer_id), esc(c.next_snapshot_id), esc(c.lag), "yes" if c.expired else "no"]
                      for c in h.consumers]
     partition_rows = [[esc(p.partition or "(unpartitioned)"), esc(p.buckets), esc(p.files), esc(p.rows),
@@ -119,9 +134,10 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
                            snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")
             + "<h2>Tags</h2>"
-            + render.table(["tag", "snapshot", "created", "retained", "expired"], tag_rows, numeric=(1,),
-                           empty="no tag")
-            + "<h2>Branches</h2>" + render.table(["branch", "created"], branch_rows, empty="no branch")
+            + render.table(["tag", "snapshot", "created (writer's local time)", "retained", "expired"], tag_rows,
+                           numeric=(1,), empty="no tag")
+            + "<h2>Branches</h2>" + render.table(["branch", "created (writer's local time)"], branch_rows,
+                                                 empty="no branch")
             + "<h2>Consumers</h2>"
             + render.table(["consumer", "next snapshot", "lag (snapshots)", "expired"], consumer_rows, numeric=(1, 2),
                            empty="no consumer")
