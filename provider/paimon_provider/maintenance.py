@@ -41,7 +41,6 @@ MAP_INDEX_TEMPLATE = "{{ task.table }}"
 RECENT_SNAPSHOTS = 10
 """How many of a table's latest snapshots a rollback run lists before it rolls back."""
 
-DEFAULT_START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 DEFAULT_ARGS: Mapping[str, Any] = {"retries": 1, "retry_delay": datetime.timedelta(minutes=1)}
 DEFAULT_TAGS = ("paimon", "maintenance")
 
@@ -201,12 +200,14 @@ def schedule_words(schedule: str | None) -> str:
 
 def maintenance_dag(dag_id: str, *, description: str, schedule: str | None, params: Mapping[str, Param],
                     doc_md: str | None = None, leaves: str | None = None, notes: str = "",
-                    start_date: datetime.datetime = DEFAULT_START,
+                    start_date: datetime.datetime | None = None,
                     default_args: Mapping[str, Any] | None = DEFAULT_ARGS,
                     tags: Sequence[str] = DEFAULT_TAGS) -> DAG:
     """A DAG for one upkeep job: no catch-up, one run at a time, retries, the given form. Given ``leaves`` (what a
     run leaves behind), its ``doc_md`` is :func:`dag_doc` of ``doc_md`` (or the description), the schedule and the
-    params."""
+    params. No ``start_date`` by default: a scheduled one then first runs at the next time its schedule names after
+    the DAG appears (Airflow's cron timetable, ``run_immediately`` false), not at once for the time already past,
+    so the first start of an Airflow runs no maintenance ahead of its user (ADR 0041)."""
     if leaves is not None:
         doc_md = dag_doc(doc_md or description, when=schedule_words(schedule), leaves=leaves, params=params,
                          notes=notes)

@@ -149,3 +149,23 @@ def test_dag_files_import_no_heavy_modules() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'table_engine')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("dag_id", MAINTENANCE + HYGIENE)
+def test_a_scheduled_upkeep_dag_runs_nothing_ahead_of_its_user(dagbag: Any, dag_id: str) -> None:
+    """The scheduler's view of each upkeep DAG (serialized as the DAG processor stores it): no start date, so the
+    first run is the next time its schedule names, after now, not one at once for the time already past (ADR 0041);
+    the first start of ``make airflow`` queues no maintenance."""
+    import datetime
+
+    from airflow.serialization.serialized_objects import DagSerialization
+    from airflow.timetables.base import TimeRestriction
+
+    dag = DagSerialization.from_dict(DagSerialization.to_dict(dagbag.dags[dag_id]))
+    assert dag.start_date is None and dag.catchup is False
+    first = dag.timetable.next_dagrun_info(last_automated_data_interval=None,
+                                           restriction=TimeRestriction(earliest=None, latest=None, catchup=False))
+    if type(dag.timetable).__name__ == "NullTimetable":
+        assert first is None
+    else:
+        assert first is not None and first.run_after > datetime.datetime.now(datetime.UTC), (dag_id, first)
