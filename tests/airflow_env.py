@@ -75,9 +75,9 @@ def paimon_s3_connection(warehouse: str, endpoint: str, spark_conn_id: str = "sp
                          **extra: object) -> str:
     """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection on an S3 warehouse of the test server at ``endpoint``:
     the access key in the login, the secret key in the password (``tests.s3_server`` credentials)."""
-    from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
-
     from paimon_provider.connection import form_extra
+
+    from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
     return json.dumps({"conn_type": "paimon", "login": ACCESS_KEY, "password": SECRET_KEY,
                        "extra": form_extra(warehouse, spark_conn_id=spark_conn_id, s3_endpoint=endpoint,

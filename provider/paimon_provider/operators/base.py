@@ -14,7 +14,7 @@ import dataclasses
 import datetime
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
@@ -163,7 +163,10 @@ FAILURE_MARK = "paimon_task_failure"
 its last two lines, whose stack frames say nothing more (ADR 0022)."""
 
 
-def trimmed_failures(execute: Callable[..., Any]) -> Callable[..., Any]:
+_Execute = TypeVar("_Execute", bound=Callable[..., Any])
+
+
+def trimmed_failures(execute: _Execute) -> _Execute:
     """``execute`` re-raising the operator's own failures (:data:`FAILURE_MARK`) without the provider's stack
     frames: Airflow's task runner logs every failure with its traceback (apache/airflow#19983; Airflow 2 trimmed it
     to the DAG's code, #20731, the task SDK of Airflow 3 does not), so the frames left are the runner's and this
@@ -178,7 +181,7 @@ def trimmed_failures(execute: Callable[..., Any]) -> Callable[..., Any]:
                 raise e.with_traceback(None) from None
             raise
 
-    return run
+    return cast("_Execute", run)
 
 
 class PaimonSparkOperator(BaseOperator):

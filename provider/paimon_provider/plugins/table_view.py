@@ -53,9 +53,10 @@ def local_time(value: datetime.datetime | str | None) -> str | None:
         return None
     if isinstance(value, str):
         try:
-            value = datetime.datetime.fromisoformat(value)
+            parsed = datetime.datetime.fromisoformat(value)
         except ValueError:
             return value
+        return parsed.strftime("%Y-%m-%d %H:%M:%S")
     return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
