@@ -11,11 +11,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from paimon_provider.plugins.maintenance_view import snapshot_rate, targets
+from paimon_provider.plugins.maintenance_view import snapshot_rate, targets, threshold_text
 
 from table_engine import Catalog
+from table_engine.ops.maintain import plan_table
 from table_engine.run_identity import RunIdentity
-from table_engine.store.lifecycle.planner import plan_maintenance
+from table_engine.store.lifecycle.planner import compaction_triggers
 from tests.dags.test_trigger_forms import browser  # noqa: F401 - the module's Chromium fixture
 from tests.live_airflow import LiveAirflow
 
@@ -90,12 +91,15 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
     assert "daily-2026-11-26" in text and "audit" in text and "downstream" in text, text
     # every column has a header: the tags' and consumers' last one says whether it is expired
     assert "retained\texpired\ndaily-2026-11-26\t2\t" in text and text.count("\texpired\n") == 2, text
-    # the maintenance plan the engine's planner makes for this table (a compaction is due), and the snapshot rate
-    plan = plan_maintenance(health, table.options)
+    # the maintenance plan maintain would run on this table (a compaction is due), its triggers in the health
+    # figures weighed as the plan weighs them, and the snapshot rate
+    plan = plan_table(table, health=health)
     assert plan.actions and "nothing due" not in text, (plan, text)
     assert f"Last plan (maintenance due at snapshot {plan.snapshot_id})" in text, text
     for a in plan.actions:
-        assert f"{a.kind}\t{targets(a)}\t{a.reason}\t{a.measured:g} vs {a.threshold:g} {a.option}" in text, text
+        assert f"{a.kind}\t{targets(a)}\t{a.reason}\t{threshold_text(a)}" in text, text
+    for trigger in compaction_triggers(health, table.options):
+        assert f"{trigger.what}\n{trigger.text()}" in text, text
     name, _, counts = snapshot_rate(list(table.snapshots()))
     markup = frame.locator("body").inner_html()
     rate = markup[markup.index("<h2>Snapshot rate"):markup.index("<h2>Snapshots ")]

@@ -122,7 +122,7 @@ def test_on_kill_delegates_to_the_hook() -> None:
     assert killed == [True]
 
 
-def test_upkeep_emits_no_asset_event(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_upkeep_emits_no_asset_event(fake_app: pathlib.Path, monkeypatch: pytest.MonkeyPatch, paimon_conn: str) -> None:
     """A commit that changed no data (a compaction without changelog, a rollback that removed nothing, a rescale)
     emits no Asset event: the table's static Asset is taken off the task's outlets, of which Airflow emits an
     event for each at success (docs/adr/0021); the next run starts from the declared outlets again."""
@@ -166,6 +166,13 @@ def test_upkeep_emits_no_asset_event(fake_app: pathlib.Path, monkeypatch: pytest
     mapped.execute(ctx)  # type: ignore[arg-type]
     assert len(ctx["outlet_events"][writes_alias()].asset_alias_events) == 1
 
+    import pyarrow as pa
+
+    from table_engine import Catalog
+
+    orders = Catalog(paimon_conn).get_table("dwd.orders")
+    for i in range(5):  # snapshot 5 exists: the worker checks a rollback's target before the (fake) job
+        orders.write(pa.table({"id": [i]}))
     rollback = PaimonRollbackOperator(task_id="r", table="dwd.orders", snapshot_id=5, spark={"runner": "spark"})
     for removed, emitted in ((0, False), (2, True)):
         monkeypatch.setenv("FAKE_RESULT", json.dumps({

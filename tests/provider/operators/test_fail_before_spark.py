@@ -150,7 +150,8 @@ def test_a_job_failure_log_ends_with_the_two_lines_once(table: Any, started: lis
 def test_a_form_field_is_named_as_the_form_shows_it(table: Any, capsys: pytest.CaptureFixture[str]) -> None:
     message, log = fail(PaimonExpireSnapshotsOperator(task_id="e", table="db.t", older_than="5 fortnights ago",
                                                       spark=LOCAL), capsys)
-    assert "--older-than" not in message[1] and "'older_than'" in message[1], message
+    assert "--older-than" not in message[1] and "older_than: '5 fortnights ago': '5 fortnights' before 'ago' is " \
+        "not a duration" in message[1], message
     ends_with_the_two_lines(message, log)
 
 
