@@ -36,6 +36,18 @@ def table_asset_uri(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> str:
     return f"{SCHEME}://{paimon_conn_id}/{db}/{name}"
 
 
+def split_asset_uri(uri: str) -> tuple[str, str, str]:
+    """``paimon://<conn>/<db>/<table>`` -> (conn, db, table); the inverse of :func:`table_asset_uri`."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    if parts.scheme != SCHEME:
+        raise ValueError(f"not a {SCHEME}:// asset URI: {uri!r}")
+    clean = sanitize_uri(parts)
+    db, name = clean.path.strip("/").split("/")
+    return clean.netloc, db, name
+
+
 def table_asset(table: str, paimon_conn_id: str = DEFAULT_CONN_ID) -> Asset:
     """The Asset of a table; schedule a DAG on it (``schedule=[table_asset("dwd.orders")]``) to run after writes."""
     from airflow.sdk import Asset

@@ -67,7 +67,7 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
     status, body = af.call("GET", "/api/v2/plugins")
     assert status == 200, body
     ours = [p for p in body["plugins"] if p["name"] == "paimon"]
-    assert [v["href"] for v in ours[0]["external_views"]] == ["paimon/"], body
+    assert [v["href"] for v in ours[0]["external_views"]] == ["paimon/", "paimon/dags/{DAG_ID}"], body
     assert [a["url_prefix"] for a in ours[0]["fastapi_apps"]] == ["/paimon"], body
     page.goto(f"{af.base}/plugin/paimon", timeout=60_000)
     frame = page.frame_locator("iframe")
@@ -117,4 +117,16 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
         height = frame.locator("html").evaluate("e => e.scrollHeight")  # the whole page, every section
         page.set_viewport_size({"width": 1280, "height": max(1100, int(height) + 40)})
         page.screenshot(path=str(shot_dir / "paimon_table.png"))
+
+    # a DAG page's "Paimon tables" tab: the tables of its Assets, linked to the table page and the Asset page (which
+    # the link opens in the UI itself)
+    page.set_viewport_size({"width": 1280, "height": 1100})
+    page.goto(f"{af.base}/dags/paimon_lake_dwd/plugin/paimon-tables", timeout=60_000)
+    tab = page.frame_locator("iframe")
+    tab.get_by_role("heading", name="Paimon tables of paimon_lake_dwd").wait_for(timeout=60_000)
+    listed = tab.locator("body").inner_text()
+    assert "ods.order_events\tpaimon_default\tschedule" in listed, listed
+    assert "dwd.orders\tpaimon_default\twrites" in listed, listed
+    tab.get_by_role("link", name="paimon://paimon_default/ods/order_events").click(timeout=60_000)
+    page.wait_for_url(re.compile(r".*/assets/\d+$"), timeout=60_000)
     page.close()

@@ -121,6 +121,47 @@ def airflow_runs(pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     return {(str(d), str(r)) for d, r in rows} & wanted
 
 
+def paimon_assets(uris: Iterable[str] | None = None, dag_id: str | None = None) -> list[tuple[int, str, str]]:
+    """The active ``paimon://`` Assets of this Airflow as ``(asset id, uri, role)``: with ``uris``, those of these
+    URIs (role ``""``); with ``dag_id``, those the DAG is scheduled on (``schedule``), that its tasks read
+    (``reads``) or write (``writes``: declared outlets, and Assets it emitted events of through an alias)."""
+    from airflow.models.asset import (
+        AssetActive,
+        AssetEvent,
+        AssetModel,
+        DagScheduleAssetReference,
+        TaskInletAssetReference,
+        TaskOutletAssetReference,
+    )
+    from airflow.utils.session import create_session
+    from sqlalchemy import or_, select
+
+    from paimon_provider.assets import SCHEME
+
+    active = (select(AssetModel.id, AssetModel.uri)
+              .join(AssetActive, (AssetActive.name == AssetModel.name) & (AssetActive.uri == AssetModel.uri))
+              .where(AssetModel.uri.startswith(f"{SCHEME}://")))
+    queries: list[tuple[str, Any]] = []
+    if uris is not None:
+        queries.append(("", active.where(AssetModel.uri.in_(set(uris)))))
+    if dag_id is not None:
+        queries += [
+            ("schedule", active.where(AssetModel.id.in_(select(DagScheduleAssetReference.asset_id).where(
+                DagScheduleAssetReference.dag_id == dag_id)))),
+            ("reads", active.where(AssetModel.id.in_(select(TaskInletAssetReference.asset_id).where(
+                TaskInletAssetReference.dag_id == dag_id)))),
+            ("writes", active.where(or_(
+                AssetModel.id.in_(select(TaskOutletAssetReference.asset_id).where(
+                    TaskOutletAssetReference.dag_id == dag_id)),
+                AssetModel.id.in_(select(AssetEvent.asset_id).where(AssetEvent.source_dag_id == dag_id))))),
+        ]
+    out: list[tuple[int, str, str]] = []
+    with create_session() as session:
+        for role, query in queries:
+            out += [(int(i), str(u), role) for i, u in session.execute(query.order_by(AssetModel.uri)).all()]
+    return out
+
+
 def _error_page(status: int, title: str, message: str) -> HTMLResponse:
     return HTMLResponse(render.page(title, f"<h1>{esc(title)}</h1><p class='err'>{esc(message)}</p>"),
                         status_code=status)
@@ -170,13 +211,39 @@ def create_app() -> FastAPI:
             secrets = list(config.credentials.values())
             catalog = open_catalog(config)
             paimon_table = catalog.get_table(identifier)
-            body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request), airflow_runs)
+            from paimon_provider.assets import table_asset_uri
+
+            assets = paimon_assets(uris=[table_asset_uri(identifier, conn_id)])
+            body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request), airflow_runs,
+                              asset_id=assets[0][0] if assets else None)
         except (TableNotExistError, DatabaseNotExistError) as e:
             return _error_page(404, "Not found", redact(f"no table {identifier} in connection {conn_id!r}: {e}",
                                                         secrets))
         except Exception as e:  # noqa: BLE001 - the page says what failed, without the credentials
             return _error_page(500, "Error", redact(f"{identifier}: {type(e).__name__}: {e}", secrets))
         return HTMLResponse(render.page(f"{identifier} - Paimon", body))
+
+    @app.get("/dags/{dag_id}", response_class=HTMLResponse)
+    def dag_tables_page(request: Request, dag_id: str, user: User) -> HTMLResponse:
+        """The DAG page's "Paimon tables" tab: the tables of the DAG's ``paimon://`` Assets, each linked to its
+        table page and its Asset page."""
+        from paimon_provider.assets import split_asset_uri
+
+        root, airflow_root = _root(request), _airflow_root(request)
+        allowed = set(readable(user, paimon_connection_ids()))
+        rows = []
+        for asset_id, uri, role in paimon_assets(dag_id=dag_id):
+            conn_id, db, name = split_asset_uri(uri)
+            table = f"{esc(db)}.{esc(name)}"
+            page = f"<a href='{root}/{url(conn_id, db, name)}'>{table}</a>" if conn_id in allowed else table
+            rows.append([page, esc(conn_id), esc(role),
+                         render.airflow_link(f"{airflow_root}/{url('assets', str(asset_id))}", esc(uri))])
+        body = render.table(["table", "connection", "role", "Asset"], rows,
+                            empty="this DAG names no paimon:// Asset (it neither waits for, reads nor writes one "
+                                  "that Airflow knows)")
+        return HTMLResponse(render.page(f"{dag_id} - Paimon tables",
+                                        f"<p><a href='{root}/'>Paimon tables</a></p><h1>Paimon tables of "
+                                        f"{esc(dag_id)}</h1>{body}"))
 
     return app
 

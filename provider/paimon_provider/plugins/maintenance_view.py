@@ -42,14 +42,20 @@ def targets(action: Action) -> str:
 def plan_section(table: Table, health: TableHealth) -> str:
     """The maintenance due now, one row per action: the plan ``maintain`` would run (:func:`plan_table` on the
     health the page computed, with the dry runs of partition expiry and manifest compaction it makes)."""
+    from table_engine.core_options import MAINTENANCE_ORPHANS_ENABLED
     from table_engine.ops.maintain import plan_table
 
     plan = plan_table(table, health=health)
     rows = [[esc(a.kind), esc(targets(a)), esc(a.reason), esc(threshold_text(a)),
              esc(None if a.estimated_bytes is None else render.size(a.estimated_bytes))] for a in plan.actions]
+    orphans = ""
+    if health.orphans is None and table.options.get(MAINTENANCE_ORPHANS_ENABLED):
+        orphans = (f"<p class='muted'>{MAINTENANCE_ORPHANS_ENABLED.key} is on: <code>maintain</code> also lists "
+                   "the table's files for orphans and removes those it finds; the page does not list them (that "
+                   "reads every directory of the table), so orphan removal is not in this plan.</p>")
     return (f"<h2>Last plan <span class='muted'>(maintenance due at snapshot {esc(plan.snapshot_id)})</span></h2>"
             + render.table(["action", "targets", "reason", "threshold", "estimated size"], rows,
-                           numeric=(4,), empty="nothing due"))
+                           numeric=(4,), empty="nothing due") + orphans)
 
 
 def threshold_text(action: Action) -> str:

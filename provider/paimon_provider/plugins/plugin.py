@@ -25,6 +25,13 @@ def fastapi_apps() -> list[dict[str, Any]]:
     return [app_spec()]
 
 
+DAG_VIEW = {"name": "Paimon tables", "href": f"{URL_PREFIX.lstrip('/')}/dags/{{DAG_ID}}", "destination": "dag",
+            "url_route": "paimon-tables"}
+"""A tab on every DAG's page: the tables of the DAG's ``paimon://`` Assets, linked to their table pages and their
+Asset pages (Airflow 3.3 has no ``asset`` destination for a view: this and the table page's link to its Asset are
+the way between the two)."""
+
+
 class PaimonUIPlugin(AirflowPlugin):
     """Mounts the read-only Paimon table pages under ``/paimon`` and links them from the UI's Browse menu.
 
@@ -34,7 +41,7 @@ class PaimonUIPlugin(AirflowPlugin):
     """
 
     name = "paimon"
-    external_views = [EXTERNAL_VIEW]
+    external_views = [EXTERNAL_VIEW, DAG_VIEW]
 
     @property
     def fastapi_apps(self) -> list[dict[str, Any]]:  # type: ignore[override]  # noqa: D102 - see the class

@@ -98,9 +98,11 @@ def health_section(h: TableHealth, options: CoreOptions) -> str:
 
 
 def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str,
-               known_runs: Callable[[Sequence[tuple[str, str]]], set[tuple[str, str]]] | None = None) -> str:
+               known_runs: Callable[[Sequence[tuple[str, str]]], set[tuple[str, str]]] | None = None,
+               asset_id: int | None = None) -> str:
     """The page body of ``table`` of ``catalog`` (read through ``conn_id``); ``known_runs`` gives which of the
-    ``(dag_id, run_id)`` pairs are runs of this Airflow (default: all)."""
+    ``(dag_id, run_id)`` pairs are runs of this Airflow (default: all); ``asset_id``, the table's Asset in this
+    Airflow (linked), if it has one."""
     h = table.health()
     levels = files_per_level(catalog, table.identifier)
     retained = list(table.snapshots())
@@ -124,7 +126,9 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
     partition_rows = [[esc(p.partition or "(unpartitioned)"), esc(p.buckets), esc(p.files), esc(p.rows),
                        esc(render.size(p.bytes)), esc(p.level0_files), esc(p.max_sorted_runs), esc(p.small_files),
                        f"{p.deletion_vector_ratio:.1%}", esc(p.postpone_files)] for p in h.partitions]
-    return (f"<p><a href='{root}/'>Paimon tables</a> / {esc(conn_id)}</p>"
+    asset = ("" if asset_id is None else " &middot; " + render.airflow_link(
+        f"{airflow_root}/{url('assets', str(asset_id))}", "its Asset in Airflow"))
+    return (f"<p><a href='{root}/'>Paimon tables</a> / {esc(conn_id)}{asset}</p>"
             f"<h1>{esc(table.identifier)}</h1>"
             f"<p class='muted'>{'primary-key' if h.primary_key else 'append'} table; health at "
             f"{esc(millis(h.computed_at_millis))} UTC</p>"

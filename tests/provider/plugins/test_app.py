@@ -115,12 +115,51 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
         assert SECRET_KEY not in r.text and SECRET_KEY not in str(r.headers)
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_a_dags_tab_and_the_table_page_link_the_table_and_its_asset(
+        ui: tuple[TestClient, Catalog, dict[str, str]], tmp_path: Any) -> None:
+    """Airflow 3.3 shows no plugin view on an Asset's page: the DAG tab lists the tables of the DAG's paimon://
+    Assets (scheduled on, read, written), each linked to its table page and its Asset page, and the table page
+    links its Asset."""
+    import datetime
+
+    from airflow.providers.standard.operators.empty import EmptyOperator
+    from airflow.sdk import DAG
+    from paimon_provider.assets import split_asset_uri, table_asset, table_asset_uri
+
+    from tests.dags.test_s3_credentials import sync_to_db
+
+    client, _catalog, cookies = ui
+    orders, other = table_asset("sales.orders", "paimon_ui"), table_asset("sales.other", "paimon_hidden")
+    with DAG("paimon_tab_probe", schedule=[orders], start_date=datetime.datetime(2026, 1, 1), catchup=False) as dag:
+        EmptyOperator(task_id="load", inlets=[orders], outlets=[other])
+    sync_to_db(dag, tmp_path / "no-dags")
+
+    tab = _get(client, "/dags/paimon_tab_probe", cookies)
+    assert tab.status_code == 200, tab.text
+    rows = tab.text.split("<tbody>")[1]
+    assert rows.count("<tr>") == 3, rows
+    assert "<a href='/paimon/paimon_ui/sales/orders'>sales.orders</a>" in rows  # a connection the user may read
+    assert "<td>sales.other</td>" in rows  # no such connection: named, not linked
+    assert "<td>schedule</td>" in rows and "<td>reads</td>" in rows and "<td>writes</td>" in rows
+    assert "<a data-airflow href='/assets/" in rows and table_asset_uri("sales.orders", "paimon_ui") in rows
+    assert "names no paimon:// Asset" in _get(client, "/dags/no_such_dag", cookies).text
+
+    page = _get(client, "/paimon_ui/sales/orders", cookies).text
+    assert "its Asset in Airflow" in page and "<a data-airflow href='/assets/" in page
+    assert "its Asset in Airflow" not in _get(client, "/paimon_ui/sales/empty", cookies).text
+    assert split_asset_uri("paimon://c/d/t") == ("c", "d", "t")
+    with pytest.raises(ValueError, match="not a paimon:// asset URI"):
+        split_asset_uri("s3://b/k")
+
+
 def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
         ui: tuple[TestClient, Catalog, dict[str, str]], s3_warehouse: str) -> None:
     import re
 
     from table_engine.ops import Maintain
     from table_engine.ops.maintain import maintain
+    from table_engine.schema_change import SetOption
 
     client, catalog, cookies = ui
     t = catalog.create_table("sales.backlog", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
@@ -134,6 +173,12 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
     # the health figures weigh the buckets as the plan does: its trigger is due, beside the plan that says so
     assert "worst bucket 6; due: at 5 (num-sorted-run.compaction-trigger)" in text
     assert "no retained snapshot was committed by <code>maintain</code>" in text
+    assert "orphan removal is not in this plan" not in text
+    # with orphan removal on, maintain also lists the files; the page does not, and says its plan omits it
+    t.alter(SetOption("maintenance.remove-orphan-files.enabled", "true"))
+    text = _get(client, "/paimon_ui/sales/backlog", cookies).text
+    assert "maintenance.remove-orphan-files.enabled is on" in text and "orphan removal is not in this plan" in text
+    t.alter(SetOption("maintenance.remove-orphan-files.enabled", "false"))
 
     run = RunIdentity("paimon_maintenance", "scheduled__2026-11-27T00:00:00+00:00", "maintain")
     done = maintain(Maintain(warehouse=s3_warehouse, table="sales.backlog", snapshot_properties=run.to_properties()),
@@ -213,7 +258,8 @@ def test_the_plugin_registers_the_app_and_the_nav_link() -> None:
     assert get_provider_info()["plugins"] == [
         {"name": "paimon", "plugin-class": "paimon_provider.plugins.plugin.PaimonUIPlugin"}]
     assert [a["url_prefix"] for a in PaimonUIPlugin().fastapi_apps] == ["/paimon"]
-    assert PaimonUIPlugin.external_views[0]["href"] == "paimon/"
+    assert [(v["destination"], v["href"]) for v in PaimonUIPlugin.external_views] == [
+        ("nav", "paimon/"), ("dag", "paimon/dags/{DAG_ID}")]
 
 
 def test_importing_the_plugin_builds_no_app() -> None:
