@@ -23,7 +23,14 @@ from typing import Any
 from airflow.sdk import DAG, Param
 from example_lake import ALL_TABLES, ODS, PRIMARY_KEY_TABLES
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
-from paimon_provider.maintenance import for_each_table, from_form, maintenance_dag, table_param, tables_param
+from paimon_provider.maintenance import (
+    flag_param,
+    for_each_table,
+    from_form,
+    maintenance_dag,
+    table_param,
+    tables_param,
+)
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
     PaimonCompactManifestOperator,
@@ -68,7 +75,7 @@ EXPIRE_CHANGELOGS = {
                         description="Expire changelogs committed before this: '1 d ago', an ISO date-time or epoch "
                                     "ms. Empty: the table's changelog.time-retained."),
     "max_deletes": _count("At most this many", "Expire at most this many changelogs in this run. Empty: no limit."),
-    "delete_all": Param(False, type="boolean", title="Delete all",
+    "delete_all": flag_param(False, title="Delete all",
                         description="Expire every long-lived changelog (leave the other fields empty)."),
 }
 
@@ -88,7 +95,7 @@ with hygiene_dag(
 
 COMPACT_MANIFEST = {
     "table": table_param(TABLE, "compact the manifests of"),
-    "dry_run": Param(True, type="boolean", title="Dry run",
+    "dry_run": flag_param(True, title="Dry run",
                      description="Only report the manifests and whether a compaction is due (the maintenance "
                                  "planner's rule: manifest.merge-min-count small manifests) (untick to commit it)."),
 }
@@ -110,7 +117,7 @@ with hygiene_dag(
 
 REMOVE_UNEXISTING_FILES = {
     "table": table_param(TABLE, "check for data files missing on storage"),
-    "remove": Param(False, type="boolean", title="Remove",
+    "remove": flag_param(False, title="Remove",
                     description="Commit the removal of the missing files from the metadata (their rows leave the "
                                 "table). Unticked (the default): a dry run that only lists them."),
 }
@@ -150,7 +157,7 @@ CLEAR_CONSUMERS = {
                                  description=f"Delete the consumers whose id matches this: {REGEX}. Empty: all."),
     "excluding_consumers": Param(None, type=["null", "string"], title="Excluding",
                                  description=f"Keep the consumers whose id matches this: {REGEX}. Empty: none."),
-    "dry_run": Param(True, type="boolean", title="Dry run",
+    "dry_run": flag_param(True, title="Dry run",
                      description="Only list the consumers that match (the default, so the form's defaults delete "
                                  "nothing). Untick to delete them."),
 }
@@ -197,7 +204,7 @@ AUDIT_BRANCHES = {
     "older_than": Param(None, type=["null", "string"], title="Older than",
                         description="Only branches made before this: '7 d ago', an ISO date-time or epoch ms. Empty: "
                                     "all."),
-    "delete": Param(False, type="boolean", title="Delete",
+    "delete": flag_param(False, title="Delete",
                     description="Delete the branches listed. Unticked (the default): only list them."),
 }
 

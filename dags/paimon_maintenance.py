@@ -23,6 +23,7 @@ from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
 from paimon_provider.assets import writes_alias
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
 from paimon_provider.maintenance import (
+    flag_param,
     for_each_table,
     list_database_tables,
     maintenance_dag,
@@ -145,11 +146,13 @@ with maintenance_dag(
         "tables": tables_param(ALL_TABLES, "expire partitions of"),
         "expiration_time": Param("365 d", type="string", minLength=1, title="Older than",
                                  description="Drop partitions older than this ('30 d')."),
-        "timestamp_formatter": Param("yyyy-MM-dd", type="string", title="Date format",
-                                     description="How partition values read as dates (Java pattern)."),
-        "timestamp_pattern": Param("$dt", type="string", title="Date from columns",
-                                   description="How partition columns compose the date ('$dt', '$dt $hour:00')."),
-        "dry_run": Param(False, type="boolean", title="Dry run", description="Only report what would be dropped."),
+        "timestamp_formatter": Param("yyyy-MM-dd", type=["null", "string"], title="Date format",
+                                     description="How partition values read as dates (Java pattern). Empty: each "
+                                                 "table's partition.timestamp-formatter."),
+        "timestamp_pattern": Param("$dt", type=["null", "string"], title="Date from columns",
+                                   description="How partition columns compose the date ('$dt', '$dt $hour:00'). "
+                                               "Empty: each table's partition.timestamp-pattern."),
+        "dry_run": flag_param(False, title="Dry run", description="Only report what would be dropped."),
     },
     leaves=("an OVERWRITE snapshot per table that dropped partitions (the files stay until snapshot expiry); "
             "nothing with *Dry run*, which only logs the partitions it would drop."),
@@ -174,7 +177,7 @@ with maintenance_dag(
         "older_than": Param("1 d ago", type="string", minLength=1, title="Older than",
                             description="Only files older than this ('1 d ago'; running jobs' files "
                                         "are younger)."),
-        "dry_run": Param(False, type="boolean", title="Dry run", description="Only list the files."),
+        "dry_run": flag_param(False, title="Dry run", description="Only list the files."),
     },
     leaves=("fewer files: those no snapshot, tag or changelog references and older than *Older than*; no "
             "snapshot. With *Dry run* nothing is deleted, the files are only logged."),
@@ -216,18 +219,18 @@ with maintenance_dag(
     description="Plan each table from its health and options; run only the maintenance that is due",
     schedule="@daily",
     params={
-        "databases": Param([], type="array", items={"type": "string", "pattern": r"^[A-Za-z0-9_]+$"},
+        "databases": Param([], type=["null", "array"], items={"type": "string", "pattern": r"^[A-Za-z0-9_]+$"},
                            title="Databases",
                            description="The databases whose tables are maintained (letters, digits and '_'). "
                                        "Empty (the default): every database of the warehouse, so a new layer is "
                                        "planned without editing this form."),
         "include": Param(["*"], type="array", items={"type": "string", "minLength": 1}, minItems=1,
                          title="Include", description=f"Tables matching one of these: {GLOBS}."),
-        "exclude": Param([], type="array", items={"type": "string", "minLength": 1}, title="Exclude",
+        "exclude": Param([], type=["null", "array"], items={"type": "string", "minLength": 1}, title="Exclude",
                          description=f"Leave out tables matching one of these: {GLOBS}. Empty: none."),
-        "dry_run": Param(False, type="boolean", title="Dry run",
+        "dry_run": flag_param(False, title="Dry run",
                          description="Only plan: each table's task logs and returns its plan, nothing changes."),
-        "orphans": Param(False, type="boolean", title="Orphan files",
+        "orphans": flag_param(False, title="Orphan files",
                          description="Also look for orphan files in every table (lists each table's files; "
                                      "without it only tables with maintenance.remove-orphan-files.enabled)."),
     },

@@ -25,7 +25,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
 from paimon_provider.assets import table_asset
-from paimon_provider.maintenance import dag_doc
+from paimon_provider.maintenance import dag_doc, flag_param
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
@@ -122,7 +122,7 @@ WAP_PARAMS = {
                          description="batch: the checks see only the rows this batch adds (an empty batch has none; "
                                      "a bad row already in main does not block it). table: every row of the branch, "
                                      "main's included."),
-    "allow_main_moved": Param(False, type="boolean", title="Publish even if main moved",
+    "allow_main_moved": flag_param(False, title="Publish even if main moved",
                               description="Publish even when ods.order_events got other commits after the audit "
                                           "branch was made (the fast-forward discards them, as Paimon does)."),
 }

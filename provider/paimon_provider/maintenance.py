@@ -33,7 +33,8 @@ TABLE_PATTERN = r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$"
 
 TABLE_NAME_RULE = ("'database.table': a database name, one dot, a table name (letters, digits and '_'; "
                    "e.g. dwd.orders)")
-""":data:`TABLE_PATTERN` in words, for forms (Airflow's form shows descriptions; its refusal shows the pattern)."""
+""":data:`TABLE_PATTERN` in words, for forms (Airflow's form shows descriptions; a refusal says it too, through the
+plugin's middleware, :mod:`paimon_provider.plugins.form_errors`)."""
 
 MAP_INDEX_TEMPLATE = "{{ task.table }}"
 """Mapped per-table tasks are labelled by their table (Airflow 3 ``map_index_template``), not ``[0]``, ``[1]``."""
@@ -49,6 +50,13 @@ def tables_param(default: Sequence[str], what: str, title: str = "Tables") -> Pa
     """The ``tables`` form field: a non-empty list of ``database.table`` names to ``what``."""
     return Param(list(default), type="array", items={"type": "string", "pattern": TABLE_PATTERN}, minItems=1,
                  title=title, description=f"Tables to {what}, one per line, each {TABLE_NAME_RULE}.")
+
+
+def flag_param(default: bool, title: str, description: str) -> Param:
+    """A yes/no form field (a switch). Its schema says ``enum: [true, false]`` rather than ``type: boolean``: Airflow
+    3.3's form marks every field whose ``type`` excludes null as required (a red ``*``, which Airflow 2's form left off
+    switches), and a switch always has a value; the API still refuses anything but true or false."""
+    return Param(bool(default), enum=[True, False], title=title, description=description)
 
 
 def table_param(default: str, what: str, title: str = "Table") -> Param:

@@ -31,6 +31,46 @@ def test_every_dag_has_its_own_doc(dagbag: Any) -> None:
         assert all(f"\n\n{s}" in doc for s in SECTIONS), dag_id
 
 
+def marked_required(schema: dict[str, Any]) -> bool:
+    """Whether Airflow 3.3's form puts a red ``*`` on a field: it has a ``type`` and that type excludes null (the
+    UI's FlexibleForm rule)."""
+    kind = schema.get("type")
+    return bool(kind) and (not isinstance(kind, list) or "null" not in kind)
+
+
+def accepts_empty(schema: dict[str, Any]) -> bool:
+    """Whether a field's schema lets it be left empty: a text without minLength, pattern or enum; a list without
+    minItems; a switch (it always has a value)."""
+    kind = schema.get("type")
+    if kind == "string":
+        return not (schema.get("minLength") or schema.get("pattern") or schema.get("enum"))
+    if kind == "array":
+        return not schema.get("minItems")
+    return kind == "boolean"
+
+
+def test_only_fields_that_need_a_value_are_marked_required(dagbag: Any) -> None:
+    """A red ``*`` means the form cannot be sent without a value: never on a switch or on a field that may be left
+    empty (those are nullable, or, switches, ``flag_param``: no type, ``enum: [true, false]``)."""
+    from airflow.sdk import Param
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    starred = []
+    for dag_id, dag in dagbag.dags.items():
+        for name, param in dag.params.items():
+            if marked_required(param.schema) and accepts_empty(param.schema):
+                starred.append(f"{dag_id}.{name}")
+            if isinstance(param.value, bool):
+                assert param.schema.get("enum") == [True, False] and "type" not in param.schema, (dag_id, name)
+    assert starred == [], starred
+    from paimon_provider.maintenance import flag_param
+
+    flag: Param = flag_param(True, title="Dry run", description="d")
+    assert flag.resolve(False) is False
+    with pytest.raises(ParamValidationError):
+        flag.resolve("yes")  # type: ignore[arg-type]
+
+
 def test_every_param_has_a_title(dagbag: Any) -> None:
     for dag_id, dag in dagbag.dags.items():
         for name, param in dag.params.items():

@@ -1,6 +1,7 @@
 """The Airflow plugin of the provider (the ``plugins`` entry of its provider info and an ``airflow.plugins`` entry
-point): the ``/paimon`` app and its nav link, and on Airflow 3.3.2 and earlier the middleware that lets the Test
-button test a connection without a port (:mod:`paimon_provider.plugins.test_button`)."""
+point): the ``/paimon`` app, its nav link and its DAG tab, the middleware that says a refused trigger form's error in
+one line (:mod:`paimon_provider.plugins.form_errors`), and on Airflow 3.3.2 and earlier the middleware that lets the
+Test button test a connection without a port (:mod:`paimon_provider.plugins.test_button`)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ class PaimonUIPlugin(AirflowPlugin):
 
     @property
     def fastapi_root_middlewares(self) -> list[dict[str, Any]]:  # type: ignore[override]  # noqa: D102
+        from paimon_provider.plugins.form_errors import OneLineParamErrors
         from paimon_provider.plugins.test_button import root_middlewares
 
-        return root_middlewares()
+        one_line = {"name": "paimon: a refused trigger form's error in one line (apache/airflow#49567)",
+                    "middleware": OneLineParamErrors}
+        return [*root_middlewares(), one_line]
