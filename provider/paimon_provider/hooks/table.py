@@ -169,13 +169,18 @@ class PaimonTableHook(BaseHook):
 def _connect_server_answers(conn_id: str) -> str:
     """The Spark Connect server of connection ``conn_id`` (a ``spark_connect`` connection), as its URL without
     parameters, once its port accepts a connection; an error naming it otherwise."""
-    import socket
-
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    return connect_server_answers(SparkConnectHook(conn_id).get_connection_url())
+
+
+def connect_server_answers(url: str) -> str:
+    """The Spark Connect server at ``url`` (``sc://host[:port][/;params]``) as its URL without parameters, once its
+    port accepts a connection; an error naming it otherwise."""
+    import socket
 
     from table_engine.spark.compat import connect_address, redacted_url
 
-    url = SparkConnectHook(conn_id).get_connection_url()
     try:
         socket.create_connection(connect_address(url), timeout=5).close()
     except OSError as e:

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from paimon_provider.plugins.test_button import ASGIApp, Message, Receive, Scope, Send
+from paimon_provider.plugins.asgi import ASGIApp, Message, Receive, Scope, Send, holding, json_response
 
 TRIGGER_PATH = re.compile(r"/api/v2/dags/(?P<dag_id>[^/]+)/dagRuns$")
 """The route a trigger form posts to (under the API server's base path)."""
@@ -70,43 +70,23 @@ class OneLineParamErrors:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = str(scope.get("path", ""))
-        trigger = TRIGGER_PATH.search(path) if scope.get("type") == "http" and scope.get("method") == "POST" \
-            else None
+        trigger = TRIGGER_PATH.search(str(scope.get("path", ""))) \
+            if scope.get("type") == "http" and scope.get("method") == "POST" else None
         if trigger is None:
             await self.app(scope, receive, send)
             return
         dag_id = trigger["dag_id"]
-        held: list[Message] = []
 
-        async def hold_bad_request(message: Message) -> None:
-            if message["type"] == "http.response.start" and message.get("status") != 400:
-                held.clear()
-                held.append({"type": "pass"})
-            if held and held[0]["type"] == "pass":
-                await send(message)
-                return
-            held.append(message)
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                for out in await anyio.to_thread.run_sync(_rewritten, held, dag_id):  # reads the database
-                    await send(out)
+        async def rewrite(start: Message, body: bytes) -> list[Message] | None:
+            try:
+                data = json.loads(body)
+            except ValueError:
+                return None
+            detail = data.get("detail") if isinstance(data, dict) else None
+            if not isinstance(detail, str):
+                return None
+            line = await anyio.to_thread.run_sync(  # reads the database
+                one_line, detail, lambda key: param_schema(dag_id, key))
+            return None if line is None else json_response(start, {**data, "detail": line})
 
-        await self.app(scope, receive, hold_bad_request)
-
-
-def _rewritten(messages: list[Message], dag_id: str) -> list[Message]:
-    """A held ``400`` response (start and body messages) with its ``detail`` in one line, if it is a param report."""
-    start, bodies = messages[0], messages[1:]
-    body = b"".join(m.get("body", b"") for m in bodies)
-    try:
-        data = json.loads(body)
-        detail = data.get("detail") if isinstance(data, dict) else None
-    except ValueError:
-        detail = None
-    line = one_line(detail, lambda key: param_schema(dag_id, key)) if isinstance(detail, str) else None
-    if line is None:
-        return messages
-    new_body = json.dumps({**data, "detail": line}).encode("utf-8")
-    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-    return [{**start, "headers": [*headers, (b"content-length", str(len(new_body)).encode())]},
-            {"type": "http.response.body", "body": new_body, "more_body": False}]
+        await self.app(scope, receive, holding(send, 400, rewrite))

@@ -1,26 +1,40 @@
-"""A root middleware of the API server that lets the connection list's Test button test connections without a port.
+"""Root middlewares of the API server for the connection form's Test button: one lets it test connections without
+a port (Airflow 3.3.2 and earlier), one tests a ``spark_connect`` connection, which the Spark provider cannot.
 
 Airflow 3.3.2's UI sends ``port: Number(connection.port)`` when a listed connection is tested, and ``Number(null)``
 is ``0``. The API compares that with the stored port (NULL for every connection whose form hides Port, as the
 ``paimon`` form does), finds a "different destination" and refuses: ``400 Bad Request``, whatever the connection.
 apache/airflow#73298 (after 3.3.2) fixes it in the API by treating port 0 as "no port". This middleware does the
 same to the request body, and only while the running Airflow needs it (:func:`needed`): nothing addresses port 0, so
-``0`` there means the same as no port. Decision and limits: docs/connection.md ("The Test button").
+``0`` there means the same as no port.
+
+The Spark provider's ``SparkConnectHook`` has no ``test_connection``: Airflow answers "SparkConnectHook doesn't
+implement test_connection", a red result for ``make airflow``'s own ``spark_default``. :class:`SparkConnectTest`
+replaces that answer (after Airflow's route ran: its authorization and ``[core] test_connection`` stand) with a test
+of the server the form's fields name: its port accepts a connection, as the Paimon connection's own test checks.
+Decision and limits: docs/connection.md ("The Test button").
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from paimon_provider.plugins.asgi import (
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    holding,
+    json_response,
+    read_body,
+    replay,
+    with_body,
+)
 
 TEST_PATH = "/api/v2/connections/test"
 """The Test button's route (under the API server's base path)."""
@@ -70,45 +84,93 @@ class PortZeroIsNoPort:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("type") != "http" or scope.get("method") != "POST" or \
-                not str(scope.get("path", "")).endswith(TEST_PATH):
+        if not _is_test(scope):
             await self.app(scope, receive, send)
             return
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: pass it on
-                await self.app(scope, _replay([message]), send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body, ended = await read_body(receive)
+        if ended is not None:  # the client went away: pass it on
+            await self.app(scope, replay([ended]), send)
+            return
         changed = await anyio.to_thread.run_sync(without_port_zero, body, stored_port)  # reads the database
         if changed is not None:
-            body = changed
-            headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
-            scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-        await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+            body, scope = changed, with_body(scope, changed)
+        await self.app(scope, replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
 
 
-def _replay(messages: list[Message], then: Receive | None = None) -> Receive:
-    """A ``receive`` that gives ``messages``, then what ``then`` gives (a disconnect, later)."""
-    queue = list(messages)
+def _is_test(scope: Scope) -> bool:
+    return scope.get("type") == "http" and scope.get("method") == "POST" and \
+        str(scope.get("path", "")).endswith(TEST_PATH)
 
-    async def receive() -> Message:
-        if queue:
-            return queue.pop(0)
-        if then is not None:
-            return await then()
-        return {"type": "http.disconnect"}
 
-    return receive
+SPARK_CONNECT = "spark_connect"
+NOT_IMPLEMENTED = "doesn't implement or inherit test_connection"
+"""What Airflow's route answers for a hook without ``test_connection`` (in its ``message``)."""
+
+
+def spark_connect_result(fields: dict[str, Any]) -> dict[str, Any]:
+    """The Test button's result for a ``spark_connect`` connection of the form's ``fields`` (``host``, ``port``):
+    whether the Spark Connect server they name accepts a connection."""
+    from paimon_provider.hooks.table import connect_server_answers
+
+    host = str(fields.get("host") or "").strip()
+    if not host:
+        return {"status": False, "message": "no Host: a Spark Connect connection needs the server's host "
+                                            "(sc://host, default port 15002)"}
+    url = host if "://" in host else f"sc://{host}"
+    port = fields.get("port")
+    if port and not isinstance(port, bool):
+        url = f"{url.rstrip('/')}:{port}"
+    try:
+        answer = connect_server_answers(url)
+    except Exception as e:  # noqa: BLE001 - the result says what failed
+        return {"status": False, "message": str(e)}
+    return {"status": True, "message": f"{answer}: its port accepts connections (tested by the Paimon provider; "
+                                       "the Spark provider's hook has no test)"}
+
+
+class SparkConnectTest:
+    """ASGI middleware: the Test button's answer for a ``spark_connect`` connection, which Airflow's route gives as
+    "doesn't implement test_connection", becomes :func:`spark_connect_result` of the tested fields; every other
+    request and answer passes untouched (the route runs first: who may test, and whether testing is enabled, stay
+    Airflow's)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not _is_test(scope):
+            await self.app(scope, receive, send)
+            return
+        body, ended = await read_body(receive)
+        if ended is not None:
+            await self.app(scope, replay([ended]), send)
+            return
+        try:
+            fields = json.loads(body)
+        except ValueError:
+            fields = None
+        replayed = replay([{"type": "http.request", "body": body, "more_body": False}], receive)
+        if not isinstance(fields, dict) or fields.get("conn_type") != SPARK_CONNECT:
+            await self.app(scope, replayed, send)
+            return
+
+        async def rewrite(start: Message, answer: bytes) -> list[Message] | None:
+            try:
+                result = json.loads(answer)
+            except ValueError:
+                return None
+            if not isinstance(result, dict) or NOT_IMPLEMENTED not in str(result.get("message", "")):
+                return None
+            tested = await anyio.to_thread.run_sync(spark_connect_result, fields)  # a socket connect, up to 5 s
+            return json_response(start, {**result, **tested})
+
+        await self.app(scope, replayed, holding(send, 200, rewrite))
 
 
 def root_middlewares() -> list[dict[str, Any]]:
-    """The plugin's ``fastapi_root_middlewares``: :class:`PortZeroIsNoPort` while this Airflow needs it."""
-    if not needed():
-        return []
-    return [{"name": "paimon: the Test button of connections without a port (apache/airflow#73298)",
-             "middleware": PortZeroIsNoPort}]
+    """The Test button's middlewares: :class:`PortZeroIsNoPort` while this Airflow needs it, and
+    :class:`SparkConnectTest`."""
+    port_zero = [{"name": "paimon: the Test button of connections without a port (apache/airflow#73298)",
+                  "middleware": PortZeroIsNoPort}] if needed() else []
+    return [*port_zero, {"name": "paimon: the Test button of spark_connect connections", "middleware":
+                         SparkConnectTest}]

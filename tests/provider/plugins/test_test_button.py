@@ -65,3 +65,38 @@ def test_only_port_zero_of_the_test_route_is_rewritten() -> None:
         assert test_button.without_port_zero(body) is None, body
     # a connection stored with port 0 (the demo's were) is tested with 0, as stored
     assert test_button.without_port_zero(b'{"connection_id": "c", "port": 0}', lambda conn_id: 0) is None
+
+
+@pytest.mark.filterwarnings("ignore:ProvidersManager.hooks is deprecated")
+def test_the_test_button_tests_a_spark_connect_server(api: TestClient) -> None:
+    """The Spark provider's SparkConnectHook has no test: Airflow answers "doesn't implement"; the provider's
+    middleware answers whether the server the form names accepts a connection (a listener on 127.0.0.1 here, then
+    the same port closed)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def test(host: str, port: int | None) -> dict[str, Any]:
+        body = {"connection_id": "spark_connect_probe", "conn_type": "spark_connect", "host": host, "port": port,
+                "login": "", "password": "", "schema": "", "extra": "{}", "description": ""}
+        answer = api.post("/api/v2/connections/test", json=body)
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    try:
+        result = test("sc://127.0.0.1", port)
+        assert result == {"status": True, "message": f"sc://127.0.0.1:{port} (a Spark Connect server, answering): "
+                                                     "its port accepts connections (tested by the Paimon provider; "
+                                                     "the Spark provider's hook has no test)"}, result
+        assert test(f"127.0.0.1:{port}", None)["status"] is True  # host without a scheme, port in the host
+    finally:
+        listener.close()
+    closed = test("sc://127.0.0.1", port)
+    assert closed["status"] is False and f"sc://127.0.0.1:{port} is not reachable" in closed["message"], closed
+    assert test("", None)["message"].startswith("no Host"), "an empty host is named"
+    # another connection type's answer is Airflow's own
+    other = api.post("/api/v2/connections/test", json={"connection_id": "x", "conn_type": "spark", "host": "local[2]"})
+    assert "Paimon provider" not in other.text
