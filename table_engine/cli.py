@@ -35,7 +35,7 @@ from table_engine.ops.run import run_command
 
 log = logging.getLogger("table_engine.cli")
 
-__all__ = ["COMMANDS", "build_parser", "main", "one_line", "parse_command", "parse_time_millis", "run",
+__all__ = ["COMMANDS", "build_parser", "main", "one_line", "outcome", "parse_command", "parse_time_millis", "run",
            "setup_logging"]
 
 COMMANDS = tuple(REGISTRY)
@@ -49,31 +49,39 @@ def setup_logging(level: str) -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
-def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
-        before_output: Callable[[], None] | None = None, *, verbose: bool = False) -> int:
-    """Run ``cmd`` with ``runner`` and print its one JSON result line (after ``before_output``, e.g. stopping Spark,
-    so that the line comes last); the process exit code."""
+def outcome(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
+            show: Callable[[str], None] = print, *, verbose: bool = False) -> tuple[JobResult, str | None]:
+    """Run ``cmd`` with ``runner``, logging its start and end (a failure as one ERROR line, its traceback only with
+    ``verbose`` or for a bug), and ``show`` the readable form of a ``health`` or ``maintain`` result; its result
+    and, when it failed, the one-line reason. The CLI prints both; the provider's operators call it in the task's
+    process for a metadata-only command."""
     started = time.monotonic()
     log.info("%s %s: starting", cmd.name, cmd.table)
-    reason = None
     try:
         fields = runner(cmd)
         if cmd.name == "health" and "health" in fields:  # a person runs it: the readable form first
             from table_engine.ops.health_text import render_health
 
-            print(render_health(fields["health"]), flush=True)
+            show(render_health(fields["health"]))
         if cmd.name == "maintain" and "plan" in fields:
             from table_engine.ops.maintain import render_plan
 
-            print(render_plan(fields), flush=True)
+            show(render_plan(fields))
         log.info("%s %s: done", cmd.name, cmd.table)
-        result = JobResult.ok(cmd.name, cmd.table, fields, seconds=round(time.monotonic() - started, 3))
+        return JobResult.ok(cmd.name, cmd.table, fields, seconds=round(time.monotonic() - started, 3)), None
     except Exception as e:  # reported as the job's result: one line, the traceback only with --verbose or for a bug
         expected = isinstance(e, TableEngineError)
         reason = one_line(str(e) if expected else f"{type(e).__name__}: {e}")
         log.error("%s %s failed: %s", cmd.name, cmd.table, reason, exc_info=not expected or verbose)
-        result = JobResult.failed(cmd.name, cmd.table, one_line(f"{type(e).__name__}: {e}"),
-                                  retryable=is_retryable(e), seconds=round(time.monotonic() - started, 3))
+        return JobResult.failed(cmd.name, cmd.table, one_line(f"{type(e).__name__}: {e}"),
+                                retryable=is_retryable(e), seconds=round(time.monotonic() - started, 3)), reason
+
+
+def run(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
+        before_output: Callable[[], None] | None = None, *, verbose: bool = False) -> int:
+    """Run ``cmd`` with ``runner`` (:func:`outcome`) and print its one JSON result line (after ``before_output``,
+    e.g. stopping Spark, so that the line comes last); the process exit code."""
+    result, reason = outcome(cmd, runner, lambda text: print(text, flush=True), verbose=verbose)
     if before_output is not None:
         before_output()
     if reason is not None:

@@ -111,8 +111,9 @@ class SparkJobSpec:
         provider's) does the same. The master, deploy mode and submit options are the server's then; ``conf``
         sets the session's runtime conf.
     :param runner: where a metadata-only command (not in :data:`SPARK_JOB_COMMANDS`) runs: ``spark`` (spark-submit;
-        the application runs it on the driver), ``local`` (the engine's CLI in a subprocess of the worker: the same
-        code and result line without starting a JVM and a SparkContext for nothing), or ``auto`` (default):
+        the application runs it on the driver), ``local`` (on the worker without Spark: with the engine in the
+        task's process, or, with ``env_vars`` or ``args``, the engine's CLI as a process of its own; the same code
+        and result line without starting a JVM and a SparkContext for nothing), or ``auto`` (default):
         ``local`` unless the deploy mode is ``cluster``, where the driver, and so the command, would run on the
         cluster. Spark-job commands go through spark-submit, except small ones when the Spark conf sets
         :data:`DRIVER_JOB_CONF` (route ``driver``); ``spark`` submits those too.

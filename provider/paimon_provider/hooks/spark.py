@@ -5,7 +5,8 @@
 :func:`~paimon_provider.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
 application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
 ``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
-command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``), or the engine on the worker
+command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``; run in this process unless
+the spec has ``env_vars`` or ``args``: :func:`in_task_process`), or the engine on the worker
 for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master), or, with ``spark={"connect":
 "sc://..."}`` or a ``spark_connect`` Spark connection, the job in this process as a Spark Connect client
 (:func:`table_engine.spark.app.run_connected`; the credentials go into the command's catalog options in memory,
@@ -190,6 +191,8 @@ class PaimonSparkHook(BaseHook):
         if sub.route == "driver":
             self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
                           spec.command_name, spec.table, DRIVER_JOB_CONF)
+        elif sub.route == "cli" and in_task_process(spec):
+            return self._run_here(spec, sub)
         elif sub.route == "cli":
             self.log.info("%s changes table metadata only: running the engine's CLI here, not spark-submit",
                           spec.command_name)
@@ -257,6 +260,30 @@ class PaimonSparkHook(BaseHook):
         self.log.info("result: %s", result.to_line())
         return result.to_dict()
 
+    def _run_here(self, spec: SparkJobSpec, sub: RenderedJob) -> dict[str, Any]:
+        """A metadata-only command in this (the task's) process: the engine is imported here already (the worker's
+        checks read the table first), so no second interpreter imports it again for milliseconds of work
+        (docs/adr/0042-metadata-commands-in-the-task-process.md). The connection's object-store credentials go into
+        the command's catalog options in memory, as for route ``connect``; the result and the failure are the CLI's
+        (:func:`table_engine.cli.outcome`)."""
+        from table_engine.cli import outcome
+
+        config = self.get_conn()
+        cmd = sub.command
+        if config.credentials:
+            cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **config.credentials})
+        self.log.info("%s of %s changes table metadata only: running it with the engine in this task's process "
+                      "(no subprocess, no spark-submit)", spec.command_name, spec.table)
+        result, reason = outcome(cmd, show=lambda text: self.log.info("%s", text))
+        if result.is_error:
+            error = result.error or "an error"
+            reason = reason or error
+            summary = error.split(": ", 1)[0]  # the exception's type: the reason line says the rest
+            raise JobFailedError(f"{summary}\nerror: {reason}", summary=summary, reason=reason,
+                                 retryable=bool(result.retryable))
+        self.log.info("result: %s", result.to_line())
+        return result.to_dict()
+
     def _set_interrupt(self, interrupt: Callable[[], object] | None) -> None:
         self._interrupt = interrupt
 
@@ -290,6 +317,12 @@ class PaimonSparkHook(BaseHook):
                 process.wait()
         elif self._spark_hook is not None and process is None:
             self._spark_hook.on_kill()
+
+
+def in_task_process(spec: SparkJobSpec) -> bool:
+    """Whether a metadata-only command (route ``cli``) runs in the task's process: unless the spec asks for what
+    only a process of its own has (``env_vars``, or raw ``extra_args`` for the CLI's parser)."""
+    return not spec.env_vars and not spec.args
 
 
 def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None) -> dict[str, str]:

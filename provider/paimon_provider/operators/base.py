@@ -192,8 +192,8 @@ class PaimonSparkOperator(BaseOperator):
     :param warehouse: overrides the connection's warehouse (templated).
     :param spark: Spark settings, keys of :class:`~paimon_provider.job_spec.SparkJobSpec` (``master``, ``conf``,
         ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
-        (tags, expiry, orphan files, rollback) run the engine's CLI on the worker in client mode, where the
-        application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
+        (tags, expiry, orphan files, rollback) run with the engine in the task's process in client mode, where
+        the application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
         ``{"connect": "sc://host:15002"}`` runs Spark jobs in the task's process as clients of a Spark Connect
         server instead of spark-submit (docs/spark.md, "Execution modes").
     :param extra_args: more options appended to the command, verbatim (templated). With them the command is sent

@@ -130,18 +130,27 @@ def test_a_missing_snapshot_or_tag_to_start_from_fails_before_any_process(
     assert message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
     assert started == [], started
     assert table.latest_snapshot_id() == 1 and table.tags() == [] and table.list_branches() == []
-    # what exists passes the check: the job runs (and a rollback to the latest changes nothing)
-    PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=1, spark=LOCAL).execute(context())
-    assert len(started) == 1 and table.latest_snapshot_id() == 1
+    # what exists passes the check: the job runs, in the task's process (a rollback to the latest changes nothing)
+    result = PaimonRollbackOperator(task_id="rb", table="db.t", snapshot_id=1, spark=LOCAL).execute(context())
+    assert result is not None and result["status"] == "ok", result
+    assert started == [] and table.latest_snapshot_id() == 1
 
 
 def test_a_job_failure_log_ends_with_the_two_lines_once(table: Any, started: list[list[str]],
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     message, log = fail(PaimonDeleteTagOperator(task_id="dt", table="db.t", tag="nope", spark=LOCAL), capsys)
-    assert len(started) == 1, started  # the control: the table exists, the engine's CLI ran and failed
+    # the control: the table exists, the engine ran the command in the task's process (no process) and it failed
+    assert started == [], started
     assert message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
     ends_with_the_two_lines(message, log)
-    # the job's own ERROR line stays an ERROR record, without the job's stamp (Airflow stamps it once)
+    assert message[0] == "delete-tag of table db.t failed: TagNotExistError (not retried: running it again cannot " \
+        "fix this)", message
+    assert sum("running it with the engine in this task's process" in text for _, text in log) == 1, log
+    # with env_vars (only a process of its own has them) the engine's CLI runs as a process, and fails the same way
+    message, log = fail(PaimonDeleteTagOperator(task_id="dt", table="db.t", tag="nope",
+                                                spark={**LOCAL, "env_vars": {"TZ": "UTC"}}), capsys)
+    assert len(started) == 1 and message[1] == f"error: tag 'nope' of table {table.path} does not exist", message
+    ends_with_the_two_lines(message, log)
     assert ("error", f"table_engine.cli: delete-tag db.t failed: tag 'nope' of table {table.path} does not exist") \
         in log, log
     assert sum(text.startswith("command: ") for _, text in log) == 1, log

@@ -32,7 +32,7 @@ def test_a_job_failure_ends_with_the_one_line_reason(table: Any, capsys: pytest.
         op.execute(context())  # type: ignore[arg-type]
     last = str(info.value).strip().splitlines()[-1]
     assert last == f"error: tag 'nope' of table {table.path} does not exist", str(info.value)
-    assert "exit code 1: TagNotExistError" in str(info.value)
+    assert "failed: TagNotExistError" in str(info.value)  # found by the engine in the task's process
     assert "Traceback" not in str(info.value)
     assert last in capsys.readouterr().out  # logged as the task's error (structlog writes the task log to stdout)
     assert table.latest_snapshot_id() == 1
