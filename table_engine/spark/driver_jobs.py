@@ -19,8 +19,9 @@ size:
   snapshots not consumed yet; the result's ``rows`` is, as for the Spark job, the rows the target's commit added.
 
 The provider (``provider/paimon_provider/hooks/spark.py``) reads the same conf: where the driver would run on the
-Airflow worker (client mode, a ``local`` master), it runs a small job with ``python -m table_engine.spark.driver_jobs``
-there and does not start spark-submit at all.
+Airflow worker (client mode, a ``local`` master), it runs a small job with :func:`run_on_driver` in the task's
+process (``python -m table_engine.spark.driver_jobs`` when the job has an environment of its own) and does not start
+spark-submit at all.
 
 The table holds the same rows either way, and the result line has the same fields; data files may be cut
 differently (the engine writes one file per bucket, Spark one per task and bucket). Unset or 0 (default): every

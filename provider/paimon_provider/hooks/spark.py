@@ -188,6 +188,8 @@ class PaimonSparkHook(BaseHook):
         sub = self.build_submission(spec)
         if sub.route == "connect":
             return self._run_connect(spec, sub)
+        if sub.route == "driver" and in_task_process(spec):
+            return self._run_here(spec, sub)
         if sub.route == "driver":
             self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
                           spec.command_name, spec.table, DRIVER_JOB_CONF)
@@ -261,20 +263,28 @@ class PaimonSparkHook(BaseHook):
         return result.to_dict()
 
     def _run_here(self, spec: SparkJobSpec, sub: RenderedJob) -> dict[str, Any]:
-        """A metadata-only command in this (the task's) process: the engine is imported here already (the worker's
-        checks read the table first), so no second interpreter imports it again for milliseconds of work
+        """A metadata-only command (route ``cli``) or a small job (route ``driver``) in this (the task's) process:
+        the engine is imported here already (the worker's checks read the table first, the small-job rule sizes
+        the input), so no second interpreter imports it again for milliseconds of work
         (docs/adr/0042-metadata-commands-in-the-task-process.md). The connection's object-store credentials go into
         the command's catalog options in memory, as for route ``connect``; the result and the failure are the CLI's
-        (:func:`table_engine.cli.outcome`)."""
+        (:func:`table_engine.cli.outcome`), a small job's those of the driver (:func:`run_on_driver`)."""
         from table_engine.cli import outcome
+        from table_engine.ops.run import run_command
+        from table_engine.spark.driver_jobs import run_on_driver
 
         config = self.get_conn()
         cmd = sub.command
         if config.credentials:
             cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **config.credentials})
-        self.log.info("%s of %s changes table metadata only: running it with the engine in this task's process "
-                      "(no subprocess, no spark-submit)", spec.command_name, spec.table)
-        result, reason = outcome(cmd, show=lambda text: self.log.info("%s", text))
+        if sub.route == "driver":
+            self.log.info("%s of %s: a small job (%s): running it with the engine in this task's process (no "
+                          "subprocess, no spark-submit)", spec.command_name, spec.table, DRIVER_JOB_CONF)
+        else:
+            self.log.info("%s of %s changes table metadata only: running it with the engine in this task's process "
+                          "(no subprocess, no spark-submit)", spec.command_name, spec.table)
+        runner = run_on_driver if sub.route == "driver" else run_command
+        result, reason = outcome(cmd, runner, show=lambda text: self.log.info("%s", text))
         if result.is_error:
             error = result.error or "an error"
             reason = reason or error
@@ -320,8 +330,9 @@ class PaimonSparkHook(BaseHook):
 
 
 def in_task_process(spec: SparkJobSpec) -> bool:
-    """Whether a metadata-only command (route ``cli``) runs in the task's process: unless the spec asks for what
-    only a process of its own has (``env_vars``, or raw ``extra_args`` for the CLI's parser)."""
+    """Whether a metadata-only command (route ``cli``) or a small job (route ``driver``) runs in the task's process:
+    unless the spec asks for what only a process of its own has (``env_vars``, or raw ``extra_args`` for the
+    CLI's parser)."""
     return not spec.env_vars and not spec.args
 
 
