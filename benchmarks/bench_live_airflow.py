@@ -8,6 +8,8 @@ UI's Trigger button does:
 * **metadata-only task**: ``paimon_expire_snapshots`` on one table (the engine's command on the worker, no Spark),
   ``--runs`` times. Per run: the task's own duration (its ``start_date`` -> ``end_date``: the task process, Airflow's
   task runner, the DAG file's parse, the command) and trigger -> run success (plus the scheduler's queueing);
+* **bad input found in the warehouse**: ``paimon_rollback`` of ``dwd.orders`` to snapshot 99, which does not
+  exist: the ``rollback`` task's duration until it failed (the worker's check reads the table; no process starts);
 * **4-layer cascade**: ``paimon_lake_ods`` with sample batch 1, 2, 3 in turn (``--cascades``); per batch the time
   from the trigger to the success of the ``paimon_lake_ads`` run its Assets started (ODS -> DWD -> DWS -> ADS), and
   each layer's run duration.
@@ -45,6 +47,7 @@ sys.path.insert(0, str(REPO))
 LAYERS = ("paimon_lake_ods", "paimon_lake_dwd", "paimon_lake_dws", "paimon_lake_ads")
 METADATA_DAG = "paimon_expire_snapshots"
 METADATA_TABLE = "ods.order_events"
+ROLLBACK_DAG = "paimon_rollback"
 
 
 def free_port() -> int:
@@ -138,7 +141,7 @@ def live_airflow(root: pathlib.Path, jobs: str) -> Iterator[tuple[Api, float]]:
         wait_for("the API server", lambda: api.call("GET", "/api/v2/monitor/health")[0] == 200, 600, 0.5)
         password = json.loads(passwords_file(home).read_text())["admin"]
         api.login(password)
-        for dag_id in (*LAYERS, METADATA_DAG):
+        for dag_id in (*LAYERS, METADATA_DAG, ROLLBACK_DAG):
             wait_for(f"DAG {dag_id} parsed", lambda d=dag_id: api.call("GET", f"/api/v2/dags/{d}")[0] == 200, 600,
                      0.5)
         ready = time.monotonic() - started
@@ -163,6 +166,24 @@ def metadata_task(api: Api) -> dict[str, float | None]:
     tis = [ti for ti in api.task_instances(METADATA_DAG, run_id) if ti.get("state") == "success"]
     task = max((seconds(ti.get("start_date"), ti.get("end_date")) or 0.0 for ti in tis), default=None)
     return {"task": task, "run": seconds(run.get("start_date"), run.get("end_date")), "trigger_to_success": total}
+
+
+def bad_rollback(api: Api) -> dict[str, float | None]:
+    """A rollback to a snapshot that does not exist: the failed ``rollback`` task's duration, trigger -> failed."""
+    started = time.monotonic()
+    run_id = api.trigger(ROLLBACK_DAG, {"table": "dwd.orders", "version": "99"})
+
+    def ended() -> dict[str, Any] | None:
+        run = api.run(ROLLBACK_DAG, run_id)
+        return run if run and run["state"] in ("failed", "success") else None
+
+    run = wait_for(f"{ROLLBACK_DAG} {run_id}", ended, 300)
+    total = time.monotonic() - started
+    if run["state"] != "failed":
+        raise RuntimeError(f"a rollback to snapshot 99 did not fail: {run}")
+    tis = {ti["task_id"]: ti for ti in api.task_instances(ROLLBACK_DAG, run_id)}
+    ti = tis.get("rollback", {})
+    return {"task": seconds(ti.get("start_date"), ti.get("end_date")), "trigger_to_failed": total}
 
 
 def cascade(api: Api, batch: int) -> dict[str, float | None]:
@@ -217,6 +238,11 @@ def main(argv: list[str] | None = None) -> int:
             meta.append(metadata_task(api))
             print(f"metadata-only task {i + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in meta[-1].items()
                                                                  if v is not None), flush=True)
+        bad = []
+        for i in range(args.runs):
+            bad.append(bad_rollback(api))
+            print(f"bad rollback {i + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in bad[-1].items()
+                                                          if v is not None), flush=True)
         flows = []
         for i in range(args.cascades):
             flows.append(cascade(api, i % 3 + 1))
@@ -227,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "load_before": load_before, "load_after": os.getloadavg()},
         "jobs": args.jobs, "ready_seconds": round(ready, 1),
-        "metadata_task": summary(meta), "cascade": summary(flows),
-        "targets": {"metadata_task_end_to_end_s": 3, "cascade_s": 20},
+        "metadata_task": summary(meta), "bad_rollback": summary(bad), "cascade": summary(flows),
+        "targets": {"metadata_task_end_to_end_s": 3, "bad_input_s": 1, "cascade_s": 20},
     }
     print(json.dumps(result, indent=2))
     if args.out:
