@@ -17,8 +17,8 @@ from typing import Any, ClassVar, TypeVar
 
 from table_engine.errors import CheckError
 
-__all__ = ["CHECKS", "Check", "CheckResult", "NoDuplicateKeys", "NullFraction", "RowCount", "RowPredicate",
-           "RowsAdded", "ValuesInRange", "ValuesInSet", "parse_check", "parse_checks"]
+__all__ = ["CHECKS", "Check", "CheckResult", "Freshness", "NoDuplicateKeys", "NullFraction", "RowCount",
+           "RowPredicate", "RowsAdded", "ValuesInRange", "ValuesInSet", "Volume", "parse_check", "parse_checks"]
 
 Filter = tuple[tuple[Any, ...], ...]
 """Engine filters (:mod:`table_engine.predicate`): ``(column, op[, value])`` tuples, ANDed."""
@@ -56,6 +56,42 @@ def _fraction(value: Any) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value) or not 0 <= value <= 1:
         raise _Bad(f"must be a fraction between 0 and 1, got {value!r}")
     return float(value)
+
+
+def _duration(value: Any) -> int:
+    """A duration: Paimon's form (``'1 h'``, ``'30 min'``, ``'2 d'``) or milliseconds."""
+    from table_engine.errors import OptionError
+    from table_engine.options.values import parse_duration
+
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        try:
+            millis = parse_duration(value.strip())
+        except OptionError:
+            millis = 0
+        if millis > 0:
+            return millis
+    raise _Bad(f"must be a duration such as '1 h', '30 min' or '2 d', got {value!r}")
+
+
+def _positive(value: Any) -> int:
+    """A count >= 1 (templated text too)."""
+    count = _count(value)
+    if not count:
+        raise _Bad(f"must be an integer >= 1, got {value!r}")
+    return count
+
+
+def _factor(value: Any) -> float:
+    """A ratio > 1."""
+    try:
+        factor = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else math.nan
+    except ValueError:
+        factor = math.nan
+    if math.isnan(factor) or factor <= 1 or math.isinf(factor):
+        raise _Bad(f"must be a number greater than 1, got {value!r}")
+    return factor
 
 
 def _text(value: Any) -> str:
@@ -302,6 +338,46 @@ class RowPredicate(Check):
 
     def expected(self) -> str:
         return "0 rows not matching"
+
+
+DATA_COMMIT_KINDS = ("APPEND", "OVERWRITE")
+"""The commit kinds that change a table's data (a compaction, an ANALYZE only rewrite or describe it)."""
+
+
+@_kind("freshness")
+@dataclass(frozen=True, kw_only=True)
+class Freshness(Check):
+    """The checked snapshot's latest data commit (an APPEND or OVERWRITE snapshot at or before it: not a compaction)
+    was committed at most ``max_age`` ago when the check runs. Metadata only: no data file is read. Observed: its age
+    in seconds (None when no data commit is retained)."""
+
+    max_age: int = _field(_duration)
+
+    def expected(self) -> str:
+        from table_engine.options.values import format_duration
+
+        return f"a data commit within {format_duration(self.max_age)}"
+
+
+@_kind("volume")
+@dataclass(frozen=True, kw_only=True)
+class Volume(Check):
+    """The row delta of the checked snapshot's latest data commit is within bounds learned from the ``history``
+    data commits before it: between ``median / factor`` and ``median * factor`` of their row deltas (a snapshot's
+    ``deltaRecordCount``: rows written, a primary-key table's deletes included). With fewer than ``min_history``
+    earlier data commits retained the check passes and says it did not judge. Metadata only. Observed: the row
+    delta."""
+
+    history: int = _field(_positive, 20)
+    min_history: int = _field(_positive, 5)
+    factor: float = _field(_factor, 10.0)
+
+    def expected(self) -> str:
+        return f"within x{self.factor:g} of the median of the last {self.history} data commits"
+
+    def validate(self) -> None:
+        if self.min_history > self.history:
+            raise _Bad(f"min_history {self.min_history} is greater than history {self.history}")
 
 
 # ---- parsing -----------------------------------------------------------------------------------------------------

@@ -24,9 +24,11 @@ import pyarrow.compute as pc
 from table_engine.errors import CheckError, SnapshotNotExistError, TableEngineError
 from table_engine.format.snapshot import CommitKind
 from table_engine.ops.checks.definitions import (
+    DATA_COMMIT_KINDS,
     Check,
     CheckResult,
     Filter,
+    Freshness,
     NoDuplicateKeys,
     NullFraction,
     RowCount,
@@ -34,6 +36,7 @@ from table_engine.ops.checks.definitions import (
     RowsAdded,
     ValuesInRange,
     ValuesInSet,
+    Volume,
     outside_range,
 )
 from table_engine.predicate import Predicate, check_value_types, conjunction, parse_filters
@@ -348,14 +351,99 @@ class _RowsAdded(_Evaluator):
                            f"{_rows(added)} added after snapshot {self.since} up to snapshot {self.snapshot_id}")
 
 
+MAX_WALK = 1000
+"""Snapshots a freshness or volume check reads at most, newest first, looking for data commits."""
+
+
+def data_commits(table: Table, snapshot_id: int | None, wanted: int) -> tuple[list[Any], bool]:
+    """Up to ``wanted`` data commits (:data:`DATA_COMMIT_KINDS`) at or before ``snapshot_id``, newest first, read
+    from snapshot metadata; and whether the walk stopped at :data:`MAX_WALK` snapshots before finding them."""
+    found: list[Any] = []
+    if snapshot_id is None:
+        return found, False
+    earliest = table.earliest_snapshot_id() or snapshot_id
+    sid = snapshot_id
+    while sid >= earliest and len(found) < wanted:
+        if snapshot_id - sid >= MAX_WALK:
+            return found, True
+        try:
+            snap = table.snapshot(sid)
+        except SnapshotNotExistError:  # expired meanwhile: nothing older is retained either
+            break
+        if str(snap.commit_kind) in DATA_COMMIT_KINDS:
+            found.append(snap)
+        sid -= 1
+    return found, False
+
+
+class _Freshness(_Evaluator):
+    check: Freshness
+
+    def __init__(self, check: Freshness, table: Table, snapshot_id: int | None) -> None:
+        super().__init__(check)
+        self.table, self.snapshot_id = table, snapshot_id
+
+    def finish(self) -> CheckResult:
+        from table_engine import clock
+        from table_engine.options.values import format_duration
+
+        commits, cut = data_commits(self.table, self.snapshot_id, 1)
+        if not commits:
+            where = f"in the {MAX_WALK} snapshots before" if cut else "retained at or before"
+            return self.result(False, None, f"no data commit {where} snapshot {self.snapshot_id}"
+                               if self.snapshot_id is not None else "no snapshot yet")
+        snap = commits[0]
+        age = max(0, clock.now_millis() - snap.time_millis)
+        return self.result(age <= self.check.max_age, round(age / 1000, 3),
+                           f"last data commit: snapshot {snap.id} ({snap.commit_kind}) {format_duration(age)} ago")
+
+
+class _Volume(_Evaluator):
+    check: Volume
+
+    def __init__(self, check: Volume, table: Table, snapshot_id: int | None) -> None:
+        super().__init__(check)
+        self.table, self.snapshot_id = table, snapshot_id
+
+    def finish(self) -> CheckResult:
+        import statistics
+
+        c = self.check
+        commits, _ = data_commits(self.table, self.snapshot_id, c.history + 1)
+        if not commits:
+            return self.result(True, None, "not judged: no data commit yet")
+        latest, earlier = commits[0], commits[1:]
+        delta = int(latest.delta_record_count or 0)
+        if len(earlier) < c.min_history:
+            return self.result(True, delta, f"not judged: {len(earlier)} earlier data commit"
+                               f"{'' if len(earlier) == 1 else 's'} retained (needs {c.min_history}); snapshot "
+                               f"{latest.id} wrote {_rows(delta)}")
+        median = statistics.median(int(s.delta_record_count or 0) for s in earlier)
+        low, high = median / c.factor, median * c.factor
+        return self.result(low <= delta <= high, delta,
+                           f"snapshot {latest.id} wrote {_rows(delta)}; the last {len(earlier)} data commits wrote a "
+                           f"median of {median:g} (bounds {low:g} to {high:g})")
+
+
 def _narrowest(table: Table) -> str:
     """A column to read when only rows are counted: the first primary key, else the first column."""
     keys = table.primary_keys
     return keys[0] if keys else table.arrow_schema.names[0]
 
 
+def _bind_metadata(table: Table, check: Freshness | Volume, snapshot_id: int | None) -> _Evaluator:
+    """The evaluator of a check that reads snapshot metadata, not rows."""
+    if check.where:
+        raise CheckError(f"{_where(check)}: where does not apply: it reads snapshot metadata, not rows")
+    if isinstance(check, Freshness):
+        return _Freshness(check, table, snapshot_id)
+    return _Volume(check, table, snapshot_id)
+
+
 def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
     """The evaluator of ``check`` on ``table``; a CheckError for what does not fit the table's schema."""
+    if isinstance(check, (Freshness, Volume)):
+        return _bind_metadata(table, check, snapshot_id)
     where = _predicates(table, check, check.where, "where")
     if isinstance(check, RowCount):
         return _RowCount(check, where, [])

@@ -298,3 +298,53 @@ def test_the_cli_exits_0_on_failed_checks_and_1_when_they_cannot_run(warehouse: 
     assert (line["status"], line["retryable"]) == ("error", False)
     assert err.strip().splitlines()[-1] == ("error: check 'null_fraction(nope)' (null_fraction): unknown column "
                                             "'nope'; columns are ['id', 'dt', 'status', 'amount', 'day', 'price']")
+
+
+def test_freshness_and_volume_read_snapshot_metadata(tmp_path: pathlib.Path) -> None:
+    """Freshness: the latest data commit (not a compaction) within max_age of the clock; volume: its row delta
+    within median / factor .. median * factor of the earlier data commits, not judged with too few of them."""
+    from table_engine.clock import ManualClock, use_clock
+
+    hour = 3_600_000
+    clock = ManualClock(1_800_000_000_000)
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = Catalog(str(tmp_path / "w")).create_table("db.t", schema, primary_keys=["id"], options={"bucket": "1"})
+
+    def write(rows: int, start: int = 0) -> None:
+        t.write(pa.table({"id": list(range(start, start + rows)), "v": ["x"] * rows}, schema=schema))
+
+    checks = parse_checks([{"check": "freshness", "max_age": "2 h"}, {"check": "volume", "history": 6}])
+    with use_clock(clock):
+        first = run_checks(t, checks)  # no snapshot yet
+        assert [r.passed for r in first.results] == [False, True]
+        assert first.results[0].message == "no snapshot yet" and first.results[1].message.startswith("not judged")
+        for i in range(4):
+            write(10, 10 * i)
+            clock.advance(hour // 4)
+        early = run_checks(t, checks).results
+        assert early[0].passed and early[0].observed == 900.0, early[0]
+        assert early[1].passed and early[1].message.startswith("not judged: 3 earlier data commits retained "
+                                                               "(needs 5)"), early[1]
+        for i in range(4, 7):
+            write(10, 10 * i)
+        t.compact(full=True)  # a COMPACT snapshot: not a data commit for either check
+        clock.advance(3 * hour)
+        stale, usual = run_checks(t, checks).results
+        assert not stale.passed and stale.observed == 3 * 3600.0, stale
+        appended = max(s.id for s in t.snapshots() if str(s.commit_kind) == "APPEND")
+        assert str(t.latest_snapshot().commit_kind) == "COMPACT"  # type: ignore[union-attr]
+        assert f"last data commit: snapshot {appended} (APPEND) 3 h ago" == stale.message, stale
+        assert stale.expected == "a data commit within 2 h"
+        assert usual.passed and usual.observed == 10 and "median of 10 (bounds 1 to 100)" in usual.message, usual
+        write(500, 1000)
+        spike = run_checks(t, checks).results[1]
+        assert not spike.passed and spike.observed == 500, spike
+        assert f"snapshot {t.latest_snapshot_id()} wrote 500 rows" in spike.message, spike
+    with pytest.raises(CheckError, match=r"check 1 \(freshness\): max_age must be a duration"):
+        parse_checks([{"check": "freshness", "max_age": "soon"}])
+    with pytest.raises(CheckError, match="min_history 9 is greater than history 3"):
+        parse_checks([{"check": "volume", "history": 3, "min_history": 9}])
+    with pytest.raises(CheckError, match="factor must be a number greater than 1"):
+        parse_checks([{"check": "volume", "factor": 1}])
+    with pytest.raises(CheckError, match="where does not apply"):
+        run_checks(t, parse_checks([{"check": "freshness", "max_age": "1 h", "where": [["id", ">", 1]]}]))
