@@ -50,11 +50,13 @@ def setup_logging(level: str) -> None:
 
 
 def outcome(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_command,
-            show: Callable[[str], None] = print, *, verbose: bool = False) -> tuple[JobResult, str | None]:
+            show: Callable[[str], None] = print, *, verbose: bool = False,
+            log_errors: bool = True) -> tuple[JobResult, str | None]:
     """Run ``cmd`` with ``runner``, logging its start and end (a failure as one ERROR line, its traceback only with
     ``verbose`` or for a bug), and ``show`` the readable form of a ``health`` or ``maintain`` result; its result
     and, when it failed, the one-line reason. The CLI prints both; the provider's operators call it in the task's
-    process for a metadata-only command."""
+    process for a metadata-only command, with ``log_errors=False``: the task's failure says an engine error once
+    (a bug, not a ``TableEngineError``, is still logged with its traceback)."""
     started = time.monotonic()
     log.info("%s %s: starting", cmd.name, cmd.table)
     try:
@@ -72,7 +74,8 @@ def outcome(cmd: Command, runner: Callable[[Command], dict[str, Any]] = run_comm
     except Exception as e:  # reported as the job's result: one line, the traceback only with --verbose or for a bug
         expected = isinstance(e, TableEngineError)
         reason = one_line(str(e) if expected else f"{type(e).__name__}: {e}")
-        log.error("%s %s failed: %s", cmd.name, cmd.table, reason, exc_info=not expected or verbose)
+        if log_errors or not expected:
+            log.error("%s %s failed: %s", cmd.name, cmd.table, reason, exc_info=not expected or verbose)
         return JobResult.failed(cmd.name, cmd.table, one_line(f"{type(e).__name__}: {e}"),
                                 retryable=is_retryable(e), seconds=round(time.monotonic() - started, 3)), reason
 

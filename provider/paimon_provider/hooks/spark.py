@@ -284,7 +284,7 @@ class PaimonSparkHook(BaseHook):
             self.log.info("%s of %s changes table metadata only: running it with the engine in this task's process "
                           "(no subprocess, no spark-submit)", spec.command_name, spec.table)
         runner = run_on_driver if sub.route == "driver" else run_command
-        result, reason = outcome(cmd, runner, show=lambda text: self.log.info("%s", text))
+        result, reason = outcome(cmd, runner, show=lambda text: self.log.info("%s", text), log_errors=False)
         if result.is_error:
             error = result.error or "an error"
             reason = reason or error
