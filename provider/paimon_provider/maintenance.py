@@ -206,6 +206,19 @@ def schedule_words(schedule: str | None) -> str:
     return f"`{schedule}`, and by hand from the UI (its form below; the defaults are those of scheduled runs)."
 
 
+def upkeep_timetable(schedule: str | None, start_date: datetime.datetime | None) -> Any:
+    """The timetable of a scheduled upkeep DAG without a start date: its cron ``schedule`` (UTC) whose first run is
+    the next tick after the DAG appears, never the tick just past. Airflow 3.3's ``CronTriggerTimetable`` runs the past
+    tick at once when it is less than a tenth of the interval (at least 5 minutes) ago even with ``run_immediately``
+    false (its code applies the "None" rule to False), so the buffer is given as zero (ADR 0041). A schedule with a
+    start date, or none, is left to Airflow."""
+    if schedule is None or start_date is not None or schedule in ("@once", "@continuous"):
+        return schedule
+    from airflow.sdk import CronTriggerTimetable
+
+    return CronTriggerTimetable(schedule, timezone="UTC", run_immediately=datetime.timedelta(0))
+
+
 def maintenance_dag(dag_id: str, *, description: str, schedule: str | None, params: Mapping[str, Param],
                     doc_md: str | None = None, leaves: str | None = None, notes: str = "",
                     start_date: datetime.datetime | None = None,
@@ -214,12 +227,13 @@ def maintenance_dag(dag_id: str, *, description: str, schedule: str | None, para
     """A DAG for one upkeep job: no catch-up, one run at a time, retries, the given form. Given ``leaves`` (what a
     run leaves behind), its ``doc_md`` is :func:`dag_doc` of ``doc_md`` (or the description), the schedule and the
     params. No ``start_date`` by default: a scheduled one then first runs at the next time its schedule names after
-    the DAG appears (Airflow's cron timetable, ``run_immediately`` false), not at once for the time already past,
-    so the first start of an Airflow runs no maintenance ahead of its user (ADR 0041)."""
+    the DAG appears (:func:`upkeep_timetable`), not at once for the time already past, so the first start of an
+    Airflow runs no maintenance ahead of its user (ADR 0041)."""
     if leaves is not None:
         doc_md = dag_doc(doc_md or description, when=schedule_words(schedule), leaves=leaves, params=params,
                          notes=notes)
-    return DAG(dag_id=dag_id, description=description, schedule=schedule, start_date=start_date, catchup=False,
+    return DAG(dag_id=dag_id, description=description, schedule=upkeep_timetable(schedule, start_date),
+               start_date=start_date, catchup=False,
                max_active_runs=1, tags=list(tags), default_args=dict(default_args or {}), params=dict(params),
                doc_md=doc_md)
 
