@@ -125,8 +125,9 @@ def finished(api: Api, dag_id: str, run_id: str) -> dict[str, Any] | None:
 
 
 @contextlib.contextmanager
-def live_airflow(root: pathlib.Path, jobs: str) -> Iterator[tuple[Api, float]]:
-    """``make airflow`` under ``root``: its API logged in, and the seconds until every layer DAG was parsed."""
+def live_airflow(root: pathlib.Path, jobs: str) -> Iterator[tuple[Api, float, int]]:
+    """``make airflow`` under ``root``: its API logged in, the seconds until every layer DAG was parsed, and the pid
+    of ``make airflow``'s process (its components are its children)."""
     from scripts.airflow_demo import passwords_file
 
     home, lake, port = root / "home", root / "lake", free_port()
@@ -145,7 +146,7 @@ def live_airflow(root: pathlib.Path, jobs: str) -> Iterator[tuple[Api, float]]:
             wait_for(f"DAG {dag_id} parsed", lambda d=dag_id: api.call("GET", f"/api/v2/dags/{d}")[0] == 200, 600,
                      0.5)
         ready = time.monotonic() - started
-        yield api, ready
+        yield api, ready, proc.pid
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -155,6 +156,36 @@ def live_airflow(root: pathlib.Path, jobs: str) -> Iterator[tuple[Api, float]]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) of process ``root`` and its descendants so far (from ``/proc``)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = pathlib.Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        todo += children.get(pid, [])
+    return total
+
+
+def idle_cpu(pid: int, seconds: float = 30.0) -> float:
+    """The share of one core the Airflow uses while nothing runs (CPU seconds over ``seconds`` of wall time)."""
+    before = tree_cpu_seconds(pid)
+    time.sleep(seconds)
+    return (tree_cpu_seconds(pid) - before) / seconds
 
 
 def metadata_task(api: Api) -> dict[str, float | None]:
@@ -231,8 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         pathlib.Path(args.keep).mkdir(parents=True, exist_ok=False)
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory(
-            prefix="bench-live-airflow-")) as tmp, live_airflow(pathlib.Path(tmp), args.jobs) as (api, ready):
+            prefix="bench-live-airflow-")) as tmp, live_airflow(pathlib.Path(tmp), args.jobs) as (api, ready, pid):
         print(f"make airflow ready (every layer DAG parsed) in {ready:.1f} s", flush=True)
+        idle = idle_cpu(pid)
+        print(f"idle: {idle:.0%} of a core", flush=True)
         meta = []
         for i in range(args.runs):
             meta.append(metadata_task(api))
@@ -252,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "load_before": load_before, "load_after": os.getloadavg()},
-        "jobs": args.jobs, "ready_seconds": round(ready, 1),
+        "jobs": args.jobs, "ready_seconds": round(ready, 1), "idle_core_share": round(idle, 3),
         "metadata_task": summary(meta), "bad_rollback": summary(bad), "cascade": summary(flows),
         "targets": {"metadata_task_end_to_end_s": 3, "bad_input_s": 1, "cascade_s": 20},
     }
