@@ -39,6 +39,7 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     Health,
+    History,
     Maintain,
     MarkPartitionDone,
     RemoveOrphanFiles,
@@ -57,7 +58,7 @@ from table_engine.ops.commands import (
 __all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactDatabase",
            "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
            "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
-           "Health", "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
+           "Health", "History", "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
            "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
            "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "committing_commands",
            "from_json", "snapshot_properties_of"]

@@ -18,7 +18,8 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 
 __all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactManifest", "ConsumeChangelog",
            "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
-           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "IF_EXISTS", "Maintain",
+           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History", "IF_EXISTS",
+           "Maintain",
            "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale",
            "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
            "snapshot_properties_of"]
@@ -310,6 +311,23 @@ class Health(Command):
                                        "when the listing was cut)", kind="count")
     orphans_older_than_millis: int | None = arg("with --orphans: only files older than this (default: one day "
                                                 "ago)", flag="--orphans-older-than", kind="time", metavar="TIME")
+
+
+@command("history", help="the table's commits newest first, with the Airflow run of each, by kind and time, a page "
+                          "at a time (snapshot metadata only)")
+@dataclass(frozen=True, kw_only=True)
+class History(Command):
+    """The retained commits, newest first (:func:`table_engine.ops.history.history`): snapshot id, commit kind, time,
+    commit user, record counts and the Airflow DAG, run, task, map index and try that committed it (from the run
+    identity in its properties). Reads snapshot files only; ``next_before_snapshot`` in the result pages on."""
+
+    kinds: tuple[str, ...] = arg("only these commit kinds, e.g. COMPACT or APPEND,OVERWRITE", flag="--kind",
+                                 kind="columns", metavar="KIND[,KIND]")
+    since_millis: int | None = arg("only commits at or after this time", flag="--since", kind="time", metavar="TIME")
+    until_millis: int | None = arg("only commits at or before this time", flag="--until", kind="time", metavar="TIME")
+    before_snapshot: int | None = arg("only snapshots older than this one (the previous page's "
+                                      "next_before_snapshot)", kind="count")
+    limit: int = arg("commits per page", kind="count", default=50)
 
 
 @command("maintain", help="plan the maintenance due from the table's health and options, and run it (--dry-run: "

@@ -44,6 +44,7 @@ from table_engine.ops.commands import (
     ExpireTags,
     FastForward,
     Health,
+    History,
     Maintain,
     MarkPartitionDone,
     RemoveOrphanFiles,
@@ -400,6 +401,15 @@ def run_health(cmd: Health, catalog: Catalog) -> dict[str, Any]:
                                                  max_orphan_files=cmd.max_orphan_files,
                                                  orphans_older_than_millis=cmd.orphans_older_than_millis)
     return {"snapshot_id": health.snapshot_id, "health": health.to_dict()}
+
+
+@runs(History)
+def run_history(cmd: History, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.history import history
+
+    page = history(catalog.get_table(cmd.table), kinds=cmd.kinds, since_millis=cmd.since_millis,
+                   until_millis=cmd.until_millis, before_snapshot=cmd.before_snapshot, limit=cmd.limit)
+    return page.to_dict()
 
 
 @runs(Rollback)

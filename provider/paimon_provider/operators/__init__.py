@@ -17,6 +17,7 @@ from paimon_provider.operators.compact import (
     PaimonRescaleOperator,
 )
 from paimon_provider.operators.health import PaimonTableHealthOperator
+from paimon_provider.operators.history import PaimonTableHistoryOperator
 from paimon_provider.operators.hygiene import (
     PaimonClearConsumersOperator,
     PaimonCompactManifestOperator,
@@ -71,5 +72,6 @@ __all__ = [
     "PaimonSparkOperator",
     "PaimonTableCheckOperator",
     "PaimonTableHealthOperator",
+    "PaimonTableHistoryOperator",
     "PaimonWriteOperator",
 ]

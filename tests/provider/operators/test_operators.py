@@ -40,6 +40,7 @@ from paimon_provider.operators import (
     PaimonSparkOperator,
     PaimonTableCheckOperator,
     PaimonTableHealthOperator,
+    PaimonTableHistoryOperator,
     PaimonWriteOperator,
 )
 
@@ -294,7 +295,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator,
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
-        PaimonMaintenanceOperator, PaimonCompactDatabaseOperator}
+        PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator}
     assert {op.command for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
