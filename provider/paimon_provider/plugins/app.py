@@ -196,9 +196,11 @@ def create_app() -> FastAPI:
         return HTMLResponse(render.page("Paimon tables", f"<h1>Paimon tables</h1>{content}"))
 
     @app.get("/{conn_id}/{database}/{table}", response_class=HTMLResponse)
-    def table_page(request: Request, conn_id: str, database: str, table: str, user: User) -> HTMLResponse:
+    def table_page(request: Request, conn_id: str, database: str, table: str, user: User, kind: str | None = None,
+                   before: int | None = None) -> HTMLResponse:
+        """A table's page; ``kind`` (a commit kind) and ``before`` (a snapshot id) select the snapshots listed."""
         from paimon_provider.plugins.table_view import table_body
-        from table_engine.errors import DatabaseNotExistError, TableNotExistError
+        from table_engine.errors import CommandError, DatabaseNotExistError, TableNotExistError
 
         identifier = f"{database}.{table}"
         if not readable(user, [conn_id]):  # first: a user who may not read it learns nothing of the connection
@@ -215,7 +217,9 @@ def create_app() -> FastAPI:
 
             assets = paimon_assets(uris=[table_asset_uri(identifier, conn_id)])
             body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request), airflow_runs,
-                              asset_id=assets[0][0] if assets else None)
+                              asset_id=assets[0][0] if assets else None, kind=kind or None, before=before)
+        except CommandError as e:  # a kind that is not a commit kind
+            return _error_page(400, "Bad request", redact(str(e), secrets))
         except (TableNotExistError, DatabaseNotExistError) as e:
             return _error_page(404, "Not found", redact(f"no table {identifier} in connection {conn_id!r}: {e}",
                                                         secrets))

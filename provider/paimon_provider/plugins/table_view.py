@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from table_engine.catalog import Catalog
     from table_engine.core_options import CoreOptions
     from table_engine.format.snapshot import Snapshot
+    from table_engine.ops.history import Commit
     from table_engine.store.lifecycle.health import TableHealth
     from table_engine.table import Table
 
@@ -36,7 +37,12 @@ MAX_CHART_BARS = 40
 def run_link(snapshot: Snapshot, airflow_root: str, known: Callable[[str, str], bool] = lambda d, r: True) -> str:
     """A link to the Airflow run that committed ``snapshot`` (from its properties), or a dash; a run this Airflow
     does not have (``known`` says no: another Airflow, or ``make demo``'s own database) is named, not linked."""
-    run = RunIdentity.of(snapshot.properties)
+    return identity_link(RunIdentity.of(snapshot.properties), airflow_root, known)
+
+
+def identity_link(run: RunIdentity | None, airflow_root: str,
+                  known: Callable[[str, str], bool] = lambda d, r: True) -> str:
+    """:func:`run_link` of a run identity (None: a dash)."""
     if run is None:
         return "\u2014"
     text = f"{esc(run.dag_id)} / {esc(run.run_id)}"
@@ -44,6 +50,31 @@ def run_link(snapshot: Snapshot, airflow_root: str, known: Callable[[str, str], 
         return f"{text} <span class='muted'>{esc(run.task_id)} (not a run of this Airflow)</span>"
     href = f"{airflow_root}/{url('dags', run.dag_id, 'runs', run.run_id)}"
     return f"{render.airflow_link(href, text)} <span class='muted'>{esc(run.task_id)}</span>"
+
+
+def _identity(c: Commit) -> RunIdentity | None:
+    if c.dag_id is None or c.run_id is None or c.task_id is None:
+        return None
+    return RunIdentity(c.dag_id, c.run_id, c.task_id, -1 if c.map_index is None else c.map_index,
+                       1 if c.try_number is None else c.try_number)
+
+
+def history_links(root: str, conn_id: str, table: Table, kind: str | None, older: int | None) -> str:
+    """The Snapshots section's filters (every commit kind) and its link to the next, older page."""
+    from urllib.parse import urlencode
+
+    from table_engine.format.snapshot import CommitKind
+
+    database, name = table.identifier.split(".", 1)
+    here = f"{root}/{url(conn_id, database, name)}"
+    kinds = [("all", None), *((k.value, k.value) for k in CommitKind)]
+    shown = [esc(label) if value == kind else f"<a href='{here}{'?' + urlencode({'kind': value}) if value else ''}'>"
+             f"{esc(label)}</a>" for label, value in kinds]
+    parts = " &middot; ".join(shown)
+    if older is not None:
+        query = urlencode({**({"kind": kind} if kind else {}), "before": older})
+        parts += f" &middot; <a href='{here}?{query}'>older &rarr;</a>"
+    return f"<p class='muted'>{parts}</p>"
 
 
 def local_time(value: datetime.datetime | str | None) -> str | None:
@@ -99,24 +130,29 @@ def health_section(h: TableHealth, options: CoreOptions) -> str:
 
 def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, root: str,
                known_runs: Callable[[Sequence[tuple[str, str]]], set[tuple[str, str]]] | None = None,
-               asset_id: int | None = None) -> str:
+               asset_id: int | None = None, kind: str | None = None, before: int | None = None) -> str:
     """The page body of ``table`` of ``catalog`` (read through ``conn_id``); ``known_runs`` gives which of the
     ``(dag_id, run_id)`` pairs are runs of this Airflow (default: all); ``asset_id``, the table's Asset in this
     Airflow (linked), if it has one."""
     h = table.health()
     levels = files_per_level(catalog, table.identifier)
+    from table_engine.ops.history import history
+
     retained = list(table.snapshots())
-    snapshots = sorted(retained, key=lambda s: s.id, reverse=True)[:MAX_SNAPSHOTS]
+    page = history(table, kinds=[kind] if kind else (), before_snapshot=before, limit=MAX_SNAPSHOTS)
+    commits = [(c, _identity(c)) for c in page.commits]
     maintained = last_maintained(retained)
-    pairs = [(r.dag_id, r.run_id) for s in [*snapshots, *([maintained] if maintained else [])]
-             if (r := RunIdentity.of(s.properties)) is not None]
+    pairs = [(r.dag_id, r.run_id) for r in [*(i for _, i in commits),
+                                            *([RunIdentity.of(maintained.properties)] if maintained else [])]
+             if r is not None]
     existing = set(pairs) if known_runs is None else known_runs(pairs)
 
     def link(s: Snapshot) -> str:
         return run_link(s, airflow_root, lambda d, r: (d, r) in existing)
 
-    snapshot_rows = [[esc(s.id), esc(str(s.commit_kind)), esc(s.total_record_count), esc(s.delta_record_count),
-                      esc(millis(s.time_millis)), render.shortened(s.commit_user), link(s)] for s in snapshots]
+    snapshot_rows = [[esc(c.snapshot_id), esc(c.commit_kind), esc(c.total_records), esc(c.delta_records),
+                      esc(millis(c.time_millis)), render.shortened(c.commit_user),
+                      identity_link(run, airflow_root, lambda d, r: (d, r) in existing)] for c, run in commits]
     tag_rows = [[esc(t.name), esc(t.snapshot_id), esc(local_time(t.create_time)),
                  esc(None if t.time_retained_millis is None else format_duration(t.time_retained_millis)),
                  "yes" if t.expired else "no"] for t in h.tags]
@@ -135,7 +171,9 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             + health_section(h, table.options) + plan_section(table, h)
             + last_maintained_section(maintained, link(maintained) if maintained else "")
             + levels_section(levels) + rate_section(retained)
-            + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS})</span></h2>"
+            + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS}{esc(' ' + kind) if kind else ''}"
+            + f"{f', before {before}' if before else ''})</span></h2>" + history_links(root, conn_id, table, kind,
+                                                                              page.next_before_snapshot)
             + render.table(["id", "kind", "total rows", "delta rows", "committed (UTC)", "commit user", "Airflow run"],
                            snapshot_rows, numeric=(0, 2, 3), empty="no snapshot")
             + "<h2>Tags</h2>"

@@ -204,6 +204,32 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
                                                                                                 "COMPACT": 1}
 
 
+def test_the_snapshots_by_kind_and_page(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
+    """The Snapshots section lists a page of the table's history: by commit kind (links for each), older pages."""
+    from paimon_provider.plugins import table_view
+
+    client, catalog, cookies = ui
+    t = catalog.get_table("sales.orders")
+    t.compact(full=True)
+    latest = t.latest_snapshot_id()
+    text = _get(client, "/paimon_ui/sales/orders?kind=COMPACT", cookies).text
+    rows = text[text.index("<h2>Snapshots"):text.index("<h2>Tags")]
+    assert f"<td class='n'>{latest}</td><td>COMPACT</td>" in rows and "<td>APPEND</td>" not in rows, rows
+    assert "href='/paimon/paimon_ui/sales/orders?kind=APPEND'" in rows and ">all</a>" in rows
+    old = table_view.MAX_SNAPSHOTS
+    table_view.MAX_SNAPSHOTS = 1
+    try:
+        first = _get(client, "/paimon_ui/sales/orders", cookies).text
+        assert f"href='/paimon/paimon_ui/sales/orders?before={latest}'>older" in first
+        older = _get(client, f"/paimon_ui/sales/orders?before={latest}", cookies).text
+        section = older[older.index("<h2>Snapshots"):older.index("<h2>Tags")]
+        assert f"<td class='n'>{latest - 1}</td>" in section and f"<td class='n'>{latest}</td>" not in section
+    finally:
+        table_view.MAX_SNAPSHOTS = old
+    bad = _get(client, "/paimon_ui/sales/orders?kind=MERGE", cookies)
+    assert bad.status_code == 400 and "unknown commit kind" in bad.text
+
+
 def test_the_snapshot_rate_buckets_fit_the_retained_range() -> None:
 
     from paimon_provider.plugins.maintenance_view import MAX_RATE_BARS, rate_width, snapshot_rate
