@@ -59,6 +59,9 @@ class PaimonTableCheckOperator(PaimonSparkOperator):
     :param since_snapshot: check only the rows added after this snapshot up to the checked one (Paimon's
         ``incremental-between``: the batch an audit branch adds on the snapshot it was made from, docs/wap.md);
         default (None, ``""`` or ``"None"``): every row of the checked snapshot (templated).
+    :param outlets: Assets whose event (Airflow emits one per outlet when the task succeeds) carries the checks'
+        results in its extra: ``table``, ``snapshot_id`` and ``checks`` (name, kind, observed value each), so a
+        freshness or volume check can gate a DAG scheduled on that Asset.
     :param failure_note: a line logged at ERROR right above the failure's two lines when a check fails (what the
         failure leaves, e.g. write-audit-publish's kept branch), so that it is read where the failure is (templated).
     """
@@ -124,4 +127,19 @@ class PaimonTableCheckOperator(PaimonSparkOperator):
                 self.log.error("%s", self.failure_note)
             raise self.failure(f"{len(failed)} of {len(checks)} checks failed on {where}: {names}",
                                details, retryable=False)
+        self._report_to_outlets(context, snapshot, checks)
         return result
+
+    def _report_to_outlets(self, context: Context, snapshot: Any, checks: list[dict[str, Any]]) -> None:
+        """The passed checks in the extra of the event of each Asset the task declares in ``outlets`` (e.g. a
+        "fresh and complete" Asset that downstream DAGs are scheduled on): the table, the checked snapshot and per
+        check its name, kind and observed value. A failed check fails the task, which emits no event."""
+        from airflow.sdk import Asset
+
+        extra = {"table": self.table, "snapshot_id": snapshot,
+                 "checks": [{"name": c.get("name"), "check": c.get("check"), "observed": c.get("observed")}
+                            for c in checks]}
+        events = context["outlet_events"]
+        for outlet in self.outlets:
+            if isinstance(outlet, Asset):
+                events[outlet].extra.update(extra)

@@ -59,6 +59,29 @@ def test_passing_checks_return_their_results_and_log_a_table(table: Any, capsys:
     assert "null_fraction(email)  passed  0.3333    <= 0.5" in log
 
 
+def test_fresh_and_usual_data_reported_to_the_declared_assets(table: Any) -> None:
+    """Freshness and volume through the operator: passing, their results in the extra of each declared outlet's
+    event (a downstream DAG scheduled on that Asset runs only on fresh data); a stale table fails the task."""
+    from airflow.sdk import Asset
+
+    ready = Asset("quality://db.t/fresh")
+    ctx, _ = run_context()
+    op = PaimonTableCheckOperator(task_id="fresh", table="db.t", outlets=[ready], checks=[
+        {"check": "freshness", "max_age": "1 h"}, {"check": "volume"}])
+    result = op.execute(ctx)  # type: ignore[arg-type]
+    assert result is not None and result["passed"] is True
+    extra = ctx["outlet_events"][ready].extra
+    assert extra["table"] == "db.t" and extra["snapshot_id"] == 1
+    assert [(c["name"], c["check"]) for c in extra["checks"]] == [("freshness", "freshness"), ("volume", "volume")]
+    assert extra["checks"][1]["observed"] == 3  # the one commit's row delta (not judged: no earlier commit)
+    stale = PaimonTableCheckOperator(task_id="stale", table="db.t", outlets=[ready],
+                                     checks=[{"check": "freshness", "max_age": 1}])
+    ctx, _ = run_context()
+    with pytest.raises(AirflowFailException, match="1 of 1 checks failed on snapshot 1: freshness"):
+        stale.execute(ctx)  # type: ignore[arg-type]
+    assert "checks" not in ctx["outlet_events"][ready].extra
+
+
 def test_the_log_table_is_aligned() -> None:
     lines = check_table_lines([
         {"name": "row_count", "passed": True, "observed": 12, "expected": ">= 1", "message": "12 rows"},
