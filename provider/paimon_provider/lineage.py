@@ -57,7 +57,7 @@ branches are created, dropped and renamed; removing the entries of missing data 
 created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
 resets, hint repairs and partition marks leave the table's data as it is: none."""
 
-READ_ONLY = frozenset({"check", "health"})
+READ_ONLY = frozenset({"check", "health", "history"})
 """Commands that only read their table (it is their input, not an output)."""
 
 

@@ -54,7 +54,7 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.DropPartitions(**base, partitions=({"dt": "a"},)), ops.RewriteFileIndex(**base),
         ops.Rescale(**base, bucket_num=2), ops.CheckTable(**base, checks=({"check": "row_count", "min": 1},)),
         ops.CreateBranch(**base, branch="b", tag="x"), ops.DeleteBranch(**base, branch="b"),
-        ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"), ops.Health(**base),
+        ops.RenameBranch(**base, branch="b", to="c"), ops.FastForward(**base, branch="b"), ops.Health(**base), ops.History(**base),
         ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
         ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
         ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base),
@@ -78,7 +78,8 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "drop-partitions": ([], ["db.t"]), "rewrite-file-index": ([], ["db.t"]), "rescale": ([], ["db.t"]),
         "check": (["db.t"], []), "create-branch": (["db.t"], ["db.t$branch_b"]),
         "delete-branch": ([], ["db.t$branch_b"]), "rename-branch": ([], ["db.t$branch_c"]),
-        "fast-forward": (["db.t$branch_b"], ["db.t"]), "health": (["db.t"], []), "mark-partition-done": ([], ["db.t"]),
+        "fast-forward": (["db.t$branch_b"], ["db.t"]), "health": (["db.t"], []), "history": (["db.t"], []),
+        "mark-partition-done": ([], ["db.t"]),
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
         "maintain": ([], ["db.t"]), "compact-database": ([], [])}

@@ -85,7 +85,8 @@ def test_the_registry_declares_every_command() -> None:
                               "clear-consumers",
                               "reset-consumer", "compact-manifest", "remove-unexisting-files",
                               "repair", "create-tag", "expire-tags",
-                              "expire-partitions", "remove-orphan-files", "health", "maintain", "rollback",
+                              "expire-partitions", "remove-orphan-files", "health", "history", "maintain",
+                              "rollback",
                               "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
                               "rescale", "check", "create-branch", "delete-branch", "rename-branch", "fast-forward"]
