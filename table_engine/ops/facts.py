@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from table_engine.ops.metrics import commit_metrics
 from table_engine.store.committing import snapshot_info
 from table_engine.store.partition_spec import decode_partitions, format_partition_text
 from table_engine.table import Table
@@ -16,8 +17,9 @@ def commit_facts(table: Table, snapshot_id: int | None,
     """What a commit did to the data, for the result line's ``commit`` field (a consumer such as the Airflow
     provider tells data from upkeep by it): ``commit_kind``, ``added_rows`` and ``deleted_rows`` (of the files it
     added and removed), ``changelog_records`` (the snapshot's ``changelogRecordCount``) and ``partitions`` (the
-    partitions it touched, as ``k=v,...`` text), and for a compaction ``published_rows`` (rows it moved out of the
-    postpone bucket, which readers see only from then on). Empty for no snapshot."""
+    partitions it touched, as ``k=v,...`` text), for a compaction ``published_rows`` (rows it moved out of the
+    postpone bucket, which readers see only from then on), and ``metrics``, Paimon's commit metrics
+    (:func:`~table_engine.ops.metrics.commit_metrics`). Empty for no snapshot."""
     if snapshot_id is None:
         return {}
     snap = table.snapshot(snapshot_id)
@@ -32,6 +34,7 @@ def commit_facts(table: Table, snapshot_id: int | None,
              "partitions": [format_partition_text(p, default) for p in decoded]}
     if facts["commit_kind"] == "COMPACT":
         facts["published_rows"] = changes.deleted_postponed_rows
+    facts["metrics"] = commit_metrics(table, [snapshot_id])
     return facts
 
 
@@ -43,10 +46,14 @@ def commits_facts(table: Table, snapshot_ids: list[int]) -> dict[str, Any]:
         for key, value in commit_facts(table, sid).items():
             if key == "partitions":
                 merged[key] = [*merged.get(key, []), *[p for p in value if p not in merged.get(key, [])]]
+            elif key == "metrics":
+                continue
             elif isinstance(value, int) and key in merged:
                 merged[key] += value
             elif key not in merged:
                 merged[key] = value
+    if merged:
+        merged["metrics"] = commit_metrics(table, snapshot_ids)
     return merged
 
 
@@ -69,6 +76,7 @@ def write_facts(table: Table, snapshot_id: int | None) -> dict[str, Any]:
     facts["changelog_records"] = sum(table.snapshot(i).changelog_record_count or 0 for i in ids)
     facts["compacted"] = True
     facts["snapshot_ids"] = ids
+    facts["metrics"] = commit_metrics(table, ids)
     return facts
 
 

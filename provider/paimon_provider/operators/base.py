@@ -46,6 +46,30 @@ SPARK_OPTION_KEYS = frozenset(f.name for f in dataclasses.fields(SparkJobSpec)) 
 """Keys accepted in an operator's ``spark`` mapping."""
 
 
+METRIC_PREFIX = "paimon.table"
+"""Metric names: ``paimon.table.<database>.<table>.commit.<Paimon's metric>`` (Paimon's own scope, ``paimon.table.
+<table>.commit``) and ``paimon.table.<database>.<table>.<command>.duration`` (docs/metrics.md)."""
+
+
+def report_metrics(table: str, command: str, result: Mapping[str, Any] | None) -> None:
+    """Report a job result's commit metrics (its ``commit.metrics``, Paimon's names) as gauges and the job's
+    duration as a timing, through Airflow's metrics (StatsD or OpenTelemetry, as ``[metrics]`` configures it; nothing
+    when neither is on)."""
+    from airflow.sdk.observability.stats import Stats
+
+    if not result:
+        return
+    scope = f"{METRIC_PREFIX}.{table}"
+    commit = result.get("commit")
+    metrics = commit.get("metrics") if isinstance(commit, Mapping) else None
+    for name, value in (metrics or {}).items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            Stats.gauge(f"{scope}.commit.{name}", value)
+    seconds = result.get("seconds")
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+        Stats.timing(f"{scope}.{command}.duration", datetime.timedelta(seconds=float(seconds)))
+
+
 def as_bool(value: Any) -> bool:
     """A flag from Python or from rendered template text (``"True"``, ``"false"``, ``"1"``)."""
     if isinstance(value, str):
@@ -404,6 +428,7 @@ class PaimonSparkOperator(BaseOperator):
         except JobFailedError as e:
             raise self.failure(e.summary, e.reason, retryable=e.retryable) from None
         self._lineage_result = result
+        report_metrics(self.table, self.command, result)
         target = self.asset_table
         if self.skip_if_no_commit and target is not None and self.result_snapshot_id(result) is None:
             self.log.info("%s committed nothing to %s (%s): skipping", self.command, target, result)

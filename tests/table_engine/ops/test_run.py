@@ -88,13 +88,20 @@ def test_commit_facts_tell_data_from_upkeep(warehouse: str, tmp_path: pathlib.Pa
                                             options={"bucket": "1"})
     out = run_command(Write(warehouse=warehouse, table="db.plain", source=str(src)))
     assert out["commit"].pop("added_bytes") > 0
+    metrics = out["commit"].pop("metrics")  # Paimon's commit metrics of the same commit (docs/metrics.md)
     assert out["commit"] == {"commit_kind": "APPEND", "added_rows": 3, "deleted_rows": 0, "added_files": 2,
                              "changelog_records": 0, "partitions": ["dt=a", "dt=b"]}
+    assert (metrics["lastTableFilesAdded"], metrics["lastTableFilesAppended"], metrics["lastDeltaRecordsAppended"],
+            metrics["lastPartitionsWritten"], metrics["lastGeneratedSnapshots"]) == (2, 2, 3, 2, 1)
     run_command(Write(warehouse=warehouse, table="db.plain", source=str(src)))
     # a compaction without changelog: files rewritten, no changelog, nothing published
     facts = run_command(Compact(warehouse=warehouse, table="db.plain", full=True))["commit"]
     assert facts["commit_kind"] == "COMPACT" and facts["changelog_records"] == 0 and facts["published_rows"] == 0
     assert facts["deleted_rows"] == 6 and facts["added_rows"] == 3
+    compacted = facts["metrics"]
+    assert compacted["lastTableFilesDeleted"] == 4 and compacted["lastTableFilesCommitCompacted"] == 4 + \
+        compacted["lastTableFilesAdded"] and compacted["lastTableFilesAppended"] == 0
+    assert compacted["lastCompactionInputFileSize"] > 0 and compacted["lastCompactionOutputFileSize"] > 0
     assert run_command(Compact(warehouse=warehouse, table="db.plain", full=True))["commit"] == {}  # nothing to do
     # a rollback to the latest removes nothing; one to snapshot 1 removes two
     latest = plain.latest_snapshot_id()
