@@ -8,7 +8,7 @@ PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 NEWEST := constraints-newest.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test test-compat lint bench bench-tasks bench-scale soak install pypaimon paimon-java browser clean
+.PHONY: demo demo-engine demo-s3 airflow test test-fast test-compat lint bench bench-tasks bench-scale soak install pypaimon paimon-java browser clean
 
 install: $(STAMP)
 
@@ -67,6 +67,11 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
 		|| echo "could not install chromium: the browser test of the trigger forms will be skipped"; \
 	else echo "no /usr/bin/chromium (and no root apt-get): the browser test of the trigger forms will be skipped"; fi; }
+
+# The inner loop: no JVM, no pypaimon or Paimon Java venv, no browser, no live Airflow (the tests marked spark,
+# interop, integration or slow are left out); `make test` stays the whole suite.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not interop and not slow and not spark and not integration" $(PYTEST_ARGS)
 
 test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
