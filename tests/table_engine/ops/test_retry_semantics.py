@@ -58,9 +58,13 @@ def test_drop_partitions_ignore_if_missing(table: Any, catalog: Catalog) -> None
         return run_command(DropPartitions(warehouse=catalog.warehouse, table="db.t", partitions=({"dt": "d1"},),
                                           **kw), catalog)
 
-    assert drop() == {"snapshot_id": 4, "dropped": True, "commit": {
+    dropped = drop()
+    metrics = dropped["commit"].pop("metrics")  # Paimon's commit metrics (docs/metrics.md)
+    assert dropped == {"snapshot_id": 4, "dropped": True, "commit": {
         "commit_kind": "OVERWRITE", "added_rows": 0, "deleted_rows": 3, "added_files": 0, "added_bytes": 0,
         "changelog_records": 0, "partitions": ["dt=d1"]}}
+    assert metrics["lastTableFilesDeleted"] > 0 and metrics["lastTableFilesAdded"] == 0 and \
+        metrics["lastPartitionsWritten"] == 1
     with pytest.raises(PartitionSpecError, match="matches no partition"):
         drop()
     assert drop(ignore_if_missing=True) == {"snapshot_id": None, "dropped": False, "commit": {}}
