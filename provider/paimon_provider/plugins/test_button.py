@@ -84,17 +84,26 @@ class PortZeroIsNoPort:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _is_test(scope):
-            await self.app(scope, receive, send)
-            return
-        body, ended = await read_body(receive)
-        if ended is not None:  # the client went away: pass it on
-            await self.app(scope, replay([ended]), send)
+        body = await _test_body(self.app, scope, receive, send)
+        if body is None:
             return
         changed = await anyio.to_thread.run_sync(without_port_zero, body, stored_port)  # reads the database
         if changed is not None:
             body, scope = changed, with_body(scope, changed)
         await self.app(scope, replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+async def _test_body(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+    """The whole body of a Test request, for a middleware to look at before the route; None when the request was
+    handed to ``app`` as it is (not a Test request, or the client went away)."""
+    if not _is_test(scope):
+        await app(scope, receive, send)
+        return None
+    body, ended = await read_body(receive)
+    if ended is not None:  # the client went away: pass it on
+        await app(scope, replay([ended]), send)
+        return None
+    return body
 
 
 def _is_test(scope: Scope) -> bool:
@@ -138,12 +147,8 @@ class SparkConnectTest:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _is_test(scope):
-            await self.app(scope, receive, send)
-            return
-        body, ended = await read_body(receive)
-        if ended is not None:
-            await self.app(scope, replay([ended]), send)
+        body = await _test_body(self.app, scope, receive, send)
+        if body is None:
             return
         try:
             fields = json.loads(body)
