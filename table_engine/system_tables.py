@@ -210,7 +210,7 @@ class AuditLogTable:
             batches = table._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
         else:
             splits = table._plan(data_preds or None, snapshot_id, tag, timestamp_millis)
-            batches = iter_plan_splits(table._ctx, splits, data_preds, data_cols, batch_size)
+            batches = iter_plan_splits(table.store, splits, data_preds, data_cols, batch_size)
         for b in batches:
             if kind_expr is not None:
                 b = b.filter(kind_expr)
@@ -297,7 +297,7 @@ def _options(t: Table, _: _Version) -> pa.Table:
 
 def _tags(t: Table, _: _Version) -> pa.Table:
     rows = []
-    for tag in TagManager(t._ctx).all():
+    for tag in TagManager(t.store).all():
         s = tag.snapshot
         rows.append({
             "tag_name": tag.name, "snapshot_id": s.id, "schema_id": s.schema_id, "commit_time": _local(s.time_millis),
@@ -320,7 +320,7 @@ def _manifests(t: Table, version: _Version) -> pa.Table:
     snap = t.resolve_snapshot(*version)
     if snap is None:
         return _build("manifests", [])
-    refs = FileRefs(t._ctx)
+    refs = FileRefs(t.store)
     fmt = _PartitionFormat(t)
     return _build("manifests", [{
         "file_name": m.file_name, "file_size": m.file_size, "num_added_files": m.num_added_files,
@@ -335,12 +335,12 @@ def _files(t: Table, version: _Version) -> pa.Table:
     snap = t.resolve_snapshot(*version)
     if snap is None:
         return _build("files", [])
-    refs = FileRefs(t._ctx)
+    refs = FileRefs(t.store)
     fmt = _PartitionFormat(t)
     rows = []
     for e in sorted(live_entries(t.file_io, t.path, snap), key=lambda e: (e.partition, e.bucket, e.file.file_name)):
         f = e.file
-        fs = t._ctx.schema_by_id(f.schema_id)
+        fs = t.store.schema_by_id(f.schema_id)
         keys = _decode_or_none(f.min_key, fs), _decode_or_none(f.max_key, fs)
         nulls, lows, highs = _value_stats(t, f)
         rows.append({
@@ -395,7 +395,7 @@ def _table_indexes(t: Table, version: _Version) -> pa.Table:
     fmt = _PartitionFormat(t)
     names = {f.id: f.name for f in t.schema.fields}
     rows = []
-    for e in t._ctx.index_entries(t.resolve_snapshot(*version)):
+    for e in t.store.index_entries(t.resolve_snapshot(*version)):
         f, gi = e.index_file, e.index_file.global_index
         rows.append({
             "partition": fmt.braces_safe(e.partition), "bucket": e.bucket, "index_type": f.index_type,
@@ -467,7 +467,7 @@ def _decode_or_none(key: bytes, schema: Any) -> str | None:
 def _value_stats(t: Table, f: DataFileMeta) -> tuple[str, str, str]:
     """``{col=..}`` strings of null counts, min and max values for the current columns (null: no stats)."""
     current = {fld.id: fld.name for fld in t.schema.fields}
-    fs = t._ctx.schema_by_id(f.schema_id)
+    fs = t.store.schema_by_id(f.schema_id)
     cols = list(fs.fields) if f.value_stats_cols is None else [fs.field(c) for c in f.value_stats_cols
                                                                    if c in fs.field_names()]
     nulls: dict[str, Any] = dict.fromkeys(current.values())

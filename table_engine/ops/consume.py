@@ -35,7 +35,6 @@ from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.ops.commands import ConsumeChangelog
 from table_engine.ops.facts import write_facts
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
-from table_engine.store.context import StoreContext
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
@@ -270,7 +269,7 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
                               "to_snapshot": rng.end, "rows": 0}
     if rng.empty:
         return result
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
     changes = pa.concat_tables([read_changes(ctx, s) for s in splits]) if splits else \
         changes_schema(table.schema).empty_table()

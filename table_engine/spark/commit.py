@@ -20,7 +20,6 @@ from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import compact_invisible_level0, compact_written_append_partitions
-from table_engine.store.context import StoreContext
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.table import Table
 
@@ -83,7 +82,7 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
         if find_commit(table, commit_user, identifier, since) is None:
             committer.abort(messages)
         raise
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     if unaware_append(table) and not data_evolution_enabled(table.schema.options):
         # the tasks did not compact (see write_task): compact what they wrote, once. (Writers of a data-evolution
         # table never compact in passing, as Table.write: its compaction merges row ranges, a maintenance job.)

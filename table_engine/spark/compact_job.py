@@ -280,4 +280,4 @@ def _size(n: float) -> str:
 
 
 def _store_context(table: Table) -> StoreContext:
-    return StoreContext(table.file_io, table.path, table.schema, table.options)
+    return table.store

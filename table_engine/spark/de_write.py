@@ -34,7 +34,6 @@ from table_engine.errors import SchemaMismatchError
 from table_engine.io.paths import staging_dir
 from table_engine.spark import options as o
 from table_engine.spark.commit import TaskFiles, find_commit
-from table_engine.store.context import StoreContext
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.row_tracking import ROW_ID
 from table_engine.store.writing.data_evolution_write import INSERT, insert_fields, insert_messages, update_fields
@@ -82,7 +81,7 @@ def plan_write(table: Table, names: Sequence[str], overwrite: bool, kinds_column
     if overwrite or kinds_column is not None:
         what = "mode overwrite" if overwrite else f"option {o.ROWKIND_COLUMN}"
         raise o.DataSourceOptionError(f"{mode} of table {table.identifier}: {what} is not supported (append only)")
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     unknown = [n for n in names if n not in fields and (n != ROW_ID or mode != UPDATE)]
     if unknown:
         raise SchemaMismatchError(f"{mode} of table {table.identifier}: DataFrame column(s) {unknown} are not in "
@@ -102,7 +101,7 @@ def plan_write(table: Table, names: Sequence[str], overwrite: bool, kinds_column
 def write_columns(plan: DataEvolutionWrite, table: Table, chunks: Iterable[pa.Table], task: int, attempt: int,
                   check: Callable[[], None]) -> TaskFiles:
     """One task of a write of some columns: files of new rows, per chunk and partition (deleted on failure)."""
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     fields = insert_fields(ctx, plan.names)
     written: list[str] = []
     messages = []

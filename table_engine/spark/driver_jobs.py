@@ -142,11 +142,10 @@ def _write_input_size(cmd: Write) -> int | None:
 def _compact_input_size(cmd: Compact) -> int:
     from table_engine.ops.run import open_catalog
     from table_engine.store.compaction.compact import plan_compaction
-    from table_engine.store.context import StoreContext
 
     table = open_catalog(cmd).get_table(cmd.table)
     table.check_supported(Op.MAINTAIN)
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis, buckets=cmd.buckets)
     return sum(f.file_size for b in plan for f in b.files)
 

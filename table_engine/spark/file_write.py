@@ -72,7 +72,6 @@ from table_engine.spark.writer import (
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.compaction.compact import compact_invisible_level0
-from table_engine.store.context import StoreContext
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.scan import live_entries
 from table_engine.store.writing.bucket_assign import Assigner
@@ -150,7 +149,7 @@ def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, s
 
 def _combines(table: Table) -> bool:
     """Whether ``table``'s merge engine combines a key's records (rather than picking one of them)."""
-    merge = StoreContext(table.file_io, table.path, table.schema, table.options).merge_function
+    merge = table.store.merge_function
     return merge is not None and not merge.capabilities.merge_free
 
 
@@ -345,7 +344,7 @@ def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence
     messages = [PaimonCommitMessage(pickle.loads(r[0])) for r in rows]
     ow = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if overwrite else None
     sid = writer.commit_job(messages, identifier, ow)
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+    ctx = table.store
     if sid is not None and not overwrite and ctx.batch_scan_skip_level0():
         # the tasks did not compact: level 0 (invisible to batch reads of first-row tables) is compacted once here
         buckets = {(m.partition, m.bucket) for pm in messages for m in pm.files.messages if m.new_files}
@@ -428,7 +427,7 @@ def _read_routed_run(plan: FileWritePlan, schema: TableSchema, i: int
 
 def _read_change_run(source: Table, runs: Sequence[Sequence[ChangeSplit]], i: int
                      ) -> Iterator[tuple[pa.Table, pa.Array | None]]:
-    ctx = StoreContext(source.file_io, source.path, source.schema, source.options)
+    ctx = source.store
     for split in runs[i]:
         for batch in iter_changes(ctx, split, (), _BATCH_ROWS):
             if batch.num_rows:

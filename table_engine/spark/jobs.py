@@ -285,4 +285,4 @@ def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange
 
 
 def _store_context(table: Table) -> StoreContext:
-    return StoreContext(table.file_io, table.path, table.schema, table.options)
+    return table.store

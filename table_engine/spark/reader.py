@@ -47,7 +47,6 @@ from table_engine.store.changes.incremental import (
     snapshot_has_changes,
 )
 from table_engine.store.changes.starting import LiveSnapshots, resolve_stream_start
-from table_engine.store.context import StoreContext
 from table_engine.store.reading.data_evolution import data_evolution_enabled, row_id_groups
 from table_engine.store.reading.raw_files import restrict_splits
 from table_engine.store.reading.scan import Split
@@ -104,7 +103,7 @@ def read_partition(table: Table, spec: ReadSpec, partition: InputPartition,
                     names=[ROWKIND_COLUMN, *batch.schema.names])
             yield conform(batch, spec.arrow_schema)
     elif isinstance(partition, ChangePartition):
-        ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+        ctx = table.store
         for batch in iter_changes(ctx, partition.split, parse_filters(list(filters)), _BATCH_ROWS):
             if not spec.audit_log:
                 kinds = batch.column(ROWKIND_COLUMN)
@@ -269,7 +268,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         from-timestamp, from-snapshot, from-snapshot-full, from the read options over the table's."""
         dynamic = {key: value for key in _SCAN_OPTIONS if (value := o.get(self.options, key)) is not None}
         table = self.table.copy(dynamic) if dynamic else self.table
-        ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
+        ctx = table.store
         snapshots = LiveSnapshots(ctx)
         start = resolve_stream_start(table.options, snapshots, table_was_empty=not snapshots)
         log.info("%s: streaming read starts with %s (%s)", table.identifier,

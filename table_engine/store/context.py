@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -59,6 +60,14 @@ class StoreContext:
             return not self.options.deletion_vectors_merge_on_read()
         caps = self.merge_capabilities
         return caps is not None and caps.needs_lookup
+
+    def with_options(self, overrides: Mapping[str, str], drop: Iterable[str] = ()) -> StoreContext:
+        """This table's context with ``overrides`` laid over its options and the keys in ``drop`` removed (a job's
+        own settings: a consumer id, a strict-mode snapshot, a writer's file format); nothing is stored."""
+        raw = {**self.options.raw, **overrides}
+        for key in drop:
+            raw.pop(key, None)
+        return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw))
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

@@ -101,7 +101,7 @@ class TableBase:
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
         self.options = CoreOptions(schema.options)
-        self._ctx = StoreContext(self.file_io, self.path, schema, self.options)
+        self.store = StoreContext(self.file_io, self.path, schema, self.options)
 
     # ---- properties --------------------------------------------------------------------------------------------
     @property

@@ -58,11 +58,11 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.compaction.select import table_buckets
         from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
-        wanted = table_buckets(self._ctx, buckets)  # only fixed-bucket tables have them: fails before any work
-        if is_postpone_table(self._ctx):  # the compaction that assigns postponed rows to buckets publishes them
-            return compact_postpone_table(self._ctx, self._committer(commit_user), full, partitions,
+        wanted = table_buckets(self.store, buckets)  # only fixed-bucket tables have them: fails before any work
+        if is_postpone_table(self.store):  # the compaction that assigns postponed rows to buckets publishes them
+            return compact_postpone_table(self.store, self._committer(commit_user), full, partitions,
                                           idle_partitions_older_than_ms, properties)
-        return compact_table(self._ctx, self._committer(commit_user), full, partitions, idle_partitions_older_than_ms,
+        return compact_table(self.store, self._committer(commit_user), full, partitions, idle_partitions_older_than_ms,
                              properties, wanted)
 
     @mutating
@@ -72,7 +72,7 @@ class MaintenanceSurface(WriteSurface):
         changelog_time_retained."""
         from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
 
-        return expire_snapshots(self._ctx, ExpireConfig.from_options(self.options, overrides))
+        return expire_snapshots(self.store, ExpireConfig.from_options(self.options, overrides))
 
     @mutating
     def expire_changelogs(self, retain_min: int | None = None, retain_max: int | None = None,
@@ -90,7 +90,7 @@ class MaintenanceSurface(WriteSurface):
                                        ("older_than_millis", older_than_millis), ("max_deletes", max_deletes))
                      if v is not None}
         result = ExpireResult()
-        expire_changelogs(self._ctx, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
+        expire_changelogs(self.store, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
                           delete_all=delete_all)
         return result
 
@@ -102,7 +102,7 @@ class MaintenanceSurface(WriteSurface):
         :mod:`table_engine.store.committing.manifest_compact`)."""
         from table_engine.store.committing.manifest_compact import compact_manifest
 
-        return compact_manifest(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+        return compact_manifest(self.store, default_commit_user(self.options, commit_user), dry_run)
 
     @mutating
     def remove_unexisting_files(self, dry_run: bool = True, commit_user: str | None = None) -> UnexistingResult:
@@ -111,7 +111,7 @@ class MaintenanceSurface(WriteSurface):
         leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
         from table_engine.store.lifecycle.unexisting import remove_unexisting_files
 
-        return remove_unexisting_files(self._ctx, default_commit_user(self.options, commit_user), dry_run)
+        return remove_unexisting_files(self.store, default_commit_user(self.options, commit_user), dry_run)
 
     @mutating
     def repair(self) -> RepairResult:
@@ -120,7 +120,7 @@ class MaintenanceSurface(WriteSurface):
         :mod:`table_engine.store.lifecycle.repair`)."""
         from table_engine.store.lifecycle.repair import repair_hints
 
-        return repair_hints(self._ctx)
+        return repair_hints(self.store)
 
     @mutating
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
@@ -128,7 +128,7 @@ class MaintenanceSurface(WriteSurface):
         timestamp_pattern, max_expires, dry_run."""
         from table_engine.store.lifecycle.partition_expire import expire_partitions
 
-        return expire_partitions(self._ctx, **overrides)
+        return expire_partitions(self.store, **overrides)
 
     @mutating
     def drop_partitions(self, partitions: PartitionSpecs, ignore_if_missing: bool = False) -> int | None:
@@ -137,7 +137,7 @@ class MaintenanceSurface(WriteSurface):
         ``ignore_if_missing`` (then only the partitions that exist are dropped; None if none does)."""
         from table_engine.store.lifecycle.partition_expire import drop_partitions
 
-        return drop_partitions(self._ctx, partitions, ignore_if_missing)
+        return drop_partitions(self.store, partitions, ignore_if_missing)
 
     @mutating
     def mark_partitions_done(self, partitions: PartitionSpecs) -> MarkDoneResult:
@@ -146,7 +146,7 @@ class MaintenanceSurface(WriteSurface):
         anything). No snapshot is committed; marking again converges."""
         from table_engine.store.lifecycle.mark_done import mark_partitions_done
 
-        return mark_partitions_done(self._ctx, partitions)
+        return mark_partitions_done(self.store, partitions)
 
     @mutating
     def rescale(self, bucket_num: int | None = None, partitions: PartitionSpecs | None = None,
@@ -162,15 +162,15 @@ class MaintenanceSurface(WriteSurface):
 
         self.refresh()
         user = default_commit_user(self.options, commit_user)
-        sid = rescale(self._ctx, user, bucket_num, partitions, new_user=commit_user is None)
-        return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten=True)
+        sid = rescale(self.store, user, bucket_num, partitions, new_user=commit_user is None)
+        return compact_invisible_level0(self.store, self.new_commit, sid, overwritten=True)
 
     @mutating
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
         from table_engine.store.lifecycle.orphans import remove_orphan_files
 
-        return remove_orphan_files(self._ctx, older_than_millis, dry_run)
+        return remove_orphan_files(self.store, older_than_millis, dry_run)
 
     @mutating
     def rollback_to(self, version: int | str) -> RollbackResult:
@@ -179,8 +179,8 @@ class MaintenanceSurface(WriteSurface):
 
         if isinstance(version, bool) or not isinstance(version, (int, str)):
             raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
-        result = rollback_to(self._ctx, snapshot_id=version) if isinstance(version, int) \
-            else rollback_to(self._ctx, tag=version)
+        result = rollback_to(self.store, snapshot_id=version) if isinstance(version, int) \
+            else rollback_to(self.store, tag=version)
         return result
 
     # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
@@ -198,4 +198,4 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 
         self.refresh()
-        return rewrite_file_index(self._ctx, self._committer(commit_user), partitions)
+        return rewrite_file_index(self.store, self._committer(commit_user), partitions)

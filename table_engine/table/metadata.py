@@ -25,12 +25,12 @@ class MetadataSurface(TableBase):
     clear)."""
 
     def latest_snapshot(self) -> Snapshot | None:
-        return self._ctx.latest_snapshot()
+        return self.store.latest_snapshot()
 
     def metadata(self) -> TableMetadata:
         """Read-only metadata queries (no data file read, nothing written): the snapshot that landed after an id or
         a time, of a commit kind, touching a partition; a partition's live files, rows and done mark."""
-        return TableMetadata(self._ctx)
+        return TableMetadata(self.store)
 
     def health(self, partitions: PartitionSpecs | None = None, *, orphans: bool = False,
                max_orphan_files: int | None = None, orphans_older_than_millis: int | None = None) -> TableHealth:
@@ -43,9 +43,9 @@ class MetadataSurface(TableBase):
         from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, table_health
         from table_engine.store.partition_spec import partition_specs
 
-        specs = partition_specs(partitions, self.schema.partition_fields(), self._ctx.options.partition_default_name(),
+        specs = partition_specs(partitions, self.schema.partition_fields(), self.store.options.partition_default_name(),
                                 self.identifier) or []
-        return table_health(self._ctx, self.identifier, partitions=specs, orphans=orphans,
+        return table_health(self.store, self.identifier, partitions=specs, orphans=orphans,
                             max_orphan_files=DEFAULT_MAX_ORPHAN_FILES if max_orphan_files is None else max_orphan_files,
                             orphans_older_than_millis=orphans_older_than_millis)
 

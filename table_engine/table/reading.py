@@ -67,7 +67,7 @@ class ReadSurface(TagSurface):
         if snapshot_id is None and tag is None and timestamp_millis is None and self._scan_mode_set():
             from table_engine.store.changes.batch_changes import batch_start_snapshot
 
-            return batch_start_snapshot(self._ctx, self._tag_snapshot_or_none)
+            return batch_start_snapshot(self.store, self._tag_snapshot_or_none)
         return self.resolve_snapshot(snapshot_id, tag, timestamp_millis)
 
     def plan(self, filter: Any = None, snapshot_id: int | None = None, tag: str | None = None,
@@ -111,12 +111,12 @@ class ReadSurface(TagSurface):
         self._gate(Op.READ, snap)
         # filters on the row-tracking system columns are applied by the read (files have no stats for them)
         file_preds = [p for p in preds if p.column not in ROW_TRACKING_COLUMNS or p.column in self.schema.field_names()]
-        splits = plan_splits(self.file_io, self.path, snap, self.schema, file_preds, self._ctx.schema_by_id,
-                             skip_level0=self._ctx.batch_scan_skip_level0(),
-                             merge_capabilities=self._ctx.merge_capabilities)
+        splits = plan_splits(self.file_io, self.path, snap, self.schema, file_preds, self.store.schema_by_id,
+                             skip_level0=self.store.batch_scan_skip_level0(),
+                             merge_capabilities=self.store.merge_capabilities)
         self._gate_files(f for s in splits for f in s.files)
         if self.options.row_tracking_enabled() and not self.schema.primary_keys:
-            splits, _ = prune_by_global_index(self._ctx, snap, preds, splits)  # BTree global indexes (ADR 0019)
+            splits, _ = prune_by_global_index(self.store, snap, preds, splits)  # BTree global indexes (ADR 0019)
         return splits
 
     def new_read(self, columns: Sequence[str] | None = None, filter: Any = None) -> TableRead:
@@ -125,7 +125,7 @@ class ReadSurface(TagSurface):
         validate_columns(preds, self._readable_columns())
         if columns is None and self._row_tracking_view:
             columns = self._readable_columns()
-        return TableRead(read_context(self._ctx), columns, preds)
+        return TableRead(read_context(self.store), columns, preds)
 
     def row_tracking_view(self) -> Self:
         """The ``$row_tracking`` table (Paimon 2.0's ``RowTrackingTable``): reads return every column and
@@ -204,7 +204,7 @@ class ReadSurface(TagSurface):
         t._check_no_consumer(None)
         preds = parse_filters(filter)
         validate_columns(preds, t.schema.field_names())
-        return (StreamScan if t.source is None else t.source.stream_scan_class)(t._ctx, preds)
+        return (StreamScan if t.source is None else t.source.stream_scan_class)(t.store, preds)
 
     def changelog_consumer(self, consumer_id: str | None = None, options: Mapping[str, str] | None = None,
                            filter: Any = None, columns: Sequence[str] | None = None,
@@ -223,7 +223,7 @@ class ReadSurface(TagSurface):
         if columns is not None:
             t.new_read(columns)  # checks the names
         scan_class = StreamScan if t.source is None else t.source.stream_scan_class
-        return ChangelogConsumer(t._ctx, consumer_id, preds, columns, batch_size, scan_class=scan_class)
+        return ChangelogConsumer(t.store, consumer_id, preds, columns, batch_size, scan_class=scan_class)
 
     def _refuse_change_reads(self, what: str) -> None:
         """Raise the gate's error for ``what``, a read of the table's changes (snapshot deltas), on a data-evolution
@@ -263,16 +263,16 @@ class ReadSurface(TagSurface):
             if system:
                 raise SchemaError(f"table {self.identifier}: {system[0]} is not readable in an incremental read "
                                   "(only in batch reads of a snapshot)")
-        splits = plan_incremental(self._ctx, self._tag_snapshot_or_none, preds)
-        yield from read_incremental(self._ctx, splits, preds, columns, with_row_kind, batch_size)
+        splits = plan_incremental(self.store, self._tag_snapshot_or_none, preds)
+        yield from read_incremental(self.store, splits, preds, columns, with_row_kind, batch_size)
         fallback = self._fallback(None, None, None)
         if fallback is not None:  # the fallback's changes of the partitions this branch's changes lack
             done = {s.partition for s in splits}
             theirs = fallback.table
-            rest = [s for s in plan_incremental(theirs._ctx, theirs._tag_snapshot_or_none, preds)
+            rest = [s for s in plan_incremental(theirs.store, theirs._tag_snapshot_or_none, preds)
                     if s.partition not in done]
             schema: pa.Schema | None = None
-            for b in read_incremental(theirs._ctx, rest, preds, columns, with_row_kind, batch_size):
+            for b in read_incremental(theirs.store, rest, preds, columns, with_row_kind, batch_size):
                 if schema is None:  # this branch's fields (nullability may differ), then the row kind
                     mine = self.new_read(columns).output_schema
                     schema = pa.schema([mine.field(n) if n in mine.names else b.schema.field(n)

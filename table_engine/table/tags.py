@@ -50,7 +50,7 @@ class TagSurface(MetadataSurface):
         from table_engine.store.lifecycle.tags import TagManager
 
         auto = self.options.tag_automatic_creation().value in ("process-time", "watermark")
-        return TagManager(self._ctx, TagPeriodHandler.from_options(self.options) if auto else None)
+        return TagManager(self.store, TagPeriodHandler.from_options(self.options) if auto else None)
 
     def tags(self) -> list[Tag]:
         """Every tag (with its snapshot, create time and retention), by name."""
@@ -147,9 +147,9 @@ class TagSurface(MetadataSurface):
         from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
 
         if self.options.tag_automatic_creation().value == "batch":
-            name = create_batch_tag(self._ctx)
+            name = create_batch_tag(self.store)
             return [name] if name else []
-        return TagAutoCreation(self._ctx).run()
+        return TagAutoCreation(self.store).run()
 
     def _tag_snapshot_or_none(self, name: str) -> Snapshot | None:
         tag = self._tag_manager().get(name)

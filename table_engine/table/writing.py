@@ -42,7 +42,7 @@ class WriteSurface(TableBase):
         from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 
         try:
-            run_commit_maintenance(self._ctx, commit_identifier)
+            run_commit_maintenance(self.store, commit_identifier)
         except (TableEngineError, OSError) as e:  # the commit stands; maintenance is retried at the next one
             log.warning("commit-time maintenance of %s after snapshot %s failed: %s", self.identifier, snapshot_id, e)
 
@@ -51,12 +51,12 @@ class WriteSurface(TableBase):
         """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
         from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 
-        return run_commit_maintenance(self._ctx, commit_identifier)
+        return run_commit_maintenance(self.store, commit_identifier)
 
     @mutating
     def new_write(self) -> TableWrite:
         """A writer task (phase one). Its ``prepare_commit()`` messages go to :meth:`new_commit`."""
-        return TableWrite(self._ctx)
+        return TableWrite(self.store)
 
     @mutating
     def new_commit(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
@@ -69,7 +69,7 @@ class WriteSurface(TableBase):
         """:meth:`new_commit` without the gate's check for writes: for maintenance jobs, which passed the gate for
         maintenance (their commits are COMPACT, which the committer checks against the snapshot it commits on)."""
         user = default_commit_user(self.options, commit_user)
-        return FileStoreCommit(self._ctx, user, new_user=new_user or commit_user is None)
+        return FileStoreCommit(self.store, user, new_user=new_user or commit_user is None)
 
     @mutating
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
@@ -131,7 +131,7 @@ class WriteSurface(TableBase):
         from table_engine.store.writing.data_evolution_write import update_by_row_id
 
         base, strict = self._data_evolution_base("update by row id")
-        sid = update_by_row_id(strict._ctx, strict._committer(commit_user), _as_table(data), base, commit_identifier)
+        sid = update_by_row_id(strict.store, strict._committer(commit_user), _as_table(data), base, commit_identifier)
         self._after_commit(sid, commit_identifier, maintain)
         return sid
 
@@ -158,7 +158,7 @@ class WriteSurface(TableBase):
                               f"are {self.schema.field_names()}")
         existing = self._read_at(base, [*match, ROW_ID]) if base is not None else \
             pa.table({**{k: pa.nulls(0) for k in match}, ROW_ID: pa.array([], pa.int64())})
-        sid = upsert_by_key(strict._ctx, strict._committer(commit_user), table, list(keys), columns, existing, base,
+        sid = upsert_by_key(strict.store, strict._committer(commit_user), table, list(keys), columns, existing, base,
                             commit_identifier)
         self._after_commit(sid, commit_identifier, maintain)
         return sid
@@ -173,7 +173,7 @@ class WriteSurface(TableBase):
         from table_engine.store.writing.data_evolution_delete import delete_by_row_id
 
         base, strict = self._data_evolution_base("delete by row id")
-        sid = delete_by_row_id(strict._ctx, strict._committer(), row_ids, base)
+        sid = delete_by_row_id(strict.store, strict._committer(), row_ids, base)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -188,7 +188,7 @@ class WriteSurface(TableBase):
         if base is None:
             return None
         ids = self._read_at(base, [ROW_ID], filter).column(ROW_ID)
-        sid = delete_by_row_id(strict._ctx, strict._committer(), ids, base)
+        sid = delete_by_row_id(strict.store, strict._committer(), ids, base)
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -204,14 +204,14 @@ class WriteSurface(TableBase):
         another user made after it (e.g. an update of the same rows): that commit fails it instead (retryable)."""
         if not data_evolution_enabled(self.schema.options):
             raise SchemaError(f"{what} needs data-evolution.enabled = true on table {self.identifier}")
-        base = self._ctx.latest_snapshot()
+        base = self.store.latest_snapshot()
         return base, self.copy({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(base.id if base is not None else 0)})
 
     def _write_columns(self, data: pa.Table | pa.RecordBatch, maintain: bool | None) -> int | None:
         """:meth:`write` of rows with only some columns on a data-evolution table (pypaimon's ``with_write_type``)."""
         from table_engine.store.writing.data_evolution_write import insert_columns
 
-        sid = insert_columns(self._ctx, self._committer(), _as_table(data))
+        sid = insert_columns(self.store, self._committer(), _as_table(data))
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
@@ -232,7 +232,7 @@ class WriteSurface(TableBase):
 
     def _moved_on(self, writer: TableWrite) -> bool:
         """Whether the table has a newer snapshot than the one ``writer`` restored from (so a retry may succeed)."""
-        latest = self._ctx.latest_snapshot()
+        latest = self.store.latest_snapshot()
         return latest is not None and latest.id != writer.base_snapshot_id
 
     def _compact_level0(self, sid: int | None, committer: FileStoreCommit, overwritten: bool) -> int | None:
@@ -240,7 +240,7 @@ class WriteSurface(TableBase):
         level 0, so the commit is visible (:func:`~table_engine.store.compaction.compact.compact_invisible_level0`)."""
         from table_engine.store.compaction.compact import compact_invisible_level0
 
-        return compact_invisible_level0(self._ctx, self.new_commit, sid, overwritten, committer.dropped_compactions)
+        return compact_invisible_level0(self.store, self.new_commit, sid, overwritten, committer.dropped_compactions)
 
 
 def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:

@@ -37,7 +37,7 @@ SLICES = 4
 
 def _delete_first_rows(table: Table) -> int:
     """Mark the first two rows of each bucket's oldest file deleted (a DV index file per bucket); rows deleted."""
-    ctx = table._ctx
+    ctx = table.store
     messages = []
     for s in table.plan():
         f = min(s.files, key=lambda x: x.min_sequence_number)
@@ -82,7 +82,7 @@ def test_pypaimon_reads_compacted_append_tables(case, pypaimon: PypaimonClient, 
     assert len(live) < files_before
     assert any(f.file_source == int(FileSource.COMPACT) for f in live) and {f.level for f in live} == {0}
     if dv:
-        entries = table._ctx.index_entries(table.latest_snapshot())
+        entries = table.store.index_entries(table.latest_snapshot())
         assert not [e for e in entries if e.index_file.index_type == DELETION_VECTORS_INDEX]
 
     assert_snapshots_read_as_expected(pypaimon, warehouse, case, table, expected)

@@ -110,7 +110,7 @@ def test_the_reader_decodes_pypaimons_bitmap_files(bm_warehouse: tuple[pathlib.P
 
     wh, _ = bm_warehouse
     t = Catalog(str(wh)).get_table("db.bm")
-    entries = [e for e in t._ctx.index_entries(t.latest_snapshot()) if e.index_file.global_index is not None]
+    entries = [e for e in t.store.index_entries(t.latest_snapshot()) if e.index_file.global_index is not None]
     model = _model().with_row_ids()
     values = {"id": [0, 239, 5000], "x": ["s0003", "zz"], "y": [3, 105]}
     entries = [e for e in entries if e.index_file.index_type == "bitmap"]
@@ -120,7 +120,7 @@ def test_the_reader_decodes_pypaimons_bitmap_files(bm_warehouse: tuple[pathlib.P
         for e in entries:
             gi = e.index_file.global_index
             if gi.index_field_id == field.id:
-                got = bitmap_lookup(t.file_io, index_file_path(t._ctx.table_path, e.index_file),
+                got = bitmap_lookup(t.file_io, index_file_path(t.store.table_path, e.index_file),
                                     e.index_file.file_size, field.type, pa.array(values[field.name]))
                 found += (got.row_ids + gi.row_range_start).tolist()
                 bitmaps += got.bitmaps_read

@@ -43,7 +43,7 @@ def _write(table: Table, case: Case, batch: Batch) -> int:
 
 
 def _vectors(table: Table, snapshot_id: int) -> int:
-    entries = table._ctx.index_entries(table.snapshot(snapshot_id))
+    entries = table.store.index_entries(table.snapshot(snapshot_id))
     return sum(r.cardinality or 0 for e in entries if e.index_file.index_type == DELETION_VECTORS_INDEX
                for r in e.index_file.dv_ranges or ())
 

@@ -167,7 +167,7 @@ def test_compaction_planning_checks_each_file_it_would_rewrite(
     wh = unknown_file_kind_copy(gate_warehouse[0], tmp_path / "warehouse")
     t = Catalog(str(wh)).get_table("db.blob")
     with pytest.raises(UnsupportedTableFeatureError, match="uses unknown data-file kind \\(data file "):
-        plan_compaction(t._ctx)
+        plan_compaction(t.store)
 
 
 def test_maintenance_walks_check_each_file_they_find(gate_warehouse: tuple[pathlib.Path, dict[str, int]],
@@ -182,7 +182,7 @@ def test_maintenance_walks_check_each_file_they_find(gate_warehouse: tuple[pathl
     t = Catalog(str(wh)).get_table("db.blob")
     before = state(str(wh))
     with pytest.raises(UnsupportedTableFeatureError, match="uses unknown data-file kind \\(data file "):
-        expire_snapshots(t._ctx, ExpireConfig.from_options(t.options, {"retain_max": 1, "retain_min": 1,
+        expire_snapshots(t.store, ExpireConfig.from_options(t.options, {"retain_max": 1, "retain_min": 1,
                                                                        "older_than_millis": 2**62}))
-    assert remove_orphan_files(t._ctx, int(time.time() * 1000)).count == 0
+    assert remove_orphan_files(t.store, int(time.time() * 1000)).count == 0
     assert state(str(wh)) == before

@@ -316,11 +316,11 @@ def test_a_lookup_reads_only_the_data_blocks_of_its_keys(gi_warehouse: tuple[pat
     wh, result = gi_warehouse
     t = Catalog(str(wh)).get_table("db.gi_read")
     snap = t.latest_snapshot()
-    entries = {e.index_file.global_index.index_field_id: e for e in t._ctx.index_entries(snap)
+    entries = {e.index_file.global_index.index_field_id: e for e in t.store.index_entries(snap)
                if e.index_file.global_index is not None}
     assert len(entries) == 3 and {e.index_file.global_index.row_range_start for e in entries.values()} == {0}
     ids, xs, ys = (entries[f.id].index_file for f in t.schema.fields)
-    table_path = t._ctx.table_path
+    table_path = t.store.table_path
     one = btree_lookup(t.file_io, index_file_path(table_path, ids), ids.file_size, DataType("BIGINT"),
                        pa.array([7]))
     assert one.row_ids.tolist() == [7] and one.blocks_read == 1

@@ -38,7 +38,7 @@ def test_health_of_a_java_written_deletion_vector_table(paimon_java: PaimonJavaC
     buckets = catalog.get_table("db.t$buckets").read().to_pylist()
     assert [(f"dt={b['partition'][1:-1]}", b["bucket"], b["file_count"], b["record_count"], b["file_size_in_bytes"])
             for b in buckets] == [(b.partition, b.bucket, b.files, b.rows, b.bytes) for b in h.buckets]
-    entries = t._ctx.index_entries(t.latest_snapshot())
+    entries = t.store.index_entries(t.latest_snapshot())
     cardinalities = [r.cardinality for e in entries if e.index_file.index_type == DELETION_VECTORS_INDEX
                      for r in e.index_file.dv_ranges or ()]
     assert cardinalities and set(cardinalities) == {None}  # Java 1.0 writes none

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from table_engine.core_options import CONSUMER_ID, CoreOptions
+from table_engine.core_options import CONSUMER_ID
 from table_engine.errors import ConsumerError
 from table_engine.predicate import Predicate
 from table_engine.store.changes.consumers import ConsumerManager
@@ -84,8 +84,7 @@ class ChangelogConsumer:
         consumer_id = consumer_id if consumer_id is not None else configured
         if consumer_id is not None:
             ConsumerManager(ctx.file_io, ctx.table_path).get(consumer_id)  # checks the id
-            ctx = StoreContext(ctx.file_io, ctx.table_path, ctx.schema,
-                               CoreOptions({**ctx.options.raw, CONSUMER_ID.key: consumer_id}))
+            ctx = ctx.with_options({CONSUMER_ID.key: consumer_id})
         self.ctx = ctx
         self.consumer_id = consumer_id
         self.scan = scan_class(ctx, predicates)

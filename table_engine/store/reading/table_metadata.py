@@ -63,16 +63,16 @@ class TableMetadata:
     """The read-only metadata queries of the table in ``ctx`` (a view: cheap, holds nothing but ``ctx``)."""
 
     def __init__(self, ctx: StoreContext) -> None:
-        self._ctx = ctx
+        self.store = ctx
 
     def latest_snapshot(self) -> Snapshot | None:
         """The newest snapshot (None for a table without snapshots)."""
-        snapshot_id = latest_snapshot_id(self._ctx.file_io, self._ctx.table_path)
-        return None if snapshot_id is None else read_snapshot(self._ctx.file_io, self._ctx.table_path, snapshot_id)
+        snapshot_id = latest_snapshot_id(self.store.file_io, self.store.table_path)
+        return None if snapshot_id is None else read_snapshot(self.store.file_io, self.store.table_path, snapshot_id)
 
     def snapshot_at_or_before(self, time_millis: int) -> Snapshot | None:
         """The newest live snapshot committed at or before ``time_millis`` (None if there is none)."""
-        return snapshot_at_or_before_time(self._ctx.file_io, self._ctx.table_path, time_millis)
+        return snapshot_at_or_before_time(self.store.file_io, self.store.table_path, time_millis)
 
     def snapshots_after(self, snapshot_id: int, limit: int = 100) -> NewSnapshots:
         """The snapshots newer than ``snapshot_id`` (0: from the first), in id order, at most ``limit``; cheap
@@ -81,7 +81,7 @@ class TableMetadata:
         absent while the hint names a newer one means it expired unread: the read resumes at the earliest snapshot
         still present and ``expired`` names the ids skipped. A ``LATEST`` hint below ``snapshot_id`` costs one more
         HEAD (of ``snapshot-<snapshot_id>``): if it is gone, the table was rolled back (``rolled_back_to``)."""
-        fio, path = self._ctx.file_io, self._ctx.table_path
+        fio, path = self.store.file_io, self.store.table_path
         hint = latest_hint(fio, path)
         found: list[Snapshot] = []
         expired: tuple[int, int] | None = None
@@ -103,7 +103,7 @@ class TableMetadata:
 
     def partition_spec(self, spec: PartitionLike) -> PartitionSpec:
         """``spec`` typed against the table's partition columns (PartitionSpecError names a bad column or value)."""
-        return PartitionSpec.of(spec, self._ctx.schema.partition_fields(), self._ctx.options.partition_default_name())
+        return PartitionSpec.of(spec, self.store.schema.partition_fields(), self.store.options.partition_default_name())
 
     def find_snapshot(self, *, after_snapshot_id: int | None = None, after_time_millis: int | None = None,
                       commit_kinds: Collection[str] = (), partition: PartitionLike | None = None) -> Snapshot | None:
@@ -111,7 +111,7 @@ class TableMetadata:
         optional) that has one of ``commit_kinds`` (any if empty; case-insensitive) and adds or removes files (data
         or changelog) of ``partition`` (any if None). None while there is none; snapshots that expire during the
         search are skipped."""
-        fio, path = self._ctx.file_io, self._ctx.table_path
+        fio, path = self.store.file_io, self.store.table_path
         latest = latest_snapshot_id(fio, path)
         earliest = earliest_snapshot_id(fio, path)
         if latest is None or earliest is None:
@@ -143,7 +143,7 @@ class TableMetadata:
         return self._touches(snapshot, self.partition_spec(partition))
 
     def _touches(self, snapshot: Snapshot, spec: PartitionSpec) -> bool:
-        fio, path = self._ctx.file_io, self._ctx.table_path
+        fio, path = self.store.file_io, self.store.table_path
         for name in (snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
             if not name:
                 continue
@@ -154,7 +154,7 @@ class TableMetadata:
         return False
 
     def _select(self, partitions: Iterable[bytes], spec: PartitionSpec) -> set[bytes]:
-        return select_partitions(partitions, [spec], self._ctx.schema.partition_fields())
+        return select_partitions(partitions, [spec], self.store.schema.partition_fields())
 
     def partition_path(self, partition: PartitionLike) -> str:
         """The directory of one partition (every partition column given; Paimon's escaped ``k=v/...`` naming)."""
@@ -162,18 +162,18 @@ class TableMetadata:
         if not spec.is_full:
             missing = [f.name for f in spec.fields if f.name not in spec.as_dict()]
             raise ValueError(f"a partition directory needs every partition key; missing {missing}")
-        fields = self._ctx.schema.partition_fields()
+        fields = self.store.schema.partition_fields()
         values = spec.as_dict()
         part = partition_dir([f.name for f in fields], [values[f.name] for f in fields], [f.type for f in fields],
-                             self._ctx.options.partition_default_name())
-        return f"{self._ctx.table_path.rstrip('/')}/{part}"
+                             self.store.options.partition_default_name())
+        return f"{self.store.table_path.rstrip('/')}/{part}"
 
     def success_file(self, partition: PartitionLike) -> SuccessFile | None:
         """The partition's ``_SUCCESS`` file as Paimon's ``success-file`` mark-done action writes it (parsed by
         :mod:`table_engine.format.success_file`, the one reader and writer); None when it is not marked done or
         the spec selects several partitions."""
         spec = self.partition_spec(partition)
-        return read_success_file(self._ctx.file_io, self.partition_path(spec)) if spec.is_full else None
+        return read_success_file(self.store.file_io, self.partition_path(spec)) if spec.is_full else None
 
     def partition_done(self, partition: PartitionLike) -> bool:
         """Is the partition marked done (its ``_SUCCESS`` file is there)? False for a spec of several partitions."""
@@ -186,7 +186,7 @@ class TableMetadata:
         snapshot = self.latest_snapshot()
         files = rows = 0
         if snapshot is not None:
-            entries = live_entries(self._ctx.file_io, self._ctx.table_path, snapshot)
+            entries = live_entries(self.store.file_io, self.store.table_path, snapshot)
             selected = self._select((e.partition for e in entries), spec)
             for entry in entries:
                 if entry.partition in selected:
@@ -199,12 +199,12 @@ class TableMetadata:
         """The Airflow run that committed snapshot ``snapshot_id`` (its ``airflow.*`` snapshot properties); None
         when the snapshot names no run (written outside Airflow, or by Paimon before 1.2).
         SnapshotNotExistError when there is no such snapshot."""
-        return RunIdentity.of(read_snapshot(self._ctx.file_io, self._ctx.table_path, snapshot_id).properties)
+        return RunIdentity.of(read_snapshot(self.store.file_io, self.store.table_path, snapshot_id).properties)
 
     def snapshots_of_run(self, run_id: str, dag_id: str | None = None) -> list[Snapshot]:
         """The live snapshots the Airflow run ``run_id`` (of DAG ``dag_id``, any DAG if None) committed, oldest
         first (snapshot files only: one listing and one small JSON read per snapshot)."""
-        fio, path = self._ctx.file_io, self._ctx.table_path
+        fio, path = self.store.file_io, self.store.table_path
         found = []
         for snapshot_id in list_snapshot_ids(fio, path):
             try:

@@ -17,7 +17,7 @@ import random
 import uuid
 from collections.abc import Callable
 
-from table_engine.core_options import FILE_FORMAT, FILE_FORMAT_PER_LEVEL, METADATA_STATS_MODE, CoreOptions
+from table_engine.core_options import FILE_FORMAT, FILE_FORMAT_PER_LEVEL, METADATA_STATS_MODE
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.store.context import StoreContext
 from table_engine.store.kv_file_writer import DataFileWriter
@@ -31,9 +31,8 @@ def postpone_file_writer(ctx: StoreContext, track: Callable[[str], None] | None 
                          user: str | None = None) -> DataFileWriter:
     """A data-file writer for ``bucket-postpone`` files: Avro whatever ``file.format`` says, no statistics, this
     writer's own file-name prefix (as Paimon's ``PostponeBucketFileStoreWrite`` sets them)."""
-    raw = {**ctx.options.raw, FILE_FORMAT.key: "avro", METADATA_STATS_MODE.key: "none"}
-    raw.pop(FILE_FORMAT_PER_LEVEL.key, None)
-    writer = DataFileWriter(StoreContext(ctx.file_io, ctx.table_path, ctx.schema, CoreOptions(raw)), track)
+    writer = DataFileWriter(ctx.with_options({FILE_FORMAT.key: "avro", METADATA_STATS_MODE.key: "none"},
+                                             drop=[FILE_FORMAT_PER_LEVEL.key]), track)
     writer.data_file_prefix = f"{ctx.options.data_file_prefix()}-u-{user or uuid.uuid4()}-s-" \
                               f"{random.randrange(2**31 - 1)}{_WRITER_MARK}"
     return writer

@@ -35,7 +35,6 @@ from table_engine.core_options import (
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
     POSTPONE_TARGET_SIZE_PER_BUCKET,
     WRITE_ONLY,
-    CoreOptions,
 )
 from table_engine.errors import CorruptMetadataError, naming_snapshot
 from table_engine.format.binary_row import decode_row
@@ -96,8 +95,8 @@ def compact_postpone_table(ctx: StoreContext, commit: FileStoreCommit, full: boo
         return None
     # as Paimon's tableForPostponeRewrite: strict mode from the snapshot read, so that a rescale or another
     # compaction committed meanwhile fails this commit (new files must not land in a changed bucket layout)
-    strict = CoreOptions({**ctx.options.raw, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(snapshot.id)})
-    commit = FileStoreCommit(StoreContext(ctx.file_io, ctx.table_path, ctx.schema, strict), commit.commit_user,
+    strict = ctx.with_options({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(snapshot.id)})
+    commit = FileStoreCommit(strict, commit.commit_user,
                              commit.new_user)
     try:
         return commit.commit(messages, properties=properties)
@@ -182,7 +181,7 @@ def _assign(ctx: StoreContext, num_buckets: int, group: Sequence[BucketFiles], f
     raw.update({"bucket": str(num_buckets), WRITE_ONLY.key: "false"})
     if full:
         raw[FULL_COMPACTION_DELTA_COMMITS.key] = "1"
-    wctx = StoreContext(ctx.file_io, ctx.table_path, ctx.schema, CoreOptions(raw))
+    wctx = ctx.with_options(raw)
     writer = TableWrite(wctx)
     read_ctx = read_context(ctx)
     part_types = [f.type for f in ctx.schema.partition_fields()]

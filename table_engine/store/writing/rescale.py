@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from table_engine.core_options import BUCKET, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, WRITE_ONLY, CoreOptions
+from table_engine.core_options import BUCKET, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, WRITE_ONLY
 from table_engine.errors import OptionError, UnsupportedError
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -71,7 +71,7 @@ def rescale(ctx: StoreContext, commit_user: str, bucket_num: int | None = None,
     raw = dict(ctx.options.raw)
     raw.update({BUCKET.key: str(num), WRITE_ONLY.key: "true",  # an overwrite commits no compaction
                 COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(snapshot.id)})
-    wctx = StoreContext(ctx.file_io, ctx.table_path, ctx.schema, CoreOptions(raw))
+    wctx = ctx.with_options(raw)
     writer = TableWrite(wctx)
     reader = TableRead(read_context(ctx))
     try:

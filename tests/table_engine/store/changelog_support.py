@@ -28,7 +28,7 @@ def changelog_of(t: Table, snap: Snapshot) -> list[Change]:
     for meta in read_manifest_list(t.file_io, f"{mdir}/{snap.changelog_manifest_list}"):
         for e in read_manifest(t.file_io, f"{mdir}/{meta.file_name}"):
             assert e.kind == FileKind.ADD
-            data = read_file(t.file_io, data_file_path(t._ctx, e.partition, e.bucket, e.file))
+            data = read_file(t.file_io, data_file_path(t.store, e.partition, e.bucket, e.file))
             kinds = data.column(VALUE_KIND).to_pylist()
             cols = [data.column(n).to_pylist() for n in names]
             out += [(KINDS[k], *vals) for k, *vals in zip(kinds, *cols)]

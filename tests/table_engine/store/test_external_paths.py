@@ -49,7 +49,7 @@ def _ext(tmp_path: Path, *names: str) -> tuple[list[Path], str]:
 def live_paths(t: Table) -> list[str]:
     snap = t.latest_snapshot()
     assert snap is not None
-    refs = FileRefs(t._ctx)
+    refs = FileRefs(t.store)
     return [refs.entry_path(e) for e in live_entries(t.file_io, t.path, snap) if e.kind == FileKind.ADD]
 
 

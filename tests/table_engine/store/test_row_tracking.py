@@ -46,7 +46,7 @@ def next_row_id(t: Table) -> int | None:
 
 def delete_rows(t: Table, file_name: str, positions: list[int]) -> None:
     """Mark rows of a data file of the (bucket-unaware) table in a deletion vector, as pypaimon's delete does."""
-    ctx = t._ctx
+    ctx = t.store
     snap = t.latest_snapshot()
     assert snap is not None
     (split,) = [s for s in t.plan() if any(f.file_name == file_name for f in s.files)]

@@ -343,7 +343,7 @@ def test_aborted_compaction_deletes_its_changelog_files(catalog: Catalog) -> Non
 
     t = make(catalog, "lookup", **{"write-only": "true"})
     t.write(kv([1, 2], ["a", "b"]))
-    messages = compaction_messages(t._ctx)
+    messages = compaction_messages(t.store)
     files = [f"{t.path}/bucket-0/{f.file_name}" for m in messages for f in m.compact_changelog_files]
     assert files and all(t.file_io.exists(p) for p in files)
     assert all(not m.changelog_files for m in messages)  # compaction changelog goes with the COMPACT snapshot

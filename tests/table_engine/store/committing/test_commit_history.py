@@ -33,7 +33,7 @@ def data(ids: range | list[int]) -> pa.Table:
 
 def counting_ctx(t: Table) -> tuple[StoreContext, CountingFileIO]:
     fio = CountingFileIO(t.file_io)
-    return dataclasses.replace(t._ctx, file_io=fio), fio
+    return dataclasses.replace(t.store, file_io=fio), fio
 
 
 def messages(ctx: StoreContext, ids: range | list[int]) -> list[CommitMessage]:
@@ -122,14 +122,14 @@ def test_retried_commit_after_lost_races_is_found_not_doubled(catalog: Catalog) 
                              options={"bucket": "1", "write-only": "true", "commit.max-retries": "10"})
     t.write(data([0]))
     fio = _RacingFileIO(t.file_io, t, races=3)
-    ctx = dataclasses.replace(t._ctx, file_io=fio)
+    ctx = dataclasses.replace(t.store, file_io=fio)
     committer = FileStoreCommit(ctx, "job", new_user=False)
-    msgs = messages(t._ctx, range(1, 6))
+    msgs = messages(t.store, range(1, 6))
     sid = committer.commit(msgs, 1)
     assert committer.lost_races == 3 and sid == 5
     # a retried driver commits the same messages again (same committer, then a new one): found, not doubled
     assert committer.commit(msgs, 1) == 5
-    assert FileStoreCommit(t._ctx, "job").commit(msgs, 1) == 5
+    assert FileStoreCommit(t.store, "job").commit(msgs, 1) == 5
     assert t.latest_snapshot_id() == 5
     assert [s.commit_user for s in t.snapshots()].count("job") == 1
     assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 3, 4, 5, 10_000, 10_001, 10_002]
@@ -137,10 +137,10 @@ def test_retried_commit_after_lost_races_is_found_not_doubled(catalog: Catalog) 
 
 def _thread_writer(t: Table, user: int, commits: int, errors: list[BaseException]) -> None:
     try:
-        committer = FileStoreCommit(t._ctx, f"job-{user}")
+        committer = FileStoreCommit(t.store, f"job-{user}")
         for ident in range(1, commits + 1):
             base = (user * commits + ident) * 10
-            msgs = messages(t._ctx, range(base, base + 10))
+            msgs = messages(t.store, range(base, base + 10))
             first = committer.commit(msgs, ident)
             assert committer.commit(msgs, ident) == first  # a retried commit: found, not doubled
     except BaseException as e:  # reported by the main thread
@@ -169,8 +169,8 @@ def test_concurrent_named_committers_commit_each_identifier_once(catalog: Catalo
 
 def test_restarted_job_skips_what_it_committed_and_commits_the_rest(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
-    sent = {ident: messages(t._ctx, range(ident * 10, ident * 10 + 10)) for ident in range(1, 6)}
-    first = FileStoreCommit(t._ctx, "job")
+    sent = {ident: messages(t.store, range(ident * 10, ident * 10 + 10)) for ident in range(1, 6)}
+    first = FileStoreCommit(t.store, "job")
     committed = {}
     for ident in (1, 2, 3):
         committed[ident] = first.commit(sent[ident], ident)
@@ -194,7 +194,7 @@ def test_restarted_job_skips_what_it_committed_and_commits_the_rest(catalog: Cat
     assert t.read().num_rows == 50 + 3 + 1
     # an identifier older than the newest one that was never committed: identifiers of a user only grow
     with pytest.raises(CommitError, match="commit identifier 0 of job is older than 5"):
-        FileStoreCommit(t._ctx, "job").commit(messages(t._ctx, [7]), 0)
+        FileStoreCommit(t.store, "job").commit(messages(t.store, [7]), 0)
     assert t.latest_snapshot_id() == 28
 
 
@@ -215,11 +215,11 @@ def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) ->
         next_id = 1
         for user, ident, restart in ops:
             if user == "other":
-                assert _empty_commit(FileStoreCommit(t._ctx, "other-" + str(next_id), new_user=True), 1) == next_id
+                assert _empty_commit(FileStoreCommit(t.store, "other-" + str(next_id), new_user=True), 1) == next_id
                 next_id += 1
                 continue
             if restart or user not in committers:
-                committers[user] = FileStoreCommit(t._ctx, user)
+                committers[user] = FileStoreCommit(t.store, user)
             c = committers[user]
             if (user, ident) in model:
                 assert _empty_commit(c, ident) == model[(user, ident)]
@@ -241,15 +241,15 @@ def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) ->
 def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     t.write(data([0]))
-    job = FileStoreCommit(t._ctx, "job")
-    assert job.commit(messages(t._ctx, [1]), 1) == 2
+    job = FileStoreCommit(t.store, "job")
+    assert job.commit(messages(t.store, [1]), 1) == 2
     t.rollback_to(1)  # snapshot 2 (the job's commit 1) is gone
-    again = messages(t._ctx, [1])
+    again = messages(t.store, [1])
     assert job.commit(again, 1) == 2  # committed again, not "already committed"
     assert sorted(t.read().column("id").to_pylist()) == [0, 1]
     t.rollback_to(1)
     t.write(data([5]))  # snapshot 2 is now another writer's
-    assert job.commit(messages(t._ctx, [1]), 1) == 3
+    assert job.commit(messages(t.store, [1]), 1) == 3
     assert [(s.commit_user, s.commit_identifier) for s in t.snapshots()][1:] == [
         (t.snapshots()[1].commit_user, 2**63 - 1), ("job", 1)]
     assert sorted(t.read().column("id").to_pylist()) == [0, 1, 5]
@@ -257,8 +257,8 @@ def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -
 
 def test_a_resent_identifier_whose_snapshot_expired_is_not_committed_again(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
-    sent = {ident: messages(t._ctx, [ident]) for ident in (1, 2, 3, 4)}
-    job = FileStoreCommit(t._ctx, "job")
+    sent = {ident: messages(t.store, [ident]) for ident in (1, 2, 3, 4)}
+    job = FileStoreCommit(t.store, "job")
     assert [job.commit(sent[i], i) for i in (1, 2)] == [1, 2]
     for i in range(3):
         t.write(data([100 + i]))
@@ -266,7 +266,7 @@ def test_a_resent_identifier_whose_snapshot_expired_is_not_committed_again(catal
     t.write(data([103]))
     assert t.expire_snapshots(retain_min=4, retain_max=4).expired_snapshot_ids == [1, 2, 3]
     # a restarted job re-sends 1..4: the job's 1 and 2 are in expired snapshots (older than its retained 3)
-    restarted = FileStoreCommit(t._ctx, "job")
+    restarted = FileStoreCommit(t.store, "job")
     assert restarted.commit(sent[2], 2) is None  # committed, in an expired snapshot: not committed again
     assert restarted.commit(sent[1], 1) is None
     assert restarted.commit(sent[3], 3) == 6

@@ -225,7 +225,7 @@ def delete_rows(t: Table, positions: dict[str, list[int]]) -> None:
     """Mark rows of data files deleted in a new deletion-vector index file (what a DELETE on an append table with
     deletion vectors commits)."""
     snap = t.latest_snapshot()
-    ctx = t._ctx
+    ctx = t.store
     by_bucket: dict[tuple[bytes, int], Any] = {}
     for s in t.plan():
         for f in s.files:
@@ -246,7 +246,7 @@ def delete_rows(t: Table, positions: dict[str, list[int]]) -> None:
 
 
 def dv_entries(t: Table) -> list[Any]:
-    return [e for e in t._ctx.index_entries(t.latest_snapshot())
+    return [e for e in t.store.index_entries(t.latest_snapshot())
             if e.index_file.index_type == DELETION_VECTORS_INDEX]
 
 

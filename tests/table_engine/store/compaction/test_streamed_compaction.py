@@ -32,7 +32,7 @@ def test_streamed_full_compaction_writes_the_merged_rows(catalog: Catalog, engin
                           "v": pa.array([c + i for i in ids], pa.int64())}, schema=SCHEMA),
                 row_kinds=["-D" if (i + c) % 11 == 0 and not engine else "+I" for i in ids])
     want = sorted(t.read().to_pylist(), key=lambda r: r["id"])
-    ctx = t._ctx
+    ctx = t.store
     [bucket] = plan_compaction(ctx)
     assert len(bucket.files) >= 4
     compactor = BucketCompactor(ctx, CompactionSettings.of(ctx), bucket.partition, bucket.bucket)
@@ -61,7 +61,7 @@ def rss():
         return int(f.read().split()[1]) * 4096
 
 t = open_table(sys.argv[1])
-plan = plan_compaction(t._ctx)
+plan = plan_compaction(t.store)
 peak, arrow, done = [rss()], [0], threading.Event()
 def sample():
     while not done.is_set():
@@ -71,7 +71,7 @@ def sample():
 sampler = threading.Thread(target=sample)
 base = rss()
 sampler.start()
-messages = compact_buckets(t._ctx, plan, full=True, threads=1)
+messages = compact_buckets(t.store, plan, full=True, threads=1)
 done.set()
 sampler.join()
 print(json.dumps({"growth": max(peak) - base, "arrow_peak": max(arrow),

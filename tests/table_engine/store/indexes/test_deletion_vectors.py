@@ -39,7 +39,7 @@ def rows(t: Table, **kw: Any) -> list[tuple[Any, ...]]:
 
 
 def dv_entries(t: Table) -> list[Any]:
-    return [e for e in t._ctx.index_entries(t.latest_snapshot())
+    return [e for e in t.store.index_entries(t.latest_snapshot())
             if e.index_file.index_type == DELETION_VECTORS_INDEX]
 
 
@@ -154,8 +154,8 @@ def test_concurrent_compactions_of_one_bucket_conflict(catalog: Catalog) -> None
     t.write(data(range(20)))
     t.compact(full=True)
     t.write(data(range(5), "u"))
-    first = compaction_messages(t._ctx)
-    second = compaction_messages(t._ctx)
+    first = compaction_messages(t.store)
+    second = compaction_messages(t.store)
     t.new_commit().commit(first)
     with pytest.raises(CommitConflictError):
         t.new_commit().commit(second)

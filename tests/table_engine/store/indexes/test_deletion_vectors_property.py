@@ -70,7 +70,7 @@ class DeletionVectorMachine(LifecycleMachine):
             return
         snap = self.table.latest_snapshot()
         physical = sum(f.row_count for s in self.table.plan() for f in s.files)
-        deleted = sum(r.cardinality or 0 for e in self.table._ctx.index_entries(snap)
+        deleted = sum(r.cardinality or 0 for e in self.table.store.index_entries(snap)
                       if e.index_file.index_type == DELETION_VECTORS_INDEX for r in e.index_file.dv_ranges or ())
         assert physical - deleted == len(rows(self.table.read()))
 

@@ -100,7 +100,7 @@ def test_small_indexes_are_embedded_large_ones_are_sidecars(catalog: Catalog) ->
     split = big.plan()[0]
     f = split.files[0]
     assert f.embedded_file_index is None and f.extra_files == [f.file_name + ".index"]
-    path = index_file_path(data_file_path(big._ctx, split.partition, split.bucket, f), f)
+    path = index_file_path(data_file_path(big.store, split.partition, split.bucket, f), f)
     assert path is not None and big.file_io.exists(path)
     assert sorted(read_file_index(big.file_io, path).columns()) == ["id", "name", "v"]
     assert _files(big, [("name", "=", "zzz")]) == 0

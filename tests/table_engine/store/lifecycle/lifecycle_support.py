@@ -53,7 +53,7 @@ def _live(table: Table, snap: Snapshot, lists: Iterable[str | None]) -> set[str]
                     state.pop(key, None)
     out = set()
     for part, bucket, f in state.values():
-        path = data_file_path(table._ctx, part, bucket, f)  # type: ignore[arg-type]
+        path = data_file_path(table.store, part, bucket, f)  # type: ignore[arg-type]
         out.add(path)
         for extra in f.extra_files:  # type: ignore[attr-defined]
             out.add(os.path.join(os.path.dirname(path), extra))

@@ -32,7 +32,7 @@ def history(t: Table, n: int = 6) -> None:
 
 
 def changelog_paths(t: Table, snap: Snapshot) -> list[str]:
-    return FileRefs(t._ctx).changelog_paths(snap, missing_ok=False)
+    return FileRefs(t.store).changelog_paths(snap, missing_ok=False)
 
 
 def all_changes_including_decoupled(t: Table) -> list[tuple[object, ...]]:

@@ -107,7 +107,7 @@ def test_time_retained_keeps_snapshot_whose_successor_is_young(catalog: Catalog,
     # cut-off between snapshot 3 and 4: snapshot 3 has a young successor (4) once 4 is within retention
     cutoff = times[4]
     cfg = ExpireConfig.from_options(t.options, {"retain_min": 1, "time_retained": 1000})
-    expire_snapshots(t._ctx, cfg, now_millis=cutoff + 1000)
+    expire_snapshots(t.store, cfg, now_millis=cutoff + 1000)
     assert ids(t) == [3, 4, 5, 6]  # 3 stays: its successor 4 is not older than the cut-off
     assert_exact_files(t)
 
@@ -250,7 +250,7 @@ def test_concurrent_expiry_stops_when_end_snapshot_vanished(catalog: Catalog) ->
     t.file_io.delete(snapshot_path(t.path, 5))  # as if another process expired it
     cfg = ExpireConfig.from_options(t.options, {"retain_min": 2, "time_retained": 0})
     before = disk_files(t)
-    r = expire_snapshots(t._ctx, cfg)
+    r = expire_snapshots(t.store, cfg)
     assert r.expired_snapshot_ids == [] and disk_files(t) == before
 
 
@@ -265,7 +265,7 @@ def _add_changelog(t: Table) -> str:
     entry = next(e for e in live_entries(t.file_io, t.path, snap) if e.file.min_sequence_number >= 0)
     from table_engine.store.paths import data_file_path
 
-    src = data_file_path(t._ctx, entry.partition, entry.bucket, entry.file)
+    src = data_file_path(t.store, entry.partition, entry.bucket, entry.file)
     name = f"changelog-{uuid.uuid4()}-0.parquet"
     dst = src.rsplit("/", 1)[0] + "/" + name
     t.file_io.write_bytes(dst, t.file_io.read_bytes(src))
@@ -333,7 +333,7 @@ def test_decoupled_changelog_keeps_append_files_until_changelog_expiry(catalog: 
         c = read_changelog_or_fail(t, cid)
         from table_engine.store.lifecycle.file_refs import FileRefs
 
-        for p in FileRefs(t._ctx).delta_added(c, only=lambda e: e.file.file_source in (None, FileSource.APPEND)):
+        for p in FileRefs(t.store).delta_added(c, only=lambda e: e.file.file_source in (None, FileSource.APPEND)):
             assert t.file_io.exists(p)
     check_reads(t, contents)
     # now let the changelogs expire too: everything unreferenced goes

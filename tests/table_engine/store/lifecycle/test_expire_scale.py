@@ -30,7 +30,7 @@ def history(catalog: Catalog, name: str, snapshots: int) -> Table:
 
 def expire_counted(t: Table, k: int) -> tuple[CountingFileIO, list[int]]:
     fio = CountingFileIO(t.file_io)
-    ctx = dataclasses.replace(t._ctx, file_io=fio)
+    ctx = dataclasses.replace(t.store, file_io=fio)
     retained = t.latest_snapshot_id() - k  # type: ignore[operator]
     result = expire_snapshots(ctx, ExpireConfig(retain_min=retained, retain_max=retained))
     return fio, result.expired_snapshot_ids

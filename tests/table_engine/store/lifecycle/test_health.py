@@ -273,7 +273,7 @@ def test_changelog_expirable_is_what_changelog_expiry_expires(catalog: Catalog, 
         before = t.health().changelogs
         assert before.count > 0 and before.earliest_id is not None
         result = ExpireResult()
-        expire_changelogs(t._ctx, ExpireConfig.from_options(t.options), clock.now_millis(), result)
+        expire_changelogs(t.store, ExpireConfig.from_options(t.options), clock.now_millis(), result)
         assert result.expired_changelog_ids == list(range(before.earliest_id, before.earliest_id + before.expirable))
         assert t.health().changelogs.expirable == 0
         assert (before.expirable, before.held_by_consumers) == (expirable, held)

@@ -128,7 +128,7 @@ def test_branch_files_are_referenced(catalog: Catalog) -> None:
     snap = branch_table.snapshot(2)
     from table_engine.store.lifecycle.file_refs import FileRefs
 
-    for p in FileRefs(t._ctx).live_paths(snap):
+    for p in FileRefs(t.store).live_paths(snap):
         assert os.path.exists(p)
 
 

@@ -45,7 +45,7 @@ def test_more_orphans_than_a_delete_batch_all_go_and_referenced_files_stay(catal
         os.utime(path, (stamp, stamp))
         planted.append(path)
     fio = CountingFileIO(t.file_io)
-    ctx = dataclasses.replace(t._ctx, file_io=fio)
+    ctx = dataclasses.replace(t.store, file_io=fio)
     dry = remove_orphan_files(ctx, dry_run=True)
     assert sorted(dry.paths) == sorted(planted) and fio.calls["delete"] == 0
     fio.reset()
@@ -64,7 +64,7 @@ def test_file_refs_without_cache_keep_nothing(catalog: Catalog) -> None:
     t.write(pa.table({"dt": ["a", "b"], "id": [1, 2]}, schema=SCHEMA))
     snap = t.latest_snapshot()
     assert snap is not None
-    cached, uncached = FileRefs(t._ctx), FileRefs(t._ctx, cache=False)
+    cached, uncached = FileRefs(t.store), FileRefs(t.store, cache=False)
     assert cached.live_paths(snap) == uncached.live_paths(snap)
     assert cached._manifests and cached._lists
     assert not uncached._manifests and not uncached._lists and not uncached._indexes

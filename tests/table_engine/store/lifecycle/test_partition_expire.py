@@ -108,7 +108,7 @@ def remaining(t: Table) -> list[str]:
 
 def test_values_time(catalog: Catalog) -> None:
     t = make(catalog)
-    r = expire_partitions(t._ctx, now=D(2024, 1, 4, 12))  # cut-off 2024-01-03 12:00
+    r = expire_partitions(t.store, now=D(2024, 1, 4, 12))  # cut-off 2024-01-03 12:00
     assert [p["dt"] for p in r.partitions] == ["20240101", "20240102", "20240103"]
     assert r.partitions[0] == {"dt": "20240101", "hour": "1"}
     assert len(r.snapshot_ids) == 1
@@ -122,18 +122,18 @@ def test_values_time(catalog: Catalog) -> None:
 def test_pattern_with_two_fields(catalog: Catalog) -> None:
     t = make(catalog, **{"partition.timestamp-pattern": "$dt $hour:00:00",
                          "partition.timestamp-formatter": "yyyyMMdd H:mm:ss"})
-    r = expire_partitions(t._ctx, now=D(2024, 1, 3, 3, 30))  # cut-off 2024-01-02 03:30
+    r = expire_partitions(t.store, now=D(2024, 1, 3, 3, 30))  # cut-off 2024-01-02 03:30
     assert [p["dt"] for p in r.partitions] == ["20240101", "20240102"]  # 0102 02:00 < 03:30
-    r = expire_partitions(t._ctx, now=D(2024, 1, 4, 2, 30))  # cut-off 2024-01-03 02:30: 0103 03:00 stays
+    r = expire_partitions(t.store, now=D(2024, 1, 4, 2, 30))  # cut-off 2024-01-03 02:30: 0103 03:00 stays
     assert r.partitions == []
 
 
 def test_max_num_batches_and_dry_run(catalog: Catalog) -> None:
     t = make(catalog, **{"partition.expiration-max-num": "3", "partition.expiration-batch-size": "2"})
-    dry = expire_partitions(t._ctx, now=D(2025, 1, 1), dry_run=True)
+    dry = expire_partitions(t.store, now=D(2025, 1, 1), dry_run=True)
     assert [p["dt"] for p in dry.partitions] == DAYS[:3] and dry.snapshot_ids == []
     assert remaining(t) == sorted(DAYS + ["not-a-date"])
-    r = expire_partitions(t._ctx, now=D(2025, 1, 1))
+    r = expire_partitions(t.store, now=D(2025, 1, 1))
     assert [p["dt"] for p in r.partitions] == DAYS[:3] and len(r.snapshot_ids) == 2
     r = t.expire_partitions(max_expires=10)  # the real clock: all dated partitions are old
     assert [p["dt"] for p in r.partitions] == DAYS[3:]
@@ -150,10 +150,10 @@ def test_overrides(catalog: Catalog) -> None:
 
 def test_update_time(catalog: Catalog) -> None:
     t = make(catalog, **{"partition.expiration-strategy": "update-time"})
-    assert expire_partitions(t._ctx, now=datetime.datetime.now()).partitions == []
+    assert expire_partitions(t.store, now=datetime.datetime.now()).partitions == []
     t.write(pa.table({"dt": ["20240101"], "hour": [1], "id": [9]}, schema=SCHEMA))  # freshly updated
     later = datetime.datetime.now() + datetime.timedelta(days=1, seconds=-30)
-    r = expire_partitions(t._ctx, now=later, expiration_time=86_400_000 - 60_000)
+    r = expire_partitions(t.store, now=later, expiration_time=86_400_000 - 60_000)
     assert len(r.partitions) == 6
 
 
@@ -167,13 +167,13 @@ def test_errors(catalog: Catalog) -> None:
 
 def test_commit_time_interval(catalog: Catalog) -> None:
     t = make(catalog, **{"partition.expiration-check-interval": "1 h"})
-    assert commit_time_check_due(t._ctx, 1, now_ms=1_000)
-    assert not commit_time_check_due(t._ctx, 1, now_ms=2_000)
-    assert commit_time_check_due(t._ctx, 1, now_ms=1_000 + 3_600_001)
+    assert commit_time_check_due(t.store, 1, now_ms=1_000)
+    assert not commit_time_check_due(t.store, 1, now_ms=2_000)
+    assert commit_time_check_due(t.store, 1, now_ms=1_000 + 3_600_001)
     u = make_other(catalog, {"end-input.check-partition-expire": "true"})
-    assert commit_time_check_due(u._ctx, 1, now_ms=1_000)
-    assert commit_time_check_due(u._ctx, 2**63 - 1, now_ms=1_001)
-    assert not commit_time_check_due(u._ctx, 1, now_ms=1_002)
+    assert commit_time_check_due(u.store, 1, now_ms=1_000)
+    assert commit_time_check_due(u.store, 2**63 - 1, now_ms=1_001)
+    assert not commit_time_check_due(u.store, 1, now_ms=1_002)
 
 
 def make_other(catalog: Catalog, opts: dict[str, str]) -> Table:
@@ -207,10 +207,10 @@ def test_drop_partition_of_dynamic_bucket_table_drops_its_index(catalog: Catalog
     schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
     t = catalog.create_table("db.d", schema, primary_keys=["dt", "id"], partition_keys=["dt"])  # bucket -1
     t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3]}, schema=schema))
-    before = {ie.partition for ie in t._ctx.index_entries(t.latest_snapshot())}
+    before = {ie.partition for ie in t.store.index_entries(t.latest_snapshot())}
     assert len(before) == 2
     t.drop_partitions([{"dt": "a"}])
-    after = t._ctx.index_entries(t.latest_snapshot())
+    after = t.store.index_entries(t.latest_snapshot())
     assert len({ie.partition for ie in after}) == 1
     t.write(pa.table({"dt": ["a"], "id": [1]}, schema=schema))
     assert sorted(t.read().column("id").to_pylist()) == [1, 3]

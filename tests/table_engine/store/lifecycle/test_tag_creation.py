@@ -153,11 +153,11 @@ def test_auto_creation_resumes_after_snapshot_expiry(catalog: Catalog) -> None:
 def test_unsupported_mode_and_bad_zone(catalog: Catalog) -> None:
     t = catalog.create_table("db.x", SCHEMA)
     with pytest.raises(OptionError):
-        TagAutoCreation(t._ctx)
+        TagAutoCreation(t.store)
     bad = catalog.create_table("db.y", SCHEMA, options={"tag.automatic-creation": "process-time",
                                                         "sink.process-time-zone": "Mars/Olympus"})
     with pytest.raises(OptionError, match="time zone"):
-        TagAutoCreation(bad._ctx)
+        TagAutoCreation(bad.store)
 
 
 def test_batch_tags(catalog: Catalog) -> None:

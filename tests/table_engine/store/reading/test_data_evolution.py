@@ -54,7 +54,7 @@ def _layout(root: Path, layout: list[Range], tag: str) -> tuple[TableRead, Split
     cat = Catalog(str(root))
     cat.create_database("db", ignore_if_exists=True)
     t = cat.create_table(f"db.{tag}", SCHEMA, options={"bucket": "-1"})
-    ctx = replace(read_context(t._ctx), data_evolution=True, row_tracking=True)
+    ctx = replace(read_context(t.store), data_evolution=True, row_tracking=True)
     bucket = Path(t.path) / "bucket-0"
     bucket.mkdir(parents=True, exist_ok=True)
     files: list[DataFileMeta] = []

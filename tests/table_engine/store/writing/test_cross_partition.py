@@ -151,7 +151,7 @@ def test_new_keys_fill_buckets_up_to_the_target_row_num(catalog: Catalog) -> Non
     assert per_bucket == {0: 2, 1: 2, 2: 1}
     # a moved key frees its slot; a known key stays in its bucket
     t.write(data(("b", 0, 0), ("a", 1, 1), ("a", 9, 9)))
-    keys = bootstrap_keys(t._ctx)
+    keys = bootstrap_keys(t.store)
     where = {r["id"]: (r["dt"], r[BOOTSTRAP_BUCKET]) for r in keys.to_pylist()}
     assert where[1] == ("a", 0) and where[0] == ("b", 0) and where[9][0] == "a"
     assert keys.num_rows == 6
@@ -172,12 +172,12 @@ def test_index_ttl_skips_splits_whose_files_are_all_older(catalog: Catalog) -> N
     t.write(data(("b", 2, 2)))
     created = {s.partition_values[0]: max(f.creation_time_millis or 0 for f in s.files) for s in t.plan()}
     hour = 3_600_000
-    assert bootstrap_keys(t._ctx, now_millis=max(created.values())).num_rows == 2
-    assert bootstrap_keys(t._ctx, now_millis=max(created.values()) + hour + 1).num_rows == 0
+    assert bootstrap_keys(t.store, now_millis=max(created.values())).num_rows == 2
+    assert bootstrap_keys(t.store, now_millis=max(created.values()) + hour + 1).num_rows == 0
     # a split is kept while any of its files is young enough: a new file in partition a brings key 1 back
     t.write(data(("a", 3, 3)))
     young = max(f.creation_time_millis or 0 for s in t.plan() for f in s.files if s.partition_values[0] == "a")
-    keys = bootstrap_keys(t._ctx, now_millis=young + hour)
+    keys = bootstrap_keys(t.store, now_millis=young + hour)
     assert {1, 3} <= set(keys.column("id").to_pylist())
 
 
@@ -186,7 +186,7 @@ def test_bootstrap_reads_every_split_at_any_parallelism(catalog: Catalog, parall
     t = make(catalog, **{"cross-partition-upsert.bootstrap-parallelism": parallelism,
                          "dynamic-bucket.target-row-num": "3"})
     t.write(data(*[(dt, i, i) for i, dt in enumerate(["a", "b", "c", "d"] * 5)]))
-    keys = bootstrap_keys(t._ctx)
+    keys = bootstrap_keys(t.store)
     assert sorted(keys.column("id").to_pylist()) == list(range(20))
     assert len(t.plan()) > 4
     t.write(data(*[("e", i, -i) for i in range(20)]))
@@ -197,7 +197,7 @@ def test_assigners_bootstrap_only_their_keys_and_refuse_others(catalog: Catalog)
     """Several writers of one commit (Spark tasks) each own the keys whose hash modulo their count is their id."""
     t = make(catalog, **{"dynamic-bucket.target-row-num": "5"})
     t.write(data(*[("a", i, i) for i in range(40)]))
-    mine = [set(bootstrap_keys(t._ctx, assigner=Assigner(i, 3)).column("id").to_pylist()) for i in range(3)]
+    mine = [set(bootstrap_keys(t.store, assigner=Assigner(i, 3)).column("id").to_pylist()) for i in range(3)]
     assert set().union(*mine) == set(range(40)) and sum(map(len, mine)) == 40 and all(mine)
     writers = []
     for i in range(3):
