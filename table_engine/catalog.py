@@ -176,10 +176,11 @@ class Catalog:
             raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         validate_options(opts)
-        if CoreOptions(opts).row_tracking_enabled() and (primary_keys or CoreOptions(opts).bucket() != -1):
+        core = CoreOptions(opts)
+        if core.row_tracking_enabled() and (primary_keys or core.bucket() != -1):
             # Paimon's SchemaValidation.validateRowTracking
             raise OptionError(f"table {identifier}: 'row-tracking.enabled' = 'true' needs an append table with "
-                              f"bucket = -1 (primary keys {list(primary_keys)}, bucket {CoreOptions(opts).bucket()})")
+                              f"bucket = -1 (primary keys {list(primary_keys)}, bucket {core.bucket()})")
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)

@@ -9,6 +9,7 @@ rows in Python. It produces exactly the bytes of :func:`table_engine.format.bina
 
 from __future__ import annotations
 
+import enum
 import struct
 from collections.abc import Sequence
 
@@ -29,6 +30,46 @@ SEED = 42
 POSTPONE_BUCKET = -2
 """Paimon's ``BucketMode.POSTPONE_BUCKET``: the ``bucket`` option of a postpone bucket table and the manifest bucket
 (and total buckets) of its not yet assigned files, which live in ``bucket-postpone``."""
+
+
+class BucketMode(enum.Enum):
+    """Paimon's ``BucketMode``: how rows of a table find their bucket, decided once per table by
+    :meth:`of` (Java's ``FileStoreTable.bucketMode()``) from its primary keys, ``bucket`` and cross-partition
+    upsert; the store handle carries it (:attr:`StoreContext.bucket_mode
+    <table_engine.store.context.StoreContext.bucket_mode>`)."""
+
+    HASH_FIXED = "HASH_FIXED"
+    """``bucket`` > 0: the hash of the bucket key picks one of a fixed number of buckets."""
+    HASH_DYNAMIC = "HASH_DYNAMIC"
+    """A primary-key table with ``bucket`` -1: a HASH index per partition assigns keys to buckets that fill up."""
+    KEY_DYNAMIC = "KEY_DYNAMIC"
+    """A primary-key table with ``bucket`` -1 whose key does not contain the partition keys (cross-partition
+    upsert): a global key index routes each key to its partition and bucket."""
+    BUCKET_UNAWARE = "BUCKET_UNAWARE"
+    """An append table with ``bucket`` -1: one bucket (0) per partition, files compacted by size."""
+    POSTPONE_MODE = "POSTPONE_MODE"
+    """A primary-key table with ``bucket`` -2: rows land unsorted in ``bucket-postpone`` until a compaction assigns
+    them to buckets."""
+
+    @staticmethod
+    def of(has_primary_keys: bool, bucket: int, cross_partition: bool) -> BucketMode:
+        """The mode of a table; UnsupportedError for a ``bucket`` Paimon does not define for its kind of table."""
+        if bucket > 0:
+            return BucketMode.HASH_FIXED
+        if bucket == -1:
+            if not has_primary_keys:
+                return BucketMode.BUCKET_UNAWARE
+            return BucketMode.KEY_DYNAMIC if cross_partition else BucketMode.HASH_DYNAMIC
+        if bucket == POSTPONE_BUCKET and has_primary_keys:
+            return BucketMode.POSTPONE_MODE
+        raise UnsupportedError(f"bucket = {bucket} is invalid: use a positive count or -1")
+
+    @property
+    def dynamic(self) -> bool:
+        """Buckets assigned by an index (HASH per partition, or a global key index)."""
+        return self in (BucketMode.HASH_DYNAMIC, BucketMode.KEY_DYNAMIC)
+
+
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
 _M5 = np.uint32(5)

@@ -7,6 +7,7 @@ import decimal
 import re
 import uuid
 from collections.abc import Sequence
+from typing import Protocol
 
 from table_engine.types import DataType
 
@@ -140,19 +141,25 @@ def statistics_dir(table_path: str) -> str:
     return f"{table_root(table_path)}/statistics"
 
 
-def snapshot_dir(table_path: str) -> str:
-    """``<table>/snapshot``."""
-    return f"{table_path}/snapshot"
+def manifest_path(table_path: str, name: str) -> str:
+    """``<table>/manifest/<name>``: a manifest, manifest list or index manifest."""
+    return f"{manifest_dir(table_path)}/{name}"
 
 
-def tag_dir(table_path: str) -> str:
-    """``<table>/tag``."""
-    return f"{table_path}/tag"
+class NamedFile(Protocol):
+    """A file that a manifest names, with an optional external path (an index file's meta)."""
+
+    @property
+    def file_name(self) -> str: ...
+
+    @property
+    def external_path(self) -> str | None: ...
 
 
-def tag_path(table_path: str, tag_name: str) -> str:
-    """``<table>/tag/tag-<name>``."""
-    return f"{table_path}/tag/tag-{tag_name}"
+def index_file_path(table_path: str, meta: NamedFile) -> str:
+    """Where an index file (HASH, deletion vectors, global index) is: its external path, else
+    ``<table>/index/<name>``."""
+    return meta.external_path or f"{index_dir(table_path)}/{meta.file_name}"
 
 
 def new_manifest_name(kind: str = "", index: int = 0, file_uuid: str | None = None) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
-from table_engine.store.reading.scan import manifest_path
+from table_engine.io.paths import manifest_path
 from table_engine.table import Table
 
 __all__ = ["COMMIT_METRICS", "commit_metrics"]

@@ -5,15 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import CoreOptions
+from table_engine.format.bucket import BucketMode
 from table_engine.format.index_manifest import IndexManifestEntry, read_index_manifest
 from table_engine.format.schema_file import TableSchema, read_schema
 from table_engine.format.snapshot import Snapshot, latest_snapshot, names_snapshot
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import manifest_dir
+from table_engine.io.paths import manifest_path
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
+
+if TYPE_CHECKING:
+    from table_engine.store.paths import PathFactory
 
 
 @dataclass
@@ -34,6 +39,20 @@ class StoreContext:
         if not self.schema.primary_keys:
             return None
         return create_merge_function(self.schema, self.table_path, self.options.raw)
+
+    @cached_property
+    def path_factory(self) -> PathFactory:
+        """Every path of this table's files (:class:`~table_engine.store.paths.PathFactory`)."""
+        from table_engine.store.paths import PathFactory  # store.paths builds on this module
+
+        return PathFactory(self.table_path, self.schema, self.options.partition_default_name())
+
+    @cached_property
+    def bucket_mode(self) -> BucketMode:
+        """How rows find their bucket (:class:`~table_engine.format.bucket.BucketMode`), from the primary keys,
+        :attr:`options`' ``bucket`` and cross-partition upsert: the one place that decides it."""
+        return BucketMode.of(bool(self.schema.primary_keys), self.options.bucket(),
+                             self.schema.cross_partition_update())
 
     @property
     def merge_capabilities(self) -> MergeCapabilities | None:
@@ -88,4 +107,4 @@ class StoreContext:
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         if snapshot is None or not snapshot.index_manifest:
             return []
-        return read_index_manifest(self.file_io, f"{manifest_dir(self.table_path)}/{snapshot.index_manifest}")
+        return read_index_manifest(self.file_io, manifest_path(self.table_path, snapshot.index_manifest))

@@ -106,7 +106,7 @@ def test_reads_with_an_equality_filter_read_only_the_matched_files(
 def test_the_reader_decodes_pypaimons_bitmap_files(bm_warehouse: tuple[pathlib.Path, dict[str, Any]]) -> None:
     """bitmap_lookup on pypaimon's files returns the local row ids of the keys, reading only their bitmaps."""
     from table_engine.format.bitmap_index import bitmap_lookup
-    from table_engine.store.indexes.global_index import index_file_path
+    from table_engine.io.paths import index_file_path
 
     wh, _ = bm_warehouse
     t = Catalog(str(wh)).get_table("db.bm")

@@ -310,7 +310,7 @@ def test_a_lookup_reads_only_the_data_blocks_of_its_keys(gi_warehouse: tuple[pat
     """The BTree reader decodes pypaimon's files: the footer, the index block and only the data blocks that can
     hold the keys (the ``id`` index of 240 keys in 256-byte blocks has many)."""
     from table_engine.format.btree_index import btree_lookup
-    from table_engine.store.indexes.global_index import index_file_path
+    from table_engine.io.paths import index_file_path
     from table_engine.types import DataType
 
     wh, result = gi_warehouse

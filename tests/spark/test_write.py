@@ -289,11 +289,9 @@ def test_a_repeated_job_commit_is_idempotent_and_abort_after_commit_keeps_files(
 
 
 def _paths(table: Any, msgs: list[PaimonCommitMessage]) -> list[str]:
-    from table_engine.store.context import StoreContext
-    from table_engine.store.paths import data_file_path
 
-    ctx = StoreContext(table.file_io, table.path, table.schema, table.options)
-    out = [data_file_path(ctx, m.partition, m.bucket, f) for pm in msgs for m in pm.files.messages for f in m.new_files]
+    paths = table.store.path_factory
+    out = [paths.data_file(m.partition, m.bucket, f) for pm in msgs for m in pm.files.messages for f in m.new_files]
     assert all(os.path.exists(p) for p in out)
     return out
 

@@ -22,12 +22,13 @@ from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.manifest import FileKind, ManifestEntry, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot, names_snapshot, read_snapshot
+from table_engine.io.paths import manifest_path
 from table_engine.predicate import Predicate, conjunction, test_row
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import DeletionFile, deletion_files
 from table_engine.store.reading.read import TableRead, read_context
-from table_engine.store.reading.scan import PartitionDecoder, Split, live_entries, manifest_path
+from table_engine.store.reading.scan import PartitionDecoder, Split, live_entries
 
 __all__ = ["DiffSplit", "iter_diff", "plan_diff", "plan_overwrite_diff"]
 

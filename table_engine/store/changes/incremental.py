@@ -34,12 +34,13 @@ from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import CommitKind, Snapshot, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_path
 from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND, kind_strings
 from table_engine.predicate import Predicate, conjunction, test_row
 from table_engine.store.context import StoreContext
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.read import ReadContext, read_context, read_data_file
-from table_engine.store.reading.scan import PartitionDecoder, manifest_path
+from table_engine.store.reading.scan import PartitionDecoder
 from table_engine.types import to_arrow_field
 
 ROWKIND_COLUMN = "rowkind"

@@ -23,7 +23,7 @@ from table_engine import clock
 from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.features import Op, require
-from table_engine.format.bucket import POSTPONE_BUCKET
+from table_engine.format.bucket import BucketMode
 from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -41,7 +41,7 @@ from table_engine.format.snapshot import (
     read_snapshot,
     snapshot_properties,
 )
-from table_engine.io.paths import index_dir, manifest_dir, new_index_manifest_name, new_manifest_list_name
+from table_engine.io.paths import index_dir, new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
@@ -51,7 +51,6 @@ from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
-from table_engine.store.paths import data_file_path
 from table_engine.store.pins import BasePin
 from table_engine.store.reading.scan import live_entries
 
@@ -220,7 +219,7 @@ class FileStoreCommit:
             raise
         except BaseException:
             for m in (*delta, *changelog_manifests):
-                self.ctx.file_io.try_delete(self._mpath(m.file_name))
+                self.ctx.file_io.try_delete(self.ctx.path_factory.manifest(m.file_name))
             raise
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
@@ -235,7 +234,7 @@ class FileStoreCommit:
             upgraded = {f.file_name for f in m.compact_before}
             for f in (*m.new_files, *m.compact_after, *m.changelog_files, *m.compact_changelog_files):
                 if f.file_name not in upgraded:
-                    fio.try_delete(data_file_path(self.ctx, m.partition, m.bucket, f))
+                    fio.try_delete(self.ctx.path_factory.data_file(m.partition, m.bucket, f))
             for idx in m.new_index_files:
                 fio.try_delete(f"{index_dir(self.ctx.table_path)}/{idx.file_name}")
 
@@ -310,7 +309,7 @@ class FileStoreCommit:
         base: list[ManifestFileMeta] = []
         if latest is not None:
             for name in (latest.base_manifest_list, latest.delta_manifest_list):
-                base.extend(read_manifest_list(fio, self._mpath(name)))
+                base.extend(read_manifest_list(fio, self.ctx.path_factory.manifest(name)))
         this_delta = list(delta)
         all_entries = list(entries)
         next_row_id = latest.next_row_id if latest is not None else None
@@ -341,14 +340,15 @@ class FileStoreCommit:
         list_uuid = str(uuid.uuid4())
         base_name = new_manifest_list_name(list_uuid, "0")
         delta_name = new_manifest_list_name(list_uuid, "1")
-        base_size = write_manifest_list(fio, self._mpath(base_name), base)
+        base_size = write_manifest_list(fio, self.ctx.path_factory.manifest(base_name), base)
         written.append(base_name)
-        delta_size = write_manifest_list(fio, self._mpath(delta_name), this_delta)
+        delta_size = write_manifest_list(fio, self.ctx.path_factory.manifest(delta_name), this_delta)
         written.append(delta_name)
         changelog_name = changelog_size = changelog_rows = None
         if changelog is not None and changelog.manifests:
             changelog_name = new_manifest_list_name(list_uuid, "changelog")
-            changelog_size = write_manifest_list(fio, self._mpath(changelog_name), changelog.manifests)
+            changelog_size = write_manifest_list(fio, self.ctx.path_factory.manifest(changelog_name),
+                                                 changelog.manifests)
             written.append(changelog_name)
             changelog_rows = changelog.record_count()
         index_manifest = latest.index_manifest if latest is not None else None
@@ -462,7 +462,7 @@ class FileStoreCommit:
                 return True
         # Paimon's OverwriteChangesProvider: an overwrite by a writer of real buckets (a fixed-bucket write, a rescale
         # of a postpone table) keeps the postponed files, a postpone writer's overwrite replaces them too
-        postponed_too = self.opts.bucket() == POSTPONE_BUCKET
+        postponed_too = self.ctx.bucket_mode is BucketMode.POSTPONE_MODE
         return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e in live if matches(e.partition) and (postponed_too or e.bucket >= 0)]
 
@@ -492,7 +492,7 @@ class FileStoreCommit:
         if not merged:
             return None
         name = new_index_manifest_name()
-        write_index_manifest(self.ctx.file_io, self._mpath(name), merged)
+        write_index_manifest(self.ctx.file_io, self.ctx.path_factory.manifest(name), merged)
         written.append(name)
         return name
 
@@ -547,12 +547,9 @@ class FileStoreCommit:
         wait = min(hi, lo * (2 ** min(attempt, 16)))
         time.sleep(random.uniform(lo, max(lo, wait)) / 1000.0)
 
-    def _mpath(self, name: str) -> str:
-        return f"{manifest_dir(self.ctx.table_path)}/{name}"
-
     def _delete_manifests(self, names: Sequence[str]) -> None:
         for n in names:
-            self.ctx.file_io.try_delete(self._mpath(n))
+            self.ctx.file_io.try_delete(self.ctx.path_factory.manifest(n))
 
 
 def _data_part(m: CommitMessage) -> CommitMessage:

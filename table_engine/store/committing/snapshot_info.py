@@ -11,7 +11,7 @@ from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot, latest_snapshot_id, names_snapshot, read_snapshot
 from table_engine.io.file_io import FileIO
-from table_engine.store.reading.scan import manifest_path
+from table_engine.io.paths import manifest_path
 
 
 def find_commit(file_io: FileIO, table_path: str, commit_user: str, identifier: int,

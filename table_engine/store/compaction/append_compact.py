@@ -28,6 +28,7 @@ from table_engine.core_options import (
 )
 from table_engine.errors import MissingFileError
 from table_engine.format.binary_row import decode_row
+from table_engine.format.bucket import BucketMode
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.store.committing.commit_message import CommitMessage
@@ -64,7 +65,8 @@ class AppendCompactionSettings:
             min_file_num=o.get(COMPACTION_MIN_FILE_NUM),
             delete_ratio_threshold=o.get(COMPACTION_DELETE_RATIO_THRESHOLD),
             open_file_cost=o.get(SOURCE_SPLIT_OPEN_FILE_COST), deletion_vectors=o.deletion_vectors_enabled())
-        return AppendCompactionSettings(pick, o.bucket() > 0, o.deletion_vectors_bitmap64(), o.row_tracking_enabled())
+        return AppendCompactionSettings(pick, ctx.bucket_mode is BucketMode.HASH_FIXED, o.deletion_vectors_bitmap64(),
+                                        o.row_tracking_enabled())
 
 
 @dataclass

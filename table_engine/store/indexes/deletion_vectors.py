@@ -27,15 +27,11 @@ from table_engine.format.index_manifest import (
     IndexManifestEntry,
 )
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import index_dir, new_index_file_name
+from table_engine.io.paths import index_dir, index_file_path, new_index_file_name
 
-__all__ = ["BucketDeletionVectors", "DeletionFile", "VectorCache", "deletion_files", "dv_index_files",
-           "index_file_path"]
+__all__ = ["BucketDeletionVectors", "DeletionFile", "VectorCache", "deletion_files", "dv_index_files"]
 
 
-def index_file_path(table_path: str, meta: IndexFileMeta) -> str:
-    """The path of an index file (its external path if it has one)."""
-    return meta.external_path or f"{index_dir(table_path)}/{meta.file_name}"
 
 
 @dataclass(frozen=True)

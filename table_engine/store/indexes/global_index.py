@@ -17,9 +17,9 @@ from collections.abc import Collection, Iterable, Sequence
 
 from table_engine.core_enums import GlobalIndexColumnUpdateAction
 from table_engine.errors import UnsupportedError
-from table_engine.format.index_manifest import GlobalIndexMeta, IndexFileMeta, IndexManifestEntry
+from table_engine.format.index_manifest import GlobalIndexMeta, IndexManifestEntry
 from table_engine.format.snapshot import Snapshot
-from table_engine.io.paths import index_dir
+from table_engine.io.paths import index_file_path
 from table_engine.store.context import StoreContext
 from table_engine.types import DataField
 
@@ -61,7 +61,3 @@ def stale_index_entries(ctx: StoreContext, base: Snapshot | None, fields: Sequen
             f"DROP_PARTITION_INDEX (the update drops those indexes) or IGNORE (they stay, stale)")
     return affected
 
-
-def index_file_path(table_path: str, meta: IndexFileMeta) -> str:
-    """Where a global index file is: its external path, else the table's ``index/`` directory."""
-    return meta.external_path or f"{index_dir(table_path)}/{meta.file_name}"

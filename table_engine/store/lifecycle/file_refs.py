@@ -25,18 +25,16 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from table_engine.features import Op, require
-from table_engine.format.binary_row import decode_row
 from table_engine.format.changelog_file import changelog_dir
 from table_engine.format.data_file_meta import FileSource
 from table_engine.format.feature_detection import data_file_features
-from table_engine.format.index_manifest import IndexFileMeta, IndexManifestEntry, read_index_manifest
+from table_engine.format.index_manifest import IndexManifestEntry, read_index_manifest
 from table_engine.format.manifest import FileKind, ManifestEntry, merge_entries, read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta, read_manifest_list
 from table_engine.format.snapshot import Snapshot, names_snapshot, snapshot_dir
 from table_engine.format.tag_file import tag_dir
 from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import bucket_dir, index_dir, manifest_dir, partition_dir, statistics_dir
 from table_engine.store.branches import branch_roots
 from table_engine.store.context import StoreContext
 
@@ -77,44 +75,21 @@ class FileRefs:
         self.file_io = ctx.file_io
         self.table_path = ctx.table_path
         self.threads = threads
-        self._part_keys = list(ctx.schema.partition_keys)
-        self._part_types = [f.type for f in ctx.schema.partition_fields()]
-        self._default_part = ctx.options.partition_default_name()
-        self._bucket_dirs: dict[tuple[bytes, int], str] = {}
+        self.paths = ctx.path_factory
         self._lists: dict[str, list[ManifestFileMeta]] = {}
         self._manifests: dict[str, list[ManifestEntry]] = {}
         self._indexes: dict[str, list[IndexManifestEntry]] = {}
 
-    # ---- paths -------------------------------------------------------------------------------------------------
+    # ---- paths (the table's path factory) -------------------------------------------------------------------
     def manifest_path(self, name: str) -> str:
-        return f"{manifest_dir(self.table_path)}/{name}"
-
-    def statistics_path(self, name: str) -> str:
-        return f"{statistics_dir(self.table_path)}/{name}"
-
-    def index_file_path(self, meta: IndexFileMeta) -> str:
-        return meta.external_path or f"{index_dir(self.table_path)}/{meta.file_name}"
-
-    def bucket_path(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        hit = self._bucket_dirs.get(key)
-        if hit is None:
-            values = decode_row(partition, self._part_types) if self._part_types else []
-            part = partition_dir(self._part_keys, values, self._part_types, self._default_part)
-            hit = bucket_dir(self.table_path, part, bucket)
-            self._bucket_dirs[key] = hit
-        return hit
+        return self.paths.manifest(name)
 
     def entry_path(self, e: ManifestEntry) -> str:
-        return e.file.external_path or f"{self.bucket_path(e.partition, e.bucket)}/{e.file.file_name}"
+        return self.paths.data_file(e.partition, e.bucket, e.file)
 
     def entry_paths(self, e: ManifestEntry) -> list[str]:
         """The data (or changelog) file and its extra files, which live next to it."""
-        main = self.entry_path(e)
-        if not e.file.extra_files:
-            return [main]
-        parent = main.rsplit("/", 1)[0]
-        return [main, *(f"{parent}/{x}" for x in e.file.extra_files)]
+        return self.paths.data_file_with_extras(e.partition, e.bucket, e.file)
 
     # ---- cached reads ------------------------------------------------------------------------------------------
     def read_list(self, name: str | None, missing_ok: bool = False) -> list[ManifestFileMeta]:
@@ -245,10 +220,10 @@ class FileRefs:
             out[name] = self.manifest_path(name)
         if index and snap.index_manifest:
             for ie in self.read_index(snap.index_manifest, missing_ok):
-                out[ie.index_file.file_name] = self.index_file_path(ie.index_file)
+                out[ie.index_file.file_name] = self.paths.index_file(ie.index_file)
             out[snap.index_manifest] = self.manifest_path(snap.index_manifest)
         if snap.statistics:
-            out[snap.statistics] = self.statistics_path(snap.statistics)
+            out[snap.statistics] = self.paths.statistics(snap.statistics)
         return out
 
     def skip_names(self, snaps: Iterable[Snapshot], missing_ok: bool = False) -> set[str]:
@@ -308,7 +283,7 @@ class FileRefs:
             return 0
         dirs = {p.rsplit("/", 1)[0] for p in data_paths}
         removed = 0
-        for _ in range(len(self._part_keys) + 1):
+        for _ in range(len(self.paths.partition_keys) + 1):
             parents = set()
             for d in dirs:
                 if d.rstrip("/") == self.table_path.rstrip("/") or not self.file_io.exists(d):

@@ -37,15 +37,15 @@ from table_engine.format.index_manifest import DELETION_VECTORS_INDEX, DeletionV
 from table_engine.format.manifest_list import ManifestFileMeta
 from table_engine.format.snapshot import CommitKind, Snapshot, list_snapshot_ids, read_snapshot, snapshot_dir
 from table_engine.io.executor import parallel_map
+from table_engine.io.paths import index_file_path, manifest_path
 from table_engine.store.branches import BranchManager
 from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.context import StoreContext
-from table_engine.store.indexes.deletion_vectors import index_file_path
 from table_engine.store.lifecycle.expire import ExpireConfig
 from table_engine.store.lifecycle.orphans import DAY_MILLIS, find_orphans
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.partition_spec import PartitionSpec, format_partition_texts, select_partitions, value_text
-from table_engine.store.reading.scan import PartitionDecoder, manifest_path, read_manifest_metas
+from table_engine.store.reading.scan import PartitionDecoder, read_manifest_metas
 from table_engine.types import DataType
 
 __all__ = ["BucketHealth", "ConsumerHealth", "DEFAULT_MAX_ORPHAN_FILES", "HealthTotals", "OrphanHealth",

@@ -20,9 +20,10 @@ from table_engine.format.index_manifest import IndexManifestEntry
 from table_engine.format.schema_file import list_schema_ids
 from table_engine.format.snapshot import Snapshot
 from table_engine.io.base import FileIO
+from table_engine.io.paths import index_file_path
 from table_engine.predicate import Predicate
 from table_engine.store.context import StoreContext
-from table_engine.store.indexes.global_index import global_index_entries, index_file_path
+from table_engine.store.indexes.global_index import global_index_entries
 from table_engine.store.reading.scan import Split
 from table_engine.types import DataField, DataType, to_arrow_type
 

@@ -27,7 +27,7 @@ from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot, names_snapshot
 from table_engine.io.executor import parallel_map
 from table_engine.io.file_io import FileIO
-from table_engine.io.paths import manifest_dir
+from table_engine.io.paths import manifest_path
 from table_engine.lsm.merge_engines import MergeCapabilities
 from table_engine.predicate import Predicate, normalize_literal, test_row
 from table_engine.store.indexes.deletion_vectors import DeletionFile, deletion_files
@@ -71,9 +71,6 @@ class PartitionDecoder:
         return hit
 
 
-def manifest_path(table_path: str, name: str) -> str:
-    """``<table>/manifest/<name>``."""
-    return f"{manifest_dir(table_path)}/{name}"
 
 
 @names_snapshot

@@ -24,11 +24,11 @@ from table_engine.format.snapshot import (
     snapshot_path,
 )
 from table_engine.format.success_file import SUCCESS_FILE, SuccessFile, read_success_file
-from table_engine.io.paths import partition_dir
+from table_engine.io.paths import manifest_path, partition_dir
 from table_engine.run_identity import RunIdentity
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, select_partitions
-from table_engine.store.reading.scan import live_entries, manifest_path
+from table_engine.store.reading.scan import live_entries
 
 __all__ = ["SUCCESS_FILE", "PartitionStats", "TableMetadata"]
 

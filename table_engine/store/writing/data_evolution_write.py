@@ -252,7 +252,7 @@ def insert_messages(ctx: StoreContext, data: pa.Table, fields: Sequence[DataFiel
         meta = _write_column_file(ctx, writer, writer.bucket_path(values, 0), chunk, fields, None)
         if whole:
             meta = dataclasses.replace(meta, write_cols=None, value_stats_cols=None)
-        messages.append(CommitMessage(part, 0, -1 if ctx.options.bucket() == -1 else ctx.options.bucket(),
+        messages.append(CommitMessage(part, 0, ctx.options.bucket(),
                                       new_files=[meta]))
     return messages
 

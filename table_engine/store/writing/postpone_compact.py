@@ -38,6 +38,7 @@ from table_engine.core_options import (
 )
 from table_engine.errors import CorruptMetadataError, naming_snapshot
 from table_engine.format.binary_row import decode_row
+from table_engine.format.bucket import BucketMode
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.snapshot import snapshot_properties
 from table_engine.io.executor import parallel_map
@@ -78,7 +79,7 @@ def read_windows(files: Sequence[DataFileMeta]) -> list[list[DataFileMeta]]:
 
 def is_postpone_table(ctx: StoreContext) -> bool:
     """Whether the table is in postpone bucket mode."""
-    return bool(ctx.schema.primary_keys) and ctx.options.bucket() == POSTPONE_BUCKET
+    return ctx.bucket_mode is BucketMode.POSTPONE_MODE
 
 
 def compact_postpone_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False,

@@ -19,7 +19,7 @@ import logging
 
 from table_engine.core_options import BUCKET, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, WRITE_ONLY
 from table_engine.errors import OptionError, UnsupportedError
-from table_engine.format.bucket import POSTPONE_BUCKET
+from table_engine.format.bucket import BucketMode
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.compaction.compact import plan_compaction
@@ -37,7 +37,7 @@ def check_rescale(ctx: StoreContext, bucket_num: int | None) -> int:
     bucket = ctx.options.bucket()
     if bucket_num is not None and bucket_num <= 0:
         raise OptionError(f"rescale of {ctx.table_path}: bucket_num = {bucket_num} must be a positive bucket count")
-    if bucket == POSTPONE_BUCKET and ctx.schema.primary_keys:
+    if ctx.bucket_mode is BucketMode.POSTPONE_MODE:
         if bucket_num is None:
             raise OptionError(f"rescale of postpone bucket table {ctx.table_path}: bucket_num is required (the "
                               "partitions' new bucket count)")

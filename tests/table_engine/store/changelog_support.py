@@ -11,7 +11,6 @@ from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot
 from table_engine.io.paths import manifest_dir
 from table_engine.lsm.key_value import VALUE_KIND
-from table_engine.store.paths import data_file_path
 from table_engine.table import Table
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
@@ -28,7 +27,7 @@ def changelog_of(t: Table, snap: Snapshot) -> list[Change]:
     for meta in read_manifest_list(t.file_io, f"{mdir}/{snap.changelog_manifest_list}"):
         for e in read_manifest(t.file_io, f"{mdir}/{meta.file_name}"):
             assert e.kind == FileKind.ADD
-            data = read_file(t.file_io, data_file_path(t.store, e.partition, e.bucket, e.file))
+            data = read_file(t.file_io, t.store.path_factory.data_file(e.partition, e.bucket, e.file))
             kinds = data.column(VALUE_KIND).to_pylist()
             cols = [data.column(n).to_pylist() for n in names]
             out += [(KINDS[k], *vals) for k, *vals in zip(kinds, *cols)]

@@ -24,7 +24,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import MissingFileError, TableEngineError
 from table_engine.format.manifest_list import read_manifest_list
-from table_engine.store.reading.scan import manifest_path
+from table_engine.io.paths import manifest_path
 from table_engine.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])

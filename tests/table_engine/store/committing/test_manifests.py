@@ -18,8 +18,9 @@ from table_engine.format.binary_row import decode_row, encode_row
 from table_engine.format.data_file_meta import EMPTY_ROW, DataFileMeta, SimpleStats
 from table_engine.format.manifest import read_manifest
 from table_engine.format.manifest_list import ManifestFileMeta
+from table_engine.io.paths import manifest_path
 from table_engine.store.committing.commit_message import CommitMessage
-from table_engine.store.reading.scan import manifest_path, read_manifest_metas
+from table_engine.store.reading.scan import read_manifest_metas
 from table_engine.table import Table
 from table_engine.types import parse_type
 

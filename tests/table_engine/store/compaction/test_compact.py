@@ -26,7 +26,6 @@ from table_engine.lsm.levels import KeyCodec, Levels, overlapping_files
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import compaction_messages
-from table_engine.store.paths import data_file_path
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
 
@@ -190,7 +189,7 @@ def test_stop_trigger_compacts_while_writing(catalog: Catalog) -> None:
     assert max(runs_per_bucket(t)) <= 2
     # files compacted away within this commit were deleted; the ones of the commit are all there
     for e in live_entries(t.file_io, t.path, t.latest_snapshot()):
-        assert os.path.exists(data_file_path(t.store, e.partition, e.bucket, e.file))
+        assert os.path.exists(t.store.path_factory.data_file(e.partition, e.bucket, e.file))
 
 
 def test_write_only_writers_never_compact(catalog: Catalog) -> None:
@@ -339,7 +338,7 @@ def test_two_racing_compactions_exactly_one_wins(catalog: Catalog) -> None:
     assert live == {f.file_name for m in m1 for f in m.compact_after}
     for m in m2:  # the loser's files are gone, the winner's and the old ones (still in old snapshots) stay
         for f in m.compact_after:
-            assert not os.path.exists(data_file_path(t.store, m.partition, m.bucket, f))
+            assert not os.path.exists(t.store.path_factory.data_file(m.partition, m.bucket, f))
     for f in before:
         assert any(pathlib.Path(t.path).rglob(f))
 
@@ -391,7 +390,7 @@ def test_writer_compaction_invalidated_mid_commit_is_dropped(catalog: Catalog, m
     assert "compaction dropped" in caplog.text
     assert rows(t) == sorted([(k, f"x{k}", "a") for k in range(5)] + [(k, f"n{k}", "a") for k in range(5, 15)])
     for f in msgs[0].compact_after:
-        assert not os.path.exists(data_file_path(t.store, msgs[0].partition, 0, f))
+        assert not os.path.exists(t.store.path_factory.data_file(msgs[0].partition, 0, f))
 
 
 def test_two_writers_compacting_one_bucket_keep_their_data_not_their_compactions(catalog: Catalog, caplog) -> None:
@@ -409,7 +408,7 @@ def test_two_writers_compacting_one_bucket_keep_their_data_not_their_compactions
     assert sorted(got) == [*range(10), 20, 21, 22] and got[6] == "w1-6" and got[21] == "w2-21"
     for m in m1 + m2:
         for f in m.compact_after:
-            assert not os.path.exists(data_file_path(t.store, m.partition, m.bucket, f))
+            assert not os.path.exists(t.store.path_factory.data_file(m.partition, m.bucket, f))
 
 
 def test_overlapping_outputs_at_one_level_are_an_lsm_conflict(catalog: Catalog) -> None:

@@ -16,7 +16,6 @@ from table_engine.format.file_index.format import FileIndexFile, read_file_index
 from table_engine.format.snapshot import CommitKind
 from table_engine.schema_change import RenameColumn, SetOption
 from table_engine.store.indexes.file_index_filter import index_file_path
-from table_engine.store.paths import data_file_path
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
 INDEXED = {"file-index.bloom-filter.columns": "name", "file-index.bloom-filter.name.items": "200",
@@ -100,7 +99,7 @@ def test_small_indexes_are_embedded_large_ones_are_sidecars(catalog: Catalog) ->
     split = big.plan()[0]
     f = split.files[0]
     assert f.embedded_file_index is None and f.extra_files == [f.file_name + ".index"]
-    path = index_file_path(data_file_path(big.store, split.partition, split.bucket, f), f)
+    path = index_file_path(big.store.path_factory.data_file(split.partition, split.bucket, f), f)
     assert path is not None and big.file_io.exists(path)
     assert sorted(read_file_index(big.file_io, path).columns()) == ["id", "name", "v"]
     assert _files(big, [("name", "=", "zzz")]) == 0

@@ -16,7 +16,6 @@ from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.manifest import FileKind, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snapshot
-from table_engine.store.paths import data_file_path
 from table_engine.table import Table
 
 METADATA_DIRS = ("schema", "snapshot", "tag", "consumer", "changelog")
@@ -53,7 +52,7 @@ def _live(table: Table, snap: Snapshot, lists: Iterable[str | None]) -> set[str]
                     state.pop(key, None)
     out = set()
     for part, bucket, f in state.values():
-        path = data_file_path(table.store, part, bucket, f)  # type: ignore[arg-type]
+        path = table.store.path_factory.data_file(part, bucket, f)  # type: ignore[arg-type]
         out.add(path)
         for extra in f.extra_files:  # type: ignore[attr-defined]
             out.add(os.path.join(os.path.dirname(path), extra))

@@ -263,9 +263,8 @@ def _add_changelog(t: Table) -> str:
     snap = t.latest_snapshot()
     assert snap is not None
     entry = next(e for e in live_entries(t.file_io, t.path, snap) if e.file.min_sequence_number >= 0)
-    from table_engine.store.paths import data_file_path
 
-    src = data_file_path(t.store, entry.partition, entry.bucket, entry.file)
+    src = t.store.path_factory.data_file(entry.partition, entry.bucket, entry.file)
     name = f"changelog-{uuid.uuid4()}-0.parquet"
     dst = src.rsplit("/", 1)[0] + "/" + name
     t.file_io.write_bytes(dst, t.file_io.read_bytes(src))
