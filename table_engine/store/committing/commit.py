@@ -41,7 +41,7 @@ from table_engine.format.snapshot import (
     read_snapshot,
     snapshot_properties,
 )
-from table_engine.io.paths import index_dir, new_index_manifest_name, new_manifest_list_name
+from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
@@ -69,6 +69,24 @@ class _Changelog:
     def record_count(self) -> int:
         """``changelogRecordCount``: rows of the changelog files."""
         return sum(e.file.row_count for e in self.entries)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """What every attempt of one commit publishes (the same for each retry): its manifests and entries, its kind,
+    identifier and overwrite, the messages and properties. Each attempt adds what it reads from the snapshot it
+    commits on (its base, row ids, the manifest lists it writes)."""
+
+    delta: list[ManifestFileMeta]
+    """The delta manifests, written once (empty with row tracking: each attempt writes its own, ids assigned)."""
+    entries: list[ManifestEntry]
+    index_changes: list[IndexManifestEntry]
+    kind: CommitKind
+    identifier: int
+    overwrite: Overwrite | None
+    messages: Sequence[CommitMessage]
+    properties: Mapping[str, str] | None
+    changelog: _Changelog
 
 
 @dataclass(frozen=True)
@@ -100,9 +118,9 @@ class FileStoreCommit:
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
         self.part_names = list(ctx.schema.partition_keys)
         self.lost_races = 0
+        """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.outcome_unknown = False
         """A publication of this committer may or may not have happened: :meth:`abort` deletes nothing any more."""
-        """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.dropped_compactions: set[tuple[bytes, int]] = set()
         """(partition, bucket) of the last :meth:`commit` whose writers' compaction was not committed."""
         self.published_files: set[str] = set()
@@ -213,8 +231,8 @@ class FileStoreCommit:
             self.ctx.file_io, self.ctx.table_path, changelog, self.ctx.schema.id, self.part_types,
             self.opts.manifest_target_file_size(), kind="changelog")
         try:
-            return self._commit_loop(delta, entries, index_changes, kind, commit_identifier, overwrite,
-                                     messages, properties, _Changelog(changelog_manifests, changelog))
+            return self._commit_loop(_Attempt(delta, entries, index_changes, kind, commit_identifier, overwrite,
+                                              messages, properties, _Changelog(changelog_manifests, changelog)))
         except CommitOutcomeUnknownError:
             raise
         except BaseException:
@@ -236,13 +254,10 @@ class FileStoreCommit:
                 if f.file_name not in upgraded:
                     fio.try_delete(self.ctx.path_factory.data_file(m.partition, m.bucket, f))
             for idx in m.new_index_files:
-                fio.try_delete(f"{index_dir(self.ctx.table_path)}/{idx.file_name}")
+                fio.try_delete(self.ctx.path_factory.index_file(idx))
 
     # ---- attempt loop ------------------------------------------------------------------------------------------
-    def _commit_loop(self, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
-                     index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
-                     overwrite: Overwrite | None, messages: Sequence[CommitMessage],
-                     properties: Mapping[str, str] | None, changelog: _Changelog) -> int:
+    def _commit_loop(self, a: _Attempt) -> int:
         retries = self.opts.commit_max_retries()
         timeout_ms = self.opts.commit_timeout()
         started = time.monotonic()
@@ -251,20 +266,19 @@ class FileStoreCommit:
             written: list[str] = []
             try:
                 with BasePin(self.ctx.file_io, self.ctx.table_path) as pin:  # before the base is read: see pins.py
-                    sid = self._try_once(pin, delta, entries, index_changes, kind, identifier, overwrite, messages,
-                                         properties, written, changelog)
+                    sid = self._try_once(pin, a, written)
             except CommitOutcomeUnknownError:
                 raise
             except BaseException:
                 self._delete_manifests(written)
                 raise
             if sid is not None:
-                self.published_files.update(_file_names(messages))
+                self.published_files.update(_file_names(a.messages))
                 return sid
             self._delete_manifests(written)
-            done = self._already_committed(identifier, kind)
+            done = self._already_committed(a.identifier, a.kind)
             if done == EXPIRED:  # meanwhile the same user committed a newer identifier (another process)
-                raise CommitError(f"commit {self.commit_user}/{identifier} to {self.ctx.table_path}: the same commit "
+                raise CommitError(f"commit {self.commit_user}/{a.identifier} to {self.ctx.table_path}: the same commit "
                                   "user committed a newer identifier meanwhile")
             if done is not None:
                 return done
@@ -276,18 +290,13 @@ class FileStoreCommit:
                     f"taking the next snapshot id (commit.max-retries = {retries})")
             self._backoff(attempt)
 
-    def _try_once(self, pin: BasePin, delta: list[ManifestFileMeta], entries: list[ManifestEntry],
-                  index_changes: list[IndexManifestEntry], kind: CommitKind, identifier: int,
-                  overwrite: Overwrite | None, messages: Sequence[CommitMessage],
-                  properties: Mapping[str, str] | None, written: list[str],
-                  changelog: _Changelog | None = None) -> int | None:
+    def _try_once(self, pin: BasePin, a: _Attempt, written: list[str]) -> int | None:
         latest = pin.latest()  # the id to publish must follow the real newest snapshot, held by the pin
         if latest is not None:  # the capability gate on the snapshot this commit carries forward
             require(self.ctx.table_path, snapshot_features(latest),
-                    Op.MAINTAIN if kind == CommitKind.COMPACT else Op.WRITE)
+                    Op.MAINTAIN if a.kind == CommitKind.COMPACT else Op.WRITE)
         try:
-            return self._try_on(pin, latest, delta, entries, index_changes, kind, identifier, overwrite, messages,
-                                properties, written, changelog)
+            return self._try_on(pin, latest, a, written)
         except FileNotFoundError as e:
             now = self.ctx.latest_snapshot(exact=True)
             if latest is None or now is None or now.id == latest.id:
@@ -297,20 +306,16 @@ class FileStoreCommit:
                      latest.id, self.ctx.table_path, e, now.id)
             return None
 
-    def _try_on(self, pin: BasePin, latest: Snapshot | None, delta: list[ManifestFileMeta],
-                entries: list[ManifestEntry], index_changes: list[IndexManifestEntry], kind: CommitKind,
-                identifier: int,
-                overwrite: Overwrite | None, messages: Sequence[CommitMessage],
-                properties: Mapping[str, str] | None, written: list[str],
-                changelog: _Changelog | None) -> int | None:
+    def _try_on(self, pin: BasePin, latest: Snapshot | None, a: _Attempt, written: list[str]) -> int | None:
         fio, tp = self.ctx.file_io, self.ctx.table_path
+        entries, index_changes, kind, overwrite, messages = a.entries, a.index_changes, a.kind, a.overwrite, a.messages
         check_strict_mode(self.ctx, self.commit_user, latest)
         new_id = 1 if latest is None else latest.id + 1
         base: list[ManifestFileMeta] = []
         if latest is not None:
             for name in (latest.base_manifest_list, latest.delta_manifest_list):
                 base.extend(read_manifest_list(fio, self.ctx.path_factory.manifest(name)))
-        this_delta = list(delta)
+        this_delta = list(a.delta)
         all_entries = list(entries)
         next_row_id = latest.next_row_id if latest is not None else None
         if self.opts.row_tracking_enabled():
@@ -345,7 +350,8 @@ class FileStoreCommit:
         delta_size = write_manifest_list(fio, self.ctx.path_factory.manifest(delta_name), this_delta)
         written.append(delta_name)
         changelog_name = changelog_size = changelog_rows = None
-        if changelog is not None and changelog.manifests:
+        changelog = a.changelog
+        if changelog.manifests:
             changelog_name = new_manifest_list_name(list_uuid, "changelog")
             changelog_size = write_manifest_list(fio, self.ctx.path_factory.manifest(changelog_name),
                                                  changelog.manifests)
@@ -359,17 +365,17 @@ class FileStoreCommit:
         prev_total = (latest.total_record_count or 0) if latest is not None else 0
         snapshot = Snapshot(
             id=new_id, schema_id=self.ctx.schema.id, base_manifest_list=base_name, delta_manifest_list=delta_name,
-            index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=identifier,
+            index_manifest=index_manifest, commit_user=self.commit_user, commit_identifier=a.identifier,
             commit_kind=kind, time_millis=clock.now_millis(), total_record_count=prev_total + added - removed,
             delta_record_count=added - removed, base_manifest_list_size=base_size,
-            delta_manifest_list_size=delta_size, properties=snapshot_properties(properties),
+            delta_manifest_list_size=delta_size, properties=snapshot_properties(a.properties),
             changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION, next_row_id=next_row_id,
         )
         if self._publish(pin, snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
-            self._user_commits.published(new_id, identifier, kind)
+            self._user_commits.published(new_id, a.identifier, kind)
             return new_id
         self.lost_races += 1
         log.info("snapshot id %d of %s was taken by another committer; retrying (lost race %d)", new_id, tp,
