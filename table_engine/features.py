@@ -106,16 +106,16 @@ DATA_FILE_EXTENSIONS = frozenset(FILE_FORMATS)
 FEATURES: tuple[Feature, ...] = (
     # ---- supported ---------------------------------------------------------------------------------------------
     Feature("file.format = orc / avro", "0.4", Detected.DATA_FILE, "`file.format`; each data file's extension",
-            ALL, "ORC and Avro data files, read by extension and written by `file.format` (issue 22)."),
+            ALL, "ORC and Avro data files, read by extension and written by `file.format`."),
     Feature("deletion-vectors.bitmap64", "1.2", Detected.OPTION, "`deletion-vectors.bitmap64` = true; DV magic",
             ALL, "64-bit (Iceberg-compatible) deletion vectors are read and written.",
             _keys("deletion-vectors.bitmap64")),
     Feature("bucket = -2 (postpone bucket)", "1.1", Detected.OPTION, "`bucket` = -2, `postpone.*`",
             ALL, "Postpone-bucket tables: batch reads skip `bucket-postpone/`, compaction publishes the rows, "
-            "`rescale` (issue 22).", _prefixes("postpone.")),
+            "`rescale`.", _prefixes("postpone.")),
     Feature("data-file.external-paths", "1.1", Detected.OPTION, "`data-file.external-paths*`; `_EXTERNAL_PATH`",
             ALL, "Data files outside the table directory, written there and followed by expiry and orphan "
-            "cleanup (issue 22).", _keys("data-file.external-paths", "data-file.external-paths.strategy",
+            "cleanup.", _keys("data-file.external-paths", "data-file.external-paths.strategy",
                                          "data-file.external-paths.specific-fs", "data-file.external-paths.weights")),
     Feature("snapshot properties", "1.2", Detected.SNAPSHOT, "snapshot field `properties`", ALL,
             "Read, kept, and writable through the commit API."),
@@ -124,14 +124,14 @@ FEATURES: tuple[Feature, ...] = (
             "Descriptive fields: kept and ignored; they change no rows."),
     Feature("file.format.per.level / file.compression.per.level", "0.8", Detected.OPTION,
             "`file.format.per.level`, `file.compression.per.level`", ALL,
-            "Per-level formats and codecs of the writer (issue 22).",
+            "Per-level formats and codecs of the writer.",
             _keys("file.format.per.level", "file.compression.per.level")),
     Feature("VARIANT", "1.1", Detected.TYPE, "a column of type VARIANT", ALL,
             "Read and written as Arrow `struct<value: binary, metadata: binary>` (Paimon's unshredded variant "
-            "encoding); no statistics (issue 23, ADR 0018)."),
+            "encoding); no statistics (ADR 0018)."),
     Feature("VECTOR", "1.4", Detected.TYPE, "a column of type VECTOR<t, n>", ALL,
             "Read and written as Arrow `fixed_size_list<t>[n]` in Parquet and Avro files; no statistics "
-            "(issue 23, ADR 0018)."),
+            "(ADR 0018)."),
     Feature("BLOB", "1.4", Detected.TYPE, "a column of type BLOB; `.blob` files", ALL,
             "BLOB columns are `.blob` column files over row ids of data evolution: read (as `large_binary`), "
             "written as Paimon writes them (`.blob` files rolled at `blob.target-file-size`, also from serialized "
@@ -144,14 +144,14 @@ FEATURES: tuple[Feature, ...] = (
             "deletion vector applied); every shape pypaimon writes is written as it writes it: "
             "`Table.update_by_row_id`, `upsert_by_key` and writes of some columns write column files, "
             "`delete_by_row_id` / `delete_by_predicate` deletion vectors; compaction merges the column files into one "
-            "file per range, row ids kept. Reads of changes (incremental, streaming, changelog consumers) are refused "
-            "(issue 23).", _keys("data-evolution.enabled"), _true),
+            "file per range, row ids kept. Reads of changes (incremental, streaming, changelog consumers) are refused.",
+            _keys("data-evolution.enabled"), _true),
     Feature("_WRITE_COLS", "1.3", Detected.DATA_FILE, "data-file field `_WRITE_COLS` set", ALL,
-            "A column file of data evolution: batch reads merge it by row id, compaction merges it away (issue 23)."),
+            "A column file of data evolution: batch reads merge it by row id, compaction merges it away."),
     Feature("row-tracking.enabled", "1.3", Detected.OPTION, "`row-tracking.enabled` = true", ALL,
             "`_ROW_ID` and `_SEQUENCE_NUMBER` are readable system columns (projection, filters, `$row_tracking`); "
             "commits assign `_FIRST_ROW_ID` and `nextRowId`; compaction, deletion vectors, file-index rewrite, "
-            "overwrite, drop, expiry keep the ids (issue 23, ADR 0016).",
+            "overwrite, drop, expiry keep the ids (ADR 0016).",
             _keys("row-tracking.enabled", "row-tracking.partition-group-on-commit"), _true),
     Feature("nextRowId", "1.3", Detected.SNAPSHOT, "snapshot field `nextRowId` set", ALL,
             "Row tracking seen in a snapshot: read, and carried into every snapshot a commit writes."),
