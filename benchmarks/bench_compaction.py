@@ -75,7 +75,7 @@ def bench_full_compaction(catalog: Catalog, root: Path, rows: int, count: int, r
             pq.write_table(table, out_file, compression="zstd", compression_level=1)
 
         floor_s, _ = timed(floor)
-        compact_s, _ = timed(lambda t=t: t.compact(full=True))
+        compact_s, _ = timed(lambda t=t: t.maintenance.compact(full=True))
         rows_out = t.read().num_rows
         best_compact, best_floor = min(best_compact, compact_s), min(best_floor, floor_s)
     print(f"full compaction of {rows:,} rows in {count} sorted runs -> {rows_out:,} rows: "

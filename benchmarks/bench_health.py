@@ -42,9 +42,9 @@ def bench(root: Path, files: int, partitions: int, buckets: int, repeats: int) -
     build_s = time.perf_counter() - start
     whole_s, h = best(table.health, repeats)
     assert h.files == files and len(h.buckets) == partitions * buckets, (h.files, len(h.buckets))
-    part_s, hp = best(lambda: table.health("p=7"), repeats)
+    part_s, hp = best(lambda: table.maintenance.health("p=7"), repeats)
     assert hp.files == files // partitions
-    orphans_s, ho = best(lambda: table.health(orphans=True), 1)
+    orphans_s, ho = best(lambda: table.maintenance.health(orphans=True), 1)
     assert ho.orphans is not None and ho.orphans.files == 0
     plan_s, _ = best(table.plan, repeats)
     return {"files": files, "partitions": partitions, "buckets": buckets, "build_s": round(build_s, 1),

@@ -204,7 +204,7 @@ def _child_op(op: str, warehouse: str, rows: int) -> dict[str, Any]:
         table.copy({"write-only": "true"}).write(_rows(ids, seed=99))
         return {"seconds": time.perf_counter() - t0}
     if op == "compact":
-        sid = table.compact(full=True)
+        sid = table.maintenance.compact(full=True)
         return {"seconds": time.perf_counter() - t0, "snapshot": sid}
     raise ValueError(op)
 

@@ -44,10 +44,10 @@ def _build(catalog: Any, name: str, data: Any, rows: int) -> Any:
     for lo in range(0, rows, step):
         table.write(data.slice(lo, step))
     if name == "pk_compacted":
-        table.compact(full=True)
+        table.maintenance.compact(full=True)
     if name in ("pk_dv", "pk_merge"):
         if name == "pk_dv":
-            table.compact(full=True)
+            table.maintenance.compact(full=True)
         rng = np.random.default_rng(11)
         ids = np.sort(rng.choice(rows, rows // 10, replace=False)).astype(np.int64)
         table.write(make_rows(rng, ids))

@@ -162,7 +162,7 @@ def open_audit_branch(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, **conte
 
     name = audit_branch_name(str(context["run_id"]))
     t = PaimonTableHook(paimon_conn_id).get_table(table)
-    if t.branch_exists(name):
+    if name in t.list_branches():
         tags = {tag.name: tag.snapshot.id for tag in t.branch_table(name).tags()}
         log.info("%s: audit branch %s exists already (an earlier try made it)", table, name)
         return {"branch": name, "tag": name if name in tags else None, "base_snapshot": tags.get(name)}

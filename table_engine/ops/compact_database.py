@@ -71,7 +71,7 @@ def compact_database(catalog: Catalog, database: str, *, including_tables: str |
             continue
         table = catalog.get_table(name)
         try:
-            result.snapshots[name] = table.compact(full=full,
+            result.snapshots[name] = table.maintenance.compact(full=full,
                                                    idle_partitions_older_than_ms=idle_partitions_older_than_ms,
                                                    commit_user=commit_user)
         except Exception as e:

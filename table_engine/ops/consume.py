@@ -135,13 +135,13 @@ def recover_output(args: ConsumeChangelog, table: Table) -> None:
             return
         log.info("%s: %s/snapshots-%d-%d was written but consumer %s not advanced; moving it to snapshot %d",
                  table.identifier, args.output, first, done, args.consumer_id, done + 1)
-        table.reset_consumer(args.consumer_id, done + 1)
+        table.maintenance.reset_consumer(args.consumer_id, done + 1)
         first = done + 1
 
 
 def advance_consumer(table: Table, consumer_id: str, rng: ChangeRange) -> None:
     """Move the consumer past ``rng``: its next snapshot becomes ``rng.end + 1``."""
-    table.reset_consumer(consumer_id, rng.end + 1)
+    table.maintenance.reset_consumer(consumer_id, rng.end + 1)
     log.info("%s: consumer %s now at snapshot %d", table.identifier, consumer_id, rng.end + 1)
 
 
@@ -183,7 +183,7 @@ def redelivery(args: ConsumeChangelog, table: Table, target: Table | None) -> di
         return None
     consumed = table.consumers().get(args.consumer_id)
     if consumed is None or consumed <= found["to_snapshot"]:
-        table.reset_consumer(args.consumer_id, found["to_snapshot"] + 1)
+        table.maintenance.reset_consumer(args.consumer_id, found["to_snapshot"] + 1)
     log.info("%s: consumer %s delivered snapshots up to %d to an earlier try of %s already: returning that batch "
              "again", table.identifier, args.consumer_id, found["to_snapshot"], args.retry_key)
     return {"consumer_id": args.consumer_id, **found, "redelivered": True}
@@ -245,7 +245,7 @@ def recover_consumer(args: ConsumeChangelog, table: Table, target: Table) -> Non
             if consumed is None or snap.commit_identifier >= consumed:
                 log.info("%s: snapshot %d of %s already applied snapshots up to %d; moving consumer %s there",
                          table.identifier, snap.id, target.identifier, snap.commit_identifier, args.consumer_id)
-                table.reset_consumer(args.consumer_id, snap.commit_identifier + 1)
+                table.maintenance.reset_consumer(args.consumer_id, snap.commit_identifier + 1)
             return
         sid -= 1
 

@@ -56,15 +56,15 @@ def plan_table(table: Table, orphans: bool | None = None, health: TableHealth | 
     with_orphans = bool(orphans) or opts.get(MAINTENANCE_ORPHANS_ENABLED)
     now = clock.now_millis()
     if health is None:
-        health = table.health(orphans=with_orphans,
+        health = table.maintenance.health(orphans=with_orphans,
                               orphans_older_than_millis=now - opts.get(MAINTENANCE_ORPHANS_OLDER_THAN))
     expired: list[str] = []
     if health.snapshot_id is not None and opts.get(PARTITION_EXPIRATION_TIME) and table.schema.partition_keys:
-        found = table.expire_partitions(dry_run=True).partitions
+        found = table.maintenance.expire_partitions(dry_run=True).partitions
         expired = ["/".join(f"{k}={v}" for k, v in p.items()) for p in found]
     manifests = None
     if health.snapshot_id is not None:
-        m = table.compact_manifest(dry_run=True)
+        m = table.maintenance.compact_manifest(dry_run=True)
         manifests = ManifestState(m.manifests_before, m.small_manifests, m.delete_entries)
     return plan_maintenance(health, opts, expired_partitions=expired, manifests=manifests)
 

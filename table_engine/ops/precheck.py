@@ -55,7 +55,7 @@ def _check_start(cmd: Command, table: Table) -> None:
     elif isinstance(cmd, CreateTag) and cmd.snapshot is not None:
         if cmd.tag not in {t.name for t in table.tags()} and not _tag_holds(table, cmd.snapshot):
             table.snapshot(cmd.snapshot)
-    elif isinstance(cmd, CreateBranch) and cmd.tag is not None and not table.branch_exists(cmd.branch):
+    elif isinstance(cmd, CreateBranch) and cmd.tag is not None and cmd.branch not in table.list_branches():
         table.tag_snapshot(cmd.tag)
 
 

@@ -212,7 +212,7 @@ def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
 @runs(Compact)
 def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    sid = table.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
+    sid = table.maintenance.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
                         idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
                         buckets=cmd.buckets)
     return compact_result(table, sid)
@@ -245,8 +245,8 @@ def run_expire_changelogs(cmd: ExpireChangelogs, catalog: Catalog) -> dict[str, 
 
     table = catalog.get_table(cmd.table)
     try:
-        result = table.expire_changelogs(cmd.retain_min, cmd.retain_max, cmd.older_than_millis, cmd.max_deletes,
-                                         cmd.delete_all)
+        result = table.maintenance.expire_changelogs(cmd.retain_min, cmd.retain_max, cmd.older_than_millis,
+                                                     cmd.max_deletes, cmd.delete_all)
     except OptionError as e:  # e.g. --retain-min above the table's changelog.num-retained.max
         raise CommandError(f"{cmd.name}: --retain-min/--retain-max with the table's options: {e}") from None
     left = list_changelog_ids(table.file_io, table.path)
@@ -261,10 +261,10 @@ def run_clear_consumers(cmd: ClearConsumers, catalog: Catalog) -> dict[str, Any]
     excluding = cmd.excluding_consumers if cmd.excluding_consumers and cmd.excluding_consumers.strip() else None
     table = catalog.get_table(cmd.table)
     if cmd.dry_run:
-        matching = table.clear_consumers(including, excluding, dry_run=True)
+        matching = table.maintenance.clear_consumers(including, excluding, dry_run=True)
         log.info("%s: dry run: would delete consumers %s", table.identifier, matching or "none")
         return {"dry_run": True, "would_clear_consumers": matching, "consumers_left": sorted(table.consumers())}
-    cleared = table.clear_consumers(including, excluding)
+    cleared = table.maintenance.clear_consumers(including, excluding)
     return {"cleared_consumers": cleared, "consumers_left": sorted(table.consumers())}
 
 
@@ -279,7 +279,8 @@ def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
             known = "the table has no snapshot" if latest is None else f"snapshots {earliest}..{latest} exist"
             raise SnapshotNotExistError(f"{cmd.name}: --next-snapshot-id {sid} is not a snapshot of "
                                         f"{table.identifier} ({known}; the latest + 1 waits for the next commit)")
-    table.reset_consumer(cmd.consumer_id, sid)  # a retry writes the same file again (or deletes none): converges
+    # a retry writes the same file again (or deletes none): converges
+    table.maintenance.reset_consumer(cmd.consumer_id, sid)
     log.info("%s: consumer %s %s", table.identifier, cmd.consumer_id,
              "deleted" if sid is None else f"reset from {before} to snapshot {sid}")
     return {"consumer_id": cmd.consumer_id, "next_snapshot_id": sid, "previous_next_snapshot_id": before,
@@ -291,7 +292,7 @@ def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, An
     table = catalog.get_table(cmd.table)
     from table_engine.store.lifecycle.planner import ManifestState, manifest_action, manifest_due_text
 
-    r = table.compact_manifest(cmd.dry_run, cmd.commit_user)
+    r = table.maintenance.compact_manifest(cmd.dry_run, cmd.commit_user)
     state = ManifestState(r.manifests_before, r.small_manifests, r.delete_entries)
     due = manifest_action(state, table.options) is not None  # the planner's rule: the plan says the same
     if cmd.dry_run or r.snapshot_id is None:
@@ -307,7 +308,7 @@ def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, An
 @runs(RemoveUnexistingFiles)
 def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    r = table.remove_unexisting_files(dry_run=not cmd.remove, commit_user=cmd.commit_user)
+    r = table.maintenance.remove_unexisting_files(dry_run=not cmd.remove, commit_user=cmd.commit_user)
     if r.paths and not cmd.remove:
         log.warning("%s: %d data files of snapshot %s are missing on storage (%d rows; dry run, add --remove): %s",
                     table.identifier, len(r.paths), r.based_on, r.rows, r.paths[:20])
@@ -318,7 +319,7 @@ def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) ->
 
 @runs(Repair)
 def run_repair(cmd: Repair, catalog: Catalog) -> dict[str, Any]:
-    r = catalog.get_table(cmd.table).repair()
+    r = catalog.get_table(cmd.table).maintenance.repair()
     return {"repaired": [{"hint": "/".join(h.path.rsplit("/", 2)[-2:]), "was": h.old, "now": h.new}
                          for h in r.repaired],
             "earliest_snapshot_id": r.earliest_snapshot_id, "latest_snapshot_id": r.latest_snapshot_id,
@@ -372,7 +373,7 @@ def _existing_tag(cmd: CreateTag, table: Table, existing: Tag) -> dict[str, Any]
 
 @runs(ExpireTags)
 def run_expire_tags(cmd: ExpireTags, catalog: Catalog) -> dict[str, Any]:
-    return {"expired_tags": catalog.get_table(cmd.table).expire_tags(cmd.older_than_millis)}
+    return {"expired_tags": catalog.get_table(cmd.table).maintenance.expire_tags(cmd.older_than_millis)}
 
 
 @runs(ExpirePartitions)
@@ -382,7 +383,7 @@ def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, 
                                    ("timestamp_formatter", cmd.timestamp_formatter),
                                    ("timestamp_pattern", cmd.timestamp_pattern),
                                    ("max_expires", cmd.max_expires)) if v is not None}
-    result = table.expire_partitions(dry_run=cmd.dry_run, **overrides)
+    result = table.maintenance.expire_partitions(dry_run=cmd.dry_run, **overrides)
     return {"expired_partitions": result.partitions, "snapshot_ids": result.snapshot_ids,
             "snapshot_id": result.snapshot_ids[-1] if result.snapshot_ids else None, "dry_run": cmd.dry_run,
             "commit": commits_facts(table, result.snapshot_ids)}
@@ -390,14 +391,14 @@ def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, 
 
 @runs(RemoveOrphanFiles)
 def run_remove_orphan_files(cmd: RemoveOrphanFiles, catalog: Catalog) -> dict[str, Any]:
-    result = catalog.get_table(cmd.table).remove_orphan_files(cmd.older_than_millis, cmd.dry_run)
+    result = catalog.get_table(cmd.table).maintenance.remove_orphan_files(cmd.older_than_millis, cmd.dry_run)
     return {"orphan_files": result.count, "bytes": result.total_bytes, "dry_run": result.dry_run,
             "files": result.paths[:100]}
 
 
 @runs(Health)
 def run_health(cmd: Health, catalog: Catalog) -> dict[str, Any]:
-    health = catalog.get_table(cmd.table).health(list(cmd.partitions) or None, orphans=cmd.orphans,
+    health = catalog.get_table(cmd.table).maintenance.health(list(cmd.partitions) or None, orphans=cmd.orphans,
                                                  max_orphan_files=cmd.max_orphan_files,
                                                  orphans_older_than_millis=cmd.orphans_older_than_millis)
     return {"snapshot_id": health.snapshot_id, "health": health.to_dict()}
@@ -436,26 +437,26 @@ def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
 @runs(DropPartitions)
 def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    sid = table.drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
+    sid = table.maintenance.drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
     return {"snapshot_id": sid, "dropped": sid is not None, "commit": commit_facts(table, sid)}
 
 
 @runs(MarkPartitionDone)
 def run_mark_partition_done(cmd: MarkPartitionDone, catalog: Catalog) -> dict[str, Any]:
-    result = catalog.get_table(cmd.table).mark_partitions_done(list(cmd.partitions))
+    result = catalog.get_table(cmd.table).maintenance.mark_partitions_done(list(cmd.partitions))
     return {"partitions": result.partitions, "actions": result.actions}
 
 
 @runs(RewriteFileIndex)
 def run_rewrite_file_index(cmd: RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
-    sid = catalog.get_table(cmd.table).rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
+    sid = catalog.get_table(cmd.table).maintenance.rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid}
 
 
 @runs(Rescale)
 def run_rescale(cmd: Rescale, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    sid = table.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
+    sid = table.maintenance.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}
 
 
@@ -506,7 +507,8 @@ def run_delete_branch(cmd: DeleteBranch, catalog: Catalog) -> dict[str, Any]:
 @runs(RenameBranch)
 def run_rename_branch(cmd: RenameBranch, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    if not table.branch_exists(cmd.branch) and table.branch_exists(cmd.to):
+    branches = table.list_branches()
+    if cmd.branch not in branches and cmd.to in branches:
         log.info("%s: branch %s is named %s already: nothing to do", table.identifier, cmd.branch, cmd.to)
         return {"branch": cmd.to, "renamed_from": cmd.branch, "already_done": True}
     table.rename_branch(cmd.branch, cmd.to)

@@ -113,7 +113,7 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     ctx = _store_context(table)
     wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
-        return CompactionReport(table.compact(full, partitions, idle_time_ms, commit_user))
+        return CompactionReport(table.maintenance.compact(full, partitions, idle_time_ms, commit_user))
     plan = plan_compaction(ctx, partitions, idle_time_ms, buckets=wanted)
     if not plan:
         return CompactionReport(None)

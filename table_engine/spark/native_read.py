@@ -173,7 +173,8 @@ def _timestamps_native(t: Table, raw: RawFile) -> bool:
     source's types: micro- or millisecond units, and UTC-adjusted exactly for TIMESTAMP_LTZ (Spark refuses to read
     an adjusted column as TimestampNTZ). Other writers (Paimon's Java writer, pypaimon) may differ from this
     engine; a footer read tells."""
-    stamps = [f for f in t.schema_by_id(raw.file.schema_id).fields if f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ")]
+    fields = t.store.schema_by_id(raw.file.schema_id).fields
+    stamps = [f for f in fields if f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ")]
     if not stamps:
         return True
     path = _file_path(t, raw.split, raw.file)
@@ -212,7 +213,7 @@ def _native_group(spark: SparkSession, t: Table, group: Sequence[RawFile], field
                   ) -> DataFrame:
     """One Parquet read of files written under one schema, as the current schema's ``fields``."""
     first = group[0]
-    file_schema = t.schema_by_id(first.file.schema_id)
+    file_schema = t.store.schema_by_id(first.file.schema_id)
     by_id = file_schema.fields_by_id()
     read_fields = [by_id[f.id] for f in fields if f.id in by_id]
     spark_fields = [T.StructField(f.name, to_spark_type(f.type), True) for f in read_fields]

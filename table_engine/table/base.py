@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, Self, TypeVar, cast
 
 import pyarrow as pa
 
@@ -24,7 +24,7 @@ from table_engine.format.feature_detection import (
     snapshot_features,
 )
 from table_engine.format.index_manifest import read_index_manifest
-from table_engine.format.schema_file import TableSchema, latest_schema, read_schema, try_commit_schema
+from table_engine.format.schema_file import TableSchema, latest_schema, try_commit_schema
 from table_engine.format.snapshot import Snapshot, latest_snapshot, latest_snapshot_id
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
@@ -41,44 +41,53 @@ _GATE_READ_RETRIES = 10
 """How often the capability gate reads the latest snapshot again when a concurrent expiry removed it under it."""
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-_T = TypeVar("_T", bound="TableBase")
 
-
-_WRITE_METHODS = frozenset({"write", "new_write", "new_commit", "commit", "alter", "update_by_row_id", "upsert_by_key",
-                            "delete_by_row_id", "delete_by_predicate"})
-""":func:`mutating` methods that are writes and commits for the capability gate; the others are maintenance."""
 
 _gated: contextvars.ContextVar[frozenset[tuple[int, Op]]] = contextvars.ContextVar("gated", default=frozenset())
 """(table object id, operation) pairs whose gate passed in the calls this context is inside (no check twice)."""
 
 
-def mutating(method: Callable[Concatenate[_T, _P], _R]) -> Callable[Concatenate[_T, _P], _R]:
-    """Marks a :class:`Table` method that writes to the table (data, metadata, tags, consumers or files): on a
-    read-only table (a system table, ``$ro``) it raises :class:`ReadOnlyTableError`, and on a table with a feature
-    the engine cannot write or maintain :class:`~table_engine.errors.UnsupportedTableFeatureError` (the capability
-    gate, :mod:`table_engine.features`), before doing anything."""
-    op = Op.WRITE if method.__name__ in _WRITE_METHODS else Op.MAINTAIN
+class Guarded(Protocol):
+    """What :func:`mutating` guards: a table, or a namespace of one (``table.maintenance``)."""
 
-    @functools.wraps(method)
-    def guarded(self: _T, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        self._check_writable(method.__name__)
-        done = _gated.get()
-        if (id(self), op) in done:
-            return method(self, *args, **kwargs)
-        self._gate(op)
-        token = _gated.set(done | {(id(self), op)})
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            _gated.reset(token)
+    def _guarded_table(self) -> TableBase: ...
 
-    guarded.__mutating__ = True  # type: ignore[attr-defined]
-    return guarded
+
+_G = TypeVar("_G", bound=Guarded)
+
+
+def mutating(op: Op) -> Callable[[Callable[Concatenate[_G, _P], _R]], Callable[Concatenate[_G, _P], _R]]:
+    """Marks a method that changes the table (data, metadata, tags, consumers or files) as an ``op``
+    (:attr:`Op.WRITE <table_engine.features.Op.WRITE>` for writes and commits, :attr:`Op.MAINTAIN
+    <table_engine.features.Op.MAINTAIN>` for the rest): on a read-only table (a system table, ``$ro``) it raises
+    :class:`ReadOnlyTableError`, and on a table with a feature the engine cannot write or maintain
+    :class:`~table_engine.errors.UnsupportedTableFeatureError` (the capability gate, :mod:`table_engine.features`),
+    before doing anything. A guarded call inside another of the same table and op is not checked again."""
+
+    def decorate(method: Callable[Concatenate[_G, _P], _R]) -> Callable[Concatenate[_G, _P], _R]:
+        @functools.wraps(method)
+        def guarded(self: _G, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            table = self._guarded_table()
+            table._check_writable(method.__name__)
+            done = _gated.get()
+            if (id(table), op) in done:
+                return method(self, *args, **kwargs)
+            table._gate(op)
+            token = _gated.set(done | {(id(table), op)})
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _gated.reset(token)
+
+        guarded.__mutating__ = op  # type: ignore[attr-defined]
+        return guarded
+
+    return decorate
 
 
 def is_mutating(method: object) -> bool:
     """Whether a :class:`Table` method was declared with :func:`mutating`."""
-    return bool(getattr(method, "__mutating__", False))
+    return getattr(method, "__mutating__", None) is not None
 
 
 class TableBase:
@@ -97,6 +106,9 @@ class TableBase:
         if source is not None:
             self.read_only = True
         self._set_schema(schema)
+
+    def _guarded_table(self) -> TableBase:
+        return self
 
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
@@ -152,7 +164,7 @@ class TableBase:
         view._set_schema(replace(self.schema, options=merged))
         return view
 
-    @mutating
+    @mutating(Op.WRITE)
     def alter(self, *changes: SchemaChange) -> TableSchema:
         """Apply schema changes atomically (a new ``schema-N``); retries if another process altered first."""
         for _ in range(20):
@@ -167,9 +179,6 @@ class TableBase:
                 log.info("table %s: schema %d committed", self.identifier, new.id)
                 return new
         raise SchemaError(f"could not commit a schema change to {self.identifier}: concurrent changes")
-
-    def schema_by_id(self, schema_id: int) -> TableSchema:
-        return read_schema(self.file_io, self.path, schema_id)
 
     # ---- the capability gate ----------------------------------------------------------------------------------
     def _schema_features(self) -> dict[str, str]:

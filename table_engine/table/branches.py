@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from table_engine.errors import TableNotExistError
+from table_engine.features import Op
 from table_engine.format.schema_file import latest_schema
 from table_engine.io.paths import MAIN_BRANCH, branch_of, table_root
 from table_engine.store.branches import BranchInfo, BranchManager
@@ -38,7 +39,7 @@ class BranchSurface(TableBase):
         """The branch this table object reads and writes (``main``: the table directory)."""
         return branch_of(self.path)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def branch_manager(self) -> BranchManager:
         """The branch manager, seen from this line (tags resolved here; :meth:`fast_forward` moves this line)."""
         return self._branch_manager()
@@ -54,10 +55,7 @@ class BranchSurface(TableBase):
         """Every branch with its creation time, by name (the rows of ``$branches``)."""
         return self._branch_manager().infos()
 
-    def branch_exists(self, name: str) -> bool:
-        return self._branch_manager().exists(name)
-
-    @mutating
+    @mutating(Op.MAINTAIN)
     def create_branch(self, name: str, tag: str | None = None, *, ignore_if_exists: bool = False) -> Table:
         """Create branch ``name`` (Paimon's ``create_branch``): empty (this line's schemas, no snapshot) or from
         ``tag`` of this line (its tag, snapshot and schemas); returns the branch's table. Paimon 1.x creates
@@ -65,17 +63,17 @@ class BranchSurface(TableBase):
         self.branch_manager().create(name, tag, ignore_if_exists=ignore_if_exists)
         return self.branch_table(name)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def delete_branch(self, name: str, *, ignore_if_missing: bool = False) -> bool:
         """Delete branch ``name`` (its directory; data files only it used are left for orphan cleaning)."""
         return self.branch_manager().delete(name, ignore_if_missing=ignore_if_missing)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def rename_branch(self, name: str, new_name: str) -> None:
         """Rename branch ``name`` (Paimon 1.1+)."""
         self.branch_manager().rename(name, new_name)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def fast_forward(self, name: str) -> int:
         """Make this line (main, usually) branch ``name``: this line's snapshots, tags and schemas from the branch's
         earliest snapshot on are replaced by the branch's (Paimon's ``fast_forward``; a writer committing to this

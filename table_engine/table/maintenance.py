@@ -1,6 +1,9 @@
-"""The maintenance surface of a table: compaction, snapshot and partition expiry, dropping partitions, marking
-partitions done, orphan file removal, rollback and file-index rewrite (each a job of the command layer,
-:mod:`table_engine.ops`)."""
+"""Maintenance of a table: on the table, snapshot expiry and rollback (Java's ``Table`` has them); in the
+:attr:`Table.maintenance <MaintenanceSurface.maintenance>` namespace (:class:`TableMaintenance`), Paimon's maintenance
+procedures: compaction, changelog, partition and tag expiry, dropping and marking partitions, orphan and
+unexisting file removal, repair, rescale, file-index rewrite, consumer upkeep, automatic tags and health
+(docs/adr/0043-table-shape.md). Each is a job of the store layer; the command layer (:mod:`table_engine.ops`)
+runs them by name."""
 
 from __future__ import annotations
 
@@ -8,13 +11,17 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from table_engine.core_options import default_commit_user
-from table_engine.errors import TableEngineError
-from table_engine.table.base import mutating
+from table_engine.errors import SnapshotNotExistError, TableEngineError
+from table_engine.features import Op
+from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from table_engine.table.base import TableBase, mutating
 from table_engine.table.writing import WriteSurface
 
 if TYPE_CHECKING:
     from table_engine.store.committing.manifest_compact import ManifestCompactResult
     from table_engine.store.lifecycle.expire import ExpireResult
+    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine.store.lifecycle.maintenance import MaintenanceReport
     from table_engine.store.lifecycle.mark_done import MarkDoneResult
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
@@ -22,13 +29,52 @@ if TYPE_CHECKING:
     from table_engine.store.lifecycle.rollback import RollbackResult
     from table_engine.store.lifecycle.unexisting import UnexistingResult
     from table_engine.store.partition_spec import PartitionSpecs
+    from table_engine.table import Table
 
 
 class MaintenanceSurface(WriteSurface):
-    """Maintenance jobs; those that commit (compaction, file-index rewrite) take a committer from
-    :meth:`~WriteSurface.new_commit`."""
+    """Snapshot expiry and rollback, and the :attr:`maintenance` namespace."""
 
-    @mutating
+    @property
+    def maintenance(self) -> TableMaintenance:
+        """Paimon's maintenance procedures on this table (:class:`TableMaintenance`)."""
+        return TableMaintenance(self._table())
+
+    @mutating(Op.MAINTAIN)
+    def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:
+        """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
+        retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
+        changelog_time_retained."""
+        from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
+
+        return expire_snapshots(self.store, ExpireConfig.from_options(self.options, overrides))
+
+    @mutating(Op.MAINTAIN)
+    def rollback_to(self, version: int | str) -> RollbackResult:
+        """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
+        from table_engine.store.lifecycle.rollback import rollback_to
+
+        if isinstance(version, bool) or not isinstance(version, (int, str)):
+            raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
+        return rollback_to(self.store, snapshot_id=version) if isinstance(version, int) \
+            else rollback_to(self.store, tag=version)
+
+
+class TableMaintenance:
+    """Paimon's maintenance procedures on one table (``table.maintenance.compact()``...). Each that changes the
+    table goes through the table's guard (:func:`~table_engine.table.base.mutating`: read-only tables refuse, the
+    capability gate checks maintenance); those that commit take a committer from the table."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def _guarded_table(self) -> TableBase:
+        return self.table
+
+    def __repr__(self) -> str:
+        return f"TableMaintenance({self.table.identifier!r})"
+
+    @mutating(Op.MAINTAIN)
     def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None,
                 properties: Mapping[str, str] | None = None,
@@ -58,23 +104,14 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.compaction.select import table_buckets
         from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
 
-        wanted = table_buckets(self.store, buckets)  # only fixed-bucket tables have them: fails before any work
-        if is_postpone_table(self.store):  # the compaction that assigns postponed rows to buckets publishes them
-            return compact_postpone_table(self.store, self._committer(commit_user), full, partitions,
+        wanted = table_buckets(self.table.store, buckets)  # only fixed-bucket tables have them: fails before any work
+        if is_postpone_table(self.table.store):  # the compaction that assigns postponed rows to buckets publishes them
+            return compact_postpone_table(self.table.store, self.table._committer(commit_user), full, partitions,
                                           idle_partitions_older_than_ms, properties)
-        return compact_table(self.store, self._committer(commit_user), full, partitions, idle_partitions_older_than_ms,
-                             properties, wanted)
+        return compact_table(self.table.store, self.table._committer(commit_user), full, partitions,
+                             idle_partitions_older_than_ms, properties, wanted)
 
-    @mutating
-    def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:
-        """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
-        retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
-        changelog_time_retained."""
-        from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
-
-        return expire_snapshots(self.store, ExpireConfig.from_options(self.options, overrides))
-
-    @mutating
+    @mutating(Op.MAINTAIN)
     def expire_changelogs(self, retain_min: int | None = None, retain_max: int | None = None,
                           older_than_millis: int | None = None, max_deletes: int | None = None,
                           delete_all: bool = False) -> ExpireResult:
@@ -90,11 +127,11 @@ class MaintenanceSurface(WriteSurface):
                                        ("older_than_millis", older_than_millis), ("max_deletes", max_deletes))
                      if v is not None}
         result = ExpireResult()
-        expire_changelogs(self.store, ExpireConfig.from_options(self.options, overrides), clock.now_millis(), result,
-                          delete_all=delete_all)
+        config = ExpireConfig.from_options(self.table.options, overrides)
+        expire_changelogs(self.table.store, config, clock.now_millis(), result, delete_all=delete_all)
         return result
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def compact_manifest(self, dry_run: bool = False, commit_user: str | None = None) -> ManifestCompactResult:
         """Paimon's ``compact_manifest``: the latest snapshot's data manifests rewritten into full ones (DELETE
         entries dropped, small manifests merged) in a COMPACT snapshot that changes no data; nothing when they are
@@ -102,53 +139,53 @@ class MaintenanceSurface(WriteSurface):
         :mod:`table_engine.store.committing.manifest_compact`)."""
         from table_engine.store.committing.manifest_compact import compact_manifest
 
-        return compact_manifest(self.store, default_commit_user(self.options, commit_user), dry_run)
+        return compact_manifest(self.table.store, default_commit_user(self.table.options, commit_user), dry_run)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def remove_unexisting_files(self, dry_run: bool = True, commit_user: str | None = None) -> UnexistingResult:
         """Paimon's ``remove_unexisting_files``: the latest snapshot's data files that are missing on storage; unless
         ``dry_run`` (the default) their removal from the metadata is committed in one OVERWRITE snapshot (their rows
         leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
         from table_engine.store.lifecycle.unexisting import remove_unexisting_files
 
-        return remove_unexisting_files(self.store, default_commit_user(self.options, commit_user), dry_run)
+        return remove_unexisting_files(self.table.store, default_commit_user(self.table.options, commit_user), dry_run)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def repair(self) -> RepairResult:
         """``repair`` for a filesystem warehouse: the snapshot and changelog hint files (``LATEST``, ``EARLIEST``)
         rewritten from the files present; hints that are right are left alone (see
         :mod:`table_engine.store.lifecycle.repair`)."""
         from table_engine.store.lifecycle.repair import repair_hints
 
-        return repair_hints(self.store)
+        return repair_hints(self.table.store)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
         from table_engine.store.lifecycle.partition_expire import expire_partitions
 
-        return expire_partitions(self.store, **overrides)
+        return expire_partitions(self.table.store, **overrides)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def drop_partitions(self, partitions: PartitionSpecs, ignore_if_missing: bool = False) -> int | None:
         """Drop partitions (specs may name some partition keys; values as text or typed) in one OVERWRITE commit;
         its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped, unless
         ``ignore_if_missing`` (then only the partitions that exist are dropped; None if none does)."""
         from table_engine.store.lifecycle.partition_expire import drop_partitions
 
-        return drop_partitions(self.store, partitions, ignore_if_missing)
+        return drop_partitions(self.table.store, partitions, ignore_if_missing)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def mark_partitions_done(self, partitions: PartitionSpecs) -> MarkDoneResult:
         """Mark partitions (every partition key given) done by the table's ``partition.mark-done-action``
         (Paimon's ``mark_partition_done``; the engine does ``success-file`` and refuses the others before writing
         anything). No snapshot is committed; marking again converges."""
         from table_engine.store.lifecycle.mark_done import mark_partitions_done
 
-        return mark_partitions_done(self.store, partitions)
+        return mark_partitions_done(self.table.store, partitions)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def rescale(self, bucket_num: int | None = None, partitions: PartitionSpecs | None = None,
                 commit_user: str | None = None) -> int | None:
         """Paimon's ``rescale``: rewrite the data of the selected partitions (default all) into ``bucket_num``
@@ -160,32 +197,19 @@ class MaintenanceSurface(WriteSurface):
         from table_engine.store.compaction.compact import compact_invisible_level0
         from table_engine.store.writing.rescale import rescale
 
-        self.refresh()
-        user = default_commit_user(self.options, commit_user)
-        sid = rescale(self.store, user, bucket_num, partitions, new_user=commit_user is None)
-        return compact_invisible_level0(self.store, self.new_commit, sid, overwritten=True)
+        self.table.refresh()
+        user = default_commit_user(self.table.options, commit_user)
+        sid = rescale(self.table.store, user, bucket_num, partitions, new_user=commit_user is None)
+        return compact_invisible_level0(self.table.store, self.table.new_commit, sid, overwritten=True)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
         from table_engine.store.lifecycle.orphans import remove_orphan_files
 
-        return remove_orphan_files(self.store, older_than_millis, dry_run)
+        return remove_orphan_files(self.table.store, older_than_millis, dry_run)
 
-    @mutating
-    def rollback_to(self, version: int | str) -> RollbackResult:
-        """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
-        from table_engine.store.lifecycle.rollback import rollback_to
-
-        if isinstance(version, bool) or not isinstance(version, (int, str)):
-            raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
-        result = rollback_to(self.store, snapshot_id=version) if isinstance(version, int) \
-            else rollback_to(self.store, tag=version)
-        return result
-
-    # ---- file indexes (issue 3: file-index helper adds methods below this line) --------------------------------
-
-    @mutating
+    @mutating(Op.MAINTAIN)
     def rewrite_file_index(self, partitions: PartitionSpecs | None = None,
                            commit_user: str | None = None) -> int | None:
         """(Re)build the file indexes of existing data files per the current ``file-index.*`` options (Paimon's
@@ -197,5 +221,85 @@ class MaintenanceSurface(WriteSurface):
         """
         from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 
-        self.refresh()
-        return rewrite_file_index(self.store, self._committer(commit_user), partitions)
+        self.table.refresh()
+        return rewrite_file_index(self.table.store, self.table._committer(commit_user), partitions)
+
+
+    def health(self, partitions: PartitionSpecs | None = None, *, orphans: bool = False,
+               max_orphan_files: int | None = None, orphans_older_than_millis: int | None = None) -> TableHealth:
+        """The table's health from metadata only (no data file read, nothing written; docs/health.md): per bucket
+        and partition of the latest snapshot (of ``partitions`` if given) its files, level-0 files, sorted runs,
+        small files, deletion-vector ratio and postpone backlog; snapshots and changelogs against their retention,
+        consumers and their lag, tags, branches, the last compaction, tag and expiry; with ``orphans`` the orphan
+        candidates older than ``orphans_older_than_millis`` (default: one day ago), ``max_orphan_files`` files
+        listed at most."""
+        from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, table_health
+        from table_engine.store.partition_spec import partition_specs
+
+        t = self.table
+        specs = partition_specs(partitions, t.schema.partition_fields(), t.store.options.partition_default_name(),
+                                t.identifier) or []
+        return table_health(self.table.store, self.table.identifier, partitions=specs, orphans=orphans,
+                            max_orphan_files=DEFAULT_MAX_ORPHAN_FILES if max_orphan_files is None else max_orphan_files,
+                            orphans_older_than_millis=orphans_older_than_millis)
+
+    @mutating(Op.MAINTAIN)
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+        """Set a consumer's next snapshot, or delete the consumer when ``next_snapshot_id`` is None."""
+        self.table._consumer_manager().reset(consumer_id, next_snapshot_id)
+
+    @mutating(Op.MAINTAIN)
+    def clear_consumers(self, including: str = ".*", excluding: str | None = None,
+                        dry_run: bool = False) -> list[str]:
+        """Delete consumers whose id fully matches regex ``including`` and not ``excluding`` (``dry_run``: only list
+        them)."""
+        return self.table._consumer_manager().clear(including, excluding, dry_run)
+
+
+    @mutating(Op.MAINTAIN)
+    def create_tag_from_timestamp(self, name: str, timestamp_millis: int,
+                                  time_retained_ms: int | None = None) -> Snapshot:
+        """Tag the first snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
+        found: Snapshot | None = None
+        for snap in self.table.snapshots():
+            if snap.time_millis >= timestamp_millis:
+                found = snap
+                break
+        for snap, _ in self.table._tag_manager().tagged_snapshots():
+            if timestamp_millis <= snap.time_millis:
+                if found is None or snap.time_millis < found.time_millis:
+                    found = snap
+                break
+        if found is None:
+            raise SnapshotNotExistError(
+                f"table {self.table.identifier} has no snapshot committed at or after {timestamp_millis} ms")
+        retained = time_retained_ms if time_retained_ms is not None else self.table.options.tag_default_time_retained()
+        return self.table._tag_manager().create(name, found, retained).snapshot
+
+    @mutating(Op.MAINTAIN)
+    def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
+        """Delete tags past their retention, or created before ``older_than_millis``, and automatic tags beyond
+        ``tag.num-retained-max``; returns the deleted names."""
+        import datetime
+
+        older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
+        retained_max = self.table.options.tag_num_retained_max()
+        return self.table._tag_manager().expire(older, num_retained_max=retained_max).deleted_tags
+
+    @mutating(Op.MAINTAIN)
+    def create_auto_tags(self) -> list[str]:
+        """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
+        ``trigger_tag_automatic_creation``)."""
+        from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
+
+        if self.table.options.tag_automatic_creation().value == "batch":
+            name = create_batch_tag(self.table.store)
+            return [name] if name else []
+        return TagAutoCreation(self.table.store).run()
+
+    @mutating(Op.MAINTAIN)
+    def after_commit(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
+        """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
+        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
+
+        return run_commit_maintenance(self.table.store, commit_identifier)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from table_engine.errors import HistoryRewrittenError, SnapshotNotExistError
+from table_engine.features import Op
 from table_engine.format.snapshot import Snapshot
 from table_engine.table.base import mutating
 from table_engine.table.metadata import MetadataSurface
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 class TagSurface(MetadataSurface):
     """Tags; a tag holds a snapshot (and its files) alive after the snapshot expired."""
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def create_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None, *,
                    creator: str | None = None) -> Snapshot:
         """Tag a snapshot (latest by default; also an expired one a tag still holds): ``tag/tag-<name>``.
@@ -40,7 +41,7 @@ class TagSurface(MetadataSurface):
         """Tag names, sorted."""
         return self._tag_manager().names()
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def tag_manager(self) -> TagManager:
         """The tag manager (creates, replaces, deletes and expires tags)."""
         return self._tag_manager()
@@ -85,38 +86,19 @@ class TagSurface(MetadataSurface):
                     return snap
             raise
 
-    @mutating
-    def create_tag_from_timestamp(self, name: str, timestamp_millis: int,
-                                  time_retained_ms: int | None = None) -> Snapshot:
-        """Tag the first snapshot (or tagged snapshot) committed at or after ``timestamp_millis``."""
-        found: Snapshot | None = None
-        for snap in self.snapshots():
-            if snap.time_millis >= timestamp_millis:
-                found = snap
-                break
-        for snap, _ in self._tag_manager().tagged_snapshots():
-            if timestamp_millis <= snap.time_millis:
-                if found is None or snap.time_millis < found.time_millis:
-                    found = snap
-                break
-        if found is None:
-            raise SnapshotNotExistError(
-                f"table {self.identifier} has no snapshot committed at or after {timestamp_millis} ms")
-        retained = time_retained_ms if time_retained_ms is not None else self.options.tag_default_time_retained()
-        return self.tag_manager().create(name, found, retained).snapshot
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def replace_tag(self, name: str, snapshot_id: int | None = None, time_retained_ms: int | None = None, *,
                     creator: str | None = None) -> Snapshot:
         """Point existing tag ``name`` at another snapshot (latest by default)."""
         return self.tag_manager().replace(name, self._find_snapshot(snapshot_id), time_retained_ms,
                                           creator=creator).snapshot
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def rename_tag(self, name: str, new_name: str) -> None:
         self.tag_manager().rename(name, new_name)
 
-    @mutating
+    @mutating(Op.MAINTAIN)
     def delete_tag(self, name: str | Sequence[str], ignore_if_not_exists: bool = False) -> TagDeletion:
         """Delete tags (a name, a list, or comma-separated names) and the files only they kept alive."""
         from table_engine.store.lifecycle.tags import TagDeletion
@@ -131,25 +113,7 @@ class TagSurface(MetadataSurface):
             files += result.deleted_files
         return TagDeletion(deleted, files)
 
-    @mutating
-    def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
-        """Delete tags past their retention, or created before ``older_than_millis``, and automatic tags beyond
-        ``tag.num-retained-max``; returns the deleted names."""
-        import datetime
 
-        older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
-        return self.tag_manager().expire(older, num_retained_max=self.options.tag_num_retained_max()).deleted_tags
-
-    @mutating
-    def create_auto_tags(self) -> list[str]:
-        """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
-        ``trigger_tag_automatic_creation``)."""
-        from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
-
-        if self.options.tag_automatic_creation().value == "batch":
-            name = create_batch_tag(self.store)
-            return [name] if name else []
-        return TagAutoCreation(self.store).run()
 
     def _tag_snapshot_or_none(self, name: str) -> Snapshot | None:
         tag = self._tag_manager().get(name)

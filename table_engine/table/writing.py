@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, default_commit_user
 from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SchemaError, TableEngineError
+from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
@@ -19,7 +20,7 @@ from table_engine.store.writing.write import TableWrite
 from table_engine.table.base import TableBase, mutating
 
 if TYPE_CHECKING:
-    from table_engine.store.lifecycle.maintenance import MaintenanceReport
+    pass
 
 log = logging.getLogger("table_engine.table")
 
@@ -46,19 +47,13 @@ class WriteSurface(TableBase):
         except (TableEngineError, OSError) as e:  # the commit stands; maintenance is retried at the next one
             log.warning("commit-time maintenance of %s after snapshot %s failed: %s", self.identifier, snapshot_id, e)
 
-    @mutating
-    def maintain(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
-        """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
-        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 
-        return run_commit_maintenance(self.store, commit_identifier)
-
-    @mutating
+    @mutating(Op.WRITE)
     def new_write(self) -> TableWrite:
         """A writer task (phase one). Its ``prepare_commit()`` messages go to :meth:`new_commit`."""
         return TableWrite(self.store)
 
-    @mutating
+    @mutating(Op.WRITE)
     def new_commit(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
         """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``).
         ``new_user``: ``commit_user`` was generated for this job and has committed nothing yet, so the exactly-once
@@ -71,7 +66,7 @@ class WriteSurface(TableBase):
         user = default_commit_user(self.options, commit_user)
         return FileStoreCommit(self.store, user, new_user=new_user or commit_user is None)
 
-    @mutating
+    @mutating(Op.WRITE)
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,
               partition: Mapping[str, Any] | None = None, maintain: bool | None = None,
               properties: Mapping[str, str] | None = None) -> int | None:
@@ -119,7 +114,7 @@ class WriteSurface(TableBase):
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
-    @mutating
+    @mutating(Op.WRITE)
     def update_by_row_id(self, data: pa.Table | pa.RecordBatch, maintain: bool | None = None, *,
                          commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
                          ) -> int | None:
@@ -135,7 +130,7 @@ class WriteSurface(TableBase):
         self._after_commit(sid, commit_identifier, maintain)
         return sid
 
-    @mutating
+    @mutating(Op.WRITE)
     def upsert_by_key(self, data: pa.Table | pa.RecordBatch, keys: Sequence[str],
                       columns: Sequence[str] | None = None, maintain: bool | None = None, *,
                       commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER
@@ -163,7 +158,7 @@ class WriteSurface(TableBase):
         self._after_commit(sid, commit_identifier, maintain)
         return sid
 
-    @mutating
+    @mutating(Op.WRITE)
     def delete_by_row_id(self, row_ids: Sequence[int] | pa.Array | pa.ChunkedArray,
                          maintain: bool | None = None) -> int | None:
         """Data evolution with ``deletion-vectors.enabled``: delete the rows ``row_ids`` names in one commit, as
@@ -177,7 +172,7 @@ class WriteSurface(TableBase):
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
-    @mutating
+    @mutating(Op.WRITE)
     def delete_by_predicate(self, filter: Any, maintain: bool | None = None) -> int | None:
         """Data evolution with ``deletion-vectors.enabled``: delete the rows ``filter`` (as :meth:`read`'s, on the
         merged rows) selects, as pypaimon's ``delete_by_predicate``: a :meth:`delete_by_row_id` of their row ids."""
@@ -215,7 +210,7 @@ class WriteSurface(TableBase):
         self._after_commit(sid, BATCH_COMMIT_IDENTIFIER, maintain)
         return sid
 
-    @mutating
+    @mutating(Op.WRITE)
     def commit(self, messages: Sequence[CommitMessage], commit_user: str | None = None,
                commit_identifier: int = BATCH_COMMIT_IDENTIFIER, overwrite: bool = False,
                partition: Mapping[str, Any] | None = None, maintain: bool | None = None,

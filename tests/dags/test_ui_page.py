@@ -39,7 +39,7 @@ def page_table(warehouse: str) -> Any:
         table.write(pa.table({"dt": [day] * 50, "id": list(range(50)), "amount": [float(i) for i in range(50)]},
                              schema=SCHEMA), properties=run.to_properties())
     table.write(pa.table({"dt": ["2026-11-27"] * 10, "id": list(range(10)), "amount": [1.0] * 10}, schema=SCHEMA))
-    table.compact(full=True, partitions=[{"dt": "2026-11-25"}])  # one partition compacted: two levels
+    table.maintenance.compact(full=True, partitions=[{"dt": "2026-11-25"}])  # one partition compacted: two levels
     for i in range(4):  # id 0's bucket of dt=2026-11-27: six level-0 files, past the trigger (5): compaction due
         table.write(pa.table({"dt": ["2026-11-27"], "id": [0], "amount": [float(i)]}, schema=SCHEMA))
     table.create_tag("daily-2026-11-26", 2)
@@ -84,7 +84,7 @@ def test_table_pages_in_a_browser(live: tuple[LiveAirflow, dict[str, str]], brow
     except Exception as e:  # noqa: BLE001 - say what the frame shows instead (an error page names the error)
         raise AssertionError(f"no table page: {frame.locator('body').inner_text()}") from e
     text = frame.locator("body").inner_text()
-    health = table.health()
+    health = table.maintenance.health()
     assert f"rows\n{health.rows}" in text and f"files\n{health.files}" in text, text
     latest = table.latest_snapshot()
     assert latest is not None and f"{latest.id}\t{latest.commit_kind}\t{latest.total_record_count}" in text, text

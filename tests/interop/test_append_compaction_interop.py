@@ -72,10 +72,10 @@ def test_pypaimon_reads_compacted_append_tables(case, pypaimon: PypaimonClient, 
         deleted_snapshot = table.latest_snapshot_id()
         expected[deleted_snapshot] = table.read()  # our reader applies the vectors; compaction must keep exactly it
         assert expected[deleted_snapshot].num_rows < len(model)
-    minor = table.compact()
+    minor = table.maintenance.compact()
     assert minor is not None
     expected[minor] = expected[max(expected)]
-    full = table.compact(full=True)
+    full = table.maintenance.compact(full=True)
     if full is not None:
         expected[full] = expected[minor]
     live = [f for s in table.plan() for f in s.files]

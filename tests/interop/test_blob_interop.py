@@ -58,7 +58,7 @@ def test_engine_reads_and_maintains_a_blob_table_pypaimon_reads_back(pypaimon: P
         t.write(pa.table({"id": pa.array([9], pa.int64()), "x": ["z"], "b": ["not bytes"]}))
     assert state(str(wh)) == before
 
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t = catalog.get_table("db.blob")
     assert t.read().to_pylist() == MODEL
     assert blob_files(table_dir) == live  # .blob files are kept as they are
@@ -67,7 +67,7 @@ def test_engine_reads_and_maintains_a_blob_table_pypaimon_reads_back(pypaimon: P
     stray.write_bytes(b"not referenced")
     old = time.time() - 3600
     os.utime(stray, (old, old))
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000)
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000)
     assert blob_files(table_dir) == live
     t = catalog.get_table("db.blob")
     assert t.read().to_pylist() == MODEL

@@ -105,7 +105,7 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 11], pa.int64()), "x": ["X1", "X11"]}))
     model = [{**r, "x": {1: "X1", 11: "X11"}.get(r["id"], r["x"])} for r in model]
     t = catalog.get_table("db.e")
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t = catalog.get_table("db.e")
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == model
     assert blob_files(table_dir) == live
@@ -114,7 +114,7 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     stray.write_bytes(b"not referenced")
     old = time.time() - 3600
     os.utime(stray, (old, old))
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000)
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000)
     assert blob_files(table_dir) == live
     t = catalog.get_table("db.e")
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == model

@@ -61,12 +61,12 @@ def test_java_reads_our_branches_and_we_read_javas(tmp_path: Path, paimon_java: 
     b1.create_tag("bt")
     for keys, tag in (([1, 2], "e"), ([2, 7], "f"), ([8], "g")):  # main moves on and rewrites what t1 holds
         t.write(rows(keys, tag))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.delete_tag("gone")
     t.delete_tag("t1")
     t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
     time.sleep(0.05)
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     expected_main = canon(cat.get_table("db.t").read())
     expected_b1 = canon(b1.read())
     expected_bt = canon(b1.copy({"scan.tag-name": "bt"}).read())  # Java 1.0 reads a branch's tag from main's tag/

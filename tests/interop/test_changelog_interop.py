@@ -69,7 +69,7 @@ def test_pypaimon_reads_tables_with_changelog(pypaimon: PypaimonClient, tmp_path
                                             options={"bucket": "2", **CASES[name]})
     fill(t, name in INSERT_ONLY)
     if CASES[name]["changelog-producer"] == "full-compaction":
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
     ours = changelogs(t)
     assert ours  # the table has changelog files
     # data: the same rows

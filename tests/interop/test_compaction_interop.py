@@ -46,10 +46,10 @@ def test_pypaimon_reads_compacted_tables(case: Case, pypaimon: PypaimonClient, t
         expected[sid] = model.expected()
     levels = {f.level for s in table.plan() for f in s.files}
     assert len(levels) > 1, f"writer compaction should spread files over levels, got {levels}"
-    minor = table.compact()
+    minor = table.maintenance.compact()
     if minor is not None:
         expected[minor] = model.expected()
-    full = table.compact(full=True)
+    full = table.maintenance.compact(full=True)
     assert full is not None
     expected[full] = model.expected()
     assert {f.level for s in table.plan() for f in s.files} == {table.options.num_levels() - 1}

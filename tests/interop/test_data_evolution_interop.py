@@ -184,7 +184,7 @@ def test_maintenance_keeps_rows_and_row_ids_and_pypaimon_goes_on(
     for name, spec in TABLES.items():
         t = cat.get_table(name)
         before_files = sum(len(s.files) for s in t.plan())
-        assert t.compact(full=True) is not None, name
+        assert t.maintenance.compact(full=True) is not None, name
         theirs = de_warehouse[1][name]
         assert _sorted(t.read(columns=theirs.column_names[:-1]), "_ROW_ID") == _sorted(
             theirs.drop_columns(["_SEQUENCE_NUMBER"]), "_ROW_ID"), name
@@ -192,7 +192,7 @@ def test_maintenance_keeps_rows_and_row_ids_and_pypaimon_goes_on(
         assert len(files) < before_files and all(f.write_cols is None for f in files), name
         assert len({f.first_row_id for f in files}) == len(files), name  # one file per row range
         t.expire_snapshots(retain_max=1, retain_min=1, older_than_millis=2**62)
-        assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
+        assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
         assert _sorted(t.read()) == _model(spec).by("id"), name
     result = pypaimon.run({"command": "data_evolution", "warehouse": str(wh), "out_dir": str(tmp_path), "tables": [
         {"name": name, "fields": spec.get("fields", FIELDS), "create": False, "ops": MORE[name]}
@@ -264,7 +264,7 @@ def test_engine_writes_read_the_same_in_pypaimon(de_warehouse: tuple[pathlib.Pat
         assert _sorted(t.read()) == model.by("id"), name
         models[name] = model
         if name == "db.updates":
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
     result = pypaimon.run({"command": "data_evolution", "warehouse": str(wh), "out_dir": str(tmp_path),
                            "names": list(TABLES)})
     for name, model in models.items():

@@ -143,7 +143,7 @@ def sequences(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dict[str
 def _engine_apply(t: Any, op: dict[str, Any]) -> None:
     kind = op["op"]
     if kind == "compact":
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         return
     if kind == "delete_rows":
         t.delete_by_row_id(op["row_ids"])
@@ -195,7 +195,7 @@ def test_random_sequences_by_both_equal_the_row_id_model(
     assert reads[2] == model.with_row_ids()  # its append continues the row ids
     t = Catalog(str(wh)).get_table(name)
     assert _engine_rows(t) == model.with_row_ids()
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert _engine_rows(t) == model.with_row_ids()
     snapshot = t.latest_snapshot()
     assert snapshot is not None and snapshot.next_row_id == model.next_row_id

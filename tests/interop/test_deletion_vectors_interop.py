@@ -62,7 +62,7 @@ def test_pypaimon_reads_engine_deletion_vectors(case: Case, pypaimon: PypaimonCl
         model.apply(batch)
         expected[sid] = model.expected()
     # a full compaction, a few write-only level-0 rows, a minor compaction (vectors on the max level), a full one
-    before_minor = table.compact(full=True)
+    before_minor = table.maintenance.compact(full=True)
     assert before_minor is not None
     expected[before_minor] = model.expected()
     write_only = table.copy({"write-only": "true"})
@@ -70,11 +70,11 @@ def test_pypaimon_reads_engine_deletion_vectors(case: Case, pypaimon: PypaimonCl
     extra = Batch(extra.data.slice(0, 40), extra.kinds[:40])
     _write(write_only, case, extra)
     model.apply(extra)
-    minor = table.compact()
+    minor = table.maintenance.compact()
     assert minor is not None
     expected[minor] = model.expected()
     assert _vectors(table, minor) > 0, "the minor compaction should leave deletion vectors on higher levels"
-    full = table.compact(full=True)
+    full = table.maintenance.compact(full=True)
     assert full is not None
     expected[full] = model.expected()
     assert _vectors(table, full) == 0
@@ -100,7 +100,7 @@ def test_engine_compacts_pypaimon_deletion_vector_tables(case: Case, pypaimon: P
     mor = table.copy({"deletion-vectors.merge-on-read": "true"})
     assert_same_rows(mor.read(), model.expected(), case.sort_keys, read_schema)
 
-    compacted = table.compact()
+    compacted = table.maintenance.compact()
     assert compacted is not None
     assert_same_rows(table.read(), model.expected(), case.sort_keys, read_schema)
     assert_same_rows(pypaimon.read(warehouse, case.identifier), model.expected(), case.sort_keys, read_schema)
@@ -110,11 +110,11 @@ def test_engine_compacts_pypaimon_deletion_vector_tables(case: Case, pypaimon: P
                    case.table_options, [b.data for b in second], create=False)
     for b in second:
         model.apply(b, honour_kinds=case.rowkind_field)
-    minor = table.compact()
+    minor = table.maintenance.compact()
     assert minor is not None and _vectors(table, minor) > 0
     assert_same_rows(table.read(), model.expected(), case.sort_keys, read_schema)
     assert_same_rows(pypaimon.read(warehouse, case.identifier), model.expected(), case.sort_keys, read_schema)
-    table.compact(full=True)
+    table.maintenance.compact(full=True)
     assert_same_rows(table.read(), model.expected(), case.sort_keys, read_schema)
     assert_same_rows(pypaimon.read(warehouse, case.identifier), model.expected(), case.sort_keys, read_schema)
 

@@ -44,7 +44,7 @@ def test_pypaimon_external_path_table_maintained_by_the_engine(pypaimon: Pypaimo
     assert not any(n.startswith("data-") for _, _, fs in os.walk(t.path) for n in fs)
     assert _sorted(t.read()) == model_of(data[:3])
 
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data[3], maintain=False)
     t.expire_snapshots()
     live = live_paths(t)
@@ -58,7 +58,7 @@ def test_pypaimon_external_path_table_maintained_by_the_engine(pypaimon: Pypaimo
     orphan.parent.mkdir(parents=True, exist_ok=True)
     orphan.write_bytes(b"orphan")
     age([orphan], 2 * DAY)
-    assert [p.rsplit("/", 1)[-1] for p in t.remove_orphan_files().paths] == [orphan.name]
+    assert [p.rsplit("/", 1)[-1] for p in t.maintenance.remove_orphan_files().paths] == [orphan.name]
     assert_nothing_missing(t)
 
     expected = model_of(data)
@@ -77,7 +77,7 @@ def test_pypaimon_reads_the_engine_external_path_tables(pypaimon: PypaimonClient
             "data-file.external-paths.strategy": strategy})
         for b in data:
             t.write(b)
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         assert all(p.startswith(f"file://{root}/") for p in live_paths(t))
     versions = pypaimon.read_many(warehouse, "db.pk", [{}])
     assert _sorted(versions[0]) == model_of(data)

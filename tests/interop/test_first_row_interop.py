@@ -84,7 +84,7 @@ def test_pypaimon_sees_write_only_rows_after_compaction_and_overwrites_at_once(p
     for b in batches:
         t.write(b)
     uncompacted = t.latest_snapshot_id()
-    t.compact()
+    t.maintenance.compact()
     compacted = t.latest_snapshot_id()
     assert t.read(snapshot_id=uncompacted).num_rows == 0  # level 0 only: invisible, as to Paimon
     over = _batches(seed=8, commits=1)[0].filter(pc.field("dt") == "2024-01-01")

@@ -130,7 +130,7 @@ def lakes(paimon_java: PaimonJavaClient, tmp_path_factory: pytest.TempPathFactor
                         case.identifier, schema=case.schema, primary_keys=case.primary_keys,
                         partition_keys=case.partition_keys, options=case.table_options)
                     lake.snapshot_ids = [_write(table, case, b) for b in batches]
-                    table.compact(full=True)
+                    table.maintenance.compact(full=True)
     _run(paimon_java, out, jobs, "java_first_read")
 
     # our engine on Java's tables: read every snapshot, write one more commit, compact fully
@@ -146,7 +146,7 @@ def lakes(paimon_java: PaimonJavaClient, tmp_path_factory: pytest.TempPathFactor
                 extra = _extra_batch(lake.case, lake.fmt)
                 model.apply(extra)
                 _write(table, lake.case, extra)
-                table.compact(full=True)
+                table.maintenance.compact(full=True)
                 lake.models.append(model.expected())
                 lake.engine_latest = Catalog(str(lake.warehouse)).get_table(lake.case.identifier).read()
             except Exception as e:  # reported by the test of this table
@@ -238,14 +238,14 @@ def nested(paimon_java: PaimonJavaClient, tmp_path_factory: pytest.TempPathFacto
                                                              options={"bucket": "2", "file.format": fmt})
         for c in [*commits[fmt], extra[fmt]]:
             t.write(c)
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
     paimon_java.run_checked(jobs)
     reads = []
     for fmt in FORMATS:
         t = Catalog(str(root / f"java_{fmt}")).get_table("db.n")
         out[f"engine reads java_{fmt}"] = t.read()
         t.write(extra[fmt])
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         for who in ("java", "engine"):
             reads.append((f"{who}_{fmt}", paimon_java.read_job(root / f"{who}_{fmt}", "db.n")))
     paimon_java.run_checked([job for _, job in reads])

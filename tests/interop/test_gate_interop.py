@@ -79,9 +79,9 @@ def cli_commands(wh: str, table: str, tmp: pathlib.Path) -> list[list[str]]:
 
 API_CALLS: list[tuple[str, Callable[[Table], Any]]] = [
     ("write", lambda t: t.write(pa.table({"id": pa.array([9], pa.int64())}))),
-    ("compact", lambda t: t.compact(full=True)),
+    ("compact", lambda t: t.maintenance.compact(full=True)),
     ("expire_snapshots", lambda t: t.expire_snapshots()),
-    ("remove_orphan_files", lambda t: t.remove_orphan_files(older_than_millis=int(time.time() * 1000))),
+    ("remove_orphan_files", lambda t: t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))),
     ("create_tag", lambda t: t.create_tag("t1")),
     ("rollback_to", lambda t: t.rollback_to(1)),
     ("alter", lambda t: t.alter()),

@@ -175,12 +175,12 @@ def test_writes_and_maintenance_keep_the_index_valid(gi_warehouse: tuple[pathlib
                                          "y": pa.array(update["y"], pa.int32())}))
             model.apply({"op": "update", "cols": ["y"], "rows": update})
         t.create_tag("before_compact")
-        assert t.compact(full=True) is not None, name
+        assert t.maintenance.compact(full=True) is not None, name
         t.expire_snapshots(retain_max=1, retain_min=1, older_than_millis=2**62)
-        assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
+        assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
         t.delete_tag("before_compact")
         t.expire_snapshots(retain_max=1, retain_min=1, older_than_millis=2**62)
-        assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
+        assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0, name
     lookups = {"db.gi": [["id", [1]], ["id", [0, 12, 22, 101]]], "db.gi_dv": [["id", [3, 4, 5, 100]]],
                "db.gi_part": [["id", [0, 2, 8, 102]]], "db.gi_rt": []}
     for name in WRITTEN:  # the engine's reads use the carried-forward index and return the model's rows
@@ -241,7 +241,7 @@ def test_overwrite_drop_partition_and_rollback_replace_the_index_as_paimon_does(
     shutil.copytree(gi_warehouse[0], wh)
     cat = Catalog(str(wh))
     part = cat.get_table("db.gi_part")
-    part.drop_partitions([{"p": "a"}])
+    part.maintenance.drop_partitions([{"p": "a"}])
     model = RowIdModel([f for f, _ in PFIELDS])
     model.apply({"op": "write", "rows": _prows(range(6), "a")})
     model.apply({"op": "write", "rows": _prows(range(6, 12), "b")})

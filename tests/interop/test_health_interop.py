@@ -34,7 +34,7 @@ def test_health_of_a_java_written_deletion_vector_table(paimon_java: PaimonJavaC
         paimon_java.write_job(wh, "db.t", commits)])
     catalog = Catalog(str(wh))
     t = catalog.get_table("db.t")
-    h = t.health()
+    h = t.maintenance.health()
     buckets = catalog.get_table("db.t$buckets").read().to_pylist()
     assert [(f"dt={b['partition'][1:-1]}", b["bucket"], b["file_count"], b["record_count"], b["file_size_in_bytes"])
             for b in buckets] == [(b.partition, b.bucket, b.files, b.rows, b.bytes) for b in h.buckets]

@@ -68,7 +68,7 @@ def test_java_reads_and_commits_after_our_hygiene_commands(tmp_path: Path, paimo
         "bucket": "2", "manifest.merge-min-count": "1000", "manifest.full-compaction-threshold-size": "1 gb"})
     for i in range(6):
         m.write(pa.table({"dt": [f"d{i % 3}"] * 2, "id": [i, i + 10], "v": ["m"] * 2}, schema=M))
-    m.compact(full=True)
+    m.maintenance.compact(full=True)
     out = run_command(CompactManifest(warehouse=str(wh), table="db.m"))
     assert out["snapshot_id"] == m.latest_snapshot_id() and out["manifests_after"] == 1
     expected_m = canon(m.read())

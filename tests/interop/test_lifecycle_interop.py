@@ -37,7 +37,7 @@ def test_pypaimon_reads_engine_table_after_lifecycle(pypaimon: PypaimonClient, t
         t.write(batch(i))
     t.create_tag("plain", 2, creator="airflow:d:t:run")  # a creator recorded in the tag file's properties
     t.create_tag("ttl", 4, time_retained_ms=86_400_000)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     for i in range(5, 9):
         t.write(batch(i))
     t.create_tag("doomed", t.latest_snapshot_id(), creator="airflow:d:t:run")
@@ -46,7 +46,7 @@ def test_pypaimon_reads_engine_table_after_lifecycle(pypaimon: PypaimonClient, t
     t.rollback_to("doomed")  # removes the newest snapshot, keeps the expiry's effects
     assert not (t.latest_snapshot().properties or {})  # the tag's creator stays in the tag
     t.delete_tag("ttl")
-    t.drop_partitions([{"dt": "2024-01-02"}])
+    t.maintenance.drop_partitions([{"dt": "2024-01-02"}])
     t.write(batch(10))
     t.expire_snapshots(retain_min=2, time_retained=0)
     assert_exact_files(t)

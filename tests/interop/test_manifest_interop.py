@@ -36,7 +36,7 @@ def test_pypaimon_reads_merged_and_sorted_manifests(pypaimon: PypaimonClient, tm
     for i in range(12):
         t.write(batch(i))
         if i % 4 == 3:
-            t.compact(full=True)  # DELETE entries: full manifest compaction drops them
+            t.maintenance.compact(full=True)  # DELETE entries: full manifest compaction drops them
     versions: list[dict[str, int]] = [{}] + [{"snapshot": s.id} for s in t.snapshots()][-4:]
     ours = [t.read()] + [t.read(snapshot_id=v["snapshot"]) for v in versions[1:]]
     theirs = pypaimon.read_many(warehouse, IDENT, versions)

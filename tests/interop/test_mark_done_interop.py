@@ -25,7 +25,7 @@ def test_success_files_both_ways(tmp_path: Path, paimon_java: PaimonJavaClient,
     table.write(pa.table({"id": [1], "dt": ["2026-11-27"], "h": pa.array([0], pa.int32())}, schema=SCHEMA))
     monkeypatch.setattr(clock, "now_millis", lambda: 1_000)
     ours, theirs = {"dt": "2026-11-27", "h": 0}, {"dt": "a b/c", "h": 1}  # the second needs escaping
-    table.mark_partitions_done([ours])
+    table.maintenance.mark_partitions_done([ours])
     md = table.metadata()
     rel = {name: md.partition_path(spec)[len(table.path.rstrip("/")) + 1:] for name, spec in
            (("ours", ours), ("theirs", theirs))}

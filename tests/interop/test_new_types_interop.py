@@ -70,11 +70,11 @@ def test_engine_reads_maintains_and_writes_pypaimon_reads_back(
         want = model(written, pk)
         assert rows_of(got) == want, name
         assert rows_of(t.read(filter=[("id", ">=", 4)])) == [r for r in want if r["id"] >= 4]
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         t = catalog.get_table(f"db.{name}")
         assert rows_of(t.read()) == want, name
         t.expire_snapshots(retain_max=1, retain_min=1)
-        t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+        t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
         add = more_rows(got.schema)
         t.write(add)
         expected[name] = model(pa.concat_tables([written.cast(got.schema), add]), pk)
@@ -95,9 +95,9 @@ def test_engine_reads_maintains_and_writes_pypaimon_reads_back(
 
 MUTATIONS = [
     lambda t: t.write(pa.table({"id": pa.array([9], pa.int64())})),
-    lambda t: t.compact(full=True),
+    lambda t: t.maintenance.compact(full=True),
     lambda t: t.expire_snapshots(),
-    lambda t: t.remove_orphan_files(older_than_millis=int(time.time() * 1000)),
+    lambda t: t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000)),
     lambda t: t.create_tag("t1"),
 ]
 

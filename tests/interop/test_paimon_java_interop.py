@@ -111,7 +111,7 @@ def _case_table(case: Case, root: Path) -> Written:
     out = _written(case, warehouse, table)
     out.versions = [Version("commit2", sids[1], commit2), Version("commit4", sids[-1], model.expected())]
     if case.name in COMPACTED:
-        compacted = table.compact(full=True)
+        compacted = table.maintenance.compact(full=True)
         assert compacted is not None
         out.versions.append(Version("full-compaction", compacted, model.expected()))
     return out
@@ -127,13 +127,13 @@ def _dv_table(case: Case, root: Path) -> Written:
         sid = _engine_write(table, case, batch)
         model.apply(batch)
         out.versions.append(Version(f"commit{number + 1}", sid, model.expected()))
-    table.compact(full=True)
+    table.maintenance.compact(full=True)
     extra = make_batches(case, deletes=True, seed_tag="java-dv-more")[1]
     extra = Batch(extra.data.slice(0, 40), extra.kinds[:40])
     _engine_write(table.copy({"write-only": "true"}), case, extra)
     model.apply(extra)
     for label, full in (("minor-compaction", False), ("full-compaction", True)):
-        compacted = table.compact(full=full)
+        compacted = table.maintenance.compact(full=full)
         assert compacted is not None
         out.versions.append(Version(label, compacted, model.expected()))
     return out
@@ -158,7 +158,7 @@ def _merge_engine_table(name: str, root: Path) -> Written:
     table = Catalog(str(warehouse)).create_table(f"mi.{name}", spec["schema"], primary_keys=["k"],
                                                  options=spec["options"])
     sids = [table.write(b) for b in merge_batches(spec["schema"], seed=7 + len(name))]
-    compacted = table.compact(full=True)
+    compacted = table.maintenance.compact(full=True)
     assert compacted is not None and sids[-1] is not None
     out = Written(name, warehouse, f"mi.{name}", table.read().schema, ["k"], canonical=True)
     out.versions = [Version(label, sid, table.read(snapshot_id=sid)) for label, sid in
@@ -260,10 +260,10 @@ def _append_compacted_table(root: Path) -> Written:
     before = table.latest_snapshot_id()
     expected = table.read()
     assert before is not None and expected.num_rows == 300
-    minor = table.compact()
+    minor = table.maintenance.compact()
     for i in range(6, 8):  # one more small file per partition: the full compaction has work again
         write(i)
-    full = table.compact(full=True)
+    full = table.maintenance.compact(full=True)
     assert minor is not None and full is not None
     out = Written("append_compacted", warehouse, "db.ac", APPEND_COMPACT_SCHEMA, ["id"])
     out.versions = [Version("small-files", before, expected), Version("minor-compaction", minor, expected),
@@ -308,7 +308,7 @@ def _evolved_table(root: Path) -> Written:
     sid = table.write(second)
     assert sid is not None
     expected = _evolved_expected(first, second)
-    compacted = table.compact(full=True)
+    compacted = table.maintenance.compact(full=True)
     assert compacted is not None
     out = Written("evolved", warehouse, "db.evolved", table.read().schema, ["id"])
     out.versions = [Version("evolved", int(sid), expected), Version("full-compaction", compacted, expected)]

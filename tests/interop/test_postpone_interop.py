@@ -61,7 +61,7 @@ def test_pypaimon_postpone_table_published_by_engine_compaction(pypaimon: Pypaim
     assert entries and {e.bucket for e in entries} == {-2}
     assert all(e.file.file_name.endswith(".avro") for e in entries)
     assert t.read().num_rows == 0  # as pypaimon and Paimon: invisible until compacted
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid is not None and t.snapshot(sid).commit_kind is CommitKind.COMPACT
     expected = _model(BATCHES)
     assert _rows(t.read()) == expected
@@ -77,7 +77,7 @@ def test_engine_postpone_table_read_by_pypaimon(pypaimon: PypaimonClient, tmp_pa
     for b in BATCHES:
         t.write(b)
     before = t.latest_snapshot_id()
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     expected = _model(BATCHES)
     assert _rows(t.read()) == expected
     results: list[Any] = pypaimon.read_many(tmp_path, "db.t", [{"snapshot": before}, {}])

@@ -106,10 +106,10 @@ def test_engine_maintenance_keeps_pypaimons_row_ids(
     t = Catalog(str(wh)).get_table(table)
     files = sum(len(s.files) for s in t.plan())
     t.write(rows(100, 2))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert sum(len(s.files) for s in t.plan()) < files + 2
     t.expire_snapshots(retain_max=1, retain_min=1)
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     t.write(rows(200, 3))
     mine = by_id(t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]))
     assert {i: mine[i] for i in before} == before
@@ -132,7 +132,7 @@ def test_engine_written_table_reads_the_same_in_pypaimon(pypaimon: PypaimonClien
         "row-tracking.enabled": "true", "bucket": "-1", "write-only": "true"})
     for start, n in ((0, 4), (4, 3), (7, 5)):
         t.write(rows(start, n))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(rows(20, 2))
     mine = by_id(t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]))
     assert sorted(r for r, _ in mine.values()) == list(range(14))

@@ -49,7 +49,7 @@ def test_pypaimon_and_engine_exchange_snapshot_properties(pypaimon: PypaimonClie
     assert t.snapshot(ids[0]).properties == {"writer": "pypaimon", "batch": "1"}
     assert t.snapshot(ids[1]).properties is None
     s3 = t.write(b3, properties=RUN)
-    s4 = t.compact(full=True, properties={"job": "compact"})
+    s4 = t.maintenance.compact(full=True, properties={"job": "compact"})
     assert s3 is not None and s4 is not None
     seen = {s["id"]: s["properties"] for s in pypaimon.snapshots(warehouse, "db.t")["snapshots"]}
     assert seen[ids[0]] == {"writer": "pypaimon", "batch": "1"} and seen[ids[1]] is None

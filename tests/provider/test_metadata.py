@@ -35,7 +35,7 @@ def table(tmp_path: pathlib.Path) -> Table:
                                         options={"bucket": "1"})
     t.write(rows([1, 2], "2026-11-20"))          # 1 APPEND
     t.write(rows([3], "2026-11-21", 5))          # 2 APPEND
-    t.compact(full=True)                         # 3 COMPACT
+    t.maintenance.compact(full=True)                         # 3 COMPACT
     found = open_table(Catalog(warehouse), "db.t")
     assert found is not None
     return found

@@ -120,7 +120,7 @@ def expirer(world: World, name: str, rounds: int = 30) -> Actor:
 
 
 def changelog_expirer(world: World, name: str, rounds: int = 30) -> Actor:
-    return maintenance_loop(world, name, rounds, lambda t, _: t.expire_changelogs(retain_min=1))
+    return maintenance_loop(world, name, rounds, lambda t, _: t.maintenance.expire_changelogs(retain_min=1))
 
 
 def partition_expirer(world: World, name: str, rounds: int = 30) -> Actor:
@@ -129,19 +129,19 @@ def partition_expirer(world: World, name: str, rounds: int = 30) -> Actor:
 
     def step(t: Table, _: int) -> None:
         now = datetime.datetime.fromtimestamp(clock.now_millis() / 1000, datetime.UTC).replace(tzinfo=None)
-        result = t.expire_partitions(expiration_time="1 d", strategy="values-time", now=now)
+        result = t.maintenance.expire_partitions(expiration_time="1 d", strategy="values-time", now=now)
         world.checker.partitions_dropped(result.snapshot_ids, [p["dt"] for p in result.partitions])
     return maintenance_loop(world, name, rounds, step)
 
 
 def tag_expirer(world: World, name: str, older_than_millis: int = 20, rounds: int = 30) -> Actor:
     """Deletes the tags created more than ``older_than_millis`` of simulated time ago (Paimon's ``expire_tags``)."""
-    return maintenance_loop(world, name, rounds,
-                            lambda t, _: t.expire_tags(older_than_millis=clock.now_millis() - older_than_millis))
+    return maintenance_loop(world, name, rounds, lambda t, _: t.maintenance.expire_tags(
+        older_than_millis=clock.now_millis() - older_than_millis))
 
 
 def compactor(world: World, name: str, rounds: int = 30, full: bool = False) -> Actor:
-    return maintenance_loop(world, name, rounds, lambda t, _: t.compact(full=full))
+    return maintenance_loop(world, name, rounds, lambda t, _: t.maintenance.compact(full=full))
 
 
 def orphan_cleaner(world: World, name: str, older_than: int, rounds: int = 10) -> Actor:
@@ -150,7 +150,8 @@ def orphan_cleaner(world: World, name: str, older_than: int, rounds: int = 10) -
     A concurrent expiry that removes metadata while orphan cleaning reads it makes it read again, and after a few
     tries give up with a retryable CommitConflictError (tolerated, as for every actor); a MissingFileError would
     mean a retained snapshot lost metadata: a finding."""
-    return maintenance_loop(world, name, rounds, lambda t, _: t.remove_orphan_files(older_than_millis=older_than))
+    return maintenance_loop(world, name, rounds,
+                            lambda t, _: t.maintenance.remove_orphan_files(older_than_millis=older_than))
 
 
 def tagger(world: World, name: str, rounds: int = 30) -> Actor:

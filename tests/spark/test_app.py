@@ -102,8 +102,8 @@ def test_expire_snapshots_and_tags(env):
     table = orders(env)
     for i in range(3):
         table.write(pa.table({"id": [5000 + i], "amount": [1.0], "dt": [TODAY]}))       # snapshots 4..6
-    table.reset_consumer("audit", None)
-    table.reset_consumer("mirror", None)
+    table.maintenance.reset_consumer("audit", None)
+    table.maintenance.reset_consumer("mirror", None)
     out = submit(env, "expire-snapshots", "--retain-max", "2", "--retain-min", "1")
     assert out["expired_snapshots"] == [1, 2, 3, 4] and out["earliest_snapshot_id"] == 5
     assert orders(env).read().num_rows == 3303

@@ -60,7 +60,7 @@ def test_every_command_locally(capsys, warehouse, source, tmp_path):
     out = cli(capsys, "expire-partitions", *base, "--expiration-time", "1 d", "--timestamp-formatter",
               "yyyy-MM-dd")[1]
     assert out["expired_partitions"] == [{"dt": "2020-01-01"}] and out["snapshot_id"] == 4
-    table.reset_consumer("c", None)
+    table.maintenance.reset_consumer("c", None)
     out = cli(capsys, "expire-snapshots", *base, "--retain-max", "1", "--retain-min", "1")[1]
     assert out["expired_snapshots"] == [1, 2, 3] and out["earliest_snapshot_id"] == 4
     assert cli(capsys, "expire-tags", *base, "--older-than", str(int(time.time() * 1000)))[1]["expired_tags"] == ["t3"]
@@ -156,7 +156,7 @@ def test_consume_changelog_into_a_table_is_exactly_once_across_a_stop_before_the
     assert (out["rows"], out["target_snapshot_id"]) == (3, 1) and dwd.consumers() == {"agg": 2}
     assert dws.latest_snapshot().commit_identifier == 1                          # the last source snapshot applied
 
-    dwd.reset_consumer("agg", 1)                     # the run stopped after the downstream commit, before advancing
+    dwd.maintenance.reset_consumer("agg", 1)  # the run stopped after the downstream commit, before advancing
     dwd.write(pa.table({"id": [4], "v": ["d"]}, schema=schema))
     out = cli(capsys, "consume-changelog", *base)[1]
     assert (out["from_snapshot"], out["to_snapshot"], out["rows"]) == (2, 2, 1)   # snapshot 1 is not applied again

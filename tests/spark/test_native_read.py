@@ -86,7 +86,7 @@ def test_read_table_equals_python_source(spark: Any, tmp_path_factory: pytest.Te
         if step == "write":
             t.write(_batch(t, data.draw(st.integers(0, 40)), data.draw(st.integers(1, 25)), i))
         elif step == "compact":
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
         elif step not in done:
             done.add(step)
             t.alter({"add": AddColumn("x", pa.int64()), "rename": RenameColumn("s", "s2"),
@@ -110,7 +110,7 @@ def test_counts_append_compacted_and_merged(spark: Any, tmp_path: Path) -> None:
     p.write(_batch(p, 20, 40, 1))
     native, python = _same(spark, str(tmp_path / "p"))
     assert native == 0 and python > 0
-    p.compact(full=True)
+    p.maintenance.compact(full=True)
     assert _same(spark, str(tmp_path / "p")) == (2, 0)  # one sorted run per bucket
 
 

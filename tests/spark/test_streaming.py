@@ -118,7 +118,7 @@ def test_start_of_a_new_query_follows_scan_mode(spark, warehouse, tmp_path):
     between = str(int(time.time() * 1000))
     time.sleep(0.02)
     table.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))           # 2
-    table.compact(full=True)                                                # 3: COMPACT
+    table.maintenance.compact(full=True)                                                # 3: COMPACT
     table.write(pa.table({"id": [1], "v": ["A"]}, schema=SCHEMA))           # 4
     assert [str(table.snapshot(i).commit_kind) for i in range(1, 5)] == ["APPEND", "APPEND", "COMPACT", "APPEND"]
 

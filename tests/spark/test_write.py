@@ -306,5 +306,5 @@ def test_postpone_bucket_table_each_task_is_a_postpone_writer(spark, warehouse):
     assert table.read().num_rows == 0
     postponed = list(Path(table.path).rglob("bucket-postpone/data-*.avro"))
     assert len({p.name.rsplit("-w-", 1)[0] for p in postponed}) == 2  # two tasks, two writers
-    table.compact()
+    table.maintenance.compact()
     assert content(table) == sorted(rows)

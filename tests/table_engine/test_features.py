@@ -101,8 +101,9 @@ def test_a_read_only_option_allows_reads_and_refuses_everything_else(warehouse: 
     before = state(warehouse)
     assert sorted(t.read().column("id").to_pylist()) == [1, 2, 3]
     assert t.copy({"scan.snapshot-id": "1"}).read().num_rows == 2
-    for call in (lambda: t.write(pa.table({"id": [4], "v": ["d"]})), lambda: t.compact(full=True),
-                 lambda: t.expire_snapshots(), lambda: t.create_tag("x"), lambda: t.remove_orphan_files(2**62)):
+    for call in (lambda: t.write(pa.table({"id": [4], "v": ["d"]})), lambda: t.maintenance.compact(full=True),
+                 lambda: t.expire_snapshots(), lambda: t.create_tag("x"),
+                 lambda: t.maintenance.remove_orphan_files(2**62)):
         with pytest.raises(UnsupportedTableFeatureError, match="uses metadata.iceberg.storage .*Paimon 1.0"):
             call()
     assert state(warehouse) == before

@@ -77,7 +77,7 @@ def test_primary_key_table_with_every_merge_engine(on_both, engine: str) -> None
         t.write(batch({1: (None, 10), 3: ("c", 3)}))
         t.write(batch({2: ("B", None)}))
         merged = rows(t.read())
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         return merged, rows(t.read())
 
     merged, compacted = on_both(scenario)
@@ -93,9 +93,9 @@ def test_append_table_minor_and_full_compaction(on_both) -> None:
         for i in range(4):
             t.write(pa.table({"dt": ["x", "y"], "id": [i, i + 10], "v": [f"a{i}", f"b{i}"]}, schema=PART_SCHEMA))
         before = len(t.plan()[0].files) + len(t.plan()[1].files)
-        minor = t.compact()
+        minor = t.maintenance.compact()
         after_minor = sum(len(s.files) for s in t.plan())
-        full = t.compact(full=True)
+        full = t.maintenance.compact(full=True)
         return [before, minor is not None, after_minor, full is not None, sum(len(s.files) for s in t.plan()),
                 rows(t.read()), t.latest_snapshot().commit_kind]
 
@@ -112,9 +112,9 @@ def test_primary_key_minor_and_full_compaction(on_both) -> None:
         for i in range(4):
             t.write(batch({i: (f"v{i}", i), i + 1: (f"w{i}", i)}))
         levels = sorted(f.level for s in t.plan() for f in s.files)
-        t.compact()
+        t.maintenance.compact()
         minor = sorted(f.level for s in t.plan() for f in s.files)
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         return [levels, minor, sorted(f.level for s in t.plan() for f in s.files), rows(t.read())]
 
     levels, minor, full, data = on_both(scenario)
@@ -133,7 +133,7 @@ def test_changelog_producers(on_both, producer: str) -> None:
         t.write(batch({2: ("B", 2), 3: ("c", 3)}))
         t.write(batch({1: ("a", 1)}), row_kinds=["-D"])
         if producer == "full-compaction":
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
         consumer = t.changelog_consumer(options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
         polled = consumer.poll(max_snapshots=100)
         return sorted((tuple(r.values()) for b in polled.batches() for r in b.to_pylist()), key=repr)
@@ -149,10 +149,10 @@ def test_deletion_vectors(on_both) -> None:
         t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"],
                                  options={"bucket": "1", "deletion-vectors.enabled": "true"})
         t.write(batch({i: (f"v{i}", i) for i in range(6)}))
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         t.write(batch({1: ("X", 1), 4: ("Y", 4)}))
         t.write(batch({5: ("Z", 5)}), row_kinds=["-D"])
-        t.compact()  # the lookup compaction marks the replaced rows in deletion vectors
+        t.maintenance.compact()  # the lookup compaction marks the replaced rows in deletion vectors
         indexes = catalog.get_table("db.t$table_indexes").read().column("index_type").to_pylist()
         return [rows(t.read()), indexes]
 
@@ -197,16 +197,16 @@ def test_snapshot_expiry_tags_rollback_and_consumers(on_both) -> None:
             t.create_tag("t3", 3, time_retained_ms=500)
             t.create_tag("gone", 4)
             t.delete_tag("gone")
-            t.reset_consumer("etl", 4)
+            t.maintenance.reset_consumer("etl", 4)
             out.append(sorted(t.consumers().items()))
             expired = t.expire_snapshots(retain_min=1, retain_max=2)
             out.append((expired.expired_snapshot_ids, t.earliest_snapshot_id()))  # the consumer keeps 4
-            t.clear_consumers()
+            t.maintenance.clear_consumers()
             expired = t.expire_snapshots(retain_min=1, retain_max=2)
             out.append((expired.expired_snapshot_ids, t.earliest_snapshot_id(), t.consumers()))
             out.append(rows(t.read(tag="t2")))                               # a tag outlives its snapshot
             clock.advance(1000)
-            out.append((t.expire_tags(), t.list_tags()))                     # t3 is past its retention
+            out.append((t.maintenance.expire_tags(), t.list_tags()))                     # t3 is past its retention
             t.rollback_to(5)
             out.append((t.latest_snapshot_id(), rows(t.read())))
             out.append(t.rollback_to("t2").snapshot_id)
@@ -228,8 +228,8 @@ def test_partition_expiry_and_drop(on_both) -> None:
                                  options={"bucket": "1"})
         for dt in ("2020-01-01", "2020-01-02", "2099-01-01", "2099-01-02"):
             t.write(pa.table({"dt": [dt, dt], "id": [1, 2], "v": ["a", "b"]}, schema=PART_SCHEMA))
-        expired = t.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd")
-        dropped = t.drop_partitions([{"dt": "2099-01-02"}])
+        expired = t.maintenance.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd")
+        dropped = t.maintenance.drop_partitions([{"dt": "2099-01-02"}])
         parts = catalog.get_table("db.p$partitions").read(columns=["partition", "record_count", "file_count"])
         return [expired.partitions, dropped, rows(parts), sorted(set(t.read().column("dt").to_pylist())),
                 object_counts(t)]
@@ -254,7 +254,7 @@ def test_system_tables(on_both) -> None:
         t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=PART_SCHEMA))
         t.create_tag("first")
         t.write(pa.table({"dt": ["a"], "id": [2], "v": ["Y"]}, schema=PART_SCHEMA))
-        t.reset_consumer("c", 2)
+        t.maintenance.reset_consumer("c", 2)
         out = {}
         for name in (*SYSTEM_TABLES, "audit_log", "binlog"):
             data = catalog.get_table(f"db.s${name}").read()
@@ -278,7 +278,7 @@ def test_incremental_reads_between_snapshots_and_tags(on_both) -> None:
         t.write(batch({1: ("a", 1), 2: ("b", 2), 3: ("c", 3)}))
         t.create_tag("t1")
         t.write(batch({2: ("B", 2), 4: ("d", 4)}))
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         t.write(batch({3: ("c", 3)}), row_kinds=["-D"])
         t.create_tag("t4")
         log = catalog.get_table("db.t$audit_log")
@@ -315,10 +315,10 @@ def test_orphan_cleanup_lists_past_1000_objects(s3_catalog: Catalog) -> None:
     # S3 sets modification times itself: the engine's clock moves an hour on, the cutoff is half an hour ahead
     now = system_millis()
     with use_clock(ManualClock(now + 3_600_000)):
-        assert t.remove_orphan_files(older_than_millis=now - 3_600_000).count == 0        # all younger
-        found = t.remove_orphan_files(older_than_millis=now + 1_800_000, dry_run=True)
+        assert t.maintenance.remove_orphan_files(older_than_millis=now - 3_600_000).count == 0        # all younger
+        found = t.maintenance.remove_orphan_files(older_than_millis=now + 1_800_000, dry_run=True)
         assert sorted(found.paths) == sorted(junk) and found.total_bytes == 4 * len(junk)
-        assert t.remove_orphan_files(older_than_millis=now + 1_800_000).count == len(junk)
+        assert t.maintenance.remove_orphan_files(older_than_millis=now + 1_800_000).count == len(junk)
     assert {st.path for st in t.file_io.walk(t.path)} == live | set(kept)
     assert rows(t.read()) == [("a", 1, "X"), ("b", 2, "y")]
 
@@ -471,7 +471,7 @@ def test_schema_evolution_and_rewrite_file_index(on_both) -> None:
         t = catalog.get_table("db.t")
         t.write(pa.table({"id": [3], "v": ["c"], "n": [3], "w": ["new"]}, schema=t.arrow_schema))
         before = sum(len(s.files) for s in t.plan([("v", "=", "absent")]))
-        rewritten = t.rewrite_file_index()
+        rewritten = t.maintenance.rewrite_file_index()
         after = sum(len(s.files) for s in t.plan([("v", "=", "absent")]))
         return [rows(t.read()), before, rewritten is not None, after, t.schema.id]
 

@@ -19,7 +19,7 @@ from table_engine.ops.consume import consume_changelog
 from table_engine.schema_change import SetOption
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable, system_table
-from table_engine.table import Table, is_mutating
+from table_engine.table import Table, TableMaintenance, is_mutating
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 
@@ -111,7 +111,7 @@ def test_time_travel_options_of_a_copy(catalog: Catalog, name: str) -> None:
     t.write(pa.table({"dt": ["a"], "id": [1], "v": [1.0]}, schema=SCHEMA))
     t.create_tag("one", snapshot_id=1)
     t.write(pa.table({"dt": ["a", "b"], "id": [1, 2], "v": [2.0, 2.0]}, schema=SCHEMA))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     sys_table = catalog.get_table(f"db.tt${name}")
     latest, first = sys_table.read(), sys_table.read(snapshot_id=1)
     assert latest != first
@@ -137,7 +137,7 @@ def test_tags_consumers_manifests_partitions_buckets(catalog: Catalog, table: Ta
     assert [(t["tag_name"], t["snapshot_id"], t["record_count"]) for t in tags] == [("first", 1, 3), ("plain", 2, 4)]
     assert tags[0]["time_retained"] == "PT1M30S" and tags[0]["create_time"] is not None
     assert tags[1]["time_retained"] is None and tags[1]["create_time"] is None
-    table.reset_consumer("c1", 2)
+    table.maintenance.reset_consumer("c1", 2)
     assert catalog.get_table("db.t$consumers").read().to_pylist() == [{"consumer_id": "c1", "next_snapshot_id": 2}]
     manifests = catalog.get_table("db.t$manifests").read()
     assert manifests.num_rows == 2 and sum(manifests.column("num_added_files").to_pylist()) == 3
@@ -167,14 +167,14 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
     "check_supported",  # the capability gate: reads metadata, raises or not
-    "branch_exists", "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
+    "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
-    "health",  # reads metadata only: table_engine/store/lifecycle/health.py
+    "maintenance.health",  # reads metadata only: table_engine/store/lifecycle/health.py
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
     "plan", "plan_with_fallback", "read", "read_optimized_view", "row_tracking_view", "refresh", "resolve_snapshot",
     "scan_snapshot",
-    "schema_by_id", "snapshot",
+    "snapshot",
     "snapshots",
     "tag_snapshot", "tags", "to_batches",
 }
@@ -184,44 +184,52 @@ def public_methods(cls: type) -> set[str]:
     return {n for n in dir(cls) if not n.startswith("_") and inspect.isfunction(getattr(cls, n))}
 
 
+def table_methods() -> dict[str, object]:
+    """Every public method of Table, and of its maintenance namespace as ``maintenance.<name>``."""
+    out: dict[str, object] = {m: getattr(Table, m) for m in public_methods(Table)}
+    out |= {f"maintenance.{m}": getattr(TableMaintenance, m) for m in public_methods(TableMaintenance)}
+    return out
+
+
 def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table], object]]:
     """Every mutating method of Table with plausible arguments (that would change the data table)."""
     row = pa.table({"dt": ["a"], "id": [9], "v": [9.0]}, schema=SCHEMA)
     return {
         "alter": lambda t: t.alter(SetOption("snapshot.num-retained.min", "1")),
         "branch_manager": lambda t: t.branch_manager().delete("b1"),
-        "clear_consumers": lambda t: t.clear_consumers(),
+        "maintenance.clear_consumers": lambda t: t.maintenance.clear_consumers(),
         "create_branch": lambda t: t.create_branch("new", "t1"),
         "delete_branch": lambda t: t.delete_branch("b1"),
         "fast_forward": lambda t: t.fast_forward("b1"),
         "rename_branch": lambda t: t.rename_branch("b1", "b2"),
         "commit": lambda t: t.commit(messages),
-        "compact": lambda t: t.compact(full=True),
-        "compact_manifest": lambda t: t.compact_manifest(),
+        "maintenance.compact": lambda t: t.maintenance.compact(full=True),
+        "maintenance.compact_manifest": lambda t: t.maintenance.compact_manifest(),
         "consumer_manager": lambda t: t.consumer_manager().update("c1", 1),
-        "create_auto_tags": lambda t: t.create_auto_tags(),
+        "maintenance.create_auto_tags": lambda t: t.maintenance.create_auto_tags(),
         "create_tag": lambda t: t.create_tag("new", 1),
-        "create_tag_from_timestamp": lambda t: t.create_tag_from_timestamp("new", 0),
+        "maintenance.create_tag_from_timestamp": lambda t: t.maintenance.create_tag_from_timestamp("new", 0),
         "delete_by_predicate": lambda t: t.delete_by_predicate([("id", "=", 5)]),
         "delete_by_row_id": lambda t: t.delete_by_row_id([0]),
         "delete_tag": lambda t: t.delete_tag("t1"),
-        "drop_partitions": lambda t: t.drop_partitions([{"dt": "a"}]),
-        "expire_changelogs": lambda t: t.expire_changelogs(delete_all=True),
-        "expire_partitions": lambda t: t.expire_partitions(expiration_time="1 ms", strategy="update-time"),
-        "mark_partitions_done": lambda t: t.mark_partitions_done(["dt=a"]),
+        "maintenance.drop_partitions": lambda t: t.maintenance.drop_partitions([{"dt": "a"}]),
+        "maintenance.expire_changelogs": lambda t: t.maintenance.expire_changelogs(delete_all=True),
+        "maintenance.expire_partitions": lambda t: t.maintenance.expire_partitions(expiration_time="1 ms",
+                                                                                    strategy="update-time"),
+        "maintenance.mark_partitions_done": lambda t: t.maintenance.mark_partitions_done(["dt=a"]),
         "expire_snapshots": lambda t: t.expire_snapshots(retain_min=1, time_retained=0),
-        "expire_tags": lambda t: t.expire_tags(older_than_millis=2**62),
-        "maintain": lambda t: t.maintain(),
+        "maintenance.expire_tags": lambda t: t.maintenance.expire_tags(older_than_millis=2**62),
+        "maintenance.after_commit": lambda t: t.maintenance.after_commit(),
         "new_commit": lambda t: t.new_commit().commit(messages, 7),
         "new_write": lambda t: t.new_write().write(row),
-        "remove_unexisting_files": lambda t: t.remove_unexisting_files(dry_run=False),
-        "repair": lambda t: t.repair(),
-        "remove_orphan_files": lambda t: t.remove_orphan_files(older_than_millis=2**62 // 1000),
+        "maintenance.remove_unexisting_files": lambda t: t.maintenance.remove_unexisting_files(dry_run=False),
+        "maintenance.repair": lambda t: t.maintenance.repair(),
+        "maintenance.remove_orphan_files": lambda t: t.maintenance.remove_orphan_files(older_than_millis=2**62 // 1000),
         "rename_tag": lambda t: t.rename_tag("t1", "t2"),
         "replace_tag": lambda t: t.replace_tag("t1", 2),
-        "reset_consumer": lambda t: t.reset_consumer("c1", None),
-        "rescale": lambda t: t.rescale(),
-        "rewrite_file_index": lambda t: t.rewrite_file_index(),
+        "maintenance.reset_consumer": lambda t: t.maintenance.reset_consumer("c1", None),
+        "maintenance.rescale": lambda t: t.maintenance.rescale(),
+        "maintenance.rewrite_file_index": lambda t: t.maintenance.rewrite_file_index(),
         "rollback_to": lambda t: t.rollback_to(1),
         "tag_manager": lambda t: t.tag_manager().delete("t1"),
         "upsert_by_key": lambda t: t.upsert_by_key(row, ["id"]),
@@ -244,7 +252,7 @@ def file_hashes(root: str) -> dict[str, str]:
 def busy(catalog: Catalog, table: Table) -> Table:
     """The table with a tag, a consumer, a third snapshot and orphan-looking files: something to destroy."""
     table.create_tag("t1", 1)
-    table.reset_consumer("c1", 2)
+    table.maintenance.reset_consumer("c1", 2)
     table.create_branch("b1", "t1")
     table.write(pa.table({"dt": ["a"], "id": [5], "v": [5.0]}, schema=SCHEMA))
     return table
@@ -252,9 +260,9 @@ def busy(catalog: Catalog, table: Table) -> Table:
 
 def test_every_public_method_of_a_table_is_classified() -> None:
     """A new Table method must be declared @mutating or added to READ_ONLY_METHODS (and then tested below)."""
-    methods = public_methods(Table)
-    assert {m for m in methods if is_mutating(getattr(Table, m))} == set(mutating_calls([]))
-    assert {m for m in methods if not is_mutating(getattr(Table, m))} == READ_ONLY_METHODS
+    methods = table_methods()
+    assert {m for m, f in methods.items() if is_mutating(f)} == set(mutating_calls([]))
+    assert {m for m, f in methods.items() if not is_mutating(f)} == READ_ONLY_METHODS
     for cls in (SystemTable, AuditLogTable, BinlogTable):  # system tables only serve the reads of a read-only view
         assert not issubclass(cls, Table), cls
         assert not public_methods(cls) & set(mutating_calls([])), cls
@@ -270,7 +278,8 @@ def test_every_mutating_method_is_refused_and_changes_nothing(catalog: Catalog, 
     st = catalog.get_table(f"db.t${kind}")
     assert st.read_only and isinstance(st, Table) and type(st) is Table  # a view of the data table, no subclass
     for name, call in mutating_calls(messages).items():
-        with pytest.raises(ReadOnlyTableError, match=rf"db\.t\${kind} is a read-only system table: {name}"):
+        method = name.rsplit(".", 1)[-1]
+        with pytest.raises(ReadOnlyTableError, match=rf"db\.t\${kind} is a read-only system table: {method}"):
             call(st)
         assert file_hashes(warehouse) == before, name
     for view in (st.copy({"scan.mode": "latest"}), st.refresh()):
@@ -301,7 +310,7 @@ def test_every_mutating_method_is_refused_and_changes_nothing(catalog: Catalog, 
 def test_the_same_calls_change_the_data_table(catalog: Catalog, busy: Table, warehouse: str) -> None:
     """The check above can see a change: the data table's own calls do change files."""
     calls = mutating_calls([])
-    for name in ("create_tag", "reset_consumer", "write", "alter", "rollback_to"):
+    for name in ("create_tag", "maintenance.reset_consumer", "write", "alter", "rollback_to"):
         before = file_hashes(warehouse)
         calls[name](busy)
         assert file_hashes(warehouse) != before, name

@@ -134,7 +134,7 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
     """The page body of ``table`` of ``catalog`` (read through ``conn_id``); ``known_runs`` gives which of the
     ``(dag_id, run_id)`` pairs are runs of this Airflow (default: all); ``asset_id``, the table's Asset in this
     Airflow (linked), if it has one."""
-    h = table.health()
+    h = table.maintenance.health()
     levels = files_per_level(catalog, table.identifier)
     from table_engine.ops.history import history
 

@@ -37,7 +37,7 @@ def table(paimon_conn: str) -> Any:
 
 def test_hygiene_operators_do_their_job_and_retries_converge(table: Any) -> None:
     def changelog_ids() -> tuple[int | None, int | None, int]:  # through the engine's read-only facade
-        c = table.health().changelogs
+        c = table.maintenance.health().changelogs
         return c.earliest_id, c.latest_id, c.count
 
     assert changelog_ids() == (1, 3, 3)

@@ -78,7 +78,7 @@ def test_pages_render_the_engines_values_and_no_secret(ui: tuple[TestClient, Cat
     responses.append(page)
     assert page.status_code == 200, page.text
     t = catalog.get_table("sales.orders")
-    health = t.health()
+    health = t.maintenance.health()
     text = page.text
     assert f"<b>{health.rows}</b>" in text and f"<b>{health.files}</b>" in text
     for s in t.snapshots():
@@ -210,7 +210,7 @@ def test_the_snapshots_by_kind_and_page(ui: tuple[TestClient, Catalog, dict[str,
 
     client, catalog, cookies = ui
     t = catalog.get_table("sales.orders")
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     latest = t.latest_snapshot_id()
     text = _get(client, "/paimon_ui/sales/orders?kind=COMPACT", cookies).text
     rows = text[text.index("<h2>Snapshots"):text.index("<h2>Tags")]

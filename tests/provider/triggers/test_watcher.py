@@ -158,7 +158,7 @@ def test_one_event_per_snapshot_in_order_with_filters(catalog: Catalog, watch: C
     table.write(batch([1], "a"), properties={"source": "outside"})  # 2
     table.write(batch([2], "b"))  # 3
     table.write(batch([3], "a"))  # 4: three commits in one poll period still give three events
-    assert table.compact(full=True) == 5
+    assert table.maintenance.compact(full=True) == 5
     assert every.wait_events(4) == [2, 3, 4, 5]
     first = every.events[0]
     assert first["previous_snapshot_id"] == 1 and first["commit_kind"] == "APPEND" and first["table"] == "db.t"

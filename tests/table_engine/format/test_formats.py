@@ -84,7 +84,7 @@ def test_primary_key_table_in_a_format_writes_reads_and_compacts(tmp_path: Path,
     t.write(pa.Table.from_pylist([{**update, "id": 3}], schema=SCHEMA), row_kinds=["-D"])
     expected = pa.Table.from_pylist([data.to_pylist()[0], update], schema=SCHEMA)
     assert catalog.get_table("db.t").read().sort_by("id").cast(SCHEMA).equals(expected)
-    catalog.get_table("db.t").compact(full=True)
+    catalog.get_table("db.t").maintenance.compact(full=True)
     assert catalog.get_table("db.t").read().sort_by("id").cast(SCHEMA).equals(expected)
     exts = {p.suffix for p in (tmp_path / "wh").rglob("data-*")}
     assert exts == {f".{fmt}"}

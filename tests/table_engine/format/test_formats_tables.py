@@ -74,7 +74,7 @@ def test_a_table_whose_format_changed_reads_old_and_new_files(tmp_path: Path) ->
     assert _exts(tmp_path / "wh") == {".parquet", ".orc", ".avro"}
     assert _rows(t.read()) == expected
     assert _rows(t.read(filter=[("v", "=", 3)])) == [r for r in expected if r["v"] == 3]
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert _rows(catalog.get_table("db.t").read()) == expected
     live = {f.file_name.rsplit(".", 1)[-1] for s in catalog.get_table("db.t").plan() for f in s.files}
     assert live == {"avro"}
@@ -92,7 +92,7 @@ def test_format_per_level_and_changelog_format(tmp_path: Path) -> None:
     assert level0 == {"avro"}
     assert _exts(tmp_path / "wh", "changelog-") == {".parquet"}
     assert sum(len(c) for c in changelogs(catalog.get_table("db.t")).values()) == 50
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     top = {(f.level, f.file_name.rsplit(".", 1)[-1]) for s in catalog.get_table("db.t").plan() for f in s.files}
     assert top == {(5, "orc")}  # the highest level
     assert _rows(catalog.get_table("db.t").read()) == _rows(pa.concat_tables([_batch(range(20), "a"),
@@ -106,9 +106,9 @@ def test_deletion_vectors_file_index_and_schema_evolution_in_a_format(tmp_path: 
             "file-index.bloom-filter.columns": "name", "metadata.stats-mode": "full"}
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options=opts)
     t.write(_batch(range(200), "a"))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(_batch(range(0, 200, 10), "b"))  # updates: the lookup compaction marks old rows in deletion vectors
-    t.compact()
+    t.maintenance.compact()
     expected = _rows(pa.concat_tables([_batch(range(200), "a").filter(pa.array([i % 10 != 0 for i in range(200)])),
                                        _batch(range(0, 200, 10), "b")]))
     t = catalog.get_table("db.t")
@@ -132,7 +132,7 @@ def test_orc_and_avro_tables_on_s3(s3_catalog: Catalog) -> None:
                                     options={"bucket": "1", "file.format": fmt})
         t.write(_batch(range(30), "a"))
         t.write(_batch(range(20, 40), "b"))
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         t = s3_catalog.get_table(f"db.{fmt}")
         assert {f.file_name.rsplit(".", 1)[-1] for s in t.plan() for f in s.files} == {fmt}
         assert _rows(t.read()) == _rows(pa.concat_tables([_batch(range(20), "a"), _batch(range(20, 40), "b")]))

@@ -127,7 +127,7 @@ def test_a_table_on_s3(s3_catalog: Catalog) -> None:
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 3, "v": "c"}]
     assert s3_catalog.list_databases() == ["db"] and s3_catalog.list_tables("db") == ["t"]
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert t.latest_snapshot_id() == 3
 
 

@@ -327,7 +327,7 @@ def test_freshness_and_volume_read_snapshot_metadata(tmp_path: pathlib.Path) -> 
                                                                "(needs 5)"), early[1]
         for i in range(4, 7):
             write(10, 10 * i)
-        t.compact(full=True)  # a COMPACT snapshot: not a data commit for either check
+        t.maintenance.compact(full=True)  # a COMPACT snapshot: not a data commit for either check
         clock.advance(3 * hour)
         stale, usual = run_checks(t, checks).results
         assert not stale.passed and stale.observed == 3 * 3600.0, stale

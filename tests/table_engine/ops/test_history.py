@@ -33,7 +33,7 @@ def table(tmp_path: pathlib.Path) -> object:
             run = RunIdentity("load", f"manual__{i % 2}", "write", try_number=1 + i % 2)
             t.write(pa.table({"id": [i], "v": ["x"]}, schema=SCHEMA), properties=run.to_properties())
             clock.advance(MINUTE)
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
     return t
 
 

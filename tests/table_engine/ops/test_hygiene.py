@@ -205,7 +205,7 @@ def manifest_heavy(catalog: Catalog) -> Table:
         "bucket": "1", "manifest.merge-min-count": "1000", "manifest.full-compaction-threshold-size": "1 gb"})
     for i in range(4):
         t.write(pa.table({"dt": [f"d{i % 2}"], "id": [i], "v": ["x"]}, schema=schema))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     return t
 
 

@@ -86,7 +86,7 @@ def test_consume_changelog_retry_key(table: Any, catalog: Catalog, tmp_path: pat
     again = consume("run-1")
     assert again["redelivered"] and (again["to_snapshot"], again["rows"], again["output"]) == \
         (3, 9, first["output"])
-    table.reset_consumer("c1", 1)  # as if try 1 stopped after publishing, before moving the consumer
+    table.maintenance.reset_consumer("c1", 1)  # as if try 1 stopped after publishing, before moving the consumer
     assert consume("run-1")["to_snapshot"] == 3 and table.consumers()["c1"] == 4
     nxt = consume("run-2")
     assert (nxt["from_snapshot"], nxt["to_snapshot"], nxt["rows"]) == (4, 4, 1)
@@ -121,7 +121,7 @@ def test_rescale_retried_with_the_same_commit_user_commits_once(catalog: Catalog
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     t = catalog.create_table("db.p", schema, primary_keys=["id"], options={"bucket": "-2"})
     t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
-    t.compact()  # publishes the postponed rows into real buckets
+    t.maintenance.compact()  # publishes the postponed rows into real buckets
 
     def rescale() -> Any:
         return run_command(Rescale(warehouse=catalog.warehouse, table="db.p", bucket_num=3,

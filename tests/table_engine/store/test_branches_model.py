@@ -100,7 +100,7 @@ class Run:
             main.tags.update({n: (s, dict(r)) for n, (s, r) in model.tags.items()})
             main.snapshots = [s for s in main.snapshots if s < first] + list(model.snapshots)
         elif kind == "compact" and model is not None and model.snapshots:
-            if self.table(line).compact(full=True) is not None:
+            if self.table(line).maintenance.compact(full=True) is not None:
                 model.snapshots.append(model.snapshots[-1] + 1)
         elif kind == "expire" and model is not None:
             self.table(line).expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
@@ -121,7 +121,7 @@ class Run:
             model.tags = {n: t for n, t in model.tags.items() if t[0] <= sid}
         elif kind == "orphans":
             time.sleep(0.002)
-            self.table(line).remove_orphan_files(older_than_millis=int(time.time() * 1000))
+            self.table(line).maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
 
     def check(self) -> None:
         assert sorted(self.main.list_branches()) == sorted(n for n in self.model if n != "main")

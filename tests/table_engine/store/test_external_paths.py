@@ -115,7 +115,7 @@ def test_pk_writes_compaction_expiry_orphans(catalog: Catalog, tmp_path: Path, t
     assert not any(n.startswith(("data-", "changelog-")) for _, _, fs in os.walk(t.path) for n in fs)
     assert rows(t.read()) == model_of(data[:3])
 
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data[3], maintain=False)
     compacted = live_paths(t)
     assert all(under(p, roots[0]) or under(p, roots[1]) for p in compacted)
@@ -143,7 +143,7 @@ def test_pk_writes_compaction_expiry_orphans(catalog: Catalog, tmp_path: Path, t
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(b"orphan")
     age([*planted, stray], 2 * DAY)
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files()
     assert sorted(result.paths) == sorted(f"file://{p}" for p in planted)
     assert stray.exists() and not any(p.exists() for p in planted)
     assert_nothing_missing(t)
@@ -164,7 +164,7 @@ def test_append_entropy_inject_and_compaction(catalog: Catalog, tmp_path: Path) 
         assert rel[0].startswith("dt=") and rel[1] == "bucket-0" and "/".join(rel[2:6]) == entropy_dirs(rel[6])
     expected = sorted(tuple(r.values()) for b in data for r in b.to_pylist())
     assert rows(t.read()) == expected
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     snap = t.latest_snapshot()
     live = [e for e in live_entries(t.file_io, t.path, snap) if e.kind == FileKind.ADD]
     assert any(e.file.file_source == FileSource.COMPACT for e in live)  # commit-time or full compaction output
@@ -245,7 +245,7 @@ def test_on_s3_writes_compaction_expiry_orphans(s3_catalog: Catalog, s3_bucket: 
     first = live_paths(t)
     assert all(p.startswith(f"{root}/dt=") for p in first)
     assert not any("/data-" in st.path for st in t.file_io.walk(t.path))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.expire_snapshots()
     live = live_paths(t)
     on_s3 = {st.path for st in t.file_io.walk(root)}
@@ -257,6 +257,6 @@ def test_on_s3_writes_compaction_expiry_orphans(s3_catalog: Catalog, s3_bucket: 
         t.file_io.write_bytes(p, b"junk")
     now = system_millis()  # S3 sets modification times itself: the cutoff is half an hour ahead
     with use_clock(ManualClock(now + 3_600_000)):
-        assert sorted(t.remove_orphan_files(older_than_millis=now + 1_800_000).paths) == sorted(junk)
+        assert sorted(t.maintenance.remove_orphan_files(older_than_millis=now + 1_800_000).paths) == sorted(junk)
     assert {st.path for st in t.file_io.walk(root)} == set(live) | {kept}
     assert rows(t.read()) == model_of(data)

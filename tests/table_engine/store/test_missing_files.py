@@ -68,7 +68,7 @@ ACTIONS: dict[str, Callable[[Catalog, Table], Any]] = {
     "read snapshot 2": lambda c, t: t.read(snapshot_id=2),
     "to_batches": lambda c, t: list(t.to_batches()),
     "write": lambda c, t: t.write(pa.table({"id": [2], "v": ["y"], "dt": ["x"]})),
-    "compact": lambda c, t: t.compact(full=True),
+    "compact": lambda c, t: t.maintenance.compact(full=True),
     "expire snapshots": lambda c, t: t.expire_snapshots(retain_max=1, retain_min=1),
     "incremental read": lambda c, t: t.copy({"incremental-between": "1,4"}).read(),
     "$files": lambda c, t: c.get_table("db.t$files").read(),
@@ -77,11 +77,11 @@ ACTIONS: dict[str, Callable[[Catalog, Table], Any]] = {
     "create tag": lambda c, t: t.create_tag("t2"),
     "delete tag": lambda c, t: t.delete_tag("tg"),
     "rollback": lambda c, t: t.rollback_to(2),
-    "remove orphan files": lambda c, t: t.remove_orphan_files(dry_run=True),
-    "drop partitions": lambda c, t: t.drop_partitions([{"dt": "x"}]),
-    "expire partitions": lambda c, t: t.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd",
-                                                          timestamp_pattern="2000-01-01"),
-    "rewrite file index": lambda c, t: t.rewrite_file_index(),
+    "remove orphan files": lambda c, t: t.maintenance.remove_orphan_files(dry_run=True),
+    "drop partitions": lambda c, t: t.maintenance.drop_partitions([{"dt": "x"}]),
+    "expire partitions": lambda c, t: t.maintenance.expire_partitions(
+        expiration_time="1 d", timestamp_formatter="yyyy-MM-dd", timestamp_pattern="2000-01-01"),
+    "rewrite file index": lambda c, t: t.maintenance.rewrite_file_index(),
     "consume changelog": lambda c, t: _consume(c, t),
 }
 

@@ -213,9 +213,9 @@ def partition_values(t: Table) -> list[Any]:
 def test_drop_partitions_with_text_values_drops(tmp_path: Path, ptype: pa.DataType, values: list[Any],
                                                text: str) -> None:
     t = typed_table(Catalog(str(tmp_path)), ptype, values)
-    sid = t.drop_partitions([{"p": text}])
+    sid = t.maintenance.drop_partitions([{"p": text}])
     assert sid == t.latest_snapshot_id() and partition_values(t) == [values[1]]
-    assert t.drop_partitions([{"p": values[1]}]) is not None  # typed values too
+    assert t.maintenance.drop_partitions([{"p": values[1]}]) is not None  # typed values too
     assert t.read().num_rows == 0
 
 
@@ -225,11 +225,11 @@ def test_drop_subset_spec_and_null_partition(tmp_path: Path) -> None:
                                             options={"partition.default-name": "NULLP"})
     days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2), None]
     t.write(pa.table({"d": [d for d in days for _ in (1, 2)], "h": [1, 2] * 3, "v": list(range(6))}, schema=schema))
-    t.drop_partitions("h=1")  # every day's hour 1
+    t.maintenance.drop_partitions("h=1")  # every day's hour 1
     assert sorted(t.read().column("v").to_pylist()) == [1, 3, 5]
-    t.drop_partitions([{"d": "NULLP"}])  # the null partition, by the table's partition.default-name
+    t.maintenance.drop_partitions([{"d": "NULLP"}])  # the null partition, by the table's partition.default-name
     assert sorted(t.read().column("v").to_pylist()) == [1, 3]
-    t.drop_partitions([{"d": "2024-01-02", "h": "2"}])
+    t.maintenance.drop_partitions([{"d": "2024-01-02", "h": "2"}])
     assert t.read().column("v").to_pylist() == [1]
 
 
@@ -240,24 +240,24 @@ def test_bad_specs_leave_the_table_byte_for_byte_unchanged(tmp_path: Path) -> No
     for bad, match in [({"p": "notadate"}, "'p'.*'notadate'"), ({"x": "1"}, "'x' not partition columns"),
                        ({"p": "2024-01-09"}, "'p=2024-01-09' matches no partition")]:
         with pytest.raises(PartitionSpecError, match=match):
-            t.drop_partitions([bad])
+            t.maintenance.drop_partitions([bad])
         with pytest.raises(PartitionSpecError, match=match):
-            t.compact(full=True, partitions=[bad])
+            t.maintenance.compact(full=True, partitions=[bad])
         with pytest.raises(PartitionSpecError, match=match):
-            t.rewrite_file_index(partitions=[bad])
+            t.maintenance.rewrite_file_index(partitions=[bad])
     with pytest.raises(PartitionSpecError, match="matches no partition"):  # one good spec does not excuse a bad one
-        t.drop_partitions([{"p": "2024-01-01"}, {"p": "2024-01-09"}])
+        t.maintenance.drop_partitions([{"p": "2024-01-01"}, {"p": "2024-01-09"}])
     assert tree_digest(t.path) == before
 
 
 def test_compact_and_rewrite_file_index_select_typed_partitions(tmp_path: Path) -> None:
     days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
     t = typed_table(Catalog(str(tmp_path)), pa.date32(), days * 2, pk=True, options={"write-only": "true"})
-    assert t.compact(full=True, partitions="p=2024-01-01") is not None
+    assert t.maintenance.compact(full=True, partitions="p=2024-01-01") is not None
     levels = {s.partition_values: {f.level for f in s.files} for s in t.plan()}
     assert levels[(days[0],)] == {t.options.num_levels() - 1} and levels[(days[1],)] == {0}
     t.alter(SetOption("file-index.bloom-filter.columns", "v"))
-    sid = t.rewrite_file_index(partitions=[{"p": "2024-01-02"}])  # only the files of that day get an index
+    sid = t.maintenance.rewrite_file_index(partitions=[{"p": "2024-01-02"}])  # only the files of that day get an index
     assert sid is not None
     indexed = {s.partition_values: {f.embedded_file_index is not None or bool(f.extra_files) for f in s.files}
                for s in t.plan()}

@@ -115,7 +115,7 @@ def test_every_rewrite_path_keeps_row_ids(any_catalog: Catalog) -> None:
 
     # full compaction: adjacent runs merged (ids and sequence numbers kept), the file with a vector left alone
     files_before = sum(len(s.files) for s in t.plan())
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert t.latest_snapshot().commit_kind.value == "COMPACT" and next_row_id(t) == 16  # type: ignore[union-attr]
     assert sum(len(s.files) for s in t.plan()) < files_before
     assert tracked(t) == dv_rows
@@ -123,7 +123,7 @@ def test_every_rewrite_path_keeps_row_ids(any_catalog: Catalog) -> None:
     # file-index rewrite keeps the files' ids
     t.alter(SetOption("file-index.bloom-filter.columns", "v"))
     t = any_catalog.get_table("db.t")
-    t.rewrite_file_index()
+    t.maintenance.rewrite_file_index()
     assert all(f.extra_files or f.embedded_file_index for s in t.plan() for f in s.files)
     assert tracked(t) == dv_rows
 
@@ -135,12 +135,12 @@ def test_every_rewrite_path_keeps_row_ids(any_catalog: Catalog) -> None:
     assert set(got) == set(kept_b) | {101, 103} and next_row_id(t) == 18
 
     # drop partition b: nothing left of it, nextRowId carried
-    t.drop_partitions([{"dt": "b"}])
+    t.maintenance.drop_partitions([{"dt": "b"}])
     assert tracked(t) == {i: got[i] for i in (101, 103)} and next_row_id(t) == 18
 
     # expiry and orphan cleanup change no ids; the next append continues
     t.expire_snapshots(retain_max=1, retain_min=1)
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     t.write(rows([201, 202]))
     final = tracked(t)
     assert sorted(final[i][0] for i in (201, 202)) == [18, 19] and next_row_id(t) == 20
@@ -154,7 +154,7 @@ def test_rollback_restores_the_ids_of_the_target(any_catalog: Catalog) -> None:
     t.write(rows([4, 5]))
     at_2 = tracked(t)
     t.write(rows([6]))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.rollback_to(2)
     assert tracked(t) == at_2 and next_row_id(t) == 5
     t.write(rows([7]))  # as Paimon's rollback: the ids of removed rows are free again
@@ -244,10 +244,10 @@ def test_row_ids_against_a_model(tmp_path_factory: pytest.TempPathFactory, ops: 
             next_id += n
             assert next_row_id(t) == next_id
         elif op == "compact":
-            t.compact(full=arg)
+            t.maintenance.compact(full=arg)
         elif op == "drop":
             if any(v[1] == arg for v in model.values()):
-                t.drop_partitions([{"dt": arg}])
+                t.maintenance.drop_partitions([{"dt": arg}])
                 model = {r: v for r, v in model.items() if v[1] != arg}
         else:
             files = [f for s in t.plan() for f in s.files if f.first_row_id is not None]
@@ -269,7 +269,7 @@ def test_row_ids_on_s3(s3_catalog: Catalog) -> None:
         t.write(rows([start, start + 1, start + 2]))
     before = tracked(t)
     assert sorted(r for r, _ in before.values()) == list(range(9)) and next_row_id(t) == 9
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.expire_snapshots(retain_max=1, retain_min=1)
     assert tracked(t) == before and next_row_id(t) == 9
     t.write(rows([50]))
@@ -323,4 +323,4 @@ def test_concurrent_writers_never_share_ids(tmp_path: pathlib.Path) -> None:
     assert sorted(got[i][0] for i in (10, 11, 12)) == [5, 6, 7] and next_row_id(t) == 8
     assert len({r for r, _ in got.values()}) == len(got)
     # the lost attempt's manifests (written with its ids) are gone
-    assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000), dry_run=True).count == 0
+    assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000), dry_run=True).count == 0

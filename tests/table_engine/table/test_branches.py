@@ -99,8 +99,8 @@ def test_a_branch_is_a_table_of_its_own_line(catalog: Catalog, table: Table) -> 
     assert via_option.copy({"branch": "main"}).identifier == "db.t"
     assert [r["snapshot_id"] for r in catalog.get_table("db.t$branch_b1$snapshots").read().to_pylist()] == [2, 3, 4]
     assert catalog.get_table("db.t$branch_b1$schemas").read().num_rows == 2
-    b.compact(full=True)
-    b.reset_consumer("c1", 3)
+    b.maintenance.compact(full=True)
+    b.maintenance.reset_consumer("c1", 3)
     assert os.path.exists(f"{table.path}/branch/branch-b1/consumer/consumer-c1")
     assert not os.path.exists(f"{table.path}/consumer")
     # data files and manifests live in the table directory for every branch
@@ -110,7 +110,7 @@ def test_a_branch_is_a_table_of_its_own_line(catalog: Catalog, table: Table) -> 
     table.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
     table.delete_tag("t1")
     time.sleep(0.01)
-    b.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    b.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     assert content(table) == {1: "a1", 2: "b2", 3: "b3", 9: "m9"}
     assert content(b) == {1: "a1", 2: "b2", 3: "c3", 4: "c4", 5: "d5"}
     assert content(b.copy({"scan.tag-name": "t1"})) == {1: "a1", 2: "b2", 3: "b3"}

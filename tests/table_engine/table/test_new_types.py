@@ -63,11 +63,11 @@ def test_write_read_compact_expire_and_clean(catalog: Catalog, fmt: str, pk: boo
     if not pk:
         expected = sorted([*expected, rows([2]).select(columns).to_pylist()[0]], key=lambda r: r["id"])
     assert got.sort_by("id").to_pylist() == expected
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t = catalog.get_table("db.t")
     assert t.read().sort_by("id").to_pylist() == expected
     t.expire_snapshots(retain_max=1, retain_min=1)
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     t = catalog.get_table("db.t")
     assert t.read().sort_by("id").to_pylist() == expected
 
@@ -95,7 +95,7 @@ def test_primary_key_table_matches_a_model(tmp_path_factory: pytest.TempPathFact
     model: dict[int, dict[str, Any]] = {}
     for step in steps:
         if step == "compact":
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
             continue
         assert isinstance(step, list)
         batch = rows(sorted(set(step)))
@@ -152,10 +152,10 @@ def test_on_s3_write_read_compact_expire_and_clean(s3_catalog: Catalog) -> None:
     t.write(rows([0, 1, 2]))
     t.write(rows([2, 3]))
     expected = rows([0, 1, 2, 3]).to_pylist()
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t = s3_catalog.get_table("db.t")
     t.expire_snapshots(retain_max=1, retain_min=1)
-    t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     assert s3_catalog.get_table("db.t").read().sort_by("id").to_pylist() == expected
 
 
@@ -167,7 +167,7 @@ def test_primary_key_table_kinds(catalog: Catalog, options: dict[str, str]) -> N
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", **options})
     t.write(rows([1, 2]))
     t.write(rows([2, 3]))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert catalog.get_table("db.t").read().sort_by("id").to_pylist() == rows([1, 2, 3]).to_pylist()
 
 

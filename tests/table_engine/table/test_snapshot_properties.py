@@ -39,7 +39,7 @@ def test_write_commit_compact_tag_rollback_keep_properties(catalog: Catalog) -> 
     w.write(data(4))
     s4 = t.commit(w.prepare_commit(), properties={"k": "v"})
     assert s4 is not None and t.snapshot(s4).properties == {"k": "v"}
-    s5 = t.compact(full=True, properties={"job": "compact"})
+    s5 = t.maintenance.compact(full=True, properties={"job": "compact"})
     assert s5 is not None and t.snapshot(s5).properties == {"job": "compact"}
     assert str(t.snapshot(s5).commit_kind) == "COMPACT"
 
@@ -61,7 +61,7 @@ def test_bad_properties_change_nothing(catalog: Catalog, warehouse: str) -> None
             t.write(data(5), properties=bad)  # type: ignore[arg-type]
         assert "\n" not in str(err.value)
         with pytest.raises(DataError):
-            t.compact(full=True, properties=bad)  # type: ignore[arg-type]
+            t.maintenance.compact(full=True, properties=bad)  # type: ignore[arg-type]
     assert warehouse_state(warehouse) == before
 
 

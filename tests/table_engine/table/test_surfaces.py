@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 SURFACES = ("base", "reading", "writing", "maintenance", "tags", "metadata", "branches")
 # instance attributes set in TableBase.__init__ / _set_schema (not in any class __dict__)
 INSTANCE_ATTRIBUTES = {"identifier": "base", "path": "base", "schema": "base", "options": "base", "file_io": "base",
-                       "source": "base"}
+                       "source": "base", "store": "base"}
 
 
 def public_names() -> dict[str, str]:

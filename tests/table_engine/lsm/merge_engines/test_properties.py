@@ -355,11 +355,11 @@ def test_table_reads_model_for_any_commits_and_flushes(case: Case, data: st.Data
         state += written(case.spec, records[pos:pos + commit_len])
         pos += commit_len
         if data.draw(st.integers(0, 4)) == 0 and hasattr(t, "compact"):
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
             state = compacted(case.spec, state)
             visible_state = list(state)  # a copy: ``state +=`` below extends the list in place
     if first_row:
         _assert_same(case, _normalize(case, t.read().to_pylist()), model_read(case.spec, visible_state))
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         state = compacted(case.spec, state)
     _assert_same(case, _normalize(case, t.read().to_pylist()), model_read(case.spec, state))

@@ -88,7 +88,7 @@ def test_expiry_stops_at_the_consumer(catalog: Catalog) -> None:
     assert rest.snapshot_ids == [3, 4, 5]
     assert sorted(changes(rest)) == [("+I", 3, "v3"), ("+I", 4, "v4"), ("+I", 5, "v5")]
     # a consumer whose next snapshot expired anyway (e.g. reset below the earliest) starts at the earliest
-    t.reset_consumer("slow", 1)
+    t.maintenance.reset_consumer("slow", 1)
     assert t.changelog_consumer("slow").poll(max_snapshots=10).snapshot_ids == [3, 4, 5]
 
 
@@ -123,7 +123,7 @@ def test_consumer_ignore_progress_keeps_only_protection(catalog: Catalog) -> Non
     t = new_table(catalog)
     put(t, {1: "a"})
     put(t, {2: "b"})
-    t.reset_consumer("c", 2)
+    t.maintenance.reset_consumer("c", 2)
     fresh = t.changelog_consumer("c", options={"consumer.ignore-progress": "true"})
     assert [p.kind for p in fresh.poll().plans] == ["full"]                # scan.mode latest-full, not the consumer
     assert [(p.kind, p.snapshot_id) for p in t.changelog_consumer("c").poll().plans] == [("delta", 2)]
@@ -178,7 +178,7 @@ def test_replaying_the_stream_rebuilds_the_table(tmp_path_factory: pytest.TempPa
         if op == "write":
             put(t, arg)
         elif op == "compact":
-            t.compact(full=arg)
+            t.maintenance.compact(full=arg)
         elif op == "poll":
             poll(arg)
         elif consumer is not None:  # restart; with arg False after a poll that was never committed
@@ -189,7 +189,7 @@ def test_replaying_the_stream_rebuilds_the_table(tmp_path_factory: pytest.TempPa
                 state.update(committed)  # the uncommitted work is lost with the process
             consumer = None
     if producer == "full-compaction":
-        t.compact(full=True)  # its changelog is the diff between full compactions: bring it up to date
+        t.maintenance.compact(full=True)  # its changelog is the diff between full compactions: bring it up to date
     polls = 0
     while True:
         poll(10)
@@ -210,12 +210,12 @@ def test_an_expired_consumer_no_longer_protects_snapshots(catalog: Catalog) -> N
     consumer.commit(consumer.position)                                    # next snapshot 2
     for i in range(2, 5):
         put(t, {i: "x"})
-    t.maintain()
+    t.maintenance.after_commit()
     assert t.earliest_snapshot_id() == 2 and t.consumers() == {"idle": 2}  # held by the consumer
     path = t.consumer_manager().path("idle")
     old = time.time() - 7200
     os.utime(path, (old, old))                                           # not updated for two hours
-    report = t.maintain()
+    report = t.maintenance.after_commit()
     assert report.consumers_expired == ["idle"] and t.earliest_snapshot_id() == 4
     stale = t.changelog_consumer(options={"scan.mode": "latest"})
     stale.seek(2)                                                        # a position kept elsewhere, now expired

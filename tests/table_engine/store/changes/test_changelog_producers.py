@@ -194,12 +194,12 @@ def test_lookup_with_write_only_writers_produces_changelog_at_dedicated_compacti
     t = make(catalog, "lookup", **{"write-only": "true"})
     seed_sequence(t)
     assert changelogs(t) == {}  # level 0 has not been compacted yet
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid is not None
     # one compaction over all four commits: the net change of each key
     assert changelogs(t) == {sid: [("+I", 1, "x"), ("+I", 2, "B"), ("+I", 4, "d")]}
     t.write(kv([2, 4], ["B2", None]), row_kinds=["+I", "-D"])
-    sid2 = t.compact()
+    sid2 = t.maintenance.compact()
     assert sid2 is not None
     assert changelogs(t)[sid2] == [("-U", 2, "B"), ("+U", 2, "B2"), ("-D", 4, "d")]
     assert apply_changes(all_changes(t)) == table_rows(t)
@@ -208,9 +208,9 @@ def test_lookup_with_write_only_writers_produces_changelog_at_dedicated_compacti
 def test_lookup_looks_up_keys_in_levels_above_the_output_level(catalog: Catalog) -> None:
     t = make(catalog, "lookup", **{"write-only": "true"})
     t.write(kv([1, 2, 3], ["a", "b", "c"]))
-    t.compact(full=True)  # everything at the max level
+    t.maintenance.compact(full=True)  # everything at the max level
     t.write(kv([2, 5], ["B", "e"]))
-    sid = t.compact()  # level 0 goes to a level below the max: 2 is found above
+    sid = t.maintenance.compact()  # level 0 goes to a level below the max: 2 is found above
     assert sid is not None
     assert changelogs(t)[sid] == [("-U", 2, "b"), ("+U", 2, "B"), ("+I", 5, "e")]
 
@@ -220,17 +220,17 @@ def test_full_compaction_changelog_is_the_diff_of_full_compactions(catalog: Cata
     t = make(catalog, "full-compaction")
     seed_sequence(t)
     assert changelogs(t) == {}  # no full compaction yet
-    sid = t.compact(full=True)
+    sid = t.maintenance.compact(full=True)
     assert sid is not None
     assert changelogs(t) == {sid: [("+I", 1, "x"), ("+I", 2, "B"), ("+I", 4, "d")]}
     t.write(kv([1, 2, 5], ["x", "B2", "e"]))
     t.write(kv([4], ["d"]), row_kinds=["-D"])
-    sid2 = t.compact(full=True)
+    sid2 = t.maintenance.compact(full=True)
     assert sid2 is not None
     # 1 rewritten with an equal value: -U/+U without row-deduplicate
     assert changelogs(t)[sid2] == [("-U", 1, "x"), ("+U", 1, "x"), ("-U", 2, "B"), ("+U", 2, "B2"),
                                    ("-D", 4, "d"), ("+I", 5, "e")]
-    assert t.compact(full=True) is None  # nothing new: no compaction, no changelog
+    assert t.maintenance.compact(full=True) is None  # nothing new: no compaction, no changelog
     assert apply_changes(all_changes(t)) == table_rows(t)
 
 

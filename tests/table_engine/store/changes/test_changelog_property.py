@@ -62,8 +62,8 @@ def test_changelog_stream_rebuilds_the_table(engine: str, producer: str, write_o
                 if producer == "lookup" and not write_only:  # the commit waited for the lookup compaction
                     assert apply_changes(all_changes(t)) == table_rows(t)
             else:
-                t.compact(full=arg)
-        t.compact(full=True)  # the last changes reach the changelog at the next (full) compaction
+                t.maintenance.compact(full=arg)
+        t.maintenance.compact(full=True)  # the last changes reach the changelog at the next (full) compaction
         assert apply_changes(all_changes(t)) == table_rows(t)
 
 

@@ -41,9 +41,9 @@ def test_create_update_reset_delete(table: Table) -> None:
     cm.update("a", 5)
     c = cm.get("a")
     assert c is not None and c.next_snapshot == 5
-    table.reset_consumer("b", 2)
+    table.maintenance.reset_consumer("b", 2)
     assert cm.min_next_snapshot() == 2
-    table.reset_consumer("b")  # no next snapshot: delete
+    table.maintenance.reset_consumer("b")  # no next snapshot: delete
     assert table.consumers() == {"a": 5}
     assert cm.delete("a") and not cm.delete("a")
 
@@ -62,16 +62,16 @@ def test_invalid_next_snapshot(table: Table, bad_next: object) -> None:
 
 def test_clear_with_patterns(table: Table) -> None:
     for cid in ("flink-1", "flink-2", "spark-1", "spark-keep"):
-        table.reset_consumer(cid, 1)
-    assert table.clear_consumers("flink-.*", dry_run=True) == ["flink-1", "flink-2"]  # listed, not deleted
+        table.maintenance.reset_consumer(cid, 1)
+    assert table.maintenance.clear_consumers("flink-.*", dry_run=True) == ["flink-1", "flink-2"]  # listed, not deleted
     assert len(table.consumers()) == 4
-    assert table.clear_consumers("flink-.*") == ["flink-1", "flink-2"]
-    assert table.clear_consumers(".*", "spark-keep") == ["spark-1"]
+    assert table.maintenance.clear_consumers("flink-.*") == ["flink-1", "flink-2"]
+    assert table.maintenance.clear_consumers(".*", "spark-keep") == ["spark-1"]
     assert table.consumers() == {"spark-keep": 1}
-    assert table.clear_consumers("spark") == []  # full match only
+    assert table.maintenance.clear_consumers("spark") == []  # full match only
     with pytest.raises(ConsumerError, match="pattern"):
-        table.clear_consumers("(")
-    assert table.clear_consumers() == ["spark-keep"]
+        table.maintenance.clear_consumers("(")
+    assert table.maintenance.clear_consumers() == ["spark-keep"]
 
 
 def test_expire_by_modification_time(table: Table) -> None:
@@ -89,13 +89,13 @@ def test_consumer_expiry_at_commit_time(catalog: Catalog, clock: ManualClock) ->
                              options={"consumer.expiration-time": "1 h", "snapshot.num-retained.min": "1",
                                       "snapshot.time-retained": "0 s"})
     t.write(pa.table({"id": [1]}))
-    t.reset_consumer("stale", 1)
+    t.maintenance.reset_consumer("stale", 1)
     past = time.time() - 7200
     os.utime(t.consumer_manager().path("stale"), (past, past))
     t.write(pa.table({"id": [2]}))
     t.write(pa.table({"id": [3]}))
     clock.advance(1)  # snapshot 2 expires only once snapshot 3 is older than the cut-off (now - 0 s)
-    report = t.maintain()
+    report = t.maintenance.after_commit()
     # the stale consumer goes first, so it no longer holds snapshot 1
     assert report.consumers_expired == ["stale"]
     assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == [1, 2]

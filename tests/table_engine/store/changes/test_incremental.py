@@ -22,7 +22,7 @@ def table(catalog: Catalog) -> Table:
     t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
     t.create_tag("t1")
     t.write(pa.table({"id": [2, 4], "v": ["B", "d"]}, schema=SCHEMA))
-    assert t.compact(full=True) == 3
+    assert t.maintenance.compact(full=True) == 3
     t.create_tag("t3")
     t.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA), row_kinds=["-D"])
     t.write(pa.table({"id": [4], "v": ["D"]}, schema=SCHEMA))
@@ -125,11 +125,11 @@ def test_diff_and_stream_apply_deletion_vectors(catalog: Catalog) -> None:
     t = catalog.create_table("db.dv", SCHEMA, primary_keys=["id"],
                              options={"bucket": "1", "deletion-vectors.enabled": "true"})
     t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.create_tag("a")
     t.write(pa.table({"id": [2], "v": ["B"]}, schema=SCHEMA))
     t.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA), row_kinds=["-D"])
-    t.compact()                                                           # deletion vectors on the old file
+    t.maintenance.compact()                                                           # deletion vectors on the old file
     t.create_tag("b")
     assert audit(t, **{"incremental-between": "a,b"}) == [("+I", 2, "B"), ("-D", 3, "c")]
     scan = t.new_stream_scan(options={"scan.mode": "from-snapshot-full", "scan.snapshot-id": "3"})

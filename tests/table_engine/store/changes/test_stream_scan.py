@@ -21,7 +21,7 @@ def table(catalog: Catalog) -> Table:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     w(t, [1, 2], ["a", "b"])
     w(t, [2, 3], ["B", "c"])
-    assert t.compact(full=True) == 3
+    assert t.maintenance.compact(full=True) == 3
     t.write(pa.table({"id": [1], "v": ["a"], "dt": ["x"]}, schema=SCHEMA), row_kinds=["-D"])
     w(t, [4], ["d"])
     return t
@@ -45,7 +45,7 @@ def test_latest_full_reads_the_latest_snapshot_then_new_changes(table: Table) ->
     assert drain(scan) == [(5, "full", [("+I", 2, "B"), ("+I", 3, "c"), ("+I", 4, "d")])]
     assert scan.checkpoint() == 6 and scan.plan() is None                 # nothing new: wait
     w(table, [5], ["e"])
-    table.compact(full=True)                                              # COMPACT: no changes for a delta read
+    table.maintenance.compact(full=True)  # COMPACT: no changes for a delta read
     w(table, [2], ["BB"])
     assert drain(scan) == [(6, "delta", [("+I", 5, "e")]), (8, "delta", [("+I", 2, "BB")])]
     assert scan.checkpoint() == 9
@@ -168,7 +168,7 @@ def test_full_phase_levels_follow_the_changelog_producer(catalog: Catalog, produ
     t = catalog.create_table("db.p", SCHEMA, primary_keys=["id"],
                              options={"bucket": "1", "changelog-producer": producer, "write-only": "true"})
     w(t, [1, 2], ["a", "b"])
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     w(t, [2, 3], ["B", "c"])                                              # level 0: its changes come later
     first = drain(t.new_stream_scan())[0]
     assert first[:2] == (3, "full") and first[2] == expected
@@ -179,7 +179,7 @@ def test_changelog_producers_stream_changelog_files(catalog: Catalog) -> None:
                              options={"bucket": "1", "changelog-producer": "input"})
     scan = t.new_stream_scan(options={"scan.mode": "latest"})
     w(t, [1], ["a"])
-    t.compact(full=True)                                                  # COMPACT without changelog: skipped
+    t.maintenance.compact(full=True)  # COMPACT without changelog: skipped
     t.write(pa.table({"id": [1, 1], "v": ["a", "A"], "dt": ["x", "x"]}, schema=SCHEMA), row_kinds=["-U", "+U"])
     assert drain(scan) == [(1, "changelog", [("+I", 1, "a")]), (3, "changelog", [("+U", 1, "A"), ("-U", 1, "a")])]
     lookup = catalog.create_table("db.l", SCHEMA, primary_keys=["id"],

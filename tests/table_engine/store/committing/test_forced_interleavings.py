@@ -132,9 +132,9 @@ def test_a_vanished_compaction_input_does_not_fail_the_write(catalog: Catalog, h
     def compact_and_expire(*args: Any, **kwargs: Any) -> None:
         if primary_key:  # B's write and full compaction replace every file A restored
             b.write(_rows(200, 210), maintain=False)
-            b.compact(full=True)
+            b.maintenance.compact(full=True)
         else:  # B compacts A's two small files
-            b.compact()
+            b.maintenance.compact()
             b.write(_rows(200, 210), maintain=False)
         time.sleep(0.002)
         e.expire_snapshots(retain_min=1, time_retained=0)

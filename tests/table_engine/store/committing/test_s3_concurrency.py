@@ -66,7 +66,7 @@ def _compactor(warehouse: str, options: dict[str, str], done: Event) -> None:
     t = Catalog(warehouse, options).get_table("db.t")
     while not done.is_set():
         try:
-            t.compact()
+            t.maintenance.compact()
         except CommitConflictError:  # a concurrent commit won: try again
             pass
         time.sleep(0.05)

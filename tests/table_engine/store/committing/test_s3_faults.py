@@ -173,8 +173,8 @@ def test_reads_whose_connection_breaks_are_retried(s3_server: S3Server, s3_wareh
     for c in range(2):
         t.write(_rows(range(c * 10, c * 10 + 10)))
     proxy.add(Rule(action, method=method, nth=[1, 2]))
-    t.compact(full=True)
-    assert t.remove_orphan_files().paths == []
+    t.maintenance.compact(full=True)
+    assert t.maintenance.remove_orphan_files().paths == []
     assert proxy.count(method, fault=action) == 2
     proxy.clear_rules()
     _check(t, 3, list(range(20)))

@@ -78,7 +78,7 @@ def test_dedicated_compaction_of_an_unaware_bucket_table(catalog: Catalog) -> No
     t = append_table(catalog, **{"write-only": "true"})
     ids = write_batches(t, 12)
     assert len(files(t)) == 12 and t.latest_snapshot().id == 12
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid == 13
     snap = t.latest_snapshot()
     assert snap.commit_kind == CommitKind.COMPACT and snap.total_record_count == len(ids)
@@ -88,34 +88,34 @@ def test_dedicated_compaction_of_an_unaware_bucket_table(catalog: Catalog) -> No
     assert (after[0].min_sequence_number, after[0].max_sequence_number) == (0, len(ids) - 1)
     assert ids_of(t) == sorted(ids)
     assert ids_of(t, snapshot_id=12) == sorted(ids)  # time travel still reads the old files
-    assert t.compact() is None and t.compact(full=True) is None  # nothing small left to compact
+    assert t.maintenance.compact() is None and t.maintenance.compact(full=True) is None  # nothing small left to compact
 
 
 def test_compaction_min_file_num_decides(catalog: Catalog) -> None:
     t = append_table(catalog, **{"write-only": "true", "compaction.min.file-num": "3"})
     write_batches(t, 2)
-    assert t.compact() is None and len(files(t)) == 2
-    assert t.compact(full=True) is not None  # a full compaction takes any two small files
+    assert t.maintenance.compact() is None and len(files(t)) == 2
+    assert t.maintenance.compact(full=True) is not None  # a full compaction takes any two small files
     assert len(files(t)) == 1
     write_batches(t, 2, dt="b")
     t.write(data([900], "b"))
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     assert file_count(t) == {("a", 0): 1, ("b", 0): 1}
 
 
 def test_default_min_file_num_is_five(catalog: Catalog) -> None:
     t = append_table(catalog, **{"write-only": "true"})
     write_batches(t, 4)
-    assert t.compact() is None
+    assert t.maintenance.compact() is None
     write_batches(t, 1)
-    assert t.compact() is not None and len(files(t)) == 1
+    assert t.maintenance.compact() is not None and len(files(t)) == 1
 
 
 def test_partitions_select_what_is_compacted(catalog: Catalog) -> None:
     t = append_table(catalog, **{"write-only": "true"})
     for dt in ("a", "b"):
         write_batches(t, 6, dt=dt)
-    assert t.compact(partitions=[{"dt": "b"}]) is not None
+    assert t.maintenance.compact(partitions=[{"dt": "b"}]) is not None
     assert file_count(t) == {("a", 0): 6, ("b", 0): 1}
 
 
@@ -124,7 +124,7 @@ def test_an_unknown_partition_column_leaves_the_table_unchanged(catalog: Catalog
     write_batches(t, 6)
     before = table_bytes(t.path)
     with pytest.raises(SchemaError, match="nope"):
-        t.compact(partitions=[{"nope": "a"}])
+        t.maintenance.compact(partitions=[{"nope": "a"}])
     assert table_bytes(t.path) == before
 
 
@@ -132,7 +132,7 @@ def test_fixed_bucket_compaction_keeps_each_buckets_row_order(catalog: Catalog) 
     t = fixed_bucket_table(catalog, **{"write-only": "true"})
     ids = write_batches(t, 11, size=7)
     before = {s.bucket: s.files for s in t.plan()}
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     for s in t.plan():
         old = sorted(before[s.bucket], key=lambda f: f.min_sequence_number)
         # 11 files: the first 10 are compacted in two groups of 5 consecutive files, the 11th stays
@@ -153,7 +153,7 @@ def test_fixed_bucket_read_order_after_compaction(catalog: Catalog) -> None:
     ids = write_batches(t, 10, size=5)
     order_before = t.read().column("id").to_pylist()
     assert order_before == ids
-    assert t.compact(full=True) is not None
+    assert t.maintenance.compact(full=True) is not None
     assert len(files(t)) == 1
     assert t.read().column("id").to_pylist() == ids
 
@@ -201,7 +201,7 @@ def test_writer_whose_base_files_were_compacted_and_expired_commits_its_data(cat
     ids = write_batches(t, 4)
     w = t.new_write()
     w.write(data([100]))  # the writer's base: the 4 committed files
-    assert t.snapshot(t.compact(full=True)).commit_kind == CommitKind.COMPACT
+    assert t.snapshot(t.maintenance.compact(full=True)).commit_kind == CommitKind.COMPACT
     clock.advance(1)  # snapshot 4 expires only once the compaction's snapshot is older than now - 0 (not the same ms)
     t.expire_snapshots(retain_min=1, time_retained=0)  # the 4 files are gone
     messages = w.prepare_commit()  # its compaction of them is skipped, not an error
@@ -261,7 +261,7 @@ def test_compaction_drops_deleted_rows_and_their_vectors(catalog: Catalog, maker
     delete_rows(t, victims)
     expected = ids_of(t)
     assert len(expected) == len(ids) - 2 * len(victims) and dv_entries(t)
-    assert t.compact(full=True) is not None
+    assert t.maintenance.compact(full=True) is not None
     assert ids_of(t) == expected
     assert dv_entries(t) == []  # every file with a vector was rewritten: the index entries are gone
     assert sum(f.row_count for f in files(t)) == len(expected)
@@ -273,12 +273,12 @@ def test_unaware_minor_compaction_takes_files_over_the_delete_ratio(catalog: Cat
                                  "target-file-size": "1 kb"})
     write_batches(t, 2)
     assert all(f.file_size >= t.options.compaction_file_size(False) for f in files(t))  # no file is small
-    assert len(files(t)) == 2 and t.compact() is None
+    assert len(files(t)) == 2 and t.maintenance.compact() is None
     first = sorted(files(t), key=lambda x: x.min_sequence_number)[0]
     delete_rows(t, {first.file_name: [0, 1]})  # 2 of 10 rows: not above compaction.delete-ratio-threshold 0.2
-    assert t.compact() is None
+    assert t.maintenance.compact() is None
     delete_rows(t, {first.file_name: [2]})
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     assert first.file_name not in {f.file_name for f in files(t)}
     assert dv_entries(t) == []
     assert ids_of(t) == list(range(3, 20))
@@ -301,7 +301,7 @@ def test_one_bucket_reads_in_write_order_through_writes_and_compactions(
             t.write(data(batch))
             model += batch
         else:
-            t.compact(full=op == "full")
+            t.maintenance.compact(full=op == "full")
         assert t.read().column("id").to_pylist() == model
         live = sorted(files(t), key=lambda f: f.min_sequence_number)
         assert all(a.max_sequence_number < b.min_sequence_number for a, b in zip(live, live[1:]))

@@ -72,7 +72,7 @@ def test_full_compaction_leaves_one_sorted_run_per_bucket_at_the_max_level(catal
     history(t)
     expected = rows(t)
     assert all(f.level == 0 for f in files(t))
-    sid = t.compact(full=True)
+    sid = t.maintenance.compact(full=True)
     assert sid is not None and t.latest_snapshot().commit_kind == CommitKind.COMPACT
     assert rows(t) == expected
     assert runs_per_bucket(t) == [1, 1, 1, 1]
@@ -81,7 +81,7 @@ def test_full_compaction_leaves_one_sorted_run_per_bucket_at_the_max_level(catal
         assert all(f.level == MAX_LEVEL and f.file_source == FileSource.COMPACT for f in s.files)
         assert all(f.delete_row_count == 0 for f in s.files)  # -D rows are dropped at the max level
         assert overlapping_files(s.files, codec) is None
-    assert t.compact(full=True) is None  # nothing left to do
+    assert t.maintenance.compact(full=True) is None  # nothing left to do
     assert rows(t, read_optimized=True) == expected
     # every snapshot still reads as before (time travel across compaction)
     assert rows(t, snapshot_id=sid - 1) == expected
@@ -92,8 +92,8 @@ def test_minor_compaction_does_what_the_picker_picks(catalog: Catalog) -> None:
                           "compaction.max-size-amplification-percent": "100000", "compaction.size-ratio": "0"})
     t.write(data(range(2000), v="a-long-value-to-make-this-file-large-"))
     t.write(data(range(50, 60)))
-    assert t.compact() is None  # 2 runs < trigger
-    assert t.compact(full=True) is not None  # one large run at the max level (3)
+    assert t.maintenance.compact() is None  # 2 runs < trigger
+    assert t.maintenance.compact(full=True) is not None  # one large run at the max level (3)
     t.write(data(range(50, 60), v="y"))
     t.write(data(range(150, 160), v="z"))
     expected = rows(t)
@@ -104,7 +104,7 @@ def test_minor_compaction_does_what_the_picker_picks(catalog: Catalog) -> None:
     unit = UniversalCompaction(100000, 0, 3).pick(4, levels.sorted_runs())
     # size ratio: the two level-0 runs are alike, the max-level run is far larger: 2 runs to level 3 - 1
     assert unit is not None and len(unit.files) == 2 and unit.output_level == 2
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     after = files(t)
     untouched = {f.file_name for f in split.files} - {f.file_name for f in unit.files}
     assert len(untouched) == 1 and untouched <= {f.file_name for f in after}
@@ -117,15 +117,15 @@ def test_minor_compaction_below_the_max_level_keeps_deletes(catalog: Catalog) ->
     t = table(catalog, **{"write-only": "true", "bucket": "1", "num-sorted-run.compaction-trigger": "3",
                           "compaction.max-size-amplification-percent": "100000"})
     t.write(data(range(3000), v="a-long-value-to-make-this-file-large-"))
-    t.compact(full=True)  # old data at the max level
+    t.maintenance.compact(full=True)  # old data at the max level
     t.write(data(range(10)), row_kinds=["-D"] * 10)
     t.write(data(range(10, 20)), row_kinds=["-D"] * 10)
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     below = [f for f in files(t) if f.level < MAX_LEVEL]
     assert below and all(0 < f.level for f in below)
     assert sum(f.delete_row_count or 0 for f in below) == 20  # must stay: they delete rows of the older run
     assert [r[0] for r in rows(t)] == list(range(20, 3000))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert all(f.delete_row_count == 0 for f in files(t)) and [r[0] for r in rows(t)] == list(range(20, 3000))
 
 
@@ -136,22 +136,23 @@ def test_compaction_of_selected_and_idle_partitions(catalog: Catalog, clock: Man
             t.write(data(range(i * 10, i * 10 + 30), v=f"{i}", dt=dt))
     expected = rows(t)
     with pytest.raises(SchemaError, match="not partition columns"):
-        t.compact(full=True, partitions=[{"nope": 1}])
-    assert t.compact(full=True, idle_partitions_older_than_ms=3_600_000) is None  # both partitions just written
-    assert t.compact(full=True, partitions=[{"dt": "a"}]) is not None
+        t.maintenance.compact(full=True, partitions=[{"nope": 1}])
+    # both partitions just written
+    assert t.maintenance.compact(full=True, idle_partitions_older_than_ms=3_600_000) is None
+    assert t.maintenance.compact(full=True, partitions=[{"dt": "a"}]) is not None
     by_part = {s.partition_values: {f.level for f in s.files} for s in t.plan()}
     assert by_part[("a",)] == {MAX_LEVEL} and by_part[("b",)] == {0}
     clock.advance(2)  # partition b was last written 2 ms ago: idle for longer than 1 ms
-    assert t.compact(full=True, idle_partitions_older_than_ms=1) is not None
+    assert t.maintenance.compact(full=True, idle_partitions_older_than_ms=1) is not None
     assert {f.level for f in files(t)} == {MAX_LEVEL}
     assert rows(t) == expected
 
 
 def test_compaction_of_an_empty_or_append_table(catalog: Catalog) -> None:
     t = table(catalog)
-    assert t.compact(full=True) is None
+    assert t.maintenance.compact(full=True) is None
     app = catalog.create_table("db.app", SCHEMA)  # append tables compact too (tests/.../test_append_compact.py)
-    assert app.compact() is None and app.compact(full=True) is None
+    assert app.maintenance.compact() is None and app.compact(full=True) is None
 
 
 # ---- writer-side compaction -----------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ def test_record_level_expire_during_compaction(catalog: Catalog) -> None:
     now = int(time.time())
     t.write(pa.table({"id": [1, 2, 3, 4], "ts": [now - 3 * 86400, now, now - 2 * 86400, None]}, schema=schema))
     assert len(t.read()) == 4  # expiry happens in compaction only
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert sorted(t.read().column("id").to_pylist()) == [2, 4]
     # a single max-level run with expired records: a full compaction rewrites just that file
     (top,) = files(t)
@@ -261,7 +262,7 @@ def test_record_level_expire_during_compaction(catalog: Catalog) -> None:
     messages = compaction_messages(t2.store, full=True)
     assert messages == []  # nothing expired yet
     t.write(pa.table({"id": [5], "ts": [now - 5 * 86400]}, schema=schema))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert sorted(t.read().column("id").to_pylist()) == [2, 4]
     assert top.file_name not in {f.file_name for f in files(t)}
 
@@ -282,7 +283,7 @@ def test_merge_on_read_across_levels_and_overlapping_sequences(catalog: Catalog)
 
     for i in range(5):
         write(range(i * 30, i * 30 + 60), f"a{i}-")
-    t.compact()
+    t.maintenance.compact()
     write(range(10, 20), "b", ["-D"] * 10)
     write(range(15, 25), "c")
     assert len({f.level for f in files(t)}) >= 2
@@ -294,7 +295,7 @@ def test_merge_on_read_across_levels_and_overlapping_sequences(catalog: Catalog)
     t.commit(w1.prepare_commit() + w2.prepare_commit())
     got = {r[0]: r[1] for r in rows(t)}
     assert got[100] == "w1-100" and got[102] == "w2-102" and got[101] in ("w1-101", "w2-101")
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     after = {r[0]: r[1] for r in rows(t)}
     assert after == got  # compaction resolves the tie exactly as merge-on-read did
 
@@ -305,7 +306,7 @@ def test_read_optimized_view(catalog: Catalog) -> None:
     history(t, n=3)
     ro = catalog.get_table("db.t$ro")
     assert ro.identifier == "db.t$ro" and len(ro.read()) == 0  # nothing fully compacted yet
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data([7, 8000], v="late"))  # level 0: invisible to $ro until compacted
     assert rows(ro) == list(rows(t, snapshot_id=t.latest_snapshot_id() - 1))
     assert rows(ro) != rows(t)
@@ -354,7 +355,7 @@ def test_concurrent_compaction_threads(catalog: Catalog) -> None:
         other = catalog.get_table("db.t")
         barrier.wait()
         try:
-            outcomes.append("won" if other.compact(full=True) is not None else "nothing")
+            outcomes.append("won" if other.maintenance.compact(full=True) is not None else "nothing")
         except CommitConflictError:
             outcomes.append("conflict")
 
@@ -381,7 +382,7 @@ def test_writer_compaction_invalidated_mid_commit_is_dropped(catalog: Catalog, m
         sid = original(self, *args)
         if not calls:  # right after the APPEND snapshot: another job compacts the same files
             calls.append(sid)
-            catalog.get_table("db.t").compact(full=True)
+            catalog.get_table("db.t").maintenance.compact(full=True)
         return sid
 
     monkeypatch.setattr(FileStoreCommit, "_commit_one", racing)
@@ -445,7 +446,7 @@ def test_commits_and_compactions_read_like_a_dict_model(steps, write_only, trigg
         history_: list[tuple[int, dict[tuple[int, str], str]]] = []
         for i, s in enumerate(steps):
             if isinstance(s, str):
-                sid = t.compact(full=(s == "full"))
+                sid = t.maintenance.compact(full=(s == "full"))
                 if s == "full":  # everything is one run at the max level now: $ro sees it all
                     got = {(r["id"], r["dt"]): r["v"] for r in t.read(read_optimized=True).to_pylist()}
                     assert got == model
@@ -492,12 +493,12 @@ def test_a_snapshot_expired_while_its_compaction_reads_it_is_planned_again(
             interfered.append(snapshot.id)
             other = Catalog(str(tmp_path / "w")).get_table("db.t")
             other.write(pa.table({"id": pa.array([99], pa.int64()), "v": ["z"]}), maintain=False)
-            other.compact(full=True)
+            other.maintenance.compact(full=True)
             other.expire_snapshots(retain_min=1, time_retained=0)
         return real(file_io, table_path, snapshot, *a, **k)
 
     monkeypatch.setattr(compact_module, "live_entries", meanwhile)
-    assert t.compact(full=True) is None  # planned again on the compacted latest: nothing left to do
+    assert t.maintenance.compact(full=True) is None  # planned again on the compacted latest: nothing left to do
     assert interfered == [3] and t.latest_snapshot_id() == 5 and t.earliest_snapshot_id() == 5
     assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 10, 11, 12, 99]
 
@@ -506,4 +507,4 @@ def test_a_snapshot_expired_while_its_compaction_reads_it_is_planned_again(
     assert snap is not None
     os.remove(f"{t.path}/manifest/{snap.delta_manifest_list}")  # damage, not expiry
     with pytest.raises(MissingFileError, match="snapshot 6"):
-        t.compact(full=True)
+        t.maintenance.compact(full=True)

@@ -56,12 +56,12 @@ def test_compaction_of_a_bucket_list_converges(catalog: Catalog) -> None:
     for i in range(3):
         t.write(data(range(i * 10, i * 10 + 40)))
     expected = t.read().sort_by("id")
-    assert t.compact(full=True, buckets="0-1") is not None
+    assert t.maintenance.compact(full=True, buckets="0-1") is not None
     levels = levels_by_bucket(t)
     assert {b for (_, b), lv in levels.items() if lv == {MAX_LEVEL}} == {0, 1}
     assert all(lv == {0} for (_, b), lv in levels.items() if b >= 2)
-    assert t.compact(full=True, buckets=[0, 1]) is None  # a retry: nothing left to do there
-    assert t.compact(full=True, buckets="3, 2") is not None
+    assert t.maintenance.compact(full=True, buckets=[0, 1]) is None  # a retry: nothing left to do there
+    assert t.maintenance.compact(full=True, buckets="3, 2") is not None
     assert all(lv == {MAX_LEVEL} for lv in levels_by_bucket(t).values())
     assert t.read().sort_by("id") == expected
 
@@ -79,12 +79,12 @@ def test_expired_partitions_are_skipped_when_asked(catalog: Catalog) -> None:
 
     noon = int(datetime.datetime(2026, 11, 27, 12).timestamp() * 1000)  # local time, as partition times are
     with use_clock(ManualClock(noon)):
-        assert t.compact(full=True) is not None
+        assert t.maintenance.compact(full=True) is not None
         assert levels_by_bucket(t) == {((old,), 0): {0}, ((new,), 0): {MAX_LEVEL}}
-        assert t.compact(full=True) is None  # converged: the expired partition stays as it is
+        assert t.maintenance.compact(full=True) is None  # converged: the expired partition stays as it is
         # the option off (the default): every partition is compacted
         t2 = catalog.get_table("db.p").copy({"compaction.skip-expired-partitions": "false"})
-        assert t2.compact(full=True) is not None
+        assert t2.maintenance.compact(full=True) is not None
     assert levels_by_bucket(t) == {((old,), 0): {MAX_LEVEL}, ((new,), 0): {MAX_LEVEL}}
 
 

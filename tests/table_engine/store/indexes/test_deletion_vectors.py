@@ -54,7 +54,7 @@ def test_level0_is_invisible_until_compacted(catalog: Catalog) -> None:
     assert rows(t) == []  # only level-0 files so far
     mor = t.copy({"deletion-vectors.merge-on-read": "true"})
     assert [r[:2] for r in rows(mor)] == [(0, "x0"), (1, "u1"), (2, "u2"), (3, "x3"), (4, "x4")]
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid is not None and t.snapshot(sid).commit_kind.value == "COMPACT"
     assert [r[:2] for r in rows(t)] == [(0, "x0"), (1, "u1"), (2, "u2"), (3, "x3"), (4, "x4")]
     assert all(f.level > 0 for s in t.plan() for f in s.files)
@@ -83,7 +83,7 @@ def test_writer_compaction_makes_each_commit_visible_with_vectors(catalog: Catal
     # a full compaction rewrites everything: no vector is left
     t.write(data([0], "last"))
     expected[0] = ("last0", 0)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert rows(t) == sorted((k, *v) for k, v in expected.items())
     assert dv_entries(t) == []
 
@@ -91,9 +91,9 @@ def test_writer_compaction_makes_each_commit_visible_with_vectors(catalog: Catal
 def test_minor_compaction_keeps_vectors_of_untouched_levels(catalog: Catalog) -> None:
     t = make(catalog, **{"write-only": "true"})
     t.write(data(range(100)))
-    t.compact(full=True)  # one big file at the max level
+    t.maintenance.compact(full=True)  # one big file at the max level
     t.write(data(range(0, 100, 10), "u"))
-    t.compact()  # level 0 goes up below the max level; the max-level file gets a vector
+    t.maintenance.compact()  # level 0 goes up below the max level; the max-level file gets a vector
     levels = sorted({f.level for s in t.plan() for f in s.files})
     assert len(levels) == 2
     (entry,) = dv_entries(t)
@@ -152,7 +152,7 @@ def test_invalid_combinations_are_rejected(catalog: Catalog, options: dict[str, 
 def test_concurrent_compactions_of_one_bucket_conflict(catalog: Catalog) -> None:
     t = make(catalog, **{"write-only": "true"})
     t.write(data(range(20)))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data(range(5), "u"))
     first = compaction_messages(t.store)
     second = compaction_messages(t.store)
@@ -165,11 +165,11 @@ def test_concurrent_compactions_of_one_bucket_conflict(catalog: Catalog) -> None
 def test_expiry_and_orphans_keep_referenced_vectors(catalog: Catalog) -> None:
     t = make(catalog, **{"write-only": "true", "num-sorted-run.compaction-trigger": "10"})
     t.write(data(range(1000)))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     dv_files_by_snapshot = []
     for i in range(4):
         t.write(data(range(i, 1000, 200), f"u{i}-"))
-        t.compact()
+        t.maintenance.compact()
         dv_files_by_snapshot.append({e.index_file.file_name for e in dv_entries(t)})
     live = dv_files_by_snapshot[-1]
     assert live and len(set().union(*dv_files_by_snapshot)) > len(live)
@@ -182,7 +182,7 @@ def test_expiry_and_orphans_keep_referenced_vectors(catalog: Catalog) -> None:
     old = time.time() - 3 * 86400
     for n in os.listdir(idx):
         os.utime(os.path.join(idx, n), (old, old))
-    result = t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    result = t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     assert not [p for p in result.paths if os.path.basename(p) in live]
     assert live <= set(os.listdir(idx))
     assert rows(t) == expected
@@ -191,14 +191,14 @@ def test_expiry_and_orphans_keep_referenced_vectors(catalog: Catalog) -> None:
 def test_tags_keep_their_vectors(catalog: Catalog) -> None:
     t = make(catalog, **{"write-only": "true"})
     t.write(data(range(10)))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data([1, 2], "u"))
-    t.compact()
+    t.maintenance.compact()
     t.create_tag("v1")
     tagged = rows(t, tag="v1")
     for i in range(3):
         t.write(data(range(10), f"w{i}-"))
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
     t.expire_snapshots(retain_min=1, retain_max=1, time_retained=0)
     assert rows(t, tag="v1") == tagged
     t.rollback_to("v1")
@@ -235,9 +235,9 @@ def test_append_tables_apply_vectors(catalog: Catalog) -> None:
 def test_table_indexes_system_table_lists_vectors(catalog: Catalog) -> None:
     t = make(catalog, **{"write-only": "true"})
     t.write(data(range(100)))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(data([1, 2, 3], "u"))
-    t.compact()
+    t.maintenance.compact()
     idx = system_table(t, "table_indexes").read().to_pylist()
     (row,) = [r for r in idx if r["index_type"] == DELETION_VECTORS_INDEX]
     assert row["bucket"] == 0 and row["row_count"] == 1
@@ -254,8 +254,8 @@ def test_overwrite_is_visible_at_once(catalog: Catalog) -> None:
     assert t.latest_snapshot().commit_kind.value == "COMPACT"
     wo = make(catalog, "db.wo", **{"write-only": "true"})
     wo.write(data(range(10)))
-    wo.compact()
+    wo.maintenance.compact()
     wo.write(data([1], "o"), overwrite=True)
     assert rows(wo) == []  # write-only: invisible until a compaction
-    wo.compact()
+    wo.maintenance.compact()
     assert [r[:2] for r in rows(wo)] == [(1, "o1")]

@@ -52,7 +52,7 @@ class DeletionVectorMachine(LifecycleMachine):
 
     @rule(full=st.booleans())
     def compact(self, full: bool) -> None:
-        self.table.compact(full=full)
+        self.table.maintenance.compact(full=full)
         assert self.level0_files() == 0
         self.record_new_snapshots()
         assert rows(self.table.read()) == sorted((k[0], k[1], v) for k, v in self.model.items())

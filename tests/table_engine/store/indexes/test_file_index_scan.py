@@ -150,7 +150,7 @@ def test_pk_after_full_compaction(catalog: Catalog) -> None:
     t = _pk_table(catalog, "pk3", **{"write-only": "false"})
     for k in range(3):
         t.write(_batch(k, 10))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert all(f.level > 0 for s in t.plan() for f in s.files)
     assert all(f.embedded_file_index is not None or f.extra_files for s in t.plan() for f in s.files)
     assert _files(t, [("name", "=", "absent")]) == 0
@@ -205,28 +205,28 @@ def test_rewrite_file_index_adds_replaces_and_removes(catalog: Catalog) -> None:
     for k in range(4):
         t.write(_batch(k))
     assert _files(t, [("name", "=", "n2_3")]) == 4
-    assert t.rewrite_file_index() is None                     # nothing declared, nothing indexed
+    assert t.maintenance.rewrite_file_index() is None                     # nothing declared, nothing indexed
     t.alter(SetOption("file-index.bloom-filter.columns", "name"), SetOption("file-index.bloom-filter.name.items", "64"))
-    sid = t.rewrite_file_index(partitions=[{"v": 1}, {"v": 2}])
+    sid = t.maintenance.rewrite_file_index(partitions=[{"v": 1}, {"v": 2}])
     assert sid is not None and t.snapshot(sid).commit_kind == CommitKind.COMPACT
     assert _files(t, [("name", "=", "n2_3")]) == 3            # partitions 0 and 3 have no index yet
-    t.rewrite_file_index()
+    t.maintenance.rewrite_file_index()
     assert _files(t, [("name", "=", "n2_3")]) == 1
-    assert t.rewrite_file_index() is None                     # unchanged indexes are not rewritten
+    assert t.maintenance.rewrite_file_index() is None                     # unchanged indexes are not rewritten
     before = {f.file_name for s in t.plan() for f in s.files}
     t.alter(SetOption("file-index.in-manifest-threshold", "8b"))
-    t.rewrite_file_index()
+    t.maintenance.rewrite_file_index()
     metas: list[DataFileMeta] = [f for s in t.plan() for f in s.files]
     assert {f.file_name for f in metas} == before
     assert all(f.extra_files == [f.file_name + ".index"] and f.embedded_file_index is None for f in metas)
     t.alter(SetOption("file-index.bloom-filter.name.items", "128"))
-    t.rewrite_file_index()                                    # a new sidecar name; the old one stays for old snapshots
+    t.maintenance.rewrite_file_index()  # a new sidecar name; the old one stays for old snapshots
     assert all(s.files[0].extra_files == [s.files[0].file_name + "-1.index"] for s in t.plan())
     assert _sorted(t.read(filter=[("name", "=", "n2_3")])) == _full_scan(t, [("name", "=", "n2_3")])
     from table_engine.schema_change import RemoveOption
 
     t.alter(RemoveOption("file-index.bloom-filter.columns"), RemoveOption("file-index.bloom-filter.name.items"))
-    t.rewrite_file_index()
+    t.maintenance.rewrite_file_index()
     assert all(f.extra_files == [] and f.embedded_file_index is None for s in t.plan() for f in s.files)
     assert t.read().num_rows == 200
 
@@ -238,7 +238,7 @@ def test_expiry_removes_replaced_sidecars(catalog: Catalog) -> None:
     for k in range(2):
         t.write(_batch(k))
     t.alter(SetOption("file-index.bloom-filter.name.items", "128"))
-    t.rewrite_file_index()
+    t.maintenance.rewrite_file_index()
     def sidecars() -> set[str]:
         return {q.name for q in pathlib.Path(t.path).rglob("*.index")}
 

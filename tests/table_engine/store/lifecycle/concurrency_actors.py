@@ -208,7 +208,7 @@ def compactor(scn: Scenario, ready: Flag, stop: Flag) -> None:
     while not stop.is_set() and lease.ok():
         runs += 1
         try:
-            sid = t.compact()
+            sid = t.maintenance.compact()
         except CommitConflictError:  # a concurrent writer's commit won: try again
             conflicts += 1
         except Exception as e:
@@ -513,7 +513,7 @@ def check_table(scn: Scenario) -> Outcome:
     check_errors: list[str] = []
     before = _attempt(check_errors, "reading the table", lambda: t.read().column("id").to_pylist())
     # the reader deletes its consumer when it stops; a killed reader would not
-    _attempt(check_errors, "the full expiry", lambda: (t.reset_consumer(READER), t.expire_snapshots(
+    _attempt(check_errors, "the full expiry", lambda: (t.maintenance.reset_consumer(READER), t.expire_snapshots(
         retain_min=1, time_retained=0, max_deletes=10_000)))
     snapshots = _attempt(check_errors, "listing the snapshots", lambda: len(t.snapshots()))
     after = _attempt(check_errors, "reading the table after the full expiry",

@@ -68,7 +68,7 @@ def test_decoupled_changelog_keeps_changelog_files_after_snapshot_expiry(catalog
     strict = producer != "input"
     assert apply_changes(all_changes_including_decoupled(t), strict=strict) == table_rows(t)
     # orphan cleanup (with the cutoff now) keeps every retained changelog file
-    orphans = t.remove_orphan_files(older_than_millis=int(time.time() * 1000))
+    orphans = t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000))
     assert not set(orphans.paths) & kept_files
     for p in kept_files:
         assert t.file_io.exists(p)

@@ -148,12 +148,12 @@ def test_table_options_drive_expiry(catalog: Catalog) -> None:
 def test_consumer_protects_snapshots(catalog: Catalog) -> None:
     t = make(catalog)
     contents = fill(t, 10)
-    t.reset_consumer("reader-1", 4)
-    t.reset_consumer("reader-2", 7)
+    t.maintenance.reset_consumer("reader-1", 4)
+    t.maintenance.reset_consumer("reader-2", 7)
     t.expire_snapshots(retain_min=1, time_retained=0)
     assert ids(t)[0] == 4
     check_reads(t, contents)
-    t.reset_consumer("reader-1", None)
+    t.maintenance.reset_consumer("reader-1", None)
     t.expire_snapshots(retain_min=1, time_retained=0)
     assert ids(t)[0] == 7
     assert_exact_files(t)
@@ -162,7 +162,7 @@ def test_consumer_protects_snapshots(catalog: Catalog) -> None:
 def test_consumer_changelog_only_does_not_protect_snapshots(catalog: Catalog) -> None:
     t = make(catalog, pk=False, **{"consumer.changelog-only": "true"})
     fill(t, 6)
-    t.reset_consumer("reader", 2)
+    t.maintenance.reset_consumer("reader", 2)
     t.expire_snapshots(retain_min=1, time_retained=0)
     assert ids(t) == [6]
 
@@ -192,7 +192,7 @@ def fill_more(t: Table, n: int, contents: dict[int, list[tuple[object, ...]]]) -
 def test_compaction_deletes_are_collected(catalog: Catalog) -> None:
     t = make(catalog)
     contents = fill(t, 6)
-    assert t.compact(full=True) is not None
+    assert t.maintenance.compact(full=True) is not None
     capture(t, contents)
     fill_more(t, 3, contents)
     before = len(disk_files(t))
@@ -321,7 +321,7 @@ def test_decoupled_changelog_keeps_append_files_until_changelog_expiry(catalog: 
     t = make(catalog, True, **{"changelog.num-retained.min": "30", "changelog.num-retained.max": "30",
                                "changelog.time-retained": "10 h"})
     contents = fill(t, 6)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     capture(t, contents)
     fill_more(t, 2, contents)
     r = t.expire_snapshots(retain_min=1, time_retained=0)
@@ -357,7 +357,7 @@ def test_clean_empty_directories(catalog: Catalog) -> None:
     t = make(catalog, pk=False, **{"snapshot.clean-empty-directories": "true"})
     write(t, 0)
     write(t, 1)
-    t.drop_partitions([{"dt": "2024-01-01"}])
+    t.maintenance.drop_partitions([{"dt": "2024-01-01"}])
     write(t, 3)
     t.expire_snapshots(retain_min=1, time_retained=0)
     import os
@@ -370,7 +370,7 @@ def test_clean_empty_directories(catalog: Catalog) -> None:
 def test_switching_decoupling_off_collects_files_owed_to_changelogs(catalog: Catalog, clock: ManualClock) -> None:
     t = make(catalog, pk=False, **{"changelog.num-retained.min": "5", "changelog.num-retained.max": "5"})
     write(t, 0)
-    t.drop_partitions([{"dt": "2024-01-01"}])  # deletes the APPEND file of commit 1
+    t.maintenance.drop_partitions([{"dt": "2024-01-01"}])  # deletes the APPEND file of commit 1
     clock.advance(1)  # snapshot 1 expires once snapshot 2 is older than the cut-off (now - 0 ms)
     r = t.expire_snapshots(retain_min=1, time_retained=0)
     assert r.changelogs_kept == [1]
@@ -387,8 +387,8 @@ def test_deletes_owed_to_a_changelog_that_will_never_exist(catalog: Catalog) -> 
     that snapshot expires after decoupling was switched off, its expiry settles them."""
     t = make(catalog, pk=False, **{"changelog.num-retained.min": "5", "changelog.num-retained.max": "5"})
     t.write(pa.table({"dt": ["2024-01-01", "2024-01-02"], "id": [0, 0], "v": [0, 0]}, schema=SCHEMA))
-    t.drop_partitions([{"dt": "2024-01-01"}])
-    t.drop_partitions([{"dt": "2024-01-02"}])
+    t.maintenance.drop_partitions([{"dt": "2024-01-01"}])
+    t.maintenance.drop_partitions([{"dt": "2024-01-02"}])
     assert t.expire_snapshots(retain_min=1, time_retained=0, max_deletes=1).changelogs_kept == [1]
     t.expire_snapshots(retain_min=1, time_retained=0, changelog_retain_min=1, changelog_retain_max=1,
                        changelog_time_retained=0)
@@ -400,7 +400,8 @@ def test_leftover_changelogs_go_before_the_snapshots_they_share_manifests_with(c
     t = make(catalog, pk=False, **{"changelog.num-retained.min": "9", "changelog.num-retained.max": "9",
                                   "manifest.merge-min-count": "3"})
     t.write(pa.table({"dt": ["2024-01-01", "2024-01-02"], "id": [0, 0], "v": [0, 0]}, schema=SCHEMA))
-    t.drop_partitions([{"dt": "2024-01-01"}])  # snapshot 2 deletes a writer file: changelog 2 will delete it
+    # snapshot 2 deletes a writer file: changelog 2 will delete it
+    t.maintenance.drop_partitions([{"dt": "2024-01-01"}])
     for i in range(3):
         write(t, 2 * i + 1)  # later snapshots merge the manifests changelog 2 still reads
     assert t.expire_snapshots(retain_min=3, time_retained=0).changelogs_kept == [1, 2]

@@ -45,7 +45,7 @@ def test_level0_backlog_sorted_runs_and_small_files_then_compaction(catalog: Cat
     for i in range(4):
         write(t, [i], "a")
     write(t, [0], "b")
-    h = t.health()
+    h = t.maintenance.health()
     assert (h.snapshot_id, h.files, h.rows, h.level0_files, h.max_sorted_runs) == (5, 5, 5, 5, 4)
     a, b = h.buckets
     assert (a.partition, a.bucket, a.level0_files, a.sorted_runs, a.max_level) == ("dt=a", 0, 4, 4, 0)
@@ -56,12 +56,13 @@ def test_level0_backlog_sorted_runs_and_small_files_then_compaction(catalog: Cat
         ("dt=a", 4, 4, 4), ("dt=b", 1, 1, 1)]
     assert h.last_compaction is None and h.latest is not None and h.latest.commit_kind == "APPEND"
     # a full compaction with properties: one run at the top level, the event and its properties reported
-    sid = t.compact(full=True, properties={"airflow.run_id": "manual__1"})
+    sid = t.maintenance.compact(full=True, properties={"airflow.run_id": "manual__1"})
     write(t, [9], "b")
     buckets = catalog.get_table("db.t$buckets").read().to_pylist()  # Paimon's $buckets agrees with health
     assert [(f"dt={b['partition'][1:-1]}", b["bucket"], b["file_count"], b["record_count"], b["file_size_in_bytes"])
-            for b in buckets] == [(b.partition, b.bucket, b.files, b.rows, b.bytes) for b in t.health().buckets]
-    h = t.health("dt=a")
+            for b in buckets] == [(b.partition, b.bucket, b.files, b.rows, b.bytes)
+                                  for b in t.maintenance.health().buckets]
+    h = t.maintenance.health("dt=a")
     assert h.partition_filter == "dt=a" and [b.partition for b in h.buckets] == ["dt=a"]
     (a,) = h.buckets
     assert (a.files, a.level0_files, a.sorted_runs, a.max_level, a.rows) == (1, 0, 1, 5, 4)
@@ -75,7 +76,7 @@ def test_small_files_against_target_file_size_of_an_append_table(catalog: Catalo
     t.write(pa.table({"dt": ["a"] * 5000, "id": random.Random(1).sample(range(10**12), 5000), "v": [0] * 5000},
                      schema=SCHEMA))  # one file of some 40 kb
     t.alter(SetOption("target-file-size", "16 kb"))  # threshold 0.7 x 16 kb
-    h = catalog.get_table("db.a").health()
+    h = catalog.get_table("db.a").maintenance.health()
     assert not h.primary_key and h.target_file_size == 16384 and h.small_file_threshold == 11468
     (b,) = h.buckets
     assert (b.partition, b.files, b.small_files, b.small_file_ratio) == ("", 2, 1, 0.5)
@@ -86,7 +87,7 @@ def test_deletion_vector_ratio_from_the_index_manifest(catalog: Catalog) -> None
                              options={"bucket": "1", "deletion-vectors.enabled": "true"})
     write(t, list(range(10)))
     write(t, [1, 2, 3], v=1)  # lookup compaction marks the 3 old rows deleted in the upper-level file
-    h = t.health()
+    h = t.maintenance.health()
     (b,) = h.buckets
     assert b.deleted_rows == 3 and b.dv_unknown == 0
     assert b.deletion_vector_ratio == pytest.approx(3 / b.rows)
@@ -102,23 +103,23 @@ def test_retention_consumers_tags_branches(catalog: Catalog) -> None:
     t.create_tag("keep", 4, time_retained_ms=1)
     t.create_branch("dev", "keep")
     t.consumer_manager().create("slow", 2)
-    h = t.health()
+    h = t.maintenance.health()
     s = h.snapshots
     assert (s.count, s.earliest_id, s.latest_id, s.over_max) == (6, 1, 6, 3)
     assert (s.expirable, s.held_by_consumers) == (1, 2)  # the consumer at 2 holds 2 and 3
     assert [(c.consumer_id, c.next_snapshot_id, c.lag, c.expired) for c in h.consumers] == [("slow", 2, 5, False)]
     time.sleep(0.01)
-    h = t.health()
+    h = t.maintenance.health()
     assert [(x.name, x.snapshot_id, x.expired) for x in h.tags] == [("keep", 4, True)]
     assert h.branches == ["dev"] and h.last_tag_name == "keep" and h.last_tag is not None
     assert h.last_tag.snapshot_id == 4
-    t.reset_consumer("slow", None)
-    assert t.health().snapshots.expirable == 3
+    t.maintenance.reset_consumer("slow", None)
+    assert t.maintenance.health().snapshots.expirable == 3
     t.expire_snapshots()
-    h = t.health()
+    h = t.maintenance.health()
     assert (h.snapshots.count, h.snapshots.expirable, h.snapshots.over_max) == (3, 0, 0)
     t.consumer_manager().create("gone", 1)
-    assert [(c.consumer_id, c.expired) for c in t.health().consumers] == [("gone", True)]
+    assert [(c.consumer_id, c.expired) for c in t.maintenance.health().consumers] == [("gone", True)]
 
 
 def _plant(path: str, age_seconds: float) -> None:
@@ -138,14 +139,14 @@ def test_orphans_bounded_listing_and_postpone_backlog(catalog: Catalog) -> None:
     _plant(f"{t.path}/manifest/manifest-dead-0", 2 * DAY)
     _plant(f"{t.path}/dt=a/bucket-0/data-young-0.parquet", 0)
     before = digest(t.path)
-    h = t.health(orphans=True)
+    h = t.maintenance.health(orphans=True)
     assert h.orphans is not None and (h.orphans.files, h.orphans.bytes, h.orphans.truncated) == (2, 14, False)
     assert sorted(p.rsplit("/", 1)[1] for p in h.orphans.sample) == ["data-dead-0.parquet", "manifest-dead-0"]
-    young = t.health(orphans=True, orphans_older_than_millis=clock.now_millis() + 1000).orphans
+    young = t.maintenance.health(orphans=True, orphans_older_than_millis=clock.now_millis() + 1000).orphans
     assert young is not None and young.files == 3
-    cut = t.health(orphans=True, max_orphan_files=1).orphans
+    cut = t.maintenance.health(orphans=True, max_orphan_files=1).orphans
     assert cut is not None and cut.truncated and cut.listed == 1
-    assert t.health().orphans is None
+    assert t.maintenance.health().orphans is None
     assert digest(t.path) == before  # health writes nothing
     assert h.postpone_files == 2 and [(b.partition, b.bucket, b.postpone_files) for b in h.buckets] == [
         ("dt=a", -2, 1), ("dt=b", -2, 1)]
@@ -160,7 +161,7 @@ def test_bad_input_is_one_line_and_the_table_unchanged(catalog: Catalog) -> None
     before = digest(t.path)
     for spec, names in (("nope=a", "nope"), ("dt", "dt")):
         with pytest.raises(PartitionSpecError, match=names) as e:
-            t.health(spec)
+            t.maintenance.health(spec)
         assert "\n" not in str(e.value)
     with pytest.raises(CommandError, match="max-orphan-files"):
         Health(warehouse="w", table="db.t", max_orphan_files=0)
@@ -192,7 +193,7 @@ def test_health_on_s3(s3_catalog: Catalog) -> None:
         write(t, [i])
     t.consumer_manager().create("c", 1)
     t.file_io.write_bytes(f"{t.path}/dt=a/bucket-0/data-dead-0.parquet", b"orphan!")
-    h = t.health(orphans=True, orphans_older_than_millis=clock.now_millis() + 60_000)
+    h = t.maintenance.health(orphans=True, orphans_older_than_millis=clock.now_millis() + 60_000)
     (b,) = h.buckets
     assert (b.level0_files, b.sorted_runs, b.small_files) == (3, 3, 3)
     assert [(c.consumer_id, c.lag) for c in h.consumers] == [("c", 3)]
@@ -202,7 +203,7 @@ def test_health_on_s3(s3_catalog: Catalog) -> None:
 
 def test_empty_table_and_a_missing_manifest(catalog: Catalog) -> None:
     t = catalog.create_table("db.e", SCHEMA, partition_keys=["dt"])
-    h = t.health()
+    h = t.maintenance.health()
     assert (h.snapshot_id, h.files, h.buckets, h.partitions, h.snapshots.count) == (None, 0, [], [], 0)
     write(t, [1])
     snap = t.latest_snapshot()
@@ -210,7 +211,7 @@ def test_empty_table_and_a_missing_manifest(catalog: Catalog) -> None:
     os.remove(next(os.path.join(d, f) for d, _, fs in os.walk(f"{t.path}/manifest") for f in fs
                    if f.startswith("manifest-") and not f.startswith("manifest-list")))
     with pytest.raises(MissingFileError, match=f"snapshot {snap.id} references manifest file"):
-        t.health()
+        t.maintenance.health()
 
 
 @pytest.mark.parametrize(("retain_min", "retain_max", "time_retained", "consumer"), [
@@ -229,10 +230,10 @@ def test_expirable_is_what_expiry_expires(catalog: Catalog, retain_min: int, ret
             now.advance(600_000)
         if consumer is not None:
             t.consumer_manager().create("c", consumer)
-        s = t.health().snapshots
+        s = t.maintenance.health().snapshots
         expired = t.expire_snapshots().expired_snapshot_ids
         assert s.expirable == len(expired)
-        assert t.health().snapshots.expirable == 0
+        assert t.maintenance.health().snapshots.expirable == 0
 
 
 def test_partition_filters_prune_manifests_and_agree_with_the_whole_table(catalog: Catalog) -> None:
@@ -240,14 +241,14 @@ def test_partition_filters_prune_manifests_and_agree_with_the_whole_table(catalo
     t = catalog.create_table("db.pp", schema, partition_keys=["p", "q"], options={"bucket": "-1"})
     for p in (3, 5, 11, 5):
         t.write(pa.table({"p": [p, p], "q": ["x", None], "id": [1, 2]}, schema=schema))
-    whole = t.health()
+    whole = t.maintenance.health()
     assert len(whole.partitions) == 6 and "p=5/q=__DEFAULT_PARTITION__" in {x.partition for x in whole.partitions}
     for spec in ("p=5", "p=11,q=x", "q=__DEFAULT_PARTITION__", "p=4", "p=3;p=11"):
-        got = t.health(spec)
+        got = t.maintenance.health(spec)
         selected = [x for x in whole.partitions
                     if any(all(kv in x.partition.split("/") for kv in s.split(",")) for s in spec.split(";"))]
         assert got.partitions == selected, spec
-    assert t.health("p=5").files == 4 and t.health("p=4").files == 0
+    assert t.maintenance.health("p=5").files == 4 and t.health("p=4").files == 0
 
 
 @pytest.mark.parametrize(("ch_min", "ch_max", "ch_time", "consumer", "expirable", "held"), [
@@ -270,10 +271,10 @@ def test_changelog_expirable_is_what_changelog_expiry_expires(catalog: Catalog, 
             now.advance(600_000)
         if consumer is not None:
             t.consumer_manager().create("c", consumer)
-        before = t.health().changelogs
+        before = t.maintenance.health().changelogs
         assert before.count > 0 and before.earliest_id is not None
         result = ExpireResult()
         expire_changelogs(t.store, ExpireConfig.from_options(t.options), clock.now_millis(), result)
         assert result.expired_changelog_ids == list(range(before.earliest_id, before.earliest_id + before.expirable))
-        assert t.health().changelogs.expirable == 0
+        assert t.maintenance.health().changelogs.expirable == 0
         assert (before.expirable, before.held_by_consumers) == (expirable, held)

@@ -94,7 +94,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(full=st.booleans())
     def compact(self, full: bool) -> None:
-        self.table.compact(full=full)
+        self.table.maintenance.compact(full=full)
         self.record_new_snapshots()
 
     @rule(dt=st.sampled_from(["a", "b", "c"]))
@@ -102,10 +102,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         if not any(k[0] == dt for k in self.model):  # no live partition dt (rows are never deleted here)
             latest = self.table.latest_snapshot_id()
             with pytest.raises(PartitionSpecError, match=f"'dt={dt}' matches no partition"):
-                self.table.drop_partitions([{"dt": dt}])
+                self.table.maintenance.drop_partitions([{"dt": dt}])
             assert self.table.latest_snapshot_id() == latest
             return
-        self.table.drop_partitions([{"dt": dt}])
+        self.table.maintenance.drop_partitions([{"dt": dt}])
         self.model = {k: v for k, v in self.model.items() if k[0] != dt}
         self.record_new_snapshots()
 
@@ -135,11 +135,11 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(data=st.data(), clear=st.booleans())
     def set_consumer(self, data: st.DataObject, clear: bool) -> None:
         if clear:
-            self.table.reset_consumer("reader")
+            self.table.maintenance.reset_consumer("reader")
             self.consumer = None
         else:
             self.consumer = data.draw(st.sampled_from(self.snapshot_ids()))
-            self.table.reset_consumer("reader", self.consumer)
+            self.table.maintenance.reset_consumer("reader", self.consumer)
 
     @precondition(lambda self: self.table.latest_snapshot_id() is not None)
     @rule(data=st.data(), by_tag=st.booleans())
@@ -157,7 +157,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             del self.contents[sid]
         self.model = {(r[0], r[1]): r[2] for r in self.contents[target]}
         if self.consumer is not None and self.consumer > target:
-            self.table.reset_consumer("reader")
+            self.table.maintenance.reset_consumer("reader")
             self.consumer = None
 
     # ---- invariants --------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ class DecoupledChangelogMachine(LifecycleMachine):
     def teardown(self) -> None:
         try:
             if self.table.latest_snapshot_id() is not None:
-                self.table.reset_consumer("reader")
+                self.table.maintenance.reset_consumer("reader")
                 self.table.expire_snapshots(retain_min=1, changelog_retain_min=1, changelog_retain_max=1,
                                             changelog_time_retained=0, older_than_millis=FUTURE,
                                             max_deletes=10_000)

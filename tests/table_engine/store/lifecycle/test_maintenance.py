@@ -59,7 +59,7 @@ def test_write_only_skips_maintenance(catalog: Catalog) -> None:
     for i in range(4):
         t.write(batch(i), maintain=True)
     assert ids(t) == [1, 2, 3, 4]
-    assert t.maintain().snapshots is None
+    assert t.maintenance.after_commit().snapshots is None
 
 
 def test_everything_runs_at_commit(catalog: Catalog, clock: ManualClock) -> None:
@@ -91,7 +91,7 @@ def test_idle_maintenance_reads_no_manifest(catalog: Catalog, monkeypatch: pytes
     for i in range(3):
         t.write(batch(i))
     t.create_tag("x", time_retained_ms=3_600_000)
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     import table_engine.format.manifest as manifest_module
     import table_engine.store.lifecycle.file_refs as refs_module
     import table_engine.store.reading.scan as scan_module
@@ -102,7 +102,7 @@ def test_idle_maintenance_reads_no_manifest(catalog: Catalog, monkeypatch: pytes
     monkeypatch.setattr(refs_module, "read_manifest", boom)
     monkeypatch.setattr(manifest_module, "read_manifest", boom)
     monkeypatch.setattr(scan_module, "read_manifest", boom)
-    report = t.maintain()
+    report = t.maintenance.after_commit()
     assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == []
     assert report.tags_created == [] and report.tags_expired == []
 
@@ -116,10 +116,10 @@ def test_maintenance_judges_everything_at_one_instant(catalog: Catalog, clock: M
         t.write(batch(i, "2999-01-01"))
         clock.advance(1)
     t.create_tag("short", 1, time_retained_ms=1)
-    t.reset_consumer("reader", 3)
+    t.maintenance.reset_consumer("reader", 3)
     clock.advance(2)  # 'short' was created 2 ms ago with 1 ms retention
     before = clock.reads
-    report = t.maintain()
+    report = t.maintenance.after_commit()
     assert clock.reads == before + 1
     assert report.tags_expired == ["short"] and report.partitions_expired == [] and report.consumers_expired == []
     assert report.snapshots is not None and report.snapshots.expired_snapshot_ids == [1]

@@ -60,7 +60,7 @@ def test_marks_each_partition_done_and_the_metadata_reads_it(table: Table, wareh
     assert table.latest_snapshot_id() == 1  # no snapshot
     # a re-run (a retry) converges: same files, a new modification time
     monkeypatch.setattr(clock, "now_millis", lambda: 2000)
-    table.mark_partitions_done(["dt=2026-11-27,h=0"])
+    table.maintenance.mark_partitions_done(["dt=2026-11-27,h=0"])
     assert md.success_file("dt=2026-11-27,h=0") == SuccessFile(1000, 2000)
 
 
@@ -90,7 +90,7 @@ def test_bad_input_is_one_line_and_marks_nothing(table: Table, warehouse: str, p
         table.alter(SetOption("partition.mark-done-action", action))
     before = hashes(warehouse)
     with pytest.raises(error, match=match) as e:
-        table.mark_partitions_done(partitions)
+        table.maintenance.mark_partitions_done(partitions)
     assert "\n" not in str(e.value)
     assert hashes(warehouse) == before
 
@@ -98,16 +98,16 @@ def test_bad_input_is_one_line_and_marks_nothing(table: Table, warehouse: str, p
 def test_an_unpartitioned_table_has_nothing_to_mark(catalog: Catalog) -> None:
     t = catalog.create_table("db.u", pa.schema([("id", pa.int64())]))
     with pytest.raises(PartitionSpecError, match="is not partitioned"):
-        t.mark_partitions_done(["id=1"])
+        t.maintenance.mark_partitions_done(["id=1"])
 
 
 def test_on_object_storage(s3_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """On S3 the file is one whole PUT; marking again reads it back and keeps its creation time."""
     t = s3_catalog.create_table("db.s", SCHEMA, partition_keys=["dt", "h"], options={"bucket": "-1"})
     monkeypatch.setattr(clock, "now_millis", lambda: 5)
-    t.mark_partitions_done([{"dt": "a b/c", "h": 1}])
+    t.maintenance.mark_partitions_done([{"dt": "a b/c", "h": 1}])
     monkeypatch.setattr(clock, "now_millis", lambda: 9)
-    t.mark_partitions_done(["dt=a b/c,h=1"])
+    t.maintenance.mark_partitions_done(["dt=a b/c,h=1"])
     md = t.metadata()
     assert md.success_file({"dt": "a b/c", "h": 1}) == SuccessFile(5, 9)
     assert t.file_io.read_bytes(f"{t.path}/dt=a b%2Fc/h=1/_SUCCESS").decode() == SuccessFile(5, 9).to_json()

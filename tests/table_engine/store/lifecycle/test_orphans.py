@@ -61,10 +61,10 @@ def test_removes_old_orphans_only(catalog: Catalog) -> None:
     young = plant(f"{t.path}/dt=a/bucket-0/data-in-flight-0.parquet", 60)
     unrelated = plant(f"{t.path}/other-dir/data-x-0.parquet", 2 * DAY)  # not a Paimon directory
     before = rows(t.read())
-    dry = t.remove_orphan_files(dry_run=True)
+    dry = t.maintenance.remove_orphan_files(dry_run=True)
     assert sorted(dry.paths) == sorted(old) and dry.total_bytes == 6 * len(old) and dry.count == len(old)
     assert all(os.path.exists(p) for p in old)
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files()
     assert sorted(result.paths) == sorted(old)
     assert not any(os.path.exists(p) for p in old)
     assert os.path.exists(young) and os.path.exists(unrelated)
@@ -79,29 +79,29 @@ def test_files_a_dead_spark_job_staged_are_orphans(catalog: Catalog) -> None:
     age_everything(t, 2 * DAY)
     old = plant(f"{t.path}/spark-staging-0123/task-0-attempt-0-ab.arrow", 2 * DAY)
     young = plant(f"{t.path}/spark-staging-4567/task-1-attempt-0-cd.arrow", 60)  # a job in flight
-    assert t.remove_orphan_files().paths == [old]
+    assert t.maintenance.remove_orphan_files().paths == [old]
     assert not os.path.exists(old) and os.path.exists(young)
 
 
 def test_custom_threshold(catalog: Catalog) -> None:
     t = make(catalog)
     p = plant(f"{t.path}/dt=a/bucket-0/data-dead-0.parquet", 120)
-    assert t.remove_orphan_files().count == 0  # default: one day
-    assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000).paths == [p]
+    assert t.maintenance.remove_orphan_files().count == 0  # default: one day
+    assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 60_000).paths == [p]
     with pytest.raises(OptionError, match="future"):
-        t.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 60_000)
+        t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 60_000)
 
 
 def test_files_of_tags_and_expired_snapshots(catalog: Catalog) -> None:
     t = make(catalog)
     t.create_tag("keep", 2)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(pa.table({"dt": ["a"], "id": [9]}, schema=SCHEMA))
     # leave garbage of "expired" snapshots: delete snapshot files 1 and 3 without their files
     for sid in (1, 3):
         os.remove(f"{t.path}/snapshot/snapshot-{sid}")
     age_everything(t, 2 * DAY)
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files()
     assert result.count > 0
     assert rows(t.read(tag="keep")) == sorted((d, i) for d in "ab" for i in (0, 1))
     t.read()
@@ -119,7 +119,7 @@ def test_branch_files_are_referenced(catalog: Catalog) -> None:
     shutil.copy(f"{t.path}/snapshot/snapshot-2", f"{branch}/snapshot/snapshot-2")
     t.expire_snapshots(retain_min=1, time_retained=0)
     age_everything(t, 2 * DAY)
-    t.remove_orphan_files()
+    t.maintenance.remove_orphan_files()
     # the branch's snapshot 2 still reads: its files survived both expiry and orphan cleaning
     from table_engine.table import Table as T
 
@@ -140,7 +140,7 @@ def test_aborts_when_live_metadata_is_missing(catalog: Catalog) -> None:
     os.remove(f"{t.path}/manifest/{snap.delta_manifest_list}")
     before = disk_files(t)
     with pytest.raises(TableEngineError, match="aborted"):
-        t.remove_orphan_files()
+        t.maintenance.remove_orphan_files()
     assert disk_files(t) == before
 
 
@@ -165,7 +165,7 @@ def test_waits_for_a_tag_in_flight_on_an_expired_snapshot(catalog: Catalog, monk
         t.file_io.delete(in_flight)
 
     monkeypatch.setattr(orphans.time, "sleep", creator_withdraws)
-    result = t.remove_orphan_files()
+    result = t.maintenance.remove_orphan_files()
     assert waits == [orphans._COLLECT_WAIT_SECONDS]
     assert result.count == 1
     assert_nothing_missing(t)
@@ -184,5 +184,5 @@ def test_still_aborts_when_a_tag_stays_without_its_metadata(catalog: Catalog, mo
     waits: list[float] = []
     monkeypatch.setattr(orphans.time, "sleep", waits.append)
     with pytest.raises(TableEngineError, match="aborted"):
-        t.remove_orphan_files()
+        t.maintenance.remove_orphan_files()
     assert len(waits) == orphans._COLLECT_ATTEMPTS - 1 and disk_files(t) == before

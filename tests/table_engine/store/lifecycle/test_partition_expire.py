@@ -135,16 +135,16 @@ def test_max_num_batches_and_dry_run(catalog: Catalog) -> None:
     assert remaining(t) == sorted(DAYS + ["not-a-date"])
     r = expire_partitions(t.store, now=D(2025, 1, 1))
     assert [p["dt"] for p in r.partitions] == DAYS[:3] and len(r.snapshot_ids) == 2
-    r = t.expire_partitions(max_expires=10)  # the real clock: all dated partitions are old
+    r = t.maintenance.expire_partitions(max_expires=10)  # the real clock: all dated partitions are old
     assert [p["dt"] for p in r.partitions] == DAYS[3:]
     assert remaining(t) == ["not-a-date"]
 
 
 def test_overrides(catalog: Catalog) -> None:
     t = make(catalog)
-    r = t.expire_partitions(expiration_time="3650 d", timestamp_formatter="yyyyMMdd")
+    r = t.maintenance.expire_partitions(expiration_time="3650 d", timestamp_formatter="yyyyMMdd")
     assert r.partitions == []
-    r = t.expire_partitions(expiration_time=1, strategy="update-time", dry_run=True)
+    r = t.maintenance.expire_partitions(expiration_time=1, strategy="update-time", dry_run=True)
     assert len(r.partitions) == 6  # update-time expires undated partitions too
 
 
@@ -160,9 +160,9 @@ def test_update_time(catalog: Catalog) -> None:
 def test_errors(catalog: Catalog) -> None:
     t = catalog.create_table("db.u", SCHEMA)
     with pytest.raises(OptionError, match="expiration-time"):
-        t.expire_partitions()
+        t.maintenance.expire_partitions()
     with pytest.raises(SchemaError, match="not partitioned"):
-        t.expire_partitions(expiration_time="1 d")
+        t.maintenance.expire_partitions(expiration_time="1 d")
 
 
 def test_commit_time_interval(catalog: Catalog) -> None:
@@ -186,19 +186,19 @@ def make_other(catalog: Catalog, opts: dict[str, str]) -> Table:
 
 def test_drop_partitions(catalog: Catalog) -> None:
     t = make(catalog)
-    sid = t.drop_partitions([{"dt": "20240102"}, {"hour": "4"}])  # values as strings match typed values too
+    sid = t.maintenance.drop_partitions([{"dt": "20240102"}, {"hour": "4"}])  # values as strings match typed values too
     assert sid is not None and t.snapshot(sid).commit_kind == CommitKind.OVERWRITE
     assert remaining(t) == ["20240101", "20240103", "20240105", "not-a-date"]
     latest = t.latest_snapshot_id()
     with pytest.raises(PartitionSpecError, match="'dt=20991231' matches no partition"):  # issue 11: an error now
-        t.drop_partitions([{"dt": "20991231"}])
+        t.maintenance.drop_partitions([{"dt": "20991231"}])
     assert t.latest_snapshot_id() == latest
-    assert t.drop_partitions([{"dt": "20240101", "hour": 1}]) is not None
+    assert t.maintenance.drop_partitions([{"dt": "20240101", "hour": 1}]) is not None
     assert remaining(t) == ["20240103", "20240105", "not-a-date"]
     with pytest.raises(SchemaError):
-        t.drop_partitions([{"id": 1}])
+        t.maintenance.drop_partitions([{"id": 1}])
     with pytest.raises(SchemaError):
-        t.drop_partitions([{}])
+        t.maintenance.drop_partitions([{}])
     t.expire_snapshots(retain_min=1, time_retained=0)
     assert_exact_files(t)
 
@@ -209,7 +209,7 @@ def test_drop_partition_of_dynamic_bucket_table_drops_its_index(catalog: Catalog
     t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3]}, schema=schema))
     before = {ie.partition for ie in t.store.index_entries(t.latest_snapshot())}
     assert len(before) == 2
-    t.drop_partitions([{"dt": "a"}])
+    t.maintenance.drop_partitions([{"dt": "a"}])
     after = t.store.index_entries(t.latest_snapshot())
     assert len({ie.partition for ie in after}) == 1
     t.write(pa.table({"dt": ["a"], "id": [1]}, schema=schema))
@@ -225,9 +225,9 @@ def test_values_time_cut_off_to_the_millisecond(catalog: Catalog) -> None:
     midnight = int(D(2024, 1, 3).timestamp() * 1000)  # local 2024-01-03 00:00: cut-off exactly 2024-01-02
     clock = ManualClock(midnight)
     with use_clock(clock):
-        assert [p["dt"] for p in t.expire_partitions().partitions] == ["20240101"]
+        assert [p["dt"] for p in t.maintenance.expire_partitions().partitions] == ["20240101"]
         clock.advance(1)
-        assert [p["dt"] for p in t.expire_partitions().partitions] == ["20240102"]
+        assert [p["dt"] for p in t.maintenance.expire_partitions().partitions] == ["20240102"]
     assert remaining(t) == ["20240103", "20240104", "20240105", "not-a-date"]
 
 
@@ -253,9 +253,9 @@ def test_plans_again_when_an_expiry_removes_the_snapshot_it_reads(catalog: Catal
 
     monkeypatch.setattr(partition_expire, "live_entries", expired_under_the_read)
     if drop:
-        t.drop_partitions([{"dt": "2024-01-01"}])
+        t.maintenance.drop_partitions([{"dt": "2024-01-01"}])
     else:
-        result = t.expire_partitions(expiration_time="30 d", strategy="values-time", now=D(2024, 3, 2))
+        result = t.maintenance.expire_partitions(expiration_time="30 d", strategy="values-time", now=D(2024, 3, 2))
         assert result.partitions == [{"dt": "2024-01-01"}]
     assert calls == [1, 2]
     assert rows(t.read()) == [("2024-03-01", 2), ("2024-03-01", 3)]

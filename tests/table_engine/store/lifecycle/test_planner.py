@@ -252,18 +252,18 @@ def test_small_files_of_an_append_table_deletion_vectors_and_the_postpone_bucket
     for i in range(5):
         write(a, [i])
     run_then_replan(warehouse, a, ["compact"])
-    assert a.health().files == 1
+    assert a.maintenance.health().files == 1
     dv = catalog.create_table("db.dv", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                               options={"bucket": "1", "deletion-vectors.enabled": "true"})
     write(dv, list(range(10)))
     write(dv, [1, 2, 3], v=1)  # 3 of 10 rows deleted by vectors: above compaction.delete-ratio-threshold 0.2
     done = run_then_replan(warehouse, dv, ["compact"])
-    assert done["results"][0]["command"]["full"] and dv.health().deleted_rows == 0
+    assert done["results"][0]["command"]["full"] and dv.maintenance.health().deleted_rows == 0
     p = catalog.create_table("db.p", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"],
                              options={"bucket": "-2"})
     write(p, [1, 2])
     run_then_replan(warehouse, p, ["compact"])
-    assert p.health().postpone_files == 0 and len(p.read()) == 2
+    assert p.maintenance.health().postpone_files == 0 and len(p.read()) == 2
 
 
 def test_tags_partitions_and_orphans(catalog: Catalog, warehouse: str) -> None:
@@ -283,7 +283,7 @@ def test_tags_partitions_and_orphans(catalog: Catalog, warehouse: str) -> None:
     time.sleep(0.01)
     done = run_then_replan(warehouse, t, ["expire-partitions", "expire-tags", "remove-orphan-files"])
     assert done["results"][0]["result"]["expired_partitions"] == [{"dt": "20200101"}]
-    assert not os.path.exists(dead) and t.health().tags == []
+    assert not os.path.exists(dead) and t.maintenance.health().tags == []
     assert [r["id"] for r in t.read().to_pylist()] == [2]
 
 
@@ -328,6 +328,6 @@ def test_maintain_on_s3_plans_runs_and_replans_empty(s3_catalog: Catalog, s3_war
     assert [r["kind"] for r in done["results"]] == ["compact", "expire-snapshots"]
     compacted = t.snapshot(done["results"][0]["result"]["snapshot_id"])
     assert compacted.properties == {"airflow.run_id": "s3", "maintain.action": "compact"}
-    assert t.earliest_snapshot_id() == 5 and t.latest_snapshot_id() == 7 and t.health().level0_files == 0
+    assert t.earliest_snapshot_id() == 5 and t.latest_snapshot_id() == 7 and t.maintenance.health().level0_files == 0
     assert run(dry_run=True)["due"] == []
     assert sorted(x["id"] for x in t.read().to_pylist()) == sorted([*range(6), *range(10, 16)])

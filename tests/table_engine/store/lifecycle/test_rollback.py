@@ -43,12 +43,12 @@ def test_rollback_to_snapshot(catalog: Catalog) -> None:
     fill(t, 4, contents)
     t.create_tag("early", 2)
     fill(t, 3, contents, start=4)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     capture(t, contents)
     t.create_tag("late", t.latest_snapshot_id())
     latest = t.latest_snapshot_id()
     assert latest is not None and latest > 5
-    t.reset_consumer("reader", latest)
+    t.maintenance.reset_consumer("reader", latest)
     result = t.rollback_to(4)
     assert result.removed_snapshot_ids == list(range(5, latest + 1))
     assert result.removed_tags == ["late"] and result.deleted_files > 0
@@ -139,13 +139,13 @@ def test_rollback_to_an_expired_tag_whose_changelog_outlived_it(catalog: Catalog
     not, deletes nothing a changelog still names (found by the lifecycle state machine)."""
     t = make(catalog, **{"changelog.num-retained.min": "6", "changelog.num-retained.max": "8"})
     t.write(pa.table({"dt": ["a"], "id": [0], "v": [0]}, schema=SCHEMA))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.create_tag("tag1", 1)
     assert t.expire_snapshots(retain_min=1, max_deletes=1, older_than_millis=2**62).changelogs_kept == [1]
     result = t.rollback_to("tag1")
     assert result.removed_changelog_ids == [1] and list_changelog_ids(t.file_io, t.path) == []
     assert_nothing_missing(t)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.delete_tag("tag1")
     if decoupled_after:
         t.expire_snapshots(retain_min=1, older_than_millis=2**62)  # snapshot 1 becomes changelog 1 again

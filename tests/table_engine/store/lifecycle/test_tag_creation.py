@@ -82,27 +82,27 @@ def auto_tags(t: Table) -> dict[str, int]:
 def test_daily_process_time_tags(catalog: Catalog) -> None:
     t = make(catalog)
     s1 = commit_at(t, D(2024, 1, 1, 10))
-    assert t.create_auto_tags() == ["2023-12-31"]  # the first snapshot closes the period before it
+    assert t.maintenance.create_auto_tags() == ["2023-12-31"]  # the first snapshot closes the period before it
     commit_at(t, D(2024, 1, 1, 20))
-    assert t.create_auto_tags() == []
+    assert t.maintenance.create_auto_tags() == []
     s3 = commit_at(t, D(2024, 1, 2, 1))
     commit_at(t, D(2024, 1, 2, 5))
     s5 = commit_at(t, D(2024, 1, 3, 0, 30))
-    assert t.create_auto_tags() == ["2024-01-01", "2024-01-02"]
-    assert t.create_auto_tags() == []
+    assert t.maintenance.create_auto_tags() == ["2024-01-01", "2024-01-02"]
+    assert t.maintenance.create_auto_tags() == []
     s6 = commit_at(t, D(2024, 1, 5, 12))
-    assert t.create_auto_tags() == ["2024-01-04"]  # a skipped period gets no tag without completion
+    assert t.maintenance.create_auto_tags() == ["2024-01-04"]  # a skipped period gets no tag without completion
     assert auto_tags(t) == {"2023-12-31": s1, "2024-01-01": s3, "2024-01-02": s5, "2024-01-04": s6}
 
 
 def test_creation_delay(catalog: Catalog) -> None:
     t = make(catalog, **{"tag.creation-delay": "2 h"})
     commit_at(t, D(2024, 1, 1, 10))
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     commit_at(t, D(2024, 1, 2, 1))  # within the delay after the period end
-    assert t.create_auto_tags() == []
+    assert t.maintenance.create_auto_tags() == []
     s3 = commit_at(t, D(2024, 1, 2, 2))
-    assert t.create_auto_tags() == ["2024-01-01"]
+    assert t.maintenance.create_auto_tags() == ["2024-01-01"]
     assert auto_tags(t)["2024-01-01"] == s3
 
 
@@ -110,16 +110,17 @@ def test_automatic_completion_and_num_retained_max(catalog: Catalog) -> None:
     t = make(catalog, **{"tag.automatic-completion": "true", "tag.num-retained-max": "2",
                          "tag.default-time-retained": "1 d"})
     commit_at(t, D(2024, 1, 1, 10))
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     commit_at(t, D(2024, 1, 5, 10))
     commit_at(t, D(2024, 1, 5, 11))
     commit_at(t, D(2024, 1, 5, 12))
-    assert t.create_auto_tags() == ["2024-01-01", "2024-01-02", "2024-01-03"]  # one missing period per commit
+    # one missing period per commit
+    assert t.maintenance.create_auto_tags() == ["2024-01-01", "2024-01-02", "2024-01-03"]
     assert sorted(auto_tags(t)) == ["2024-01-02", "2024-01-03"]
     assert all(tag.time_retained_ms == 86_400_000 for tag in t.tags())
     t.create_tag("manual")  # not automatic: not counted
     commit_at(t, D(2024, 1, 5, 13))
-    assert t.create_auto_tags() == ["2024-01-04"]
+    assert t.maintenance.create_auto_tags() == ["2024-01-04"]
     assert sorted(auto_tags(t)) == ["2024-01-03", "2024-01-04", "manual"]
 
 
@@ -127,26 +128,26 @@ def test_hourly_without_dashes(catalog: Catalog) -> None:
     t = make(catalog, **{"tag.creation-period": "hourly", "tag.period-formatter": "without_dashes_and_spaces"})
     commit_at(t, D(2024, 1, 1, 10, 5))
     commit_at(t, D(2024, 1, 1, 11, 0))
-    assert t.create_auto_tags() == ["2024010109", "2024010110"]
+    assert t.maintenance.create_auto_tags() == ["2024010109", "2024010110"]
 
 
 def test_watermark_mode(catalog: Catalog) -> None:
     t = make(catalog, **{"tag.automatic-creation": "watermark"})
     commit_at(t, D(2030, 1, 1), watermark=None)  # no watermark: no tag
-    assert t.create_auto_tags() == []
+    assert t.maintenance.create_auto_tags() == []
     commit_at(t, D(2030, 1, 1), watermark=D(2024, 1, 2, 3))
-    assert t.create_auto_tags() == ["2024-01-01"]
+    assert t.maintenance.create_auto_tags() == ["2024-01-01"]
 
 
 def test_auto_creation_resumes_after_snapshot_expiry(catalog: Catalog) -> None:
     t = make(catalog)
     commit_at(t, D(2024, 1, 1, 10))
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     for h in range(5):
         commit_at(t, D(2024, 1, 1, 11 + h))
     t.expire_snapshots(retain_min=1, time_retained=0)
     s = commit_at(t, D(2024, 1, 2, 1))
-    assert t.create_auto_tags() == ["2024-01-01"]
+    assert t.maintenance.create_auto_tags() == ["2024-01-01"]
     assert auto_tags(t)["2024-01-01"] == s
 
 
@@ -165,14 +166,14 @@ def test_batch_tags(catalog: Catalog) -> None:
                                                       "sink.process-time-zone": "UTC",
                                                       "tag.num-retained-max": "2"})
     commit_at(t, D(2024, 1, 1, 10))
-    assert t.create_auto_tags() == ["batch-write-2024-01-01"]
+    assert t.maintenance.create_auto_tags() == ["batch-write-2024-01-01"]
     s2 = commit_at(t, D(2024, 1, 1, 12))
-    assert t.create_auto_tags() == ["batch-write-2024-01-01"]  # replaced: same day
+    assert t.maintenance.create_auto_tags() == ["batch-write-2024-01-01"]  # replaced: same day
     assert auto_tags(t) == {"batch-write-2024-01-01": s2}
     commit_at(t, D(2024, 1, 2, 12))
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     s4 = commit_at(t, D(2024, 1, 3, 12))
-    t.create_auto_tags()
+    t.maintenance.create_auto_tags()
     assert auto_tags(t) == {"batch-write-2024-01-02": s4 - 1, "batch-write-2024-01-03": s4}
 
 

@@ -90,10 +90,10 @@ def test_expire_tags_by_retention(catalog: Catalog, clock: ManualClock) -> None:
     t.create_tag("long", 2, time_retained_ms=3_600_000)
     t.create_tag("forever", 3)
     clock.advance(2)  # 'short' is expired once now is after its creation + 1 ms
-    assert t.expire_tags() == ["short"]
+    assert t.maintenance.expire_tags() == ["short"]
     assert t.list_tags() == ["forever", "long"]
     # older_than also expires tags without retention, by their file time
-    assert sorted(t.expire_tags(older_than_millis=int(time.time() * 1000) + 60_000)) == ["forever", "long"]
+    assert sorted(t.maintenance.expire_tags(older_than_millis=int(time.time() * 1000) + 60_000)) == ["forever", "long"]
     assert t.list_tags() == []
 
 
@@ -142,7 +142,7 @@ def test_delete_tag_of_expired_snapshot_removes_files_only_it_used(catalog: Cata
     t.create_tag("t1", 1)
     fill(t, 2, contents, start=3)
     t.create_tag("t5", 5)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     capture(t, contents)
     fill(t, 3, contents, start=5)
     t.create_tag("t7", 7)
@@ -193,14 +193,14 @@ def test_create_tag_from_timestamp(catalog: Catalog, clock: ManualClock) -> None
         write(t, i)
         clock.advance(10)
     times = {s.id: s.time_millis for s in t.snapshots()}
-    assert t.create_tag_from_timestamp("ts", times[3] - 1).id == 3
-    assert t.create_tag_from_timestamp("ts2", times[1]).id == 1
+    assert t.maintenance.create_tag_from_timestamp("ts", times[3] - 1).id == 3
+    assert t.maintenance.create_tag_from_timestamp("ts2", times[1]).id == 1
     with pytest.raises(SnapshotNotExistError):
-        t.create_tag_from_timestamp("late", times[4] + 10_000)
+        t.maintenance.create_tag_from_timestamp("late", times[4] + 10_000)
     # a tag of an expired snapshot is found too
     t.create_tag("keep", 2)
     t.expire_snapshots(retain_min=1, time_retained=0)
-    assert t.create_tag_from_timestamp("old", times[2] - 1).id == 2
+    assert t.maintenance.create_tag_from_timestamp("old", times[2] - 1).id == 2
 
 
 def test_tag_an_expired_snapshot_held_by_a_tag(catalog: Catalog) -> None:
@@ -239,9 +239,9 @@ def test_tag_retention_cut_off_to_the_millisecond(catalog: Catalog, clock: Manua
     fill(t, 1)
     t.create_tag("day", 1, time_retained_ms=86_400_000)
     clock.advance(86_400_000)
-    assert t.expire_tags() == [] and t.list_tags() == ["day"]
+    assert t.maintenance.expire_tags() == [] and t.list_tags() == ["day"]
     clock.advance(1)
-    assert t.expire_tags() == ["day"] and t.list_tags() == []
+    assert t.maintenance.expire_tags() == ["day"] and t.list_tags() == []
 
 
 def test_rollback_version_is_a_snapshot_id_or_a_tag() -> None:
@@ -267,7 +267,7 @@ def test_deleting_a_tag_keeps_the_files_of_a_tag_created_meanwhile(catalog: Cata
     t = catalog.create_table("db.t", SCHEMA, options={"bucket": "-1", "snapshot.num-retained.min": "1"})
     for i in range(2):  # snapshots 1 and 2: one file each
         t.write(pa.table({"id": [i], "v": [f"v{i}"]}, schema=SCHEMA))
-    t.compact(full=True)  # snapshot 3 rewrites both files into one
+    t.maintenance.compact(full=True)  # snapshot 3 rewrites both files into one
     t.write(pa.table({"id": [9], "v": ["v9"]}, schema=SCHEMA))  # snapshot 4
     t.create_tag("old", 1)
     t.expire_snapshots(retain_min=3, time_retained=0)  # snapshot 1 expires; its tag keeps its file

@@ -51,7 +51,7 @@ def test_overlapping_primary_key_files_are_merged_until_fully_compacted(tmp_path
     t.write(_rows(0, 10, "a"))
     t.write(_rows(5, 15, "b"))
     assert _counts(t) == (0, 2)
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert _counts(t) == (1, 0)
     t.write(_rows(100, 110, "c"))  # a level-0 file whose keys overlap nothing: its own section
     assert _counts(t) == (2, 0)
@@ -134,7 +134,7 @@ def test_raw_plus_rest_equals_engine_read(tmp_path_factory: Any, options: dict[s
     for i, (lo, n, kind) in enumerate(batches):
         t.write(_rows(lo, lo + n, str(i)), row_kinds=[kind if j % 3 == 0 else "+I" for j in range(n)])
         if i + 1 == compact_after:
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
     expected = t.read().sort_by("k")
     got = _read_raw(t, plan_raw(t.plan(), t.schema)).sort_by("k")
     assert got.equals(expected)

@@ -30,7 +30,7 @@ def table(catalog: Catalog) -> Table:
                              options={"bucket": "1"})
     t.write(rows([1, 2], "2026-11-20"))          # 1 APPEND
     t.write(rows([3], "a/b=c", 5))               # 2 APPEND (a value that needs escaping)
-    t.compact(full=True)                         # 3 COMPACT
+    t.maintenance.compact(full=True)                         # 3 COMPACT
     return t
 
 

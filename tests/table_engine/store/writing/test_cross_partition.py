@@ -140,7 +140,7 @@ def test_compaction_and_reads_after_many_moves_keep_one_row_per_key(catalog: Cat
     got = t.read()
     assert got.num_rows == 200
     assert set(got.column("dt").to_pylist()) == {"b"}
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert sorted(t.read().column("v").to_pylist()) == list(range(4, 204))
 
 

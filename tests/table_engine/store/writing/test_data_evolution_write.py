@@ -67,7 +67,7 @@ def operations(draw: st.DrawFn, deletes: bool = False) -> list[dict[str, Any]]:
 
 def _apply(t: Any, op: dict[str, Any]) -> None:
     if op["op"] == "compact":
-        t.compact(full=True)
+        t.maintenance.compact(full=True)
         t.expire_snapshots(retain_max=1, retain_min=1)
         return
     if op["op"] == "delete_rows":

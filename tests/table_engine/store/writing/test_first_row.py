@@ -86,12 +86,12 @@ def test_write_only_rows_stay_invisible_until_a_dedicated_compaction(tmp_path: P
     assert levels_and_rows(t)[0] == [0, 0]
     assert t.read().num_rows == 0
     assert t.plan() == []
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid is not None
     assert rows(t) == first_rows([batch(0, [("a", 1), ("b", 2)])])
     t.write(pa.Table.from_pylist(batch(1, [("a", 1), ("a", 3)]), schema=SCHEMA))
     assert rows(t) == first_rows([batch(0, [("a", 1), ("b", 2)])])  # the new key is on level 0 still
-    t.compact()
+    t.maintenance.compact()
     assert rows(t) == first_rows([batch(0, [("a", 1), ("b", 2)]), batch(1, [("a", 1), ("a", 3)])])
     assert min(levels_and_rows(t)[0]) > 0
 
@@ -99,7 +99,7 @@ def test_write_only_rows_stay_invisible_until_a_dedicated_compaction(tmp_path: P
 def test_first_row_splits_skip_level0_and_are_merged(tmp_path: Path) -> None:
     t = make(tmp_path, **{"write-only": "true"})
     t.write(pa.Table.from_pylist(batch(0, [("a", 1), ("a", 2)]), schema=SCHEMA))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(pa.Table.from_pylist(batch(1, [("a", 3)]), schema=SCHEMA))
     splits = t.plan()
     assert [(f.level, s.raw) for s in splits for f in s.files] == [(5, False)]
@@ -112,7 +112,7 @@ def test_lookup_changelog_has_inserts_of_new_keys_only(tmp_path: Path) -> None:
                batch(2, [("a", 3), ("a", 1), ("b", 1)])]
     for c in commits:
         t.write(pa.Table.from_pylist(c, schema=SCHEMA))
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     t.write(pa.Table.from_pylist(batch(3, [("a", 1), ("b", 2)]), schema=SCHEMA))
     commits.append(batch(3, [("a", 1), ("b", 2)]))
     changes = all_changes(t)
@@ -154,7 +154,7 @@ def test_reads_match_a_first_row_model_after_every_commit(
             writer.write(pa.Table.from_pylist([r], schema=SCHEMA))
         t.new_commit().commit(writer.prepare_commit())
         if i == full_at:
-            t.compact(full=True)
+            t.maintenance.compact(full=True)
         expected = first_rows(written)
         assert rows(t) == expected
         levels, stored = levels_and_rows(t)

@@ -68,23 +68,23 @@ def test_writes_are_postponed_until_a_compaction_publishes_them(catalog: Catalog
         assert re.fullmatch(r"data--u-[^/]+-s-\d+-w-[0-9a-f-]+-0\.avro", e.file.file_name), e.file.file_name
         assert t.file_io.exists(f"{t.path}/dt={'a' if b'a' in e.partition else 'b'}/bucket-postpone/"
                                 f"{e.file.file_name}")
-    sid = t.compact()
+    sid = t.maintenance.compact()
     assert sid is not None
     assert t.snapshot(sid).commit_kind is CommitKind.COMPACT
     assert content(t) == {("a", 1): 11, ("a", 2): 20}
     assert all(b >= 0 for _, b in buckets(t))  # every postponed file was removed
-    assert t.compact() is None  # nothing left to do
+    assert t.maintenance.compact() is None  # nothing left to do
 
 
 def test_new_partition_gets_default_bucket_num_existing_keeps_its_count(catalog: Catalog) -> None:
     t = make(catalog, **{"postpone.default-bucket-num": "3"})
     t.write(rows(*(("a", i, i) for i in range(50))))
-    t.compact()
+    t.maintenance.compact()
     assert bucket_counts(t) == {"a": 3}
     # a later default does not rescale a partition that has buckets; a new partition takes it
     t2 = t.copy({"postpone.default-bucket-num": "5"})
     t2.write(rows(*(("a", i, -i) for i in range(0, 50, 2)), *(("b", i, i) for i in range(40))))
-    t2.compact()
+    t2.maintenance.compact()
     assert bucket_counts(t2) == {"a": 3, "b": 5}
     expected = {("a", i): (-i if i % 2 == 0 else i) for i in range(50)} | {("b", i): i for i in range(40)}
     assert content(t2) == expected
@@ -94,12 +94,12 @@ def test_new_partition_gets_default_bucket_num_existing_keeps_its_count(catalog:
 def test_bucket_count_estimated_from_target_rows(catalog: Catalog) -> None:
     t = make(catalog, **{"postpone.target-row-num-per-bucket": "10"})
     t.write(rows(*(("a", i, i) for i in range(25))))
-    t.compact()
+    t.maintenance.compact()
     assert bucket_counts(t) == {"a": 3}
     # default: ceil(file bytes / 1 gb) = 1 bucket
     u = make(catalog, "db.u")
     u.write(rows(("a", 1, 1)))
-    u.compact()
+    u.maintenance.compact()
     assert bucket_counts(u) == {"a": 1}
 
 
@@ -107,11 +107,11 @@ def test_merge_engine_and_existing_bucket_data(catalog: Catalog) -> None:
     t = make(catalog, **{"merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
                          "postpone.default-bucket-num": "2"})
     t.write(rows(("a", 1, 1), ("a", 2, 2)))
-    t.compact()
+    t.maintenance.compact()
     t.write(rows(("a", 1, 10)))
     t.write(rows(("a", 1, 100), ("a", 3, 3)))
     assert content(t) == {("a", 1): 1, ("a", 2): 2}
-    t.compact(full=True)
+    t.maintenance.compact(full=True)
     assert content(t) == {("a", 1): 111, ("a", 2): 2, ("a", 3): 3}
 
 
@@ -140,7 +140,7 @@ def test_compaction_reading_one_file_at_a_time_keeps_the_writers_order(catalog: 
         batch = [("a" if i % 2 else "b", i, n * 100 + i) for i in range(n, n + 20)]
         t.write(rows(*batch))
         model.update({(dt, i): v for dt, i, v in batch})
-    t.compact()
+    t.maintenance.compact()
     assert content(t) == model
 
 
@@ -158,7 +158,7 @@ def test_a_second_compactor_of_the_same_files_conflicts(catalog: Catalog) -> Non
     t.write(rows(("a", 1, 1)))
     ctx = StoreContext(t.file_io, t.path, t.schema, t.options)
     stale = postpone_compaction_messages(ctx)
-    assert t.compact() is not None
+    assert t.maintenance.compact() is not None
     commit = t.new_commit()
     with pytest.raises(CommitConflictError):
         commit.commit(stale)
@@ -182,7 +182,7 @@ def _concurrent(t: Table, writers: int = 3, batches: int = 4) -> Model:
     def compact() -> None:
         while not stop.is_set():
             try:
-                t.compact()
+                t.maintenance.compact()
             except CommitConflictError:
                 pass
             except BaseException as e:  # noqa: BLE001 - reported below
@@ -199,7 +199,7 @@ def _concurrent(t: Table, writers: int = 3, batches: int = 4) -> Model:
     stop.set()
     compactor.join()
     assert not errors, errors
-    t.compact()
+    t.maintenance.compact()
     return {(f"p{i % 2}", w * 1000 + b * 10 + i): b for w in range(writers) for b in range(batches)
             for i in range(10)}
 
@@ -245,9 +245,9 @@ def test_random_writes_compactions_and_rescales_match_a_dict_model(tmp_path_fact
                     deleted.discard((p, k))
         elif op[0] == "rescale":
             if t.latest_snapshot() is not None:  # rewrites the published rows only; postponed rows stay postponed
-                t.rescale(op[1])
+                t.maintenance.rescale(op[1])
         else:
-            t.compact(full=op[1])
+            t.maintenance.compact(full=op[1])
             for key in deleted:
                 published.pop(key, None)
             published.update(pending)
@@ -260,16 +260,16 @@ def test_random_writes_compactions_and_rescales_match_a_dict_model(tmp_path_fact
 def test_rescale_changes_a_partitions_bucket_count_and_keeps_postponed_rows(catalog: Catalog) -> None:
     t = make(catalog)
     t.write(rows(*(("a", i, i) for i in range(30)), *(("b", i, i) for i in range(10))))
-    t.compact()
+    t.maintenance.compact()
     assert bucket_counts(t) == {"a": 1, "b": 1}
     t.write(rows(("a", 0, 100), ("a", 99, 99)))  # postponed: rescale must not lose them
-    sid = t.rescale(4, partitions=[{"dt": "a"}])
+    sid = t.maintenance.rescale(4, partitions=[{"dt": "a"}])
     assert sid is not None and t.snapshot(sid).commit_kind is CommitKind.OVERWRITE
     assert bucket_counts(t) == {"a": 4, "b": 1}
     expected = {("a", i): i for i in range(30)} | {("b", i): i for i in range(10)}
     assert content(t) == expected
     assert {b for (_, b) in buckets(t)} == {-2, 0, 1, 2, 3}
-    t.compact()  # the postponed rows go to the partition's new count
+    t.maintenance.compact()  # the postponed rows go to the partition's new count
     assert bucket_counts(t) == {"a": 4, "b": 1}
     assert content(t) == expected | {("a", 0): 100, ("a", 99): 99}
 
@@ -280,10 +280,10 @@ def test_rescale_of_a_postpone_table_needs_bucket_num_and_changes_nothing_withou
 
     t = make(catalog)
     t.write(rows(("a", 1, 1)))
-    t.compact()
+    t.maintenance.compact()
     before = warehouse_state(warehouse)
     with pytest.raises(OptionError, match="bucket_num is required"):
-        t.rescale()
+        t.maintenance.rescale()
     assert warehouse_state(warehouse) == before
 
 
@@ -293,14 +293,14 @@ def test_rescale_fails_when_a_compaction_committed_since_it_read(catalog: Catalo
 
     t = make(catalog)
     t.write(rows(("a", 1, 1)))
-    t.compact()
+    t.maintenance.compact()
     t.write(rows(("a", 2, 2)))
     original = rescale_module.TableWrite
 
     class CompactingMeanwhile(original):  # type: ignore[misc, valid-type]
         def prepare_commit(self, commit_identifier: int | None = None) -> Any:
             out = super().prepare_commit(commit_identifier)
-            t.copy({}).compact()  # another job publishes the postponed row meanwhile
+            t.copy({}).maintenance.compact()  # another job publishes the postponed row meanwhile
             return out
 
     rescale_module.TableWrite = CompactingMeanwhile  # type: ignore[misc]
@@ -320,7 +320,7 @@ def test_rescale_of_a_fixed_bucket_table_rewrites_in_place(catalog: Catalog) -> 
     t.write(rows(*(("a", i, i) for i in range(20))))
     t.write(rows(*(("a", i, -i) for i in range(0, 20, 3))))
     expected = content(t)
-    sid = t.rescale(partitions=["dt=a"])
+    sid = t.maintenance.rescale(partitions=["dt=a"])
     assert sid is not None and content(t) == expected and bucket_counts(t) == {"a": 3}
 
 
@@ -343,11 +343,11 @@ def test_table_modes_on_postpone_tables(catalog: Catalog, mode: str) -> None:
     options, expected = MODES[mode]
     t = make(catalog, **options)
     t.write(rows(("a", 1, 5), ("a", 2, 2)))
-    t.compact()
+    t.maintenance.compact()
     t.write(rows(("a", 1, 7), ("a", 3, 3)))
     t.write(rows(("a", 1, 6), ("a", 2, 0)), row_kinds=None if mode == "first-row" else ["+U", "-D"])
     assert content(t) == {("a", 1): 5, ("a", 2): 2}
-    t.compact()
+    t.maintenance.compact()
     assert content(t) == expected
 
 
@@ -356,13 +356,13 @@ def test_expiry_and_orphan_cleanup_keep_live_postponed_files(catalog: Catalog) -
 
     t = make(catalog)
     t.write(rows(("a", 1, 1), ("b", 2, 2)))
-    t.compact()
+    t.maintenance.compact()
     t.write(rows(("a", 4, 4)))  # postponed, live
     t.expire_snapshots(retain_min=1, retain_max=1)  # the compacted postponed files go with their snapshots
     postponed = [e.file.file_name for e in live_entries(t.file_io, t.path, t.latest_snapshot()) if e.bucket == -2]
     assert len(postponed) == 1
     assert len(t.file_io.list_status(f"{t.path}/dt=a/bucket-postpone")) == 1
     time.sleep(0.01)
-    assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0
-    t.compact()
+    assert t.maintenance.remove_orphan_files(older_than_millis=int(time.time() * 1000)).count == 0
+    t.maintenance.compact()
     assert content(t) == {("a", 1): 1, ("b", 2): 2, ("a", 4): 4}
