@@ -1,4 +1,4 @@
-"""Table health on a table of many files (issue 28): ``Table.health()`` reads metadata only.
+"""Table health on a table of many files (issue 28): ``Table.maintenance.health()`` reads metadata only.
 
 The table is built with :func:`scale_tables.build_many_files_table` (``--files`` data files, default 100,000, over
 ``--partitions`` x ``--buckets``, committed in 50 commits through the engine's committer; only metadata is written,

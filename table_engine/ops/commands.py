@@ -300,7 +300,7 @@ class RemoveOrphanFiles(Command):
                          "consumers (docs/health.md)")
 @dataclass(frozen=True, kw_only=True)
 class Health(Command):
-    """The table's health (:meth:`Table.health`): per partition and bucket, per table; reads metadata only and
+    """The table's health (``table.maintenance.health()``): per partition and bucket, per table; reads metadata only and
     changes nothing. The result holds the whole health; the command line also prints it as a table."""
 
     partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",

@@ -3,7 +3,7 @@
 Paimon matches ``including_tables`` (default ``.*``) and ``excluding_tables`` (none) as Java regular expressions
 against the full name ``database.table``, the whole name (``Matcher.matches``); a table is compacted when it
 matches the first and not the second. Here the tables are compacted one after the other, each as
-:meth:`Table.compact` does (its own COMPACT snapshot), in name order; a second run finds nothing left to do in
+``table.maintenance.compact()`` does (its own COMPACT snapshot), in name order; a second run finds nothing left to do in
 the tables already compacted (a full compaction converges), so a retry after a failure picks up where it stopped.
 """
 

@@ -1,5 +1,5 @@
-"""The readable form of a ``health`` result (:meth:`Table.health`'s ``to_dict()``) that the CLI prints before its
-result line: a summary, the partitions (or buckets) as a table, consumers, tags, the last events."""
+"""The readable form of a ``health`` result (``table.maintenance.health()``'s ``to_dict()``) that the CLI prints
+before its result line: a summary, the partitions (or buckets) as a table, consumers, tags, the last events."""
 
 from __future__ import annotations
 

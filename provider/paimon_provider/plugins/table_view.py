@@ -1,6 +1,6 @@
 """The body of a table page: health, the last maintenance plan and run, snapshots (their rate and the runs that wrote
-them), tags, branches, consumers and partitions, all read through the engine's public API (``Table.health()``,
-``snapshots()``, ``branches()``, the maintenance planner)."""
+them), tags, branches, consumers and partitions, all read through the engine's public API
+(``table.maintenance.health()``, ``snapshots()``, ``branches()``, the maintenance planner)."""
 
 from __future__ import annotations
 

@@ -190,13 +190,15 @@ def test_the_table_options_decide_what_is_picked(sz: list[int], target: int, sma
     from types import SimpleNamespace
 
     from table_engine.core_options import CoreOptions
+    from table_engine.format.bucket import BucketMode
     from table_engine.store.compaction.append_compact import AppendCompactionSettings
 
     options = CoreOptions({"target-file-size": f"{target} b", "compaction.small-file-ratio": str(small_ratio),
                            "compaction.delete-ratio-threshold": str(delete_ratio),
                            "compaction.min.file-num": str(min_num), "deletion-vectors.enabled": "true",
                            "source.split.open-file-cost": "0 b"})
-    pick = AppendCompactionSettings.of(SimpleNamespace(options=options)).pick  # type: ignore[arg-type]
+    mode = BucketMode.of(False, options.bucket(), False)
+    pick = AppendCompactionSettings.of(SimpleNamespace(options=options, bucket_mode=mode)).pick  # type: ignore[arg-type]
     assert (pick.target_file_size, pick.compaction_file_size) == (target, int(target * small_ratio))
     assert (pick.delete_ratio_threshold, pick.min_file_num) == (delete_ratio, min_num)
     fs = files_of(sz)

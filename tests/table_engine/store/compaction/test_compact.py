@@ -152,7 +152,7 @@ def test_compaction_of_an_empty_or_append_table(catalog: Catalog) -> None:
     t = table(catalog)
     assert t.maintenance.compact(full=True) is None
     app = catalog.create_table("db.app", SCHEMA)  # append tables compact too (tests/.../test_append_compact.py)
-    assert app.maintenance.compact() is None and app.compact(full=True) is None
+    assert app.maintenance.compact() is None and app.maintenance.compact(full=True) is None
 
 
 # ---- writer-side compaction -----------------------------------------------------------------------------------------

@@ -248,7 +248,7 @@ def test_partition_filters_prune_manifests_and_agree_with_the_whole_table(catalo
         selected = [x for x in whole.partitions
                     if any(all(kv in x.partition.split("/") for kv in s.split(",")) for s in spec.split(";"))]
         assert got.partitions == selected, spec
-    assert t.maintenance.health("p=5").files == 4 and t.health("p=4").files == 0
+    assert t.maintenance.health("p=5").files == 4 and t.maintenance.health("p=4").files == 0
 
 
 @pytest.mark.parametrize(("ch_min", "ch_max", "ch_time", "consumer", "expirable", "held"), [
