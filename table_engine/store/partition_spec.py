@@ -239,7 +239,8 @@ def _check_python(value: Any, t: DataType) -> Any:
 
 
 def _python_kind(t: DataType) -> Callable[[Any], bool]:
-    """Whether a Python value is of the kind of column type ``t``; a TypeError for a type partitions cannot have."""
+    """The test of whether a Python value is of column type ``t``'s kind; a TypeError for a type partitions cannot
+    have."""
     is_kind = _PYTHON_KINDS.get(t.root)
     if is_kind is not None:
         return is_kind
