@@ -276,15 +276,7 @@ class _Parser:
             args = self.int_args()
             t = DataType("DECIMAL", precision=args[0] if args else 10, scale=args[1] if len(args) > 1 else 0)
         elif root in ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ"):
-            args = self.int_args()
-            precision = args[0] if args else (0 if root == "TIME" else 6)
-            up = [x.upper() for x in self.tokens[self.i:self.i + 4]]
-            if root == "TIMESTAMP" and up == ["WITH", "LOCAL", "TIME", "ZONE"]:
-                self.i += 4
-                root = "TIMESTAMP_LTZ"
-            elif root in ("TIME", "TIMESTAMP") and up[:3] == ["WITHOUT", "TIME", "ZONE"]:
-                self.i += 3
-            t = DataType(root, precision=precision)
+            t = self.temporal(root)
         elif root == "ARRAY" or (root == "VECTOR" and self.peek() == "<"):
             t = self.with_element(root)
         elif root == "MAP":
@@ -295,26 +287,41 @@ class _Parser:
             self.expect(">")
             t = DataType("MAP", key=k, value=v)
         elif root == "ROW":
-            self.expect("<")
-            fields: list[DataField] = []
-            while True:
-                name = self.take()
-                if name.startswith("`"):
-                    name = name[1:-1].replace("``", "`")
-                if self.peek() == ":":
-                    self.take()
-                fields.append(DataField(len(fields), name, self.parse()))
-                if self.peek() == ",":
-                    self.take()
-                    continue
-                self.expect(">")
-                break
-            t = DataType("ROW", fields=tuple(fields))
+            t = self.row()
         elif root in ATOMIC_ROOTS or root in ("VARIANT", "BLOB"):
             t = DataType(root)
         else:
             return self.unknown_type(root, word)
         return t.copy(self.nullability())
+
+    def temporal(self, root: str) -> DataType:
+        """``TIME[(p)]``, ``TIMESTAMP[(p)]`` (``WITH LOCAL TIME ZONE``: TIMESTAMP_LTZ) or ``TIMESTAMP_LTZ[(p)]``."""
+        args = self.int_args()
+        precision = args[0] if args else (0 if root == "TIME" else 6)
+        up = [x.upper() for x in self.tokens[self.i:self.i + 4]]
+        if root == "TIMESTAMP" and up == ["WITH", "LOCAL", "TIME", "ZONE"]:
+            self.i += 4
+            root = "TIMESTAMP_LTZ"
+        elif root in ("TIME", "TIMESTAMP") and up[:3] == ["WITHOUT", "TIME", "ZONE"]:
+            self.i += 3
+        return DataType(root, precision=precision)
+
+    def row(self) -> DataType:
+        """``ROW<name [:] type, ...>`` (a name may be back-quoted)."""
+        self.expect("<")
+        fields: list[DataField] = []
+        while True:
+            name = self.take()
+            if name.startswith("`"):
+                name = name[1:-1].replace("``", "`")
+            if self.peek() == ":":
+                self.take()
+            fields.append(DataField(len(fields), name, self.parse()))
+            if self.peek() == ",":
+                self.take()
+                continue
+            self.expect(">")
+            return DataType("ROW", fields=tuple(fields))
 
     def with_element(self, root: str) -> DataType:
         """``ARRAY<t>`` or ``VECTOR<t, n>``."""
@@ -493,6 +500,11 @@ def _from_arrow_scalar(at: pa.DataType, nullable: bool) -> DataType:
         return DataType("DOUBLE", nullable)
     if pa.types.is_decimal(at):
         return DataType("DECIMAL", nullable, precision=at.precision, scale=at.scale)
+    return _from_arrow_text_or_time(at, nullable)
+
+
+def _from_arrow_text_or_time(at: pa.DataType, nullable: bool) -> DataType:
+    """VARCHAR, BINARY, VARBINARY, DATE, TIME or TIMESTAMP(_LTZ) for an Arrow string, binary or temporal type."""
     if pa.types.is_string(at) or pa.types.is_large_string(at) or pa.types.is_string_view(at):
         return DataType("VARCHAR", nullable, length=MAX_LENGTH)
     if pa.types.is_fixed_size_binary(at):

@@ -123,7 +123,7 @@ def _avro_ts_unit(t: pa.TimestampType) -> str:
     raise OptionError("file.format = avro: Avro does not support TIMESTAMP with precision > 6 (as in Paimon)")
 
 
-def _arrow_type(s: Any) -> pa.DataType:  # noqa: PLR0911, PLR0912 - one branch per Avro type
+def _arrow_type(s: Any) -> pa.DataType:
     """The Arrow type of an Avro (writer) schema, as our tables hold it (nullability aside)."""
     if isinstance(s, list):
         branches = [b for b in s if b != "null"]
@@ -137,6 +137,14 @@ def _arrow_type(s: Any) -> pa.DataType:  # noqa: PLR0911, PLR0912 - one branch p
             raise ValueError(f"unsupported Avro type {s!r}")
         return simple[s]
     kind, logical = s["type"], s.get("logicalType")
+    by_logical = _arrow_logical_type(s, logical)
+    if by_logical is not None:
+        return by_logical
+    return _arrow_complex_type(s, kind, logical)
+
+
+def _arrow_logical_type(s: dict[str, Any], logical: Any) -> pa.DataType | None:
+    """The Arrow type of an Avro date, time, timestamp or decimal logical type; None for any other schema."""
     if logical == "date":
         return pa.date32()
     if logical == "time-millis":
@@ -146,6 +154,11 @@ def _arrow_type(s: Any) -> pa.DataType:  # noqa: PLR0911, PLR0912 - one branch p
         return pa.timestamp(unit, tz="UTC" if logical.startswith("local-") else None)
     if logical == "decimal":
         return pa.decimal128(int(s["precision"]), int(s.get("scale", 0)))
+    return None
+
+
+def _arrow_complex_type(s: dict[str, Any], kind: Any, logical: Any) -> pa.DataType:
+    """The Arrow type of an Avro record, array (or array-encoded map), map, fixed or enum; else of its ``type``."""
     if kind == "record":
         return pa.struct([pa.field(f["name"], _arrow_type(f["type"]), nullable=_nullable(f["type"]))
                           for f in s["fields"]])

@@ -390,14 +390,7 @@ def _reserves_on_null(t: DataType) -> bool:
 def _slot_values(row: _Row, arr: pa.Array, t: DataType, nulls: npt.NDArray[np.bool_]) -> U64:
     root = t.root
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        millis, nanos = _timestamp_millis_nanos(arr)
-        if is_compact_timestamp(_precision(t)):
-            return millis.astype(np.uint64)
-        n = len(arr)
-        raw = np.where(nulls, 0, millis).astype("<i8").view(np.uint8)
-        eight = np.full(n, 8, dtype=np.int64)
-        offs = row.add_var(raw, np.arange(n, dtype=np.int64) * 8, eight, eight)
-        return (offs << np.uint64(32)) | np.where(nulls, 0, nanos).astype(np.uint64)
+        return _timestamp_slot(row, arr, t, nulls)
     if root == "TIME":
         return _time_millis(arr).astype(np.uint32).astype(np.uint64)
     if t.is_string or t.is_binary:
@@ -412,6 +405,24 @@ def _slot_values(row: _Row, arr: pa.Array, t: DataType, nulls: npt.NDArray[np.bo
         if is_compact_decimal(_precision(t)):
             return _decimal_words(arr)[:, 0]
         return _big_decimal_slot(row, arr, nulls)
+    return _fixed_slot(arr, t)
+
+
+def _timestamp_slot(row: _Row, arr: pa.Array, t: DataType, nulls: npt.NDArray[np.bool_]) -> U64:
+    """TIMESTAMP slots: the millis when compact, else the offset of the millis in the variable part and the nanos."""
+    millis, nanos = _timestamp_millis_nanos(arr)
+    if is_compact_timestamp(_precision(t)):
+        return millis.astype(np.uint64)
+    n = len(arr)
+    raw = np.where(nulls, 0, millis).astype("<i8").view(np.uint8)
+    eight = np.full(n, 8, dtype=np.int64)
+    offs = row.add_var(raw, np.arange(n, dtype=np.int64) * 8, eight, eight)
+    return (offs << np.uint64(32)) | np.where(nulls, 0, nanos).astype(np.uint64)
+
+
+def _fixed_slot(arr: pa.Array, t: DataType) -> U64:
+    """BOOLEAN, integral, DATE, FLOAT and DOUBLE slots of a column already cast to ``t``'s Arrow type."""
+    root = t.root
     if root == "BOOLEAN":
         filled = pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
         return np.asarray(filled, dtype=np.uint64)

@@ -135,24 +135,9 @@ def new_schema(
 ) -> TableSchema:
     """Validate and build a schema: keys exist, key columns become NOT NULL, names are unique."""
     names = [f.name for f in fields]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise SchemaError(f"duplicate column names {dupes}")
-    for kind, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
-        for k in keys:
-            if k not in names:
-                raise SchemaError(f"{kind} {k!r} is not a column; columns are {names}")
-        if len(set(keys)) != len(keys):
-            raise SchemaError(f"duplicate {kind}s in {list(keys)}")
+    _check_names_and_keys(names, partition_keys, primary_keys)
     pk = set(primary_keys)
-    fixed = []
-    for f in fields:
-        if f.name in pk:
-            if f.type.is_complex:
-                raise SchemaError(f"primary key column {f.name!r} has type {f.type}, which cannot be a key")
-            fixed.append(DataField(f.id, f.name, f.type.copy(nullable=False), f.description))
-        else:
-            fixed.append(f)
+    fixed = _not_null_primary_keys(fields, pk)
     schema = TableSchema(
         id=schema_id,
         fields=tuple(fixed),
@@ -164,19 +149,52 @@ def new_schema(
         time_millis=clock.now_millis(),
     )
     schema.trimmed_primary_keys()  # validates that something remains
+    _check_bucket_and_partition_keys(schema, names, partition_keys, primary_keys)
+    validate_file_index_options(schema.fields, schema.options)
+    validate_cross_partition(schema)
+    return schema
+
+
+def _check_names_and_keys(names: Sequence[str], partition_keys: Sequence[str], primary_keys: Sequence[str]) -> None:
+    """Column names are unique; partition and primary keys are columns, each listed once."""
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SchemaError(f"duplicate column names {dupes}")
+    for kind, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
+        for k in keys:
+            if k not in names:
+                raise SchemaError(f"{kind} {k!r} is not a column; columns are {list(names)}")
+        if len(set(keys)) != len(keys):
+            raise SchemaError(f"duplicate {kind}s in {list(keys)}")
+
+
+def _not_null_primary_keys(fields: Sequence[DataField], pk: set[str]) -> list[DataField]:
+    """``fields`` with the primary key columns NOT NULL; a SchemaError for a key column of a complex type."""
+    fixed = []
+    for f in fields:
+        if f.name in pk:
+            if f.type.is_complex:
+                raise SchemaError(f"primary key column {f.name!r} has type {f.type}, which cannot be a key")
+            fixed.append(DataField(f.id, f.name, f.type.copy(nullable=False), f.description))
+        else:
+            fixed.append(f)
+    return fixed
+
+
+def _check_bucket_and_partition_keys(schema: TableSchema, names: Sequence[str], partition_keys: Sequence[str],
+                                     primary_keys: Sequence[str]) -> None:
+    """Bucket keys are columns, not partition keys and (with a primary key) part of it; partition keys are not of a
+    complex type."""
     for k in schema.bucket_keys():
         if k not in names:
-            raise SchemaError(f"bucket-key {k!r} is not a column; columns are {names}")
+            raise SchemaError(f"bucket-key {k!r} is not a column; columns are {list(names)}")
         if k in partition_keys:
             raise SchemaError(f"bucket-key {k!r} cannot be a partition key")
-        if primary_keys and k not in pk:
+        if primary_keys and k not in primary_keys:
             raise SchemaError(f"bucket-key {k!r} must be part of the primary key {list(primary_keys)}")
     for k in partition_keys:
         if schema.field(k).type.is_complex:
             raise SchemaError(f"partition key {k!r} has type {schema.field(k).type}, which cannot be a partition key")
-    validate_file_index_options(schema.fields, schema.options)
-    validate_cross_partition(schema)
-    return schema
 
 
 def validate_cross_partition(schema: TableSchema) -> None:

@@ -167,16 +167,26 @@ def _check(command: str, spec: ArgSpec, value: Any) -> Any:
             raise bad("is required")
         return value
     if kind in ("count", "time", "duration"):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise bad(f"must be an integer, got {value!r}")
-        if kind == "count" and value < 1:
-            raise bad(f"must be at least 1, got {value}")
-        if kind == "duration" and value < 0:
-            raise bad(f"must not be negative, got {value}")
-        return value
+        return _check_integer(spec, value, bad)
+    return _check_string(spec, value, bad)
+
+
+def _check_integer(spec: ArgSpec, value: Any, bad: Callable[[str], CommandError]) -> Any:
+    """A ``count`` (at least 1), ``time`` or ``duration`` (not negative) value, not None."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise bad(f"must be an integer, got {value!r}")
+    if spec.kind == "count" and value < 1:
+        raise bad(f"must be at least 1, got {value}")
+    if spec.kind == "duration" and value < 0:
+        raise bad(f"must not be negative, got {value}")
+    return value
+
+
+def _check_string(spec: ArgSpec, value: Any, bad: Callable[[str], CommandError]) -> Any:
+    """A string value, not None (a ``choice`` one of its choices; non-empty when required)."""
     if not isinstance(value, str):
         raise bad(f"must be a string, got {value!r}")
-    if kind == "choice" and value not in spec.choices:
+    if spec.kind == "choice" and value not in spec.choices:
         raise bad(f"must be one of {', '.join(spec.choices)}, got {value!r}")
     if spec.required and not value:
         raise bad("must not be empty")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -199,37 +199,56 @@ def _parse_temporal(s: str, root: str) -> Any:
     return datetime.time.fromisoformat(s)  # TIME
 
 
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_date(value: Any) -> bool:
+    return isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
+
+
+# per type root, whether a value given typed is of the column's kind
+_PYTHON_KINDS: dict[str, Callable[[Any], bool]] = {
+    **dict.fromkeys(_INT_ROOTS, _is_integer),
+    "BOOLEAN": lambda v: isinstance(v, bool),
+    "FLOAT": _is_number,
+    "DOUBLE": _is_number,
+    "DECIMAL": lambda v: isinstance(v, int | decimal.Decimal) and not isinstance(v, bool),
+    "DATE": _is_date,
+    "TIMESTAMP": lambda v: isinstance(v, datetime.datetime),
+    "TIMESTAMP_LTZ": lambda v: isinstance(v, datetime.datetime),
+    "TIME": lambda v: isinstance(v, datetime.time),
+}
+
+
 def _check_python(value: Any, t: DataType) -> Any:
     """A value given typed: check that it is of the column's kind (Arrow then checks range and precision)."""
     root = t.root
-    ok: bool
-    if root in _INT_ROOTS:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif root == "BOOLEAN":
-        ok = isinstance(value, bool)
-    elif root in ("FLOAT", "DOUBLE"):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif root == "DECIMAL":
-        ok = isinstance(value, int | decimal.Decimal) and not isinstance(value, bool)
-        if isinstance(value, float) and not isinstance(value, bool):
-            return decimal.Decimal(repr(value))
-    elif root == "DATE":
-        ok = isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
-    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
-            return datetime.datetime.combine(value, datetime.time())
-        ok = isinstance(value, datetime.datetime)
-    elif root == "TIME":
-        ok = isinstance(value, datetime.time)
-    elif t.is_string:
-        ok = isinstance(value, str)
-    elif t.is_binary:
-        ok = isinstance(value, bytes)
-    else:
-        raise TypeError(f"partition columns of type {t} are not supported")
-    if not ok:
+    is_kind = _python_kind(t)
+    if root == "DECIMAL" and isinstance(value, float) and not isinstance(value, bool):
+        return decimal.Decimal(repr(value))
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and _is_date(value):
+        return datetime.datetime.combine(value, datetime.time())
+    if not is_kind(value):
         raise TypeError(f"a {type(value).__name__} is not a {t} value")
     return value
+
+
+def _python_kind(t: DataType) -> Callable[[Any], bool]:
+    """The test of whether a Python value is of column type ``t``'s kind; a TypeError for a type partitions cannot
+    have."""
+    is_kind = _PYTHON_KINDS.get(t.root)
+    if is_kind is not None:
+        return is_kind
+    if t.is_string:
+        return lambda v: isinstance(v, str)
+    if t.is_binary:
+        return lambda v: isinstance(v, bytes)
+    raise TypeError(f"partition columns of type {t} are not supported")
 
 
 def _normalize(value: Any, t: DataType) -> Any:

@@ -167,17 +167,26 @@ class FileIndexEvaluator:
         if op == "is not null":
             return reader.all_rows() - reader.null_rows()
         if op in ("=", "!="):
-            lit = literal_value(p.value, t)
-            if lit is None:
-                return None
-            if op == "=":
-                return reader.equal_rows(_as_key(lit, t))
-            non_null = reader.all_rows() - reader.null_rows()
-            if _is_nan(p.value) or _lossy(t):
-                return non_null
-            return non_null - reader.equal_rows(lit)
+            return self._bitmap_equal(reader, p, t)
+        return self._bitmap_in(reader, p, t)
+
+    @staticmethod
+    def _bitmap_equal(reader: BitmapIndexReader, p: Predicate, t: DataType) -> IndexResult:
+        """``=`` / ``!=`` on a bitmap index."""
+        lit = literal_value(p.value, t)
+        if lit is None:
+            return None
+        if p.op == "=":
+            return reader.equal_rows(_as_key(lit, t))
+        non_null = reader.all_rows() - reader.null_rows()
+        if _is_nan(p.value) or _lossy(t):
+            return non_null
+        return non_null - reader.equal_rows(lit)
+
+    def _bitmap_in(self, reader: BitmapIndexReader, p: Predicate, t: DataType) -> IndexResult:
+        """``in`` / ``not in`` on a bitmap index."""
         lits, has_null, complete = self._literals(list(p.value), t)
-        if op == "in":
+        if p.op == "in":
             if not complete:
                 return None
             rows = reader.null_rows() if has_null else BitMap()

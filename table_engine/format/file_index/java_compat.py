@@ -295,10 +295,20 @@ def java_hashmap_order(hash_codes: Sequence[int] | npt.NDArray[np.int32], *, com
         return np.zeros(0, np.int64), True
     spread = (codes ^ (codes >> np.uint32(16))).astype(np.int64)
     tree_at = 7 if compute_if_absent else 8  # nodes already in the bin when the new one triggers treeifyBin
+    cap, threshold, size, exact = _small_table_inserts(spread, tree_at, compute_if_absent)
+    cap, exact = _load_factor_resizes(spread, tree_at, (cap, threshold, size, exact), compute_if_absent, later_call)
+    rank = np.arange(n, dtype=np.int64)
+    order = np.lexsort((-rank if compute_if_absent else rank, spread & (cap - 1)))
+    return order.astype(np.int64), exact
+
+
+def _small_table_inserts(spread: I64, tree_at: int, compute_if_absent: bool) -> tuple[int, int, int, bool]:
+    """Insert by insert while the table is small (a long bin then doubles the table instead of becoming a tree);
+    returns (capacity, threshold, keys inserted, exact)."""
+    n = len(spread)
     cap, threshold = 16, 12
     exact = True
     size = 0
-    # insert by insert while the table is small (a long bin then doubles the table instead of becoming a tree)
     while size < n and cap < _MIN_TREEIFY_CAPACITY:
         if compute_if_absent and size > threshold:
             cap, threshold = cap * 2, threshold * 2
@@ -311,7 +321,15 @@ def java_hashmap_order(hash_codes: Sequence[int] | npt.NDArray[np.int32], *, com
                 exact = False
         if not compute_if_absent and size > threshold:
             cap, threshold = cap * 2, threshold * 2
-    # from capacity 64 on only the load factor resizes; a bin reaching the tree size means a tree bin
+    return cap, threshold, size, exact
+
+
+def _load_factor_resizes(spread: I64, tree_at: int, state: tuple[int, int, int, bool], compute_if_absent: bool,
+                         later_call: bool) -> tuple[int, bool]:
+    """From capacity 64 on only the load factor resizes; a bin reaching the tree size means a tree bin. ``state`` is
+    (capacity, threshold, keys inserted, exact) after the small-table inserts; returns the final (capacity, exact)."""
+    n = len(spread)
+    cap, threshold, size, exact = state
     while True:
         end = min(n, threshold + 1)  # the insert that crosses the threshold still lands in this table
         if end > size:
@@ -328,6 +346,4 @@ def java_hashmap_order(hash_codes: Sequence[int] | npt.NDArray[np.int32], *, com
             continue
         if size >= n:
             break
-    rank = np.arange(n, dtype=np.int64)
-    order = np.lexsort((-rank if compute_if_absent else rank, spread & (cap - 1)))
-    return order.astype(np.int64), exact
+    return cap, exact

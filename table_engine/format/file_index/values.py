@@ -179,23 +179,28 @@ def literal_value(v: object, t: DataType) -> Literal | None:
             return _float_literal(v, np.float32, np.int32, 0x7FC00000)
         if kind == DOUBLE:
             return _float_literal(v, np.float64, np.int64, 0x7FF8000000000000)
-        root = t.root
-        if root == "DATE":
-            if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
-                return Literal((v - _EPOCH_DATE).days)
-            return None
-        if root == "TIME":
-            if isinstance(v, datetime.time):
-                micros = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-                return Literal(micros // 1000, micros % 1000 == 0)
-            return None
-        if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            return _timestamp_literal(v, t)
+        if t.root in ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"):
+            return _temporal_literal(v, t)
         if kind == DECIMAL:
             return _decimal_literal(v, t)
         return _integral_literal(v, kind)
     except (TypeError, ValueError, OverflowError, ArithmeticError):
         return None
+
+
+def _temporal_literal(v: object, t: DataType) -> Literal | None:
+    """``v`` as a DATE (days), TIME (millis) or TIMESTAMP literal; None when it is not of the column's kind."""
+    root = t.root
+    if root == "DATE":
+        if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+            return Literal((v - _EPOCH_DATE).days)
+        return None
+    if root == "TIME":
+        if isinstance(v, datetime.time):
+            micros = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+            return Literal(micros // 1000, micros % 1000 == 0)
+        return None
+    return _timestamp_literal(v, t)
 
 
 def _float_literal(v: object, ftype: type[np.floating], itype: type[np.integer], nan_bits: int) -> Literal | None:

@@ -9,7 +9,7 @@ a :class:`~table_engine.errors.SchemaError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from table_engine.core_enums import ChangelogProducer
@@ -178,6 +178,23 @@ def _parse(schema: TableSchema, table: str) -> MergeConfig:
     _check_field_references(schema, raw)
     value_fields = tuple(f for f in schema.fields if f.name not in pks)
     seq = tuple(opts.sequence_fields())
+    _check_sequence_field_option(raw, table, seq, names)
+    _check_rowkind_field(schema, table, opts.rowkind_field(), names)
+    ignore_delete = opts.ignore_delete()
+    base = {"engine": engine, "table": table, "primary_keys": pks, "value_fields": value_fields,
+            "sequence_fields": seq, "ignore_delete": ignore_delete}
+    if engine == "first-row":
+        _check_first_row(opts, table, seq)
+        return MergeConfig(**base)  # type: ignore[arg-type]
+    if engine == "aggregation":
+        return _parse_aggregation(schema, raw, base)
+    if engine == "partial-update":
+        return _parse_partial_update(schema, raw, base)
+    return MergeConfig(**base)  # type: ignore[arg-type]
+
+
+def _check_sequence_field_option(raw: Mapping[str, str], table: str, seq: Sequence[str], names: list[str]) -> None:
+    """Each ``sequence.field`` is a column, listed once, without an aggregate function."""
     seen: set[str] = set()
     for s in seq:
         if s not in names:
@@ -188,29 +205,27 @@ def _parse(schema: TableSchema, table: str) -> MergeConfig:
         if field_property(raw, s, "aggregate-function") is not None:
             raise OptionError(f"table {table}: column {s!r} is a sequence.field and cannot have "
                               f"'fields.{s}.aggregate-function'")
-    rk = opts.rowkind_field()
-    if rk is not None:
-        if rk not in names:
-            raise SchemaError(f"table {table}: rowkind.field {rk!r} is not a column; columns are {names}")
-        if schema.field(rk).type.root not in ("VARCHAR", "CHAR"):
-            raise SchemaError(f"table {table}: rowkind.field {rk!r} must be a string column, not "
-                              f"{schema.field(rk).type}")
-    ignore_delete = opts.ignore_delete()
-    base = {"engine": engine, "table": table, "primary_keys": pks, "value_fields": value_fields,
-            "sequence_fields": seq, "ignore_delete": ignore_delete}
-    if engine == "first-row":
-        if seq:
-            raise OptionError(f"table {table}: the first-row merge engine does not support 'sequence.field'")
-        producer = opts.get(CHANGELOG_PRODUCER)
-        if producer not in (ChangelogProducer.NONE, ChangelogProducer.LOOKUP):
-            raise OptionError(f"table {table}: the first-row merge engine supports only the 'none' and 'lookup' "
-                              f"changelog-producer, not {producer.value!r}")
-        return MergeConfig(**base)  # type: ignore[arg-type]
-    if engine == "aggregation":
-        return _parse_aggregation(schema, raw, base)
-    if engine == "partial-update":
-        return _parse_partial_update(schema, raw, base)
-    return MergeConfig(**base)  # type: ignore[arg-type]
+
+
+def _check_rowkind_field(schema: TableSchema, table: str, rk: str | None, names: list[str]) -> None:
+    """The ``rowkind.field`` (if set) is a string column."""
+    if rk is None:
+        return
+    if rk not in names:
+        raise SchemaError(f"table {table}: rowkind.field {rk!r} is not a column; columns are {names}")
+    if schema.field(rk).type.root not in ("VARCHAR", "CHAR"):
+        raise SchemaError(f"table {table}: rowkind.field {rk!r} must be a string column, not "
+                          f"{schema.field(rk).type}")
+
+
+def _check_first_row(opts: CoreOptions, table: str, seq: Sequence[str]) -> None:
+    """The first-row merge engine has no ``sequence.field`` and a ``none`` or ``lookup`` changelog producer."""
+    if seq:
+        raise OptionError(f"table {table}: the first-row merge engine does not support 'sequence.field'")
+    producer = opts.get(CHANGELOG_PRODUCER)
+    if producer not in (ChangelogProducer.NONE, ChangelogProducer.LOOKUP):
+        raise OptionError(f"table {table}: the first-row merge engine supports only the 'none' and 'lookup' "
+                          f"changelog-producer, not {producer.value!r}")
 
 
 def _function_of(raw: Mapping[str, str], f: DataField) -> tuple[str | None, str]:

@@ -135,25 +135,12 @@ class PartialUpdateMerge(FoldingMerge):
         present = set(kv.column_names)
         states = {g.option: _GroupState(g, kv) for g in cfg.groups if all(s in present for s in g.sequence_fields)}
         active = ~retract if cfg.ignore_delete else np.ones(n, bool)
-        base = np.full(seg.count, -1, _I64)
-        if cfg.ignore_delete:
-            pass
-        elif cfg.remove_record_on_delete:
-            base = seg.last_where(kinds == DELETE)
-        elif self.removal_groups:
-            base = self._removal_bases(seg, kinds, active, [states[g.option] for g in self.removal_groups])
+        base = self._base_rows(seg, kinds, active, states)
         active &= seg.after(base)
         adds = active & ~retract
         retracts = active & retract
         out_kinds, retract_only = stored_kinds(seg, adds, base)
-        values: dict[str, pa.Array] = {}
-        for f in cfg.value_fields:
-            name = f.name
-            if name not in present or name in self.group_of or cfg.is_group_sequence_field(name):
-                continue
-            col = kv.column(name)
-            pick = seg.last_where(adds & valid_mask(col))
-            values[name] = take_or_null(col, np.where(pick >= 0, pick, base))
+        values = self._ungrouped_values(kv, seg, adds, base, present)
         for g in cfg.groups:
             state = states.get(g.option)
             if state is None:
@@ -176,6 +163,35 @@ class PartialUpdateMerge(FoldingMerge):
                 values[p] = fold_field(agg, col, seg, rows, retracts, base, retract_only, cfg,
                                        prepend=(~passed) & ~retract)
         return assemble(kv, last_rows(seg), values, out_kinds)
+
+    def _base_rows(self, seg: Segments, kinds: np.ndarray, active: np.ndarray, states: dict[str, _GroupState]
+                   ) -> np.ndarray:
+        """Per key, the row the merge starts after (-1: none): the last ``-D`` when a delete removes the row, the
+        last removing ``-D`` of the removal groups, else none."""
+        cfg = self.config
+        base = np.full(seg.count, -1, _I64)
+        if cfg.ignore_delete:
+            return base
+        if cfg.remove_record_on_delete:
+            return seg.last_where(kinds == DELETE)
+        if self.removal_groups:
+            return self._removal_bases(seg, kinds, active, [states[g.option] for g in self.removal_groups])
+        return base
+
+    def _ungrouped_values(self, kv: pa.Table, seg: Segments, adds: np.ndarray, base: np.ndarray, present: set[str]
+                          ) -> dict[str, pa.Array]:
+        """The merged value columns outside the sequence groups: per key, the last non-null added value, else the
+        base row's."""
+        cfg = self.config
+        values: dict[str, pa.Array] = {}
+        for f in cfg.value_fields:
+            name = f.name
+            if name not in present or name in self.group_of or cfg.is_group_sequence_field(name):
+                continue
+            col = kv.column(name)
+            pick = seg.last_where(adds & valid_mask(col))
+            values[name] = take_or_null(col, np.where(pick >= 0, pick, base))
+        return values
 
     def _removal_bases(self, seg: Segments, kinds: np.ndarray, active: np.ndarray, states: list[_GroupState]
                        ) -> np.ndarray:

@@ -455,22 +455,9 @@ def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
         allowed = pa.array([_typed(table, check, check.column, v).as_py() for v in check.values], type=dtype)
         return _ValuesInSet(check, where, allowed)
     if isinstance(check, ValuesInRange):
-        low = None if check.min is None else _typed(table, check, check.column, check.min)
-        high = None if check.max is None else _typed(table, check, check.column, check.max)
-        if low is not None and high is not None and pc.greater(low, high).as_py():
-            raise CheckError(f"{_where(check)}: min {check.min!r} is greater than max {check.max!r} "
-                             f"(column {check.column!r} of type {low.type})")
-        return _ValuesInRange(check, where, low, high)
+        return _bind_values_in_range(table, check, where)
     if isinstance(check, NoDuplicateKeys):
-        keys = list(check.columns) or table.primary_keys
-        if not keys:
-            raise CheckError(f"{_where(check)}: table {table.identifier} has no primary key: give the key columns "
-                             "(columns)")
-        for column in keys:
-            dtype = _column_type(table, check, column)
-            if pa.types.is_nested(dtype):
-                raise CheckError(f"{_where(check)}: column {column!r} of type {dtype} cannot be compared as a key")
-        return _NoDuplicateKeys(check, where, keys)
+        return _bind_no_duplicate_keys(table, check, where)
     if isinstance(check, RowPredicate):
         preds = _predicates(table, check, check.filter, "filter")
         if not preds:
@@ -479,6 +466,29 @@ def _bind(table: Table, check: Check, snapshot_id: int | None) -> _Evaluator:
     if isinstance(check, RowsAdded):
         return _RowsAdded(check, table, snapshot_id, where)
     raise CheckError(f"{_where(check)}: no runner for checks of kind {check.kind!r}")
+
+
+def _bind_values_in_range(table: Table, check: ValuesInRange, where: list[Predicate]) -> _Evaluator:
+    """The evaluator of a ValuesInRange check; a CheckError when min is greater than max."""
+    low = None if check.min is None else _typed(table, check, check.column, check.min)
+    high = None if check.max is None else _typed(table, check, check.column, check.max)
+    if low is not None and high is not None and pc.greater(low, high).as_py():
+        raise CheckError(f"{_where(check)}: min {check.min!r} is greater than max {check.max!r} "
+                         f"(column {check.column!r} of type {low.type})")
+    return _ValuesInRange(check, where, low, high)
+
+
+def _bind_no_duplicate_keys(table: Table, check: NoDuplicateKeys, where: list[Predicate]) -> _Evaluator:
+    """The evaluator of a NoDuplicateKeys check (default: the primary key); a CheckError for no or nested keys."""
+    keys = list(check.columns) or table.primary_keys
+    if not keys:
+        raise CheckError(f"{_where(check)}: table {table.identifier} has no primary key: give the key columns "
+                         "(columns)")
+    for column in keys:
+        dtype = _column_type(table, check, column)
+        if pa.types.is_nested(dtype):
+            raise CheckError(f"{_where(check)}: column {column!r} of type {dtype} cannot be compared as a key")
+    return _NoDuplicateKeys(check, where, keys)
 
 
 def _scan(table: Table, snapshot_id: int | None, members: Sequence[_Scan], since: int | None = None) -> None:

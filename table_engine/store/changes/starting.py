@@ -266,25 +266,37 @@ def resolve_incremental(options: CoreOptions, snapshots: Sequence[Snapshot], tag
         return IncrementalRange(latest.id - 1, latest.id, IncrementalBetweenScanMode.DELTA)
     between = options.get(INCREMENTAL_BETWEEN)
     if between is not None:
-        left, right = _pair(between, INCREMENTAL_BETWEEN.key, "start(exclusive) and end snapshot, e.g. '5,10'")
-        start_tag, end_tag = tag(left), tag(right)
-        if start_tag is not None and end_tag is not None:
-            if options.get(INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT):
-                return _checked(start_tag.id, end_tag.id, snapshots, _auto(options, mode))
-            return IncrementalRange(start_tag.id, end_tag.id, IncrementalBetweenScanMode.DIFF, start_tag, end_tag)
-        try:
-            start, end = int(left), int(right)
-        except ValueError:
-            raise OptionError(f"{INCREMENTAL_BETWEEN.key} {between!r}: didn't find two tags for start {left!r} and "
-                              f"end {right!r}, and they are not two snapshot ids") from None
-        if end < start:
-            raise OptionError(f"{INCREMENTAL_BETWEEN.key} {between!r}: ending snapshot id {end} should be >= "
-                              f"starting snapshot id {start}")
-        if earliest is None or start == end:
-            return IncrementalRange(start, start, _auto(options, mode))
-        if mode is IncrementalBetweenScanMode.DIFF:
-            return IncrementalRange(start, end, mode)
-        return _checked(start, end, snapshots, _auto(options, mode))
+        return _between_snapshots(options, between, snapshots, tag, mode, earliest)
+    return _between_timestamps(options, snapshots, mode, earliest, latest)
+
+
+def _between_snapshots(options: CoreOptions, between: str, snapshots: Sequence[Snapshot], tag: TagResolver,
+                       mode: IncrementalBetweenScanMode, earliest: Snapshot | None) -> IncrementalRange:
+    """The range of ``incremental-between``: two tags or two snapshot ids."""
+    left, right = _pair(between, INCREMENTAL_BETWEEN.key, "start(exclusive) and end snapshot, e.g. '5,10'")
+    start_tag, end_tag = tag(left), tag(right)
+    if start_tag is not None and end_tag is not None:
+        if options.get(INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT):
+            return _checked(start_tag.id, end_tag.id, snapshots, _auto(options, mode))
+        return IncrementalRange(start_tag.id, end_tag.id, IncrementalBetweenScanMode.DIFF, start_tag, end_tag)
+    try:
+        start, end = int(left), int(right)
+    except ValueError:
+        raise OptionError(f"{INCREMENTAL_BETWEEN.key} {between!r}: didn't find two tags for start {left!r} and "
+                          f"end {right!r}, and they are not two snapshot ids") from None
+    if end < start:
+        raise OptionError(f"{INCREMENTAL_BETWEEN.key} {between!r}: ending snapshot id {end} should be >= "
+                          f"starting snapshot id {start}")
+    if earliest is None or start == end:
+        return IncrementalRange(start, start, _auto(options, mode))
+    if mode is IncrementalBetweenScanMode.DIFF:
+        return IncrementalRange(start, end, mode)
+    return _checked(start, end, snapshots, _auto(options, mode))
+
+
+def _between_timestamps(options: CoreOptions, snapshots: Sequence[Snapshot], mode: IncrementalBetweenScanMode,
+                        earliest: Snapshot | None, latest: Snapshot | None) -> IncrementalRange:
+    """The range of ``incremental-between-timestamp``: the snapshots committed in (start, end]."""
     text = options.get(INCREMENTAL_BETWEEN_TIMESTAMP)
     if text is None:
         raise OptionError(f"an incremental read needs {INCREMENTAL_BETWEEN.key} or {INCREMENTAL_BETWEEN_TIMESTAMP.key}")

@@ -95,15 +95,7 @@ def _rewrite_one(ctx: StoreContext, e: ManifestEntry, part_values: Sequence[Any]
                  declared: dict[str, dict[str, dict[str, str]]], current_ids: dict[str, int], threshold: int,
                  written: list[str]) -> DataFileMeta | None:
     f = e.file
-    file_schema = ctx.schema_by_id(f.schema_id)
-    by_id = {fld.id: fld for fld in file_schema.fields}
-    wanted: list[tuple[str, DataType, dict[str, dict[str, str]]]] = []
-    for column, types in declared.items():
-        old = by_id.get(current_ids.get(column, -1))
-        if old is not None and f.write_cols is not None and old.name not in f.write_cols:
-            continue  # a column file of data evolution holds only its _WRITE_COLS
-        if old is not None:  # the index is keyed by the column's name in the file's schema
-            wanted.append((old.name, old.type, types))
+    wanted = _indexed_columns(ctx, f, declared, current_ids)
     data_path = file_path_in(ctx.table_path, ctx.schema, list(part_values), e.bucket, f,
                              ctx.options.partition_default_name())
     data: bytes | None = None
@@ -121,6 +113,32 @@ def _rewrite_one(ctx: StoreContext, e: ManifestEntry, part_values: Sequence[Any]
         if f.embedded_file_index == data and old_sidecar is None:
             return None
         return _replace(f, embedded=data, extra=others)
+    path = _new_sidecar_path(ctx, f, data_path, old_sidecar, data)
+    if path is None:
+        return None
+    written.append(path)
+    write_file_index(ctx.file_io, path, data)
+    return _replace(f, embedded=None, extra=[*others, path.rsplit("/", 1)[-1]])
+
+
+def _indexed_columns(ctx: StoreContext, f: DataFileMeta, declared: dict[str, dict[str, dict[str, str]]],
+                     current_ids: dict[str, int]) -> list[tuple[str, DataType, dict[str, dict[str, str]]]]:
+    """The declared index columns the file holds: (name in the file's schema, type there, index types)."""
+    file_schema = ctx.schema_by_id(f.schema_id)
+    by_id = {fld.id: fld for fld in file_schema.fields}
+    wanted: list[tuple[str, DataType, dict[str, dict[str, str]]]] = []
+    for column, types in declared.items():
+        old = by_id.get(current_ids.get(column, -1))
+        if old is not None and f.write_cols is not None and old.name not in f.write_cols:
+            continue  # a column file of data evolution holds only its _WRITE_COLS
+        if old is not None:  # the index is keyed by the column's name in the file's schema
+            wanted.append((old.name, old.type, types))
+    return wanted
+
+
+def _new_sidecar_path(ctx: StoreContext, f: DataFileMeta, data_path: str, old_sidecar: str | None, data: bytes
+                      ) -> str | None:
+    """A free path for the file's new index sidecar; None when its only sidecar already holds ``data``."""
     if old_sidecar is not None and f.embedded_file_index is None:
         try:
             if ctx.file_io.read_bytes(old_sidecar) == data:
@@ -132,9 +150,7 @@ def _rewrite_one(ctx: StoreContext, e: ManifestEntry, part_values: Sequence[Any]
         path = data_path + INDEX_PATH_SUFFIX
     while ctx.file_io.exists(path):  # a sidecar of an older rewrite (or a failed one) keeps its name
         path = f"{path.rsplit('/', 1)[0]}/{new_index_file_name(path.rsplit('/', 1)[-1])}"
-    written.append(path)
-    write_file_index(ctx.file_io, path, data)
-    return _replace(f, embedded=None, extra=[*others, path.rsplit("/", 1)[-1]])
+    return path
 
 
 def _replace(f: DataFileMeta, embedded: bytes | None, extra: list[str]) -> DataFileMeta:

@@ -83,25 +83,37 @@ class TagAutoCreation:
         latest = latest_snapshot_id(fio, tp)
         if latest is None:
             return []
-        auto = [n for n in self.tags.names() if self.period.is_auto_tag(n)]
-        next_tag: datetime.datetime | None = None
-        if auto:
-            newest = max(auto, key=self.period.tag_to_time)
-            tag = self.tags.get(newest)
-            if tag is None:
-                return []
-            next_snapshot = tag.snapshot_id + 1
-            next_tag = self.period.next_tag_time(self.period.tag_to_time(newest))
-        else:
-            next_snapshot = earliest_snapshot_id(fio, tp) or 1
+        resume = self._resume_point()
+        if resume is None:
+            return []
+        next_snapshot, next_tag = resume
         if next_snapshot > latest:
             return []
         if next_tag is not None:  # snapshot times only grow: if the latest cannot close a period, none can
             t = self.time_of(read_snapshot(fio, tp, latest))
             if t is None or t - self.delay < self.period.next_tag_time(next_tag):
                 return []
+        created = self._create_due(next_snapshot, latest, next_tag)
+        if created:
+            log.info("auto-created tags %s of %s", created, tp)
+        return created
+
+    def _resume_point(self) -> tuple[int, datetime.datetime | None] | None:
+        """(first snapshot to look at, the period after the newest auto tag's, None without auto tags); None when
+        the newest auto tag cannot be read."""
+        auto = [n for n in self.tags.names() if self.period.is_auto_tag(n)]
+        if auto:
+            newest = max(auto, key=self.period.tag_to_time)
+            tag = self.tags.get(newest)
+            if tag is None:
+                return None
+            return tag.snapshot_id + 1, self.period.next_tag_time(self.period.tag_to_time(newest))
+        return earliest_snapshot_id(self.ctx.file_io, self.ctx.table_path) or 1, None
+
+    def _create_due(self, sid: int, latest: int, next_tag: datetime.datetime | None) -> list[str]:
+        """Walk snapshots ``sid`` to ``latest``, tagging each one that closes a period; returns the tag names."""
+        fio, tp = self.ctx.file_io, self.ctx.table_path
         created: list[str] = []
-        sid = next_snapshot
         while sid <= latest:
             try:
                 snap = read_snapshot(fio, tp, sid)
@@ -117,19 +129,24 @@ class TagAutoCreation:
             if t is None:
                 continue
             if next_tag is None or t - self.delay >= self.period.next_tag_time(next_tag):
-                this_tag = self.period.normalize_to_previous_tag(t)
-                if self.opts.tag_automatic_completion() and next_tag is not None:
-                    this_tag = next_tag
-                name = self.period.time_to_tag(this_tag)
-                self.tags.create(name, snap, self.opts.tag_default_time_retained(), ignore_if_exists=True)
+                name, next_tag = self._create_tag(snap, t, next_tag)
                 created.append(name)
-                next_tag = self.period.next_tag_time(this_tag)
-                max_num = self.opts.tag_num_retained_max()
-                if max_num is not None:
-                    self.tags.expire_auto_tags(max_num)
-        if created:
-            log.info("auto-created tags %s of %s", created, tp)
         return created
+
+    def _create_tag(self, snap: Snapshot, t: datetime.datetime, next_tag: datetime.datetime | None
+                    ) -> tuple[str, datetime.datetime]:
+        """Tag ``snap`` (of time ``t``) for its period and expire surplus auto tags; returns (tag name, the next
+        period's time)."""
+        this_tag = self.period.normalize_to_previous_tag(t)
+        if self.opts.tag_automatic_completion() and next_tag is not None:
+            this_tag = next_tag
+        name = self.period.time_to_tag(this_tag)
+        self.tags.create(name, snap, self.opts.tag_default_time_retained(), ignore_if_exists=True)
+        next_tag = self.period.next_tag_time(this_tag)
+        max_num = self.opts.tag_num_retained_max()
+        if max_num is not None:
+            self.tags.expire_auto_tags(max_num)
+        return name, next_tag
 
 
 def create_batch_tag(ctx: StoreContext, opts: CoreOptions | None = None) -> str | None:

@@ -230,28 +230,43 @@ def _file_may_match(f: DataFileMeta, schema: TableSchema, preds: Sequence[Predic
     merge nothing, so there they prune as for append tables.
     """
     file_schema = schema if (f.schema_id == schema.id or schema_loader is None) else schema_loader(f.schema_id)
+    if not _value_stats_may_match(f, schema, file_schema, preds, raw):
+        return False
+    return _key_stats_may_match(f, schema, file_schema, preds)
+
+
+def _value_stats_may_match(f: DataFileMeta, schema: TableSchema, file_schema: TableSchema,
+                           preds: Sequence[Predicate], raw: bool) -> bool:
+    """Prune by value stats (over ``value_stats_cols``, None = all columns of the file schema): only append tables
+    or ``raw`` reads, and only columns whose type did not change root since the file was written."""
     by_id = {fld.id: fld for fld in file_schema.fields}
-    # value stats: over value_stats_cols (None = all columns of the file schema)
     vs = f.value_stats
     if f.value_stats_cols is None:
         cols = list(file_schema.fields)
     else:
         name_to_field = {fld.name: fld for fld in file_schema.fields}
         cols = [name_to_field[c] for c in f.value_stats_cols if c in name_to_field]
-    if cols and vs.null_counts and (raw or not file_schema.primary_keys):
-        try:
-            lows = decode_row(vs.min_values, [c.type for c in cols])
-            highs = decode_row(vs.max_values, [c.type for c in cols])
-        except Exception:
-            lows = highs = [None] * len(cols)
-        for i, c in enumerate(cols):
-            current = _current_name(schema, c.id)
-            for p in preds:
-                if p.column == current and c.id in by_id and i < len(vs.null_counts):
-                    if schema.field(current).type != c.type and c.type.root != schema.field(current).type.root:
-                        continue
-                    if not p.may_match(lows[i], highs[i], vs.null_counts[i], f.row_count):
-                        return False
+    if not (cols and vs.null_counts and (raw or not file_schema.primary_keys)):
+        return True
+    try:
+        lows = decode_row(vs.min_values, [c.type for c in cols])
+        highs = decode_row(vs.max_values, [c.type for c in cols])
+    except Exception:
+        lows = highs = [None] * len(cols)
+    for i, c in enumerate(cols):
+        current = _current_name(schema, c.id)
+        for p in preds:
+            if p.column == current and c.id in by_id and i < len(vs.null_counts):
+                if schema.field(current).type != c.type and c.type.root != schema.field(current).type.root:
+                    continue
+                if not p.may_match(lows[i], highs[i], vs.null_counts[i], f.row_count):
+                    return False
+    return True
+
+
+def _key_stats_may_match(f: DataFileMeta, schema: TableSchema, file_schema: TableSchema,
+                         preds: Sequence[Predicate]) -> bool:
+    """Prune by the key stats of a primary-key file (stats that cannot be decoded prove nothing)."""
     key_fields = file_schema.key_fields() if file_schema.primary_keys else []
     if key_fields and f.key_stats.null_counts:
         try:
