@@ -1,4 +1,4 @@
-"""The Spark compaction job (table_engine.spark.compact_job): tasks through ``mapInArrow`` with their report, the
+"""The Spark compaction job (table_engine.spark.jobs.compact_job): tasks through ``mapInArrow`` with their report, the
 job's parallelism and memory read from the Spark conf (no SparkContext), and the memory check before any task."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each task writes its Arrow batches through the engine's ``TableWrite`` and returns the commit messages of the files
 it wrote; a task that fails deletes its files before re-raising (an attempt killed outright leaves its files to
 ``remove-orphan-files``: they are never committed). The job's ``commit()`` (run by Spark exactly once, in a Python
-worker) publishes all messages as one snapshot through :func:`table_engine.spark.commit.commit_once`, keyed by a
+worker) publishes all messages as one snapshot through :func:`table_engine.spark.jobs.commit.commit_once`, keyed by a
 commit user fixed for the job and an identifier (the batch id for streams), so a repeated commit is a no-op.
 
 Routing (:func:`prepare_write`, used by :func:`table_engine.spark.write_dataframe` and the application): rows of a
@@ -15,7 +15,7 @@ Dynamic-bucket primary-key tables (``bucket`` = -1): the rows must reach the wri
 adds a column ``__paimon_assigner`` with the same hash modulo N, which equals the task's partition id. The writer
 verifies that for every row and lets task i assign new keys only to buckets ``b % N == i``
 (:class:`table_engine.store.writing.bucket_assign.Assigner`). So one task owns every key and every bucket it opens, and
-at commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
+at commit :func:`table_engine.spark.jobs.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
 index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
 partition); otherwise the job fails, deletes its files and commits nothing.
 
@@ -46,8 +46,9 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
-from table_engine.spark import options as o
-from table_engine.spark.commit import (
+from table_engine.spark.compat import default_parallelism
+from table_engine.spark.datasource import options as o
+from table_engine.spark.jobs.commit import (
     GENERATED_USER_SLACK_MS,
     TaskFiles,
     abort_uncommitted,
@@ -55,8 +56,7 @@ from table_engine.spark.commit import (
     commit_once,
     unaware_append,
 )
-from table_engine.spark.compat import default_parallelism
-from table_engine.spark.de_write import (
+from table_engine.spark.jobs.de_write import (
     DataEvolutionWrite,
     commit_staged,
     plan_write,
@@ -64,7 +64,7 @@ from table_engine.spark.de_write import (
     stage_rows,
     write_columns,
 )
-from table_engine.spark.task_env import write_chunks
+from table_engine.spark.jobs.task_env import write_chunks
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
@@ -246,7 +246,7 @@ def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatc
 @dataclass
 class PaimonCommitMessage:
     """What a task hands to the job's commit (the data source's writers hand Spark a subclass that is also Spark 4's
-    ``WriterCommitMessage``: :class:`table_engine.spark.source_writer.SourceCommitMessage`)."""
+    ``WriterCommitMessage``: :class:`table_engine.spark.datasource.source_writer.SourceCommitMessage`)."""
 
     files: TaskFiles
 
@@ -272,7 +272,7 @@ class _TableWriter:
         self.bucket_routed = BUCKET_COLUMN in schema.fieldNames()
         names = [n for n in schema.fieldNames() if n not in ROUTING_COLUMNS and n != self.kinds_column]
         self.evolution: DataEvolutionWrite | None = plan_write(table, names, overwrite, self.kinds_column, options)
-        """a write of some columns, an update by row id or an upsert by key (:mod:`table_engine.spark.de_write`)"""
+        """a write of some columns, an update by row id or an upsert by key (:mod:`table_engine.spark.jobs.de_write`)"""
         if self.evolution is None:
             _check_columns(table, names)
         if self.routed and (not self.dynamic or self.assigners is None):
@@ -359,7 +359,7 @@ class _TableWriter:
 # ---- pieces -------------------------------------------------------------------------------------------------------
 def _coalesced(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
     """Spark's small Arrow batches (10,000 rows) joined into the tables a task's writer takes
-    (:func:`~table_engine.spark.task_env.write_chunks`)."""
+    (:func:`~table_engine.spark.jobs.task_env.write_chunks`)."""
     for table, _ in write_chunks((pa.Table.from_batches([b]), None) for b in batches):
         yield table
 

@@ -1,7 +1,7 @@
 """The Spark side of the application's commands, and DataFrame writes routed for the table.
 
 ``write`` hands source files the engine reads to tasks that write them without Spark rows
-(:mod:`table_engine.spark.file_write`), else reads the source with Spark and writes the DataFrame (tasks write
+(:mod:`table_engine.spark.jobs.file_write`), else reads the source with Spark and writes the DataFrame (tasks write
 files, the job commits once); ``compact`` plans the buckets on the driver, compacts groups of buckets in Spark
 tasks (one bucket at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT
 snapshot from the driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them
@@ -10,8 +10,8 @@ does). The other commands only touch metadata and run on the driver as the local
 
 S3 warehouses: the command's catalog options (``--catalog-option``) reach every catalog opened here and every read
 or write of the ``paimon`` data source; the tables that Spark tasks receive carry the driver's AWS credentials when
-the options have none (:func:`table_engine.spark.options.catalog_options`), so executors need no credentials of
-their own.
+the options have none (:func:`table_engine.spark.datasource.options.catalog_options`), so executors need no
+credentials of their own.
 """
 
 from __future__ import annotations
@@ -51,15 +51,15 @@ from table_engine.ops.consume import (
 )
 from table_engine.ops.facts import write_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
-from table_engine.spark import file_write
-from table_engine.spark import options as o
-from table_engine.spark.commit import GENERATED_USER_SLACK_MS
-from table_engine.spark.compact_job import compact_table, run_compaction
 from table_engine.spark.compat import default_parallelism, has_data_sources, is_connect
-from table_engine.spark.map_write import map_write
-from table_engine.spark.task_env import task_arrow_threads
-from table_engine.spark.types import arrow_schema_for, conform, spark_schema
-from table_engine.spark.writer import is_dynamic_bucket, prepare_write, writer_tasks
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.spark_types import arrow_schema_for, conform, spark_schema
+from table_engine.spark.datasource.writer import is_dynamic_bucket, prepare_write, writer_tasks
+from table_engine.spark.jobs import file_write
+from table_engine.spark.jobs.commit import GENERATED_USER_SLACK_MS
+from table_engine.spark.jobs.compact_job import compact_table, run_compaction
+from table_engine.spark.jobs.map_write import map_write
+from table_engine.spark.jobs.task_env import task_arrow_threads
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
@@ -91,7 +91,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
-    # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
+    # tasks write through mapInArrow and the driver commits (table_engine.spark.jobs.map_write): no Python data source
     map_write(routed, table, overwrite=mode == "overwrite", commit_user=user, identifier=commit_identifier,
               generated_at=None if commit_user else started, options={**extra, **dict(options or {})})
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
@@ -113,7 +113,7 @@ def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
 @registers("spark", Write)
 def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     """The ``write`` job: files the engine reads go to tasks that write them without Spark rows
-    (:mod:`table_engine.spark.file_write`, ADR 0036); a query, other formats and the tables that route needs to
+    (:mod:`table_engine.spark.jobs.file_write`, ADR 0036); a query, other formats and the tables that route needs to
     refuse are read by Spark and written as a DataFrame (:func:`write_dataframe`)."""
     catalog = open_catalog(args)
     df = None if not args.sql and catalog.table_exists(args.table) else _source_frame(spark, args)
@@ -264,8 +264,8 @@ def to_arrow(df: DataFrame) -> pa.Table:
 
 def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
     """Apply the changes of ``rng`` to ``--target-table``: tasks read the change splits with the engine and write
-    them with their row kinds (:func:`table_engine.spark.file_write.write_changes`, no Spark rows); targets that
-    route needs to refuse (:func:`~table_engine.spark.file_write.refusal`) get the audit-log DataFrame written."""
+    them with their row kinds (:func:`table_engine.spark.jobs.file_write.write_changes`, no Spark rows); targets that
+    route needs to refuse (:func:`~table_engine.spark.jobs.file_write.refusal`) get the audit-log DataFrame written."""
     target_table = str(args.target_table)  # the output group: --target-table is given when --output is not
     target = driver_catalog(args).get_table(target_table)  # with the driver's credentials for the tasks
     reason = file_write.refusal(target)
