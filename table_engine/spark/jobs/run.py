@@ -37,15 +37,14 @@ from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
+    Prepared,
     advance_consumer,
-    change_range,
     consume_commit_user,
     delivery_record,
     output_dir,
     output_file_io,
+    prepare,
     publish,
-    recover_consumer,
-    redelivery,
     staging_dir,
     write_output,
 )
@@ -182,22 +181,12 @@ def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
 
 @registers("spark", ConsumeChangelog)
 def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict[str, Any]:
-    catalog = open_catalog(args)
-    table = catalog.get_table(args.table)
-    table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
-    table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
-    again = redelivery(args, table, catalog.get_table(args.target_table) if args.target_table else None)
-    if again is not None:
-        return again
-    if args.target_table:
-        target = catalog.get_table(args.target_table)
-        target.check_supported(Op.WRITE)
-        recover_consumer(args, table, target)
-    rng = change_range(args, table)
-    result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
-                              "to_snapshot": rng.end, "rows": 0}
-    if rng.empty:
-        return result
+    """The ``consume-changelog`` job: the local runner's guards, redelivery and recovery
+    (:func:`~table_engine.ops.consume.prepare`), then the changes read and delivered with Spark."""
+    prepared = prepare(args, open_catalog(args))
+    if not isinstance(prepared, Prepared):
+        return prepared
+    table, rng, result = prepared.table, prepared.range, prepared.result
     if not args.output:
         result.update(_apply_changes(spark, args, rng))
         advance_consumer(table, args.consumer_id, rng)
@@ -270,8 +259,7 @@ def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange
     target = driver_catalog(args).get_table(target_table)  # with the driver's credentials for the tasks
     reason = file_write.refusal(target)
     if reason is None:
-        source = driver_catalog(args).get_table(args.table)
-        source._refuse_change_reads("incremental reads")
+        source = driver_catalog(args).get_table(args.table)  # prepare() refused a data-evolution source
         splits = plan_changes(source.file_io, source.path, source.schema, source.options, rng.start, rng.end)
         sid = file_write.write_changes(spark, source, splits, target, default_parallelism(spark),
                                        commit_user=consume_commit_user(args), identifier=rng.end)
