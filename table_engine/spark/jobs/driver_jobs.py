@@ -59,21 +59,17 @@ def max_input_size(conf: dict[str, str]) -> int:
 
 
 def input_size(cmd: Command) -> int | None:
-    """Bytes a Spark-job command would read, when it may run on the driver; None when it must be a Spark job
-    (also when the input cannot be sized, e.g. a missing table: the job then reports the error)."""
+    """Bytes a Spark-job command would read, when it may run on the driver, by its entry's input-size rule
+    (:class:`~table_engine.ops.base.CommandEntry`, registered here); None when it must be a Spark job (also when
+    the input cannot be sized, e.g. a missing table: the job then reports the error)."""
     from table_engine.errors import TableEngineError
 
     try:
-        return _input_size(cmd)
+        rule = entry(type(cmd), "input_size").input_size
+        return None if rule is None else rule(cmd)
     except (TableEngineError, OSError) as e:
         log.info("%s %s: input not sized (%s): a Spark job", cmd.name, cmd.table, e)
         return None
-
-
-def _input_size(cmd: Command) -> int | None:
-    """The command entry's input-size rule (:class:`~table_engine.ops.base.CommandEntry`, registered here)."""
-    rule = entry(type(cmd), "input_size").input_size
-    return None if rule is None else rule(cmd)
 
 
 def run_on_driver(cmd: Command) -> dict[str, Any]:
