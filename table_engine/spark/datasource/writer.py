@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -64,7 +63,7 @@ from table_engine.spark.jobs.de_write import (
     stage_rows,
     write_columns,
 )
-from table_engine.spark.jobs.task_env import write_chunks
+from table_engine.spark.jobs.task_env import inject_fault, write_chunks, write_task
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
@@ -76,9 +75,6 @@ ROUTE_COLUMN = "__paimon_assigner"
 BUCKET_COLUMN = "__paimon_bucket"
 ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
 """Columns :func:`prepare_write` adds for routing; the writer drops them."""
-FAULT_ENV = "TABLE_ENGINE_SPARK_FAULT"
-"""Fault injection for tests: ``raise:<task>`` or ``exit:<task>`` fails the first attempt of that task after it
-wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python worker)."""
 
 
 def is_dynamic_bucket(table: Table) -> bool:
@@ -287,7 +283,7 @@ class _TableWriter:
         if self.evolution is not None:
             run = stage_rows if self.evolution.staged else write_columns
             files = run(self.evolution, self.table, _coalesced(batches), task, attempt,
-                        functools.partial(_inject_fault, task, attempt))
+                        functools.partial(inject_fault, task, attempt))
             log.info("%s: task %d (attempt %d): %s of %d rows", self.table.identifier, task, attempt,
                      self.evolution.mode, files.rows)
             return PaimonCommitMessage(files)
@@ -297,28 +293,23 @@ class _TableWriter:
         if self.routed:
             assert self.assigners is not None
             writer.assigner = Assigner(task, self.assigners)
-        rows = 0
-        try:
-            for batch in _coalesced(batches):
-                if self.routed:
-                    batch = _checked_route(batch, task)
-                if self.bucket_routed:
-                    batch = batch.drop_columns([BUCKET_COLUMN])
-                kinds = None
-                if self.kinds_column is not None:
-                    kinds = batch.column(self.kinds_column)
-                    batch = batch.drop_columns([self.kinds_column])
-                writer.write(batch, kinds)
-                rows += batch.num_rows
-            messages = writer.prepare_commit()
-            _inject_fault(task, attempt)
-        except BaseException:
-            writer.abort()
-            raise
-        files = TaskFiles(task, attempt, tuple(messages), rows)
-        log.info("%s: task %d (attempt %d) wrote %d rows in %d files", self.table.identifier, task, attempt, rows,
-                 files.files)
+        files = write_task(writer, self._task_rows(batches, task), task, attempt)
+        log.info("%s: task %d (attempt %d) wrote %d rows in %d files", self.table.identifier, task, attempt,
+                 files.rows, files.files)
         return PaimonCommitMessage(files)
+
+    def _task_rows(self, batches: Iterator[pa.RecordBatch], task: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+        """The task's rows as its writer takes them: route checked, routing columns dropped, row kinds apart."""
+        for batch in _coalesced(batches):
+            if self.routed:
+                batch = _checked_route(batch, task)
+            if self.bucket_routed:
+                batch = batch.drop_columns([BUCKET_COLUMN])
+            kinds = None
+            if self.kinds_column is not None:
+                kinds = batch.column(self.kinds_column)
+                batch = batch.drop_columns([self.kinds_column])
+            yield batch, kinds
 
     # ---- the job ---------------------------------------------------------------------------------------------
     def commit_job(self, messages: Sequence[object], identifier: int,
@@ -386,15 +377,3 @@ def _checked_route(batch: pa.Table, task: int) -> pa.Table:
                         "into as many partitions as assigners (use prepare_write)")
     return batch.drop_columns([ROUTE_COLUMN])
 
-
-def _inject_fault(task: int, attempt: int) -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if not spec or attempt != 0:
-        return
-    mode, _, which = spec.partition(":")
-    if which and int(which) != task:
-        return
-    log.warning("fault injection (%s=%s): failing task %d, attempt %d", FAULT_ENV, spec, task, attempt)
-    if mode == "exit":
-        os._exit(17)
-    raise RuntimeError(f"injected failure of task {task} attempt {attempt} ({FAULT_ENV}={spec})")

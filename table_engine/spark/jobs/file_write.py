@@ -68,7 +68,7 @@ from table_engine.spark.datasource.writer import (
     task_routes,
 )
 from table_engine.spark.jobs.commit import TaskFiles
-from table_engine.spark.jobs.task_env import write_chunks
+from table_engine.spark.jobs.task_env import write_chunks, write_task
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.compaction.compact import compact_invisible_level0
@@ -388,25 +388,14 @@ def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attemp
     """Write run ``i`` (the rows and row kinds ``read(i)`` yields) into ``table`` with one ``TableWrite`` numbering
     from ``first_sequence`` (as assigner ``i`` of ``route_tasks`` when given), without compacting; its task files
     (the writer's files are deleted when it fails)."""
-    from table_engine.spark.datasource.writer import _inject_fault
-
     writer = table.new_write()
     writer.skip_compaction()  # other tasks write the same buckets
     writer.sequence_floor = first_sequence
     if route_tasks:
         writer.assigner = Assigner(i, route_tasks)
-    rows = 0
-    try:
-        for data, kinds in write_chunks(read(i)):
-            writer.write(data, kinds)
-            rows += data.num_rows
-        messages = writer.prepare_commit()
-        _inject_fault(i, attempt)
-    except BaseException:
-        writer.abort()
-        raise
-    log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, rows)
-    return TaskFiles(i, attempt, tuple(messages), rows)
+    files = write_task(writer, write_chunks(read(i)), i, attempt)
+    log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, files.rows)
+    return files
 
 
 def _read_file_run(plan: FileWritePlan, schema: TableSchema, i: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
