@@ -12,8 +12,9 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import CommandError
-from table_engine.spark import compact_job, compat
+from table_engine.spark import compat
 from table_engine.spark.compat import default_parallelism, executor_memory, parse_memory
+from table_engine.spark.jobs import compact_job
 
 pytestmark = pytest.mark.spark
 
