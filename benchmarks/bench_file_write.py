@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from table_engine import Catalog
     from table_engine.ops import ConsumeChangelog, Write
     from table_engine.spark import write_dataframe
-    from table_engine.spark.jobs import run_spark_job
+    from table_engine.spark.jobs.run import run_spark_job
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000)

@@ -249,7 +249,7 @@ def compact_run(master: str, table_path: str, repeats: int, work: Path) -> float
 
 def compact_child(master: str, table_path: str) -> None:
     from table_engine import open_table
-    from table_engine.spark.jobs import compact_table
+    from table_engine.spark.jobs.run import compact_table
 
     spark = spark_session(master)
     # start the executors' Python workers and import the engine in them: the time is compaction, not start-up

@@ -100,7 +100,7 @@ def child(master: str, java_options: str, table_path: str, earlier: str | None =
     """One timed compaction in this process; prints its seconds and the executors its tasks ran on, as JSON.
     ``earlier``: a copy of the table compacted first, untimed (the timed job is then a session's second)."""
     from table_engine import open_table
-    from table_engine.spark.compact_job import run_compaction, warm_up
+    from table_engine.spark.jobs.compact_job import run_compaction, warm_up
 
     spark = spark_session(master, java_options)
     warm_up(spark)  # the Python workers started and a small compaction run in each: the time is the job's

@@ -65,7 +65,7 @@ def bench_read_paths(spark: Any, rows: int, repeats: int, work: Path,
                      best: Any, noop: Any) -> dict[str, Any]:
     """One row per table: seconds of parquet / read_table / Python source, their ratios and what went native."""
     from table_engine import Catalog
-    from table_engine.spark.native_read import read_table_planned
+    from table_engine.spark.datasource.native_read import read_table_planned
 
     rng = np.random.default_rng(7)
     data = make_rows(rng, rng.permutation(rows).astype(np.int64))

@@ -70,8 +70,8 @@ def _engine_task(table: Any, tasks: int, batches: Iterator[Any]) -> Iterator[Any
     """Write with the engine, timing input, write() and prepare_commit(); the files are deleted after."""
     import pyarrow as pa
 
-    from table_engine.spark.jobs import task_arrow_threads
-    from table_engine.spark.writer import ROUTING_COLUMNS, is_dynamic_bucket
+    from table_engine.spark.datasource.writer import ROUTING_COLUMNS, is_dynamic_bucket
+    from table_engine.spark.jobs.run import task_arrow_threads
     from table_engine.store.writing.bucket_assign import Assigner
     from table_engine.store.writing.write import TableWrite
 
@@ -113,7 +113,7 @@ def write_paths(spark: Any, df: Any, warehouse: str, work: Path, repeats: int, p
     from benchmarks.bench_write_read import SCHEMA
     from table_engine import Catalog
     from table_engine.spark import write_dataframe
-    from table_engine.spark.writer import prepare_write
+    from table_engine.spark.datasource.writer import prepare_write
 
     catalog = Catalog(warehouse)
     counter = iter(range(10**6))

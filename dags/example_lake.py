@@ -82,7 +82,7 @@ job a Spark job."""
 LAPTOP_SPARK_CONF = {
     **SMALL_LOCAL_SPARK_CONF,
     # a few rows: written, compacted and consumed by the engine on the driver (with a local master: on the
-    # Airflow worker, no spark-submit), without a SparkContext (table_engine/spark/driver_jobs.py)
+    # Airflow worker, no spark-submit), without a SparkContext (table_engine/spark/jobs/driver_jobs.py)
     "spark.paimon.driver-job.max-input-size": "8 mb",
 }
 """Spark conf of ``make demo`` and ``make airflow``: as :data:`SMALL_LOCAL_SPARK_CONF`, and jobs reading at most 8 MB

@@ -87,3 +87,21 @@ def test_store_subpackages_point_one_way() -> None:
             if other is not None and other > own:
                 problems.append(f"{module} imports {imp}: store/{STORE_ORDER[other - 1]} comes after it")
     assert not problems, "\n".join(problems)
+
+
+# table_engine.spark: two rooms, and the runtime at the package's top (compat, connect_server) beneath both: the
+# runtime imports neither room (app.py, the application, and the package face may)
+SPARK_ROOMS = ("datasource", "jobs")
+SPARK_RUNTIME = ("compat", "connect_server")
+
+
+def test_spark_runtime_sits_beneath_its_rooms() -> None:
+    spark = ROOT / "table_engine" / "spark"
+    assert sorted(p.name for p in spark.iterdir() if (p / "__init__.py").exists()) == sorted(SPARK_ROOMS)
+    problems = []
+    for name in SPARK_RUNTIME:
+        for imp in _imports(spark / f"{name}.py"):
+            parts = imp.split(".")
+            if parts[:2] == ["table_engine", "spark"] and len(parts) > 2 and parts[2] in SPARK_ROOMS:
+                problems.append(f"table_engine.spark.{name} imports {imp}: the runtime sits beneath the rooms")
+    assert not problems, "\n".join(problems)

@@ -67,10 +67,10 @@ SPARK_CONNECT_CONN_TYPE = "spark_connect"
 ``connect``."""
 
 CLI_MODULE = "table_engine.cli"
-DRIVER_JOBS_MODULE = "table_engine.spark.driver_jobs"
+DRIVER_JOBS_MODULE = "table_engine.spark.jobs.driver_jobs"
 DRIVER_JOB_CONF = "spark.paimon.driver-job.max-input-size"
 """Spark conf: Spark-job commands with at most this much input run with the engine on the driver
-(:mod:`table_engine.spark.driver_jobs`); where the driver is this machine, without spark-submit (route
+(:mod:`table_engine.spark.jobs.driver_jobs`); where the driver is this machine, without spark-submit (route
 ``driver``)."""
 
 SPARK_BINARIES = ("spark-submit", "spark2-submit", "spark3-submit")
@@ -280,7 +280,7 @@ def local_argv(spec: SparkJobSpec, catalog_options: Mapping[str, str] | None = N
 
 SmallJobRule = Callable[["Command", Mapping[str, str]], bool]
 """Whether a Spark-job command is small enough, under a Spark conf's :data:`DRIVER_JOB_CONF`, to run with the
-engine on the driver (the engine's rule: :func:`table_engine.spark.driver_jobs.runs_on_driver`; it reads the
+engine on the driver (the engine's rule: :func:`table_engine.spark.jobs.driver_jobs.runs_on_driver`; it reads the
 table)."""
 
 

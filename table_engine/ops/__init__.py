@@ -2,14 +2,15 @@
 
 The CLI parser (:mod:`table_engine.ops.argv`), the Spark application, the provider's job spec and operators and
 ``docs/commands.md`` (``python -m table_engine.ops --markdown``) are derived from the registry; each command runs
-against the engine through one function of :mod:`table_engine.ops.run` (Spark jobs: :mod:`table_engine.spark.jobs`).
+against the engine through one function of :mod:`table_engine.ops.run` (Spark jobs: :mod:`table_engine.spark.jobs.run`).
 A command travels between processes as one JSON object (:meth:`Command.to_json`, :func:`from_json`).
 
 What each command does is its one :class:`~table_engine.ops.base.CommandEntry` (:func:`~table_engine.ops.base.entry`):
-its local runner (:mod:`table_engine.ops.run`), and for a Spark job its Spark runner (:mod:`table_engine.spark.jobs`)
-and its input-size rule for small jobs on the driver (:mod:`table_engine.spark.driver_jobs`), each registered with
-:func:`~table_engine.ops.base.registers` by the module that holds it and imported when first asked for. Every job
-prints one result line, :class:`~table_engine.ops.result.JobResult`.
+its local runner (:mod:`table_engine.ops.run`), and for a Spark job its Spark runner
+(:mod:`table_engine.spark.jobs.run`) and its input-size rule for small jobs on the driver
+(:mod:`table_engine.spark.jobs.driver_jobs`), each registered with :func:`~table_engine.ops.base.registers` by the
+module that holds it and imported when first asked for. Every job prints one result line,
+:class:`~table_engine.ops.result.JobResult`.
 
 Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local runner in :mod:`table_engine.ops.run`
 (a Spark job: its Spark runner and input-size rule too), and an operator subclass in

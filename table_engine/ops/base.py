@@ -256,8 +256,8 @@ def command(name: str, *, help: str, spark_job: bool = False,
 
 
 # ---- what each command does: one entry per command ----------------------------------------------------------------
-RUNNER_MODULES = {"local": "table_engine.ops.run", "spark": "table_engine.spark.jobs",
-                  "input_size": "table_engine.spark.driver_jobs"}
+RUNNER_MODULES = {"local": "table_engine.ops.run", "spark": "table_engine.spark.jobs.run",
+                  "input_size": "table_engine.spark.jobs.driver_jobs"}
 """The module that registers each kind of :class:`CommandEntry` function, imported when one is first asked for (the
 Spark side imports pyspark: only a Spark driver needs it; this module stays light)."""
 
@@ -270,9 +270,9 @@ class CommandEntry:
     :param local: runs it with the engine in this process, ``(cmd, catalog) -> result fields``
         (:mod:`table_engine.ops.run`); the CLI's, and the Spark driver's for metadata-only commands.
     :param spark: for a ``spark_job`` command, runs it as a Spark job, ``(cmd, SparkSession) -> result fields``
-        (:mod:`table_engine.spark.jobs`).
+        (:mod:`table_engine.spark.jobs.run`).
     :param input_size: for a ``spark_job`` command that may run on the driver when small, the bytes it would read
-        (None: it must be a Spark job) (:mod:`table_engine.spark.driver_jobs`).
+        (None: it must be a Spark job) (:mod:`table_engine.spark.jobs.driver_jobs`).
     """
 
     command: type[Command]

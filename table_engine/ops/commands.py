@@ -2,7 +2,7 @@
 
 Field names are the engine's (times and durations in milliseconds); each field's flag is the command line's. The
 function that runs a command against the engine is in :mod:`table_engine.ops.run` (Spark jobs: in
-:mod:`table_engine.spark.jobs`). No pyarrow here (see :mod:`table_engine.ops.base`).
+:mod:`table_engine.spark.jobs.run`). No pyarrow here (see :mod:`table_engine.ops.base`).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ next one (:func:`redelivery`): the directory's :data:`DELIVERY_FILE` names the k
 so it is there exactly when the batch is), and a commit into the target table carries it in its commit user
 (:func:`consume_commit_user`). See ADR 0015.
 
-The command line (:mod:`table_engine.cli`) and the Spark application share these steps; ``args`` is the
-:class:`~table_engine.ops.commands.ConsumeChangelog` command.
+The command line (:mod:`table_engine.cli`) and the Spark application share these steps, and run them in one order
+(:func:`prepare`); ``args`` is the :class:`~table_engine.ops.commands.ConsumeChangelog` command.
 """
 
 from __future__ import annotations
@@ -250,8 +250,26 @@ def recover_consumer(args: ConsumeChangelog, table: Table, target: Table) -> Non
         sid -= 1
 
 
-def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
-    """The ``consume-changelog`` command run in this process."""
+@dataclass(frozen=True)
+class Prepared:
+    """A ``consume-changelog`` run past :func:`prepare`: what its runner reads and delivers."""
+
+    table: Table
+    """the source table"""
+    target: Table | None
+    """``--target-table`` (None: ``--output``)"""
+    range: ChangeRange
+    """the snapshots to deliver (not empty)"""
+    result: dict[str, Any]
+    """the result's fields so far; the runner adds ``rows`` and ``output`` or the target's commit"""
+
+
+def prepare(args: ConsumeChangelog, catalog: Catalog) -> Prepared | dict[str, Any]:
+    """The steps of ``consume-changelog`` before any change is read, the same for every runner (this process's,
+    the Spark job's): the refusals (a system table records no consumer; the source's and the target's capability
+    gates; the changes of a data-evolution table), the batch an earlier try delivered (:func:`redelivery`), the
+    consumer moved past what the target holds (:func:`recover_consumer`), then the range. The run's result when it
+    ends here (a batch delivered again, or no new snapshot), else what it reads and delivers."""
     table = catalog.get_table(args.table)
     table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
     table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
@@ -262,13 +280,21 @@ def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any
         return again
     if target is not None:
         target.check_supported(Op.WRITE)
-    if target is not None:
         recover_consumer(args, table, target)
     rng = change_range(args, table)
     result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
                               "to_snapshot": rng.end, "rows": 0}
     if rng.empty:
         return result
+    return Prepared(table, target, rng, result)
+
+
+def consume_changelog(args: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
+    """The ``consume-changelog`` command run in this process."""
+    prepared = prepare(args, catalog)
+    if not isinstance(prepared, Prepared):
+        return prepared
+    table, target, rng, result = prepared.table, prepared.target, prepared.range, prepared.result
     ctx = table.store
     splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
     changes = pa.concat_tables([read_changes(ctx, s) for s in splits]) if splits else \

@@ -1,6 +1,6 @@
 """One function per command that runs it against the engine in this process: ``run_<command>(cmd, catalog)``, the
 result as a JSON-able dict (the keys of the CLI's result line). :func:`run_command` dispatches by command class.
-The Spark application runs the commands that are Spark jobs with :mod:`table_engine.spark.jobs` instead.
+The Spark application runs the commands that are Spark jobs with :mod:`table_engine.spark.jobs.run` instead.
 """
 
 from __future__ import annotations

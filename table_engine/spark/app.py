@@ -3,7 +3,7 @@
 Arguments are exactly those of the ``table-engine`` console script (:mod:`table_engine.cli`), or the whole command
 as one JSON object: ``app.py --command-json '<json>'`` (what the provider sends). The commands that are Spark jobs
 (``spark_job`` in :mod:`table_engine.ops`: write, compact, consume-changelog) run with
-:mod:`table_engine.spark.jobs`; the other commands change only table metadata and run on the driver. The master
+:mod:`table_engine.spark.jobs.run`; the other commands change only table metadata and run on the driver. The master
 comes from spark-submit. The job logs to stderr and prints one JSON object line to stdout, last (spark-submit
 merges the Python driver's stderr into its stdout); the exit code is non-zero when it failed.
 
@@ -24,25 +24,16 @@ import socket
 import sys
 import time
 import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-if __package__ in (None, ""):
-    # run as a script by spark-submit: Python put this file's directory first on sys.path, where its neighbours
-    # (types.py) would shadow standard modules not imported yet (``typing`` imports ``types``); replace it by the
-    # directory that contains the package, so that ``table_engine`` is importable
-    _here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
-    sys.path.insert(0, os.path.dirname(os.path.dirname(_here)))
-
-from collections.abc import Callable, Sequence  # noqa: E402
-from typing import TYPE_CHECKING, Any  # noqa: E402
-
-from table_engine.cli import run, setup_logging  # noqa: E402
-from table_engine.errors import SparkConnectError, TableEngineError, is_retryable  # noqa: E402
-from table_engine.ops import REGISTRY, Command  # noqa: E402
-from table_engine.ops.argv import one_line, parse_invocation  # noqa: E402
-from table_engine.ops.result import JobResult  # noqa: E402
-from table_engine.ops.run import run_command  # noqa: E402
-from table_engine.spark.compat import CONNECT_CLIENT_ENV, connect_address, redacted_url  # noqa: E402
+from table_engine.cli import run, setup_logging
+from table_engine.errors import SparkConnectError, TableEngineError, is_retryable
+from table_engine.ops import REGISTRY, Command
+from table_engine.ops.argv import one_line, parse_invocation
+from table_engine.ops.result import JobResult
+from table_engine.ops.run import run_command
+from table_engine.spark.compat import CONNECT_CLIENT_ENV, connect_address, redacted_url
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The spark-submit application: run one command, with a SparkSession when it is a Spark job; the exit code.
 
     Metadata-only commands, and Spark-job commands small enough for the driver
-    (:mod:`table_engine.spark.driver_jobs`), run without starting a SparkContext."""
+    (:mod:`table_engine.spark.jobs.driver_jobs`), run without starting a SparkContext."""
     inv = parse_invocation(argv, prog="app.py")
     cmd = inv.command
     setup_logging(inv.log_level)
@@ -72,13 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     def runner(c: Command) -> dict[str, Any]:
         if not c.spark_job:
             return run_command(c)
-        from table_engine.spark import driver_jobs
+        from table_engine.spark.jobs import driver_jobs
 
         if driver_jobs.runs_on_driver(c, driver_jobs.max_input_size(submitted_conf())):
             return driver_jobs.run_on_driver(c)
-        from table_engine.spark import jobs
+        from table_engine.spark.jobs.run import run_spark_job
 
-        return jobs.run_spark_job(c, session.get())
+        return run_spark_job(c, session.get())
 
     return run(cmd, runner, before_output=session.stop, verbose=inv.verbose)
 
@@ -176,7 +167,7 @@ def connect_session(url: str, app_name: str, conf: dict[str, str] | None = None)
 def run_connected(cmd: Command, url: str, *, app_name: str | None = None, conf: dict[str, str] | None = None,
                   on_session: Callable[[Callable[[], object] | None], None] | None = None) -> JobResult:
     """Run ``cmd`` in this process as a Spark Connect client of ``url`` (a Spark job with
-    :func:`table_engine.spark.jobs.run_spark_job`, another command as the application's driver runs it); its result,
+    :func:`table_engine.spark.jobs.run.run_spark_job`, another command as the application's driver runs it); its result,
     an error result when it failed (never raises for the job's own failure). The client is closed afterwards;
     ``on_session`` gets a function that interrupts this job's operations on the server (those tagged with the
     job's own tag, not other jobs' of the shared session) once the session is open, and None once it is closed."""
@@ -192,9 +183,9 @@ def run_connected(cmd: Command, url: str, *, app_name: str | None = None, conf: 
         if on_session is not None:
             on_session(functools.partial(spark.interruptTag, tag))
         if cmd.spark_job:
-            from table_engine.spark import jobs
+            from table_engine.spark.jobs.run import run_spark_job
 
-            fields = jobs.run_spark_job(cmd, spark)
+            fields = run_spark_job(cmd, spark)
         else:
             fields = run_command(cmd)
         log.info("%s %s: done", cmd.name, cmd.table)

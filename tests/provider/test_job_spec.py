@@ -197,7 +197,7 @@ def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathl
 
     from table_engine import Catalog
     from table_engine.ops import Command
-    from table_engine.spark import driver_jobs
+    from table_engine.spark.jobs import driver_jobs
 
     warehouse = str(tmp_path / "wh")
     Catalog(warehouse).create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string())]),
@@ -302,7 +302,7 @@ def test_metadata_commands_and_small_jobs_pick_their_route() -> None:
     paimon = dataclasses.replace(PAIMON, spark_conf={"spark.paimon.driver-job.max-input-size": "1mb"})
     job = render_job(SparkJobSpec(command=compact()), paimon, local2, application="/app.py",
                      engine_archive=lambda: "/engine.zip", python="/py", small_job=small)
-    assert job.route == "driver" and job.argv[:3] == ["/py", "-m", "table_engine.spark.driver_jobs"]
+    assert job.route == "driver" and job.argv[:3] == ["/py", "-m", "table_engine.spark.jobs.driver_jobs"]
     job = render_job(SparkJobSpec(command=compact()), PAIMON, local2, application="/app.py",
                      engine_archive=lambda: "/engine.zip", python="/py", small_job=small)
     assert job.route == "spark-submit"

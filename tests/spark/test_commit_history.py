@@ -1,4 +1,4 @@
-"""The Spark job commit (:func:`table_engine.spark.commit.commit_once`) with a commit user generated for the job
+"""The Spark job commit (:func:`table_engine.spark.jobs.commit.commit_once`) with a commit user generated for the job
 reads no history: its metadata reads are the same at 5 and at 60 snapshots, and the job repeating its commit is
 still found (among the snapshots committed since the user was generated). A named user is still looked up, so a
 re-run with the same user and identifier is found and not committed twice."""
@@ -13,7 +13,7 @@ from table_engine.core_options import default_commit_user
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.io.counting import CountingFileIO
 from table_engine.io.file_io import file_io_for
-from table_engine.spark.commit import commit_once
+from table_engine.spark.jobs.commit import commit_once
 from table_engine.table import Table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])

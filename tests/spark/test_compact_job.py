@@ -1,4 +1,4 @@
-"""The Spark compaction job (table_engine.spark.compact_job): tasks through ``mapInArrow`` with their report, the
+"""The Spark compaction job (table_engine.spark.jobs.compact_job): tasks through ``mapInArrow`` with their report, the
 job's parallelism and memory read from the Spark conf (no SparkContext), and the memory check before any task."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import CommandError
-from table_engine.spark import compact_job, compat
+from table_engine.spark import compat
 from table_engine.spark.compat import default_parallelism, executor_memory, parse_memory
+from table_engine.spark.jobs import compact_job
 
 pytestmark = pytest.mark.spark
 

@@ -3,6 +3,7 @@ rows; filters on updated columns prune nothing wrongly), and Spark writes of who
 
 from __future__ import annotations
 
+import pathlib
 from typing import Any
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.spark import write_dataframe
 from tests.spark.test_read import load
+from tests.table_engine.ops.test_consume import REFUSED, assert_untouched, data_evolution_source
 
 pytestmark = pytest.mark.spark
 
@@ -45,6 +47,21 @@ def test_spark_reads_of_changes_are_refused(spark: Any, warehouse: str) -> None:
     with pytest.raises(Exception, match="data-evolution.enabled .* for incremental reads") as info:
         load(spark, warehouse, "db.dec", **{"incremental-between": "1,2"}).collect()
     assert "UnsupportedTableFeatureError" in str(info.value) or isinstance(info.value, UnsupportedTableFeatureError)
+
+
+def test_the_consume_changelog_job_refuses_what_the_local_runner_refuses(spark: Any, warehouse: str,
+                                                                        tmp_path: pathlib.Path) -> None:
+    """The Spark runner takes consume-changelog's guards from the local one (``ops.consume.prepare``): the changes of
+    a data-evolution table are refused before any output or consumer progress (tests/table_engine/ops/
+    test_consume.py)."""
+    from table_engine.errors import UnsupportedTableFeatureError
+    from table_engine.spark.jobs.run import spark_consume_changelog
+
+    out = tmp_path / "changes"
+    for cmd in data_evolution_source(warehouse, out):
+        with pytest.raises(UnsupportedTableFeatureError, match=REFUSED):
+            spark_consume_changelog(cmd, spark)
+    assert_untouched(warehouse, out)
 
 
 def test_spark_writes_and_reads_blob_columns(spark: Any, warehouse: str) -> None:

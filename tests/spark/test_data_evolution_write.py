@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from table_engine import Catalog
-from table_engine.spark.writer import FAULT_ENV
+from table_engine.spark.jobs.task_env import FAULT_ENV
 from table_engine.table import Table
 from tests.spark.conftest import spark_submit
 from tests.table_engine.test_bad_input import warehouse_state

@@ -14,7 +14,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.errors import OptionError
 from table_engine.ops import Compact, ConsumeChangelog, Write
-from table_engine.spark import driver_jobs
+from table_engine.spark.jobs import driver_jobs
 from tests.spark.conftest import spark_submit
 
 KEY = "spark.paimon.driver-job.max-input-size"

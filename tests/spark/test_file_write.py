@@ -1,5 +1,6 @@
-"""The ``write`` job's file route (table_engine.spark.file_write, ADR 0036): tasks read the source files with pyarrow
-and write through the engine, and the table reads back as the engine's own single write of the files in order."""
+"""The ``write`` job's file route (table_engine.spark.jobs.file_write, ADR 0036): tasks read the source files with
+pyarrow and write through the engine, and the table reads back as the engine's own single write of the files in
+order."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from table_engine import Catalog
 from table_engine.errors import SchemaMismatchError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Write
-from table_engine.spark import file_write
-from table_engine.spark.jobs import run_spark_job
+from table_engine.spark.jobs import file_write
+from table_engine.spark.jobs.run import run_spark_job
 
 pytestmark = pytest.mark.spark
 
@@ -209,7 +210,7 @@ def test_runs_are_contiguous_and_their_sequence_ranges_disjoint(warehouse, tmp_p
 def test_a_dynamic_bucket_plan_has_every_task_read_every_split(warehouse, tmp_path):
     """Dynamic buckets: one run of all splits, read by each of N tasks (no sequence floors); each row is kept by
     exactly one task, the one its key routes to; changes into such a table keep the DataFrame route."""
-    from table_engine.spark.writer import task_routes
+    from table_engine.spark.datasource.writer import task_routes
 
     src = tmp_path / "src"
     src.mkdir()
@@ -277,7 +278,7 @@ def test_consume_changelog_into_a_target_table_through_tasks(spark, warehouse, c
     commit([(i, i) for i in range(30)])
     commit([(i, -i) for i in range(0, 30, 3)])
     consume = ConsumeChangelog(warehouse=warehouse, table="db.src", consumer_id="c", target_table="db.dst")
-    with caplog.at_level("INFO", logger="table_engine.spark.jobs"):
+    with caplog.at_level("INFO", logger="table_engine.spark.jobs.run"):
         out = run_spark_job(consume, spark)
     assert "through Spark rows" not in caplog.text
     assert out["to_snapshot"] == src.latest_snapshot_id() and content(dst) == content(src)

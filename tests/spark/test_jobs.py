@@ -7,7 +7,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import CommandError
-from table_engine.spark.jobs import compact_table, task_arrow_threads
+from table_engine.spark.jobs.run import compact_table, task_arrow_threads
 
 pytestmark = pytest.mark.spark
 
@@ -105,7 +105,7 @@ def test_the_spark_write_job_commits_as_commit_user_prefix_says(spark, warehouse
     import pyarrow.parquet as pq
 
     from table_engine.ops import Write
-    from table_engine.spark.jobs import run_spark_job
+    from table_engine.spark.jobs.run import run_spark_job
 
     Catalog(warehouse).create_table("db.w", SCHEMA, primary_keys=["id"],
                                     options={"bucket": "2", "commit.user-prefix": "nightly-"})
@@ -125,7 +125,7 @@ def test_spark_compaction_and_writes_pass_the_capability_gate_before_any_task(sp
     import pathlib
 
     from table_engine.errors import UnsupportedTableFeatureError
-    from table_engine.spark.jobs import write_dataframe
+    from table_engine.spark.jobs.run import write_dataframe
     from tests.table_engine.test_cli_errors import state
 
     table = Catalog(warehouse).create_table("db.rt", SCHEMA, options={"bucket": "-1"})
@@ -150,7 +150,7 @@ def test_the_spark_write_and_compaction_jobs_work_on_a_branch(spark, warehouse, 
     import pyarrow.parquet as pq
 
     from table_engine.ops import Compact, Write
-    from table_engine.spark.jobs import run_spark_job
+    from table_engine.spark.jobs.run import run_spark_job
 
     table = Catalog(warehouse).create_table("db.br", SCHEMA, primary_keys=["id"], options={"bucket": "2"})
     table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
@@ -178,7 +178,7 @@ def test_the_spark_jobs_stamp_their_snapshots_with_the_snapshot_properties(spark
 
     from table_engine.ops import Compact, Write
     from table_engine.run_identity import RunIdentity
-    from table_engine.spark.jobs import run_spark_job
+    from table_engine.spark.jobs.run import run_spark_job
 
     run = RunIdentity("d", "r", "t", map_index=0, try_number=3)
     table = Catalog(warehouse).create_table("db.sp", SCHEMA, primary_keys=["id"], options={"bucket": "2"})

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from table_engine.catalog import Catalog
 from table_engine.schema_change import AddColumn, RenameColumn, UpdateColumnType
 from table_engine.spark import read_table
-from table_engine.spark.native_read import read_table_planned
+from table_engine.spark.datasource.native_read import read_table_planned
 from table_engine.table import Table
 
 pytestmark = pytest.mark.timeout(900)

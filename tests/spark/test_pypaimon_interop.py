@@ -91,7 +91,7 @@ def test_file_route_writes_read_identically_in_pypaimon_and_paimon_java(spark, w
     """``write --source`` of Parquet files (tasks that read the files with pyarrow, no Spark rows): what the
     tasks commit, in two writes with updated keys, reads the same in pypaimon 2.1 and Paimon Java 1.0."""
     from table_engine.ops import Write
-    from table_engine.spark.jobs import run_spark_job
+    from table_engine.spark.jobs.run import run_spark_job
 
     pks, parts, options = CASES[case]
     options = {k: v for k, v in options.items() if k != "rowkind.field"}

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.spark.types import arrow_schema_for
+from table_engine.spark.datasource.spark_types import arrow_schema_for
 
 pytestmark = pytest.mark.spark
 
@@ -97,7 +97,7 @@ def test_append_table_and_path_based_load(spark, warehouse):
 
 
 def test_small_append_reads_are_cut_so_every_core_gets_files(spark, warehouse):
-    from table_engine.spark.reader import pack_splits
+    from table_engine.spark.datasource.reader import pack_splits
 
     table = Catalog(warehouse).create_table("db.few", KINDS)
     for k in range(4):
@@ -232,7 +232,7 @@ def test_scan_fallback_branch_partitions_main_lacks_come_from_the_fallback(spark
         load(spark, warehouse, "db.fb", **{"incremental-between": "1,2"}).toArrow()
     assert load(spark, warehouse, "db.fb").filter("dt = 'd3'").toArrow().column("id").to_pylist() == [5]
     # the native (row-conversion-free) read leaves such a table to the paimon source, saying why
-    from table_engine.spark.native_read import read_table_planned
+    from table_engine.spark.datasource.native_read import read_table_planned
 
     native, plan = read_table_planned(spark, "db.fb", warehouse=warehouse)
     assert "scan.fallback-branch" in str(plan.reason) and native.count() == 4

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from table_engine import Catalog
-from table_engine.spark.writer import FAULT_ENV
+from table_engine.spark.jobs.task_env import FAULT_ENV
 from table_engine.store.committing import snapshot_info
 from tests.spark.conftest import spark_submit
 

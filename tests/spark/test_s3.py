@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.spark import options as o
+from table_engine.spark.datasource import options as o
 from tests.s3_server import SECRET_KEY, S3Server
 from tests.spark.conftest import REPO_ROOT, spark_submit
 
@@ -147,7 +147,7 @@ def test_consume_changelog_job_writes_its_output_to_s3(spark, s3_warehouse, s3_o
     """Spark's file writers cannot reach s3:// without Hadoop's S3A connector: the job writes the change rows
     through the engine's FileIO, the _SUCCESS object last, and the consumer advances."""
     from table_engine.ops import ConsumeChangelog
-    from table_engine.spark.jobs import spark_consume_changelog
+    from table_engine.spark.jobs.run import spark_consume_changelog
 
     cat = Catalog(s3_warehouse, s3_options)
     t = cat.create_table("db.src", pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],

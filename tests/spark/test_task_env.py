@@ -1,4 +1,4 @@
-"""What a writing task does with the rows it gets before its writer sees them (``table_engine.spark.task_env``)."""
+"""What a writing task does with the rows it gets before its writer sees them (``table_engine.spark.jobs.task_env``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_engine.spark.task_env import write_chunks
+from table_engine.spark.jobs.task_env import write_chunks
 
 
 def _piece(start: int, n: int, kinds: bool) -> tuple[pa.Table, pa.Array | None]:

@@ -13,9 +13,9 @@ import pytest
 from table_engine import Catalog
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark import write_dataframe
-from table_engine.spark.commit import TaskFiles
-from table_engine.spark.source_writer import PaimonBatchWriter, PaimonStreamWriter
-from table_engine.spark.writer import PaimonCommitMessage
+from table_engine.spark.datasource.source_writer import PaimonBatchWriter, PaimonStreamWriter
+from table_engine.spark.datasource.writer import PaimonCommitMessage
+from table_engine.spark.jobs.commit import TaskFiles
 
 pytestmark = pytest.mark.spark
 
@@ -141,7 +141,7 @@ def test_fixed_bucket_writes_are_routed_so_each_bucket_gets_one_file(spark, ware
 def test_buckets_go_round_robin_over_the_writer_tasks(spark, warehouse):
     from pyspark.sql import functions as F
 
-    from table_engine.spark.writer import _task_selector
+    from table_engine.spark.datasource.writer import _task_selector
 
     table = Catalog(warehouse).create_table("db.rr", SCHEMA, primary_keys=["id"], options={"bucket": "4"})
     for n in (2, 3, 4):
@@ -179,7 +179,7 @@ def test_native_bucket_expression_equals_the_engine_bucket_function(spark, keys)
     """The Spark-side bucket (:func:`bucket_expression`) is the engine's, bit for bit, for every bucket count."""
     from table_engine.format.bucket import bucket_of, hash_key_columns
     from table_engine.format.schema_file import new_schema
-    from table_engine.spark.writer import bucket_expression
+    from table_engine.spark.datasource.writer import bucket_expression
     from table_engine.types import fields_from_arrow_schema
 
     data = _key_columns(5000)
@@ -200,7 +200,7 @@ def test_native_bucket_expression_equals_the_engine_bucket_function(spark, keys)
 
 def test_no_native_bucket_expression_for_strings_or_nullable_keys():
     from table_engine.format.schema_file import new_schema
-    from table_engine.spark.writer import bucket_expression
+    from table_engine.spark.datasource.writer import bucket_expression
     from table_engine.types import fields_from_arrow_schema
 
     for arrow in (pa.schema([pa.field("s", pa.string(), nullable=False)]), pa.schema([pa.field("s", pa.int64())]),

@@ -123,7 +123,7 @@ def _key_tables(draw: st.DrawFn) -> tuple[pa.Table, int]:
 @given(_key_tables())
 def test_jvm_bucket_expression_is_the_engine_bucket_for_random_keys(spark, case):
     from table_engine.format.schema_file import new_schema
-    from table_engine.spark.writer import bucket_expression
+    from table_engine.spark.datasource.writer import bucket_expression
     from table_engine.types import fields_from_arrow_schema
 
     data, buckets = case

@@ -271,7 +271,7 @@ class PaimonSparkHook(BaseHook):
         (:func:`table_engine.cli.outcome`), a small job's those of the driver (:func:`run_on_driver`)."""
         from table_engine.cli import outcome
         from table_engine.ops.run import run_command
-        from table_engine.spark.driver_jobs import run_on_driver
+        from table_engine.spark.jobs.driver_jobs import run_on_driver
 
         config = self.get_conn()
         cmd = sub.command
@@ -350,10 +350,10 @@ def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None
 
 
 def _small_job(cmd: Command, conf: Mapping[str, str], credentials: Mapping[str, str] | None = None) -> bool:
-    """The engine's small-job rule (:func:`table_engine.spark.driver_jobs.runs_on_driver`; reads the table, here,
+    """The engine's small-job rule (:func:`table_engine.spark.jobs.driver_jobs.runs_on_driver`; reads the table, here,
     with the connection's object-store ``credentials`` added to the catalog options of a copy of ``cmd`` that
     only this sizing sees: the job's own command never carries them)."""
-    from table_engine.spark import driver_jobs
+    from table_engine.spark.jobs import driver_jobs
 
     if credentials:
         cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **credentials})

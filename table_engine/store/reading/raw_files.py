@@ -2,8 +2,8 @@
 
 A raw file is read on its own, without merging: its rows (minus those its deletion vector deletes, and for a
 primary-key file minus -U/-D records) are exactly the rows :class:`~table_engine.store.reading.read.TableRead`
-returns for it. Engines that read Parquet natively (Spark's reader, :mod:`table_engine.spark.native_read`) read
-those and leave the rest to the engine.
+returns for it. Engines that read Parquet natively (Spark's reader,
+:mod:`table_engine.spark.datasource.native_read`) read those and leave the rest to the engine.
 
 The decision follows Paimon's (``DataSplit.rawConvertible``, ``MergeTreeSplitGenerator``) and this engine's batch
 read (:meth:`TableRead._stream_split`):

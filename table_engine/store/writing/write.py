@@ -170,7 +170,7 @@ class TableWrite:
         self.sequence_floor = 0
         """The lowest sequence number this writer gives a bucket it opens (above the bucket's committed ones
         anyway): writers of one commit that share buckets get disjoint ranges in the order their input came in
-        (:mod:`table_engine.spark.file_write`). Set before the first write."""
+        (:mod:`table_engine.spark.jobs.file_write`). Set before the first write."""
         self._written: list[str] = []
         self.rows_written = 0
         self._lock = threading.Lock()

@@ -1,6 +1,7 @@
 """A small Spark job with ``spark.paimon.driver-job.max-input-size`` in the connection's Spark conf and a local
 master runs with the engine in the task's process (ADR 0042; rendered as ``python -m
-table_engine.spark.driver_jobs``, which runs with ``env_vars``), not spark-submit, and returns the same result line."""
+table_engine.spark.jobs.driver_jobs``, which runs with ``env_vars``), not spark-submit, and returns the same result
+line."""
 
 from __future__ import annotations
 

@@ -158,9 +158,9 @@ def test_every_command_has_one_entry_saying_what_it_does() -> None:
         e = entry(name)
         assert e.command is cls and e.local is not None, name
         assert (e.spark is not None) is cls.spark_job and (e.input_size is not None) is cls.spark_job, name
-    from table_engine.spark import jobs
+    from table_engine.spark.jobs.run import spark_compact
 
-    assert entry("compact").spark is jobs.spark_compact
+    assert entry("compact").spark is spark_compact
 
 
 def test_a_time_that_is_no_duration_ago_names_what_is_wrong() -> None:

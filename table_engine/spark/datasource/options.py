@@ -59,7 +59,7 @@ AUDIT_LOG = "audit-log"
 FILTER_PUSHDOWN = "filterPushdown"
 READ_FILES = "read.files"
 """Comma-separated data file names: read only these files of the planned splits (set by
-:func:`table_engine.spark.native_read.read_table` for the files it leaves to this source)."""
+:func:`table_engine.spark.datasource.native_read.read_table` for the files it leaves to this source)."""
 """``false`` for sessions that keep ``spark.sql.python.filterPushdown.enabled`` off."""
 # writes (this data source)
 COMMIT_USER = "commit-user"

@@ -3,7 +3,7 @@
 Each task writes its Arrow batches through the engine's ``TableWrite`` and returns the commit messages of the files
 it wrote; a task that fails deletes its files before re-raising (an attempt killed outright leaves its files to
 ``remove-orphan-files``: they are never committed). The job's ``commit()`` (run by Spark exactly once, in a Python
-worker) publishes all messages as one snapshot through :func:`table_engine.spark.commit.commit_once`, keyed by a
+worker) publishes all messages as one snapshot through :func:`table_engine.spark.jobs.commit.commit_once`, keyed by a
 commit user fixed for the job and an identifier (the batch id for streams), so a repeated commit is a no-op.
 
 Routing (:func:`prepare_write`, used by :func:`table_engine.spark.write_dataframe` and the application): rows of a
@@ -15,7 +15,7 @@ Dynamic-bucket primary-key tables (``bucket`` = -1): the rows must reach the wri
 adds a column ``__paimon_assigner`` with the same hash modulo N, which equals the task's partition id. The writer
 verifies that for every row and lets task i assign new keys only to buckets ``b % N == i``
 (:class:`table_engine.store.writing.bucket_assign.Assigner`). So one task owns every key and every bucket it opens, and
-at commit :func:`table_engine.spark.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
+at commit :func:`table_engine.spark.jobs.commit.check_bucket_owners` proves that no two tasks extended one bucket's hash
 index. Unrouted input is accepted as long as that proof holds (e.g. one task, or only one task meeting new keys per
 partition); otherwise the job fails, deletes its files and commits nothing.
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,8 +45,9 @@ from pyspark.sql.types import IntegerType, StructField, StructType
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
-from table_engine.spark import options as o
-from table_engine.spark.commit import (
+from table_engine.spark.compat import default_parallelism
+from table_engine.spark.datasource import options as o
+from table_engine.spark.jobs.commit import (
     GENERATED_USER_SLACK_MS,
     TaskFiles,
     abort_uncommitted,
@@ -55,8 +55,7 @@ from table_engine.spark.commit import (
     commit_once,
     unaware_append,
 )
-from table_engine.spark.compat import default_parallelism
-from table_engine.spark.de_write import (
+from table_engine.spark.jobs.de_write import (
     DataEvolutionWrite,
     commit_staged,
     plan_write,
@@ -64,7 +63,7 @@ from table_engine.spark.de_write import (
     stage_rows,
     write_columns,
 )
-from table_engine.spark.task_env import write_chunks
+from table_engine.spark.jobs.task_env import inject_fault, write_chunks, write_task
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.table import Table
@@ -76,9 +75,6 @@ ROUTE_COLUMN = "__paimon_assigner"
 BUCKET_COLUMN = "__paimon_bucket"
 ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
 """Columns :func:`prepare_write` adds for routing; the writer drops them."""
-FAULT_ENV = "TABLE_ENGINE_SPARK_FAULT"
-"""Fault injection for tests: ``raise:<task>`` or ``exit:<task>`` fails the first attempt of that task after it
-wrote its files (``raise`` lets the task clean up, ``exit`` kills the Python worker)."""
 
 
 def is_dynamic_bucket(table: Table) -> bool:
@@ -246,7 +242,7 @@ def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatc
 @dataclass
 class PaimonCommitMessage:
     """What a task hands to the job's commit (the data source's writers hand Spark a subclass that is also Spark 4's
-    ``WriterCommitMessage``: :class:`table_engine.spark.source_writer.SourceCommitMessage`)."""
+    ``WriterCommitMessage``: :class:`table_engine.spark.datasource.source_writer.SourceCommitMessage`)."""
 
     files: TaskFiles
 
@@ -272,7 +268,7 @@ class _TableWriter:
         self.bucket_routed = BUCKET_COLUMN in schema.fieldNames()
         names = [n for n in schema.fieldNames() if n not in ROUTING_COLUMNS and n != self.kinds_column]
         self.evolution: DataEvolutionWrite | None = plan_write(table, names, overwrite, self.kinds_column, options)
-        """a write of some columns, an update by row id or an upsert by key (:mod:`table_engine.spark.de_write`)"""
+        """a write of some columns, an update by row id or an upsert by key (:mod:`table_engine.spark.jobs.de_write`)"""
         if self.evolution is None:
             _check_columns(table, names)
         if self.routed and (not self.dynamic or self.assigners is None):
@@ -287,7 +283,7 @@ class _TableWriter:
         if self.evolution is not None:
             run = stage_rows if self.evolution.staged else write_columns
             files = run(self.evolution, self.table, _coalesced(batches), task, attempt,
-                        functools.partial(_inject_fault, task, attempt))
+                        functools.partial(inject_fault, task, attempt))
             log.info("%s: task %d (attempt %d): %s of %d rows", self.table.identifier, task, attempt,
                      self.evolution.mode, files.rows)
             return PaimonCommitMessage(files)
@@ -297,28 +293,23 @@ class _TableWriter:
         if self.routed:
             assert self.assigners is not None
             writer.assigner = Assigner(task, self.assigners)
-        rows = 0
-        try:
-            for batch in _coalesced(batches):
-                if self.routed:
-                    batch = _checked_route(batch, task)
-                if self.bucket_routed:
-                    batch = batch.drop_columns([BUCKET_COLUMN])
-                kinds = None
-                if self.kinds_column is not None:
-                    kinds = batch.column(self.kinds_column)
-                    batch = batch.drop_columns([self.kinds_column])
-                writer.write(batch, kinds)
-                rows += batch.num_rows
-            messages = writer.prepare_commit()
-            _inject_fault(task, attempt)
-        except BaseException:
-            writer.abort()
-            raise
-        files = TaskFiles(task, attempt, tuple(messages), rows)
-        log.info("%s: task %d (attempt %d) wrote %d rows in %d files", self.table.identifier, task, attempt, rows,
-                 files.files)
+        files = write_task(writer, self._task_rows(batches, task), task, attempt)
+        log.info("%s: task %d (attempt %d) wrote %d rows in %d files", self.table.identifier, task, attempt,
+                 files.rows, files.files)
         return PaimonCommitMessage(files)
+
+    def _task_rows(self, batches: Iterator[pa.RecordBatch], task: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:
+        """The task's rows as its writer takes them: route checked, routing columns dropped, row kinds apart."""
+        for batch in _coalesced(batches):
+            if self.routed:
+                batch = _checked_route(batch, task)
+            if self.bucket_routed:
+                batch = batch.drop_columns([BUCKET_COLUMN])
+            kinds = None
+            if self.kinds_column is not None:
+                kinds = batch.column(self.kinds_column)
+                batch = batch.drop_columns([self.kinds_column])
+            yield batch, kinds
 
     # ---- the job ---------------------------------------------------------------------------------------------
     def commit_job(self, messages: Sequence[object], identifier: int,
@@ -359,7 +350,7 @@ class _TableWriter:
 # ---- pieces -------------------------------------------------------------------------------------------------------
 def _coalesced(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
     """Spark's small Arrow batches (10,000 rows) joined into the tables a task's writer takes
-    (:func:`~table_engine.spark.task_env.write_chunks`)."""
+    (:func:`~table_engine.spark.jobs.task_env.write_chunks`)."""
     for table, _ in write_chunks((pa.Table.from_batches([b]), None) for b in batches):
         yield table
 
@@ -386,15 +377,3 @@ def _checked_route(batch: pa.Table, task: int) -> pa.Table:
                         "into as many partitions as assigners (use prepare_write)")
     return batch.drop_columns([ROUTE_COLUMN])
 
-
-def _inject_fault(task: int, attempt: int) -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if not spec or attempt != 0:
-        return
-    mode, _, which = spec.partition(":")
-    if which and int(which) != task:
-        return
-    log.warning("fault injection (%s=%s): failing task %d, attempt %d", FAULT_ENV, spec, task, attempt)
-    if mode == "exit":
-        os._exit(17)
-    raise RuntimeError(f"injected failure of task {task} attempt {attempt} ({FAULT_ENV}={spec})")

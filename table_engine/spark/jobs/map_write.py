@@ -1,12 +1,13 @@
 """The fast batch write of :func:`table_engine.spark.write_dataframe`: ``mapInArrow`` tasks, commit on the driver.
 
-The ``paimon`` data source's writer (:class:`table_engine.spark.writer.PaimonBatchWriter`) commits in a Python
-worker that Spark starts for the purpose and goes through Spark's Python Data Source write protocol. A write that
-is issued from Python anyway (:func:`table_engine.spark.write_dataframe`, the application's ``write``) skips both:
-each task of a ``mapInArrow`` stage writes its rows through the engine's ``TableWrite`` (the very task code of the
-data source writer, :meth:`table_engine.spark.writer._TableWriter.write_task`) and returns its commit messages as
-one pickled binary value; the driver collects them and commits once (:func:`table_engine.spark.commit.commit_once`,
-same commit user and identifier rules, so a repeated job commits nothing twice).
+The ``paimon`` data source's writer (:class:`table_engine.spark.datasource.source_writer.PaimonBatchWriter`)
+commits in a Python worker that Spark starts for the purpose and goes through Spark's Python Data Source write
+protocol. A write that is issued from Python anyway (:func:`table_engine.spark.write_dataframe`, the application's
+``write``) skips both: each task of a ``mapInArrow`` stage writes its rows through the engine's ``TableWrite`` (the
+very task code of the data source writer, :meth:`table_engine.spark.datasource.writer._TableWriter.write_task`) and
+returns its commit messages as one pickled binary value; the driver collects them and commits once
+(:func:`table_engine.spark.jobs.commit.commit_once`, same commit user and identifier rules, so a repeated job
+commits nothing twice).
 
 Failures: a task that raises deletes its own files before Spark retries it (as in the data source writer);
 Spark collects the result of one successful attempt per task. The paths each successful attempt wrote are also
@@ -27,9 +28,9 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from table_engine.spark.commit import TaskFiles
 from table_engine.spark.compat import is_connect
-from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
+from table_engine.spark.datasource.writer import PaimonCommitMessage, _TableWriter
+from table_engine.spark.jobs.commit import TaskFiles
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
 
@@ -50,9 +51,9 @@ class _ListParam(AccumulatorParam[list[Any]]):
 
 def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: str, identifier: int,
               generated_at: int | None, options: Mapping[str, str]) -> int | None:
-    """Write the (already routed, :func:`table_engine.spark.writer.prepare_write`) DataFrame into ``table`` with
-    one ``mapInArrow`` stage and commit the tasks' messages from the driver; the snapshot id (None: nothing
-    committed)."""
+    """Write the (already routed, :func:`table_engine.spark.datasource.writer.prepare_write`) DataFrame into
+    ``table`` with one ``mapInArrow`` stage and commit the tasks' messages from the driver; the snapshot id (None:
+    nothing committed)."""
     writer = _TableWriter(table, routed.schema, overwrite, commit_user, options)
     writer.generated_at = generated_at
     # Spark Connect clients have no accumulators: a job that fails there leaves the files of its successful

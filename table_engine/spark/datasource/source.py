@@ -15,11 +15,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StringType, StructField, StructType
 
-from table_engine.spark import options as o
-from table_engine.spark.reader import PaimonBatchReader, PaimonPushdownReader, PaimonStreamReader
-from table_engine.spark.source_writer import PaimonBatchWriter, PaimonStreamWriter
-from table_engine.spark.types import arrow_schema_for, spark_schema
-from table_engine.spark.writer import ROUTING_COLUMNS
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.reader import PaimonBatchReader, PaimonPushdownReader, PaimonStreamReader
+from table_engine.spark.datasource.source_writer import PaimonBatchWriter, PaimonStreamWriter
+from table_engine.spark.datasource.spark_types import arrow_schema_for, spark_schema
+from table_engine.spark.datasource.writer import ROUTING_COLUMNS
 from table_engine.store.changes.incremental import ROWKIND_COLUMN
 from table_engine.table import Table
 
@@ -29,7 +29,8 @@ SOURCE_NAME = o.SOURCE_NAME
 
 
 class PaimonDataSource(DataSource):
-    """Reads and writes a Paimon table through the table engine (options: :mod:`table_engine.spark.options`)."""
+    """Reads and writes a Paimon table through the table engine (options:
+    :mod:`table_engine.spark.datasource.options`)."""
 
     #: The parallelism append scans are cut for (set by :func:`table_engine.spark.register` from the session;
     #: 0: this machine's cores). Python data sources run their planning outside the session, so it is baked here.

@@ -38,8 +38,8 @@ from pyspark.sql import types as T
 from table_engine.core_options import SCAN_FALLBACK_BRANCH
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.formats import format_of
-from table_engine.spark import options as o
-from table_engine.spark.types import to_spark_type
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.spark_types import to_spark_type
 from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.raw_files import RawFile, RawPlan, plan_raw

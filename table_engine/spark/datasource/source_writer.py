@@ -1,9 +1,9 @@
 """The ``paimon`` data source's batch and streaming writers (Spark 4.0+: Python data sources).
 
-The task side and the commit side are :class:`table_engine.spark.writer._TableWriter`'s, shared with the
+The task side and the commit side are :class:`table_engine.spark.datasource.writer._TableWriter`'s, shared with the
 ``mapInArrow`` write of :func:`table_engine.spark.write_dataframe` (which runs on Spark 3.5 too); this module only
 binds them to Spark's ``DataSourceArrowWriter`` / ``DataSourceStreamArrowWriter`` protocol, so it is imported only
-by the data source (:mod:`table_engine.spark.source`).
+by the data source (:mod:`table_engine.spark.datasource.source`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pyspark.sql.types import StructType
 from table_engine import clock
 from table_engine.core_options import default_commit_user
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
-from table_engine.spark import options as o
-from table_engine.spark.writer import PaimonCommitMessage, _TableWriter
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.writer import PaimonCommitMessage, _TableWriter
 from table_engine.store.committing.commit import Overwrite
 from table_engine.table import Table
 

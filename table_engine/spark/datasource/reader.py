@@ -36,9 +36,9 @@ from table_engine.errors import SnapshotNotExistError
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.snapshot import snapshot_at_or_before_time
 from table_engine.predicate import parse_filters
-from table_engine.spark import options as o
-from table_engine.spark.filters import EngineFilter, translate_all
-from table_engine.spark.types import arrow_schema_for, conform
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.filters import EngineFilter, translate_all
+from table_engine.spark.datasource.spark_types import arrow_schema_for, conform
 from table_engine.store.changes.incremental import (
     ROWKIND_COLUMN,
     ChangeSplit,

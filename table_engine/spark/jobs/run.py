@@ -1,7 +1,7 @@
 """The Spark side of the application's commands, and DataFrame writes routed for the table.
 
 ``write`` hands source files the engine reads to tasks that write them without Spark rows
-(:mod:`table_engine.spark.file_write`), else reads the source with Spark and writes the DataFrame (tasks write
+(:mod:`table_engine.spark.jobs.file_write`), else reads the source with Spark and writes the DataFrame (tasks write
 files, the job commits once); ``compact`` plans the buckets on the driver, compacts groups of buckets in Spark
 tasks (one bucket at a time per task: Spark's cores are the parallelism) and commits their results as one COMPACT
 snapshot from the driver; ``consume-changelog`` reads the changes as an incremental audit-log read and writes them
@@ -10,8 +10,8 @@ does). The other commands only touch metadata and run on the driver as the local
 
 S3 warehouses: the command's catalog options (``--catalog-option``) reach every catalog opened here and every read
 or write of the ``paimon`` data source; the tables that Spark tasks receive carry the driver's AWS credentials when
-the options have none (:func:`table_engine.spark.options.catalog_options`), so executors need no credentials of
-their own.
+the options have none (:func:`table_engine.spark.datasource.options.catalog_options`), so executors need no
+credentials of their own.
 """
 
 from __future__ import annotations
@@ -37,29 +37,28 @@ from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import (
     DELIVERY_FILE,
     ChangeRange,
+    Prepared,
     advance_consumer,
-    change_range,
     consume_commit_user,
     delivery_record,
     output_dir,
     output_file_io,
+    prepare,
     publish,
-    recover_consumer,
-    redelivery,
     staging_dir,
     write_output,
 )
 from table_engine.ops.facts import write_facts
 from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
-from table_engine.spark import file_write
-from table_engine.spark import options as o
-from table_engine.spark.commit import GENERATED_USER_SLACK_MS
-from table_engine.spark.compact_job import compact_table, run_compaction
 from table_engine.spark.compat import default_parallelism, has_data_sources, is_connect
-from table_engine.spark.map_write import map_write
-from table_engine.spark.task_env import task_arrow_threads
-from table_engine.spark.types import arrow_schema_for, conform, spark_schema
-from table_engine.spark.writer import is_dynamic_bucket, prepare_write, writer_tasks
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.spark_types import arrow_schema_for, conform, spark_schema
+from table_engine.spark.datasource.writer import is_dynamic_bucket, prepare_write, writer_tasks
+from table_engine.spark.jobs import file_write
+from table_engine.spark.jobs.commit import GENERATED_USER_SLACK_MS
+from table_engine.spark.jobs.compact_job import compact_table, run_compaction
+from table_engine.spark.jobs.map_write import map_write
+from table_engine.spark.jobs.task_env import task_arrow_threads
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
@@ -91,7 +90,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
     started = clock.now_millis()
-    # tasks write through mapInArrow and the driver commits (table_engine.spark.map_write): no Python data source
+    # tasks write through mapInArrow and the driver commits (table_engine.spark.jobs.map_write): no Python data source
     map_write(routed, table, overwrite=mode == "overwrite", commit_user=user, identifier=commit_identifier,
               generated_at=None if commit_user else started, options={**extra, **dict(options or {})})
     snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
@@ -113,7 +112,7 @@ def run_spark_job(cmd: Command, spark: SparkSession) -> dict[str, Any]:
 @registers("spark", Write)
 def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     """The ``write`` job: files the engine reads go to tasks that write them without Spark rows
-    (:mod:`table_engine.spark.file_write`, ADR 0036); a query, other formats and the tables that route needs to
+    (:mod:`table_engine.spark.jobs.file_write`, ADR 0036); a query, other formats and the tables that route needs to
     refuse are read by Spark and written as a DataFrame (:func:`write_dataframe`)."""
     catalog = open_catalog(args)
     df = None if not args.sql and catalog.table_exists(args.table) else _source_frame(spark, args)
@@ -182,22 +181,12 @@ def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
 
 @registers("spark", ConsumeChangelog)
 def spark_consume_changelog(args: ConsumeChangelog, spark: SparkSession) -> dict[str, Any]:
-    catalog = open_catalog(args)
-    table = catalog.get_table(args.table)
-    table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
-    table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
-    again = redelivery(args, table, catalog.get_table(args.target_table) if args.target_table else None)
-    if again is not None:
-        return again
-    if args.target_table:
-        target = catalog.get_table(args.target_table)
-        target.check_supported(Op.WRITE)
-        recover_consumer(args, table, target)
-    rng = change_range(args, table)
-    result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,
-                              "to_snapshot": rng.end, "rows": 0}
-    if rng.empty:
-        return result
+    """The ``consume-changelog`` job: the local runner's guards, redelivery and recovery
+    (:func:`~table_engine.ops.consume.prepare`), then the changes read and delivered with Spark."""
+    prepared = prepare(args, open_catalog(args))
+    if not isinstance(prepared, Prepared):
+        return prepared
+    table, rng, result = prepared.table, prepared.range, prepared.result
     if not args.output:
         result.update(_apply_changes(spark, args, rng))
         advance_consumer(table, args.consumer_id, rng)
@@ -264,14 +253,13 @@ def to_arrow(df: DataFrame) -> pa.Table:
 
 def _apply_changes(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) -> dict[str, Any]:
     """Apply the changes of ``rng`` to ``--target-table``: tasks read the change splits with the engine and write
-    them with their row kinds (:func:`table_engine.spark.file_write.write_changes`, no Spark rows); targets that
-    route needs to refuse (:func:`~table_engine.spark.file_write.refusal`) get the audit-log DataFrame written."""
+    them with their row kinds (:func:`table_engine.spark.jobs.file_write.write_changes`, no Spark rows); targets that
+    route needs to refuse (:func:`~table_engine.spark.jobs.file_write.refusal`) get the audit-log DataFrame written."""
     target_table = str(args.target_table)  # the output group: --target-table is given when --output is not
     target = driver_catalog(args).get_table(target_table)  # with the driver's credentials for the tasks
     reason = file_write.refusal(target)
     if reason is None:
-        source = driver_catalog(args).get_table(args.table)
-        source._refuse_change_reads("incremental reads")
+        source = driver_catalog(args).get_table(args.table)  # prepare() refused a data-evolution source
         splits = plan_changes(source.file_io, source.path, source.schema, source.options, rng.start, rng.end)
         sid = file_write.write_changes(spark, source, splits, target, default_parallelism(spark),
                                        commit_user=consume_commit_user(args), identifier=rng.end)

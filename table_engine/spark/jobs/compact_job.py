@@ -34,9 +34,9 @@ from table_engine.errors import CommandError, CommitConflictError
 from table_engine.features import Op
 from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
-from table_engine.spark.commit import commit_once
 from table_engine.spark.compat import default_parallelism, executor_memory
-from table_engine.spark.task_env import task_arrow_threads
+from table_engine.spark.jobs.commit import commit_once
+from table_engine.spark.jobs.task_env import task_arrow_threads
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.compaction.select import table_buckets

@@ -8,7 +8,7 @@ engine's FileIO (local, S3), reads Parquet footers (row groups and their row cou
 files, in source order, into contiguous runs of about equal row counts, one per task. The tasks are a
 ``spark.range(n, numPartitions=n).mapInArrow`` stage (no RDD or ``sparkContext`` API: it runs under Spark Connect
 too): task ``i`` reads run ``i`` with pyarrow and returns its commit messages pickled in one binary value; the
-driver commits them with :func:`table_engine.spark.commit.commit_once` (same commit user and identifier rules as
+driver commits them with :func:`table_engine.spark.jobs.commit.commit_once` (same commit user and identifier rules as
 every Spark write: a repeated job commits nothing twice).
 
 Ordering (primary-key tables): several tasks write rows of one bucket, each as its own level-0 sorted runs, and
@@ -22,14 +22,14 @@ Paimon allows). CSV and JSON files carry no row count: a file's size in bytes bo
 byte), so their runs are sized by bytes and numbered within that bound.
 
 Dynamic-bucket primary-key tables (``bucket`` = -1) and cross-partition upsert tables need every row of a key in
-the one task that owns the key (:mod:`table_engine.spark.writer`). No exchange does that here: with N tasks,
-EVERY task reads all the splits, in source order, and keeps the rows whose routing hash
-(:func:`~table_engine.spark.writer.task_routes`: the engine's hash of the routing columns, modulo N) is its index
-``i``; it writes them as the DataFrame route's task ``i`` of N does (its ``Assigner``: new keys only to buckets
-``b % N == i``; for cross-partition upsert the bootstrap of only its keys, and the writer's check of every row's
-route), so :func:`~table_engine.spark.commit.check_bucket_owners` holds at commit. One writer gets all the rows
-of a key, in source order: the key's records merge as in the engine's own single write, with no sequence ranges
-(each bucket numbers on from its committed maximum, as every writer does; tasks sharing an existing bucket hold
+the one task that owns the key (:mod:`table_engine.spark.datasource.writer`). No exchange does that here: with N
+tasks, EVERY task reads all the splits, in source order, and keeps the rows whose routing hash
+(:func:`~table_engine.spark.datasource.writer.task_routes`: the engine's hash of the routing columns, modulo N) is
+its index ``i``; it writes them as the DataFrame route's task ``i`` of N does (its ``Assigner``: new keys only to
+buckets ``b % N == i``; for cross-partition upsert the bootstrap of only its keys, and the writer's check of every
+row's route), so :func:`~table_engine.spark.jobs.commit.check_bucket_owners` holds at commit. One writer gets all
+the rows of a key, in source order: the key's records merge as in the engine's own single write, with no sequence
+ranges (each bucket numbers on from its committed maximum, as every writer does; tasks sharing an existing bucket hold
 disjoint keys) and even with sequence fields under a combining merge engine. Reading is cheap next to writing:
 N reads of the source cost less than moving the rows through a shuffle (BENCHMARKS.md, ``pk_dynamic``).
 
@@ -57,11 +57,9 @@ from table_engine.errors import CommandError, SchemaMismatchError
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
-from table_engine.spark import options as o
-from table_engine.spark.commit import TaskFiles
-from table_engine.spark.task_env import write_chunks
-from table_engine.spark.types import spark_schema
-from table_engine.spark.writer import (
+from table_engine.spark.datasource import options as o
+from table_engine.spark.datasource.spark_types import spark_schema
+from table_engine.spark.datasource.writer import (
     ROUTE_COLUMN,
     PaimonCommitMessage,
     _TableWriter,
@@ -69,6 +67,8 @@ from table_engine.spark.writer import (
     routing_columns,
     task_routes,
 )
+from table_engine.spark.jobs.commit import TaskFiles
+from table_engine.spark.jobs.task_env import write_chunks, write_task
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.compaction.compact import compact_invisible_level0
@@ -354,7 +354,7 @@ def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence
 
 def _accumulator(spark: Any) -> Any:
     """An accumulator of the task files of successful attempts, where the session has a SparkContext."""
-    from table_engine.spark.map_write import _ListParam
+    from table_engine.spark.jobs.map_write import _ListParam
 
     try:
         context = spark.sparkContext
@@ -369,7 +369,7 @@ def _write_runs(table: Table, read: RunReader, first_sequence: Sequence[int], ro
     """Task side: write the runs whose indexes this task got; yield each run's task files, pickled."""
     from pyspark import TaskContext
 
-    from table_engine.spark.task_env import task_arrow_threads
+    from table_engine.spark.jobs.task_env import task_arrow_threads
 
     task_arrow_threads()
     ctx = TaskContext.get()
@@ -388,25 +388,14 @@ def write_run(table: Table, read: RunReader, first_sequence: int, i: int, attemp
     """Write run ``i`` (the rows and row kinds ``read(i)`` yields) into ``table`` with one ``TableWrite`` numbering
     from ``first_sequence`` (as assigner ``i`` of ``route_tasks`` when given), without compacting; its task files
     (the writer's files are deleted when it fails)."""
-    from table_engine.spark.writer import _inject_fault
-
     writer = table.new_write()
     writer.skip_compaction()  # other tasks write the same buckets
     writer.sequence_floor = first_sequence
     if route_tasks:
         writer.assigner = Assigner(i, route_tasks)
-    rows = 0
-    try:
-        for data, kinds in write_chunks(read(i)):
-            writer.write(data, kinds)
-            rows += data.num_rows
-        messages = writer.prepare_commit()
-        _inject_fault(i, attempt)
-    except BaseException:
-        writer.abort()
-        raise
-    log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, rows)
-    return TaskFiles(i, attempt, tuple(messages), rows)
+    files = write_task(writer, write_chunks(read(i)), i, attempt)
+    log.info("%s: run %d (attempt %d) wrote %d rows", table.identifier, i, attempt, files.rows)
+    return files
 
 
 def _read_file_run(plan: FileWritePlan, schema: TableSchema, i: int) -> Iterator[tuple[pa.Table, pa.Array | None]]:

@@ -20,8 +20,8 @@ size:
 
 The provider (``provider/paimon_provider/hooks/spark.py``) reads the same conf: where the driver would run on the
 Airflow worker (client mode, a ``local`` master), it runs a small job with :func:`run_on_driver` in the task's
-process (``python -m table_engine.spark.driver_jobs`` when the job has an environment of its own) and does not start
-spark-submit at all.
+process (``python -m table_engine.spark.jobs.driver_jobs`` when the job has an environment of its own) and does
+not start spark-submit at all.
 
 The table holds the same rows either way, and the result line has the same fields; data files may be cut
 differently (the engine writes one file per bucket, Spark one per task and bucket). Unset or 0 (default): every
@@ -59,21 +59,17 @@ def max_input_size(conf: dict[str, str]) -> int:
 
 
 def input_size(cmd: Command) -> int | None:
-    """Bytes a Spark-job command would read, when it may run on the driver; None when it must be a Spark job
-    (also when the input cannot be sized, e.g. a missing table: the job then reports the error)."""
+    """Bytes a Spark-job command would read, when it may run on the driver, by its entry's input-size rule
+    (:class:`~table_engine.ops.base.CommandEntry`, registered here); None when it must be a Spark job (also when
+    the input cannot be sized, e.g. a missing table: the job then reports the error)."""
     from table_engine.errors import TableEngineError
 
     try:
-        return _input_size(cmd)
+        rule = entry(type(cmd), "input_size").input_size
+        return None if rule is None else rule(cmd)
     except (TableEngineError, OSError) as e:
         log.info("%s %s: input not sized (%s): a Spark job", cmd.name, cmd.table, e)
         return None
-
-
-def _input_size(cmd: Command) -> int | None:
-    """The command entry's input-size rule (:class:`~table_engine.ops.base.CommandEntry`, registered here)."""
-    rule = entry(type(cmd), "input_size").input_size
-    return None if rule is None else rule(cmd)
 
 
 def run_on_driver(cmd: Command) -> dict[str, Any]:
@@ -168,13 +164,13 @@ def _changes_input_size(cmd: ConsumeChangelog) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m table_engine.spark.driver_jobs <command> ...`` (or ``--command-json``): run a Spark-job command
+    """``python -m table_engine.spark.jobs.driver_jobs <command> ...`` (or ``--command-json``): run a Spark-job command
     on this machine with the engine (:func:`run_on_driver`), its result line last, as ``app.py`` prints it. The
     provider runs this instead of spark-submit when the driver would be this machine and the job is small."""
     from table_engine.cli import run, setup_logging
     from table_engine.ops.argv import parse_invocation
 
-    inv = parse_invocation(argv, prog="python -m table_engine.spark.driver_jobs")
+    inv = parse_invocation(argv, prog="python -m table_engine.spark.jobs.driver_jobs")
     setup_logging(inv.log_level)
     return run(inv.command, run_on_driver, verbose=inv.verbose)
 

@@ -5,7 +5,7 @@ What the DataFrame holds decides the write (:func:`plan_write`, on the driver be
 * some of the table's columns (the partition columns among them): a write of some columns, as ``Table.write``
   does it (:func:`table_engine.store.writing.data_evolution_write.insert_messages`): each task writes files of new
   rows (``_WRITE_COLS``, no ``_FIRST_ROW_ID``) and returns their commit messages; the job commits them once
-  (:func:`table_engine.spark.commit.commit_once`), which assigns the next row ids in commit order.
+  (:func:`table_engine.spark.jobs.commit.commit_once`), which assigns the next row ids in commit order.
 * a ``_ROW_ID`` column: an update by row id of the other columns (``Table.update_by_row_id``); with option
   ``upsert-keys``: an upsert by those keys (``Table.upsert_by_key``).
 
@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from table_engine.errors import SchemaMismatchError
 from table_engine.io.paths import staging_dir
-from table_engine.spark import options as o
-from table_engine.spark.commit import TaskFiles, find_commit
+from table_engine.spark.datasource import options as o
+from table_engine.spark.jobs.commit import TaskFiles, find_commit
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.row_tracking import ROW_ID
 from table_engine.store.writing.data_evolution_write import INSERT, insert_fields, insert_messages, update_fields
