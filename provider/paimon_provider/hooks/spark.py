@@ -1,8 +1,8 @@
 """Runs the jobs of the Paimon Spark application: resolves connections, starts, watches and kills the process.
 
 :meth:`PaimonSparkHook.build_submission` resolves the Paimon and Spark connections of one
-:class:`~paimon_provider.job_spec.SparkJobSpec` and hands them to the pure renderer,
-:func:`~paimon_provider.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
+:class:`~paimon_provider.utils.job_spec.SparkJobSpec` and hands them to the pure renderer,
+:func:`~paimon_provider.utils.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
 application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
 ``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
 command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``; run in this process unless
@@ -16,7 +16,8 @@ here, so it hands the submission to the Spark provider's public ``SparkSubmitHoo
 YARN/Kubernetes kill) and returns ``None``.
 
 Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
-the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.job_spec.application_args` drops
+the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.utils.job_spec.application_args`
+drops
 every credential key from the catalog options, and the job process (spark-submit, or the engine's CLI) gets them as
 ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` in its environment
 (:attr:`SparkSubmission.env`, hidden from repr), which the engine reads when its catalog options carry no keys.
@@ -45,9 +46,9 @@ from typing import IO, TYPE_CHECKING, Any
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
-from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
 from paimon_provider.hooks.table import load_connection_config
-from paimon_provider.job_spec import (
+from paimon_provider.utils.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.utils.job_spec import (
     DRIVER_JOB_CONF,
     SPARK_CONNECT_CONN_TYPE,
     RenderedJob,
@@ -57,8 +58,8 @@ from paimon_provider.job_spec import (
     render_job,
     spark_master,
 )
-from paimon_provider.packaging import application_path, engine_archive
-from paimon_provider.results import JobFailedError
+from paimon_provider.utils.packaging import application_path, engine_archive
+from paimon_provider.utils.results import JobFailedError
 from table_engine.ops.result import JobResult
 from table_engine.spark.compat import CONNECT_CLIENT_ENV
 
@@ -75,11 +76,11 @@ _TAIL_LINES = 40
 __all__ = ["PaimonSparkHook", "SparkSubmission", "failure_reason", "job_log_record", "spark_master"]
 
 SparkSubmission = RenderedJob
-"""A fully resolved job (:class:`~paimon_provider.job_spec.RenderedJob`) with the process environment."""
+"""A fully resolved job (:class:`~paimon_provider.utils.job_spec.RenderedJob`) with the process environment."""
 
 
 class PaimonSparkHook(BaseHook):
-    """Submits Paimon Spark jobs described by a :class:`~paimon_provider.job_spec.SparkJobSpec`.
+    """Submits Paimon Spark jobs described by a :class:`~paimon_provider.utils.job_spec.SparkJobSpec`.
 
     :param paimon_conn_id: the ``paimon`` connection: warehouse, catalog options, Spark connection, cluster Python.
     """
@@ -182,7 +183,8 @@ class PaimonSparkHook(BaseHook):
     def submit(self, spec: SparkJobSpec) -> dict[str, Any] | None:
         """Run the job to completion; the application's final JSON object (client mode), else ``None``.
 
-        Raises :class:`~paimon_provider.results.JobFailedError` (an AirflowException) when the job fails, with the last
+        Raises :class:`~paimon_provider.utils.results.JobFailedError` (an AirflowException) when the job fails, with
+        the last
         lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)

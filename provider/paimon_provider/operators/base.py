@@ -4,7 +4,7 @@ Subclasses declare the application's command and build its dataclass (:mod:`tabl
 ``Compact(full=..., partitions=...)``, checked by mypy) from their own rendered arguments in
 :meth:`PaimonSparkOperator.build_command`, at execute time (DAG files load no engine); the application gets the
 command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
-templated ``spark`` mapping whose keys are :class:`~paimon_provider.job_spec.SparkJobSpec` fields, so no operator
+templated ``spark`` mapping whose keys are :class:`~paimon_provider.utils.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
 
@@ -19,19 +19,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from paimon_provider.assets import table_asset, writes_alias
-from paimon_provider.connection import DEFAULT_CONN_ID
-from paimon_provider.job_spec import SparkJobSpec
-from paimon_provider.partitions import add_partition_keys
-from paimon_provider.results import JobFailedError
+from paimon_provider.utils.assets import table_asset, writes_alias
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.job_spec import SparkJobSpec
+from paimon_provider.utils.partitions import add_partition_keys
+from paimon_provider.utils.results import JobFailedError
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from pydantic import JsonValue
 
-    from paimon_provider.connection import PaimonConnectionConfig
     from paimon_provider.hooks.spark import PaimonSparkHook
-    from paimon_provider.lineage import LineageIO
+    from paimon_provider.utils.connection import PaimonConnectionConfig
+    from paimon_provider.utils.lineage import LineageIO
     from table_engine.ops import Command
     from table_engine.run_identity import RunIdentity
 
@@ -214,7 +214,7 @@ class PaimonSparkOperator(BaseOperator):
     :param table: ``database.table`` (templated).
     :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options, Spark connection).
     :param warehouse: overrides the connection's warehouse (templated).
-    :param spark: Spark settings, keys of :class:`~paimon_provider.job_spec.SparkJobSpec` (``master``, ``conf``,
+    :param spark: Spark settings, keys of :class:`~paimon_provider.utils.job_spec.SparkJobSpec` (``master``, ``conf``,
         ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
         (tags, expiry, orphan files, rollback) run with the engine in the task's process in client mode, where
         the application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
@@ -225,7 +225,7 @@ class PaimonSparkOperator(BaseOperator):
     :param emit_asset: for writing commands, emit an Asset event for the table when the commit changed data
         (:func:`changed_data`: records added or deleted, or changelog produced; upkeep such as a compaction
         without changelog or a rollback that removed nothing emits none, docs/adr/0021): through the table's Asset
-        when the table is known at parse time, else through :func:`paimon_provider.assets.writes_alias` (also
+        when the table is known at parse time, else through :func:`paimon_provider.utils.assets.writes_alias` (also
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
         ``changelog_records``, ``published_rows`` (compactions), ``compacted`` (a write its writer compacted right
@@ -238,7 +238,8 @@ class PaimonSparkOperator(BaseOperator):
     :param partition_events: the table's Asset event names the partitions the commit changed as partition keys
         (``dt=2026-11-27``; Airflow records one event per key; Task SDK of Airflow 3.3+, else one event as
         before; not through an alias): for tables read by DAGs scheduled per partition
-        (:func:`paimon_provider.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG scheduled
+        (:func:`paimon_provider.utils.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG
+        scheduled
         on the plain Asset only for events without a partition key (docs/partitions.md).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
@@ -253,7 +254,7 @@ class PaimonSparkOperator(BaseOperator):
 
     Every operator reports OpenLineage datasets (``get_openlineage_facets_on_start/_on_complete/_on_failure``):
     what :meth:`lineage_io` says the command reads and writes, named and described by
-    :mod:`paimon_provider.lineage`.
+    :mod:`paimon_provider.utils.lineage`.
     """
 
     command: ClassVar[str]
@@ -392,7 +393,7 @@ class PaimonSparkOperator(BaseOperator):
             from paimon_provider.hooks.table import load_connection_config
 
             target = load_connection_config(self.paimon_conn_id).warehouse
-        from paimon_provider.run_identity import with_run_identity
+        from paimon_provider.utils.run_identity import with_run_identity
 
         command = with_run_identity(self.build_command(target), self.snapshot_properties, self._run)
         return SparkJobSpec(command=command, args=list(map(str, self.extra_args)), **settings)
@@ -405,7 +406,7 @@ class PaimonSparkOperator(BaseOperator):
     @trimmed_failures
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
-        from paimon_provider.run_identity import run_identity
+        from paimon_provider.utils.run_identity import run_identity
 
         # an upkeep commit takes the table's Asset off the outlets (see _emit_table_event): every run starts from
         # the declared ones
@@ -516,16 +517,17 @@ class PaimonSparkOperator(BaseOperator):
 
     def lineage_io(self, cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         """What ``cmd`` reads and writes, with the snapshots and commit facts of its ``result`` (None: not run, or
-        failed): :func:`paimon_provider.lineage.command_io`, derived from the command's definition. An operator whose
+        failed): :func:`paimon_provider.utils.lineage.command_io`, derived from the command's definition. An operator
+        whose
         command reads or writes more than its definition says overrides this."""
-        from paimon_provider.lineage import command_io
+        from paimon_provider.utils.lineage import command_io
 
         return command_io(cmd, result)
 
     def _openlineage(self, *, completed: bool) -> Any:
         """The OperatorLineage of this task: after a successful run with the result's snapshots, statistics and
         each table's schema (read from the warehouse); before or after a failed run the same datasets, unread."""
-        from paimon_provider.lineage import operator_lineage, without_versions
+        from paimon_provider.utils.lineage import operator_lineage, without_versions
 
         cmd = self._lineage_command
         if cmd is None:  # not run yet (on start): the command from the rendered arguments and the connection

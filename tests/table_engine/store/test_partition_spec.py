@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paimon_provider.job_spec import render_partitions
-from paimon_provider.metadata import parse_partition_spec
+from paimon_provider.utils.job_spec import render_partitions
+from paimon_provider.utils.metadata import parse_partition_spec
 
 from table_engine import Catalog
 from table_engine.cli import build_parser, main
@@ -315,7 +315,7 @@ def test_typed_value_text_round_trip(type_: str, values: st.SearchStrategy[Any],
 
 
 def test_sensor_metadata_types_the_partition(tmp_path: Path) -> None:
-    from paimon_provider.metadata import open_table, partition_info
+    from paimon_provider.utils.metadata import open_table, partition_info
 
     days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
     typed_table(Catalog(str(tmp_path)), pa.date32(), days)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.connection import PaimonConnectionConfig, without_credentials
+from paimon_provider.utils.connection import PaimonConnectionConfig, without_credentials
 
 if TYPE_CHECKING:
     from table_engine.ops import Command

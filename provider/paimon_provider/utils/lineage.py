@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from paimon_provider.assets import split_table
+from paimon_provider.utils.assets import split_table
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog

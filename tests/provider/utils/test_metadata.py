@@ -8,7 +8,7 @@ import time
 
 import pyarrow as pa
 import pytest
-from paimon_provider.metadata import (
+from paimon_provider.utils.metadata import (
     find_snapshot,
     latest_snapshot_info,
     open_table,

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from paimon_provider import packaging
-from paimon_provider.connection import PaimonConnectionConfig
-from paimon_provider.job_spec import (
+from paimon_provider.utils import packaging
+from paimon_provider.utils.connection import PaimonConnectionConfig
+from paimon_provider.utils.job_spec import (
     COMMANDS,
     CONNECT_MODULE,
     SPARK_JOB_COMMANDS,
@@ -159,9 +159,9 @@ def test_commands_come_from_the_registry_and_dag_files_load_no_engine() -> None:
     from table_engine.ops import REGISTRY
 
     assert COMMANDS == set(REGISTRY) and SPARK_JOB_COMMANDS == {n for n, c in REGISTRY.items() if c.spark_job}
-    code = ("import sys, paimon_provider.job_spec, paimon_provider.operators; "
+    code = ("import sys, paimon_provider.utils.job_spec, paimon_provider.operators; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'table_engine')], sys.modules")
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = pathlib.Path(__file__).resolve().parents[3]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
 
 
@@ -193,7 +193,7 @@ def check_no_secret(spec: SparkJobSpec, options: dict[str, str], secret: str) ->
 
 def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathlib.Path) -> None:
     import pyarrow as pa
-    from paimon_provider.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE
+    from paimon_provider.utils.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE
 
     from table_engine import Catalog
     from table_engine.ops import Command
