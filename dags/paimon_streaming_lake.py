@@ -287,7 +287,7 @@ def publish_top_users(tag_result: dict[str, object] | None, top: int = 5,
     """The serving view: the top users per day at the new tag, read through the engine (no Spark); with
     ``partition`` (a ``k=v,...`` partition key; empty or "None": every partition) only that partition's."""
     from paimon_provider.hooks.table import PaimonTableHook
-    from paimon_provider.operators.compact import partition_texts
+    from paimon_provider.utils.arguments import partition_texts
 
     if not tag_result or not tag_result.get("tag"):
         raise ValueError(f"the tag task returned no tag: {tag_result!r}")

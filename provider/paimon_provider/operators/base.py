@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
+from paimon_provider.utils.arguments import as_optional_text
 from paimon_provider.utils.assets import table_asset, writes_alias
 from paimon_provider.utils.connection import DEFAULT_CONN_ID
 from paimon_provider.utils.job_spec import SparkJobSpec
@@ -68,70 +69,6 @@ def report_metrics(table: str, command: str, result: Mapping[str, Any] | None) -
     seconds = result.get("seconds")
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
         Stats.timing(f"{scope}.{command}.duration", datetime.timedelta(seconds=float(seconds)))
-
-
-def as_bool(value: Any) -> bool:
-    """A flag from Python or from rendered template text (``"True"``, ``"false"``, ``"1"``)."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off", "", "none"):
-            return False
-        raise ValueError(f"not a boolean: {value!r}")
-    return bool(value)
-
-
-def as_optional_int(value: Any, name: str) -> int | None:
-    """A templated integer argument: None for None, ``""``, ``"none"`` or ``"null"``; a ValueError naming ``name``
-    for anything else that is not an integer."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-
-
-def as_optional_text(value: Any) -> str | None:
-    """A templated text argument, stripped: None for None, ``""``, ``"none"`` or ``"null"``."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    return None if text.lower() in ("", "none", "null") else text
-
-
-def as_time_arg(value: Any) -> str | None:
-    """A point in time for the application: epoch milliseconds or an ISO-8601 timestamp (datetimes become ISO)."""
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
-    return as_optional_text(value)
-
-
-def as_time_millis(value: Any, name: str) -> int | None:
-    """A point in time as epoch milliseconds: a datetime (naive: UTC), epoch milliseconds, ISO-8601 text or
-    ``'<duration> ago'`` (resolved now)."""
-    import argparse
-
-    from table_engine.ops.argv import parse_time_millis
-
-    text = as_time_arg(value)
-    if text is None:
-        return None
-    try:
-        return parse_time_millis(text, name=name)
-    except argparse.ArgumentTypeError as e:
-        raise ValueError(f"{name}: {e}") from None
-
-
-def as_duration_millis(value: Any, name: str) -> int | None:
-    """A duration in milliseconds from Paimon's form (``'7 d'``, ``'12 h'``; digits are milliseconds)."""
-    from table_engine.options import parse_duration
-
-    text = as_optional_text(value)
-    return None if text is None else parse_duration(text, key=name)
 
 
 def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:

@@ -10,13 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    PaimonSparkOperator,
-    as_bool,
-    as_optional_text,
-    is_retry,
-    snapshot_id_of,
-)
+from paimon_provider.operators.base import PaimonSparkOperator, is_retry, snapshot_id_of
+from paimon_provider.utils.arguments import as_bool, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

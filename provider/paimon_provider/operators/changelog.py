@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, task_commit_user
+from paimon_provider.operators.base import PaimonSparkOperator, task_commit_user
+from paimon_provider.utils.arguments import as_optional_int, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

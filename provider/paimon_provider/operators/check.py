@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowException
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.utils.arguments import as_optional_int
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

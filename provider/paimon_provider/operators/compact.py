@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import (
     as_bool,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
+    partition_texts,
 )
 
 if TYPE_CHECKING:
@@ -181,18 +182,3 @@ class PaimonRescaleOperator(CommittingOperator):
                        partitions=tuple(partition_texts(self.partitions)),
                        commit_user=as_optional_text(self.commit_user))
 
-
-def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:
-    """Partition specs as the command's ``{column: value text}`` dicts, from a mapping, a list of mappings, or
-    ``k=v,k2=v2`` text (several separated by ``;``) (:mod:`table_engine.store.partition_spec`'s one text form)."""
-    if isinstance(partitions, str) and partitions.strip().lower() in ("", "none", "null"):
-        return []  # an empty form field (rendered from None as "None")
-    if partitions is None or partitions == []:
-        return []
-    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
-    from table_engine.store.partition_spec import format_partition_text, parse_partition_text, parse_partition_texts
-
-    if isinstance(partitions, str):
-        return parse_partition_texts(partitions)
-    specs = [partitions] if isinstance(partitions, Mapping) else list(partitions)
-    return [parse_partition_text(format_partition_text(s)) for s in specs]

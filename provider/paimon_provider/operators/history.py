@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_time_millis
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.utils.arguments import as_optional_int, as_time_millis
 
 if TYPE_CHECKING:
     import datetime

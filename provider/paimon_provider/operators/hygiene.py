@@ -10,14 +10,8 @@ import datetime
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
-    PaimonSparkOperator,
-    as_bool,
-    as_optional_int,
-    as_optional_text,
-    as_time_millis,
-)
+from paimon_provider.operators.base import CommittingOperator, PaimonSparkOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text, as_time_millis
 
 if TYPE_CHECKING:
     from table_engine.ops import (

@@ -9,17 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
 
-from paimon_provider.operators.base import (
-    PaimonSparkOperator,
+from paimon_provider.operators.base import PaimonSparkOperator, is_retry, task_commit_user
+from paimon_provider.utils.arguments import (
     as_bool,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
     as_time_millis,
-    is_retry,
-    task_commit_user,
+    partition_texts,
 )
-from paimon_provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

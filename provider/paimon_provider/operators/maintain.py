@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import CommittingOperator, as_bool, as_optional_text
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
-    as_bool,
-    as_optional_int,
-    as_optional_text,
-)
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text
 
 MAIN_BRANCH = "main"
 """Paimon's default branch (``table_engine.io.paths.MAIN_BRANCH``, not imported: DAG files build operators at parse

@@ -22,9 +22,10 @@ from urllib.parse import quote
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from paimon_provider.triggers.metadata import MAX_CONSECUTIVE_ERRORS, open_catalog
+from paimon_provider.utils.arguments import parse_partition_spec
 from paimon_provider.utils.assets import split_table, table_asset_uri
 from paimon_provider.utils.connection import DEFAULT_CONN_ID
-from paimon_provider.utils.metadata import new_snapshots, open_table, parse_commit_kinds, parse_partition_spec
+from paimon_provider.utils.metadata import new_snapshots, open_table, parse_commit_kinds
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset

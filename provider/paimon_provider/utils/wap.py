@@ -33,7 +33,7 @@ from paimon_provider.operators import (
     PaimonTableCheckOperator,
     PaimonWriteOperator,
 )
-from paimon_provider.operators.base import as_bool
+from paimon_provider.utils.arguments import as_bool
 from paimon_provider.utils.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:

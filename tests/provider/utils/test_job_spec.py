@@ -23,7 +23,6 @@ from paimon_provider.utils.job_spec import (
     is_local_master,
     local_argv,
     render_job,
-    render_partitions,
     should_ship_engine,
     spark_conf,
 )
@@ -92,13 +91,6 @@ def test_spark_conf_layers_connection_spec_and_interpreters() -> None:
                             conf={"spark.pyspark.driver.python": "/y"})
     conf = spark_conf(explicit, master="yarn", cluster_mode=False, connection_python="/cluster/python")
     assert conf["spark.pyspark.python"] == "/x/python" and conf["spark.pyspark.driver.python"] == "/y"
-
-
-def test_render_partitions() -> None:
-    assert render_partitions(None) == [] and render_partitions("") == [] and render_partitions([]) == []
-    assert render_partitions({"dt": "2024-01-01", "h": 3}) == ["--partition", "dt=2024-01-01,h=3"]
-    assert render_partitions([{"dt": "a"}, {"dt": "b"}]) == ["--partition", "dt=a", "--partition", "dt=b"]
-    assert render_partitions(" dt=a,h=1 ; dt=b ") == ["--partition", "dt=a,h=1", "--partition", "dt=b"]
 
 
 def test_last_json_object_skips_logs_and_non_objects() -> None:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from airflow.sdk.execution_time.context import OutletEventAccessors
 from airflow.sdk.execution_time.task_runner import _serialize_outlet_events
 from paimon_provider.operators import PaimonWriteOperator
-from paimon_provider.operators.compact import partition_texts
+from paimon_provider.utils.arguments import partition_texts
 from paimon_provider.utils.assets import table_asset, writes_alias
 from paimon_provider.utils.partitions import add_partition_keys, partitioned_schedule, run_partition_key
 
