@@ -1,9 +1,11 @@
 """The shared shape of every Paimon Spark operator: render arguments, build one SparkJobSpec, submit it.
 
-Subclasses declare the application's command and build its dataclass (:mod:`table_engine.ops`, e.g.
-``Compact(full=..., partitions=...)``, checked by mypy) from their own rendered arguments in
-:meth:`PaimonSparkOperator.build_command`, at execute time (DAG files load no engine); the application gets the
-command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
+An operator is generic over its command class (:mod:`table_engine.ops`), as Airflow's amazon operators are over
+their hook class: ``class PaimonCompactOperator(CommittingOperator["Compact"])``. It builds the command's dataclass
+(``Compact(full=..., partitions=...)``, checked by mypy) from its own rendered arguments in
+:meth:`PaimonSparkOperator.build_command`, at execute time; the application gets the command as one JSON object.
+The argument is the class's name in :mod:`table_engine.ops`, resolved at first use (:func:`command_class_of`):
+DAG files load no engine when parsed (ADR 0003). Spark-level settings (master, conf, memory, ...) are one
 templated ``spark`` mapping whose keys are :class:`~paimon_provider.utils.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
@@ -13,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
@@ -125,6 +128,8 @@ its last two lines, whose stack frames say nothing more (ADR 0022)."""
 
 
 _Execute = TypeVar("_Execute", bound=Callable[..., Any])
+C = TypeVar("C", bound="Command")
+"""An operator's command class."""
 
 
 def trimmed_failures(execute: _Execute) -> _Execute:
@@ -145,7 +150,34 @@ def trimmed_failures(execute: _Execute) -> _Execute:
     return cast("_Execute", run)
 
 
-class PaimonSparkOperator(BaseOperator):
+@functools.cache
+def command_class_of(operator: type[PaimonSparkOperator[Any]]) -> type[Command]:
+    """The command class ``operator`` names as its generic argument (``CommittingOperator["Compact"]``: the class
+    of that name in :mod:`table_engine.ops`, the engine's command registry); a TypeError if it names none."""
+    for klass in operator.__mro__:
+        for base in klass.__dict__.get("__orig_bases__", ()):
+            origin, args = typing.get_origin(base), typing.get_args(base)
+            if not (isinstance(origin, type) and issubclass(origin, PaimonSparkOperator) and args):
+                continue
+            arg = args[0]
+            if isinstance(arg, typing.ForwardRef):
+                import table_engine.ops
+
+                arg = getattr(table_engine.ops, arg.__forward_arg__, None)
+            if isinstance(arg, type):
+                return arg
+    raise TypeError(f"{operator.__name__} names no command class: subclass PaimonSparkOperator[\"<command class of "
+                    f"table_engine.ops>\"]")
+
+
+class _CommandClass:
+    """:attr:`PaimonSparkOperator.command_class`, read from the class or an instance (:func:`command_class_of`)."""
+
+    def __get__(self, obj: PaimonSparkOperator[C] | None, owner: type[PaimonSparkOperator[C]]) -> type[C]:
+        return cast("type[C]", command_class_of(owner))
+
+
+class PaimonSparkOperator(BaseOperator, Generic[C]):
     """Base class: submit one command of the Paimon Spark application and return its final JSON line (XCom).
 
     :param table: ``database.table`` (templated).
@@ -194,7 +226,8 @@ class PaimonSparkOperator(BaseOperator):
     :mod:`paimon_provider.utils.lineage`.
     """
 
-    command: ClassVar[str]
+    command_class = _CommandClass()
+    """The operator's command class (:mod:`table_engine.ops`), its generic argument."""
     writes_table: ClassVar[bool] = False
     """Writing commands add the table's Asset (or, for a templated table, an AssetAlias) to the outlets."""
     changes_data: ClassVar[bool] = True
@@ -304,7 +337,12 @@ class PaimonSparkOperator(BaseOperator):
         return snapshot_id_of(result)
 
     # ---- the job -----------------------------------------------------------------------------------------------
-    def build_command(self, warehouse: str) -> Command:
+    @property
+    def command(self) -> str:
+        """The command's name (``compact``), the command class's :attr:`~table_engine.ops.Command.name`."""
+        return self.command_class.name
+
+    def build_command(self, warehouse: str) -> C:
         """The command's dataclass (:mod:`table_engine.ops`) on ``warehouse``, from the rendered arguments; a
         ValueError (the command's :class:`~table_engine.errors.CommandError`) naming a bad one."""
         raise NotImplementedError(f"{type(self).__name__} does not build its {self.command} command")
@@ -497,7 +535,7 @@ class PaimonSparkOperator(BaseOperator):
         return self._openlineage(completed=self._lineage_result is not None)
 
 
-class CommittingOperator(PaimonSparkOperator):
+class CommittingOperator(PaimonSparkOperator[C]):
     """An operator whose command commits under ``commit_user`` (templated): by default the task instance's
     (:func:`task_commit_user`), so that a later try of the same task instance finds the commit of an earlier one
     (docs/retries.md)."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["PaimonTableHealthOperator"]
 
 
-class PaimonTableHealthOperator(PaimonSparkOperator):
+class PaimonTableHealthOperator(PaimonSparkOperator["Health"]):
     """Report a table's health with the engine on the worker (no Spark; metadata only, nothing written): per
     partition and bucket its files, level-0 files, sorted runs, small files, deletion-vector ratio and postpone
     backlog; snapshots and changelogs against retention, consumers and their lag, tags, branches, the last
@@ -31,7 +31,6 @@ class PaimonTableHealthOperator(PaimonSparkOperator):
     :param orphans_older_than: only orphan candidates older than this time (default: one day ago) (templated).
     """
 
-    command = "health"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "orphans",
                                       "max_orphan_files", "orphans_older_than")
     ui_color = "#d7f2d0"

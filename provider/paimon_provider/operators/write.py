@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from table_engine.ops import Write
 
 
-class PaimonWriteOperator(CommittingOperator):
+class PaimonWriteOperator(CommittingOperator["Write"]):
     """Append (or overwrite) rows read from files or given by a Spark SQL query; can create the table on first
     write from the source's schema. Emits the table's Asset with the committed snapshot id.
 
@@ -44,7 +44,6 @@ class PaimonWriteOperator(CommittingOperator):
     :param branch: write into this branch of ``table`` (templated; default, empty or ``main``: the main branch).
     """
 
-    command = "write"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "sql", "source_format",
                                       "source_options", "mode", "create_if_missing", "primary_keys",

@@ -296,7 +296,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator}
-    assert {op.command for op in ops} == COMMANDS
+    assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
     assert set(CLI_COMMANDS) == COMMANDS
