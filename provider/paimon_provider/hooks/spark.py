@@ -342,10 +342,12 @@ def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None
     """``env`` with the connection's object-store credentials, endpoint and region as AWS environment variables
     (:meth:`PaimonConnectionConfig.job_environment`). Credentials from the connection replace the worker's own
     AWS_* keys as a whole (a session token of other keys would not match)."""
+    from table_engine.options.storage import AWS_PRINCIPAL_VARIABLES
+
     if config is None:
         return env
     if config.credentials:
-        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        for name in AWS_PRINCIPAL_VARIABLES:
             env.pop(name, None)
     env.update(config.job_environment())
     return env
