@@ -47,8 +47,8 @@ class PaimonTableHealthOperator(PaimonSparkOperator["Health"]):
         self.orphans_older_than = orphans_older_than
 
     def build_command(self, warehouse: str) -> Health:
+        from table_engine import parse_partition_text
         from table_engine.ops import Health
-        from table_engine.store.partition_spec import parse_partition_text
 
         parts = tuple(parse_partition_text(p) if isinstance(p, str) else {k: str(v) for k, v in p.items()}
                       for p in (self.partitions or ()))

@@ -223,8 +223,8 @@ class PaimonRollbackOperator(PaimonSparkOperator["Rollback"]):
         self.tag = tag
 
     def build_command(self, warehouse: str) -> Rollback:
+        from table_engine import rollback_version
         from table_engine.ops import Rollback
-        from table_engine.store.lifecycle.tags import rollback_version
 
         given = {name: value for name, value in (("version", as_optional_text(self.version)),
                                                  ("snapshot_id", as_optional_int(self.snapshot_id, "snapshot_id")),

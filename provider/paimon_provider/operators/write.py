@@ -96,8 +96,8 @@ class PaimonWriteOperator(CommittingOperator["Write"]):
         return None if self.target_branch is not None or "$" in self.table else self.table
 
     def build_command(self, warehouse: str) -> Write:
+        from table_engine import branch_identifier
         from table_engine.ops import Write
-        from table_engine.table.branches import branch_identifier
 
         mode = str(self.mode).strip().lower()
         if mode not in ("append", "overwrite"):

@@ -100,7 +100,7 @@ def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any
         return None
     if isinstance(value, Mapping):
         return dict(value)
-    from table_engine.store.partition_spec import parse_partition_text
+    from table_engine import parse_partition_text
 
     return dict(parse_partition_text(str(value))) or None  # the engine's one text form (PartitionSpecError)
 
@@ -114,7 +114,7 @@ def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] 
     if partitions is None or partitions == []:
         return []
     # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
-    from table_engine.store.partition_spec import parse_partition_texts, value_text
+    from table_engine import parse_partition_texts, value_text
 
     if isinstance(partitions, str):
         return parse_partition_texts(partitions)

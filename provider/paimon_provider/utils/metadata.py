@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from table_engine import Snapshot
     from table_engine.catalog import Catalog
-    from table_engine.format.snapshot import Snapshot
     from table_engine.table import Table
 
 __all__ = ["COMMIT_KINDS", "NewSnapshot", "PartitionInfo", "SnapshotInfo", "SnapshotPoll", "find_snapshot",
