@@ -208,8 +208,7 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
         (``dt=2026-11-27``; Airflow records one event per key; Task SDK of Airflow 3.3+, else one event as
         before; not through an alias): for tables read by DAGs scheduled per partition
         (:func:`paimon_provider.utils.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG
-        scheduled
-        on the plain Asset only for events without a partition key (docs/partitions.md).
+        scheduled on the plain Asset only for events without a partition key (docs/partitions.md).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -493,8 +492,7 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
     def lineage_io(self, cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         """What ``cmd`` reads and writes, with the snapshots and commit facts of its ``result`` (None: not run, or
         failed): :func:`paimon_provider.utils.lineage.command_io`, derived from the command's definition. An operator
-        whose
-        command reads or writes more than its definition says overrides this."""
+        whose command reads or writes more than its definition says overrides this."""
         from paimon_provider.utils.lineage import command_io
 
         return command_io(cmd, result)

@@ -229,8 +229,7 @@ def commits_asset(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, *, poll_int
     it runs once per new snapshot (of ``commit_kinds``, touching ``partition``), whoever committed it.
 
     It is not the table's Asset (:func:`~paimon_provider.utils.assets.table_asset`, whose events the provider's
-    operators
-    emit): a DAG scheduled on both would run twice for a commit made by an Airflow task. Name
+    operators emit): a DAG scheduled on both would run twice for a commit made by an Airflow task. Name
     ``paimon.<conn>.<db>.<table>.commits`` and URI ``paimon://<conn>/<db>/<table>?events=commits``, with the
     filters appended to both, so watchers with different filters are different Assets.
     """

@@ -1,6 +1,5 @@
 """Partitions as Airflow partition keys (paimon_provider.utils.partitions): with ``partition_events`` a write's Asset
-event
-names the partitions it changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every
+event names the partitions it changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every
 ``partitions`` argument parses; by default one event without keys (what a DAG on the plain Asset needs); no keys
 through an alias, for an unpartitioned table, on a Task SDK without ``add_partitions`` or
 for a key too long for Airflow (one event, as before); a run's partition key read from the context."""
