@@ -18,8 +18,8 @@ import os
 from typing import Any
 
 from airflow.sdk import DAG, task
-from paimon_provider.maintenance import dag_doc
 from paimon_provider.triggers.watcher import commits_asset, snapshot_of_event
+from paimon_provider.utils.maintenance import dag_doc
 
 CONN_ID = "paimon_default"
 TABLE = "ods.partner_orders"

@@ -10,7 +10,7 @@ it by hand from the Airflow UI.
     paimon_audit_branches             list (or delete) the audit branches write-audit-publish kept    by hand only
 
 Each runs one metadata command of the engine's CLI on the worker (no Spark; docs/lifecycle.md, "Metadata hygiene
-commands"). Form fields are named as the operator's arguments (:func:`paimon_provider.maintenance.from_form`); the
+commands"). Form fields are named as the operator's arguments (:func:`paimon_provider.utils.maintenance.from_form`); the
 three that can change the table or its readers without being asked are safe by default: compact-manifest and
 clear-consumers are dry runs and remove-unexisting-files removes nothing until *Remove* is ticked. Nothing is read
 from the warehouse when this file is parsed (ADR 0024).
@@ -23,14 +23,6 @@ from typing import Any
 from airflow.sdk import DAG, Param
 from example_lake import ALL_TABLES, ODS, PRIMARY_KEY_TABLES
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
-from paimon_provider.maintenance import (
-    flag_param,
-    for_each_table,
-    from_form,
-    maintenance_dag,
-    table_param,
-    tables_param,
-)
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
     PaimonCompactManifestOperator,
@@ -39,14 +31,22 @@ from paimon_provider.operators import (
     PaimonRepairOperator,
     PaimonResetConsumerOperator,
 )
-from paimon_provider.wap import manage_audit_branches
+from paimon_provider.utils.maintenance import (
+    flag_param,
+    for_each_table,
+    from_form,
+    maintenance_dag,
+    table_param,
+    tables_param,
+)
+from paimon_provider.utils.wap import manage_audit_branches
 
 HYGIENE_TAGS = ("paimon", "hygiene")
 """Tags of these DAGs: metadata hygiene, told apart from the upkeep DAGs (tagged ``maintenance``) in the DAG list."""
 
 
 def hygiene_dag(dag_id: str, **kwargs: Any) -> DAG:
-    """:func:`~paimon_provider.maintenance.maintenance_dag` with :data:`HYGIENE_TAGS`."""
+    """:func:`~paimon_provider.utils.maintenance.maintenance_dag` with :data:`HYGIENE_TAGS`."""
     return maintenance_dag(dag_id, tags=HYGIENE_TAGS, **kwargs)
 
 

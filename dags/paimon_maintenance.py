@@ -20,18 +20,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 from example_lake import ALL_TABLES, PRIMARY_KEY_TABLES
-from paimon_provider.assets import writes_alias
 from paimon_provider.get_provider_info import DOCUMENTATION_URL
-from paimon_provider.maintenance import (
-    flag_param,
-    for_each_table,
-    list_database_tables,
-    maintenance_dag,
-    rollback_params,
-    selected_tables,
-    show_rollback_targets,
-    tables_param,
-)
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonCreateTagOperator,
@@ -41,6 +30,17 @@ from paimon_provider.operators import (
     PaimonMaintenanceOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRollbackOperator,
+)
+from paimon_provider.utils.assets import writes_alias
+from paimon_provider.utils.maintenance import (
+    flag_param,
+    for_each_table,
+    list_database_tables,
+    maintenance_dag,
+    rollback_params,
+    selected_tables,
+    show_rollback_targets,
+    tables_param,
 )
 
 NOTES = ("A bad value (an unknown table, a malformed duration, partition or snapshot id) fails its task at once, "

@@ -24,8 +24,6 @@ from typing import Any
 
 from airflow.sdk import DAG, Asset, Param, task
 from example_lake import DWD, DWD_CONSUMER, DWS, DWS_CONSUMER, ODS, TableDef, default_landing_dir
-from paimon_provider.assets import table_asset
-from paimon_provider.maintenance import dag_doc, flag_param
 from paimon_provider.operators import (
     PaimonCompactOperator,
     PaimonConsumeChangelogOperator,
@@ -33,8 +31,10 @@ from paimon_provider.operators import (
     PaimonCreateTagOperator,
     PaimonWriteOperator,
 )
-from paimon_provider.partitions import partitioned_schedule
 from paimon_provider.triggers.watcher import commits_asset
+from paimon_provider.utils.assets import table_asset
+from paimon_provider.utils.maintenance import dag_doc, flag_param
+from paimon_provider.utils.partitions import partitioned_schedule
 
 CONN_ID = "paimon_default"
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -133,7 +133,7 @@ def build_ods_dag(dag_id: str = "paimon_lake_ods", *, audit: bool = False, parti
     (docs/wap.md: the batch is checked on a branch and published by a fast-forward only when the checks pass).
     ``partition_events``: the append's Asset event names the partitions it changed, for a DWD layer built with
     ``per_partition`` (not with ``audit``)."""
-    from paimon_provider.wap import write_audit_publish
+    from paimon_provider.utils.wap import write_audit_publish
 
     params = WAP_PARAMS if audit else ODS_PARAMS
     one_at_a_time: dict[str, Any] = {"max_active_runs": 1} if audit else {}  # audits branch from main in turn
@@ -287,7 +287,7 @@ def publish_top_users(tag_result: dict[str, object] | None, top: int = 5,
     """The serving view: the top users per day at the new tag, read through the engine (no Spark); with
     ``partition`` (a ``k=v,...`` partition key; empty or "None": every partition) only that partition's."""
     from paimon_provider.hooks.table import PaimonTableHook
-    from paimon_provider.operators.compact import partition_texts
+    from paimon_provider.utils.arguments import partition_texts
 
     if not tag_result or not tag_result.get("tag"):
         raise ValueError(f"the tag task returned no tag: {tag_result!r}")

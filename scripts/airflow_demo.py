@@ -50,7 +50,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "dags"))
 
 from example_lake import LAPTOP_SPARK_CONF, SMALL_LOCAL_SPARK_CONF, ensure_tables  # noqa: E402
-from paimon_provider.connection import form_extra  # noqa: E402
+from paimon_provider.utils.connection import form_extra  # noqa: E402
 
 from table_engine.spark import connect_server  # noqa: E402
 

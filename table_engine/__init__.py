@@ -8,6 +8,11 @@ Public API::
     table.write(arrow_table)
     table.read()
 
+Beside the catalog, the table and the error names, the face holds the types and rules a caller above the engine
+(the Airflow provider) shows or applies: a snapshot and its commit kinds, a table's health, the partition specs'
+one text form, a branch's identifier, Paimon's rollback target and a merge engine's column functions
+(``tests/test_layers.py`` keeps the provider to the public modules).
+
 Names are resolved lazily so that importing a submodule (``table_engine.format...``) stays light.
 """
 
@@ -28,7 +33,13 @@ if TYPE_CHECKING:
         SchemaMismatchError,
         TableEngineError,
     )
+    from table_engine.format.snapshot import CommitKind, Snapshot
+    from table_engine.lsm.merge_engines.config import column_functions
+    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine.store.lifecycle.tags import rollback_version
+    from table_engine.store.partition_spec import parse_partition_text, parse_partition_texts, value_text
     from table_engine.table import Table
+    from table_engine.table.branches import branch_identifier
 
 _EXPORTS = {
     "Catalog": "table_engine.catalog",
@@ -42,20 +53,38 @@ _EXPORTS = {
     "SchemaError": "table_engine.errors",
     "SchemaMismatchError": "table_engine.errors",
     "TableEngineError": "table_engine.errors",
+    "CommitKind": "table_engine.format.snapshot",
+    "Snapshot": "table_engine.format.snapshot",
+    "TableHealth": "table_engine.store.lifecycle.health",
+    "branch_identifier": "table_engine.table.branches",
+    "column_functions": "table_engine.lsm.merge_engines.config",
+    "parse_partition_text": "table_engine.store.partition_spec",
+    "parse_partition_texts": "table_engine.store.partition_spec",
+    "rollback_version": "table_engine.store.lifecycle.tags",
+    "value_text": "table_engine.store.partition_spec",
 }
 
 __all__ = [
     "Catalog",
     "CommitConflictError",
+    "CommitKind",
     "CoreOptions",
     "CorruptMetadataError",
     "DataError",
     "OptionError",
     "SchemaError",
     "SchemaMismatchError",
+    "Snapshot",
     "Table",
     "TableEngineError",
+    "TableHealth",
+    "branch_identifier",
+    "column_functions",
     "open_table",
+    "parse_partition_text",
+    "parse_partition_texts",
+    "rollback_version",
+    "value_text",
 ]
 
 

@@ -66,7 +66,7 @@ def migrate() -> None:
 
 def paimon_connection(warehouse: str, spark_conn_id: str = "spark_default", **extra: object) -> str:
     """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection, its extra as the UI's form stores it."""
-    from paimon_provider.connection import form_extra
+    from paimon_provider.utils.connection import form_extra
 
     return json.dumps({"conn_type": "paimon", "extra": form_extra(warehouse, spark_conn_id=spark_conn_id, **extra)})
 
@@ -75,7 +75,7 @@ def paimon_s3_connection(warehouse: str, endpoint: str, spark_conn_id: str = "sp
                          **extra: object) -> str:
     """``AIRFLOW_CONN_...`` JSON of a ``paimon`` connection on an S3 warehouse of the test server at ``endpoint``:
     the access key in the login, the secret key in the password (``tests.s3_server`` credentials)."""
-    from paimon_provider.connection import form_extra
+    from paimon_provider.utils.connection import form_extra
 
     from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 

@@ -1,4 +1,5 @@
-"""Layers point one way: io -> format -> lsm -> store -> table facade -> spark -> provider.
+"""Layers point one way: io -> format -> lsm -> store -> table facade -> spark -> provider; the provider uses only the
+engine's public modules.
 
 A module may import only from its own layer or the layers below it; ``table_engine`` never imports Airflow, and
 never imports pyspark outside ``table_engine/spark``.
@@ -105,3 +106,50 @@ def test_spark_runtime_sits_beneath_its_rooms() -> None:
             if parts[:2] == ["table_engine", "spark"] and len(parts) > 2 and parts[2] in SPARK_ROOMS:
                 problems.append(f"table_engine.spark.{name} imports {imp}: the runtime sits beneath the rooms")
     assert not problems, "\n".join(problems)
+
+
+# The engine's public modules: what the provider and the example DAGs may import, each with why they need it. The
+# rest of table_engine (format, lsm, store, the table's inner modules, ...) is reached through these: the package face
+# re-exports the few types and rules the provider shows or applies (snapshots, health, partition text, ...).
+PUBLIC_ENGINE_MODULES = {
+    "table_engine": "the package face: Catalog, Table, the error names, the types and rules re-exported for callers",
+    "table_engine.errors": "the error tree: retryability decides between Airflow's retry and no retry",
+    "table_engine.catalog": "Catalog and open_table, the one way to a warehouse's tables",
+    "table_engine.table": "the Table facade (sensors, triggers and views take a table)",
+    "table_engine.types": "Paimon's data types, for the schema of a table an operator creates",
+    "table_engine.core_options": "the table options registry (docs/options.md), read by the UI's views",
+    "table_engine.options": "option values in Paimon's forms (durations)",
+    "table_engine.options.storage": "the catalog's object-storage options and their AWS environment variables",
+    "table_engine.run_identity": "the Airflow run recorded on snapshots (docs/run-identity.md)",
+    "table_engine.cli": "the engine's command line: the outcome of a command run in the task's process",
+    "table_engine.store.lifecycle.planner": "the maintenance planner (ADR 0033): the actions and triggers the UI shows",
+    "table_engine.spark": "the Spark application's face",
+    "table_engine.spark.compat": "Spark Connect addresses and the client environment of route connect",
+    "table_engine.spark.app": "the application's in-process entry of route connect",
+    "table_engine.spark.jobs.driver_jobs": "small Spark-job commands on the driver (route driver, ADR 0009)",
+}
+PUBLIC_ENGINE_PACKAGES = {
+    "table_engine.ops": "the command layer, the engine's application API: commands, argv, results, prechecks, runners",
+}
+
+
+def _is_public(module: str) -> bool:
+    return module in PUBLIC_ENGINE_MODULES or any(module == p or module.startswith(p + ".")
+                                                  for p in PUBLIC_ENGINE_PACKAGES)
+
+
+def test_the_provider_and_the_dags_import_only_the_engines_public_modules() -> None:
+    problems = []
+    for path in sorted([*(ROOT / "provider" / "paimon_provider").rglob("*.py"), *(ROOT / "dags").glob("*.py")]):
+        for imp in _imports(path):  # wherever: module level, functions, TYPE_CHECKING
+            if imp.split(".")[0] == "table_engine" and not _is_public(imp):
+                problems.append(f"{path.relative_to(ROOT)} imports {imp}: not one of the engine's public modules "
+                                "(tests/test_layers.py, PUBLIC_ENGINE_MODULES)")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_public_engine_modules_exist() -> None:
+    for module in [*PUBLIC_ENGINE_MODULES, *PUBLIC_ENGINE_PACKAGES]:
+        parts = module.split(".")
+        assert (ROOT.joinpath(*parts).with_suffix(".py").exists()
+                or (ROOT.joinpath(*parts) / "__init__.py").exists()), module

@@ -49,8 +49,8 @@ def get_provider_info() -> dict[str, Any]:
             {"name": "paimon", "plugin-class": "paimon_provider.plugins.plugin.PaimonUIPlugin"},
         ],
         "asset-uris": [
-            {"schemes": ["paimon"], "handler": "paimon_provider.assets.sanitize_uri",
-             "to_openlineage_converter": "paimon_provider.lineage.asset_to_openlineage"},
+            {"schemes": ["paimon"], "handler": "paimon_provider.utils.assets.sanitize_uri",
+             "to_openlineage_converter": "paimon_provider.utils.lineage.asset_to_openlineage"},
         ],
         "connection-types": [
             {

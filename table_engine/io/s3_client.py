@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from table_engine.errors import StorageError, UnsupportedError
+from table_engine.options.storage import AWS_PROFILE, S3_ACCESS_KEY, S3_ENDPOINT, S3_REGION, aws_environment_value
 
 if TYPE_CHECKING:
     from table_engine.options.storage import S3Settings
@@ -52,22 +53,22 @@ def store_kwargs(settings: S3Settings) -> tuple[dict[str, Any], str | None]:
     """The arguments of obstore's ``S3Store`` for ``settings``, and the AWS profile whose credentials it needs (a
     provider object, built where the store is)."""
     s = settings
-    endpoint = s.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = s.endpoint or aws_environment_value(S3_ENDPOINT)
     kwargs: dict[str, Any] = {}
     profile = None
     if s.endpoint:
         kwargs["endpoint"] = s.endpoint
     if s.region:
         kwargs["region"] = s.region
-    elif not os.environ.get("AWS_REGION") and not os.environ.get("AWS_DEFAULT_REGION"):
+    elif not aws_environment_value(S3_REGION):
         kwargs["region"] = "us-east-1"
     if s.access_key:
         kwargs["access_key_id"] = s.access_key
         kwargs["secret_access_key"] = s.secret_key or ""
         if s.session_token:
             kwargs["token"] = s.session_token
-    elif os.environ.get("AWS_PROFILE") and not os.environ.get("AWS_ACCESS_KEY_ID"):
-        profile = os.environ["AWS_PROFILE"]
+    elif os.environ.get(AWS_PROFILE) and not aws_environment_value(S3_ACCESS_KEY):
+        profile = os.environ[AWS_PROFILE]
     if s.path_style:
         kwargs["virtual_hosted_style_request"] = False
     client: dict[str, Any] = {"timeout": timedelta(milliseconds=s.timeout_ms),

@@ -10,9 +10,10 @@ identity, container and instance credentials).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from table_engine.options import key
 from table_engine.options.config_option import ConfigOption, OptionSection
@@ -58,6 +59,58 @@ REGISTRY = OptionRegistry(sections=(
 
 #: options whose values are secrets: never in a log line, an argv or an error
 SECRET_OPTIONS: tuple[ConfigOption[Any], ...] = (S3_SECRET_KEY, S3_SESSION_TOKEN)
+
+
+class AwsVariable(NamedTuple):
+    """A storage option's standard AWS environment variables (the names obstore and the AWS SDKs read)."""
+
+    option: ConfigOption[Any]
+    name: str
+    """The variable another process is given the option's value in."""
+    read: tuple[str, ...]
+    """The variables a process reads the option from when its options give none of its keys (first set wins)."""
+
+
+AWS_ENVIRONMENT: tuple[AwsVariable, ...] = (
+    AwsVariable(S3_ACCESS_KEY, "AWS_ACCESS_KEY_ID", ("AWS_ACCESS_KEY_ID",)),
+    AwsVariable(S3_SECRET_KEY, "AWS_SECRET_ACCESS_KEY", ("AWS_SECRET_ACCESS_KEY",)),
+    AwsVariable(S3_SESSION_TOKEN, "AWS_SESSION_TOKEN", ("AWS_SESSION_TOKEN",)),
+    AwsVariable(S3_ENDPOINT, "AWS_ENDPOINT_URL", ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")),
+    AwsVariable(S3_REGION, "AWS_REGION", ("AWS_REGION", "AWS_DEFAULT_REGION")),
+)
+"""The one table of storage option <-> AWS environment variable."""
+
+AWS_PROFILE = "AWS_PROFILE"
+"""The AWS profile whose credentials apply when no access key is given (read through boto3)."""
+
+AWS_ALLOW_HTTP = "AWS_ALLOW_HTTP"
+"""Set to ``true`` beside an ``http://`` endpoint, so that obstore accepts plain HTTP."""
+
+AWS_PRINCIPAL_VARIABLES: tuple[str, ...] = (
+    *(v.name for v in AWS_ENVIRONMENT if v.option in (S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN)), AWS_PROFILE)
+"""The variables that name whose credentials a process uses: replaced as a whole, never mixed with other keys."""
+
+
+def aws_environment_value(option: ConfigOption[Any], environ: Mapping[str, str] | None = None) -> str | None:
+    """``option``'s value in the AWS environment (default: this process's): the first of its variables that is set
+    and not empty; None when none is."""
+    env = os.environ if environ is None else environ
+    (variable,) = (v for v in AWS_ENVIRONMENT if v.option is option)
+    return next((env[name] for name in variable.read if env.get(name)), None)
+
+
+def aws_environment(options: Mapping[str, str]) -> dict[str, str]:
+    """The AWS environment variables that carry the storage settings of ``options`` (credentials, endpoint, region;
+    keys or aliases) to another process, with ``AWS_ALLOW_HTTP=true`` beside an ``http://`` endpoint."""
+    env: dict[str, str] = {}
+    for variable in AWS_ENVIRONMENT:
+        value = variable.option.value_from(options)
+        if value:
+            env[variable.name] = value
+    endpoint = S3_ENDPOINT.value_from(options)
+    if endpoint and endpoint.startswith("http://"):
+        env[AWS_ALLOW_HTTP] = "true"
+    return env
 
 
 def secret_keys() -> frozenset[str]:

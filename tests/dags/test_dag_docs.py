@@ -63,7 +63,7 @@ def test_only_fields_that_need_a_value_are_marked_required(dagbag: Any) -> None:
             if isinstance(param.value, bool):
                 assert param.schema.get("enum") == [True, False] and "type" not in param.schema, (dag_id, name)
     assert starred == [], starred
-    from paimon_provider.maintenance import flag_param
+    from paimon_provider.utils.maintenance import flag_param
 
     flag: Param = flag_param(True, title="Dry run", description="d")
     assert flag.resolve(False) is False
@@ -131,7 +131,7 @@ def test_rollback_dag_parse_reads_no_warehouse_file(rollback_warehouse: Any,
 
 
 def test_rollback_run_lists_the_tables_snapshots_and_tags(rollback_warehouse: Any) -> None:
-    from paimon_provider.maintenance import RECENT_SNAPSHOTS, rollback_targets
+    from paimon_provider.utils.maintenance import RECENT_SNAPSHOTS, rollback_targets
 
     found = rollback_targets(rollback_warehouse)
     assert found.tags == {"before": 1}

@@ -65,7 +65,7 @@ def _strings(value: Any) -> list[str]:
 
 
 def test_layers_are_scheduled_on_the_asset_below(dagbag: Any) -> None:
-    from paimon_provider.assets import table_asset
+    from paimon_provider.utils.assets import table_asset
 
     def outlets(dag_id: str) -> set[str]:
         return {o.uri for t in dagbag.dags[dag_id].tasks for o in getattr(t, "outlets", []) if hasattr(o, "uri")}

@@ -24,7 +24,7 @@ from typing import Any
 
 import example_lake as sample
 import pytest
-from paimon_provider.lineage import location
+from paimon_provider.utils.lineage import location
 from paimon_streaming_lake import ODS_CHECKS
 
 from tests import airflow_env

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from paimon_provider.maintenance import match_tables
+from paimon_provider.utils.maintenance import match_tables
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(1200)]
 

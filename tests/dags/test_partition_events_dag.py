@@ -44,8 +44,8 @@ def partition_runs() -> set[tuple[str, str]]:
 def test_keyed_events_queue_the_per_partition_layer_only(airflow_db: None, lake: dict[str, str],
                                                          tmp_path: pathlib.Path) -> None:
     from airflow.sdk import DAG
-    from paimon_provider.assets import table_asset
     from paimon_provider.operators import PaimonWriteOperator
+    from paimon_provider.utils.assets import table_asset
 
     from table_engine import Catalog
 

@@ -13,7 +13,7 @@ from typing import Any
 import example_lake as sample
 from airflow.sdk import PartitionedAssetTimetable
 from airflow.sdk.execution_time.context import OutletEventAccessors
-from paimon_provider.assets import table_asset
+from paimon_provider.utils.assets import table_asset
 
 from table_engine import Catalog
 from tests.dags.test_example_lake import lake_dags

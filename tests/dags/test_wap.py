@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from airflow.sdk.exceptions import AirflowException
-from paimon_provider import wap
 from paimon_provider.operators import PaimonFastForwardOperator
+from paimon_provider.utils import wap
 from paimon_streaming_lake import ODS_CHECKS
 
 from tests import airflow_env
@@ -65,7 +65,7 @@ def main_unchanged(warehouse: str, before: dict[str, str], files_before: dict[st
 def factory_dag(dag_id: str, tmp_path: pathlib.Path, source: str, *, allow_main_moved: bool = False,
                 between: Callable[[], None] | None = None, checks: list[dict[str, Any]] = CHECKS,
                 check_scope: str = "batch") -> Any:
-    """A DAG of :func:`paimon_provider.wap.write_audit_publish` on ods.order_events from ``source``; ``between``
+    """A DAG of :func:`paimon_provider.utils.wap.write_audit_publish` on ods.order_events from ``source``; ``between``
     runs as a task after the checks, before the publication (another writer on main)."""
     from airflow.sdk import DAG, task
 

@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 import yaml
-from paimon_provider.connection import PaimonConnectionConfig
+from paimon_provider.utils.connection import PaimonConnectionConfig
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"

@@ -1,22 +1,23 @@
-"""Runs the jobs of the Paimon Spark application: resolves connections, starts, watches and kills the process.
+"""Runs the jobs of the Paimon Spark application: resolves connections, starts, watches and kills the job.
 
 :meth:`PaimonSparkHook.build_submission` resolves the Paimon and Spark connections of one
-:class:`~paimon_provider.job_spec.SparkJobSpec` and hands them to the pure renderer,
-:func:`~paimon_provider.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
+:class:`~paimon_provider.utils.job_spec.SparkJobSpec` and hands them to the pure renderer,
+:func:`~paimon_provider.utils.job_spec.render_job`, which decides the route and builds the argv: spark-submit of the
 application (its options built from the Spark connection's documented fields: master, ``deploy-mode``, ``queue``,
 ``spark-binary``, ``namespace``, ``principal``, ``keytab``), the engine's CLI on the worker for a metadata-only
 command in client mode (no JVM and SparkContext for nothing; ``SparkJobSpec.runner``; run in this process unless
-the spec has ``env_vars`` or ``args``: :func:`in_task_process`), or the engine on the worker
-for a small Spark job (``spark.paimon.driver-job.max-input-size``, local master), or, with ``spark={"connect":
-"sc://..."}`` or a ``spark_connect`` Spark connection, the job in this process as a Spark Connect client
+the spec has ``env_vars`` or ``args``), or the engine on the worker for a small Spark job
+(``spark.paimon.driver-job.max-input-size``, local master), or, with ``spark={"connect": "sc://..."}`` or a
+``spark_connect`` Spark connection, the job in this process as a Spark Connect client
 (:func:`table_engine.spark.app.run_connected`; the credentials go into the command's catalog options in memory,
-docs/adr/0037-spark-connect.md). In client mode this hook runs
-the process itself and returns the application's final JSON line; in cluster mode the driver's stdout is not
-here, so it hands the submission to the Spark provider's public ``SparkSubmitHook.submit`` (driver tracking,
-YARN/Kubernetes kill) and returns ``None``.
+docs/adr/0037-spark-connect.md). :meth:`PaimonSparkHook.submit` runs it with its route's runner
+(:mod:`paimon_provider.hooks.runners`): in client mode the process, or the engine here, and returns the
+application's final JSON line; in cluster mode the driver's stdout is not here, so it hands the submission to the
+Spark provider's public ``SparkSubmitHook.submit`` (driver tracking, YARN/Kubernetes kill) and returns ``None``.
 
 Credentials: the ``paimon`` connection's object-store credentials never go into the argv (visible to every user of
-the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.job_spec.application_args` drops
+the host in ``/proc/<pid>/cmdline`` and logged by this hook): :func:`~paimon_provider.utils.job_spec.application_args`
+drops
 every credential key from the catalog options, and the job process (spark-submit, or the engine's CLI) gets them as
 ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` in its environment
 (:attr:`SparkSubmission.env`, hidden from repr), which the engine reads when its catalog options carry no keys.
@@ -28,27 +29,22 @@ credentials (instance role, IRSA, ``spark.executorEnv``/``spark.yarn.appMasterEn
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
-import logging
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
-from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.hooks.runners import JobRunner, ProcessRunner, failure_reason, job_log_record, runner_for
 from paimon_provider.hooks.table import load_connection_config
-from paimon_provider.job_spec import (
-    DRIVER_JOB_CONF,
+from paimon_provider.utils.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.utils.job_spec import (
     SPARK_CONNECT_CONN_TYPE,
     RenderedJob,
     SparkConnection,
@@ -57,9 +53,7 @@ from paimon_provider.job_spec import (
     render_job,
     spark_master,
 )
-from paimon_provider.packaging import application_path, engine_archive
-from paimon_provider.results import JobFailedError
-from table_engine.ops.result import JobResult
+from paimon_provider.utils.packaging import application_path, engine_archive
 from table_engine.spark.compat import CONNECT_CLIENT_ENV
 
 if TYPE_CHECKING:
@@ -67,19 +61,17 @@ if TYPE_CHECKING:
 
     from table_engine.ops import Command
 
-_KILL_GRACE_SECONDS = 10.0
 _PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
-_TAIL_LINES = 40
 
 
 __all__ = ["PaimonSparkHook", "SparkSubmission", "failure_reason", "job_log_record", "spark_master"]
 
 SparkSubmission = RenderedJob
-"""A fully resolved job (:class:`~paimon_provider.job_spec.RenderedJob`) with the process environment."""
+"""A fully resolved job (:class:`~paimon_provider.utils.job_spec.RenderedJob`) with the process environment."""
 
 
 class PaimonSparkHook(BaseHook):
-    """Submits Paimon Spark jobs described by a :class:`~paimon_provider.job_spec.SparkJobSpec`.
+    """Submits Paimon Spark jobs described by a :class:`~paimon_provider.utils.job_spec.SparkJobSpec`.
 
     :param paimon_conn_id: the ``paimon`` connection: warehouse, catalog options, Spark connection, cluster Python.
     """
@@ -93,10 +85,8 @@ class PaimonSparkHook(BaseHook):
         super().__init__()
         self.paimon_conn_id = paimon_conn_id
         self._config: PaimonConnectionConfig | None = None
-        self._process: subprocess.Popen[str] | None = None
         self._spark_hook: SparkSubmitHook | None = None
-        self._killed = False
-        self._interrupt: Callable[[], object] | None = None
+        self._runner: JobRunner | None = None
 
     def get_conn(self) -> PaimonConnectionConfig:
         if self._config is None:
@@ -180,177 +170,45 @@ class PaimonSparkHook(BaseHook):
 
     # ---- running -----------------------------------------------------------------------------------------------
     def submit(self, spec: SparkJobSpec) -> dict[str, Any] | None:
-        """Run the job to completion; the application's final JSON object (client mode), else ``None``.
+        """Run the job to completion with its route's runner (:func:`~paimon_provider.hooks.runners.runner_for`);
+        the application's final JSON object (client mode), else ``None``.
 
-        Raises :class:`~paimon_provider.results.JobFailedError` (an AirflowException) when the job fails, with the last
-        lines of its output, its one-line reason and whether retrying may help.
+        Raises :class:`~paimon_provider.utils.results.JobFailedError` (an AirflowException) when the job fails, with
+        the last lines of its output, its one-line reason and whether retrying may help.
         """
         sub = self.build_submission(spec)
-        if sub.route == "connect":
-            return self._run_connect(spec, sub)
-        if sub.route == "driver" and in_task_process(spec):
-            return self._run_here(spec, sub)
-        if sub.route == "driver":
-            self.log.info("%s of %s: a small job (%s): running it with the engine here, not spark-submit",
-                          spec.command_name, spec.table, DRIVER_JOB_CONF)
-        elif sub.route == "cli" and in_task_process(spec):
-            return self._run_here(spec, sub)
-        elif sub.route == "cli":
-            self.log.info("%s changes table metadata only: running the engine's CLI here, not spark-submit",
-                          spec.command_name)
-        elif sub.cluster_mode:
-            assert self._spark_hook is not None
-            self.log.info("cluster deploy mode: delegating to SparkSubmitHook (no result line is available)")
-            self._spark_hook.submit(sub.application)
-            return None
-        return self._run_client(sub)
+        self._runner = runner_for(spec, sub, self.log, self.get_conn().credentials, self._spark_hook)
+        return self._runner.run(spec, sub)
 
-    def _run_client(self, sub: RenderedJob) -> dict[str, Any] | None:
-        self.log.info("%s: %s", "command" if sub.local else "spark-submit", " ".join(sub.argv))
-        self._killed = False
-        process = subprocess.Popen(sub.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sub.env,
-                                   text=True, bufsize=1, start_new_session=True)
-        self._process = process
-        tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
-        stdout_lines: collections.deque[str] = collections.deque(maxlen=1000)
-        assert process.stdout is not None and process.stderr is not None
-        with process.stdout, process.stderr:
-            pump = threading.Thread(target=self._pump, args=(process.stderr, tail, None), daemon=True)
-            pump.start()
-            self._pump(process.stdout, tail, stdout_lines)
-            returncode = process.wait()
-            pump.join(timeout=30)
-        result = JobResult.parse(stdout_lines)
-        if returncode != 0 or (result is not None and result.is_error):
-            what = "was killed" if self._killed else f"failed with exit code {returncode}"
-            error = f": {result.error}" if result is not None and result.error else ""
-            job = sub.application if sub.local else f"spark-submit of {sub.application}"
-            reason = failure_reason(tail, result) or f"error: {job} {what}"
-            # not logged here: the operator's failure logs the summary and this reason once, as the log's last lines
-            # the message ends with the job's one-line reason: the last line of the task's failure in the log
-            raise JobFailedError(f"{job} {what}{error}. Last output:\n" + "\n".join(tail) + f"\n{reason}",
-                                 summary=f"{job} {what}{error}", reason=reason.removeprefix("error: "),
-                                 retryable=not self._killed and JobResult.worth_retrying(result, returncode))
-        if result is None:
-            self.log.warning("the Spark application printed no final JSON line; no result to return")
-            return None
-        self.log.info("result: %s", result.to_line())
-        return result.to_dict()
-
-    def _run_connect(self, spec: SparkJobSpec, sub: RenderedJob) -> dict[str, Any] | None:
-        """Route ``connect``: the job runs in this process as a Spark Connect client of the server; the connection's
-        object-store credentials go into the catalog options of the command in memory (never an argv or a log),
-        from where the tasks get them as with spark-submit (docs/adr/0037-spark-connect.md)."""
-        from table_engine.spark.app import run_connected
-
-        assert sub.connect_url is not None
-        config = self.get_conn()
-        cmd = sub.command
-        if config.credentials:
-            cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **config.credentials})
-        self.log.info("%s of %s: running here as a Spark Connect client of %s (no spark-submit)", spec.command_name,
-                      spec.table, sub.master)
-        self._killed = False
-        result = run_connected(cmd, sub.connect_url, app_name=spec.app_name, conf=sub.conf,
-                               on_session=self._set_interrupt)
-        if result.is_error:
-            what = "was killed" if self._killed else "failed"
-            job = f"{spec.command_name} over Spark Connect ({sub.master})"
-            reason = result.error or f"{job} {what}"
-            raise JobFailedError(f"{job} {what}: {reason}\nerror: {reason}", summary=f"{job} {what}: {reason}",
-                                 reason=reason, retryable=not self._killed and bool(result.retryable))
-        self.log.info("result: %s", result.to_line())
-        return result.to_dict()
-
-    def _run_here(self, spec: SparkJobSpec, sub: RenderedJob) -> dict[str, Any]:
-        """A metadata-only command (route ``cli``) or a small job (route ``driver``) in this (the task's) process:
-        the engine is imported here already (the worker's checks read the table first, the small-job rule sizes
-        the input), so no second interpreter imports it again for milliseconds of work
-        (docs/adr/0042-metadata-commands-in-the-task-process.md). The connection's object-store credentials go into
-        the command's catalog options in memory, as for route ``connect``; the result and the failure are the CLI's
-        (:func:`table_engine.cli.outcome`), a small job's those of the driver (:func:`run_on_driver`)."""
-        from table_engine.cli import outcome
-        from table_engine.ops.run import run_command
-        from table_engine.spark.jobs.driver_jobs import run_on_driver
-
-        config = self.get_conn()
-        cmd = sub.command
-        if config.credentials:
-            cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **config.credentials})
-        if sub.route == "driver":
-            self.log.info("%s of %s: a small job (%s): running it with the engine in this task's process (no "
-                          "subprocess, no spark-submit)", spec.command_name, spec.table, DRIVER_JOB_CONF)
-        else:
-            self.log.info("%s of %s changes table metadata only: running it with the engine in this task's process "
-                          "(no subprocess, no spark-submit)", spec.command_name, spec.table)
-        runner = run_on_driver if sub.route == "driver" else run_command
-        result, reason = outcome(cmd, runner, show=lambda text: self.log.info("%s", text), log_errors=False)
-        if result.is_error:
-            error = result.error or "an error"
-            reason = reason or error
-            summary = error.split(": ", 1)[0]  # the exception's type: the reason line says the rest
-            raise JobFailedError(f"{summary}\nerror: {reason}", summary=summary, reason=reason,
-                                 retryable=bool(result.retryable))
-        self.log.info("result: %s", result.to_line())
-        return result.to_dict()
-
-    def _set_interrupt(self, interrupt: Callable[[], object] | None) -> None:
-        self._interrupt = interrupt
-
-    def _pump(self, stream: IO[str], tail: collections.deque[str], keep: collections.deque[str] | None) -> None:
-        for raw in _lines(stream):
-            line = raw.rstrip("\n")
-            tail.append(line)
-            if keep is not None:
-                keep.append(line)
-            level, text = job_log_record(line)
-            if level is not None:
-                self.log.log(level, "%s", text)
+    @property
+    def _process(self) -> subprocess.Popen[str] | None:
+        """The job's process, while a route that starts one runs it."""
+        return self._runner.process if isinstance(self._runner, ProcessRunner) else None
 
     def on_kill(self) -> None:
         """Stop the running job: the whole spark-submit process group (JVM, Python driver and workers) in client
-        mode, SparkSubmitHook's kill in cluster mode."""
-        process = self._process
-        interrupt = self._interrupt
-        if interrupt is not None:  # route connect: cancel this job's running operations on the server
-            self._killed = True
-            self.log.info("interrupting the job's operations on the Spark Connect server")
-            interrupt()
-        elif process is not None and process.poll() is None:
-            self._killed = True
-            self.log.info("killing spark-submit process group %d", process.pid)
-            _signal_group(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=_KILL_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                _signal_group(process.pid, signal.SIGKILL)
-                process.wait()
-        elif self._spark_hook is not None and process is None:
-            self._spark_hook.on_kill()
-
-
-def in_task_process(spec: SparkJobSpec) -> bool:
-    """Whether a metadata-only command (route ``cli``) or a small job (route ``driver``) runs in the task's process:
-    unless the spec asks for what only a process of its own has (``env_vars``, or raw ``extra_args`` for the
-    CLI's parser)."""
-    return not spec.env_vars and not spec.args
+        mode, SparkSubmitHook's kill in cluster mode, the job's operations on a Spark Connect server."""
+        if self._runner is not None:
+            self._runner.kill()
 
 
 def _with_credentials(env: dict[str, str], config: PaimonConnectionConfig | None) -> dict[str, str]:
     """``env`` with the connection's object-store credentials, endpoint and region as AWS environment variables
     (:meth:`PaimonConnectionConfig.job_environment`). Credentials from the connection replace the worker's own
     AWS_* keys as a whole (a session token of other keys would not match)."""
+    from table_engine.options.storage import AWS_PRINCIPAL_VARIABLES
+
     if config is None:
         return env
     if config.credentials:
-        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        for name in AWS_PRINCIPAL_VARIABLES:
             env.pop(name, None)
     env.update(config.job_environment())
     return env
 
 
 def _small_job(cmd: Command, conf: Mapping[str, str], credentials: Mapping[str, str] | None = None) -> bool:
-    """The engine's small-job rule (:func:`table_engine.spark.jobs.driver_jobs.runs_on_driver`; reads the table, here,
+    """The engine's small-job rule (:func:`~table_engine.spark.jobs.driver_jobs.runs_on_driver`; reads the table, here,
     with the connection's object-store ``credentials`` added to the catalog options of a copy of ``cmd`` that
     only this sizing sees: the job's own command never carries them)."""
     from table_engine.spark.jobs import driver_jobs
@@ -376,50 +234,3 @@ def _keytab_file(base64_keytab: str, principal: str | None) -> str:
             out.write(data)
         os.replace(path + ".tmp", path)
     return path
-
-
-def failure_reason(output: Iterable[str], result: JobResult | None) -> str | None:
-    """The job's one-line failure reason: its last ``error: <message>`` line (what the engine's CLI and the Spark
-    application print on stderr), else ``error: <the result line's error>``."""
-    reason = None
-    for line in output:
-        if line.startswith("error: "):
-            reason = line.strip()
-    if reason is None and result is not None and result.error:
-        reason = f"error: {result.error}"
-    return reason
-
-
-_STAMPED = re.compile(
-    r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?|\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2})\s+"
-    r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\s+(?P<rest>.*)$")
-_LEVELS = {"TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
-           "WARNING": logging.WARNING, "ERROR": logging.ERROR, "FATAL": logging.CRITICAL,
-           "CRITICAL": logging.CRITICAL}
-
-
-def job_log_record(line: str) -> tuple[int | None, str]:
-    """How the hook re-logs one line of a job's output: ``(level, text)``, level None for a line it leaves out.
-
-    A line stamped by the job's logger (the engine's ``<date> <time> LEVEL name: message``, Spark's
-    ``yy/MM/dd HH:mm:ss LEVEL Class: message``) keeps its level and loses its stamp (Airflow stamps it once); the
-    job's ``error: <message>`` line and its JSON result line are left out (the operator logs the one-line error
-    last, the hook the result of a successful job); anything else is INFO.
-    """
-    if line.startswith("error: ") or (line.startswith("{") and line.rstrip().endswith("}")):
-        return None, line
-    m = _STAMPED.match(line)
-    if m is None:
-        return logging.INFO, line
-    return _LEVELS[m.group("level")], m.group("rest")
-
-
-def _lines(stream: IO[str]) -> Iterable[str]:
-    yield from iter(stream.readline, "")
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass

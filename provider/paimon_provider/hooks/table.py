@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
-from paimon_provider.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
-from paimon_provider.job_spec import SPARK_CONNECT_CONN_TYPE, SparkConnection
-from paimon_provider.metadata import SnapshotInfo, latest_snapshot_info, open_table
+from paimon_provider.utils.connection import CONN_TYPE, DEFAULT_CONN_ID, PaimonConnectionConfig
+from paimon_provider.utils.job_spec import SPARK_CONNECT_CONN_TYPE, SparkConnection
+from paimon_provider.utils.metadata import SnapshotInfo, latest_snapshot_info, open_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -78,7 +78,8 @@ class PaimonTableHook(BaseHook):
         return self.get_catalog().get_table(table)
 
     def find_table(self, table: str) -> Table | None:
-        """The engine's table object, or None while the table does not exist (for :mod:`paimon_provider.metadata`)."""
+        """The engine's table object, or None while the table does not exist (for
+        :mod:`paimon_provider.utils.metadata`)."""
         return open_table(self.get_catalog(), table)
 
     def table_exists(self, table: str) -> bool:
@@ -105,7 +106,7 @@ class PaimonTableHook(BaseHook):
             from airflow.sdk.lineage import get_hook_lineage_collector
         except ImportError:  # pragma: no cover - Airflow before 3.1
             return
-        from paimon_provider.assets import table_asset
+        from paimon_provider.utils.assets import table_asset
 
         asset = table_asset(table, self.paimon_conn_id)
         get_hook_lineage_collector().add_input_asset(context=self, uri=asset.uri, name=asset.name,

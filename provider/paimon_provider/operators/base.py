@@ -1,10 +1,12 @@
 """The shared shape of every Paimon Spark operator: render arguments, build one SparkJobSpec, submit it.
 
-Subclasses declare the application's command and build its dataclass (:mod:`table_engine.ops`, e.g.
-``Compact(full=..., partitions=...)``, checked by mypy) from their own rendered arguments in
-:meth:`PaimonSparkOperator.build_command`, at execute time (DAG files load no engine); the application gets the
-command as one JSON object. Spark-level settings (master, conf, memory, ...) are one
-templated ``spark`` mapping whose keys are :class:`~paimon_provider.job_spec.SparkJobSpec` fields, so no operator
+An operator is generic over its command class (:mod:`table_engine.ops`), as Airflow's amazon operators are over
+their hook class: ``class PaimonCompactOperator(CommittingOperator["Compact"])``. It builds the command's dataclass
+(``Compact(full=..., partitions=...)``, checked by mypy) from its own rendered arguments in
+:meth:`PaimonSparkOperator.build_command`, at execute time; the application gets the command as one JSON object.
+The argument is the class's name in :mod:`table_engine.ops`, resolved at first use (:func:`command_class_of`):
+DAG files load no engine when parsed (ADR 0003). Spark-level settings (master, conf, memory, ...) are one
+templated ``spark`` mapping whose keys are :class:`~paimon_provider.utils.job_spec.SparkJobSpec` fields, so no operator
 redeclares them.
 """
 
@@ -13,25 +15,27 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from paimon_provider.assets import table_asset, writes_alias
-from paimon_provider.connection import DEFAULT_CONN_ID
-from paimon_provider.job_spec import SparkJobSpec
-from paimon_provider.partitions import add_partition_keys
-from paimon_provider.results import JobFailedError
+from paimon_provider.utils.arguments import as_optional_text
+from paimon_provider.utils.assets import table_asset, writes_alias
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.job_spec import SparkJobSpec
+from paimon_provider.utils.partitions import add_partition_keys
+from paimon_provider.utils.results import JobFailedError
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from pydantic import JsonValue
 
-    from paimon_provider.connection import PaimonConnectionConfig
     from paimon_provider.hooks.spark import PaimonSparkHook
-    from paimon_provider.lineage import LineageIO
+    from paimon_provider.utils.connection import PaimonConnectionConfig
+    from paimon_provider.utils.lineage import LineageIO
     from table_engine.ops import Command
     from table_engine.run_identity import RunIdentity
 
@@ -68,70 +72,6 @@ def report_metrics(table: str, command: str, result: Mapping[str, Any] | None) -
     seconds = result.get("seconds")
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
         Stats.timing(f"{scope}.{command}.duration", datetime.timedelta(seconds=float(seconds)))
-
-
-def as_bool(value: Any) -> bool:
-    """A flag from Python or from rendered template text (``"True"``, ``"false"``, ``"1"``)."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off", "", "none"):
-            return False
-        raise ValueError(f"not a boolean: {value!r}")
-    return bool(value)
-
-
-def as_optional_int(value: Any, name: str) -> int | None:
-    """A templated integer argument: None for None, ``""``, ``"none"`` or ``"null"``; a ValueError naming ``name``
-    for anything else that is not an integer."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-
-
-def as_optional_text(value: Any) -> str | None:
-    """A templated text argument, stripped: None for None, ``""``, ``"none"`` or ``"null"``."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    return None if text.lower() in ("", "none", "null") else text
-
-
-def as_time_arg(value: Any) -> str | None:
-    """A point in time for the application: epoch milliseconds or an ISO-8601 timestamp (datetimes become ISO)."""
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
-    return as_optional_text(value)
-
-
-def as_time_millis(value: Any, name: str) -> int | None:
-    """A point in time as epoch milliseconds: a datetime (naive: UTC), epoch milliseconds, ISO-8601 text or
-    ``'<duration> ago'`` (resolved now)."""
-    import argparse
-
-    from table_engine.ops.argv import parse_time_millis
-
-    text = as_time_arg(value)
-    if text is None:
-        return None
-    try:
-        return parse_time_millis(text, name=name)
-    except argparse.ArgumentTypeError as e:
-        raise ValueError(f"{name}: {e}") from None
-
-
-def as_duration_millis(value: Any, name: str) -> int | None:
-    """A duration in milliseconds from Paimon's form (``'7 d'``, ``'12 h'``; digits are milliseconds)."""
-    from table_engine.options import parse_duration
-
-    text = as_optional_text(value)
-    return None if text is None else parse_duration(text, key=name)
 
 
 def snapshot_id_of(result: Mapping[str, Any] | None) -> int | None:
@@ -188,6 +128,8 @@ its last two lines, whose stack frames say nothing more (ADR 0022)."""
 
 
 _Execute = TypeVar("_Execute", bound=Callable[..., Any])
+C = TypeVar("C", bound="Command")
+"""An operator's command class."""
 
 
 def trimmed_failures(execute: _Execute) -> _Execute:
@@ -208,13 +150,40 @@ def trimmed_failures(execute: _Execute) -> _Execute:
     return cast("_Execute", run)
 
 
-class PaimonSparkOperator(BaseOperator):
+@functools.cache
+def command_class_of(operator: type[PaimonSparkOperator[Any]]) -> type[Command]:
+    """The command class ``operator`` names as its generic argument (``CommittingOperator["Compact"]``: the class
+    of that name in :mod:`table_engine.ops`, the engine's command registry); a TypeError if it names none."""
+    for klass in operator.__mro__:
+        for base in klass.__dict__.get("__orig_bases__", ()):
+            origin, args = typing.get_origin(base), typing.get_args(base)
+            if not (isinstance(origin, type) and issubclass(origin, PaimonSparkOperator) and args):
+                continue
+            arg = args[0]
+            if isinstance(arg, typing.ForwardRef):
+                import table_engine.ops
+
+                arg = getattr(table_engine.ops, arg.__forward_arg__, None)
+            if isinstance(arg, type):
+                return arg
+    raise TypeError(f"{operator.__name__} names no command class: subclass PaimonSparkOperator[\"<command class of "
+                    f"table_engine.ops>\"]")
+
+
+class _CommandClass:
+    """:attr:`PaimonSparkOperator.command_class`, read from the class or an instance (:func:`command_class_of`)."""
+
+    def __get__(self, obj: PaimonSparkOperator[C] | None, owner: type[PaimonSparkOperator[C]]) -> type[C]:
+        return cast("type[C]", command_class_of(owner))
+
+
+class PaimonSparkOperator(BaseOperator, Generic[C]):
     """Base class: submit one command of the Paimon Spark application and return its final JSON line (XCom).
 
     :param table: ``database.table`` (templated).
     :param paimon_conn_id: the ``paimon`` connection (warehouse, catalog options, Spark connection).
     :param warehouse: overrides the connection's warehouse (templated).
-    :param spark: Spark settings, keys of :class:`~paimon_provider.job_spec.SparkJobSpec` (``master``, ``conf``,
+    :param spark: Spark settings, keys of :class:`~paimon_provider.utils.job_spec.SparkJobSpec` (``master``, ``conf``,
         ``driver_memory``, ``spark_conn_id``, ``py_files``, ``runner``, ...) (templated). Metadata-only commands
         (tags, expiry, orphan files, rollback) run with the engine in the task's process in client mode, where
         the application's driver would run them anyway; ``{"runner": "spark"}`` forces spark-submit.
@@ -225,7 +194,7 @@ class PaimonSparkOperator(BaseOperator):
     :param emit_asset: for writing commands, emit an Asset event for the table when the commit changed data
         (:func:`changed_data`: records added or deleted, or changelog produced; upkeep such as a compaction
         without changelog or a rollback that removed nothing emits none, docs/adr/0021): through the table's Asset
-        when the table is known at parse time, else through :func:`paimon_provider.assets.writes_alias` (also
+        when the table is known at parse time, else through :func:`paimon_provider.utils.assets.writes_alias` (also
         when that alias is already among ``outlets``, as mapped operators should declare it). The extra:
         ``table``, ``command``, ``snapshot_id``, ``commit_kind``, ``added_rows``, ``deleted_rows``,
         ``changelog_records``, ``published_rows`` (compactions), ``compacted`` (a write its writer compacted right
@@ -238,8 +207,8 @@ class PaimonSparkOperator(BaseOperator):
     :param partition_events: the table's Asset event names the partitions the commit changed as partition keys
         (``dt=2026-11-27``; Airflow records one event per key; Task SDK of Airflow 3.3+, else one event as
         before; not through an alias): for tables read by DAGs scheduled per partition
-        (:func:`paimon_provider.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG scheduled
-        on the plain Asset only for events without a partition key (docs/partitions.md).
+        (:func:`paimon_provider.utils.partitions.partitioned_schedule`). Off by default, as Airflow queues a DAG
+        scheduled on the plain Asset only for events without a partition key (docs/partitions.md).
     :param skip_if_no_commit: for writing commands, end as *skipped* when the job committed no snapshot (nothing
         to write or compact): no Asset event, so DAGs scheduled on the table do not run for nothing, and
         downstream tasks are skipped. The result line is logged (a skipped task has no XCom). In cluster deploy
@@ -253,10 +222,11 @@ class PaimonSparkOperator(BaseOperator):
 
     Every operator reports OpenLineage datasets (``get_openlineage_facets_on_start/_on_complete/_on_failure``):
     what :meth:`lineage_io` says the command reads and writes, named and described by
-    :mod:`paimon_provider.lineage`.
+    :mod:`paimon_provider.utils.lineage`.
     """
 
-    command: ClassVar[str]
+    command_class = _CommandClass()
+    """The operator's command class (:mod:`table_engine.ops`), its generic argument."""
     writes_table: ClassVar[bool] = False
     """Writing commands add the table's Asset (or, for a templated table, an AssetAlias) to the outlets."""
     changes_data: ClassVar[bool] = True
@@ -366,7 +336,12 @@ class PaimonSparkOperator(BaseOperator):
         return snapshot_id_of(result)
 
     # ---- the job -----------------------------------------------------------------------------------------------
-    def build_command(self, warehouse: str) -> Command:
+    @property
+    def command(self) -> str:
+        """The command's name (``compact``), the command class's :attr:`~table_engine.ops.Command.name`."""
+        return self.command_class.name
+
+    def build_command(self, warehouse: str) -> C:
         """The command's dataclass (:mod:`table_engine.ops`) on ``warehouse``, from the rendered arguments; a
         ValueError (the command's :class:`~table_engine.errors.CommandError`) naming a bad one."""
         raise NotImplementedError(f"{type(self).__name__} does not build its {self.command} command")
@@ -392,7 +367,7 @@ class PaimonSparkOperator(BaseOperator):
             from paimon_provider.hooks.table import load_connection_config
 
             target = load_connection_config(self.paimon_conn_id).warehouse
-        from paimon_provider.run_identity import with_run_identity
+        from paimon_provider.utils.run_identity import with_run_identity
 
         command = with_run_identity(self.build_command(target), self.snapshot_properties, self._run)
         return SparkJobSpec(command=command, args=list(map(str, self.extra_args)), **settings)
@@ -405,7 +380,7 @@ class PaimonSparkOperator(BaseOperator):
     @trimmed_failures
     def execute(self, context: Context) -> dict[str, Any] | None:
         from paimon_provider.hooks.spark import PaimonSparkHook
-        from paimon_provider.run_identity import run_identity
+        from paimon_provider.utils.run_identity import run_identity
 
         # an upkeep commit takes the table's Asset off the outlets (see _emit_table_event): every run starts from
         # the declared ones
@@ -516,16 +491,16 @@ class PaimonSparkOperator(BaseOperator):
 
     def lineage_io(self, cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         """What ``cmd`` reads and writes, with the snapshots and commit facts of its ``result`` (None: not run, or
-        failed): :func:`paimon_provider.lineage.command_io`, derived from the command's definition. An operator whose
-        command reads or writes more than its definition says overrides this."""
-        from paimon_provider.lineage import command_io
+        failed): :func:`paimon_provider.utils.lineage.command_io`, derived from the command's definition. An operator
+        whose command reads or writes more than its definition says overrides this."""
+        from paimon_provider.utils.lineage import command_io
 
         return command_io(cmd, result)
 
     def _openlineage(self, *, completed: bool) -> Any:
         """The OperatorLineage of this task: after a successful run with the result's snapshots, statistics and
         each table's schema (read from the warehouse); before or after a failed run the same datasets, unread."""
-        from paimon_provider.lineage import operator_lineage, without_versions
+        from paimon_provider.utils.lineage import operator_lineage, without_versions
 
         cmd = self._lineage_command
         if cmd is None:  # not run yet (on start): the command from the rendered arguments and the connection
@@ -558,7 +533,7 @@ class PaimonSparkOperator(BaseOperator):
         return self._openlineage(completed=self._lineage_result is not None)
 
 
-class CommittingOperator(PaimonSparkOperator):
+class CommittingOperator(PaimonSparkOperator[C]):
     """An operator whose command commits under ``commit_user`` (templated): by default the task instance's
     (:func:`task_commit_user`), so that a later try of the same task instance finds the commit of an earlier one
     (docs/retries.md)."""

@@ -10,13 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    PaimonSparkOperator,
-    as_bool,
-    as_optional_text,
-    is_retry,
-    snapshot_id_of,
-)
+from paimon_provider.operators.base import PaimonSparkOperator, is_retry, snapshot_id_of
+from paimon_provider.utils.arguments import as_bool, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -31,7 +26,7 @@ def _name(value: object, what: str, command: str) -> str:
     return text
 
 
-class PaimonCreateBranchOperator(PaimonSparkOperator):
+class PaimonCreateBranchOperator(PaimonSparkOperator["CreateBranch"]):
     """Create a branch of ``table``: empty (the table's schema, no snapshot) or from a tag (Paimon's
     ``create_branch``). A branch of that name already made from the same tag (by an earlier try) is success; one
     made otherwise fails the task unless ``if_exists="skip"``.
@@ -41,7 +36,6 @@ class PaimonCreateBranchOperator(PaimonSparkOperator):
     :param if_exists: ``"error"`` (default) or ``"skip"`` for a branch of that name made otherwise (templated).
     """
 
-    command = "create-branch"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "branch", "tag", "if_exists")
 
     def __init__(self, *, branch: str, tag: str | None = None, if_exists: str = "error", **kwargs: Any) -> None:
@@ -59,7 +53,7 @@ class PaimonCreateBranchOperator(PaimonSparkOperator):
                             if_exists=as_optional_text(self.if_exists) or "error")
 
 
-class PaimonDeleteBranchOperator(PaimonSparkOperator):
+class PaimonDeleteBranchOperator(PaimonSparkOperator["DeleteBranch"]):
     """Delete a branch (its directory; data files only it used are left for orphan cleaning, as in Paimon).
 
     A branch that does not exist fails the first try (unless ``ignore_if_missing``); on a later try of the task
@@ -69,7 +63,6 @@ class PaimonDeleteBranchOperator(PaimonSparkOperator):
     :param ignore_if_missing: a branch that does not exist is no error, on the first try too (templated).
     """
 
-    command = "delete-branch"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "branch", "ignore_if_missing")
 
     def __init__(self, *, branch: str, ignore_if_missing: bool | str = False, **kwargs: Any) -> None:
@@ -90,14 +83,13 @@ class PaimonDeleteBranchOperator(PaimonSparkOperator):
         return super().execute(context)
 
 
-class PaimonRenameBranchOperator(PaimonSparkOperator):
+class PaimonRenameBranchOperator(PaimonSparkOperator["RenameBranch"]):
     """Rename a branch (Paimon 1.1+'s ``rename_branch``); a retry that finds it renamed is success.
 
     :param branch: the branch name (templated).
     :param to: its new name (templated).
     """
 
-    command = "rename-branch"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "branch", "to")
 
     def __init__(self, *, branch: str, to: str, **kwargs: Any) -> None:
@@ -113,7 +105,7 @@ class PaimonRenameBranchOperator(PaimonSparkOperator):
                             to=_name(self.to, "a new name (to)", self.command))
 
 
-class PaimonFastForwardOperator(PaimonSparkOperator):
+class PaimonFastForwardOperator(PaimonSparkOperator["FastForward"]):
     """Publish a branch: ``table`` (its main branch) becomes the branch (Paimon's ``fast_forward``: the table's
     snapshots, tags and schemas from the branch's first snapshot on are replaced by the branch's). A fast-forward
     already done is success.
@@ -129,7 +121,6 @@ class PaimonFastForwardOperator(PaimonSparkOperator):
     :param check_unchanged: refuse when the table moved on since the branch was made (templated; default True).
     """
 
-    command = "fast-forward"
     writes_table = True
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "branch", "check_unchanged")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_optional_text, task_commit_user
+from paimon_provider.operators.base import PaimonSparkOperator, task_commit_user
+from paimon_provider.utils.arguments import as_optional_int, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from table_engine.ops import ConsumeChangelog
 
 
-class PaimonConsumeChangelogOperator(PaimonSparkOperator):
+class PaimonConsumeChangelogOperator(PaimonSparkOperator["ConsumeChangelog"]):
     """Read the changes of ``table`` after consumer ``consumer_id``'s position (rows with their row kind) and apply
     them to ``target_table`` (or write them as files under ``output_path``), then advance the consumer. A consumer also
     protects the snapshots it has not read from expiry. Emits the target table's Asset (with its new snapshot id).
@@ -33,7 +34,6 @@ class PaimonConsumeChangelogOperator(PaimonSparkOperator):
     task instance (:func:`~paimon_provider.operators.base.task_commit_user`) as its retry key (docs/retries.md).
     """
 
-    command = "consume-changelog"
     writes_table = True
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "consumer_id", "target_table",
                                       "output_path", "output_format", "from_snapshot", "to_snapshot")

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowException
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.utils.arguments import as_optional_int
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -36,7 +37,7 @@ def check_table_lines(checks: Sequence[Mapping[str, Any]]) -> list[str]:
     return [line(_COLUMNS), *(line(r) for r in rows)]
 
 
-class PaimonTableCheckOperator(PaimonSparkOperator):
+class PaimonTableCheckOperator(PaimonSparkOperator["CheckTable"]):
     """Run data-quality checks on one snapshot of a table or branch (``db.t$branch_b``) with the engine on the
     worker (no Spark), log each check's result as a table and fail the task when a check fails.
 
@@ -66,7 +67,6 @@ class PaimonTableCheckOperator(PaimonSparkOperator):
         failure leaves, e.g. write-audit-publish's kept branch), so that it is read where the failure is (templated).
     """
 
-    command = "check"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "checks", "snapshot_id", "since_snapshot",
                                       "failure_note")
     template_fields_renderers = {**PaimonSparkOperator.template_fields_renderers, "checks": "json"}

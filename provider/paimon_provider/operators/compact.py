@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import (
     as_bool,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
+    partition_texts,
 )
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from table_engine.ops import Compact, CompactDatabase, Rescale
 
 
-class PaimonCompactOperator(CommittingOperator):
+class PaimonCompactOperator(CommittingOperator["Compact"]):
     r"""Compact a primary-key or append table, so that writers can run with ``write-only`` (Paimon's dedicated
     compaction). Emits the table's Asset (with the COMPACT snapshot id and its facts) only when the compaction
     produced changelog records (``changelog-producer`` = ``lookup`` or ``full-compaction``): a compaction that
@@ -42,7 +43,6 @@ class PaimonCompactOperator(CommittingOperator):
     :param parallelism: Spark compaction tasks (templated).
     """
 
-    command = "compact"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "full", "partitions", "idle_time",
                                       "buckets", "parallelism")
@@ -87,7 +87,7 @@ def bucket_ranges(value: str | Sequence[int] | None) -> str | None:
     return ",".join(str(b).strip() for b in value)
 
 
-class PaimonCompactDatabaseOperator(CommittingOperator):
+class PaimonCompactDatabaseOperator(CommittingOperator["CompactDatabase"]):
     """Paimon's ``compact_database``: compact every table of ``database`` whose full name (``db.t``) wholly matches
     ``including_tables`` and not ``excluding_tables`` (regular expressions), one after the other, each as
     :class:`PaimonCompactOperator` would on the worker (the ``compact-database`` command; big tables: a
@@ -102,7 +102,6 @@ class PaimonCompactDatabaseOperator(CommittingOperator):
     :param commit_user: the commit user (templated); default derived from the task instance.
     """
 
-    command = "compact-database"
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "including_tables", "excluding_tables",
                                       "full", "idle_time")
 
@@ -142,7 +141,7 @@ class PaimonCompactDatabaseOperator(CommittingOperator):
                                commit_user=as_optional_text(self.commit_user))
 
 
-class PaimonRescaleOperator(CommittingOperator):
+class PaimonRescaleOperator(CommittingOperator["Rescale"]):
     """Paimon's ``rescale``: rewrite the data of partitions into ``bucket_num`` buckets in one OVERWRITE commit (it
     fails, changing nothing, if a compaction or another rewrite was committed meanwhile). Upkeep: it changes where
     rows are, not which, so it emits no Asset event (docs/adr/0021). On a postpone bucket table
@@ -155,7 +154,6 @@ class PaimonRescaleOperator(CommittingOperator):
     :param commit_user: the commit user (templated); default derived from the task instance.
     """
 
-    command = "rescale"
     writes_table = True
     changes_data = False
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "bucket_num", "partitions")
@@ -181,18 +179,3 @@ class PaimonRescaleOperator(CommittingOperator):
                        partitions=tuple(partition_texts(self.partitions)),
                        commit_user=as_optional_text(self.commit_user))
 
-
-def partition_texts(partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None) -> list[dict[str, str]]:
-    """Partition specs as the command's ``{column: value text}`` dicts, from a mapping, a list of mappings, or
-    ``k=v,k2=v2`` text (several separated by ``;``) (:mod:`table_engine.store.partition_spec`'s one text form)."""
-    if isinstance(partitions, str) and partitions.strip().lower() in ("", "none", "null"):
-        return []  # an empty form field (rendered from None as "None")
-    if partitions is None or partitions == []:
-        return []
-    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
-    from table_engine.store.partition_spec import format_partition_text, parse_partition_text, parse_partition_texts
-
-    if isinstance(partitions, str):
-        return parse_partition_texts(partitions)
-    specs = [partitions] if isinstance(partitions, Mapping) else list(partitions)
-    return [parse_partition_text(format_partition_text(s)) for s in specs]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_bool, as_optional_int, as_time_millis
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_time_millis
 
 if TYPE_CHECKING:
     import datetime
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["PaimonTableHealthOperator"]
 
 
-class PaimonTableHealthOperator(PaimonSparkOperator):
+class PaimonTableHealthOperator(PaimonSparkOperator["Health"]):
     """Report a table's health with the engine on the worker (no Spark; metadata only, nothing written): per
     partition and bucket its files, level-0 files, sorted runs, small files, deletion-vector ratio and postpone
     backlog; snapshots and changelogs against retention, consumers and their lag, tags, branches, the last
@@ -30,7 +31,6 @@ class PaimonTableHealthOperator(PaimonSparkOperator):
     :param orphans_older_than: only orphan candidates older than this time (default: one day ago) (templated).
     """
 
-    command = "health"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "orphans",
                                       "max_orphan_files", "orphans_older_than")
     ui_color = "#d7f2d0"
@@ -47,8 +47,8 @@ class PaimonTableHealthOperator(PaimonSparkOperator):
         self.orphans_older_than = orphans_older_than
 
     def build_command(self, warehouse: str) -> Health:
+        from table_engine import parse_partition_text
         from table_engine.ops import Health
-        from table_engine.store.partition_spec import parse_partition_text
 
         parts = tuple(parse_partition_text(p) if isinstance(p, str) else {k: str(v) for k, v in p.items()}
                       for p in (self.partitions or ()))

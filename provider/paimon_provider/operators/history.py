@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator, as_optional_int, as_time_millis
+from paimon_provider.operators.base import PaimonSparkOperator
+from paimon_provider.utils.arguments import as_optional_int, as_time_millis
 
 if TYPE_CHECKING:
     import datetime
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["PaimonTableHistoryOperator"]
 
 
-class PaimonTableHistoryOperator(PaimonSparkOperator):
+class PaimonTableHistoryOperator(PaimonSparkOperator["History"]):
     """List a table's retained commits, newest first, with the Airflow DAG, run, task and try that made each (from
     snapshot metadata only, on the worker; nothing written). The task log shows them as a table; XCom
     ``return_value`` holds the page (``commits``, ``next_before_snapshot``).
@@ -31,7 +32,6 @@ class PaimonTableHistoryOperator(PaimonSparkOperator):
     :param limit: commits per page (default 50) (templated).
     """
 
-    command = "history"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "kinds", "since", "until",
                                       "before_snapshot", "limit")
     ui_color = "#d7f2d0"

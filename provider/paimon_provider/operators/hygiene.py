@@ -10,14 +10,8 @@ import datetime
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
-    PaimonSparkOperator,
-    as_bool,
-    as_optional_int,
-    as_optional_text,
-    as_time_millis,
-)
+from paimon_provider.operators.base import CommittingOperator, PaimonSparkOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text, as_time_millis
 
 if TYPE_CHECKING:
     from table_engine.ops import (
@@ -30,7 +24,7 @@ if TYPE_CHECKING:
     )
 
 
-class PaimonExpireChangelogsOperator(PaimonSparkOperator):
+class PaimonExpireChangelogsOperator(PaimonSparkOperator["ExpireChangelogs"]):
     """Paimon's ``expire_changelogs``: expire the changelogs kept past their snapshots (a decoupled changelog
     lifecycle, ``changelog.num-retained.*``/``changelog.time-retained``) by the table's options or these overrides.
 
@@ -42,7 +36,6 @@ class PaimonExpireChangelogsOperator(PaimonSparkOperator):
     :param delete_all: expire every long-lived changelog (no other setting with it) (templated).
     """
 
-    command = "expire-changelogs"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "retain_min", "retain_max",
                                       "older_than", "max_deletes", "delete_all")
 
@@ -67,7 +60,7 @@ class PaimonExpireChangelogsOperator(PaimonSparkOperator):
                                 delete_all=as_bool(self.delete_all))
 
 
-class PaimonClearConsumersOperator(PaimonSparkOperator):
+class PaimonClearConsumersOperator(PaimonSparkOperator["ClearConsumers"]):
     """Paimon's ``clear_consumers``: delete the consumers whose id fully matches ``including_consumers`` (default:
     all) and not ``excluding_consumers``; the snapshots they protected become expirable.
 
@@ -76,7 +69,6 @@ class PaimonClearConsumersOperator(PaimonSparkOperator):
     :param dry_run_only: only list the consumers that would be deleted (templated; ``dry_run`` is Airflow's).
     """
 
-    command = "clear-consumers"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "including_consumers",
                                       "excluding_consumers", "dry_run_only")
 
@@ -96,7 +88,7 @@ class PaimonClearConsumersOperator(PaimonSparkOperator):
                               dry_run=as_bool(self.dry_run_only))
 
 
-class PaimonResetConsumerOperator(PaimonSparkOperator):
+class PaimonResetConsumerOperator(PaimonSparkOperator["ResetConsumer"]):
     """Paimon's ``reset_consumer``: the consumer reads from ``next_snapshot_id`` on (a snapshot of the table, or
     the latest + 1); without it the consumer is deleted.
 
@@ -104,7 +96,6 @@ class PaimonResetConsumerOperator(PaimonSparkOperator):
     :param next_snapshot_id: the next snapshot it reads; None deletes the consumer (templated).
     """
 
-    command = "reset-consumer"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "consumer_id", "next_snapshot_id")
 
     def __init__(self, *, consumer_id: str, next_snapshot_id: int | str | None = None, **kwargs: Any) -> None:
@@ -120,7 +111,7 @@ class PaimonResetConsumerOperator(PaimonSparkOperator):
                              next_snapshot_id=as_optional_int(self.next_snapshot_id, "next_snapshot_id"))
 
 
-class PaimonCompactManifestOperator(CommittingOperator):
+class PaimonCompactManifestOperator(CommittingOperator["CompactManifest"]):
     """Paimon's ``compact_manifest``: rewrite the latest snapshot's data manifests into full ones in a COMPACT
     snapshot that changes no data; nothing is committed when they are compact already.
 
@@ -129,7 +120,6 @@ class PaimonCompactManifestOperator(CommittingOperator):
     :param commit_user: the commit user (templated); default derived from the task instance.
     """
 
-    command = "compact-manifest"
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "dry_run_only")
 
     def __init__(self, *, dry_run_only: bool | str = False, commit_user: str | None = None, **kwargs: Any) -> None:
@@ -144,7 +134,7 @@ class PaimonCompactManifestOperator(CommittingOperator):
                                commit_user=as_optional_text(self.commit_user))
 
 
-class PaimonRemoveUnexistingFilesOperator(CommittingOperator):
+class PaimonRemoveUnexistingFilesOperator(CommittingOperator["RemoveUnexistingFiles"]):
     """Paimon's ``remove_unexisting_files``: the latest snapshot's data files missing on storage; with
     ``dry_run_only=False`` their removal from the metadata is committed in one OVERWRITE snapshot (their rows leave
     the table). A dry run by default: the result lists the files (``files``, ``missing_files``, ``rows``).
@@ -153,7 +143,6 @@ class PaimonRemoveUnexistingFilesOperator(CommittingOperator):
     :param commit_user: the commit user (templated); default derived from the task instance.
     """
 
-    command = "remove-unexisting-files"
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "dry_run_only")
 
     def __init__(self, *, dry_run_only: bool | str = True, commit_user: str | None = None, **kwargs: Any) -> None:
@@ -168,12 +157,10 @@ class PaimonRemoveUnexistingFilesOperator(CommittingOperator):
                                      commit_user=as_optional_text(self.commit_user))
 
 
-class PaimonRepairOperator(PaimonSparkOperator):
+class PaimonRepairOperator(PaimonSparkOperator["Repair"]):
     """``repair`` of a table in a filesystem warehouse: its snapshot and changelog hint files (``LATEST``,
     ``EARLIEST``) rewritten from the files present (Paimon's procedure syncs a metastore, which a filesystem
     catalog does not have)."""
-
-    command = "repair"
 
     def build_command(self, warehouse: str) -> Repair:
         from table_engine.ops import Repair

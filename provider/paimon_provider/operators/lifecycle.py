@@ -9,17 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
 
-from paimon_provider.operators.base import (
-    PaimonSparkOperator,
+from paimon_provider.operators.base import CommittingOperator, PaimonSparkOperator, is_retry, task_commit_user
+from paimon_provider.utils.arguments import (
     as_bool,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
     as_time_millis,
-    is_retry,
-    task_commit_user,
+    partition_texts,
 )
-from paimon_provider.operators.compact import partition_texts
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -38,7 +36,7 @@ if TYPE_CHECKING:
     )
 
 
-class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
+class PaimonExpireSnapshotsOperator(PaimonSparkOperator["ExpireSnapshots"]):
     """Expire snapshots (then changelogs) by the table's retention options or these overrides.
 
     :param retain_min: keep at least this many snapshots (templated).
@@ -47,7 +45,6 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
     :param max_deletes: expire at most this many snapshots in one run (templated).
     """
 
-    command = "expire-snapshots"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "retain_min", "retain_max",
                                       "older_than", "max_deletes")
 
@@ -70,7 +67,7 @@ class PaimonExpireSnapshotsOperator(PaimonSparkOperator):
                                max_deletes=as_optional_int(self.max_deletes, "max_deletes"))
 
 
-class PaimonCreateTagOperator(PaimonSparkOperator):
+class PaimonCreateTagOperator(PaimonSparkOperator["CreateTag"]):
     """Tag a snapshot (the latest by default), e.g. a daily tag consumers can read with ``scan.tag-name``.
 
     A table that has no snapshot yet (created, nothing written) has nothing to tag: the task ends as *skipped*
@@ -91,7 +88,6 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
         (leave it) for a tag of that name made by someone else at another snapshot (templated).
     """
 
-    command = "create-tag"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "snapshot_id", "time_retained",
                                       "if_exists")
 
@@ -125,13 +121,12 @@ class PaimonCreateTagOperator(PaimonSparkOperator):
         return result
 
 
-class PaimonExpireTagsOperator(PaimonSparkOperator):
+class PaimonExpireTagsOperator(PaimonSparkOperator["ExpireTags"]):
     """Delete tags past their retention (or created before ``older_than``).
 
     :param older_than: also delete tags created before this time (templated).
     """
 
-    command = "expire-tags"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "older_than")
 
     def __init__(self, *, older_than: datetime.datetime | str | int | None = None, **kwargs: Any) -> None:
@@ -145,7 +140,7 @@ class PaimonExpireTagsOperator(PaimonSparkOperator):
                           older_than_millis=as_time_millis(self.older_than, "older_than"))
 
 
-class PaimonExpirePartitionsOperator(PaimonSparkOperator):
+class PaimonExpirePartitionsOperator(PaimonSparkOperator["ExpirePartitions"]):
     """Drop partitions whose time (from their values or their last update) is older than ``expiration_time``.
 
     :param expiration_time: e.g. ``"30 d"``; default: the table's ``partition.expiration-time`` (templated).
@@ -156,7 +151,6 @@ class PaimonExpirePartitionsOperator(PaimonSparkOperator):
     :param dry_run_only: only report what would be dropped (templated).
     """
 
-    command = "expire-partitions"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "expiration_time",
                                       "timestamp_formatter", "timestamp_pattern", "strategy", "max_expires",
                                       "dry_run_only")
@@ -184,14 +178,13 @@ class PaimonExpirePartitionsOperator(PaimonSparkOperator):
                                 dry_run=as_bool(self.dry_run_only))
 
 
-class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
+class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator["RemoveOrphanFiles"]):
     """Delete files no snapshot, tag or changelog references (left by failed or killed jobs).
 
     :param older_than: only files older than this time (default in the application: one day ago) (templated).
     :param dry_run_only: only list them (templated).
     """
 
-    command = "remove-orphan-files"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "older_than", "dry_run_only")
 
     def __init__(self, *, older_than: datetime.datetime | str | int | None = None, dry_run_only: bool | str = False,
@@ -208,7 +201,7 @@ class PaimonRemoveOrphanFilesOperator(PaimonSparkOperator):
                                  dry_run=as_bool(self.dry_run_only))
 
 
-class PaimonRollbackOperator(PaimonSparkOperator):
+class PaimonRollbackOperator(PaimonSparkOperator["Rollback"]):
     """Roll a table back to a snapshot or a tag (newer snapshots and tags are removed). Emits the table's Asset
     only when snapshots were removed (a rollback to the latest snapshot changes no data).
 
@@ -219,7 +212,6 @@ class PaimonRollbackOperator(PaimonSparkOperator):
     :param tag: or the tag to roll back to (templated). Exactly one of the three.
     """
 
-    command = "rollback"
     writes_table = True
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "version", "snapshot_id", "tag")
 
@@ -231,8 +223,8 @@ class PaimonRollbackOperator(PaimonSparkOperator):
         self.tag = tag
 
     def build_command(self, warehouse: str) -> Rollback:
+        from table_engine import rollback_version
         from table_engine.ops import Rollback
-        from table_engine.store.lifecycle.tags import rollback_version
 
         given = {name: value for name, value in (("version", as_optional_text(self.version)),
                                                  ("snapshot_id", as_optional_int(self.snapshot_id, "snapshot_id")),
@@ -247,7 +239,7 @@ class PaimonRollbackOperator(PaimonSparkOperator):
                         tag=tag)  # type: ignore[arg-type]
 
 
-class PaimonDeleteTagOperator(PaimonSparkOperator):
+class PaimonDeleteTagOperator(PaimonSparkOperator["DeleteTag"]):
     """Delete tags (and the files only they kept alive).
 
     A tag that does not exist fails the first try (unless ``ignore_if_missing``); on a later try of the task
@@ -257,7 +249,6 @@ class PaimonDeleteTagOperator(PaimonSparkOperator):
     :param ignore_if_missing: a tag that does not exist is no error, on the first try too (templated).
     """
 
-    command = "delete-tag"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "tag", "ignore_if_missing")
 
     def __init__(self, *, tag: str, ignore_if_missing: bool | str = False, **kwargs: Any) -> None:
@@ -286,7 +277,7 @@ class PaimonDeleteTagOperator(PaimonSparkOperator):
         return result
 
 
-class PaimonDropPartitionsOperator(PaimonSparkOperator):
+class PaimonDropPartitionsOperator(PaimonSparkOperator["DropPartitions"]):
     """Drop partitions in one OVERWRITE commit; emits the table's Asset with its snapshot id.
 
     On the first try a spec that matches no partition fails the task and drops nothing (unless
@@ -298,7 +289,6 @@ class PaimonDropPartitionsOperator(PaimonSparkOperator):
     :param ignore_if_missing: a spec that matches no partition is no error, on the first try too (templated).
     """
 
-    command = "drop-partitions"
     writes_table = True
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "ignore_if_missing")
 
@@ -324,7 +314,7 @@ class PaimonDropPartitionsOperator(PaimonSparkOperator):
         return result
 
 
-class PaimonMarkPartitionDoneOperator(PaimonSparkOperator):
+class PaimonMarkPartitionDoneOperator(PaimonSparkOperator["MarkPartitionDone"]):
     """Mark partitions done (Paimon's ``mark_partition_done``) by the table's ``partition.mark-done-action``: the
     ``success-file`` action writes Paimon's ``_SUCCESS`` file into each partition directory, which
     :class:`~paimon_provider.sensors.partition.PaimonPartitionSensor` (``require="done"``) and Paimon's own readers
@@ -336,7 +326,6 @@ class PaimonMarkPartitionDoneOperator(PaimonSparkOperator):
         (templated).
     """
 
-    command = "mark-partition-done"
     template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions")
 
     def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str, **kwargs: Any) -> None:
@@ -350,18 +339,17 @@ class PaimonMarkPartitionDoneOperator(PaimonSparkOperator):
                                  partitions=tuple(partition_texts(self.partitions)))
 
 
-class PaimonRewriteFileIndexOperator(PaimonSparkOperator):
+class PaimonRewriteFileIndexOperator(CommittingOperator["RewriteFileIndex"]):
     """(Re)build the file indexes of existing data files per the table's ``file-index.*`` options (Paimon's
     ``sys.rewrite_file_index``) in one COMPACT commit.
 
     :param partitions: only files of these partitions (as the compact operator's ``partitions``) (templated).
-    :param commit_user: the commit user (templated).
+    :param commit_user: the commit user (templated); default derived from the task instance (idempotent retries).
     """
 
-    command = "rewrite-file-index"
     writes_table = True
     changes_data = False  # indexes only: no Asset event
-    template_fields: Sequence[str] = (*PaimonSparkOperator.template_fields, "partitions", "commit_user")
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "partitions")
 
     def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
                  commit_user: str | None = None, **kwargs: Any) -> None:

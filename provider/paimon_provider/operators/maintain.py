@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import CommittingOperator, as_bool, as_optional_text
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["PaimonMaintenanceOperator"]
 
 
-class PaimonMaintenanceOperator(CommittingOperator):
+class PaimonMaintenanceOperator(CommittingOperator["Maintain"]):
     """Plan the maintenance due on a table from its health and options (metadata only), then run only the due
     actions, in order: compaction, partition expiry, manifest compaction, snapshot, changelog and tag expiry, orphan
     files. The engine runs them on the worker (no Spark: the ``local`` runner, the code paths of the commands of
@@ -29,7 +30,6 @@ class PaimonMaintenanceOperator(CommittingOperator):
     :param commit_user: the commit user (templated); default derived from the task instance.
     """
 
-    command = "maintain"
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "dry_run_only", "orphans")
     ui_color = "#d7f2d0"
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -76,7 +76,7 @@ class PaimonCreateTableOperator(BaseOperator):
     def _unread_lineage(self) -> Any:
         """The table as an output, named from the connection's warehouse without reading it."""
         from paimon_provider.hooks.table import PaimonTableHook
-        from paimon_provider.lineage import LineageIO, TableRef, operator_lineage
+        from paimon_provider.utils.lineage import LineageIO, TableRef, operator_lineage
 
         warehouse = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_conn().warehouse
         return operator_lineage(warehouse, LineageIO(outputs=(TableRef(self.table),)))
@@ -92,7 +92,7 @@ class PaimonCreateTableOperator(BaseOperator):
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the table as an output with its schema, ``lifecycleStateChange`` CREATE when this task
         created it (docs/lineage.md)."""
-        from paimon_provider.lineage import LineageIO, TableRef, operator_lineage
+        from paimon_provider.utils.lineage import LineageIO, TableRef, operator_lineage
 
         if self._lineage is None:
             return None

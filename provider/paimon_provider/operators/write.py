@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import (
-    CommittingOperator,
-    as_bool,
-    as_optional_int,
-    as_optional_text,
-)
+from paimon_provider.operators.base import CommittingOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text
 
 MAIN_BRANCH = "main"
 """Paimon's default branch (``table_engine.io.paths.MAIN_BRANCH``, not imported: DAG files build operators at parse
@@ -21,7 +17,7 @@ if TYPE_CHECKING:
     from table_engine.ops import Write
 
 
-class PaimonWriteOperator(CommittingOperator):
+class PaimonWriteOperator(CommittingOperator["Write"]):
     """Append (or overwrite) rows read from files or given by a Spark SQL query; can create the table on first
     write from the source's schema. Emits the table's Asset with the committed snapshot id.
 
@@ -48,7 +44,6 @@ class PaimonWriteOperator(CommittingOperator):
     :param branch: write into this branch of ``table`` (templated; default, empty or ``main``: the main branch).
     """
 
-    command = "write"
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "sql", "source_format",
                                       "source_options", "mode", "create_if_missing", "primary_keys",
@@ -101,8 +96,8 @@ class PaimonWriteOperator(CommittingOperator):
         return None if self.target_branch is not None or "$" in self.table else self.table
 
     def build_command(self, warehouse: str) -> Write:
+        from table_engine import branch_identifier
         from table_engine.ops import Write
-        from table_engine.table.branches import branch_identifier
 
         mode = str(self.mode).strip().lower()
         if mode not in ("append", "overwrite"):

@@ -21,9 +21,9 @@ from airflow.api_fastapi.core_api.security import get_user
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse
 
-from paimon_provider.connection import CONN_TYPE, PaimonConnectionConfig
 from paimon_provider.plugins import URL_PREFIX, render
 from paimon_provider.plugins.render import esc, url
+from paimon_provider.utils.connection import CONN_TYPE, PaimonConnectionConfig
 
 if TYPE_CHECKING:
     from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
@@ -136,7 +136,7 @@ def paimon_assets(uris: Iterable[str] | None = None, dag_id: str | None = None) 
     from airflow.utils.session import create_session
     from sqlalchemy import or_, select
 
-    from paimon_provider.assets import SCHEME
+    from paimon_provider.utils.assets import SCHEME
 
     active = (select(AssetModel.id, AssetModel.uri)
               .join(AssetActive, (AssetActive.name == AssetModel.name) & (AssetActive.uri == AssetModel.uri))
@@ -213,7 +213,7 @@ def create_app() -> FastAPI:
             secrets = list(config.credentials.values())
             catalog = open_catalog(config)
             paimon_table = catalog.get_table(identifier)
-            from paimon_provider.assets import table_asset_uri
+            from paimon_provider.utils.assets import table_asset_uri
 
             assets = paimon_assets(uris=[table_asset_uri(identifier, conn_id)])
             body = table_body(catalog, paimon_table, conn_id, _airflow_root(request), _root(request), airflow_runs,
@@ -231,7 +231,7 @@ def create_app() -> FastAPI:
     def dag_tables_page(request: Request, dag_id: str, user: User) -> HTMLResponse:
         """The DAG page's "Paimon tables" tab: the tables of the DAG's ``paimon://`` Assets, each linked to its
         table page and its Asset page."""
-        from paimon_provider.assets import split_asset_uri
+        from paimon_provider.utils.assets import split_asset_uri
 
         root, airflow_root = _root(request), _airflow_root(request)
         allowed = set(readable(user, paimon_connection_ids()))

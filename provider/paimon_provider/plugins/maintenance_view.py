@@ -12,8 +12,7 @@ from table_engine.ops.maintain import MAINTAIN_ACTION
 from table_engine.run_identity import RunIdentity
 
 if TYPE_CHECKING:
-    from table_engine.format.snapshot import Snapshot
-    from table_engine.store.lifecycle.health import TableHealth
+    from table_engine import Snapshot, TableHealth
     from table_engine.store.lifecycle.planner import Action
     from table_engine.table import Table
 
@@ -61,7 +60,7 @@ def plan_section(table: Table, health: TableHealth) -> str:
 def threshold_text(action: Action) -> str:
     """The option and value an action passed: ``snapshot.time-retained = 1 h``; a duration option's value as a
     duration, a ratio as a percentage."""
-    from table_engine.options.values import format_duration
+    from table_engine.options import format_duration
 
     value = action.threshold
     if action.option.endswith(("time-retained", "expiration-time")):

@@ -16,16 +16,15 @@ from paimon_provider.plugins.maintenance_view import (
     rate_section,
 )
 from paimon_provider.plugins.render import esc, millis, url
-from table_engine.options.values import format_duration
+from table_engine.options import format_duration
 from table_engine.run_identity import RunIdentity
 from table_engine.store.lifecycle.planner import compaction_triggers
 
 if TYPE_CHECKING:
+    from table_engine import Snapshot, TableHealth
     from table_engine.catalog import Catalog
     from table_engine.core_options import CoreOptions
-    from table_engine.format.snapshot import Snapshot
     from table_engine.ops.history import Commit
-    from table_engine.store.lifecycle.health import TableHealth
     from table_engine.table import Table
 
 MAX_SNAPSHOTS = 50
@@ -63,7 +62,7 @@ def history_links(root: str, conn_id: str, table: Table, kind: str | None, older
     """The Snapshots section's filters (every commit kind) and its link to the next, older page."""
     from urllib.parse import urlencode
 
-    from table_engine.format.snapshot import CommitKind
+    from table_engine import CommitKind
 
     database, name = table.identifier.split(".", 1)
     here = f"{root}/{url(conn_id, database, name)}"

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.hooks.table import PaimonTableHook
-from paimon_provider.metadata import parse_partition_spec, partition_info
+from paimon_provider.utils.arguments import parse_partition_spec
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.metadata import partition_info
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from paimon_provider.connection import DEFAULT_CONN_ID
 from paimon_provider.hooks.table import PaimonTableHook
-from paimon_provider.metadata import find_snapshot, parse_commit_kinds, parse_partition_spec, to_epoch_millis
-from paimon_provider.operators.base import as_optional_int
+from paimon_provider.utils.arguments import as_optional_int, as_time_millis, parse_partition_spec
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.metadata import find_snapshot, parse_commit_kinds
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -65,9 +65,9 @@ class PaimonSnapshotSensor(BaseSensorOperator):
         self.deferrable = deferrable
 
     def criteria(self) -> dict[str, Any]:
-        """The rendered arguments as :func:`paimon_provider.metadata.find_snapshot` keywords."""
+        """The rendered arguments as :func:`paimon_provider.utils.metadata.find_snapshot` keywords."""
         return {"after_snapshot_id": as_optional_int(self.after_snapshot_id, "after_snapshot_id"),
-                "after_time_millis": to_epoch_millis(self.newer_than),
+                "after_time_millis": as_time_millis(self.newer_than, "newer_than"),
                 "commit_kinds": parse_commit_kinds(self.commit_kind),
                 "partition": parse_partition_spec(self.partition)}
 

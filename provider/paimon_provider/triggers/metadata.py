@@ -5,7 +5,8 @@ the metadata database, so they never hold credentials. The triggerer resolves th
 and object-store credentials) when the trigger starts, through :class:`~paimon_provider.hooks.table.PaimonTableHook`;
 without a connection id (or when the connection cannot be fetched) the warehouse is opened with no options, e.g.
 a local path or an object store reached through the triggerer's own AWS environment. Each poll opens the table and
-reads its metadata through :mod:`paimon_provider.metadata` (the engine's read-only metadata API) in a worker thread.
+reads its metadata through :mod:`paimon_provider.utils.metadata` (the engine's read-only metadata API) in a worker
+thread.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from paimon_provider.metadata import find_snapshot, open_table, partition_info
+from paimon_provider.utils.metadata import find_snapshot, open_table, partition_info
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog

@@ -3,7 +3,7 @@
 Used as ``Asset(..., watchers=[AssetWatcher(name=..., trigger=PaimonTableSnapshotTrigger(...))])``: a DAG scheduled
 on that asset runs once per snapshot committed to the table, whoever committed it (an Airflow task, a Spark or
 Flink job, pypaimon, Paimon Java, a ``python -c`` script). Each poll reads the ``LATEST`` hint and HEADs the next
-snapshot file (two requests on an object store when nothing is new) through :mod:`paimon_provider.metadata`, the
+snapshot file (two requests on an object store when nothing is new) through :mod:`paimon_provider.utils.metadata`, the
 engine's read-only metadata API, in a worker thread. Semantics of the watermark (the last snapshot seen) are in
 :class:`PaimonTableSnapshotTrigger` and docs/events.md.
 
@@ -21,15 +21,16 @@ from urllib.parse import quote
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
-from paimon_provider.assets import split_table, table_asset_uri
-from paimon_provider.connection import DEFAULT_CONN_ID
-from paimon_provider.metadata import new_snapshots, open_table, parse_commit_kinds, parse_partition_spec
 from paimon_provider.triggers.metadata import MAX_CONSECUTIVE_ERRORS, open_catalog
+from paimon_provider.utils.arguments import parse_partition_spec
+from paimon_provider.utils.assets import split_table, table_asset_uri
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.metadata import new_snapshots, open_table, parse_commit_kinds
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset
 
-    from paimon_provider.metadata import NewSnapshot, SnapshotPoll
+    from paimon_provider.utils.metadata import NewSnapshot, SnapshotPoll
     from table_engine.catalog import Catalog
     from table_engine.table import Table
 
@@ -227,8 +228,8 @@ def commits_asset(table: str, paimon_conn_id: str = DEFAULT_CONN_ID, *, poll_int
     """The Asset of the commits to ``table``, watched by a :class:`PaimonTableSnapshotTrigger`: a DAG scheduled on
     it runs once per new snapshot (of ``commit_kinds``, touching ``partition``), whoever committed it.
 
-    It is not the table's Asset (:func:`~paimon_provider.assets.table_asset`, whose events the provider's operators
-    emit): a DAG scheduled on both would run twice for a commit made by an Airflow task. Name
+    It is not the table's Asset (:func:`~paimon_provider.utils.assets.table_asset`, whose events the provider's
+    operators emit): a DAG scheduled on both would run twice for a commit made by an Airflow task. Name
     ``paimon.<conn>.<db>.<table>.commits`` and URI ``paimon://<conn>/<db>/<table>?events=commits``, with the
     filters appended to both, so watchers with different filters are different Assets.
     """

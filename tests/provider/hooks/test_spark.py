@@ -15,7 +15,7 @@ import time
 import pytest
 from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook, spark_master
-from paimon_provider.job_spec import SparkJobSpec
+from paimon_provider.utils.job_spec import SparkJobSpec
 
 from table_engine.ops import Compact, CreateTag, ExpireSnapshots, ExpireTags, Write, from_json
 from table_engine.ops.argv import command_argv

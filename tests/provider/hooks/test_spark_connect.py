@@ -17,8 +17,8 @@ from typing import Any
 import example_lake as sample
 import pytest
 from paimon_provider.hooks.spark import PaimonSparkHook
-from paimon_provider.job_spec import CONNECT_MODULE, SparkJobSpec
 from paimon_provider.operators import PaimonCreateTagOperator, PaimonTableHealthOperator, PaimonWriteOperator
+from paimon_provider.utils.job_spec import CONNECT_MODULE, SparkJobSpec
 
 from table_engine import Catalog
 from table_engine.ops import Write

@@ -10,7 +10,7 @@ import pathlib
 import example_lake as sample
 import pytest
 from paimon_provider.hooks.spark import PaimonSparkHook
-from paimon_provider.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
+from paimon_provider.utils.job_spec import DRIVER_JOBS_MODULE, SparkJobSpec
 
 from table_engine import Catalog
 from table_engine.ops import Compact, Write

@@ -11,7 +11,7 @@ import time
 import example_lake as sample
 import pytest
 from paimon_provider.hooks.spark import PaimonSparkHook
-from paimon_provider.job_spec import SparkJobSpec
+from paimon_provider.utils.job_spec import SparkJobSpec
 
 from table_engine.ops import Write
 

@@ -8,8 +8,8 @@ import pathlib
 
 import pyarrow as pa
 import pytest
-from paimon_provider.connection import PaimonConnectionConfig
 from paimon_provider.hooks.table import PaimonTableHook
+from paimon_provider.utils.connection import PaimonConnectionConfig
 
 from table_engine import Catalog
 from tests import airflow_env

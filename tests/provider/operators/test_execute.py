@@ -15,9 +15,9 @@ import pytest
 from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowSkipException
 from airflow.sdk.execution_time.context import OutletEventAccessors
-from paimon_provider.assets import table_asset, writes_alias
 from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.operators import PaimonCompactOperator, PaimonConsumeChangelogOperator, PaimonWriteOperator
+from paimon_provider.utils.assets import table_asset, writes_alias
 
 from table_engine.ops import from_json
 

@@ -177,7 +177,7 @@ def test_spark_jobs_run_without_pyspark_pandas_warning(table: Any, paimon_conn: 
     import sys
 
     from paimon_provider.hooks.spark import PaimonSparkHook
-    from paimon_provider.job_spec import SparkJobSpec
+    from paimon_provider.utils.job_spec import SparkJobSpec
 
     from table_engine.ops import Compact
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook
-from paimon_provider.job_spec import SPARK_JOB_COMMANDS
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
     PaimonCompactDatabaseOperator,
@@ -43,6 +42,7 @@ from paimon_provider.operators import (
     PaimonTableHistoryOperator,
     PaimonWriteOperator,
 )
+from paimon_provider.utils.job_spec import SPARK_JOB_COMMANDS
 
 from table_engine.clock import ManualClock, use_clock
 from table_engine.ops import from_json
@@ -284,7 +284,7 @@ def test_extra_args_and_spark_settings(paimon_conn: str) -> None:
 
 
 def test_every_command_has_an_operator() -> None:
-    from paimon_provider.job_spec import COMMANDS
+    from paimon_provider.utils.job_spec import COMMANDS
 
     ops: set[type[PaimonSparkOperator]] = {
         PaimonWriteOperator, PaimonCompactOperator, PaimonExpireSnapshotsOperator, PaimonCreateTagOperator,
@@ -296,7 +296,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator}
-    assert {op.command for op in ops} == COMMANDS
+    assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
     assert set(CLI_COMMANDS) == COMMANDS

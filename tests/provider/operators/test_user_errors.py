@@ -15,7 +15,7 @@ from paimon_provider.operators import (
     PaimonExpireSnapshotsOperator,
     PaimonRollbackOperator,
 )
-from paimon_provider.operators.compact import partition_texts
+from paimon_provider.utils.arguments import partition_texts
 
 from table_engine.ops.result import JobResult
 from tests.provider.operators.conftest import LOCAL, context

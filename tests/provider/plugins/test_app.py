@@ -125,7 +125,7 @@ def test_a_dags_tab_and_the_table_page_link_the_table_and_its_asset(
 
     from airflow.providers.standard.operators.empty import EmptyOperator
     from airflow.sdk import DAG
-    from paimon_provider.assets import split_asset_uri, table_asset, table_asset_uri
+    from paimon_provider.utils.assets import split_asset_uri, table_asset, table_asset_uri
 
     from tests.dags.test_s3_credentials import sync_to_db
 

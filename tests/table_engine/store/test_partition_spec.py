@@ -6,6 +6,7 @@ import datetime
 import decimal
 import hashlib
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paimon_provider.job_spec import render_partitions
-from paimon_provider.metadata import parse_partition_spec
+from paimon_provider.utils.arguments import parse_partition_spec
 
 from table_engine import Catalog
 from table_engine.cli import build_parser, main
@@ -146,6 +146,32 @@ def test_text_form() -> None:
     assert partition_specs("dt=a;dt=b", fields(dt="STRING")) == [
         PartitionSpec.of({"dt": "a"}, fields(dt="STRING")), PartitionSpec.of({"dt": "b"}, fields(dt="STRING"))]
     assert partition_specs(None, fields(dt="STRING")) is None
+
+
+def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, object] | str | None) -> list[str]:
+    r"""``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
+    several specs in text are separated by ``;``), in the engine's one text form (:func:`format_partition_text`):
+    values holding ``,``, ``=``, ``;`` or ``\`` are escaped, and the CLI's parser reads back exactly these values."""
+    if partitions is None or partitions == "" or partitions == []:
+        return []
+    specs: list[Mapping[str, object]]
+    if isinstance(partitions, str):
+        specs = list(parse_partition_texts(partitions))
+    elif isinstance(partitions, Mapping):
+        specs = [partitions]
+    else:
+        specs = list(partitions)
+    out: list[str] = []
+    for s in specs:
+        out += ["--partition", format_partition_text(s)]
+    return out
+
+
+def test_render_partitions() -> None:
+    assert render_partitions(None) == [] and render_partitions("") == [] and render_partitions([]) == []
+    assert render_partitions({"dt": "2024-01-01", "h": 3}) == ["--partition", "dt=2024-01-01,h=3"]
+    assert render_partitions([{"dt": "a"}, {"dt": "b"}]) == ["--partition", "dt=a", "--partition", "dt=b"]
+    assert render_partitions(" dt=a,h=1 ; dt=b ") == ["--partition", "dt=a,h=1", "--partition", "dt=b"]
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
@@ -315,7 +341,7 @@ def test_typed_value_text_round_trip(type_: str, values: st.SearchStrategy[Any],
 
 
 def test_sensor_metadata_types_the_partition(tmp_path: Path) -> None:
-    from paimon_provider.metadata import open_table, partition_info
+    from paimon_provider.utils.metadata import open_table, partition_info
 
     days = [datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]
     typed_table(Catalog(str(tmp_path)), pa.date32(), days)

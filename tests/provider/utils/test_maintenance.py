@@ -1,4 +1,4 @@
-"""paimon_provider.maintenance: the building blocks of the maintenance DAG templates."""
+"""paimon_provider.utils.maintenance: the building blocks of the maintenance DAG templates."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 from airflow.sdk.exceptions import ParamValidationError
-from paimon_provider.maintenance import (
+from paimon_provider.operators import PaimonExpireTagsOperator
+from paimon_provider.utils.maintenance import (
     for_each_table,
     maintenance_dag,
     rollback_params,
     table_param,
     tables_param,
 )
-from paimon_provider.operators import PaimonExpireTagsOperator
 
 
 def test_maintenance_dag_defaults_and_mapped_tasks() -> None:
@@ -88,7 +88,7 @@ def test_dag_doc_lists_the_form_and_what_a_run_leaves_behind() -> None:
 def test_the_rollback_list_names_the_run_of_each_snapshot(catalog: Any) -> None:
     """Each listed snapshot says which Airflow run committed it (its ``airflow.*`` snapshot properties), if any."""
     import pyarrow as pa
-    from paimon_provider.maintenance import rollback_targets
+    from paimon_provider.utils.maintenance import rollback_targets
 
     from table_engine.run_identity import RunIdentity
 

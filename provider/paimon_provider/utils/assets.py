@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult
 
-from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset, AssetAlias

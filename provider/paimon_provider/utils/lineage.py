@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from paimon_provider.assets import split_table
+from paimon_provider.utils.assets import split_table
 
 if TYPE_CHECKING:
     from table_engine.catalog import Catalog
@@ -291,7 +291,7 @@ def _column_transformation(table: Any, column: str) -> tuple[str, str]:
     engine does not aggregate), or by the aggregate function the merge engine combines it with (AGGREGATION: an
     aggregation table's value columns, ``fields.<column>.aggregate-function`` else the default; a partial-update
     table's columns given a function)."""
-    from table_engine.lsm.merge_engines.config import column_functions
+    from table_engine import column_functions
 
     function = column_functions(table.schema).get(column)
     if function is None:

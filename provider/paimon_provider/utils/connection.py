@@ -42,9 +42,6 @@ def _extra_value(extra: Mapping[str, Any], name: str) -> Any:
     return None if value == "" else value
 
 
-# catalog option -> standard AWS environment variable of the job processes (obstore reads them)
-_CREDENTIAL_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
-                   "s3.session.token": "AWS_SESSION_TOKEN"}
 # extra field -> catalog option (non-secret storage settings of the form)
 _STORAGE_FIELDS = {"s3_endpoint": "s3.endpoint", "s3_region": "s3.region",
                    "s3_path_style_access": "s3.path.style.access"}
@@ -109,18 +106,11 @@ class PaimonConnectionConfig:
     def job_environment(self) -> dict[str, str]:
         """The standard AWS environment variables of a job process (spark-submit, the CLI): the credentials, and
         the endpoint and region of the catalog options (so that code of the job that opens the warehouse without
-        the catalog options reaches the same store)."""
-        from table_engine.options.storage import S3_ENDPOINT, S3_REGION
+        the catalog options reaches the same store): the engine's one table of them
+        (:func:`table_engine.options.storage.aws_environment`)."""
+        from table_engine.options.storage import aws_environment
 
-        env = {_CREDENTIAL_ENV[k]: v for k, v in self.credentials.items() if k in _CREDENTIAL_ENV}
-        endpoint, region = S3_ENDPOINT.value_from(self.catalog_options), S3_REGION.value_from(self.catalog_options)
-        if endpoint:
-            env["AWS_ENDPOINT_URL"] = endpoint
-            if endpoint.startswith("http://"):
-                env["AWS_ALLOW_HTTP"] = "true"
-        if region:
-            env["AWS_REGION"] = region
-        return env
+        return aws_environment(self.engine_options())  # the catalog options carry no credentials (refused)
 
     @staticmethod
     def from_connection_fields(conn_id: str, host: str | None, extra: Mapping[str, Any], login: str | None = None,

@@ -1,4 +1,4 @@
-"""OpenLineage of the operators (paimon_provider.lineage): dataset names, what each command reads and writes, the
+"""OpenLineage of the operators (paimon_provider.utils.lineage): dataset names, what each command reads and writes, the
 facets after a run, the Spark hand-off of the parent run, and the ``paimon://`` Asset converter. The DAG runs that
 emit real events are in tests/dags/test_lineage_dags.py."""
 
@@ -15,9 +15,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from paimon_provider import lineage
 from paimon_provider.hooks import spark as spark_hook_module
-from paimon_provider.lineage import LineageIO, PathRef, TableRef, command_io
+from paimon_provider.utils import lineage
+from paimon_provider.utils.lineage import LineageIO, PathRef, TableRef, command_io
 
 from table_engine import ops
 
@@ -195,7 +195,7 @@ def test_no_parent_info_unless_asked(fake_spark_submit: str, monkeypatch: pytest
 
 def test_paimon_assets_convert_to_the_tables_dataset(paimon_conn: str) -> None:
     from airflow.providers.openlineage.utils.utils import translate_airflow_asset
-    from paimon_provider.assets import table_asset
+    from paimon_provider.utils.assets import table_asset
 
     dataset = translate_airflow_asset(table_asset("dwd.orders"), None)  # through the provider info's converter
     assert dataset is not None and (dataset.namespace, dataset.name) == (paimon_conn, "paimon.dwd.orders")
@@ -209,7 +209,7 @@ def test_importing_the_provider_imports_no_openlineage() -> None:
     info, read when Airflow starts)."""
     code = ("import sys, airflow.sdk\n"
             "before = {m for m in sys.modules if 'openlineage' in m}\n"
-            "import paimon_provider.lineage, paimon_provider.operators, paimon_provider.get_provider_info\n"
+            "import paimon_provider.utils.lineage, paimon_provider.operators, paimon_provider.get_provider_info\n"
             "print(sorted(m for m in sys.modules if 'openlineage' in m and m not in before))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "[]"

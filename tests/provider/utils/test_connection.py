@@ -4,7 +4,7 @@ field) are kept apart from the catalog options, which may travel in a command li
 from __future__ import annotations
 
 import pytest
-from paimon_provider.connection import PaimonConnectionConfig, credential_keys, without_credentials
+from paimon_provider.utils.connection import PaimonConnectionConfig, credential_keys, without_credentials
 
 from table_engine.options.storage import secret_keys
 
@@ -60,8 +60,8 @@ def test_form_extra_has_every_form_field_and_json_fields_as_text() -> None:
     the JSON-object fields as text (not ``[object Object]``); it parses back to the same configuration."""
     import json
 
-    from paimon_provider.connection import form_extra
     from paimon_provider.get_provider_info import get_provider_info
+    from paimon_provider.utils.connection import form_extra
 
     (conn_type,) = [c for c in get_provider_info()["connection-types"] if c["connection-type"] == "paimon"]
     extra = form_extra("/w", spark_conf={"spark.executor.memory": "2g"}, catalog_options={"a": "1"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
-from paimon_provider.assets import sanitize_uri, split_table, table_asset, table_asset_uri, writes_alias
+from paimon_provider.utils.assets import sanitize_uri, split_table, table_asset, table_asset_uri, writes_alias
 
 
 def test_table_assets() -> None:

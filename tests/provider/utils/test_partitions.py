@@ -1,5 +1,5 @@
-"""Partitions as Airflow partition keys (paimon_provider.partitions): with ``partition_events`` a write's Asset event
-names the partitions it changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every
+"""Partitions as Airflow partition keys (paimon_provider.utils.partitions): with ``partition_events`` a write's Asset
+event names the partitions it changed (one event per partition, as Airflow records them), as the ``k=v,...`` text every
 ``partitions`` argument parses; by default one event without keys (what a DAG on the plain Asset needs); no keys
 through an alias, for an unpartitioned table, on a Task SDK without ``add_partitions`` or
 for a key too long for Airflow (one event, as before); a run's partition key read from the context."""
@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from airflow.sdk.execution_time.context import OutletEventAccessors
 from airflow.sdk.execution_time.task_runner import _serialize_outlet_events
-from paimon_provider.assets import table_asset, writes_alias
 from paimon_provider.operators import PaimonWriteOperator
-from paimon_provider.operators.compact import partition_texts
-from paimon_provider.partitions import add_partition_keys, partitioned_schedule, run_partition_key
+from paimon_provider.utils.arguments import partition_texts
+from paimon_provider.utils.assets import table_asset, writes_alias
+from paimon_provider.utils.partitions import add_partition_keys, partitioned_schedule, run_partition_key
 
 from table_engine import Catalog
 from tests.provider.operators.test_retries import DRIVER, ti_context

@@ -11,19 +11,18 @@ parsed): the engine's modules are imported where they are used.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from table_engine import Snapshot
     from table_engine.catalog import Catalog
-    from table_engine.format.snapshot import Snapshot
     from table_engine.table import Table
 
 __all__ = ["COMMIT_KINDS", "NewSnapshot", "PartitionInfo", "SnapshotInfo", "SnapshotPoll", "find_snapshot",
-           "latest_snapshot_info", "new_snapshots", "open_table", "parse_commit_kinds", "parse_partition_spec",
-           "partition_info", "to_epoch_millis"]
+           "latest_snapshot_info", "new_snapshots", "open_table", "parse_commit_kinds",
+           "partition_info"]
 
 COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
 """Paimon's commit kinds (``commitKind`` of a snapshot) a sensor or trigger can wait for."""
@@ -174,34 +173,3 @@ def parse_commit_kinds(value: Collection[str] | str | None) -> list[str]:
     if bad:
         raise ValueError(f"unknown commit kinds {bad}; expected some of {sorted(COMMIT_KINDS)}")
     return kinds
-
-
-def parse_partition_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
-    """A partition spec from a mapping or ``k=v,k2=v2`` text (what Airflow params and templates give)."""
-    if value is None or value == "" or value == {}:
-        return None
-    if isinstance(value, Mapping):
-        return dict(value)
-    from table_engine.store.partition_spec import parse_partition_text
-
-    return dict(parse_partition_text(str(value))) or None  # the engine's one text form (PartitionSpecError)
-
-
-def to_epoch_millis(value: Any) -> int | None:
-    """A point in time as epoch milliseconds: from a datetime (naive = UTC), ISO-8601 text or a number."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"not a point in time: {value!r}")
-    if isinstance(value, int | float):
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("-").isdigit():
-            return int(text)
-        value = datetime.datetime.fromisoformat(text)
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.UTC)
-        return int(value.timestamp() * 1000)
-    raise ValueError(f"not a point in time: {value!r}")

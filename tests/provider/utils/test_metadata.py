@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import datetime
 import pathlib
-import time
 
 import pyarrow as pa
 import pytest
-from paimon_provider.metadata import (
+from paimon_provider.utils.metadata import (
     find_snapshot,
     latest_snapshot_info,
     open_table,
-    parse_partition_spec,
     partition_info,
-    to_epoch_millis,
 )
 
 from table_engine import Catalog
@@ -87,17 +83,3 @@ def test_partition_info_data_and_done(table: Table) -> None:
     table.file_io.write_bytes(f"{directory}/_SUCCESS", b'{"creationTime":1}')
     done = partition_info(table, {"dt": "2026-11-21", "h": 5})
     assert done is not None and done.done and done.to_dict()["partition"] == {"dt": "2026-11-21", "h": "5"}
-
-
-def test_argument_parsing() -> None:
-    assert parse_partition_spec("dt=a, h=1") == {"dt": "a", "h": "1"}
-    assert parse_partition_spec({"dt": "a"}) == {"dt": "a"}
-    assert parse_partition_spec("") is None and parse_partition_spec(None) is None
-    with pytest.raises(ValueError, match="k=v"):
-        parse_partition_spec("dt")
-    assert to_epoch_millis("1700000000000") == 1700000000000
-    assert to_epoch_millis("2026-11-20T00:00:00") == 1795132800000
-    assert to_epoch_millis(datetime.datetime(2026, 11, 20, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))) \
-        == 1795132800000
-    assert to_epoch_millis("None") is None and to_epoch_millis(None) is None
-    assert abs(to_epoch_millis(time.time() * 1000) - time.time() * 1000) < 5000  # type: ignore[operator]

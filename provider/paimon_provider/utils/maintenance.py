@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import DAG, BaseOperator, Param, XComArg, task
 
-from paimon_provider.connection import DEFAULT_CONN_ID
+from paimon_provider.utils.connection import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from table_engine.run_identity import RunIdentity

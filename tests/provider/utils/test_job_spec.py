@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from paimon_provider import packaging
-from paimon_provider.connection import PaimonConnectionConfig
-from paimon_provider.job_spec import (
+from paimon_provider.utils import packaging
+from paimon_provider.utils.connection import PaimonConnectionConfig
+from paimon_provider.utils.job_spec import (
     COMMANDS,
     CONNECT_MODULE,
     SPARK_JOB_COMMANDS,
@@ -23,7 +23,6 @@ from paimon_provider.job_spec import (
     is_local_master,
     local_argv,
     render_job,
-    render_partitions,
     should_ship_engine,
     spark_conf,
 )
@@ -94,13 +93,6 @@ def test_spark_conf_layers_connection_spec_and_interpreters() -> None:
     assert conf["spark.pyspark.python"] == "/x/python" and conf["spark.pyspark.driver.python"] == "/y"
 
 
-def test_render_partitions() -> None:
-    assert render_partitions(None) == [] and render_partitions("") == [] and render_partitions([]) == []
-    assert render_partitions({"dt": "2024-01-01", "h": 3}) == ["--partition", "dt=2024-01-01,h=3"]
-    assert render_partitions([{"dt": "a"}, {"dt": "b"}]) == ["--partition", "dt=a", "--partition", "dt=b"]
-    assert render_partitions(" dt=a,h=1 ; dt=b ") == ["--partition", "dt=a,h=1", "--partition", "dt=b"]
-
-
 def test_last_json_object_skips_logs_and_non_objects() -> None:
     lines = ["INFO starting", '{"status": "ok", "snapshot_id": 3}', "[1, 2]", "{not json}", "done"]
     assert last_json_object(lines) == {"status": "ok", "snapshot_id": 3}
@@ -159,9 +151,9 @@ def test_commands_come_from_the_registry_and_dag_files_load_no_engine() -> None:
     from table_engine.ops import REGISTRY
 
     assert COMMANDS == set(REGISTRY) and SPARK_JOB_COMMANDS == {n for n, c in REGISTRY.items() if c.spark_job}
-    code = ("import sys, paimon_provider.job_spec, paimon_provider.operators; "
+    code = ("import sys, paimon_provider.utils.job_spec, paimon_provider.operators; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'table_engine')], sys.modules")
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = pathlib.Path(__file__).resolve().parents[3]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
 
 
@@ -193,7 +185,7 @@ def check_no_secret(spec: SparkJobSpec, options: dict[str, str], secret: str) ->
 
 def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathlib.Path) -> None:
     import pyarrow as pa
-    from paimon_provider.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE
+    from paimon_provider.utils.job_spec import DRIVER_JOB_CONF, DRIVER_JOBS_MODULE
 
     from table_engine import Catalog
     from table_engine.ops import Command

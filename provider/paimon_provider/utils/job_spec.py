@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.connection import PaimonConnectionConfig, without_credentials
+from paimon_provider.utils.connection import PaimonConnectionConfig, without_credentials
 
 if TYPE_CHECKING:
     from table_engine.ops import Command
@@ -398,26 +398,3 @@ def spark_conf(spec: SparkJobSpec, *, master: str, cluster_mode: bool, connectio
 def should_ship_engine(spec: SparkJobSpec, master: str) -> bool:
     """Ship ``table_engine`` as a zip unless told otherwise or the master is local."""
     return spec.ship_engine if spec.ship_engine is not None else not is_local_master(master)
-
-
-def render_partitions(partitions: Sequence[Mapping[str, object]] | Mapping[str, object] | str | None) -> list[str]:
-    r"""``--partition k=v,k2=v2`` options from partition specs (a mapping, a list of mappings, or ``k=v,..`` text;
-    several specs in text are separated by ``;``). The text is the engine's one form
-    (:func:`~table_engine.store.partition_spec.format_partition_text`): values holding ``,``, ``=``, ``;`` or ``\``
-    are escaped, and the CLI's parser reads back exactly these values."""
-    if partitions is None or partitions == "" or partitions == []:
-        return []
-    # imported here: DAG files import this module and must not load pyarrow or the engine when parsed
-    from table_engine.store.partition_spec import format_partition_text, parse_partition_texts
-
-    specs: list[Mapping[str, object]]
-    if isinstance(partitions, str):
-        specs = list(parse_partition_texts(partitions))
-    elif isinstance(partitions, Mapping):
-        specs = [partitions]
-    else:
-        specs = list(partitions)
-    out: list[str] = []
-    for s in specs:
-        out += ["--partition", format_partition_text(s)]
-    return out
