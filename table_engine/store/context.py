@@ -14,6 +14,7 @@ from table_engine.format.snapshot import Snapshot, latest_snapshot, names_snapsh
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_dir
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
+from table_engine.store.layout import KeyValueLayout
 
 
 @dataclass
@@ -26,6 +27,12 @@ class StoreContext:
     schema: TableSchema
     options: CoreOptions
     _schemas: dict[int, TableSchema] = field(default_factory=dict)
+
+    @cached_property
+    def layout(self) -> KeyValueLayout:
+        """The key, partition, value and BLOB columns of :attr:`schema`, derived once for every writer of this
+        context."""
+        return KeyValueLayout.of(self.schema)
 
     @cached_property
     def merge_function(self) -> MergeFunction | None:
