@@ -45,7 +45,7 @@ from table_engine.store.writing.cross_partition import (
 from table_engine.store.writing.postpone import POSTPONE_BUCKET
 from table_engine.types import DataField
 
-__all__ = ["BucketMode", "BucketSpec", "Partitions", "RowKeyExtractor"]
+__all__ = ["BucketMode", "BucketSpec", "Partitions", "RowKeyExtractor", "fixed_buckets"]
 
 
 class BucketMode(enum.Enum):
@@ -90,6 +90,13 @@ class BucketSpec:
     def total_buckets(self) -> int:
         """The ``_TOTAL_BUCKETS`` of the manifest entries: the bucket count, -2 for postpone, else -1."""
         return self.num_buckets if self.mode in (BucketMode.HASH_FIXED, BucketMode.POSTPONE_MODE) else -1
+
+
+def fixed_buckets(data: pa.Table, bucket_key: Sequence[DataField], num_buckets: int) -> np.ndarray:
+    """``HASH_FIXED``: each row's bucket, the hash of its ``bucket_key`` columns (in the table's types) modulo
+    ``num_buckets``, as Paimon's ``FixedBucketRowKeyExtractor``."""
+    return bucket_of(hash_key_columns([data.column(f.name) for f in bucket_key], [f.type for f in bucket_key]),
+                     num_buckets)
 
 
 class Partitions:
@@ -180,9 +187,8 @@ class RowKeyExtractor:
         if mode is BucketMode.POSTPONE_MODE:
             return np.full(n, POSTPONE_BUCKET, np.int32)
         if mode is BucketMode.HASH_FIXED:
-            keys = self.spec.bucket_keys
-            hashes = hash_key_columns([t.column(k) for k in keys], [self.ctx.schema.field(k).type for k in keys])
-            return bucket_of(hashes, self.spec.num_buckets)
+            fields = [self.ctx.schema.field(k) for k in self.spec.bucket_keys]
+            return fixed_buckets(t, fields, self.spec.num_buckets)
         if mode is not BucketMode.HASH_DYNAMIC:
             return np.zeros(n, np.int32)
         hashes = hash_key_columns([t.column(k) for k in self.layout.key_names],
