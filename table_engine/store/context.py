@@ -16,6 +16,7 @@ from table_engine.format.snapshot import Snapshot, latest_snapshot, names_snapsh
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_path
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
+from table_engine.store.layout import KeyValueLayout
 
 if TYPE_CHECKING:
     from table_engine.store.paths import PathFactory
@@ -31,6 +32,12 @@ class StoreContext:
     schema: TableSchema
     options: CoreOptions
     _schemas: dict[int, TableSchema] = field(default_factory=dict)
+
+    @cached_property
+    def layout(self) -> KeyValueLayout:
+        """The key, partition, value and BLOB columns of :attr:`schema`, derived once for every writer of this
+        context."""
+        return KeyValueLayout.of(self.schema)
 
     @cached_property
     def merge_function(self) -> MergeFunction | None:
@@ -97,10 +104,9 @@ class StoreContext:
             self._schemas[schema_id] = s
         return s
 
-    def latest_snapshot(self, exact: bool = False) -> Snapshot | None:
+    def latest_snapshot(self) -> Snapshot | None:
         """The newest snapshot, in a constant number of requests (:func:`latest_snapshot`: looked for again if it
-        expires before it is read; ``exact`` is kept for committers' call sites: it is always exact)."""
-        del exact
+        expires before it is read)."""
         return latest_snapshot(self.file_io, self.table_path)
 
     @names_snapshot

@@ -45,22 +45,16 @@ class DataFileWriter:
 
     def __init__(self, ctx: StoreContext, track: Callable[[str], None] | None = None) -> None:
         self.ctx = ctx
-        schema = ctx.schema
-        self.schema = schema
+        self.schema = ctx.schema
         self.opts = ctx.options
-        self.has_pk = bool(schema.primary_keys)
-        self.key_names = schema.trimmed_primary_keys()
-        self.key_fields = schema.key_fields()
-        self.arrow_schema = schema.arrow_schema()
+        self.layout = ctx.layout
         self.stats_mode = StatsMode.parse(self.opts.stats_mode())
         changelog_stats = self.opts.get(CHANGELOG_FILE_STATS_MODE)
         self.changelog_stats_mode = self.stats_mode if changelog_stats is None else StatsMode.parse(changelog_stats)
         self._formats: dict[tuple[int | None, bool], WriteFormat] = {}
         self.write_format(0, False).check()  # an unknown format or codec fails before anything is written
-        self.target_file_size = self.opts.target_file_size(self.has_pk)
-        self.blob_fields = [f for f in self.schema.fields if f.type.root == "BLOB"]
-        """BLOB columns: written to ``.blob`` files of their own (:meth:`write_append`)"""
-        self.value_fields: list[DataField] = [f for f in self.schema.fields if f.type.root != "BLOB"]
+        self.target_file_size = self.opts.target_file_size(self.layout.has_pk)
+        self.value_fields: list[DataField] = list(self.layout.value_fields)
         """the value columns the files hold (fewer on a data-evolution table whose BLOB columns stay apart)"""
         self.data_file_prefix = self.opts.data_file_prefix()
         self.track = track
@@ -102,18 +96,18 @@ class DataFileWriter:
             return []
         arrays: list[pa.Array | pa.ChunkedArray] = []
         fields: list[pa.Field] = []
-        for kf in self.key_fields:
+        for kf in self.layout.key_fields:
             arrays.append(kv.column(kf.name))
             fields.append(to_arrow_field(kf).with_name(key_column_name(kf.name)).with_nullable(False))
         arrays += [kv.column(SEQUENCE_NUMBER), kv.column(VALUE_KIND)]
         fields += [pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False),
                    pa.field(VALUE_KIND, pa.int8(), nullable=False)]
-        for f in self.arrow_schema:
+        for f in self.layout.arrow_schema:
             arrays.append(kv.column(f.name))
             fields.append(f)
         file_table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-        return self._roll(bucket_path, file_table, [key_column_name(k) for k in self.key_names], level, file_source,
-                          None, changelog)
+        key_cols = [key_column_name(k) for k in self.layout.key_names]
+        return self._roll(bucket_path, file_table, key_cols, level, file_source, None, changelog)
 
     def write_changelog(self, bucket_path: str, kv: pa.Table, level: int = 0,
                         file_source: FileSource = FileSource.APPEND) -> list[DataFileMeta]:
@@ -129,7 +123,7 @@ class DataFileWriter:
         (``file_source`` COMPACT for the output of append compaction)."""
         if table.num_rows == 0:
             return []
-        blobs = [f for f in self.blob_fields if f.name in table.column_names]
+        blobs = [f for f in self.layout.blob_fields if f.name in table.column_names]
         if blobs:
             return self._write_with_blobs(bucket_path, table, seq_start, file_source, blobs)
         return self._roll(bucket_path, table, None, 0, file_source, seq_start)
@@ -211,7 +205,7 @@ class DataFileWriter:
                 deletes = 0
             meta = make_file_meta(
                 file_name=name, file_size=size, table=chunk, schema_id=self.schema.id, level=level,
-                key_fields=self.key_fields, key_source_names=key_cols or [],
+                key_fields=self.layout.key_fields, key_source_names=key_cols or [],
                 value_fields=self.value_fields, stats_mode=stats_mode,
                 min_seq=min_seq, max_seq=max_seq, delete_rows=deletes, file_source=file_source)
             if self.external is not None:

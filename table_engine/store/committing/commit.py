@@ -298,7 +298,7 @@ class FileStoreCommit:
         try:
             return self._try_on(pin, latest, a, written)
         except FileNotFoundError as e:
-            now = self.ctx.latest_snapshot(exact=True)
+            now = self.ctx.latest_snapshot()
             if latest is None or now is None or now.id == latest.id:
                 raise
             # snapshot latest.id expired under us (a concurrent expiry deleted its metadata): the table moved on

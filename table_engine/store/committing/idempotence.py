@@ -72,7 +72,7 @@ class UserCommits:
 
     def _check_new_snapshots(self) -> None:
         """Examine the snapshots above :attr:`_checked` (first call: from the latest back to the user's newest)."""
-        latest = self.ctx.latest_snapshot(exact=True)
+        latest = self.ctx.latest_snapshot()
         if latest is None:
             return
         if self._checked is not None and (not self._top_unchanged(latest) or max(self._mine, default=0) > latest.id):

@@ -1,4 +1,5 @@
-"""StoreContext builds a table's merge function once: reads, writes and compactions of one context share it."""
+"""StoreContext builds a table's merge function and key-value layout once: reads, writes and compactions of one context
+share them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from table_engine import Catalog
 from table_engine.core_options import CoreOptions
 from table_engine.store.compaction.compact import BucketCompactor, CompactionSettings
 from table_engine.store.context import StoreContext
+from table_engine.store.kv_file_writer import DataFileWriter
 from table_engine.store.reading.read import read_context
 from table_engine.store.writing.write import TableWrite
 from table_engine.table import Table
@@ -68,3 +70,11 @@ def test_lookup_and_level0_rules(catalog: Catalog) -> None:
     for engine in ("deduplicate", "partial-update", "aggregation"):
         plain = _ctx(_table(catalog, f"db.{engine.replace('-', '_')}", **{"merge-engine": engine}))
         assert not plain.need_lookup() and not plain.batch_scan_skip_level0()
+
+
+def test_writers_share_the_context_layout(catalog: Catalog) -> None:
+    ctx = _ctx(_table(catalog))
+    layout = ctx.layout
+    assert layout is ctx.layout and TableWrite(ctx).layout is layout and DataFileWriter(ctx).layout is layout
+    assert (layout.has_pk, layout.key_names, layout.arrow_schema.names) == (True, ("k",), ["k", "v"])
+    assert [f.name for f in layout.value_fields] == ["k", "v"] and not layout.blob_fields
