@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
 from table_engine.errors import DataError, SchemaMismatchError
-from table_engine.format.bucket import bucket_of, hash_key_columns
+from table_engine.format.bucket import BucketMode, bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
 from table_engine.spark.compat import default_parallelism
 from table_engine.spark.datasource import options as o
@@ -78,8 +78,9 @@ ROUTING_COLUMNS = (ROUTE_COLUMN, BUCKET_COLUMN)
 
 
 def is_dynamic_bucket(table: Table) -> bool:
-    """Whether the table is a primary-key table with ``bucket`` = -1 (dynamic bucket)."""
-    return bool(table.primary_keys) and table.options.bucket() == -1
+    """Whether the table is a primary-key table with ``bucket`` = -1 (dynamic bucket: ``HASH_DYNAMIC`` or
+    ``KEY_DYNAMIC``)."""
+    return table.store.bucket_mode.dynamic
 
 
 def routing_columns(table: Table) -> list[str]:
@@ -134,7 +135,7 @@ def prepare_write(df: DataFrame, table: Table, parallelism: int | None = None, *
     ``dynamic-bucket.assigner-parallelism``, else Spark's default parallelism.
     """
     buckets = table.options.bucket()
-    if buckets > 0 and table.schema.bucket_keys():
+    if table.store.bucket_mode is BucketMode.HASH_FIXED and table.schema.bucket_keys():
         n = parallelism or default_parallelism(df.sparkSession)
         bucket = bucket_expression(table.schema, buckets)
         if bucket is None:

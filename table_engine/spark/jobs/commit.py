@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from table_engine.errors import DataError
+from table_engine.format.bucket import BucketMode
 from table_engine.format.snapshot import Snapshot
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import Overwrite
@@ -95,7 +96,7 @@ def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: st
 def unaware_append(table: Table) -> bool:
     """An append table with ``bucket`` = -1: every Spark task of a write writes bucket 0 of its partitions, so the
     tasks do not compact and the driver compacts once after the commit."""
-    return not table.primary_keys and table.options.bucket() == -1
+    return table.store.bucket_mode is BucketMode.BUCKET_UNAWARE
 
 
 def abort_uncommitted(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int) -> None:

@@ -54,6 +54,7 @@ import pyarrow as pa
 
 from table_engine.core_enums import ChangelogProducer
 from table_engine.errors import CommandError, SchemaMismatchError
+from table_engine.format.bucket import BucketMode
 from table_engine.format.schema_file import TableSchema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
@@ -75,7 +76,6 @@ from table_engine.store.compaction.compact import compact_invisible_level0
 from table_engine.store.reading.data_evolution import data_evolution_enabled
 from table_engine.store.reading.scan import live_entries
 from table_engine.store.writing.bucket_assign import Assigner
-from table_engine.store.writing.postpone import POSTPONE_BUCKET
 from table_engine.table import Table
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def refusal(table: Table, fmt: str | None = None, reader_options: Mapping[str, s
     if routed and fmt is None:
         return "dynamic bucket tables route every key to one assigner"
     reasons = {
-        "postpone bucket": opts.bucket() == POSTPONE_BUCKET,
+        "postpone bucket": table.store.bucket_mode is BucketMode.POSTPONE_MODE,
         "deletion vectors": opts.deletion_vectors_enabled(),
         "data evolution": data_evolution_enabled(table.schema.options),
         "row tracking": opts.row_tracking_enabled(),
