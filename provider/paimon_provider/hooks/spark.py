@@ -211,11 +211,11 @@ def _small_job(cmd: Command, conf: Mapping[str, str], credentials: Mapping[str, 
     """The engine's small-job rule (:func:`~table_engine.spark.jobs.driver_jobs.runs_on_driver`; reads the table, here,
     with the connection's object-store ``credentials`` added to the catalog options of a copy of ``cmd`` that
     only this sizing sees: the job's own command never carries them)."""
-    from table_engine.spark.jobs import driver_jobs
+    from table_engine.spark.jobs.driver_jobs import max_input_size, runs_on_driver
 
     if credentials:
         cmd = dataclasses.replace(cmd, catalog_options={**cmd.catalog_options, **credentials})
-    return driver_jobs.runs_on_driver(cmd, driver_jobs.max_input_size(dict(conf)))
+    return runs_on_driver(cmd, max_input_size(dict(conf)))
 
 
 def _keytab_file(base64_keytab: str, principal: str | None) -> str:

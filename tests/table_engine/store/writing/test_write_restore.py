@@ -34,9 +34,9 @@ def test_restore_from_a_snapshot_expired_meanwhile(catalog: Catalog, options: di
     real = ctx.latest_snapshot
     calls = {"n": 0}
 
-    def first_stale(exact: bool = False) -> Any:  # the writer read "latest" just before the expiry removed it
+    def first_stale() -> Any:  # the writer read "latest" just before the expiry removed it
         calls["n"] += 1
-        return stale if calls["n"] == 1 else real(exact)
+        return stale if calls["n"] == 1 else real()
 
     monkeypatch.setattr(ctx, "latest_snapshot", first_stale)
     w.write(_rows(range(10, 20), "c"))
