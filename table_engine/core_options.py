@@ -11,8 +11,10 @@ import re
 import sys
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from table_engine import clock
 from table_engine.core_enums import (
     FILE_FORMATS,
     BucketFunctionType,
@@ -931,13 +933,42 @@ if __name__ == "__main__":  # pragma: no cover
         print("usage: python -m table_engine.core_options --markdown")
 
 
-def default_commit_user(options: CoreOptions, named: str | None = None) -> str:
+GENERATED_USER_SLACK_MS = 10_000
+"""How far before a generated commit user's creation its snapshots are looked for: the user and the snapshots'
+times are taken on one host, so this only covers a clock stepped back a little."""
+
+
+@dataclass(frozen=True)
+class CommitUser:
+    """Who commits (Paimon's ``commitUser``): its name, and when it was generated for this job (epoch millis; None
+    when its caller named it). A generated user has committed nothing before it was generated, so the exactly-once
+    check of its commits reads no older history (:attr:`since_millis`) and a committer of it needs to look only at
+    what it published itself (:attr:`generated`)."""
+
+    name: str
+    generated_at: int | None = None
+
+    @property
+    def generated(self) -> bool:
+        """Made up for this job (a fresh UUID), not named by the caller."""
+        return self.generated_at is not None
+
+    @property
+    def since_millis(self) -> int | None:
+        """The earliest commit time a snapshot of this user can have (None for a named user: any)."""
+        return None if self.generated_at is None else self.generated_at - GENERATED_USER_SLACK_MS
+
+
+def default_commit_user(options: CoreOptions, named: str | CommitUser | None = None) -> CommitUser:
     """The commit user of a commit: the one its caller ``named`` (a job's ``--commit-user``, an Airflow task
     instance's ``airflow:<dag>:<task>:<run id>[:<map index>]``), used as is, so that a re-run of the same job finds
     its earlier commits; else a fresh UUID, after ``<commit.user-prefix>_`` when the prefix is set (Paimon's
-    ``CoreOptions.createCommitUser``). The one rule for every committer (the table facade, the CLI, the Spark
-    writes and jobs, partition expiry, the provider's operators)."""
-    if named:
+    ``CoreOptions.createCommitUser``), generated now. The one rule for every committer (the table facade, the CLI,
+    the Spark writes and jobs, partition expiry, the provider's operators)."""
+    if isinstance(named, CommitUser):
         return named
+    if named:
+        return CommitUser(named)
     prefix = options.commit_user_prefix()
-    return f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())
+    name = f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())
+    return CommitUser(name, clock.now_millis())

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from table_engine.catalog import Catalog
-from table_engine.core_options import default_commit_user
+from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import (
     BranchAlreadyExistError,
     BranchError,
@@ -112,14 +112,15 @@ def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table
     return table, True
 
 
-def commit_user(cmd: Write, table: Table) -> str:
+def commit_user(cmd: Write, table: Table) -> CommitUser:
     """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
     return default_commit_user(table.options, cmd.commit_user)
 
 
-def previous_commit(table: Table, user: str) -> int | None:
+def previous_commit(table: Table, user: CommitUser) -> int | None:
     """The snapshot of an earlier run of this job (same ``--commit-user``), if it committed."""
-    snap = snapshot_info.find_commit(table.file_io, table.path, user, BATCH_COMMIT_IDENTIFIER)
+    snap = snapshot_info.find_commit(table.file_io, table.path, user.name, BATCH_COMMIT_IDENTIFIER,
+                                     since_millis=user.since_millis)
     return None if snap is None else snap.id
 
 
@@ -162,7 +163,8 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
     user = commit_user(cmd, table)
     done = previous_commit(table, user) if cmd.commit_user else None
     if done is not None:
-        log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
+        log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user.name,
+                 done)
         return write_result(table, done, created, skipped=True)
     writer = table.new_write()
     committer: FileStoreCommit | None = None
@@ -174,7 +176,7 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
         messages = writer.prepare_commit()
         overwrite = Overwrite(dynamic=table.options.dynamic_partition_overwrite()) if cmd.mode == "overwrite" \
             else None
-        committer = table.new_commit(user, new_user=not cmd.commit_user)
+        committer = table.new_commit(user)
         sid = committer.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=overwrite)
     except CommitOutcomeUnknownError:
         raise  # the snapshot may be published: its data files must stay

@@ -139,7 +139,7 @@ class TableMaintenance:
         :mod:`table_engine.store.committing.manifest_compact`)."""
         from table_engine.store.committing.manifest_compact import compact_manifest
 
-        return compact_manifest(self.table.store, default_commit_user(self.table.options, commit_user), dry_run)
+        return compact_manifest(self.table.store, default_commit_user(self.table.options, commit_user).name, dry_run)
 
     @mutating(Op.MAINTAIN)
     def remove_unexisting_files(self, dry_run: bool = True, commit_user: str | None = None) -> UnexistingResult:
@@ -148,7 +148,8 @@ class TableMaintenance:
         leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
         from table_engine.store.lifecycle.unexisting import remove_unexisting_files
 
-        return remove_unexisting_files(self.table.store, default_commit_user(self.table.options, commit_user), dry_run)
+        return remove_unexisting_files(self.table.store, default_commit_user(self.table.options, commit_user).name,
+                                       dry_run)
 
     @mutating(Op.MAINTAIN)
     def repair(self) -> RepairResult:
@@ -199,7 +200,7 @@ class TableMaintenance:
 
         self.table.refresh()
         user = default_commit_user(self.table.options, commit_user)
-        sid = rescale(self.table.store, user, bucket_num, partitions, new_user=commit_user is None)
+        sid = rescale(self.table.store, user, bucket_num, partitions)
         return compact_invisible_level0(self.table.store, self.table.new_commit, sid, overwritten=True)
 
     @mutating(Op.MAINTAIN)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
-from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, default_commit_user
+from table_engine.core_options import COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, CommitUser, default_commit_user
 from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SchemaError, TableEngineError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, snapshot_properties
@@ -54,17 +54,16 @@ class WriteSurface(TableBase):
         return TableWrite(self.store)
 
     @mutating(Op.WRITE)
-    def new_commit(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
-        """The committer (phase two) for ``commit_user`` (a fresh UUID by default, with ``commit.user-prefix``).
-        ``new_user``: ``commit_user`` was generated for this job and has committed nothing yet, so the exactly-once
-        check reads no history (as for a generated default)."""
-        return self._committer(commit_user, new_user=new_user)
+    def new_commit(self, commit_user: str | CommitUser | None = None) -> FileStoreCommit:
+        """The committer (phase two) for ``commit_user``: a name, a :class:`~table_engine.core_options.CommitUser`
+        (one generated for this job has committed nothing yet, so the exactly-once check reads no history), or by
+        default a fresh one (:func:`~table_engine.core_options.default_commit_user`)."""
+        return self._committer(commit_user)
 
-    def _committer(self, commit_user: str | None = None, *, new_user: bool = False) -> FileStoreCommit:
+    def _committer(self, commit_user: str | CommitUser | None = None) -> FileStoreCommit:
         """:meth:`new_commit` without the gate's check for writes: for maintenance jobs, which passed the gate for
         maintenance (their commits are COMPACT, which the committer checks against the snapshot it commits on)."""
-        user = default_commit_user(self.options, commit_user)
-        return FileStoreCommit(self.store, user, new_user=new_user or commit_user is None)
+        return FileStoreCommit(self.store, default_commit_user(self.options, commit_user))
 
     @mutating(Op.WRITE)
     def write(self, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds = None, *, overwrite: bool = False,

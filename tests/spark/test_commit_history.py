@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from table_engine import Catalog, clock
+from table_engine import Catalog
 from table_engine.clock import ManualClock, use_clock
-from table_engine.core_options import default_commit_user
+from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.io.counting import CountingFileIO
 from table_engine.io.file_io import file_io_for
@@ -29,9 +29,9 @@ def _reads_of_one_job_commit(table: Table, fio: CountingFileIO, n: int) -> int:
     writer.write(pa.table({"id": [n], "v": ["x"]}, schema=SCHEMA))
     messages = writer.prepare_commit()
     fio.reset()
-    user, started = default_commit_user(table.options), clock.now_millis()
-    assert commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, generated_at=started) is not None
-    again = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER, generated_at=started)  # repeated
+    user = default_commit_user(table.options)  # generated now: only the job's own snapshots can be its
+    assert commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER) is not None
+    again = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)  # repeated
     assert again == table.latest_snapshot_id()  # found among the job's own snapshots, not committed twice
     return fio.metadata_reads()
 
@@ -57,7 +57,7 @@ def test_a_named_commit_user_is_found_and_not_committed_twice(warehouse: str) ->
     def job() -> int | None:
         writer = table.new_write()
         writer.write(pa.table({"id": [1], "v": ["x"]}, schema=SCHEMA))
-        return commit_once(table, writer.prepare_commit(), "job-7", 42)
+        return commit_once(table, writer.prepare_commit(), CommitUser("job-7"), 42)
 
     first = job()
     table.write(pa.table({"id": [2], "v": ["y"]}, schema=SCHEMA))

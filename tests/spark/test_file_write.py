@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from table_engine.core_options import CommitUser
 from table_engine.errors import SchemaMismatchError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Write
@@ -174,8 +175,8 @@ def test_a_failing_task_leaves_the_table_unchanged(spark, warehouse, tmp_path):
             (file_write.FileSplit(str(src / "b.parquet"), tuple(range(6)), n),))
     plan = file_write.FileWritePlan("parquet", {}, runs, (0, 1), SCHEMA)
     with pytest.raises(Exception, match="null"):
-        file_write.write_files(spark, out, plan, overwrite=False, commit_user="u", identifier=BATCH_COMMIT_IDENTIFIER,
-                               generated_at=None)
+        file_write.write_files(spark, out, plan, overwrite=False, commit_user=CommitUser("u"),
+                               identifier=BATCH_COMMIT_IDENTIFIER)
     assert out.latest_snapshot_id() is None and data_files(out) == []
 
 

@@ -167,6 +167,27 @@ def _error_page(status: int, title: str, message: str) -> HTMLResponse:
                         status_code=status)
 
 
+def _connection_section(conn_id: str, root: str) -> str:
+    """The tables page's section of one connection: its tables linked to their pages, or what failed (without the
+    connection's credentials: one broken connection must not hide the others)."""
+    secrets: list[str] = []
+    try:
+        config = connection_config(conn_id)
+        secrets = list(config.credentials.values())
+        catalog = open_catalog(config)
+        if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
+            raise FileNotFoundError(f"warehouse {config.warehouse} does not exist (a wrong path, or no table was "
+                                    "created there yet)")
+        rows = [[f"<a href='{root}/{url(conn_id, db, name)}'>{esc(db)}.{esc(name)}</a>"]
+                for db in catalog.list_databases() for name in catalog.list_tables(db)]
+        body = render.table(["table"], rows, empty="no table")
+        count = f"{len(rows)} table{'' if len(rows) == 1 else 's'}"
+        where = f" <span class='muted'>{esc(count)} in {esc(config.warehouse)}</span>"
+    except Exception as e:  # noqa: BLE001 - one broken connection must not hide the others
+        body, where = f"<p class='err'>{esc(redact(f'{type(e).__name__}: {e}', secrets))}</p>", ""
+    return f"<h2>{esc(conn_id)}{where}</h2>{body}"
+
+
 def create_app() -> FastAPI:
     """The app the plugin mounts (a new one per call)."""
     app = FastAPI(title="Apache Paimon tables", docs_url=None, redoc_url=None, openapi_url=None)
@@ -174,24 +195,7 @@ def create_app() -> FastAPI:
     @app.get("/", response_class=HTMLResponse)
     def tables_page(request: Request, user: User) -> HTMLResponse:
         root = _root(request)
-        sections = []
-        for conn_id in readable(user, paimon_connection_ids()):
-            secrets: list[str] = []
-            try:
-                config = connection_config(conn_id)
-                secrets = list(config.credentials.values())
-                catalog = open_catalog(config)
-                if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
-                    raise FileNotFoundError(f"warehouse {config.warehouse} does not exist (a wrong path, or no "
-                                            "table was created there yet)")
-                rows = [[f"<a href='{root}/{url(conn_id, db, name)}'>{esc(db)}.{esc(name)}</a>"]
-                        for db in catalog.list_databases() for name in catalog.list_tables(db)]
-                body = render.table(["table"], rows, empty="no table")
-                count = f"{len(rows)} table{'' if len(rows) == 1 else 's'}"
-                where = f" <span class='muted'>{esc(count)} in {esc(config.warehouse)}</span>"
-            except Exception as e:  # noqa: BLE001 - one broken connection must not hide the others
-                body, where = f"<p class='err'>{esc(redact(f'{type(e).__name__}: {e}', secrets))}</p>", ""
-            sections.append(f"<h2>{esc(conn_id)}{where}</h2>{body}")
+        sections = [_connection_section(conn_id, root) for conn_id in readable(user, paimon_connection_ids())]
         content = "".join(sections) or "<p class='muted'>no paimon connection you may read</p>"
         return HTMLResponse(render.page("Paimon tables", f"<h1>Paimon tables</h1>{content}"))
 

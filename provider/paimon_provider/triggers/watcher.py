@@ -175,6 +175,19 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
             raise RuntimeError(f"watching {self.table} in {where}: {errors} polls in a row failed: "
                                f"{type(error).__name__}: {error}") from error
 
+    def _note_gaps(self, poll: SnapshotPoll, w: _Watch) -> bool:
+        """Log what the poll could not deliver (snapshots that expired unseen, a table rolled back below the
+        watermark); True when the watermark moved back to the table's newest snapshot."""
+        if poll.expired is not None:
+            self.log.warning("snapshots %d..%d of %s expired before they were seen: no event for them",
+                             *poll.expired, self.table)
+        if poll.rolled_back_to is None:
+            return False
+        self.log.warning("snapshot %d of %s is gone and its newest is %d (rolled back, or re-created): watching "
+                         "after %d", w.watermark, self.table, poll.rolled_back_to, poll.rolled_back_to)
+        w.watermark = poll.rolled_back_to
+        return True
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
         store, stored = await self._state_store()
         key = self.watermark_key()
@@ -194,16 +207,8 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
                 await store.aset(key, w.watermark)
             w.started = False
             if poll is not None and w.catalog is not None:
-                if poll.expired is not None:
-                    self.log.warning("snapshots %d..%d of %s expired before they were seen: no event for them",
-                                     *poll.expired, self.table)
-                if poll.rolled_back_to is not None:
-                    self.log.warning("snapshot %d of %s is gone and its newest is %d (rolled back, or re-created): "
-                                     "watching after %d", w.watermark, self.table, poll.rolled_back_to,
-                                     poll.rolled_back_to)
-                    w.watermark = poll.rolled_back_to
-                    if store is not None:
-                        await store.aset(key, w.watermark)
+                if self._note_gaps(poll, w) and store is not None:
+                    await store.aset(key, w.watermark)
                 for snap in poll.snapshots:
                     if snap.matches:
                         yield TriggerEvent(self._event(snap, w.catalog.warehouse))  # type: ignore[no-untyped-call]

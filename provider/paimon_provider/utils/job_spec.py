@@ -343,15 +343,7 @@ def spark_submit_argv(spec: SparkJobSpec, spark: SparkConnection, *, master: str
     argv = [spark.spark_binary, "--master", master]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    is_yarn, is_k8s = "yarn" in master, "k8s" in master
-    if spec.env_vars and (is_yarn or is_k8s):  # the driver may run elsewhere: give it the environment by conf
-        template = "spark.yarn.appMasterEnv.{}={}" if is_yarn else "spark.kubernetes.driverEnv.{}={}"
-        for key, value in spec.env_vars.items():
-            argv += ["--conf", template.format(key, value)]
-    elif spec.env_vars and deploy_mode == "cluster":
-        raise ValueError(f"env_vars cannot reach the driver in cluster deploy mode on {master}")
-    if is_k8s and spark.namespace:
-        argv += ["--conf", f"spark.kubernetes.namespace={spark.namespace}"]
+    argv += _cluster_manager_conf(spec, spark, master, deploy_mode)
     py_files = [*([engine_archive()] if should_ship_engine(spec, master) else []), *spec.py_files]
     for flag, values in (("--files", spec.files), ("--py-files", py_files), ("--jars", spec.jars)):
         if values:
@@ -370,6 +362,23 @@ def spark_submit_argv(spec: SparkJobSpec, spark: SparkConnection, *, master: str
         argv += ["--queue", spark.queue]
     if deploy_mode:
         argv += ["--deploy-mode", deploy_mode]
+    return argv
+
+
+def _cluster_manager_conf(spec: SparkJobSpec, spark: SparkConnection, master: str, deploy_mode: str | None
+                          ) -> list[str]:
+    """The ``--conf`` arguments of YARN and Kubernetes masters: the driver's environment (it may run elsewhere) and
+    the namespace; a ValueError for ``env_vars`` that cannot reach a driver in cluster mode on another master."""
+    argv: list[str] = []
+    is_yarn, is_k8s = "yarn" in master, "k8s" in master
+    if spec.env_vars and (is_yarn or is_k8s):
+        template = "spark.yarn.appMasterEnv.{}={}" if is_yarn else "spark.kubernetes.driverEnv.{}={}"
+        for key, value in spec.env_vars.items():
+            argv += ["--conf", template.format(key, value)]
+    elif spec.env_vars and deploy_mode == "cluster":
+        raise ValueError(f"env_vars cannot reach the driver in cluster deploy mode on {master}")
+    if is_k8s and spark.namespace:
+        argv += ["--conf", f"spark.kubernetes.namespace={spark.namespace}"]
     return argv
 
 

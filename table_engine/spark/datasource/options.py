@@ -22,7 +22,6 @@ Credentials that only a host's profile or instance role provides are resolved on
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
@@ -33,7 +32,6 @@ from table_engine.catalog import Catalog, open_table
 from table_engine.errors import TableEngineError, TableNotExistError
 from table_engine.io.object_store import S3_SCHEMES
 from table_engine.options import storage
-from table_engine.options.config_option import ConfigOption
 from table_engine.table import Table
 
 SOURCE_NAME = "paimon"
@@ -124,13 +122,8 @@ def get_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
 #: lower-cased storage option key (or alias) -> the key as registered (Spark lower-cases data source option keys)
 _STORAGE_KEYS = {k.lower(): k for section in storage.REGISTRY.sections for opt in section.options for k in opt.keys}
 
-#: driver environment variable(s) -> the storage option it becomes when the options give none of that option's keys
-_CAPTURED_ENV: tuple[tuple[tuple[str, ...], ConfigOption[str | None]], ...] = (
-    (("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), storage.S3_ENDPOINT),
-    (("AWS_REGION", "AWS_DEFAULT_REGION"), storage.S3_REGION),
-)
-_CAPTURED_CREDENTIALS = (("AWS_ACCESS_KEY_ID", storage.S3_ACCESS_KEY), ("AWS_SECRET_ACCESS_KEY", storage.S3_SECRET_KEY),
-                         ("AWS_SESSION_TOKEN", storage.S3_SESSION_TOKEN))
+#: the credentials among the AWS variables: taken from the driver's environment together, or not at all
+_CREDENTIALS = (storage.S3_ACCESS_KEY, storage.S3_SECRET_KEY, storage.S3_SESSION_TOKEN)
 
 
 def is_storage_key(key: str) -> bool:
@@ -145,14 +138,15 @@ def catalog_options(path: str | None, options: Mapping[str, str]) -> dict[str, s
     out = {_STORAGE_KEYS[k.lower()]: v for k, v in options.items() if k.lower() in _STORAGE_KEYS and v is not None}
     if path is None or urlparse(path).scheme not in S3_SCHEMES:
         return out
-    for names, option in _CAPTURED_ENV:
-        value = next((os.environ[n] for n in names if os.environ.get(n)), None)
-        if value is not None and option.find_key(out) is None:
-            out[option.key] = value
-    if storage.S3_ACCESS_KEY.find_key(out) is None and os.environ.get("AWS_ACCESS_KEY_ID"):
-        for name, option in _CAPTURED_CREDENTIALS:
-            if os.environ.get(name):
-                out[option.key] = os.environ[name]
+    for variable in storage.AWS_ENVIRONMENT:  # endpoint and region, each where the options name none
+        value = storage.aws_environment_value(variable.option)
+        if variable.option not in _CREDENTIALS and value is not None and variable.option.find_key(out) is None:
+            out[variable.option.key] = value
+    if storage.S3_ACCESS_KEY.find_key(out) is None and storage.aws_environment_value(storage.S3_ACCESS_KEY):
+        for option in _CREDENTIALS:  # the driver's credentials as a whole
+            value = storage.aws_environment_value(option)
+            if value is not None:
+                out[option.key] = value
     return out
 
 

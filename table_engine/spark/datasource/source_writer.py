@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from pyspark.sql.types import StructType
 
 from table_engine import clock
-from table_engine.core_options import default_commit_user
+from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark.datasource import options as o
 from table_engine.spark.datasource.writer import PaimonCommitMessage, _TableWriter
@@ -38,9 +38,9 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
 
     def __init__(self, table: Table, schema: StructType, overwrite: bool, options: Mapping[str, str]) -> None:
         user = o.get(options, o.COMMIT_USER)
-        generated = user is None or (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
-        super().__init__(table, schema, overwrite, default_commit_user(table.options, user), options)
-        self.generated_at = clock.now_millis() if generated else None
+        generated = user is not None and (o.get(options, o.COMMIT_USER_GENERATED) or "").lower() == "true"
+        super().__init__(table, schema, overwrite, CommitUser(user, clock.now_millis()) if user and generated
+                         else default_commit_user(table.options, user), options)
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
 
@@ -70,10 +70,9 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
             if checkpoint is None:
                 log.warning("%s: streaming write without checkpointLocation or commit-user: a restarted query may "
                             "commit a replayed micro-batch twice", table.identifier)
-                user = default_commit_user(table.options)
             else:
                 user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
-        super().__init__(table, schema, overwrite, user, options)
+        super().__init__(table, schema, overwrite, default_commit_user(table.options, user), options)
         if self.evolution is not None:
             raise o.DataSourceOptionError(f"{self.evolution.mode} of table {table.identifier}: not supported by "
                                           "streaming writes (use a batch write)")

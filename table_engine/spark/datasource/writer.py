@@ -42,13 +42,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
+from table_engine.core_options import CommitUser
 from table_engine.errors import DataError, SchemaMismatchError
 from table_engine.format.bucket import BucketMode, bucket_of, hash_key_columns
 from table_engine.format.schema_file import TableSchema
 from table_engine.spark.compat import default_parallelism
 from table_engine.spark.datasource import options as o
 from table_engine.spark.jobs.commit import (
-    GENERATED_USER_SLACK_MS,
     TaskFiles,
     abort_uncommitted,
     check_bucket_owners,
@@ -251,13 +251,13 @@ class PaimonCommitMessage:
 class _TableWriter:
     """The task side and the commit side shared by the batch and the streaming writer."""
 
-    def __init__(self, table: Table, schema: StructType, overwrite: bool, commit_user: str,
+    def __init__(self, table: Table, schema: StructType, overwrite: bool, user: CommitUser,
                  options: Mapping[str, str]) -> None:
         self.table = table
         self.overwrite = overwrite
-        self.commit_user = commit_user
-        self.generated_at: int | None = None
-        """when the commit user was generated for this job (then the commit looks up no older history)"""
+        self.user = user
+        """Who commits; one generated for this job makes the commit look up no older history."""
+        self.commit_user = user.name
         self.dynamic = is_dynamic_bucket(table)
         self.cross_partition = self.dynamic and table.schema.cross_partition_update()
         self.assigners = o.get_int(options, o.ASSIGNERS)
@@ -317,8 +317,8 @@ class _TableWriter:
                    overwrite: Overwrite | None) -> int | None:
         tasks = _task_files(messages)
         if self.evolution is not None and self.evolution.staged:
-            since = None if self.generated_at is None else self.generated_at - GENERATED_USER_SLACK_MS
-            sid = commit_staged(self.evolution, self.table, tasks, self.commit_user, identifier, since)
+            sid = commit_staged(self.evolution, self.table, tasks, self.commit_user, identifier,
+                                self.user.since_millis)
             log.info("%s: %s of %d rows from %d tasks committed as snapshot %s (commit user %s)",
                      self.table.identifier, self.evolution.mode, sum(t.rows for t in tasks), len(tasks), sid,
                      self.commit_user)
@@ -334,8 +334,7 @@ class _TableWriter:
         except BaseException:
             abort_uncommitted(self.table, all_messages, self.commit_user, identifier)
             raise
-        sid = commit_once(self.table, all_messages, self.commit_user, identifier, overwrite,
-                          generated_at=self.generated_at)
+        sid = commit_once(self.table, all_messages, self.user, identifier, overwrite)
         log.info("%s: %d tasks, %d rows committed as snapshot %s (commit user %s)", self.table.identifier,
                  len(tasks), sum(t.rows for t in tasks), sid, self.commit_user)
         return sid

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from table_engine.core_options import CommitUser
 from table_engine.errors import DataError
 from table_engine.format.bucket import BucketMode
 from table_engine.format.snapshot import Snapshot
@@ -50,27 +51,21 @@ def find_commit(table: Table, commit_user: str, identifier: int, since_millis: i
     return snapshot_info.find_commit(table.file_io, table.path, commit_user, identifier, since_millis=since_millis)
 
 
-GENERATED_USER_SLACK_MS = 10_000
-"""How far before a generated commit user's creation its snapshots are looked for: the user and the snapshots'
-times are taken on the driver's host, so this only covers a clock stepped back a little."""
+def commit_once(table: Table, messages: Sequence[CommitMessage], user: CommitUser, identifier: int,
+                overwrite: Overwrite | None = None) -> int | None:
+    """Commit ``messages`` as one snapshot of (``user``, ``identifier``) unless that snapshot exists.
 
-
-def commit_once(table: Table, messages: Sequence[CommitMessage], commit_user: str, identifier: int,
-                overwrite: Overwrite | None = None, *, generated_at: int | None = None) -> int | None:
-    """Commit ``messages`` as one snapshot of (``commit_user``, ``identifier``) unless that snapshot exists.
-
-    ``generated_at``: the commit user was generated for this job at that time (epoch millis), so only snapshots
-    committed since then can be its: the lookup reads those (a commit the same job repeats) and no older history,
-    and the cost stays constant however long the table's history is.
+    A user generated for this job (:attr:`CommitUser.generated <table_engine.core_options.CommitUser.generated>`)
+    can only have snapshots committed since: the lookup reads those (a commit the same job repeats) and no older
+    history, and the cost stays constant however long the table's history is.
 
     Returns the snapshot id (the existing one for a repeated commit; None when there was nothing to commit; the
     COMPACT snapshot that makes a first-row or deletion-vector table's new level-0 files visible when the tasks'
     own compaction could not be committed). When the commit fails, the messages' files are deleted and the table
     is unchanged.
     """
-    new_user = generated_at is not None
-    since = None if generated_at is None else generated_at - GENERATED_USER_SLACK_MS
-    committer = table.new_commit(commit_user, new_user=new_user)
+    commit_user, since = user.name, user.since_millis
+    committer = table.new_commit(user)
     done = find_commit(table, commit_user, identifier, since)
     if done is not None:
         log.info("%s: commit %s/%s is snapshot %d already; discarding files it does not reference",

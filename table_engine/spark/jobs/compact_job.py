@@ -28,7 +28,6 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
-from table_engine import clock
 from table_engine.core_options import default_commit_user
 from table_engine.errors import CommandError, CommitConflictError
 from table_engine.features import Op
@@ -109,7 +108,7 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     """:func:`compact_table` with the report of its tasks (where they ran, how long they took)."""
     table._check_writable("compact")  # before any task writes a compacted file into a read-only table
     table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
-    started, t0 = clock.now_millis(), time.perf_counter()
+    user, t0 = default_commit_user(table.options, commit_user), time.perf_counter()  # generated before any task
     ctx = _store_context(table)
     wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
@@ -129,10 +128,8 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     messages: list[CommitMessage] = [m for r in rows for m in pickle.loads(r["messages"])]
     if not messages:
         return report
-    user = default_commit_user(table.options, commit_user)
     try:
-        report.snapshot_id = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER,
-                                         generated_at=started if commit_user is None else None)
+        report.snapshot_id = commit_once(table, messages, user, BATCH_COMMIT_IDENTIFIER)
         report.seconds["commit"] = time.perf_counter() - t2
     except CommitConflictError:
         log.error("%s: a concurrent commit changed files being compacted; the compaction was discarded",

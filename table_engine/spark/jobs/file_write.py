@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from table_engine.core_enums import ChangelogProducer
+from table_engine.core_options import CommitUser
 from table_engine.errors import CommandError, SchemaMismatchError
 from table_engine.format.bucket import BucketMode
 from table_engine.format.schema_file import TableSchema
@@ -291,12 +292,12 @@ def _next_sequence(table: Table) -> int:
     return max((e.file.max_sequence_number for e in entries), default=-1) + 1
 
 
-def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: bool, commit_user: str,
-                identifier: int, generated_at: int | None) -> int | None:
+def write_files(spark: Any, table: Table, plan: FileWritePlan, *, overwrite: bool, commit_user: CommitUser,
+                identifier: int) -> int | None:
     """Run ``plan``'s tasks and commit their files as one snapshot; its id (None: nothing committed)."""
     read = functools.partial(_read_routed_run if plan.route_tasks else _read_file_run, plan, table.schema)
     return _run_job(spark, table, read, plan.first_sequence, overwrite=overwrite, commit_user=commit_user,
-                    identifier=identifier, generated_at=generated_at, route_tasks=plan.route_tasks)
+                    identifier=identifier, route_tasks=plan.route_tasks)
 
 
 def write_changes(spark: Any, source: Table, splits: Sequence[ChangeSplit], target: Table, parallelism: int, *,
@@ -311,11 +312,11 @@ def write_changes(spark: Any, source: Table, splits: Sequence[ChangeSplit], targ
     firsts = _first_sequences(target, runs, _change_rows)
     log.info("%s: %d change splits of %s in %d tasks", target.identifier, len(splits), source.identifier, len(runs))
     return _run_job(spark, target, functools.partial(_read_change_run, source, runs), firsts, overwrite=False,
-                    commit_user=commit_user, identifier=identifier, generated_at=None)
+                    commit_user=CommitUser(commit_user), identifier=identifier)
 
 
 def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence[int], *, overwrite: bool,
-             commit_user: str, identifier: int, generated_at: int | None, route_tasks: int = 0) -> int | None:
+             commit_user: CommitUser, identifier: int, route_tasks: int = 0) -> int | None:
     """Write run ``i`` (``read(i)``) in task ``i`` (assigner ``i`` of ``route_tasks`` when given), then commit
     every task's files once.
 
@@ -330,7 +331,6 @@ def _run_job(spark: Any, table: Table, read: RunReader, first_sequence: Sequence
         columns = StructType([*columns.fields, StructField(ROUTE_COLUMN, IntegerType())])
         options[o.ASSIGNERS] = str(route_tasks)
     writer = _TableWriter(table, columns, overwrite, commit_user, options)
-    writer.generated_at = generated_at
     written = _accumulator(spark)
     task = functools.partial(_write_runs, table, read, tuple(first_sequence), route_tasks, written)
     result = StructType([StructField(_RESULT_COLUMN, BinaryType(), False)])

@@ -28,6 +28,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, StructField, StructType
 
+from table_engine.core_options import CommitUser
 from table_engine.spark.compat import is_connect
 from table_engine.spark.datasource.writer import PaimonCommitMessage, _TableWriter
 from table_engine.spark.jobs.commit import TaskFiles
@@ -49,13 +50,12 @@ class _ListParam(AccumulatorParam[list[Any]]):
         return value1
 
 
-def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: str, identifier: int,
-              generated_at: int | None, options: Mapping[str, str]) -> int | None:
+def map_write(routed: DataFrame, table: Table, *, overwrite: bool, commit_user: CommitUser, identifier: int,
+              options: Mapping[str, str]) -> int | None:
     """Write the (already routed, :func:`table_engine.spark.datasource.writer.prepare_write`) DataFrame into
     ``table`` with one ``mapInArrow`` stage and commit the tasks' messages from the driver; the snapshot id (None:
     nothing committed)."""
     writer = _TableWriter(table, routed.schema, overwrite, commit_user, options)
-    writer.generated_at = generated_at
     # Spark Connect clients have no accumulators: a job that fails there leaves the files of its successful
     # attempts to remove-orphan-files (never committed)
     spark = routed.sparkSession

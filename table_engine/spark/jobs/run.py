@@ -25,9 +25,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField
 
-from table_engine import clock
 from table_engine.catalog import Catalog
-from table_engine.core_options import default_commit_user
+from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import CommandError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -55,7 +54,6 @@ from table_engine.spark.datasource import options as o
 from table_engine.spark.datasource.spark_types import arrow_schema_for, conform, spark_schema
 from table_engine.spark.datasource.writer import is_dynamic_bucket, prepare_write, writer_tasks
 from table_engine.spark.jobs import file_write
-from table_engine.spark.jobs.commit import GENERATED_USER_SLACK_MS
 from table_engine.spark.jobs.compact_job import compact_table, run_compaction
 from table_engine.spark.jobs.map_write import map_write
 from table_engine.spark.jobs.task_env import task_arrow_threads
@@ -73,7 +71,7 @@ __all__ = ["compact_table", "prepare_write", "task_arrow_threads", "write_datafr
 
 
 def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
-                    commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+                    commit_user: str | CommitUser | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
                     parallelism: int | None = None, options: Mapping[str, str] | None = None,
                     catalog_options: Mapping[str, str] | None = None) -> int | None:
     """Write ``df`` into table ``identifier`` of ``warehouse`` (routed by :func:`prepare_write`); the new snapshot id.
@@ -89,12 +87,11 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
     user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
-    started = clock.now_millis()
     # tasks write through mapInArrow and the driver commits (table_engine.spark.jobs.map_write): no Python data source
     map_write(routed, table, overwrite=mode == "overwrite", commit_user=user, identifier=commit_identifier,
-              generated_at=None if commit_user else started, options={**extra, **dict(options or {})})
-    snap = snapshot_info.find_commit(table.file_io, table.path, user, commit_identifier,
-                                     since_millis=None if commit_user else started - GENERATED_USER_SLACK_MS)
+              options={**extra, **dict(options or {})})
+    snap = snapshot_info.find_commit(table.file_io, table.path, user.name, commit_identifier,
+                                     since_millis=user.since_millis)
     return None if snap is None else snap.id
 
 
@@ -126,10 +123,8 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if plan is not None:
         task_table = driver_catalog(args).get_table(args.table)  # with the driver's credentials for the tasks
         task_table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
-        started = clock.now_millis()
         sid = file_write.write_files(spark, task_table, plan, overwrite=args.mode == "overwrite", commit_user=user,
-                                     identifier=BATCH_COMMIT_IDENTIFIER,
-                                     generated_at=None if args.commit_user else started)
+                                     identifier=BATCH_COMMIT_IDENTIFIER)
     else:
         df = df if df is not None else _source_frame(spark, args)
         sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user,

@@ -21,6 +21,7 @@ from typing import Any
 
 from table_engine import clock
 from table_engine.core_enums import ChangelogProducer
+from table_engine.core_options import CommitUser
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.features import Op, require
 from table_engine.format.bucket import BucketMode
@@ -100,19 +101,19 @@ class Overwrite:
 
 
 class FileStoreCommit:
-    """Commits messages of one ``commit_user``.
+    """Commits messages of one commit user (:class:`~table_engine.core_options.CommitUser`).
 
-    ``new_user``: the commit user was made up for this committer (a fresh UUID), so no snapshot of it can exist
-    but the ones this committer published: the exactly-once check looks only at those, instead of walking back
-    through every snapshot of the table (a constant number of requests per commit on an object store). Another
-    user's check walks back once, then reads only snapshots published since (:class:`UserCommits`): reuse one
-    committer for the commits of a job."""
+    A :attr:`generated <table_engine.core_options.CommitUser.generated>` user was made up for this committer (a
+    fresh UUID), so no snapshot of it can exist but the ones this committer published: the exactly-once check looks
+    only at those, instead of walking back through every snapshot of the table (a constant number of requests per
+    commit on an object store). Another user's check walks back once, then reads only snapshots published since
+    (:class:`UserCommits`): reuse one committer for the commits of a job."""
 
-    def __init__(self, ctx: StoreContext, commit_user: str, new_user: bool = False) -> None:
+    def __init__(self, ctx: StoreContext, user: CommitUser) -> None:
         self.ctx = ctx
-        self.commit_user = commit_user
-        self.new_user = new_user
-        self._user_commits = UserCommits(ctx, commit_user, new_user)
+        self.user = user
+        self.commit_user = user.name
+        self._user_commits = UserCommits(ctx, user)
         """What this committer knows of its user's snapshots (the exactly-once check)."""
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]

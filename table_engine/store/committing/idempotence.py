@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from table_engine.core_options import CommitUser
 from table_engine.errors import CommitError, SnapshotNotExistError
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot, read_snapshot
 from table_engine.store.context import StoreContext
@@ -20,19 +21,20 @@ snapshot has id 0)."""
 class UserCommits:
     """The snapshots of one commit user known to one committer.
 
-    ``new_user``: the commit user was made up for this committer (a fresh UUID), so no snapshot of it can exist but
-    the ones this committer published (:meth:`published`): :meth:`find` reads nothing."""
+    A :attr:`generated <table_engine.core_options.CommitUser.generated>` user was made up for this committer (a
+    fresh UUID), so no snapshot of it can exist but the ones this committer published (:meth:`published`):
+    :meth:`find` reads nothing."""
 
-    def __init__(self, ctx: StoreContext, commit_user: str, new_user: bool = False) -> None:
+    def __init__(self, ctx: StoreContext, user: CommitUser) -> None:
         self.ctx = ctx
-        self.commit_user = commit_user
-        self.new_user = new_user
+        self.commit_user = user.name
+        self.generated = user.generated
         self._mine: dict[int, tuple[int, CommitKind]] = {}
         """snapshot id -> (identifier, kind) of this user's snapshots known here: the ones this committer
         published, and those found in :attr:`_checked`."""
         self._checked: tuple[int, int] | None = None
         """(lowest, highest) id of the contiguous range of snapshots examined for the user: a later check reads
-        only snapshots above it (a user that is not :attr:`new_user`)."""
+        only snapshots above it (a user that is not :attr:`generated`)."""
         self._top: str | None = None
         """Base manifest list of snapshot ``_checked[1]`` when it was examined (to notice a rollback)."""
 
@@ -45,7 +47,7 @@ class UserCommits:
         (:data:`EXPIRED`: it happened in a snapshot that expired since).
 
         Reads only snapshots that can hold it, so a commit costs the same however long the table's history (as
-        Paimon, which scans back only for a user that may have committed before): a :attr:`new_user` reads none
+        Paimon, which scans back only for a user that may have committed before): a :attr:`generated` reads none
         (only this committer's publications can be its user's); another user is looked up once from the latest
         snapshot back to the newest snapshot of the user (or the earliest snapshot), and every later check of the
         same committer (the retry after a lost race, its next commit) reads only the snapshots published since.
@@ -53,7 +55,7 @@ class UserCommits:
         further back, down to it; one that was never committed although a newer one was is a :class:`CommitError`
         (identifiers of a user only grow), one whose snapshot may have expired counts as committed (:data:`EXPIRED`,
         logged, as Paimon's ``filterCommitted``)."""
-        if self.new_user:
+        if self.generated:
             for sid in sorted(self._mine, reverse=True):
                 ident, k = self._mine[sid]
                 if ident == identifier:

@@ -177,5 +177,5 @@ def _partitions(ctx: StoreContext, snap: Snapshot | None) -> list[tuple[tuple[An
 def _commit_drop(ctx: StoreContext, values: Sequence[tuple[Any, ...]]) -> int | None:
     keys = list(ctx.schema.partition_keys)
     specs = tuple(dict(zip(keys, v)) for v in values)
-    commit = FileStoreCommit(ctx, default_commit_user(ctx.options), new_user=True)
+    commit = FileStoreCommit(ctx, default_commit_user(ctx.options))
     return commit.commit([], BATCH_COMMIT_IDENTIFIER, overwrite=Overwrite(drop_partitions=specs))

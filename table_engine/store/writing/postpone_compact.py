@@ -97,8 +97,7 @@ def compact_postpone_table(ctx: StoreContext, commit: FileStoreCommit, full: boo
     # as Paimon's tableForPostponeRewrite: strict mode from the snapshot read, so that a rescale or another
     # compaction committed meanwhile fails this commit (new files must not land in a changed bucket layout)
     strict = ctx.with_options({COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT.key: str(snapshot.id)})
-    commit = FileStoreCommit(strict, commit.commit_user,
-                             commit.new_user)
+    commit = FileStoreCommit(strict, commit.user)
     try:
         return commit.commit(messages, properties=properties)
     except BaseException:

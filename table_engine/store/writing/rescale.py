@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from table_engine.core_options import BUCKET, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, WRITE_ONLY
+from table_engine.core_options import BUCKET, COMMIT_STRICT_MODE_LAST_SAFE_SNAPSHOT, WRITE_ONLY, CommitUser
 from table_engine.errors import OptionError, UnsupportedError
 from table_engine.format.bucket import BucketMode
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -52,8 +52,8 @@ def check_rescale(ctx: StoreContext, bucket_num: int | None) -> int:
     return bucket
 
 
-def rescale(ctx: StoreContext, commit_user: str, bucket_num: int | None = None,
-            partitions: PartitionSpecs | None = None, new_user: bool = False) -> int | None:
+def rescale(ctx: StoreContext, user: CommitUser, bucket_num: int | None = None,
+            partitions: PartitionSpecs | None = None) -> int | None:
     """Rewrite the real buckets of the selected partitions (all by default; a spec that matches no partition is a
     PartitionSpecError) into ``bucket_num`` buckets in one OVERWRITE commit; its snapshot id, or None when the
     partitions hold no rows in real buckets. The table is unchanged when anything fails. The new files are on
@@ -78,7 +78,7 @@ def rescale(ctx: StoreContext, commit_user: str, bucket_num: int | None = None,
         for batch in reader.to_batches(splits):
             writer.write(batch)
         messages = writer.prepare_commit(BATCH_COMMIT_IDENTIFIER)
-        commit = FileStoreCommit(wctx, commit_user, new_user)
+        commit = FileStoreCommit(wctx, user)
         sid = commit.commit(messages, BATCH_COMMIT_IDENTIFIER, overwrite=Overwrite(dynamic=True))
     except BaseException:
         writer.abort()

@@ -13,7 +13,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.cli import main
-from table_engine.core_options import CoreOptions, default_commit_user
+from table_engine.core_options import CommitUser, CoreOptions, default_commit_user
 from table_engine.ops import Compact, ExpirePartitions, Write
 from table_engine.ops.run import run_command
 from table_engine.schema_change import SetOption
@@ -23,12 +23,14 @@ SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 
 def test_default_commit_user_takes_the_prefix() -> None:
     user = default_commit_user(CoreOptions({"commit.user-prefix": "etl"}))
-    assert user.startswith("etl_") and len(user) == len("etl_") + 36  # Paimon's createCommitUser: prefix_UUID
+    # Paimon's createCommitUser: prefix_UUID, generated now
+    assert user.name.startswith("etl_") and len(user.name) == len("etl_") + 36 and user.generated
     a, b = default_commit_user(CoreOptions({})), default_commit_user(CoreOptions({}))
-    assert a != b and len(a) == 36
+    assert a.name != b.name and len(a.name) == 36
     # a user the caller names (a job's, an Airflow task instance's) is used as is, the prefix notwithstanding
-    assert default_commit_user(CoreOptions({"commit.user-prefix": "etl"}), "airflow:d:t:r") == "airflow:d:t:r"
-    assert default_commit_user(CoreOptions({}), "").count("-") == 4  # empty: none named
+    named = default_commit_user(CoreOptions({"commit.user-prefix": "etl"}), "airflow:d:t:r")
+    assert named == CommitUser("airflow:d:t:r") and not named.generated and named.since_millis is None
+    assert default_commit_user(CoreOptions({}), "").name.count("-") == 4  # empty: none named
 
 
 def test_commands_commit_as_commit_user_prefix_says(warehouse: str, tmp_path: pathlib.Path) -> None:

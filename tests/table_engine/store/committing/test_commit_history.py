@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog, Table
+from table_engine.core_options import CommitUser
 from table_engine.errors import CommitError
 from table_engine.format.snapshot import CommitKind, Snapshot
 from table_engine.io.base import FileIO
@@ -63,7 +64,7 @@ def measure(t: Table, commit: FileStoreCommit, ctx: StoreContext, fio: CountingF
 def test_metadata_reads_of_a_commit_do_not_grow_with_history(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     ctx, fio = counting_ctx(t)
-    job = FileStoreCommit(ctx, "job", new_user=False)  # a streaming job's committer, reused for every commit
+    job = FileStoreCommit(ctx, CommitUser("job"))  # a streaming job's committer, reused for every commit
     results = []
     row = 0
     for target in (10, 300):
@@ -71,14 +72,14 @@ def test_metadata_reads_of_a_commit_do_not_grow_with_history(catalog: Catalog) -
             t.write(data([row]))
             row += 1
         # a fresh commit user (Table.write): reads nothing to find out whether it committed before
-        fresh = FileStoreCommit(ctx, "fresh-" + str(target), new_user=True)
+        fresh = FileStoreCommit(ctx, CommitUser("fresh-" + str(target), 0))
         fresh_reads = measure(t, fresh, ctx, fio, [row], 1)
         # the job's committer, after one snapshot of another writer: reads the snapshots since its last check
         measure(t, job, ctx, fio, [row + 1], target)
         t.write(data([row + 2]))
         job_reads = measure(t, job, ctx, fio, [row + 3], target + 1)
         # a restarted job (a new committer, same user): one walk back to the user's newest snapshot
-        restarted = FileStoreCommit(ctx, "job", new_user=False)
+        restarted = FileStoreCommit(ctx, CommitUser("job"))
         restarted_reads = measure(t, restarted, ctx, fio, [row + 4], target + 2)
         row += 5
         assert t.latest_snapshot_id() == target + 1
@@ -123,13 +124,13 @@ def test_retried_commit_after_lost_races_is_found_not_doubled(catalog: Catalog) 
     t.write(data([0]))
     fio = _RacingFileIO(t.file_io, t, races=3)
     ctx = dataclasses.replace(t.store, file_io=fio)
-    committer = FileStoreCommit(ctx, "job", new_user=False)
+    committer = FileStoreCommit(ctx, CommitUser("job"))
     msgs = messages(t.store, range(1, 6))
     sid = committer.commit(msgs, 1)
     assert committer.lost_races == 3 and sid == 5
     # a retried driver commits the same messages again (same committer, then a new one): found, not doubled
     assert committer.commit(msgs, 1) == 5
-    assert FileStoreCommit(t.store, "job").commit(msgs, 1) == 5
+    assert FileStoreCommit(t.store, CommitUser("job")).commit(msgs, 1) == 5
     assert t.latest_snapshot_id() == 5
     assert [s.commit_user for s in t.snapshots()].count("job") == 1
     assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 3, 4, 5, 10_000, 10_001, 10_002]
@@ -137,7 +138,7 @@ def test_retried_commit_after_lost_races_is_found_not_doubled(catalog: Catalog) 
 
 def _thread_writer(t: Table, user: int, commits: int, errors: list[BaseException]) -> None:
     try:
-        committer = FileStoreCommit(t.store, f"job-{user}")
+        committer = FileStoreCommit(t.store, CommitUser(f"job-{user}"))
         for ident in range(1, commits + 1):
             base = (user * commits + ident) * 10
             msgs = messages(t.store, range(base, base + 10))
@@ -170,7 +171,7 @@ def test_concurrent_named_committers_commit_each_identifier_once(catalog: Catalo
 def test_restarted_job_skips_what_it_committed_and_commits_the_rest(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     sent = {ident: messages(t.store, range(ident * 10, ident * 10 + 10)) for ident in range(1, 6)}
-    first = FileStoreCommit(t.store, "job")
+    first = FileStoreCommit(t.store, CommitUser("job"))
     committed = {}
     for ident in (1, 2, 3):
         committed[ident] = first.commit(sent[ident], ident)
@@ -180,7 +181,7 @@ def test_restarted_job_skips_what_it_committed_and_commits_the_rest(catalog: Cat
         t.write(data([2000]))
     # the job restarts (a new committer, same user) and re-sends every identifier of its last checkpoint
     ctx, fio = counting_ctx(t)
-    restarted = FileStoreCommit(ctx, "job")
+    restarted = FileStoreCommit(ctx, CommitUser("job"))
     assert restarted.commit(sent[3], 3) == 5
     # one walk from the latest snapshot (26) back to the user's newest (5), read once
     assert by_kind(fio)["snapshot"] == 26 - 5 + 1
@@ -194,7 +195,7 @@ def test_restarted_job_skips_what_it_committed_and_commits_the_rest(catalog: Cat
     assert t.read().num_rows == 50 + 3 + 1
     # an identifier older than the newest one that was never committed: identifiers of a user only grow
     with pytest.raises(CommitError, match="commit identifier 0 of job is older than 5"):
-        FileStoreCommit(t.store, "job").commit(messages(t.store, [7]), 0)
+        FileStoreCommit(t.store, CommitUser("job")).commit(messages(t.store, [7]), 0)
     assert t.latest_snapshot_id() == 28
 
 
@@ -215,11 +216,11 @@ def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) ->
         next_id = 1
         for user, ident, restart in ops:
             if user == "other":
-                assert _empty_commit(FileStoreCommit(t.store, "other-" + str(next_id), new_user=True), 1) == next_id
+                assert _empty_commit(FileStoreCommit(t.store, CommitUser("other-" + str(next_id), 0)), 1) == next_id
                 next_id += 1
                 continue
             if restart or user not in committers:
-                committers[user] = FileStoreCommit(t.store, user)
+                committers[user] = FileStoreCommit(t.store, CommitUser(user))
             c = committers[user]
             if (user, ident) in model:
                 assert _empty_commit(c, ident) == model[(user, ident)]
@@ -241,7 +242,7 @@ def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) ->
 def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     t.write(data([0]))
-    job = FileStoreCommit(t.store, "job")
+    job = FileStoreCommit(t.store, CommitUser("job"))
     assert job.commit(messages(t.store, [1]), 1) == 2
     t.rollback_to(1)  # snapshot 2 (the job's commit 1) is gone
     again = messages(t.store, [1])
@@ -258,7 +259,7 @@ def test_a_committer_notices_a_rollback_of_what_it_committed(catalog: Catalog) -
 def test_a_resent_identifier_whose_snapshot_expired_is_not_committed_again(catalog: Catalog) -> None:
     t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "write-only": "true"})
     sent = {ident: messages(t.store, [ident]) for ident in (1, 2, 3, 4)}
-    job = FileStoreCommit(t.store, "job")
+    job = FileStoreCommit(t.store, CommitUser("job"))
     assert [job.commit(sent[i], i) for i in (1, 2)] == [1, 2]
     for i in range(3):
         t.write(data([100 + i]))
@@ -266,7 +267,7 @@ def test_a_resent_identifier_whose_snapshot_expired_is_not_committed_again(catal
     t.write(data([103]))
     assert t.expire_snapshots(retain_min=4, retain_max=4).expired_snapshot_ids == [1, 2, 3]
     # a restarted job re-sends 1..4: the job's 1 and 2 are in expired snapshots (older than its retained 3)
-    restarted = FileStoreCommit(t.store, "job")
+    restarted = FileStoreCommit(t.store, CommitUser("job"))
     assert restarted.commit(sent[2], 2) is None  # committed, in an expired snapshot: not committed again
     assert restarted.commit(sent[1], 1) is None
     assert restarted.commit(sent[3], 3) == 6

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from table_engine.core_options import CommitUser
 from table_engine.errors import CommitConflictError, OptionError
 from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import CommitKind
@@ -307,7 +308,7 @@ def test_rescale_fails_when_a_compaction_committed_since_it_read(catalog: Catalo
     try:
         ctx = StoreContext(t.file_io, t.path, t.schema, t.options)
         with pytest.raises(CommitConflictError, match="commit.strict-mode.last-safe-snapshot"):
-            rescale_module.rescale(ctx, "rescaler", 3)
+            rescale_module.rescale(ctx, CommitUser("rescaler"), 3)
     finally:
         rescale_module.TableWrite = original  # type: ignore[misc]
     assert content(t) == {("a", 1): 1, ("a", 2): 2}
