@@ -69,9 +69,10 @@ browser:
 	else echo "no /usr/bin/chromium (and no root apt-get): the browser test of the trigger forms will be skipped"; fi; }
 
 # The inner loop: no JVM, no pypaimon or Paimon Java venv, no browser, no live Airflow (the tests marked spark,
-# interop, integration or slow are left out); `make test` stays the whole suite.
+# interop, integration or slow are left out), on every core (pytest-xdist); `make test` stays the whole suite.
+# 2,394 tests in 5 min 50 s on 2 cores (2026-12-07).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not interop and not slow and not spark and not integration" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "not interop and not slow and not spark and not integration" $(PYTEST_ARGS)
 
 test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
