@@ -35,6 +35,7 @@ from table_engine.store.branches import check_branch_name
 from table_engine.system_tables import system_table
 from table_engine.table import Table
 from table_engine.table.branches import BRANCH_INFIX, branch_identifier
+from table_engine.table.reading import read_optimized_view, row_tracking_view
 from table_engine.types import fields_from_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -210,12 +211,12 @@ class Catalog:
             branch, _, system = system[len(BRANCH_INFIX) - 1:].partition("$")
             table = self.get_table(base).branch_table(branch)
             if system == "row_tracking":
-                return table.row_tracking_view()
+                return row_tracking_view(table)
             if system and system != "ro":
                 return system_table(table, system)
-            return table.read_optimized_view() if system else table
+            return read_optimized_view(table) if system else table
         if system == "row_tracking":
-            return self.get_table(base).row_tracking_view()
+            return row_tracking_view(self.get_table(base))
         if system and system != "ro":
             return system_table(self.get_table(base), system)
         path = self.table_path(base)
@@ -223,7 +224,7 @@ class Catalog:
         if schema is None:
             raise TableNotExistError(f"table {base!r} does not exist in {self.warehouse}")
         table = Table(self.file_io, path, base, schema)
-        return table.read_optimized_view() if system else table
+        return read_optimized_view(table) if system else table
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         _refuse_system(parse_identifier(identifier)[1], identifier, "drop_table")

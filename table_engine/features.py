@@ -142,7 +142,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("data-evolution.enabled", "1.3", Detected.OPTION, "`data-evolution.enabled` = true", ALL,
             "Batch reads merge the column files of each row range (newest write of a column wins, the range's "
             "deletion vector applied); every shape pypaimon writes is written as it writes it: "
-            "`Table.update_by_row_id`, `upsert_by_key` and writes of some columns write column files, "
+            "`table.data_evolution.update_by_row_id`, `upsert_by_key` and writes of some columns write column files, "
             "`delete_by_row_id` / `delete_by_predicate` deletion vectors; compaction merges the column files into one "
             "file per range, row ids kept. Reads of changes (incremental, streaming, changelog consumers) are refused.",
             _keys("data-evolution.enabled"), _true),

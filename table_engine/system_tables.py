@@ -2,7 +2,7 @@
 
 ``catalog.get_table("db.t$snapshots").read()``. Supported: ``snapshots``, ``schemas``, ``options``, ``files``,
 ``tags``, ``consumers``, ``manifests``, ``partitions``, ``buckets`` (``ro``, the read-optimized view, is a data
-table, see :meth:`Table.read_optimized_view`; ``audit_log`` and ``binlog`` are the change tables
+table, see :func:`~table_engine.table.reading.read_optimized_view`; ``audit_log`` and ``binlog`` are the change tables
 :class:`AuditLogTable` and :class:`BinlogTable`). ``files``, ``manifests``, ``partitions`` and ``buckets`` describe
 the latest snapshot, or the one given by ``snapshot_id``/``tag``/``timestamp_millis`` (or, but for ``buckets``, by
 the time-travel options of a ``copy``: ``get_table("db.t$files").copy({"scan.snapshot-id": "1"})``); ``read`` also takes
@@ -39,6 +39,7 @@ from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
 from table_engine.table.branches import branch_identifier
+from table_engine.table.reading import incremental_batches, incremental_read, plan_snapshot
 from table_engine.table_source import TableSource
 
 __all__ = ["SYSTEM_TABLES", "AuditLogTable", "BinlogTable", "SystemTable", "system_table"]
@@ -157,10 +158,10 @@ class SystemTable:
         schema = SCHEMAS[self.name]
         version: _Version = (snapshot_id, tag, timestamp_millis)
         if self.name in TIME_TRAVEL_TABLES:
-            if table._incremental_read(snapshot_id, tag, timestamp_millis):
+            if incremental_read(table, snapshot_id, tag, timestamp_millis):
                 raise UnsupportedError(f"{table.identifier} shows one snapshot: incremental-between and scan.mode "
                                        "incremental / latest-delta are not supported for it")
-            snap = table.scan_snapshot(snapshot_id, tag, timestamp_millis)  # the view's options apply
+            snap = table.resolve_snapshot(snapshot_id, tag, timestamp_millis)  # the view's options apply
             version = (None if snap is None else snap.id, None, None)
         result = _BUILDERS[self.name](self.data_table, version)
         preds = parse_filters(filter)
@@ -206,10 +207,10 @@ class AuditLogTable:
         data_preds = [p for p in preds if p.column != ROWKIND_COLUMN]
         kind_expr = conjunction([p for p in preds if p.column == ROWKIND_COLUMN])
         data_cols = None if columns is None else [c for c in columns if c != ROWKIND_COLUMN]
-        if table._incremental_read(snapshot_id, tag, timestamp_millis):
-            batches = table._incremental_batches(data_cols, data_preds or None, batch_size, with_row_kind=True)
+        if incremental_read(table, snapshot_id, tag, timestamp_millis):
+            batches = incremental_batches(table, data_cols, data_preds or None, batch_size, with_row_kind=True)
         else:
-            splits = table._plan(data_preds or None, snapshot_id, tag, timestamp_millis)
+            splits = plan_snapshot(table, data_preds or None, snapshot_id, tag, timestamp_millis)
             batches = iter_plan_splits(table.store, splits, data_preds, data_cols, batch_size)
         for b in batches:
             if kind_expr is not None:
@@ -237,7 +238,7 @@ class BinlogTable(AuditLogTable):
 
     def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
                    tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
-        incremental = table._incremental_read(snapshot_id, tag, timestamp_millis)
+        incremental = incremental_read(table, snapshot_id, tag, timestamp_millis)
         rows = super().to_batches(table, None, filter, snapshot_id, tag, timestamp_millis, batch_size)
         for b in pack_binlog(rows, pair_updates=incremental):
             yield b if columns is None else b.select(list(columns))

@@ -36,6 +36,7 @@ from table_engine.ops.commands import ConsumeChangelog
 from table_engine.ops.facts import write_facts
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, changes_schema, plan_changes, read_changes
 from table_engine.table import Table
+from table_engine.table.guards import check_change_reads, check_consumer, check_supported
 
 log = logging.getLogger("table_engine.cli")
 
@@ -271,15 +272,15 @@ def prepare(args: ConsumeChangelog, catalog: Catalog) -> Prepared | dict[str, An
     consumer moved past what the target holds (:func:`recover_consumer`), then the range. The run's result when it
     ends here (a batch delivered again, or no new snapshot), else what it reads and delivers."""
     table = catalog.get_table(args.table)
-    table._check_no_consumer(args.consumer_id)  # a system table records no consumer: refuse before any output
-    table.check_supported(Op.MAINTAIN)  # the capability gate: changelog consumption records progress
-    table._refuse_change_reads("consume-changelog")
+    check_consumer(table, args.consumer_id)  # a system table records no consumer: refuse before any output
+    check_supported(table, Op.MAINTAIN)  # the capability gate: changelog consumption records progress
+    check_change_reads(table, "consume-changelog")
     target = catalog.get_table(args.target_table) if args.target_table else None
     again = redelivery(args, table, target)
     if again is not None:
         return again
     if target is not None:
-        target.check_supported(Op.WRITE)
+        check_supported(target, Op.WRITE)
         recover_consumer(args, table, target)
     rng = change_range(args, table)
     result: dict[str, Any] = {"consumer_id": args.consumer_id, "from_snapshot": rng.start + 1,

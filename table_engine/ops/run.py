@@ -60,9 +60,11 @@ from table_engine.ops.commands import (
 )
 from table_engine.ops.consume import consume_changelog
 from table_engine.ops.facts import commit_facts, commits_facts, write_facts
+from table_engine.store.branches import BranchManager
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
+from table_engine.store.lifecycle.tags import TagManager
 from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
@@ -336,13 +338,13 @@ def run_create_tag(cmd: CreateTag, catalog: Catalog) -> dict[str, Any]:
         # scheduled tag job has nothing to do); an explicit --snapshot that does not exist still fails
         log.info("%s has no snapshot yet: tag %s not created", table.identifier, cmd.tag)
         return {"tag": None, "snapshot_id": None, "requested_tag": cmd.tag, "reason": "no snapshot yet"}
-    existing = table.tag_manager().get(cmd.tag)
+    existing = TagManager.of(table.store).get(cmd.tag)
     if existing is None:
         try:
             snap = table.create_tag(cmd.tag, cmd.snapshot, cmd.time_retained_millis, creator=cmd.creator)
             return {"tag": cmd.tag, "snapshot_id": snap.id, "already_existed": False}
         except TagAlreadyExistError:  # created concurrently: judged below like any existing tag
-            existing = table.tag_manager().get_or_raise(cmd.tag)
+            existing = TagManager.of(table.store).get_or_raise(cmd.tag)
     return _existing_tag(cmd, table, existing)
 
 
@@ -481,7 +483,7 @@ def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
 @runs(CreateBranch)
 def run_create_branch(cmd: CreateBranch, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    manager = table.branch_manager()
+    manager = BranchManager.of(table.store)
     found = {"branch": cmd.branch, "tag": cmd.tag, "already_existed": True}
     if manager.exists(cmd.branch):
         if manager.made_from(cmd.branch, cmd.tag):
@@ -520,7 +522,7 @@ def run_rename_branch(cmd: RenameBranch, catalog: Catalog) -> dict[str, Any]:
 @runs(FastForward)
 def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
-    manager = table.branch_manager()
+    manager = BranchManager.of(table.store)
     if manager.is_fast_forwarded(cmd.branch):
         sid = table.latest_snapshot_id()
         log.info("%s is at branch %s's latest snapshot %s already: nothing to do", table.identifier, cmd.branch, sid)

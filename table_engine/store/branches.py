@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from table_engine import clock
 from table_engine.errors import BranchAlreadyExistError, BranchError, BranchNotExistError, TagNotExistError
@@ -37,6 +38,9 @@ from table_engine.format.tag_file import list_tag_names, read_tag, tag_dir, tag_
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_of, branch_path, table_root
 from table_engine.store.pins import HistoryFence
+
+if TYPE_CHECKING:
+    from table_engine.store.context import StoreContext
 
 __all__ = ["BranchInfo", "BranchManager", "branch_roots", "check_branch_name"]
 
@@ -87,6 +91,11 @@ class BranchManager:
         self.path = path.rstrip("/")
         self.table_path = table_root(self.path)
         self.current = branch_of(self.path)
+
+    @classmethod
+    def of(cls, ctx: StoreContext) -> BranchManager:
+        """The branches of the table of ``ctx``, seen from its line."""
+        return cls(ctx.file_io, ctx.table_path)
 
     def branch_path(self, name: str) -> str:
         return branch_path(self.table_path, name)

@@ -1,6 +1,6 @@
-"""Maintenance of a table: on the table, snapshot expiry and rollback (Java's ``Table`` has them); in the
-:attr:`Table.maintenance <MaintenanceSurface.maintenance>` namespace (:class:`TableMaintenance`), Paimon's maintenance
-procedures: compaction, changelog, partition and tag expiry, dropping and marking partitions, orphan and
+"""Maintenance of a table (snapshot expiry and rollback are on the table, as on Java's ``Table``): in the
+:attr:`Table.maintenance <table_engine.table.Table.maintenance>` namespace (:class:`TableMaintenance`), Paimon's
+maintenance procedures: compaction, changelog, partition and tag expiry, dropping and marking partitions, orphan and
 unexisting file removal, repair, rescale, file-index rewrite, consumer upkeep, automatic tags and health
 (docs/adr/0043-table-shape.md). Each is a job of the store layer; the command layer (:mod:`table_engine.ops`)
 runs them by name."""
@@ -11,11 +11,13 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from table_engine.core_options import default_commit_user
-from table_engine.errors import SnapshotNotExistError, TableEngineError
+from table_engine.errors import SnapshotNotExistError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from table_engine.table.base import TableBase, mutating
-from table_engine.table.writing import WriteSurface
+from table_engine.store.changes.consumers import ConsumerManager
+from table_engine.store.lifecycle.tags import TagManager
+from table_engine.table.guards import mutating
+from table_engine.table.writing import committer
 
 if TYPE_CHECKING:
     from table_engine.store.committing.manifest_compact import ManifestCompactResult
@@ -26,49 +28,20 @@ if TYPE_CHECKING:
     from table_engine.store.lifecycle.orphans import OrphanResult
     from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
     from table_engine.store.lifecycle.repair import RepairResult
-    from table_engine.store.lifecycle.rollback import RollbackResult
     from table_engine.store.lifecycle.unexisting import UnexistingResult
     from table_engine.store.partition_spec import PartitionSpecs
     from table_engine.table import Table
 
 
-class MaintenanceSurface(WriteSurface):
-    """Snapshot expiry and rollback, and the :attr:`maintenance` namespace."""
-
-    @property
-    def maintenance(self) -> TableMaintenance:
-        """Paimon's maintenance procedures on this table (:class:`TableMaintenance`)."""
-        return TableMaintenance(self._table())
-
-    @mutating(Op.MAINTAIN)
-    def expire_snapshots(self, /, **overrides: Any) -> ExpireResult:
-        """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
-        retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
-        changelog_time_retained."""
-        from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
-
-        return expire_snapshots(self.store, ExpireConfig.from_options(self.options, overrides))
-
-    @mutating(Op.MAINTAIN)
-    def rollback_to(self, version: int | str) -> RollbackResult:
-        """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
-        from table_engine.store.lifecycle.rollback import rollback_to
-
-        if isinstance(version, bool) or not isinstance(version, (int, str)):
-            raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
-        return rollback_to(self.store, snapshot_id=version) if isinstance(version, int) \
-            else rollback_to(self.store, tag=version)
-
-
 class TableMaintenance:
     """Paimon's maintenance procedures on one table (``table.maintenance.compact()``...). Each that changes the
-    table goes through the table's guard (:func:`~table_engine.table.base.mutating`: read-only tables refuse, the
+    table goes through the table's guard (:func:`~table_engine.table.guards.mutating`: read-only tables refuse, the
     capability gate checks maintenance); those that commit take a committer from the table."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def _guarded_table(self) -> TableBase:
+    def _guarded_table(self) -> Table:
         return self.table
 
     def __repr__(self) -> str:
@@ -106,9 +79,9 @@ class TableMaintenance:
 
         wanted = table_buckets(self.table.store, buckets)  # only fixed-bucket tables have them: fails before any work
         if is_postpone_table(self.table.store):  # the compaction that assigns postponed rows to buckets publishes them
-            return compact_postpone_table(self.table.store, self.table._committer(commit_user), full, partitions,
+            return compact_postpone_table(self.table.store, committer(self.table, commit_user), full, partitions,
                                           idle_partitions_older_than_ms, properties)
-        return compact_table(self.table.store, self.table._committer(commit_user), full, partitions,
+        return compact_table(self.table.store, committer(self.table, commit_user), full, partitions,
                              idle_partitions_older_than_ms, properties, wanted)
 
     @mutating(Op.MAINTAIN)
@@ -223,7 +196,7 @@ class TableMaintenance:
         from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 
         self.table.refresh()
-        return rewrite_file_index(self.table.store, self.table._committer(commit_user), partitions)
+        return rewrite_file_index(self.table.store, committer(self.table, commit_user), partitions)
 
 
     def health(self, partitions: PartitionSpecs | None = None, *, orphans: bool = False,
@@ -247,14 +220,14 @@ class TableMaintenance:
     @mutating(Op.MAINTAIN)
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
         """Set a consumer's next snapshot, or delete the consumer when ``next_snapshot_id`` is None."""
-        self.table._consumer_manager().reset(consumer_id, next_snapshot_id)
+        ConsumerManager.of(self.table.store).reset(consumer_id, next_snapshot_id)
 
     @mutating(Op.MAINTAIN)
     def clear_consumers(self, including: str = ".*", excluding: str | None = None,
                         dry_run: bool = False) -> list[str]:
         """Delete consumers whose id fully matches regex ``including`` and not ``excluding`` (``dry_run``: only list
         them)."""
-        return self.table._consumer_manager().clear(including, excluding, dry_run)
+        return ConsumerManager.of(self.table.store).clear(including, excluding, dry_run)
 
 
     @mutating(Op.MAINTAIN)
@@ -266,7 +239,7 @@ class TableMaintenance:
             if snap.time_millis >= timestamp_millis:
                 found = snap
                 break
-        for snap, _ in self.table._tag_manager().tagged_snapshots():
+        for snap, _ in TagManager.of(self.table.store).tagged_snapshots():
             if timestamp_millis <= snap.time_millis:
                 if found is None or snap.time_millis < found.time_millis:
                     found = snap
@@ -275,7 +248,7 @@ class TableMaintenance:
             raise SnapshotNotExistError(
                 f"table {self.table.identifier} has no snapshot committed at or after {timestamp_millis} ms")
         retained = time_retained_ms if time_retained_ms is not None else self.table.options.tag_default_time_retained()
-        return self.table._tag_manager().create(name, found, retained).snapshot
+        return TagManager.of(self.table.store).create(name, found, retained).snapshot
 
     @mutating(Op.MAINTAIN)
     def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
@@ -285,7 +258,7 @@ class TableMaintenance:
 
         older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
         retained_max = self.table.options.tag_num_retained_max()
-        return self.table._tag_manager().expire(older, num_retained_max=retained_max).deleted_tags
+        return TagManager.of(self.table.store).expire(older, num_retained_max=retained_max).deleted_tags
 
     @mutating(Op.MAINTAIN)
     def create_auto_tags(self) -> list[str]:

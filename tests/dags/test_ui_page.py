@@ -16,6 +16,7 @@ from paimon_provider.plugins.maintenance_view import snapshot_rate, targets, thr
 from table_engine import Catalog
 from table_engine.ops.maintain import plan_table
 from table_engine.run_identity import RunIdentity
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.lifecycle.planner import compaction_triggers
 from tests.dags.test_trigger_forms import browser  # noqa: F401 - the module's Chromium fixture
 from tests.live_airflow import LiveAirflow
@@ -44,7 +45,7 @@ def page_table(warehouse: str) -> Any:
         table.write(pa.table({"dt": ["2026-11-27"], "id": [0], "amount": [float(i)]}, schema=SCHEMA))
     table.create_tag("daily-2026-11-26", 2)
     table.create_branch("audit")
-    table.consumer_manager().create("downstream", 2)
+    ConsumerManager.of(table.store).create("downstream", 2)
     return catalog.get_table(TABLE)
 
 

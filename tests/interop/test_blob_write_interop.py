@@ -94,7 +94,8 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
         t.write(pa.table({"id": pa.array([99], pa.int64()), "x": ["bad"], "b": pa.array([1], pa.int64())}))
     assert "\n" not in str(bad.value)
     with pytest.raises(SchemaError, match=r"BLOB column\(s\) \['b'\]") as bad_update:
-        t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "b": pa.array([b"z"], pa.binary())}))
+        t.data_evolution.update_by_row_id(
+            pa.table({"_ROW_ID": pa.array([0], pa.int64()), "b": pa.array([b"z"], pa.binary())}))
     assert "\n" not in str(bad_update.value)
     lost = BlobDescriptor(str(tmp_path / "missing.bin"), 0, 5).serialize()
     with pytest.raises(DataError, match="blob descriptor of 5 bytes at 0 of .*missing.bin that cannot be read"):
@@ -102,7 +103,7 @@ def test_engine_writes_blob_table_pypaimon_reads_it(pypaimon: PypaimonClient, py
     assert state(str(wh)) == before
 
     # --- maintenance keeps the .blob files ------------------------------------------------------------------------
-    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 11], pa.int64()), "x": ["X1", "X11"]}))
+    t.data_evolution.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 11], pa.int64()), "x": ["X1", "X11"]}))
     model = [{**r, "x": {1: "X1", 11: "X11"}.get(r["id"], r["x"])} for r in model]
     t = catalog.get_table("db.e")
     t.maintenance.compact(full=True)

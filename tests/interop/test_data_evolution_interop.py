@@ -230,7 +230,7 @@ def _engine_apply(t: Any, op: dict[str, Any]) -> None:
     fields = [pa.field("_ROW_ID", pa.int64()) if n == "_ROW_ID" else schema.field(n) for n in names]
     data = pa.table({n: pa.array(op["rows"][n], f.type) for n, f in zip(names, fields, strict=True)})
     if op["op"] == "update":
-        assert t.update_by_row_id(data) is not None
+        assert t.data_evolution.update_by_row_id(data) is not None
     else:
         assert op["op"] == "write"
         assert t.write(data) is not None
@@ -287,5 +287,5 @@ def test_bad_updates_change_nothing(de_warehouse: tuple[pathlib.Path, dict[str, 
         (pa.table({"y": pa.array([1], pa.int32())}), "has no _ROW_ID column"),
     ]:
         with pytest.raises(TableEngineError, match=match):
-            t.update_by_row_id(data)
+            t.data_evolution.update_by_row_id(data)
     assert state(str(wh)) == before

@@ -146,18 +146,18 @@ def _engine_apply(t: Any, op: dict[str, Any]) -> None:
         t.maintenance.compact(full=True)
         return
     if kind == "delete_rows":
-        t.delete_by_row_id(op["row_ids"])
+        t.data_evolution.delete_by_row_id(op["row_ids"])
         return
     if kind == "delete_where":
-        t.delete_by_predicate([tuple(op["where"])])
+        t.data_evolution.delete_by_predicate([tuple(op["where"])])
         return
     data = pa.table({c: pa.array(v, ARROW[c]) for c, v in op["rows"].items()})
     if kind == "write":
         t.write(data)
     elif kind == "update":
-        t.update_by_row_id(data)
+        t.data_evolution.update_by_row_id(data)
     else:
-        t.upsert_by_key(data, op["keys"], op.get("cols"))
+        t.data_evolution.upsert_by_key(data, op["keys"], op.get("cols"))
 
 
 def _engine_rows(t: Any) -> list[dict[str, Any]]:

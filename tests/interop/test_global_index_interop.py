@@ -171,7 +171,7 @@ def test_writes_and_maintenance_keep_the_index_valid(gi_warehouse: tuple[pathlib
         model.apply({"op": "write", "rows": new})
         if name in EVOLVED:
             update = {"_ROW_ID": [0, 5], "y": [-1, -5]}
-            t.update_by_row_id(pa.table({"_ROW_ID": pa.array(update["_ROW_ID"], pa.int64()),
+            t.data_evolution.update_by_row_id(pa.table({"_ROW_ID": pa.array(update["_ROW_ID"], pa.int64()),
                                          "y": pa.array(update["y"], pa.int32())}))
             model.apply({"op": "update", "cols": ["y"], "rows": update})
         t.create_tag("before_compact")
@@ -208,18 +208,18 @@ def test_an_update_of_the_indexed_column_follows_the_column_update_action(
     for name in EVOLVED:
         with pytest.raises(UnsupportedError, match=r"column\(s\) \['id'\] are covered by global index file\(s\) "
                                                    r"\['btree-global-index-.*'global-index.column-update-action'"):
-            cat.get_table(name).update_by_row_id(data)
+            cat.get_table(name).data_evolution.update_by_row_id(data)
     assert state(str(wh)) == before
     # DROP_PARTITION_INDEX: the indexes of the updated partition go in the same commit (db.gi_part: row 2 is in a)
     models = {name: _model(name) for name in WRITTEN}
     for name in ("db.gi", "db.gi_part"):
         t = cat.get_table(name).copy({"global-index.column-update-action": "DROP_PARTITION_INDEX"})
-        t.update_by_row_id(data)
+        t.data_evolution.update_by_row_id(data)
         models[name].apply({"op": "update", "cols": ["id"], "rows": update})
         t.expire_snapshots(retain_max=1, retain_min=1, older_than_millis=2**62)
     # IGNORE: the index stays (stale for row 2: pypaimon's lookup of 2 still finds it through the index, of 1002 not)
     ignored = cat.get_table("db.gi_dv").copy({"global-index.column-update-action": "IGNORE"})
-    ignored.update_by_row_id(data)
+    ignored.data_evolution.update_by_row_id(data)
     models["db.gi_dv"].apply({"op": "update", "cols": ["id"], "rows": update})
     lookups = {"db.gi": [["id", [1002, 1]]], "db.gi_part": [["id", [1002, 8]]], "db.gi_dv": [["id", [4]]]}
     result = _judge(pypaimon, wh, tmp_path, lookups)

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from table_engine import Catalog, clock
 from table_engine.errors import CommitConflictError
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.table import Table
 from tests.simulation.invariants import Checker, StreamLog
 from tests.simulation.mem_io import MemFileIO
@@ -256,7 +257,7 @@ def pinning_reader(world: World, name: str, rounds: int = 30) -> Actor:
             raise
 
     def pinned_read(t: Table) -> None:
-        cm = t.consumer_manager()
+        cm = ConsumerManager.of(t.store)
         cm.update(name, 1)
         sid = t.latest_snapshot_id()
         if sid is None:
@@ -274,5 +275,5 @@ def pinning_reader(world: World, name: str, rounds: int = 30) -> Actor:
 
     def run() -> None:
         loop()
-        world.guarded(name, lambda: world.table().consumer_manager().delete(name))
+        world.guarded(name, lambda: ConsumerManager.of(world.table().store).delete(name))
     return run

@@ -31,6 +31,7 @@ from table_engine.format.consumer_file import HISTORY_FENCE_ID
 from table_engine.format.manifest import ManifestEntry
 from table_engine.format.snapshot import latest_snapshot_id
 from table_engine.io.base import FileIO
+from table_engine.store.branches import BranchManager
 from table_engine.store.reading import read as read_module
 from table_engine.store.reading import scan as scan_module
 from table_engine.table import Table
@@ -306,7 +307,7 @@ class Checker:
     def _check_branches(self) -> None:
         t = self.table()
         for name, want in sorted(self.branches.items()):
-            if not t.branch_manager().exists(name):
+            if not BranchManager.of(t.store).exists(name):
                 continue
             try:
                 got = self.read_ids(branch=name)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from table_engine import Catalog
 from table_engine.clock import ManualClock, use_clock
+from table_engine.store.changes.consumers import ConsumerManager
 from tests.simulation import actors as a
 from tests.simulation.determinism import START_MILLIS, deterministic
 from tests.simulation.invariants import Ack, Checker, InvariantViolation
@@ -112,7 +113,7 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
 
 
 def _stream(world: a.World, name: str) -> a.Actor:
-    world.checker.table().consumer_manager().update(name, 1)  # before the run: expiry keeps what it did not read
+    ConsumerManager.of(world.checker.table().store).update(name, 1)  # before the run: expiry keeps what it did not read
     return a.stream_consumer(world, name)
 
 

@@ -24,7 +24,8 @@ def test_spark_reads_merged_rows_and_writes_whole_rows(spark: Any, warehouse: st
         "row-tracking.enabled": "true", "data-evolution.enabled": "true"})
     t.write(pa.table({"id": pa.array(range(6), pa.int64()), "a": pa.array(range(6), pa.int64()),
                       "b": [f"b{i}" for i in range(6)]}))
-    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 4], pa.int64()), "a": pa.array([100, 400], pa.int64())}))
+    t.data_evolution.update_by_row_id(
+        pa.table({"_ROW_ID": pa.array([1, 4], pa.int64()), "a": pa.array([100, 400], pa.int64())}))
     t.write(pa.table({"id": pa.array([6], pa.int64()), "b": ["only-b"]}))
     want = sorted(t.read().to_pylist(), key=lambda r: r["id"])
     assert {r["id"]: r["a"] for r in want}[4] == 400

@@ -77,7 +77,7 @@ def test_a_row_id_column_is_an_update_by_row_id_even_when_tasks_share_a_row_rang
     ids = [1, 2, 5, 18, 21, 30, 39]  # rows of both row ranges, spread over both tasks
     update = pa.table({"_ROW_ID": pa.array(ids, pa.int64()), "a": pa.array([-i for i in ids], pa.int64()),
                        "b": [f"u{i}" for i in ids]})
-    api.update_by_row_id(update)
+    api.data_evolution.update_by_row_id(update)
     df = spark.createDataFrame(update.to_pandas()).repartition(2, "b")
     save(df, warehouse, "db.spark", **{"commit-user": "job-1"})
     spark_table = Catalog(warehouse).get_table("db.spark")
@@ -93,7 +93,7 @@ def test_option_upsert_keys_is_an_upsert_by_key(spark: Any, warehouse: str) -> N
     api, _ = twins(warehouse)
     data = pa.table({"id": pa.array([3, 4, 100, 101], pa.int64()), "b": ["x3", "x4", "x100", "x101"],
                      "dt": ["d1", "d0", "d0", "d1"]})
-    api.upsert_by_key(data, ["id"])
+    api.data_evolution.upsert_by_key(data, ["id"])
     save(spark.createDataFrame(data.to_pandas()).coalesce(1), warehouse, "db.spark", **{"upsert-keys": "id"})
     assert rows(Catalog(warehouse).get_table("db.spark")) == rows(api)
 
@@ -123,7 +123,7 @@ def test_retried_tasks_count_once(warehouse: str, tmp_path: Path) -> None:
     api, t = twins(warehouse)
     ids = list(range(0, N, 3))
     update = pa.table({"_ROW_ID": pa.array(ids, pa.int64()), "a": pa.array([1000 + i for i in ids], pa.int64())})
-    api.update_by_row_id(update)
+    api.data_evolution.update_by_row_id(update)
     src = tmp_path / "update"
     src.mkdir()
     pq.write_table(update.slice(0, 7), src / "part-0.parquet")

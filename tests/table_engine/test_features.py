@@ -18,6 +18,7 @@ from table_engine.errors import UnsupportedError, UnsupportedTableFeatureError, 
 from table_engine.features import FEATURES, Op, feature, render_markdown, require
 from table_engine.format.feature_detection import data_file_features
 from table_engine.table import Table
+from table_engine.table.guards import check_files
 from tests.table_engine.test_cli_errors import state
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
@@ -145,4 +146,4 @@ def test_an_unknown_data_file_kind_is_refused_when_a_read_plans_it(warehouse: st
     assert data_file_features(files) == {}
     renamed = [replace(f, file_name=f.file_name + ".lance") for f in files]
     with pytest.raises(UnsupportedTableFeatureError, match="unknown data-file kind"):
-        t._gate_files(renamed)
+        check_files(t, renamed)

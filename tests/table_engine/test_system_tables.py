@@ -19,7 +19,7 @@ from table_engine.ops.consume import consume_changelog
 from table_engine.schema_change import SetOption
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.system_tables import SCHEMAS, SYSTEM_TABLES, AuditLogTable, BinlogTable, SystemTable, system_table
-from table_engine.table import Table, TableMaintenance, is_mutating
+from table_engine.table import DataEvolution, Table, TableMaintenance, is_mutating
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 
@@ -166,14 +166,12 @@ KINDS = (*SYSTEM_TABLES, "ro", "audit_log", "binlog")
 
 READ_ONLY_METHODS = {
     "changelog_consumer",  # reads; refused when it would record a consumer (see below)
-    "check_supported",  # the capability gate: reads metadata, raises or not
     "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "maintenance.health",  # reads metadata only: table_engine/store/lifecycle/health.py
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
-    "plan", "plan_with_fallback", "read", "read_optimized_view", "row_tracking_view", "refresh", "resolve_snapshot",
-    "scan_snapshot",
+    "plan", "plan_with_fallback", "read", "refresh", "resolve_snapshot",
     "snapshot",
     "snapshots",
     "tag_snapshot", "tags", "to_batches",
@@ -185,9 +183,10 @@ def public_methods(cls: type) -> set[str]:
 
 
 def table_methods() -> dict[str, object]:
-    """Every public method of Table, and of its maintenance namespace as ``maintenance.<name>``."""
+    """Every public method of Table, and of its namespaces as ``maintenance.<name>`` and ``data_evolution.<name>``."""
     out: dict[str, object] = {m: getattr(Table, m) for m in public_methods(Table)}
     out |= {f"maintenance.{m}": getattr(TableMaintenance, m) for m in public_methods(TableMaintenance)}
+    out |= {f"data_evolution.{m}": getattr(DataEvolution, m) for m in public_methods(DataEvolution)}
     return out
 
 
@@ -196,7 +195,6 @@ def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table],
     row = pa.table({"dt": ["a"], "id": [9], "v": [9.0]}, schema=SCHEMA)
     return {
         "alter": lambda t: t.alter(SetOption("snapshot.num-retained.min", "1")),
-        "branch_manager": lambda t: t.branch_manager().delete("b1"),
         "maintenance.clear_consumers": lambda t: t.maintenance.clear_consumers(),
         "create_branch": lambda t: t.create_branch("new", "t1"),
         "delete_branch": lambda t: t.delete_branch("b1"),
@@ -205,12 +203,11 @@ def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table],
         "commit": lambda t: t.commit(messages),
         "maintenance.compact": lambda t: t.maintenance.compact(full=True),
         "maintenance.compact_manifest": lambda t: t.maintenance.compact_manifest(),
-        "consumer_manager": lambda t: t.consumer_manager().update("c1", 1),
         "maintenance.create_auto_tags": lambda t: t.maintenance.create_auto_tags(),
         "create_tag": lambda t: t.create_tag("new", 1),
         "maintenance.create_tag_from_timestamp": lambda t: t.maintenance.create_tag_from_timestamp("new", 0),
-        "delete_by_predicate": lambda t: t.delete_by_predicate([("id", "=", 5)]),
-        "delete_by_row_id": lambda t: t.delete_by_row_id([0]),
+        "data_evolution.delete_by_predicate": lambda t: t.data_evolution.delete_by_predicate([("id", "=", 5)]),
+        "data_evolution.delete_by_row_id": lambda t: t.data_evolution.delete_by_row_id([0]),
         "delete_tag": lambda t: t.delete_tag("t1"),
         "maintenance.drop_partitions": lambda t: t.maintenance.drop_partitions([{"dt": "a"}]),
         "maintenance.expire_changelogs": lambda t: t.maintenance.expire_changelogs(delete_all=True),
@@ -231,9 +228,9 @@ def mutating_calls(messages: list[CommitMessage]) -> dict[str, Callable[[Table],
         "maintenance.rescale": lambda t: t.maintenance.rescale(),
         "maintenance.rewrite_file_index": lambda t: t.maintenance.rewrite_file_index(),
         "rollback_to": lambda t: t.rollback_to(1),
-        "tag_manager": lambda t: t.tag_manager().delete("t1"),
-        "upsert_by_key": lambda t: t.upsert_by_key(row, ["id"]),
-        "update_by_row_id": lambda t: t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": [1.0]})),
+        "data_evolution.upsert_by_key": lambda t: t.data_evolution.upsert_by_key(row, ["id"]),
+        "data_evolution.update_by_row_id": lambda t: t.data_evolution.update_by_row_id(
+            pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": [1.0]})),
         "write": lambda t: t.write(row),
     }
 

@@ -39,6 +39,7 @@ from table_engine.predicate import parse_filters
 from table_engine.spark.datasource import options as o
 from table_engine.spark.datasource.filters import EngineFilter, translate_all
 from table_engine.spark.datasource.spark_types import arrow_schema_for, conform
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.changes.incremental import (
     ROWKIND_COLUMN,
     ChangeSplit,
@@ -52,6 +53,7 @@ from table_engine.store.reading.raw_files import restrict_splits
 from table_engine.store.reading.scan import Split
 from table_engine.table import Table
 from table_engine.table.fallback import fallback_table
+from table_engine.table.guards import check_change_reads
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +168,7 @@ class PaimonBatchReader(DataSourceReader):
         self.timestamp_millis = o.get_int(options, o.SCAN_TIMESTAMP_MILLIS)
         self.incremental = self._incremental_range(options)
         if self.incremental is not None:
-            table._refuse_change_reads("incremental reads")
+            check_change_reads(table, "incremental reads")
             if fallback_table(table) is not None:
                 raise o.DataSourceOptionError(
                     f"table {table.identifier} has 'scan.fallback-branch': an incremental read through Spark would "
@@ -243,7 +245,7 @@ class PaimonStreamReader(DataSourceStreamReader):
     """A streaming source over the table's snapshots (see the module docstring)."""
 
     def __init__(self, table: Table, options: Mapping[str, str], schema: StructType, parallelism: int = 1) -> None:
-        table._refuse_change_reads("streaming reads")
+        check_change_reads(table, "streaming reads")
         self.table = table
         self.spec = ReadSpec.of(options, schema)
         self.parallelism = parallelism
@@ -343,7 +345,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         """Record the next snapshot to read after ``offset`` as the Paimon consumer ``consumer-id``."""
         if self.consumer_id is None:
             return
-        manager = self.table.consumer_manager()
+        manager = ConsumerManager.of(self.table.store)
         next_snapshot = max(1, int(offset[SNAPSHOT]) + (0 if offset.get(FULL) else 1))
         if next_snapshot == self._recorded:
             return
@@ -354,7 +356,7 @@ class PaimonStreamReader(DataSourceStreamReader):
     def _consumer_next(self) -> int | None:
         if self.consumer_id is None or o.get_bool(self.options, o.CONSUMER_IGNORE_PROGRESS, False):
             return None
-        consumer = self.table.consumer_manager().get(self.consumer_id)
+        consumer = ConsumerManager.of(self.table.store).get(self.consumer_id)
         if consumer is None:
             return None
         earliest = self.table.earliest_snapshot_id()

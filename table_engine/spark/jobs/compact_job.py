@@ -43,6 +43,7 @@ from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs, format_partition_text
 from table_engine.store.writing.postpone_compact import is_postpone_table
 from table_engine.table import Table
+from table_engine.table.guards import check_supported, check_writable
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +107,8 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
                    commit_user: str | None = None, parallelism: int | None = None,
                    buckets: Collection[int] | str | None = None) -> CompactionReport:
     """:func:`compact_table` with the report of its tasks (where they ran, how long they took)."""
-    table._check_writable("compact")  # before any task writes a compacted file into a read-only table
-    table.check_supported(Op.MAINTAIN)  # the capability gate, before any task writes
+    check_writable(table, "compact")  # before any task writes a compacted file into a read-only table
+    check_supported(table, Op.MAINTAIN)  # the capability gate, before any task writes
     user, t0 = default_commit_user(table.options, commit_user), time.perf_counter()  # generated before any task
     ctx = _store_context(table)
     wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs

@@ -42,6 +42,7 @@ from table_engine.features import Op
 from table_engine.ops import Command, Compact, ConsumeChangelog, Write
 from table_engine.ops.base import entry, registers
 from table_engine.options.config_option import ConfigOption, key
+from table_engine.table.guards import check_supported
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ def _compact_input_size(cmd: Compact) -> int:
     from table_engine.store.compaction.compact import plan_compaction
 
     table = open_catalog(cmd).get_table(cmd.table)
-    table.check_supported(Op.MAINTAIN)
+    check_supported(table, Op.MAINTAIN)
     ctx = table.store
     plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis, buckets=cmd.buckets)
     return sum(f.file_size for b in plan for f in b.files)
@@ -155,7 +156,7 @@ def _changes_input_size(cmd: ConsumeChangelog) -> int | None:
     from table_engine.store.changes.incremental import plan_changes
 
     table = open_catalog(cmd).get_table(cmd.table)
-    table.check_supported(Op.MAINTAIN)
+    check_supported(table, Op.MAINTAIN)
     rng = change_range(cmd, table)  # without --output: reads only (the consumer may be behind: an upper bound)
     if rng.empty:
         return 0

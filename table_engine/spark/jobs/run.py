@@ -62,6 +62,7 @@ from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
+from table_engine.table.guards import check_change_reads, check_supported
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     table = Catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
-    table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
+    check_supported(table, Op.WRITE)  # the capability gate, before any task writes a file
     user = default_commit_user(table.options, commit_user)
     routed, extra = prepare_write(df, table, parallelism)
     # tasks write through mapInArrow and the driver commits (table_engine.spark.jobs.map_write): no Python data source
@@ -122,7 +123,7 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     plan = None if args.sql else _file_plan(args, spark)
     if plan is not None:
         task_table = driver_catalog(args).get_table(args.table)  # with the driver's credentials for the tasks
-        task_table.check_supported(Op.WRITE)  # the capability gate, before any task writes a file
+        check_supported(task_table, Op.WRITE)  # the capability gate, before any task writes a file
         sid = file_write.write_files(spark, task_table, plan, overwrite=args.mode == "overwrite", commit_user=user,
                                      identifier=BATCH_COMMIT_IDENTIFIER)
     else:
@@ -219,7 +220,7 @@ def change_frame(spark: SparkSession, args: ConsumeChangelog, rng: ChangeRange) 
                 .options(**dict(args.catalog_options)).option(o.AUDIT_LOG, "true")
                 .option(o.INCREMENTAL_BETWEEN, f"{rng.start},{rng.end}").load(args.table))
     table = driver_catalog(args).get_table(args.table)
-    table._refuse_change_reads("incremental reads")
+    check_change_reads(table, "incremental reads")
     splits = plan_changes(table.file_io, table.path, table.schema, table.options, rng.start, rng.end)
     schema = spark_schema(table.schema.fields, [StructField(ROWKIND_COLUMN, StringType(), False)])
     task = functools.partial(_read_change_splits, table, splits, arrow_schema_for(schema))

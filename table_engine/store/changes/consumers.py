@@ -19,6 +19,7 @@ import json
 import logging
 import re
 import time
+from typing import TYPE_CHECKING
 
 from table_engine import clock
 from table_engine.errors import ConsumerError, CorruptMetadataError
@@ -32,6 +33,9 @@ from table_engine.format.consumer_file import (
     is_reserved,
 )
 from table_engine.io.file_io import FileIO
+
+if TYPE_CHECKING:
+    from table_engine.store.context import StoreContext
 
 __all__ = ["CONSUMER_PREFIX", "Consumer", "ConsumerManager"]
 
@@ -47,6 +51,11 @@ class ConsumerManager:
     def __init__(self, file_io: FileIO, table_path: str) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
+
+    @classmethod
+    def of(cls, ctx: StoreContext) -> ConsumerManager:
+        """The consumers of the table of ``ctx``."""
+        return cls(ctx.file_io, ctx.table_path)
 
     @property
     def directory(self) -> str:

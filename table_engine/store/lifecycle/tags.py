@@ -67,6 +67,13 @@ class TagManager:
         self.table_path = ctx.table_path
         self.period = period
 
+    @classmethod
+    def of(cls, ctx: StoreContext) -> TagManager:
+        """The tags of the table of ``ctx``, with the ``tag.automatic-creation`` period when tags are created by
+        time (``process-time``, ``watermark``)."""
+        auto = ctx.options.tag_automatic_creation().value in ("process-time", "watermark")
+        return cls(ctx, TagPeriodHandler.from_options(ctx.options) if auto else None)
+
     # ---- reading -----------------------------------------------------------------------------------------------
     def path(self, name: str) -> str:
         return tag_path(self.table_path, name)

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from table_engine import Catalog
 from table_engine.run_identity import RunIdentity
+from table_engine.store.changes.consumers import ConsumerManager
 from tests import airflow_env
 from tests.s3_server import SECRET_KEY, S3Server
 
@@ -42,7 +43,7 @@ def ui(airflow_db: None, s3_server: S3Server, s3_warehouse: str, s3_catalog: Cat
     t.write(pa.table({"dt": ["b"], "id": [4], "v": ["w"]}, schema=SCHEMA))
     t.create_tag("release-1", 1)
     t.create_branch("dev")
-    t.consumer_manager().create("reader", 1)
+    ConsumerManager.of(t.store).create("reader", 1)
     s3_catalog.create_table("sales.empty", SCHEMA)
     token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
     client = TestClient(create_app(), root_path="/paimon")

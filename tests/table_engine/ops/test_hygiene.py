@@ -32,6 +32,7 @@ from table_engine.ops import (
 )
 from table_engine.ops.maintain import plan_table
 from table_engine.ops.run import run_command
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.table import Table
 from tests.table_engine.test_bad_input import warehouse_state
 
@@ -96,7 +97,7 @@ def test_expire_changelogs_older_than_and_max_deletes(catalog: Catalog, warehous
 def test_a_consumer_protects_its_changelogs(catalog: Catalog, warehouse: str) -> None:
     t = decoupled(catalog)
     kept = list_changelog_ids(t.file_io, t.path)
-    t.consumer_manager().update("reader", kept[2])  # a reader still at an expired snapshot's changelog
+    ConsumerManager.of(t.store).update("reader", kept[2])  # a reader still at an expired snapshot's changelog
     out = run_command(ExpireChangelogs(warehouse=warehouse, table="db.t", retain_min=1, retain_max=1))
     assert out["expired_changelogs"] == kept[:2]
 
@@ -161,7 +162,7 @@ BAD: list[tuple[str, Callable[[str], Any], type[TableEngineError], str]] = [
 @pytest.fixture
 def bad_input_table(catalog: Catalog) -> Table:
     t = decoupled(catalog, commits=3)
-    t.consumer_manager().update("keep", t.latest_snapshot_id() or 1)
+    ConsumerManager.of(t.store).update("keep", t.latest_snapshot_id() or 1)
     return t
 
 
@@ -180,7 +181,7 @@ def test_bad_input_is_one_line_naming_the_field_and_changes_nothing(
 
 def test_the_capability_gate_refuses_a_table_the_engine_cannot_maintain(catalog: Catalog, warehouse: str) -> None:
     t = decoupled(catalog, commits=3)
-    t.consumer_manager().update("keep", 2)
+    ConsumerManager.of(t.store).update("keep", 2)
     schema = pathlib.Path(t.path) / "schema" / "schema-0"
     data = json.loads(schema.read_text())
     data["options"]["metadata.iceberg.storage"] = "table-location"  # the engine only reads such a table

@@ -28,6 +28,7 @@ from table_engine.errors import (
 from table_engine.ops import CreateBranch, DeleteBranch, FastForward, RenameBranch
 from table_engine.ops.run import run_command
 from table_engine.schema_change import AddColumn, SetOption
+from table_engine.store.branches import BranchManager
 from table_engine.table import Table
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("v", pa.string())])
@@ -123,14 +124,14 @@ def test_fast_forward_replaces_mains_line_from_the_branch_point(catalog: Catalog
     b.create_tag("bt")
     table.write(rows([8], "m"))  # snapshot 3 on main: discarded by the fast-forward (Paimon's semantics)
     table.create_tag("late")
-    assert table.branch_manager().discarded_by_fast_forward("b1") == [3]
+    assert BranchManager.of(table.store).discarded_by_fast_forward("b1") == [3]
     assert table.fast_forward("b1") == 3
     assert content(catalog.get_table("db.t")) == content(b) == {1: "a1", 2: "b2", 3: "b3", 7: "x7"}
     assert table.list_tags() == ["bt", "t1"]  # 'late' (on snapshot 3) went; the branch's tags came
     snap_dir = f"{table.path}/snapshot"
     with open(f"{snap_dir}/LATEST") as f:
         assert f.read() == "3"
-    assert table.branch_manager().is_fast_forwarded("b1")
+    assert BranchManager.of(table.store).is_fast_forwarded("b1")
     table.write(rows([10], "n"))  # main goes on from the branch's line
     assert table.latest_snapshot_id() == 4 and content(table)[10] == "n10"
     with pytest.raises(BranchError, match="do not use"):

@@ -1,57 +1,72 @@
-"""The Table facade grouped by surface (table_engine/table/): every public name lives in one surface module, the
-map in Table's docstring and the README's Python API table list it there, and a Table stays one picklable class."""
+"""The Table facade (table_engine/table/, ADR 0043): one class over the store handle, at most 45 public names, each
+listed once in the map of Table's docstring and in the README's Python API table under the same group; the modules
+beside it stay small; a Table is one picklable class whose views are Tables."""
 
 from __future__ import annotations
 
 import inspect
 import pathlib
 import pickle
+import re
 
 import pyarrow as pa
 
 from table_engine import Catalog
-from table_engine.table import Table, TableBase
-from table_engine.table.base import is_mutating
+from table_engine.table import Table
+from table_engine.table.guards import is_mutating
+from table_engine.table.reading import read_optimized_view
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-SURFACES = ("base", "reading", "writing", "maintenance", "tags", "metadata", "branches")
-# instance attributes set in TableBase.__init__ / _set_schema (not in any class __dict__)
-INSTANCE_ATTRIBUTES = {"identifier": "base", "path": "base", "schema": "base", "options": "base", "file_io": "base",
-                       "source": "base", "store": "base"}
+MAX_PUBLIC_NAMES = 45
+"""ADR 0043: Java's Table has about 35, pyiceberg's 41 plus namespaces."""
 
 
-def public_names() -> dict[str, str]:
-    """Each public name of Table -> the surface module (``table_engine.table.<surface>``) that defines it."""
-    out = dict(INSTANCE_ATTRIBUTES)
-    for cls in Table.__mro__[1:-1]:
-        for name in vars(cls):
-            if not name.startswith("_"):
-                assert name not in out or out[name] == cls.__module__.rsplit(".", 1)[1], name
-                out.setdefault(name, cls.__module__.rsplit(".", 1)[1])
-    return out
+def class_names() -> set[str]:
+    return {n for n in dir(Table) if not n.startswith("_")}
 
 
-def test_every_public_name_is_defined_by_one_surface_and_table_adds_none() -> None:
-    names = public_names()
-    assert {n for n in vars(Table) if not n.startswith("_")} == set()
-    assert set(names.values()) == set(SURFACES)
-    assert {n for n in dir(Table) if not n.startswith("_")} == set(names) - set(INSTANCE_ATTRIBUTES)
+def instance_names(tmp_path: pathlib.Path) -> set[str]:
+    table = Catalog(str(tmp_path)).create_table("db.t", schema=pa.schema([("id", pa.int64())]))
+    return {n for n in vars(table) if not n.startswith("_")}
 
 
-def test_the_docstring_map_and_the_readme_list_each_name_under_its_surface() -> None:
-    names = public_names()
+def docstring_groups(names: set[str]) -> dict[str, set[str]]:
+    """``- group: ``a``, ``b``...`` blocks of Table's docstring -> the names of ``names`` each lists."""
     doc = inspect.getdoc(Table) or ""
-    doc_lines = {s: next(block for block in doc.split("\n- ") if f"table_engine.table.{s}`" in block)
-                 for s in SURFACES}
-    readme = (ROOT / "README.md").read_text()
-    readme_rows = {s: next(line for line in readme.splitlines() if line.startswith("| ") and f"| `{s}.py` |" in line)
-                   for s in SURFACES}
-    for name, surface in names.items():
-        assert f"``{name}``" in doc_lines[surface], f"{name} not in the docstring map under {surface}"
-        assert f"`{name}`" in readme_rows[surface], f"{name} not in the README's Python API row of {surface}.py"
+    groups = {}
+    for block in ("\n" + doc.split("\n\n")[1]).split("\n- ")[1:]:
+        group, _, rest = block.partition(":")
+        groups[group.strip()] = set(re.findall(r"``([a-z_]+)``", rest)) & names
+    return groups
 
 
-def test_surface_modules_stay_small() -> None:
+def readme_groups(names: set[str]) -> dict[str, set[str]]:
+    """The rows of the README's Python API table -> the names of ``names`` each lists."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = lines.index("| group | names |") + 2
+    groups = {}
+    for line in lines[start:]:
+        if not line.startswith("| "):
+            break
+        group, listed = (c.strip() for c in line.strip("|").split("|"))
+        groups[group] = set(re.findall(r"`([a-z_]+)`", listed)) & names
+    return groups
+
+
+def test_table_is_one_class_with_at_most_45_public_names() -> None:
+    assert Table.__mro__ == (Table, object)
+    assert len(class_names()) <= MAX_PUBLIC_NAMES, sorted(class_names())
+
+
+def test_the_docstring_map_and_the_readme_list_each_name_once_in_the_same_group(tmp_path: pathlib.Path) -> None:
+    names = class_names() | instance_names(tmp_path)
+    doc, readme = docstring_groups(names), readme_groups(names)
+    assert doc == readme
+    listed = [n for members in doc.values() for n in members]
+    assert sorted(listed) == sorted(names)  # every name, in one group only
+
+
+def test_the_modules_of_the_table_package_stay_small() -> None:
     for path in (ROOT / "table_engine" / "table").glob("*.py"):
         assert len(path.read_text().splitlines()) < 600, path.name
 
@@ -62,9 +77,10 @@ def test_a_table_pickles_as_one_class_and_its_views_are_tables(tmp_path: pathlib
         options={"bucket": "1"})
     table.write(pa.table({"id": [1], "v": ["a"]}))
     copy = pickle.loads(pickle.dumps(table))
-    assert type(copy) is Table and isinstance(copy, TableBase)
+    assert type(copy) is Table
     assert copy.read().to_pylist() == [{"id": 1, "v": "a"}]
-    ro = table.read_optimized_view()
-    assert type(ro) is Table and ro.read_only and not table.read_only
+    ro = read_optimized_view(table)
+    assert type(ro) is Table and ro.read_only and ro.view == "ro" and not table.read_only
     assert type(table.copy({"scan.snapshot-id": "1"})) is Table
     assert is_mutating(Table.write) and not is_mutating(Table.read)
+    assert is_mutating(type(table.maintenance).compact) and is_mutating(type(table.data_evolution).update_by_row_id)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from table_engine import Catalog
 from table_engine.errors import ConsumerError, SnapshotNotExistError
 from table_engine.store.changes.changelog_consumer import ChangelogConsumer, PolledChanges
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.table import Table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -212,7 +213,7 @@ def test_an_expired_consumer_no_longer_protects_snapshots(catalog: Catalog) -> N
         put(t, {i: "x"})
     t.maintenance.after_commit()
     assert t.earliest_snapshot_id() == 2 and t.consumers() == {"idle": 2}  # held by the consumer
-    path = t.consumer_manager().path("idle")
+    path = ConsumerManager.of(t.store).path("idle")
     old = time.time() - 7200
     os.utime(path, (old, old))                                           # not updated for two hours
     report = t.maintenance.after_commit()

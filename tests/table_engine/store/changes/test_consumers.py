@@ -22,7 +22,7 @@ def table(catalog: Catalog) -> Table:
 
 
 def test_file_format_is_paimons(table: Table) -> None:
-    cm = table.consumer_manager()
+    cm = ConsumerManager.of(table.store)
     cm.update("job-1", 42)
     text = table.file_io.read_text(f"{table.path}/consumer/consumer-job-1")
     assert text == '{\n  "nextSnapshot" : 42\n}'
@@ -33,7 +33,7 @@ def test_file_format_is_paimons(table: Table) -> None:
 
 
 def test_create_update_reset_delete(table: Table) -> None:
-    cm = table.consumer_manager()
+    cm = ConsumerManager.of(table.store)
     assert cm.get("a") is None and cm.min_next_snapshot() is None
     cm.create("a", 3)
     with pytest.raises(ConsumerError, match="exists"):
@@ -51,13 +51,13 @@ def test_create_update_reset_delete(table: Table) -> None:
 @pytest.mark.parametrize("bad_id", ["", " ", "a/b", "a\\b"])
 def test_invalid_ids(table: Table, bad_id: str) -> None:
     with pytest.raises(ConsumerError):
-        table.consumer_manager().update(bad_id, 1)
+        ConsumerManager.of(table.store).update(bad_id, 1)
 
 
 @pytest.mark.parametrize("bad_next", [0, -1, True, 1.5])
 def test_invalid_next_snapshot(table: Table, bad_next: object) -> None:
     with pytest.raises(ConsumerError):
-        table.consumer_manager().update("a", bad_next)  # type: ignore[arg-type]
+        ConsumerManager.of(table.store).update("a", bad_next)  # type: ignore[arg-type]
 
 
 def test_clear_with_patterns(table: Table) -> None:
@@ -75,7 +75,7 @@ def test_clear_with_patterns(table: Table) -> None:
 
 
 def test_expire_by_modification_time(table: Table) -> None:
-    cm = table.consumer_manager()
+    cm = ConsumerManager.of(table.store)
     cm.update("old", 1)
     cm.update("new", 1)
     past = time.time() - 3600
@@ -91,7 +91,7 @@ def test_consumer_expiry_at_commit_time(catalog: Catalog, clock: ManualClock) ->
     t.write(pa.table({"id": [1]}))
     t.maintenance.reset_consumer("stale", 1)
     past = time.time() - 7200
-    os.utime(t.consumer_manager().path("stale"), (past, past))
+    os.utime(ConsumerManager.of(t.store).path("stale"), (past, past))
     t.write(pa.table({"id": [2]}))
     t.write(pa.table({"id": [3]}))
     clock.advance(1)  # snapshot 2 expires only once snapshot 3 is older than the cut-off (now - 0 s)
@@ -109,7 +109,7 @@ def test_corrupt_consumer_file(table: Table) -> None:
 
 def test_consumer_expiry_cut_off_is_exclusive(table: Table) -> None:
     """Paimon's ``ConsumerManager.expire``: a consumer goes when the cut-off is strictly after its file's time."""
-    cm = table.consumer_manager()
+    cm = ConsumerManager.of(table.store)
     cm.update("a", 1)
     modified = cm.all()[0].modified_millis
     assert cm.expire(modified) == [] and table.consumers() == {"a": 1}

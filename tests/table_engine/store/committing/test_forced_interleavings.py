@@ -17,6 +17,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.format.snapshot import latest_hint, list_snapshot_ids
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.committing import commit as commit_mod
 from table_engine.store.committing.commit import FileStoreCommit
 
@@ -87,7 +88,7 @@ def test_the_pin_holds_expiry_only_while_the_attempt_runs(catalog: Catalog, hook
 
     def look(self: FileStoreCommit, pin: Any, snapshot: Any) -> None:
         seen["pins"] = [st.path.rsplit("/", 1)[-1] for st in t.file_io.list_status(f"{t.path}/consumer")]
-        seen["min"] = t.consumer_manager().min_next_snapshot()
+        seen["min"] = ConsumerManager.of(t.store).min_next_snapshot()
 
     hooked(FileStoreCommit, "_publish", look)
     t.write(_rows(30, 40), maintain=False)

@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 from table_engine import Catalog
 from table_engine.errors import CommitConflictError, StorageError
 from table_engine.format.snapshot import FIRST_SNAPSHOT_ID, latest_hint
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.table import Table
 from tests.fault_proxy import Rule
 from tests.processes import Actors, Flag
@@ -253,7 +254,7 @@ def reader(scn: Scenario, ready: Flag, stop: Flag, attempts: Counter) -> None:
     ``attempts`` counts reads, failed or not (the reader is its only writer)."""
     _engine_log(scn, "reader")
     t = scn.table()
-    consumers = t.consumer_manager()
+    consumers = ConsumerManager.of(t.store)
     log = _Log(scn, "reader")
     lease = _Lease(scn)
     pin: int | None = None

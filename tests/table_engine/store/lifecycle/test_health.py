@@ -18,6 +18,7 @@ from table_engine.clock import ManualClock, use_clock
 from table_engine.errors import CommandError, MissingFileError, PartitionSpecError
 from table_engine.ops import Health
 from table_engine.schema_change import SetOption
+from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
 from table_engine.table import Table
 
@@ -102,7 +103,7 @@ def test_retention_consumers_tags_branches(catalog: Catalog) -> None:
         write(t, [i])
     t.create_tag("keep", 4, time_retained_ms=1)
     t.create_branch("dev", "keep")
-    t.consumer_manager().create("slow", 2)
+    ConsumerManager.of(t.store).create("slow", 2)
     h = t.maintenance.health()
     s = h.snapshots
     assert (s.count, s.earliest_id, s.latest_id, s.over_max) == (6, 1, 6, 3)
@@ -118,7 +119,7 @@ def test_retention_consumers_tags_branches(catalog: Catalog) -> None:
     t.expire_snapshots()
     h = t.maintenance.health()
     assert (h.snapshots.count, h.snapshots.expirable, h.snapshots.over_max) == (3, 0, 0)
-    t.consumer_manager().create("gone", 1)
+    ConsumerManager.of(t.store).create("gone", 1)
     assert [(c.consumer_id, c.expired) for c in t.maintenance.health().consumers] == [("gone", True)]
 
 
@@ -191,7 +192,7 @@ def test_health_on_s3(s3_catalog: Catalog) -> None:
                                 options={"bucket": "1", "write-only": "true"})
     for i in range(3):
         write(t, [i])
-    t.consumer_manager().create("c", 1)
+    ConsumerManager.of(t.store).create("c", 1)
     t.file_io.write_bytes(f"{t.path}/dt=a/bucket-0/data-dead-0.parquet", b"orphan!")
     h = t.maintenance.health(orphans=True, orphans_older_than_millis=clock.now_millis() + 60_000)
     (b,) = h.buckets
@@ -229,7 +230,7 @@ def test_expirable_is_what_expiry_expires(catalog: Catalog, retain_min: int, ret
             write(t, [i])
             now.advance(600_000)
         if consumer is not None:
-            t.consumer_manager().create("c", consumer)
+            ConsumerManager.of(t.store).create("c", consumer)
         s = t.maintenance.health().snapshots
         expired = t.expire_snapshots().expired_snapshot_ids
         assert s.expirable == len(expired)
@@ -270,7 +271,7 @@ def test_changelog_expirable_is_what_changelog_expiry_expires(catalog: Catalog, 
             write(t, [i])
             now.advance(600_000)
         if consumer is not None:
-            t.consumer_manager().create("c", consumer)
+            ConsumerManager.of(t.store).create("c", consumer)
         before = t.maintenance.health().changelogs
         assert before.count > 0 and before.earliest_id is not None
         result = ExpireResult()

@@ -12,6 +12,7 @@ import pytest
 from table_engine import Catalog
 from table_engine.clock import ManualClock
 from table_engine.errors import SnapshotNotExistError, TagAlreadyExistError, TagError, TagNotExistError
+from table_engine.store.lifecycle.tags import TagManager
 from table_engine.table import Table
 from tests.table_engine.store.lifecycle.lifecycle_support import (
     assert_exact_files,
@@ -100,7 +101,7 @@ def test_expire_tags_by_retention(catalog: Catalog, clock: ManualClock) -> None:
 def test_expire_tags_store_level_clock(catalog: Catalog) -> None:
     t = make(catalog)
     fill(t, 1)
-    tm = t.tag_manager()
+    tm = TagManager.of(t.store)
     created = datetime.datetime(2024, 1, 1, 12, 0)
     tm.create("day", t.snapshot(1), 86_400_000, now=created)
     assert tm.expire(now=datetime.datetime(2024, 1, 2, 11, 59)).deleted_tags == []
@@ -229,7 +230,7 @@ def test_tag_cache_sees_replaced_tags(catalog: Catalog) -> None:
     t.create_tag("x", 1)
     assert t.tags()[0].snapshot_id == 1
     t.replace_tag("x", 3)
-    os.utime(t.tag_manager().path("x"), (time.time() + 5, time.time() + 5))
+    os.utime(TagManager.of(t.store).path("x"), (time.time() + 5, time.time() + 5))
     assert t.tags()[0].snapshot_id == 3
 
 
@@ -317,7 +318,6 @@ def test_a_tag_created_while_a_rollback_runs_waits_and_is_made_again(catalog: Ca
 def test_deleting_a_tag_keeps_a_tag_made_meanwhile_on_the_same_snapshot(catalog: Catalog, monkeypatch) -> None:
     """A tag created on an expired snapshot while another tag held it, after that tag's deletion read the tags: the
     deletion must delete none of the snapshot's files."""
-    from table_engine.store.lifecycle.tags import TagManager
 
     t = catalog.create_table("db.t", SCHEMA, options={"bucket": "-1"})
     for i in range(3):
@@ -380,7 +380,7 @@ def test_a_tag_is_never_visible_while_an_expiry_under_way_deletes_its_snapshot(c
     monkeypatch.setattr(type(t.file_io), "write_if_absent", recording)
     monkeypatch.setattr(pins.time, "sleep", expiry_finishes)
     with pytest.raises(SnapshotNotExistError, match="expired before tag 'first' could hold it"):
-        t.tag_manager().create("first", t.snapshot(1))
+        TagManager.of(t.store).create("first", t.snapshot(1))
     assert tag_writes == [] and t.list_tags() == []  # nothing was ever written
     assert not t.file_io.exists(marker)
     snap = t.create_tag("latest")  # the table's own retry path tags what is there

@@ -71,18 +71,18 @@ def _apply(t: Any, op: dict[str, Any]) -> None:
         t.expire_snapshots(retain_max=1, retain_min=1)
         return
     if op["op"] == "delete_rows":
-        t.delete_by_row_id(op["row_ids"])
+        t.data_evolution.delete_by_row_id(op["row_ids"])
         return
     if op["op"] == "delete_where":
-        t.delete_by_predicate([tuple(op["where"])])
+        t.data_evolution.delete_by_predicate([tuple(op["where"])])
         return
     names = list(op["rows"])
     types = {"_ROW_ID": pa.int64(), **{f.name: f.type for f in SCHEMA}}
     data = pa.table({n: pa.array(op["rows"][n], types[n]) for n in names})
     if op["op"] == "update":
-        t.update_by_row_id(data)
+        t.data_evolution.update_by_row_id(data)
     elif op["op"] == "upsert":
-        t.upsert_by_key(data, op["keys"], op["cols"])
+        t.data_evolution.upsert_by_key(data, op["keys"], op["cols"])
     else:
         t.write(data)
 
@@ -133,8 +133,8 @@ def test_a_write_of_some_columns_needs_the_partition_columns(tmp_path: Path) -> 
     assert t.latest_snapshot() is None
     t.write(pa.table({"p": ["x", "y"], "id": pa.array([1, 2], pa.int64())}))
     with pytest.raises(SchemaError, match="partition column"):
-        t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "p": ["z"]}))
-    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "v": pa.array([7], pa.int64())}))
+        t.data_evolution.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "p": ["z"]}))
+    t.data_evolution.update_by_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "v": pa.array([7], pa.int64())}))
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [{"p": "x", "id": 1, "v": None},
                                                                    {"p": "y", "id": 2, "v": 7}]
 
@@ -165,12 +165,14 @@ def test_a_concurrent_commit_fails_an_update_instead_of_being_overwritten(tmp_pa
     def racing(*args: Any, **kwargs: Any) -> Any:
         monkeypatch.setattr(data_evolution_write, "read_row_id_group", original)
         out = original(*args, **kwargs)  # A has read the range; now B commits
-        other.update_by_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": pa.array([11], pa.int64())}))
+        other.data_evolution.update_by_row_id(
+            pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": pa.array([11], pa.int64())}))
         return out
 
     monkeypatch.setattr(data_evolution_write, "read_row_id_group", racing)
     with pytest.raises(CommitConflictError):
-        t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([1], pa.int64())}))
+        t.data_evolution.update_by_row_id(
+            pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([1], pa.int64())}))
     assert sorted(t.read(columns=["id", "a"]).to_pylist(), key=lambda r: r["id"]) == [{"id": 0, "a": 0},
                                                                                      {"id": 1, "a": 11}]
 
@@ -208,23 +210,25 @@ def test_bad_upserts_and_deletes_change_nothing(tmp_path: Path) -> None:
     plain.write(rows)
     before = state(str(tmp_path))
     ids = pa.array([5], pa.int64())
+    de = t.data_evolution
     for call, match in [
-        (lambda: t.delete_by_row_id([1, 7]), "row id 7 is not a row of the table"),
-        (lambda: t.delete_by_row_id(pa.array([1, None], pa.int64())), "_ROW_ID is null in 1 row"),
-        (lambda: plain.delete_by_row_id([0]), "needs deletion-vectors.enabled = true"),
-        (lambda: plain.delete_by_predicate([("a", ">", 1)]), "needs deletion-vectors.enabled = true"),
-        (lambda: t.delete_by_predicate([("nope", ">", 1)]), "nope"),
-        (lambda: t.upsert_by_key(pa.table({"a": ids}), ["id"]), r"key column\(s\) \['id'\] are missing"),
-        (lambda: t.upsert_by_key(pa.table({"id": ids}), ["nope"]), r"unknown key column\(s\) \['nope'\]"),
-        (lambda: t.upsert_by_key(pa.table({"id": ids, "a": ids}), ["id"], ["b"]), r"\['b'\] to set are not in"),
-        (lambda: t.upsert_by_key(pa.table({"id": ids, "c": ids}), ["id"]), r"unknown column\(s\) \['c'\]"),
+        (lambda: t.data_evolution.delete_by_row_id([1, 7]), "row id 7 is not a row of the table"),
+        (lambda: t.data_evolution.delete_by_row_id(pa.array([1, None], pa.int64())), "_ROW_ID is null in 1 row"),
+        (lambda: plain.data_evolution.delete_by_row_id([0]), "needs deletion-vectors.enabled = true"),
+        (lambda: plain.data_evolution.delete_by_predicate([("a", ">", 1)]), "needs deletion-vectors.enabled = true"),
+        (lambda: t.data_evolution.delete_by_predicate([("nope", ">", 1)]), "nope"),
+        (lambda: de.upsert_by_key(pa.table({"a": ids}), ["id"]), r"key column\(s\) \['id'\] are missing"),
+        (lambda: de.upsert_by_key(pa.table({"id": ids}), ["nope"]), r"unknown key column\(s\) \['nope'\]"),
+        (lambda: de.upsert_by_key(pa.table({"id": ids, "a": ids}), ["id"], ["b"]), r"\['b'\] to set are not in"),
+        (lambda: de.upsert_by_key(pa.table({"id": ids, "c": ids}), ["id"]), r"unknown column\(s\) \['c'\]"),
     ]:
         with pytest.raises(TableEngineError, match=match):
             call()
     assert state(str(tmp_path)) == before
-    assert t.delete_by_row_id([]) is None and t.delete_by_predicate([("a", ">", 99)]) is None
-    t.delete_by_row_id([1, 1])
-    assert t.delete_by_row_id([1]) is None  # deleted already: nothing to commit
+    assert t.data_evolution.delete_by_row_id([]) is None
+    assert t.data_evolution.delete_by_predicate([("a", ">", 99)]) is None
+    t.data_evolution.delete_by_row_id([1, 1])
+    assert t.data_evolution.delete_by_row_id([1]) is None  # deleted already: nothing to commit
     assert t.read(columns=["_ROW_ID", "id"]).to_pylist() == [{"_ROW_ID": 0, "id": 0}]
 
 
@@ -233,7 +237,7 @@ def test_upsert_matches_null_keys_keeps_the_last_of_repeated_keys_and_writes_in_
     cat.create_database("db")
     t = cat.create_table("db.t", SCHEMA, options=OPTIONS)
     t.write(pa.table({"id": pa.array([0, None], pa.int64()), "a": pa.array([0, 1], pa.int64()), "b": ["x", "y"]}))
-    sid = t.upsert_by_key(pa.table({"id": pa.array([None, 5, 0, 5], pa.int64()),
+    sid = t.data_evolution.upsert_by_key(pa.table({"id": pa.array([None, 5, 0, 5], pa.int64()),
                                     "a": pa.array([10, 50, 100, 55], pa.int64())}), ["id"])
     assert sid == 2 and t.latest_snapshot().id == 2  # type: ignore[union-attr]
     assert sorted(t.read(columns=["_ROW_ID", *SCHEMA.names]).to_pylist(), key=lambda r: r["_ROW_ID"]) == [
@@ -259,12 +263,12 @@ def test_a_concurrent_commit_fails_a_delete_instead_of_being_lost(tmp_path: Path
     def racing(*args: Any, **kwargs: Any) -> Any:
         monkeypatch.setattr(data_evolution_delete, "row_ranges", original)
         out = original(*args, **kwargs)  # A has planned; now B commits
-        other.delete_by_row_id([2])
+        other.data_evolution.delete_by_row_id([2])
         return out
 
     monkeypatch.setattr(data_evolution_delete, "row_ranges", racing)
     with pytest.raises(CommitConflictError):
-        t.delete_by_row_id([0])
+        t.data_evolution.delete_by_row_id([0])
     assert t.read(columns=["id"]).to_pylist() == [{"id": 0}, {"id": 1}]
-    t.delete_by_row_id([0])  # a retry goes through
+    t.data_evolution.delete_by_row_id([0])  # a retry goes through
     assert t.read(columns=["id"]).to_pylist() == [{"id": 1}]
