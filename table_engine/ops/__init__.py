@@ -7,10 +7,10 @@ A command travels between processes as one JSON object (:meth:`Command.to_json`,
 
 What each command does is its one :class:`~table_engine.ops.base.CommandEntry` (:func:`~table_engine.ops.base.entry`):
 its local runner (:mod:`table_engine.ops.run`), and for a Spark job its Spark runner
-(:mod:`table_engine.spark.jobs.run`) and its input-size rule for small jobs on the driver
-(:mod:`table_engine.spark.jobs.driver_jobs`), each registered with :func:`~table_engine.ops.base.registers` by the
-module that holds it and imported when first asked for. Every job prints one result line,
-:class:`~table_engine.ops.result.JobResult`.
+(:mod:`table_engine.spark.jobs.run`), its input-size rule for small jobs on the driver and, where a small job runs
+there other than as the CLI runs it, its driver runner (:mod:`table_engine.spark.jobs.driver_jobs`), each registered
+with :func:`~table_engine.ops.base.registers` by the module that holds it and imported when first asked for. Every
+job prints one result line, :class:`~table_engine.ops.result.JobResult`.
 
 Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local runner in :mod:`table_engine.ops.run`
 (a Spark job: its Spark runner and input-size rule too), and an operator subclass in
