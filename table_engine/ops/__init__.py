@@ -19,47 +19,9 @@ Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local run
 Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
 """
 
+from table_engine.ops import commands
 from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, command, command_class, from_json
-from table_engine.ops.commands import (
-    SOURCE_FORMATS,
-    CheckTable,
-    ClearConsumers,
-    CommittingCommand,
-    Compact,
-    CompactDatabase,
-    CompactManifest,
-    ConsumeChangelog,
-    CreateBranch,
-    CreateTag,
-    DeleteBranch,
-    DeleteTag,
-    DropPartitions,
-    ExpireChangelogs,
-    ExpirePartitions,
-    ExpireSnapshots,
-    ExpireTags,
-    FastForward,
-    Health,
-    History,
-    Maintain,
-    MarkPartitionDone,
-    RemoveOrphanFiles,
-    RemoveUnexistingFiles,
-    RenameBranch,
-    Repair,
-    Rescale,
-    ResetConsumer,
-    RewriteFileIndex,
-    Rollback,
-    Write,
-    committing_commands,
-    snapshot_properties_of,
-)
+from table_engine.ops.commands import *  # noqa: F403  (the command classes: commands.__all__ is their one list)
 
-__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactDatabase",
-           "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
-           "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
-           "Health", "History", "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
-           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "committing_commands",
-           "from_json", "snapshot_properties_of"]
+__all__ = ["ArgSpec", "Command", "KINDS", "REGISTRY", "arg", "command", "command_class", "from_json"]
+__all__ += commands.__all__
