@@ -7,10 +7,10 @@ A command travels between processes as one JSON object (:meth:`Command.to_json`,
 
 What each command does is its one :class:`~table_engine.ops.base.CommandEntry` (:func:`~table_engine.ops.base.entry`):
 its local runner (:mod:`table_engine.ops.run`), and for a Spark job its Spark runner
-(:mod:`table_engine.spark.jobs.run`) and its input-size rule for small jobs on the driver
-(:mod:`table_engine.spark.jobs.driver_jobs`), each registered with :func:`~table_engine.ops.base.registers` by the
-module that holds it and imported when first asked for. Every job prints one result line,
-:class:`~table_engine.ops.result.JobResult`.
+(:mod:`table_engine.spark.jobs.run`), its input-size rule for small jobs on the driver and, where a small job runs
+there other than as the CLI runs it, its driver runner (:mod:`table_engine.spark.jobs.driver_jobs`), each registered
+with :func:`~table_engine.ops.base.registers` by the module that holds it and imported when first asked for. Every
+job prints one result line, :class:`~table_engine.ops.result.JobResult`.
 
 Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local runner in :mod:`table_engine.ops.run`
 (a Spark job: its Spark runner and input-size rule too), and an operator subclass in
@@ -19,47 +19,9 @@ Adding a command: a dataclass in :mod:`table_engine.ops.commands`, its local run
 Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
 """
 
+from table_engine.ops import commands
 from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, command, command_class, from_json
-from table_engine.ops.commands import (
-    SOURCE_FORMATS,
-    CheckTable,
-    ClearConsumers,
-    CommittingCommand,
-    Compact,
-    CompactDatabase,
-    CompactManifest,
-    ConsumeChangelog,
-    CreateBranch,
-    CreateTag,
-    DeleteBranch,
-    DeleteTag,
-    DropPartitions,
-    ExpireChangelogs,
-    ExpirePartitions,
-    ExpireSnapshots,
-    ExpireTags,
-    FastForward,
-    Health,
-    History,
-    Maintain,
-    MarkPartitionDone,
-    RemoveOrphanFiles,
-    RemoveUnexistingFiles,
-    RenameBranch,
-    Repair,
-    Rescale,
-    ResetConsumer,
-    RewriteFileIndex,
-    Rollback,
-    Write,
-    committing_commands,
-    snapshot_properties_of,
-)
+from table_engine.ops.commands import *  # noqa: F403  (the command classes: commands.__all__ is their one list)
 
-__all__ = ["ArgSpec", "CheckTable", "ClearConsumers", "Command", "CommittingCommand", "Compact", "CompactDatabase",
-           "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
-           "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
-           "Health", "History", "KINDS", "Maintain", "MarkPartitionDone", "REGISTRY", "RemoveOrphanFiles",
-           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "arg", "command", "command_class", "committing_commands",
-           "from_json", "snapshot_properties_of"]
+__all__ = ["ArgSpec", "Command", "KINDS", "REGISTRY", "arg", "command", "command_class", "from_json"]
+__all__ += commands.__all__

@@ -257,7 +257,7 @@ def command(name: str, *, help: str, spark_job: bool = False,
 
 # ---- what each command does: one entry per command ----------------------------------------------------------------
 RUNNER_MODULES = {"local": "table_engine.ops.run", "spark": "table_engine.spark.jobs.run",
-                  "input_size": "table_engine.spark.jobs.driver_jobs"}
+                  "input_size": "table_engine.spark.jobs.driver_jobs", "driver": "table_engine.spark.jobs.driver_jobs"}
 """The module that registers each kind of :class:`CommandEntry` function, imported when one is first asked for (the
 Spark side imports pyspark: only a Spark driver needs it; this module stays light)."""
 
@@ -273,12 +273,16 @@ class CommandEntry:
         (:mod:`table_engine.spark.jobs.run`).
     :param input_size: for a ``spark_job`` command that may run on the driver when small, the bytes it would read
         (None: it must be a Spark job) (:mod:`table_engine.spark.jobs.driver_jobs`).
+    :param driver: for such a command, runs it with the engine on the driver with the Spark job's result,
+        ``cmd -> result fields``, where that differs from ``local`` (None: as the CLI runs it,
+        :func:`table_engine.ops.run.run_command`) (:mod:`table_engine.spark.jobs.driver_jobs`).
     """
 
     command: type[Command]
     local: Callable[[Any, Any], dict[str, Any]] | None = None
     spark: Callable[[Any, Any], dict[str, Any]] | None = None
     input_size: Callable[[Any], int | None] | None = None
+    driver: Callable[[Any], dict[str, Any]] | None = None
 
 
 _ENTRIES: dict[type[Command], CommandEntry] = {}
@@ -288,7 +292,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def registers(kind: str, cls: type[Command]) -> Callable[[F], F]:
-    """Register the decorated function as the ``kind`` (``local``, ``spark``, ``input_size``) of ``cls``'s entry."""
+    """Register the decorated function as the ``kind`` (``local``, ``spark``, ``input_size``, ``driver``) of
+    ``cls``'s entry."""
     if kind not in RUNNER_MODULES:
         raise ValueError(f"unknown runner kind {kind!r}; expected one of {', '.join(RUNNER_MODULES)}")
 

@@ -16,13 +16,12 @@ from table_engine.core_enums import PartitionExpireStrategy
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
-__all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactManifest", "ConsumeChangelog",
-           "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions", "ExpireChangelogs",
-           "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History", "IF_EXISTS",
-           "Maintain",
-           "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale",
-           "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
-           "snapshot_properties_of"]
+__all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactDatabase", "CompactManifest",
+           "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
+           "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History",
+           "IF_EXISTS", "Maintain", "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch",
+           "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write",
+           "committing_commands", "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 

@@ -25,39 +25,9 @@ from table_engine.errors import (
 )
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.format.tag_file import Tag
+from table_engine.ops import commands
 from table_engine.ops.base import Command, entry, registers
-from table_engine.ops.commands import (
-    CheckTable,
-    ClearConsumers,
-    Compact,
-    CompactDatabase,
-    CompactManifest,
-    ConsumeChangelog,
-    CreateBranch,
-    CreateTag,
-    DeleteBranch,
-    DeleteTag,
-    DropPartitions,
-    ExpireChangelogs,
-    ExpirePartitions,
-    ExpireSnapshots,
-    ExpireTags,
-    FastForward,
-    Health,
-    History,
-    Maintain,
-    MarkPartitionDone,
-    RemoveOrphanFiles,
-    RemoveUnexistingFiles,
-    RenameBranch,
-    Repair,
-    Rescale,
-    ResetConsumer,
-    RewriteFileIndex,
-    Rollback,
-    Write,
-    snapshot_properties_of,
-)
+from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import consume_changelog
 from table_engine.ops.facts import commit_facts, commits_facts, write_facts
 from table_engine.store.branches import BranchManager
@@ -99,7 +69,7 @@ def open_catalog(cmd: Command) -> Catalog:
     return Catalog(cmd.warehouse, dict(cmd.catalog_options))
 
 
-def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table, bool]:
+def ensure_table(cmd: commands.Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table, bool]:
     """The target table of ``write``, created from ``schema`` with ``--create-if-missing``."""
     if catalog.table_exists(cmd.table):
         return catalog.get_table(cmd.table), False
@@ -114,7 +84,7 @@ def ensure_table(cmd: Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table
     return table, True
 
 
-def commit_user(cmd: Write, table: Table) -> CommitUser:
+def commit_user(cmd: commands.Write, table: Table) -> CommitUser:
     """``--commit-user``, else the table's default (:func:`~table_engine.core_options.default_commit_user`)."""
     return default_commit_user(table.options, cmd.commit_user)
 
@@ -146,8 +116,8 @@ def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
 
 
 # ---- the commands -------------------------------------------------------------------------------------------------
-@runs(Write)
-def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Write)
+def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
     import pyarrow.dataset as ds
 
     if cmd.sql:
@@ -189,7 +159,7 @@ def run_write(cmd: Write, catalog: Catalog) -> dict[str, Any]:
     return write_result(table, sid, created)
 
 
-def source_filesystem(cmd: Write) -> Any:
+def source_filesystem(cmd: commands.Write) -> Any:
     """None for a local ``--source`` (pyarrow reads it directly); for a URI, the FileIO that
     :func:`~table_engine.io.file_io.file_io_for` builds from the catalog options, as a read-only pyarrow file
     system (so an ``s3://`` source takes the same ``s3.*`` options as the warehouse)."""
@@ -213,8 +183,8 @@ def _file_format(fmt: str, options: Mapping[str, str]) -> Any:
     return fmt
 
 
-@runs(Compact)
-def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Compact)
+def run_compact(cmd: commands.Compact, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.maintenance.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
                         idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
@@ -222,8 +192,8 @@ def run_compact(cmd: Compact, catalog: Catalog) -> dict[str, Any]:
     return compact_result(table, sid)
 
 
-@runs(CompactDatabase)
-def run_compact_database(cmd: CompactDatabase, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.CompactDatabase)
+def run_compact_database(cmd: commands.CompactDatabase, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.compact_database import compact_database
 
     done = compact_database(catalog, cmd.table, including_tables=cmd.including_tables,
@@ -232,8 +202,8 @@ def run_compact_database(cmd: CompactDatabase, catalog: Catalog) -> dict[str, An
     return {"database": cmd.table, "snapshots": done.snapshots, "compacted": done.compacted}
 
 
-@runs(ExpireSnapshots)
-def run_expire_snapshots(cmd: ExpireSnapshots, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ExpireSnapshots)
+def run_expire_snapshots(cmd: commands.ExpireSnapshots, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     overrides = {k: v for k, v in (("retain_min", cmd.retain_min), ("retain_max", cmd.retain_max),
                                    ("older_than_millis", cmd.older_than_millis), ("max_deletes", cmd.max_deletes))
@@ -243,8 +213,8 @@ def run_expire_snapshots(cmd: ExpireSnapshots, catalog: Catalog) -> dict[str, An
             "earliest_snapshot_id": table.earliest_snapshot_id()}
 
 
-@runs(ExpireChangelogs)
-def run_expire_changelogs(cmd: ExpireChangelogs, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ExpireChangelogs)
+def run_expire_changelogs(cmd: commands.ExpireChangelogs, catalog: Catalog) -> dict[str, Any]:
     from table_engine.format.changelog_file import list_changelog_ids
 
     table = catalog.get_table(cmd.table)
@@ -259,8 +229,8 @@ def run_expire_changelogs(cmd: ExpireChangelogs, catalog: Catalog) -> dict[str, 
             "earliest_changelog_id": left[0] if left else None, "changelogs_left": len(left)}
 
 
-@runs(ClearConsumers)
-def run_clear_consumers(cmd: ClearConsumers, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ClearConsumers)
+def run_clear_consumers(cmd: commands.ClearConsumers, catalog: Catalog) -> dict[str, Any]:
     including = cmd.including_consumers if cmd.including_consumers and cmd.including_consumers.strip() else ".*"
     excluding = cmd.excluding_consumers if cmd.excluding_consumers and cmd.excluding_consumers.strip() else None
     table = catalog.get_table(cmd.table)
@@ -272,8 +242,8 @@ def run_clear_consumers(cmd: ClearConsumers, catalog: Catalog) -> dict[str, Any]
     return {"cleared_consumers": cleared, "consumers_left": sorted(table.consumers())}
 
 
-@runs(ResetConsumer)
-def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ResetConsumer)
+def run_reset_consumer(cmd: commands.ResetConsumer, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     before = table.consumers().get(cmd.consumer_id)
     sid = cmd.next_snapshot_id
@@ -291,8 +261,8 @@ def run_reset_consumer(cmd: ResetConsumer, catalog: Catalog) -> dict[str, Any]:
             "changed": before != sid}
 
 
-@runs(CompactManifest)
-def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.CompactManifest)
+def run_compact_manifest(cmd: commands.CompactManifest, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     from table_engine.store.lifecycle.planner import ManifestState, manifest_action, manifest_due_text
 
@@ -309,8 +279,8 @@ def run_compact_manifest(cmd: CompactManifest, catalog: Catalog) -> dict[str, An
             "commit": commit_facts(table, r.snapshot_id)}
 
 
-@runs(RemoveUnexistingFiles)
-def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.RemoveUnexistingFiles)
+def run_remove_unexisting_files(cmd: commands.RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     r = table.maintenance.remove_unexisting_files(dry_run=not cmd.remove, commit_user=cmd.commit_user)
     if r.paths and not cmd.remove:
@@ -321,8 +291,8 @@ def run_remove_unexisting_files(cmd: RemoveUnexistingFiles, catalog: Catalog) ->
             "commit": commit_facts(table, r.snapshot_id)}
 
 
-@runs(Repair)
-def run_repair(cmd: Repair, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Repair)
+def run_repair(cmd: commands.Repair, catalog: Catalog) -> dict[str, Any]:
     r = catalog.get_table(cmd.table).maintenance.repair()
     return {"repaired": [{"hint": "/".join(h.path.rsplit("/", 2)[-2:]), "was": h.old, "now": h.new}
                          for h in r.repaired],
@@ -330,8 +300,8 @@ def run_repair(cmd: Repair, catalog: Catalog) -> dict[str, Any]:
             "earliest_changelog_id": r.earliest_changelog_id, "latest_changelog_id": r.latest_changelog_id}
 
 
-@runs(CreateTag)
-def run_create_tag(cmd: CreateTag, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.CreateTag)
+def run_create_tag(cmd: commands.CreateTag, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     if cmd.snapshot is None and table.latest_snapshot_id() is None:
         # a table nothing was written to yet: no latest snapshot to tag (as Paimon's automatic tag creation, a
@@ -348,7 +318,7 @@ def run_create_tag(cmd: CreateTag, catalog: Catalog) -> dict[str, Any]:
     return _existing_tag(cmd, table, existing)
 
 
-def _existing_tag(cmd: CreateTag, table: Table, existing: Tag) -> dict[str, Any]:
+def _existing_tag(cmd: commands.CreateTag, table: Table, existing: Tag) -> dict[str, Any]:
     """``create-tag`` when the tag exists: success if it is the requested one or ``--creator``'s; else
     ``--if-exists`` (see :class:`~table_engine.ops.commands.CreateTag`)."""
     requested = cmd.snapshot if cmd.snapshot is not None else table.latest_snapshot_id()
@@ -375,13 +345,13 @@ def _existing_tag(cmd: CreateTag, table: Table, existing: Tag) -> dict[str, Any]
                                "'replace' or 'skip', or another tag name")
 
 
-@runs(ExpireTags)
-def run_expire_tags(cmd: ExpireTags, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ExpireTags)
+def run_expire_tags(cmd: commands.ExpireTags, catalog: Catalog) -> dict[str, Any]:
     return {"expired_tags": catalog.get_table(cmd.table).maintenance.expire_tags(cmd.older_than_millis)}
 
 
-@runs(ExpirePartitions)
-def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ExpirePartitions)
+def run_expire_partitions(cmd: commands.ExpirePartitions, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     overrides = {k: v for k, v in (("expiration_time", cmd.expiration_time_millis), ("strategy", cmd.strategy),
                                    ("timestamp_formatter", cmd.timestamp_formatter),
@@ -393,23 +363,23 @@ def run_expire_partitions(cmd: ExpirePartitions, catalog: Catalog) -> dict[str, 
             "commit": commits_facts(table, result.snapshot_ids)}
 
 
-@runs(RemoveOrphanFiles)
-def run_remove_orphan_files(cmd: RemoveOrphanFiles, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.RemoveOrphanFiles)
+def run_remove_orphan_files(cmd: commands.RemoveOrphanFiles, catalog: Catalog) -> dict[str, Any]:
     result = catalog.get_table(cmd.table).maintenance.remove_orphan_files(cmd.older_than_millis, cmd.dry_run)
     return {"orphan_files": result.count, "bytes": result.total_bytes, "dry_run": result.dry_run,
             "files": result.paths[:100]}
 
 
-@runs(Health)
-def run_health(cmd: Health, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Health)
+def run_health(cmd: commands.Health, catalog: Catalog) -> dict[str, Any]:
     health = catalog.get_table(cmd.table).maintenance.health(list(cmd.partitions) or None, orphans=cmd.orphans,
                                                  max_orphan_files=cmd.max_orphan_files,
                                                  orphans_older_than_millis=cmd.orphans_older_than_millis)
     return {"snapshot_id": health.snapshot_id, "health": health.to_dict()}
 
 
-@runs(History)
-def run_history(cmd: History, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.History)
+def run_history(cmd: commands.History, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.history import history
 
     page = history(catalog.get_table(cmd.table), kinds=cmd.kinds, since_millis=cmd.since_millis,
@@ -417,8 +387,8 @@ def run_history(cmd: History, catalog: Catalog) -> dict[str, Any]:
     return page.to_dict()
 
 
-@runs(Rollback)
-def run_rollback(cmd: Rollback, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Rollback)
+def run_rollback(cmd: commands.Rollback, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     target: int | str = cmd.snapshot if cmd.snapshot is not None else str(cmd.tag)
     result = table.rollback_to(target)
@@ -427,45 +397,45 @@ def run_rollback(cmd: Rollback, catalog: Catalog) -> dict[str, Any]:
             "removed_tags": result.removed_tags, "deleted_files": result.deleted_files}
 
 
-@runs(ConsumeChangelog)
-def run_consume_changelog(cmd: ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.ConsumeChangelog)
+def run_consume_changelog(cmd: commands.ConsumeChangelog, catalog: Catalog) -> dict[str, Any]:
     return consume_changelog(cmd, catalog)
 
 
-@runs(DeleteTag)
-def run_delete_tag(cmd: DeleteTag, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.DeleteTag)
+def run_delete_tag(cmd: commands.DeleteTag, catalog: Catalog) -> dict[str, Any]:
     result = catalog.get_table(cmd.table).delete_tag(cmd.tag, cmd.ignore_if_not_exists)
     return {"deleted_tags": result.deleted_tags, "deleted_files": result.deleted_files}
 
 
-@runs(DropPartitions)
-def run_drop_partitions(cmd: DropPartitions, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.DropPartitions)
+def run_drop_partitions(cmd: commands.DropPartitions, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.maintenance.drop_partitions(list(cmd.partitions), cmd.ignore_if_missing)
     return {"snapshot_id": sid, "dropped": sid is not None, "commit": commit_facts(table, sid)}
 
 
-@runs(MarkPartitionDone)
-def run_mark_partition_done(cmd: MarkPartitionDone, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.MarkPartitionDone)
+def run_mark_partition_done(cmd: commands.MarkPartitionDone, catalog: Catalog) -> dict[str, Any]:
     result = catalog.get_table(cmd.table).maintenance.mark_partitions_done(list(cmd.partitions))
     return {"partitions": result.partitions, "actions": result.actions}
 
 
-@runs(RewriteFileIndex)
-def run_rewrite_file_index(cmd: RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.RewriteFileIndex)
+def run_rewrite_file_index(cmd: commands.RewriteFileIndex, catalog: Catalog) -> dict[str, Any]:
     sid = catalog.get_table(cmd.table).maintenance.rewrite_file_index(list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid}
 
 
-@runs(Rescale)
-def run_rescale(cmd: Rescale, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Rescale)
+def run_rescale(cmd: commands.Rescale, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.maintenance.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}
 
 
-@runs(CheckTable)
-def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.CheckTable)
+def run_check(cmd: commands.CheckTable, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.checks.definitions import parse_checks
     from table_engine.ops.checks.runner import run_checks
 
@@ -480,8 +450,8 @@ def run_check(cmd: CheckTable, catalog: Catalog) -> dict[str, Any]:
     return {"snapshot_id": run.snapshot_id, "since_snapshot": run.since_snapshot, "passed": run.passed,
             "failed": [r.name for r in run.failed], "checks": [r.to_dict() for r in run.results]}
 # ---- branches ---------------------------------------------------------------------------------------------------
-@runs(CreateBranch)
-def run_create_branch(cmd: CreateBranch, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.CreateBranch)
+def run_create_branch(cmd: commands.CreateBranch, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     manager = BranchManager.of(table.store)
     found = {"branch": cmd.branch, "tag": cmd.tag, "already_existed": True}
@@ -502,14 +472,14 @@ def run_create_branch(cmd: CreateBranch, catalog: Catalog) -> dict[str, Any]:
             "snapshot_id": table.branch_table(cmd.branch).latest_snapshot_id()}
 
 
-@runs(DeleteBranch)
-def run_delete_branch(cmd: DeleteBranch, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.DeleteBranch)
+def run_delete_branch(cmd: commands.DeleteBranch, catalog: Catalog) -> dict[str, Any]:
     deleted = catalog.get_table(cmd.table).delete_branch(cmd.branch, ignore_if_missing=cmd.ignore_if_missing)
     return {"branch": cmd.branch, "deleted": deleted}
 
 
-@runs(RenameBranch)
-def run_rename_branch(cmd: RenameBranch, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.RenameBranch)
+def run_rename_branch(cmd: commands.RenameBranch, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     branches = table.list_branches()
     if cmd.branch not in branches and cmd.to in branches:
@@ -519,8 +489,8 @@ def run_rename_branch(cmd: RenameBranch, catalog: Catalog) -> dict[str, Any]:
     return {"branch": cmd.to, "renamed_from": cmd.branch, "already_done": False}
 
 
-@runs(FastForward)
-def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.FastForward)
+def run_fast_forward(cmd: commands.FastForward, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     manager = BranchManager.of(table.store)
     if manager.is_fast_forwarded(cmd.branch):
@@ -537,8 +507,8 @@ def run_fast_forward(cmd: FastForward, catalog: Catalog) -> dict[str, Any]:
             "commit": commit_facts(table, sid)}
 
 
-@runs(Maintain)
-def run_maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
+@runs(commands.Maintain)
+def run_maintain(cmd: commands.Maintain, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.maintain import maintain
 
     return maintain(cmd, catalog)

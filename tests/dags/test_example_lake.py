@@ -13,6 +13,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.cli import main as engine_cli
+from table_engine.ops.argv import command_argv
 from tests import airflow_env
 
 
@@ -91,7 +92,7 @@ def test_the_tables_match_what_the_layering_dags_create(tmp_path: pathlib.Path, 
     append = dags.ods_dag.get_task("append_ods")
     append.source = sample.write_batch(str(tmp_path / "landing"), 1)  # as rendered from land_batch's XCom
     append.commit_user = "test"
-    assert engine_cli(["write", "--warehouse", paimon_conn, "--table", sample.ODS.name, *append.command_args()]) == 0
+    assert engine_cli(command_argv(append.build_command(paimon_conn))) == 0
 
     by_dags, by_ensure = Catalog(paimon_conn), Catalog(ensured)
     for tdef in (sample.DWD, sample.DWS):
@@ -103,5 +104,5 @@ def test_the_tables_match_what_the_layering_dags_create(tmp_path: pathlib.Path, 
     assert ods_ensured == ods_dags
 
     # and the DAG's next write goes into a table ensure_tables created
-    assert engine_cli(["write", "--warehouse", ensured, "--table", sample.ODS.name, *append.command_args()]) == 0
+    assert engine_cli(command_argv(append.build_command(ensured))) == 0
     assert by_ensure.get_table(sample.ODS.name).read().num_rows == len(sample.order_event_rows(1))

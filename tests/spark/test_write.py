@@ -209,6 +209,24 @@ def test_no_native_bucket_expression_for_strings_or_nullable_keys():
         assert bucket_expression(new_schema(0, fields, [], [], {"bucket-key": "s"}, None, highest), 4) is None
 
 
+def test_the_arrow_bucket_step_puts_each_row_where_the_engine_writer_does(tmp_path):
+    """Keys without a native expression (strings, nullable keys) get their bucket in a ``mapInArrow`` step: the
+    bucket the engine's writer puts the row in, also from Arrow types wider than the table's (as Spark hands over)."""
+    from table_engine.spark.datasource.writer import BUCKET_COLUMN, _add_buckets
+
+    schema = pa.schema([("s", pa.string()), ("n", pa.int32()), ("v", pa.int64())])
+    table = Catalog(str(tmp_path)).create_table("db.b", schema, options={"bucket": "5", "bucket-key": "s,n"})
+    rows = {"s": [f"k{i}" if i % 7 else None for i in range(200)],
+            "n": [i - 100 if i % 5 else None for i in range(200)], "v": list(range(200))}
+    table.write(pa.table(rows, schema=schema))
+    placed = {v: split.bucket for split in table.plan() for v in table.new_read().read_split(split)["v"].to_pylist()}
+    as_spark = pa.record_batch({"s": pa.array(rows["s"], pa.large_string()), "n": pa.array(rows["n"], pa.int64()),
+                                "v": pa.array(rows["v"], pa.int64())})
+    out = pa.Table.from_batches(list(_add_buckets(table.schema, 5, iter([as_spark]))))
+    assert out.column_names == ["s", "n", "v", BUCKET_COLUMN] and len(set(placed.values())) == 5
+    assert dict(zip(out["v"].to_pylist(), out[BUCKET_COLUMN].to_pylist(), strict=True)) == placed
+
+
 def test_dynamic_bucket_writes_route_keys_so_no_key_is_written_twice(spark, warehouse):
     table = Catalog(warehouse).create_table("db.dyn", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                                             options={"bucket": "-1", "dynamic-bucket.target-row-num": "100"})

@@ -346,12 +346,6 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
         ValueError (the command's :class:`~table_engine.errors.CommandError`) naming a bad one."""
         raise NotImplementedError(f"{type(self).__name__} does not build its {self.command} command")
 
-    def command_args(self) -> list[str]:
-        """The command's own options as command-line text (derived from :meth:`build_command`)."""
-        from table_engine.ops.argv import command_argv
-
-        return command_argv(self.build_command("w"))[5:]  # after: <command> --warehouse w --table <table>
-
     def build_spec(self, warehouse: str | None = None) -> SparkJobSpec:
         """The job, from rendered template fields; ``warehouse``: the operator's, else this one, else the Paimon
         connection's (looked up)."""

@@ -66,6 +66,7 @@ from table_engine.spark.jobs.de_write import (
 from table_engine.spark.jobs.task_env import inject_fault, write_chunks, write_task
 from table_engine.store.committing.commit import Overwrite
 from table_engine.store.writing.bucket_assign import Assigner
+from table_engine.store.writing.bucketing import fixed_buckets
 from table_engine.table import Table
 from table_engine.types import to_arrow_type
 
@@ -225,12 +226,13 @@ def _byte_swapped(value: Column) -> Column:
 
 def _add_buckets(schema: TableSchema, num_buckets: int, batches: Iterator[pa.RecordBatch]
                  ) -> Iterator[pa.RecordBatch]:
-    """Append each row's fixed bucket, hashed as the engine's writer does (values in the table's types)."""
+    """Append each row's fixed bucket, by the engine writer's rule (:func:`fixed_buckets`, on the bucket key's
+    values cast to the table's types)."""
     keys = [schema.field(k) for k in schema.bucket_keys()]
     for batch in batches:
-        cols = [batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys]
-        buckets = bucket_of(hash_key_columns(cols, [k.type for k in keys]), num_buckets)
-        yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+        key_values = pa.table([batch.column(k.name).cast(to_arrow_type(k.type), safe=False) for k in keys],
+                              names=[k.name for k in keys])
+        yield batch.append_column(BUCKET_COLUMN, pa.array(fixed_buckets(key_values, keys, num_buckets), pa.int32()))
 
 
 def _add_key_routes(schema: TableSchema, n: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -74,28 +74,13 @@ def input_size(cmd: Command) -> int | None:
 
 
 def run_on_driver(cmd: Command) -> dict[str, Any]:
-    """Run ``cmd`` with the engine here (:func:`~table_engine.ops.run.run_command`), with the Spark job's result."""
-    from table_engine.ops.run import ensure_table, open_catalog, run_command
+    """Run ``cmd`` with the engine here, with the Spark job's result: by its entry's ``driver`` function
+    (:class:`~table_engine.ops.base.CommandEntry`, registered here), else as the CLI does
+    (:func:`~table_engine.ops.run.run_command`)."""
+    from table_engine.ops.run import run_command
 
-    created = False
-    if isinstance(cmd, Write) and cmd.create_if_missing:
-        catalog = open_catalog(cmd)
-        if not catalog.table_exists(cmd.table):
-            schema = _created_schema(cmd)
-            if schema is None:
-                raise AssertionError(f"{cmd.table}: no schema to create it from on the driver")  # input_size: None
-            _, created = ensure_table(cmd, catalog, schema)
-    result = run_command(cmd)
-    if created:
-        result["created"] = True
-    if isinstance(cmd, ConsumeChangelog) and cmd.target_table and "target_snapshot_id" in result:
-        from table_engine.store.committing import snapshot_info
-
-        target = open_catalog(cmd).get_table(cmd.target_table)
-        sid = result["target_snapshot_id"]
-        result["rows"] = 0 if sid is None else snapshot_info.snapshot_changes(
-            target.file_io, target.path, target.snapshot(sid)).added_rows
-    return result
+    run = entry(type(cmd), "driver").driver
+    return run_command(cmd) if run is None else run(cmd)
 
 
 def runs_on_driver(cmd: Command, limit: int) -> bool:
@@ -108,6 +93,41 @@ def runs_on_driver(cmd: Command, limit: int) -> bool:
     log.info("%s %s: %d bytes of input (at most %s = %d): running on the driver, not as a Spark job", cmd.name,
              cmd.table, size, DRIVER_JOB_MAX_INPUT_SIZE.key, limit)
     return True
+
+
+@registers("driver", Write)
+def _write_on_driver(cmd: Write) -> dict[str, Any]:
+    """A write that creates its table creates it first, with the schema the Spark job would give it."""
+    from table_engine.ops.run import ensure_table, open_catalog, run_command
+
+    created = False
+    if cmd.create_if_missing:
+        catalog = open_catalog(cmd)
+        if not catalog.table_exists(cmd.table):
+            schema = _created_schema(cmd)
+            if schema is None:
+                raise AssertionError(f"{cmd.table}: no schema to create it from on the driver")  # input_size: None
+            _, created = ensure_table(cmd, catalog, schema)
+    result = run_command(cmd)
+    if created:
+        result["created"] = True
+    return result
+
+
+@registers("driver", ConsumeChangelog)
+def _consume_on_driver(cmd: ConsumeChangelog) -> dict[str, Any]:
+    """Into a target table, ``rows`` is (as for the Spark job) the rows the target's commit added."""
+    from table_engine.ops.run import open_catalog, run_command
+
+    result = run_command(cmd)
+    if cmd.target_table and "target_snapshot_id" in result:
+        from table_engine.store.committing import snapshot_info
+
+        target = open_catalog(cmd).get_table(cmd.target_table)
+        sid = result["target_snapshot_id"]
+        result["rows"] = 0 if sid is None else snapshot_info.snapshot_changes(
+            target.file_io, target.path, target.snapshot(sid)).added_rows
+    return result
 
 
 @registers("input_size", Write)

@@ -13,6 +13,7 @@ from paimon_provider.operators import PaimonMarkPartitionDoneOperator
 from paimon_provider.sensors.partition import PaimonPartitionSensor
 
 from table_engine import Catalog
+from table_engine.ops.argv import command_argv
 from table_engine.schema_change import SetOption
 from tests.provider.operators.conftest import LOCAL
 from tests.provider.operators.test_retries import ti_context
@@ -30,7 +31,8 @@ def test_command(paimon_conn: str) -> None:
     op = PaimonMarkPartitionDoneOperator(task_id="m", table="db.t", partitions="dt=2026-11-27;dt=2026-11-28")
     cmd = op.build_command(paimon_conn)
     assert (cmd.name, cmd.partitions) == ("mark-partition-done", ({"dt": "2026-11-27"}, {"dt": "2026-11-28"}))
-    assert op.command_args() == ["--partition", "dt=2026-11-27", "--partition", "dt=2026-11-28"]
+    assert command_argv(cmd) == ["mark-partition-done", "--warehouse", paimon_conn, "--table", "db.t",
+                                 "--partition", "dt=2026-11-27", "--partition", "dt=2026-11-28"]
     with pytest.raises(ValueError, match="mark-partition-done: --partition is required"):
         PaimonMarkPartitionDoneOperator(task_id="m2", table="db.t", partitions="").build_command(paimon_conn)
 
