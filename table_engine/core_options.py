@@ -349,17 +349,18 @@ ROW_TRACKING_ENABLED = key("row-tracking.enabled").bool_type().default_value(Fal
     "readable as system columns; rewrites keep them.")
 DATA_EVOLUTION_ENABLED = key("data-evolution.enabled").bool_type().default_value(False).with_description(
     "Data evolution (append tables with row tracking, Paimon 1.3): updates of some columns by row id "
-    "(`table.data_evolution.update_by_row_id`, `table.data_evolution.upsert_by_key`) and writes of some columns write files of only those columns "
-    "(`_WRITE_COLS`) over the rows' ranges; reads merge them (the newest write of a column wins), compaction merges "
-    "them into one file per range. Deletes (`table.data_evolution.delete_by_row_id`, `delete_by_predicate`) need "
+    "(`update_by_row_id`, `upsert_by_key` of `table.data_evolution`) and writes of some columns write files of "
+    "only those columns (`_WRITE_COLS`) over the rows' ranges; reads merge them (the newest write of a column "
+    "wins), compaction merges them into one file per range. Deletes (`delete_by_row_id`, `delete_by_predicate`) "
+    "need "
     "`deletion-vectors.enabled`. Needs `row-tracking.enabled`.")
 GLOBAL_INDEX_ENABLED = key("global-index.enabled").bool_type().default_value(True).with_description(
     "Batch reads use BTree global indexes: an `=` / `in` filter on an indexed column reads only the files holding "
     "the row ids the index matched and the rows it does not cover. See docs/global_index.md.")
 GLOBAL_INDEX_COLUMN_UPDATE_ACTION = key("global-index.column-update-action").enum_type(
     GlobalIndexColumnUpdateAction).default_value(GlobalIndexColumnUpdateAction.THROW_ERROR).with_description(
-    "An update by row id of a column a global index covers (`table.data_evolution.update_by_row_id`, `table.data_evolution.upsert_by_key`): "
-    "THROW_ERROR refuses it "
+    "An update by row id of a column a global index covers (`update_by_row_id`, `upsert_by_key` of "
+    "`table.data_evolution`): THROW_ERROR refuses it "
     "before anything is written, DROP_PARTITION_INDEX deletes the covering index files of the updated partitions in "
     "the same commit, IGNORE keeps them (stale: lookups may miss the updated rows). See docs/global_index.md.")
 ROW_TRACKING_PARTITION_GROUP_ON_COMMIT = key("row-tracking.partition-group-on-commit").bool_type() \

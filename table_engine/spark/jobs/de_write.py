@@ -6,8 +6,8 @@ What the DataFrame holds decides the write (:func:`plan_write`, on the driver be
   does it (:func:`table_engine.store.writing.data_evolution_write.insert_messages`): each task writes files of new
   rows (``_WRITE_COLS``, no ``_FIRST_ROW_ID``) and returns their commit messages; the job commits them once
   (:func:`table_engine.spark.jobs.commit.commit_once`), which assigns the next row ids in commit order.
-* a ``_ROW_ID`` column: an update by row id of the other columns (``table.data_evolution.update_by_row_id``); with option
-  ``upsert-keys``: an upsert by those keys (``table.data_evolution.upsert_by_key``).
+* a ``_ROW_ID`` column: an update by row id of the other columns (``table.data_evolution.update_by_row_id``); with
+  option ``upsert-keys``: an upsert by those keys (``table.data_evolution.upsert_by_key``).
 
 Updates and upserts are staged, not written by the tasks: a column file covers a whole row range (its current values
 with the updated rows replaced), so two tasks updating rows of one range would each write a file over the range and
