@@ -1,0 +1,81 @@
+"""The run's memo of decoded metadata, keyed by the exact bytes decoded: a pure decode of equal bytes is done once.
+
+Why: most of a run's cost is the engine decoding the same few metadata files again and again (every commit, scan,
+expiry and checker read decodes the latest snapshot, its manifest lists and manifests: Avro headers, schema JSON,
+zstd blocks). In a run the bytes of a file never change under a path and generation of the store, and a decode is a
+function of its input bytes alone, so its result can be shared.
+
+What it does not change: every read still goes through the FileIO (the same scheduling point, the same fault, the
+same ``FileNotFoundError`` for a missing file); only what the engine does with the bytes it got is memoized, and
+only decodes that succeeded (a corrupt file raises again at every read). The memo holds the records of
+:func:`~table_engine.format.avro.read_avro` and the unfiltered :func:`~table_engine.format.avro.read_avro_blocks`
+(each caller gets its own list; the records' builders make fresh frozen objects) and the frozen
+:class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON. A run's trace and
+decisions are identical with and without it (``test_simulation.py`` checks that), so a seed names the same
+interleaving either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from table_engine.format import avro, index_manifest, manifest, manifest_list
+from table_engine.format.snapshot import Snapshot
+
+Records = list[dict[str, Any]]
+
+_AVRO_USERS = (manifest, manifest_list, index_manifest)
+"""Modules that call ``read_avro`` by their own global name."""
+
+
+class DecodeMemo:
+    """Decoded metadata of one run (see the module doc); :meth:`active` installs it for a run."""
+
+    def __init__(self) -> None:
+        self._records: dict[bytes, Records] = {}
+        self._blocks: dict[tuple[bytes, str], Records | None] = {}
+        self._snapshots: dict[str | bytes, Snapshot] = {}
+        self._read_avro: Callable[[bytes, str], Records] = avro.read_avro
+        self._read_avro_blocks: Callable[..., Records | None] = avro.read_avro_blocks
+        self._from_json: Callable[[str | bytes, str], Snapshot] = Snapshot.from_json
+
+    def read_avro(self, data: bytes, path_for_errors: str) -> Records:
+        hit = self._records.get(data)
+        if hit is None:
+            hit = self._records[data] = self._read_avro(data, path_for_errors)
+        return list(hit)
+
+    def read_avro_blocks(self, data: bytes, path_for_errors: str, block_property: str,
+                         keep_block: Callable[[bytes], bool] | None,
+                         keep_key: Callable[[bytes], bool] | None = None) -> Records | None:
+        if keep_block is not None or keep_key is not None:  # a filtered read: its result depends on the filters
+            return self._read_avro_blocks(data, path_for_errors, block_property, keep_block, keep_key)
+        key = (data, block_property)
+        if key in self._blocks:
+            hit = self._blocks[key]
+        else:
+            hit = self._blocks[key] = self._read_avro_blocks(data, path_for_errors, block_property, None, None)
+        return None if hit is None else list(hit)
+
+    def snapshot_from_json(self, text: str | bytes, path: str) -> Snapshot:
+        hit = self._snapshots.get(text)
+        if hit is None:
+            hit = self._snapshots[text] = self._from_json(text, path)
+        return hit
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """The engine's metadata decoders go through this memo inside the block (restored afterwards)."""
+        for m in _AVRO_USERS:
+            setattr(m, "read_avro", self.read_avro)  # noqa: B010 (the names the format modules call)
+        setattr(manifest, "read_avro_blocks", self.read_avro_blocks)  # noqa: B010
+        setattr(Snapshot, "from_json", staticmethod(self.snapshot_from_json))  # noqa: B010
+        try:
+            yield
+        finally:
+            for m in _AVRO_USERS:
+                setattr(m, "read_avro", self._read_avro)  # noqa: B010
+            setattr(manifest, "read_avro_blocks", self._read_avro_blocks)  # noqa: B010
+            setattr(Snapshot, "from_json", staticmethod(self._from_json))  # noqa: B010
