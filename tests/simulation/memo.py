@@ -9,20 +9,27 @@ What it does not change: every read still goes through the FileIO (the same sche
 same ``FileNotFoundError`` for a missing file); only what the engine does with the bytes it got is memoized, and
 only decodes that succeeded (a corrupt file raises again at every read). The memo holds the records of
 :func:`~table_engine.format.avro.read_avro` and the unfiltered :func:`~table_engine.format.avro.read_avro_blocks`
-(each caller gets its own list; the records' builders make fresh frozen objects) and the frozen
-:class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON. A run's trace and
+(each caller gets its own list; the records' builders make fresh frozen objects), the frozen
+:class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON, and the (immutable)
+Arrow table of a whole-file Parquet read (:func:`~table_engine.format.data_file.read_parquet`): the memo makes
+the engine's ``open_input`` request itself, then takes the bytes it opened from the raw store. A run's trace and
 decisions are identical with and without it (``test_simulation.py`` checks that), so a seed names the same
 interleaving either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from table_engine.format import avro, index_manifest, manifest, manifest_list
+import pyarrow as pa
+
+from table_engine.format import avro, data_file, formats, index_manifest, manifest, manifest_list
 from table_engine.format.snapshot import Snapshot
+from table_engine.io.base import FileIO
+from tests.simulation.mem_io import MemFileIO
+from tests.simulation.sim_io import SimFileIO
 
 Records = list[dict[str, Any]]
 
@@ -40,6 +47,8 @@ class DecodeMemo:
         self._read_avro: Callable[[bytes, str], Records] = avro.read_avro
         self._read_avro_blocks: Callable[..., Records | None] = avro.read_avro_blocks
         self._from_json: Callable[[str | bytes, str], Snapshot] = Snapshot.from_json
+        self._tables: dict[tuple[bytes, tuple[str, ...] | None], pa.Table] = {}
+        self._read_parquet: Callable[..., pa.Table] = data_file.read_parquet
 
     def read_avro(self, data: bytes, path_for_errors: str) -> Records:
         hit = self._records.get(data)
@@ -65,6 +74,18 @@ class DecodeMemo:
             hit = self._snapshots[text] = self._from_json(text, path)
         return hit
 
+    def read_parquet(self, file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+        raw = file_io.inner if isinstance(file_io, SimFileIO) else file_io
+        if not isinstance(raw, MemFileIO):
+            return self._read_parquet(file_io, path, columns)
+        with file_io.open_input(path):  # the engine's request: its scheduling point, fault or FileNotFoundError
+            data = raw.read_bytes(path)  # the bytes it opened (no other actor ran in between)
+        key = (data, None if columns is None else tuple(columns))
+        hit = self._tables.get(key)
+        if hit is None:
+            hit = self._tables[key] = self._read_parquet(raw, path, columns)
+        return hit
+
     @contextmanager
     def active(self) -> Iterator[None]:
         """The engine's metadata decoders go through this memo inside the block (restored afterwards)."""
@@ -72,6 +93,7 @@ class DecodeMemo:
             setattr(m, "read_avro", self.read_avro)  # noqa: B010 (the names the format modules call)
         setattr(manifest, "read_avro_blocks", self.read_avro_blocks)  # noqa: B010
         setattr(Snapshot, "from_json", staticmethod(self.snapshot_from_json))  # noqa: B010
+        setattr(formats, "read_parquet", self.read_parquet)  # noqa: B010
         try:
             yield
         finally:
@@ -79,3 +101,4 @@ class DecodeMemo:
                 setattr(m, "read_avro", self._read_avro)  # noqa: B010
             setattr(manifest, "read_avro_blocks", self._read_avro_blocks)  # noqa: B010
             setattr(Snapshot, "from_json", staticmethod(self._from_json))  # noqa: B010
+            setattr(formats, "read_parquet", self._read_parquet)  # noqa: B010
