@@ -9,7 +9,9 @@ What it does not change: every read still goes through the FileIO (the same sche
 same ``FileNotFoundError`` for a missing file); only what the engine does with the bytes it got is memoized, and
 only decodes that succeeded (a corrupt file raises again at every read). The memo holds the records of
 :func:`~table_engine.format.avro.read_avro` and the unfiltered :func:`~table_engine.format.avro.read_avro_blocks`
-(each caller gets its own list; the records' builders make fresh frozen objects), the frozen
+(each caller gets its own list of the same records), the frozen entries built from those records
+(:meth:`ManifestEntry.from_avro`, :meth:`ManifestFileMeta.from_avro`, keyed by the record object, which the memo
+keeps alive), the frozen
 :class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON, and the (immutable)
 Arrow table of a whole-file Parquet read (:func:`~table_engine.format.data_file.read_parquet`): the memo makes
 the engine's ``open_input`` request itself, then takes the bytes it opened from the raw store. A run's trace and
@@ -26,6 +28,8 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.format import avro, data_file, formats, index_manifest, manifest, manifest_list
+from table_engine.format.manifest import ManifestEntry
+from table_engine.format.manifest_list import ManifestFileMeta
 from table_engine.format.snapshot import Snapshot
 from table_engine.io.base import FileIO
 from tests.simulation.mem_io import MemFileIO
@@ -47,6 +51,9 @@ class DecodeMemo:
         self._read_avro: Callable[[bytes, str], Records] = avro.read_avro
         self._read_avro_blocks: Callable[..., Records | None] = avro.read_avro_blocks
         self._from_json: Callable[[str | bytes, str], Snapshot] = Snapshot.from_json
+        self._built: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._entry_from_avro: Callable[[dict[str, Any]], ManifestEntry] = ManifestEntry.from_avro
+        self._meta_from_avro: Callable[[dict[str, Any]], ManifestFileMeta] = ManifestFileMeta.from_avro
         self._tables: dict[tuple[bytes, tuple[str, ...] | None], pa.Table] = {}
         self._read_parquet: Callable[..., pa.Table] = data_file.read_parquet
 
@@ -74,6 +81,20 @@ class DecodeMemo:
             hit = self._snapshots[text] = self._from_json(text, path)
         return hit
 
+    def _build(self, record: dict[str, Any], build: Callable[[dict[str, Any]], Any]) -> Any:
+        hit = self._built.get(id(record))
+        if hit is None or hit[0] is not record:
+            hit = self._built[id(record)] = (record, build(record))  # holding the record keeps its id unique
+        return hit[1]
+
+    def entry_from_avro(self, record: dict[str, Any]) -> ManifestEntry:
+        entry: ManifestEntry = self._build(record, self._entry_from_avro)
+        return entry
+
+    def meta_from_avro(self, record: dict[str, Any]) -> ManifestFileMeta:
+        meta: ManifestFileMeta = self._build(record, self._meta_from_avro)
+        return meta
+
     def read_parquet(self, file_io: FileIO, path: str, columns: Sequence[str] | None = None) -> pa.Table:
         raw = file_io.inner if isinstance(file_io, SimFileIO) else file_io
         if not isinstance(raw, MemFileIO):
@@ -94,6 +115,8 @@ class DecodeMemo:
         setattr(manifest, "read_avro_blocks", self.read_avro_blocks)  # noqa: B010
         setattr(Snapshot, "from_json", staticmethod(self.snapshot_from_json))  # noqa: B010
         setattr(formats, "read_parquet", self.read_parquet)  # noqa: B010
+        setattr(ManifestEntry, "from_avro", staticmethod(self.entry_from_avro))  # noqa: B010
+        setattr(ManifestFileMeta, "from_avro", staticmethod(self.meta_from_avro))  # noqa: B010
         try:
             yield
         finally:
@@ -102,3 +125,5 @@ class DecodeMemo:
             setattr(manifest, "read_avro_blocks", self._read_avro_blocks)  # noqa: B010
             setattr(Snapshot, "from_json", staticmethod(self._from_json))  # noqa: B010
             setattr(formats, "read_parquet", self._read_parquet)  # noqa: B010
+            setattr(ManifestEntry, "from_avro", staticmethod(self._entry_from_avro))  # noqa: B010
+            setattr(ManifestFileMeta, "from_avro", staticmethod(self._meta_from_avro))  # noqa: B010
