@@ -58,6 +58,8 @@ class DecodeMemo:
         self._read_parquet: Callable[..., pa.Table] = data_file.read_parquet
 
     def read_avro(self, data: bytes, path_for_errors: str) -> Records:
+        if type(data) is not bytes:  # noqa: E721 (bytes exactly: hashable, immutable)
+            return self._read_avro(data, path_for_errors)
         hit = self._records.get(data)
         if hit is None:
             hit = self._records[data] = self._read_avro(data, path_for_errors)
@@ -66,7 +68,8 @@ class DecodeMemo:
     def read_avro_blocks(self, data: bytes, path_for_errors: str, block_property: str,
                          keep_block: Callable[[bytes], bool] | None,
                          keep_key: Callable[[bytes], bool] | None = None) -> Records | None:
-        if keep_block is not None or keep_key is not None:  # a filtered read: its result depends on the filters
+        if keep_block is not None or keep_key is not None or type(data) is not bytes:  # noqa: E721
+            # a filtered read's result depends on the filters
             return self._read_avro_blocks(data, path_for_errors, block_property, keep_block, keep_key)
         key = (data, block_property)
         if key in self._blocks:

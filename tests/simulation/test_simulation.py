@@ -41,7 +41,7 @@ def test_replay_reproduces_the_run() -> None:
     assert again.violation == original.violation
 
 
-@pytest.mark.parametrize("name", ["append-faults", "pk-write-only", "rollback-concurrent"])
+@pytest.mark.parametrize("name", RANDOM_SCENARIOS)
 def test_the_decode_memo_changes_nothing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run with the metadata decode memo (``memo.py``) is the run without it: same trace, outcome and acks."""
     memoized = run_seed(SCENARIOS[name], 5)
