@@ -1,22 +1,25 @@
 """The run's memo of decoded metadata, keyed by the exact bytes decoded: a pure decode of equal bytes is done once.
 
-Why: most of a run's cost is the engine decoding the same few metadata files again and again (every commit, scan,
-expiry and checker read decodes the latest snapshot, its manifest lists and manifests: Avro headers, schema JSON,
-zstd blocks). In a run the bytes of a file never change under a path and generation of the store, and a decode is a
-function of its input bytes alone, so its result can be shared.
+Why: most of a run's cost is the engine decoding the same few files again and again (every commit, scan, expiry
+and checker read decodes the latest snapshot, its manifest lists and manifests: Avro headers and their schema JSON,
+zstd blocks; readers decode the same data files). In a run the bytes of a file never change under a path and
+generation of the store, and a decode is a function of its input bytes alone, so its result can be shared.
 
 What it does not change: every read still goes through the FileIO (the same scheduling point, the same fault, the
 same ``FileNotFoundError`` for a missing file); only what the engine does with the bytes it got is memoized, and
-only decodes that succeeded (a corrupt file raises again at every read). The memo holds the records of
-:func:`~table_engine.format.avro.read_avro` and the unfiltered :func:`~table_engine.format.avro.read_avro_blocks`
-(each caller gets its own list of the same records), the frozen entries built from those records
-(:meth:`ManifestEntry.from_avro`, :meth:`ManifestFileMeta.from_avro`, keyed by the record object, which the memo
-keeps alive), the frozen
-:class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON, and the (immutable)
-Arrow table of a whole-file Parquet read (:func:`~table_engine.format.data_file.read_parquet`): the memo makes
-the engine's ``open_input`` request itself, then takes the bytes it opened from the raw store. A run's trace and
-decisions are identical with and without it (``test_simulation.py`` checks that), so a seed names the same
-interleaving either way.
+only decodes that succeeded (a corrupt file raises again at every read). The memo holds:
+
+* the records of :func:`~table_engine.format.avro.read_avro` and of the unfiltered
+  :func:`~table_engine.format.avro.read_avro_blocks` (each caller gets its own list of the same records);
+* the frozen entries built from those records (:meth:`ManifestEntry.from_avro`, :meth:`ManifestFileMeta.from_avro`),
+  keyed by the record object, which the memo keeps alive;
+* the frozen :class:`~table_engine.format.snapshot.Snapshot` of a snapshot, changelog or tag file's JSON;
+* the (immutable) Arrow table of a whole-file Parquet read (:func:`~table_engine.format.data_file.read_parquet`):
+  the memo makes the engine's ``open_input`` request itself, then takes the bytes it opened from the raw store (no
+  other actor runs in between).
+
+A run's trace and decisions are identical with and without it (``test_simulation.py`` checks that), so a seed
+names the same interleaving either way.
 """
 
 from __future__ import annotations
