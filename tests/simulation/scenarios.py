@@ -19,6 +19,7 @@ from tests.simulation import actors as a
 from tests.simulation.determinism import START_MILLIS, deterministic
 from tests.simulation.invariants import Ack, Checker, InvariantViolation
 from tests.simulation.mem_io import MemFileIO
+from tests.simulation.memo import DecodeMemo
 from tests.simulation.scheduler import RunRecord, Scheduler, Strategy
 from tests.simulation.sim_io import Faults, SimFileIO
 
@@ -76,7 +77,7 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
     manual = ManualClock(START_MILLIS)
     sched = Scheduler(strategy, manual, max_steps=scenario.max_steps, decide=_coarse if scenario.coarse else None)
     violation: str | None = None
-    with deterministic(seed, manual, sched.sleep):
+    with deterministic(seed, manual, sched.sleep), DecodeMemo().active():
         checker = Checker(raw, a.WAREHOUSE, a.IDENT)
         cat = Catalog(a.WAREHOUSE, file_io=raw)
         opts = {**BASE_OPTIONS, **({"bucket": "2"} if scenario.primary_key else {}), **scenario.options}

@@ -4,6 +4,7 @@ interleaving of a small one (at most one preemption) keep the invariants, and th
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tests.simulation import actors as a
 from tests.simulation.explore import exhaustive, replay, run_seed
 from tests.simulation.forced import AfterOwnPublication, Script, ScriptedFaults, Seq, is_op, publishing
+from tests.simulation.memo import DecodeMemo
 from tests.simulation.scenarios import RANDOM_SCENARIOS, SCENARIOS, Result, Scenario, run_once
 
 pytestmark = pytest.mark.timeout(600)  # an actor blocked outside a scheduling point would block the whole run
@@ -37,6 +39,17 @@ def test_replay_reproduces_the_run() -> None:
     again = replay(SCENARIOS["append-faults"], 4, original.record.decisions)
     assert again.record.trace == original.record.trace
     assert again.violation == original.violation
+
+
+@pytest.mark.parametrize("name", RANDOM_SCENARIOS)
+def test_the_decode_memo_changes_nothing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with the metadata decode memo (``memo.py``) is the run without it: same trace, outcome and acks."""
+    memoized = run_seed(SCENARIOS[name], 5)
+    monkeypatch.setattr(DecodeMemo, "active", lambda self: contextlib.nullcontext())
+    plain = run_seed(SCENARIOS[name], 5)
+    assert memoized.record.trace == plain.record.trace
+    assert (memoized.violation, memoized.tolerated) == (plain.violation, plain.tolerated)
+    assert memoized.acks == plain.acks
 
 
 @pytest.mark.parametrize("name", RANDOM_SCENARIOS)
