@@ -264,8 +264,9 @@ class FileRefs:
 
     # ---- deleting ----------------------------------------------------------------------------------------------
     def delete(self, paths: Iterable[str]) -> int:
-        """Delete files (in parallel, missing ones ignored); returns how many were deleted."""
-        unique = list(dict.fromkeys(paths))
+        """Delete files (in parallel, missing ones ignored); returns how many were deleted. In path order, so that
+        the requests are the same in every process (a set's order depends on the process's hash seed)."""
+        unique = sorted(set(paths))
 
         def one(p: str) -> bool:
             try:
@@ -285,7 +286,7 @@ class FileRefs:
         removed = 0
         for _ in range(len(self.paths.partition_keys) + 1):
             parents = set()
-            for d in dirs:
+            for d in sorted(dirs):
                 if d.rstrip("/") == self.table_path.rstrip("/") or not self.file_io.exists(d):
                     continue
                 if self.file_io.list_status(d):
