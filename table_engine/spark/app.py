@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from table_engine.cli import run, setup_logging
 from table_engine.errors import SparkConnectError, TableEngineError, is_retryable
-from table_engine.ops import REGISTRY, Command
+from table_engine.ops import Command
 from table_engine.ops.argv import one_line, parse_invocation
 from table_engine.ops.result import JobResult
 from table_engine.ops.run import run_command
@@ -46,8 +46,6 @@ client itself would retry an unreachable server for minutes)."""
 
 SHARED_SESSION_SECONDS = 3600
 """How long the jobs of one URL share one server session (:func:`shared_session_url`)."""
-
-SPARK_COMMANDS = tuple(name for name, cls in REGISTRY.items() if cls.spark_job)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

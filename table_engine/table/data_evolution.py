@@ -16,6 +16,9 @@ from table_engine.errors import SchemaError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.store.reading.data_evolution import data_evolution_enabled
+from table_engine.store.reading.row_tracking import ROW_ID
+from table_engine.store.writing.data_evolution_delete import delete_by_row_id
+from table_engine.store.writing.data_evolution_write import update_by_row_id, upsert_by_key
 from table_engine.table.guards import mutating
 from table_engine.table.writing import after_commit, as_table, committer
 
@@ -43,8 +46,6 @@ class DataEvolution:
         ``update_by_arrow_with_row_id``: each row range touched gets a file of only those columns (see
         :mod:`table_engine.store.writing.data_evolution_write`). The new snapshot id (None when ``data`` is empty).
         ``commit_user`` / ``commit_identifier``: the snapshot's (e.g. a Spark job's, see :meth:`Table.commit`)."""
-        from table_engine.store.writing.data_evolution_write import update_by_row_id
-
         base, strict = self._base("update by row id")
         sid = update_by_row_id(strict.store, committer(strict, commit_user), as_table(data), base, commit_identifier)
         after_commit(self.table, sid, commit_identifier, maintain)
@@ -61,9 +62,6 @@ class DataEvolution:
         of ``data``, as a write of some columns). A key repeated in ``data`` keeps its last row; null keys match
         null keys. The new snapshot id (None when ``data`` is empty). ``commit_user`` / ``commit_identifier``: as
         :meth:`update_by_row_id`."""
-        from table_engine.store.reading.row_tracking import ROW_ID
-        from table_engine.store.writing.data_evolution_write import upsert_by_key
-
         t = self.table
         base, strict = self._base("upsert by key")
         match = list(dict.fromkeys([*keys, *t.partition_keys]))
@@ -85,8 +83,6 @@ class DataEvolution:
         ``delete_by_row_id`` (positions set in the deletion vector of each row range; no data file changes, row ids
         never reused; see :mod:`table_engine.store.writing.data_evolution_delete`). The new snapshot id (None when
         nothing changes)."""
-        from table_engine.store.writing.data_evolution_delete import delete_by_row_id
-
         base, strict = self._base("delete by row id")
         sid = delete_by_row_id(strict.store, committer(strict), row_ids, base)
         after_commit(self.table, sid, BATCH_COMMIT_IDENTIFIER, maintain)
@@ -96,9 +92,6 @@ class DataEvolution:
     def delete_by_predicate(self, filter: Any, maintain: bool | None = None) -> int | None:
         """With ``deletion-vectors.enabled``: delete the rows ``filter`` (as :meth:`Table.read`'s, on the merged
         rows) selects, as pypaimon's ``delete_by_predicate``: a :meth:`delete_by_row_id` of their row ids."""
-        from table_engine.store.reading.row_tracking import ROW_ID
-        from table_engine.store.writing.data_evolution_delete import delete_by_row_id
-
         base, strict = self._base("delete by predicate")
         if base is None:
             return None

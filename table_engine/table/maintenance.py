@@ -7,29 +7,37 @@ runs them by name."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from table_engine import clock
 from table_engine.core_options import default_commit_user
 from table_engine.errors import SnapshotNotExistError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.store.changes.consumers import ConsumerManager
+from table_engine.store.committing.manifest_compact import ManifestCompactResult, compact_manifest
+from table_engine.store.compaction.compact import compact_invisible_level0, compact_table
+from table_engine.store.compaction.select import table_buckets
+from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
+from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
+from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, TableHealth, table_health
+from table_engine.store.lifecycle.maintenance import MaintenanceReport, run_commit_maintenance
+from table_engine.store.lifecycle.mark_done import MarkDoneResult, mark_partitions_done
+from table_engine.store.lifecycle.orphans import OrphanResult, remove_orphan_files
+from table_engine.store.lifecycle.partition_expire import PartitionExpireResult, drop_partitions, expire_partitions
+from table_engine.store.lifecycle.repair import RepairResult, repair_hints
+from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
 from table_engine.store.lifecycle.tags import TagManager
+from table_engine.store.lifecycle.unexisting import UnexistingResult, remove_unexisting_files
+from table_engine.store.partition_spec import PartitionSpecs, partition_specs
+from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
+from table_engine.store.writing.rescale import rescale
 from table_engine.table.guards import mutating
 from table_engine.table.writing import committer
 
 if TYPE_CHECKING:
-    from table_engine.store.committing.manifest_compact import ManifestCompactResult
-    from table_engine.store.lifecycle.expire import ExpireResult
-    from table_engine.store.lifecycle.health import TableHealth
-    from table_engine.store.lifecycle.maintenance import MaintenanceReport
-    from table_engine.store.lifecycle.mark_done import MarkDoneResult
-    from table_engine.store.lifecycle.orphans import OrphanResult
-    from table_engine.store.lifecycle.partition_expire import PartitionExpireResult
-    from table_engine.store.lifecycle.repair import RepairResult
-    from table_engine.store.lifecycle.unexisting import UnexistingResult
-    from table_engine.store.partition_spec import PartitionSpecs
     from table_engine.table import Table
 
 
@@ -73,10 +81,6 @@ class TableMaintenance:
         Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
         makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """
-        from table_engine.store.compaction.compact import compact_table
-        from table_engine.store.compaction.select import table_buckets
-        from table_engine.store.writing.postpone_compact import compact_postpone_table, is_postpone_table
-
         wanted = table_buckets(self.table.store, buckets)  # only fixed-bucket tables have them: fails before any work
         if is_postpone_table(self.table.store):  # the compaction that assigns postponed rows to buckets publishes them
             return compact_postpone_table(self.table.store, committer(self.table, commit_user), full, partitions,
@@ -93,9 +97,6 @@ class TableMaintenance:
         overridable here (``older_than_millis``: an absolute cut-off instead of the time retained; ``max_deletes``:
         at most this many in one run). ``delete_all``: every long-lived changelog goes (they are all older than the
         earliest snapshot). Consumers and tags protect what they need, as in snapshot expiry."""
-        from table_engine import clock
-        from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
-
         overrides = {k: v for k, v in (("changelog_retain_min", retain_min), ("changelog_retain_max", retain_max),
                                        ("older_than_millis", older_than_millis), ("max_deletes", max_deletes))
                      if v is not None}
@@ -110,8 +111,6 @@ class TableMaintenance:
         entries dropped, small manifests merged) in a COMPACT snapshot that changes no data; nothing when they are
         compact already. ``dry_run``: only say whether it is needed (see
         :mod:`table_engine.store.committing.manifest_compact`)."""
-        from table_engine.store.committing.manifest_compact import compact_manifest
-
         return compact_manifest(self.table.store, default_commit_user(self.table.options, commit_user).name, dry_run)
 
     @mutating(Op.MAINTAIN)
@@ -119,8 +118,6 @@ class TableMaintenance:
         """Paimon's ``remove_unexisting_files``: the latest snapshot's data files that are missing on storage; unless
         ``dry_run`` (the default) their removal from the metadata is committed in one OVERWRITE snapshot (their rows
         leave the table; see :mod:`table_engine.store.lifecycle.unexisting`)."""
-        from table_engine.store.lifecycle.unexisting import remove_unexisting_files
-
         return remove_unexisting_files(self.table.store, default_commit_user(self.table.options, commit_user).name,
                                        dry_run)
 
@@ -129,16 +126,12 @@ class TableMaintenance:
         """``repair`` for a filesystem warehouse: the snapshot and changelog hint files (``LATEST``, ``EARLIEST``)
         rewritten from the files present; hints that are right are left alone (see
         :mod:`table_engine.store.lifecycle.repair`)."""
-        from table_engine.store.lifecycle.repair import repair_hints
-
         return repair_hints(self.table.store)
 
     @mutating(Op.MAINTAIN)
     def expire_partitions(self, /, **overrides: Any) -> PartitionExpireResult:
         """Drop expired partitions; ``overrides``: expiration_time, strategy, timestamp_formatter,
         timestamp_pattern, max_expires, dry_run."""
-        from table_engine.store.lifecycle.partition_expire import expire_partitions
-
         return expire_partitions(self.table.store, **overrides)
 
     @mutating(Op.MAINTAIN)
@@ -146,8 +139,6 @@ class TableMaintenance:
         """Drop partitions (specs may name some partition keys; values as text or typed) in one OVERWRITE commit;
         its snapshot id. A spec that matches no partition is a PartitionSpecError and nothing is dropped, unless
         ``ignore_if_missing`` (then only the partitions that exist are dropped; None if none does)."""
-        from table_engine.store.lifecycle.partition_expire import drop_partitions
-
         return drop_partitions(self.table.store, partitions, ignore_if_missing)
 
     @mutating(Op.MAINTAIN)
@@ -155,8 +146,6 @@ class TableMaintenance:
         """Mark partitions (every partition key given) done by the table's ``partition.mark-done-action``
         (Paimon's ``mark_partition_done``; the engine does ``success-file`` and refuses the others before writing
         anything). No snapshot is committed; marking again converges."""
-        from table_engine.store.lifecycle.mark_done import mark_partitions_done
-
         return mark_partitions_done(self.table.store, partitions)
 
     @mutating(Op.MAINTAIN)
@@ -168,9 +157,6 @@ class TableMaintenance:
         ``bucket_num`` and keep their postponed rows; fixed-bucket tables rewrite into their own ``bucket`` (see
         :mod:`table_engine.store.writing.rescale`). A bad ``bucket_num``, a dynamic-bucket table or a spec that
         matches no partition fails with a one-line error and changes nothing."""
-        from table_engine.store.compaction.compact import compact_invisible_level0
-        from table_engine.store.writing.rescale import rescale
-
         self.table.refresh()
         user = default_commit_user(self.table.options, commit_user)
         sid = rescale(self.table.store, user, bucket_num, partitions)
@@ -179,8 +165,6 @@ class TableMaintenance:
     @mutating(Op.MAINTAIN)
     def remove_orphan_files(self, older_than_millis: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files nothing references that are older than ``older_than_millis`` (default: one day ago)."""
-        from table_engine.store.lifecycle.orphans import remove_orphan_files
-
         return remove_orphan_files(self.table.store, older_than_millis, dry_run)
 
     @mutating(Op.MAINTAIN)
@@ -193,8 +177,6 @@ class TableMaintenance:
         changed file is replaced by itself with the new index in one COMPACT commit; returns its snapshot id, or
         None when no file changed.
         """
-        from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
-
         self.table.refresh()
         return rewrite_file_index(self.table.store, committer(self.table, commit_user), partitions)
 
@@ -207,9 +189,6 @@ class TableMaintenance:
         consumers and their lag, tags, branches, the last compaction, tag and expiry; with ``orphans`` the orphan
         candidates older than ``orphans_older_than_millis`` (default: one day ago), ``max_orphan_files`` files
         listed at most."""
-        from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, table_health
-        from table_engine.store.partition_spec import partition_specs
-
         t = self.table
         specs = partition_specs(partitions, t.schema.partition_fields(), t.store.options.partition_default_name(),
                                 t.identifier) or []
@@ -254,8 +233,6 @@ class TableMaintenance:
     def expire_tags(self, older_than_millis: int | None = None) -> list[str]:
         """Delete tags past their retention, or created before ``older_than_millis``, and automatic tags beyond
         ``tag.num-retained-max``; returns the deleted names."""
-        import datetime
-
         older = None if older_than_millis is None else datetime.datetime.fromtimestamp(older_than_millis / 1000)
         retained_max = self.table.options.tag_num_retained_max()
         return TagManager.of(self.table.store).expire(older, num_retained_max=retained_max).deleted_tags
@@ -264,8 +241,6 @@ class TableMaintenance:
     def create_auto_tags(self) -> list[str]:
         """Create the automatic tags that are due (``tag.automatic-creation``; Paimon's
         ``trigger_tag_automatic_creation``)."""
-        from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
-
         if self.table.options.tag_automatic_creation().value == "batch":
             name = create_batch_tag(self.table.store)
             return [name] if name else []
@@ -274,6 +249,4 @@ class TableMaintenance:
     @mutating(Op.MAINTAIN)
     def after_commit(self, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> MaintenanceReport:
         """Run commit-time maintenance now (what writers do after a commit); nothing with ``write-only``."""
-        from table_engine.store.lifecycle.maintenance import run_commit_maintenance
-
         return run_commit_maintenance(self.table.store, commit_identifier)

@@ -19,6 +19,15 @@ from table_engine.features import Op
 from table_engine.format.snapshot import Snapshot, snapshot_at_or_before_time
 from table_engine.io.paths import branch_of
 from table_engine.predicate import parse_filters, validate_columns
+from table_engine.store.changes.batch_changes import (
+    batch_start_snapshot,
+    is_incremental,
+    needs_start_resolution,
+    plan_incremental,
+    read_incremental,
+)
+from table_engine.store.changes.changelog_consumer import ChangelogConsumer
+from table_engine.store.changes.stream_scan import StreamScan
 from table_engine.store.reading.global_index_read import prune_by_global_index
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.row_tracking import ROW_TRACKING_COLUMNS
@@ -29,8 +38,6 @@ from table_engine.table.guards import check_change_reads, check_consumer, check_
 from table_engine.table.tags import tag_snapshot_or_none
 
 if TYPE_CHECKING:
-    from table_engine.store.changes.changelog_consumer import ChangelogConsumer
-    from table_engine.store.changes.stream_scan import StreamScan
     from table_engine.table import Table
 
 READ_OPTIMIZED = "ro"
@@ -53,8 +60,6 @@ def resolve_snapshot(table: Table, snapshot_id: int | None = None, tag: str | No
         if snap is None:
             raise SnapshotNotExistError(f"table {table.identifier} has no snapshot at or before {timestamp_millis} ms")
         return snap
-    from table_engine.store.changes.batch_changes import batch_start_snapshot, needs_start_resolution
-
     if needs_start_resolution(table.options):  # scan.mode, scan.snapshot-id, scan.tag-name, scan.timestamp...
         return batch_start_snapshot(table.store, functools.partial(tag_snapshot_or_none, table))
     return table.store.latest_snapshot()
@@ -177,8 +182,6 @@ def _reader(table: Table, columns: Sequence[str] | None, filter: Any, snapshot_i
 
 def incremental_read(table: Table, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> bool:
     """Whether a read of ``table`` without a snapshot, tag or time reads changes (``incremental-between*``)."""
-    from table_engine.store.changes.batch_changes import is_incremental
-
     return snapshot_id is None and tag is None and timestamp_millis is None and is_incremental(table.options)
 
 
@@ -186,8 +189,6 @@ def incremental_batches(table: Table, columns: Sequence[str] | None, filter: Any
                         with_row_kind: bool = False) -> Iterator[pa.RecordBatch]:
     """The rows an incremental read (``incremental-between*``) of ``table`` returns; ``with_row_kind`` adds the
     ``rowkind`` column. The fallback branch's changes of the partitions this branch's changes lack follow."""
-    from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
-
     check_supported(table, Op.READ)
     check_change_reads(table, "incremental reads")
     preds = parse_filters(filter)
@@ -208,8 +209,6 @@ def incremental_batches(table: Table, columns: Sequence[str] | None, filter: Any
 
 def _fallback_changes(table: Table, fallback: FallbackRead, done: set[bytes], columns: Sequence[str] | None,
                       preds: Any, with_row_kind: bool, batch_size: int) -> Iterator[pa.RecordBatch]:
-    from table_engine.store.changes.batch_changes import plan_incremental, read_incremental
-
     theirs = fallback.table
     rest = [s for s in plan_incremental(theirs.store, functools.partial(tag_snapshot_or_none, theirs), preds)
             if s.partition not in done]
@@ -223,8 +222,6 @@ def _fallback_changes(table: Table, fallback: FallbackRead, done: set[bytes], co
 
 def new_stream_scan(table: Table, filter: Any, options: Mapping[str, str] | None) -> StreamScan:
     """The scan of :meth:`Table.new_stream_scan <table_engine.table.Table.new_stream_scan>`."""
-    from table_engine.store.changes.stream_scan import StreamScan
-
     t = table.copy(options) if options else table
     check_supported(t, Op.READ)
     check_change_reads(t, "streaming reads")
@@ -237,9 +234,6 @@ def new_stream_scan(table: Table, filter: Any, options: Mapping[str, str] | None
 def changelog_consumer(table: Table, consumer_id: str | None, options: Mapping[str, str] | None, filter: Any,
                        columns: Sequence[str] | None, batch_size: int) -> ChangelogConsumer:
     """The consumer of :meth:`Table.changelog_consumer <table_engine.table.Table.changelog_consumer>`."""
-    from table_engine.store.changes.changelog_consumer import ChangelogConsumer
-    from table_engine.store.changes.stream_scan import StreamScan
-
     t = table.copy(options) if options else table
     check_supported(t, Op.MAINTAIN if consumer_id is not None or t.options.get(CONSUMER_ID) is not None else Op.READ)
     check_change_reads(t, "changelog consumers")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import pyarrow as pa
 
-from table_engine.core_options import CommitUser, CoreOptions
+from table_engine.core_options import BRANCH, REGISTRY, CommitUser, CoreOptions, validate_options
 from table_engine.errors import SchemaError, TableEngineError, TableNotExistError
 from table_engine.features import Op
 from table_engine.format.schema_file import TableSchema, latest_schema, try_commit_schema
@@ -32,10 +32,14 @@ from table_engine.format.snapshot import (
 )
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import branch_of, table_root
+from table_engine.lsm.merge_engines import check_engine_options
 from table_engine.schema_change import SchemaChange, apply_changes
 from table_engine.store.branches import BranchManager
 from table_engine.store.changes.consumers import ConsumerManager
+from table_engine.store.changes.starting import validate_scan_options
 from table_engine.store.context import StoreContext
+from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_snapshots
+from table_engine.store.lifecycle.rollback import RollbackResult, rollback_to
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.reading.read import TableRead
 from table_engine.store.reading.scan import Split
@@ -56,8 +60,6 @@ if TYPE_CHECKING:
     from table_engine.store.changes.stream_scan import StreamScan
     from table_engine.store.committing.commit import FileStoreCommit
     from table_engine.store.committing.commit_message import CommitMessage
-    from table_engine.store.lifecycle.expire import ExpireResult
-    from table_engine.store.lifecycle.rollback import RollbackResult
     from table_engine.store.lifecycle.tags import TagDeletion
     from table_engine.table_source import TableSource
 
@@ -145,10 +147,6 @@ class Table:
     def copy(self, options: Mapping[str, str]) -> Self:
         """This table with per-read (dynamic) options overlaid, e.g. ``{"scan.mode": "from-snapshot",
         "scan.snapshot-id": "3"}`` or ``{"incremental-between": "3,7"}``; nothing is stored."""
-        from table_engine.core_options import BRANCH, REGISTRY, validate_options
-        from table_engine.lsm.merge_engines import check_engine_options
-        from table_engine.store.changes.starting import validate_scan_options
-
         check_supported(self, Op.READ)
         given = {str(k): str(v) for k, v in options.items()}
         branch = given.pop(BRANCH.key, None)
@@ -405,15 +403,11 @@ class Table:
         """Expire snapshots (then decoupled changelogs) by the table options; ``overrides``: retain_min,
         retain_max, time_retained (ms or '1 h'), older_than_millis, max_deletes, changelog_retain_min/max,
         changelog_time_retained."""
-        from table_engine.store.lifecycle.expire import ExpireConfig, expire_snapshots
-
         return expire_snapshots(self.store, ExpireConfig.from_options(self.options, overrides))
 
     @mutating(Op.MAINTAIN)
     def rollback_to(self, version: int | str) -> RollbackResult:
         """Roll back to a snapshot id (int) or a tag (str): newer snapshots and tags and their files are removed."""
-        from table_engine.store.lifecycle.rollback import rollback_to
-
         if isinstance(version, bool) or not isinstance(version, (int, str)):
             raise TableEngineError(f"rollback needs a snapshot id or a tag name, got {version!r}")
         return rollback_to(self.store, snapshot_id=version) if isinstance(version, int) \

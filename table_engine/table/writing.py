@@ -16,7 +16,10 @@ from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, 
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.compaction.compact import compact_invisible_level0
+from table_engine.store.lifecycle.maintenance import run_commit_maintenance
 from table_engine.store.reading.data_evolution import data_evolution_enabled
+from table_engine.store.writing.data_evolution_write import insert_columns
 from table_engine.store.writing.write import TableWrite
 
 if TYPE_CHECKING:
@@ -97,8 +100,6 @@ def after_commit(table: Table, snapshot_id: int | None, commit_identifier: int, 
     retried at the next one)."""
     if snapshot_id is None or not (table.commit_maintenance if maintain is None else maintain):
         return
-    from table_engine.store.lifecycle.maintenance import run_commit_maintenance
-
     try:
         run_commit_maintenance(table.store, commit_identifier)
     except (TableEngineError, OSError) as e:
@@ -108,8 +109,6 @@ def after_commit(table: Table, snapshot_id: int | None, commit_identifier: int, 
 def compact_level0(table: Table, sid: int | None, commit: FileStoreCommit, overwritten: bool) -> int | None:
     """Tables whose batch reads skip level 0: compact what an overwrite or dropped writer compactions left on level
     0, so the commit is visible (:func:`~table_engine.store.compaction.compact.compact_invisible_level0`)."""
-    from table_engine.store.compaction.compact import compact_invisible_level0
-
     return compact_invisible_level0(table.store, table.new_commit, sid, overwritten, commit.dropped_compactions)
 
 
@@ -121,8 +120,6 @@ def _moved_on(table: Table, writer: TableWrite) -> bool:
 
 def _write_columns(table: Table, data: pa.Table | pa.RecordBatch, maintain: bool | None) -> int | None:
     """:func:`write` of rows with only some columns on a data-evolution table (pypaimon's ``with_write_type``)."""
-    from table_engine.store.writing.data_evolution_write import insert_columns
-
     sid = insert_columns(table.store, committer(table), as_table(data))
     after_commit(table, sid, BATCH_COMMIT_IDENTIFIER, maintain)
     return sid
