@@ -5,7 +5,10 @@ interleaving of a small one (at most one preemption) keep the invariants, and th
 from __future__ import annotations
 
 import contextlib
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -32,6 +35,29 @@ def test_same_seed_same_trace() -> None:
     assert first.record.trace == second.record.trace
     assert first.record.decisions == second.record.decisions
     assert len(first.record.trace) > 500  # 7 actors really interleaved
+
+
+_TRACE_OF = """
+import hashlib, sys
+from tests.simulation.explore import run_seed
+from tests.simulation.scenarios import SCENARIOS
+r = run_seed(SCENARIOS[sys.argv[1]], int(sys.argv[2]))
+print(hashlib.sha256(repr((r.record.trace, r.record.decisions)).encode()).hexdigest())
+"""
+
+
+@pytest.mark.parametrize("name", ["append-race", "partition-expire"])
+def test_a_seed_gives_the_same_trace_in_every_process(name: str) -> None:
+    """A soak worker's failure replays in another process: nothing the engine does depends on the process's string
+    hash seed (tag deletion once deleted files in a set's order)."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(root)}
+        done = subprocess.run([sys.executable, "-c", _TRACE_OF, name, "0"], env=env, cwd=root, capture_output=True,
+                              text=True, timeout=300, check=True)
+        digests.add(done.stdout.strip().splitlines()[-1])
+    assert len(digests) == 1
 
 
 def test_replay_reproduces_the_run() -> None:
