@@ -86,6 +86,7 @@ def test_random_interleavings(name: str) -> None:
                                      _explain(failures[0])])
 
 
+@pytest.mark.slow  # 1,003 interleavings, ~20 s: in make test, not in make test-fast
 def test_every_interleaving_of_two_writers_and_an_expiry_with_one_preemption() -> None:
     runs = 0
     for r in exhaustive(SCENARIOS["small"], bound=1):

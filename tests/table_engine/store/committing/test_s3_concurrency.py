@@ -79,6 +79,7 @@ def _expirer(warehouse: str, options: dict[str, str], done: Event) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_writers_compaction_and_expiry_on_s3(s3_server: S3Server, s3_warehouse: str, proxy: FaultProxy,
                                              tmp_path: pathlib.Path) -> None:
