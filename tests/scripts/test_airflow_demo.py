@@ -42,6 +42,7 @@ def test_the_demo_environment_has_a_login_generated_secrets_and_no_connection_va
     assert components["scheduler"] == components["triggerer"] == ["--skip-serve-logs"]
 
 
+@pytest.mark.slow  # over 10 s: make test runs it, make test-fast does not
 def test_the_demo_creates_its_connections_in_the_database_and_a_users_edit_wins(tmp_path: pathlib.Path) -> None:
     home, lake = tmp_path / "home", tmp_path / "lake"
     env = demo.demo_env(home, lake)

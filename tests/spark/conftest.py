@@ -44,8 +44,11 @@ def spark_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: a test that starts the JVM is in the spark tier
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
         if "tests/spark/" in str(item.fspath).replace(os.sep, "/"):
             for spec in SPARK_WARNINGS:
                 item.add_marker(pytest.mark.filterwarnings(spec))

@@ -23,6 +23,7 @@ from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.ops import Write
 from table_engine.spark.jobs import file_write
 from table_engine.spark.jobs.run import run_spark_job
+from tests.budget import examples
 
 pytestmark = pytest.mark.spark
 
@@ -65,7 +66,7 @@ rows_st = st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["a", "b"]), st.
                    min_size=1, max_size=14)
 
 
-@settings(max_examples=14, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(14), deadline=None, suppress_health_check=list(HealthCheck))
 @given(files=st.lists(rows_st, min_size=2, max_size=4), engine=st.sampled_from(ENGINES), seq_field=st.booleans(),
        partitioned=st.booleans(), buckets=st.sampled_from(["fixed", "dynamic", "cross-partition"]),
        group=st.integers(2, 5), data=st.data())

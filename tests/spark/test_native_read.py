@@ -20,6 +20,7 @@ from table_engine.schema_change import AddColumn, RenameColumn, UpdateColumnType
 from table_engine.spark import read_table
 from table_engine.spark.datasource.native_read import read_table_planned
 from table_engine.table import Table
+from tests.budget import examples
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -71,7 +72,7 @@ STEPS = st.lists(st.sampled_from(["write", "write", "write", "compact", "add", "
                  max_size=7)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(engine=ENGINES, partitioned=st.booleans(), steps=STEPS, dvs=st.booleans(), data=st.data())
 def test_read_table_equals_python_source(spark: Any, tmp_path_factory: pytest.TempPathFactory,
                                          engine: tuple[str, dict[str, str]], partitioned: bool, steps: list[str],

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_engine.spark.jobs.task_env import write_chunks
+from tests.budget import examples
 
 
 def _piece(start: int, n: int, kinds: bool) -> tuple[pa.Table, pa.Array | None]:
@@ -14,7 +15,7 @@ def _piece(start: int, n: int, kinds: bool) -> tuple[pa.Table, pa.Array | None]:
     return data, pa.array(["-D" if i % 3 == 0 else "+I" for i in range(n)], pa.string()) if kinds else None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(sizes=st.lists(st.integers(0, 30), max_size=12), with_kinds=st.lists(st.booleans(), min_size=12, max_size=12),
        rows=st.integers(1, 50))
 def test_chunks_keep_every_row_and_kind_in_order_and_reach_the_size(sizes, with_kinds, rows):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from table_engine import Catalog
 from table_engine.format.bucket import bucket_of, hash_key_columns
 from table_engine.spark import write_dataframe
+from tests.budget import examples
 
 pytestmark = pytest.mark.spark
 
@@ -119,7 +120,7 @@ def _key_tables(draw: st.DrawFn) -> tuple[pa.Table, int]:
     return pa.table(cols), draw(st.sampled_from([1, 2, 3, 4, 8, 16, 100, 2**31 - 1]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_key_tables())
 def test_jvm_bucket_expression_is_the_engine_bucket_for_random_keys(spark, case):
     from table_engine.format.schema_file import new_schema

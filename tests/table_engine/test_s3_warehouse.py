@@ -298,6 +298,7 @@ def test_incremental_reads_between_snapshots_and_tags(on_both) -> None:
 
 # ---- orphan files: more than 1,000 objects ---------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 10 s: make test runs it, make test-fast does not
 def test_orphan_cleanup_lists_past_1000_objects(s3_catalog: Catalog) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

@@ -12,6 +12,7 @@ from paimon_provider.utils.arguments import as_time_millis, parse_partition_spec
 
 from table_engine.clock import ManualClock, use_clock
 from table_engine.store.partition_spec import format_partition_text, parse_partition_text
+from tests.budget import examples
 
 
 def test_argument_parsing() -> None:
@@ -45,7 +46,7 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
 _VALUE = _TEXT | st.none() | st.integers() | st.booleans() | st.dates()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.dictionaries(_TEXT.filter(bool), _VALUE, min_size=1, max_size=3), min_size=1, max_size=3))
 def test_partition_texts_of_mappings_are_what_their_text_parses_back_to(specs: list[dict[str, object]]) -> None:
     assert partition_texts(specs) == [parse_partition_text(format_partition_text(s)) for s in specs]

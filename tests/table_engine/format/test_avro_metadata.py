@@ -45,6 +45,7 @@ from table_engine.format.manifest_list import (
     write_manifest_list,
 )
 from table_engine.io.file_io import LocalFileIO
+from tests.budget import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pypaimon"
 DYN = FIXTURES / "dyn" / "manifest"
@@ -253,7 +254,7 @@ _data_files = st.builds(
 _entries = st.builds(ManifestEntry, st.sampled_from(list(FileKind)), _bytes, _int, _int, _data_files)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(_entries, max_size=5))
 def test_manifest_round_trip(tmp_path_factory: pytest.TempPathFactory, entries: list[ManifestEntry]) -> None:
     path = str(tmp_path_factory.mktemp("m") / "manifest-1-0")
@@ -268,7 +269,7 @@ _metas = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(_metas, max_size=5))
 def test_manifest_list_round_trip(tmp_path_factory: pytest.TempPathFactory, metas: list[ManifestFileMeta]) -> None:
     path = str(tmp_path_factory.mktemp("ml") / "manifest-list-1-0")
@@ -285,7 +286,7 @@ _index_files = st.builds(IndexFileMeta, st.sampled_from([HASH_INDEX, DELETION_VE
 _index_entries = st.builds(IndexManifestEntry, st.sampled_from(list(FileKind)), _bytes, _int, _index_files)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(_index_entries, max_size=5))
 def test_index_manifest_round_trip(tmp_path_factory: pytest.TempPathFactory, entries: list[IndexManifestEntry]) -> None:
     path = str(tmp_path_factory.mktemp("im") / "index-manifest-1")

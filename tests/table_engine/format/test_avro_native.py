@@ -25,6 +25,7 @@ from table_engine.format import avro_data_file, avro_native
 from table_engine.format.avro import encode_long, read_header, read_long
 from table_engine.format.formats import WriteFormat, iter_file, read_file, write_file
 from table_engine.io.file_io import LocalFileIO
+from tests.budget import examples
 from tests.table_engine.format.test_formats import SCHEMA, rows
 
 _FILE_IO = LocalFileIO()
@@ -70,7 +71,7 @@ _ROW = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.lists(_ROW, max_size=25), cols=st.none() | st.lists(st.sampled_from(SCHEMA.names), unique=True))
 def test_datafusion_and_fastavro_read_the_same_table_of_every_type(tmp_path: Path, data: list[dict[str, Any]],
                                                                    cols: list[str] | None) -> None:

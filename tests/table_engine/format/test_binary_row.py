@@ -21,6 +21,7 @@ from table_engine.format.binary_row import (
     unscaled_bytes,
 )
 from table_engine.types import DataField, DataType, parse_type
+from tests.budget import examples
 
 
 def T(sql: str) -> DataType:
@@ -307,7 +308,7 @@ def typed_rows(draw: st.DrawFn) -> tuple[list[DataType], list[object]]:
     return types, values
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(typed_rows())
 def test_round_trip_property(case):
     types, values = case

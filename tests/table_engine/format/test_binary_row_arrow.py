@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from table_engine.format.binary_row import encode_row
 from table_engine.format.binary_row_arrow import decode_rows
 from table_engine.types import DataType, parse_type
+from tests.budget import examples
 
 UTC = datetime.UTC
 
@@ -46,7 +47,7 @@ def rows_of(draw: st.DrawFn) -> tuple[list[DataType], list[list[Any]]]:
     return types, rows
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows_of())
 def test_decode_rows_equals_decode_row(case: tuple[list[DataType], list[list[Any]]]) -> None:
     types, rows = case

@@ -18,6 +18,7 @@ from table_engine.errors import CorruptMetadataError, MissingFileError, Unsuppor
 from table_engine.format.bitmap_index import bitmap_lookup, bitmap_records, serialize_keys
 from table_engine.io.file_io import LocalFileIO
 from table_engine.types import DataType
+from tests.budget import examples
 
 
 def _varint(v: int) -> bytes:
@@ -67,7 +68,7 @@ TYPES = {"TINYINT": (st.integers(-128, 127), pa.int8()), "SMALLINT": (st.integer
          "VARCHAR": (st.text(max_size=12), pa.string())}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_lookups_return_the_row_ids_of_the_keys_asked_for(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
                                                           ) -> None:
@@ -112,7 +113,7 @@ def test_bad_files_fail_naming_them(tmp_path: pathlib.Path) -> None:
         bitmap_lookup(io, str(path), size, dtype, pa.array([3]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(entries=st.lists(st.tuples(st.binary(max_size=200), st.integers(0, 2**62), st.integers(0, 2**31 - 1)),
                         max_size=30), cut=st.integers(0, 40), flip=st.integers(0, 10_000))
 def test_records_decode_any_block_and_reject_damaged_ones(entries: list[tuple[bytes, int, int]], cut: int,

@@ -27,11 +27,12 @@ from table_engine.format.blob_file import (
     write_blob_records,
 )
 from table_engine.io.file_io import LocalFileIO
+from tests.budget import examples
 
 IO = LocalFileIO()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(-2, 2**40)))
 def test_delta_varints_round_trip(values: list[int]) -> None:
     assert decode_delta_varints(encode_delta_varints(values), "x").tolist() == values
@@ -42,7 +43,7 @@ def test_delta_varints_match_paimon_bytes() -> None:
     assert encode_delta_varints([40, -1, 299]) == bytes([80, 81, 0xD8, 0x04])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.one_of(st.none(), st.binary(max_size=300)), max_size=20))
 def test_write_read_round_trip(tmp_path_factory: pytest.TempPathFactory, values: list[bytes | None]) -> None:
     path = str(tmp_path_factory.mktemp("blob") / "data-1.blob")

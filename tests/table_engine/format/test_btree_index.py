@@ -17,6 +17,7 @@ from table_engine.errors import CorruptMetadataError, MissingFileError, Unsuppor
 from table_engine.format.btree_index import btree_key_supported, btree_lookup
 from table_engine.io.file_io import LocalFileIO
 from table_engine.types import DataType
+from tests.budget import examples
 
 
 def _varint(v: int) -> bytes:
@@ -79,7 +80,7 @@ def _serialize(root: str, key: object) -> bytes:
     return str(key).encode() if fmt == "utf8" else struct.pack(fmt, key)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(index_cases())
 def test_lookups_return_the_row_ids_of_the_keys_asked_for(
         tmp_path_factory: pytest.TempPathFactory, case: tuple[str, dict[object, list[int]], list[object], int]) -> None:

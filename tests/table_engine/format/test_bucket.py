@@ -19,6 +19,7 @@ from table_engine.errors import DataError, UnsupportedError
 from table_engine.format.binary_row import encode_binary_row, encode_row
 from table_engine.format.bucket import bucket_of, bucket_of_hash, hash_bytes, hash_key_columns
 from table_engine.types import DataType, from_arrow_type, parse_type
+from tests.budget import examples
 
 
 def T(sql: str) -> DataType:
@@ -239,7 +240,7 @@ def key_columns(draw: st.DrawFn):
     return cols, types
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(key_columns())
 def test_vectorized_matches_scalar_property(case):
     cols, types = case

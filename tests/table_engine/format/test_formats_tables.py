@@ -15,6 +15,7 @@ from table_engine.errors import OptionError
 from table_engine.format.formats import WriteFormat, read_file, write_file
 from table_engine.io.file_io import LocalFileIO
 from table_engine.schema_change import AddColumn, RenameColumn, SetOption
+from tests.budget import examples
 from tests.table_engine.store.changelog_support import changelogs
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("v", pa.int32()),
@@ -41,7 +42,7 @@ _ROW = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(_ROW, max_size=40), cols=st.sets(st.sampled_from(SCHEMA.names)))
 def test_a_random_table_reads_the_same_from_parquet_orc_and_avro(tmp_path: Path, rows: list[dict[str, object]],
                                                                    cols: set[str]) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from table_engine.errors import CorruptMetadataError
 from table_engine.format.hash_index import encode_hash_index, read_hash_index, write_hash_index
 from table_engine.io.file_io import LocalFileIO
+from tests.budget import examples
 
 INDEX = Path(__file__).parent / "fixtures" / "pypaimon" / "dyn" / "index"
 PYPAIMON_4 = INDEX / "index-1421b01a-45c1-4a31-992c-e36ae8d3350b-0"  # keys 1..4 of a BIGINT primary key
@@ -33,7 +34,7 @@ def test_encoding_is_byte_identical_to_pypaimon() -> None:
     assert encode_hash_index(shuffled) == PYPAIMON_4.read_bytes()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(min_value=-(2**31), max_value=2**31 - 1), max_size=200))
 def test_round_trip(tmp_path_factory: pytest.TempPathFactory, hashes: list[int]) -> None:
     fio = LocalFileIO()

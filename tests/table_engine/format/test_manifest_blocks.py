@@ -18,6 +18,7 @@ from table_engine.format.data_file_meta import EMPTY_ROW, DataFileMeta, SimpleSt
 from table_engine.format.manifest import PARTITION_BLOCKS, FileKind, ManifestEntry, read_manifest, write_manifest
 from table_engine.io.file_io import LocalFileIO
 from table_engine.types import parse_type
+from tests.budget import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pypaimon"
 INT = [parse_type("INT")]
@@ -89,7 +90,7 @@ def test_manifest_blocks_hold_one_partition_and_keep_entry_order(tmp_path: Path)
     assert read_manifest(LocalFileIO(), path) == entries
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 5)), st.sampled_from(list(FileKind))), max_size=40),
        st.sets(st.one_of(st.none(), st.integers(0, 5))))
 def test_partition_filtered_read_equals_filtering_the_whole_read(

@@ -26,6 +26,7 @@ from table_engine.format.snapshot import (
     try_publish_snapshot,
 )
 from table_engine.io.file_io import LocalFileIO
+from tests.budget import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pypaimon"
 
@@ -122,7 +123,7 @@ _snapshots = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_snapshots)
 def test_json_round_trip(snap: Snapshot) -> None:
     assert Snapshot.from_json(snap.to_json(), "snapshot-x") == snap

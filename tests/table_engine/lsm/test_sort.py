@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_engine.lsm.sort import is_sorted, sort_indices, take_sorted
+from tests.budget import examples
 
 _values = {
     "int": st.integers(-3, 3),
@@ -34,7 +35,7 @@ def tables(draw: st.DrawFn) -> tuple[pa.Table, list[tuple[str, str]]]:
     return table, [(f"c{i}", o) for i, o in enumerate(orders)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(tables())
 def test_is_sorted_says_true_only_when_a_stable_sort_keeps_the_order(case):
     table, keys = case
@@ -57,7 +58,7 @@ def test_sorted_chunked_input_is_recognised_without_nulls_or_nan():
 _INT_KEY_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint32(), pa.date32(), pa.timestamp("us")]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(types=st.lists(st.sampled_from(_INT_KEY_TYPES), min_size=1, max_size=3),
        spans=st.lists(st.sampled_from([1, 2, 7, 1000, 2**31, 2**40, 2**62]), min_size=3, max_size=3),
        rows=st.integers(4096, 6000), seed=st.integers(0, 2**16), with_null=st.booleans())

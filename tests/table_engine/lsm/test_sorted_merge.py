@@ -13,9 +13,10 @@ from table_engine.lsm.merge_engines.deduplicate import DeduplicateMerge
 from table_engine.lsm.merge_engines.first_row import FirstRowMerge
 from table_engine.lsm.sort import MergeOrder, take_sorted
 from table_engine.lsm.sorted_merge import sort_and_merge
+from tests.budget import examples
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rows=st.integers(0, 5000), keys=st.integers(1, 300), seed=st.integers(0, 2**16), retract=st.booleans(),
        engine=st.sampled_from(["deduplicate", "deduplicate-ignore", "first-row"]))
 def test_sort_and_merge_equals_sort_then_merge(rows: int, keys: int, seed: int, retract: bool, engine: str) -> None:

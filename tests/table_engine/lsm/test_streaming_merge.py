@@ -17,6 +17,7 @@ from table_engine.lsm.merge_engines import DeduplicateMerge
 from table_engine.lsm.merge_engines.function import MergeFunction, sort_and_merge
 from table_engine.lsm.sort import MergeOrder, concat_tables
 from table_engine.lsm.streaming_merge import FileRoller, rows_up_to, streaming_merge
+from tests.budget import examples
 from tests.table_engine.lsm.merge_engines.test_properties import CASE_IDS, CASES, Case, _kv, _merge_function, _records
 
 
@@ -47,7 +48,7 @@ def adds_as_inserts(t: pa.Table) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_streaming_merge_equals_in_memory_merge(case: Case, data: st.DataObject) -> None:
     records = data.draw(_records(case, max_size=30))
@@ -69,7 +70,7 @@ def test_streaming_merge_equals_in_memory_merge(case: Case, data: st.DataObject)
     assert keys == sorted(set(keys))  # key order, one record per key, across pieces
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(runs=st.lists(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["", "a", "b", "ab"])), max_size=12),
                      min_size=1, max_size=5),
        size=st.integers(1, 4))

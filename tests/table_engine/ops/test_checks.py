@@ -23,6 +23,7 @@ from table_engine.ops.argv import command_argv, parse_command
 from table_engine.ops.checks import parse_checks
 from table_engine.ops.checks.runner import run_checks
 from table_engine.ops.run import run_command
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("status", pa.string()), ("amount", pa.float64()),
                     ("day", pa.date32()), ("price", pa.decimal128(10, 2))])
@@ -261,7 +262,7 @@ ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.integers(0, 3), 
                 max_size=12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(batches=st.lists(ROWS, min_size=1, max_size=2), max_fraction=st.sampled_from([0.0, 0.25, 0.5, 1.0]))
 def test_duplicate_keys_and_null_fraction_match_a_model(batches: list[list[tuple[Any, int, Any]]],
                                                         max_fraction: float) -> None:

@@ -18,6 +18,7 @@ from table_engine.errors import CommandError, TableEngineError
 from table_engine.ops import REGISTRY, Command, Compact, CompactDatabase, ConsumeChangelog, Rollback, Write, from_json
 from table_engine.ops.argv import command_argv, parse_command
 from table_engine.ops.base import ArgSpec, arg_spec
+from tests.budget import examples
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
@@ -54,7 +55,7 @@ def commands(draw: st.DrawFn) -> Command:
         raise
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(commands())
 def test_every_command_round_trips_through_json(cmd: Command) -> None:
     text = cmd.to_json()
@@ -64,7 +65,7 @@ def test_every_command_round_trips_through_json(cmd: Command) -> None:
     assert json.loads(text)["command"] == cmd.name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(commands())
 def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
     # command-line text is trimmed (keys, columns) and a duration text is Paimon's: keep the values plain

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("v", pa.int64())])
 LINES = ("main", "b1", "b2")
@@ -138,7 +139,7 @@ def _rows(table: Table) -> dict[int, int]:
     return dict(zip(d["k"], d["v"], strict=True))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ops=st.lists(OPS, min_size=4, max_size=14))
 def test_every_line_and_tag_reads_as_the_model(ops: list[tuple[object, ...]]) -> None:
     with tempfile.TemporaryDirectory() as d:

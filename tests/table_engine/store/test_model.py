@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from tests.budget import examples
 
 SCHEMA = pa.schema([("k", pa.int32()), ("p", pa.string()), ("v", pa.string())])
 
@@ -20,7 +21,7 @@ batches = st.lists(st.lists(row, min_size=1, max_size=25), min_size=1, max_size=
 layouts = st.sampled_from([("1", True), ("3", True), ("-1", True), ("2", False), ("-1", False)])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batches=batches, layout=layouts, buffer=st.sampled_from(["256 mb", "1 kb"]))
 def test_writes_match_dict_model(batches, layout, buffer) -> None:
     bucket, partitioned = layout

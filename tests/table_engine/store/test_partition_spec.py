@@ -32,6 +32,7 @@ from table_engine.store.partition_spec import (
 )
 from table_engine.table import Table
 from table_engine.types import DataField, parse_type
+from tests.budget import examples
 
 UTC = datetime.UTC
 
@@ -177,7 +178,7 @@ def test_render_partitions() -> None:
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.dictionaries(_TEXT.filter(bool), _TEXT,
                                 min_size=1, max_size=4), min_size=1, max_size=3))
 def test_text_round_trip(specs: list[dict[str, str]]) -> None:
@@ -190,7 +191,7 @@ def test_text_round_trip(specs: list[dict[str, str]]) -> None:
     assert [parse_partition_spec(format_partition_text(s)) for s in specs] == specs
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.dates(datetime.date(1900, 1, 1), datetime.date(2100, 1, 1)) | st.none(),
                           st.integers(-3, 3), st.booleans()), min_size=0, max_size=30),
        st.dictionaries(st.sampled_from(["d", "h", "b"]), st.integers(0, 29), min_size=1))
@@ -330,7 +331,7 @@ _TYPED_VALUES = [
 ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @pytest.mark.parametrize(("type_", "values"), _TYPED_VALUES, ids=[t for t, _ in _TYPED_VALUES])
 @given(data=st.data())
 def test_typed_value_text_round_trip(type_: str, values: st.SearchStrategy[Any], data: st.DataObject) -> None:

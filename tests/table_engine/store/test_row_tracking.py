@@ -21,6 +21,7 @@ from table_engine.store.committing.row_tracking import assign_row_tracking
 from table_engine.store.compaction.row_tracking import row_id_runs
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
 OPTIONS = {"row-tracking.enabled": "true", "bucket": "-1", "deletion-vectors.enabled": "true",
@@ -218,7 +219,7 @@ _OPS = st.lists(st.one_of(
 ), min_size=1, max_size=10)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=_OPS)
 def test_row_ids_against_a_model(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, Any]]) -> None:
     """Random appends, compactions, partition overwrites and drops, and deletes (deletion vectors), against a model

@@ -21,6 +21,7 @@ from table_engine import Catalog
 from table_engine.errors import OptionError, SchemaError, SchemaMismatchError, UnsupportedTableFeatureError
 from table_engine.schema_change import AddColumn
 from table_engine.types import VARIANT_ARROW_TYPE
+from tests.budget import examples
 from tests.table_engine.test_cli_errors import state
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", VARIANT_ARROW_TYPE), ("vec", pa.list_(pa.float32(), 3)),
@@ -85,7 +86,7 @@ def test_formats_without_a_layout_refuse_before_writing(catalog: Catalog, wareho
     assert state(warehouse) == before
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(st.one_of(st.lists(st.integers(0, 30), min_size=1, max_size=6), st.just("compact")),
                 min_size=1, max_size=6))
 def test_primary_key_table_matches_a_model(tmp_path_factory: pytest.TempPathFactory,

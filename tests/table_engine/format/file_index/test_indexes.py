@@ -29,6 +29,7 @@ from table_engine.format.file_index.roaring import serialized_size
 from table_engine.format.file_index.values import ColumnValues, literal_value
 from table_engine.predicate import Predicate
 from table_engine.types import DataField, parse_type
+from tests.budget import examples
 
 
 def _evaluator(col: pa.Array, type_sql: str, types: dict[str, dict[str, str]]) -> FileIndexEvaluator:
@@ -135,7 +136,7 @@ def _check_exact(col: pa.Array, type_sql: str, index: str, preds: list[Predicate
         assert list(rows) == _expected_rows(col, p), p
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.none() | st.integers(-50, 50), min_size=1, max_size=200), st.integers(-60, 60),
        st.lists(st.none() | st.integers(-60, 60), min_size=1, max_size=4), st.sampled_from(["1", "2"]))
 def test_bitmap_int_is_exact(values: list[int | None], lit: int, lits: list[int | None], version: str) -> None:
@@ -148,7 +149,7 @@ def test_bitmap_int_is_exact(values: list[int | None], lit: int, lits: list[int 
         assert rows is not None and list(rows) == _expected_rows(col, p), p
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.none() | st.sampled_from(["", "a", "b", "ab", "ü", "x" * 40]), min_size=1, max_size=100),
        st.sampled_from(["", "a", "zz", "ü", "x" * 40]))
 def test_bitmap_string_is_exact(values: list[str | None], lit: str) -> None:
@@ -177,7 +178,7 @@ def test_bitmap_boolean_and_timestamps() -> None:
                                                Predicate("c", "!=", datetime.datetime(2023, 1, 1))])
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.none() | st.integers(-(2**40), 2**40), min_size=1, max_size=150),
        st.integers(-(2**41), 2**41), st.sampled_from(OPS_BSI))
 def test_bsi_bigint_is_exact(values: list[int | None], lit: int, op: str) -> None:
@@ -186,7 +187,7 @@ def test_bsi_bigint_is_exact(values: list[int | None], lit: int, op: str) -> Non
     _check_exact(col, "BIGINT", "bsi", [p])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.none() | st.integers(-20, 20), min_size=1, max_size=60),
        st.floats(-25, 25, allow_nan=False), st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
 def test_bsi_fractional_literals(values: list[int | None], lit: float, op: str) -> None:

@@ -20,6 +20,7 @@ from table_engine.format.file_index.java_compat import (
     write_utf,
     xxh64,
 )
+from tests.budget import examples
 
 # XXH64 (seed 0) of these inputs, computed with the reference xxhash library (C implementation)
 XXH64_VECTORS = [
@@ -131,7 +132,7 @@ def test_hashmap_flags_tree_bins() -> None:
     assert exact
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.lists(st.integers(-(2**31), 2**31 - 1), unique=True, max_size=300))
 def test_hashmap_order_is_a_permutation(codes: list[int]) -> None:
     order, _ = java_hashmap_order(codes, compute_if_absent=True, later_call=True)

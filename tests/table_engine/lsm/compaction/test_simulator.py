@@ -17,6 +17,7 @@ from table_engine.lsm.key_value import VALUE_KIND, is_add
 from table_engine.lsm.levels import Levels, overlapping_files
 from table_engine.lsm.merge_engines import DeduplicateMerge, sort_and_merge
 from table_engine.lsm.sort import MergeOrder
+from tests.budget import examples
 from tests.table_engine.lsm._files import CODEC, MemoryFiles, kv
 
 ORDER = MergeOrder(("k",))
@@ -91,7 +92,7 @@ def test_simulator_small_key_space_many_deletes() -> None:
     simulate(seed=2, flushes=120, trigger=3, size_ratio=1, max_amp=200, key_space=50)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), trigger=st.integers(2, 7), size_ratio=st.sampled_from([0, 1, 10, 50]),
        max_amp=st.sampled_from([50, 200, 1000]), key_space=st.sampled_from([20, 300, 5000]),
        increasing=st.booleans())

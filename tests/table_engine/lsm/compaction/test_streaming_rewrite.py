@@ -18,6 +18,7 @@ from table_engine.lsm.compaction.rewriter import CompactResult, CompactRewriter,
 from table_engine.lsm.compaction.universal import CompactUnit
 from table_engine.lsm.key_value import VALUE_KIND
 from table_engine.lsm.sort import MergeOrder, concat_tables
+from tests.budget import examples
 from tests.table_engine.lsm._files import CODEC, MemoryFiles
 from tests.table_engine.lsm.merge_engines.test_properties import CASE_IDS, CASES, Case, _merge_function, _records
 from tests.table_engine.lsm.test_streaming_merge import adds_as_inserts, chunks_of, make_runs
@@ -35,7 +36,7 @@ def output_rows(fs: MemoryFiles, result: CompactResult) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_streamed_compaction_equals_in_memory_compaction(case: Case, data: st.DataObject) -> None:
     records = data.draw(_records(case, max_size=30))

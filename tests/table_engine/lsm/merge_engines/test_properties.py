@@ -24,6 +24,7 @@ from table_engine.lsm.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from table_engine.lsm.merge_engines import create_merge_function
 from table_engine.lsm.sort import MergeOrder, concat_tables, sort_kv
 from table_engine.types import fields_from_arrow_schema
+from tests.budget import examples
 from tests.table_engine.lsm.merge_engines.model import (
     EngineSpec,
     ModelError,
@@ -224,7 +225,7 @@ def _merge_function(case: Case) -> Any:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_merge_function_matches_model_for_any_split(case: Case, data: st.DataObject) -> None:
     records = data.draw(_records(case))
@@ -321,7 +322,7 @@ TABLE_CASES = [c for c in CASES if c.name in ("dedup-seq", "first-row-ignore-del
 
 
 @pytest.mark.parametrize("case", TABLE_CASES, ids=[c.name for c in TABLE_CASES])
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_table_reads_model_for_any_commits_and_flushes(case: Case, data: st.DataObject,

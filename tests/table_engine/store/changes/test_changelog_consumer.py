@@ -17,6 +17,7 @@ from table_engine.errors import ConsumerError, SnapshotNotExistError
 from table_engine.store.changes.changelog_consumer import ChangelogConsumer, PolledChanges
 from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 
@@ -149,7 +150,7 @@ OPS = st.lists(
 
 
 @pytest.mark.parametrize("producer", ["none", "input", "lookup", "full-compaction"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS, data=st.data())
 def test_replaying_the_stream_rebuilds_the_table(tmp_path_factory: pytest.TempPathFactory, producer: str,
                                                  ops: list[tuple[str, Any]], data: st.DataObject) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.table import Table
+from tests.budget import examples
 from tests.table_engine.store.changelog_support import all_changes, apply_changes, changelogs, table_rows
 
 SCHEMA = pa.schema([pa.field("k", pa.int32(), nullable=False), ("s", pa.string()), ("n", pa.int64())])
@@ -42,7 +43,7 @@ def write(t: Table, rows: list[tuple[Any, ...]], kinds: list[str]) -> None:
     t.write(data, row_kinds=[kinds[r[3] % len(kinds)] for r in rows])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(engine=st.sampled_from(sorted(ENGINES)), producer=st.sampled_from(["lookup", "full-compaction"]),
        write_only=st.booleans(), dedup=st.booleans(), buckets=st.sampled_from(["1", "2"]),
        dv=st.booleans(), steps=st.lists(step, min_size=1, max_size=7))
@@ -67,7 +68,7 @@ def test_changelog_stream_rebuilds_the_table(engine: str, producer: str, write_o
         assert apply_changes(all_changes(t)) == table_rows(t)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commits=st.lists(st.lists(row, min_size=1, max_size=15), min_size=1, max_size=4),
        buckets=st.sampled_from(["1", "3"]), buffer=st.sampled_from(["256 mb", "1 kb"]))
 def test_input_changelog_equals_the_input(commits: list[list[tuple[Any, ...]]], buckets: str, buffer: str) -> None:

@@ -24,6 +24,7 @@ from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.context import StoreContext
 from table_engine.store.writing.write import TableWrite
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -203,7 +204,7 @@ def _empty_commit(committer: FileStoreCommit, ident: int) -> int | None:
     return committer.commit([], ident, allow_empty=True)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "other"]), st.integers(1, 4), st.booleans()), max_size=14))
 def test_commit_idempotence_against_a_model(ops: list[tuple[str, int, bool]]) -> None:
     """Model: a (user, identifier) is committed at most once; re-sending it returns its snapshot; an identifier

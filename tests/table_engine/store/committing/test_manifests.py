@@ -23,6 +23,7 @@ from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.reading.scan import read_manifest_metas
 from table_engine.table import Table
 from table_engine.types import parse_type
+from tests.budget import examples
 
 SCHEMA = pa.schema([("p", pa.int32()), ("id", pa.int64())])
 INT = [parse_type("INT")]
@@ -95,7 +96,7 @@ ops = st.lists(st.tuples(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 
                          st.lists(st.integers(0, 1000), max_size=3)), min_size=1, max_size=12)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops, st.sampled_from([("3", "2kb", "4kb"), ("2", "8mb", "16mb"), ("5", "1kb", "1kb")]))
 def test_merged_manifests_read_as_the_model(tmp_path_factory: Any, commits: list[tuple[list[Cell], list[int]]],
                                             sizes: tuple[str, str, str]) -> None:

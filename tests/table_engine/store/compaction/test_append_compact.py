@@ -22,6 +22,7 @@ from table_engine.format.snapshot import CommitKind
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 
@@ -285,7 +286,7 @@ def test_unaware_minor_compaction_takes_files_over_the_delete_ratio(catalog: Cat
 
 
 # ---- a property test against a list model ---------------------------------------------------------------------------
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.one_of(st.integers(min_value=1, max_value=6), st.sampled_from(["minor", "full"])),
                     min_size=1, max_size=14),
        min_files=st.integers(min_value=2, max_value=5), write_only=st.booleans())

@@ -16,6 +16,7 @@ from table_engine.store.compaction.append_pick import (
     pick_bucketed,
     pick_unaware,
 )
+from tests.budget import examples
 
 _names = itertools.count()
 MB = 1024 * 1024
@@ -135,7 +136,7 @@ sizes = st.lists(st.integers(min_value=1, max_value=300), min_size=0, max_size=4
 min_nums = st.integers(min_value=1, max_value=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(sizes, min_nums, st.booleans(), st.data())
 def test_bucketed_property(sz: list[int], min_num: int, full: bool, data: st.DataObject) -> None:
     fs = files_of(sz)
@@ -160,7 +161,7 @@ def test_bucketed_property(sz: list[int], min_num: int, full: bool, data: st.Dat
             assert sum(x.file_size for x in rest[start:start + min_num - 1]) >= 100, "a pickable run was left"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(sizes, min_nums, st.booleans(), st.booleans(), st.data())
 def test_unaware_property(sz: list[int], min_num: int, full: bool, dv: bool, data: st.DataObject) -> None:
     fs = files_of(sz)
@@ -180,7 +181,7 @@ def test_unaware_property(sz: list[int], min_num: int, full: bool, dv: bool, dat
             assert x.file_size < 70 or (dv and deleted.get(x.file_name, 0) > x.row_count * 0.2)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.integers(1, 400), min_size=0, max_size=25), st.integers(50, 200),
        st.floats(0.1, 1.0), st.floats(0.0, 1.0), st.integers(2, 6), st.data())
 def test_the_table_options_decide_what_is_picked(sz: list[int], target: int, small_ratio: float,

@@ -28,6 +28,7 @@ from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import compaction_messages
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 MAX_LEVEL = 5  # default num-levels = compaction trigger (5) + 1
@@ -433,7 +434,7 @@ steps = st.lists(st.one_of(st.lists(row, min_size=1, max_size=30), st.sampled_fr
                  min_size=1, max_size=10)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=steps, write_only=st.booleans(), trigger=st.sampled_from(["2", "3", "5"]),
        bucket=st.sampled_from(["1", "2", "-1"]), buffer=st.sampled_from(["256 mb", "1 kb"]))
 def test_commits_and_compactions_read_like_a_dict_model(steps, write_only, trigger, bucket, buffer) -> None:

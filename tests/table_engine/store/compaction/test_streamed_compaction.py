@@ -79,6 +79,7 @@ print(json.dumps({"growth": max(peak) - base, "arrow_peak": max(arrow),
 """
 
 
+@pytest.mark.slow  # over 10 s: make test runs it, make test-fast does not
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="samples the RSS from /proc")
 def test_a_bucket_far_larger_than_memory_compacts_by_streaming(catalog: Catalog) -> None:
     """One bucket of ~100 MB of Arrow data (4 overlapping level-0 runs of 800,000 rows, files of ``target-file-size``

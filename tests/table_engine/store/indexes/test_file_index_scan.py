@@ -16,6 +16,7 @@ from table_engine.format.file_index.format import FileIndexFile, read_file_index
 from table_engine.format.snapshot import CommitKind
 from table_engine.schema_change import RenameColumn, SetOption
 from table_engine.store.indexes.file_index_filter import index_file_path
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("v", pa.int32())])
 INDEXED = {"file-index.bloom-filter.columns": "name", "file-index.bloom-filter.name.items": "200",
@@ -307,7 +308,7 @@ def _scenario(draw):
 
 
 @pytest.mark.parametrize("kind", ["append", "pk", "pk-first-row", "pk-partial-update"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(scenario=_scenario())
 def test_index_skipping_never_drops_matching_rows(tmp_path_factory, kind: str, scenario) -> None:

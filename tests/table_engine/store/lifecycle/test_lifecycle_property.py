@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from table_engine import Catalog
 from table_engine.errors import PartitionSpecError
+from tests.budget import examples
 from tests.table_engine.store.lifecycle.lifecycle_support import assert_exact_files, assert_nothing_missing, rows
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
@@ -210,7 +211,7 @@ class DecoupledChangelogMachine(LifecycleMachine):
             super().teardown()
 
 
-_SETTINGS = settings(max_examples=int(os.environ.get("LIFECYCLE_EXAMPLES", "25")), stateful_step_count=25,
+_SETTINGS = settings(max_examples=int(os.environ.get("LIFECYCLE_EXAMPLES", examples(25))), stateful_step_count=25,
                      deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TestLifecycle = LifecycleMachine.TestCase
 TestLifecycle.settings = _SETTINGS

@@ -41,6 +41,7 @@ from table_engine.store.lifecycle.planner import (
     plan_maintenance,
 )
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 
@@ -174,7 +175,7 @@ def test_partition_and_table_totals_and_their_json_order() -> None:
     assert [d[k] for k in totals] == [6, 24, 300, 3, 3, 1, 1 / 6, 5, 5 / 24, 3]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["dt=a", "dt=b", "dt=c"]), st.integers(0, 3), st.integers(1, 9),
                           st.integers(0, 9)), max_size=12, unique_by=lambda x: (x[0], x[1])),
        st.booleans(), st.integers(2, 8))

@@ -26,6 +26,7 @@ from table_engine.store.indexes.deletion_vectors import DeletionFile
 from table_engine.store.reading.data_evolution import RowIdGroup, column_sources, row_id_groups
 from table_engine.store.reading.read import TableRead, read_context
 from table_engine.store.reading.scan import Split
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string()), ("c", pa.float64())])
 COLUMNS = SCHEMA.names
@@ -108,7 +109,7 @@ def _by_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["id"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(layout=ranges())
 def test_reads_equal_the_newest_write_of_each_column(tmp_path_factory: pytest.TempPathFactory,
                                                      layout: list[Range]) -> None:

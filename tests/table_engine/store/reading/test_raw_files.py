@@ -18,6 +18,7 @@ from table_engine.store.indexes.deletion_vectors import VectorCache
 from table_engine.store.paths import file_path_in
 from table_engine.store.reading.raw_files import plan_raw, restrict_splits
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -126,7 +127,7 @@ BATCHES = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 15), st.sampled_
                    max_size=5)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(options=ENGINES, batches=BATCHES, compact_after=st.integers(0, 5))
 def test_raw_plus_rest_equals_engine_read(tmp_path_factory: Any, options: dict[str, str],
                                           batches: list[tuple[int, int, str]], compact_after: int) -> None:

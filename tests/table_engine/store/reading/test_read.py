@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_engine.store.reading.read import _newest_wins
+from tests.budget import examples
 
 KEYS = st.one_of(st.integers(-5, 40), st.text("abc", max_size=3))
 
@@ -40,7 +41,7 @@ def model(files: list[SimpleNamespace], tables: list[pa.Table]) -> dict[Any, int
     return {k: v for k, (_, v) in newest.items()}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(runs(), st.booleans())
 def test_newest_file_wins_for_one_and_several_key_columns(data: Any, dictionary: bool) -> None:
     files, tables = data

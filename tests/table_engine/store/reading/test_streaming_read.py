@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
+from tests.budget import examples
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string()),
                     pa.field("v", pa.int64())])
@@ -31,7 +32,7 @@ def by_key(t: pa.Table, keys: list[str]) -> list[dict[str, Any]]:
     return sorted(t.to_pylist(), key=lambda r: tuple((r[k] is not None, r[k]) for k in keys))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(engine=st.sampled_from(sorted(ENGINES)), commits=st.lists(COMMIT, min_size=1, max_size=5),
        chunk=st.integers(1, 3), filtered=st.booleans(), roll=st.booleans())
 def test_streamed_batches_equal_to_arrow(engine: str, commits: list[list[tuple[int, str, int | None]]],

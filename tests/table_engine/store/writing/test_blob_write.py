@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.format.blob_file import blob_file_cuts, encode_blob_records
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("b", pa.binary()), ("c", pa.large_binary())])
 
@@ -19,7 +20,7 @@ values = st.one_of(st.none(), st.binary(max_size=50), st.integers(0, 3000).map(l
 commits = st.lists(st.lists(st.tuples(values, values), min_size=1, max_size=12), min_size=1, max_size=3)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(commits=commits, target=st.sampled_from(["1 b", "2 kb", "64 kb"]))
 def test_blob_writes_read_back_and_tile_their_ranges(commits: list[list[tuple[bytes | None, bytes | None]]],
                                                      target: str) -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from table_engine.errors import TableEngineError
 from table_engine.store.writing.bucket_assign import Assigner, PartitionBucketIndex
+from tests.budget import examples
 
 
 def test_each_assigner_opens_and_fills_only_its_own_buckets():
@@ -84,7 +85,7 @@ class _RowModel:
         return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(known=st.dictionaries(st.integers(-50, 50), st.integers(0, 5), max_size=30),
        calls=st.lists(st.lists(st.integers(-60, 60), max_size=40), min_size=1, max_size=4),
        target=st.integers(1, 6), max_buckets=st.sampled_from([-1, -1, 2, 4, 8]),

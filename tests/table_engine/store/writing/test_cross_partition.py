@@ -22,6 +22,7 @@ from table_engine.schema_change import SetOption
 from table_engine.store.writing.bucket_assign import Assigner
 from table_engine.store.writing.cross_partition import BOOTSTRAP_BUCKET, bootstrap_keys
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 ENGINES = ["deduplicate", "partial-update", "aggregation", "first-row"]
@@ -269,7 +270,7 @@ def apply(model: dict[int, tuple[str, int]], engine: str, dt: str, k: int, v: in
     # first-row keeps the old row
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(engine=st.sampled_from(ENGINES), history=commits, target=st.sampled_from(["2", "1000"]))
 def test_writes_match_a_dict_model_with_keys_moving_between_partitions(engine: str, history: list[Any],
                                                                       target: str) -> None:

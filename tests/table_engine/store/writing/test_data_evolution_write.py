@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine.catalog import Catalog
+from tests.budget import examples
 from tests.interop.data_evolution_model import RowIdModel
 
 SCHEMA = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
@@ -87,14 +88,14 @@ def _apply(t: Any, op: dict[str, Any]) -> None:
         t.write(data)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations())
 def test_random_operations_equal_the_row_id_model(tmp_path_factory: pytest.TempPathFactory,
                                                   ops: list[dict[str, Any]]) -> None:
     _check_operations(tmp_path_factory, ops, OPTIONS)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations(deletes=True))
 def test_random_operations_with_upserts_and_deletes_equal_the_row_id_model(
         tmp_path_factory: pytest.TempPathFactory, ops: list[dict[str, Any]]) -> None:

@@ -17,6 +17,7 @@ from table_engine import Catalog
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
+from tests.budget import examples
 from tests.table_engine.store.changelog_support import all_changes, apply_changes, changelogs
 
 SCHEMA = pa.schema([("dt", pa.string()), ("k", pa.int64()), ("v", pa.string())])
@@ -133,7 +134,7 @@ def test_no_changelog_without_a_producer(tmp_path: Path) -> None:
 _KEYS = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 7))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(commits=st.lists(st.lists(_KEYS, min_size=1, max_size=8), min_size=1, max_size=5),
        bucket=st.sampled_from(["-1", "2"]), producer=st.sampled_from(["none", "lookup"]),

@@ -21,6 +21,7 @@ from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import CommitKind
 from table_engine.store.reading.scan import live_entries
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 Model = dict[tuple[str, int], int]
@@ -224,7 +225,7 @@ OPS = st.lists(st.one_of(
     st.tuples(st.just("rescale"), st.integers(1, 4))), min_size=1, max_size=8)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_random_writes_compactions_and_rescales_match_a_dict_model(tmp_path_factory: Any, ops: list[Any]) -> None:
     catalog = Catalog(str(tmp_path_factory.mktemp("w")))

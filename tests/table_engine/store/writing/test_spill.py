@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.table import Table
+from tests.budget import examples
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     pa.field("v", pa.int64())])
@@ -47,7 +48,7 @@ def level0_files(t: Table) -> int:
     return sum(1 for s in t.plan() for f in s.files if f.level == 0)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(engine=st.sampled_from(sorted(ENGINES)), commits=st.lists(st.lists(ROWS, min_size=1, max_size=5), min_size=1,
                                                                  max_size=3),
        buffer=st.sampled_from(["1 b", "200 b", "2 kb"]), handles=st.sampled_from(["2", "3", "128"]),
