@@ -17,6 +17,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_path
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
 from table_engine.store.layout import KeyValueLayout
+from table_engine.store.pins import CommitLock
 
 if TYPE_CHECKING:
     from table_engine.store.paths import PathFactory
@@ -32,6 +33,8 @@ class StoreContext:
     schema: TableSchema
     options: CoreOptions
     _schemas: dict[int, TableSchema] = field(default_factory=dict)
+    commit_lock: CommitLock | None = None
+    """The catalog's lock on this table, held around each snapshot commit (``lock.enabled``); None: no lock."""
 
     @cached_property
     def layout(self) -> KeyValueLayout:
@@ -93,7 +96,7 @@ class StoreContext:
         raw = {**self.options.raw, **overrides}
         for key in drop:
             raw.pop(key, None)
-        return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw))
+        return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw), commit_lock=self.commit_lock)
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

@@ -41,6 +41,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
 
 from table_engine import clock
@@ -59,7 +61,7 @@ from table_engine.format.consumer_file import (
 from table_engine.format.snapshot import Snapshot, find_latest_snapshot, latest_hint, try_publish_snapshot
 from table_engine.io.file_io import FileIO
 
-__all__ = ["PUBLISH_BUDGET_S", "BasePin", "ExpiryMarker", "HistoryFence"]
+__all__ = ["PUBLISH_BUDGET_S", "BasePin", "CommitLock", "ExpiryMarker", "HistoryFence"]
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +74,18 @@ would otherwise hold every tag creation for the markers' lifetime); past it the 
 instead (:attr:`SnapshotHold.expiries_done`). Counted in the waits asked for (as the history fence counts its
 waits), so that a simulated run, whose sleeps take no time, gives up after as many tries as a real one."""
 
+CommitLock = Callable[[], AbstractContextManager[None]]
+"""A catalog's lock on one table (``lock.enabled``, ADR 0044): :meth:`BasePin.publish` holds it around the conditional
+create of ``snapshot-<id>``, as Paimon Java's ``RenamingSnapshotCommit`` holds its ``CatalogLock``."""
+
 
 class BasePin:
     """One commit attempt's hold on its base snapshot; a context manager that releases it (see the module)."""
 
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, commit_lock: CommitLock | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
+        self._commit_lock = commit_lock
         self.pin_id = f"{COMMIT_PIN_PREFIX}{uuid.uuid4().hex}"
         self._file = _ReservedFile(file_io, self.table_path, self.pin_id)
         fence = consumer_path(self.table_path, HISTORY_FENCE_ID)
@@ -123,8 +130,15 @@ class BasePin:
         return False
 
     def publish(self, snapshot: Snapshot) -> bool:
-        """:func:`try_publish_snapshot` unless the attempt is past its budget (then False: retry, as a lost race)."""
-        return self.may_publish() and try_publish_snapshot(self.file_io, self.table_path, snapshot)
+        """:func:`try_publish_snapshot` unless the attempt is past its budget (then False: retry, as a lost race);
+        inside the catalog's lock when there is one (:data:`CommitLock`; the budget is checked again once it is
+        held, as taking it may have taken long)."""
+        if not self.may_publish():
+            return False
+        if self._commit_lock is None:
+            return try_publish_snapshot(self.file_io, self.table_path, snapshot)
+        with self._commit_lock():
+            return self.may_publish() and try_publish_snapshot(self.file_io, self.table_path, snapshot)
 
     def release(self) -> None:
         """Delete the pin (best effort: a pin left behind stops counting after its lifetime)."""

@@ -50,6 +50,7 @@ from table_engine.table import tags as tagging
 from table_engine.table.branches import base_identifier, branch_identifier
 from table_engine.table.data_evolution import DataEvolution
 from table_engine.table.guards import check_supported, mutating
+from table_engine.table.hooks import NO_HOOKS, TableHooks
 from table_engine.table.maintenance import TableMaintenance
 from table_engine.table.writing import RowKinds
 
@@ -70,6 +71,7 @@ class Table:
     """A Paimon table at ``path``. Cheap to create; reads metadata on demand.
 
     - identity and schema: ``identifier``, ``path``, ``file_io``, ``store`` (the store handle every job takes),
+      ``hooks`` (the catalog's: its commit lock, the metastore's word of schema changes),
       ``source`` and ``view`` (system tables), ``schema``, ``options``, ``commit_maintenance``, ``primary_keys``,
       ``partition_keys``, ``arrow_schema``, ``read_only``, ``refresh``, ``copy``, ``alter``.
     - snapshots and metadata: ``snapshot``, ``snapshots``, ``latest_snapshot``, ``latest_snapshot_id``,
@@ -97,8 +99,11 @@ class Table:
     :class:`~table_engine.errors.ReadOnlyTableError`."""
 
     def __init__(self, file_io: FileIO, path: str, identifier: str, schema: TableSchema, *,
-                 source: TableSource | None = None, view: str | None = None) -> None:
+                 source: TableSource | None = None, view: str | None = None, hooks: TableHooks = NO_HOOKS) -> None:
         self.file_io = file_io
+        self.hooks = hooks
+        """The catalog's hooks on this table (:class:`~table_engine.table.hooks.TableHooks`): its commit lock and
+        the metastore's word of a schema change; none for a filesystem catalog's table."""
         self.path = path
         self.identifier = identifier
         self.source = source
@@ -119,7 +124,7 @@ class Table:
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
         self.options = CoreOptions(schema.options)
-        self.store = StoreContext(self.file_io, self.path, schema, self.options)
+        self.store = StoreContext(self.file_io, self.path, schema, self.options, commit_lock=self.hooks.commit_lock)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"
@@ -175,6 +180,8 @@ class Table:
             if try_commit_schema(self.file_io, self.path, new):
                 self._set_schema(new)
                 log.info("table %s: schema %d committed", self.identifier, new.id)
+                if self.hooks.schema_committed is not None:
+                    self.hooks.schema_committed(new)
                 return new
         raise SchemaError(f"could not commit a schema change to {self.identifier}: concurrent changes")
 
@@ -360,7 +367,8 @@ class Table:
         if schema is None:
             raise TableNotExistError(f"branch {name!r} of table {base_identifier(self.identifier)} does not exist "
                                      f"({table_root(self.path)})")
-        return type(self)(self.file_io, path, branch_identifier(self.identifier, name), schema)
+        hooks = self.hooks if path == self.path else self.hooks.for_branch()
+        return type(self)(self.file_io, path, branch_identifier(self.identifier, name), schema, hooks=hooks)
 
     @mutating(Op.MAINTAIN)
     def create_branch(self, name: str, tag: str | None = None, *, ignore_if_exists: bool = False) -> Table:

@@ -266,7 +266,8 @@ class FileStoreCommit:
         while True:
             written: list[str] = []
             try:
-                with BasePin(self.ctx.file_io, self.ctx.table_path) as pin:  # before the base is read: see pins.py
+                # the pin before the base is read: see pins.py
+                with BasePin(self.ctx.file_io, self.ctx.table_path, self.ctx.commit_lock) as pin:
                     sid = self._try_once(pin, a, written)
             except CommitOutcomeUnknownError:
                 raise
