@@ -416,6 +416,9 @@ PARTITION_TIMESTAMP_PATTERN = key("partition.timestamp-pattern").string_type().n
     .with_description("Pattern building a timestamp from partition values (e.g. $dt $hour:00:00).")
 PARTITION_MARK_DONE_WHEN_END_INPUT = key("partition.end-input-to-done").bool_type().default_value(False) \
     .with_description("Mark partitions done when the input ends.")
+METASTORE_PARTITIONED_TABLE = key("metastore.partitioned-table").bool_type().default_value(False).with_description(
+    "Register the table's partitions in the metastore as commits add them and expiry drops them (a Hive "
+    "catalog, Paimon's HiveCatalog); the filesystem catalog has no metastore and ignores it, as Paimon's does.")
 PARTITION_MARK_DONE_ACTION = key("partition.mark-done-action").list_type().default_value(["success-file"]) \
     .with_description("How mark-partition-done marks a partition done (comma-separated): success-file (a _SUCCESS "
                       "file in its directory; the engine's only one), done-partition and mark-event (need a "
@@ -575,6 +578,7 @@ SECTIONS = (
         CHANGELOG_TIME_RETAINED, PARTITION_EXPIRATION_TIME, PARTITION_EXPIRATION_CHECK_INTERVAL,
         PARTITION_EXPIRATION_STRATEGY, PARTITION_EXPIRATION_MAX_NUM, PARTITION_TIMESTAMP_FORMATTER,
         PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, PARTITION_MARK_DONE_ACTION,
+        METASTORE_PARTITIONED_TABLE,
         TAG_AUTOMATIC_CREATION,
         TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
         TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,

@@ -62,6 +62,14 @@ class TableAlreadyExistError(CatalogError):
     """The table exists already."""
 
 
+class ViewNotExistError(CatalogError):
+    """A view that a catalog does not have."""
+
+
+class ViewAlreadyExistError(CatalogError):
+    """A view (or a table) of that name exists already."""
+
+
 class CommitError(TableEngineError):
     """A commit could not be completed; nothing of it is visible."""
 

@@ -1,0 +1,324 @@
+"""The filesystem catalog: ``<warehouse>/<db>.db/<table>/``, its databases and tables being the warehouse's
+directories (Paimon's ``FileSystemCatalog``). The metastore catalogs
+(:class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog`) keep the same files and build on it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+
+from table_engine.catalog.identifiers import (
+    DB_SUFFIX,
+    check_name,
+    parse_identifier,
+    parse_object_identifier,
+    refuse_system,
+)
+from table_engine.catalog.metastore import ViewDef
+from table_engine.catalog.options import (
+    CATALOG_KEY,
+    HADOOP_CONF_DIR,
+    HIVE_CONF_DIR,
+    JDBC_PASSWORD,
+    JDBC_PREFIX,
+    JDBC_USER,
+    URI,
+    WAREHOUSE,
+    CatalogOptions,
+    MetastoreKind,
+)
+from table_engine.core_options import CoreOptions, validate_options
+from table_engine.errors import (
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    OptionError,
+    SchemaError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedError,
+)
+from table_engine.format.schema_file import (
+    TableSchema,
+    latest_schema,
+    new_schema,
+    try_commit_schema,
+    validate_blob,
+    validate_bucket,
+    with_blob_fields,
+)
+from table_engine.io.file_io import FileIO, file_io_for, normalize_path
+from table_engine.io.paths import branch_of, table_root
+from table_engine.lsm.merge_engines import validate_merge_engine
+from table_engine.system_tables import system_table
+from table_engine.table import Table
+from table_engine.table.branches import BRANCH_INFIX, branch_identifier
+from table_engine.table.reading import read_optimized_view, row_tracking_view
+from table_engine.types import fields_from_arrow_schema
+
+log = logging.getLogger(__name__)
+
+#: options that only a metastore catalog reads: refused by the filesystem catalog rather than ignored
+_METASTORE_ONLY = (URI, CATALOG_KEY, JDBC_USER, JDBC_PASSWORD, HIVE_CONF_DIR, HADOOP_CONF_DIR)
+
+
+class Catalog:
+    """Databases and tables in a warehouse: a local path, ``file://``, ``s3://`` (``s3a://``, ``s3n://``) or
+    ``hdfs://``. ``options`` are catalog options (docs/catalogs.md), validated: an unknown key is an OptionError.
+    This is the filesystem catalog (``metastore`` = ``filesystem``, the default); a ``jdbc`` or ``hive`` catalog is
+    opened with :func:`table_engine.catalog.create_catalog`, and this constructor refuses those values rather
+    than give a catalog that registers nothing (ADR 0044)."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None,
+                 file_io: FileIO | None = None) -> None:
+        self.warehouse = normalize_path(warehouse)
+        self.options = {str(k): str(v) for k, v in (options or {}).items()}
+        self.catalog_options = CatalogOptions(self.options)
+        given = self.catalog_options.get(WAREHOUSE)
+        if given is not None and normalize_path(given) != self.warehouse:
+            raise OptionError(f"catalog option 'warehouse' ({given!r}) names another warehouse than the catalog's "
+                              f"({self.warehouse!r})")
+        self._check_metastore(self.catalog_options.metastore())
+        self.file_io = file_io or file_io_for(self.warehouse, self.options)
+
+    def _check_metastore(self, kind: MetastoreKind) -> None:
+        """Refuse a ``metastore`` (and the options of one) this class does not implement."""
+        if kind is not MetastoreKind.FILESYSTEM:
+            raise OptionError(f"catalog option 'metastore' = {kind.value!r}: Catalog(warehouse, options) is the "
+                              "filesystem catalog; open a jdbc or hive catalog with "
+                              "table_engine.catalog.create_catalog(warehouse, options)")
+        raw = self.catalog_options.raw
+        stray = sorted({k for o in _METASTORE_ONLY for k in o.keys if k in raw}
+                       | {k for k in raw if k.startswith(JDBC_PREFIX)})
+        if stray:
+            raise OptionError(f"catalog options {', '.join(repr(k) for k in stray)} belong to a jdbc or hive "
+                              "metastore, but 'metastore' is 'filesystem' (the default)")
+        if self.catalog_options.lock_enabled():
+            raise OptionError("catalog option 'lock.enabled' = 'true' needs a metastore that has a lock (jdbc or "
+                              "hive): the filesystem catalog has none")
+
+    def describe(self) -> str:
+        """The catalog, as errors name it."""
+        return self.warehouse
+
+    # ---- databases ---------------------------------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        return f"{self.warehouse}/{name}{DB_SUFFIX}"
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.exists(self.database_path(name))
+
+    def create_database(self, name: str, ignore_if_exists: bool = True) -> None:
+        check_name("database", name)
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistError(f"database {name!r} exists in {self.describe()}")
+        self.file_io.mkdirs(self.database_path(name))
+
+    def list_databases(self) -> list[str]:
+        out = []
+        for st in self.file_io.list_status(self.warehouse):
+            base = st.path.rstrip("/").rsplit("/", 1)[-1]
+            if st.is_dir and base.endswith(DB_SUFFIX):
+                out.append(base[: -len(DB_SUFFIX)])
+        return sorted(out)
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExistError(f"database {name!r} does not exist in {self.describe()}")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(f"database {name!r} still has tables {tables}; use cascade=True")
+        self._drop_database(name, tables)
+
+    def _drop_database(self, name: str, tables: list[str]) -> None:
+        self.file_io.delete(self.database_path(name), recursive=True)
+
+    # ---- tables ------------------------------------------------------------------------------------------------
+    def table_path(self, identifier: str) -> str:
+        """The directory of ``identifier``'s table (of ``db.t`` for ``db.t$branch_b1`` and system tables)."""
+        db, name = parse_identifier(identifier)
+        return f"{self.database_path(db)}/{name.partition('$')[0]}"
+
+    def table_exists(self, identifier: str) -> bool:
+        return latest_schema(self.file_io, self.table_path(identifier)) is not None
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(f"database {database!r} does not exist in {self.describe()}")
+        out = []
+        for st in self.file_io.list_status(self.database_path(database)):
+            if st.is_dir and self.file_io.exists(f"{st.path}/schema"):
+                out.append(st.path.rstrip("/").rsplit("/", 1)[-1])
+        return sorted(out)
+
+    def create_table(
+        self,
+        identifier: str,
+        schema: pa.Schema,
+        primary_keys: Sequence[str] = (),
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> Table:
+        """Create a table from an Arrow schema; key columns become NOT NULL. Options are validated; the catalog's
+        ``table-default.<option>`` entries apply to options the table does not set (Paimon's rule)."""
+        db, name = parse_identifier(identifier, creating=True)
+        refuse_system(name, identifier, "create_table")
+        if not isinstance(schema, pa.Schema):
+            raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        if len(schema) == 0:
+            raise SchemaError(f"table {identifier}: the schema has no columns")
+        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        validate_options(opts)
+        core = CoreOptions(opts)
+        if core.row_tracking_enabled() and (primary_keys or core.bucket() != -1):
+            # Paimon's SchemaValidation.validateRowTracking
+            raise OptionError(f"table {identifier}: 'row-tracking.enabled' = 'true' needs an append table with "
+                              f"bucket = -1 (primary keys {list(primary_keys)}, bucket {core.bucket()})")
+        if self.table_exists(identifier):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
+        fields, highest = fields_from_arrow_schema(schema)
+        ts = new_schema(0, with_blob_fields(fields, opts), list(partition_keys), list(primary_keys), opts, comment,
+                        highest)
+        validate_bucket(ts)
+        validate_blob(ts)
+        validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
+        self._check_table_name_free(db, name, identifier)
+        self.create_database(db, ignore_if_exists=True)  # only once the table is valid: bad input changes nothing
+        path = self.table_path(identifier)
+        if not self._commit_new_table(db, name, path, ts):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
+        log.info("created table %s at %s", identifier, path)
+        return self._open(db, path, identifier, ts)
+
+    def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
+        """Refuse a new table whose name another object of the database has (a metastore's view)."""
+
+    def _commit_new_table(self, db: str, name: str, path: str, ts: TableSchema) -> bool:
+        """Commit the first schema of a new table; False if another committer created it first."""
+        return try_commit_schema(self.file_io, path, ts)
+
+    def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
+        """The table object of a main-branch table (a metastore catalog adds its hooks)."""
+        return Table(self.file_io, path, identifier, schema)
+
+    def _load_schema(self, db: str, name: str, path: str) -> TableSchema | None:
+        """The latest schema of table ``db.name`` at ``path``; None if this catalog has no such table."""
+        return latest_schema(self.file_io, path)
+
+    def get_table(self, identifier: str) -> Table:
+        """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$row_tracking`` its rows with
+        ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (row-tracking tables), ``db.t$snapshots`` etc. its system tables
+        (:mod:`table_engine.system_tables`)."""
+        parse_identifier(identifier)
+        base, _, system = identifier.partition("$")
+        if system.startswith(BRANCH_INFIX[1:]):  # db.t$branch_b1[$system]: that branch as a table
+            branch, _, system = system[len(BRANCH_INFIX) - 1:].partition("$")
+            table = self.get_table(base).branch_table(branch)
+            if system == "row_tracking":
+                return row_tracking_view(table)
+            if system and system != "ro":
+                return system_table(table, system)
+            return read_optimized_view(table) if system else table
+        if system == "row_tracking":
+            return row_tracking_view(self.get_table(base))
+        if system and system != "ro":
+            return system_table(self.get_table(base), system)
+        db, name = parse_identifier(base)
+        path = self.table_path(base)
+        schema = self._load_schema(db, name, path)
+        if schema is None:
+            raise TableNotExistError(f"table {base!r} does not exist in {self.describe()}")
+        table = self._open(db, path, base, schema)
+        return read_optimized_view(table) if system else table
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        refuse_system(parse_identifier(identifier)[1], identifier, "drop_table")
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise TableNotExistError(f"table {identifier!r} does not exist in {self.describe()}")
+        self._drop_table(identifier)
+
+    def _drop_table(self, identifier: str) -> None:
+        self.file_io.delete(self.table_path(identifier), recursive=True)
+
+    def rename_table(self, from_identifier: str, to_identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Rename a table (Paimon's ``renameTable``): its directory moves in one step; the new name's database
+        must exist. Refused (one UnsupportedError, nothing moved) where a rename is not atomic: on an object store,
+        where a failure could leave part of the table under each name."""
+        db, name = parse_identifier(from_identifier)
+        refuse_system(name, from_identifier, "rename_table")
+        to_db, to_name = parse_object_identifier(to_identifier, "new table", creating=True)
+        if not self.file_io.has_directories:
+            raise UnsupportedError(f"rename_table {from_identifier} -> {to_identifier}: {self.warehouse} is an "
+                                   "object store, where a rename is not atomic (copy the table instead)")
+        if not self.table_exists(from_identifier):
+            if ignore_if_not_exists:
+                return
+            raise TableNotExistError(f"table {from_identifier!r} does not exist in {self.describe()}")
+        if not self.database_exists(to_db):
+            raise DatabaseNotExistError(f"database {to_db!r} does not exist in {self.describe()}")
+        if self.table_exists(to_identifier) or self.file_io.exists(self.table_path(to_identifier)):
+            raise TableAlreadyExistError(f"table {to_identifier!r} exists in {self.describe()}")
+        self._check_table_name_free(to_db, to_name, to_identifier)
+        self._rename_table(db, name, to_db, to_name)
+        log.info("renamed table %s to %s", from_identifier, to_identifier)
+
+    def _rename_table(self, db: str, name: str, to_db: str, to_name: str) -> None:
+        try:
+            self.file_io.rename(self.table_path(f"{db}.{name}"), self.table_path(f"{to_db}.{to_name}"))
+        except FileExistsError:
+            raise TableAlreadyExistError(f"table {to_db}.{to_name!r} exists in {self.describe()}") from None
+
+    # ---- views -------------------------------------------------------------------------------------------------
+    def _no_views(self, action: str) -> UnsupportedError:
+        return UnsupportedError(f"{action}: this catalog does not support views: the filesystem catalog has no "
+                                "place for them (Paimon's neither); views need a metastore (metastore = jdbc or "
+                                "hive)")
+
+    def create_view(self, identifier: str, schema: pa.Schema, query: str, dialects: Mapping[str, str] | None = None,
+                    comment: str | None = None, options: Mapping[str, str] | None = None,
+                    ignore_if_exists: bool = False) -> None:
+        """Create view ``identifier`` of ``query`` (Paimon's ``createView``): its columns ``schema``, the query in
+        other SQL ``dialects`` (dialect -> query), a comment and options."""
+        raise self._no_views("create_view")
+
+    def get_view(self, identifier: str) -> ViewDef:
+        """View ``identifier`` (:class:`~table_engine.catalog.metastore.ViewDef`); ViewNotExistError if none."""
+        raise self._no_views("get_view")
+
+    def list_views(self, database: str) -> list[str]:
+        """The views of ``database``, sorted."""
+        raise self._no_views("list_views")
+
+    def drop_view(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Drop view ``identifier``."""
+        raise self._no_views("drop_view")
+
+    def close(self) -> None:
+        """Release what the catalog holds (a metastore's connections); the filesystem catalog holds nothing."""
+
+
+def open_table(path: str, options: Mapping[str, str] | None = None) -> Table:
+    """Open a table by its directory (``.../<db>.db/<table>``); ``options`` are catalog options (storage access)."""
+    p = normalize_path(path)
+    fio = file_io_for(p, CatalogOptions(options).raw)
+    schema = latest_schema(fio, p)
+    if schema is None:
+        raise TableNotExistError(f"no Paimon table at {path} (no schema/schema-N)")
+    parts = table_root(p).rstrip("/").rsplit("/", 2)
+    ident = f"{parts[-2][: -len(DB_SUFFIX)]}.{parts[-1]}" if len(parts) == 3 and parts[-2].endswith(DB_SUFFIX) \
+        else parts[-1]
+    return Table(fio, p, branch_identifier(ident, branch_of(p)), schema)

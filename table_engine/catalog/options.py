@@ -1,0 +1,218 @@
+"""The registry of catalog options: Paimon's keys (``CatalogOptions``, ``JdbcCatalogOptions``, ``HiveCatalogOptions``),
+types, defaults and descriptions, the storage options of :mod:`table_engine.options.storage`, and which of them are
+secrets.
+
+``CatalogOptions(raw)`` validates a catalog's options (one :class:`~table_engine.errors.OptionError` naming every
+unknown key, with a close match, and every bad value; never a secret's value) and reads them typed.
+``python -m table_engine.catalog.options --markdown > docs/catalogs.md`` regenerates the reference.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from table_engine.errors import OptionError
+from table_engine.options import ConfigOption, OptionRegistry, OptionSection, key
+from table_engine.options import storage as storage_options
+
+V = TypeVar("V")
+
+
+class MetastoreKind(enum.Enum):
+    """Values of ``metastore``: where a catalog keeps its databases, tables and views."""
+
+    FILESYSTEM = "filesystem"
+    JDBC = "jdbc"
+    HIVE = "hive"
+
+
+METASTORE = key("metastore").enum_type(MetastoreKind).default_value(MetastoreKind.FILESYSTEM).with_description(
+    "Where the catalog keeps its databases, tables and views: the warehouse's directories (`filesystem`), a JDBC "
+    "database (`jdbc`, Paimon's `JdbcCatalog`) or a Hive Metastore (`hive`, Paimon's `HiveCatalog`). The table "
+    "files are under `<warehouse>/<db>.db/<table>` in each. Open a `jdbc` or `hive` catalog with "
+    "`table_engine.catalog.create_catalog(warehouse, options)`.")
+WAREHOUSE = key("warehouse").string_type().no_default_value().with_description(
+    "The warehouse root. The catalog's `warehouse` argument is the warehouse; when both are given they must name "
+    "the same place.")
+URI = key("uri").string_type().no_default_value().with_description(
+    "The metastore's address: a `jdbc:` URL (`metastore` = `jdbc`) or `thrift://host:port[,...]` (`metastore` = "
+    "`hive`).")
+LOCK_ENABLED = key("lock.enabled").bool_type().no_default_value().with_description(
+    "Take the metastore's lock on a table around each snapshot commit and around `create_table`'s schema commit, "
+    "as Paimon Java's `CatalogLock` (so that a Java writer and this engine on one table are serialized). Unset: "
+    "off; the conditional create of each snapshot stays the commit protocol either way.")
+LOCK_ACQUIRE_TIMEOUT = key("lock-acquire-timeout").duration_type().default_value(8 * 60_000).with_validator(
+    lambda v: v > 0, "a positive duration").with_description(
+    "How long a commit waits for the table's lock before it fails (retryably).")
+LOCK_CHECK_MAX_SLEEP = key("lock-check-max-sleep").duration_type().default_value(8_000).with_validator(
+    lambda v: v > 0, "a positive duration").with_description(
+    "The longest sleep between two attempts to take the lock (the first is 50 ms, then doubling).")
+CLIENT_POOL_SIZE = key("client-pool-size").int_type().default_value(2).with_validator(
+    lambda v: v > 0, "a number of connections > 0").with_description(
+    "Connections to the metastore the catalog keeps open.")
+CATALOG_KEY = key("catalog-key").string_type().default_value("jdbc").with_description(
+    "`jdbc`: the catalog's name in the JDBC tables (their `catalog_key` column): catalogs with different keys "
+    "share one database without seeing each other's rows.")
+JDBC_USER = key("jdbc.user").string_type().no_default_value().with_description(
+    "`jdbc`: the database user.")
+JDBC_PASSWORD = key("jdbc.password").string_type().no_default_value().with_description(
+    "`jdbc`: the database user's password. A secret: never in a command line, a log line or an error.")
+HIVE_CONF_DIR = key("hive-conf-dir").string_type().no_default_value().with_description(
+    "`hive`: a directory with `hive-site.xml`, read for `hive.metastore.uris` when `uri` is not given.")
+HADOOP_CONF_DIR = key("hadoop-conf-dir").string_type().no_default_value().with_description(
+    "`hive`: a directory with Hadoop's `core-site.xml` / `hdfs-site.xml`.")
+
+SECTIONS = (
+    OptionSection("Catalog", (METASTORE, WAREHOUSE, URI, LOCK_ENABLED, LOCK_ACQUIRE_TIMEOUT, LOCK_CHECK_MAX_SLEEP,
+                              CLIENT_POOL_SIZE),
+                  "Paimon's catalog options, with its keys and defaults: a Flink or Spark catalog definition's "
+                  "options copy over unchanged."),
+    OptionSection("JDBC metastore", (CATALOG_KEY, JDBC_USER, JDBC_PASSWORD),
+                  "`metastore` = `jdbc` (Paimon's `JdbcCatalogOptions`). Every other `jdbc.<property>` is a property "
+                  "of the database driver."),
+    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR),
+                  "`metastore` = `hive` (Paimon's `HiveCatalogOptions`)."),
+    *storage_options.REGISTRY.sections,
+)
+
+TABLE_DEFAULT_PREFIX = "table-default."
+"""Paimon's prefix of table defaults: ``table-default.<option>`` is the option of every table the catalog creates
+that does not set it (``AbstractCatalog.copyTableDefaultOptions``)."""
+JDBC_PREFIX = "jdbc."
+
+PREFIXES = {
+    TABLE_DEFAULT_PREFIX: "A table option every table this catalog creates gets unless it sets the option itself.",
+    JDBC_PREFIX: "`jdbc`: a property of the database driver (`jdbc.sslmode`, ...).",
+}
+
+NOT_IMPLEMENTED = (
+    "cache-enabled", "cache.expiration-interval", "cache.partition.max-num", "cache.manifest.small-file-memory",
+    "cache.manifest.small-file-threshold", "cache.manifest.max-memory", "cache.snapshot.max-num-per-table",
+    "allow-upper-case", "case-sensitive", "sync-all-properties", "table.type", "lock.type", "lock.checker-type",
+    "format-table.enabled", "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
+)
+"""Paimon catalog options this engine does not implement: refused by name, not ignored."""
+NOT_IMPLEMENTED_PREFIXES = ("hadoop.", "hive.")
+"""Hadoop and Hive settings given as catalog options (Java puts them into its Hadoop configuration): refused."""
+
+REGISTRY = OptionRegistry(sections=SECTIONS, recognized_prefixes=PREFIXES)
+
+_SECRET_KEYS = frozenset({*storage_options.secret_keys(), *JDBC_PASSWORD.keys})
+_SECRET_WORDS = ("password", "secret")
+
+
+def secret_keys() -> frozenset[str]:
+    """Every registered catalog option key (aliases included) whose value is a secret: the storage's secrets
+    (:func:`table_engine.options.storage.secret_keys`) and ``jdbc.password``."""
+    return _SECRET_KEYS
+
+
+def is_secret(name: str) -> bool:
+    """Whether the value of catalog option ``name`` is a secret: a registered secret, or any key that names a
+    password or a secret (``jdbc.sslpassword``, ``*.secret-key``)."""
+    lowered = name.lower()
+    return name in _SECRET_KEYS or any(word in lowered for word in _SECRET_WORDS)
+
+
+def redacted(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` with every secret's value replaced by ``******`` (for a log line or a repr)."""
+    return {k: ("******" if is_secret(k) else v) for k, v in options.items()}
+
+
+def _problem(name: str, value: str) -> str | None:
+    if name in NOT_IMPLEMENTED or name.startswith(NOT_IMPLEMENTED_PREFIXES):
+        return f"Catalog option '{name}' is a Paimon catalog option this engine does not implement."
+    option = REGISTRY.find(name)
+    if option is None:
+        if REGISTRY.is_known(name):  # a prefix: table-default.*, jdbc.*
+            return None
+        suggestion = REGISTRY.suggest(name)
+        hint = f" Did you mean '{suggestion}'?" if suggestion else ""
+        return f"Unknown catalog option '{name}'.{hint}"
+    try:
+        option.parse(value, key=name)
+    except OptionError as e:
+        return f"Invalid value for catalog option '{name}' (a secret: not shown)." if is_secret(name) else str(e)
+    return None
+
+
+def validate_catalog_options(raw: Mapping[str, str]) -> None:
+    """Raise one OptionError listing every unknown catalog option (with a close match) and every bad value; a
+    secret's value never appears in it."""
+    problems = [p for name in sorted(raw) if (p := _problem(name, raw[name])) is not None]
+    if len(problems) == 1:
+        raise OptionError(problems[0])
+    if problems:
+        raise OptionError(f"{len(problems)} invalid catalog options:\n  " + "\n  ".join(problems))
+
+
+class CatalogOptions:
+    """A catalog's options, validated (:func:`validate_catalog_options`), with typed reads."""
+
+    def __init__(self, raw: Mapping[str, str] | None = None) -> None:
+        self.raw = {str(k): str(v) for k, v in (raw or {}).items()}
+        validate_catalog_options(self.raw)
+
+    def __repr__(self) -> str:
+        return f"CatalogOptions({redacted(self.raw)!r})"
+
+    def get(self, option: ConfigOption[V]) -> V:
+        """``option``'s value (its default when unset)."""
+        return option.value_from(self.raw)
+
+    def metastore(self) -> MetastoreKind:
+        return self.get(METASTORE)
+
+    def lock_enabled(self) -> bool:
+        return bool(self.get(LOCK_ENABLED))
+
+    def table_defaults(self) -> dict[str, str]:
+        """The ``table-default.<option>`` entries, as table options."""
+        n = len(TABLE_DEFAULT_PREFIX)
+        return {k[n:]: v for k, v in self.raw.items() if k.startswith(TABLE_DEFAULT_PREFIX) and len(k) > n}
+
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """The options under ``prefix`` (without it), e.g. the JDBC driver's properties for ``jdbc.``."""
+        return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix) and len(k) > len(prefix)}
+
+
+def render_markdown() -> str:
+    """The catalog options reference (docs/catalogs.md) as Markdown."""
+    lines = [
+        "# Catalog options",
+        "",
+        "Every option a catalog accepts (`Catalog(warehouse, options)`, `create_catalog(warehouse, options)`), with "
+        "Paimon's exact key, type and default. Generated from `table_engine/catalog/options.py` by "
+        "`python -m table_engine.catalog.options --markdown`; do not edit by hand. An unknown key is refused with "
+        "one error naming it (and the closest known key); so is a Paimon catalog option this engine does not "
+        "implement (below). Secrets (`jdbc.password`, `s3.secret-key`, `s3.session.token` and any key naming a "
+        "password or a secret) never appear in an error or a log line.",
+        "",
+        *REGISTRY.render_sections(),
+        "## Key prefixes",
+        "",
+        "| Key prefix | Meaning |",
+        "|---|---|",
+        *(f"| `{prefix}*` | {meaning} |" for prefix, meaning in PREFIXES.items()),
+        "",
+        "## Paimon catalog options not implemented",
+        "",
+        "Refused, not ignored: " + ", ".join(f"`{name}`" for name in NOT_IMPLEMENTED) + "; and every key under "
+        + ", ".join(f"`{p}`" for p in NOT_IMPLEMENTED_PREFIXES) + " (Hadoop and Hive settings).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _main(argv: list[str]) -> Any:  # pragma: no cover
+    if "--markdown" in argv:
+        sys.stdout.write(render_markdown())
+    else:
+        print("usage: python -m table_engine.catalog.options --markdown")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main(sys.argv)

@@ -1,0 +1,79 @@
+"""The filesystem catalog's rename (Paimon's ``renameTable``: one directory rename) and its refusal of views."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pyarrow as pa
+import pytest
+
+from table_engine.catalog import Catalog
+from table_engine.errors import (
+    CatalogError,
+    DatabaseNotExistError,
+    ReadOnlyTableError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedError,
+)
+from table_engine.io.file_io import LocalFileIO
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+ROWS = pa.table({"id": [1, 2], "v": ["a", "b"]})
+
+
+class NoRenameFileIO(LocalFileIO):
+    """A local disk that behaves as an object store: no directories, no rename."""
+
+    has_directories = False
+
+
+def test_rename_table(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path))
+    catalog.create_table("db.t", SCHEMA).write(ROWS)
+    catalog.create_database("other")
+    catalog.rename_table("db.t", "other.u")
+    assert catalog.list_tables("db") == [] and catalog.list_tables("other") == ["u"]
+    got = catalog.get_table("other.u")
+    assert got.identifier == "other.u" and got.read().sort_by("id").to_pylist() == ROWS.to_pylist()
+    got.write(ROWS)  # the renamed table takes commits
+    assert got.latest_snapshot_id() == 2
+
+
+def test_rename_table_refusals(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path))
+    catalog.create_table("db.t", SCHEMA)
+    catalog.create_table("db.u", SCHEMA)
+    with pytest.raises(TableAlreadyExistError, match="'db.u' exists"):
+        catalog.rename_table("db.t", "db.u")
+    with pytest.raises(TableNotExistError):
+        catalog.rename_table("db.x", "db.y")
+    catalog.rename_table("db.x", "db.y", ignore_if_not_exists=True)
+    with pytest.raises(DatabaseNotExistError):
+        catalog.rename_table("db.t", "nodb.t")
+    with pytest.raises(ReadOnlyTableError):
+        catalog.rename_table("db.t$snapshots", "db.s")
+    with pytest.raises(CatalogError, match="names a system table or a branch"):
+        catalog.rename_table("db.t", "db.s$snapshots")
+    assert catalog.list_tables("db") == ["t", "u"]
+
+
+def test_rename_is_refused_where_it_is_not_atomic(tmp_path: pathlib.Path) -> None:
+    Catalog(str(tmp_path)).create_table("db.t", SCHEMA)
+    catalog = Catalog(str(tmp_path), file_io=NoRenameFileIO())
+    with pytest.raises(UnsupportedError, match="object store, where a rename is not atomic"):
+        catalog.rename_table("db.t", "db.u")
+    assert catalog.list_tables("db") == ["t"]
+
+
+def test_the_filesystem_catalog_has_no_views(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    calls = [("create_view", lambda: catalog.create_view("db.v", SCHEMA, "SELECT 1")),
+             ("get_view", lambda: catalog.get_view("db.v")),
+             ("list_views", lambda: catalog.list_views("db")),
+             ("drop_view", lambda: catalog.drop_view("db.v"))]
+    for name, call in calls:
+        with pytest.raises(UnsupportedError, match=f"^{name}: this catalog does not support views"):
+            call()
+    assert [p.name for p in (tmp_path / "db.db").iterdir()] == []
