@@ -1,0 +1,233 @@
+"""A catalog whose databases, tables and views are what a :class:`~table_engine.catalog.metastore.Metastore` says
+(Paimon's ``AbstractCatalog`` over ``JdbcCatalog`` / ``HiveCatalog``), over the same files as the filesystem
+catalog (``<warehouse>/<db>.db/<table>``).
+
+* ``create_database``: the directory, then the registration; ``create_table``: the first schema (under the
+  metastore's lock with ``lock.enabled``, as Java), then the registration; if registering fails, the schema just
+  written is removed, so nothing is left;
+* ``get_table``: registered *and* its schema present; a table registered whose files are missing is one
+  TableNotExistError naming it and the catalog;
+* ``drop_table``: the registration, then the files; ``rename_table``: the directory, then the registration (moved
+  back if the metastore refuses);
+* tables opened here carry :class:`~table_engine.table.hooks.TableHooks`: the metastore's lock around each
+  snapshot commit (``lock.enabled``) and ``alter_table`` after each schema change;
+* views: the metastore's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+
+from table_engine.catalog.filesystem import Catalog
+from table_engine.catalog.identifiers import check_name, parse_identifier, parse_object_identifier
+from table_engine.catalog.metastore import Metastore, ViewDef
+from table_engine.catalog.options import MetastoreKind
+from table_engine.errors import (
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
+    DatabaseNotExistError,
+    SchemaError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedError,
+    ViewAlreadyExistError,
+    ViewNotExistError,
+)
+from table_engine.format.schema_file import TableSchema, latest_schema, schema_dir, schema_path, try_commit_schema
+from table_engine.io.file_io import FileIO
+from table_engine.table import Table
+from table_engine.table.hooks import TableHooks
+from table_engine.types import fields_from_arrow_schema
+
+log = logging.getLogger(__name__)
+
+
+class MetastoreCatalog(Catalog):
+    """The catalog of ``warehouse`` whose registrations ``metastore`` keeps (see the module). Usually made by
+    :func:`table_engine.catalog.create_catalog` from the ``metastore`` option."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None, metastore: Metastore,
+                 file_io: FileIO | None = None) -> None:
+        self.metastore = metastore
+        super().__init__(warehouse, options, file_io)
+        self.lock_enabled = self.catalog_options.lock_enabled()
+
+    def _check_metastore(self, kind: MetastoreKind) -> None:
+        """Any metastore: the one given decides."""
+
+    def describe(self) -> str:
+        return f"the {self.catalog_options.metastore().value} catalog of {self.warehouse}"
+
+    @contextlib.contextmanager
+    def _locked(self, db: str, table: str) -> Iterator[None]:
+        """The metastore's lock on ``db.table`` with ``lock.enabled``; nothing otherwise."""
+        if not self.lock_enabled:
+            yield
+            return
+        with self.metastore.lock(db, table):
+            yield
+
+    # ---- databases ---------------------------------------------------------------------------------------------
+    def database_exists(self, name: str) -> bool:
+        return self.metastore.database_exists(name)
+
+    def create_database(self, name: str, ignore_if_exists: bool = True,
+                        properties: Mapping[str, str] | None = None) -> None:
+        """Create database ``name`` (its directory, then its registration with ``properties``)."""
+        check_name("database", name)
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistError(f"database {name!r} exists in {self.describe()}")
+        path = self.database_path(name)
+        existed = self.file_io.exists(path)
+        self.file_io.mkdirs(path)
+        try:
+            self.metastore.create_database(name, path, dict(properties or {}))
+        except BaseException:
+            if not existed:
+                self.file_io.delete(path, recursive=False)
+            raise
+
+    def database_properties(self, name: str) -> dict[str, str]:
+        """The properties the metastore keeps for database ``name``."""
+        if not self.database_exists(name):
+            raise DatabaseNotExistError(f"database {name!r} does not exist in {self.describe()}")
+        return self.metastore.database_properties(name)
+
+    def list_databases(self) -> list[str]:
+        return sorted(set(self.metastore.list_databases()))
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExistError(f"database {name!r} does not exist in {self.describe()}")
+        tables, views = self.list_tables(name), self.list_views(name)
+        if (tables or views) and not cascade:
+            raise DatabaseNotEmptyError(f"database {name!r} still has tables {tables} and views {views}; use "
+                                        "cascade=True")
+        for table in tables:
+            self.drop_table(f"{name}.{table}", ignore_if_not_exists=True)
+        for view in views:
+            self.metastore.drop_view(name, view)
+        self.metastore.drop_database(name)
+        self.file_io.delete(self.database_path(name), recursive=True)
+
+    # ---- tables ------------------------------------------------------------------------------------------------
+    def table_exists(self, identifier: str) -> bool:
+        """Whether the metastore has the table registered (its files are checked when it is opened)."""
+        db, name = parse_identifier(identifier)
+        return self.metastore.table_exists(db, name.partition("$")[0])
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(f"database {database!r} does not exist in {self.describe()}")
+        return sorted(self.metastore.list_tables(database))
+
+    def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
+        if self.metastore.get_view(db, name) is not None:
+            raise TableAlreadyExistError(f"{identifier!r} is a view in {self.describe()}")
+
+    def _commit_new_table(self, db: str, name: str, path: str, ts: TableSchema) -> bool:
+        with self._locked(db, name):
+            if not try_commit_schema(self.file_io, path, ts):
+                return False
+        try:
+            self.metastore.register_table(db, name, path, ts)
+        except BaseException:
+            self._remove_new_table(path, ts)
+            raise
+        return True
+
+    def _remove_new_table(self, path: str, ts: TableSchema) -> None:
+        """Remove the first schema of a table that could not be registered, and its directories if that leaves
+        them empty: nothing of the failed create stays."""
+        fio = self.file_io
+        fio.delete(schema_path(path, ts.id))
+        for directory in (schema_dir(path), path):
+            if fio.exists(directory) and not fio.list_status(directory):
+                fio.delete(directory, recursive=True)
+
+    def _load_schema(self, db: str, name: str, path: str) -> TableSchema | None:
+        if not self.metastore.table_exists(db, name):
+            return None
+        schema = latest_schema(self.file_io, path)
+        if schema is None:
+            raise TableNotExistError(f"table '{db}.{name}' is registered in {self.describe()}, but its files are "
+                                     f"missing: no schema under {path}")
+        return schema
+
+    def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
+        name = parse_identifier(identifier)[1]
+        hooks = TableHooks(
+            commit_lock=functools.partial(self.metastore.lock, db, name) if self.lock_enabled else None,
+            schema_committed=functools.partial(self._schema_committed, db, name, path))
+        return Table(self.file_io, path, identifier, schema, hooks=hooks)
+
+    def _schema_committed(self, db: str, name: str, path: str, schema: TableSchema) -> None:
+        self.metastore.alter_table(db, name, path, schema)
+
+    def _drop_table(self, identifier: str) -> None:
+        db, name = parse_identifier(identifier)
+        self.metastore.drop_table(db, name)  # the registration first: a failure leaves the table whole
+        super()._drop_table(identifier)
+
+    def _rename_table(self, db: str, name: str, to_db: str, to_name: str) -> None:
+        if to_db != db:
+            raise UnsupportedError(f"rename_table {db}.{name} -> {to_db}.{to_name}: a metastore catalog renames "
+                                   "within one database")
+        super()._rename_table(db, name, to_db, to_name)
+        new_location = self.table_path(f"{to_db}.{to_name}")
+        try:
+            self.metastore.rename_table(db, name, to_name, new_location)
+        except BaseException:
+            self.file_io.rename(new_location, self.table_path(f"{db}.{name}"))  # the files back where registered
+            raise
+
+    # ---- views -------------------------------------------------------------------------------------------------
+    def create_view(self, identifier: str, schema: pa.Schema, query: str, dialects: Mapping[str, str] | None = None,
+                    comment: str | None = None, options: Mapping[str, str] | None = None,
+                    ignore_if_exists: bool = False) -> None:
+        db, name = parse_object_identifier(identifier, "view", creating=True)
+        if not isinstance(schema, pa.Schema) or len(schema) == 0:
+            raise SchemaError(f"view {identifier}: the schema must be a pyarrow.Schema with columns")
+        if not self.database_exists(db):
+            raise DatabaseNotExistError(f"database {db!r} does not exist in {self.describe()}")
+        if self.metastore.get_view(db, name) is not None:
+            if ignore_if_exists:
+                return
+            raise ViewAlreadyExistError(f"view {identifier!r} exists in {self.describe()}")
+        if self.metastore.table_exists(db, name):
+            raise ViewAlreadyExistError(f"{identifier!r} is a table in {self.describe()}")
+        fields, _ = fields_from_arrow_schema(schema)
+        self.metastore.create_view(ViewDef(db, name, tuple(fields), query, dict(dialects or {}), comment,
+                                           {str(k): str(v) for k, v in (options or {}).items()}))
+
+    def get_view(self, identifier: str) -> ViewDef:
+        db, name = parse_object_identifier(identifier, "view")
+        view = self.metastore.get_view(db, name)
+        if view is None:
+            raise ViewNotExistError(f"view {identifier!r} does not exist in {self.describe()}")
+        return view
+
+    def list_views(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(f"database {database!r} does not exist in {self.describe()}")
+        return sorted(self.metastore.list_views(database))
+
+    def drop_view(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        db, name = parse_object_identifier(identifier, "view")
+        if self.metastore.get_view(db, name) is None:
+            if ignore_if_not_exists:
+                return
+            raise ViewNotExistError(f"view {identifier!r} does not exist in {self.describe()}")
+        self.metastore.drop_view(db, name)
+
+    def close(self) -> None:
+        self.metastore.close()
