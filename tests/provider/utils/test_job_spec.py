@@ -106,7 +106,7 @@ def test_engine_archive_holds_the_engine_sources(tmp_path: pathlib.Path) -> None
     assert path == again and pathlib.Path(path).parent == tmp_path
     with zipfile.ZipFile(path) as zf:
         names = set(zf.namelist())
-    assert {"table_engine/__init__.py", "table_engine/catalog.py", "table_engine/py.typed"} <= names
+    assert {"table_engine/__init__.py", "table_engine/catalog/__init__.py", "table_engine/py.typed"} <= names
     assert not any("__pycache__" in n for n in names)
     # importable from the zip alone (what executors do with --py-files)
     code = f"import sys; sys.path.insert(0, {path!r}); import table_engine.format.snapshot as m; print(m.__file__)"
@@ -197,7 +197,7 @@ def test_driver_job_argv_only_for_small_local_jobs_with_the_conf(tmp_path: pathl
         pa.table({"id": [1, 2], "v": ["a", "b"]}))
     spec = SparkJobSpec(command=compact(warehouse, full=True))
     small = {DRIVER_JOB_CONF: "1 mb"}
-    secret = {"s3.secret-key": "SECRET", "a": "1"}
+    secret = {"s3.secret-key": "SECRET", "s3.region": "eu-west-1"}  # a secret and a plain catalog option
 
     def small_job(cmd: Command, conf: Mapping[str, str]) -> bool:
         return driver_jobs.runs_on_driver(cmd, driver_jobs.max_input_size(dict(conf)))
