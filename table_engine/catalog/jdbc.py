@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,7 +140,7 @@ def sqlalchemy_url(uri: str, properties: Mapping[str, str]) -> JdbcTarget:
     one the driver cannot take is refused, naming the option (never its value)."""
     protocol, sep, rest = uri.partition(":")[2].partition(":") if uri.startswith("jdbc:") else ("", "", "")
     if not sep or protocol not in SQLALCHEMY_DRIVERS:
-        shown = uri.split("?", 1)[0].split("@")[-1]
+        shown = re.sub(r"//[^/@]*@", "//", uri.split("?", 1)[0])  # no query, no user info: no password
         _refuse("uri", f"{shown!r} is not a JDBC URL this catalog speaks "
                        "(jdbc:sqlite:<file>, jdbc:postgresql://<host>[:<port>]/<db>, jdbc:mysql://<host>[:<port>]/<db>)")
     if protocol == "sqlite":

@@ -379,7 +379,8 @@ def test_a_missing_driver_is_one_catalog_error(caplog: pytest.LogCaptureFixture)
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"uri": "jdbc:oracle:thin:@h:1521:x"}, "'uri'.*not a JDBC URL"),
+    ({"uri": "jdbc:oracle:thin:@h:1521:x"}, "'uri'.*'jdbc:oracle:thin:@h:1521:x' is not a JDBC URL"),
+    ({"uri": "jdbc:mariadb://u:pw-s3cret@h/db?password=pw-s3cret"}, "'jdbc:mariadb://h/db' is not a JDBC URL"),
     ({"uri": "jdbc:sqlite::memory:"}, "in-memory"),
     ({"uri": "jdbc:postgresql://h/db", "jdbc.password": "pw-s3cret", "jdbc.loginTimeout": "3"},
      "'jdbc.loginTimeout'.*postgresql"),
