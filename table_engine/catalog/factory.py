@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Mapping
 from typing import cast
 
-from table_engine.catalog.filesystem import Catalog
+from table_engine.catalog.filesystem import Catalog, catalog_warehouse
 from table_engine.catalog.metastore import Metastore
 from table_engine.catalog.options import METASTORE, CatalogOptions, MetastoreKind
 from table_engine.errors import OptionError
@@ -30,26 +30,34 @@ def _metastore_kind(options: Mapping[str, str]) -> MetastoreKind:
     return CatalogOptions(options).metastore()
 
 
-def load_metastore(kind: MetastoreKind, options: Mapping[str, str]) -> Metastore:
-    """The :class:`Metastore` of ``kind``, built from the catalog's ``options``."""
+def load_metastore(kind: MetastoreKind, options: CatalogOptions, warehouse: str) -> Metastore:
+    """The :class:`Metastore` of ``kind`` (``JdbcMetastore(options, warehouse)``, ``HiveMetastore(options,
+    warehouse)``), built from the catalog's validated ``options`` and its normalized ``warehouse``."""
     module_name, class_name = METASTORE_IMPLEMENTATIONS[kind]
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise OptionError(f"catalog option 'metastore' = {kind.value!r}: its implementation ({module_name}) cannot "
                           f"be imported: {e}") from None
-    return cast(Metastore, getattr(module, class_name)(dict(options)))
+    return cast(Metastore, getattr(module, class_name)(options, warehouse))
 
 
 def create_catalog(warehouse: str, options: Mapping[str, str] | None = None,
                    file_io: FileIO | None = None) -> Catalog:
     """The catalog of ``warehouse`` that ``options['metastore']`` names: the filesystem catalog (the default), or
     a :class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog` over the JDBC or Hive metastore. Any other
-    value (``rest`` included) is one OptionError naming it and the supported ones; so is an unknown option."""
+    value (``rest`` included) is one OptionError naming it and the supported ones; so is an unknown option, and a
+    ``warehouse`` option naming another place: all before anything connects."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     kind = _metastore_kind(opts)
     if kind is MetastoreKind.FILESYSTEM:
         return Catalog(warehouse, opts, file_io)
     from table_engine.catalog.metastore_catalog import MetastoreCatalog
 
-    return MetastoreCatalog(warehouse, opts, load_metastore(kind, opts), file_io)
+    catalog_options = CatalogOptions(opts)
+    metastore = load_metastore(kind, catalog_options, catalog_warehouse(warehouse, catalog_options))
+    try:
+        return MetastoreCatalog(warehouse, opts, metastore, file_io)
+    except BaseException:
+        metastore.close()
+        raise

@@ -64,6 +64,17 @@ log = logging.getLogger(__name__)
 _METASTORE_ONLY = (URI, CATALOG_KEY, JDBC_USER, JDBC_PASSWORD, HIVE_CONF_DIR, HADOOP_CONF_DIR)
 
 
+def catalog_warehouse(warehouse: str, options: CatalogOptions) -> str:
+    """``warehouse`` normalized (:func:`~table_engine.io.file_io.normalize_path`), as every catalog keeps it; an
+    OptionError if the ``warehouse`` option names another place."""
+    normalized = normalize_path(warehouse)
+    given = options.get(WAREHOUSE)
+    if given is not None and normalize_path(given) != normalized:
+        raise OptionError(f"catalog option 'warehouse' ({given!r}) names another warehouse than the catalog's "
+                          f"({normalized!r})")
+    return normalized
+
+
 class Catalog:
     """Databases and tables in a warehouse: a local path, ``file://``, ``s3://`` (``s3a://``, ``s3n://``) or
     ``hdfs://``. ``options`` are catalog options (docs/catalogs.md), validated: an unknown key is an OptionError.
@@ -73,13 +84,9 @@ class Catalog:
 
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None,
                  file_io: FileIO | None = None) -> None:
-        self.warehouse = normalize_path(warehouse)
         self.options = {str(k): str(v) for k, v in (options or {}).items()}
         self.catalog_options = CatalogOptions(self.options)
-        given = self.catalog_options.get(WAREHOUSE)
-        if given is not None and normalize_path(given) != self.warehouse:
-            raise OptionError(f"catalog option 'warehouse' ({given!r}) names another warehouse than the catalog's "
-                              f"({self.warehouse!r})")
+        self.warehouse = catalog_warehouse(warehouse, self.catalog_options)
         self._check_metastore(self.catalog_options.metastore())
         self.file_io = file_io or file_io_for(self.warehouse, self.options)
 

@@ -38,6 +38,16 @@ from sqlalchemy import Connection, Engine, create_engine, exc, inspect, text
 from sqlalchemy.engine import URL
 
 from table_engine.catalog.metastore import ViewDef
+from table_engine.catalog.options import (
+    CATALOG_KEY,
+    CLIENT_POOL_SIZE,
+    JDBC_PREFIX,
+    LOCK_ACQUIRE_TIMEOUT,
+    LOCK_CHECK_MAX_SLEEP,
+    LOCK_KEY_MAX_LENGTH,
+    URI,
+    CatalogOptions,
+)
 from table_engine.errors import (
     CatalogError,
     CommitConflictError,
@@ -47,17 +57,10 @@ from table_engine.errors import (
     TableAlreadyExistError,
 )
 from table_engine.format.schema_file import TableSchema
-from table_engine.options import format_duration, parse_bool, parse_duration
+from table_engine.options import format_duration
 from table_engine.types import DataField
 
 log = logging.getLogger(__name__)
-
-JDBC_PREFIX = "jdbc."
-DEFAULT_CATALOG_KEY = "jdbc"
-DEFAULT_ACQUIRE_TIMEOUT_MS = 8 * 60_000
-DEFAULT_CHECK_MAX_SLEEP_MS = 8_000
-DEFAULT_POOL_SIZE = 2
-DEFAULT_LOCK_KEY_MAX_LENGTH = 255
 
 TABLES = "paimon_tables"
 DATABASE_PROPERTIES = "paimon_database_properties"
@@ -197,46 +200,34 @@ def _connect_args(dialect: str, props: Mapping[str, str]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class JdbcOptions:
-    """The catalog options the JDBC metastore reads (Paimon's names and defaults)."""
+    """The catalog options the JDBC metastore reads, typed by the catalog options registry
+    (:mod:`table_engine.catalog.options`: Paimon's names and defaults)."""
 
     uri: str
     properties: Mapping[str, str] = field(repr=False)  # jdbc.* without the prefix: holds the password
-    catalog_key: str = DEFAULT_CATALOG_KEY
-    lock_enabled: bool = False
-    acquire_timeout_ms: int = DEFAULT_ACQUIRE_TIMEOUT_MS
-    check_max_sleep_ms: int = DEFAULT_CHECK_MAX_SLEEP_MS
-    pool_size: int = DEFAULT_POOL_SIZE
-    lock_key_max_length: int = DEFAULT_LOCK_KEY_MAX_LENGTH
+    catalog_key: str
+    lock_enabled: bool
+    acquire_timeout_ms: int
+    check_max_sleep_ms: int
+    pool_size: int
+    lock_key_max_length: int
 
     @staticmethod
-    def of(options: Mapping[str, str]) -> JdbcOptions:
-        uri = options.get("uri")
+    def of(options: CatalogOptions) -> JdbcOptions:
+        uri = options.get(URI)
         if not uri:
             raise OptionError("the jdbc catalog needs the option 'uri' (a jdbc:sqlite:, jdbc:postgresql: or "
                               "jdbc:mysql: URL)")
         return JdbcOptions(
             uri=uri,
-            properties={k[len(JDBC_PREFIX):]: v for k, v in options.items() if k.startswith(JDBC_PREFIX)},
-            catalog_key=options.get("catalog-key", DEFAULT_CATALOG_KEY),
-            lock_enabled=parse_bool(options.get("lock.enabled", "false"), key="lock.enabled"),
-            acquire_timeout_ms=_duration(options, "lock-acquire-timeout", DEFAULT_ACQUIRE_TIMEOUT_MS),
-            check_max_sleep_ms=_duration(options, "lock-check-max-sleep", DEFAULT_CHECK_MAX_SLEEP_MS),
-            pool_size=_positive(options, "client-pool-size", DEFAULT_POOL_SIZE),
-            lock_key_max_length=_positive(options, "lock-key-max-length", DEFAULT_LOCK_KEY_MAX_LENGTH),
+            properties=options.with_prefix(JDBC_PREFIX),
+            catalog_key=options.get(CATALOG_KEY),
+            lock_enabled=options.lock_enabled(),
+            acquire_timeout_ms=options.get(LOCK_ACQUIRE_TIMEOUT),
+            check_max_sleep_ms=options.get(LOCK_CHECK_MAX_SLEEP),
+            pool_size=options.get(CLIENT_POOL_SIZE),
+            lock_key_max_length=options.get(LOCK_KEY_MAX_LENGTH),
         )
-
-
-def _duration(options: Mapping[str, str], key: str, default: int) -> int:
-    return parse_duration(options[key], key=key) if key in options else default
-
-
-def _positive(options: Mapping[str, str], key: str, default: int) -> int:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise OptionError(f"Invalid integer '{raw}' for option '{key}': expected a whole number of at least 1.")
-    return int(raw)
 
 
 def view_schema_json(view: ViewDef) -> str:
@@ -264,8 +255,10 @@ def table_properties(schema: TableSchema) -> dict[str, str]:
 class JdbcMetastore:
     """The registrations of one catalog (``catalog-key``) in a JDBC database (:class:`Metastore`)."""
 
-    def __init__(self, options: Mapping[str, str], warehouse: str) -> None:
-        self.options = JdbcOptions.of(options)
+    def __init__(self, options: Mapping[str, str] | CatalogOptions, warehouse: str) -> None:
+        """``options``: the catalog's (validated here unless already :class:`CatalogOptions`); ``warehouse``: the
+        catalog's warehouse, normalized. Connects (and creates Java's tables where missing) before it returns."""
+        self.options = JdbcOptions.of(options if isinstance(options, CatalogOptions) else CatalogOptions(options))
         self.warehouse = warehouse
         self.target = sqlalchemy_url(self.options.uri, self.options.properties)
         self.key = self.options.catalog_key

@@ -21,6 +21,13 @@ from table_engine.options import storage as storage_options
 V = TypeVar("V")
 
 
+class TableType(enum.Enum):
+    """Values of ``table.type`` (Paimon's ``CatalogOptions.TABLE_TYPE``): how a Hive Metastore registers a table."""
+
+    MANAGED = "managed"
+    EXTERNAL = "external"
+
+
 class MetastoreKind(enum.Enum):
     """Values of ``metastore``: where a catalog keeps its databases, tables and views."""
 
@@ -56,12 +63,19 @@ CLIENT_POOL_SIZE = key("client-pool-size").int_type().default_value(2).with_vali
 CATALOG_KEY = key("catalog-key").string_type().default_value("jdbc").with_description(
     "`jdbc`: the catalog's name in the JDBC tables (their `catalog_key` column): catalogs with different keys "
     "share one database without seeing each other's rows.")
+LOCK_KEY_MAX_LENGTH = key("lock-key-max-length").int_type().default_value(255).with_validator(
+    lambda v: v > 0, "a length > 0").with_description(
+    "`jdbc`: the longest lock id (`<catalog-key>.<db>.<table>`): the width of `paimon_distributed_locks.lock_id` "
+    "when the catalog creates that table (`lock.enabled`).")
 JDBC_USER = key("jdbc.user").string_type().no_default_value().with_description(
     "`jdbc`: the database user.")
 JDBC_PASSWORD = key("jdbc.password").string_type().no_default_value().with_description(
     "`jdbc`: the database user's password. A secret: never in a command line, a log line or an error.")
 HIVE_CONF_DIR = key("hive-conf-dir").string_type().no_default_value().with_description(
     "`hive`: a directory with `hive-site.xml`, read for `hive.metastore.uris` when `uri` is not given.")
+TABLE_TYPE = key("table.type").enum_type(TableType).default_value(TableType.MANAGED).with_description(
+    "`hive`: how tables are registered: `managed` (the metastore's `MANAGED_TABLE`) or `external` "
+    "(`EXTERNAL_TABLE`, with `EXTERNAL` = `TRUE`). The catalog writes and deletes the files either way.")
 HADOOP_CONF_DIR = key("hadoop-conf-dir").string_type().no_default_value().with_description(
     "`hive`: a directory with Hadoop's `core-site.xml` / `hdfs-site.xml`.")
 
@@ -70,10 +84,10 @@ SECTIONS = (
                               CLIENT_POOL_SIZE),
                   "Paimon's catalog options, with its keys and defaults: a Flink or Spark catalog definition's "
                   "options copy over unchanged."),
-    OptionSection("JDBC metastore", (CATALOG_KEY, JDBC_USER, JDBC_PASSWORD),
+    OptionSection("JDBC metastore", (CATALOG_KEY, LOCK_KEY_MAX_LENGTH, JDBC_USER, JDBC_PASSWORD),
                   "`metastore` = `jdbc` (Paimon's `JdbcCatalogOptions`). Every other `jdbc.<property>` is a property "
                   "of the database driver."),
-    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR),
+    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE),
                   "`metastore` = `hive` (Paimon's `HiveCatalogOptions`)."),
     *storage_options.REGISTRY.sections,
 )
@@ -91,7 +105,7 @@ PREFIXES = {
 NOT_IMPLEMENTED = (
     "cache-enabled", "cache.expiration-interval", "cache.partition.max-num", "cache.manifest.small-file-memory",
     "cache.manifest.small-file-threshold", "cache.manifest.max-memory", "cache.snapshot.max-num-per-table",
-    "allow-upper-case", "case-sensitive", "sync-all-properties", "table.type", "lock.type", "lock.checker-type",
+    "allow-upper-case", "case-sensitive", "sync-all-properties", "lock.type", "lock.checker-type",
     "format-table.enabled", "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
 )
 """Paimon catalog options this engine does not implement: refused by name, not ignored."""

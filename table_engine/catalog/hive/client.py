@@ -12,26 +12,26 @@ import contextlib
 import os
 import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from table_engine.catalog.hive.idl import hms
+from table_engine.catalog.options import CLIENT_POOL_SIZE, HIVE_CONF_DIR, URI, CatalogOptions
 from table_engine.errors import CatalogError
 
-DEFAULT_POOL_SIZE = 2  # Paimon's client-pool-size
 DEFAULT_TIMEOUT_MS = 60_000  # a metastore call (Hive's hive.metastore.client.socket.timeout is 600 s; ours shorter)
 URIS_KEY = "hive.metastore.uris"
 
 T = TypeVar("T")
 
 
-def resolve_uri(options: Mapping[str, str]) -> str:
+def resolve_uri(options: CatalogOptions) -> str:
     """The metastore's ``thrift://`` uri: the ``uri`` option, else ``hive.metastore.uris`` from ``hive-conf-dir``'s
     ``hive-site.xml``; a CatalogError naming what is missing otherwise."""
-    uri = options.get("uri", "").strip()
+    uri = (options.get(URI) or "").strip()
     if uri:
         return uri
-    conf_dir = options.get("hive-conf-dir")
+    conf_dir = options.get(HIVE_CONF_DIR)
     if not conf_dir:
         raise CatalogError("hive catalog: no 'uri' (thrift://host:port) and no 'hive-conf-dir' to read it from")
     site = os.path.join(conf_dir, "hive-site.xml")
@@ -75,7 +75,7 @@ class ClientPool:
     new one, as Hive's ``RetryingMetaStoreClient`` does; the metastore's own exceptions (``MetaException``,
     ``NoSuchObjectException``, ...) reach the caller unchanged, the connection stays in the pool."""
 
-    def __init__(self, uri: str, size: int = DEFAULT_POOL_SIZE, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+    def __init__(self, uri: str, size: int = CLIENT_POOL_SIZE.default, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
         if size < 1:
             raise CatalogError(f"hive catalog {uri}: client-pool-size must be at least 1, not {size}")
         self.uri = uri

@@ -17,9 +17,17 @@ from typing import Any
 
 from table_engine import clock
 from table_engine.catalog.hive import mapping
-from table_engine.catalog.hive.client import DEFAULT_POOL_SIZE, ClientPool, metastore_errors, resolve_uri
+from table_engine.catalog.hive.client import ClientPool, metastore_errors, resolve_uri
 from table_engine.catalog.hive.idl import hms
 from table_engine.catalog.metastore import ViewDef
+from table_engine.catalog.options import (
+    CLIENT_POOL_SIZE,
+    LOCK_ACQUIRE_TIMEOUT,
+    LOCK_CHECK_MAX_SLEEP,
+    TABLE_TYPE,
+    CatalogOptions,
+    TableType,
+)
 from table_engine.errors import (
     CatalogError,
     CommitConflictError,
@@ -29,12 +37,9 @@ from table_engine.errors import (
     TableNotExistError,
 )
 from table_engine.format.schema_file import TableSchema
-from table_engine.options.values import parse_duration
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LOCK_ACQUIRE_TIMEOUT_MS = 8 * 60_000  # Paimon's lock-acquire-timeout
-DEFAULT_LOCK_CHECK_MAX_SLEEP_MS = 8_000  # Paimon's lock-check-max-sleep
 FIRST_LOCK_SLEEP_MS = 50
 TABLE_BATCH_SIZE = 300  # HiveCatalog's DEFAULT_TABLE_BATCH_SIZE for get_table_objects_by_name
 CASCADE = {"CASCADE": "true"}  # StatsSetupConst.CASCADE: Java 1.0 alters with cascade=true
@@ -47,28 +52,18 @@ def _now_seconds() -> int:
 class HiveMetastore:
     """The registrations of one catalog in a Hive Metastore (:class:`table_engine.catalog.metastore.Metastore`).
 
-    ``options`` are the catalog's: ``uri`` (or ``hive-conf-dir``), ``client-pool-size``, ``lock-acquire-timeout``,
-    ``lock-check-max-sleep`` and ``table.type`` (``managed``, the default, or ``external``). Nothing connects until
-    the first call."""
+    ``options`` are the catalog's (validated here unless already :class:`CatalogOptions`), of which it reads ``uri``
+    (or ``hive-conf-dir``), ``client-pool-size``, ``lock-acquire-timeout``, ``lock-check-max-sleep`` and
+    ``table.type``; ``warehouse`` is the catalog's, normalized. Nothing connects until the first call."""
 
-    def __init__(self, options: Mapping[str, str], warehouse: str) -> None:
-        self.uri = resolve_uri(options)
+    def __init__(self, options: Mapping[str, str] | CatalogOptions, warehouse: str) -> None:
+        opts = options if isinstance(options, CatalogOptions) else CatalogOptions(options)
+        self.uri = resolve_uri(opts)
         self.warehouse = warehouse
-        size_text = options.get("client-pool-size", str(DEFAULT_POOL_SIZE))
-        if not size_text.strip().isdigit():
-            raise CatalogError(f"hive catalog {self.uri}: client-pool-size must be a positive integer, not "
-                               f"{size_text!r}")
-        size = int(size_text)
-        self.pool = ClientPool(self.uri, size)
-        self.lock_acquire_timeout_ms = parse_duration(
-            options.get("lock-acquire-timeout", f"{DEFAULT_LOCK_ACQUIRE_TIMEOUT_MS} ms"), key="lock-acquire-timeout")
-        self.lock_check_max_sleep_ms = parse_duration(
-            options.get("lock-check-max-sleep", f"{DEFAULT_LOCK_CHECK_MAX_SLEEP_MS} ms"), key="lock-check-max-sleep")
-        table_type = options.get("table.type", "managed").lower()
-        if table_type not in ("managed", "external"):
-            raise CatalogError(f"hive catalog {self.uri}: table.type must be 'managed' or 'external', not "
-                               f"{table_type!r}")
-        self.external = table_type == "external"
+        self.pool = ClientPool(self.uri, opts.get(CLIENT_POOL_SIZE))
+        self.lock_acquire_timeout_ms = opts.get(LOCK_ACQUIRE_TIMEOUT)
+        self.lock_check_max_sleep_ms = opts.get(LOCK_CHECK_MAX_SLEEP)
+        self.external = opts.get(TABLE_TYPE) is TableType.EXTERNAL
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
     def _call(self, what: str, method: str, *args: Any, keep: tuple[type[BaseException], ...] = ()) -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from table_engine.catalog.metastore import Metastore, ViewDef
+from table_engine.catalog.options import CatalogOptions
 from table_engine.errors import CatalogError
 from table_engine.format.schema_file import TableSchema
 
@@ -26,8 +27,9 @@ class FakeMetastore:
     """Registrations in dicts. ``events`` records ``("acquire" | "release", db, table)`` of the lock and anything a
     test appends; ``altered`` the schemas ``alter_table`` got; ``fail_register`` makes ``register_table`` fail."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        self.options = dict(options or {})
+    def __init__(self, options: Mapping[str, str] | CatalogOptions | None = None, warehouse: str = "") -> None:
+        self.options = dict(options.raw if isinstance(options, CatalogOptions) else options or {})
+        self.warehouse = warehouse
         self.databases: dict[str, tuple[str, dict[str, str]]] = {}
         self.tables: dict[tuple[str, str], Registration] = {}
         self.views: dict[tuple[str, str], ViewDef] = {}

@@ -26,8 +26,9 @@ def test_filesystem_is_the_default(tmp_path: pathlib.Path) -> None:
 def test_jdbc_and_hive_are_imported_by_name(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
                                             kind: MetastoreKind) -> None:
     monkeypatch.setitem(factory.METASTORE_IMPLEMENTATIONS, kind, FAKE)
-    catalog = create_catalog(str(tmp_path), {"metastore": kind.value, "uri": "x", "lock.enabled": "true"})
+    catalog = create_catalog(f"{tmp_path}/", {"metastore": kind.value, "uri": "x", "lock.enabled": "true"})
     assert isinstance(catalog, MetastoreCatalog) and isinstance(catalog.metastore, FakeMetastore)
+    assert catalog.metastore.warehouse == catalog.warehouse  # normalized as the catalog normalizes it
     assert catalog.metastore.options["metastore"] == kind.value and catalog.lock_enabled
 
 

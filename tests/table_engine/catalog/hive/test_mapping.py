@@ -10,6 +10,7 @@ import pytest
 from table_engine.catalog.hive import mapping
 from table_engine.catalog.hive.client import parse_addresses, resolve_uri
 from table_engine.catalog.metastore import ViewDef
+from table_engine.catalog.options import CatalogOptions
 from table_engine.errors import CatalogError
 from table_engine.format.schema_file import TableSchema, new_schema
 from table_engine.types import DataField, parse_type
@@ -135,12 +136,12 @@ def test_uri_and_hive_conf_dir(tmp_path: pathlib.Path) -> None:
     with pytest.raises(CatalogError, match="'thrift://a' is not thrift://host:port"):
         parse_addresses("thrift://a")
     with pytest.raises(CatalogError, match="no 'uri'"):
-        resolve_uri({})
+        resolve_uri(CatalogOptions({}))
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "hive-site.xml").write_text("<configuration><property><name>hive.metastore.uris</name>"
                                         "<value>thrift://h:9083</value></property></configuration>")
-    assert resolve_uri({"hive-conf-dir": str(conf)}) == "thrift://h:9083"
-    assert resolve_uri({"hive-conf-dir": str(conf), "uri": "thrift://u:1"}) == "thrift://u:1"
+    assert resolve_uri(CatalogOptions({"hive-conf-dir": str(conf)})) == "thrift://h:9083"
+    assert resolve_uri(CatalogOptions({"hive-conf-dir": str(conf), "uri": "thrift://u:1"})) == "thrift://u:1"
     with pytest.raises(CatalogError, match="cannot read"):
-        resolve_uri({"hive-conf-dir": str(tmp_path)})
+        resolve_uri(CatalogOptions({"hive-conf-dir": str(tmp_path)}))
