@@ -10,7 +10,9 @@ catalog (``<warehouse>/<db>.db/<table>``).
 * ``drop_table``: the registration, then the files; ``rename_table``: the directory, then the registration (moved
   back if the metastore refuses);
 * tables opened here carry :class:`~table_engine.table.hooks.TableHooks`: the metastore's lock around each
-  snapshot commit (``lock.enabled``) and ``alter_table`` after each schema change;
+  snapshot commit (``lock.enabled``), ``alter_table`` after each schema change and, for a table with
+  ``metastore.partitioned-table``, ``add_partitions`` after each commit that adds files to partitions not yet
+  registered and ``drop_partitions`` after each partition drop or expiry (:class:`PartitionRegistrar`);
 * views: the metastore's.
 """
 
@@ -19,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Iterator, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -27,6 +31,7 @@ from table_engine.catalog.filesystem import Catalog
 from table_engine.catalog.identifiers import check_name, parse_identifier, parse_object_identifier
 from table_engine.catalog.metastore import Metastore, ViewDef
 from table_engine.catalog.options import MetastoreKind
+from table_engine.core_options import METASTORE_PARTITIONED_TABLE
 from table_engine.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -45,6 +50,45 @@ from table_engine.table.hooks import TableHooks
 from table_engine.types import fields_from_arrow_schema
 
 log = logging.getLogger(__name__)
+
+
+class PartitionRegistrar:
+    """The partitions of one table with ``metastore.partitioned-table``, registered in its metastore as commits add
+    them and drops remove them (Paimon's ``AddPartitionCommitCallback`` and ``PartitionExpire``'s metastore
+    client). The partitions registered through this object are remembered (the last :attr:`REMEMBERED`, as Java's
+    cache of 300), so a commit to a known partition costs no metastore call."""
+
+    REMEMBERED = 300
+
+    def __init__(self, metastore: Metastore, db: str, table: str, location: str, schema: TableSchema) -> None:
+        self.metastore, self.db, self.table, self.location, self.schema = metastore, db, table, location, schema
+        self._known: OrderedDict[tuple[tuple[str, str], ...], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(partition: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(partition.items()))
+
+    def added(self, partitions: Sequence[Mapping[str, str]]) -> None:
+        """Register the partitions not registered through this object yet (``add_partitions``, if not exists)."""
+        with self._lock:
+            new = [p for p in partitions if self._key(p) not in self._known]
+        if not new:
+            return
+        self.metastore.add_partitions(self.db, self.table, self.location, self.schema, new)
+        with self._lock:
+            for p in new:
+                self._known[self._key(p)] = None
+                self._known.move_to_end(self._key(p))
+            while len(self._known) > self.REMEMBERED:
+                self._known.popitem(last=False)
+
+    def dropped(self, partitions: Sequence[Mapping[str, str]]) -> None:
+        """Unregister partitions (``drop_partitions``; those not registered are skipped)."""
+        with self._lock:
+            for p in partitions:
+                self._known.pop(self._key(p), None)
+        self.metastore.drop_partitions(self.db, self.table, partitions)
 
 
 class MetastoreCatalog(Catalog):
@@ -165,9 +209,13 @@ class MetastoreCatalog(Catalog):
 
     def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
         name = parse_identifier(identifier)[1]
+        registrar = PartitionRegistrar(self.metastore, db, name, path, schema) \
+            if schema.partition_keys and METASTORE_PARTITIONED_TABLE.value_from(schema.options) else None
         hooks = TableHooks(
             commit_lock=functools.partial(self.metastore.lock, db, name) if self.lock_enabled else None,
-            schema_committed=functools.partial(self._schema_committed, db, name, path))
+            schema_committed=functools.partial(self._schema_committed, db, name, path),
+            partitions_added=registrar.added if registrar is not None else None,
+            partitions_dropped=registrar.dropped if registrar is not None else None)
         return Table(self.file_io, path, identifier, schema, hooks=hooks)
 
     def _schema_committed(self, db: str, name: str, path: str, schema: TableSchema) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -22,6 +22,9 @@ from table_engine.store.pins import CommitLock
 if TYPE_CHECKING:
     from table_engine.store.paths import PathFactory
 
+PartitionsCallback = Callable[[Sequence[Mapping[str, str]]], None]
+"""Told partitions as ``{partition key: value}``, each value as the partition's directory names it."""
+
 
 @dataclass
 class StoreContext:
@@ -35,6 +38,12 @@ class StoreContext:
     _schemas: dict[int, TableSchema] = field(default_factory=dict)
     commit_lock: CommitLock | None = None
     """The catalog's lock on this table, held around each snapshot commit (``lock.enabled``); None: no lock."""
+    partitions_added: PartitionsCallback | None = None
+    """Told the partitions each commit adds files to, once its snapshot is published (a metastore catalog's
+    ``metastore.partitioned-table``, Paimon's ``AddPartitionCommitCallback``); None: nobody is told."""
+    partitions_dropped: PartitionsCallback | None = None
+    """Told the partitions a partition drop (``drop_partitions``, partition expiry) removed, once its snapshot is
+    published; None: nobody is told."""
 
     @cached_property
     def layout(self) -> KeyValueLayout:
@@ -96,7 +105,8 @@ class StoreContext:
         raw = {**self.options.raw, **overrides}
         for key in drop:
             raw.pop(key, None)
-        return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw), commit_lock=self.commit_lock)
+        return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw), commit_lock=self.commit_lock,
+                            partitions_added=self.partitions_added, partitions_dropped=self.partitions_dropped)
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

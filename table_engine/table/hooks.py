@@ -1,5 +1,6 @@
-"""What a catalog adds to the tables it opens: the lock around each snapshot commit, and word of each schema it
-commits. A filesystem catalog's tables have neither (:data:`NO_HOOKS`); a metastore catalog's have both
+"""What a catalog adds to the tables it opens: the lock around each snapshot commit, word of each schema it
+commits, and (``metastore.partitioned-table``) word of the partitions commits add and drops remove. A filesystem
+catalog's tables have none (:data:`NO_HOOKS`); a metastore catalog's have them
 (:class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog`, ADR 0044)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from table_engine.format.schema_file import TableSchema
+from table_engine.store.context import PartitionsCallback
 from table_engine.store.pins import CommitLock
 
 
@@ -18,14 +20,20 @@ class TableHooks:
     :param commit_lock: held around the conditional create of each snapshot (``lock.enabled``); None: no lock.
     :param schema_committed: called with each schema :meth:`Table.alter <table_engine.table.Table.alter>` commits
         to the table's main branch, after it is committed (the metastore's ``alter_table``).
+    :param partitions_added: called with the partitions (``{key: value}``) each snapshot committed to the main
+        branch adds files to, once it is published (the metastore's ``add_partitions``).
+    :param partitions_dropped: called with the partitions a partition drop or partition expiry on the main branch
+        removed, once its snapshot is published (the metastore's ``drop_partitions``).
     """
 
     commit_lock: CommitLock | None = None
     schema_committed: Callable[[TableSchema], None] | None = None
+    partitions_added: PartitionsCallback | None = None
+    partitions_dropped: PartitionsCallback | None = None
 
     def for_branch(self) -> TableHooks:
-        """The hooks of a branch of the table: the same lock (Paimon's lock is the table's), no schema hook (a
-        metastore registers the main branch's schema only)."""
+        """The hooks of a branch of the table: the same lock (Paimon's lock is the table's), no schema or partition
+        hooks (a metastore registers the main branch's schema and partitions only)."""
         return TableHooks(commit_lock=self.commit_lock)
 
 

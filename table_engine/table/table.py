@@ -124,7 +124,9 @@ class Table:
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
         self.options = CoreOptions(schema.options)
-        self.store = StoreContext(self.file_io, self.path, schema, self.options, commit_lock=self.hooks.commit_lock)
+        self.store = StoreContext(self.file_io, self.path, schema, self.options, commit_lock=self.hooks.commit_lock,
+                                  partitions_added=self.hooks.partitions_added,
+                                  partitions_dropped=self.hooks.partitions_dropped)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"

@@ -24,6 +24,7 @@ from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import CommitUser
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.features import Op, require
+from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import BucketMode
 from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.index_manifest import (
@@ -42,7 +43,7 @@ from table_engine.format.snapshot import (
     read_snapshot,
     snapshot_properties,
 )
-from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name
+from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name, partition_value_string
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
@@ -127,6 +128,9 @@ class FileStoreCommit:
         self.published_files: set[str] = set()
         """Names of the files (data, changelog, index) that the last :meth:`commit` published: a caller that
         aborts its writer after a failure keeps these (``TableWrite.abort(keep=...)``)."""
+        self._published_entries: list[ManifestEntry] = []
+        """The entries of the snapshot just published, kept only when partitions are to be told
+        (:meth:`_tell_partitions`)."""
 
     # ---- public ------------------------------------------------------------------------------------------------
     def commit(
@@ -158,6 +162,7 @@ class FileStoreCommit:
             return None  # committed in a snapshot that expired since (a restarted job re-sent it)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
+            self._tell_partitions_again(messages)
             return done
         compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
         if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
@@ -276,6 +281,7 @@ class FileStoreCommit:
                 raise
             if sid is not None:
                 self.published_files.update(_file_names(a.messages))
+                self._tell_partitions(a.overwrite)
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(a.identifier, a.kind)
@@ -283,6 +289,7 @@ class FileStoreCommit:
                 raise CommitError(f"commit {self.commit_user}/{a.identifier} to {self.ctx.table_path}: the same commit "
                                   "user committed a newer identifier meanwhile")
             if done is not None:
+                self._tell_partitions_again(a.messages)
                 return done
             attempt += 1
             elapsed_ms = (time.monotonic() - started) * 1000
@@ -377,6 +384,8 @@ class FileStoreCommit:
         )
         if self._publish(pin, snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
+            if self.ctx.partitions_added is not None or self.ctx.partitions_dropped is not None:
+                self._published_entries = all_entries
             self._user_commits.published(new_id, a.identifier, kind)
             return new_id
         self.lost_races += 1
@@ -407,6 +416,42 @@ class FileStoreCommit:
                 return False
             log.info("snapshot %d of %s was published although the request failed (%s)", snapshot.id, tp, e)
             return True
+
+    # ---- partitions told to a catalog ---------------------------------------------------------------------------
+    def _tell_partitions(self, overwrite: Overwrite | None) -> None:
+        """Once a snapshot is published: tell ``partitions_added`` the partitions its entries add files to (Paimon's
+        ``AddPartitionCommitCallback.call``) and, for a partition drop, ``partitions_dropped`` the partitions it
+        emptied. A failure there is raised: the snapshot stands (:attr:`published_files` says so), and the same
+        commit sent again tells the partitions again (:meth:`_tell_partitions_again`)."""
+        entries, self._published_entries = self._published_entries, []
+        if not entries or not self.part_names:
+            return
+        if self.ctx.partitions_added is not None:
+            added = {e.partition for e in entries if e.kind == FileKind.ADD}
+            if added:
+                self.ctx.partitions_added(self._partition_values(added))
+        if self.ctx.partitions_dropped is not None and overwrite is not None and overwrite.drop_partitions:
+            dropped = {e.partition for e in entries if e.kind == FileKind.DELETE}
+            if dropped:
+                self.ctx.partitions_dropped(self._partition_values(dropped))
+
+    def _tell_partitions_again(self, messages: Sequence[CommitMessage]) -> None:
+        """A commit found committed already (sent again): tell ``partitions_added`` its partitions again, in case
+        the first telling failed (Paimon's ``AddPartitionCommitCallback.retry``)."""
+        if self.ctx.partitions_added is None or not self.part_names:
+            return
+        added = {m.partition for m in messages if m.new_files or m.compact_after}
+        if added:
+            self.ctx.partitions_added(self._partition_values(added))
+
+    def _partition_values(self, partitions: Iterable[bytes]) -> list[dict[str, str]]:
+        default = self.opts.partition_default_name()
+        out = []
+        for p in sorted(partitions):
+            values = decode_row(p, self.part_types)
+            out.append({k: partition_value_string(v, t, default)
+                        for k, v, t in zip(self.part_names, values, self.part_types, strict=True)})
+        return out
 
     # ---- pieces ------------------------------------------------------------------------------------------------
     def _entries(self, messages: Sequence[CommitMessage]) -> list[ManifestEntry]:

@@ -34,6 +34,7 @@ class FakeMetastore:
         self.tables: dict[tuple[str, str], Registration] = {}
         self.views: dict[tuple[str, str], ViewDef] = {}
         self.altered: list[tuple[str, str, TableSchema]] = []
+        self.partition_calls: list[tuple[str, list[dict[str, str]]]] = []
         self.events: list[tuple[str, ...]] = []
         self.fail_register = False
         self.closed = False
@@ -86,9 +87,12 @@ class FakeMetastore:
 
     def add_partitions(self, db: str, table: str, location: str, schema: TableSchema,
                        partitions: Sequence[Mapping[str, str]]) -> None:
-        self.tables[(db, table)].partitions += [dict(p) for p in partitions]
+        self.partition_calls.append(("add", [dict(p) for p in partitions]))
+        reg = self.tables[(db, table)]
+        reg.partitions += [dict(p) for p in partitions if dict(p) not in reg.partitions]  # if not exists
 
     def drop_partitions(self, db: str, table: str, partitions: Sequence[Mapping[str, str]]) -> None:
+        self.partition_calls.append(("drop", [dict(p) for p in partitions]))
         reg = self.tables[(db, table)]
         reg.partitions = [p for p in reg.partitions if p not in [dict(q) for q in partitions]]
 

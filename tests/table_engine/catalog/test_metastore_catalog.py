@@ -205,3 +205,31 @@ def test_views_round_trip(catalog: MetastoreCatalog, fake: FakeMetastore) -> Non
 def test_close_closes_the_metastore(catalog: MetastoreCatalog, fake: FakeMetastore) -> None:
     catalog.close()
     assert fake.closed
+
+
+def test_partitions_are_registered_as_commits_add_them_and_drops_and_expiry_remove_them(
+        catalog: MetastoreCatalog, fake: FakeMetastore) -> None:
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    t = catalog.create_table("db.p", schema, partition_keys=["dt"], options={"metastore.partitioned-table": "true"})
+    t.write(pa.table({"dt": ["2020-01-01", "2020-01-02"], "id": [1, 2]}))
+    t.write(pa.table({"dt": ["2020-01-01", "2999-01-01"], "id": [3, 4]}))
+    registered = fake.tables[("db", "p")]
+    assert sorted(p["dt"] for p in registered.partitions) == ["2020-01-01", "2020-01-02", "2999-01-01"]
+    # a partition registered through this table costs no second call
+    assert fake.partition_calls == [("add", [{"dt": "2020-01-01"}, {"dt": "2020-01-02"}]),
+                                    ("add", [{"dt": "2999-01-01"}])]
+    t.maintenance.drop_partitions([{"dt": "2020-01-02"}])
+    assert fake.partition_calls[-1] == ("drop", [{"dt": "2020-01-02"}])
+    expired = t.maintenance.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd")
+    assert expired.partitions == [{"dt": "2020-01-01"}]
+    assert fake.partition_calls[-1] == ("drop", [{"dt": "2020-01-01"}])
+    assert [p["dt"] for p in registered.partitions] == ["2999-01-01"]
+    t.write(pa.table({"dt": ["2020-01-02"], "id": [5]}))  # dropped, then written again: registered again
+    assert fake.partition_calls[-1] == ("add", [{"dt": "2020-01-02"}])
+    calls = len(fake.partition_calls)
+    t.create_branch("b1").write(pa.table({"dt": ["2888-01-01"], "id": [6]}))  # the main branch's only
+    # without the option, or on an unpartitioned table, the metastore is not told of partitions
+    plain = catalog.create_table("db.q", schema, partition_keys=["dt"])
+    plain.write(pa.table({"dt": ["2020-01-01"], "id": [1]}))
+    plain.maintenance.drop_partitions([{"dt": "2020-01-01"}])
+    assert len(fake.partition_calls) == calls and fake.tables[("db", "q")].partitions == []
