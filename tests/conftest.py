@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh warehouse per test, on local disk or on the session's S3 server."""
+"""Shared fixtures: a fresh warehouse per test, on local disk or on the session's S3 server; the session's
+PostgreSQL 15 server and Hive Metastore 2.3.10 (catalogs), each started when a test first asks for it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests import postgres_server
+from tests.hive_metastore import HiveMetastore, java, pyspark_jars
+from tests.postgres_server import PostgresServer
 from tests.s3_server import S3Server
 
 # the DAG folder on sys.path, as Airflow puts it there: the DAGs' helper module (dags/example_lake.py) is imported by
@@ -97,3 +101,28 @@ def s3_catalog(s3_warehouse: str, s3_options: dict[str, str]) -> Catalog:
     from table_engine import Catalog
 
     return Catalog(s3_warehouse, s3_options)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL 15 server on 127.0.0.1, stopped (and its cluster removed) at the end."""
+    if not postgres_server.available():
+        pytest.skip(f"PostgreSQL 15 is not installed ({postgres_server.BIN})")
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def hive_metastore() -> Iterator[HiveMetastore]:
+    """One Hive Metastore for the session, on a free port (clients use 127.0.0.1); stopped at the end."""
+    if java() is None or pyspark_jars() is None:
+        pytest.skip("the Hive Metastore needs java and pyspark's jars (make install)")
+    server = HiveMetastore().start()
+    print(f"Hive Metastore listening on {server.uri} after {server.started_in:.1f} s", file=sys.stderr)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,10 +1,9 @@
-"""Fixtures of the catalog tests: the session's PostgreSQL server and Hive Metastore 2.3.10, and a fresh JDBC catalog
-database per test, on SQLite (a file in ``tmp_path``) and on PostgreSQL (a new database on the session's server)."""
+"""Fixtures of the catalog tests: a fresh JDBC catalog database per test, on SQLite (a file in ``tmp_path``) and on
+PostgreSQL (a new database on the session's server, the ``postgres`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pathlib
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -12,33 +11,7 @@ import pytest
 
 from table_engine.catalog.jdbc import JdbcMetastore
 from tests import postgres_server
-from tests.hive_metastore import HiveMetastore, java, pyspark_jars
 from tests.postgres_server import PostgresServer
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    """The session's PostgreSQL 15 server on 127.0.0.1, stopped (and its cluster removed) at the end."""
-    if not postgres_server.available():
-        pytest.skip(f"PostgreSQL 15 is not installed ({postgres_server.BIN})")
-    server = PostgresServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def hive_metastore() -> Iterator[HiveMetastore]:
-    """One Hive Metastore for the session, on a free port (clients use 127.0.0.1); stopped at the end."""
-    if java() is None or pyspark_jars() is None:
-        pytest.skip("the Hive Metastore needs java and pyspark's jars (make install)")
-    server = HiveMetastore().start()
-    print(f"Hive Metastore listening on {server.uri} after {server.started_in:.1f} s", file=sys.stderr)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @dataclass(frozen=True)
