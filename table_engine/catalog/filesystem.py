@@ -15,6 +15,7 @@ from table_engine.catalog.identifiers import (
     parse_identifier,
     parse_object_identifier,
     refuse_system,
+    refuse_system_database,
 )
 from table_engine.catalog.metastore import ViewDef
 from table_engine.catalog.options import (
@@ -28,6 +29,7 @@ from table_engine.catalog.options import (
     WAREHOUSE,
     CatalogOptions,
     MetastoreKind,
+    redacted,
 )
 from table_engine.core_options import CoreOptions, validate_options
 from table_engine.errors import (
@@ -53,6 +55,7 @@ from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.system_tables import system_table
+from table_engine.system_tables.global_tables import GLOBAL_SYSTEM_TABLES, SYSTEM_DATABASE, catalog_options_table
 from table_engine.table import Table
 from table_engine.table.branches import BRANCH_INFIX, branch_identifier
 from table_engine.table.reading import read_optimized_view, row_tracking_view
@@ -119,6 +122,7 @@ class Catalog:
 
     def create_database(self, name: str, ignore_if_exists: bool = True) -> None:
         check_name("database", name)
+        refuse_system_database(name)
         if self.database_exists(name):
             if ignore_if_exists:
                 return
@@ -227,8 +231,9 @@ class Catalog:
     def get_table(self, identifier: str) -> Table:
         """A table; ``db.t$ro`` is the read-optimized view of ``db.t``, ``db.t$row_tracking`` its rows with
         ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (row-tracking tables), ``db.t$snapshots`` etc. its system tables
-        (:mod:`table_engine.system_tables`)."""
-        parse_identifier(identifier)
+        (:mod:`table_engine.system_tables`); ``sys.catalog_options`` the catalog's options (secrets hidden)."""
+        if parse_identifier(identifier)[0] == SYSTEM_DATABASE:
+            return self._global_system_table(identifier)
         base, _, system = identifier.partition("$")
         if system.startswith(BRANCH_INFIX[1:]):  # db.t$branch_b1[$system]: that branch as a table
             branch, _, system = system[len(BRANCH_INFIX) - 1:].partition("$")
@@ -249,6 +254,13 @@ class Catalog:
             raise TableNotExistError(f"table {base!r} does not exist in {self.describe()}")
         table = self._open(db, path, base, schema)
         return read_optimized_view(table) if system else table
+
+    def _global_system_table(self, identifier: str) -> Table:
+        name = parse_identifier(identifier)[1]
+        if name not in GLOBAL_SYSTEM_TABLES:
+            raise TableNotExistError(f"system table {identifier!r} does not exist; the {SYSTEM_DATABASE} database "
+                                     f"has {', '.join(GLOBAL_SYSTEM_TABLES)}")
+        return catalog_options_table(self.file_io, self.warehouse, redacted(self.options))
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         refuse_system(parse_identifier(identifier)[1], identifier, "drop_table")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from table_engine.errors import BranchError, CatalogError, ReadOnlyTableError
 from table_engine.store.branches import check_branch_name
+from table_engine.system_tables.global_tables import SYSTEM_DATABASE
 from table_engine.table.branches import BRANCH_INFIX
 
 DB_SUFFIX = ".db"
@@ -74,3 +75,11 @@ def refuse_system(name: str, identifier: str, action: str) -> None:
     """A ReadOnlyTableError for ``action`` on a system table (``name`` holds a ``$``)."""
     if "$" in name:
         raise ReadOnlyTableError(f"table {identifier} is a read-only system table: {action} is not allowed")
+
+
+def refuse_system_database(name: str) -> None:
+    """A CatalogError for creating database ``sys``: the global system tables' (``sys.catalog_options``), as
+    Paimon's ``checkNotSystemDatabase``."""
+    if name == SYSTEM_DATABASE:
+        raise CatalogError(f"database {name!r} is the system database ({name}.catalog_options): it cannot be "
+                           "created")

@@ -28,7 +28,12 @@ from collections.abc import Iterator, Mapping, Sequence
 import pyarrow as pa
 
 from table_engine.catalog.filesystem import Catalog
-from table_engine.catalog.identifiers import check_name, parse_identifier, parse_object_identifier
+from table_engine.catalog.identifiers import (
+    check_name,
+    parse_identifier,
+    parse_object_identifier,
+    refuse_system_database,
+)
 from table_engine.catalog.metastore import Metastore, ViewDef
 from table_engine.catalog.options import MetastoreKind
 from table_engine.core_options import METASTORE_PARTITIONED_TABLE
@@ -124,6 +129,7 @@ class MetastoreCatalog(Catalog):
                         properties: Mapping[str, str] | None = None) -> None:
         """Create database ``name`` (its directory, then its registration with ``properties``)."""
         check_name("database", name)
+        refuse_system_database(name)
         if self.database_exists(name):
             if ignore_if_exists:
                 return

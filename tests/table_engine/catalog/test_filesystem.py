@@ -77,3 +77,21 @@ def test_the_filesystem_catalog_has_no_views(tmp_path: pathlib.Path) -> None:
         with pytest.raises(UnsupportedError, match=f"^{name}: this catalog does not support views"):
             call()
     assert [p.name for p in (tmp_path / "db.db").iterdir()] == []
+
+
+def test_sys_catalog_options(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path), {"s3.secret-key": "s3cret", "table-default.write-only": "true"})
+    t = catalog.get_table("sys.catalog_options")
+    assert t.read().to_pylist() == [{"key": "s3.secret-key", "value": "******"},
+                                    {"key": "table-default.write-only", "value": "true"},
+                                    {"key": "warehouse", "value": str(tmp_path)}]
+    assert t.read(columns=["key"], filter=[("value", "=", "true")]).to_pylist() == [{"key": "table-default.write-only"}]
+    with pytest.raises(ReadOnlyTableError):
+        t.write(pa.table({"key": ["k"], "value": ["v"]}))
+    with pytest.raises(TableNotExistError, match="'sys.nope' does not exist; the sys database has catalog_options"):
+        catalog.get_table("sys.nope")
+    with pytest.raises(CatalogError, match="'sys' is the system database"):
+        catalog.create_database("sys")
+    with pytest.raises(CatalogError, match="'sys' is the system database"):
+        catalog.create_table("sys.t", pa.schema([("a", pa.int64())]))
+    assert not (tmp_path / "sys.db").exists()

@@ -150,6 +150,9 @@ def test_system_tables_through_the_catalog(lake: Lake) -> None:
     assert options[pa.scalar("bucket")] == pa.scalar("1")
     partitions = catalog.get_table(f"{lake.db}.orders$partitions").read()
     assert partitions.num_rows == 3
+    shown = dict(zip(*catalog.get_table("sys.catalog_options").read().to_pydict().values()))
+    assert shown == {**lake.options, "warehouse": lake.warehouse,
+                     **({"jdbc.password": "******"} if "jdbc.password" in lake.options else {})}
 
 
 def test_locked_commits_from_two_catalogs_all_land(lake: Lake) -> None:
