@@ -128,9 +128,10 @@ class FileStoreCommit:
         self.published_files: set[str] = set()
         """Names of the files (data, changelog, index) that the last :meth:`commit` published: a caller that
         aborts its writer after a failure keeps these (``TableWrite.abort(keep=...)``)."""
-        self._published_entries: list[ManifestEntry] = []
-        """The entries of the snapshot just published, kept only when partitions are to be told
-        (:meth:`_tell_partitions`)."""
+        self._added: set[bytes] = set()
+        self._dropped: set[bytes] = set()
+        """Partitions the current :meth:`commit` added files to / dropped, collected only when the context has a
+        partition callback, told once the commit returns (:meth:`_tell_partitions`)."""
 
     # ---- public ------------------------------------------------------------------------------------------------
     def commit(
@@ -150,7 +151,18 @@ class FileStoreCommit:
         APPEND snapshot stands. An overwrite drops compaction changes: it replaces the files they would touch.
         Append tables: a writer's compaction that already conflicts is dropped too (concurrent append writers
         compact the same small files), and the new data is committed.
+
+        Once it returns, the context's ``partitions_added`` / ``partitions_dropped`` (a metastore catalog's, when
+        set) are told the partitions its snapshots added files to / dropped: a failure there is raised with every
+        snapshot published and nothing of it deleted; sending the same commit again tells them again.
         """
+        self._added, self._dropped = set(), set()
+        sid = self._commit(messages, commit_identifier, overwrite, properties, allow_empty)
+        self._tell_partitions()
+        return sid
+
+    def _commit(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
+                properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
         properties = scoped_properties(properties)  # bad properties fail before anything is written
         if overwrite is not None and overwrite.static_partition:  # a bad spec fails before anything is written
             PartitionSpec.of(overwrite.static_partition, self.ctx.schema.partition_fields(),
@@ -162,7 +174,7 @@ class FileStoreCommit:
             return None  # committed in a snapshot that expired since (a restarted job re-sent it)
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
-            self._tell_partitions_again(messages)
+            self._tell_again(messages)
             return done
         compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
         if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
@@ -281,7 +293,6 @@ class FileStoreCommit:
                 raise
             if sid is not None:
                 self.published_files.update(_file_names(a.messages))
-                self._tell_partitions(a.overwrite)
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(a.identifier, a.kind)
@@ -289,7 +300,7 @@ class FileStoreCommit:
                 raise CommitError(f"commit {self.commit_user}/{a.identifier} to {self.ctx.table_path}: the same commit "
                                   "user committed a newer identifier meanwhile")
             if done is not None:
-                self._tell_partitions_again(a.messages)
+                self._tell_again(a.messages)
                 return done
             attempt += 1
             elapsed_ms = (time.monotonic() - started) * 1000
@@ -385,7 +396,7 @@ class FileStoreCommit:
         if self._publish(pin, snapshot):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
             if self.ctx.partitions_added is not None or self.ctx.partitions_dropped is not None:
-                self._published_entries = all_entries
+                self._collect_partitions(all_entries, overwrite)
             self._user_commits.published(new_id, a.identifier, kind)
             return new_id
         self.lost_races += 1
@@ -418,31 +429,29 @@ class FileStoreCommit:
             return True
 
     # ---- partitions told to a catalog ---------------------------------------------------------------------------
-    def _tell_partitions(self, overwrite: Overwrite | None) -> None:
-        """Once a snapshot is published: tell ``partitions_added`` the partitions its entries add files to (Paimon's
-        ``AddPartitionCommitCallback.call``) and, for a partition drop, ``partitions_dropped`` the partitions it
-        emptied. A failure there is raised: the snapshot stands (:attr:`published_files` says so), and the same
-        commit sent again tells the partitions again (:meth:`_tell_partitions_again`)."""
-        entries, self._published_entries = self._published_entries, []
-        if not entries or not self.part_names:
-            return
-        if self.ctx.partitions_added is not None:
-            added = {e.partition for e in entries if e.kind == FileKind.ADD}
-            if added:
-                self.ctx.partitions_added(self._partition_values(added))
-        if self.ctx.partitions_dropped is not None and overwrite is not None and overwrite.drop_partitions:
-            dropped = {e.partition for e in entries if e.kind == FileKind.DELETE}
-            if dropped:
-                self.ctx.partitions_dropped(self._partition_values(dropped))
+    def _collect_partitions(self, entries: Sequence[ManifestEntry], overwrite: Overwrite | None) -> None:
+        """A snapshot was published: its ADD entries' partitions are added (Paimon's
+        ``AddPartitionCommitCallback.call``); a partition drop's DELETE entries' partitions are dropped."""
+        self._added.update(e.partition for e in entries if e.kind == FileKind.ADD)
+        if overwrite is not None and overwrite.drop_partitions:
+            self._dropped.update(e.partition for e in entries if e.kind == FileKind.DELETE)
 
-    def _tell_partitions_again(self, messages: Sequence[CommitMessage]) -> None:
-        """A commit found committed already (sent again): tell ``partitions_added`` its partitions again, in case
-        the first telling failed (Paimon's ``AddPartitionCommitCallback.retry``)."""
-        if self.ctx.partitions_added is None or not self.part_names:
+    def _tell_again(self, messages: Sequence[CommitMessage]) -> None:
+        """A commit found committed already (sent again): its partitions are told again, in case the first telling
+        failed (Paimon's ``AddPartitionCommitCallback.retry``)."""
+        if self.ctx.partitions_added is not None:
+            self._added.update(m.partition for m in messages if m.new_files or m.compact_after)
+
+    def _tell_partitions(self) -> None:
+        """Tell the context's callbacks the partitions :meth:`commit` collected (partitioned tables only)."""
+        added, self._added = self._added, set()
+        dropped, self._dropped = self._dropped, set()
+        if not self.part_names:
             return
-        added = {m.partition for m in messages if m.new_files or m.compact_after}
-        if added:
+        if added and self.ctx.partitions_added is not None:
             self.ctx.partitions_added(self._partition_values(added))
+        if dropped and self.ctx.partitions_dropped is not None:
+            self.ctx.partitions_dropped(self._partition_values(dropped))
 
     def _partition_values(self, partitions: Iterable[bytes]) -> list[dict[str, str]]:
         default = self.opts.partition_default_name()

@@ -37,6 +37,7 @@ class FakeMetastore:
         self.partition_calls: list[tuple[str, list[dict[str, str]]]] = []
         self.events: list[tuple[str, ...]] = []
         self.fail_register = False
+        self.fail_partitions = False
         self.closed = False
         self._guard = threading.Lock()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
@@ -88,6 +89,8 @@ class FakeMetastore:
     def add_partitions(self, db: str, table: str, location: str, schema: TableSchema,
                        partitions: Sequence[Mapping[str, str]]) -> None:
         self.partition_calls.append(("add", [dict(p) for p in partitions]))
+        if self.fail_partitions:
+            raise CatalogError("fake metastore: add_partitions refused")
         reg = self.tables[(db, table)]
         reg.partitions += [dict(p) for p in partitions if dict(p) not in reg.partitions]  # if not exists
 

@@ -233,3 +233,20 @@ def test_partitions_are_registered_as_commits_add_them_and_drops_and_expiry_remo
     plain.write(pa.table({"dt": ["2020-01-01"], "id": [1]}))
     plain.maintenance.drop_partitions([{"dt": "2020-01-01"}])
     assert len(fake.partition_calls) == calls and fake.tables[("db", "q")].partitions == []
+
+
+def test_a_failed_partition_registration_leaves_the_commit_whole(catalog: MetastoreCatalog,
+                                                                 fake: FakeMetastore) -> None:
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    t = catalog.create_table("db.p", schema, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "1", "metastore.partitioned-table": "true"})
+    fake.fail_partitions = True
+    with pytest.raises(CatalogError, match="add_partitions refused"):
+        t.write(pa.table({"dt": ["a"], "id": [1]}))
+    # the snapshot is published and nothing of it was deleted (manifests, data files)
+    assert catalog.get_table("db.p").read().to_pylist() == [{"dt": "a", "id": 1}]
+    assert fake.tables[("db", "p")].partitions == []
+    fake.fail_partitions = False
+    t.write(pa.table({"dt": ["a"], "id": [2]}))  # the next commit into the partition registers it
+    assert fake.tables[("db", "p")].partitions == [{"dt": "a"}]
+    assert [s.id for s in t.snapshots()] == [1, 2]
