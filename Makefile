@@ -8,7 +8,7 @@ PAIMON_JAVA_STAMP := .venv-paimon-java/.installed
 NEWEST := constraints-newest.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test test-fast test-compat lint bench bench-tasks bench-scale soak install pypaimon paimon-java browser clean
+.PHONY: demo demo-engine demo-s3 airflow test test-fast test-compat lint bench bench-tasks bench-scale soak install pypaimon paimon-java browser jdbc-drivers clean
 
 install: $(STAMP)
 
@@ -68,6 +68,16 @@ browser:
 		|| echo "could not install chromium: the browser test of the trigger forms will be skipped"; \
 	else echo "no /usr/bin/chromium (and no root apt-get): the browser test of the trigger forms will be skipped"; fi; }
 
+# Debian's JDBC drivers for Paimon Java's JDBC catalog in the catalog interop tests (tests/interop: SQLite and
+# PostgreSQL; the jars land in /usr/share/java): installed like chromium, best effort (those tests skip without them).
+jdbc-drivers:
+	-@test -f /usr/share/java/xerial-sqlite-jdbc.jar -a -f /usr/share/java/postgresql.jar || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			libxerial-sqlite-jdbc-java libpostgresql-jdbc-java) \
+		|| echo "could not install the JDBC drivers: the Java JDBC catalog interop tests will be skipped"; \
+	else echo "no JDBC driver jars (and no root apt-get): the Java JDBC catalog interop tests will be skipped"; fi; }
+
 # The inner loop: no JVM, no pypaimon or Paimon Java venv, no browser, no live Airflow (the tests marked spark,
 # interop, integration or slow are left out), on every core (pytest-xdist); `make test` stays the whole suite.
 # Tests that use the `spark` fixture are marked spark by tests/spark/conftest.py; PAIMON_TEST_TIER=fast makes the
@@ -75,7 +85,7 @@ browser:
 test-fast: $(STAMP)
 	PAIMON_TEST_TIER=fast $(BIN)/python -m pytest -n auto -m "not interop and not slow and not spark and not integration" $(PYTEST_ARGS)
 
-test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser
+test: $(STAMP) $(PYPAIMON_STAMP) $(PAIMON_JAVA_STAMP) browser jdbc-drivers
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python \
 		$(BIN)/python -m pytest $(PYTEST_ARGS)
 
