@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from table_engine.catalog import Catalog
+from table_engine.catalog import Catalog, create_catalog
 from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import (
     BranchAlreadyExistError,
@@ -65,8 +65,9 @@ def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
 
 # ---- shared job logic ---------------------------------------------------------------------------------------------
 def open_catalog(cmd: Command) -> Catalog:
-    """The catalog of ``--warehouse`` with ``--catalog-option`` options."""
-    return Catalog(cmd.warehouse, dict(cmd.catalog_options))
+    """The catalog of ``--warehouse`` with ``--catalog-option`` options: the one their ``metastore`` names
+    (:func:`table_engine.catalog.create_catalog`: the filesystem catalog by default, JDBC or Hive)."""
+    return create_catalog(cmd.warehouse, dict(cmd.catalog_options))
 
 
 def ensure_table(cmd: commands.Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table, bool]:

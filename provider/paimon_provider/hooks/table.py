@@ -67,11 +67,9 @@ class PaimonTableHook(BaseHook):
         return self.get_conn().warehouse
 
     def get_catalog(self) -> Catalog:
-        """The warehouse's catalog in this process, with the connection's catalog options and credentials."""
-        from table_engine.catalog import Catalog
-
-        config = self.get_conn()
-        return Catalog(config.warehouse, config.engine_options())
+        """The warehouse's catalog in this process, the one the connection's ``metastore`` names (filesystem, JDBC or
+        Hive: :meth:`PaimonConnectionConfig.open_catalog`), with the connection's catalog options and credentials."""
+        return self.get_conn().open_catalog()
 
     def get_table(self, table: str) -> Table:
         """The engine's table object; this hook uses it for reading only."""
@@ -129,10 +127,12 @@ class PaimonTableHook(BaseHook):
         }
 
     def test_connection(self) -> tuple[bool, str]:
-        """For the connection form's Test button: the warehouse exists (on a file system: its directory; an object
-        store has none) and lists its databases; a probe object is created there (a conditional create, as commits
-        do) and deleted, so the credentials may write; the Spark connection the jobs use is defined and valid. The
-        first failure is the result."""
+        """For the connection form's Test button: the catalog the ``metastore`` names opens (a JDBC database or a
+        Hive Metastore answers) and lists its databases (``ok: N databases``); the warehouse exists (on a file
+        system: its directory; an object store has none); a probe object is created there (a conditional create, as
+        commits do) and deleted, so the credentials may write; the Spark connection the jobs use is defined and
+        valid. The first failure is the result; it never shows a secret (the engine's errors name the option and the
+        server, not the value)."""
         try:
             config = self.get_conn()
             catalog = self.get_catalog()
@@ -144,8 +144,9 @@ class PaimonTableHook(BaseHook):
                                "a warehouse no table was created in yet)")
             databases = catalog.list_databases()
         except Exception as e:  # noqa: BLE001
-            return False, f"cannot list warehouse {config.warehouse}: {e}"
-        done = [f"warehouse {config.warehouse} lists databases {databases}"]
+            return False, f"cannot list {_catalog_name(catalog, config.warehouse)}: {e}"
+        done = [f"{_catalog_name(catalog, config.warehouse)} lists databases {databases} (ok: {len(databases)} "
+                "databases)"]
         probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
         try:
             if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
@@ -165,6 +166,13 @@ class PaimonTableHook(BaseHook):
             return False, f"{'; '.join(done)}; but Spark connection {config.spark_conn_id!r}: {e}"
         done.append(f"Spark connection {config.spark_conn_id} has master {master}")
         return True, "; ".join(done)
+
+
+def _catalog_name(catalog: Catalog, warehouse: str) -> str:
+    """``warehouse <w>`` for the filesystem catalog, ``the <metastore> catalog of <w>`` for a metastore's."""
+    from table_engine.catalog import Catalog as FileSystemCatalog
+
+    return f"warehouse {warehouse}" if type(catalog) is FileSystemCatalog else catalog.describe()
 
 
 def _connect_server_answers(conn_id: str) -> str:

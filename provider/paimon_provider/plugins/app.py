@@ -71,10 +71,8 @@ def connection_config(conn_id: str) -> PaimonConnectionConfig:
 
 
 def open_catalog(config: PaimonConnectionConfig) -> Catalog:
-    """The connection's catalog in this process."""
-    from table_engine.catalog import Catalog
-
-    return Catalog(config.warehouse, config.engine_options())
+    """The connection's catalog in this process (the one its ``metastore`` names)."""
+    return config.open_catalog()
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

@@ -32,11 +32,11 @@ def open_catalog(warehouse: str | None, paimon_conn_id: str | None) -> Catalog:
     blocking call: run it in a thread); without a connection id, the warehouse with no options; without a
     warehouse, the connection's."""
     if paimon_conn_id is None:
-        from table_engine.catalog import Catalog
+        from table_engine.catalog import create_catalog
 
         if warehouse is None:
             raise ValueError("a warehouse or a paimon connection id is needed")
-        return Catalog(warehouse)
+        return create_catalog(warehouse)
     from paimon_provider.hooks.table import PaimonTableHook
 
     return PaimonTableHook(paimon_conn_id=paimon_conn_id, warehouse=warehouse).get_catalog()
