@@ -74,7 +74,7 @@ def credential_keys() -> dict[str, str]:
     """Every registered catalog option key (aliases included) that carries a credential -> its canonical key
     (``s3.access-key``, ``s3.secret-key``, ``s3.session.token``, ``jdbc.password``): the keys that never go into a
     command line. Derived from the engine's catalog options registry (its secrets) and the S3 access key."""
-    from table_engine.catalog.options import secret_keys
+    from table_engine.catalog import secret_keys
     from table_engine.options.storage import S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN
 
     out = {k: option.key for option in (S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN) for k in option.keys}
@@ -87,7 +87,7 @@ def is_credential(key: str) -> bool:
     """Whether catalog option ``key`` carries a credential: one of :func:`credential_keys`, or any key the engine
     treats as a secret (:func:`table_engine.catalog.options.is_secret`: a key naming a password or a secret, e.g.
     ``jdbc.sslpassword``)."""
-    from table_engine.catalog.options import is_secret
+    from table_engine.catalog import is_secret
 
     return key in credential_keys() or is_secret(key)
 
