@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -138,6 +139,10 @@ class PaimonTableHook(BaseHook):
             catalog = self.get_catalog()
         except Exception as e:  # noqa: BLE001 - reported to the user as the test result
             return False, f"connection {self.paimon_conn_id}: {e}"
+        with contextlib.closing(catalog):  # a metastore's connections: not kept by the API server
+            return self._test_catalog(config, catalog)
+
+    def _test_catalog(self, config: PaimonConnectionConfig, catalog: Catalog) -> tuple[bool, str]:
         try:
             if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
                 return False, (f"warehouse {config.warehouse} does not exist (no directory there: a wrong path, or "

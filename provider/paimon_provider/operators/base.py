@@ -12,6 +12,7 @@ redeclares them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -418,7 +419,9 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
 
         cmd = spec.command
         try:
-            precheck(cmd, dataclasses.replace(config, warehouse=cmd.warehouse).open_catalog(cmd.catalog_options))
+            with contextlib.closing(dataclasses.replace(config, warehouse=cmd.warehouse).open_catalog(
+                    cmd.catalog_options)) as catalog:
+                precheck(cmd, catalog)
         except Exception as e:  # noqa: BLE001 - only the engine's bad-input errors fail here; the job sees the rest
             if isinstance(e, TableEngineError) and not is_retryable(e):
                 raise self.failure(f"{type(e).__name__}, found before starting any job", str(e),
@@ -508,7 +511,11 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
             catalog = create_catalog(cmd.warehouse, {**engine_options, **dict(cmd.catalog_options)})
         else:
             io = without_versions(io)
-        return operator_lineage(cmd.warehouse, io, catalog)
+        try:
+            return operator_lineage(cmd.warehouse, io, catalog)
+        finally:
+            if catalog is not None:
+                catalog.close()
 
     def get_openlineage_facets_on_start(self) -> Any:
         """OpenLineage (START): the datasets the command will read and write."""
