@@ -69,20 +69,25 @@ class PaimonTableHook(BaseHook):
 
     def get_catalog(self) -> Catalog:
         """The warehouse's catalog in this process, the one the connection's ``metastore`` names (filesystem, JDBC or
-        Hive: :meth:`PaimonConnectionConfig.open_catalog`), with the connection's catalog options and credentials."""
+        Hive: :meth:`PaimonConnectionConfig.open_catalog`), with the connection's catalog options and credentials.
+        The caller closes it (``contextlib.closing``): a metastore's catalog holds connections to it."""
         return self.get_conn().open_catalog()
 
     def get_table(self, table: str) -> Table:
-        """The engine's table object; this hook uses it for reading only."""
-        return self.get_catalog().get_table(table)
+        """The engine's table object; this hook uses it for reading only (the catalog that found it is closed: a
+        table reads its files without it)."""
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return catalog.get_table(table)
 
     def find_table(self, table: str) -> Table | None:
         """The engine's table object, or None while the table does not exist (for
         :mod:`paimon_provider.utils.metadata`)."""
-        return open_table(self.get_catalog(), table)
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return open_table(catalog, table)
 
     def table_exists(self, table: str) -> bool:
-        return self.get_catalog().table_exists(table)
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return catalog.table_exists(table)
 
     def latest_snapshot(self, table: str) -> SnapshotInfo | None:
         return latest_snapshot_info(self.find_table(table))
