@@ -103,12 +103,12 @@ def ensure_tables(warehouse: str, tables: tuple[TableDef, ...] = LAKE_TABLES,
     layering DAGs' ``create_*`` tasks) uses; existing tables are left as they are. Prints one line per created
     table; returns their names. ``make airflow`` calls it so that the scheduled maintenance DAGs find their
     tables (and run as no-ops) before the first batch lands. ``options``: catalog options (an S3 warehouse's
-    endpoint and credentials)."""
+    endpoint and credentials; a ``metastore`` and its options: the catalog it names)."""
     from paimon_provider.operators.table import create_table
 
-    from table_engine.catalog import Catalog
+    from table_engine.catalog import create_catalog
 
-    catalog = Catalog(warehouse, dict(options or {}))
+    catalog = create_catalog(warehouse, dict(options or {}))
     created = []
     for tdef in tables:
         if create_table(catalog, tdef.name, tdef.columns, primary_keys=tdef.primary_keys,
@@ -193,10 +193,10 @@ def expected_user_daily(batches: tuple[int, ...] = BATCHES) -> dict[tuple[str, s
 
 def report(warehouse: str, sample_rows: int = 10, options: Mapping[str, str] | None = None) -> str:
     """Tables, their snapshots, tags and consumers, and a sample of the ADS rows (the newest tag of DWS);
-    ``options``: catalog options."""
-    from table_engine.catalog import Catalog
+    ``options``: catalog options (a ``metastore`` and its options: the catalog it names)."""
+    from table_engine.catalog import create_catalog
 
-    catalog = Catalog(warehouse, dict(options or {}))
+    catalog = create_catalog(warehouse, dict(options or {}))
     lines = [f"warehouse {warehouse}"]
     for tdef in LAKE_TABLES:
         if not catalog.table_exists(tdef.name):

@@ -15,6 +15,12 @@ The commands, their options and results are generated from the command registry 
 a command and its options, ``--command-json '<json>'`` takes the whole command as one JSON object (its
 ``to_json()``), as the provider's operators send it.
 
+Catalogs: ``--catalog-option metastore=jdbc --catalog-option uri=jdbc:...`` (or ``metastore=hive``) opens the catalog
+those options name (:func:`table_engine.catalog.create_catalog`; every option in docs/catalogs.md). A secret
+catalog option (``jdbc.password``) is better kept off the command line, which every user of the host can read: the
+environment variable ``PAIMON_CATALOG_SECRETS`` (a JSON object, ``{"jdbc.password": "..."}``) adds it to the
+command's catalog options (:mod:`table_engine.ops.secrets`), as the provider passes it.
+
 TIME is epoch milliseconds, an ISO-8601 date-time (UTC unless it has an offset) or ``'<duration> ago'``
 (``'2 h ago'``). DURATION is Paimon's form (``'7 d'``, ``'12 h'``, ``'30 min'``).
 """

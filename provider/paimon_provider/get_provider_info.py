@@ -66,6 +66,10 @@ def get_provider_info() -> dict[str, Any]:
                         "warehouse": "s3://bucket/warehouse or /data/warehouse",
                         "s3_endpoint": "http://minio:9000 (empty: AWS)",
                         "s3_region": "us-east-1",
+                        "uri": "jdbc:postgresql://db:5432/paimon or thrift://metastore:9083",
+                        "jdbc_user": "paimon",
+                        "catalog_key": "jdbc",
+                        "hive_conf_dir": "/etc/hive/conf",
                         "catalog_options": '{"fs.s3.region": "eu-west-1"}',
                         "spark_conn_id": "spark_default",
                         "python": "/usr/local/bin/python",
@@ -100,11 +104,55 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Session token of temporary credentials (secret, like the password).",
                         "schema": {"type": ["string", "null"], "format": "password"},
                     },
+                    "metastore": {
+                        "label": "Metastore",
+                        "description": "Where the catalog keeps its databases and tables (catalog option "
+                                       "metastore): filesystem (the warehouse's directories; empty: the same), jdbc "
+                                       "(a JDBC database, Paimon's JdbcCatalog) or hive (a Hive Metastore).",
+                        "schema": {"type": ["string", "null"], "enum": ["filesystem", "jdbc", "hive", None]},
+                    },
+                    "uri": {
+                        "label": "Metastore URI",
+                        "description": "jdbc: the database's JDBC URL (jdbc:postgresql://h:5432/db, "
+                                       "jdbc:sqlite:/path/catalog.db, jdbc:mysql://...); hive: thrift://host:9083 "
+                                       "(catalog option uri).",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "jdbc_user": {
+                        "label": "JDBC user",
+                        "description": "jdbc: the database user (catalog option jdbc.user).",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "jdbc_password": {
+                        "label": "JDBC password",
+                        "description": "jdbc: the database user's password (catalog option jdbc.password; secret: "
+                                       "never in a command line or a log line).",
+                        "schema": {"type": ["string", "null"], "format": "password"},
+                    },
+                    "catalog_key": {
+                        "label": "Catalog key",
+                        "description": "jdbc: the catalog's name in the JDBC tables (catalog option catalog-key; "
+                                       "empty: jdbc).",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "lock_enabled": {
+                        "label": "Commit lock",
+                        "description": "jdbc, hive: take the metastore's lock around each commit, as Paimon Java "
+                                       "writers do (catalog option lock.enabled; needed on object stores shared with "
+                                       "them).",
+                        "schema": {"type": ["boolean", "null"]},
+                    },
+                    "hive_conf_dir": {
+                        "label": "Hive conf dir",
+                        "description": "hive: a directory with hive-site.xml, read for hive.metastore.uris when the "
+                                       "URI is empty (catalog option hive-conf-dir).",
+                        "schema": {"type": ["string", "null"]},
+                    },
                     "catalog_options": {
                         "label": "Catalog options",
                         "description": "JSON object of catalog options passed to the engine and the Spark jobs "
                                        "(command-line visible; credentials are refused here: they go in the "
-                                       "login/password fields).",
+                                       "login/password and password-format fields).",
                         "schema": {"type": ["string", "null"]},
                     },
                     "spark_conn_id": {

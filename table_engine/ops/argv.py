@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from table_engine import clock
 from table_engine.errors import PartitionSpecError, TableEngineError
 from table_engine.ops.base import REGISTRY, Command, arg_spec, from_json
+from table_engine.ops.secrets import with_environment_secrets
 from table_engine.options import parse_duration
 
 __all__ = ["ArgumentParser", "Invocation", "build_parser", "command_argv", "command_from_args", "one_line",
@@ -184,7 +185,8 @@ class Invocation:
 
 
 def parse_invocation(argv: Sequence[str] | None, prog: str = "table-engine") -> Invocation:
-    """Parse ``argv`` (a command and its options, or ``--command-json``); exits with status 2 on a bad one."""
+    """Parse ``argv`` (a command and its options, or ``--command-json``); exits with status 2 on a bad one. The
+    command's catalog options get the secrets of the environment's :data:`~table_engine.ops.secrets.SECRETS_ENV`."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.command is None and not args.command_json:
@@ -192,7 +194,8 @@ def parse_invocation(argv: Sequence[str] | None, prog: str = "table-engine") -> 
     if args.command is not None and args.command_json:
         parser.error("give a command or --command-json, not both")
     try:
-        cmd = command_from_args(args)
+        # the secret catalog options a starting process put in the environment, never in the argv (ops/secrets.py)
+        cmd = with_environment_secrets(command_from_args(args))
     except TableEngineError as e:
         parser.error(str(e))
     return Invocation(cmd, args.log_level, bool(args.verbose))

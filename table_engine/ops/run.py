@@ -5,13 +5,14 @@ The Spark application runs the commands that are Spark jobs with :mod:`table_eng
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from table_engine.catalog import Catalog
+from table_engine.catalog import Catalog, create_catalog
 from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import (
     BranchAlreadyExistError,
@@ -55,18 +56,23 @@ def runs(cls: type[C]) -> Callable[[Callable[[C, Catalog], dict[str, Any]]], Cal
 
 
 def run_command(cmd: Command, catalog: Catalog | None = None) -> dict[str, Any]:
-    """Run ``cmd`` against the engine in this process (its catalog opened from the command unless given)."""
+    """Run ``cmd`` against the engine in this process (its catalog opened from the command, and closed after it,
+    unless given)."""
     local = entry(type(cmd), "local").local
     if local is None:
         raise CommandError(f"{cmd.name} has no runner in this process")
     with snapshot_properties_scope(snapshot_properties_of(cmd)):
-        return local(cmd, catalog if catalog is not None else open_catalog(cmd))
+        if catalog is not None:
+            return local(cmd, catalog)
+        with contextlib.closing(open_catalog(cmd)) as opened:  # a metastore's connections: not left open
+            return local(cmd, opened)
 
 
 # ---- shared job logic ---------------------------------------------------------------------------------------------
 def open_catalog(cmd: Command) -> Catalog:
-    """The catalog of ``--warehouse`` with ``--catalog-option`` options."""
-    return Catalog(cmd.warehouse, dict(cmd.catalog_options))
+    """The catalog of ``--warehouse`` with ``--catalog-option`` options: the one their ``metastore`` names
+    (:func:`table_engine.catalog.create_catalog`: the filesystem catalog by default, JDBC or Hive)."""
+    return create_catalog(cmd.warehouse, dict(cmd.catalog_options))
 
 
 def ensure_table(cmd: commands.Write, catalog: Catalog, schema: pa.Schema) -> tuple[Table, bool]:

@@ -154,8 +154,9 @@ def s3_lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, s3_server: 
     yield {"warehouse": s3_warehouse, "source": str(source.parent)}
 
 
-def _db_texts() -> dict[str, str]:
-    """What the run left in the metadata DB that users see: rendered fields, XComs, Asset event extras."""
+def _db_texts(dag_id: str = DAG_ID) -> dict[str, str]:
+    """What the run of ``dag_id`` left in the metadata DB that users see: rendered fields, XComs, Asset event
+    extras."""
     from airflow.models.asset import AssetEvent
     from airflow.models.renderedtifields import RenderedTaskInstanceFields
     from airflow.models.xcom import XComModel
@@ -165,10 +166,10 @@ def _db_texts() -> dict[str, str]:
     with create_session() as session:
         rtif = RenderedTaskInstanceFields
         rendered = session.execute(select(rtif.task_id, rtif.rendered_fields)
-                                   .where(rtif.dag_id == DAG_ID)).all()
+                                   .where(rtif.dag_id == dag_id)).all()
         xcoms = session.execute(select(XComModel.task_id, XComModel.key, XComModel.value)
-                                .where(XComModel.dag_id == DAG_ID)).all()
-        extras = session.execute(select(AssetEvent.extra).where(AssetEvent.source_dag_id == DAG_ID)).all()
+                                .where(XComModel.dag_id == dag_id)).all()
+        extras = session.execute(select(AssetEvent.extra).where(AssetEvent.source_dag_id == dag_id)).all()
     return {"rendered": json.dumps([list(r) for r in rendered], default=str),
             "xcom": json.dumps([list(x) for x in xcoms], default=str),
             "asset_extras": json.dumps([e[0] for e in extras], default=str)}

@@ -47,7 +47,9 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     widgets = {name for name in pm.connection_form_widgets if name.startswith("extra__paimon__")}
     assert widgets == {f"extra__paimon__{f}" for f in ("warehouse", "catalog_options", "spark_conn_id", "python",
                                                        "spark_conf", "s3_endpoint", "s3_region",
-                                                       "s3_path_style_access", "s3_session_token")}
+                                                       "s3_path_style_access", "s3_session_token", "metastore",
+                                                       "uri", "jdbc_user", "jdbc_password", "catalog_key",
+                                                       "lock_enabled", "hive_conf_dir")}
     # the form shows Warehouse first, and requires it (a non-nullable string); every other field is optional
     ours = [(name, w) for name, w in pm.connection_form_widgets.items() if name.startswith("extra__paimon__")]
     assert ours[0][0] == "extra__paimon__warehouse"
@@ -55,6 +57,10 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert all("null" in w.field["schema"]["type"] for _, w in ours[1:])
     sensitive = {name for name, w in pm.connection_form_widgets.items() if w.is_sensitive}
     assert "extra__paimon__s3_session_token" in sensitive
+    assert "extra__paimon__jdbc_password" in sensitive  # masked in the form, as the session token
+    # the catalog: Paimon's metastores, the choice optional (empty: filesystem)
+    metastore = pm.connection_form_widgets["extra__paimon__metastore"].field["schema"]
+    assert metastore["enum"] == ["filesystem", "jdbc", "hive", None]
     behaviour = pm.field_behaviours["paimon"]
     # the S3 access key is the login, the secret key the password (masked by Airflow)
     assert set(behaviour["hidden_fields"]) == {"host", "schema", "port", "extra"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -67,23 +68,26 @@ class PaimonTableHook(BaseHook):
         return self.get_conn().warehouse
 
     def get_catalog(self) -> Catalog:
-        """The warehouse's catalog in this process, with the connection's catalog options and credentials."""
-        from table_engine.catalog import Catalog
-
-        config = self.get_conn()
-        return Catalog(config.warehouse, config.engine_options())
+        """The warehouse's catalog in this process, the one the connection's ``metastore`` names (filesystem, JDBC or
+        Hive: :meth:`PaimonConnectionConfig.open_catalog`), with the connection's catalog options and credentials.
+        The caller closes it (``contextlib.closing``): a metastore's catalog holds connections to it."""
+        return self.get_conn().open_catalog()
 
     def get_table(self, table: str) -> Table:
-        """The engine's table object; this hook uses it for reading only."""
-        return self.get_catalog().get_table(table)
+        """The engine's table object; this hook uses it for reading only (the catalog that found it is closed: a
+        table reads its files without it)."""
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return catalog.get_table(table)
 
     def find_table(self, table: str) -> Table | None:
         """The engine's table object, or None while the table does not exist (for
         :mod:`paimon_provider.utils.metadata`)."""
-        return open_table(self.get_catalog(), table)
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return open_table(catalog, table)
 
     def table_exists(self, table: str) -> bool:
-        return self.get_catalog().table_exists(table)
+        with contextlib.closing(self.get_catalog()) as catalog:
+            return catalog.table_exists(table)
 
     def latest_snapshot(self, table: str) -> SnapshotInfo | None:
         return latest_snapshot_info(self.find_table(table))
@@ -129,23 +133,30 @@ class PaimonTableHook(BaseHook):
         }
 
     def test_connection(self) -> tuple[bool, str]:
-        """For the connection form's Test button: the warehouse exists (on a file system: its directory; an object
-        store has none) and lists its databases; a probe object is created there (a conditional create, as commits
-        do) and deleted, so the credentials may write; the Spark connection the jobs use is defined and valid. The
-        first failure is the result."""
+        """For the connection form's Test button: the catalog the ``metastore`` names opens (a JDBC database or a
+        Hive Metastore answers) and lists its databases (``ok: N databases``); the warehouse exists (on a file
+        system: its directory; an object store has none); a probe object is created there (a conditional create, as
+        commits do) and deleted, so the credentials may write; the Spark connection the jobs use is defined and
+        valid. The first failure is the result; it never shows a secret (the engine's errors name the option and the
+        server, not the value)."""
         try:
             config = self.get_conn()
             catalog = self.get_catalog()
         except Exception as e:  # noqa: BLE001 - reported to the user as the test result
             return False, f"connection {self.paimon_conn_id}: {e}"
+        with contextlib.closing(catalog):  # a metastore's connections: not kept by the API server
+            return self._test_catalog(config, catalog)
+
+    def _test_catalog(self, config: PaimonConnectionConfig, catalog: Catalog) -> tuple[bool, str]:
         try:
             if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
                 return False, (f"warehouse {config.warehouse} does not exist (no directory there: a wrong path, or "
                                "a warehouse no table was created in yet)")
             databases = catalog.list_databases()
         except Exception as e:  # noqa: BLE001
-            return False, f"cannot list warehouse {config.warehouse}: {e}"
-        done = [f"warehouse {config.warehouse} lists databases {databases}"]
+            return False, f"cannot list {_catalog_name(catalog, config.warehouse)}: {e}"
+        done = [f"{_catalog_name(catalog, config.warehouse)} lists databases {databases} (ok: {len(databases)} "
+                "databases)"]
         probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
         try:
             if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
@@ -165,6 +176,13 @@ class PaimonTableHook(BaseHook):
             return False, f"{'; '.join(done)}; but Spark connection {config.spark_conn_id!r}: {e}"
         done.append(f"Spark connection {config.spark_conn_id} has master {master}")
         return True, "; ".join(done)
+
+
+def _catalog_name(catalog: Catalog, warehouse: str) -> str:
+    """``warehouse <w>`` for the filesystem catalog, ``the <metastore> catalog of <w>`` for a metastore's."""
+    from table_engine.catalog import Catalog as FileSystemCatalog
+
+    return f"warehouse {warehouse}" if type(catalog) is FileSystemCatalog else catalog.describe()
 
 
 def _connect_server_answers(conn_id: str) -> str:

@@ -12,6 +12,7 @@ redeclares them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -412,14 +413,15 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
         partition naming a column that is not a partition column), with the engine's one-line error, as the job
         itself would report it. A check that fails for another reason (the store unreachable for a moment) is left
         to the job, which meets the same problem and reports it with its retry rule."""
-        from table_engine.catalog import Catalog
         from table_engine.errors import TableEngineError, is_retryable
         from table_engine.ops.argv import one_line
         from table_engine.ops.precheck import precheck
 
         cmd = spec.command
         try:
-            precheck(cmd, Catalog(cmd.warehouse, {**config.engine_options(), **dict(cmd.catalog_options)}))
+            with contextlib.closing(dataclasses.replace(config, warehouse=cmd.warehouse).open_catalog(
+                    cmd.catalog_options)) as catalog:
+                precheck(cmd, catalog)
         except Exception as e:  # noqa: BLE001 - only the engine's bad-input errors fail here; the job sees the rest
             if isinstance(e, TableEngineError) and not is_retryable(e):
                 raise self.failure(f"{type(e).__name__}, found before starting any job", str(e),
@@ -502,14 +504,18 @@ class PaimonSparkOperator(BaseOperator, Generic[C]):
         io = self.lineage_io(cmd, self._lineage_result if completed else None)
         catalog = None
         if completed:
-            from table_engine.catalog import Catalog
+            from table_engine.catalog import create_catalog
 
             config = self._hook.get_conn() if self._hook is not None else None
             engine_options = config.engine_options() if config is not None else {}
-            catalog = Catalog(cmd.warehouse, {**engine_options, **dict(cmd.catalog_options)})
+            catalog = create_catalog(cmd.warehouse, {**engine_options, **dict(cmd.catalog_options)})
         else:
             io = without_versions(io)
-        return operator_lineage(cmd.warehouse, io, catalog)
+        try:
+            return operator_lineage(cmd.warehouse, io, catalog)
+        finally:
+            if catalog is not None:
+                catalog.close()
 
     def get_openlineage_facets_on_start(self) -> Any:
         """OpenLineage (START): the datasets the command will read and write."""

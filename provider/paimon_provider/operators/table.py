@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from paimon_provider.utils.connection import DEFAULT_CONN_ID
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from paimon_provider.hooks.table import PaimonTableHook
     from table_engine.catalog import Catalog
 
 
@@ -71,7 +73,7 @@ class PaimonCreateTableOperator(BaseOperator):
         self.if_not_exists = if_not_exists
         self.paimon_conn_id = paimon_conn_id
         self.warehouse = warehouse
-        self._lineage: tuple[Catalog, bool] | None = None
+        self._lineage: tuple[PaimonTableHook, bool] | None = None
 
     def _unread_lineage(self) -> Any:
         """The table as an output, named from the connection's warehouse without reading it."""
@@ -96,14 +98,19 @@ class PaimonCreateTableOperator(BaseOperator):
 
         if self._lineage is None:
             return None
-        catalog, created = self._lineage
+        hook, created = self._lineage
         ref = TableRef(self.table, lifecycle="CREATE" if created else None)
-        return operator_lineage(catalog.warehouse, LineageIO(outputs=(ref,)), catalog)
+        with contextlib.closing(hook.get_catalog()) as catalog:
+            return operator_lineage(catalog.warehouse, LineageIO(outputs=(ref,)), catalog)
 
     def execute(self, context: Context) -> dict[str, Any]:
         from paimon_provider.hooks.table import PaimonTableHook
 
-        catalog = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse).get_catalog()
+        hook = PaimonTableHook(paimon_conn_id=self.paimon_conn_id, warehouse=self.warehouse)
+        with contextlib.closing(hook.get_catalog()) as catalog:
+            return self._create(catalog, hook)
+
+    def _create(self, catalog: Catalog, hook: PaimonTableHook) -> dict[str, Any]:
         existed = catalog.table_exists(self.table)
         if existed and not self.if_not_exists:
             raise ValueError(f"table {self.table} already exists in {catalog.warehouse}")
@@ -115,6 +122,6 @@ class PaimonCreateTableOperator(BaseOperator):
         else:
             self.log.info("table %s exists", self.table)
         table = catalog.get_table(self.table)
-        self._lineage = (catalog, not existed)
+        self._lineage = (hook, not existed)
         return {"table": self.table, "created": not existed, "primary_keys": list(table.primary_keys),
                 "partition_keys": list(table.partition_keys), "options": dict(table.schema.options)}

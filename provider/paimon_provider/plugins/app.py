@@ -71,10 +71,8 @@ def connection_config(conn_id: str) -> PaimonConnectionConfig:
 
 
 def open_catalog(config: PaimonConnectionConfig) -> Catalog:
-    """The connection's catalog in this process."""
-    from table_engine.catalog import Catalog
-
-    return Catalog(config.warehouse, config.engine_options())
+    """The connection's catalog in this process (the one its ``metastore`` names)."""
+    return config.open_catalog()
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -171,6 +169,7 @@ def _connection_section(conn_id: str, root: str) -> str:
     """The tables page's section of one connection: its tables linked to their pages, or what failed (without the
     connection's credentials: one broken connection must not hide the others)."""
     secrets: list[str] = []
+    catalog: Catalog | None = None
     try:
         config = connection_config(conn_id)
         secrets = list(config.credentials.values())
@@ -185,6 +184,9 @@ def _connection_section(conn_id: str, root: str) -> str:
         where = f" <span class='muted'>{esc(count)} in {esc(config.warehouse)}</span>"
     except Exception as e:  # noqa: BLE001 - one broken connection must not hide the others
         body, where = f"<p class='err'>{esc(redact(f'{type(e).__name__}: {e}', secrets))}</p>", ""
+    finally:
+        if catalog is not None:
+            catalog.close()  # a metastore's connections: not kept between requests
     return f"<h2>{esc(conn_id)}{where}</h2>{body}"
 
 
@@ -212,6 +214,7 @@ def create_app() -> FastAPI:
         if conn_id not in paimon_connection_ids():
             return _error_page(404, "Not found", f"no paimon connection {conn_id!r}")
         secrets: list[str] = []
+        catalog: Catalog | None = None
         try:
             config = connection_config(conn_id)
             secrets = list(config.credentials.values())
@@ -229,6 +232,9 @@ def create_app() -> FastAPI:
                                                         secrets))
         except Exception as e:  # noqa: BLE001 - the page says what failed, without the credentials
             return _error_page(500, "Error", redact(f"{identifier}: {type(e).__name__}: {e}", secrets))
+        finally:
+            if catalog is not None:
+                catalog.close()
         return HTMLResponse(render.page(f"{identifier} - Paimon", body))
 
     @app.get("/dags/{dag_id}", response_class=HTMLResponse)

@@ -32,11 +32,11 @@ def open_catalog(warehouse: str | None, paimon_conn_id: str | None) -> Catalog:
     blocking call: run it in a thread); without a connection id, the warehouse with no options; without a
     warehouse, the connection's."""
     if paimon_conn_id is None:
-        from table_engine.catalog import Catalog
+        from table_engine.catalog import create_catalog
 
         if warehouse is None:
             raise ValueError("a warehouse or a paimon connection id is needed")
-        return Catalog(warehouse)
+        return create_catalog(warehouse)
     from paimon_provider.hooks.table import PaimonTableHook
 
     return PaimonTableHook(paimon_conn_id=paimon_conn_id, warehouse=warehouse).get_catalog()
@@ -71,24 +71,29 @@ class _PollingTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         catalog: Catalog | None = None
         errors = 0
-        while True:
-            try:
-                if catalog is None:  # the connection is fetched by blocking calls: in a thread, as the polls
-                    catalog = await asyncio.to_thread(self._catalog)
-                payload = await asyncio.to_thread(self._poll, catalog)
-                errors = 0
-            except Exception as e:  # noqa: BLE001 - reported through the event after retries
-                errors += 1
-                self.log.warning("polling %s failed (%d/%d): %s", self.table, errors, MAX_CONSECUTIVE_ERRORS, e)
-                if errors >= MAX_CONSECUTIVE_ERRORS:
-                    yield TriggerEvent({"status": "error", "table": self.table,  # type: ignore[no-untyped-call]
-                                        "message": f"{type(e).__name__}: {e}"})
+        try:
+            while True:
+                try:
+                    if catalog is None:  # the connection is fetched by blocking calls: in a thread, as the polls
+                        catalog = await asyncio.to_thread(self._catalog)
+                    payload = await asyncio.to_thread(self._poll, catalog)
+                    errors = 0
+                except Exception as e:  # noqa: BLE001 - reported through the event after retries
+                    errors += 1
+                    self.log.warning("polling %s failed (%d/%d): %s", self.table, errors, MAX_CONSECUTIVE_ERRORS, e)
+                    if errors >= MAX_CONSECUTIVE_ERRORS:
+                        yield TriggerEvent({"status": "error", "table": self.table,  # type: ignore[no-untyped-call]
+                                            "message": f"{type(e).__name__}: {e}"})
+                        return
+                    payload = None
+                if payload is not None:
+                    event = {"status": "success", "table": self.table, **payload}
+                    yield TriggerEvent(event)  # type: ignore[no-untyped-call]
                     return
-                payload = None
-            if payload is not None:
-                yield TriggerEvent({"status": "success", "table": self.table, **payload})  # type: ignore[no-untyped-call]
-                return
-            await asyncio.sleep(self.poll_interval)
+                await asyncio.sleep(self.poll_interval)
+        finally:  # a metastore's connections are not kept once the wait is over
+            if catalog is not None:
+                catalog.close()
 
 
 class PaimonSnapshotTrigger(_PollingTrigger):

@@ -195,29 +195,33 @@ class PaimonTableSnapshotTrigger(BaseEventTrigger):
         if w.watermark is not None:
             self.log.info("watching %s after snapshot %d (the stored watermark)", self.table, w.watermark)
         errors = 0
-        while True:
-            try:
-                poll = await asyncio.to_thread(self._poll, w)
-                errors = 0
-            except Exception as e:  # noqa: BLE001 - retried, then raised
-                errors += 1
-                self._failed(errors, e)
-                poll = None
-            if w.started and store is not None:  # a restart before the first new snapshot resumes from here
-                await store.aset(key, w.watermark)
-            w.started = False
-            if poll is not None and w.catalog is not None:
-                if self._note_gaps(poll, w) and store is not None:
+        try:
+            while True:
+                try:
+                    poll = await asyncio.to_thread(self._poll, w)
+                    errors = 0
+                except Exception as e:  # noqa: BLE001 - retried, then raised
+                    errors += 1
+                    self._failed(errors, e)
+                    poll = None
+                if w.started and store is not None:  # a restart before the first new snapshot resumes from here
                     await store.aset(key, w.watermark)
-                for snap in poll.snapshots:
-                    if snap.matches:
-                        yield TriggerEvent(self._event(snap, w.catalog.warehouse))  # type: ignore[no-untyped-call]
-                    w.watermark = snap.info.snapshot_id
-                    if store is not None:
+                w.started = False
+                if poll is not None and w.catalog is not None:
+                    if self._note_gaps(poll, w) and store is not None:
                         await store.aset(key, w.watermark)
-                if len(poll.snapshots) >= SNAPSHOTS_PER_POLL:
-                    continue  # a backlog: read on at once
-            await asyncio.sleep(self.poll_interval)
+                    for snap in poll.snapshots:
+                        if snap.matches:
+                            yield TriggerEvent(self._event(snap, w.catalog.warehouse))  # type: ignore[no-untyped-call]
+                        w.watermark = snap.info.snapshot_id
+                        if store is not None:
+                            await store.aset(key, w.watermark)
+                    if len(poll.snapshots) >= SNAPSHOTS_PER_POLL:
+                        continue  # a backlog: read on at once
+                await asyncio.sleep(self.poll_interval)
+        finally:  # cancelled (the watcher removed, the triggerer stopping): a metastore's connections go with it
+            if w.catalog is not None:
+                w.catalog.close()
 
 
 def snapshot_of_event(extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The ``paimon`` connection: a warehouse, its catalog options, and the Spark connection jobs on it use.
+"""The ``paimon`` connection: a warehouse, its catalog (the ``metastore`` and its options), its catalog options, and
+the Spark connection jobs on it use.
 
 Fields live in the connection's extra (declared as ``conn-fields`` in the provider info, so the Airflow UI shows a
 form for them), but for object-store credentials: the S3 access key is the connection's *login* and the secret key
@@ -15,11 +16,26 @@ variables (:meth:`PaimonConnectionConfig.job_environment`), which the engine rea
 A credential typed into ``catalog_options`` is refused (:class:`ValueError` naming the key): the free-form options
 are shown in the form, stored unmasked and travel in command lines; credentials belong in the login and password.
 
+The catalog (ADR 0044): the ``metastore`` field (``filesystem``, the default, ``jdbc`` or ``hive``) and the
+metastore's fields (``uri``, ``jdbc_user``, ``catalog_key``, ``lock_enabled``, ``hive_conf_dir``) are catalog
+options under Paimon's keys (``metastore``, ``uri``, ``jdbc.user``, ``catalog-key``, ``lock.enabled``,
+``hive-conf-dir``); the JDBC password is the ``jdbc_password`` field (a password-format field, masked as the
+session token is), a credential (``jdbc.password``): never in a command line. Which catalog options are secrets is
+the engine's registry's (:func:`table_engine.catalog.options.secret_keys`,
+:func:`~table_engine.catalog.options.is_secret`); a job process gets the secrets that no AWS variable carries as
+one JSON object in :data:`table_engine.ops.secrets.SECRETS_ENV`.
+
 Example, as an environment variable::
 
     AIRFLOW_CONN_PAIMON_DEFAULT='{"conn_type": "paimon", "login": "<access key>", "password": "<secret key>",
         "extra": {"warehouse": "s3://lake/warehouse", "s3_endpoint": "http://minio:9000",
         "s3_path_style_access": "true", "s3_region": "eu-west-1", "spark_conn_id": "spark_cluster"}}'
+
+and a JDBC catalog on PostgreSQL::
+
+    AIRFLOW_CONN_PAIMON_DEFAULT='{"conn_type": "paimon", "extra": {"warehouse": "/data/warehouse",
+        "metastore": "jdbc", "uri": "jdbc:postgresql://db:5432/paimon", "jdbc_user": "paimon",
+        "jdbc_password": "<password>", "lock_enabled": true}}'
 """
 
 from __future__ import annotations
@@ -27,7 +43,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from table_engine.catalog import Catalog
 
 CONN_TYPE = "paimon"
 DEFAULT_CONN_ID = "paimon_default"
@@ -42,26 +61,40 @@ def _extra_value(extra: Mapping[str, Any], name: str) -> Any:
     return None if value == "" else value
 
 
-# extra field -> catalog option (non-secret storage settings of the form)
-_STORAGE_FIELDS = {"s3_endpoint": "s3.endpoint", "s3_region": "s3.region",
-                   "s3_path_style_access": "s3.path.style.access"}
+# extra field -> catalog option (non-secret settings of the form: storage, and the catalog's metastore)
+_OPTION_FIELDS = {"s3_endpoint": "s3.endpoint", "s3_region": "s3.region",
+                  "s3_path_style_access": "s3.path.style.access", "metastore": "metastore", "uri": "uri",
+                  "jdbc_user": "jdbc.user", "catalog_key": "catalog-key", "lock_enabled": "lock.enabled",
+                  "hive_conf_dir": "hive-conf-dir"}
+# connection field -> the credential (catalog option) it carries; the login and password are the S3 keys
+_CREDENTIAL_FIELDS = {"s3_session_token": "s3.session.token", "jdbc_password": "jdbc.password"}
 
 
 def credential_keys() -> dict[str, str]:
-    """Every catalog option key (aliases included) that carries a credential -> its canonical key
-    (``s3.access-key``, ``s3.secret-key``, ``s3.session.token``): the keys that never go into a command line."""
-    from table_engine.options.storage import S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN, secret_keys
+    """Every registered catalog option key (aliases included) that carries a credential -> its canonical key
+    (``s3.access-key``, ``s3.secret-key``, ``s3.session.token``, ``jdbc.password``): the keys that never go into a
+    command line. Derived from the engine's catalog options registry (its secrets) and the S3 access key."""
+    from table_engine.catalog import secret_keys
+    from table_engine.options.storage import S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN
 
     out = {k: option.key for option in (S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN) for k in option.keys}
-    missing = secret_keys() - set(out)  # a secret option added to the engine later is stripped too
+    missing = secret_keys() - set(out)  # every other secret of the registry (jdbc.password, later ones) as itself
     out.update({k: k for k in missing})
     return out
 
 
+def is_credential(key: str) -> bool:
+    """Whether catalog option ``key`` carries a credential: one of :func:`credential_keys`, or any key the engine
+    treats as a secret (:func:`table_engine.catalog.options.is_secret`: a key naming a password or a secret, e.g.
+    ``jdbc.sslpassword``)."""
+    from table_engine.catalog import is_secret
+
+    return key in credential_keys() or is_secret(key)
+
+
 def without_credentials(options: Mapping[str, str] | None) -> dict[str, str]:
-    """``options`` without any credential key (see :func:`credential_keys`): what may appear in an argv."""
-    keys = credential_keys()
-    return {str(k): str(v) for k, v in (options or {}).items() if k not in keys}
+    """``options`` without any credential key (see :func:`is_credential`): what may appear in an argv."""
+    return {str(k): str(v) for k, v in (options or {}).items() if not is_credential(str(k))}
 
 
 def _string_map(value: Any, what: str, conn_id: str) -> dict[str, str]:
@@ -104,13 +137,26 @@ class PaimonConnectionConfig:
         return {**self.catalog_options, **self.credentials}
 
     def job_environment(self) -> dict[str, str]:
-        """The standard AWS environment variables of a job process (spark-submit, the CLI): the credentials, and
-        the endpoint and region of the catalog options (so that code of the job that opens the warehouse without
-        the catalog options reaches the same store): the engine's one table of them
-        (:func:`table_engine.options.storage.aws_environment`)."""
+        """The environment of a job process (spark-submit, the CLI): the standard AWS variables of the credentials,
+        and of the endpoint and region of the catalog options (so that code of the job that opens the warehouse
+        without the catalog options reaches the same store): the engine's one table of them
+        (:func:`table_engine.options.storage.aws_environment`); and the credentials no AWS variable carries
+        (``jdbc.password``) in :data:`table_engine.ops.secrets.SECRETS_ENV`, which the job's command line parser
+        adds to its command's catalog options."""
+        from table_engine.ops.secrets import secrets_environment
         from table_engine.options.storage import aws_environment
 
-        return aws_environment(self.engine_options())  # the catalog options carry no credentials (refused)
+        env = aws_environment(self.engine_options())  # the catalog options carry no credentials (refused)
+        env.update(secrets_environment(self.credentials))
+        return env
+
+    def open_catalog(self, options: Mapping[str, str] | None = None) -> Catalog:
+        """The warehouse's catalog in this process: the one its ``metastore`` option names
+        (:func:`table_engine.catalog.create_catalog`), with the connection's catalog options and credentials and
+        then ``options`` (a command's own)."""
+        from table_engine.catalog import create_catalog
+
+        return create_catalog(self.warehouse, {**self.engine_options(), **dict(options or {})})
 
     @staticmethod
     def from_connection_fields(conn_id: str, host: str | None, extra: Mapping[str, Any], login: str | None = None,
@@ -121,19 +167,20 @@ class PaimonConnectionConfig:
         if not warehouse:
             raise ValueError(f"connection {conn_id!r} has no warehouse: set the 'warehouse' field")
         options = _string_map(_extra_value(extra, "catalog_options"), "catalog_options", conn_id)
-        for name, key in _STORAGE_FIELDS.items():
-            value = _extra_value(extra, name)
-            if value is not None:
-                options[key] = str(value).lower() if isinstance(value, bool) else str(value)
-        keys = credential_keys()
-        refused = sorted(k for k in options if k in keys)
+        refused = sorted(k for k in options if is_credential(k))
         if refused:
             raise ValueError(f"connection {conn_id!r}: catalog_options {', '.join(refused)} carry credentials, "
                              "which are stored unmasked there: put the access key in the login, the secret key in "
-                             "the password and a session token in the 's3_session_token' field")
+                             "the password, a session token in the 's3_session_token' field and a JDBC password "
+                             "in the 'jdbc_password' field")
+        for name, key in _OPTION_FIELDS.items():
+            value = _extra_value(extra, name)
+            if value is not None:
+                options[key] = str(value).lower() if isinstance(value, bool) else str(value)
         credentials: dict[str, str] = {}
-        for k, value in (("s3.access-key", login), ("s3.secret-key", password),
-                         ("s3.session.token", _extra_value(extra, "s3_session_token"))):
+        fields = [("s3.access-key", login), ("s3.secret-key", password),
+                  *((key, _extra_value(extra, name)) for name, key in _CREDENTIAL_FIELDS.items())]
+        for k, value in fields:
             if value:
                 credentials[k] = str(value)
         return PaimonConnectionConfig(

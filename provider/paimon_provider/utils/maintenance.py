@@ -176,20 +176,21 @@ def list_database_tables(paimon_conn_id: str = DEFAULT_CONN_ID, **context: Any) 
     """The tables of the ``databases`` param (empty: every database of the warehouse) matching its ``include`` and
     none of its ``exclude`` globs, listed through the engine's catalog (an unknown database fails here, with the
     catalog's one-line error)."""
+    import contextlib
     import logging
 
     from paimon_provider.hooks.table import PaimonTableHook
 
     params = context["params"]
-    catalog = PaimonTableHook(paimon_conn_id).get_catalog()
-    databases = [str(d) for d in params.get("databases") or ()] or catalog.list_databases()
     found: list[str] = []
-    for database in databases:
-        names = catalog.list_tables(database)
-        chosen = match_tables(database, names, params.get("include"), params.get("exclude"))
-        logging.getLogger(__name__).info("%d of the %d tables of %s selected: %s", len(chosen), len(names),
-                                         database, ", ".join(chosen) or "none")
-        found += chosen
+    with contextlib.closing(PaimonTableHook(paimon_conn_id).get_catalog()) as catalog:
+        databases = [str(d) for d in params.get("databases") or ()] or catalog.list_databases()
+        for database in databases:
+            names = catalog.list_tables(database)
+            chosen = match_tables(database, names, params.get("include"), params.get("exclude"))
+            logging.getLogger(__name__).info("%d of the %d tables of %s selected: %s", len(chosen), len(names),
+                                             database, ", ".join(chosen) or "none")
+            found += chosen
     return found
 
 

@@ -7,8 +7,10 @@ source's own. Any other option of a write that creates the table becomes a table
 Object storage: ``warehouse`` and table paths may be ``s3://bucket/prefix`` (``s3a://`` alike). The storage options
 (``s3.endpoint``, ``s3.access-key``, ``s3.secret-key``, ``s3.region``, ``s3.path.style.access``... and pypaimon's
 ``fs.s3.*`` aliases, :mod:`table_engine.options.storage`) given as reader/writer options are catalog options: they
-reach ``Catalog(warehouse, options)`` / ``open_table(path, options)`` and never become table options of a table the
-write creates (they stay out of its schema file).
+reach ``create_catalog(warehouse, options)`` / ``open_table(path, options)`` and never become table options of a table
+the write creates (they stay out of its schema file). So do the catalog options of a metastore (``metastore``,
+``uri``, ``lock.enabled``, ``catalog-key``, ``jdbc.*``, ``hive-conf-dir``: docs/catalogs.md) given with a
+``warehouse``: the table is then found through that catalog (:func:`table_engine.catalog.create_catalog`).
 
 Credentials on executors: the table (with its FileIO) is planned on the driver and pickled into every task, and an
 S3 FileIO pickles as its settings. When no access key is given as an option, the credentials of the driver's
@@ -28,7 +30,8 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from table_engine.catalog import Catalog, open_table
+from table_engine.catalog import create_catalog, open_table
+from table_engine.catalog import options as catalog_registry
 from table_engine.errors import TableEngineError, TableNotExistError
 from table_engine.io.object_store import S3_SCHEMES
 from table_engine.options import storage
@@ -126,9 +129,26 @@ _STORAGE_KEYS = {k.lower(): k for section in storage.REGISTRY.sections for opt i
 _CREDENTIALS = (storage.S3_ACCESS_KEY, storage.S3_SECRET_KEY, storage.S3_SESSION_TOKEN)
 
 
+#: lower-cased catalog option key (not a storage one) -> the key as registered: ``metastore``, ``uri``, ...
+_METASTORE_KEYS = {k.lower(): k for section in catalog_registry.SECTIONS for opt in section.options for k in opt.keys
+                   if k.lower() not in _STORAGE_KEYS and k != WAREHOUSE}
+
+
 def is_storage_key(key: str) -> bool:
     """Whether ``key`` (in any case) is a storage (catalog) option or one of its aliases."""
     return key.lower() in _STORAGE_KEYS
+
+
+def is_metastore_key(key: str) -> bool:
+    """Whether ``key`` (in any case) is a catalog option of the metastore (``metastore``, ``uri``, ``lock.enabled``,
+    ``catalog-key``, ``jdbc.*``, ``hive-conf-dir``, ...): given to the catalog of a ``warehouse``, never a table
+    option."""
+    return key.lower() in _METASTORE_KEYS or key.lower().startswith(catalog_registry.JDBC_PREFIX)
+
+
+def metastore_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The catalog options of the metastore among ``options`` (keys as registered; ``jdbc.*`` as given)."""
+    return {_METASTORE_KEYS.get(k.lower(), k): v for k, v in options.items() if is_metastore_key(k) and v is not None}
 
 
 def catalog_options(path: str | None, options: Mapping[str, str]) -> dict[str, str]:
@@ -172,7 +192,10 @@ class TableLocation:
         warehouse = get(options, WAREHOUSE)
         location = TableLocation(target, warehouse)
         root = warehouse if location.is_identifier else target
-        return TableLocation(target, warehouse, catalog_options(root, options))
+        found = catalog_options(root, options)
+        if location.is_identifier:  # the warehouse's catalog: the one its metastore options name
+            found |= metastore_options(options)
+        return TableLocation(target, warehouse, found)
 
     @property
     def is_identifier(self) -> bool:
@@ -181,7 +204,7 @@ class TableLocation:
     def open(self) -> Table:
         if self.is_identifier:
             assert self.warehouse is not None
-            return Catalog(self.warehouse, self.catalog_options).get_table(self.target)
+            return create_catalog(self.warehouse, self.catalog_options).get_table(self.target)
         return open_table(self.target, self.catalog_options)
 
     def exists(self) -> bool:
@@ -199,7 +222,7 @@ class TableLocation:
                                      "option 'warehouse'")
         assert self.warehouse is not None
         table_options = {k: v for k, v in options.items()
-                         if k.lower() not in _NOT_TABLE_OPTIONS and not is_storage_key(k)}
-        return Catalog(self.warehouse, self.catalog_options).create_table(
+                         if k.lower() not in _NOT_TABLE_OPTIONS and not is_storage_key(k) and not is_metastore_key(k)}
+        return create_catalog(self.warehouse, self.catalog_options).create_table(
             self.target, arrow_schema, primary_keys=_split_list(get(options, PRIMARY_KEY)),
             partition_keys=_split_list(get(options, PARTITION)), options=table_options, ignore_if_exists=True)

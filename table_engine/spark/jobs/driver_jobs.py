@@ -30,6 +30,7 @@ Spark-job command runs as a Spark job.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import posixpath
 import sys
@@ -102,12 +103,12 @@ def _write_on_driver(cmd: Write) -> dict[str, Any]:
 
     created = False
     if cmd.create_if_missing:
-        catalog = open_catalog(cmd)
-        if not catalog.table_exists(cmd.table):
-            schema = _created_schema(cmd)
-            if schema is None:
-                raise AssertionError(f"{cmd.table}: no schema to create it from on the driver")  # input_size: None
-            _, created = ensure_table(cmd, catalog, schema)
+        with contextlib.closing(open_catalog(cmd)) as catalog:
+            if not catalog.table_exists(cmd.table):
+                schema = _created_schema(cmd)
+                if schema is None:  # input_size said None
+                    raise AssertionError(f"{cmd.table}: no schema to create it from on the driver")
+                _, created = ensure_table(cmd, catalog, schema)
     result = run_command(cmd)
     if created:
         result["created"] = True
@@ -123,7 +124,8 @@ def _consume_on_driver(cmd: ConsumeChangelog) -> dict[str, Any]:
     if cmd.target_table and "target_snapshot_id" in result:
         from table_engine.store.committing import snapshot_info
 
-        target = open_catalog(cmd).get_table(cmd.target_table)
+        with contextlib.closing(open_catalog(cmd)) as catalog:  # read only: its files, without the catalog
+            target = catalog.get_table(cmd.target_table)
         sid = result["target_snapshot_id"]
         result["rows"] = 0 if sid is None else snapshot_info.snapshot_changes(
             target.file_io, target.path, target.snapshot(sid)).added_rows
@@ -138,7 +140,9 @@ def _write_input_size(cmd: Write) -> int | None:
     if cmd.sql or not cmd.source or cmd.format not in DRIVER_JOB_FORMATS or cmd.mode != "append" \
             or cmd.source_options:
         return None
-    if not open_catalog(cmd).table_exists(cmd.table) and (not cmd.create_if_missing or _created_schema(cmd) is None):
+    with contextlib.closing(open_catalog(cmd)) as catalog:
+        exists = catalog.table_exists(cmd.table)
+    if not exists and (not cmd.create_if_missing or _created_schema(cmd) is None):
         return None  # Spark reports the missing table; or a schema Spark would read differently
     fio = file_io_for(cmd.source, cmd.catalog_options)
     if not fio.exists(cmd.source):
@@ -160,7 +164,8 @@ def _compact_input_size(cmd: Compact) -> int:
     from table_engine.ops.run import open_catalog
     from table_engine.store.compaction.compact import plan_compaction
 
-    table = open_catalog(cmd).get_table(cmd.table)
+    with contextlib.closing(open_catalog(cmd)) as catalog:  # sizing reads files only
+        table = catalog.get_table(cmd.table)
     check_supported(table, Op.MAINTAIN)
     ctx = table.store
     plan = plan_compaction(ctx, list(cmd.partitions) or None, cmd.idle_time_millis, buckets=cmd.buckets)
@@ -175,7 +180,8 @@ def _changes_input_size(cmd: ConsumeChangelog) -> int | None:
     from table_engine.ops.run import open_catalog
     from table_engine.store.changes.incremental import plan_changes
 
-    table = open_catalog(cmd).get_table(cmd.table)
+    with contextlib.closing(open_catalog(cmd)) as catalog:  # sizing reads files only
+        table = catalog.get_table(cmd.table)
     check_supported(table, Op.MAINTAIN)
     rng = change_range(cmd, table)  # without --output: reads only (the consumer may be behind: an upper bound)
     if rng.empty:

@@ -25,7 +25,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField
 
-from table_engine.catalog import Catalog
+from table_engine.catalog import Catalog, create_catalog
 from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import CommandError
 from table_engine.features import Op
@@ -82,7 +82,7 @@ def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = 
     ``catalog_options``: the warehouse's storage options (``s3.*``), given to the data source too.
     """
     given = dict(catalog_options or {})
-    table = Catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
+    table = create_catalog(warehouse, given | o.catalog_options(warehouse, given)).get_table(identifier)
     if mode not in ("append", "overwrite"):
         raise o.DataSourceOptionError(f"write mode {mode!r}: use 'append' or 'overwrite'")
     check_supported(table, Op.WRITE)  # the capability gate, before any task writes a file
@@ -160,8 +160,11 @@ def _file_plan(args: Write, spark: SparkSession) -> file_write.FileWritePlan | N
 
 
 def driver_catalog(cmd: Command) -> Catalog:
-    """The command's catalog, with the driver's AWS credentials captured for the tasks (S3 warehouses)."""
-    return Catalog(cmd.warehouse, dict(cmd.catalog_options) | o.catalog_options(cmd.warehouse, cmd.catalog_options))
+    """The command's catalog, the one its ``metastore`` option names (:func:`table_engine.catalog.create_catalog`:
+    the tables it opens on the driver commit under the metastore's lock with ``lock.enabled``), with the driver's
+    AWS credentials captured for the tasks (S3 warehouses)."""
+    return create_catalog(cmd.warehouse,
+                          dict(cmd.catalog_options) | o.catalog_options(cmd.warehouse, cmd.catalog_options))
 
 
 @registers("spark", Compact)

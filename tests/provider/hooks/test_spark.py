@@ -19,6 +19,7 @@ from paimon_provider.utils.job_spec import SparkJobSpec
 
 from table_engine.ops import Compact, CreateTag, ExpireSnapshots, ExpireTags, Write, from_json
 from table_engine.ops.argv import command_argv
+from table_engine.ops.secrets import SECRETS_ENV, with_environment_secrets
 from tests import airflow_env
 
 APP = "/opt/engine/table_engine/spark/app.py"
@@ -258,16 +259,19 @@ def alive(pid: int) -> bool:
 # ---- credentials: never in an argv, given to the job process's environment ----------------------------------------
 SECRET = "sEcReT-in-connection-9d2e"
 TOKEN = "session-token-4b7c"
+JDBC_SECRET = "jdbc-pAsSwOrD-71f3"
 
 
 @pytest.fixture
 def s3_conn(monkeypatch: pytest.MonkeyPatch) -> str:
     """A paimon connection on an S3 warehouse whose credentials are in login/password and the session-token
-    field (credentials in catalog_options are refused: tests/provider/test_connection.py)."""
+    field, with a JDBC catalog whose password is in the jdbc_password field (credentials in catalog_options are
+    refused: tests/provider/test_connection.py)."""
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_S3", json.dumps({
         "conn_type": "paimon", "login": "AKID-conn", "password": SECRET, "extra": {
             "warehouse": "s3://bucket/wh", "s3_endpoint": "http://127.0.0.1:9", "s3_session_token": TOKEN,
-            "catalog_options": {"s3.region": "eu-west-1"}}}))
+            "metastore": "jdbc", "uri": "jdbc:postgresql://127.0.0.1:9/lake", "jdbc_user": "etl",
+            "jdbc_password": JDBC_SECRET, "catalog_options": {"s3.region": "eu-west-1"}}}))
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.setenv(name, "worker-own-value")
     return "paimon_s3"
@@ -292,9 +296,13 @@ def test_credentials_are_in_the_job_environment_not_in_its_argv(
     sub = PaimonSparkHook(paimon_conn_id=s3_conn).build_submission(spec)
     assert sub.local is local
     text = " ".join(sub.argv)
-    for secret in (SECRET, TOKEN, "AKID-conn"):
-        assert secret not in text and secret not in repr(sub)
+    for secret in (SECRET, TOKEN, "AKID-conn", JDBC_SECRET):
+        assert secret not in text and secret not in repr(sub) and secret not in sub.command.to_json()
     assert "http://127.0.0.1:9" in text and "eu-west-1" in text  # non-secret catalog options still travel
+    assert "jdbc:postgresql://127.0.0.1:9/lake" in text and "etl" in text  # so does the catalog
+    # the JDBC password: in the job's environment, where its command line parser finds it (ops/secrets.py)
+    assert json.loads(sub.env[SECRETS_ENV]) == {"jdbc.password": JDBC_SECRET}
+    assert with_environment_secrets(sub.command, sub.env).catalog_options["jdbc.password"] == JDBC_SECRET
     assert sub.env["AWS_ACCESS_KEY_ID"] == "AKID-conn" and sub.env["AWS_SECRET_ACCESS_KEY"] == SECRET
     assert sub.env["AWS_SESSION_TOKEN"] == TOKEN and "AWS_PROFILE" not in sub.env
     assert sub.env["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9" and sub.env["AWS_REGION"] == "eu-west-1"

@@ -74,3 +74,25 @@ def test_form_extra_has_every_form_field_and_json_fields_as_text() -> None:
     assert config.catalog_options == {"a": "1"}
     with pytest.raises(ValueError, match=r"^paimon connection fields \['sparkconf'\] do not exist; the form has "):
         form_extra("/w", sparkconf={})
+
+
+def test_the_catalog_fields_are_paimons_catalog_options_and_the_jdbc_password_a_credential() -> None:
+    import json
+
+    from table_engine.ops.secrets import SECRETS_ENV
+
+    cfg = PaimonConnectionConfig.from_connection_fields(
+        "c", None, {"warehouse": "/wh", "metastore": "jdbc", "uri": "jdbc:postgresql://db:5432/lake",
+                    "jdbc_user": "etl", "jdbc_password": SECRET, "catalog_key": "lake", "lock_enabled": True,
+                    "hive_conf_dir": None, "catalog_options": {"jdbc.sslmode": "require"}})
+    assert cfg.catalog_options == {"metastore": "jdbc", "uri": "jdbc:postgresql://db:5432/lake", "jdbc.user": "etl",
+                                   "catalog-key": "lake", "lock.enabled": "true", "jdbc.sslmode": "require"}
+    assert cfg.credentials == {"jdbc.password": SECRET} and SECRET not in repr(cfg)
+    # a job process gets it in its environment (no AWS variable carries it), never in its argv
+    assert cfg.job_environment() == {SECRETS_ENV: json.dumps({"jdbc.password": SECRET})}
+    assert without_credentials(cfg.engine_options()) == cfg.catalog_options
+    # any key naming a password or a secret is a credential (the engine's registry decides): refused here
+    with pytest.raises(ValueError, match="catalog_options jdbc.sslpassword carry credentials") as e:
+        PaimonConnectionConfig.from_connection_fields(
+            "c", None, {"warehouse": "/wh", "catalog_options": {"jdbc.sslpassword": SECRET}})
+    assert SECRET not in str(e.value)
