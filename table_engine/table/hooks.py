@@ -5,9 +5,11 @@ catalog's tables have none (:data:`NO_HOOKS`); a metastore catalog's have them
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from table_engine.errors import UnsupportedError
 from table_engine.format.schema_file import TableSchema
 from table_engine.store.context import PartitionsCallback
 from table_engine.store.pins import CommitLock
@@ -36,5 +38,31 @@ class TableHooks:
         hooks (a metastore registers the main branch's schema and partitions only)."""
         return TableHooks(commit_lock=self.commit_lock)
 
+    def shipped(self) -> TableHooks:
+        """The hooks of a copy of the table sent to another process (a Spark task: the catalog's client does not
+        pickle). Tasks write files and the driver commits them through its own table; should a copy commit, each
+        hook the table had refuses (one error) rather than commit without the catalog's lock or registrations."""
+        return TableHooks(
+            commit_lock=_refuse_lock if self.commit_lock is not None else None,
+            schema_committed=_refuse_schema if self.schema_committed is not None else None,
+            partitions_added=_refuse_partitions if self.partitions_added is not None else None,
+            partitions_dropped=_refuse_partitions if self.partitions_dropped is not None else None,
+        )
+
 
 NO_HOOKS = TableHooks()
+
+_SHIPPED = ("a copy of a metastore catalog's table sent to another process has no catalog: commit through the table "
+            "the catalog opened (on the Spark driver)")
+
+
+def _refuse_lock() -> AbstractContextManager[None]:
+    raise UnsupportedError(_SHIPPED)
+
+
+def _refuse_schema(schema: TableSchema) -> None:
+    raise UnsupportedError(_SHIPPED)
+
+
+def _refuse_partitions(partitions: Sequence[Mapping[str, str]]) -> None:
+    raise UnsupportedError(_SHIPPED)

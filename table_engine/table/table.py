@@ -131,6 +131,17 @@ class Table:
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"
 
+    def __getstate__(self) -> dict[str, object]:
+        """A pickled table (shipped to a Spark task) leaves its catalog's client behind: its hooks become ones that
+        refuse (:meth:`TableHooks.shipped`), so a copy never commits without the catalog's lock."""
+        state = dict(self.__dict__)
+        if self.hooks != NO_HOOKS:
+            hooks = self.hooks.shipped()
+            state["hooks"] = hooks
+            state["store"] = replace(self.store, commit_lock=hooks.commit_lock, partitions_added=hooks.partitions_added,
+                                     partitions_dropped=hooks.partitions_dropped)
+        return state
+
     # ---- schema and options -------------------------------------------------------------------------------------
     @property
     def primary_keys(self) -> list[str]:

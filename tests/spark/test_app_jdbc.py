@@ -18,12 +18,6 @@ from tests.spark.conftest import spark_submit
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a metastore catalog's Table holds its catalog hooks (the metastore's lock and client), which do not pickle "
-    "into Spark tasks: table_engine/table (brief D's) must ship a table to tasks without them (e.g. "
-    "Table.__getstate__ with NO_HOOKS and a StoreContext without commit_lock; the driver keeps the hooked table "
-    "and commits through it). With that, this test passed on branch prov38 (57 s)."))
-
 def test_write_and_compact_through_a_jdbc_catalog(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()

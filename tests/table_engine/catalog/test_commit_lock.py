@@ -91,3 +91,27 @@ def test_without_lock_enabled_there_is_no_lock(tmp_path: pathlib.Path) -> None:
         table.write(pa.table({"id": [1], "v": ["a"]}))
         assert table.store.commit_lock is None and table.hooks.commit_lock is None
         assert [e[0] for e in fake.events] == ["create", "create"]  # schema-0, snapshot-1: no acquire, no release
+
+
+def test_a_pickled_table_leaves_the_lock_behind_and_refuses_to_commit(tmp_path: pathlib.Path) -> None:
+    """A Spark task gets a pickled copy: the catalog's client stays on the driver; the copy reads, writes files,
+    and refuses to commit (one error) rather than commit without the lock."""
+    import pickle
+
+    import pytest
+
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog as Catalog
+    from table_engine.errors import UnsupportedError
+    from table_engine.io.file_io import LocalFileIO as FileIO
+
+    fake = FakeMetastore()
+    catalog = Catalog(str(tmp_path), {"metastore": "hive", "lock.enabled": "true"}, fake, FileIO())
+    table = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    copy = pickle.loads(pickle.dumps(table))
+    assert copy.read().to_pylist() == [{"id": 1, "v": "a"}]
+    with pytest.raises(UnsupportedError, match="has no catalog"):
+        copy.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+    assert table.latest_snapshot_id() == 1 and table.read().num_rows == 1
+    table.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))  # the driver's table still commits
+    assert table.latest_snapshot_id() == 2
