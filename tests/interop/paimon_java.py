@@ -2,9 +2,12 @@
 
 ``compile_driver`` compiles the driver once (per test session) against the bridge jar of ``paimon_java_env.py``;
 ``PaimonJavaClient.run`` starts ONE JVM for a whole list of jobs (create / write / read, see the driver's header),
-so many tables cost one JVM start-up. Rows move as JSON lines in an exact encoding (floats as IEEE bits, decimals
-as strings, timestamps as epoch nanoseconds, binary as base64); ``encode_rows`` / ``decode_rows`` translate them
-from / to Arrow, and ``paimon_type`` spells an Arrow type as a Paimon schema-JSON type for the driver's ``create``.
+so many tables cost one JVM start-up; its jobs reach the JVM on stdin. A job runs on the filesystem catalog of its
+``warehouse``, or (``in_catalog``) on a catalog by options such as Paimon's JDBC or Hive catalog, whose drivers and
+client jars ``with_classpath`` adds after the bridge jar. Rows move as JSON lines in an exact encoding (floats as
+IEEE bits, decimals as strings, timestamps as epoch nanoseconds, binary as base64); ``encode_rows`` /
+``decode_rows`` translate them from / to Arrow, and ``paimon_type`` spells an Arrow type as a Paimon schema-JSON
+type for the driver's ``create``.
 """
 
 from __future__ import annotations
@@ -197,24 +200,30 @@ def decode_rows(path: Path, schema: pa.Schema) -> JavaRows:
 class PaimonJavaClient:
     """Runs job lists through one JVM each; ``read``/``create``/``write`` build the jobs."""
 
-    def __init__(self, jar: Path, classes: Path, work_dir: Path, timeout: float = 600.0) -> None:
+    def __init__(self, jar: Path, classes: Path, work_dir: Path, timeout: float = 600.0,
+                 extra_classpath: Sequence[Path] = ()) -> None:
         self.jar = jar
         self.classes = classes
         self.work_dir = work_dir
         self.timeout = timeout
+        self.extra_classpath = list(extra_classpath)
         work_dir.mkdir(parents=True, exist_ok=True)
+
+    def with_classpath(self, extra: Sequence[Path]) -> PaimonJavaClient:
+        """This client with ``extra`` jars after the bridge jar (JDBC drivers, Hive client jars), as the bridge's
+        ``_PYPAIMON_JAVA_CLASSPATH`` appends them: the bridge's own classes (its Hadoop) win."""
+        return PaimonJavaClient(self.jar, self.classes, self.work_dir, self.timeout, [*self.extra_classpath, *extra])
 
     def tmp(self, suffix: str) -> Path:
         return self.work_dir / f"{uuid.uuid4().hex}{suffix}"
 
     def run(self, jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Run ``jobs`` in one JVM; returns one ``{"ok": ...}`` or ``{"error": ...}`` per job."""
-        job_file = self.tmp(".jobs.json")
-        job_file.write_text(json.dumps(list(jobs)), encoding="utf-8")
-        cmd = ["java", *JVM_FLAGS, f"-Djava.io.tmpdir={self.work_dir}", "-cp", f"{self.jar}:{self.classes}",
-               DRIVER_CLASS, str(job_file)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, check=False,
-                              cwd=str(self.work_dir))
+        """Run ``jobs`` in one JVM; returns one ``{"ok": ...}`` or ``{"error": ...}`` per job. The jobs reach the
+        JVM on its stdin: catalog options (a ``jdbc.password``) are in no file and no argv."""
+        classpath = ":".join(str(p) for p in [self.jar, self.classes, *self.extra_classpath])
+        cmd = ["java", *JVM_FLAGS, f"-Djava.io.tmpdir={self.work_dir}", "-cp", classpath, DRIVER_CLASS, "-"]
+        proc = subprocess.run(cmd, input=json.dumps(list(jobs)), capture_output=True, text=True,
+                              timeout=self.timeout, check=False, cwd=str(self.work_dir))
         results = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
         if proc.returncode != 0 or not results:
             raise PaimonJavaError(f"Paimon Java failed (exit {proc.returncode})\n--- stdout\n{proc.stdout[-4000:]}"
@@ -227,7 +236,8 @@ class PaimonJavaClient:
         results = self.run(jobs)
         for job, result in zip(jobs, results):
             if "error" in result:
-                raise PaimonJavaError(f"Paimon Java {job['op']} of {job['table']} failed: {result['error']}")
+                target = job.get("table", job.get("database", "the catalog"))
+                raise PaimonJavaError(f"Paimon Java {job['op']} of {target} failed: {result['error']}")
         return [r["ok"] for r in results]
 
     def read_job(self, warehouse: Path, table: str, options: dict[str, str] | None = None) -> dict[str, Any]:
@@ -252,6 +262,14 @@ class PaimonJavaClient:
         files = [str(encode_rows(data, kinds, self.tmp(f".commit{i}.jsonl"))) for i, (data, kinds) in
                  enumerate(commits)]
         return {"op": "write", "warehouse": str(warehouse), "table": table, "commits": files}
+
+    @staticmethod
+    def in_catalog(job: dict[str, Any], catalog_options: dict[str, str]) -> dict[str, Any]:
+        """``job`` run on the catalog that ``catalog_options`` define (``metastore``, ``uri``, ``warehouse``, ...;
+        Paimon's ``CatalogFactory``) instead of the filesystem catalog of its ``warehouse``."""
+        out = {k: v for k, v in job.items() if k != "warehouse"}
+        out["catalog"] = dict(catalog_options)
+        return out
 
     def read(self, warehouse: Path, table: str, schema: pa.Schema,
              options: dict[str, str] | None = None) -> JavaRows:

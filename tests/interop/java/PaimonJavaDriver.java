@@ -3,7 +3,7 @@
  * and reads tables for tests/interop/test_paimon_java_interop.py. Compiled once per test session with
  * `javac -cp paimon-python-java-bridge.jar`; one JVM runs a whole job file, so many tables cost one start-up.
  *
- * Usage: java --add-opens=java.base/java.nio=ALL-UNNAMED -cp <jar>:<classes> PaimonJavaDriver <jobs.json>
+ * Usage: java --add-opens=java.base/java.nio=ALL-UNNAMED -cp <jar>:<classes>[:<jars>] PaimonJavaDriver <jobs.json or ->
  *
  * jobs.json is a JSON array of jobs, run in order; each job's outcome is one element of the result array printed on
  * stdout after "@@RESULT@@ " ({"ok": ...} or {"error": "..."}; a failing job does not stop the others):
@@ -18,6 +18,15 @@
  *    A = "createTag" (+ "tag", "snapshot"), "createBranch" (+ "branch", optional "tag"), "deleteBranch" (+ "branch"),
  *    "fastForward" (+ "branch")                              -> {"done": A}
  * A table may be a branch ("db.t$branch_b1") or a system table ("db.t$branches") wherever the catalog takes one.
+ * Instead of "warehouse", any job may name its catalog by options, "catalog": {"metastore": "jdbc" | "hive", "uri":
+ * ..., "warehouse": W, "jdbc.user": ..., "lock.enabled": ...} (Paimon's CatalogFactory; one catalog per distinct
+ * option set per JVM, closed at the end). The job file may be "-" (stdin), so that a password is in no file or argv.
+ * Catalog and maintenance jobs:
+ *   {"op": "createDatabase", "database": D, "properties": {...}}          -> {}
+ *   {"op": "listDatabases"}                                               -> {"databases": [...]}
+ *   {"op": "listTables", "database": D}                                   -> {"tables": [...]}
+ *   {"op": "compact", "table": "db.t"}      a full compaction of every (partition, bucket) -> {"snapshot": id}
+ *   {"op": "expire", "table": "db.t", "retain": n}  expires all but the newest n snapshots   -> {"expired": k}
  * A rows file holds JSON lines. Read output starts with {"fields": [{"name": N, "type": SQL type}]}; every line after
  * it (and every line of a write input) is one row: [rowKind ("+I", "-U", "+U", "-D"), value, value, ...] with values
  * encoded exactly: integers as numbers; FLOAT/DOUBLE as their IEEE bits (Float.floatToRawIntBits /
@@ -33,13 +42,17 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
@@ -55,6 +68,7 @@ import org.apache.paimon.data.InternalMap;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.reader.RecordReaderIterator;
@@ -69,6 +83,7 @@ import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.source.DataSplit;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.table.source.Split;
 import org.apache.paimon.types.ArrayType;
@@ -89,7 +104,8 @@ public final class PaimonJavaDriver {
     private PaimonJavaDriver() {}
 
     public static void main(String[] args) throws Exception {
-        JsonNode jobs = MAPPER.readTree(Files.readAllBytes(Paths.get(args[0])));
+        JsonNode jobs = MAPPER.readTree("-".equals(args[0]) ? System.in.readAllBytes()
+                : Files.readAllBytes(Paths.get(args[0])));
         ArrayNode results = MAPPER.createArrayNode();
         for (JsonNode job : jobs) {
             ObjectNode result = results.addObject();
@@ -113,8 +129,29 @@ public final class PaimonJavaDriver {
 
     private static JsonNode run(JsonNode job) throws Exception {
         String op = job.get("op").asText();
-        Catalog catalog = catalog(job.get("warehouse").asText());
-        Identifier identifier = Identifier.fromString(job.get("table").asText());
+        Catalog catalog = catalog(job);
+        switch (op) {
+            case "createDatabase":
+                catalog.createDatabase(job.get("database").asText(), true, stringMap(job.get("properties")));
+                return MAPPER.createObjectNode();
+            case "listDatabases":
+                return listing("databases", catalog.listDatabases());
+            case "listTables":
+                return listing("tables", catalog.listTables(job.get("database").asText()));
+            default:
+                return tableJob(catalog, op, Identifier.fromString(job.get("table").asText()), job);
+        }
+    }
+
+    private static JsonNode listing(String name, List<String> names) {
+        ObjectNode out = MAPPER.createObjectNode();
+        ArrayNode array = out.putArray(name);
+        names.forEach(array::add);
+        return out;
+    }
+
+    private static JsonNode tableJob(Catalog catalog, String op, Identifier identifier, JsonNode job)
+            throws Exception {
         switch (op) {
             case "create":
                 return create(catalog, identifier, job);
@@ -126,6 +163,10 @@ public final class PaimonJavaDriver {
                 return read(catalog.getTable(identifier), job);
             case "table":
                 return tableOp(catalog.getTable(identifier), job);
+            case "compact":
+                return compact(catalog.getTable(identifier));
+            case "expire":
+                return expire(catalog.getTable(identifier), job.get("retain").asInt());
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -177,10 +218,13 @@ public final class PaimonJavaDriver {
         return out;
     }
 
-    private static Catalog catalog(String warehouse) {
-        return CATALOGS.computeIfAbsent(warehouse, w -> {
+    private static Catalog catalog(JsonNode job) {
+        JsonNode named = job.get("catalog");
+        Map<String, String> given =
+                named == null ? Map.of("warehouse", job.get("warehouse").asText()) : stringMap(named);
+        return CATALOGS.computeIfAbsent(new java.util.TreeMap<>(given).toString(), key -> {
             Options options = new Options();
-            options.set("warehouse", w);
+            given.forEach(options::set);
             return CatalogFactory.createCatalog(CatalogContext.create(options));
         });
     }
@@ -332,6 +376,36 @@ public final class PaimonJavaDriver {
             default:
                 throw new UnsupportedOperationException("no JSON decoding for " + type);
         }
+    }
+
+    // ------------------------------------------------------------------------------------------------- maintenance
+
+    private static JsonNode compact(Table table) throws Exception {
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        Set<List<Object>> seen = new HashSet<>();
+        try (IOManager ioManager = IOManager.create(System.getProperty("java.io.tmpdir"));
+                BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            write.withIOManager(ioManager);
+            for (Split split : table.newReadBuilder().newScan().plan().splits()) {
+                DataSplit dataSplit = (DataSplit) split;
+                if (seen.add(Arrays.asList(dataSplit.partition(), dataSplit.bucket()))) {
+                    write.compact(dataSplit.partition(), dataSplit.bucket(), true);
+                }
+            }
+            commit.commit(write.prepareCommit());
+        }
+        ObjectNode result = MAPPER.createObjectNode();
+        result.put("snapshot", table.latestSnapshotId().getAsLong());
+        return result;
+    }
+
+    private static JsonNode expire(Table table, int retain) {
+        ExpireConfig config = ExpireConfig.builder().snapshotRetainMin(retain).snapshotRetainMax(retain)
+                .snapshotTimeRetain(Duration.ZERO).build();
+        ObjectNode result = MAPPER.createObjectNode();
+        result.put("expired", table.newExpireSnapshots().config(config).expire());
+        return result;
     }
 
     // -------------------------------------------------------------------------------------------------------- read
