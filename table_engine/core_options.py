@@ -615,7 +615,8 @@ PATTERNS = (
 # A key that is neither registered above nor listed here is must-understand: the gate refuses the table.
 RECOGNIZED_PREFIXES = {
     "spark.": "Spark settings", "sink.": "Flink sink settings", "lookup.": "lookup join cache settings",
-    "metastore.": "metastore settings", "format.": "file format settings passed to the format writer",
+    "metastore.": "metastore settings", "hive.": "Hive table properties (the Hive catalog registers them without "
+    "the prefix)", "format.": "file format settings passed to the format writer",
     "parquet.": "Parquet writer settings", "orc.": "ORC writer settings", "avro.": "Avro writer settings",
     "materialized-table.": "Flink materialized table definitions", "visibility-callback.": "Flink commit callbacks",
     "commit.callback.": "Java commit callback parameters", "tag.callback.": "Java tag callback parameters",

@@ -86,4 +86,4 @@ def test_validation_names_the_option(raw: dict[str, str], message: str) -> None:
 def test_patterns_and_other_components_accepted() -> None:
     validate_options({"fields.price.aggregate-function": "sum", "fields.a,b.sequence-group": "c",
                       "file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp": "0.01",
-                      "path": "/x", "spark.sql.foo": "1", "metadata.stats-mode": "full"})
+                      "path": "/x", "spark.sql.foo": "1", "metadata.stats-mode": "full", "hive.sample-prop": "x"})
