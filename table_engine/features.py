@@ -11,7 +11,8 @@ before any file is changed, and so does anything the engine does not recognise (
 Detection lives where the information is read: :func:`schema_features` (types and options, when a command starts),
 :mod:`table_engine.format.feature_detection` (snapshot fields, data-file fields and kinds, index-manifest entries, as
 the operation reads them). ``python -m table_engine.features > docs/compatibility.md`` regenerates the compatibility
-page (checked by ``tests/table_engine/test_features.py``).
+page (checked by ``tests/table_engine/test_features.py``), whose catalogs section comes from :data:`CATALOGS` (what
+Paimon Java 1.0's catalogs and the engine do on one metastore; documentation only, the gate does not use it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from table_engine.core_enums import FILE_FORMATS
 from table_engine.errors import UnsupportedTableFeatureError
 
 __all__ = [
+    "CATALOGS",
     "FEATURES",
+    "CatalogSupport",
     "TYPE_FEATURE_ROOTS",
     "Feature",
     "Op",
@@ -234,6 +237,57 @@ FEATURES: tuple[Feature, ...] = (
             NONE, "Fail closed: an index may change which rows a read returns."),
 )
 
+
+
+@dataclass(frozen=True)
+class CatalogSupport:
+    """One catalog (``metastore`` and what of it) in docs/compatibility.md: how it works with Paimon Java 1.0's
+    catalog on the same metastore, and the tests that show it. Documentation only: the gate does not use it."""
+
+    catalog: str
+    with_java: str
+    """what Paimon Java 1.0 and the engine do on one metastore (or why there is no Java reference)"""
+    tests: tuple[str, ...]
+    """the test files (or folder) that show it, relative to the repository"""
+
+
+_JAVA_CATALOG_TESTS = ("tests/interop/test_catalogs_java_interop.py",)
+_ENGINE_CATALOG_TESTS = ("tests/table_engine/catalog/test_metastore_catalogs.py",)
+_BOTH_WAYS = ("Both ways: Paimon Java creates a database and a partitioned primary-key table and commits; the engine "
+              "lists and reads it, writes, compacts and expires snapshots, and Java reads all of it, writes, "
+              "compacts and expires; and the reverse")
+
+CATALOGS: tuple[CatalogSupport, ...] = (
+    CatalogSupport("`metastore=filesystem` (default)", "The same files: every interop test reads and writes "
+                   "through it.", ("tests/interop/",)),
+    CatalogSupport("`metastore=jdbc`, SQLite", f"{_BOTH_WAYS}. The rows of `paimon_tables` and "
+                   "`paimon_database_properties` for a table Java registered equal those of one the engine "
+                   "registered; pypaimon 2.1.0's JDBC catalog lists and reads the engine's tables. Java 1.0 keeps "
+                   "a read open on its catalog: on a rollback-journal file no one else writes while a Java catalog "
+                   "is open; a file the engine creates is in WAL mode.",
+                   (*_JAVA_CATALOG_TESTS, "tests/interop/test_jdbc_catalog_interop.py")),
+    CatalogSupport("`metastore=jdbc`, PostgreSQL", f"{_BOTH_WAYS}; the same rows as Java's.", _JAVA_CATALOG_TESTS),
+    CatalogSupport("`metastore=jdbc`, MySQL", "The same code and SQL as SQLite and PostgreSQL (Java's MySQL lock "
+                   "dialect); no MySQL server in the tests.", ("tests/table_engine/catalog/test_jdbc.py",)),
+    CatalogSupport("`metastore=hive` (Hive Metastore 2.3)", f"{_BOTH_WAYS}. A table the engine registers equals "
+                   "one Java registers but for times and owner: parameters (`hive.`-prefixed table options "
+                   "included), storage descriptor, serde, location, columns, and the partitions of "
+                   "`metastore.partitioned-table`.", (*_JAVA_CATALOG_TESTS, *_ENGINE_CATALOG_TESTS)),
+    CatalogSupport("`lock.enabled`, JDBC on SQLite", "Java and the engine commit to one table at once: each commit "
+                   "holds the `paimon_distributed_locks` row, every commit lands, snapshot ids are contiguous, no "
+                   "row is lost.", _JAVA_CATALOG_TESTS),
+    CatalogSupport("`lock.enabled`, Hive", "The same with the metastore's EXCLUSIVE table lock.",
+                   _JAVA_CATALOG_TESTS),
+    CatalogSupport("`lock.enabled`, JDBC on PostgreSQL", "No Java 1.0 reference: Java 1.0 refuses `lock.enabled` "
+                   "on PostgreSQL; the engine uses the condition of Paimon's later PostgreSQL dialect, and engine "
+                   "writers serialize each other.", _ENGINE_CATALOG_TESTS),
+    CatalogSupport("views (JDBC, Hive)", "No Java 1.0 reference: Paimon Java 1.0 has no views. The engine stores "
+                   "them as later Paimons do (JDBC `paimon_views`, Hive `VIRTUAL_VIEW` tables) and round-trips them.",
+                   _ENGINE_CATALOG_TESTS),
+    CatalogSupport("`metastore=rest` and any other", "Refused with one error before anything connects.",
+                   ("tests/table_engine/catalog/test_factory.py",)),
+)
+
 _BY_NAME = {f.name: f for f in FEATURES}
 _OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
 
@@ -334,7 +388,16 @@ def render_markdown() -> str:
         "[branches.md](branches.md)) is read, written and maintained. The options of other components listed in",
         "[options.md](options.md) (Flink, Spark and catalog settings) are known-harmless and pass the gate.",
         "",
+        "## Catalogs",
+        "",
+        "The catalogs Paimon's `metastore` option names ([catalogs.md](catalogs.md), ADR",
+        "[0044](adr/0044-catalogs.md)), and what Paimon Java 1.0's catalogs and the engine do on one metastore.",
+        "",
+        "| Catalog | With Paimon Java 1.0 | Tests |",
+        "|---|---|---|",
     ]
+    lines += [f"| {c.catalog} | {c.with_java} | " + ", ".join(f"`{t}`" for t in c.tests) + " |" for c in CATALOGS]
+    lines.append("")
     return "\n".join(lines)
 
 

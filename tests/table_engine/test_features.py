@@ -15,7 +15,7 @@ import pytest
 
 from table_engine import Catalog
 from table_engine.errors import UnsupportedError, UnsupportedTableFeatureError, is_retryable
-from table_engine.features import FEATURES, Op, feature, render_markdown, require
+from table_engine.features import CATALOGS, FEATURES, Op, feature, render_markdown, require
 from table_engine.format.feature_detection import data_file_features
 from table_engine.table import Table
 from table_engine.table.guards import check_files
@@ -36,6 +36,14 @@ def test_the_registry_names_each_feature_once_with_a_version_and_a_note() -> Non
         assert re.fullmatch(r"\d+\.\d+|\?", f.since), f
         assert f.note and f.how, f
         assert (f.option_key is None) or f.detected.name in ("OPTION", "TYPE", "INDEX"), f
+
+
+def test_the_catalog_rows_name_tests_that_exist() -> None:
+    root = DOCS.parents[1]
+    assert len({c.catalog for c in CATALOGS}) == len(CATALOGS)
+    for c in CATALOGS:
+        assert c.with_java and c.tests, c
+        assert all((root / t).exists() for t in c.tests), c
 
 
 def test_the_features_other_helpers_build_are_supported() -> None:
