@@ -50,13 +50,16 @@ class World:
     sched: Scheduler
     sim: SimFileIO
     checker: Checker
+    catalog: Catalog
+    """The catalog the actors open the table through, over ``sim`` (a metastore catalog with its lock when the
+    scenario is ``locked``)."""
     writers: set[str] = field(default_factory=set)
     """Names of the writer actors (maintenance loops while one of them has not finished)."""
     tolerated: list[str] = field(default_factory=list)
     rolled_back: bool = False
 
     def table(self) -> Table:
-        return Catalog(WAREHOUSE, file_io=self.sim).get_table(IDENT)
+        return self.catalog.get_table(IDENT)
 
     def writing(self) -> bool:
         return any(w not in self.sched.record.outcomes for w in self.writers)

@@ -3,7 +3,9 @@
 Cheap ones after every step (and at each creation, through the store's hooks): snapshot ids present are
 contiguous; no ``snapshot-N`` is created twice (ids a rollback removed excepted); ``snapshot-N`` is created only
 while ``snapshot-(N-1)`` exists (a successor of the latest, not of an expired base); the engine's
-``latest_snapshot_id`` is the largest id present. Expensive ones at the end of a run: every acknowledged commit is in
+``latest_snapshot_id`` is the largest id present; with a metastore's lock (``locked`` scenarios), the checks of
+:mod:`tests.simulation.sim_metastore` (one actor inside the lock at a time, every snapshot created inside it),
+reported through :meth:`Checker.report`. Expensive ones at the end of a run: every acknowledged commit is in
 the latest snapshot (unless a rollback removed it), every retained snapshot, tag and branch reads as it read when it
 was published (so no file any of them references is missing), the latest snapshot holds no row twice and only rows
 that were written, and a streaming consumer saw every committed row exactly once.
@@ -138,6 +140,9 @@ class Checker:
         self.append_only = True
         self.drops: list[tuple[int, frozenset[str]]] = []
         """(snapshot id, partitions) of every partition expiry's drop commit."""
+        self.creation_checks: list[Callable[[int], None]] = []
+        """Called with each ``snapshot-N`` of the table as it is created, by the creating actor (the simulated
+        metastore's lock check); they :meth:`report` what is wrong."""
         self._decoded = _Decoded(raw)
         self._checked: tuple[int, int] | None = None
         raw.on_create = self._created
@@ -161,10 +166,17 @@ class Checker:
         m = _SNAPSHOT.fullmatch(path[len(self._snap_dir):])
         return int(m.group(1)) if m else None
 
+    def report(self, violation: str) -> None:
+        """A violation found outside the checker (the simulated metastore's lock checks): the run fails with it
+        after the current step."""
+        self.violations.append(violation)
+
     def _created(self, path: str) -> None:
         sid = self._sid(path)
         if sid is not None:
             self.ids.add(sid)
+            for check in self.creation_checks:
+                check(sid)
             if self.rollback_floor is not None and sid > self.rollback_floor:
                 self.created_after_rollback[sid] += 1  # ids above a rollback's target are free again, once
                 reused = self.created_after_rollback[sid] > 1

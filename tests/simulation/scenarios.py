@@ -3,16 +3,22 @@
 A run is a pure function of (scenario, seed, decisions): the seed fixes UUIDs, faults and the strategy's choices; a
 recorded decision list replays the interleaving exactly (:class:`~tests.simulation.scheduler.ReplayStrategy`).
 Every run builds its state from scratch: a new in-memory store, a table created and seeded with one commit outside
-the schedule, and fresh actors.
+the schedule, and fresh actors. A ``locked`` scenario's table is a metastore catalog's with ``lock.enabled``
+(:class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog` over a
+:class:`~tests.simulation.sim_metastore.SimMetastore`), and the actors open it through that catalog over the simulated
+FileIO, so each of their snapshot commits publishes inside the metastore's lock.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from table_engine import Catalog
+from table_engine.catalog.identifiers import parse_identifier
+from table_engine.catalog.metastore_catalog import MetastoreCatalog
 from table_engine.clock import ManualClock, use_clock
 from table_engine.store.changes.consumers import ConsumerManager
 from tests.simulation import actors as a
@@ -22,10 +28,15 @@ from tests.simulation.mem_io import MemFileIO
 from tests.simulation.memo import DecodeMemo
 from tests.simulation.scheduler import RunRecord, Scheduler, Strategy
 from tests.simulation.sim_io import Faults, SimFileIO
+from tests.simulation.sim_metastore import SimMetastore
 
 BASE_OPTIONS = {"snapshot.num-retained.min": "1", "snapshot.time-retained": "0 s", "commit.max-retries": "200",
                 "write-buffer-spillable": "false", "num-sorted-run.compaction-trigger": "3",
                 "compaction.min.file-num": "3", "manifest.merge-min-count": "4"}
+LOCKED_CATALOG = {"metastore": "hive", "lock.enabled": "true", "lock-acquire-timeout": "1 h"}
+"""The catalog options of a ``locked`` scenario (any metastore value: the catalog is given its metastore). The
+timeout is counted in the sleeps a waiter asks for (``sim_metastore.py``): about 450 tries at the longest sleep
+(8 s), far more than any wait of a run, so reaching it is a finding (a lock never released)."""
 ORPHAN_CUTOFF = START_MILLIS - 3_600_000
 """Orphan cleanup deletes files older than this: the planted orphans, never a file of the run."""
 
@@ -44,6 +55,9 @@ class Scenario:
     max_steps: int = 20_000
     partitioned: bool = False
     """Partitioned by ``dt`` (:data:`~tests.simulation.actors.PARTITIONS`)."""
+    locked: bool = False
+    """The table is a metastore catalog's with ``lock.enabled`` (:data:`LOCKED_CATALOG`): every snapshot commit's
+    conditional create runs inside the simulated metastore's lock (:mod:`tests.simulation.sim_metastore`)."""
 
 
 @dataclass
@@ -56,6 +70,8 @@ class Result:
     seconds: float
     actors: int
     acks: list[Ack] = field(default_factory=list)
+    lock_waits: int = 0
+    """Sleeps of actors waiting for the metastore's lock (``locked`` scenarios): how contended it was."""
 
     @property
     def ok(self) -> bool:
@@ -79,7 +95,16 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
     violation: str | None = None
     with deterministic(seed, manual, sched.sleep), DecodeMemo().active():
         checker = Checker(raw, a.WAREHOUSE, a.IDENT)
-        cat = Catalog(a.WAREHOUSE, file_io=raw)
+        sim = SimFileIO(raw, sched, Faults(seed, scenario.faults))
+        metastore: SimMetastore | None = None
+        if scenario.locked:
+            metastore = SimMetastore(LOCKED_CATALOG, sched, checker.report)
+            checker.creation_checks.append(functools.partial(metastore.check_creation, *parse_identifier(a.IDENT)))
+            cat: Catalog = MetastoreCatalog(a.WAREHOUSE, LOCKED_CATALOG, metastore, file_io=raw)
+            actors_catalog: Catalog = MetastoreCatalog(a.WAREHOUSE, LOCKED_CATALOG, metastore, file_io=sim)
+        else:
+            cat = Catalog(a.WAREHOUSE, file_io=raw)
+            actors_catalog = Catalog(a.WAREHOUSE, file_io=sim)
         opts = {**BASE_OPTIONS, **({"bucket": "2"} if scenario.primary_key else {}), **scenario.options}
         schema = a.PARTITIONED_SCHEMA if scenario.partitioned else a.SCHEMA
         keys = ["id", "dt"] if scenario.partitioned else ["id"]  # a primary key holds the partition keys
@@ -94,7 +119,7 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
         sid = t.write(a.rows(ids, 9, dt))
         assert sid is not None
         checker.ack("setup", sid, ids, dt)
-        world = a.World(raw, sched, SimFileIO(raw, sched, Faults(seed, scenario.faults)), checker)
+        world = a.World(raw, sched, sim, checker, actors_catalog)
         cast = scenario.build(world)
         if hook is not None:
             hook(world)
@@ -110,7 +135,7 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
             except InvariantViolation as e:
                 violation = "; ".join(filter(None, [violation, str(e)]))
     return Result(scenario.name, seed, rec, violation, world.tolerated, time.perf_counter() - started, len(cast),
-                  checker.acks)
+                  checker.acks, metastore.waits if metastore is not None else 0)
 
 
 def _stream(world: a.World, name: str) -> a.Actor:
@@ -177,6 +202,21 @@ def _partition_expire(w: a.World) -> dict[str, a.Actor]:
             "tags": a.tagger(w, "tags"), "tagexpire": a.tag_expirer(w, "tagexpire"), "pin": a.pinning_reader(w, "pin")}
 
 
+def _append_locked(w: a.World) -> dict[str, a.Actor]:
+    """Three writers (one with commit-time maintenance) contend for the metastore's lock at each publication;
+    expiry, tags, orphan cleanup and a pinning reader go on beside them (they publish no snapshot)."""
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "w3": a.writer(w, "w3", 3, 3), "expire": a.expirer(w, "expire"), "tags": a.tagger(w, "tags"),
+            "orphans": a.orphan_cleaner(w, "orphans", ORPHAN_CUTOFF), "pin": a.pinning_reader(w, "pin")}
+
+
+def _pk_locked(w: a.World) -> dict[str, a.Actor]:
+    """Primary-key writers (commit-time compaction) and a dedicated compactor contend for the lock; expiry and a
+    pinning reader go on beside them."""
+    return {"w1": a.writer(w, "w1", 1, 4), "w2": a.writer(w, "w2", 2, 4), "w3": a.writer(w, "w3", 3, 3),
+            "compact": a.compactor(w, "compact"), "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -194,8 +234,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("partition-expire", _partition_expire, partitioned=True),
     Scenario("pk-partition-expire", _partition_expire, primary_key=True, partitioned=True,
              options={"bucket": "1"}),
+    Scenario("append-locked", _append_locked, locked=True),
+    Scenario("pk-locked", _pk_locked, primary_key=True, locked=True),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
-                    "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire")
+                    "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
+                    "append-locked", "pk-locked")
 EXHAUSTIVE_SCENARIOS = ("small",)
