@@ -1,14 +1,17 @@
 """The deterministic simulation in CI: replay is exact, a budget of random interleavings of every scenario and every
-interleaving of a small one (at most one preemption) keep the invariants, and the defects of issue 35 stay fixed
-(forced schedules: each states the race it forces, and replays exactly from its recorded decisions)."""
+interleaving of a small one (at most one preemption) keep the invariants, the defects of issue 35 stay fixed
+(forced schedules: each states the race it forces, and replays exactly from its recorded decisions), and the catalog's
+commit lock (``locked`` scenarios) excludes, and its checks fire when it does not."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import pathlib
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,6 +20,7 @@ from tests.simulation.explore import exhaustive, replay, run_seed
 from tests.simulation.forced import AfterOwnPublication, Script, ScriptedFaults, Seq, is_op, publishing
 from tests.simulation.memo import DecodeMemo
 from tests.simulation.scenarios import RANDOM_SCENARIOS, SCENARIOS, Result, Scenario, run_once
+from tests.simulation.sim_metastore import SimMetastore
 
 pytestmark = pytest.mark.timeout(600)  # an actor blocked outside a scheduling point would block the whole run
 
@@ -46,7 +50,16 @@ print(hashlib.sha256(repr((r.record.trace, r.record.decisions)).encode()).hexdig
 """
 
 
-@pytest.mark.parametrize("name", ["append-race", "partition-expire"])
+def test_same_seed_same_trace_with_the_lock() -> None:
+    first = run_seed(SCENARIOS["append-locked"], 3)
+    second = run_seed(SCENARIOS["append-locked"], 3)
+    assert first.record.trace == second.record.trace
+    assert first.record.decisions == second.record.decisions
+    assert first.lock_waits == second.lock_waits > 0  # the lock was contended, the same way
+    assert sum(op == "lock" for _, op, _ in first.record.trace) > 10
+
+
+@pytest.mark.parametrize("name", ["append-race", "partition-expire", "append-locked"])
 def test_a_seed_gives_the_same_trace_in_every_process(name: str) -> None:
     """A soak worker's failure replays in another process: nothing the engine does depends on the process's string
     hash seed (tag deletion once deleted files in a set's order)."""
@@ -80,10 +93,67 @@ def test_the_decode_memo_changes_nothing(name: str, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("name", RANDOM_SCENARIOS)
 def test_random_interleavings(name: str) -> None:
-    failures = [r for r in (run_seed(SCENARIOS[name], seed) for seed in range(SEEDS_PER_SCENARIO)) if not r.ok]
+    results = [run_seed(SCENARIOS[name], seed) for seed in range(SEEDS_PER_SCENARIO)]
+    failures = [r for r in results if not r.ok]
     assert not failures, "\n".join([f"{len(failures)} of {SEEDS_PER_SCENARIO} seeds failed:",
                                      *(f"  seed {r.seed}: {(r.violation or '')[:300]}" for r in failures),
                                      _explain(failures[0])])
+    if SCENARIOS[name].locked:  # else the seeds prove nothing about the lock
+        assert sum(r.lock_waits for r in results) > 0, "no actor ever waited for the metastore's lock"
+
+
+# ---- the catalog's commit lock (ADR 0044) ------------------------------------------------------------------------
+
+
+def _two_writers(w: a.World) -> dict[str, a.Actor]:
+    return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2)}
+
+
+def test_a_commit_waits_for_the_lock_held_by_another() -> None:
+    """A takes the lock and pauses right before its publication; B commits: it must wait (polling, a scheduling
+    point each time) until A released the lock, then publish; both commits are in the table."""
+    script = Script([("a", publishing), ("b", is_op("sleep")), ("a", None)])
+    scenario = Scenario("lock-wait", _two_writers, locked=True)
+    r = run_once(scenario, 1, script)
+    assert script.completed == 3, "the script was not followed"
+    assert r.ok, _explain(r)
+    assert r.lock_waits > 0 and {ack.actor for ack in r.acks} == {"setup", "a", "b"}
+    trace = r.record.trace
+    a_unlocks = [i for i, (n, op, _) in enumerate(trace) if (n, op) == ("a", "unlock")]
+    b_first = next(i for i, (n, op, p) in enumerate(trace) if n == "b" and publishing(op, p))
+    assert a_unlocks and a_unlocks[0] < b_first, "B published before A released the lock"
+    assert replay(scenario, 1, r.record.decisions).record.trace == trace
+
+
+def _grant_always(self: SimMetastore, key: tuple[str, str], me: str) -> bool:
+    self._round_trip("lock", key)
+    return True
+
+
+_real_lock = SimMetastore.lock
+
+
+@contextlib.contextmanager
+def _no_lock_for_actors(self: SimMetastore, db: str, table: str) -> Iterator[None]:
+    if self.sched.current_actor() is None:  # the run's setup still takes it: the actors' commits are caught
+        with _real_lock(self, db, table):
+            yield
+    else:
+        yield
+
+
+@pytest.mark.parametrize(("attribute", "broken", "finding"), [
+    ("_try_acquire", _grant_always, r"w\d took the lock on db\.t while w\d held it"),
+    ("lock", _no_lock_for_actors, r"snapshot-\d+ created by w\d, which does not hold the lock"),
+], ids=["not-exclusive", "bypassed"])
+def test_the_lock_checks_fire_when_the_lock_is_broken(attribute: str, broken: object, finding: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock that lets two actors in at once, and commits that publish without it, are reported: the locked
+    scenarios' passing seeds mean something."""
+    monkeypatch.setattr(SimMetastore, attribute, broken)
+    found = [r for r in (run_seed(SCENARIOS["append-locked"], seed) for seed in range(SEEDS_PER_SCENARIO))
+             if re.search(finding, r.violation or "")]
+    assert found, f"no seed reported {finding!r}"
 
 
 @pytest.mark.slow  # 1,003 interleavings, ~20 s: in make test, not in make test-fast
