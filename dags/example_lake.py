@@ -196,33 +196,33 @@ def report(warehouse: str, sample_rows: int = 10, options: Mapping[str, str] | N
     ``options``: catalog options (a ``metastore`` and its options: the catalog it names)."""
     from table_engine.catalog import create_catalog
 
-    catalog = create_catalog(warehouse, dict(options or {}))
-    lines = [f"warehouse {warehouse}"]
-    for tdef in LAKE_TABLES:
-        if not catalog.table_exists(tdef.name):
-            lines.append(f"\n{tdef.name}: (not created)")
-            continue
-        table = catalog.get_table(tdef.name)
-        data = table.read()
-        lines.append(f"\n{tdef.name}: {data.num_rows} rows, primary key {table.primary_keys or '-'}, "
-                     f"partitioned by {table.partition_keys}")
-        for snap in table.snapshots():
-            lines.append(f"  snapshot {snap.id:>3} {snap.commit_kind!s:<9} records total={snap.total_record_count} "
-                         f"delta={snap.delta_record_count} changelog={snap.changelog_record_count or 0}")
-        if table.list_tags():
-            lines.append(f"  tags: {', '.join(table.list_tags())}")
-        if table.consumers():
-            lines.append(f"  consumers: {table.consumers()}")
-    if catalog.table_exists(DWS.name):
-        dws = catalog.get_table(DWS.name)
-        tags = dws.list_tags()
-        if tags:
-            rows = dws.read(columns=["user_id", "dt", "quantity", "amount"], tag=tags[-1]).sort_by(
-                [("dt", "ascending"), ("amount", "descending")]).to_pylist()
-            lines.append(f"\nADS: {DWS.name} at tag {tags[-1]} ({len(rows)} rows)")
-            lines.append(f"  {'dt':<10} | {'user_id':<8} | {'quantity':>8} | {'amount':>8}")
-            for r in rows[:sample_rows]:
-                lines.append(f"  {r['dt']:<10} | {r['user_id']:<8} | {r['quantity']:>8} | {r['amount']:>8.2f}")
+    with create_catalog(warehouse, dict(options or {})) as catalog:
+        lines = [f"warehouse {warehouse}"]
+        for tdef in LAKE_TABLES:
+            if not catalog.table_exists(tdef.name):
+                lines.append(f"\n{tdef.name}: (not created)")
+                continue
+            table = catalog.get_table(tdef.name)
+            data = table.read()
+            lines.append(f"\n{tdef.name}: {data.num_rows} rows, primary key {table.primary_keys or '-'}, "
+                         f"partitioned by {table.partition_keys}")
+            for snap in table.snapshots():
+                lines.append(f"  snapshot {snap.id:>3} {snap.commit_kind!s:<9} records total={snap.total_record_count} "
+                             f"delta={snap.delta_record_count} changelog={snap.changelog_record_count or 0}")
+            if table.list_tags():
+                lines.append(f"  tags: {', '.join(table.list_tags())}")
+            if table.consumers():
+                lines.append(f"  consumers: {table.consumers()}")
+        if catalog.table_exists(DWS.name):
+            dws = catalog.get_table(DWS.name)
+            tags = dws.list_tags()
+            if tags:
+                rows = dws.read(columns=["user_id", "dt", "quantity", "amount"], tag=tags[-1]).sort_by(
+                    [("dt", "ascending"), ("amount", "descending")]).to_pylist()
+                lines.append(f"\nADS: {DWS.name} at tag {tags[-1]} ({len(rows)} rows)")
+                lines.append(f"  {'dt':<10} | {'user_id':<8} | {'quantity':>8} | {'amount':>8}")
+                for r in rows[:sample_rows]:
+                    lines.append(f"  {r['dt']:<10} | {r['user_id']:<8} | {r['quantity']:>8} | {r['amount']:>8.2f}")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Self
 
 import pyarrow as pa
 
@@ -328,6 +329,13 @@ class Catalog:
 
     def close(self) -> None:
         """Release what the catalog holds (a metastore's connections); the filesystem catalog holds nothing."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """``with create_catalog(...) as catalog:`` closes the catalog at the end of the block."""
+        self.close()
 
 
 def open_table(path: str, options: Mapping[str, str] | None = None) -> Table:

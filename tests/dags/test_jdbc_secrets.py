@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import pathlib
 import uuid
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 from example_lake import LAPTOP_SPARK_CONF
 
 from tests import airflow_env
-from tests.dags.test_s3_credentials import CmdlineWatch, _db_texts, sync_to_db
+from tests.dags.test_s3_credentials import CmdlineWatch, _db_texts, metadata_db_bytes, sync_to_db
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -59,7 +58,8 @@ def test_a_dag_run_on_a_jdbc_catalog_leaks_its_password_nowhere(
         warehouse, metastore="jdbc", uri=uri, jdbc_user="etl", jdbc_password=PASSWORD, lock_enabled=True))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", airflow_env.spark_connection("local[2]"))
     options = {"metastore": "jdbc", "uri": uri, "jdbc.user": "etl", "jdbc.password": PASSWORD}
-    create_catalog(warehouse, options).create_database("db")
+    with create_catalog(warehouse, options) as catalog:
+        catalog.create_database("db")
     source = tmp_path / "landing" / "part-0.parquet"
     source.parent.mkdir()
     pq.write_table(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), source)
@@ -70,8 +70,9 @@ def test_a_dag_run_on_a_jdbc_catalog_leaks_its_password_nowhere(
     states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances()}
     assert str(dr.state) == "success", states
 
-    table = create_catalog(warehouse, options).get_table(TABLE)
-    assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3] and table.list_tags() == ["t1"]
+    with create_catalog(warehouse, options) as catalog:
+        table = catalog.get_table(TABLE)
+        assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3] and table.list_tags() == ["t1"]
     # the tag task's CLI ran in a process of its own (the watch saw it), and no argv held the password
     assert any("table_engine.cli" in s for s in watch.seen), watch.seen
     assert watch.leaks == []
@@ -82,7 +83,5 @@ def test_a_dag_run_on_a_jdbc_catalog_leaks_its_password_nowhere(
     out, err = capfd.readouterr()
     assert "create-tag db.events: starting" in out + err  # the CLI's own log lines are in the task output
     assert PASSWORD not in out and PASSWORD not in err and PASSWORD not in caplog.text
-    db = pathlib.Path(os.environ["AIRFLOW_HOME"]) / "airflow.db"
-    for path in (db, db.with_name("airflow.db-wal")):
-        if path.exists():
-            assert PASSWORD.encode() not in path.read_bytes(), path
+    for path, data in metadata_db_bytes():
+        assert PASSWORD.encode() not in data, path

@@ -17,6 +17,8 @@ import datetime
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -154,6 +156,21 @@ def s3_lake(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, s3_server: 
     yield {"warehouse": s3_warehouse, "source": str(source.parent)}
 
 
+def metadata_db_bytes() -> list[tuple[pathlib.Path, bytes]]:
+    """The bytes of the session's SQLite metadata database and its WAL, read by another process: opening and
+    closing a database file in this process would drop the POSIX locks this process's SQLite connections hold on it
+    (POSIX releases every lock of a process on a file when any of its descriptors of the file closes), so another
+    process (a lineage runner) could checkpoint and delete the WAL under them: "database disk image is malformed"."""
+    db = pathlib.Path(os.environ["AIRFLOW_HOME"]) / "airflow.db"
+    out = []
+    for path in (db, db.with_name("airflow.db-wal")):
+        proc = subprocess.run([sys.executable, "-c", "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb')"
+                               ".read())", str(path)], capture_output=True, timeout=60, check=False)
+        if proc.returncode == 0:
+            out.append((path, proc.stdout))
+    return out
+
+
 def _db_texts(dag_id: str = DAG_ID) -> dict[str, str]:
     """What the run of ``dag_id`` left in the metadata DB that users see: rendered fields, XComs, Asset event
     extras."""
@@ -233,7 +250,5 @@ def test_a_dag_run_on_s3_gets_credentials_from_the_connection_and_leaks_them_now
     # that the deferred sensor's trigger ran is shown above: snapshot 2 is only written once ``wait`` has deferred,
     # and ``wait`` returned it (where Airflow's own log lines go depends on the logging set up by earlier tests)
     assert SECRET_KEY not in out and SECRET_KEY not in err and SECRET_KEY not in caplog.text
-    db = pathlib.Path(os.environ["AIRFLOW_HOME"]) / "airflow.db"
-    for path in (db, db.with_name("airflow.db-wal")):
-        if path.exists():
-            assert SECRET_KEY.encode() not in path.read_bytes(), path
+    for path, data in metadata_db_bytes():
+        assert SECRET_KEY.encode() not in data, path
