@@ -34,7 +34,8 @@ S3_SESSION_TOKEN = key("s3.session.token").string_type().no_default_value().with
     "fs.s3.securityToken").with_description("Session token of temporary credentials.")
 S3_REGION = key("s3.region").string_type().no_default_value().with_fallback_keys(
     "fs.s3.region").with_description("Region of the bucket (default: AWS_REGION, else us-east-1).")
-S3_PATH_STYLE_ACCESS = key("s3.path.style.access").bool_type().default_value(False).with_description(
+S3_PATH_STYLE_ACCESS = key("s3.path.style.access").bool_type().default_value(False).with_fallback_keys(
+    "fs.s3.path.style.access").with_description(
     "Address buckets as <endpoint>/<bucket> instead of <bucket>.<endpoint> (MinIO and most S3-compatible "
     "servers need true).")
 S3_CONNECTION_TIMEOUT = key("s3.connection.timeout").duration_type().default_value(30_000).with_description(
