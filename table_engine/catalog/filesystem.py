@@ -121,13 +121,23 @@ class Catalog:
     def database_exists(self, name: str) -> bool:
         return self.file_io.exists(self.database_path(name))
 
-    def create_database(self, name: str, ignore_if_exists: bool = True) -> None:
+    def create_database(self, name: str, ignore_if_exists: bool = True,
+                        properties: Mapping[str, str] | None = None) -> None:
+        """Create database ``name``: its directory and, in a metastore, its registration with ``properties``
+        (the filesystem catalog keeps none, and refuses them rather than drop them)."""
         check_name("database", name)
         refuse_system_database(name)
         if self.database_exists(name):
             if ignore_if_exists:
                 return
             raise DatabaseAlreadyExistError(f"database {name!r} exists in {self.describe()}")
+        self._create_database(name, dict(properties or {}))
+
+    def _create_database(self, name: str, properties: dict[str, str]) -> None:
+        if properties:
+            raise UnsupportedError(f"database {name!r}: the filesystem catalog keeps no database properties "
+                                   f"({', '.join(sorted(properties))}); they need a metastore (metastore = jdbc or "
+                                   "hive)")
         self.file_io.mkdirs(self.database_path(name))
 
     def list_databases(self) -> list[str]:
@@ -139,16 +149,22 @@ class Catalog:
         return sorted(out)
 
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        """Drop database ``name``; one that still has tables (or views) only with ``cascade``, which drops them."""
         if not self.database_exists(name):
             if ignore_if_not_exists:
                 return
             raise DatabaseNotExistError(f"database {name!r} does not exist in {self.describe()}")
-        tables = self.list_tables(name)
-        if tables and not cascade:
-            raise DatabaseNotEmptyError(f"database {name!r} still has tables {tables}; use cascade=True")
-        self._drop_database(name, tables)
+        tables, views = self.list_tables(name), self._views_of(name)
+        if (tables or views) and not cascade:
+            held = f"tables {tables}" + (f" and views {views}" if views else "")
+            raise DatabaseNotEmptyError(f"database {name!r} still has {held}; use cascade=True")
+        self._drop_database(name, tables, views)
 
-    def _drop_database(self, name: str, tables: list[str]) -> None:
+    def _views_of(self, database: str) -> list[str]:
+        """The views :meth:`drop_database` drops with ``database`` (none: this catalog has no views)."""
+        return []
+
+    def _drop_database(self, name: str, tables: list[str], views: list[str]) -> None:
         self.file_io.delete(self.database_path(name), recursive=True)
 
     # ---- tables ------------------------------------------------------------------------------------------------
@@ -204,6 +220,7 @@ class Catalog:
         validate_bucket(ts)
         validate_blob(ts)
         validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
+        self._check_registrable(identifier, ts)
         self._check_table_name_free(db, name, identifier)
         self.create_database(db, ignore_if_exists=True)  # only once the table is valid: bad input changes nothing
         path = self.table_path(identifier)
@@ -213,6 +230,9 @@ class Catalog:
             raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
         log.info("created table %s at %s", identifier, path)
         return self._open(db, path, identifier, ts)
+
+    def _check_registrable(self, identifier: str, schema: TableSchema) -> None:
+        """Refuse a table whose options ask the catalog's metastore for what this engine does not do."""
 
     def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
         """Refuse a new table whose name another object of the database has (a metastore's view)."""

@@ -29,17 +29,13 @@ import pyarrow as pa
 
 from table_engine.catalog.filesystem import Catalog
 from table_engine.catalog.identifiers import (
-    check_name,
     parse_identifier,
     parse_object_identifier,
-    refuse_system_database,
 )
 from table_engine.catalog.metastore import Metastore, ViewDef
 from table_engine.catalog.options import MetastoreKind
-from table_engine.core_options import METASTORE_PARTITIONED_TABLE
+from table_engine.core_options import METASTORE_PARTITIONED_TABLE, METASTORE_TAG_TO_PARTITION
 from table_engine.errors import (
-    DatabaseAlreadyExistError,
-    DatabaseNotEmptyError,
     DatabaseNotExistError,
     SchemaError,
     TableAlreadyExistError,
@@ -125,20 +121,13 @@ class MetastoreCatalog(Catalog):
     def database_exists(self, name: str) -> bool:
         return self.metastore.database_exists(name)
 
-    def create_database(self, name: str, ignore_if_exists: bool = True,
-                        properties: Mapping[str, str] | None = None) -> None:
-        """Create database ``name`` (its directory, then its registration with ``properties``)."""
-        check_name("database", name)
-        refuse_system_database(name)
-        if self.database_exists(name):
-            if ignore_if_exists:
-                return
-            raise DatabaseAlreadyExistError(f"database {name!r} exists in {self.describe()}")
+    def _create_database(self, name: str, properties: dict[str, str]) -> None:
+        """The directory, then the registration (the directory removed again if the registration fails)."""
         path = self.database_path(name)
         existed = self.file_io.exists(path)
         self.file_io.mkdirs(path)
         try:
-            self.metastore.create_database(name, path, dict(properties or {}))
+            self.metastore.create_database(name, path, properties)
         except BaseException:
             if not existed:
                 self.file_io.delete(path, recursive=False)
@@ -153,15 +142,10 @@ class MetastoreCatalog(Catalog):
     def list_databases(self) -> list[str]:
         return sorted(set(self.metastore.list_databases()))
 
-    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
-        if not self.database_exists(name):
-            if ignore_if_not_exists:
-                return
-            raise DatabaseNotExistError(f"database {name!r} does not exist in {self.describe()}")
-        tables, views = self.list_tables(name), self.list_views(name)
-        if (tables or views) and not cascade:
-            raise DatabaseNotEmptyError(f"database {name!r} still has tables {tables} and views {views}; use "
-                                        "cascade=True")
+    def _views_of(self, database: str) -> list[str]:
+        return self.list_views(database)
+
+    def _drop_database(self, name: str, tables: list[str], views: list[str]) -> None:
         for table in tables:
             self.drop_table(f"{name}.{table}", ignore_if_not_exists=True)
         for view in views:
@@ -213,7 +197,15 @@ class MetastoreCatalog(Catalog):
                                      f"missing: no schema under {path}")
         return schema
 
+    def _check_registrable(self, identifier: str, schema: TableSchema) -> None:
+        tag_field = METASTORE_TAG_TO_PARTITION.value_from(schema.options)
+        if tag_field is not None and self.catalog_options.metastore() is MetastoreKind.HIVE:
+            raise UnsupportedError(f"table {identifier}: 'metastore.tag-to-partition' = {tag_field!r} (tags "
+                                   f"registered as partitions of the Hive table) is not implemented: the tags this "
+                                   f"engine creates or expires would not be registered in {self.describe()}")
+
     def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
+        self._check_registrable(identifier, schema)
         name = parse_identifier(identifier)[1]
         registrar = PartitionRegistrar(self.metastore, db, name, path, schema) \
             if schema.partition_keys and METASTORE_PARTITIONED_TABLE.value_from(schema.options) else None

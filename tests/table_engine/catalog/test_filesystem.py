@@ -1,4 +1,5 @@
-"""The filesystem catalog's rename (Paimon's ``renameTable``: one directory rename) and its refusal of views."""
+"""The filesystem catalog's databases, rename (Paimon's ``renameTable``: one directory rename) and its refusal of
+views and of database properties."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from table_engine.catalog import Catalog
 from table_engine.errors import (
     CatalogError,
+    DatabaseAlreadyExistError,
+    DatabaseNotEmptyError,
     DatabaseNotExistError,
     ReadOnlyTableError,
     TableAlreadyExistError,
@@ -26,6 +29,25 @@ class NoRenameFileIO(LocalFileIO):
     """A local disk that behaves as an object store: no directories, no rename."""
 
     has_directories = False
+
+
+def test_databases(tmp_path: pathlib.Path) -> None:
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    catalog.create_database("db")  # ignore_if_exists
+    with pytest.raises(DatabaseAlreadyExistError, match="'db' exists"):
+        catalog.create_database("db", ignore_if_exists=False)
+    with pytest.raises(UnsupportedError, match=r"database 'p'.*no database properties \(owner\)"):
+        catalog.create_database("p", properties={"owner": "me"})  # refused, not dropped silently
+    assert catalog.list_databases() == ["db"] and not (tmp_path / "p.db").exists()
+    catalog.create_table("db.t", SCHEMA)
+    with pytest.raises(DatabaseNotEmptyError, match=r"still has tables \['t'\]; use cascade=True$"):
+        catalog.drop_database("db")
+    catalog.drop_database("db", cascade=True)
+    assert catalog.list_databases() == [] and not (tmp_path / "db.db").exists()
+    with pytest.raises(DatabaseNotExistError):
+        catalog.drop_database("db")
+    catalog.drop_database("db", ignore_if_not_exists=True)
 
 
 def test_rename_table(tmp_path: pathlib.Path) -> None:
