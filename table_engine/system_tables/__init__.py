@@ -13,7 +13,8 @@ Value formats follow Paimon: times are local wall-clock ``timestamp[ms]`` (Java 
 per-column stats ``{col=value, ...}`` sorted by column, tag retention an ISO-8601 duration (``PT24H``).
 
 The modules: ``schemas`` (the metadata tables' Arrow schemas), ``metadata_tables`` (:class:`SystemTable` and a row
-builder per metadata table), ``change_tables`` (``$audit_log``, ``$binlog``), ``values`` (Paimon's value formats).
+builder per metadata table), ``change_tables`` (``$audit_log``, ``$binlog``), ``values`` (Paimon's value formats),
+``rows`` (:class:`~table_engine.system_tables.rows.BuiltRows`: the filter and projection of tables built at each read).
 """
 
 from __future__ import annotations

@@ -5,15 +5,13 @@ catalog rather than one table. Only ``sys.catalog_options`` here: the catalog's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 import pyarrow as pa
 
 from table_engine.format.schema_file import new_schema
 from table_engine.io.file_io import FileIO
-from table_engine.predicate import conjunction, parse_filters, validate_columns
-from table_engine.store.changes.stream_scan import StreamScan
+from table_engine.system_tables.rows import BuiltRows
 from table_engine.table import Table
 from table_engine.types import fields_from_arrow_schema
 
@@ -25,11 +23,10 @@ CATALOG_OPTIONS_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False)
 GLOBAL_SYSTEM_TABLES = ("catalog_options",)
 
 
-class CatalogOptionsTable:
+class CatalogOptionsTable(BuiltRows):
     """``sys.catalog_options``: one row per catalog option, sorted by key (a :class:`TableSource`)."""
 
     name = "catalog_options"
-    stream_scan_class = StreamScan
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.options = dict(options)
@@ -37,23 +34,9 @@ class CatalogOptionsTable:
     def arrow_schema(self, table: Table) -> pa.Schema:
         return CATALOG_OPTIONS_SCHEMA
 
-    def read(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
-             tag: str | None, timestamp_millis: int | None) -> pa.Table:
+    def rows(self, table: Table, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> pa.Table:
         keys = sorted(self.options)
-        result = pa.table({"key": keys, "value": [self.options[k] for k in keys]}, schema=CATALOG_OPTIONS_SCHEMA)
-        preds = parse_filters(filter)
-        validate_columns(preds, CATALOG_OPTIONS_SCHEMA.names)
-        expr = conjunction(preds)
-        if expr is not None:
-            result = result.filter(expr)
-        if columns is not None:
-            validate_columns(parse_filters([(c, "is null") for c in columns]), CATALOG_OPTIONS_SCHEMA.names)
-            result = result.select(list(columns))
-        return result
-
-    def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
-                   tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
-        yield from self.read(table, columns, filter, snapshot_id, tag, timestamp_millis).to_batches(batch_size)
+        return pa.table({"key": keys, "value": [self.options[k] for k in keys]}, schema=CATALOG_OPTIONS_SCHEMA)
 
 
 def catalog_options_table(file_io: FileIO, warehouse: str, options: Mapping[str, str]) -> Table:

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -15,12 +15,11 @@ from table_engine.format.data_file_meta import FileSource
 from table_engine.format.schema_file import list_schema_ids, read_schema
 from table_engine.format.snapshot import Snapshot, list_snapshot_ids, read_snapshot
 from table_engine.lsm.merge_engines import aggregation_fields
-from table_engine.predicate import conjunction, parse_filters, validate_columns
 from table_engine.store.changes.consumers import ConsumerManager
-from table_engine.store.changes.stream_scan import StreamScan
 from table_engine.store.lifecycle.file_refs import FileRefs
 from table_engine.store.lifecycle.tags import TagManager
 from table_engine.store.reading.scan import live_entries
+from table_engine.system_tables.rows import BuiltRows
 from table_engine.system_tables.schemas import SCHEMAS, SYSTEM_TABLES, TIME_TRAVEL_TABLES
 from table_engine.system_tables.values import PartitionFormat, iso_duration, key_text, local_time, value_stats
 from table_engine.table import Table
@@ -30,11 +29,9 @@ Version = tuple[int | None, str | None, int | None]
 """The snapshot a builder describes: ``(snapshot_id, tag, timestamp_millis)``, all None for the latest."""
 
 
-class SystemTable:
+class SystemTable(BuiltRows):
     """The rows of a ``<table>$<name>`` metadata table, built from the data table's metadata at each read (a
     :class:`~table_engine.table_source.TableSource`)."""
-
-    stream_scan_class: type[StreamScan] = StreamScan
 
     def __init__(self, table: Table, name: str) -> None:
         if name not in SCHEMAS:
@@ -46,9 +43,7 @@ class SystemTable:
     def arrow_schema(self, table: Table) -> pa.Schema:
         return SCHEMAS[self.name]
 
-    def read(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
-             tag: str | None, timestamp_millis: int | None) -> pa.Table:
-        schema = SCHEMAS[self.name]
+    def rows(self, table: Table, snapshot_id: int | None, tag: str | None, timestamp_millis: int | None) -> pa.Table:
         version: Version = (snapshot_id, tag, timestamp_millis)
         if self.name in TIME_TRAVEL_TABLES:
             if incremental_read(table, snapshot_id, tag, timestamp_millis):
@@ -56,20 +51,7 @@ class SystemTable:
                                        "incremental / latest-delta are not supported for it")
             snap = table.resolve_snapshot(snapshot_id, tag, timestamp_millis)  # the view's options apply
             version = (None if snap is None else snap.id, None, None)
-        result = _BUILDERS[self.name](self.data_table, version)
-        preds = parse_filters(filter)
-        validate_columns(preds, schema.names)
-        expr = conjunction(preds)
-        if expr is not None:
-            result = result.filter(expr)
-        if columns is not None:
-            validate_columns(parse_filters([(c, "is null") for c in columns]), schema.names)
-            result = result.select(list(columns))
-        return result
-
-    def to_batches(self, table: Table, columns: Sequence[str] | None, filter: Any, snapshot_id: int | None,
-                   tag: str | None, timestamp_millis: int | None, batch_size: int) -> Iterator[pa.RecordBatch]:
-        yield from self.read(table, columns, filter, snapshot_id, tag, timestamp_millis).to_batches(batch_size)
+        return _BUILDERS[self.name](self.data_table, version)
 
 
 # ------------------------------------------------------------------------------------------------ builders
