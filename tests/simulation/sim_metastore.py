@@ -1,38 +1,39 @@
 """A metastore for the simulation: registrations in dicts, and a per-table commit lock the actors contend for
 (``lock.enabled``, ADR 0044), with the checks that prove the lock is held where it must be.
 
-Why not ``tests/table_engine/catalog/fake_metastore.py``: its lock is a ``threading.Lock``, and the actors are
-greenlets of one thread, so an actor waiting for it would block the thread and the holder would never run again.
-Here a waiter polls, as Paimon's JDBC and Hive locks do: it tries; while another actor holds the lock it sleeps
-(the scheduler's virtual sleep, a scheduling point; 50 ms first, doubling up to ``lock-check-max-sleep``) and tries
-again, and once its sleeps add up to ``lock-acquire-timeout`` it gives up with a retryable CommitConflictError.
-Virtual sleeps take no time, so the timeout is counted in the sleeps asked for (as :mod:`table_engine.store.pins`
-counts its waits): a simulated waiter gives up after as many tries as a real one. Each try and the release are
-round trips to the metastore, so each is a scheduling point too (``lock`` and ``unlock``, path ``<db>.<table>``).
+The registrations are :class:`~tests.table_engine.catalog.fake_metastore.DictMetastore`'s; the lock is not
+``FakeMetastore``'s: that is a ``threading.Lock``, and the actors are greenlets of one thread, so an actor waiting for
+it would block the thread and the holder would never run again. Here a waiter polls, as Paimon's JDBC and Hive locks do:
+it tries; while another actor holds the lock it sleeps (the scheduler's virtual sleep, a scheduling point; 50 ms first,
+doubling up to ``lock-check-max-sleep``) and tries again, and once its sleeps add up to ``lock-acquire-timeout`` it
+gives up with a retryable CommitConflictError. Virtual sleeps take no time, so the timeout is counted in the sleeps
+asked for (as :mod:`table_engine.store.pins` counts its waits): a simulated waiter gives up after as many tries as a
+real one. Each try and the release are round trips to the metastore, so each is a scheduling point too (``lock`` and
+``unlock``, path ``<db>.<table>``).
 
 Checks (each a violation the run's checker reports after the step; see ``scenarios.run_once`` for the wiring):
 
-* mutual exclusion: no two actors inside one table's lock at once (what the lock promises; recorded apart from
-  the state that grants it, so a lock that does not exclude is caught: ``test_simulation.py``);
+* mutual exclusion: no two actors inside one table's lock at once (what the lock promises; recorded apart from the
+  state that grants it, so a lock that does not exclude is caught: ``test_simulation.py``);
 * every ``snapshot-N`` of the table is created by an actor inside the table's lock
-  (:meth:`SimMetastore.check_creation`, called from the raw store's creation hook, which runs in the creating
-  actor: so a commit path that publishes without the lock is caught).
+  (:meth:`SimMetastore.check_creation`, called from the raw store's creation hook, which runs in the creating actor:
+  so a commit path that publishes without the lock is caught).
 
-The other calls of :class:`~table_engine.catalog.metastore.Metastore` are plain dict operations, no scheduling
-points: only the lock takes part in the commit protocol. Before the actors start (the table's creation and first
-commit in ``run_once``) there is no actor: the lock is then taken without scheduling points, by ``setup``.
+The other calls of :class:`~table_engine.catalog.metastore.Metastore` are ``DictMetastore``'s dict operations, no
+scheduling points: only the lock takes part in the commit protocol. Before the actors start (the table's creation and
+first commit in ``run_once``) there is no actor: the lock is then taken without scheduling points, by ``setup``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 
-from table_engine.catalog.metastore import Metastore, ViewDef
+from table_engine.catalog.metastore import Metastore
 from table_engine.catalog.options import LOCK_ACQUIRE_TIMEOUT, LOCK_CHECK_MAX_SLEEP, CatalogOptions
-from table_engine.errors import CatalogError, CommitConflictError
-from table_engine.format.schema_file import TableSchema
+from table_engine.errors import CommitConflictError
 from tests.simulation.scheduler import Scheduler
+from tests.table_engine.catalog.fake_metastore import DictMetastore
 
 FIRST_SLEEP_MS = 50
 """The first wait for a lock held by another actor (Paimon's, then doubling up to ``lock-check-max-sleep``)."""
@@ -42,19 +43,19 @@ SETUP = "setup"
 Key = tuple[str, str]
 
 
-class SimMetastore:
+class SimMetastore(DictMetastore):
     """One catalog's registrations and table locks for one run. ``report(text)`` records a violation of the
     lock's checks (the checker's :meth:`~tests.simulation.invariants.Checker.report`)."""
 
+    NAME = "simulated metastore"
+
     def __init__(self, options: Mapping[str, str], sched: Scheduler, report: Callable[[str], None]) -> None:
+        super().__init__()
         opts = CatalogOptions(options)
         self.acquire_timeout_ms = opts.get(LOCK_ACQUIRE_TIMEOUT)
         self.check_max_sleep_ms = opts.get(LOCK_CHECK_MAX_SLEEP)
         self.sched = sched
         self.report = report
-        self.databases: dict[str, dict[str, str]] = {}
-        self.tables: dict[Key, TableSchema] = {}
-        self.views: dict[Key, ViewDef] = {}
         self.owner: dict[Key, str] = {}
         """The lock table: who the metastore says holds each table's lock (what a try tests and sets)."""
         self.inside: dict[Key, list[str]] = {}
@@ -133,66 +134,6 @@ class SimMetastore:
             holders = self.inside.get((db, table)) or ["nobody"]
             self.report(f"snapshot-{snapshot_id} created by {me}, which does not hold the lock on {db}.{table} "
                         f"(held by {', '.join(holders)})")
-
-    # ---- registrations -----------------------------------------------------------------------------------------
-    def list_databases(self) -> list[str]:
-        return list(self.databases)
-
-    def database_exists(self, db: str) -> bool:
-        return db in self.databases
-
-    def create_database(self, db: str, location: str, properties: Mapping[str, str]) -> None:
-        if db in self.databases:
-            raise CatalogError(f"simulated metastore: database {db} exists")
-        self.databases[db] = {"location": location, **properties}
-
-    def database_properties(self, db: str) -> dict[str, str]:
-        return dict(self.databases[db])
-
-    def drop_database(self, db: str) -> None:
-        del self.databases[db]
-
-    def list_tables(self, db: str) -> list[str]:
-        return [t for (d, t) in self.tables if d == db]
-
-    def table_exists(self, db: str, table: str) -> bool:
-        return (db, table) in self.tables
-
-    def register_table(self, db: str, table: str, location: str, schema: TableSchema) -> None:
-        if (db, table) in self.tables:
-            raise CatalogError(f"simulated metastore: table {db}.{table} exists")
-        self.tables[(db, table)] = schema
-
-    def alter_table(self, db: str, table: str, location: str, schema: TableSchema) -> None:
-        self.tables[(db, table)] = schema
-
-    def drop_table(self, db: str, table: str) -> None:
-        del self.tables[(db, table)]
-
-    def rename_table(self, db: str, table: str, new_table: str, new_location: str) -> None:
-        self.tables[(db, new_table)] = self.tables.pop((db, table))
-
-    def add_partitions(self, db: str, table: str, location: str, schema: TableSchema,
-                       partitions: Sequence[Mapping[str, str]]) -> None:
-        """Not kept: no simulated table has ``metastore.partitioned-table``."""
-
-    def drop_partitions(self, db: str, table: str, partitions: Sequence[Mapping[str, str]]) -> None:
-        """Not kept (see :meth:`add_partitions`)."""
-
-    def create_view(self, view: ViewDef) -> None:
-        self.views[(view.database, view.name)] = view
-
-    def get_view(self, db: str, name: str) -> ViewDef | None:
-        return self.views.get((db, name))
-
-    def list_views(self, db: str) -> list[str]:
-        return [v for (d, v) in self.views if d == db]
-
-    def drop_view(self, db: str, name: str) -> None:
-        del self.views[(db, name)]
-
-    def close(self) -> None:
-        """Nothing to close."""
 
 
 def _conforms(m: SimMetastore) -> Metastore:
