@@ -419,6 +419,14 @@ PARTITION_MARK_DONE_WHEN_END_INPUT = key("partition.end-input-to-done").bool_typ
 METASTORE_PARTITIONED_TABLE = key("metastore.partitioned-table").bool_type().default_value(False).with_description(
     "Register the table's partitions in the metastore as commits add them and expiry drops them (a Hive "
     "catalog, Paimon's HiveCatalog); the filesystem catalog has no metastore and ignores it, as Paimon's does.")
+METASTORE_TAG_TO_PARTITION = key("metastore.tag-to-partition").string_type().no_default_value().with_description(
+    "Paimon's HiveCatalog registers a non-partitioned table as partitioned by this field and each tag as one of "
+    "its partitions. Not implemented: a Hive catalog refuses to create or open a table with it (its tags would not "
+    "be registered); the filesystem and JDBC catalogs ignore it, as Paimon's do.")
+METASTORE_TAG_TO_PARTITION_PREVIEW = key("metastore.tag-to-partition.preview").string_type().default_value(
+    "none").with_description(
+    "With `metastore.tag-to-partition`: whether the metastore shows a preview partition of tags not yet created "
+    "(Paimon's `none`, `process-time`, `watermark`, `batch`). Refused with it by a Hive catalog.")
 PARTITION_MARK_DONE_ACTION = key("partition.mark-done-action").list_type().default_value(["success-file"]) \
     .with_description("How mark-partition-done marks a partition done (comma-separated): success-file (a _SUCCESS "
                       "file in its directory; the engine's only one), done-partition and mark-event (need a "
@@ -578,7 +586,7 @@ SECTIONS = (
         CHANGELOG_TIME_RETAINED, PARTITION_EXPIRATION_TIME, PARTITION_EXPIRATION_CHECK_INTERVAL,
         PARTITION_EXPIRATION_STRATEGY, PARTITION_EXPIRATION_MAX_NUM, PARTITION_TIMESTAMP_FORMATTER,
         PARTITION_TIMESTAMP_PATTERN, PARTITION_MARK_DONE_WHEN_END_INPUT, PARTITION_MARK_DONE_ACTION,
-        METASTORE_PARTITIONED_TABLE,
+        METASTORE_PARTITIONED_TABLE, METASTORE_TAG_TO_PARTITION, METASTORE_TAG_TO_PARTITION_PREVIEW,
         TAG_AUTOMATIC_CREATION,
         TAG_CREATION_PERIOD, TAG_CREATION_DELAY, TAG_PERIOD_FORMATTER, TAG_NUM_RETAINED_MAX,
         TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,

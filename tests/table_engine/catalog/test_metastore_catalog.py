@@ -250,3 +250,16 @@ def test_a_failed_partition_registration_leaves_the_commit_whole(catalog: Metast
     t.write(pa.table({"dt": ["a"], "id": [2]}))  # the next commit into the partition registers it
     assert fake.tables[("db", "p")].partitions == [{"dt": "a"}]
     assert [s.id for s in t.snapshots()] == [1, 2]
+
+
+def test_tag_to_partition_is_refused_by_a_hive_catalog_and_ignored_by_jdbc(tmp_path: pathlib.Path,
+                                                                           catalog: MetastoreCatalog) -> None:
+    tagged = {"metastore.tag-to-partition": "tag"}
+    hive = MetastoreCatalog(str(tmp_path / "hive"), {"metastore": "hive"}, FakeMetastore())
+    with pytest.raises(UnsupportedError, match=r"table db\.t: 'metastore.tag-to-partition' = 'tag' .*not implemented"):
+        hive.create_table("db.t", SCHEMA, options=tagged)
+    assert hive.list_databases() == [] and not (tmp_path / "hive").exists()  # refused before anything was written
+    catalog.create_table("db.t", SCHEMA, options=tagged)  # Paimon's JdbcCatalog ignores it too
+    opened_by_hive = MetastoreCatalog(str(tmp_path), {"metastore": "hive"}, catalog.metastore)
+    with pytest.raises(UnsupportedError, match="metastore.tag-to-partition"):
+        opened_by_hive.get_table("db.t")  # e.g. a Java table: its tags would not be registered
