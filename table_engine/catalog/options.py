@@ -193,6 +193,49 @@ class CatalogOptions:
         return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix) and len(k) > len(prefix)}
 
 
+_EXAMPLES = (
+    "## Examples",
+    "",
+    "The options of a Flink or Spark catalog definition are these options, key for key. A JDBC catalog in "
+    "PostgreSQL and a Hive Metastore catalog, each with the commit lock that serializes this engine's commits with "
+    "Paimon Java's writers on the same tables:",
+    "",
+    "```python",
+    "from table_engine.catalog import create_catalog",
+    "",
+    "jdbc = create_catalog(\"s3://lake/warehouse\", {",
+    "    \"metastore\": \"jdbc\", \"uri\": \"jdbc:postgresql://db:5432/paimon\", \"catalog-key\": \"lake\",",
+    "    \"jdbc.user\": \"paimon\", \"jdbc.password\": password, \"lock.enabled\": \"true\"})",
+    "hive = create_catalog(\"s3://lake/warehouse\", {",
+    "    \"metastore\": \"hive\", \"uri\": \"thrift://metastore:9083\", \"lock.enabled\": \"true\",",
+    "    \"table-default.metastore.partitioned-table\": \"true\"})",
+    "with jdbc as catalog:  # a catalog holds connections: close it (a with block does)",
+    "    print(catalog.list_databases())",
+    "```",
+    "",
+    "As an Airflow connection (`paimon` type; `jdbc_password` is its own masked field, and the worker gets it "
+    "through the environment, never an argv; docs/connection.md):",
+    "",
+    "```bash",
+    "airflow connections add paimon_jdbc --conn-json '{\"conn_type\": \"paimon\", \"extra\": {",
+    "  \"warehouse\": \"s3://lake/warehouse\", \"metastore\": \"jdbc\", \"uri\": \"jdbc:postgresql://db:5432/paimon\",",
+    "  \"jdbc_user\": \"paimon\", \"jdbc_password\": \"<password>\", \"catalog_key\": \"lake\",",
+    "  \"lock_enabled\": true}}'",
+    "airflow connections add paimon_hive --conn-json '{\"conn_type\": \"paimon\", \"extra\": {",
+    "  \"warehouse\": \"s3://lake/warehouse\", \"metastore\": \"hive\", \"uri\": \"thrift://metastore:9083\",",
+    "  \"lock_enabled\": true}}'",
+    "```",
+    "",
+    "The same JDBC catalog in Flink SQL: `CREATE CATALOG lake WITH ('type' = 'paimon', 'metastore' = 'jdbc', "
+    "'uri' = 'jdbc:postgresql://db:5432/paimon', 'catalog-key' = 'lake', 'jdbc.user' = 'paimon', "
+    "'jdbc.password' = '...', 'lock.enabled' = 'true', 'warehouse' = 's3://lake/warehouse')` (`type` is Flink's "
+    "catalog factory, not a catalog option). Drivers: a `jdbc:sqlite:` URL needs nothing more; PostgreSQL needs "
+    "the `postgres` extra (psycopg), MySQL the `mysql` extra (PyMySQL) and a Hive Metastore the `hive` extra "
+    "(thriftpy2): `pip install 'airflow-provider-paimon[postgres]'`.",
+    "",
+)
+
+
 def render_markdown() -> str:
     """The catalog options reference (docs/catalogs.md) as Markdown."""
     lines = [
@@ -205,6 +248,7 @@ def render_markdown() -> str:
         "implement (below). Secrets (`jdbc.password`, `s3.secret-key`, `s3.session.token` and any key naming a "
         "password or a secret) never appear in an error or a log line.",
         "",
+        *_EXAMPLES,
         *REGISTRY.render_sections(),
         "## Key prefixes",
         "",
