@@ -1,5 +1,6 @@
 """Shared fixtures: a fresh warehouse per test, on local disk or on the session's S3 server; the session's
-PostgreSQL 15 server and Hive Metastore 2.3.10 (catalogs), each started when a test first asks for it."""
+PostgreSQL 15 server and Hive Metastore 2.3.10 (catalogs), each started when a test first asks for it; and
+``metastore``, one catalog definition per metastore the engine implements (a test that asks for it runs once each)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
@@ -126,3 +128,29 @@ def hive_metastore() -> Iterator[HiveMetastore]:
         yield server
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class MetastoreDefinition:
+    """A catalog's metastore options (``metastore``, ``uri`` and credentials; no warehouse) and its test id."""
+
+    kind: str
+    """``jdbc-sqlite``, ``jdbc-postgresql`` or ``hive``."""
+    options: dict[str, str]
+
+
+@pytest.fixture(params=["jdbc-sqlite", pytest.param("jdbc-postgresql", marks=pytest.mark.integration),
+                        pytest.param("hive", marks=pytest.mark.integration)])
+def metastore(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> MetastoreDefinition:
+    """Each metastore in turn: JDBC on a fresh SQLite file, JDBC on a fresh database of the session's PostgreSQL,
+    the session's Hive Metastore (shared: a test there uses databases of its own)."""
+    if request.param == "jdbc-sqlite":
+        return MetastoreDefinition(request.param, {"metastore": "jdbc",
+                                                   "uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}"})
+    if request.param == "jdbc-postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres")
+        return MetastoreDefinition(request.param, {
+            "metastore": "jdbc", "uri": server.jdbc_uri(server.new_database()), "jdbc.user": postgres_server.USER,
+            "jdbc.password": postgres_server.PASSWORD})
+    hms: HiveMetastore = request.getfixturevalue("hive_metastore")
+    return MetastoreDefinition(request.param, {"metastore": "hive", "uri": hms.uri})

@@ -40,11 +40,9 @@ import pytest
 
 from table_engine.catalog import Catalog, create_catalog
 from table_engine.catalog.metastore_catalog import MetastoreCatalog
-from tests import postgres_server
-from tests.hive_metastore import HiveMetastore as HiveMetastoreServer
+from tests.conftest import MetastoreDefinition
 from tests.hive_metastore import pyspark_jars
 from tests.interop.paimon_java import PaimonJavaClient, decode_rows, encode_rows
-from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.interop
 
@@ -110,12 +108,12 @@ class Lake:
         return self.java.read_job(self.warehouse, table)
 
 
-@pytest.fixture(params=["jdbc-sqlite", pytest.param("jdbc-postgresql", marks=pytest.mark.integration),
-                        pytest.param("hive", marks=pytest.mark.integration)])
-def lake(request: pytest.FixtureRequest, tmp_path: Path, paimon_java: PaimonJavaClient) -> Iterator[Lake]:
+@pytest.fixture
+def lake(request: pytest.FixtureRequest, metastore: MetastoreDefinition, tmp_path: Path,
+         paimon_java: PaimonJavaClient) -> Iterator[Lake]:
     warehouse = tmp_path / "warehouse"
     java_only: dict[str, str] = {}
-    if request.param.startswith("jdbc"):
+    if metastore.kind.startswith("jdbc"):
         missing = [str(p) for p in JDBC_DRIVERS if not p.is_file()]
         if missing:
             pytest.skip(f"Paimon Java's JDBC drivers are not installed: {missing} (apt-get install "
@@ -129,16 +127,7 @@ def lake(request: pytest.FixtureRequest, tmp_path: Path, paimon_java: PaimonJava
         assert all(jars), f"missing Hive client jars in {jars_dir}: {HIVE_CLIENT_JARS}"
         java = paimon_java.with_classpath([found[-1] for found in jars])
         java_only = {"hadoop.hive.metastore.execute.setugi": "false"}  # else the client needs htrace (absent)
-    if request.param == "jdbc-sqlite":
-        options = {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}"}
-    elif request.param == "jdbc-postgresql":
-        server: PostgresServer = request.getfixturevalue("postgres")
-        options = {"metastore": "jdbc", "uri": server.jdbc_uri(server.new_database()),
-                   "jdbc.user": postgres_server.USER, "jdbc.password": postgres_server.PASSWORD}
-    else:
-        hms: HiveMetastoreServer = request.getfixturevalue("hive_metastore")
-        options = {"metastore": "hive", "uri": hms.uri}
-    lake = Lake(request.param, warehouse, options, java_only, java)
+    lake = Lake(metastore.kind, warehouse, dict(metastore.options), java_only, java)
     begun = time.monotonic()
     try:
         yield lake
@@ -342,8 +331,8 @@ CREATE TRIGGER lock_taken AFTER INSERT ON paimon_distributed_locks BEGIN
     INSERT INTO lock_audit(lock_id, expire_time_seconds) VALUES (NEW.lock_id, NEW.expire_time_seconds); END;"""
 
 
-@pytest.mark.parametrize("lake", ["jdbc-sqlite", pytest.param("hive", marks=pytest.mark.integration)],
-                         indirect=True)
+@pytest.mark.parametrize("metastore", ["jdbc-sqlite", pytest.param("hive", marks=pytest.mark.integration)],
+                         indirect=True)  # Java 1.0 has no PostgreSQL lock
 def test_locked_commits_from_java_and_the_engine_all_land(lake: Lake) -> None:
     events = f"{lake.db}.events"
     schema = pa.schema([("writer", pa.string()), ("n", pa.int64())])

@@ -24,8 +24,8 @@ from table_engine.catalog.metastore_catalog import MetastoreCatalog
 from table_engine.errors import CatalogError, OptionError, TableNotExistError
 from table_engine.schema_change import AddColumn
 from tests import postgres_server
+from tests.conftest import MetastoreDefinition
 from tests.hive_metastore import HiveMetastore as HiveMetastoreServer
-from tests.postgres_server import PostgresServer
 from tests.s3_server import free_port
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
@@ -50,20 +50,9 @@ class Lake:
         return catalog
 
 
-@pytest.fixture(params=["jdbc-sqlite", pytest.param("jdbc-postgresql", marks=pytest.mark.integration),
-                        pytest.param("hive", marks=pytest.mark.integration)])
-def lake(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Lake]:
-    warehouse = str(tmp_path / "warehouse")
-    if request.param == "jdbc-sqlite":
-        options = {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}"}
-    elif request.param == "jdbc-postgresql":
-        server: PostgresServer = request.getfixturevalue("postgres")
-        options = {"metastore": "jdbc", "uri": server.jdbc_uri(server.new_database()),
-                   "jdbc.user": postgres_server.USER, "jdbc.password": postgres_server.PASSWORD}
-    else:
-        hms: HiveMetastoreServer = request.getfixturevalue("hive_metastore")
-        options = {"metastore": "hive", "uri": hms.uri}
-    lake = Lake(request.param, warehouse, options)
+@pytest.fixture
+def lake(metastore: MetastoreDefinition, tmp_path: pathlib.Path) -> Iterator[Lake]:
+    lake = Lake(metastore.kind, str(tmp_path / "warehouse"), dict(metastore.options))
     try:
         yield lake
     finally:
