@@ -113,6 +113,7 @@ class RestCatalogServer:
     token: str = TOKEN
     defaults: dict[str, str] = field(default_factory=dict)
     data_token_ttl_ms: int = 3_600_000
+    echo_auth_in_errors: bool = False  # a careless server: error messages quote the Authorization header
     requests: list[tuple[str, str]] = field(default_factory=list)
     _expired: set[str] = field(default_factory=set)
     _faults: list[tuple[int, str | None]] = field(default_factory=list)
@@ -530,6 +531,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _error(self, e: HttpError, headers: dict[str, str] | None = None) -> None:
+        if self.server_state.echo_auth_in_errors:
+            e.message += f" (request had Authorization: {self.headers.get('Authorization')})"
         self._send(e.code, {"message": e.message, "resourceType": e.resource_type, "resourceName": e.resource_name,
                             "code": e.code}, headers)
 
@@ -566,7 +569,7 @@ class _Handler(BaseHTTPRequestHandler):
             for route_method, pattern, fn in _ROUTES:
                 match = re.fullmatch(pattern, rest)
                 if route_method == method and match:
-                    args = [urllib.parse.unquote(g) for g in match.groups()]
+                    args = [urllib.parse.unquote_plus(g) for g in match.groups()]
                     with state._lock:
                         result = fn(state, params, body, *args)
                     self._send(200, result)
