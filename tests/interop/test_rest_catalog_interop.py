@@ -29,11 +29,13 @@ def _run_pypaimon(spec: dict) -> dict:
     return dict(json.loads(line[len("@@RESULT@@ "):]))
 
 
-@pytest.mark.parametrize(("primary_keys", "partition_keys"), [(["id"], []), ([], ["dt"])],
-                         ids=["primary-key", "append-partitioned"])
-def test_pypaimon_rest_catalog_round_trip(tmp_path: Path, primary_keys: list[str],
-                                          partition_keys: list[str]) -> None:
-    with RestCatalogServer(tmp_path / "warehouse") as server:
+@pytest.mark.parametrize(("primary_keys", "partition_keys", "data_token"),
+                         [(["id"], [], False), ([], ["dt"], False), (["id"], [], True)],
+                         ids=["primary-key", "append-partitioned", "primary-key-data-token"])
+def test_pypaimon_rest_catalog_round_trip(tmp_path: Path, primary_keys: list[str], partition_keys: list[str],
+                                          data_token: bool) -> None:
+    defaults = {"data-token.enabled": "true"} if data_token else {}
+    with RestCatalogServer(tmp_path / "warehouse", defaults=defaults) as server:
         result = _run_pypaimon({"options": server.options(), "table": "db1.t1", "primary_keys": primary_keys,
                                 "partition_keys": partition_keys})
         if primary_keys:
@@ -49,3 +51,5 @@ def test_pypaimon_rest_catalog_round_trip(tmp_path: Path, primary_keys: list[str
         assert (table_dir / "schema" / "schema-0").exists()
         commits = [p for m, p in server.requests if m == "POST" and p.endswith("/commit")]
         assert commits == ["/v1/paimon/databases/db1/tables/t1/commit"] * 2
+        token_calls = [p for m, p in server.requests if m == "GET" and p.endswith("/token")]
+        assert bool(token_calls) == data_token  # the server's default turned vended credentials on
