@@ -73,8 +73,9 @@ def _joined(lines: pa.Array) -> bytes:
 
 def _csv_escape(values: pa.Array, s: CsvSettings) -> pa.Array:
     """Quote the values that need it, as ``CsvFormatWriter.escapeField``: the escape character is doubled, then
-    each quote is preceded by it; nulls become the null literal."""
-    specials = {s.delimiter, s.line_delimiter[0], s.quote, s.escape}
+    each quote is preceded by it; nulls become the null literal. Any line break is quoted (Paimon quotes only its
+    line delimiter's first character): a csv reader that splits lines on CR too reads the value whole."""
+    specials = {s.delimiter, "\n", "\r", s.quote, s.escape}  # Paimon: the line delimiter's first character
     needs = None
     for ch in specials:
         hit = pc.match_substring(values, ch)
