@@ -24,6 +24,9 @@ from table_engine.types import DataField, DataType
 
 STRUCTURED_TYPE_FIELD_ID_BASE = 2147483647 // 4
 STRUCTURED_TYPE_FIELD_DEPTH_LIMIT = 1 << 10
+KEY_FIELD_ID_START = 2147483647 // 2
+SEQUENCE_NUMBER_ID = 2147483647 - 1
+VALUE_KIND_ID = 2147483647 - 2
 PARTITION_FIELD_ID_START = 1000
 """Iceberg partition field ids start at 1000 (Java's ``IcebergPartitionField.FIRST_FIELD_ID``)."""
 
@@ -96,7 +99,15 @@ def name_mapping(schemas: Sequence[TableSchema]) -> list[dict[str, Any]]:
     merged: list[DataField] = []
     for s in schemas:
         merged.extend(s.fields)
-    return mapping(merged)
+    out = mapping(merged)
+    if schemas and schemas[-1].primary_keys:
+        # a primary-key file's system columns, with the ids Paimon Java gives them in Parquet: a reader that maps
+        # names must know every column of the file (pyiceberg refuses an unmapped one), and drops these ids
+        keys = {f.id: f.name for s in schemas for f in s.fields if f.name in s.primary_keys}
+        out += [{"field-id": KEY_FIELD_ID_START + i, "names": [f"_KEY_{n}"]} for i, n in keys.items()]
+        out += [{"field-id": SEQUENCE_NUMBER_ID, "names": ["_SEQUENCE_NUMBER"]},
+                {"field-id": VALUE_KIND_ID, "names": ["_VALUE_KIND"]}]
+    return out
 
 
 # ---- partition values in Avro and bounds as Iceberg single values ---------------------------------------------
