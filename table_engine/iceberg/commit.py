@@ -1,0 +1,317 @@
+"""Write the Iceberg metadata of one Paimon snapshot, as Paimon Java's commit callback does
+(``AbstractIcebergCommitCallback``, 1.0) with ``metadata.iceberg.storage`` = ``table-location`` (or
+``hadoop-catalog``).
+
+For snapshot N: if ``v<N>.metadata.json`` exists, nothing (idempotent, as Java's retry). If ``v<N-1>.metadata.json``
+exists, **incremental**: the snapshot's delta (its delta manifest list) is applied to the base's manifests -- added
+files go to new manifests; a manifest holding a removed file is rewritten with that file DELETED and the rest
+EXISTING (operation ``overwrite``, else ``append``); small manifests are merged past
+``metadata.iceberg.compaction.*``; snapshots past the ``snapshot.num-retained.*`` / ``snapshot.time-retained``
+window leave the metadata, with their manifest lists and the manifests no later list uses; the base JSON is deleted.
+Otherwise (first snapshot, or a gap) a **full rewrite**: every visible live file of snapshot N in new manifests, a
+new table uuid, and every older ``v*.metadata.json`` with its lists and manifests deleted. Snapshot 1 first deletes
+the whole metadata directory (a re-created table).
+
+Refused (:class:`~table_engine.errors.UnsupportedError`): deletion vectors (Paimon 1.0 writes no Iceberg delete
+files, so Iceberg readers would see deleted rows), data evolution (rows merged from column files), ``hive-catalog``
+storage (needs a metastore client), and the types :mod:`table_engine.iceberg.types` refuses.
+
+Differences from Java, kept on purpose (docs/iceberg.md): Avro with Iceberg's field ids (:mod:`.manifest`), a
+``schema.name-mapping.default`` property (the engine's Parquet files carry no field ids), snapshot ``timestamp-ms``
+= the Paimon snapshot's time (Java: the callback's clock), manifests not rolled at ``manifest.target-file-size``,
+deflate by default (Java: snappy), and expiry keeps every snapshot the retention window keeps (Java's loop can
+drop listed manifest lists when all but the newest snapshot expire).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid as uuid_module
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from table_engine.clock import now_millis
+from table_engine.core_options import CoreOptions
+from table_engine.errors import UnsupportedError
+from table_engine.format.manifest import FileKind, ManifestEntry, read_manifest
+from table_engine.format.manifest_list import read_manifest_list
+from table_engine.format.schema_file import TableSchema
+from table_engine.format.snapshot import Snapshot, read_snapshot
+from table_engine.iceberg.files import FileConverter, visible_entries
+from table_engine.iceberg.manifest import (
+    ADDED,
+    DELETED,
+    EXISTING,
+    IcebergManifestEntry,
+    IcebergManifestFileMeta,
+    ManifestCodec,
+    manifest_file_metadata,
+    spec_json,
+)
+from table_engine.iceberg.metadata import (
+    APPEND,
+    OVERWRITE,
+    IcebergMetadata,
+    IcebergPathFactory,
+    IcebergSnapshot,
+    metadata_version,
+)
+from table_engine.iceberg.options import IcebergOptions, StorageType
+from table_engine.iceberg.types import PARTITION_FIELD_ID_START, highest_field_id, iceberg_schema, name_mapping
+from table_engine.io.file_io import FileIO
+from table_engine.io.paths import manifest_path
+from table_engine.store.reading.scan import live_entries
+
+if TYPE_CHECKING:
+    from table_engine.table.table import Table
+
+NAME_MAPPING = "schema.name-mapping.default"
+
+
+def metadata_dir(table_path: str, storage: StorageType) -> str:
+    """``<table>/metadata``, or for ``hadoop-catalog`` ``<warehouse>/iceberg/<db>/<table>/metadata`` (Java's
+    ``catalogTableMetadataPath``: the table must sit in ``<warehouse>/<db>.db/``)."""
+    path = table_path.rstrip("/")
+    if storage == StorageType.TABLE_LOCATION:
+        return f"{path}/metadata"
+    if storage == StorageType.HADOOP_CATALOG:
+        db_path, _, table_name = path.rpartition("/")
+        warehouse, _, db_dir = db_path.rpartition("/")
+        if not db_dir.endswith(".db"):
+            raise UnsupportedError("metadata.iceberg.storage=hadoop-catalog needs a table in a Paimon warehouse "
+                                   f"(<warehouse>/<db>.db/<table>), not {table_path}")
+        return f"{warehouse}/iceberg/{db_dir[:-3]}/{table_name}/metadata"
+    raise UnsupportedError(f"metadata.iceberg.storage={storage.value} is not written by this engine "
+                           "(table-location and hadoop-catalog are)")
+
+
+@dataclass
+class IcebergCommitter:
+    """Writes Iceberg metadata for snapshots of one table. ``storage`` overrides the table's option (the engine
+    refuses to write tables that set it, so tests and the later commit callback pass it explicitly)."""
+
+    table: Table
+    storage: StorageType | None = None
+    clock: Callable[[], int] = now_millis
+    options: IcebergOptions = field(init=False)
+    schema: TableSchema = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.schema = self.table.schema
+        self.options = IcebergOptions.of(self.schema.options)
+        storage = self.storage or self.options.storage
+        if storage == StorageType.DISABLED:
+            raise UnsupportedError(f"{self.table.identifier}: metadata.iceberg.storage is disabled")
+        core = CoreOptions(self.schema.options)
+        if core.deletion_vectors_enabled():
+            raise UnsupportedError("Iceberg compatibility with deletion vectors: Paimon 1.0 writes no Iceberg "
+                                   "delete files, Iceberg readers would see deleted rows")
+        if str(self.schema.options.get("data-evolution.enabled", "false")).strip().lower() == "true":
+            raise UnsupportedError("Iceberg compatibility with data-evolution.enabled: rows are merged from column "
+                                   "files, which Iceberg readers cannot do")
+        self.file_io: FileIO = self.table.file_io
+        self.dir = metadata_dir(self.table.path, storage)
+        self.core = core
+        self.converter = FileConverter(self.file_io, self.table.path, self.schema, core.num_levels() - 1)
+        self.partition_fields = tuple(self.schema.partition_fields())
+
+    # ---- entry point ---------------------------------------------------------------------------------------------
+    def commit(self, snapshot_id: int) -> str:
+        """Write the metadata of ``snapshot_id``; returns the path of its ``v<N>.metadata.json``."""
+        paths = IcebergPathFactory(self.dir)
+        if snapshot_id == 1:
+            self.file_io.delete(self.dir, recursive=True)
+        target = paths.metadata_file(snapshot_id)
+        if self.file_io.exists(target):
+            return target
+        snapshot = read_snapshot(self.file_io, self.table.path, snapshot_id)
+        base_path = paths.metadata_file(snapshot_id - 1)
+        if self.file_io.exists(base_path):
+            self._with_base(paths, snapshot, base_path)
+        else:
+            self._without_base(paths, snapshot)
+        return target
+
+    def _codec(self, schema: TableSchema) -> ManifestCodec:
+        return ManifestCodec(self.file_io, self.partition_fields, self.options.codec,
+                             self.options.legacy_manifest_list,
+                             manifest_file_metadata(iceberg_schema(schema), self.partition_fields))
+
+    def _list_metadata(self, snapshot_id: int, parent: int | None) -> dict[str, str]:
+        out = {"snapshot-id": str(snapshot_id), "sequence-number": str(snapshot_id), "format-version": "2"}
+        if parent is not None:
+            out["parent-snapshot-id"] = str(parent)
+        return out
+
+    def _properties(self, schema_ids: Sequence[int]) -> dict[str, str]:
+        schemas = [self.converter.schemas.get(i) for i in schema_ids]
+        return {NAME_MAPPING: json.dumps(name_mapping(schemas))}
+
+    def _publish(self, paths: IcebergPathFactory, snapshot_id: int, metadata: IcebergMetadata) -> None:
+        self.file_io.write_if_absent(paths.metadata_file(snapshot_id), metadata.to_json().encode())
+        self.file_io.write_bytes(paths.version_hint(), str(snapshot_id).encode(), overwrite=True)
+
+    # ---- full rewrite --------------------------------------------------------------------------------------------
+    def _without_base(self, paths: IcebergPathFactory, snapshot: Snapshot) -> None:
+        n = snapshot.id
+        schema = self.converter.schemas.get(snapshot.schema_id)
+        codec = self._codec(schema)
+        entries = visible_entries(self.converter, live_entries(self.file_io, self.table.path, snapshot))
+        new = [IcebergManifestEntry(ADDED, n, n, n, self.converter.data_file(e)) for e in entries]
+        metas = [codec.write_manifest(paths.new_manifest(), new, n)] if new else []
+        list_path = paths.new_manifest_list()
+        codec.write_manifest_list(list_path, metas, self._list_metadata(n, None))
+        spec = spec_json(self.partition_fields)
+        metadata = IcebergMetadata(
+            str(uuid_module.uuid4()), self.table.path, n, self.clock(), highest_field_id(schema),
+            [iceberg_schema(schema)], schema.id, [{"spec-id": 0, "fields": spec}],
+            max((f["field-id"] for f in spec), default=PARTITION_FIELD_ID_START - 1),
+            [IcebergSnapshot(n, n, snapshot.time_millis, APPEND, list_path, schema.id)], n,
+            self._properties([schema.id]))
+        self._publish(paths, n, metadata)
+        self._expire_all_before(codec, n)
+
+    def _expire_all_before(self, codec: ManifestCodec, snapshot_id: int) -> None:
+        """Delete every ``v<k>.metadata.json`` (k < N) with its manifest lists and manifests."""
+        if not self.file_io.exists(self.dir):
+            return
+        lists: set[str] = set()
+        manifests: set[str] = set()
+        for status in self.file_io.list_status(self.dir):
+            version = metadata_version(status.path.rsplit("/", 1)[-1])
+            if version is None or version >= snapshot_id:
+                continue
+            old = IcebergMetadata.from_json(self.file_io.read_bytes(status.path).decode(), status.path)
+            for s in old.snapshots:
+                if s.manifest_list in lists:
+                    continue
+                lists.add(s.manifest_list)
+                if self.file_io.exists(s.manifest_list):
+                    for m in codec.read_manifest_list(s.manifest_list):
+                        if m.manifest_path not in manifests:
+                            manifests.add(m.manifest_path)
+                            self.file_io.delete(m.manifest_path)
+                self.file_io.delete(s.manifest_list)
+            self.file_io.delete(status.path)
+
+    # ---- incremental ---------------------------------------------------------------------------------------------
+    def _delta(self, snapshot: Snapshot) -> tuple[bool, dict[str, ManifestEntry], dict[str, bytes]]:
+        """Java's ``collectFileChanges`` over the snapshot's delta: (add only, added path -> entry, removed path ->
+        partition)."""
+        added: dict[str, ManifestEntry] = {}
+        removed: dict[str, bytes] = {}
+        add_only = True
+        for meta in read_manifest_list(self.file_io, manifest_path(self.table.path, snapshot.delta_manifest_list)):
+            for e in read_manifest(self.file_io, manifest_path(self.table.path, meta.file_name)):
+                path = self.converter.path(e)
+                if e.kind == FileKind.ADD:
+                    if self.converter.visible(e.file):
+                        removed.pop(path, None)
+                        added[path] = e
+                else:
+                    add_only = False
+                    added.pop(path, None)
+                    removed[path] = e.partition
+        return add_only, added, removed
+
+    def _with_base(self, paths: IcebergPathFactory, snapshot: Snapshot, base_path: str) -> None:
+        n = snapshot.id
+        base = IcebergMetadata.from_json(self.file_io.read_bytes(base_path).decode(), base_path)
+        schema = self.converter.schemas.get(snapshot.schema_id)
+        codec = self._codec(schema)
+        base_metas = codec.read_manifest_list(base.current_snapshot().manifest_list)
+        add_only, added, removed = self._delta(snapshot)
+        operation = APPEND
+        metas: list[IcebergManifestFileMeta] = []
+        if add_only:
+            metas.extend(base_metas)
+        else:
+            for meta in base_metas:
+                entries = codec.read_manifest(meta.manifest_path)
+                reusable = True
+                for e in entries:
+                    if e.is_live:
+                        if e.file.file_path in added:
+                            added.pop(e.file.file_path)  # a level change: already listed
+                        elif e.file.file_path in removed:
+                            reusable = False
+                if reusable:
+                    metas.append(meta)
+                    continue
+                operation = OVERWRITE
+                rewritten = [e.with_status(DELETED if e.file.file_path in removed else EXISTING)
+                             for e in entries if e.is_live]
+                metas.append(codec.write_manifest(paths.new_manifest(), rewritten, n))
+        if added:
+            new = [IcebergManifestEntry(ADDED, n, n, n, self.converter.data_file(e)) for e in added.values()]
+            metas.append(codec.write_manifest(paths.new_manifest(), new, n))
+        metas = self._compact(codec, paths, metas, n)
+        list_path = paths.new_manifest_list()
+        codec.write_manifest_list(list_path, metas, self._list_metadata(n, base.current_snapshot_id))
+
+        schemas = list(base.schemas)
+        if base.current_schema_id != schema.id:
+            schemas.append(iceberg_schema(schema))
+        snapshots = [*base.snapshots, IcebergSnapshot(n, n, snapshot.time_millis, operation, list_path, schema.id)]
+        keep_from = self._first_retained(snapshots, n)
+        expired, snapshots = snapshots[:keep_from], snapshots[keep_from:]
+        metadata = IcebergMetadata(
+            base.table_uuid, base.location, n, self.clock(), highest_field_id(schema), schemas, schema.id,
+            base.partition_specs, base.last_partition_id, snapshots, n,
+            {**base.properties, **self._properties([int(s["schema-id"]) for s in schemas])})
+        self._publish(paths, n, metadata)
+        self.file_io.delete(base_path)
+        for old, following in zip(expired, [*expired[1:], snapshots[0]], strict=False):
+            self._expire_manifest_list(codec, old.manifest_list, following.manifest_list)
+
+    def _first_retained(self, snapshots: Sequence[IcebergSnapshot], current: int) -> int:
+        """Index of the oldest snapshot kept: Java's ``shouldExpire`` (min retained, max retained, time retained
+        against now) applied oldest first until one is kept; the newest is always kept."""
+        min_keep = self.core.snapshot_num_retained_min()
+        max_keep = self.core.snapshot_num_retained_max()
+        horizon = self.clock() - self.core.snapshot_time_retained()
+        for i, s in enumerate(snapshots[:-1]):
+            if s.snapshot_id > current - min_keep:
+                return i
+            if s.snapshot_id > current - max_keep and s.timestamp_ms >= horizon:
+                return i
+        return len(snapshots) - 1
+
+    def _expire_manifest_list(self, codec: ManifestCodec, to_expire: str, following: str) -> None:
+        in_use = {m.manifest_path for m in codec.read_manifest_list(following)}
+        if self.file_io.exists(to_expire):
+            for m in codec.read_manifest_list(to_expire):
+                if m.manifest_path not in in_use:
+                    self.file_io.delete(m.manifest_path)
+        self.file_io.delete(to_expire)
+
+    # ---- manifest compaction -------------------------------------------------------------------------------------
+    def _compact(self, codec: ManifestCodec, paths: IcebergPathFactory, metas: list[IcebergManifestFileMeta],
+                 n: int) -> list[IcebergManifestFileMeta]:
+        """Java's ``compactMetadataIfNeeded``: manifests under 2/3 of ``manifest.target-file-size`` are merged
+        into one when there are at least ``compaction.min.file-num`` of them and either ``compaction.max.file-num``
+        or the target size is reached; entries of older snapshots become EXISTING, their DELETED entries go."""
+        target = self.core.manifest_target_file_size()
+        small = [m for m in metas if m.manifest_length < target * 2 // 3]
+        total = sum(m.manifest_length for m in small)
+        if len(small) < self.options.compaction_min_file_num:
+            return metas
+        if len(small) < self.options.compaction_max_file_num and total < target:
+            return metas
+        entries: list[IcebergManifestEntry] = []
+        for m in small:
+            for e in codec.read_manifest(m.manifest_path):
+                if e.file_sequence_number == n or e.status == EXISTING:
+                    entries.append(e)
+                elif e.status == ADDED:
+                    entries.append(e.with_status(EXISTING))
+            if m.sequence_number == n:
+                self.file_io.delete(m.manifest_path)  # written by this commit, listed nowhere
+        kept = [m for m in metas if m.manifest_length >= target * 2 // 3]
+        return [*kept, codec.write_manifest(paths.new_manifest(), entries, n)]
+
+
+def write_iceberg_metadata(table: Table, snapshot_id: int, storage: StorageType | None = None) -> str:
+    """Write the Iceberg metadata of ``snapshot_id`` of ``table``; returns its ``v<N>.metadata.json`` path."""
+    return IcebergCommitter(table, storage).commit(snapshot_id)
