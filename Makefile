@@ -9,7 +9,7 @@ PYICEBERG_STAMP := .venv-pyiceberg/.installed
 NEWEST := constraints-newest.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo demo-engine demo-s3 airflow test test-fast test-compat lint bench bench-tasks bench-scale soak install pypaimon pyiceberg paimon-java browser jdbc-drivers clean
+.PHONY: demo demo-engine demo-s3 airflow test test-fast test-compat lint bench bench-tasks bench-scale bench-java soak install pypaimon pyiceberg paimon-java browser jdbc-drivers clean
 
 install: $(STAMP)
 
@@ -157,6 +157,15 @@ bench-tasks: $(STAMP)
 BENCH_SCALE_ARGS ?=
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --out .bench/scale.json --plots benchmarks/plots $(BENCH_SCALE_ARGS)
+
+# The engine against Paimon Java 1.0 in its own JVM (issue 43, docs/adr/0047): write 1 M rows (primary key, bucket 4),
+# merge-on-read of 5 sorted runs, full compaction, expiry of 100 snapshots; 1 core each, then 2; medians of 5 after 2
+# warm-up runs, ratio = Java s / engine s (> 1: the engine is faster); JSON in .bench/java.json, a table for
+# BENCHMARKS.md on stdout. Long (not part of `make bench`). BENCH_JAVA_ARGS="--rows 20000 --repeat 1" is a quick try.
+BENCH_JAVA_ARGS ?=
+bench-java: $(STAMP) $(PAIMON_JAVA_STAMP)
+	PAIMON_JAVA_PYTHON=$(CURDIR)/.venv-paimon-java/bin/python $(BIN)/python benchmarks/bench_vs_java.py \
+		--out .bench/java.json $(BENCH_JAVA_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-pypaimon .venv-pyiceberg .venv-paimon-java .venv-compat-oldest .venv-compat-newest .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-warehouse .bench \
