@@ -14,7 +14,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from table_engine.errors import OptionError
 from table_engine.options import ConfigOption, OptionRegistry, OptionSection, key
 from table_engine.options import storage as storage_options
 
@@ -112,8 +111,6 @@ NOT_IMPLEMENTED = (
 NOT_IMPLEMENTED_PREFIXES = ("hadoop.", "hive.")
 """Hadoop and Hive settings given as catalog options (Java puts them into its Hadoop configuration): refused."""
 
-REGISTRY = OptionRegistry(sections=SECTIONS, recognized_prefixes=PREFIXES)
-
 _SECRET_KEYS = frozenset({*storage_options.secret_keys(), *JDBC_PASSWORD.keys})
 _SECRET_WORDS = ("password", "secret")
 
@@ -136,31 +133,15 @@ def redacted(options: Mapping[str, str]) -> dict[str, str]:
     return {k: ("******" if is_secret(k) else v) for k, v in options.items()}
 
 
-def _problem(name: str, value: str) -> str | None:
-    if name in NOT_IMPLEMENTED or name.startswith(NOT_IMPLEMENTED_PREFIXES):
-        return f"Catalog option '{name}' is a Paimon catalog option this engine does not implement."
-    option = REGISTRY.find(name)
-    if option is None:
-        if REGISTRY.is_known(name):  # a prefix: table-default.*, jdbc.*
-            return None
-        suggestion = REGISTRY.suggest(name)
-        hint = f" Did you mean '{suggestion}'?" if suggestion else ""
-        return f"Unknown catalog option '{name}'.{hint}"
-    try:
-        option.parse(value, key=name)
-    except OptionError as e:
-        return f"Invalid value for catalog option '{name}' (a secret: not shown)." if is_secret(name) else str(e)
-    return None
+REGISTRY = OptionRegistry(sections=SECTIONS, recognized_prefixes=PREFIXES, noun="catalog",
+                          not_implemented=frozenset(NOT_IMPLEMENTED), not_implemented_prefixes=NOT_IMPLEMENTED_PREFIXES,
+                          is_secret=is_secret)
 
 
 def validate_catalog_options(raw: Mapping[str, str]) -> None:
     """Raise one OptionError listing every unknown catalog option (with a close match) and every bad value; a
     secret's value never appears in it."""
-    problems = [p for name in sorted(raw) if (p := _problem(name, raw[name])) is not None]
-    if len(problems) == 1:
-        raise OptionError(problems[0])
-    if problems:
-        raise OptionError(f"{len(problems)} invalid catalog options:\n  " + "\n  ".join(problems))
+    REGISTRY.validate(raw)
 
 
 class CatalogOptions:

@@ -128,7 +128,7 @@ NOT_IMPLEMENTED = (
 )
 """Paimon options a format table may carry that this engine does not implement: refused by name, not ignored."""
 
-REGISTRY = OptionRegistry(sections=SECTIONS)
+REGISTRY = OptionRegistry(sections=SECTIONS, noun="format table", not_implemented=frozenset(NOT_IMPLEMENTED))
 
 TEXT_COMPRESSIONS = {"none": "", "gzip": "gz", "bzip2": "bz2", "zstd": "zst"}
 """Compressions of csv and json files, with the file name extension Paimon appends (Hadoop's codec extensions)."""
@@ -144,32 +144,13 @@ def arrow_codec_of_extension(extension: str) -> str:
     return _ARROW_TEXT_CODECS[extension]
 
 
-def _problem(name: str, value: str) -> str | None:
-    if name in NOT_IMPLEMENTED:
-        return f"Format table option '{name}' is a Paimon option this engine does not implement."
-    option = REGISTRY.find(name)
-    if option is None:
-        suggestion = REGISTRY.suggest(name)
-        hint = f" Did you mean '{suggestion}'?" if suggestion else ""
-        return f"Unknown format table option '{name}'.{hint}"
-    try:
-        option.parse(value, key=name)
-    except OptionError as e:
-        return str(e)
-    return None
-
-
 class FormatTableOptions:
     """A format table's options, validated (every unknown key and bad value in one :class:`OptionError`), with
     typed reads."""
 
     def __init__(self, raw: Mapping[str, str] | None = None) -> None:
         self.raw = {str(k): str(v) for k, v in (raw or {}).items()}
-        problems = [p for name in sorted(self.raw) if (p := _problem(name, self.raw[name])) is not None]
-        if len(problems) > 1:
-            raise OptionError(f"{len(problems)} invalid format table options:\n  " + "\n  ".join(problems))
-        if problems:
-            raise OptionError(problems[0])
+        REGISTRY.validate(self.raw)
         self._check_combinations()
 
     def __repr__(self) -> str:

@@ -25,8 +25,11 @@ class OptionRegistry:
     """All options a table may carry: typed options by section, key patterns, and keys recognized for other engines.
 
     Keys in ``recognized`` (key -> who uses it) and keys starting with a ``recognized_prefixes`` entry
-    (prefix -> meaning) are accepted without interpretation. ``candidates`` may add pattern instantiations to the
-    close-match suggestions for an unknown key.
+    (prefix -> meaning) are accepted without interpretation. Keys in ``not_implemented`` (or starting with a
+    ``not_implemented_prefixes`` entry) are Paimon's but not this engine's: refused by name, never ignored.
+    ``candidates`` may add pattern instantiations to the close-match suggestions for an unknown key. ``noun``
+    names the options in messages ("Unknown catalog option 'x'."); a key ``is_secret`` says is a secret never has
+    its value in a message.
     """
 
     sections: Sequence[OptionSection]
@@ -34,6 +37,10 @@ class OptionRegistry:
     recognized: Mapping[str, str] = field(default_factory=dict)
     recognized_prefixes: Mapping[str, str] = field(default_factory=dict)
     candidates: Callable[[str], Iterable[str]] | None = None
+    noun: str = "table"
+    not_implemented: frozenset[str] = frozenset()
+    not_implemented_prefixes: tuple[str, ...] = ()
+    is_secret: Callable[[str], bool] | None = None
 
     def __post_init__(self) -> None:
         self._by_key: dict[str, ConfigOption[Any]] = {}
@@ -59,7 +66,11 @@ class OptionRegistry:
 
     def is_known(self, name: str) -> bool:
         """Whether ``name`` is a registered, pattern, prefix-map or recognized key."""
-        return self._check_key(name, "", {}, check_value=False) is None
+        return not self.is_not_implemented(name) and self._check_key(name, "", {}, check_value=False) is None
+
+    def is_not_implemented(self, name: str) -> bool:
+        """Whether ``name`` is a Paimon option this engine refuses by name (``not_implemented``)."""
+        return name in self.not_implemented or name.startswith(self.not_implemented_prefixes)
 
     def suggest(self, name: str) -> str | None:
         """The closest known key to ``name``, if any is close enough."""
@@ -70,9 +81,14 @@ class OptionRegistry:
         return matches[0] if matches else None
 
     def validate(self, raw: Mapping[str, str]) -> None:
-        """Raise one OptionError listing every unknown key (with a suggestion) and every unparseable value."""
+        """Raise one OptionError listing every not implemented and unknown key (with a suggestion) and every
+        unparseable value (a secret's value never shown)."""
         problems: list[str] = []
         for name in sorted(raw):
+            if self.is_not_implemented(name):
+                problems.append(f"{self.noun.capitalize()} option '{name}' is a Paimon {self.noun} option this "
+                                "engine does not implement.")
+                continue
             problem = self._check_key(name, raw[name], raw, check_value=True)
             if problem is not None:
                 problems.append(problem)
@@ -86,7 +102,7 @@ class OptionRegistry:
         if len(problems) == 1:
             raise OptionError(problems[0])
         if problems:
-            raise OptionError(f"{len(problems)} invalid table options:\n  " + "\n  ".join(problems))
+            raise OptionError(f"{len(problems)} invalid {self.noun} options:\n  " + "\n  ".join(problems))
 
     def _check_key(self, name: str, value: str, raw: Mapping[str, str], *, check_value: bool) -> str | None:
         option = self._by_key.get(name)
@@ -111,13 +127,14 @@ class OptionRegistry:
             return None
         suggestion = self.suggest(name)
         hint = f" Did you mean '{suggestion}'?" if suggestion else ""
-        return f"Unknown table option '{name}'.{hint}"
+        return f"Unknown {self.noun} option '{name}'.{hint}"
 
-    @staticmethod
-    def _check_value(option: ConfigOption[Any], name: str, value: str) -> str | None:
+    def _check_value(self, option: ConfigOption[Any], name: str, value: str) -> str | None:
         try:
             option.parse(value, key=name)
         except OptionError as exc:
+            if self.is_secret is not None and self.is_secret(name):
+                return f"Invalid value for {self.noun} option '{name}' (a secret: not shown)."
             return str(exc)
         return None
 
