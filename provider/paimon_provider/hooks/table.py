@@ -148,7 +148,7 @@ class PaimonTableHook(BaseHook):
             return self._test_catalog(config, catalog)
 
     def _test_catalog(self, config: PaimonConnectionConfig, catalog: Catalog) -> tuple[bool, str]:
-        from table_engine.catalog.options import MetastoreKind
+        from table_engine.catalog import MetastoreKind
 
         # a REST server says where each table is (and may vend its credentials): no warehouse to probe
         rest = catalog.catalog_options.metastore() is MetastoreKind.REST
