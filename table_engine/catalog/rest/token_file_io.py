@@ -93,12 +93,17 @@ class TokenFileIO(FileIO):
         """The FileIO with valid credentials (fetched again when they are about to expire)."""
         with self._lock:
             token, inner = self._token, self._inner
-            if token is None or inner is None or (
-                    self._fetch is not None and token.expires_at_millis > 0
-                    and token.expires_at_millis - _now_ms() < refresh_margin_ms(token, self._fetched_at)):
+            if token is None or inner is None or self._stale(token):
                 self._refresh()
             assert self._inner is not None
             return self._inner
+
+    def _stale(self, token: DataToken) -> bool:
+        """Whether ``token`` is to be replaced: near its expiry (a copy without a catalog: past it)."""
+        if token.expires_at_millis <= 0:  # no expiry given
+            return False
+        left = token.expires_at_millis - _now_ms()
+        return left < refresh_margin_ms(token, self._fetched_at) if self._fetch is not None else left <= 0
 
     # ---- FileIO, delegated --------------------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:

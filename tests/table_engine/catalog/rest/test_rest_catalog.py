@@ -266,3 +266,15 @@ def test_vended_credentials_write_a_table_on_s3(tmp_path: Path, s3_options: dict
         for text in (repr(table.file_io), repr(copy.file_io), repr(table), repr(catalog)):
             assert secret not in text and TOKEN not in text
     assert secret not in caplog.text and TOKEN not in caplog.text
+
+
+def test_a_copy_whose_credentials_expired_says_so(tmp_path: Path) -> None:
+    from table_engine.catalog.rest.messages import DataToken
+
+    token = DataToken({"fs.s3.accessKeySecret": "secret-0b1e"}, int(time.time() * 1000) + 600_000)
+    fio = TokenFileIO(str(tmp_path), {}, None, token)
+    fio.write_bytes(str(tmp_path / "f"), b"x")
+    assert "secret-0b1e" not in repr(fio)
+    fio._token = DataToken(token.token, int(time.time() * 1000) - 1)  # as if the task outlived it
+    with pytest.raises(UnsupportedError, match="expired in a copy"):
+        fio.read_bytes(str(tmp_path / "f"))
