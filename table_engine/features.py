@@ -284,7 +284,13 @@ CATALOGS: tuple[CatalogSupport, ...] = (
     CatalogSupport("views (JDBC, Hive)", "No Java 1.0 reference: Paimon Java 1.0 has no views. The engine stores "
                    "them as later Paimons do (JDBC `paimon_views`, Hive `VIRTUAL_VIEW` tables) and round-trips them.",
                    _ENGINE_CATALOG_TESTS),
-    CatalogSupport("`metastore=rest` and any other", "Refused with one error before anything connects.",
+    CatalogSupport("`metastore=rest` (Paimon's REST API)", "No Java 1.0 reference (Java 1.0 has no REST catalog); "
+                   "pypaimon 2.1.0's REST client and the engine share one server both ways: each reads what the "
+                   "other wrote, after the engine's compaction and expiry too. The server owns schemas and commits "
+                   "each snapshot; vended credentials (`data-token.enabled`) reach S3. Schema changes, rollback and "
+                   "fast-forward of a REST table are refused (ADR 0045).",
+                   ("tests/interop/test_rest_catalog_interop.py", "tests/table_engine/catalog/rest/")),
+    CatalogSupport("any other `metastore`", "Refused with one error before anything connects.",
                    ("tests/table_engine/catalog/test_factory.py",)),
 )
 

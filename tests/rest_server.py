@@ -7,6 +7,9 @@ and writes data files itself. The server owns what a REST catalog owns: schemas 
 create and on every alter) and snapshot commits (``POST .../commit`` writes ``snapshot/snapshot-N`` exclusively, then
 the ``LATEST``/``EARLIEST`` hints, and answers ``{"success": false}`` when the base snapshot moved or N exists).
 
+Table files may live on S3 instead: ``storage`` (a FileIO, e.g. the engine's ``S3FileIO`` of the moto server) and
+``root`` (``s3://bucket/prefix``); ``vended`` is then what ``GET .../token`` hands out (the server's own S3 options).
+
 Test switches: :meth:`RestCatalogServer.expire_token` (that bearer token now answers 401), :meth:`fail_next` (the
 next N requests answer 429/503, optionally with ``Retry-After``), ``requests`` (method and path of each request).
 Runs on a ``ThreadingHTTPServer`` in a daemon thread on 127.0.0.1, a free port; ``stop()`` or ``with`` ends it.
@@ -15,9 +18,8 @@ Runs on a ``ThreadingHTTPServer`` in a daemon thread on 127.0.0.1, a free port; 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
+import socket
 import threading
 import time
 import urllib.parse
@@ -27,6 +29,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from table_engine.io.base import FileIO
+from table_engine.io.file_io import LocalFileIO
 
 TOKEN = "test-bearer-token-7c1e-DO-NOT-LEAK"
 PREFIX = "paimon"
@@ -94,7 +99,7 @@ def _highest_field_id(fields: list[dict[str, Any]]) -> int:
 @dataclass
 class _Table:
     id: str
-    path: Path
+    path: str
     schema: dict[str, Any]  # the spec's Schema (fields, partitionKeys, primaryKeys, options, comment)
     schema_id: int = 0
     is_external: bool = False
@@ -114,6 +119,9 @@ class RestCatalogServer:
     defaults: dict[str, str] = field(default_factory=dict)
     data_token_ttl_ms: int = 3_600_000
     echo_auth_in_errors: bool = False  # a careless server: error messages quote the Authorization header
+    storage: FileIO = field(default_factory=LocalFileIO)
+    root: str | None = None  # where the tables are (default: warehouse_dir)
+    vended: dict[str, str] | None = None  # the storage options GET .../token vends (default: dummy fs.test.* keys)
     requests: list[tuple[str, str]] = field(default_factory=list)
     _expired: set[str] = field(default_factory=set)
     _faults: list[tuple[int, str | None]] = field(default_factory=list)
@@ -121,6 +129,7 @@ class RestCatalogServer:
     _tables: dict[tuple[str, str], _Table] = field(default_factory=dict)
     _views: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _connections: set[socket.socket] = field(default_factory=set)
     _httpd: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
 
@@ -129,6 +138,11 @@ class RestCatalogServer:
     def uri(self) -> str:
         assert self._httpd is not None, "server not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def location(self) -> str:
+        """Where the server keeps table files (``root``, else ``warehouse_dir``)."""
+        return (self.root or str(self.warehouse_dir)).rstrip("/")
 
     def start(self) -> RestCatalogServer:
         self.warehouse_dir.mkdir(parents=True, exist_ok=True)
@@ -143,6 +157,13 @@ class RestCatalogServer:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+        with self._lock:  # kept-alive connections too: a stopped server answers nothing
+            for conn in self._connections:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._connections.clear()
         if self._thread is not None:
             self._thread.join(timeout=10)
         self._httpd = self._thread = None
@@ -175,7 +196,7 @@ class RestCatalogServer:
 
     def config(self) -> dict[str, Any]:
         defaults = {"prefix": self.prefix, **self.defaults}
-        return {"defaults": defaults, "overrides": {"warehouse": str(self.warehouse_dir)}}
+        return {"defaults": defaults, "overrides": {"warehouse": self.location}}
 
     # ------------------------------------------------------------------------------------------------ databases
     def _db(self, name: str) -> dict[str, Any]:
@@ -198,9 +219,9 @@ class RestCatalogServer:
         name = body["name"]
         if name in self._databases:
             raise _exists("DATABASE", name)
-        location = self.warehouse_dir / f"{name}.db"
-        location.mkdir(parents=True, exist_ok=True)
-        self._databases[name] = {"id": str(uuid.uuid4()), "name": name, "location": str(location),
+        location = f"{self.location}/{name}.db"
+        self.storage.mkdirs(location)
+        self._databases[name] = {"id": str(uuid.uuid4()), "name": name, "location": location,
                                  "options": dict(body.get("options") or {}), **_audit()}
 
     def get_database(self, name: str) -> dict[str, Any]:
@@ -210,7 +231,7 @@ class RestCatalogServer:
         db = self._db(name)
         if any(k[0] == name for k in [*self._tables, *self._views]):
             raise HttpError(409, f"database {name} is not empty", "DATABASE", name)
-        shutil.rmtree(db["location"], ignore_errors=True)
+        self.storage.delete(db["location"], recursive=True)
         del self._databases[name]
 
     def alter_database(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -231,7 +252,7 @@ class RestCatalogServer:
 
     def _table_response(self, db: str, name: str) -> dict[str, Any]:
         t = self._table(db, name)
-        return {"id": t.id, "database": db, "name": name, "path": str(t.path), "isExternal": t.is_external,
+        return {"id": t.id, "database": db, "name": name, "path": t.path, "isExternal": t.is_external,
                 "schemaId": t.schema_id, "schema": t.schema, **t.audit}
 
     def _write_schema(self, t: _Table) -> None:
@@ -239,9 +260,7 @@ class RestCatalogServer:
                "highestFieldId": _highest_field_id(t.schema.get("fields", [])),
                "partitionKeys": t.schema.get("partitionKeys", []), "primaryKeys": t.schema.get("primaryKeys", []),
                "options": t.schema.get("options", {}), "comment": t.schema.get("comment"), "timeMillis": _now_ms()}
-        target = t.path / "schema" / f"schema-{t.schema_id}"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_exclusive(target, json.dumps(doc, indent=2))
+        self.storage.write_if_absent(f"{t.path}/schema/schema-{t.schema_id}", json.dumps(doc, indent=2).encode())
 
     def create_table(self, db: str, body: dict[str, Any]) -> None:
         self._db(db)
@@ -253,7 +272,7 @@ class RestCatalogServer:
         schema.setdefault("primaryKeys", [])
         schema["options"] = dict(schema.get("options") or {})
         external = "path" in schema["options"]
-        path = Path(schema["options"].pop("path")) if external else self.warehouse_dir / f"{db}.db" / name
+        path = schema["options"].pop("path").rstrip("/") if external else f"{self.location}/{db}.db/{name}"
         table = _Table(id=str(uuid.uuid4()), path=path, schema=schema, is_external=external)
         self._write_schema(table)
         self._tables[(db, name)] = table
@@ -261,7 +280,7 @@ class RestCatalogServer:
     def drop_table(self, db: str, name: str) -> None:
         t = self._table(db, name)
         if not t.is_external:
-            shutil.rmtree(t.path, ignore_errors=True)
+            self.storage.delete(t.path, recursive=True)
         del self._tables[(db, name)]
 
     def rename_table(self, body: dict[str, Any]) -> None:
@@ -271,8 +290,8 @@ class RestCatalogServer:
         if (dst["database"], dst["object"]) in self._tables:
             raise _exists("TABLE", f"{dst['database']}.{dst['object']}")
         if not t.is_external:
-            new_path = self.warehouse_dir / f"{dst['database']}.db" / dst["object"]
-            os.rename(t.path, new_path)
+            new_path = f"{self.location}/{dst['database']}.db/{dst['object']}"
+            self.storage.rename(t.path, new_path)
             t.path = new_path
         del self._tables[(src["database"], src["object"])]
         self._tables[(dst["database"], dst["object"])] = t
@@ -295,13 +314,12 @@ class RestCatalogServer:
         current = t.latest["snapshot"].get("uuid") if t.latest else None
         if body.get("baseSnapshotUuid") != current:
             return {"success": False}
-        snapshot_dir = t.path / "snapshot"
-        snapshot_dir.mkdir(parents=True, exist_ok=True)
-        if not _write_exclusive(snapshot_dir / f"snapshot-{snapshot['id']}", json.dumps(snapshot)):
+        snapshot_dir = f"{t.path}/snapshot"
+        if not self.storage.write_if_absent(f"{snapshot_dir}/snapshot-{snapshot['id']}", json.dumps(snapshot).encode()):
             return {"success": False}
-        _write_replace(snapshot_dir / "LATEST", str(snapshot["id"]))
-        if not (snapshot_dir / "EARLIEST").exists():
-            _write_replace(snapshot_dir / "EARLIEST", str(snapshot["id"]))
+        self.storage.overwrite_hint(f"{snapshot_dir}/LATEST", str(snapshot["id"]).encode())
+        if not self.storage.exists(f"{snapshot_dir}/EARLIEST"):
+            self.storage.overwrite_hint(f"{snapshot_dir}/EARLIEST", str(snapshot["id"]).encode())
         stats = body.get("statistics") or []
         old = t.latest or {"recordCount": 0, "fileSizeInBytes": 0, "fileCount": 0, "lastFileCreationTime": 0}
         t.latest = {"snapshot": snapshot,
@@ -330,7 +348,8 @@ class RestCatalogServer:
     def data_token(self, db: str, name: str) -> dict[str, Any]:
         self._table(db, name)
         expires = _now_ms() + self.data_token_ttl_ms
-        token = {"fs.test.access-key-id": f"ak-{db}-{name}", "fs.test.access-key-secret": uuid.uuid4().hex}
+        token = dict(self.vended) if self.vended is not None else {
+            "fs.test.access-key-id": f"ak-{db}-{name}", "fs.test.access-key-secret": uuid.uuid4().hex}
         # The spec (2026-08) names the expiry "expiresAt"; Java's and pypaimon's GetTableTokenResponse read
         # "expiresAtMillis". Both are sent.
         return {"token": token, "expiresAtMillis": expires, "expiresAt": expires}
@@ -342,23 +361,28 @@ class RestCatalogServer:
 
     def list_tags(self, db: str, name: str, params: dict[str, str]) -> dict[str, Any]:
         t = self._table(db, name)
-        names = [p.name[len("tag-"):] for p in (t.path / "tag").glob("tag-*")]
+        names = self._names(f"{t.path}/tag", "tag-")
         prefix = params.get("tagNamePrefix")
         names, token = _page([n for n in names if not prefix or n.startswith(prefix)], params)
         return {"tags": names, "nextPageToken": token}
 
     def get_tag(self, db: str, name: str, tag: str) -> dict[str, Any]:
         t = self._table(db, name)
-        path = t.path / "tag" / f"tag-{tag}"
-        if not path.exists():
+        data = self.storage.read_if_exists(f"{t.path}/tag/tag-{tag}")
+        if data is None:
             raise _not_found("TAG", tag)
-        doc = json.loads(path.read_text())
+        doc = json.loads(data)
         return {"tagName": tag, "snapshot": doc, "tagCreateTime": doc.get("tagCreateTime"),
                 "tagTimeRetained": doc.get("tagTimeRetained")}
 
     def list_branches(self, db: str, name: str) -> dict[str, Any]:
         t = self._table(db, name)
-        return {"branches": sorted(p.name[len("branch-"):] for p in (t.path / "branch").glob("branch-*"))}
+        return {"branches": sorted(self._names(f"{t.path}/branch", "branch-"))}
+
+    def _names(self, directory: str, prefix: str) -> list[str]:
+        """The names after ``prefix`` of the entries of ``directory`` that start with it."""
+        bases = (st.path.rstrip("/").rsplit("/", 1)[-1] for st in self.storage.list_status(directory))
+        return [b[len(prefix):] for b in bases if b.startswith(prefix)]
 
     # ------------------------------------------------------------------------------------------------ views
     def list_views(self, db: str, params: dict[str, str]) -> dict[str, Any]:
@@ -391,25 +415,6 @@ class RestCatalogServer:
             raise _exists("VIEW", f"{dst['database']}.{dst['object']}")
         del self._views[(src["database"], src["object"])]
         self._views[(dst["database"], dst["object"])] = {**view, "name": dst["object"]}
-
-
-def _write_exclusive(path: Path, text: str) -> bool:
-    """Write ``path`` only if absent, atomically (temp file + hard link, which fails when the target exists)."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(text)
-    try:
-        os.link(tmp, path)
-        return True
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink()
-
-
-def _write_replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _field_index(fields: list[dict[str, Any]], names: list[str]) -> tuple[list[dict[str, Any]], int]:
@@ -519,6 +524,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         """Quiet: the tests assert on ``requests`` instead."""
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server_state._lock:
+            self.server_state._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server_state._lock:
+            self.server_state._connections.discard(self.connection)
+        super().finish()
 
     def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None) -> None:
         data = b"" if payload is None else json.dumps(payload).encode()

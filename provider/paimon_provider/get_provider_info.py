@@ -59,7 +59,8 @@ def get_provider_info() -> dict[str, Any]:
                 "hook-name": "Apache Paimon",
                 "ui-field-behaviour": {
                     "hidden-fields": ["host", "schema", "port", "extra"],
-                    "relabeling": {"login": "S3 access key", "password": "S3 secret key"},
+                    "relabeling": {"login": "S3 access key (rest: DLF access key id)",
+                                   "password": "S3 secret key (rest: bearer token or DLF secret)"},
                     "placeholders": {
                         "login": "access key id (empty: the AWS credential chain of the worker)",
                         "password": "secret access key",
@@ -108,14 +109,15 @@ def get_provider_info() -> dict[str, Any]:
                         "label": "Metastore",
                         "description": "Where the catalog keeps its databases and tables (catalog option "
                                        "metastore): filesystem (the warehouse's directories; empty: the same), jdbc "
-                                       "(a JDBC database, Paimon's JdbcCatalog) or hive (a Hive Metastore).",
-                        "schema": {"type": ["string", "null"], "enum": ["filesystem", "jdbc", "hive", None]},
+                                       "(a JDBC database, Paimon's JdbcCatalog), hive (a Hive Metastore) or rest (a "
+                                       "Paimon REST server; the warehouse is then the catalog's name on it).",
+                        "schema": {"type": ["string", "null"], "enum": ["filesystem", "jdbc", "hive", "rest", None]},
                     },
                     "uri": {
                         "label": "Metastore URI",
                         "description": "jdbc: the database's JDBC URL (jdbc:postgresql://h:5432/db, "
-                                       "jdbc:sqlite:/path/catalog.db, jdbc:mysql://...); hive: thrift://host:9083 "
-                                       "(catalog option uri).",
+                                       "jdbc:sqlite:/path/catalog.db, jdbc:mysql://...); hive: thrift://host:9083; "
+                                       "rest: http(s)://host:port of the server (catalog option uri).",
                         "schema": {"type": ["string", "null"]},
                     },
                     "jdbc_user": {
@@ -141,6 +143,13 @@ def get_provider_info() -> dict[str, Any]:
                                        "writers do (catalog option lock.enabled; needed on object stores shared with "
                                        "them).",
                         "schema": {"type": ["boolean", "null"]},
+                    },
+                    "token_provider": {
+                        "label": "REST token provider",
+                        "description": "rest: bear (the password is the bearer token; empty: the same) or dlf (the "
+                                       "login and password are the DLF access key id and secret) (catalog option "
+                                       "token.provider).",
+                        "schema": {"type": ["string", "null"], "enum": ["bear", "dlf", None]},
                     },
                     "hive_conf_dir": {
                         "label": "Hive conf dir",

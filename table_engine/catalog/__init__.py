@@ -4,6 +4,7 @@
   directories are its databases and tables (:mod:`table_engine.catalog.filesystem`);
 * :class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog` - the same files, with databases, tables and
   views registered in a :class:`~table_engine.catalog.metastore.Metastore` (JDBC, Hive);
+* :class:`~table_engine.catalog.rest.catalog.RestCatalog` - a server implementing Paimon's REST API (ADR 0045);
 * :func:`create_catalog` - the one that dispatches on the ``metastore`` option;
 * :mod:`table_engine.catalog.options` - the catalog options registry (docs/catalogs.md);
 * :mod:`table_engine.catalog.identifiers` - the identifier rules, once.
@@ -15,7 +16,7 @@ from table_engine.catalog.factory import SUPPORTED_METASTORES, create_catalog
 from table_engine.catalog.filesystem import Catalog, open_table
 from table_engine.catalog.identifiers import DB_SUFFIX, DEFAULT_DATABASE, check_name, parse_identifier
 from table_engine.catalog.metastore import Metastore, ViewDef
-from table_engine.catalog.options import CatalogOptions, is_secret, redacted, secret_keys
+from table_engine.catalog.options import CatalogOptions, MetastoreKind, is_secret, redacted, secret_keys
 
 __all__ = [
     "DB_SUFFIX",
@@ -24,6 +25,7 @@ __all__ = [
     "Catalog",
     "CatalogOptions",
     "Metastore",
+    "MetastoreKind",
     "ViewDef",
     "check_name",
     "create_catalog",

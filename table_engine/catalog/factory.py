@@ -1,5 +1,6 @@
 """``create_catalog(warehouse, options)``: the catalog the ``metastore`` option names (Paimon's
-``CatalogFactory.createCatalog``). The JDBC and Hive metastores are imported only when asked for."""
+``CatalogFactory.createCatalog``). The JDBC and Hive metastores and the REST catalog are imported only when asked
+for."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _metastore_kind(options: Mapping[str, str]) -> MetastoreKind:
     value = options.get(METASTORE.key)
     if value is not None and value.strip().lower() not in SUPPORTED_METASTORES:
         raise OptionError(f"catalog option 'metastore' = {value!r} is not supported: use one of "
-                          f"{', '.join(SUPPORTED_METASTORES)} ('rest' is not implemented)")
+                          f"{', '.join(SUPPORTED_METASTORES)}")
     return CatalogOptions(options).metastore()
 
 
@@ -44,14 +45,22 @@ def load_metastore(kind: MetastoreKind, options: CatalogOptions, warehouse: str)
 
 def create_catalog(warehouse: str, options: Mapping[str, str] | None = None,
                    file_io: FileIO | None = None) -> Catalog:
-    """The catalog of ``warehouse`` that ``options['metastore']`` names: the filesystem catalog (the default), or
-    a :class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog` over the JDBC or Hive metastore. Any other
-    value (``rest`` included) is one OptionError naming it and the supported ones; so is an unknown option, and a
-    ``warehouse`` option naming another place: all before anything connects."""
+    """The catalog of ``warehouse`` that ``options['metastore']`` names: the filesystem catalog (the default), a
+    :class:`~table_engine.catalog.metastore_catalog.MetastoreCatalog` over the JDBC or Hive metastore, or the
+    REST catalog (:class:`~table_engine.catalog.rest.catalog.RestCatalog`; ``warehouse`` is then the catalog's
+    name on the server, as Paimon's). Any other value is one OptionError naming it and the supported ones; so is
+    an unknown option, and a ``warehouse`` option naming another place: all before anything connects."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     kind = _metastore_kind(opts)
     if kind is MetastoreKind.FILESYSTEM:
         return Catalog(warehouse, opts, file_io)
+    if kind is MetastoreKind.REST:
+        try:
+            from table_engine.catalog.rest.catalog import RestCatalog
+        except ImportError as e:
+            raise OptionError(f"catalog option 'metastore' = 'rest': its client cannot be imported (the 'rest' "
+                              f"extra, requests): {e}") from None
+        return RestCatalog(warehouse, opts, file_io)
     from table_engine.catalog.metastore_catalog import MetastoreCatalog
 
     catalog_options = CatalogOptions(opts)

@@ -21,11 +21,20 @@ from table_engine.catalog.identifiers import (
 from table_engine.catalog.metastore import ViewDef
 from table_engine.catalog.options import (
     CATALOG_KEY,
+    DATA_TOKEN_ENABLED,
+    DLF_ACCESS_KEY_ID,
+    DLF_ACCESS_KEY_SECRET,
+    DLF_REGION,
+    DLF_SECURITY_TOKEN,
+    DLF_SIGNING_ALGORITHM,
     HADOOP_CONF_DIR,
+    HEADER_PREFIX,
     HIVE_CONF_DIR,
     JDBC_PASSWORD,
     JDBC_PREFIX,
     JDBC_USER,
+    TOKEN,
+    TOKEN_PROVIDER,
     URI,
     WAREHOUSE,
     CatalogOptions,
@@ -65,7 +74,9 @@ from table_engine.types import fields_from_arrow_schema
 log = logging.getLogger(__name__)
 
 #: options that only a metastore catalog reads: refused by the filesystem catalog rather than ignored
-_METASTORE_ONLY = (URI, CATALOG_KEY, JDBC_USER, JDBC_PASSWORD, HIVE_CONF_DIR, HADOOP_CONF_DIR)
+_METASTORE_ONLY = (URI, CATALOG_KEY, JDBC_USER, JDBC_PASSWORD, HIVE_CONF_DIR, HADOOP_CONF_DIR, TOKEN_PROVIDER, TOKEN,
+                   DLF_REGION, DLF_ACCESS_KEY_ID, DLF_ACCESS_KEY_SECRET, DLF_SECURITY_TOKEN, DLF_SIGNING_ALGORITHM,
+                   DATA_TOKEN_ENABLED)
 
 
 def catalog_warehouse(warehouse: str, options: CatalogOptions) -> str:
@@ -102,9 +113,9 @@ class Catalog:
                               "table_engine.catalog.create_catalog(warehouse, options)")
         raw = self.catalog_options.raw
         stray = sorted({k for o in _METASTORE_ONLY for k in o.keys if k in raw}
-                       | {k for k in raw if k.startswith(JDBC_PREFIX)})
+                       | {k for k in raw if k.startswith((JDBC_PREFIX, HEADER_PREFIX))})
         if stray:
-            raise OptionError(f"catalog options {', '.join(repr(k) for k in stray)} belong to a jdbc or hive "
+            raise OptionError(f"catalog options {', '.join(repr(k) for k in stray)} belong to a jdbc, hive or rest "
                               "metastore, but 'metastore' is 'filesystem' (the default)")
         if self.catalog_options.lock_enabled():
             raise OptionError("catalog option 'lock.enabled' = 'true' needs a metastore that has a lock (jdbc or "

@@ -33,19 +33,30 @@ class MetastoreKind(enum.Enum):
     FILESYSTEM = "filesystem"
     JDBC = "jdbc"
     HIVE = "hive"
+    REST = "rest"
+
+
+class TokenProvider(enum.Enum):
+    """Values of ``token.provider`` (Paimon's ``RESTCatalogOptions.TOKEN_PROVIDER``): how a REST catalog's requests
+    are authenticated."""
+
+    BEAR = "bear"
+    DLF = "dlf"
 
 
 METASTORE = key("metastore").enum_type(MetastoreKind).default_value(MetastoreKind.FILESYSTEM).with_description(
     "Where the catalog keeps its databases, tables and views: the warehouse's directories (`filesystem`), a JDBC "
-    "database (`jdbc`, Paimon's `JdbcCatalog`) or a Hive Metastore (`hive`, Paimon's `HiveCatalog`). The table "
-    "files are under `<warehouse>/<db>.db/<table>` in each. Open a `jdbc` or `hive` catalog with "
-    "`table_engine.catalog.create_catalog(warehouse, options)`.")
+    "database (`jdbc`, Paimon's `JdbcCatalog`), a Hive Metastore (`hive`, Paimon's `HiveCatalog`) or a server "
+    "implementing Paimon's REST API (`rest`, Paimon's `RESTCatalog`). The table files are under "
+    "`<warehouse>/<db>.db/<table>` in the first three; a REST server says where each table is. Open a `jdbc`, "
+    "`hive` or `rest` catalog with `table_engine.catalog.create_catalog(warehouse, options)`.")
 WAREHOUSE = key("warehouse").string_type().no_default_value().with_description(
     "The warehouse root. The catalog's `warehouse` argument is the warehouse; when both are given they must name "
-    "the same place.")
+    "the same place. `rest`: the name of the catalog on the server (sent to its config endpoint, which may answer "
+    "with a storage location in its place, as Paimon's `RESTCatalog`).")
 URI = key("uri").string_type().no_default_value().with_description(
-    "The metastore's address: a `jdbc:` URL (`metastore` = `jdbc`) or `thrift://host:port[,...]` (`metastore` = "
-    "`hive`).")
+    "The metastore's address: a `jdbc:` URL (`metastore` = `jdbc`), `thrift://host:port[,...]` (`metastore` = "
+    "`hive`) or the REST server's `http(s)://host:port` (`metastore` = `rest`).")
 LOCK_ENABLED = key("lock.enabled").bool_type().no_default_value().with_description(
     "Take the metastore's lock on a table around each snapshot commit and around `create_table`'s schema commit, "
     "as Paimon Java's `CatalogLock` (so that a Java writer and this engine on one table are serialized). Unset: "
@@ -75,6 +86,27 @@ HIVE_CONF_DIR = key("hive-conf-dir").string_type().no_default_value().with_descr
 TABLE_TYPE = key("table.type").enum_type(TableType).default_value(TableType.MANAGED).with_description(
     "`hive`: how tables are registered: `managed` (the metastore's `MANAGED_TABLE`) or `external` "
     "(`EXTERNAL_TABLE`, with `EXTERNAL` = `TRUE`). The catalog writes and deletes the files either way.")
+TOKEN_PROVIDER = key("token.provider").enum_type(TokenProvider).no_default_value().with_description(
+    "`rest`: how requests are authenticated: `bear` (the `token` as `Authorization: Bearer`) or `dlf` (Alibaba "
+    "DLF's signature with `dlf.access-key-id` / `dlf.access-key-secret`, Paimon's default signer).")
+TOKEN = key("token").string_type().no_default_value().with_description(
+    "`rest`, `token.provider` = `bear`: the bearer token. A secret: never in a command line, a log line or an "
+    "error.")
+DLF_REGION = key("dlf.region").string_type().no_default_value().with_description(
+    "`rest`, `token.provider` = `dlf`: the DLF region (e.g. `cn-hangzhou`), part of each signature.")
+DLF_ACCESS_KEY_ID = key("dlf.access-key-id").string_type().no_default_value().with_description(
+    "`rest`, `token.provider` = `dlf`: the access key id.")
+DLF_ACCESS_KEY_SECRET = key("dlf.access-key-secret").string_type().no_default_value().with_description(
+    "`rest`, `token.provider` = `dlf`: the access key secret. A secret.")
+DLF_SECURITY_TOKEN = key("dlf.security-token").string_type().no_default_value().with_description(
+    "`rest`, `token.provider` = `dlf`: the STS security token of temporary credentials. A secret.")
+DLF_SIGNING_ALGORITHM = key("dlf.signing-algorithm").string_type().default_value("dlf-default").with_description(
+    "`rest`, `token.provider` = `dlf`: the signer. Only `dlf-default` (DLF's VPC endpoints) is implemented; "
+    "`dlf-openapi` (and a `dlfnext` host, for which Paimon picks it) is refused.")
+DATA_TOKEN_ENABLED = key("data-token.enabled").bool_type().default_value(False).with_description(
+    "`rest`: read and write each table's files with the storage credentials the server vends for it (`GET "
+    ".../token`), fetched again before they expire (Paimon's `RESTTokenFileIO`). The server may turn it on in "
+    "its config answer.")
 HADOOP_CONF_DIR = key("hadoop-conf-dir").string_type().no_default_value().with_description(
     "`hive`: a directory with Hadoop's `core-site.xml` / `hdfs-site.xml`.")
 
@@ -88,6 +120,10 @@ SECTIONS = (
                   "of the database driver."),
     OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE),
                   "`metastore` = `hive` (Paimon's `HiveCatalogOptions`)."),
+    OptionSection("REST catalog", (TOKEN_PROVIDER, TOKEN, DLF_REGION, DLF_ACCESS_KEY_ID, DLF_ACCESS_KEY_SECRET,
+                                   DLF_SECURITY_TOKEN, DLF_SIGNING_ALGORITHM, DATA_TOKEN_ENABLED),
+                  "`metastore` = `rest` (Paimon's `RESTCatalogOptions` and `RESTTokenFileIO`), with `uri` and "
+                  "`warehouse` above. Every `header.<name>` is an HTTP header sent with each request."),
     *storage_options.REGISTRY.sections,
 )
 
@@ -95,10 +131,12 @@ TABLE_DEFAULT_PREFIX = "table-default."
 """Paimon's prefix of table defaults: ``table-default.<option>`` is the option of every table the catalog creates
 that does not set it (``AbstractCatalog.copyTableDefaultOptions``)."""
 JDBC_PREFIX = "jdbc."
+HEADER_PREFIX = "header."
 
 PREFIXES = {
     TABLE_DEFAULT_PREFIX: "A table option every table this catalog creates gets unless it sets the option itself.",
     JDBC_PREFIX: "`jdbc`: a property of the database driver (`jdbc.sslmode`, ...).",
+    HEADER_PREFIX: "`rest`: an HTTP header sent with every request to the server (`header.User-Agent`, ...).",
 }
 
 NOT_IMPLEMENTED = (
@@ -106,24 +144,28 @@ NOT_IMPLEMENTED = (
     "cache.manifest.small-file-threshold", "cache.manifest.max-memory", "cache.snapshot.max-num-per-table",
     "allow-upper-case", "case-sensitive", "sync-all-properties", "lock.type", "lock.checker-type",
     "format-table.enabled", "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
+    "dlf.token-path", "dlf.token-loader", "dlf.token-ecs-role-name", "dlf.token-ecs-metadata-url",
+    "dlf.oss-endpoint", "io-cache.enabled", "io-cache.whitelist-path", "io-cache.policy",
 )
 """Paimon catalog options this engine does not implement: refused by name, not ignored."""
 NOT_IMPLEMENTED_PREFIXES = ("hadoop.", "hive.")
 """Hadoop and Hive settings given as catalog options (Java puts them into its Hadoop configuration): refused."""
 
-_SECRET_KEYS = frozenset({*storage_options.secret_keys(), *JDBC_PASSWORD.keys})
-_SECRET_WORDS = ("password", "secret")
+_SECRET_KEYS = frozenset({*storage_options.secret_keys(), *JDBC_PASSWORD.keys, *TOKEN.keys,
+                          *DLF_ACCESS_KEY_SECRET.keys, *DLF_SECURITY_TOKEN.keys})
+_SECRET_WORDS = ("password", "secret", "authorization")
 
 
 def secret_keys() -> frozenset[str]:
     """Every registered catalog option key (aliases included) whose value is a secret: the storage's secrets
-    (:func:`table_engine.options.storage.secret_keys`) and ``jdbc.password``."""
+    (:func:`table_engine.options.storage.secret_keys`), ``jdbc.password`` and the REST catalog's ``token``,
+    ``dlf.access-key-secret`` and ``dlf.security-token``."""
     return _SECRET_KEYS
 
 
 def is_secret(name: str) -> bool:
     """Whether the value of catalog option ``name`` is a secret: a registered secret, or any key that names a
-    password or a secret (``jdbc.sslpassword``, ``*.secret-key``)."""
+    password, a secret or an authorization (``jdbc.sslpassword``, ``*.secret-key``, ``header.Authorization``)."""
     lowered = name.lower()
     return name in _SECRET_KEYS or any(word in lowered for word in _SECRET_WORDS)
 
@@ -207,6 +249,21 @@ _EXAMPLES = (
     "  \"lock_enabled\": true}}'",
     "```",
     "",
+    "A REST catalog (a server implementing Paimon's REST API, e.g. Alibaba DLF): the server keeps databases, "
+    "tables and schemas and commits each snapshot; `warehouse` is the catalog's name on the server, and with "
+    "`data-token.enabled` the table files are read and written with the storage credentials it vends:",
+    "",
+    "```python",
+    "rest = create_catalog(\"lake\", {",
+    "    \"metastore\": \"rest\", \"uri\": \"https://paimon-rest.example.com\", \"warehouse\": \"lake\",",
+    "    \"token.provider\": \"bear\", \"token\": token, \"data-token.enabled\": \"true\"})",
+    "```",
+    "",
+    "As an Airflow connection the bearer token is the connection's password (masked, and given to a Spark job "
+    "through the environment like `jdbc_password`): `airflow connections add paimon_rest --conn-json "
+    "'{\"conn_type\": \"paimon\", \"password\": \"<token>\", \"extra\": {\"metastore\": \"rest\", "
+    "\"uri\": \"https://paimon-rest.example.com\", \"warehouse\": \"lake\", \"token_provider\": \"bear\"}}'`.",
+    "",
     "The same JDBC catalog in Flink SQL: `CREATE CATALOG lake WITH ('type' = 'paimon', 'metastore' = 'jdbc', "
     "'uri' = 'jdbc:postgresql://db:5432/paimon', 'catalog-key' = 'lake', 'jdbc.user' = 'paimon', "
     "'jdbc.password' = '...', 'lock.enabled' = 'true', 'warehouse' = 's3://lake/warehouse')` (`type` is Flink's "
@@ -226,8 +283,9 @@ def render_markdown() -> str:
         "Paimon's exact key, type and default. Generated from `table_engine/catalog/options.py` by "
         "`python -m table_engine.catalog.options --markdown`; do not edit by hand. An unknown key is refused with "
         "one error naming it (and the closest known key); so is a Paimon catalog option this engine does not "
-        "implement (below). Secrets (`jdbc.password`, `s3.secret-key`, `s3.session.token` and any key naming a "
-        "password or a secret) never appear in an error or a log line.",
+        "implement (below). Secrets (`jdbc.password`, `token`, `dlf.access-key-secret`, `dlf.security-token`, "
+        "`s3.secret-key`, `s3.session.token` and any key naming a password, a secret or an authorization) never "
+        "appear in an error or a log line.",
         "",
         *_EXAMPLES,
         *REGISTRY.render_sections(),

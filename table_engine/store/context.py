@@ -17,7 +17,7 @@ from table_engine.io.file_io import FileIO
 from table_engine.io.paths import manifest_path
 from table_engine.lsm.merge_engines import MergeCapabilities, MergeFunction, create_merge_function
 from table_engine.store.layout import KeyValueLayout
-from table_engine.store.pins import CommitLock
+from table_engine.store.pins import CommitLock, SnapshotCommit
 
 if TYPE_CHECKING:
     from table_engine.store.paths import PathFactory
@@ -44,6 +44,9 @@ class StoreContext:
     partitions_dropped: PartitionsCallback | None = None
     """Told the partitions a partition drop (``drop_partitions``, partition expiry) removed, once its snapshot is
     published; None: nobody is told."""
+    snapshot_commit: SnapshotCommit | None = None
+    """The catalog's commit of each snapshot (a REST catalog's commit endpoint) instead of the conditional create of
+    ``snapshot-<id>``; None: the conditional create."""
 
     @cached_property
     def layout(self) -> KeyValueLayout:
@@ -106,7 +109,8 @@ class StoreContext:
         for key in drop:
             raw.pop(key, None)
         return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw), commit_lock=self.commit_lock,
-                            partitions_added=self.partitions_added, partitions_dropped=self.partitions_dropped)
+                            partitions_added=self.partitions_added, partitions_dropped=self.partitions_dropped,
+                            snapshot_commit=self.snapshot_commit)
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

@@ -61,7 +61,7 @@ from table_engine.format.consumer_file import (
 from table_engine.format.snapshot import Snapshot, find_latest_snapshot, latest_hint, try_publish_snapshot
 from table_engine.io.file_io import FileIO
 
-__all__ = ["PUBLISH_BUDGET_S", "BasePin", "CommitLock", "ExpiryMarker", "HistoryFence"]
+__all__ = ["PUBLISH_BUDGET_S", "BasePin", "CommitLock", "ExpiryMarker", "HistoryFence", "SnapshotCommit"]
 
 log = logging.getLogger(__name__)
 
@@ -79,13 +79,24 @@ CommitLock = Callable[[], AbstractContextManager[None]]
 create of ``snapshot-<id>``, as Paimon Java's ``RenamingSnapshotCommit`` holds its ``CatalogLock``."""
 
 
+SnapshotCommit = Callable[[Snapshot, "Snapshot | None"], bool]
+"""A catalog that commits snapshots itself (Paimon's ``CatalogSnapshotCommit``; a REST catalog's commit endpoint):
+called with the new snapshot and the base it was built on (None for the first); True if it is now the table's
+latest, False if another commit took its place (a lost race: the committer retries as after a taken id). Without
+one a snapshot is published by the conditional create of ``snapshot-<id>`` (Paimon's ``RenamingSnapshotCommit``)."""
+
+
 class BasePin:
     """One commit attempt's hold on its base snapshot; a context manager that releases it (see the module)."""
 
-    def __init__(self, file_io: FileIO, table_path: str, commit_lock: CommitLock | None = None) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, commit_lock: CommitLock | None = None,
+                 snapshot_commit: SnapshotCommit | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path.rstrip("/")
         self._commit_lock = commit_lock
+        self._snapshot_commit = snapshot_commit
+        self.base: Snapshot | None = None
+        """The snapshot :meth:`latest` last found: the base of the snapshot this attempt publishes."""
         self.pin_id = f"{COMMIT_PIN_PREFIX}{uuid.uuid4().hex}"
         self._file = _ReservedFile(file_io, self.table_path, self.pin_id)
         fence = consumer_path(self.table_path, HISTORY_FENCE_ID)
@@ -115,6 +126,7 @@ class BasePin:
             snap = find_latest_snapshot(self.file_io, self.table_path, hint)
             hint = None
             if snap is None or snap.id >= self.floor:
+                self.base = snap
                 return snap
             log.info("LATEST hint of %s was ahead of snapshot %d: pinning that", self.table_path, snap.id)
             self._write(snap.id)
@@ -130,15 +142,20 @@ class BasePin:
         return False
 
     def publish(self, snapshot: Snapshot) -> bool:
-        """:func:`try_publish_snapshot` unless the attempt is past its budget (then False: retry, as a lost race);
-        inside the catalog's lock when there is one (:data:`CommitLock`; the budget is checked again once it is
-        held, as taking it may have taken long)."""
+        """:func:`try_publish_snapshot` (or the catalog's :data:`SnapshotCommit` when it has one) unless the attempt
+        is past its budget (then False: retry, as a lost race); inside the catalog's lock when there is one
+        (:data:`CommitLock`; the budget is checked again once it is held, as taking it may have taken long)."""
         if not self.may_publish():
             return False
         if self._commit_lock is None:
-            return try_publish_snapshot(self.file_io, self.table_path, snapshot)
+            return self._create(snapshot)
         with self._commit_lock():
-            return self.may_publish() and try_publish_snapshot(self.file_io, self.table_path, snapshot)
+            return self.may_publish() and self._create(snapshot)
+
+    def _create(self, snapshot: Snapshot) -> bool:
+        if self._snapshot_commit is not None:
+            return self._snapshot_commit(snapshot, self.base)
+        return try_publish_snapshot(self.file_io, self.table_path, snapshot)
 
     def release(self) -> None:
         """Delete the pin (best effort: a pin left behind stops counting after its lifetime)."""

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from table_engine.errors import UnsupportedError
 from table_engine.format.schema_file import TableSchema
+from table_engine.format.snapshot import Snapshot
 from table_engine.store.context import PartitionsCallback
-from table_engine.store.pins import CommitLock
+from table_engine.store.pins import CommitLock, SnapshotCommit
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,15 @@ class TableHooks:
         branch adds files to, once it is published (the metastore's ``add_partitions``).
     :param partitions_dropped: called with the partitions a partition drop or partition expiry on the main branch
         removed, once its snapshot is published (the metastore's ``drop_partitions``).
+    :param snapshot_commit: commits each snapshot of the main branch in place of the conditional create of
+        ``snapshot-<id>`` (a REST catalog's commit endpoint, Paimon's ``CatalogSnapshotCommit``); None: the create.
     """
 
     commit_lock: CommitLock | None = None
     schema_committed: Callable[[TableSchema], None] | None = None
     partitions_added: PartitionsCallback | None = None
     partitions_dropped: PartitionsCallback | None = None
+    snapshot_commit: SnapshotCommit | None = None
 
     def for_branch(self) -> TableHooks:
         """The hooks of a branch of the table: the same lock (Paimon's lock is the table's), no schema or partition
@@ -47,6 +51,7 @@ class TableHooks:
             schema_committed=_refuse_schema if self.schema_committed is not None else None,
             partitions_added=_refuse_partitions if self.partitions_added is not None else None,
             partitions_dropped=_refuse_partitions if self.partitions_dropped is not None else None,
+            snapshot_commit=_refuse_snapshot if self.snapshot_commit is not None else None,
         )
 
 
@@ -65,4 +70,8 @@ def _refuse_schema(schema: TableSchema) -> None:
 
 
 def _refuse_partitions(partitions: Sequence[Mapping[str, str]]) -> None:
+    raise UnsupportedError(_SHIPPED)
+
+
+def _refuse_snapshot(snapshot: Snapshot, base: Snapshot | None) -> bool:
     raise UnsupportedError(_SHIPPED)

@@ -126,7 +126,8 @@ class Table:
         self.options = CoreOptions(schema.options)
         self.store = StoreContext(self.file_io, self.path, schema, self.options, commit_lock=self.hooks.commit_lock,
                                   partitions_added=self.hooks.partitions_added,
-                                  partitions_dropped=self.hooks.partitions_dropped)
+                                  partitions_dropped=self.hooks.partitions_dropped,
+                                  snapshot_commit=self.hooks.snapshot_commit)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"
@@ -139,7 +140,8 @@ class Table:
             hooks = self.hooks.shipped()
             state["hooks"] = hooks
             state["store"] = replace(self.store, commit_lock=hooks.commit_lock, partitions_added=hooks.partitions_added,
-                                     partitions_dropped=hooks.partitions_dropped)
+                                     partitions_dropped=hooks.partitions_dropped,
+                                     snapshot_commit=hooks.snapshot_commit)
         return state
 
     # ---- schema and options -------------------------------------------------------------------------------------

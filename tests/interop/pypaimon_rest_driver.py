@@ -4,7 +4,8 @@ project venv; never imports ``table_engine``).
 One JSON argument: ``{"options": {...catalog options: metastore=rest, uri, warehouse, token.provider, token...},
 "table": "db.t", "primary_keys": [...], "partition_keys": [...], "bucket": "2"}``. Creates the database and a table
 (``id BIGINT``, ``name STRING``, ``dt STRING``) through ``RESTCatalog``, commits two batches (the second updates a
-key), reads the table back and lists databases/tables through the catalog. Prints one ``@@RESULT@@ <json>`` line:
+key), reads the table back and lists databases/tables through the catalog; with ``"read_only": true`` it only reads
+an existing table (one the engine wrote). Prints one ``@@RESULT@@ <json>`` line:
 ``{"rows": [[id, name, dt], ...] sorted by id, "databases": [...], "tables": [...], "snapshot_id": N}``.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pyarrow as pa
 from pypaimon import CatalogFactory, Schema
@@ -20,6 +22,8 @@ from pypaimon import CatalogFactory, Schema
 def main(spec: dict) -> dict:
     catalog = CatalogFactory.create(spec["options"])
     database, name = spec["table"].split(".")
+    if spec.get("read_only"):
+        return _read(catalog, spec["table"], database)
     catalog.create_database(database, True)
     schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
     options = {"bucket": str(spec.get("bucket", "2"))} if spec.get("primary_keys") else {}
@@ -40,7 +44,11 @@ def main(spec: dict) -> dict:
         finally:
             write.close()
             commit.close()
-    table = catalog.get_table(spec["table"])
+    return _read(catalog, spec["table"], database)
+
+
+def _read(catalog: Any, identifier: str, database: str) -> dict:
+    table = catalog.get_table(identifier)
     builder = table.new_read_builder()
     result = builder.new_read().to_arrow(builder.new_scan().plan().splits())
     rows = sorted(zip(*(result.column(c).to_pylist() for c in ("id", "name", "dt"))))

@@ -49,7 +49,7 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
                                                        "spark_conf", "s3_endpoint", "s3_region",
                                                        "s3_path_style_access", "s3_session_token", "metastore",
                                                        "uri", "jdbc_user", "jdbc_password", "catalog_key",
-                                                       "lock_enabled", "hive_conf_dir")}
+                                                       "lock_enabled", "token_provider", "hive_conf_dir")}
     # the form shows Warehouse first, and requires it (a non-nullable string); every other field is optional
     ours = [(name, w) for name, w in pm.connection_form_widgets.items() if name.startswith("extra__paimon__")]
     assert ours[0][0] == "extra__paimon__warehouse"
@@ -60,11 +60,12 @@ def test_providers_manager_registers_the_connection_type_and_its_form() -> None:
     assert "extra__paimon__jdbc_password" in sensitive  # masked in the form, as the session token
     # the catalog: Paimon's metastores, the choice optional (empty: filesystem)
     metastore = pm.connection_form_widgets["extra__paimon__metastore"].field["schema"]
-    assert metastore["enum"] == ["filesystem", "jdbc", "hive", None]
+    assert metastore["enum"] == ["filesystem", "jdbc", "hive", "rest", None]
     behaviour = pm.field_behaviours["paimon"]
     # the S3 access key is the login, the secret key the password (masked by Airflow)
     assert set(behaviour["hidden_fields"]) == {"host", "schema", "port", "extra"}
-    assert behaviour["relabeling"] == {"login": "S3 access key", "password": "S3 secret key"}
+    assert behaviour["relabeling"] == {"login": "S3 access key (rest: DLF access key id)",
+                                       "password": "S3 secret key (rest: bearer token or DLF secret)"}
     triggers = {t.trigger_class_name for t in pm.trigger if t.package_name == "airflow-provider-paimon"}
     assert triggers == {"paimon_provider.triggers.metadata", "paimon_provider.triggers.watcher"}
     assert ProvidersManagerTaskRuntime().asset_uri_handlers["paimon"].__name__ == "sanitize_uri"

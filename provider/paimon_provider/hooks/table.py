@@ -148,8 +148,12 @@ class PaimonTableHook(BaseHook):
             return self._test_catalog(config, catalog)
 
     def _test_catalog(self, config: PaimonConnectionConfig, catalog: Catalog) -> tuple[bool, str]:
+        from table_engine.catalog import MetastoreKind
+
+        # a REST server says where each table is (and may vend its credentials): no warehouse to probe
+        rest = catalog.catalog_options.metastore() is MetastoreKind.REST
         try:
-            if catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
+            if not rest and catalog.file_io.has_directories and not catalog.file_io.exists(config.warehouse):
                 return False, (f"warehouse {config.warehouse} does not exist (no directory there: a wrong path, or "
                                "a warehouse no table was created in yet)")
             databases = catalog.list_databases()
@@ -157,14 +161,17 @@ class PaimonTableHook(BaseHook):
             return False, f"cannot list {_catalog_name(catalog, config.warehouse)}: {e}"
         done = [f"{_catalog_name(catalog, config.warehouse)} lists databases {databases} (ok: {len(databases)} "
                 "databases)"]
-        probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
-        try:
-            if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
-                return False, f"cannot create {probe}: it exists"
-            catalog.file_io.delete(probe)
-        except Exception as e:  # noqa: BLE001
-            return False, f"cannot write to warehouse {config.warehouse} (create and delete {probe}): {e}"
-        done.append("a probe object was created (if absent) and deleted")
+        if rest:
+            done.append("the REST server keeps the table files (no warehouse probe)")
+        else:
+            probe = f"{config.warehouse.rstrip('/')}/.airflow-test-connection-{uuid.uuid4().hex}"
+            try:
+                if not catalog.file_io.write_if_absent(probe, b"test_connection probe\n"):
+                    return False, f"cannot create {probe}: it exists"
+                catalog.file_io.delete(probe)
+            except Exception as e:  # noqa: BLE001
+                return False, f"cannot write to warehouse {config.warehouse} (create and delete {probe}): {e}"
+            done.append("a probe object was created (if absent) and deleted")
         try:
             spark = BaseHook.get_connection(config.spark_conn_id)
             if spark.conn_type == SPARK_CONNECT_CONN_TYPE:  # jobs run as clients of a Spark Connect server

@@ -20,7 +20,12 @@ The catalog (ADR 0044): the ``metastore`` field (``filesystem``, the default, ``
 metastore's fields (``uri``, ``jdbc_user``, ``catalog_key``, ``lock_enabled``, ``hive_conf_dir``) are catalog
 options under Paimon's keys (``metastore``, ``uri``, ``jdbc.user``, ``catalog-key``, ``lock.enabled``,
 ``hive-conf-dir``); the JDBC password is the ``jdbc_password`` field (a password-format field, masked as the
-session token is), a credential (``jdbc.password``): never in a command line. Which catalog options are secrets is
+session token is), a credential (``jdbc.password``): never in a command line. A REST catalog (``metastore`` =
+``rest``, ADR 0045): ``uri`` is the server, ``warehouse`` the catalog's name on it, ``token_provider`` its
+``token.provider`` (``bear``, the default, or ``dlf``); the connection's *password* is then the bearer token
+(``token``), or with ``dlf`` the login and password are ``dlf.access-key-id`` and ``dlf.access-key-secret``: the
+password stays masked and a job gets it like ``jdbc.password``. Other REST options (``header.*``, ``dlf.region``,
+``data-token.enabled``) go in ``catalog_options``. Which catalog options are secrets is
 the engine's registry's (:func:`table_engine.catalog.options.secret_keys`,
 :func:`~table_engine.catalog.options.is_secret`); a job process gets the secrets that no AWS variable carries as
 one JSON object in :data:`table_engine.ops.secrets.SECRETS_ENV`.
@@ -65,7 +70,7 @@ def _extra_value(extra: Mapping[str, Any], name: str) -> Any:
 _OPTION_FIELDS = {"s3_endpoint": "s3.endpoint", "s3_region": "s3.region",
                   "s3_path_style_access": "s3.path.style.access", "metastore": "metastore", "uri": "uri",
                   "jdbc_user": "jdbc.user", "catalog_key": "catalog-key", "lock_enabled": "lock.enabled",
-                  "hive_conf_dir": "hive-conf-dir"}
+                  "hive_conf_dir": "hive-conf-dir", "token_provider": "token.provider"}
 # connection field -> the credential (catalog option) it carries; the login and password are the S3 keys
 _CREDENTIAL_FIELDS = {"s3_session_token": "s3.session.token", "jdbc_password": "jdbc.password"}
 
@@ -178,7 +183,20 @@ class PaimonConnectionConfig:
             if value is not None:
                 options[key] = str(value).lower() if isinstance(value, bool) else str(value)
         credentials: dict[str, str] = {}
-        fields = [("s3.access-key", login), ("s3.secret-key", password),
+        login_key, password_key = "s3.access-key", "s3.secret-key"
+        if options.get("metastore", "").strip().lower() == "rest":  # the login and password are the server's
+            if options.setdefault("token.provider", "bear").strip().lower() == "dlf":
+                password_key = "dlf.access-key-secret"
+                if login:
+                    options["dlf.access-key-id"] = str(login)  # an id, not a secret: it may travel in an argv
+            elif login:
+                raise ValueError(f"connection {conn_id!r}: a REST catalog with token_provider bear takes its bearer "
+                                 "token from the password; leave the login empty (storage credentials come from "
+                                 "the server with data-token.enabled, or from the environment)")
+            else:
+                password_key = "token"
+            login = None
+        fields = [(login_key, login), (password_key, password),
                   *((key, _extra_value(extra, name)) for name, key in _CREDENTIAL_FIELDS.items())]
         for k, value in fields:
             if value:

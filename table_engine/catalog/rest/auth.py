@@ -144,7 +144,8 @@ def auth_provider_from_options(options: Mapping[str, str]) -> AuthProvider:
     if kind == "bear":
         return BearerAuthProvider(options.get(TOKEN, ""))
     if kind == "dlf":
-        algorithm = (options.get(DLF_SIGNING_ALGORITHM) or "default").strip().lower()
+        # Paimon's values are dlf-default and dlf-openapi (the "dlf-" prefix is optional here)
+        algorithm = (options.get(DLF_SIGNING_ALGORITHM) or "default").strip().lower().removeprefix("dlf-")
         host = (options.get("uri") or "").lower().split("://")[-1].split("/")[0].split(":")[0]
         if algorithm == "default" and "dlfnext" in host:
             algorithm = "openapi"  # Paimon picks the OpenAPI signer for DLF's public (dlfnext) endpoints

@@ -14,7 +14,8 @@ Retries (:class:`RetryPolicy`), with exponential backoff capped at ``max_backoff
 * connection failures (nothing was sent) on every method; read failures (timeouts, resets) on idempotent methods only.
 
 Errors: :class:`RestResponseError` (a :class:`CatalogError` with the status, the server's ``ErrorResponse`` fields)
-for an error answer, :class:`CatalogError` naming the URI when the server cannot be reached after the retries. Every
+for an error answer, :class:`RestConnectionError` (a :class:`CatalogError`) naming the URI when the server cannot be
+reached after the retries. Every
 message names the method, the endpoint path and the status; none holds a header value, and any secret of the auth
 provider that a server echoes is replaced by ``***``.
 """
@@ -66,6 +67,15 @@ class RestResponseError(CatalogError):
         super().__init__(f"{method} {path} failed with HTTP {status}: {message}")
         self.method, self.path, self.status, self.server_message = method, path, status, message
         self.resource_type, self.resource_name = resource_type, resource_name
+
+
+class RestConnectionError(CatalogError):
+    """The server could not be reached, or did not answer, after the retries. ``sent``: whether the request may have
+    reached the server (a read failure after sending; a refused connection was never sent)."""
+
+    def __init__(self, message: str, sent: bool) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 def _scrub(text: str, secrets: tuple[str, ...]) -> str:
@@ -134,8 +144,9 @@ class RestClient:
                     isinstance(e, requests.exceptions.ConnectionError) and _never_sent(e))
                 if attempt >= self.retry.max_retries or not (never_sent or method in IDEMPOTENT):
                     what = "cannot reach" if never_sent else "no answer from"
-                    raise CatalogError(f"{method} {path}: {what} the REST catalog at {self.uri} after "
-                                       f"{attempt + 1} attempt(s) ({type(e).__name__})") from None
+                    raise RestConnectionError(f"{method} {path}: {what} the REST catalog at {self.uri} after "
+                                              f"{attempt + 1} attempt(s) ({type(e).__name__})",
+                                              sent=not never_sent) from None
                 reason = "connection failed" if never_sent else f"no answer ({type(e).__name__})"
             else:
                 status = response.status_code

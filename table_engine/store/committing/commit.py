@@ -284,7 +284,8 @@ class FileStoreCommit:
             written: list[str] = []
             try:
                 # the pin before the base is read: see pins.py
-                with BasePin(self.ctx.file_io, self.ctx.table_path, self.ctx.commit_lock) as pin:
+                with BasePin(self.ctx.file_io, self.ctx.table_path, self.ctx.commit_lock,
+                             self.ctx.snapshot_commit) as pin:
                     sid = self._try_once(pin, a, written)
             except CommitOutcomeUnknownError:
                 raise
@@ -413,6 +414,9 @@ class FileStoreCommit:
         fio, tp = self.ctx.file_io, self.ctx.table_path
         try:
             return pin.publish(snapshot)
+        except CommitOutcomeUnknownError:  # a catalog's commit (SnapshotCommit) could not find it out either
+            self.outcome_unknown = True
+            raise
         except OSError as e:
             try:
                 found = read_snapshot(fio, tp, snapshot.id)

@@ -61,7 +61,7 @@ def compact_manifest(ctx: StoreContext, commit_user: str, dry_run: bool = False)
     fio, tp = ctx.file_io, ctx.table_path
     target = ctx.options.manifest_target_file_size()
     for attempt in range(_TRIES):
-        with BasePin(fio, tp, ctx.commit_lock) as pin:  # before the base is read (see pins.py)
+        with BasePin(fio, tp, ctx.commit_lock, ctx.snapshot_commit) as pin:  # before the base is read (see pins.py)
             published, result = _attempt(ctx, pin, commit_user, dry_run, target)
         if result is None:
             return ManifestCompactResult()

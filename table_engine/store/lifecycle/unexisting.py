@@ -80,7 +80,7 @@ def remove_unexisting_files(ctx: StoreContext, commit_user: str, dry_run: bool =
     metadata (see the module)."""
     fio, tp = ctx.file_io, ctx.table_path
     for attempt in range(_TRIES):
-        with BasePin(fio, tp, ctx.commit_lock) as pin:  # before the base is read (see pins.py)
+        with BasePin(fio, tp, ctx.commit_lock, ctx.snapshot_commit) as pin:  # before the base is read (see pins.py)
             latest = pin.latest()
             if latest is None:
                 return UnexistingResult()

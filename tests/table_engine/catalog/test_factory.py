@@ -38,12 +38,19 @@ def test_the_real_modules_are_the_named_ones() -> None:
         MetastoreKind.HIVE: ("table_engine.catalog.hive", "HiveMetastore")}
 
 
-@pytest.mark.parametrize("value", ["rest", "glue", ""])
+@pytest.mark.parametrize("value", ["glue", ""])
 def test_other_metastores_are_one_error(tmp_path: pathlib.Path, value: str) -> None:
-    with pytest.raises(OptionError, match=f"'metastore' = '{value}'.*filesystem, jdbc, hive"):
+    with pytest.raises(OptionError, match=f"'metastore' = '{value}'.*filesystem, jdbc, hive, rest"):
         create_catalog(str(tmp_path), {"metastore": value})
     with pytest.raises(OptionError, match="metastore"):
         Catalog(str(tmp_path), {"metastore": value})
+
+
+def test_rest_needs_its_server_before_anything_connects(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(OptionError, match="metastore=rest needs the option 'uri'"):
+        create_catalog("lake", {"metastore": "rest"})
+    with pytest.raises(OptionError, match="metastore"):
+        Catalog(str(tmp_path), {"metastore": "rest"})
 
 
 @pytest.mark.parametrize("value", ["hive", "jdbc"])

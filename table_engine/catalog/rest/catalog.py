@@ -1,0 +1,321 @@
+"""The REST catalog (``metastore`` = ``rest``, Paimon's ``RESTCatalog``): a catalog whose server owns every fact
+about its tables (ADR 0045).
+
+Unlike the filesystem, JDBC and Hive catalogs, nothing is derived from the warehouse here:
+
+* databases, tables, views: the server's (``RestApi``), listed page by page;
+* ``create_table`` validates the schema as every catalog does, then sends it; the server writes ``schema-0`` (this
+  catalog writes no schema file). ``get_table`` opens the table at the server's ``path`` with the server's schema;
+* ``drop_table`` / ``rename_table``: the server's (it removes or moves the files of the tables it manages);
+* snapshot commits: each snapshot of the main branch is committed through the server's commit endpoint
+  (:class:`RestSnapshotCommit`, the table's :attr:`~table_engine.table.hooks.TableHooks.snapshot_commit`); the
+  engine still writes the data files and manifests, under the usual commit pin;
+* ``data-token.enabled`` (the user's option or the server's): each table's files are read and written with the
+  credentials the server vends (:class:`~table_engine.catalog.rest.token_file_io.TokenFileIO`);
+* refused with one UnsupportedError: :meth:`RestTable.alter` (schema changes would have to go through the server's
+  ``alter`` endpoint: not wired yet) and the history rewrites the server would not see (``rollback_to``,
+  ``fast_forward``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import pyarrow as pa
+
+from table_engine.catalog.filesystem import Catalog
+from table_engine.catalog.identifiers import (
+    DB_SUFFIX,
+    parse_identifier,
+    parse_object_identifier,
+    refuse_system,
+)
+from table_engine.catalog.metastore import ViewDef
+from table_engine.catalog.options import DATA_TOKEN_ENABLED, WAREHOUSE, CatalogOptions, MetastoreKind
+from table_engine.catalog.rest import messages
+from table_engine.catalog.rest.api import RestApi
+from table_engine.catalog.rest.client import RestConnectionError, RestResponseError
+from table_engine.catalog.rest.token_file_io import TokenFileIO
+from table_engine.errors import (
+    CommitOutcomeUnknownError,
+    DatabaseAlreadyExistError,
+    DatabaseNotExistError,
+    OptionError,
+    SchemaError,
+    SnapshotNotExistError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedError,
+    ViewAlreadyExistError,
+    ViewNotExistError,
+)
+from table_engine.format.schema_file import TableSchema
+from table_engine.format.snapshot import Snapshot, read_snapshot
+from table_engine.io.base import FileIO
+from table_engine.io.file_io import file_io_for
+from table_engine.table import Table
+from table_engine.table.hooks import TableHooks
+from table_engine.types import DataField, fields_from_arrow_schema
+
+log = logging.getLogger(__name__)
+
+
+def _schema_of(response: messages.Table) -> TableSchema:
+    """The server's schema of a table as the engine's :class:`TableSchema` (its id is ``schemaId``)."""
+    s = response.schema
+    doc = {"id": response.schema_id, "fields": s.fields, "partitionKeys": s.partition_keys,
+           "primaryKeys": s.primary_keys, "options": s.options, "comment": s.comment}
+    return TableSchema.from_json(json.dumps(doc), f"{response.path} (schema {response.schema_id} of the REST server)")
+
+
+@dataclass(frozen=True)
+class RestSnapshotCommit:
+    """Commits one table's snapshots through the server (``POST .../commit``; a
+    :data:`~table_engine.store.pins.SnapshotCommit`). The server answers whether the snapshot is now the latest
+    (``success: false``: its base moved or its id is taken, a lost race the committer retries). When the request
+    fails after it may have reached the server (no answer, a 5xx), the snapshot file is read back: the server writes
+    ``snapshot-<id>`` before it answers, so ours there means committed and another's a lost race; none leaves the
+    outcome unknown (:class:`CommitOutcomeUnknownError`: the files are kept). Partition statistics are not sent
+    (optional in the API; the server's partition totals stay as they were)."""
+
+    api: RestApi = field(repr=False)
+    identifier: messages.Identifier
+    table_id: str
+    file_io: FileIO = field(repr=False)
+    table_path: str
+
+    def __call__(self, snapshot: Snapshot, base: Snapshot | None) -> bool:
+        body = json.loads(snapshot.to_json())
+        try:
+            return self.api.commit_snapshot(self.identifier, self.table_id, None if base is None else base.uuid,
+                                            body, [])
+        except (RestConnectionError, RestResponseError) as e:
+            if isinstance(e, RestConnectionError) and not e.sent:
+                raise  # never sent: nothing happened
+            if isinstance(e, RestResponseError) and e.status < 500:
+                raise  # refused (401, 403, 404...): nothing happened
+            return self._read_back(snapshot, e)
+
+    def _read_back(self, snapshot: Snapshot, error: Exception) -> bool:
+        try:
+            found = read_snapshot(self.file_io, self.table_path, snapshot.id)
+        except SnapshotNotExistError:
+            found = None
+        except Exception:  # noqa: BLE001 - any failure to read leaves the outcome unknown
+            found = None
+        if found is not None:
+            ours = found.uuid == snapshot.uuid and found.base_manifest_list == snapshot.base_manifest_list
+            log.info("commit of snapshot %d of %s: the request failed (%s), the snapshot is %s", snapshot.id,
+                     self.identifier, error, "ours" if ours else "another committer's")
+            return ours
+        raise CommitOutcomeUnknownError(f"commit of snapshot {snapshot.id} to {self.identifier} through the REST "
+                                        f"catalog failed and its outcome is unknown ({error}); its files are kept")
+
+
+class RestTable(Table):
+    """A table of a REST catalog: a :class:`Table` whose snapshot commits go through the server (its hooks), and
+    which refuses what would change the table behind the server's back."""
+
+    def _refuse(self, action: str) -> NoReturn:
+        raise UnsupportedError(f"{action} on {self.identifier}: a REST catalog's table changes through its server, "
+                               f"and this engine does not send {action} to it yet")
+
+    def alter(self, *changes: Any) -> TableSchema:
+        self._refuse("alter (schema changes)")
+
+    def rollback_to(self, version: int | str) -> Any:
+        self._refuse("rollback_to")
+
+    def fast_forward(self, name: str) -> int:
+        self._refuse("fast_forward")
+
+
+class RestCatalog(Catalog):
+    """The REST catalog named ``warehouse`` on the server ``options['uri']`` (see the module). Usually made by
+    :func:`table_engine.catalog.create_catalog`. ``file_io``: every table's FileIO (tests); by default each table
+    gets the FileIO of its own path, with the vended credentials when ``data-token.enabled``."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None,
+                 file_io: FileIO | None = None, api: RestApi | None = None) -> None:
+        self.options = {str(k): str(v) for k, v in (options or {}).items()}
+        self.catalog_options = CatalogOptions(self.options)
+        given = self.catalog_options.get(WAREHOUSE)
+        if given is not None and given != warehouse:
+            raise OptionError(f"catalog option 'warehouse' ({given!r}) names another catalog than the one asked for "
+                              f"({warehouse!r})")
+        self.name = warehouse
+        self.api = api or RestApi({**self.options, WAREHOUSE.key: warehouse})
+        merged = self.api.options
+        # the server may answer with the storage location in place of the catalog's name (Paimon's config merge)
+        self.warehouse = merged.get(WAREHOUSE.key) or warehouse
+        self.data_token_enabled = bool(DATA_TOKEN_ENABLED.value_from(merged))
+        self._table_file_io = file_io
+        self.file_io = file_io or file_io_for(self.warehouse, self.options)
+
+    def _check_metastore(self, kind: MetastoreKind) -> None:
+        """The REST catalog's options were checked by its API client."""
+
+    def describe(self) -> str:
+        return f"the REST catalog {self.name!r} at {self.api.uri}"
+
+    def __repr__(self) -> str:
+        return f"RestCatalog(name={self.name!r}, uri={self.api.uri!r})"
+
+    # ---- databases ---------------------------------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        try:
+            location = self.api.get_database(name).location
+        except DatabaseNotExistError:
+            location = None
+        return location or f"{self.warehouse}/{name}{DB_SUFFIX}"
+
+    def database_exists(self, name: str) -> bool:
+        try:
+            self.api.get_database(name)
+        except DatabaseNotExistError:
+            return False
+        return True
+
+    def _create_database(self, name: str, properties: dict[str, str]) -> None:
+        try:
+            self.api.create_database(name, properties)
+        except DatabaseAlreadyExistError:
+            pass  # created concurrently: as create_database(ignore_if_exists=True) before it
+
+    def database_properties(self, name: str) -> dict[str, str]:
+        """The options the server keeps for database ``name``."""
+        return dict(self.api.get_database(name).options)
+
+    def list_databases(self) -> list[str]:
+        return sorted(self.api.list_databases())
+
+    def _views_of(self, database: str) -> list[str]:
+        return self.list_views(database)
+
+    def _drop_database(self, name: str, tables: list[str], views: list[str]) -> None:
+        for table in tables:
+            self.drop_table(f"{name}.{table}", ignore_if_not_exists=True)
+        for view in views:
+            self.drop_view(f"{name}.{view}", ignore_if_not_exists=True)
+        self.api.drop_database(name)
+
+    # ---- tables ------------------------------------------------------------------------------------------------
+    def _get(self, db: str, name: str) -> messages.Table | None:
+        try:
+            return self.api.get_table(messages.Identifier(db, name.partition("$")[0]))
+        except (TableNotExistError, DatabaseNotExistError):
+            return None
+
+    def table_path(self, identifier: str) -> str:
+        """Where the server keeps the table's files (for a table not created yet: where it would by Paimon's
+        default layout, for messages only; the server decides)."""
+        db, name = parse_identifier(identifier)
+        response = self._get(db, name)
+        return response.path if response is not None else f"{self.warehouse}/{db}{DB_SUFFIX}/{name.partition('$')[0]}"
+
+    def table_exists(self, identifier: str) -> bool:
+        db, name = parse_identifier(identifier)
+        return self._get(db, name) is not None
+
+    def list_tables(self, database: str) -> list[str]:
+        return sorted(self.api.list_tables(database))
+
+    def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
+        try:
+            self.api.get_view(messages.Identifier(db, name))
+        except (ViewNotExistError, DatabaseNotExistError):
+            return
+        raise TableAlreadyExistError(f"{identifier!r} is a view in {self.describe()}")
+
+    def _commit_new_table(self, db: str, name: str, path: str, ts: TableSchema) -> bool:
+        """Send the new table's schema; the server writes ``schema-0`` where it keeps the table."""
+        schema = messages.TableSchema(fields=[f.to_json() for f in ts.fields], partition_keys=list(ts.partition_keys),
+                                      primary_keys=list(ts.primary_keys), options=dict(ts.options),
+                                      comment=ts.comment)
+        try:
+            self.api.create_table(messages.Identifier(db, name), schema)
+        except TableAlreadyExistError:
+            return False
+        return True
+
+    def _load_schema(self, db: str, name: str, path: str) -> TableSchema | None:
+        response = self._get(db, name)
+        return None if response is None else _schema_of(response)
+
+    def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
+        """The table at the server's ``path`` with the server's schema (``path`` and ``schema`` as the caller found
+        them are only a fallback for the moment after a create)."""
+        name = parse_identifier(identifier)[1]
+        response = self._get(db, name)
+        if response is None:
+            raise TableNotExistError(f"table {identifier!r} does not exist in {self.describe()}")
+        ident = messages.Identifier(db, name)
+        fio = self._file_io_of(ident, response.path)
+        hooks = TableHooks(snapshot_commit=RestSnapshotCommit(self.api, ident, response.id, fio, response.path))
+        return RestTable(fio, response.path, identifier, _schema_of(response), hooks=hooks)
+
+    def _file_io_of(self, ident: messages.Identifier, path: str) -> FileIO:
+        if self._table_file_io is not None:
+            return self._table_file_io
+        if self.data_token_enabled:
+            return TokenFileIO(path, self.options, lambda: self.api.load_table_token(ident))
+        return file_io_for(path, self.options)
+
+    def _drop_table(self, identifier: str) -> None:
+        db, name = parse_identifier(identifier)
+        self.api.drop_table(messages.Identifier(db, name))
+
+    def rename_table(self, from_identifier: str, to_identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Rename a table through the server (which moves the files of a table it manages)."""
+        db, name = parse_identifier(from_identifier)
+        refuse_system(name, from_identifier, "rename_table")
+        to_db, to_name = parse_object_identifier(to_identifier, "new table", creating=True)
+        try:
+            self.api.rename_table(messages.Identifier(db, name), messages.Identifier(to_db, to_name))
+        except TableNotExistError:
+            if not ignore_if_not_exists:
+                raise
+            return
+        log.info("renamed table %s to %s in %s", from_identifier, to_identifier, self.describe())
+
+    # ---- views -------------------------------------------------------------------------------------------------
+    def create_view(self, identifier: str, schema: pa.Schema, query: str, dialects: Mapping[str, str] | None = None,
+                    comment: str | None = None, options: Mapping[str, str] | None = None,
+                    ignore_if_exists: bool = False) -> None:
+        db, name = parse_object_identifier(identifier, "view", creating=True)
+        if not isinstance(schema, pa.Schema) or len(schema) == 0:
+            raise SchemaError(f"view {identifier}: the schema must be a pyarrow.Schema with columns")
+        if self.table_exists(identifier):
+            raise ViewAlreadyExistError(f"{identifier!r} is a table in {self.describe()}")
+        fields, _ = fields_from_arrow_schema(schema)
+        view = messages.ViewSchema([f.to_json() for f in fields], query, dict(dialects or {}), comment,
+                                   {str(k): str(v) for k, v in (options or {}).items()})
+        try:
+            self.api.create_view(messages.Identifier(db, name), view)
+        except ViewAlreadyExistError:
+            if not ignore_if_exists:
+                raise
+
+    def get_view(self, identifier: str) -> ViewDef:
+        db, name = parse_object_identifier(identifier, "view")
+        s = self.api.get_view(messages.Identifier(db, name)).schema
+        return ViewDef(db, name, tuple(DataField.from_json(f) for f in s.fields), s.query, s.dialects, s.comment,
+                       s.options)
+
+    def list_views(self, database: str) -> list[str]:
+        return sorted(self.api.list_views(database))
+
+    def drop_view(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        db, name = parse_object_identifier(identifier, "view")
+        try:
+            self.api.drop_view(messages.Identifier(db, name))
+        except ViewNotExistError:
+            if not ignore_if_not_exists:
+                raise
+
+    def close(self) -> None:
+        self.api.close()
