@@ -1,0 +1,181 @@
+"""Table types through the catalogs (issue 39): Paimon's ``type`` option decides what a catalog creates and what the
+capability gate lets an operation do. ``table`` and ``materialized-table`` are data tables; ``object-table`` is an
+object table (docs/object-tables.md); ``format-table`` is held only by a Hive catalog (docs/format-tables.md); every
+other value is refused by name, on create and on open, never read as a plain table."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import time
+import uuid
+
+import pyarrow as pa
+import pytest
+
+from table_engine.catalog import Catalog, create_catalog
+from table_engine.errors import OptionError, SchemaError, UnsupportedError, UnsupportedTableFeatureError
+from table_engine.format.schema_file import latest_schema
+from table_engine.io.file_io import file_io_for
+from table_engine.object_table import FIELDS, refresh_object_table
+from table_engine.table import Table
+from tests.table_engine.catalog.conftest import JdbcDatabase
+
+SCHEMA = pa.schema([("id", pa.int64()), ("msg", pa.string())])
+
+
+def _snapshot_of(warehouse: str) -> dict[str, bytes]:
+    root = pathlib.Path(warehouse)
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()} if root.exists() else {}
+
+
+# ---- the fail-open bug: `type` used to be read as a plain table -------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["lance-table", "iceberg-table", "bogus", "format-table"])
+def test_create_refuses_types_that_are_not_data_or_object_tables(catalog: Catalog, warehouse: str,
+                                                                 kind: str) -> None:
+    before = _snapshot_of(warehouse)
+    with pytest.raises((UnsupportedError, OptionError), match=f"'type'.*'{kind}'|'{kind}' for option 'type'"):
+        catalog.create_table("db.t", SCHEMA, options={"type": kind})
+    assert _snapshot_of(warehouse) == before and not catalog.table_exists("db.t")
+
+
+def test_data_table_types_are_data_tables(catalog: Catalog) -> None:
+    for name, kind in (("plain", "table"), ("mat", "materialized-table"), ("mixed", "Materialized-Table")):
+        table = catalog.create_table(f"db.{name}", SCHEMA, options={"type": kind})
+        table.write(pa.table({"id": [1], "msg": ["a"]}))
+        assert catalog.get_table(f"db.{name}").read().num_rows == 1
+
+
+@pytest.mark.parametrize("kind", ["lance-table", "iceberg-table", "format-table", "bogus"])
+def test_the_gate_refuses_a_table_of_another_type_on_open(catalog: Catalog, warehouse: str, kind: str) -> None:
+    """A table another writer made with such a ``type`` is never read or written as a plain table."""
+    catalog.create_table("db.t", SCHEMA).write(pa.table({"id": [1], "msg": ["a"]}))
+    path = pathlib.Path(catalog.table_path("db.t")) / "schema" / "schema-0"
+    schema = json.loads(path.read_text())
+    schema["options"]["type"] = kind
+    path.write_text(json.dumps(schema))
+    table = catalog.get_table("db.t")
+    for op in (table.read, lambda: table.write(pa.table({"id": [2], "msg": ["b"]})), table.expire_snapshots):
+        with pytest.raises(UnsupportedTableFeatureError, match=f"option 'type' = '{kind}'"):
+            op()
+    assert table.latest_snapshot_id() == 1
+
+
+# ---- object tables ----------------------------------------------------------------------------------------------
+
+def _put(root: pathlib.Path, name: str, data: bytes) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _expected_local(root: pathlib.Path) -> list[tuple[str, str, int, int]]:
+    """(path, name, length, mtime ms) of every file below ``root``, as the index must list them."""
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            out.append((f"file:{p}", p.name, st.st_size, int(st.st_mtime * 1000)))
+    return sorted(out)
+
+
+def _listed(table: Table) -> list[tuple[str, str, int, int]]:
+    rows = table.read(columns=["path", "name", "length", "mtime"]).to_pylist()
+    return sorted((r["path"], r["name"], r["length"], int(r["mtime"].timestamp() * 1000)) for r in rows)
+
+
+def _object_table(catalog: Catalog, location: str, schema: pa.Schema | None = None) -> Table:
+    return catalog.create_table("db.objects", schema if schema is not None else pa.schema([]),
+                                options={"type": "object-table", "object-location": location})
+
+
+def test_create_an_object_table_with_paimons_fields(catalog: Catalog, tmp_path: pathlib.Path) -> None:
+    table = _object_table(catalog, str(tmp_path / "objects"))
+    assert tuple(table.schema.fields) == FIELDS  # the nullable map key Arrow cannot declare
+    assert table.schema.options["type"] == "object-table"
+    some = catalog.create_table("db.some", pa.schema([("path", pa.string()), ("length", pa.int64())]),
+                                options={"type": "object-table", "object-location": "/x"})
+    assert tuple(some.schema.fields) == FIELDS
+    with pytest.raises(SchemaError, match="Schema of Object Table"):
+        catalog.create_table("db.bad", pa.schema([("x", pa.int32())]),
+                             options={"type": "object-table", "object-location": "/x"})
+    with pytest.raises(OptionError, match="primary keys"):
+        catalog.create_table("db.bad", pa.schema([]), primary_keys=["path"],
+                             options={"type": "object-table", "object-location": "/x"})
+    with pytest.raises(SchemaError, match="no columns"):
+        catalog.create_table("db.bad", pa.schema([]))  # an empty schema is for object tables only
+    assert not catalog.table_exists("db.bad")
+
+
+def test_object_table_gate_refresh_and_maintenance(catalog: Catalog, tmp_path: pathlib.Path) -> None:
+    loc = tmp_path / "objects"
+    _put(loc, "a.txt", b"hello")
+    _put(loc, "img/2024/b.jpg", b"b" * 300)
+    _put(loc, "img/c.png", b"")
+    table = _object_table(catalog, str(loc))
+    result = refresh_object_table(table)
+    assert (result.file_number, result.total_bytes, result.snapshot_id) == (3, 305, 1)
+    opened = catalog.get_table("db.objects")
+    assert _listed(opened) == _expected_local(loc)
+
+    # add, change and delete objects; refresh again
+    time.sleep(0.01)
+    _put(loc, "new/d.bin", b"dd")
+    _put(loc, "img/c.png", b"now 12 bytes")
+    os.remove(loc / "a.txt")
+    assert refresh_object_table(opened).snapshot_id == 2
+    assert _listed(catalog.get_table("db.objects")) == _expected_local(loc)
+
+    # writes, commits, row-level and schema changes: Paimon's refusal
+    for op in (lambda: opened.write(pa.table({"path": ["x"]})), lambda: opened.new_commit(), opened.alter,
+               lambda: opened.new_write()):
+        with pytest.raises(UnsupportedTableFeatureError, match="Object table does not support Write."):
+            op()
+    # reads at an older snapshot, tags, expiry
+    assert len(opened.read(snapshot_id=1)) == 3
+    opened.create_tag("first", 1)
+    assert opened.list_tags() == ["first"]
+    opened.expire_snapshots(retain_min=1, retain_max=1)
+    assert opened.latest_snapshot_id() == 2 and len(opened.read()) == 3
+
+
+def test_object_table_through_jdbc(jdbc_db: JdbcDatabase, tmp_path: pathlib.Path) -> None:
+    catalog = create_catalog(jdbc_db.warehouse, {"metastore": "jdbc", **jdbc_db.options})
+    try:
+        loc = tmp_path / "objects"
+        _put(loc, "x/y.bin", b"xyz")
+        table = _object_table(catalog, str(loc))
+        assert catalog.list_tables("db") == ["objects"]
+        assert refresh_object_table(catalog.get_table("db.objects")).file_number == 1
+        assert _listed(catalog.get_table("db.objects")) == _expected_local(loc)
+        assert tuple(table.schema.fields) == FIELDS
+        with pytest.raises(UnsupportedError, match="jdbc catalog does not support format tables"):
+            catalog.create_table("db.f", SCHEMA, options={"type": "format-table", "file.format": "csv"})
+    finally:
+        catalog.close()
+
+
+def test_object_table_on_s3(s3_server: object, s3_options: dict[str, str], tmp_path: pathlib.Path) -> None:
+    """An S3 location listed with the catalog's s3.* options; the index equals the bucket's listing."""
+    bucket = s3_server.new_bucket()  # type: ignore[attr-defined]
+    location = f"s3://{bucket}/{uuid.uuid4().hex}/objects"
+    fio = file_io_for(location, s3_options)
+    for name, data in {"a.txt": b"aaa", "img/2024/b.jpg": b"b" * 50, "img/c.png": b""}.items():
+        fio.write_bytes(f"{location}/{name}", data)
+    catalog = Catalog(str(tmp_path / "warehouse"), s3_options)  # a local warehouse, an S3 location
+    table = _object_table(catalog, location)
+    objects_io = catalog.object_file_io(location)  # the catalog's s3.* options (Java's objectFileIO)
+    assert refresh_object_table(table, file_io=objects_io).file_number == 3
+
+    def expected() -> list[tuple[str, str, int, int]]:
+        return sorted((s.path, s.path.rsplit("/", 1)[-1], s.size, s.mtime_millis) for s in fio.walk(location)
+                      if not s.path.endswith("/.keep"))
+
+    assert _listed(catalog.get_table("db.objects")) == expected()
+    fio.delete(f"{location}/a.txt")
+    fio.write_bytes(f"{location}/new/d", b"d")
+    assert refresh_object_table(catalog.get_table("db.objects"), file_io=objects_io).file_number == 3
+    assert _listed(catalog.get_table("db.objects")) == expected()
+    assert latest_schema(catalog.file_io, table.path) is not None
