@@ -285,6 +285,21 @@ def run_compact_manifest(cmd: commands.CompactManifest, catalog: Catalog) -> dic
             "commit": commit_facts(table, r.snapshot_id)}
 
 
+@runs(commands.RefreshObjectTable)
+def run_refresh_object_table(cmd: commands.RefreshObjectTable, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.object_table import ObjectTableOptions, refresh_object_table
+
+    table = catalog.get_table(cmd.table)
+    opts = ObjectTableOptions(table.schema.options)
+    if not opts.is_object_table():
+        raise OptionError(f"table {table.identifier} is not an object table ('type' = '{opts.type().value}'): "
+                          f"{cmd.name} refreshes tables of 'type' = 'object-table'")
+    location = opts.object_location()
+    r = refresh_object_table(table, file_io=catalog.object_file_io(location) if location else None)
+    return {"file_number": r.file_number, "total_bytes": r.total_bytes, "snapshot_id": r.snapshot_id,
+            "location": r.location, "commit": commit_facts(table, r.snapshot_id)}
+
+
 @runs(commands.RemoveUnexistingFiles)
 def run_remove_unexisting_files(cmd: commands.RemoveUnexistingFiles, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)

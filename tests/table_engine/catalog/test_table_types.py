@@ -179,3 +179,35 @@ def test_object_table_on_s3(s3_server: object, s3_options: dict[str, str], tmp_p
     assert refresh_object_table(catalog.get_table("db.objects"), file_io=objects_io).file_number == 3
     assert _listed(catalog.get_table("db.objects")) == expected()
     assert latest_schema(catalog.file_io, table.path) is not None
+
+
+def test_refresh_object_table_command(warehouse: str, tmp_path: pathlib.Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The command (CLI and run_command, which the Spark application's driver runs too): its result fields, its
+    snapshot properties; a table that is not an object table and a missing location are refused, nothing written."""
+    from table_engine.cli import main
+    from table_engine.ops import RefreshObjectTable
+    from table_engine.ops.run import run_command
+
+    loc = tmp_path / "objects"
+    _put(loc, "a/b.txt", b"12345")
+    catalog = Catalog(warehouse)
+    _object_table(catalog, str(loc))
+    capsys.readouterr()
+    assert main(["refresh-object-table", "--warehouse", warehouse, "--table", "db.objects",
+                 "--snapshot-property", "airflow.run-id=r1"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {k: out[k] for k in ("file_number", "total_bytes", "snapshot_id", "location")} == {
+        "file_number": 1, "total_bytes": 5, "snapshot_id": 1, "location": f"file:{loc}"}
+    table = catalog.get_table("db.objects")
+    assert table.snapshot(1).properties == {"airflow.run-id": "r1"}
+    assert _listed(table) == _expected_local(loc)
+
+    catalog.create_table("db.plain", SCHEMA)
+    with pytest.raises(OptionError, match="db.plain is not an object table"):
+        run_command(RefreshObjectTable(warehouse=warehouse, table="db.plain"))
+    catalog.create_table("db.gone", pa.schema([]), options={"type": "object-table",
+                                                             "object-location": str(tmp_path / "missing")})
+    with pytest.raises(OptionError, match="does not exist"):
+        run_command(RefreshObjectTable(warehouse=warehouse, table="db.gone"))
+    assert catalog.get_table("db.gone").latest_snapshot_id() is None
