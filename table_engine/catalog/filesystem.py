@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import NoReturn, Self
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -54,6 +54,7 @@ from table_engine.format.schema_file import (
     validate_bucket,
     with_blob_fields,
 )
+from table_engine.format_table import FormatTable
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import validate_merge_engine
@@ -208,8 +209,8 @@ class Catalog:
             raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
         opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
         kind = TYPE.value_from(opts)  # Paimon's table types; a value that is none of them: OptionError naming it
-        if kind is TableType.FORMAT_TABLE:  # its own options (table_engine.format_table.options)
-            self._create_format_table(identifier, schema, partition_keys, opts, comment)
+        if kind is TableType.FORMAT_TABLE:  # not a data table: create_format_table, in a catalog that holds them
+            self._refuse_format_table(identifier, "create_table")
         validate_options(opts)
         core = CoreOptions(opts)
         if kind is TableType.OBJECT_TABLE:
@@ -248,15 +249,26 @@ class Catalog:
         log.info("created table %s at %s", identifier, path)
         return self._open(db, path, identifier, ts)
 
-    def _create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str],
-                             options: Mapping[str, str], comment: str | None) -> None:
-        """Refuse a format table: the filesystem and JDBC catalogs cannot hold one, as Paimon's (their
-        ``AbstractCatalog.createFormatTable``: "... currently does not support format table"); a Hive catalog
-        registers it as a Hive table."""
+    # ---- format tables -----------------------------------------------------------------------------------------
+    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
+        """``call`` with ``type`` = ``format-table``: this catalog cannot hold format tables, as Paimon's filesystem
+        and JDBC catalogs (``AbstractCatalog.createFormatTable``: "... currently does not support format table")."""
         kind = self.catalog_options.metastore().value
         raise UnsupportedError(f"table {identifier}: 'type' = 'format-table': the {kind} catalog does not support "
                                "format tables (as Paimon's filesystem and JDBC catalogs); create it through a Hive "
                                "catalog, or use table_engine.format_table.FormatTable on the directory")
+
+    def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            ignore_if_exists: bool = False) -> FormatTable:
+        """Create a format table (Paimon's ``type`` = ``format-table``: a directory of csv, parquet, orc or json
+        files, docs/format-tables.md) in a catalog that holds them (Hive); this one refuses it."""
+        self._refuse_format_table(identifier, "create_format_table")
+
+    def get_format_table(self, identifier: str) -> FormatTable:
+        """The format table ``identifier`` of a catalog that holds them (Hive); this one holds none."""
+        raise TableNotExistError(f"format table {identifier!r} does not exist in {self.describe()}: the "
+                                 f"{self.catalog_options.metastore().value} catalog holds no format tables")
 
     def object_file_io(self, location: str) -> FileIO:
         """The FileIO that lists an object table's ``object-location``: the catalog's own for a location in the

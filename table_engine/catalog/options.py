@@ -76,6 +76,10 @@ HIVE_CONF_DIR = key("hive-conf-dir").string_type().no_default_value().with_descr
 TABLE_TYPE = key("table.type").enum_type(TableType).default_value(TableType.MANAGED).with_description(
     "`hive`: how tables are registered: `managed` (the metastore's `MANAGED_TABLE`) or `external` "
     "(`EXTERNAL_TABLE`, with `EXTERNAL` = `TRUE`). The catalog writes and deletes the files either way.")
+FORMAT_TABLE_ENABLED = key("format-table.enabled").bool_type().default_value(True).with_description(
+    "`hive`: whether the catalog holds format tables (Paimon 1.x's default, true): `create_format_table` registers "
+    "one as a Hive table of its format, `list_tables` lists them and `get_format_table` opens them, and plain Hive "
+    "tables of csv, parquet, orc or json files are format tables too. `false`: only Paimon tables.")
 HADOOP_CONF_DIR = key("hadoop-conf-dir").string_type().no_default_value().with_description(
     "`hive`: a directory with Hadoop's `core-site.xml` / `hdfs-site.xml`.")
 
@@ -87,7 +91,7 @@ SECTIONS = (
     OptionSection("JDBC metastore", (CATALOG_KEY, LOCK_KEY_MAX_LENGTH, JDBC_USER, JDBC_PASSWORD),
                   "`metastore` = `jdbc` (Paimon's `JdbcCatalogOptions`). Every other `jdbc.<property>` is a property "
                   "of the database driver."),
-    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE),
+    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE, FORMAT_TABLE_ENABLED),
                   "`metastore` = `hive` (Paimon's `HiveCatalogOptions`)."),
     *storage_options.REGISTRY.sections,
 )
@@ -106,7 +110,7 @@ NOT_IMPLEMENTED = (
     "cache-enabled", "cache.expiration-interval", "cache.partition.max-num", "cache.manifest.small-file-memory",
     "cache.manifest.small-file-threshold", "cache.manifest.max-memory", "cache.snapshot.max-num-per-table",
     "allow-upper-case", "case-sensitive", "sync-all-properties", "lock.type", "lock.checker-type",
-    "format-table.enabled", "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
+    "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
 )
 """Paimon catalog options this engine does not implement: refused by name, not ignored."""
 NOT_IMPLEMENTED_PREFIXES = ("hadoop.", "hive.")

@@ -10,14 +10,22 @@ import os
 import pathlib
 import time
 import uuid
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from table_engine.catalog import Catalog, create_catalog
-from table_engine.errors import OptionError, SchemaError, UnsupportedError, UnsupportedTableFeatureError
+from table_engine.errors import (
+    OptionError,
+    SchemaError,
+    TableNotExistError,
+    UnsupportedError,
+    UnsupportedTableFeatureError,
+)
 from table_engine.format.schema_file import latest_schema
-from table_engine.io.file_io import file_io_for
+from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
+from table_engine.io.file_io import LocalFileIO, file_io_for
 from table_engine.object_table import FIELDS, refresh_object_table
 from table_engine.table import Table
 from tests.table_engine.catalog.conftest import JdbcDatabase
@@ -211,3 +219,122 @@ def test_refresh_object_table_command(warehouse: str, tmp_path: pathlib.Path,
     with pytest.raises(OptionError, match="does not exist"):
         run_command(RefreshObjectTable(warehouse=warehouse, table="db.gone"))
     assert catalog.get_table("db.gone").latest_snapshot_id() is None
+
+
+# ---- format tables ----------------------------------------------------------------------------------------------
+
+FORMAT_SCHEMA = pa.schema([("id", pa.int64()), ("msg", pa.string()), ("dt", pa.string())])
+FORMAT_ROWS = pa.table({"id": [1, 2, 3], "msg": ["a,b", None, "c"], "dt": ["2025-01-01", "2025-01-02", "2025-01-01"]},
+                       schema=FORMAT_SCHEMA)
+
+
+def test_filesystem_and_jdbc_catalogs_hold_no_format_tables(catalog: Catalog, warehouse: str,
+                                                           tmp_path: pathlib.Path) -> None:
+    """As Paimon's: ``AbstractCatalog.createFormatTable`` refuses ("... currently does not support format table")."""
+    before = _snapshot_of(warehouse)
+    with pytest.raises(UnsupportedError, match="filesystem catalog does not support format tables"):
+        catalog.create_format_table("db.f", FORMAT_SCHEMA, ["dt"], {"file.format": "csv"})
+    with pytest.raises(TableNotExistError, match="holds no format tables"):
+        catalog.get_format_table("db.f")
+    assert _snapshot_of(warehouse) == before
+    jdbc = create_catalog(str(tmp_path / "w2"), {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path / 'c.db'}"})
+    try:
+        with pytest.raises(UnsupportedError, match="jdbc catalog does not support format tables"):
+            jdbc.create_format_table("db.f", FORMAT_SCHEMA, ["dt"], {"file.format": "parquet"})
+    finally:
+        jdbc.close()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "orc"])
+def test_hive_format_table_registration_round_trips(fmt: str, tmp_path: pathlib.Path) -> None:
+    """The Hive table a format table is registered as (HiveCatalog.createHiveFormatTable) reads back as the same
+    definition (HiveTableUtils.tryToFormatSchema); the FormatTable of it reads what was written. No server: the
+    Thrift structs only."""
+    from table_engine.catalog.hive import mapping
+
+    options = {"file.format": fmt, **({"csv.field-delimiter": ";"} if fmt == "csv" else {})}
+    ts = format_table_schema(FORMAT_SCHEMA, ["dt"], options, "events")
+    location = str(tmp_path / "f")
+    t = mapping.format_table("db", "f", location, ts, owner="me", now=1)
+    serde, input_format, output_format = mapping.FORMAT_STORAGE[fmt]
+    assert (t.sd.serdeInfo.serializationLib, t.sd.inputFormat, t.sd.outputFormat) == (serde, input_format,
+                                                                                     output_format)
+    assert [c.name for c in t.sd.cols] == ["id", "msg"] and [k.name for k in t.partitionKeys] == ["dt"]
+    assert t.parameters["table_type"] == fmt.upper() and t.parameters["type"] == "format-table"
+    assert t.sd.serdeInfo.parameters == ({"field.delim": ";"} if fmt == "csv" else {})
+    back = mapping.format_table_schema(t)
+    assert back is not None and back.comment == "events" and back.partition_keys == ("dt",)
+    assert [(f.name, f.type.sql()) for f in back.fields] == [(f.name, f.type.sql()) for f in ts.fields]
+    assert back.options["file.format"] == fmt and back.options["path"] == f"file:{location}"
+    table = format_table_from_schema(LocalFileIO(), location, back)
+    table.write(FORMAT_ROWS)
+    assert table.read().sort_by("id").to_pylist() == FORMAT_ROWS.sort_by("id").to_pylist()
+    assert mapping.format_table_schema(mapping.table("db", "p", location, ts, owner="me", now=1)) is None
+
+
+def test_plain_hive_text_table_is_a_csv_format_table() -> None:
+    """A Hive text table with no ``field.delim``: Hive's default delimiter, U+0001 (HiveCatalog)."""
+    from table_engine.catalog.hive import mapping
+
+    ts = format_table_schema(FORMAT_SCHEMA, [], {"file.format": "csv"}, None)
+    t = mapping.format_table("db", "f", "/x", ts, owner="me", now=1)
+    t.sd.serdeInfo.parameters = {}
+    t.parameters = {"transient_lastDdlTime": "1"}
+    back = mapping.format_table_schema(t)
+    assert back is not None and back.options["csv.field-delimiter"] == "\u0001"
+    t.parameters = {"table_type": "TEXT"}
+    assert mapping.format_table_schema(t) is None  # Paimon's TEXT format: not a format table here
+
+
+@pytest.mark.integration
+def test_hive_catalog_holds_format_tables(hive_metastore: Any, tmp_path: pathlib.Path) -> None:
+    """Through a real Hive Metastore: create (csv, partitioned), list, open, write, append, overwrite a partition,
+    drop; a plain Hive parquet table registered by another tool is a format table; ``format-table.enabled`` =
+    false hides them."""
+    from table_engine.catalog.hive import mapping
+
+    warehouse = str(hive_metastore.warehouse)
+    catalog = create_catalog(warehouse, {"metastore": "hive", "uri": hive_metastore.uri})
+    db = f"fmt_{uuid.uuid4().hex[:8]}"
+    try:
+        table = catalog.create_format_table(f"{db}.events", FORMAT_SCHEMA, ["dt"],
+                                            {"file.format": "csv", "csv.include-header": "true"}, "events")
+        catalog.create_table(f"{db}.plain", SCHEMA)
+        assert catalog.list_tables(db) == ["events", "plain"]
+        table.write(FORMAT_ROWS)
+        opened = catalog.get_format_table(f"{db}.events")
+        assert opened.location == table.location and opened.partition_keys == ("dt",)
+        assert opened.read().sort_by("id").to_pylist() == FORMAT_ROWS.sort_by("id").to_pylist()
+        opened.overwrite(pa.table({"id": [9], "msg": ["z"], "dt": ["2025-01-01"]}, schema=FORMAT_SCHEMA))
+        assert sorted(catalog.get_format_table(f"{db}.events").read().column("id").to_pylist()) == [2, 9]
+        with pytest.raises(UnsupportedError, match="is a format table"):
+            catalog.get_table(f"{db}.events")
+        with pytest.raises(UnsupportedError, match="create_format_table"):
+            catalog.create_table(f"{db}.other", FORMAT_SCHEMA, options={"type": "format-table"})
+
+        # a Hive parquet table another tool registered
+        other = format_table_schema(FORMAT_SCHEMA, [], {"file.format": "parquet"}, None)
+        location = f"{warehouse}/{db}.db/ext"
+        hive_table = mapping.format_table(db, "ext", location, other, owner="x", now=1)
+        hive_table.parameters = {"EXTERNAL": "TRUE"}
+        hive_table.tableType = mapping.EXTERNAL_TABLE
+        catalog.metastore._call("create", "create_table", hive_table)  # type: ignore[attr-defined]
+        assert catalog.list_tables(db) == ["events", "ext", "plain"]
+        catalog.get_format_table(f"{db}.ext").write(FORMAT_ROWS)
+        assert catalog.get_format_table(f"{db}.ext").read().num_rows == 3
+
+        hidden = create_catalog(warehouse, {"metastore": "hive", "uri": hive_metastore.uri,
+                                            "format-table.enabled": "false"})
+        try:
+            assert hidden.list_tables(db) == ["plain"]
+        finally:
+            hidden.close()
+
+        catalog.drop_table(f"{db}.events")
+        assert not pathlib.Path(table.location).exists()  # managed: its directory goes
+        catalog.drop_table(f"{db}.ext")
+        assert pathlib.Path(location).exists()  # external: its files stay
+        assert catalog.list_tables(db) == ["plain"]
+    finally:
+        catalog.drop_database(db, ignore_if_not_exists=True, cascade=True)
+        catalog.close()
