@@ -10,6 +10,7 @@ import os
 import pathlib
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -23,12 +24,13 @@ from table_engine.errors import (
     UnsupportedError,
     UnsupportedTableFeatureError,
 )
-from table_engine.format.schema_file import latest_schema
+from table_engine.format.schema_file import TableSchema, latest_schema
 from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
 from table_engine.io.file_io import LocalFileIO, file_io_for
 from table_engine.object_table import FIELDS, refresh_object_table
 from table_engine.table import Table
 from tests.table_engine.catalog.conftest import JdbcDatabase
+from tests.table_engine.catalog.fake_metastore import FakeMetastore
 
 SCHEMA = pa.schema([("id", pa.int64()), ("msg", pa.string())])
 
@@ -338,3 +340,54 @@ def test_hive_catalog_holds_format_tables(hive_metastore: Any, tmp_path: pathlib
     finally:
         catalog.drop_database(db, ignore_if_not_exists=True, cascade=True)
         catalog.close()
+
+
+class _FormatTablesMetastore(FakeMetastore):
+    """The catalog tests' metastore holding format tables in a dict, as the Hive metastore holds them (its
+    registration is their definition): the catalog's format-table paths without a Hive server."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.format_tables: dict[tuple[str, str], TableSchema] = {}
+
+    def format_table_schema(self, db: str, table: str) -> TableSchema | None:
+        return self.format_tables.get((db, table))
+
+    def register_format_table(self, db: str, table: str, location: str, schema: TableSchema) -> None:
+        self.format_tables[(db, table)] = replace(schema, options={**schema.options, "path": location})
+
+    def drop_format_table(self, db: str, table: str) -> bool:
+        del self.format_tables[(db, table)]
+        return False
+
+    def list_tables(self, db: str) -> list[str]:
+        return [*super().list_tables(db), *(t for d, t in self.format_tables if d == db)]
+
+
+def test_the_write_command_targets_a_format_table(tmp_path: pathlib.Path) -> None:
+    """``write`` (the CLI's, the write operator's, the Spark application's on its driver) appends to a format table,
+    or overwrites the partitions its rows write; no snapshot, no commit facts."""
+    import pyarrow.parquet as pq
+
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog
+    from table_engine.ops import Write
+    from table_engine.ops.run import run_command
+
+    catalog = MetastoreCatalog(str(tmp_path / "w"), {"metastore": "hive"}, _FormatTablesMetastore())
+    table = catalog.create_format_table("db.events", FORMAT_SCHEMA, ["dt"], {"file.format": "parquet"})
+    assert catalog.list_tables("db") == ["events"]
+    src = tmp_path / "src.parquet"
+    pq.write_table(FORMAT_ROWS, src)
+    base = {"warehouse": str(tmp_path / "w"), "table": "db.events", "source": str(src)}
+    out = run_command(Write(**base), catalog)
+    assert (out["rows"], out["snapshot_id"], out["format_table"]) == (3, None, True)
+    run_command(Write(**base), catalog)
+    assert catalog.get_format_table("db.events").read().num_rows == 6
+    pq.write_table(pa.table({"id": [7], "msg": ["x"], "dt": ["2025-01-02"]}, schema=FORMAT_SCHEMA), src)
+    out = run_command(Write(**base, mode="overwrite"), catalog)
+    assert out["deleted_files"] == 2  # the two files of partition dt=2025-01-02; dt=2025-01-01 stays
+    assert sorted(table.read().column("id").to_pylist()) == [1, 1, 3, 3, 7]
+    with pytest.raises(UnsupportedError, match="is a format table"):
+        catalog.get_table("db.events")
+    catalog.drop_table("db.events")
+    assert catalog.list_tables("db") == [] and not pathlib.Path(table.location).exists()
