@@ -87,7 +87,7 @@ def _expected_local(root: pathlib.Path) -> list[tuple[str, str, int, int]]:
     for p in sorted(root.rglob("*")):
         if p.is_file():
             st = p.stat()
-            out.append((f"file:{p}", p.name, st.st_size, int(st.st_mtime * 1000)))
+            out.append((f"file:{p}", p.name, st.st_size, st.st_mtime_ns // 1_000_000))
     return sorted(out)
 
 
