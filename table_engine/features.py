@@ -303,6 +303,15 @@ CATALOGS: tuple[CatalogSupport, ...] = (
     CatalogSupport("views (JDBC, Hive)", "No Java 1.0 reference: Paimon Java 1.0 has no views. The engine stores "
                    "them as later Paimons do (JDBC `paimon_views`, Hive `VIRTUAL_VIEW` tables) and round-trips them.",
                    _ENGINE_CATALOG_TESTS),
+    # ---- table types (issue 39, ADR 0048) ----
+    CatalogSupport("format tables (`type` = `format-table`)", "Hive: created, listed, opened, written and dropped as "
+                   "Paimon's `HiveCatalog` registers them (the format's serde and input/output formats, `table_type`, "
+                   "`field.delim`); any Hive csv/json/parquet/orc table is one; `format-table.enabled`. Filesystem and "
+                   "JDBC: refused, as Java's. No Java 1.0 run (its jar predates Paimon's Hive format-table creation).",
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/spark/test_format_table_spark.py")),
+    CatalogSupport("object tables (`type` = `object-table`)", "Every catalog creates them with Paimon's exact "
+                   "fields; `refresh-object-table` writes the index; Paimon Java reads it, latest and by time travel.",
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/interop/test_object_table_interop.py")),
     CatalogSupport("`metastore=rest` and any other", "Refused with one error before anything connects.",
                    ("tests/table_engine/catalog/test_factory.py",)),
 )
