@@ -143,7 +143,7 @@ class HiveMetastore:
             batch = names[i:i + TABLE_BATCH_SIZE]
             tables = self._call(f"list tables of {db}", "get_table_objects_by_name", db, batch)
             out += [t.tableName for t in tables if mapping.is_paimon_table(t)
-                    or (self.format_tables and mapping.format_table_schema(t) is not None)]
+                    or (self.format_tables and mapping.is_format_table(t))]
         return out
 
     def table_exists(self, db: str, table: str) -> bool:

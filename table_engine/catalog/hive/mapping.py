@@ -388,6 +388,15 @@ def format_table(db: str, name: str, location: str, schema: TableSchema, *, owne
                    tableType=EXTERNAL_TABLE if external else MANAGED_TABLE, temporary=None)
 
 
+def is_format_table(t: Any) -> bool:
+    """Whether a Hive table is a format table (``HiveCatalog.isFormatTable``); one with a column type this engine
+    cannot read is not (listing a database never fails on a table it would not open)."""
+    try:
+        return format_table_schema(t) is not None
+    except CatalogError:
+        return False
+
+
 def format_table_schema(t: Any) -> TableSchema | None:
     """The format-table definition of a Hive table (``HiveTableUtils.tryToFormatSchema``), or None when it is not
     one: a view, a Paimon table, a table without storage descriptor or serde, a ``TEXT`` table or any format but

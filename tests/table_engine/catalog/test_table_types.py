@@ -391,3 +391,13 @@ def test_the_write_command_targets_a_format_table(tmp_path: pathlib.Path) -> Non
         catalog.get_table("db.events")
     catalog.drop_table("db.events")
     assert catalog.list_tables("db") == [] and not pathlib.Path(table.location).exists()
+
+
+def test_a_hive_table_of_an_unreadable_type_is_not_listed_as_a_format_table() -> None:
+    from table_engine.catalog.hive import mapping
+
+    t = mapping.format_table("db", "f", "/x", format_table_schema(FORMAT_SCHEMA, [], {"file.format": "orc"}, None),
+                             owner="me", now=1)
+    assert mapping.is_format_table(t)
+    t.sd.cols[0].type = "uniontype<int,string>"
+    assert not mapping.is_format_table(t)
