@@ -131,4 +131,20 @@ class ExternalPathStrategy(enum.Enum):
 
 
 #: The data file formats (``file.format`` values and data file name extensions), Parquet the default.
+class TableType(enum.Enum):
+    """Values of ``type`` (Paimon's ``org.apache.paimon.TableType``, ``CoreOptions.TYPE``; not the Hive catalog's
+    ``table.type``, :class:`table_engine.catalog.options.TableType`)."""
+
+    TABLE = "table"
+    FORMAT_TABLE = "format-table"
+    MATERIALIZED_TABLE = "materialized-table"
+    OBJECT_TABLE = "object-table"
+    LANCE_TABLE = "lance-table"
+    ICEBERG_TABLE = "iceberg-table"
+
+
+DATA_TABLE_TYPES = frozenset({TableType.TABLE, TableType.MATERIALIZED_TABLE})
+"""The ``type`` values of a Paimon data table (schema, snapshots, manifests): a materialized table is a data table
+whose definition options (``materialized-table.*``) Flink reads."""
+
 FILE_FORMATS = ("parquet", "orc", "avro")

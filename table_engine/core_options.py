@@ -28,6 +28,7 @@ from table_engine.core_enums import (
     RecordLevelTimeFieldType,
     SortOrder,
     StartupMode,
+    TableType,
     TagCreationMode,
     TagCreationPeriod,
     TagPeriodFormatter,
@@ -537,6 +538,17 @@ STREAMING_READ_APPEND_OVERWRITE = key("streaming-read-append-overwrite").bool_ty
 STREAMING_READ_SNAPSHOT_DELAY = key("streaming.read.snapshot.delay").duration_type().no_default_value() \
     .with_description("The delay duration of stream read when scan incremental snapshots.")
 
+# ---- table types (issue 39: format and object tables) -----------------------------------------------------------
+TYPE = key("type").enum_type(TableType).default_value(TableType.TABLE).with_description(
+    "The kind of table (Paimon's `CoreOptions.TYPE`): `table` and `materialized-table` are data tables; "
+    "`object-table` is a metadata index of the objects under `object-location` (docs/object-tables.md); "
+    "`format-table` is a directory of csv/parquet/orc/json files, held by the Hive catalog "
+    "(docs/format-tables.md). `lance-table` and `iceberg-table` are refused by name, on create and on open.")
+OBJECT_LOCATION = key("object-location").string_type().no_default_value().with_description(
+    "The object location for object table: the directory (local, `s3://bucket/prefix`) whose objects the table "
+    "indexes. Required when `type` = `object-table`.")
+TABLE_TYPE_OPTIONS = (TYPE, OBJECT_LOCATION)
+
 SECTIONS = (
     OptionSection("Keys and distribution", (
         BUCKET, BUCKET_KEY, BUCKET_FUNCTION_TYPE, PRIMARY_KEY, PARTITION, PARTITION_DEFAULT_NAME,
@@ -601,6 +613,7 @@ SECTIONS = (
         SOURCE_SPLIT_TARGET_SIZE, SOURCE_SPLIT_OPEN_FILE_COST, CONTINUOUS_DISCOVERY_INTERVAL,
         FILE_INDEX_READ_ENABLED, FILE_INDEX_IN_MANIFEST_THRESHOLD, STREAMING_READ_OVERWRITE,
         STREAMING_READ_APPEND_OVERWRITE, STREAMING_READ_SNAPSHOT_DELAY)),
+    OptionSection("Table type", TABLE_TYPE_OPTIONS),
 )
 
 _FIELD_PROPS = ("aggregate-function", "ignore-retract", "sequence-group", "list-agg-delimiter", "distinct",
@@ -653,7 +666,7 @@ _JAVA_RUNTIME = (
     "vector-index.search-mode",
     "partition.sink-strategy", "partition.idle-time-to-report-statistic",
 )
-RECOGNIZED = {"path": "catalog", "type": "catalog", "owner": "catalog", "comment": "catalog",
+RECOGNIZED = {"path": "catalog", "owner": "catalog", "comment": "catalog",
               "streaming-read-mode": "Flink", "scan.parallelism": "Flink", "sink.parallelism": "Flink",
               **dict.fromkeys(_JAVA_RUNTIME, "Paimon Java / Flink writer and job settings")}
 
@@ -736,6 +749,7 @@ class CoreOptions:
         return option.value_from(self.raw)
 
     bucket = accessor(BUCKET)
+    table_type = accessor(TYPE)
     dynamic_bucket_target_row_num = accessor(DYNAMIC_BUCKET_TARGET_ROW_NUM)
     dynamic_bucket_max_buckets = accessor(DYNAMIC_BUCKET_MAX_BUCKETS)
     partition_default_name = accessor(PARTITION_DEFAULT_NAME)

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from table_engine.core_enums import FILE_FORMATS
+from table_engine.core_enums import DATA_TABLE_TYPES, FILE_FORMATS, TableType
 from table_engine.errors import UnsupportedTableFeatureError
 
 __all__ = [
@@ -74,7 +74,11 @@ class Feature:
     option_key: re.Pattern[str] | None = None
     """for option features: the keys that mean this feature (full match)"""
     option_active: Callable[[str], bool] | None = None
-    """for option features: whether a value turns the feature on (None: any value)"""
+    """for option features: whether a value turns the feature on (None: any value). Several features may claim
+    one key with values that do not overlap (``type``): the first active one is the feature found."""
+    refusal: str = ""
+    """Paimon's own message for the refused operations, added to the error (e.g. "Object table does not support
+    Write.")"""
 
     def supports(self, op: Op) -> bool:
         """Whether the engine supports ``op`` on a table that uses this feature."""
@@ -102,6 +106,9 @@ def _keys(*names: str) -> re.Pattern[str]:
 def _prefixes(*prefixes: str) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(p) + ".+" for p in prefixes))
 
+
+#: ``type`` values the gate decides on as tables of the engine (data tables and object tables); any other is refused.
+_GATED_TYPES = frozenset(t.value for t in (*DATA_TABLE_TYPES, TableType.OBJECT_TABLE))
 
 #: Data-file extensions the engine reads and writes: the data file formats (``file.format`` values).
 DATA_FILE_EXTENSIONS = frozenset(FILE_FORMATS)
@@ -170,6 +177,12 @@ FEATURES: tuple[Feature, ...] = (
             "`global-index.column-update-action`; `=` / `in` reads use BTree and bitmap indexes to skip files "
             "(ADR 0019).",
             _prefixes("global-index."), None),
+    Feature("type = object-table", "1.0", Detected.OPTION, "`type` = `object-table`", frozenset({Op.READ, Op.MAINTAIN}),
+            "Object tables (Paimon 1.0-1.2 design, docs/object-tables.md): the index is read like any table and "
+            "maintained (expiry, tags, branches, rollback); writes, commits, row-level and schema changes are "
+            "refused as in Paimon; only `refresh_object_table` overwrites the index.",
+            _keys("type"), lambda v: v.strip().lower() == TableType.OBJECT_TABLE.value,
+            "Object table does not support Write."),
     # ---- readable only -----------------------------------------------------------------------------------------
     Feature("pk-<type>.index.columns", "2.0", Detected.OPTION,
             "`pk-btree/bitmap/vector/full-text/multivalue.index.columns`", READ_ONLY,
@@ -222,6 +235,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("index-file-in-data-file-dir", "1.3", Detected.OPTION, "`index-file-in-data-file-dir` = true", NONE,
             "Index files in the bucket directories instead of `index/`.", _keys("index-file-in-data-file-dir"),
             _true),
+    Feature("type = format-table / lance-table / iceberg-table", "0.9", Detected.OPTION,
+            "`type` other than `table`, `materialized-table` and `object-table`", NONE,
+            "Not a Paimon data table: its files are not snapshots and manifests, so the engine never reads it as "
+            "one. A format table is opened as a `FormatTable` through the Hive catalog (docs/format-tables.md); "
+            "lance and iceberg tables are not implemented.",
+            _keys("type"), lambda v: v.strip().lower() not in _GATED_TYPES),
     Feature("unknown data type", "?", Detected.TYPE, "a type root this engine does not know", NONE,
             "Fail closed: values of a type the engine does not know cannot be read or written."),
     Feature("unknown table option", "?", Detected.OPTION,
@@ -284,6 +303,15 @@ CATALOGS: tuple[CatalogSupport, ...] = (
     CatalogSupport("views (JDBC, Hive)", "No Java 1.0 reference: Paimon Java 1.0 has no views. The engine stores "
                    "them as later Paimons do (JDBC `paimon_views`, Hive `VIRTUAL_VIEW` tables) and round-trips them.",
                    _ENGINE_CATALOG_TESTS),
+    # ---- table types (issue 39, ADR 0048) ----
+    CatalogSupport("format tables (`type` = `format-table`)", "Hive: created, listed, opened, written and dropped as "
+                   "Paimon's `HiveCatalog` registers them (the format's serde and input/output formats, `table_type`, "
+                   "`field.delim`); any Hive csv/json/parquet/orc table is one; `format-table.enabled`. Filesystem and "
+                   "JDBC: refused, as Java's. No Java 1.0 run (its jar predates Paimon's Hive format-table creation).",
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/spark/test_format_table_spark.py")),
+    CatalogSupport("object tables (`type` = `object-table`)", "Every catalog creates them with Paimon's exact "
+                   "fields; `refresh-object-table` writes the index; Paimon Java reads it, latest and by time travel.",
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/interop/test_object_table_interop.py")),
     CatalogSupport("`metastore=rest` (Paimon's REST API)", "No Java 1.0 reference (Java 1.0 has no REST catalog); "
                    "pypaimon 2.1.0's REST client and the engine share one server both ways: each reads what the "
                    "other wrote, after the engine's compaction and expiry too. The server owns schemas and commits "
@@ -332,7 +360,7 @@ def option_features(options: Mapping[str, str], is_known: Callable[[str], bool])
                 claimed = True
                 if f.option_active is None or f.option_active(value):
                     found.setdefault(f.name, f"option '{key}' = '{value}'")
-                break
+                    break
         if not claimed and not is_known(key):
             found.setdefault("unknown table option", f"option '{key}'")
     return found
@@ -350,7 +378,8 @@ def require(table: str, found: Mapping[str, str], op: Op) -> None:
     first = min(refusing, key=lambda f: len(f.ops))
     allowed = frozenset(Op).intersection(*(f.ops for f in FEATURES if f.name in found))
     still = " and ".join(o.value for o in Op if o in allowed)
-    raise UnsupportedTableFeatureError(table, first.name, first.since, op.value, still, found[first.name],
+    detail = f"{found[first.name]}; {first.refusal}" if first.refusal else found[first.name]
+    raise UnsupportedTableFeatureError(table, first.name, first.since, op.value, still, detail,
                                        tuple(f.name for f in refusing if f is not first))
 
 

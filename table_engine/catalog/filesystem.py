@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Self
+from typing import NoReturn, Self
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
@@ -41,7 +42,8 @@ from table_engine.catalog.options import (
     MetastoreKind,
     redacted,
 )
-from table_engine.core_options import CoreOptions, validate_options
+from table_engine.core_enums import DATA_TABLE_TYPES, TableType
+from table_engine.core_options import TYPE, CoreOptions, validate_options
 from table_engine.errors import (
     DatabaseAlreadyExistError,
     DatabaseNotEmptyError,
@@ -61,9 +63,13 @@ from table_engine.format.schema_file import (
     validate_bucket,
     with_blob_fields,
 )
+from table_engine.format_table import FormatTable
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import validate_merge_engine
+from table_engine.object_table.options import validate_object_table
+from table_engine.object_table.schema import FIELDS as OBJECT_TABLE_FIELDS
+from table_engine.object_table.schema import check_columns
 from table_engine.system_tables import system_table
 from table_engine.system_tables.global_tables import GLOBAL_SYSTEM_TABLES, SYSTEM_DATABASE, catalog_options_table
 from table_engine.table import Table
@@ -212,11 +218,20 @@ class Catalog:
         refuse_system(name, identifier, "create_table")
         if not isinstance(schema, pa.Schema):
             raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
-        if len(schema) == 0:
-            raise SchemaError(f"table {identifier}: the schema has no columns")
         opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        kind = TYPE.value_from(opts)  # Paimon's table types; a value that is none of them: OptionError naming it
+        if kind is TableType.FORMAT_TABLE:  # not a data table: create_format_table, in a catalog that holds them
+            self._refuse_format_table(identifier, "create_table")
         validate_options(opts)
         core = CoreOptions(opts)
+        if kind is TableType.OBJECT_TABLE:
+            validate_object_table(opts, primary_keys, partition_keys)
+            check_columns(schema)  # none or some of Paimon's columns; the table gets all of them
+        elif kind not in DATA_TABLE_TYPES:
+            raise UnsupportedError(f"table {identifier}: 'type' = '{kind.value}' is not implemented by this engine "
+                                   "(it creates data tables, object tables and, in a Hive catalog, format tables)")
+        elif len(schema) == 0:
+            raise SchemaError(f"table {identifier}: the schema has no columns")
         if core.row_tracking_enabled() and (primary_keys or core.bucket() != -1):
             # Paimon's SchemaValidation.validateRowTracking
             raise OptionError(f"table {identifier}: 'row-tracking.enabled' = 'true' needs an append table with "
@@ -225,7 +240,10 @@ class Catalog:
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
-        fields, highest = fields_from_arrow_schema(schema)
+        if kind is TableType.OBJECT_TABLE:  # Paimon's exact fields: Arrow cannot declare the nullable map key
+            fields, highest = list(OBJECT_TABLE_FIELDS), max(f.id for f in OBJECT_TABLE_FIELDS)
+        else:
+            fields, highest = fields_from_arrow_schema(schema)
         ts = new_schema(0, with_blob_fields(fields, opts), list(partition_keys), list(primary_keys), opts, comment,
                         highest)
         validate_bucket(ts)
@@ -241,6 +259,35 @@ class Catalog:
             raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
         log.info("created table %s at %s", identifier, path)
         return self._open(db, path, identifier, ts)
+
+    # ---- format tables -----------------------------------------------------------------------------------------
+    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
+        """``call`` with ``type`` = ``format-table``: this catalog cannot hold format tables, as Paimon's filesystem
+        and JDBC catalogs (``AbstractCatalog.createFormatTable``: "... currently does not support format table")."""
+        kind = self.catalog_options.metastore().value
+        raise UnsupportedError(f"table {identifier}: 'type' = 'format-table': the {kind} catalog does not support "
+                               "format tables (as Paimon's filesystem and JDBC catalogs); create it through a Hive "
+                               "catalog, or use table_engine.format_table.FormatTable on the directory")
+
+    def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            ignore_if_exists: bool = False) -> FormatTable:
+        """Create a format table (Paimon's ``type`` = ``format-table``: a directory of csv, parquet, orc or json
+        files, docs/format-tables.md) in a catalog that holds them (Hive); this one refuses it."""
+        self._refuse_format_table(identifier, "create_format_table")
+
+    def get_format_table(self, identifier: str) -> FormatTable:
+        """The format table ``identifier`` of a catalog that holds them (Hive); this one holds none."""
+        raise TableNotExistError(f"format table {identifier!r} does not exist in {self.describe()}: the "
+                                 f"{self.catalog_options.metastore().value} catalog holds no format tables")
+
+    def object_file_io(self, location: str) -> FileIO:
+        """The FileIO that lists an object table's ``object-location``: the catalog's own for a location in the
+        warehouse's storage, else one for the location's scheme with the catalog's options (an S3 location gets the
+        catalog's ``s3.*`` options), as Paimon's ``AbstractCatalog.objectFileIO``."""
+        if urlparse(location).scheme == urlparse(self.warehouse).scheme:
+            return self.file_io
+        return file_io_for(location, self.options)
 
     def _check_registrable(self, identifier: str, schema: TableSchema) -> None:
         """Refuse a table whose options ask the catalog's metastore for what this engine does not do."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from table_engine.format.schema_file import TableSchema
 from table_engine.types import DataField
@@ -65,3 +65,16 @@ class Metastore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class FormatTableMetastore(Protocol):
+    """A metastore that also holds format tables (Paimon's Hive catalog with ``format-table.enabled``): their
+    definition is the registration itself (no schema file). ``format_table_schema`` is None for anything that is
+    not a format table."""
+
+    def format_table_schema(self, db: str, table: str) -> TableSchema | None: ...
+    def register_format_table(self, db: str, table: str, location: str, schema: TableSchema) -> None: ...
+    def drop_format_table(self, db: str, table: str) -> bool:
+        """Unregister it; whether it was external (its files are kept)."""
+        ...

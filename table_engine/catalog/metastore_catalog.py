@@ -24,6 +24,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NoReturn
 
 import pyarrow as pa
 
@@ -31,8 +32,9 @@ from table_engine.catalog.filesystem import Catalog
 from table_engine.catalog.identifiers import (
     parse_identifier,
     parse_object_identifier,
+    refuse_system,
 )
-from table_engine.catalog.metastore import Metastore, ViewDef
+from table_engine.catalog.metastore import FormatTableMetastore, Metastore, ViewDef
 from table_engine.catalog.options import MetastoreKind
 from table_engine.core_options import METASTORE_PARTITIONED_TABLE, METASTORE_TAG_TO_PARTITION
 from table_engine.errors import (
@@ -45,7 +47,9 @@ from table_engine.errors import (
     ViewNotExistError,
 )
 from table_engine.format.schema_file import TableSchema, latest_schema, schema_dir, schema_path, try_commit_schema
-from table_engine.io.file_io import FileIO
+from table_engine.format_table import FormatTable
+from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
+from table_engine.io.file_io import FileIO, normalize_path
 from table_engine.table import Table
 from table_engine.table.hooks import TableHooks
 from table_engine.types import fields_from_arrow_schema
@@ -190,6 +194,9 @@ class MetastoreCatalog(Catalog):
 
     def _load_schema(self, db: str, name: str, path: str) -> TableSchema | None:
         if not self.metastore.table_exists(db, name):
+            if self._format_table_schema(db, name) is not None:
+                raise UnsupportedError(f"table '{db}.{name}' is a format table ('type' = 'format-table') in "
+                                       f"{self.describe()}: open it with get_format_table")
             return None
         schema = latest_schema(self.file_io, path)
         if schema is None:
@@ -215,6 +222,78 @@ class MetastoreCatalog(Catalog):
             partitions_added=registrar.added if registrar is not None else None,
             partitions_dropped=registrar.dropped if registrar is not None else None)
         return Table(self.file_io, path, identifier, schema, hooks=hooks)
+
+    # ---- format tables (a metastore that holds them: Hive with format-table.enabled) ---------------------------
+    def _format_metastore(self) -> FormatTableMetastore | None:
+        return self.metastore if isinstance(self.metastore, FormatTableMetastore) else None
+
+    def _format_table_schema(self, db: str, name: str) -> TableSchema | None:
+        fm = self._format_metastore()
+        return None if fm is None else fm.format_table_schema(db, name)
+
+    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
+        if self._format_metastore() is None or call != "create_table":
+            super()._refuse_format_table(identifier, call)
+        raise UnsupportedError(f"table {identifier}: 'type' = 'format-table' is not a Paimon data table: create it "
+                               f"with create_format_table in {self.describe()} (it returns a FormatTable)")
+
+    def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            ignore_if_exists: bool = False) -> FormatTable:
+        """Register a format table at ``<warehouse>/<db>.db/<table>`` (``HiveCatalog.createFormatTable``): its
+        definition checked first (options, partition keys, column types), then the directory made and the table
+        registered (the directory removed again if the registration fails)."""
+        fm = self._format_metastore()
+        if fm is None:
+            super()._refuse_format_table(identifier, "create_format_table")
+        db, name = parse_identifier(identifier, creating=True)
+        refuse_system(name, identifier, "create_format_table")
+        if not isinstance(schema, pa.Schema) or len(schema) == 0:
+            raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
+        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        ts = format_table_schema(schema, partition_keys, opts, comment)
+        if self.metastore.table_exists(db, name) or fm.format_table_schema(db, name) is not None:
+            if ignore_if_exists:
+                return self.get_format_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
+        self._check_table_name_free(db, name, identifier)
+        self.create_database(db, ignore_if_exists=True)
+        path = self.table_path(identifier)
+        existed = self.file_io.exists(path)
+        self.file_io.mkdirs(path)
+        try:
+            fm.register_format_table(db, name, path, ts)
+        except BaseException:
+            if not existed:
+                self.file_io.delete(path, recursive=True)
+            raise
+        log.info("created format table %s at %s", identifier, path)
+        return format_table_from_schema(self.file_io, path, ts)
+
+    def get_format_table(self, identifier: str) -> FormatTable:
+        """The format table ``identifier`` (``HiveCatalog.getFormatTable``): a format table this catalog created,
+        or a plain Hive table of csv, parquet, orc or json files; its files through the FileIO of its location
+        (the catalog's storage options)."""
+        db, name = parse_identifier(identifier)
+        ts = self._format_table_schema(db, name)
+        if ts is None:
+            if self._format_metastore() is None:
+                return super().get_format_table(identifier)  # it says this catalog holds none
+            raise TableNotExistError(f"format table {identifier!r} does not exist in {self.describe()}")
+        location = normalize_path(ts.options.get("path") or self.table_path(identifier))
+        return format_table_from_schema(self.object_file_io(location), location, ts)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Drop a table; a format table is unregistered and, unless external, its directory deleted (Paimon's
+        ``HiveCatalog.dropTableImpl``)."""
+        db, name = parse_identifier(identifier)
+        fm = self._format_metastore()
+        if fm is None or self.metastore.table_exists(db, name) or fm.format_table_schema(db, name) is None:
+            super().drop_table(identifier, ignore_if_not_exists)
+            return
+        location = self.get_format_table(identifier).location
+        if not fm.drop_format_table(db, name):
+            self.object_file_io(location).delete(location, recursive=True)
 
     def _schema_committed(self, db: str, name: str, path: str, schema: TableSchema) -> None:
         self.metastore.alter_table(db, name, path, schema)

@@ -107,6 +107,10 @@ DATA_TOKEN_ENABLED = key("data-token.enabled").bool_type().default_value(False).
     "`rest`: read and write each table's files with the storage credentials the server vends for it (`GET "
     ".../token`), fetched again before they expire (Paimon's `RESTTokenFileIO`). The server may turn it on in "
     "its config answer.")
+FORMAT_TABLE_ENABLED = key("format-table.enabled").bool_type().default_value(True).with_description(
+    "`hive`: whether the catalog holds format tables (Paimon 1.x's default, true): `create_format_table` registers "
+    "one as a Hive table of its format, `list_tables` lists them and `get_format_table` opens them, and plain Hive "
+    "tables of csv, parquet, orc or json files are format tables too. `false`: only Paimon tables.")
 HADOOP_CONF_DIR = key("hadoop-conf-dir").string_type().no_default_value().with_description(
     "`hive`: a directory with Hadoop's `core-site.xml` / `hdfs-site.xml`.")
 
@@ -118,7 +122,7 @@ SECTIONS = (
     OptionSection("JDBC metastore", (CATALOG_KEY, LOCK_KEY_MAX_LENGTH, JDBC_USER, JDBC_PASSWORD),
                   "`metastore` = `jdbc` (Paimon's `JdbcCatalogOptions`). Every other `jdbc.<property>` is a property "
                   "of the database driver."),
-    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE),
+    OptionSection("Hive metastore", (HIVE_CONF_DIR, HADOOP_CONF_DIR, TABLE_TYPE, FORMAT_TABLE_ENABLED),
                   "`metastore` = `hive` (Paimon's `HiveCatalogOptions`)."),
     OptionSection("REST catalog", (TOKEN_PROVIDER, TOKEN, DLF_REGION, DLF_ACCESS_KEY_ID, DLF_ACCESS_KEY_SECRET,
                                    DLF_SECURITY_TOKEN, DLF_SIGNING_ALGORITHM, DATA_TOKEN_ENABLED),
@@ -143,7 +147,7 @@ NOT_IMPLEMENTED = (
     "cache-enabled", "cache.expiration-interval", "cache.partition.max-num", "cache.manifest.small-file-memory",
     "cache.manifest.small-file-threshold", "cache.manifest.max-memory", "cache.snapshot.max-num-per-table",
     "allow-upper-case", "case-sensitive", "sync-all-properties", "lock.type", "lock.checker-type",
-    "format-table.enabled", "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
+    "fs.allow-hadoop-fallback", "location-in-properties", "metastore.client.class",
     "dlf.token-path", "dlf.token-loader", "dlf.token-ecs-role-name", "dlf.token-ecs-metadata-url",
     "dlf.oss-endpoint", "io-cache.enabled", "io-cache.whitelist-path", "io-cache.policy",
 )

@@ -131,7 +131,9 @@ class LocalFileIO(FileIO):
                     is_dir = e.is_dir()
                 except FileNotFoundError:
                     continue  # deleted while we list (e.g. a snapshot a concurrent expiry removes): not there
-                out.append(FileStatus(os.path.join(path, e.name), st.st_size, is_dir, int(st.st_mtime * 1000)))
+                # milliseconds as Java's File.lastModified(): the nanoseconds truncated (a float st_mtime * 1000
+                # can fall 1 ms below)
+                out.append(FileStatus(os.path.join(path, e.name), st.st_size, is_dir, st.st_mtime_ns // 1_000_000))
         return out
 
     def delete(self, path: str, recursive: bool = False) -> bool:

@@ -1,8 +1,8 @@
 """Paimon's object tables (``type`` = ``object-table``): a metadata index of the objects under ``object-location``,
 kept in an append table of Paimon's fixed schema and replaced by ``refresh_object_table`` (docs/object-tables.md).
 
-Standalone for now: the catalog, the capability gate and the commands do not know object tables yet; the wiring
-they need is listed in docs/object-tables.md.
+The catalogs create them (``type`` = ``object-table``), the capability gate refuses writes to them but the
+refresh's, and the ``refresh-object-table`` command refreshes them (docs/object-tables.md, ADR 0048).
 """
 
 from table_engine.object_table.listing import list_objects, qualified_location

@@ -11,12 +11,13 @@ fixed bucket count and the options of primary-key tables, data evolution and row
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
+from table_engine.core_enums import TableType
+from table_engine.core_options import OBJECT_LOCATION, TABLE_TYPE_OPTIONS, TYPE
 from table_engine.errors import OptionError
-from table_engine.options import ConfigOption, OptionRegistry, OptionSection, key
+from table_engine.options import ConfigOption, OptionRegistry, OptionSection
 
 V = TypeVar("V")
 
@@ -32,29 +33,10 @@ __all__ = [
 ]
 
 
-class TableType(enum.Enum):
-    """Values of a table's ``type`` option (Paimon's ``org.apache.paimon.TableType``; not the Hive catalog's
-    ``table.type``, :class:`table_engine.catalog.options.TableType`)."""
-
-    TABLE = "table"
-    FORMAT_TABLE = "format-table"
-    MATERIALIZED_TABLE = "materialized-table"
-    OBJECT_TABLE = "object-table"
-    LANCE_TABLE = "lance-table"
-    ICEBERG_TABLE = "iceberg-table"
-
-
-TYPE = key("type").enum_type(TableType).default_value(TableType.TABLE).with_description(
-    "The kind of table: `table` (a normal Paimon table), `object-table` (a metadata index of the objects under "
-    "`object-location`, refreshed by `refresh_object_table`); Paimon's `format-table`, `materialized-table`, "
-    "`lance-table` and `iceberg-table` are not object tables.")
-OBJECT_LOCATION = key("object-location").string_type().no_default_value().with_description(
-    "The object location for object table: the directory (local, `s3://bucket/prefix`) whose objects the table "
-    "indexes. Required when `type` = `object-table`.")
-
 REGISTRY = OptionRegistry(sections=(OptionSection(
-    "Object table", (TYPE, OBJECT_LOCATION),
-    "Paimon's `type` and `object-location` (`CoreOptions.TYPE`, `CoreOptions.OBJECT_LOCATION`)."),))
+    "Object table", TABLE_TYPE_OPTIONS,
+    "Paimon's `type` and `object-location` (`CoreOptions.TYPE`, `CoreOptions.OBJECT_LOCATION`), registered in "
+    "the core options (table_engine.core_options)."),))
 
 REFUSED_OPTIONS: Mapping[str, str] = {
     "primary-key": "an object table has no primary key",

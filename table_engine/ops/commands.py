@@ -19,9 +19,9 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 __all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactDatabase", "CompactManifest",
            "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
            "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History",
-           "IF_EXISTS", "Maintain", "MarkPartitionDone", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch",
-           "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write",
-           "committing_commands", "snapshot_properties_of"]
+           "IF_EXISTS", "Maintain", "MarkPartitionDone", "RefreshObjectTable", "RemoveOrphanFiles",
+           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
+           "Rollback", "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -219,6 +219,16 @@ class CompactManifest(CommittingCommand):
     dry_run: bool = arg("only report the manifests and whether a compaction is due (manifest.merge-min-count)",
                         kind="flag")
     commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("refresh-object-table", help="list an object table's object-location and replace its index (Paimon's "
+         "refresh_object_table)")
+@dataclass(frozen=True, kw_only=True)
+class RefreshObjectTable(CommittingCommand):
+    """Paimon's ``sys.refresh_object_table`` (1.0-1.2 object tables, docs/object-tables.md): the objects under the
+    table's ``object-location`` (listed with the catalog's storage options) replace the index rows in one OVERWRITE
+    commit. A location that is missing or a file is refused and the index stays; a table whose ``type`` is not
+    ``object-table`` is refused. In the task's process (ADR 0042): a listing and one small write."""
 
 
 @command("remove-unexisting-files", help="remove data files missing on storage from the metadata (dry run unless "

@@ -26,6 +26,7 @@ from table_engine.errors import (
 )
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.format.tag_file import Tag
+from table_engine.format_table import FormatTable
 from table_engine.ops import commands
 from table_engine.ops.base import Command, entry, registers
 from table_engine.ops.commands import snapshot_properties_of
@@ -40,8 +41,8 @@ from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
 
-__all__ = ["compact_result", "ensure_table", "open_catalog", "previous_commit", "run_command",
-           "write_result"]
+__all__ = ["compact_result", "ensure_table", "format_target", "open_catalog", "previous_commit", "run_command",
+           "write_format_table", "write_result"]
 
 C = TypeVar("C", bound=Command)
 
@@ -88,6 +89,29 @@ def ensure_table(cmd: commands.Write, catalog: Catalog, schema: pa.Schema) -> tu
     log.info("created table %s (primary key %s, partitioned by %s)", cmd.table, list(cmd.primary_keys),
              list(cmd.partition_keys))
     return table, True
+
+
+def format_target(cmd: commands.Write, catalog: Catalog) -> FormatTable | None:
+    """``write``'s target when it is a format table of the catalog (a Hive catalog's, docs/format-tables.md), else
+    None (a data table, or no table yet)."""
+    if catalog.table_exists(cmd.table):
+        return None
+    try:
+        return catalog.get_format_table(cmd.table)
+    except TableNotExistError:
+        return None
+
+
+def write_format_table(cmd: commands.Write, target: FormatTable, data: pa.Table) -> dict[str, Any]:
+    """``write`` into a format table: append new files, or (``--mode overwrite``) replace the partitions the rows
+    write (``dynamic-partition-overwrite``, the table's option); Paimon's two-phase commit of the files, no
+    snapshot. The input is checked whole first: a refusal leaves the directory as it was."""
+    result = target.overwrite(data) if cmd.mode == "overwrite" else target.write(data)
+    log.info("%s (format table at %s): wrote %d rows in %d files (%d replaced)", cmd.table, target.location,
+             data.num_rows, len(result.added), len(result.deleted))
+    return {"snapshot_id": None, "rows": data.num_rows, "files": len(result.added),
+            "deleted_files": len(result.deleted), "created": False, "already_committed": False,
+            "format_table": True, "commit": {}}
 
 
 def commit_user(cmd: commands.Write, table: Table) -> CommitUser:
@@ -137,6 +161,9 @@ def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
         raise CommandError(f"--source {cmd.source} does not exist") from None
     except pa.ArrowInvalid as e:
         raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
+    target = format_target(cmd, catalog)
+    if target is not None:
+        return write_format_table(cmd, target, data.to_table())
     table, created = ensure_table(cmd, catalog, data.schema)
     user = commit_user(cmd, table)
     done = previous_commit(table, user) if cmd.commit_user else None
@@ -283,6 +310,21 @@ def run_compact_manifest(cmd: commands.CompactManifest, catalog: Catalog) -> dic
             "manifests_after": r.manifests_after, "delete_entries": r.delete_entries, "due": due,
             "due_reason": manifest_due_text(state, table.options), "needed": r.needed, "dry_run": cmd.dry_run,
             "commit": commit_facts(table, r.snapshot_id)}
+
+
+@runs(commands.RefreshObjectTable)
+def run_refresh_object_table(cmd: commands.RefreshObjectTable, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.object_table import ObjectTableOptions, refresh_object_table
+
+    table = catalog.get_table(cmd.table)
+    opts = ObjectTableOptions(table.schema.options)
+    if not opts.is_object_table():
+        raise OptionError(f"table {table.identifier} is not an object table ('type' = '{opts.type().value}'): "
+                          f"{cmd.name} refreshes tables of 'type' = 'object-table'")
+    location = opts.object_location()
+    r = refresh_object_table(table, file_io=catalog.object_file_io(location) if location else None)
+    return {"file_number": r.file_number, "total_bytes": r.total_bytes, "snapshot_id": r.snapshot_id,
+            "location": r.location, "commit": commit_facts(table, r.snapshot_id)}
 
 
 @runs(commands.RemoveUnexistingFiles)

@@ -8,9 +8,10 @@ guards here: :func:`check_writable`, :func:`check_supported`, :func:`check_chang
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar
 
 from table_engine.core_options import CONSUMER_ID
@@ -31,8 +32,8 @@ from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, da
 if TYPE_CHECKING:
     from table_engine.table import Table
 
-__all__ = ["Guarded", "check_change_reads", "check_consumer", "check_files", "check_supported", "check_writable",
-           "is_mutating", "mutating"]
+__all__ = ["Guarded", "admitted", "check_change_reads", "check_consumer", "check_files", "check_supported",
+           "check_writable", "is_mutating", "mutating"]
 
 _GATE_READ_RETRIES = 10
 """How often the capability gate reads the latest snapshot again when a concurrent expiry removed it under it."""
@@ -79,6 +80,19 @@ def mutating(op: Op) -> Callable[[Callable[Concatenate[_G, _P], _R]], Callable[C
         return guarded
 
     return decorate
+
+
+@contextlib.contextmanager
+def admitted(table: Table, op: Op) -> Iterator[None]:
+    """The capability gate passes ``op`` on this table object inside the block, as if it had been checked: for the
+    one caller an operation the gate refuses in general belongs to (an object table refuses writes, Paimon's
+    "Object table does not support Write.", but ``refresh_object_table`` overwrites its index). The read-only guard
+    still applies."""
+    token = _gated.set(_gated.get() | {(id(table), op)})
+    try:
+        yield
+    finally:
+        _gated.reset(token)
 
 
 def is_mutating(method: object) -> bool:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from table_engine.format_table import FormatTable
@@ -61,3 +62,35 @@ def test_engine_reads_spark_table(spark: Any, tmp_path: Path, fmt: str) -> None:
     assert (location / "_SUCCESS").exists()
     back = FormatTable(LocalFileIO(), str(location), SCHEMA, ["pt"], {"file.format": fmt}).read()
     assert back.sort_by("id").to_pylist() == DATA.to_pylist()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_hive_registered_format_table_round_trips_with_spark(spark: Any, tmp_path: Path, fmt: str) -> None:
+    """A format table as the Hive catalog registers it (its serde's ``field.delim`` for csv) and opens it again
+    (``format_table_from_schema``): Spark reads what the engine wrote there, the engine reads what Spark appended,
+    and an engine overwrite of one partition leaves Spark's rows of the other."""
+    from table_engine.catalog.hive import mapping
+    from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
+
+    location = tmp_path / "t"
+    options = {"file.format": fmt, **({"csv.field-delimiter": ";"} if fmt == "csv" else {})}
+    registered = mapping.format_table("db", "t", str(location), format_table_schema(SCHEMA, ["pt"], options, None),
+                                      owner="me", now=1)
+    definition = mapping.format_table_schema(registered)
+    assert definition is not None
+    table = format_table_from_schema(LocalFileIO(), str(location), definition)
+    table.write(DATA)
+    reader = spark.read.format(fmt).schema(SPARK_SCHEMA)
+    if fmt == "csv":
+        reader = reader.options(sep=";", **CSV)
+    assert _rows(reader.load(str(location)).collect()) == DATA.to_pylist()
+
+    more = spark.createDataFrame([{**DATA.to_pylist()[0], "id": 10, "pt": "y"}], SPARK_SCHEMA)
+    writer = more.write.format(fmt).partitionBy("pt").mode("append")
+    if fmt == "csv":
+        writer = writer.options(sep=";", **CSV)
+    writer.save(str(location))
+    assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3, 10]
+    table.overwrite(DATA.filter(pc.equal(DATA.column("pt"), "x")), partitions={"pt": "x"})
+    assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3, 10]
+    assert sorted(r.id for r in reader.load(str(location)).collect()) == [1, 2, 3, 10]

@@ -39,6 +39,7 @@ from paimon_provider.operators.lifecycle import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.maintain import PaimonMaintenanceOperator
+from paimon_provider.operators.object_table import PaimonRefreshObjectTableOperator
 from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
@@ -60,6 +61,7 @@ __all__ = [
     "PaimonExpireTagsOperator",
     "PaimonFastForwardOperator",
     "PaimonMarkPartitionDoneOperator",
+    "PaimonRefreshObjectTableOperator",
     "PaimonRemoveOrphanFilesOperator",
     "PaimonRemoveUnexistingFilesOperator",
     "PaimonRenameBranchOperator",

@@ -49,6 +49,7 @@ LIFECYCLE: Mapping[str, str] = {
     "delete-branch": "DROP",
     "rename-branch": "RENAME",
     "remove-unexisting-files": "TRUNCATE",
+    "refresh-object-table": "OVERWRITE",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
@@ -181,6 +182,8 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
     if name == "fast-forward":
         inputs.append(TableRef(_branch_of(cmd.table, str(fields["branch"])), own_snapshot))
     source, output, target = fields.get("source"), fields.get("output"), fields.get("target_table")
+    if name == "refresh-object-table":  # reads the object location (known from the result: the table's option)
+        source = res.get("location")
     if isinstance(source, str) and source:
         inputs.append(PathRef(source))
     # a table's lifecycle changes only with a snapshot committed (a dry run, nothing expired or dropped: none)

@@ -22,6 +22,7 @@ from table_engine.catalog.hive.idl import hms
 from table_engine.catalog.metastore import ViewDef
 from table_engine.catalog.options import (
     CLIENT_POOL_SIZE,
+    FORMAT_TABLE_ENABLED,
     LOCK_ACQUIRE_TIMEOUT,
     LOCK_CHECK_MAX_SLEEP,
     TABLE_TYPE,
@@ -64,6 +65,7 @@ class HiveMetastore:
         self.lock_acquire_timeout_ms = opts.get(LOCK_ACQUIRE_TIMEOUT)
         self.lock_check_max_sleep_ms = opts.get(LOCK_CHECK_MAX_SLEEP)
         self.external = opts.get(TABLE_TYPE) is TableType.EXTERNAL
+        self.format_tables = opts.get(FORMAT_TABLE_ENABLED)
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
     def _call(self, what: str, method: str, *args: Any, keep: tuple[type[BaseException], ...] = ()) -> Any:
@@ -131,15 +133,17 @@ class HiveMetastore:
 
     # ---- tables -------------------------------------------------------------------------------------------------
     def list_tables(self, db: str) -> list[str]:
-        """The Paimon tables of ``db`` (``HiveCatalog.listTablesImpl``: Paimon's input and output formats; views
-        and other tables are left out)."""
+        """The Paimon tables of ``db`` and, with ``format-table.enabled``, its format tables
+        (``HiveCatalog.listTablesImpl``: Paimon's input and output formats, or a Hive table of a format; views and
+        other tables are left out)."""
         self._get_database(db)
         names = list(self._call(f"list tables of {db}", "get_all_tables", db))
         out = []
         for i in range(0, len(names), TABLE_BATCH_SIZE):
             batch = names[i:i + TABLE_BATCH_SIZE]
             tables = self._call(f"list tables of {db}", "get_table_objects_by_name", db, batch)
-            out += [t.tableName for t in tables if mapping.is_paimon_table(t)]
+            out += [t.tableName for t in tables if mapping.is_paimon_table(t)
+                    or (self.format_tables and mapping.is_format_table(t))]
         return out
 
     def table_exists(self, db: str, table: str) -> bool:
@@ -161,6 +165,42 @@ class HiveMetastore:
             raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already") from None
         except hms().NoSuchObjectException:
             raise DatabaseNotExistError(f"hive catalog {self.uri}: database {db} does not exist") from None
+
+    # ---- format tables (format-table.enabled) -------------------------------------------------------------------
+    def format_table_schema(self, db: str, table: str) -> TableSchema | None:
+        """The definition of format table ``db.table`` (:func:`mapping.format_table_schema`); None when there is no
+        such table, it is a Paimon table or a view, its format is not one of a format table, or format tables are
+        disabled."""
+        t = self._get_table(db, table) if self.format_tables else None
+        return None if t is None else mapping.format_table_schema(t)
+
+    def register_format_table(self, db: str, table: str, location: str, schema: TableSchema) -> None:
+        """Register a format table (``HiveCatalog.createFormatTable``); refused when ``format-table.enabled`` is
+        false (Paimon's "Format table is not enabled for ...")."""
+        if not self.format_tables:
+            raise CatalogError(f"hive catalog {self.uri}: Format table is not enabled for {db}.{table} (catalog "
+                               "option 'format-table.enabled' = 'false')")
+        self._check_lower_case("table", table)
+        if self._get_table(db, table) is not None:
+            raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already")
+        t = mapping.format_table(db, table, location, schema, owner=getpass.getuser(), now=_now_seconds(),
+                                 external=self.external)
+        try:
+            self._call(f"create table {db}.{table}", "create_table", t,
+                       keep=(hms().AlreadyExistsException, hms().NoSuchObjectException))
+        except hms().AlreadyExistsException:
+            raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already") from None
+        except hms().NoSuchObjectException:
+            raise DatabaseNotExistError(f"hive catalog {self.uri}: database {db} does not exist") from None
+
+    def drop_format_table(self, db: str, table: str) -> bool:
+        """Unregister format table ``db.table`` (the catalog deletes a managed one's directory); whether it was
+        external (its files are kept)."""
+        t = self._get_table(db, table)
+        if t is None or mapping.format_table_schema(t) is None:
+            raise TableNotExistError(f"hive catalog {self.uri}: {db}.{table} is not a format table")
+        self._call(f"drop table {db}.{table}", "drop_table", db, table, False)
+        return bool(t.tableType == mapping.EXTERNAL_TABLE)
 
     def alter_table(self, db: str, table: str, location: str, schema: TableSchema) -> None:
         """Columns, partition keys, comment and ``hive.``-prefixed options follow ``schema``

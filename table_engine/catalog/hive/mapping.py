@@ -332,3 +332,96 @@ class _HiveTypeParser:
             self.expect(":")
             fields.append(DataField(len(fields), name, self.parse()))
         return tuple(fields)
+
+
+# ---- format tables (HiveCatalog.createFormatTable / HiveTableUtils.tryToFormatSchema) ----------------------------
+FILE_FORMAT_OPTION = "file.format"
+TYPE_OPTION = "type"
+FORMAT_TABLE_TYPE = "format-table"
+FIELD_DELIM = "field.delim"  # serdeConstants.FIELD_DELIM
+CSV_FIELD_DELIMITER = "csv.field-delimiter"  # Paimon's CsvOptions.FIELD_DELIMITER
+CSV_FIELD_DELIMITER_DEFAULT = ","
+HIVE_FIELD_DELIM_DEFAULT = "\u0001"  # HiveCatalog.HIVE_FIELD_DELIM_DEFAULT: a text table's serde without field.delim
+TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
+TEXT_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
+FORMAT_STORAGE: Mapping[str, tuple[str, str, str]] = {
+    # file.format -> (serde, input format, output format): HiveCatalog.getSerdeClassName/getInputFormatName/...
+    "csv": ("org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", TEXT_INPUT_FORMAT, TEXT_OUTPUT_FORMAT),
+    "json": ("org.apache.hive.hcatalog.data.JsonSerDe", TEXT_INPUT_FORMAT, TEXT_OUTPUT_FORMAT),
+    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
+    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcSerde", "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"),
+}
+
+
+def format_table(db: str, name: str, location: str, schema: TableSchema, *, owner: str, now: int,
+                 external: bool = False) -> Any:
+    """A format table's registration (``HiveCatalog.createHiveFormatTable``): every option as a table parameter,
+    ``table_type`` the format's upper-case name, ``file.format`` and ``type`` = ``format-table``; the format's serde
+    and input/output formats (csv: ``field.delim`` from ``csv.field-delimiter``, default ``,``); partition keys
+    always registered as the Hive table's; the location."""
+    h = hms()
+    fmt = schema.options.get(FILE_FORMAT_OPTION, "parquet").lower()
+    if fmt not in FORMAT_STORAGE:
+        raise CatalogError(f"format table {db}.{name}: 'file.format' = {fmt!r} has no Hive storage here (csv, json, "
+                           "parquet, orc)")
+    serde, input_format, output_format = FORMAT_STORAGE[fmt]
+    params = dict(schema.options)
+    params.update({TABLE_TYPE_PROP: fmt.upper(), FILE_FORMAT_OPTION: fmt, TYPE_OPTION: FORMAT_TABLE_TYPE})
+    if schema.comment is not None:
+        params[COMMENT_PROP] = schema.comment
+    if external:
+        params[EXTERNAL_PROP] = "TRUE"
+    serde_params = {FIELD_DELIM: schema.options.get(CSV_FIELD_DELIMITER, CSV_FIELD_DELIMITER_DEFAULT)} \
+        if fmt == "csv" else {}
+    keys = set(schema.partition_keys)
+    sd = h.StorageDescriptor(
+        cols=[column(f) for f in schema.fields if f.name not in keys], location=hive_location(location),
+        inputFormat=input_format, outputFormat=output_format, compressed=False, numBuckets=0,
+        serdeInfo=h.SerDeInfo(name=None, serializationLib=serde, parameters=serde_params), bucketCols=[],
+        sortCols=[], parameters={}, skewedInfo=None, storedAsSubDirectories=None)
+    return h.Table(tableName=name, dbName=db, owner=owner, createTime=now, lastAccessTime=now, retention=RETENTION,
+                   sd=sd, partitionKeys=[partition_column(schema.field(k)) for k in schema.partition_keys],
+                   parameters=params, viewOriginalText=None, viewExpandedText=None,
+                   tableType=EXTERNAL_TABLE if external else MANAGED_TABLE, temporary=None)
+
+
+def is_format_table(t: Any) -> bool:
+    """Whether a Hive table is a format table (``HiveCatalog.isFormatTable``); one with a column type this engine
+    cannot read is not (listing a database never fails on a table it would not open)."""
+    try:
+        return format_table_schema(t) is not None
+    except CatalogError:
+        return False
+
+
+def format_table_schema(t: Any) -> TableSchema | None:
+    """The format-table definition of a Hive table (``HiveTableUtils.tryToFormatSchema``), or None when it is not
+    one: a view, a Paimon table, a table without storage descriptor or serde, a ``TEXT`` table or any format but
+    parquet, orc, csv (text input, other serde) and json (text input, a json serde). Its options are the table's
+    parameters with ``type`` = ``format-table``, ``file.format``, ``path`` = its location and, for csv,
+    ``csv.field-delimiter`` = the serde's ``field.delim`` (Hive's default, U+0001, when unset)."""
+    if t.tableType == VIRTUAL_VIEW or is_paimon_table(t) or t.sd is None or t.sd.serdeInfo is None:
+        return None
+    options = dict(t.parameters or {})
+    comment = options.pop(COMMENT_PROP, None)
+    lib = (t.sd.serdeInfo.serializationLib or "").lower()
+    text_input = "Text" in (t.sd.inputFormat or "")
+    if "parquet" in lib:
+        fmt = "parquet"
+    elif "orc" in lib:
+        fmt = "orc"
+    elif text_input and "json" in lib:
+        fmt = "json"
+    elif text_input and options.get(TABLE_TYPE_PROP) != "TEXT":
+        fmt = "csv"
+        options[CSV_FIELD_DELIMITER] = (t.sd.serdeInfo.parameters or {}).get(FIELD_DELIM, HIVE_FIELD_DELIM_DEFAULT)
+    else:
+        return None
+    options.update({"path": t.sd.location, TYPE_OPTION: FORMAT_TABLE_TYPE, FILE_FORMAT_OPTION: fmt})
+    cols = list(t.sd.cols or []) + list(t.partitionKeys or [])
+    fields = [DataField(i, c.name, paimon_type(c.type), c.comment) for i, c in enumerate(cols)]
+    return TableSchema(id=0, fields=tuple(fields), highest_field_id=len(fields) - 1,
+                       partition_keys=tuple(k.name for k in t.partitionKeys or []), options=options, comment=comment)

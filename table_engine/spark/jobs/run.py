@@ -48,7 +48,16 @@ from table_engine.ops.consume import (
     write_output,
 )
 from table_engine.ops.facts import write_facts
-from table_engine.ops.run import commit_user, compact_result, ensure_table, open_catalog, previous_commit, write_result
+from table_engine.ops.run import (
+    commit_user,
+    compact_result,
+    ensure_table,
+    format_target,
+    open_catalog,
+    previous_commit,
+    run_command,
+    write_result,
+)
 from table_engine.spark.compat import default_parallelism, has_data_sources, is_connect
 from table_engine.spark.datasource import options as o
 from table_engine.spark.datasource.spark_types import arrow_schema_for, conform, spark_schema
@@ -113,6 +122,11 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     (:mod:`table_engine.spark.jobs.file_write`, ADR 0036); a query, other formats and the tables that route needs to
     refuse are read by Spark and written as a DataFrame (:func:`write_dataframe`)."""
     catalog = open_catalog(args)
+    if format_target(args, catalog) is not None:  # a format table: its files written by the engine, on the driver
+        if args.sql:
+            raise CommandError(f"write --sql into format table {args.table} is not implemented: write the query's "
+                               "rows to files and give them as --source")
+        return run_command(args, catalog)
     df = None if not args.sql and catalog.table_exists(args.table) else _source_frame(spark, args)
     table, created = ensure_table(args, catalog, arrow_schema_for(df.schema) if df is not None else pa.schema([]))
     user = commit_user(args, table)

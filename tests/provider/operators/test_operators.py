@@ -28,6 +28,7 @@ from paimon_provider.operators import (
     PaimonFastForwardOperator,
     PaimonMaintenanceOperator,
     PaimonMarkPartitionDoneOperator,
+    PaimonRefreshObjectTableOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRemoveUnexistingFilesOperator,
     PaimonRenameBranchOperator,
@@ -192,6 +193,8 @@ def test_hygiene_operators(paimon_conn: str) -> None:
         PaimonResetConsumerOperator(task_id="r3", table="db.t", consumer_id=" ").build_spec()
     assert app_args(PaimonCompactManifestOperator(task_id="m", table="db.t", dry_run_only="true", commit_user="u")) == \
         head("compact-manifest", "db.t", paimon_conn) + ["--dry-run", "--commit-user", "u"]
+    assert app_args(PaimonRefreshObjectTableOperator(task_id="o", table="db.objects")) == \
+        head("refresh-object-table", "db.objects", paimon_conn)
     assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t")) == \
         head("remove-unexisting-files", "db.t", paimon_conn)  # a dry run unless asked
     assert app_args(PaimonRemoveUnexistingFilesOperator(task_id="u", table="db.t", dry_run_only="false",
@@ -295,7 +298,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonMarkPartitionDoneOperator, PaimonTableHealthOperator,
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
-        PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator}
+        PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
+        PaimonRefreshObjectTableOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -59,7 +59,7 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
         ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
         ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base),
-        ops.CompactDatabase(warehouse=W, table="db"))}
+        ops.CompactDatabase(warehouse=W, table="db"), ops.RefreshObjectTable(**base))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -83,13 +83,13 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "mark-partition-done": ([], ["db.t"]),
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
-        "maintain": ([], ["db.t"]), "compact-database": ([], [])}
+        "maintain": ([], ["db.t"]), "compact-database": ([], []), "refresh-object-table": ([], ["db.t"])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
         "write": "OVERWRITE", "expire-partitions": "TRUNCATE", "rollback": "OVERWRITE", "drop-partitions": "TRUNCATE",
         "create-branch": "CREATE", "delete-branch": "DROP", "rename-branch": "RENAME", "fast-forward": "OVERWRITE",
-        "remove-unexisting-files": "TRUNCATE"}
+        "remove-unexisting-files": "TRUNCATE", "refresh-object-table": "OVERWRITE"}
     renamed = io["rename-branch"].outputs[0]
     assert isinstance(renamed, TableRef) and renamed.previous == "db.t$branch_b"
     # nothing committed (a dry run, nothing expired): no lifecycle change; no result (start, failure): none either

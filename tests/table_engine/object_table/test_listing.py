@@ -16,7 +16,7 @@ from table_engine.io.file_io import FileStatus, LocalFileIO
 from table_engine.object_table import ARROW_SCHEMA, VIRTUAL_ARROW_SCHEMA, list_objects, qualified_location, virtual_rows
 from table_engine.object_table.listing import DIR_MARKER
 
-#: modification times a float ``st_mtime`` holds exactly (x.125 s, x.5 s): LocalFileIO converts ``st_mtime * 1000``
+#: modification times at exact milliseconds (x.125 s, x.5 s)
 EXACT_MTIMES_NS = (1_700_000_000_125_000_000, 1_700_000_100_500_000_000, 1_700_000_200_000_000_000)
 
 
@@ -56,15 +56,15 @@ def test_nested_objects_as_paimon_records_them(tmp_path: pathlib.Path) -> None:
 
 
 def test_mtime_of_any_file_is_its_millisecond(tmp_path: pathlib.Path) -> None:
-    """Any mtime (not only exact floats): LocalFileIO's ``int(st_mtime * 1000)`` may be 1 ms below Java's
-    ``File.lastModified()`` (``st_mtime_ns // 1e6``), never more."""
+    """Any mtime (not only exact floats): LocalFileIO's is Java's ``File.lastModified()`` (``st_mtime_ns // 1e6``,
+    the nanoseconds truncated; a float ``st_mtime * 1000`` could fall 1 ms below it)."""
     loc = tmp_path / "objects"
     paths = [put(loc, f"f{i}", b"x" * i) for i in range(20)]
     rows = list_objects(LocalFileIO(), str(loc))
     got = dict(zip(rows.column("name").to_pylist(), rows.column("mtime").cast(pa.int64()).to_pylist(), strict=True))
     for p in paths:
         java = p.stat().st_mtime_ns // 1_000_000
-        assert java - 1 <= got[p.name] <= java
+        assert got[p.name] == java
 
 
 @pytest.mark.parametrize("spelling", ["plain", "trailing-slash", "file-uri", "file-colon", "relative"])

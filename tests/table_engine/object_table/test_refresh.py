@@ -147,13 +147,13 @@ def test_tables_that_are_not_object_tables_are_refused(catalog: Catalog, tmp_pat
     fixed = catalog.create_table("db.fixed", ARROW_SCHEMA, options={"bucket": "2", "bucket-key": "path"})
     with pytest.raises(OptionError, match="'bucket' = '2'.*'bucket-key'"):
         refresh_object_table(fixed, location=str(loc))
-    other_type = catalog.create_table("db.typed", ARROW_SCHEMA, options={"type": "format-table"})
-    with pytest.raises(OptionError, match="'type' = 'format-table', not 'object-table'"):
+    other_type = catalog.create_table("db.typed", ARROW_SCHEMA, options={"type": "materialized-table"})
+    with pytest.raises(OptionError, match="'type' = 'materialized-table', not 'object-table'"):
         refresh_object_table(other_type, location=str(loc))
-    objects = catalog.create_table("db.objects", ARROW_SCHEMA, options={"type": "object-table"})
     with pytest.raises(OptionError, match="Object table should have object-location option"):
-        refresh_object_table(objects)  # no location given and none in the table's options
-    for table in (plain, keyed, parted, fixed, other_type, objects):
+        catalog.create_table("db.objects", ARROW_SCHEMA, options={"type": "object-table"})  # refused on create
+    assert not catalog.table_exists("db.objects")
+    for table in (plain, keyed, parted, fixed, other_type):
         assert table.latest_snapshot_id() is None
 
 

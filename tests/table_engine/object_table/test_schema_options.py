@@ -100,14 +100,3 @@ def test_check_index_fields_of_a_catalog_table(tmp_path: pathlib.Path) -> None:
     wrong = catalog.create_table("db.wrong", ARROW_SCHEMA.set(3, pa.field("length", pa.int32(), nullable=False)))
     with pytest.raises(SchemaError, match=r"length INT NOT NULL \(expected BIGINT NOT NULL\)"):
         check_index_fields(wrong.schema.fields, wrong.identifier)
-
-
-def test_what_the_catalog_does_with_an_object_table_today(tmp_path: pathlib.Path) -> None:
-    """Before the wiring: ``type`` passes as a recognized key and is ignored (the table is a plain one, writable);
-    ``object-location`` is an unknown option. docs/object-tables.md lists what the wiring changes."""
-    catalog = Catalog(str(tmp_path))
-    with pytest.raises(OptionError, match="Unknown table option 'object-location'"):
-        catalog.create_table("db.o", ARROW_SCHEMA, options={"type": "object-table", "object-location": "/x"})
-    table = catalog.create_table("db.o", ARROW_SCHEMA, options={"type": "object-table"})
-    assert table.schema.options["type"] == "object-table"
-    assert table.schema.fields[12].type.key is not None and not table.schema.fields[12].type.key.nullable

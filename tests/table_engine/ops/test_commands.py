@@ -84,7 +84,7 @@ def test_the_command_line_builds_the_same_command(cmd: Command) -> None:
 def test_the_registry_declares_every_command() -> None:
     assert list(REGISTRY) == ["write", "compact", "compact-database", "expire-snapshots", "expire-changelogs",
                               "clear-consumers",
-                              "reset-consumer", "compact-manifest", "remove-unexisting-files",
+                              "reset-consumer", "compact-manifest", "refresh-object-table", "remove-unexisting-files",
                               "repair", "create-tag", "expire-tags",
                               "expire-partitions", "remove-orphan-files", "health", "history", "maintain",
                               "rollback",
