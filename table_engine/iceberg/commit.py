@@ -38,7 +38,13 @@ from table_engine.errors import CorruptMetadataError, SnapshotNotExistError, Uns
 from table_engine.format.manifest import FileKind, ManifestEntry, read_manifest
 from table_engine.format.manifest_list import read_manifest_list
 from table_engine.format.schema_file import TableSchema
-from table_engine.format.snapshot import Snapshot, earliest_snapshot_id, latest_snapshot_id, read_snapshot
+from table_engine.format.snapshot import (
+    Snapshot,
+    earliest_snapshot_id,
+    latest_snapshot_id,
+    read_snapshot,
+    snapshot_path,
+)
 from table_engine.iceberg.files import FileConverter, visible_entries
 from table_engine.iceberg.manifest import (
     ADDED,
@@ -162,8 +168,10 @@ class IcebergCommitter:
             log.info("Iceberg metadata of %s: snapshot %d is gone (rolled back or expired): nothing to write",
                      self.table.path, snapshot_id)
             return None
-        latest = latest_snapshot_id(fio, self.table.path) or snapshot_id
         versions = self._versions()
+        # the latest after the listing: every version listed is of a snapshot published before it was read, so a
+        # version above it was left by a rollback, never written by a commit that raced this one
+        latest = latest_snapshot_id(fio, self.table.path) or snapshot_id
         if any(snapshot_id < v <= latest for v in versions):
             return None  # a newer snapshot's metadata is there: this call is late, and must not move the hint back
         paths = IcebergPathFactory(self.dir)
@@ -182,6 +190,12 @@ class IcebergCommitter:
                 return target
             fio.delete(target)
             versions.discard(snapshot_id)
+        return self._write(paths, snapshot, versions)
+
+    def _write(self, paths: IcebergPathFactory, snapshot: Snapshot, versions: set[int]) -> str | None:
+        """Write ``v<N>``: incrementally through the versions missing below it, or in full."""
+        fio, snapshot_id = self.file_io, snapshot.id
+        target = paths.metadata_file(snapshot_id)
         below = [v for v in versions if v < snapshot_id]
         start = max(below) if below else None
         if start is not None and snapshot_id - start <= MAX_CATCH_UP and self._of_this_timeline(start):
@@ -191,7 +205,17 @@ class IcebergCommitter:
             else:
                 self._delete_old_versions(paths, snapshot_id, versions | set(range(start, snapshot_id)))
                 return target
-        self._without_base(IcebergPathFactory(self.dir), snapshot)
+        full = IcebergPathFactory(self.dir)
+        try:
+            self._without_base(full, snapshot)
+        except (FileNotFoundError, SnapshotNotExistError):
+            self._discard(full)
+            if fio.exists(snapshot_path(self.table.path, snapshot_id)):
+                raise
+            # an expiry removed the snapshot while it was read: a newer one is the latest, and its call writes
+            log.info("Iceberg metadata of %s: snapshot %d expired while it was written; left to a newer one",
+                     self.table.path, snapshot_id)
+            return None
         self._delete_old_versions(paths, snapshot_id, versions)
         return target
 
@@ -272,6 +296,8 @@ class IcebergCommitter:
 
     def _discard(self, paths: IcebergPathFactory) -> None:
         """Delete the manifests and lists of a commit that did not publish its ``v<N>``."""
+        if paths.published:
+            return
         for path in paths.written:
             self.file_io.delete(path)
 
@@ -297,6 +323,7 @@ class IcebergCommitter:
             log.info("Iceberg metadata v%d of %s was written by another committer", snapshot_id, self.table.path)
             self._discard(paths)
             return False
+        paths.published = True
         if not self.file_io.exists(paths.metadata_file(snapshot_id + 1)):
             self._write_hint(paths, snapshot_id)
         return True
@@ -323,26 +350,47 @@ class IcebergCommitter:
 
     def _expire_all_before(self, codec: ManifestCodec, snapshot_id: int) -> None:
         """Delete the manifest lists and manifests of every ``v<k>.metadata.json`` (k < N); the files themselves go
-        by :meth:`_delete_old_versions` (Java's ``expireAllBefore``)."""
+        by :meth:`_delete_old_versions` (Java's ``expireAllBefore``). Files a newer version uses are kept: a
+        concurrent committer may have built ``v<N+1>`` on a ``v<N>`` of its own, from these very files, and had
+        it deleted before this ``v<N>`` was created (the simulation's ``append-iceberg``)."""
         if not self.file_io.exists(self.dir):
             return
-        lists: set[str] = set()
-        manifests: set[str] = set()
+        older: list[IcebergMetadata] = []
+        newer: list[IcebergMetadata] = []
         for status in self.file_io.list_status(self.dir):
             version = metadata_version(status.path.rsplit("/", 1)[-1])
-            if version is None or version >= snapshot_id:
+            if version is None or version == snapshot_id:
                 continue
-            old = IcebergMetadata.from_json(self.file_io.read_bytes(status.path).decode(), status.path)
-            for s in old.snapshots:
-                if s.manifest_list in lists:
+            try:
+                metadata = IcebergMetadata.from_json(self.file_io.read_bytes(status.path).decode(), status.path)
+            except FileNotFoundError:
+                continue  # deleted meanwhile (an old version's cleanup)
+            (older if version < snapshot_id else newer).append(metadata)
+        in_use = self._files_of(codec, newer, delete=False)
+        self._files_of(codec, older, delete=True, keep=in_use)
+
+    def _files_of(self, codec: ManifestCodec, versions: Sequence[IcebergMetadata], delete: bool,
+                  keep: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The manifest lists and manifests the snapshots of ``versions`` use; with ``delete``, deleted (but those in
+        ``keep``)."""
+        seen: set[str] = set()
+        for metadata in versions:
+            for s in metadata.snapshots:
+                if s.manifest_list in seen:
                     continue
-                lists.add(s.manifest_list)
-                if self.file_io.exists(s.manifest_list):
-                    for m in codec.read_manifest_list(s.manifest_list):
-                        if m.manifest_path not in manifests:
-                            manifests.add(m.manifest_path)
+                seen.add(s.manifest_list)
+                try:
+                    metas = codec.read_manifest_list(s.manifest_list)
+                except FileNotFoundError:
+                    continue
+                for m in metas:
+                    if m.manifest_path not in seen:
+                        seen.add(m.manifest_path)
+                        if delete and m.manifest_path not in keep:
                             self.file_io.delete(m.manifest_path)
-                self.file_io.delete(s.manifest_list)
+                if delete and s.manifest_list not in keep:
+                    self.file_io.delete(s.manifest_list)
+        return frozenset(seen)
 
     # ---- incremental ---------------------------------------------------------------------------------------------
     def _delta(self, snapshot: Snapshot) -> tuple[bool, dict[str, ManifestEntry], dict[str, bytes]]:
@@ -434,11 +482,17 @@ class IcebergCommitter:
         return len(snapshots) - 1
 
     def _expire_manifest_list(self, codec: ManifestCodec, to_expire: str, following: str) -> None:
-        in_use = {m.manifest_path for m in codec.read_manifest_list(following)}
-        if self.file_io.exists(to_expire):
-            for m in codec.read_manifest_list(to_expire):
-                if m.manifest_path not in in_use:
-                    self.file_io.delete(m.manifest_path)
+        """Java's ``expireManifestList``: the list of an expired snapshot goes, with its manifests the next kept
+        snapshot's list does not use. Lists already gone (expired by a concurrent committer of a newer version)
+        are skipped."""
+        try:
+            in_use = {m.manifest_path for m in codec.read_manifest_list(following)}
+            expired = codec.read_manifest_list(to_expire)
+        except FileNotFoundError:
+            return
+        for m in expired:
+            if m.manifest_path not in in_use:
+                self.file_io.delete(m.manifest_path)
         self.file_io.delete(to_expire)
 
     # ---- manifest compaction -------------------------------------------------------------------------------------

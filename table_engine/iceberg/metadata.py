@@ -38,6 +38,8 @@ class IcebergPathFactory:
     manifest_list_count: int = 0
     written: list[str] = field(default_factory=list)
     """every manifest and manifest list path handed out (a commit that loses ``v<N>`` to another deletes them)"""
+    published: bool = False
+    """``v<N>`` of this commit was created: its files are in use, never deleted as a failed commit's"""
 
     def new_manifest(self) -> str:
         self.manifest_count += 1
