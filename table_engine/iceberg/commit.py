@@ -1,16 +1,21 @@
 """Write the Iceberg metadata of one Paimon snapshot, as Paimon Java's commit callback does
-(``AbstractIcebergCommitCallback``, 1.0) with ``metadata.iceberg.storage`` = ``table-location`` (or
-``hadoop-catalog``).
+(``IcebergCommitCallback``) with ``metadata.iceberg.storage`` = ``table-location`` (or ``hadoop-catalog``); a table
+with the option gives its store context an :class:`IcebergCommitCallback`, called after every snapshot the engine
+publishes (ADR 0046).
 
-For snapshot N: if ``v<N>.metadata.json`` exists, nothing (idempotent, as Java's retry). If ``v<N-1>.metadata.json``
-exists, **incremental**: the snapshot's delta (its delta manifest list) is applied to the base's manifests -- added
-files go to new manifests; a manifest holding a removed file is rewritten with that file DELETED and the rest
-EXISTING (operation ``overwrite``, else ``append``); small manifests are merged past
-``metadata.iceberg.compaction.*``; snapshots past the ``snapshot.num-retained.*`` / ``snapshot.time-retained``
-window leave the metadata, with their manifest lists and the manifests no later list uses; the base JSON is deleted.
-Otherwise (first snapshot, or a gap) a **full rewrite**: every visible live file of snapshot N in new manifests, a
-new table uuid, and every older ``v*.metadata.json`` with its lists and manifests deleted. Snapshot 1 first deletes
-the whole metadata directory (a re-created table).
+For snapshot N (:meth:`IcebergCommitter.commit`): if ``v<N>.metadata.json`` exists and names snapshot N's commit,
+nothing (idempotent, as Java's retry); a ``v<N>`` of another timeline is replaced, versions above the latest
+snapshot deleted, and a call that finds a newer version does nothing. If ``v<N-1>.metadata.json`` exists,
+**incremental**: the snapshot's delta (its delta manifest list) is applied to the base's manifests -- added files go
+to new manifests; a manifest holding a removed file is rewritten with that file DELETED and the rest EXISTING
+(operation ``overwrite``, else ``append``); small manifests are merged past ``metadata.iceberg.compaction.*``;
+snapshots past the ``snapshot.num-retained.*`` / ``snapshot.time-retained`` window (or below Paimon's earliest)
+leave the metadata, with their manifest lists and the manifests no later list uses. A few missing versions below N
+are caught up one by one first. Otherwise (first snapshot, or a long gap) a **full rewrite**: every visible live file
+of snapshot N in new manifests, a new table uuid, and the lists and manifests of every older version deleted.
+Snapshot 1 first deletes the whole metadata directory (a re-created table). Older ``v<k>.metadata.json`` go by
+``metadata.iceberg.delete-after-commit.enabled`` / ``previous-versions-max``. ``v<N>`` is created only if absent:
+of two committers the loser deletes its own files.
 
 Refused (:class:`~table_engine.errors.UnsupportedError`): deletion vectors (Paimon 1.0 writes no Iceberg delete
 files, so Iceberg readers would see deleted rows), data evolution (rows merged from column files), ``hive-catalog``

@@ -38,6 +38,8 @@ LOCKED_CATALOG = {"metastore": "hive", "lock.enabled": "true", "lock-acquire-tim
 """The catalog options of a ``locked`` scenario (any metastore value: the catalog is given its metastore). The
 timeout is counted in the sleeps a waiter asks for (``sim_metastore.py``): about 450 tries at the longest sleep
 (8 s), far more than any wait of a run, so reaching it is a finding (a lock never released)."""
+ICEBERG = {"metadata.iceberg.storage": "table-location"}
+"""The options of the Iceberg scenarios: every commit's callback writes Iceberg metadata (ADR 0046)."""
 ORPHAN_CUTOFF = START_MILLIS - 3_600_000
 """Orphan cleanup deletes files older than this: the planted orphans, never a file of the run."""
 
@@ -246,10 +248,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              options={"bucket": "1"}),
     Scenario("append-locked", _append_locked, locked=True),
     Scenario("pk-locked", _pk_locked, primary_key=True, locked=True),
-    Scenario("append-iceberg", _append_iceberg, options={"metadata.iceberg.storage": "table-location"}),
+    Scenario("append-iceberg", _append_iceberg, options=ICEBERG),
+    Scenario("rollback-iceberg", _rollback_concurrent, options=ICEBERG),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
                     "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
-                    "append-locked", "pk-locked", "append-iceberg")
+                    "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg")
 EXHAUSTIVE_SCENARIOS = ("small",)

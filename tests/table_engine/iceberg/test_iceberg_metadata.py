@@ -26,8 +26,8 @@ TL = StorageType.TABLE_LOCATION
 
 
 def table(tmp_path: pathlib.Path, options: dict[str, str] | None = None, name: str = "db.t") -> Table:
-    """A partitioned append table; ``options`` go into its schema file, as the engine's option registry does not
-    know the ``metadata.iceberg.*`` keys (they are registered when the commit path writes Iceberg metadata)."""
+    """A partitioned append table; ``options`` go into its schema file directly (tables written before the option was
+    set; without ``metadata.iceberg.storage`` its commits write no metadata, and these tests write it by hand)."""
     catalog = Catalog(str(tmp_path / "wh"))
     t = catalog.create_table(name, schema=S, partition_keys=["dt"])
     if options:
