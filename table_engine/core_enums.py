@@ -130,6 +130,24 @@ class ExternalPathStrategy(enum.Enum):
     WEIGHTED = "weight-robin"
 
 
+class IcebergStorage(enum.Enum):
+    """Values of ``metadata.iceberg.storage`` (Paimon's ``IcebergOptions.StorageType``): where a commit writes the
+    Iceberg metadata of its snapshot (docs/iceberg.md)."""
+
+    DISABLED = "disabled"
+    TABLE_LOCATION = "table-location"
+    HADOOP_CATALOG = "hadoop-catalog"
+    HIVE_CATALOG = "hive-catalog"
+    REST_CATALOG = "rest-catalog"
+
+
+class IcebergStorageLocation(enum.Enum):
+    """Values of ``metadata.iceberg.storage-location`` (Paimon's ``IcebergOptions.StorageLocation``)."""
+
+    TABLE_LOCATION = "table-location"
+    CATALOG_LOCATION = "catalog-location"
+
+
 #: The data file formats (``file.format`` values and data file name extensions), Parquet the default.
 class TableType(enum.Enum):
     """Values of ``type`` (Paimon's ``org.apache.paimon.TableType``, ``CoreOptions.TYPE``; not the Hive catalog's

@@ -22,6 +22,8 @@ from table_engine.core_enums import (
     ConsumerMode,
     ExternalPathStrategy,
     GlobalIndexColumnUpdateAction,
+    IcebergStorage,
+    IcebergStorageLocation,
     IncrementalBetweenScanMode,
     MergeEngine,
     PartitionExpireStrategy,
@@ -452,6 +454,61 @@ MAINTENANCE_ORPHANS_OLDER_THAN = key("maintenance.remove-orphan-files.older-than
     .default_value(86_400_000).with_description(
         "The maintenance planner's orphan files: only those older than this (files of a running write are "
         "younger). Not a Paimon option.")
+# ---- Iceberg compatibility (Paimon's IcebergOptions; docs/iceberg.md, ADR 0046) ---------------------------------
+METADATA_ICEBERG_STORAGE = key("metadata.iceberg.storage").enum_type(IcebergStorage).default_value(
+    IcebergStorage.DISABLED).with_description(
+    "When set, produce Iceberg metadata after a snapshot is committed, so that Iceberg readers can read Paimon's "
+    "raw data files. Written here: table-location, hadoop-catalog; hive-catalog and rest-catalog tables are read, "
+    "their writes refused (the capability gate).")
+METADATA_ICEBERG_COMPATIBLE = key("metadata.iceberg-compatible").bool_type().default_value(False).with_description(
+    "Paimon 0.9's switch, before metadata.iceberg.storage: true means table-location.")
+METADATA_ICEBERG_STORAGE_LOCATION = key("metadata.iceberg.storage-location").enum_type(IcebergStorageLocation) \
+    .no_default_value().with_description(
+        "To store Iceberg metadata in a separate directory (catalog-location: <warehouse>/iceberg/<db>/<table>, "
+        "the default for hadoop-catalog) or under the table location (the default for table-location).")
+METADATA_ICEBERG_FORMAT_VERSION = key("metadata.iceberg.format-version").int_type().default_value(2).with_validator(
+    lambda n: n in (2, 3), "2 or 3").with_description(
+    "The format version of the Iceberg table, 2 or 3 (only 3 supports deletion vectors). Written here: 2; a table "
+    "set to 3 is read, its writes refused.")
+METADATA_ICEBERG_COMPACT_MIN_FILE_NUM = key("metadata.iceberg.compaction.min.file-num").int_type().default_value(
+    10).with_validator(lambda n: n >= 1, "at least 1").with_description(
+    "Minimum number of Iceberg manifest metadata files to trigger manifest metadata compaction.")
+METADATA_ICEBERG_COMPACT_MAX_FILE_NUM = key("metadata.iceberg.compaction.max.file-num").int_type().default_value(
+    50).with_validator(lambda n: n >= 1, "at least 1").with_description(
+    "If number of small Iceberg manifest metadata files exceeds this limit, always trigger manifest metadata "
+    "compaction regardless of their total size.")
+METADATA_ICEBERG_DELETE_AFTER_COMMIT = key("metadata.iceberg.delete-after-commit.enabled").bool_type() \
+    .default_value(True).with_description("Whether to delete old metadata files after each table commit.")
+METADATA_ICEBERG_PREVIOUS_VERSIONS_MAX = key("metadata.iceberg.previous-versions-max").int_type().default_value(
+    0).with_validator(lambda n: n >= 0, "0 or more").with_description(
+    "The number of old metadata files (v<N>.metadata.json) to keep after each table commit.")
+METADATA_ICEBERG_MANIFEST_COMPRESSION = key("metadata.iceberg.manifest-compression").string_type().default_value(
+    "deflate").with_description(
+    "Compression for Iceberg manifest files and manifest lists: null, deflate or zstd. Paimon's default, snappy, "
+    "is refused here: neither this engine nor pyiceberg installs a snappy codec.")
+METADATA_ICEBERG_MANIFEST_LEGACY_VERSION = key("metadata.iceberg.manifest-legacy-version").bool_type() \
+    .default_value(False).with_description(
+        "Should use the legacy manifest version to generate Iceberg's 1.4 manifest files.")
+METADATA_ICEBERG_URI = key("metadata.iceberg.uri").string_type().no_default_value().with_description(
+    "Hive metastore uri for Iceberg Hive catalog (hive-catalog storage: not written by this engine).")
+METADATA_ICEBERG_HIVE_CONF_DIR = key("metadata.iceberg.hive-conf-dir").string_type().no_default_value() \
+    .with_description("hive-conf-dir for Iceberg Hive catalog (hive-catalog storage).")
+METADATA_ICEBERG_HADOOP_CONF_DIR = key("metadata.iceberg.hadoop-conf-dir").string_type().no_default_value() \
+    .with_description("hadoop-conf-dir for Iceberg Hive catalog (hive-catalog storage).")
+METADATA_ICEBERG_HIVE_CLIENT_CLASS = key("metadata.iceberg.hive-client-class").string_type().default_value(
+    "org.apache.hadoop.hive.metastore.HiveMetaStoreClient").with_description(
+    "Hive client class name for Iceberg Hive Catalog (hive-catalog storage).")
+METADATA_ICEBERG_DATABASE = key("metadata.iceberg.database").string_type().no_default_value().with_description(
+    "Metastore database name(s) for Iceberg Catalog, ';'-separated (hive-catalog and rest-catalog storage).")
+METADATA_ICEBERG_TABLE = key("metadata.iceberg.table").string_type().no_default_value().with_description(
+    "Metastore table name for Iceberg Catalog (hive-catalog and rest-catalog storage).")
+METADATA_ICEBERG_GLUE_SKIP_ARCHIVE = key("metadata.iceberg.glue.skip-archive").bool_type().default_value(False) \
+    .with_description("Skip archive for AWS Glue catalog (hive-catalog storage through Glue).")
+METADATA_ICEBERG_HIVE_SKIP_UPDATE_STATS = key("metadata.iceberg.hive-skip-update-stats").bool_type() \
+    .default_value(False).with_description("Skip updating Hive stats (hive-catalog storage).")
+METADATA_ICEBERG_TABLE_PROPERTIES_PREFIX = "metadata.iceberg.table-properties."
+"""Iceberg table properties: ``metadata.iceberg.table-properties.<key>`` puts ``<key>`` in the metadata JSON's
+``properties``."""
 CONSUMER_EXPIRATION_TIME = key("consumer.expiration-time").duration_type().no_default_value().with_description(
     "Consumers not updated for this long are removed.")
 TAG_PERIOD_DURATION = key("tag.creation-period-duration").duration_type().no_default_value().with_description(
@@ -605,6 +662,14 @@ SECTIONS = (
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
         END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY, MAINTENANCE_ORPHANS_ENABLED,
         MAINTENANCE_ORPHANS_OLDER_THAN)),
+    OptionSection("Iceberg compatibility", (
+        METADATA_ICEBERG_STORAGE, METADATA_ICEBERG_COMPATIBLE, METADATA_ICEBERG_STORAGE_LOCATION,
+        METADATA_ICEBERG_FORMAT_VERSION, METADATA_ICEBERG_COMPACT_MIN_FILE_NUM, METADATA_ICEBERG_COMPACT_MAX_FILE_NUM,
+        METADATA_ICEBERG_DELETE_AFTER_COMMIT, METADATA_ICEBERG_PREVIOUS_VERSIONS_MAX,
+        METADATA_ICEBERG_MANIFEST_COMPRESSION, METADATA_ICEBERG_MANIFEST_LEGACY_VERSION, METADATA_ICEBERG_URI,
+        METADATA_ICEBERG_HIVE_CONF_DIR, METADATA_ICEBERG_HADOOP_CONF_DIR, METADATA_ICEBERG_HIVE_CLIENT_CLASS,
+        METADATA_ICEBERG_DATABASE, METADATA_ICEBERG_TABLE, METADATA_ICEBERG_GLUE_SKIP_ARCHIVE,
+        METADATA_ICEBERG_HIVE_SKIP_UPDATE_STATS)),
     OptionSection("Reading", (
         BRANCH, SCAN_FALLBACK_BRANCH, SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP,
         SCAN_BOUNDED_WATERMARK,
@@ -629,6 +694,12 @@ PATTERNS = (
     PatternOption(key("file-index.<type>.<column>.<property>").string_type().no_default_value().with_description(
         "Per-column file index properties, e.g. file-index.bloom-filter.<column>.fpp / .items."),
         re.compile(r"file-index\.(bloom-filter|bitmap|bsi|range-bitmap)\.[^.]+\.[a-z-]+")),
+    PatternOption(key(METADATA_ICEBERG_TABLE_PROPERTIES_PREFIX + "<key>").string_type().no_default_value()
+                  .with_description("An Iceberg table property, written into the metadata JSON's properties."),
+                  re.compile(re.escape(METADATA_ICEBERG_TABLE_PROPERTIES_PREFIX) + ".+")),
+    PatternOption(key("metadata.iceberg.rest.<key>").string_type().no_default_value().with_description(
+        "Iceberg REST catalog settings (rest-catalog storage: not written by this engine)."),
+        re.compile(r"metadata\.iceberg\.rest\..+")),
 )
 
 # Options of other components: accepted without interpretation, and "known-harmless" for the capability gate

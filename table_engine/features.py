@@ -79,6 +79,8 @@ class Feature:
     refusal: str = ""
     """Paimon's own message for the refused operations, added to the error (e.g. "Object table does not support
     Write.")"""
+    option_when: Callable[[Mapping[str, str]], bool] | None = None
+    """for option features that a combination of options turns on (no ``option_key``): whether ``options`` do"""
 
     def supports(self, op: Op) -> bool:
         """Whether the engine supports ``op`` on a table that uses this feature."""
@@ -110,6 +112,18 @@ def _prefixes(*prefixes: str) -> re.Pattern[str]:
 #: ``type`` values the gate decides on as tables of the engine (data tables and object tables); any other is refused.
 _GATED_TYPES = frozenset(t.value for t in (*DATA_TABLE_TYPES, TableType.OBJECT_TABLE))
 
+ICEBERG_CATALOG_STORAGE = "metadata.iceberg.storage = hive-catalog / rest-catalog"
+ICEBERG_WITH_DV = "Iceberg metadata with deletion vectors or data evolution"
+
+
+def _iceberg_value(options: Mapping[str, str]) -> str:
+    """The Iceberg storage ``options`` turn on (Paimon 0.9's ``metadata.iceberg-compatible`` = table-location)."""
+    value = str(options.get("metadata.iceberg.storage", "disabled")).strip().lower()
+    if value == "disabled" and _true(str(options.get("metadata.iceberg-compatible", "false"))):
+        return "table-location"
+    return value
+
+
 #: Data-file extensions the engine reads and writes: the data file formats (``file.format`` values).
 DATA_FILE_EXTENSIONS = frozenset(FILE_FORMATS)
 
@@ -127,6 +141,13 @@ FEATURES: tuple[Feature, ...] = (
             ALL, "Data files outside the table directory, written there and followed by expiry and orphan "
             "cleanup.", _keys("data-file.external-paths", "data-file.external-paths.strategy",
                                          "data-file.external-paths.specific-fs", "data-file.external-paths.weights")),
+    Feature("metadata.iceberg.storage", "0.9", Detected.OPTION,
+            "`metadata.iceberg.storage` other than `disabled`; `metadata.iceberg-compatible` = true", ALL,
+            "Iceberg-compatible metadata: with `table-location` or `hadoop-catalog` every snapshot a commit, "
+            "compaction, drop partition, rollback or fast-forward publishes also gets Iceberg metadata "
+            "(docs/iceberg.md; the rows below refuse the storages and table kinds that are not written).",
+            _keys("metadata.iceberg.storage", "metadata.iceberg-compatible"),
+            lambda v: v.strip().lower() not in ("", "disabled", "false")),
     Feature("snapshot properties", "1.2", Detected.SNAPSHOT, "snapshot field `properties`", ALL,
             "Read, kept, and writable through the commit API."),
     Feature("snapshot operation / uuid / writerVersion", "2.0", Detected.SNAPSHOT,
@@ -188,10 +209,26 @@ FEATURES: tuple[Feature, ...] = (
             "`pk-btree/bitmap/vector/full-text/multivalue.index.columns`", READ_ONLY,
             "Primary-key global indexes: reads ignore them; a rewrite would leave them stale.",
             re.compile(r"pk-[a-z-]+\.index\.columns")),
-    Feature("metadata.iceberg.storage", "1.0", Detected.OPTION, "`metadata.iceberg.storage` other than `disabled`",
-            READ_ONLY, "Iceberg compatibility: commits must also write Iceberg metadata, which this engine does "
-            "not; reads are right.", _keys("metadata.iceberg.storage"),
-            lambda v: v.strip().lower() not in ("", "disabled")),
+    Feature("metadata.iceberg.format-version", "1.3", Detected.OPTION,
+            "`metadata.iceberg.format-version` other than 2", READ_ONLY,
+            "Iceberg format version 3 (deletion vectors in Iceberg): commits here write format 2 only; reads are "
+            "right.", _keys("metadata.iceberg.format-version"), lambda v: v.strip() != "2"),
+    Feature("metadata.iceberg.manifest-compression = snappy", "0.9", Detected.OPTION,
+            "`metadata.iceberg.manifest-compression` = `snappy`", READ_ONLY,
+            "Iceberg manifests compressed with snappy (Paimon's default): no snappy codec is installed here, so "
+            "commits cannot write them; set it to `deflate` or `zstd` to write. Reads are right.",
+            _keys("metadata.iceberg.manifest-compression"), lambda v: v.strip().lower() == "snappy"),
+    Feature(ICEBERG_CATALOG_STORAGE, "0.9", Detected.OPTION,
+            "`metadata.iceberg.storage` = `hive-catalog` / `rest-catalog`", READ_ONLY,
+            "Iceberg metadata registered in a Hive metastore or an Iceberg REST catalog: this engine has no client "
+            "for them, so its commits would leave the catalog's table stale; reads are right.",
+            option_when=lambda o: _iceberg_value(o) in ("hive-catalog", "rest-catalog")),
+    Feature(ICEBERG_WITH_DV, "1.0", Detected.OPTION,
+            "`metadata.iceberg.storage` on with `deletion-vectors.enabled` or `data-evolution.enabled` = true",
+            READ_ONLY, "Paimon writes Iceberg deletion vectors only in format 3 and cannot map data evolution: the "
+            "engine does not write either, so Iceberg readers would see deleted or unmerged rows; reads are right.",
+            option_when=lambda o: _iceberg_value(o) not in ("disabled", "")
+            and any(_true(str(o.get(k, ""))) for k in ("deletion-vectors.enabled", "data-evolution.enabled"))),
     Feature("bucket-function.type", "1.3", Detected.OPTION, "`bucket-function.type` other than `default`",
             READ_ONLY, "Only the default bucket function is implemented: reads are right, writes would pick other "
             "buckets.", _keys("bucket-function.type"), lambda v: v.strip().lower() != "default"),
@@ -324,6 +361,7 @@ CATALOGS: tuple[CatalogSupport, ...] = (
 
 _BY_NAME = {f.name: f for f in FEATURES}
 _OPTION_FEATURES = tuple(f for f in FEATURES if f.option_key is not None)
+_COMBINED_OPTION_FEATURES = tuple(f for f in FEATURES if f.option_when is not None)
 
 #: Known type roots that are features the gate decides on (any unknown root is "unknown data type").
 _TYPE_FEATURES = {"BLOB": "BLOB"}
@@ -363,6 +401,10 @@ def option_features(options: Mapping[str, str], is_known: Callable[[str], bool])
                     break
         if not claimed and not is_known(key):
             found.setdefault("unknown table option", f"option '{key}'")
+    for f in _COMBINED_OPTION_FEATURES:
+        assert f.option_when is not None
+        if f.option_when(options):
+            found.setdefault(f.name, f"options {f.how}")
     return found
 
 

@@ -23,6 +23,9 @@ SPEC_ID = 0
 SORT_ORDER_ID = 0
 APPEND = "append"
 OVERWRITE = "overwrite"
+COMMIT_IDENTITY = "paimon-commit-identity"
+"""Snapshot summary key naming the Paimon commit the Iceberg snapshot mirrors (Paimon Java's later releases write
+it too): a rolled-back or re-created timeline reuses snapshot ids, and this tells its metadata apart."""
 
 
 @dataclass
@@ -33,14 +36,22 @@ class IcebergPathFactory:
     uuid: str = field(default_factory=lambda: str(uuid_module.uuid4()))
     manifest_count: int = 0
     manifest_list_count: int = 0
+    written: list[str] = field(default_factory=list)
+    """every manifest and manifest list path handed out (a commit that loses ``v<N>`` to another deletes them)"""
+    published: bool = False
+    """``v<N>`` of this commit was created: its files are in use, never deleted as a failed commit's"""
 
     def new_manifest(self) -> str:
         self.manifest_count += 1
-        return f"{self.metadata_dir}/{self.uuid}-m{self.manifest_count}.avro"
+        path = f"{self.metadata_dir}/{self.uuid}-m{self.manifest_count}.avro"
+        self.written.append(path)
+        return path
 
     def new_manifest_list(self) -> str:
         self.manifest_list_count += 1
-        return f"{self.metadata_dir}/snap-{self.manifest_list_count}-{self.uuid}.avro"
+        path = f"{self.metadata_dir}/snap-{self.manifest_list_count}-{self.uuid}.avro"
+        self.written.append(path)
+        return path
 
     def metadata_file(self, snapshot_id: int) -> str:
         return f"{self.metadata_dir}/v{snapshot_id}.metadata.json"
@@ -67,16 +78,23 @@ class IcebergSnapshot:
     operation: str
     manifest_list: str
     schema_id: int
+    identity: str | None = None
+    """:data:`COMMIT_IDENTITY` (None in metadata written without it: Paimon Java 1.0)"""
 
     def to_json(self) -> dict[str, Any]:
+        summary = {"operation": self.operation}
+        if self.identity is not None:
+            summary[COMMIT_IDENTITY] = self.identity
         return {"sequence-number": self.sequence_number, "snapshot-id": self.snapshot_id,
-                "timestamp-ms": self.timestamp_ms, "summary": {"operation": self.operation},
+                "timestamp-ms": self.timestamp_ms, "summary": summary,
                 "manifest-list": self.manifest_list, "schema-id": self.schema_id}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> IcebergSnapshot:
+        identity = d["summary"].get(COMMIT_IDENTITY)
         return IcebergSnapshot(int(d["sequence-number"]), int(d["snapshot-id"]), int(d["timestamp-ms"]),
-                               str(d["summary"]["operation"]), str(d["manifest-list"]), int(d["schema-id"]))
+                               str(d["summary"]["operation"]), str(d["manifest-list"]), int(d["schema-id"]),
+                               None if identity is None else str(identity))
 
 
 @dataclass(frozen=True)

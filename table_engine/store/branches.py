@@ -91,11 +91,15 @@ class BranchManager:
         self.path = path.rstrip("/")
         self.table_path = table_root(self.path)
         self.current = branch_of(self.path)
+        self.ctx: StoreContext | None = None
+        """The line's context when made by :meth:`of`: its callbacks hear of a fast-forward."""
 
     @classmethod
     def of(cls, ctx: StoreContext) -> BranchManager:
         """The branches of the table of ``ctx``, seen from its line."""
-        return cls(ctx.file_io, ctx.table_path)
+        manager = cls(ctx.file_io, ctx.table_path)
+        manager.ctx = ctx
+        return manager
 
     def branch_path(self, name: str) -> str:
         return branch_path(self.table_path, name)
@@ -199,7 +203,11 @@ class BranchManager:
             raise BranchError(f"Cannot fast forward branch {name}, because it does not have snapshot.")
         first_schema = read_snapshot(self.file_io, src, earliest).schema_id
         with HistoryFence(self.file_io, self.path, "fast-forward"):  # no commit publishes while history is rewritten
+            if self.ctx is not None and self.ctx.history_rewriting is not None:
+                self.ctx.history_rewriting(latest)
             self._replace_history(src, earliest, first_schema, latest)
+        if self.ctx is not None:
+            self.ctx.published(latest)
         log.info("fast-forwarded %s of %s to branch %s (snapshot %d)", self.current, self.table_path, name, latest)
         return latest
 

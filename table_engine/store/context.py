@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,8 +23,12 @@ from table_engine.store.pins import CommitLock, SnapshotCommit
 if TYPE_CHECKING:
     from table_engine.store.paths import PathFactory
 
+log = logging.getLogger(__name__)
+
 PartitionsCallback = Callable[[Sequence[Mapping[str, str]]], None]
 """Told partitions as ``{partition key: value}``, each value as the partition's directory names it."""
+SnapshotCallback = Callable[[int], None]
+"""Told a snapshot id."""
 
 
 @dataclass
@@ -47,6 +52,15 @@ class StoreContext:
     snapshot_commit: SnapshotCommit | None = None
     """The catalog's commit of each snapshot (a REST catalog's commit endpoint) instead of the conditional create of
     ``snapshot-<id>``; None: the conditional create."""
+    snapshot_published: SnapshotCallback | None = None
+    """Called with the id of every snapshot published on this table (writes, overwrites, compactions, partition
+    drops, manifest compaction, remove-unexisting-files) and, after a rollback or fast-forward, with the new latest
+    id, outside the commit's pin and lock (Paimon Java's commit callbacks: the Iceberg metadata of
+    ``metadata.iceberg.storage``, ADR 0046). May be called again for the same id (a commit sent again); a failure
+    is raised to the caller with the snapshot published. None: nobody is called."""
+    history_rewriting: SnapshotCallback | None = None
+    """Called with the target before a rollback or fast-forward deletes anything (the Iceberg metadata of the
+    snapshots it removes goes first); None: nobody is called."""
 
     @cached_property
     def layout(self) -> KeyValueLayout:
@@ -110,7 +124,22 @@ class StoreContext:
             raw.pop(key, None)
         return StoreContext(self.file_io, self.table_path, self.schema, CoreOptions(raw), commit_lock=self.commit_lock,
                             partitions_added=self.partitions_added, partitions_dropped=self.partitions_dropped,
-                            snapshot_commit=self.snapshot_commit)
+                            snapshot_commit=self.snapshot_commit,
+                            snapshot_published=self.snapshot_published, history_rewriting=self.history_rewriting)
+
+    def published(self, *snapshot_ids: int) -> None:
+        """Tell :attr:`snapshot_published` of snapshots just published, in order (the one place every publishing
+        path calls). A failure is logged and raised: the snapshots stay published, and the callback's next call
+        heals what it missed."""
+        if self.snapshot_published is None:
+            return
+        for sid in snapshot_ids:
+            try:
+                self.snapshot_published(sid)
+            except Exception:
+                log.exception("the post-commit callback of snapshot %d of %s failed; the snapshot is committed",
+                              sid, self.table_path)
+                raise
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         if schema_id == self.schema.id:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar
 
 from table_engine.core_options import CONSUMER_ID
-from table_engine.errors import ReadOnlyTableError, UnsupportedTableFeatureError, naming_snapshot
+from table_engine.errors import ReadOnlyTableError, UnsupportedError, UnsupportedTableFeatureError, naming_snapshot
 from table_engine.features import Op, feature, require
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.feature_detection import (
@@ -26,6 +26,7 @@ from table_engine.format.feature_detection import (
 )
 from table_engine.format.index_manifest import read_index_manifest
 from table_engine.format.snapshot import Snapshot, latest_snapshot, latest_snapshot_id
+from table_engine.iceberg import IcebergCommitter
 from table_engine.io.paths import manifest_dir
 from table_engine.store.reading.data_evolution import DATA_EVOLUTION_ENABLED, data_evolution_enabled
 
@@ -123,6 +124,22 @@ def check_supported(table: Table, op: Op, snapshot: Snapshot | None = None) -> N
     if snapshot is not None:
         found.update(snapshot_features(snapshot))
     require(table.identifier, found, op)
+    if op is not Op.READ and table.store.snapshot_published is not None:
+        _check_iceberg(table)
+
+
+def _check_iceberg(table: Table) -> None:
+    """A table whose commits write Iceberg metadata: its schema must be expressible in Iceberg (types and
+    partition keys Paimon Java maps), or a commit would publish a snapshot its callback then fails on. Once per
+    schema object."""
+    if table.__dict__.get("_iceberg_checked") is table.schema:
+        return
+    try:
+        IcebergCommitter(table).check()
+    except UnsupportedError as e:
+        raise UnsupportedError(f"table {table.identifier} writes Iceberg metadata (metadata.iceberg.storage): {e}; "
+                               "nothing was written") from None
+    table.__dict__["_iceberg_checked"] = table.schema
 
 
 def check_files(table: Table, files: Iterable[DataFileMeta], op: Op = Op.READ) -> None:

@@ -30,6 +30,7 @@ from table_engine.format.snapshot import (
     list_snapshot_ids,
     read_snapshot,
 )
+from table_engine.iceberg import IcebergCommitCallback, writes_iceberg_metadata
 from table_engine.io.file_io import FileIO
 from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import check_engine_options
@@ -124,24 +125,29 @@ class Table:
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
         self.options = CoreOptions(schema.options)
+        iceberg = IcebergCommitCallback(self) if writes_iceberg_metadata(self) else None
         self.store = StoreContext(self.file_io, self.path, schema, self.options, commit_lock=self.hooks.commit_lock,
                                   partitions_added=self.hooks.partitions_added,
                                   partitions_dropped=self.hooks.partitions_dropped,
-                                  snapshot_commit=self.hooks.snapshot_commit)
+                                  snapshot_commit=self.hooks.snapshot_commit,
+                                  snapshot_published=iceberg.published if iceberg is not None else None,
+                                  history_rewriting=iceberg.rewriting if iceberg is not None else None)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r}, schema_id={self.schema.id})"
 
     def __getstate__(self) -> dict[str, object]:
         """A pickled table (shipped to a Spark task) leaves its catalog's client behind: its hooks become ones that
-        refuse (:meth:`TableHooks.shipped`), so a copy never commits without the catalog's lock."""
+        refuse (:meth:`TableHooks.shipped`), so a copy never commits without the catalog's lock. Its post-commit
+        callbacks (the Iceberg metadata) stay behind too: tasks write files, the driver commits and calls them."""
         state = dict(self.__dict__)
+        store = replace(self.store, snapshot_published=None, history_rewriting=None)
         if self.hooks != NO_HOOKS:
             hooks = self.hooks.shipped()
             state["hooks"] = hooks
-            state["store"] = replace(self.store, commit_lock=hooks.commit_lock, partitions_added=hooks.partitions_added,
-                                     partitions_dropped=hooks.partitions_dropped,
-                                     snapshot_commit=hooks.snapshot_commit)
+            store = replace(store, commit_lock=hooks.commit_lock, partitions_added=hooks.partitions_added,
+                            partitions_dropped=hooks.partitions_dropped, snapshot_commit=hooks.snapshot_commit)
+        state["store"] = store
         return state
 
     # ---- schema and options -------------------------------------------------------------------------------------

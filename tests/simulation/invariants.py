@@ -31,12 +31,14 @@ from typing import Any
 from table_engine import Catalog
 from table_engine.format.consumer_file import HISTORY_FENCE_ID
 from table_engine.format.manifest import ManifestEntry
-from table_engine.format.snapshot import latest_snapshot_id
+from table_engine.format.snapshot import Snapshot, latest_snapshot_id, read_snapshot
+from table_engine.iceberg.commit import commit_identity
 from table_engine.io.base import FileIO
 from table_engine.store.branches import BranchManager
 from table_engine.store.reading import read as read_module
 from table_engine.store.reading import scan as scan_module
 from table_engine.table import Table
+from tests.simulation.iceberg_invariants import check_latest_files, check_newest
 from tests.simulation.mem_io import MemFileIO
 
 _SNAPSHOT = re.compile(r"snapshot-(\d+)")
@@ -143,6 +145,10 @@ class Checker:
         self.creation_checks: list[Callable[[int], None]] = []
         """Called with each ``snapshot-N`` of the table as it is created, by the creating actor (the simulated
         metastore's lock check); they :meth:`report` what is wrong."""
+        self.iceberg_dir: str | None = None
+        """The table's Iceberg metadata directory when its commits write it (:mod:`.iceberg_invariants`)."""
+        self.identities: dict[int, set[str]] = {}
+        """snapshot id -> the commit identities (uuids) it was created with (Iceberg metadata must name one)."""
         self._decoded = _Decoded(raw)
         self._checked: tuple[int, int] | None = None
         raw.on_create = self._created
@@ -188,6 +194,9 @@ class Checker:
             if sid > 1 and not self.raw.is_file(f"{self._snap_dir}snapshot-{sid - 1}") and not self.rollback_active:
                 self.violations.append(f"snapshot-{sid} created while snapshot-{sid - 1} does not exist (built on a "
                                        "base that is no longer the latest)")
+            if self.iceberg_dir is not None:
+                self.identities.setdefault(sid, set()).add(commit_identity(Snapshot.from_json(
+                    self.raw.read_bytes(path), path)))
             try:
                 self.published[sid] = self.read_ids(snapshot_id=sid)
                 self.creations.setdefault(sid, []).append((self.epoch, frozenset(self.published[sid])))
@@ -271,6 +280,10 @@ class Checker:
                 latest = latest_snapshot_id(self.raw, self.table_path)
                 if latest != hi:
                     self.violations.append(f"latest_snapshot_id() is {latest}, the largest snapshot id present {hi}")
+        if not self.violations and self.iceberg_dir is not None:
+            found = check_newest(self.raw, self.iceberg_dir, self.identities)
+            if found is not None:
+                self.violations.append(found)
         if self.violations:
             raise InvariantViolation("; ".join(self.violations))
 
@@ -313,6 +326,11 @@ class Checker:
                 v.append(f"tag {name} reads {len(got)} rows, {len(self.tags[name])} when it was created")
         self._check_branches()
         self._check_streams()
+        if self.iceberg_dir is not None and latest is not None:
+            found = check_latest_files(self.raw, self.iceberg_dir, self.table(),
+                                       read_snapshot(self.raw, self.table_path, latest))
+            if found is not None:
+                v.append(found)
         if v:
             raise InvariantViolation("; ".join(v))
 

@@ -20,6 +20,7 @@ from table_engine import Catalog
 from table_engine.catalog.identifiers import parse_identifier
 from table_engine.catalog.metastore_catalog import MetastoreCatalog
 from table_engine.clock import ManualClock, use_clock
+from table_engine.iceberg import IcebergCommitter, writes_iceberg_metadata
 from table_engine.store.changes.consumers import ConsumerManager
 from tests.simulation import actors as a
 from tests.simulation.determinism import START_MILLIS, deterministic
@@ -37,6 +38,8 @@ LOCKED_CATALOG = {"metastore": "hive", "lock.enabled": "true", "lock-acquire-tim
 """The catalog options of a ``locked`` scenario (any metastore value: the catalog is given its metastore). The
 timeout is counted in the sleeps a waiter asks for (``sim_metastore.py``): about 450 tries at the longest sleep
 (8 s), far more than any wait of a run, so reaching it is a finding (a lock never released)."""
+ICEBERG = {"metadata.iceberg.storage": "table-location"}
+"""The options of the Iceberg scenarios: every commit's callback writes Iceberg metadata (ADR 0046)."""
 ORPHAN_CUTOFF = START_MILLIS - 3_600_000
 """Orphan cleanup deletes files older than this: the planted orphans, never a file of the run."""
 
@@ -110,6 +113,8 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
         keys = ["id", "dt"] if scenario.partitioned else ["id"]  # a primary key holds the partition keys
         t = cat.create_table(a.IDENT, schema, primary_keys=keys if scenario.primary_key else [], options=opts,
                              partition_keys=["dt"] if scenario.partitioned else [])
+        if writes_iceberg_metadata(t):
+            checker.iceberg_dir = IcebergCommitter(t).dir
         with use_clock(ManualClock(START_MILLIS - 86_400_000)):
             for i in range(2):
                 raw.write_bytes(f"{t.path}/bucket-0/data-orphan-{i}.parquet", b"orphan")
@@ -217,6 +222,13 @@ def _pk_locked(w: a.World) -> dict[str, a.Actor]:
             "compact": a.compactor(w, "compact"), "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
 
 
+def _append_iceberg(w: a.World) -> dict[str, a.Actor]:
+    """Iceberg-compatible metadata on (ADR 0046): two append writers (one with commit-time compaction and expiry)
+    whose post-commit callbacks race on ``v<N>``, and an expiry that removes snapshots under the callbacks."""
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -236,9 +248,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              options={"bucket": "1"}),
     Scenario("append-locked", _append_locked, locked=True),
     Scenario("pk-locked", _pk_locked, primary_key=True, locked=True),
+    Scenario("append-iceberg", _append_iceberg, options=ICEBERG),
+    Scenario("rollback-iceberg", _rollback_concurrent, options=ICEBERG),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
                     "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
-                    "append-locked", "pk-locked")
+                    "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg")
 EXHAUSTIVE_SCENARIOS = ("small",)

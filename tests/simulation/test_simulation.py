@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from table_engine.iceberg import IcebergCommitCallback, IcebergCommitter
 from tests.simulation import actors as a
 from tests.simulation.explore import exhaustive, replay, run_seed
 from tests.simulation.forced import AfterOwnPublication, Script, ScriptedFaults, Seq, is_op, publishing
@@ -152,6 +153,21 @@ def test_the_lock_checks_fire_when_the_lock_is_broken(attribute: str, broken: ob
     scenarios' passing seeds mean something."""
     monkeypatch.setattr(SimMetastore, attribute, broken)
     found = [r for r in (run_seed(SCENARIOS["append-locked"], seed) for seed in range(SEEDS_PER_SCENARIO))
+             if re.search(finding, r.violation or "")]
+    assert found, f"no seed reported {finding!r}"
+
+
+@pytest.mark.parametrize(("broken", "finding"), [
+    (lambda self, snapshot_id: None, r"no Iceberg metadata for the latest snapshot \d+"),
+    (lambda self, snapshot_id: IcebergCommitter(self.table).commit(max(snapshot_id - 1, 1)),
+     r"no Iceberg metadata for the latest snapshot|Iceberg v\d+ lists \d+ data files"),
+], ids=["callback-not-called", "callback-one-behind"])
+def test_the_iceberg_checks_fire_when_the_callback_is_broken(broken: object, finding: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits whose callback writes no Iceberg metadata, or the previous snapshot's, are reported: the passing
+    seeds of ``append-iceberg`` mean something."""
+    monkeypatch.setattr(IcebergCommitCallback, "published", broken)
+    found = [r for r in (run_seed(SCENARIOS["append-iceberg"], seed) for seed in range(SEEDS_PER_SCENARIO))
              if re.search(finding, r.violation or "")]
     assert found, f"no seed reported {finding!r}"
 

@@ -130,6 +130,8 @@ class FileStoreCommit:
         aborts its writer after a failure keeps these (``TableWrite.abort(keep=...)``)."""
         self._added: set[bytes] = set()
         self._dropped: set[bytes] = set()
+        self._published: list[int] = []
+        """Snapshots the current :meth:`commit` published (or found published), for the post-commit callback."""
         """Partitions the current :meth:`commit` added files to / dropped, collected only when the context has a
         partition callback, told once the commit returns (:meth:`_tell_partitions`)."""
 
@@ -154,12 +156,33 @@ class FileStoreCommit:
 
         Once it returns, the context's ``partitions_added`` / ``partitions_dropped`` (a metastore catalog's, when
         set) are told the partitions its snapshots added files to / dropped: a failure there is raised with every
-        snapshot published and nothing of it deleted; sending the same commit again tells them again.
+        snapshot published and nothing of it deleted; sending the same commit again tells them again. Then the
+        context's post-commit callback (:meth:`StoreContext.published`: the Iceberg metadata) is called with each
+        snapshot this call published, or found published already (a commit sent again), in order: its failure too
+        is raised with the snapshots published; if the commit itself fails after publishing one, the callback
+        still runs for it and its failure is only logged.
         """
-        self._added, self._dropped = set(), set()
-        sid = self._commit(messages, commit_identifier, overwrite, properties, allow_empty)
-        self._tell_partitions()
+        self._added, self._dropped, self._published = set(), set(), []
+        try:
+            sid = self._commit(messages, commit_identifier, overwrite, properties, allow_empty)
+        except BaseException:
+            self._tell_published(quiet=True)
+            raise
+        try:
+            self._tell_partitions()
+        finally:
+            self._tell_published()
         return sid
+
+    def _tell_published(self, quiet: bool = False) -> None:
+        published, self._published = self._published, []
+        if not published:
+            return
+        try:
+            self.ctx.published(*published)
+        except Exception:
+            if not quiet:
+                raise  # logged by the context
 
     def _commit(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
                 properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
@@ -175,6 +198,7 @@ class FileStoreCommit:
         if done is not None:
             log.info("commit %s/%s already in snapshot %d: skipped", self.commit_user, commit_identifier, done)
             self._tell_again(messages)
+            self._published.append(done)  # its callback may have failed: run it again (Java's retry)
             return done
         compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
         if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
@@ -294,6 +318,7 @@ class FileStoreCommit:
                 raise
             if sid is not None:
                 self.published_files.update(_file_names(a.messages))
+                self._published.append(sid)
                 return sid
             self._delete_manifests(written)
             done = self._already_committed(a.identifier, a.kind)
@@ -302,6 +327,7 @@ class FileStoreCommit:
                                   "user committed a newer identifier meanwhile")
             if done is not None:
                 self._tell_again(a.messages)
+                self._published.append(done)
                 return done
             attempt += 1
             elapsed_ms = (time.monotonic() - started) * 1000

@@ -65,6 +65,9 @@ def compact_manifest(ctx: StoreContext, commit_user: str, dry_run: bool = False)
             published, result = _attempt(ctx, pin, commit_user, dry_run, target)
         if result is None:
             return ManifestCompactResult()
+        if published:
+            assert result.snapshot_id is not None
+            ctx.published(result.snapshot_id)  # outside the pin, as every commit's callback
         if published or not result.needed or dry_run:
             return result
         assert result.based_on is not None

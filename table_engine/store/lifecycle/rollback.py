@@ -64,7 +64,9 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
     if (snapshot_id is None) == (tag is None):
         raise TableEngineError("rollback needs exactly one of snapshot_id and tag")
     with HistoryFence(ctx.file_io, ctx.table_path, "rollback"):  # no commit publishes while history is rewritten
-        return _rollback_to(ctx, snapshot_id, tag)
+        result = _rollback_to(ctx, snapshot_id, tag)
+    ctx.published(result.snapshot_id)  # the post-commit callback writes the target's metadata afresh
+    return result
 
 
 def _rollback_to(ctx: StoreContext, snapshot_id: int | None, tag: str | None) -> RollbackResult:
@@ -84,6 +86,8 @@ def _rollback_to(ctx: StoreContext, snapshot_id: int | None, tag: str | None) ->
     removed_changelogs = [c for c in (read_changelog(fio, tp, i) for i in changelog_ids if i > t) if c is not None]
     kept_changelogs = [c for c in (read_changelog(fio, tp, i) for i in changelog_ids if i <= t) if c is not None]
     result = RollbackResult(t)
+    if ctx.history_rewriting is not None:  # before anything is deleted: Iceberg readers never meet deleted files
+        ctx.history_rewriting(t)
 
     # what the removed metadata references (read before it is deleted)
     data, meta = _removed_references(refs, removed, removed_tags, removed_changelogs, target_exists)
