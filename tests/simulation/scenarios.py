@@ -30,6 +30,7 @@ from tests.simulation.memo import DecodeMemo
 from tests.simulation.scheduler import RunRecord, Scheduler, Strategy
 from tests.simulation.sim_io import Faults, SimFileIO
 from tests.simulation.sim_metastore import SimMetastore
+from tests.simulation.sim_rest import SimRestCatalog, SimRestServer
 
 BASE_OPTIONS = {"snapshot.num-retained.min": "1", "snapshot.time-retained": "0 s", "commit.max-retries": "200",
                 "write-buffer-spillable": "false", "num-sorted-run.compaction-trigger": "3",
@@ -38,6 +39,9 @@ LOCKED_CATALOG = {"metastore": "hive", "lock.enabled": "true", "lock-acquire-tim
 """The catalog options of a ``locked`` scenario (any metastore value: the catalog is given its metastore). The
 timeout is counted in the sleeps a waiter asks for (``sim_metastore.py``): about 450 tries at the longest sleep
 (8 s), far more than any wait of a run, so reaching it is a finding (a lock never released)."""
+REST_FAULT_RATE = 0.1
+"""The share of commit requests to the simulated REST server that fail (``rest`` scenarios): half before the server
+applies them (a 503), half after (the answer lost)."""
 ICEBERG = {"metadata.iceberg.storage": "table-location"}
 """The options of the Iceberg scenarios: every commit's callback writes Iceberg metadata (ADR 0046)."""
 ORPHAN_CUTOFF = START_MILLIS - 3_600_000
@@ -61,6 +65,9 @@ class Scenario:
     locked: bool = False
     """The table is a metastore catalog's with ``lock.enabled`` (:data:`LOCKED_CATALOG`): every snapshot commit's
     conditional create runs inside the simulated metastore's lock (:mod:`tests.simulation.sim_metastore`)."""
+    rest: bool = False
+    """The actors' table is a REST catalog's: every snapshot is committed through the simulated server's commit
+    endpoint, whose requests fail at :data:`REST_FAULT_RATE` (:mod:`tests.simulation.sim_rest`)."""
 
 
 @dataclass
@@ -100,7 +107,12 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
         checker = Checker(raw, a.WAREHOUSE, a.IDENT)
         sim = SimFileIO(raw, sched, Faults(seed, scenario.faults))
         metastore: SimMetastore | None = None
-        if scenario.locked:
+        server: SimRestServer | None = None
+        if scenario.rest:
+            server = SimRestServer(raw, sched, seed, REST_FAULT_RATE)
+            cat = Catalog(a.WAREHOUSE, file_io=raw)
+            actors_catalog = SimRestCatalog(a.WAREHOUSE, server, sim)
+        elif scenario.locked:
             metastore = SimMetastore(LOCKED_CATALOG, sched, checker.report)
             checker.creation_checks.append(functools.partial(metastore.check_creation, *parse_identifier(a.IDENT)))
             cat: Catalog = MetastoreCatalog(a.WAREHOUSE, LOCKED_CATALOG, metastore, file_io=raw)
@@ -124,6 +136,8 @@ def run_once(scenario: Scenario, seed: int, strategy: Strategy,
         sid = t.write(a.rows(ids, 9, dt))
         assert sid is not None
         checker.ack("setup", sid, ids, dt)
+        if server is not None:
+            server.register(t.path)
         world = a.World(raw, sched, sim, checker, actors_catalog)
         cast = scenario.build(world)
         if hook is not None:
@@ -229,6 +243,12 @@ def _append_iceberg(w: a.World) -> dict[str, a.Actor]:
             "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
 
 
+def _append_rest(w: a.World) -> dict[str, a.Actor]:
+    """A REST catalog's table (ADR 0045): three writers (one with commit-time maintenance) commit through the
+    server's endpoint, whose answers fail or are lost; expiry, tags, orphan cleanup and a pinning reader beside."""
+    return _append_locked(w)
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -249,10 +269,13 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("append-locked", _append_locked, locked=True),
     Scenario("pk-locked", _pk_locked, primary_key=True, locked=True),
     Scenario("append-iceberg", _append_iceberg, options=ICEBERG),
+    Scenario("append-rest", _append_rest, rest=True),
+    Scenario("pk-rest", _pk_locked, primary_key=True, rest=True),
     Scenario("rollback-iceberg", _rollback_concurrent, options=ICEBERG),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
                     "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
-                    "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg")
+                    "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg", "append-rest",
+                    "pk-rest")
 EXHAUSTIVE_SCENARIOS = ("small",)
