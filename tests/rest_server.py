@@ -4,7 +4,7 @@ It plays the part of Paimon Java's test server (``RESTCatalogServer``): catalog 
 the latest snapshot and partition statistics per table) lives in this process; table files live in a warehouse
 directory on local disk (``<warehouse>/<db>.db/<table>``), so a client that was handed the table's ``path`` reads
 and writes data files itself. The server owns what a REST catalog owns: schemas (``schema/schema-N``, written on
-create and on every alter; a format table's definition is kept in memory only, its directory holds data files only)
+create and on every alter; a format or object table's definition is kept in memory only, its directory is its files)
 and snapshot commits (``POST .../commit`` writes ``snapshot/snapshot-N`` exclusively, then the ``LATEST``/``EARLIEST``
 hints, and answers ``{"success": false}`` when the base snapshot moved or N exists).
 
@@ -47,7 +47,8 @@ class HttpError(Exception):
         self.code, self.message, self.resource_type, self.resource_name = code, message, resource_type, resource_name
 
 
-DATA_TABLE_TYPES = ("table", "materialized-table", "object-table")  # types whose schema lives in schema/schema-N
+# the types whose schema lives in schema/schema-N: a format table and (Paimon 1.3+) an object table have none
+DATA_TABLE_TYPES = ("table", "materialized-table")
 
 
 def _not_found(kind: str, name: str) -> HttpError:
