@@ -232,13 +232,18 @@ class RestCatalog(Catalog):
         return response.path if response is not None else f"{self.warehouse}/{db}{DB_SUFFIX}/{name.partition('$')[0]}"
 
     def table_exists(self, identifier: str) -> bool:
+        """Whether the server has the table, a format table excepted (it is opened with ``get_format_table``; as
+        the Hive catalog's ``table_exists``)."""
         db, name = parse_identifier(identifier)
-        return self._get(db, name) is not None
+        response = self._get(db, name)
+        return response is not None and _type_of(response) is not TableType.FORMAT_TABLE
 
     def list_tables(self, database: str) -> list[str]:
         return sorted(self.api.list_tables(database))
 
     def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
+        if self._get(db, name) is not None:
+            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
         try:
             self.api.get_view(messages.Identifier(db, name))
         except (ViewNotExistError, DatabaseNotExistError):
@@ -301,10 +306,8 @@ class RestCatalog(Catalog):
             raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
         opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
         ts = format_table_schema(schema, partition_keys, opts, comment)
-        if self.table_exists(identifier):
-            if ignore_if_exists:
-                return self.get_format_table(identifier)
-            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
+        if ignore_if_exists and self._get(db, name) is not None:
+            return self.get_format_table(identifier)
         self._check_table_name_free(db, name, identifier)
         self.create_database(db, ignore_if_exists=True)
         if not self._commit_new_table(db, name, "", ts):
@@ -346,9 +349,16 @@ class RestCatalog(Catalog):
             return TokenFileIO(path, self.options, lambda: self.api.load_table_token(ident))
         return file_io_for(path, self.options)
 
-    def _drop_table(self, identifier: str) -> None:
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Drop a table or a format table through the server (``RESTCatalog.dropTable``: the server removes the
+        files of a table it manages and keeps an external one's)."""
         db, name = parse_identifier(identifier)
-        self.api.drop_table(messages.Identifier(db, name))
+        refuse_system(name, identifier, "drop_table")
+        try:
+            self.api.drop_table(messages.Identifier(db, name))
+        except (TableNotExistError, DatabaseNotExistError):
+            if not ignore_if_not_exists:
+                raise TableNotExistError(f"table {identifier!r} does not exist in {self.describe()}") from None
 
     def rename_table(self, from_identifier: str, to_identifier: str, ignore_if_not_exists: bool = False) -> None:
         """Rename a table through the server (which moves the files of a table it manages)."""

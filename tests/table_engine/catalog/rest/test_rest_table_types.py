@@ -56,7 +56,8 @@ def test_format_table_created_written_and_read_through_the_server(server: RestCa
         table = catalog.get_format_table("db1.f")
         assert _sorted(table) == [(1, "a", "d1"), (2, "b", "d1"), (3, "c", "d2")]
         assert table.read(filter=[("dt", "=", "d2")]).column("id").to_pylist() == [3]  # partition pruning
-        assert catalog.list_tables("db1") == ["f"] and catalog.table_exists("db1.f")
+        assert catalog.list_tables("db1") == ["f"]
+        assert not catalog.table_exists("db1.f")  # a data table's question, as on the Hive catalog
         # the server keeps the definition: no schema file among the table's files
         assert sorted(p.name for p in location.iterdir()) == ["dt=d1", "dt=d2"]
         answer = catalog.api.get_table(Identifier("db1", "f"))
@@ -82,6 +83,8 @@ def test_get_table_and_create_table_name_the_format_table_calls(server: RestCata
             catalog.get_format_table("db1.t")
         with pytest.raises(TableAlreadyExistError):
             catalog.create_format_table("db1.t", SCHEMA)
+        with pytest.raises(TableAlreadyExistError, match="db1.f"):
+            catalog.create_table("db1.f", SCHEMA)
         assert catalog.create_format_table("db1.f", SCHEMA, ignore_if_exists=True).location.endswith("/db1.db/f")
         assert sorted(catalog.list_tables("db1")) == ["f", "t"]
 
@@ -135,3 +138,23 @@ def test_object_tables_are_refused_on_rest(server: RestCatalogServer) -> None:
             catalog.get_table("db2.o")
         catalog.drop_table("db2.o")
         assert catalog.list_tables("db2") == []
+
+
+def test_the_write_command_targets_a_rest_format_table(server: RestCatalogServer, tmp_path: Path) -> None:
+    """``write`` (CLI, operator, the Spark application's driver) appends to a REST catalog's format table and
+    overwrites the partitions its rows write; no snapshot."""
+    import pyarrow.parquet as pq
+
+    from table_engine.ops import Write
+    from table_engine.ops.run import run_command
+
+    src = tmp_path / "src.parquet"
+    with _catalog(server) as catalog:
+        catalog.create_format_table("db1.f", SCHEMA, partition_keys=["dt"], options={"file.format": "parquet"})
+        pq.write_table(_rows([1, 2], ["a", "b"], "d1"), src)
+        base = {"warehouse": server.warehouse, "table": "db1.f", "source": str(src)}
+        out = run_command(Write(**base), catalog)
+        assert (out["rows"], out["snapshot_id"], out["format_table"]) == (2, None, True)
+        pq.write_table(_rows([3], ["c"], "d1"), src)
+        run_command(Write(**base, mode="overwrite"), catalog)
+        assert _sorted(catalog.get_format_table("db1.f")) == [(3, "c", "d1")]
