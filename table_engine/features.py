@@ -275,8 +275,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("type = format-table / lance-table / iceberg-table", "0.9", Detected.OPTION,
             "`type` other than `table`, `materialized-table` and `object-table`", NONE,
             "Not a Paimon data table: its files are not snapshots and manifests, so the engine never reads it as "
-            "one. A format table is opened as a `FormatTable` through the Hive catalog (docs/format-tables.md); "
-            "lance and iceberg tables are not implemented.",
+            "one. A format table is opened as a `FormatTable` through the Hive or REST catalog "
+            "(docs/format-tables.md); lance and iceberg tables are not implemented.",
             _keys("type"), lambda v: v.strip().lower() not in _GATED_TYPES),
     Feature("unknown data type", "?", Detected.TYPE, "a type root this engine does not know", NONE,
             "Fail closed: values of a type the engine does not know cannot be read or written."),
@@ -343,12 +343,20 @@ CATALOGS: tuple[CatalogSupport, ...] = (
     # ---- table types (issue 39, ADR 0048) ----
     CatalogSupport("format tables (`type` = `format-table`)", "Hive: created, listed, opened, written and dropped as "
                    "Paimon's `HiveCatalog` registers them (the format's serde and input/output formats, `table_type`, "
-                   "`field.delim`); any Hive csv/json/parquet/orc table is one; `format-table.enabled`. Filesystem and "
+                   "`field.delim`); any Hive csv/json/parquet/orc table is one; `format-table.enabled`. REST: the "
+                   "server keeps the definition and the `path` (Paimon's `RESTCatalog`), vended credentials too; "
+                   "pypaimon 2.1.0 and the engine read each other's parquet format tables, csv only unpartitioned "
+                   "with `csv.include-header` (pypaimon writes a header and the partition columns). Filesystem and "
                    "JDBC: refused, as Java's. No Java 1.0 run (its jar predates Paimon's Hive format-table creation).",
-                   ("tests/table_engine/catalog/test_table_types.py", "tests/spark/test_format_table_spark.py")),
-    CatalogSupport("object tables (`type` = `object-table`)", "Every catalog creates them with Paimon's exact "
-                   "fields; `refresh-object-table` writes the index; Paimon Java reads it, latest and by time travel.",
-                   ("tests/table_engine/catalog/test_table_types.py", "tests/interop/test_object_table_interop.py")),
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/spark/test_format_table_spark.py",
+                    "tests/table_engine/catalog/rest/test_rest_table_types.py",
+                    "tests/interop/test_rest_table_types_interop.py")),
+    CatalogSupport("object tables (`type` = `object-table`)", "Filesystem, JDBC, Hive: created with Paimon's exact "
+                   "fields; `refresh-object-table` writes the index; Paimon Java reads it, latest and by time travel. "
+                   "REST: refused by name on create and open (Paimon 1.3+ and pypaimon 2.1 read a REST object table "
+                   "as a virtual listing of its path, not this Paimon 1.0 index; ADR 0048).",
+                   ("tests/table_engine/catalog/test_table_types.py", "tests/interop/test_object_table_interop.py",
+                    "tests/interop/test_rest_table_types_interop.py")),
     CatalogSupport("`metastore=rest` (Paimon's REST API)", "No Java 1.0 reference (Java 1.0 has no REST catalog); "
                    "pypaimon 2.1.0's REST client and the engine share one server both ways: each reads what the "
                    "other wrote, after the engine's compaction and expiry too. The server owns schemas and commits "

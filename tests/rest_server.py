@@ -4,8 +4,9 @@ It plays the part of Paimon Java's test server (``RESTCatalogServer``): catalog 
 the latest snapshot and partition statistics per table) lives in this process; table files live in a warehouse
 directory on local disk (``<warehouse>/<db>.db/<table>``), so a client that was handed the table's ``path`` reads
 and writes data files itself. The server owns what a REST catalog owns: schemas (``schema/schema-N``, written on
-create and on every alter) and snapshot commits (``POST .../commit`` writes ``snapshot/snapshot-N`` exclusively, then
-the ``LATEST``/``EARLIEST`` hints, and answers ``{"success": false}`` when the base snapshot moved or N exists).
+create and on every alter; a format or object table's definition is kept in memory only, its directory is its files)
+and snapshot commits (``POST .../commit`` writes ``snapshot/snapshot-N`` exclusively, then the ``LATEST``/``EARLIEST``
+hints, and answers ``{"success": false}`` when the base snapshot moved or N exists).
 
 Table files may live on S3 instead: ``storage`` (a FileIO, e.g. the engine's ``S3FileIO`` of the moto server) and
 ``root`` (``s3://bucket/prefix``); ``vended`` is then what ``GET .../token`` hands out (the server's own S3 options).
@@ -44,6 +45,10 @@ class HttpError(Exception):
     def __init__(self, code: int, message: str, resource_type: str | None = None, resource_name: str | None = None):
         super().__init__(message)
         self.code, self.message, self.resource_type, self.resource_name = code, message, resource_type, resource_name
+
+
+# the types whose schema lives in schema/schema-N: a format table and (Paimon 1.3+) an object table have none
+DATA_TABLE_TYPES = ("table", "materialized-table")
 
 
 def _not_found(kind: str, name: str) -> HttpError:
@@ -274,7 +279,8 @@ class RestCatalogServer:
         external = "path" in schema["options"]
         path = schema["options"].pop("path").rstrip("/") if external else f"{self.location}/{db}.db/{name}"
         table = _Table(id=str(uuid.uuid4()), path=path, schema=schema, is_external=external)
-        self._write_schema(table)
+        if str(schema["options"].get("type", "table")).strip().lower() in DATA_TABLE_TYPES:
+            self._write_schema(table)  # a format table's directory holds its data files only: the server keeps it
         self._tables[(db, name)] = table
 
     def drop_table(self, db: str, name: str) -> None:

@@ -12,6 +12,11 @@ Unlike the filesystem, JDBC and Hive catalogs, nothing is derived from the wareh
   engine still writes the data files and manifests, under the usual commit pin;
 * ``data-token.enabled`` (the user's option or the server's): each table's files are read and written with the
   credentials the server vends (:class:`~table_engine.catalog.rest.token_file_io.TokenFileIO`);
+* format tables (``type`` = ``format-table``, Paimon's ``RESTCatalog`` holds them): ``create_format_table`` sends the
+  definition (no schema file: the server keeps it), ``get_format_table`` builds the table at the server's ``path``
+  with the table's FileIO (vended credentials included); ``get_table`` / ``create_table`` of one name these calls;
+* object tables are refused (ADR 0048): on a REST catalog Paimon 1.3+ and pypaimon 2.1 read ``object-table`` as a
+  virtual listing of the table's own path, not the stored index this engine refreshes;
 * refused with one UnsupportedError: :meth:`RestTable.alter` (schema changes would have to go through the server's
   ``alter`` endpoint: not wired yet) and the history rewrites the server would not see (``rollback_to``,
   ``fast_forward``).
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -40,6 +45,8 @@ from table_engine.catalog.rest import messages
 from table_engine.catalog.rest.api import RestApi
 from table_engine.catalog.rest.client import RestConnectionError, RestResponseError
 from table_engine.catalog.rest.token_file_io import TokenFileIO
+from table_engine.core_enums import TableType
+from table_engine.core_options import TYPE
 from table_engine.errors import (
     CommitOutcomeUnknownError,
     DatabaseAlreadyExistError,
@@ -55,6 +62,8 @@ from table_engine.errors import (
 )
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot, read_snapshot
+from table_engine.format_table import FormatTable
+from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
 from table_engine.table import Table
@@ -70,6 +79,11 @@ def _schema_of(response: messages.Table) -> TableSchema:
     doc = {"id": response.schema_id, "fields": s.fields, "partitionKeys": s.partition_keys,
            "primaryKeys": s.primary_keys, "options": s.options, "comment": s.comment}
     return TableSchema.from_json(json.dumps(doc), f"{response.path} (schema {response.schema_id} of the REST server)")
+
+
+def _type_of(response: messages.Table) -> TableType:
+    """The table's ``type`` as the server keeps it (Paimon's values; another: OptionError naming it)."""
+    return TYPE.value_from(response.schema.options)
 
 
 @dataclass(frozen=True)
@@ -218,13 +232,18 @@ class RestCatalog(Catalog):
         return response.path if response is not None else f"{self.warehouse}/{db}{DB_SUFFIX}/{name.partition('$')[0]}"
 
     def table_exists(self, identifier: str) -> bool:
+        """Whether the server has the table, a format table excepted (it is opened with ``get_format_table``; as
+        the Hive catalog's ``table_exists``)."""
         db, name = parse_identifier(identifier)
-        return self._get(db, name) is not None
+        response = self._get(db, name)
+        return response is not None and _type_of(response) is not TableType.FORMAT_TABLE
 
     def list_tables(self, database: str) -> list[str]:
         return sorted(self.api.list_tables(database))
 
     def _check_table_name_free(self, db: str, name: str, identifier: str) -> None:
+        if self._get(db, name) is not None:
+            raise TableAlreadyExistError(f"table {identifier!r} exists in {self.describe()}")
         try:
             self.api.get_view(messages.Identifier(db, name))
         except (ViewNotExistError, DatabaseNotExistError):
@@ -244,7 +263,72 @@ class RestCatalog(Catalog):
 
     def _load_schema(self, db: str, name: str, path: str) -> TableSchema | None:
         response = self._get(db, name)
-        return None if response is None else _schema_of(response)
+        if response is None:
+            return None
+        kind = _type_of(response)
+        if kind is TableType.FORMAT_TABLE:
+            raise UnsupportedError(f"table '{db}.{name}' is a format table ('type' = 'format-table') in "
+                                   f"{self.describe()}: open it with get_format_table")
+        if kind is TableType.OBJECT_TABLE:
+            self._refuse_object_table(f"{db}.{name}")
+        return _schema_of(response)
+
+    def _check_registrable(self, identifier: str, schema: TableSchema) -> None:
+        if TYPE.value_from(schema.options) is TableType.OBJECT_TABLE:
+            self._refuse_object_table(identifier)
+
+    def _refuse_object_table(self, identifier: str) -> NoReturn:
+        """An object table through the REST catalog (ADR 0048): Paimon 1.3+ and pypaimon 2.1 read a REST table of
+        ``type`` = ``object-table`` as a virtual listing of the table's own ``path`` (six columns, no refresh), this
+        engine's object tables are Paimon 1.0's stored index of ``object-location``; one server cannot hold both."""
+        raise UnsupportedError(f"table {identifier}: 'type' = 'object-table' is not supported through "
+                               f"{self.describe()}: REST clients (Paimon 1.3+, pypaimon 2.1) read it as a virtual "
+                               "listing of the table's path, this engine's object table is Paimon 1.0's refreshed "
+                               "index; use a filesystem, JDBC or Hive catalog")
+
+    # ---- format tables (Paimon's RESTCatalog holds them: the server keeps the definition and the path) ---------
+    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
+        if call != "create_table":
+            super()._refuse_format_table(identifier, call)
+        raise UnsupportedError(f"table {identifier}: 'type' = 'format-table' is not a Paimon data table: create it "
+                               f"with create_format_table in {self.describe()} (it returns a FormatTable)")
+
+    def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            ignore_if_exists: bool = False) -> FormatTable:
+        """Create a format table through the server (``RESTCatalog.createTable`` of a ``type`` = ``format-table``
+        schema): its definition checked first (options, partition keys, column types), then sent; the server keeps
+        it and decides the ``path`` (an option ``path`` makes it external). No file is written: the directory
+        appears with the first write."""
+        db, name = parse_identifier(identifier, creating=True)
+        refuse_system(name, identifier, "create_format_table")
+        if not isinstance(schema, pa.Schema) or len(schema) == 0:
+            raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
+        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        ts = format_table_schema(schema, partition_keys, opts, comment)
+        if ignore_if_exists and self._get(db, name) is not None:
+            return self.get_format_table(identifier)
+        self._check_table_name_free(db, name, identifier)
+        self.create_database(db, ignore_if_exists=True)
+        if not self._commit_new_table(db, name, "", ts):
+            if ignore_if_exists:
+                return self.get_format_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
+        table = self.get_format_table(identifier)
+        log.info("created format table %s at %s", identifier, table.location)
+        return table
+
+    def get_format_table(self, identifier: str) -> FormatTable:
+        """The format table ``identifier`` (``RESTCatalog.getTable`` of a ``format-table``): the server's columns,
+        partition keys and options, its files at the server's ``path`` through the table's FileIO (the credentials the
+        server vends when ``data-token.enabled``)."""
+        db, name = parse_identifier(identifier)
+        response = self._get(db, name)
+        if response is None or _type_of(response) is not TableType.FORMAT_TABLE:
+            what = "does not exist" if response is None else "is not a format table"
+            raise TableNotExistError(f"format table {identifier!r} {what} in {self.describe()}")
+        fio = self._file_io_of(messages.Identifier(db, name), response.path)
+        return format_table_from_schema(fio, response.path, _schema_of(response))
 
     def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
         """The table at the server's ``path`` with the server's schema (``path`` and ``schema`` as the caller found
@@ -265,9 +349,16 @@ class RestCatalog(Catalog):
             return TokenFileIO(path, self.options, lambda: self.api.load_table_token(ident))
         return file_io_for(path, self.options)
 
-    def _drop_table(self, identifier: str) -> None:
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Drop a table or a format table through the server (``RESTCatalog.dropTable``: the server removes the
+        files of a table it manages and keeps an external one's)."""
         db, name = parse_identifier(identifier)
-        self.api.drop_table(messages.Identifier(db, name))
+        refuse_system(name, identifier, "drop_table")
+        try:
+            self.api.drop_table(messages.Identifier(db, name))
+        except (TableNotExistError, DatabaseNotExistError):
+            if not ignore_if_not_exists:
+                raise TableNotExistError(f"table {identifier!r} does not exist in {self.describe()}") from None
 
     def rename_table(self, from_identifier: str, to_identifier: str, ignore_if_not_exists: bool = False) -> None:
         """Rename a table through the server (which moves the files of a table it manages)."""

@@ -1,0 +1,69 @@
+"""Drive pypaimon 2.1.0's REST catalog on format and object tables (run by ``.venv-pypaimon/bin/python``, never by
+the project venv; never imports ``table_engine``).
+
+One JSON argument: ``{"options": {...catalog options...}, "table": "db.t", "mode": ..., "format": "csv"}``. Modes:
+
+* ``create``: creates the database and a format table (``id BIGINT``, ``name STRING``, ``dt STRING``, partitioned by
+  ``partition_keys``, default ``["dt"]``; ``type`` = ``format-table``, ``file.format`` = ``format`` and
+  ``table_options``) through ``RESTCatalog``, writes two batches, then reads it back;
+* ``read``: reads an existing format table (one the engine created and wrote);
+* ``object``: creates an object table (``type`` = ``object-table``, Paimon 1.3+'s virtual design) and reads it.
+
+Prints one ``@@RESULT@@ <json>`` line: ``{"rows": [[id, name, dt], ...] sorted, "tables": [...], "location": ...,
+"kind": <pypaimon's class name>}`` (``object``: ``"rows"`` are ``[name, length]``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pyarrow as pa
+from pypaimon import CatalogFactory, Schema
+
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+
+
+def main(spec: dict) -> dict:
+    catalog = CatalogFactory.create(spec["options"])
+    database = spec["table"].split(".")[0]
+    if spec["mode"] == "object":
+        catalog.create_database(database, True)
+        catalog.create_table(spec["table"], Schema(options={"type": "object-table"}), False)
+        table = catalog.get_table(spec["table"])
+        result = _arrow(table)
+        rows = sorted(zip(result.column("name").to_pylist(), result.column("length").to_pylist()))
+        return {"rows": [list(r) for r in rows], "tables": catalog.list_tables(database),
+                "location": table.location(), "kind": type(table).__name__}
+    if spec["mode"] == "create":
+        catalog.create_database(database, True)
+        options = {"type": "format-table", "file.format": spec["format"], **spec.get("table_options", {})}
+        partition_keys = spec.get("partition_keys", ["dt"]) or None
+        catalog.create_table(spec["table"], Schema.from_pyarrow_schema(SCHEMA, partition_keys=partition_keys,
+                                                                     options=options), False)
+        table = catalog.get_table(spec["table"])
+        for batch in (pa.table({"id": [1, 2], "name": ["a", "b"], "dt": ["d1", "d1"]}, schema=SCHEMA),
+                      pa.table({"id": [3], "name": ["c"], "dt": ["d2"]}, schema=SCHEMA)):
+            builder = table.new_batch_write_builder()
+            write, commit = builder.new_write(), builder.new_commit()
+            try:
+                write.write_arrow(batch)
+                commit.commit(write.prepare_commit())
+            finally:
+                write.close()
+                commit.close()
+    table = catalog.get_table(spec["table"])
+    result = _arrow(table)
+    rows = sorted(zip(*(result.column(c).to_pylist() for c in ("id", "name", "dt"))))
+    return {"rows": [list(r) for r in rows], "tables": catalog.list_tables(database), "location": table.location(),
+            "kind": type(table).__name__}
+
+
+def _arrow(table: Any) -> pa.Table:
+    builder = table.new_read_builder()
+    return builder.new_read().to_arrow(builder.new_scan().plan().splits())
+
+
+if __name__ == "__main__":
+    print("@@RESULT@@ " + json.dumps(main(json.loads(sys.argv[1]))))

@@ -1,0 +1,120 @@
+"""Format and object tables through one REST server, pypaimon 2.1.0's REST client and the engine's (ADR 0048).
+
+Format tables both ways: pypaimon creates and writes a partitioned parquet format table, the engine reads the rows
+(and the reverse); csv only unpartitioned and with a header line, as pypaimon 2.1.0 writes and reads csv. Object
+tables: pypaimon 2.1 creates Paimon 1.3+'s virtual object table (a listing of the table's own path); the engine
+refuses it by name, never misreads it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from tests.interop.pypaimon_env import ensure_pypaimon_python
+from tests.rest_server import RestCatalogServer
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+
+DRIVER = Path(__file__).resolve().parent / "pypaimon_rest_format_driver.py"
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+ROWS = [[1, "a", "d1"], [2, "b", "d1"], [3, "c", "d2"]]
+
+
+def _run_pypaimon(spec: dict) -> dict:
+    proc = subprocess.run([ensure_pypaimon_python(), str(DRIVER), json.dumps(spec)], capture_output=True,
+                          text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@RESULT@@ ")][-1]
+    return dict(json.loads(line[len("@@RESULT@@ "):]))
+
+
+@pytest.mark.parametrize("data_token", [False, True], ids=["plain", "data-token"])
+def test_pypaimon_creates_and_writes_a_parquet_format_table_the_engine_reads(tmp_path: Path,
+                                                                             data_token: bool) -> None:
+    from table_engine.catalog import create_catalog
+
+    defaults = {"data-token.enabled": "true"} if data_token else {}
+    with RestCatalogServer(tmp_path / "warehouse", defaults=defaults) as server:
+        result = _run_pypaimon({"options": server.options(), "table": "db1.f", "mode": "create",
+                                "format": "parquet"})
+        assert result["kind"] == "FormatTable" and result["rows"] == ROWS
+        location = tmp_path / "warehouse" / "db1.db" / "f"
+        assert result["location"] == str(location)
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            assert catalog.list_tables("db1") == ["f"]
+            table = catalog.get_format_table("db1.f")
+            assert table.location == str(location) and list(table.partition_keys) == ["dt"]
+            assert sorted([r["id"], r["name"], r["dt"]] for r in table.read().to_pylist()) == ROWS
+            assert table.read(columns=["id"], filter=[("dt", "=", "d2")]).column("id").to_pylist() == [3]
+            # the engine appends to pypaimon's table; pypaimon reads both writers' rows
+            table.write(pa.table({"id": [4], "name": ["d"], "dt": ["d2"]}, schema=SCHEMA))
+        again = _run_pypaimon({"options": server.options(), "table": "db1.f", "mode": "read"})
+        assert again["rows"] == [*ROWS, [4, "d", "d2"]]
+
+
+def test_the_engine_creates_and_writes_a_parquet_format_table_pypaimon_reads(tmp_path: Path) -> None:
+    from table_engine.catalog import create_catalog
+
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            table = catalog.create_format_table("db2.f", SCHEMA, partition_keys=["dt"],
+                                                options={"file.format": "parquet"})
+            table.write(pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"], "dt": ["d1", "d1", "d2"]}, schema=SCHEMA))
+        result = _run_pypaimon({"options": server.options(), "table": "db2.f", "mode": "read"})
+        assert result["kind"] == "FormatTable"
+        assert result["rows"] == ROWS and result["tables"] == ["f"]
+
+
+def test_csv_format_tables_with_a_header_both_ways(tmp_path: Path) -> None:
+    """pypaimon 2.1.0 writes csv with a header line and every column (partition columns too), and reads the first
+    line as the header: an unpartitioned table with ``csv.include-header`` = ``true`` is read the same by both."""
+    from table_engine.catalog import create_catalog
+
+    options = {"file.format": "csv", "csv.include-header": "true"}
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        _run_pypaimon({"options": server.options(), "table": "db1.c", "mode": "create", "format": "csv",
+                       "partition_keys": [], "table_options": {"csv.include-header": "true"}})
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            table = catalog.get_format_table("db1.c")
+            assert sorted([r["id"], r["name"], r["dt"]] for r in table.read().to_pylist()) == ROWS
+            mine = catalog.create_format_table("db1.e", SCHEMA, options=options)
+            mine.write(pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"], "dt": ["d1", "d1", "d2"]}, schema=SCHEMA))
+        assert _run_pypaimon({"options": server.options(), "table": "db1.e", "mode": "read"})["rows"] == ROWS
+
+
+def test_pypaimon_partitioned_csv_is_one_clear_error(tmp_path: Path) -> None:
+    """pypaimon 2.1.0 puts a partitioned csv table's partition columns into its files (Paimon Java writes only the
+    other columns): the engine says so in one error instead of misreading the rows."""
+    from table_engine.catalog import create_catalog
+    from table_engine.errors import DataError
+
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        _run_pypaimon({"options": server.options(), "table": "db1.p", "mode": "create", "format": "csv",
+                       "table_options": {"csv.include-header": "true"}})
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            with pytest.raises(DataError, match="not a csv file of the table's 2 columns"):
+                catalog.get_format_table("db1.p").read()
+
+
+def test_pypaimon_object_table_is_refused_by_the_engine(tmp_path: Path) -> None:
+    """pypaimon 2.1's object table is Paimon 1.3+'s virtual listing of the table's path: the engine's object
+    tables are Paimon 1.0's refreshed index, so the engine names the difference instead of reading it."""
+    from table_engine.catalog import create_catalog
+    from table_engine.errors import UnsupportedError
+
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        location = tmp_path / "warehouse" / "db3.db" / "o"
+        location.mkdir(parents=True)
+        (location / "a.bin").write_bytes(b"12345")
+        result = _run_pypaimon({"options": server.options(), "table": "db3.o", "mode": "object"})
+        assert result["kind"] == "ObjectTable" and result["location"] == str(location)
+        assert result["rows"] == [["a.bin", 5]]  # listed at read time: no index, no schema file
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            assert catalog.list_tables("db3") == ["o"]
+            with pytest.raises(UnsupportedError, match="virtual listing of the table's path"):
+                catalog.get_table("db3.o")
