@@ -68,7 +68,7 @@ def test_the_test_button_reports_a_catalog_that_does_not_open(monkeypatch: pytes
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_BAD", airflow_env.paimon_connection(
         str(tmp_path / "wh"), metastore="rest"))
     ok, message = PaimonTableHook("paimon_bad").test_connection()
-    assert not ok and "'metastore' = 'rest' is not supported" in message
+    assert not ok and "metastore=rest needs the option 'uri'" in message
     monkeypatch.setenv("AIRFLOW_CONN_PAIMON_BAD", airflow_env.paimon_connection(
         str(tmp_path / "wh"), metastore="jdbc", uri="jdbc:nosuchdb://127.0.0.1:9/x", jdbc_password="pw-s3cr3t-42"))
     ok, message = PaimonTableHook("paimon_bad").test_connection()

@@ -184,7 +184,7 @@ def test_the_capability_gate_refuses_a_table_the_engine_cannot_maintain(catalog:
     ConsumerManager.of(t.store).update("keep", 2)
     schema = pathlib.Path(t.path) / "schema" / "schema-0"
     data = json.loads(schema.read_text())
-    data["options"]["metadata.iceberg.storage"] = "table-location"  # the engine only reads such a table
+    data["options"]["metadata.iceberg.storage"] = "hive-catalog"  # the engine only reads such a table
     schema.write_text(json.dumps(data, indent=2))
     before = warehouse_state(warehouse)
     for cmd in (ExpireChangelogs(warehouse=warehouse, table="db.t", delete_all=True),
