@@ -63,10 +63,19 @@ DETECTED_SUPPORTED: dict[str, dict[str, str]] = {
     "global index": index_features([index_entry("btree", GlobalIndexMeta(0, 9, 0))]),
     "BLOB": schema_features(schema(["BLOB"])),  # written too since ADR 0018's amendment
     "scan.fallback-branch": schema_features(schema(options={"scan.fallback-branch": "b"})),  # issue 26
+    "metadata.iceberg.storage": schema_features(schema(options={"metadata.iceberg.storage": "table-location"})),
 }
 DETECTED: dict[str, dict[str, str]] = {
     "pk-<type>.index.columns": schema_features(schema(options={"pk-btree.index.columns": "id"})),
-    "metadata.iceberg.storage": schema_features(schema(options={"metadata.iceberg.storage": "table-location"})),
+    "metadata.iceberg.format-version": schema_features(schema(options={"metadata.iceberg.format-version": "3"})),
+    "metadata.iceberg.manifest-compression = snappy": schema_features(schema(options={
+        "metadata.iceberg.storage": "table-location", "metadata.iceberg.manifest-compression": "snappy"})),
+    "metadata.iceberg.storage = hive-catalog / rest-catalog": schema_features(schema(options={
+        "metadata.iceberg.storage": "hive-catalog"})),
+    "Iceberg metadata with deletion vectors or data evolution": schema_features(schema(options={
+        "metadata.iceberg.storage": "table-location", "deletion-vectors.enabled": "true"})),
+    "type = object-table": schema_features(schema(options={"type": "object-table", "object-location": "/x"})),
+    "type = format-table / lance-table / iceberg-table": schema_features(schema(options={"type": "lance-table"})),
     "bucket-function.type": schema_features(schema(options={"bucket-function.type": "mod"})),
     "clustering.incremental": schema_features(schema(options={"clustering.incremental": "true"})),
     "blob options": schema_features(schema(["BLOB"], {"blob-as-descriptor": "true"})),

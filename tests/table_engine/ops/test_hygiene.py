@@ -249,7 +249,7 @@ def test_compact_manifest_on_an_empty_table_and_the_gate(catalog: Catalog, wareh
     t = manifest_heavy(catalog)
     schema = pathlib.Path(t.path) / "schema" / "schema-0"
     data = json.loads(schema.read_text())
-    data["options"]["metadata.iceberg.storage"] = "table-location"
+    data["options"]["metadata.iceberg.storage"] = "hive-catalog"  # the engine only reads such a table
     schema.write_text(json.dumps(data, indent=2))
     before = warehouse_state(warehouse)
     for cmd in (CompactManifest(warehouse=warehouse, table="db.m", dry_run=True),
