@@ -167,3 +167,28 @@ def test_the_engine_creates_an_object_table_pypaimon_lists(tmp_path: Path) -> No
             assert theirs["kind"] == "ObjectTable" and theirs["tables"] == ["ext", "m"]
             assert theirs["rows"] == _local_disk(mine[name])
         assert [r[3] for r in mine["ext"]] == [_mtime_ms(objects / "top.jpg"), _mtime_ms(objects / "x/y/deep.pdf")]
+
+
+def test_an_object_table_on_s3_both_clients_list_the_same_rows(tmp_path: Path, s3_options: dict[str, str],
+                                                               s3_warehouse: str) -> None:
+    """On S3, with the credentials the server vends (none in the clients' options or argv), pypaimon and the engine
+    list the same rows of an object table, ``mtime`` (``Last-Modified``, ms) included."""
+    from table_engine.catalog import create_catalog
+    from table_engine.io.object_store import S3FileIO
+    from table_engine.options.storage import S3Settings
+
+    vended = {"fs.s3.endpoint": s3_options["s3.endpoint"], "fs.s3.accessKeyId": s3_options["s3.access-key"],
+              "fs.s3.accessKeySecret": s3_options["s3.secret-key"], "fs.s3.region": s3_options["s3.region"],
+              "fs.s3.path.style.access": "true"}
+    storage = S3FileIO(S3Settings.of(s3_options))
+    with RestCatalogServer(tmp_path / "unused", storage=storage, root=s3_warehouse, vended=vended,
+                           defaults={"data-token.enabled": "true"}) as server:
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            table = catalog.create_table("db5.o", pa.schema([]), options={"type": "object-table"})
+            for rel, data in {"a.jpg": b"12345", "sub/b.pdf": b"1"}.items():
+                storage.write_bytes(f"{table.path}/{rel}", data)
+            mine = _engine_rows(catalog.get_table("db5.o"))
+        assert [r[:3] for r in mine] == [["a.jpg", "a.jpg", 5], ["sub/b.pdf", "b.pdf", 1]]
+        assert all(r[3] > 0 for r in mine)
+        theirs = _run_pypaimon({"options": server.options(), "table": "db5.o", "mode": "read-object"})
+        assert theirs["kind"] == "ObjectTable" and theirs["rows"] == mine
