@@ -8,7 +8,8 @@ included).
 
 Paimon 1.3 replaced this design (apache/paimon#5848) by a virtual table with six columns
 (``path``, ``name``, ``length``, ``mtime``, ``atime`` as BIGINT milliseconds, ``owner``) that lists the location on
-every read and has no refresh; pypaimon 2.1 implements only that one. :data:`VIRTUAL_ARROW_SCHEMA` and
+every read and has no refresh; pypaimon 2.1 implements only that one, and the REST catalog holds it
+(:mod:`table_engine.object_table.virtual`). :data:`VIRTUAL_FIELDS` (:data:`VIRTUAL_ARROW_SCHEMA`) and
 :func:`virtual_rows` give that shape of the same listing (docs/object-tables.md).
 """
 
