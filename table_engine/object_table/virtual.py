@@ -88,5 +88,5 @@ class VirtualObjectTable(Table):
         """The directory (or object-store prefix) whose objects are the table's rows: the table's ``path``."""
         return self.path
 
-    def read_only_message(self, action: str) -> str:
+    def _read_only_message(self, action: str) -> str:
         return f"{action} on table {self.identifier}: {VIRTUAL_REFUSAL}"

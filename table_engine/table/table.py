@@ -122,7 +122,7 @@ class Table:
     def _guarded_table(self) -> Table:
         return self
 
-    def read_only_message(self, action: str) -> str:
+    def _read_only_message(self, action: str) -> str:
         """Why ``action``, a change, is refused on this :attr:`read_only` table (the guards' one message)."""
         return f"table {self.identifier} is a read-only system table: {action} is not allowed"
 
