@@ -598,13 +598,15 @@ STREAMING_READ_SNAPSHOT_DELAY = key("streaming.read.snapshot.delay").duration_ty
 # ---- table types (issue 39: format and object tables) -----------------------------------------------------------
 TYPE = key("type").enum_type(TableType).default_value(TableType.TABLE).with_description(
     "The kind of table (Paimon's `CoreOptions.TYPE`): `table` and `materialized-table` are data tables; "
-    "`object-table` is a metadata index of the objects under `object-location` (docs/object-tables.md; not in a "
-    "REST catalog, whose object tables are Paimon 1.3+'s virtual listing); `format-table` is a directory of "
+    "`object-table` is a metadata index of the objects under `object-location`, refreshed (Paimon 1.0-1.2; in a "
+    "REST catalog: Paimon 1.3+'s virtual listing of the table's own `path` at every read, docs/object-tables.md); "
+    "`format-table` is a directory of "
     "csv/parquet/orc/json files, held by the Hive and REST catalogs "
     "(docs/format-tables.md). `lance-table` and `iceberg-table` are refused by name, on create and on open.")
 OBJECT_LOCATION = key("object-location").string_type().no_default_value().with_description(
     "The object location for object table: the directory (local, `s3://bucket/prefix`) whose objects the table "
-    "indexes. Required when `type` = `object-table`.")
+    "indexes. Required when `type` = `object-table` (Paimon 1.0-1.2's design); refused in a REST catalog, whose "
+    "object tables list their own `path`.")
 TABLE_TYPE_OPTIONS = (TYPE, OBJECT_LOCATION)
 
 SECTIONS = (

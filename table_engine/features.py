@@ -353,9 +353,13 @@ CATALOGS: tuple[CatalogSupport, ...] = (
                     "tests/interop/test_rest_table_types_interop.py")),
     CatalogSupport("object tables (`type` = `object-table`)", "Filesystem, JDBC, Hive: created with Paimon's exact "
                    "fields; `refresh-object-table` writes the index; Paimon Java reads it, latest and by time travel. "
-                   "REST: refused by name on create and open (Paimon 1.3+ and pypaimon 2.1 read a REST object table "
-                   "as a virtual listing of its path, not this Paimon 1.0 index; ADR 0048).",
+                   "REST: Paimon 1.3+'s virtual design, as pypaimon 2.1 and Paimon's `RESTCatalog`: the server keeps "
+                   "the definition, every read lists the table's `path` (6 columns, relative paths, vended "
+                   "credentials, local disk and S3); pypaimon 2.1.0 and the engine list each other's tables row for "
+                   "row (pypaimon's local-disk `mtime` is 0); writes, refresh, alter, maintenance, time travel and "
+                   "system tables refused by name (ADR 0048).",
                    ("tests/table_engine/catalog/test_table_types.py", "tests/interop/test_object_table_interop.py",
+                    "tests/table_engine/object_table/test_virtual.py",
                     "tests/interop/test_rest_table_types_interop.py")),
     CatalogSupport("`metastore=rest` (Paimon's REST API)", "No Java 1.0 reference (Java 1.0 has no REST catalog); "
                    "pypaimon 2.1.0's REST client and the engine share one server both ways: each reads what the "

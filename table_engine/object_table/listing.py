@@ -67,15 +67,19 @@ def _not_a_directory(location: str) -> OptionError:
     return OptionError(f"object-location {location!r} is a file, not a directory of objects")
 
 
-def list_objects(file_io: FileIO, location: str) -> pa.Table:
+def list_objects(file_io: FileIO, location: str, *, missing_ok: bool = False) -> pa.Table:
     """Every object below ``location``, recursively, as index rows (:data:`ARROW_SCHEMA`), sorted by ``path``.
 
-    A location that does not exist (on an object store: no object below it, not even a directory marker) or that
-    is a file raises one :class:`~table_engine.errors.OptionError` naming it; a failing listing raises the
-    FileIO's error (:class:`~table_engine.errors.StorageError` on S3) and nothing is returned.
+    A location that does not exist (on an object store: no object below it, not even a directory marker) raises
+    one :class:`~table_engine.errors.OptionError` naming it, or with ``missing_ok`` (a virtual object table's
+    location before its first object) lists no rows; a location that is a file raises one ``OptionError``; a
+    failing listing raises the FileIO's error (:class:`~table_engine.errors.StorageError` on S3) and nothing is
+    returned.
     """
     root = _walk_root(location)
     if not file_io.exists(root):
+        if missing_ok:
+            return ARROW_SCHEMA.empty_table()
         raise _missing(location)
     if not file_io.has_directories and file_io.is_file(root):
         raise _not_a_directory(location)

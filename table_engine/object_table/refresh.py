@@ -30,7 +30,7 @@ from table_engine.io.file_io import FileIO, file_io_for
 from table_engine.object_table.listing import list_objects, qualified_location
 from table_engine.object_table.options import ObjectTableOptions, problems
 from table_engine.object_table.schema import check_index_fields
-from table_engine.table.guards import admitted
+from table_engine.table.guards import admitted, check_writable
 
 if TYPE_CHECKING:
     from table_engine.table import Table
@@ -94,9 +94,11 @@ def refresh_object_table(table: Table, *, location: str | None = None, file_io: 
 
     ``location``: the object location (default: the table's ``object-location`` option); ``file_io``: the FileIO to
     list it with (default: :func:`_object_file_io`); ``properties``: snapshot properties (who refreshed).
-    Refuses (before listing) a table whose columns, keys or options are not an object table's, and (before writing)
-    a location that does not exist. Returns the counts for the job's result.
+    Refuses (before listing) a read-only table (a REST catalog's object table, Paimon 1.3+'s virtual listing, has
+    nothing to refresh), a table whose columns, keys or options are not an object table's, and (before writing) a
+    location that does not exist. Returns the counts for the job's result.
     """
+    check_writable(table, "refresh_object_table")
     check_index_fields(table.schema.fields, table.identifier)
     where = _location_of(table, location)
     fio = file_io if file_io is not None else _object_file_io(table, where)

@@ -8,7 +8,8 @@ included).
 
 Paimon 1.3 replaced this design (apache/paimon#5848) by a virtual table with six columns
 (``path``, ``name``, ``length``, ``mtime``, ``atime`` as BIGINT milliseconds, ``owner``) that lists the location on
-every read and has no refresh; pypaimon 2.1 implements only that one. :data:`VIRTUAL_ARROW_SCHEMA` and
+every read and has no refresh; pypaimon 2.1 implements only that one, and the REST catalog holds it
+(:mod:`table_engine.object_table.virtual`). :data:`VIRTUAL_FIELDS` (:data:`VIRTUAL_ARROW_SCHEMA`) and
 :func:`virtual_rows` give that shape of the same listing (docs/object-tables.md).
 """
 
@@ -28,8 +29,10 @@ __all__ = [
     "FIELD_NAMES",
     "FIELDS",
     "VIRTUAL_ARROW_SCHEMA",
+    "VIRTUAL_FIELDS",
     "check_columns",
     "check_index_fields",
+    "check_virtual_columns",
     "virtual_rows",
 ]
 
@@ -68,16 +71,19 @@ ARROW_SCHEMA: pa.Schema = to_arrow_schema(FIELDS)
 """The Arrow schema of the index rows (``mtime``: ``timestamp[ms, tz=UTC]``; ``metadata``: ``map<string, string>``,
 whose key Arrow always declares non-null)."""
 
-VIRTUAL_ARROW_SCHEMA: pa.Schema = pa.schema([
-    pa.field("path", pa.string(), nullable=False),
-    pa.field("name", pa.string(), nullable=False),
-    pa.field("length", pa.int64(), nullable=False),
-    pa.field("mtime", pa.int64(), nullable=False),
-    pa.field("atime", pa.int64(), nullable=False),
-    pa.field("owner", pa.string(), nullable=True),
-])
-"""Paimon 1.3+'s (and pypaimon 2.1's) virtual object table: ``path`` relative to the location, times as BIGINT
-epoch milliseconds."""
+VIRTUAL_FIELDS: tuple[DataField, ...] = (
+    DataField(0, "path", _string(False)),
+    DataField(1, "name", _string(False)),
+    DataField(2, "length", DataType("BIGINT", False)),
+    DataField(3, "mtime", DataType("BIGINT", False)),
+    DataField(4, "atime", DataType("BIGINT", False)),
+    DataField(5, "owner", _string(True)),
+)
+"""Paimon 1.3+'s ``ObjectTable.SCHEMA`` (and pypaimon 2.1's): the virtual object table of a REST catalog, listed at
+every read. ``path`` is relative to the table's location, ``mtime``/``atime`` are epoch milliseconds."""
+
+VIRTUAL_ARROW_SCHEMA: pa.Schema = to_arrow_schema(VIRTUAL_FIELDS)
+"""The Arrow schema of :data:`VIRTUAL_FIELDS` (``mtime``/``atime``: ``int64``)."""
 
 
 def _same_type(ours: DataType, paimon: DataType) -> bool:
@@ -105,6 +111,23 @@ def check_columns(schema: pa.Schema | None) -> pa.Schema:
         raise SchemaError("Schema of Object Table can be empty or Paimon's " + _describe() + ", but "
                           + ", ".join(wrong))
     return ARROW_SCHEMA
+
+
+def check_virtual_columns(schema: pa.Schema | None, identifier: str) -> None:
+    """The columns declared for a REST catalog's (virtual) object table: none, or some of :data:`VIRTUAL_FIELDS`
+    (same names and types); it always has all six. Anything else: one :class:`SchemaError` naming the columns that
+    are not Paimon 1.3+'s."""
+    wrong = []
+    for f in schema or ():
+        idx = VIRTUAL_ARROW_SCHEMA.get_field_index(f.name)
+        if idx < 0:
+            wrong.append(f"{f.name} (not a column of an object table)")
+        elif not f.type.equals(VIRTUAL_ARROW_SCHEMA.field(idx).type):
+            wrong.append(f"{f.name} {f.type} (an object table's is {VIRTUAL_ARROW_SCHEMA.field(idx).type})")
+    if wrong:
+        described = ", ".join(f"{f.name} {f.type.sql()}" for f in VIRTUAL_FIELDS)
+        raise SchemaError(f"table {identifier}: the schema of a REST catalog's object table can be empty or Paimon "
+                          f"1.3+'s ({described}), but " + ", ".join(wrong))
 
 
 def check_index_fields(fields: Sequence[DataField], identifier: str) -> None:

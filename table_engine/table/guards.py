@@ -104,7 +104,7 @@ def is_mutating(method: object) -> bool:
 def check_writable(table: Table, action: str) -> None:
     """A read-only table (a system table, ``$ro``, ``$row_tracking``) refuses ``action``, a change."""
     if table.read_only:
-        raise ReadOnlyTableError(f"table {table.identifier} is a read-only system table: {action} is not allowed")
+        raise ReadOnlyTableError(table._read_only_message(action))
 
 
 def check_supported(table: Table, op: Op, snapshot: Snapshot | None = None) -> None:

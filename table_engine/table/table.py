@@ -122,6 +122,10 @@ class Table:
     def _guarded_table(self) -> Table:
         return self
 
+    def _read_only_message(self, action: str) -> str:
+        """Why ``action``, a change, is refused on this :attr:`read_only` table (the guards' one message)."""
+        return f"table {self.identifier} is a read-only system table: {action} is not allowed"
+
     def _set_schema(self, schema: TableSchema) -> None:
         self.schema = schema
         self.options = CoreOptions(schema.options)

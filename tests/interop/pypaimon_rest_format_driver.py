@@ -7,10 +7,13 @@ One JSON argument: ``{"options": {...catalog options...}, "table": "db.t", "mode
   ``partition_keys``, default ``["dt"]``; ``type`` = ``format-table``, ``file.format`` = ``format`` and
   ``table_options``) through ``RESTCatalog``, writes two batches, then reads it back;
 * ``read``: reads an existing format table (one the engine created and wrote);
-* ``object``: creates an object table (``type`` = ``object-table``, Paimon 1.3+'s virtual design) and reads it.
+* ``object``: creates an object table (``type`` = ``object-table``, Paimon 1.3+'s virtual design; ``table_options``
+  added, e.g. an external ``path``) and reads it;
+* ``read-object``: reads an existing object table (one the engine created).
 
 Prints one ``@@RESULT@@ <json>`` line: ``{"rows": [[id, name, dt], ...] sorted, "tables": [...], "location": ...,
-"kind": <pypaimon's class name>}`` (``object``: ``"rows"`` are ``[name, length]``).
+"kind": <pypaimon's class name>}`` (``object``, ``read-object``: ``"rows"`` are ``[path, name, length, mtime, atime,
+owner]`` sorted, ``"columns"`` the column names pypaimon reads).
 """
 
 from __future__ import annotations
@@ -28,14 +31,16 @@ SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string(
 def main(spec: dict) -> dict:
     catalog = CatalogFactory.create(spec["options"])
     database = spec["table"].split(".")[0]
-    if spec["mode"] == "object":
-        catalog.create_database(database, True)
-        catalog.create_table(spec["table"], Schema(options={"type": "object-table"}), False)
+    if spec["mode"] in ("object", "read-object"):
+        if spec["mode"] == "object":
+            catalog.create_database(database, True)
+            options = {"type": "object-table", **spec.get("table_options", {})}
+            catalog.create_table(spec["table"], Schema(options=options), False)
         table = catalog.get_table(spec["table"])
         result = _arrow(table)
-        rows = sorted(zip(result.column("name").to_pylist(), result.column("length").to_pylist()))
-        return {"rows": [list(r) for r in rows], "tables": catalog.list_tables(database),
-                "location": table.location(), "kind": type(table).__name__}
+        rows = sorted(zip(*(c.to_pylist() for c in result.columns)))
+        return {"rows": [list(r) for r in rows], "columns": result.column_names,
+                "tables": catalog.list_tables(database), "location": table.location(), "kind": type(table).__name__}
     if spec["mode"] == "create":
         catalog.create_database(database, True)
         options = {"type": "format-table", "file.format": spec["format"], **spec.get("table_options", {})}

@@ -2,8 +2,8 @@
 
 Format tables both ways: pypaimon creates and writes a partitioned parquet format table, the engine reads the rows
 (and the reverse); csv only unpartitioned and with a header line, as pypaimon 2.1.0 writes and reads csv. Object
-tables: pypaimon 2.1 creates Paimon 1.3+'s virtual object table (a listing of the table's own path); the engine
-refuses it by name, never misreads it.
+tables (Paimon 1.3+'s virtual design, a listing of the table's own path) both ways: each client lists the objects of
+a table the other created, row for row the same.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -101,20 +102,93 @@ def test_pypaimon_partitioned_csv_is_one_clear_error(tmp_path: Path) -> None:
                 catalog.get_format_table("db1.p").read()
 
 
-def test_pypaimon_object_table_is_refused_by_the_engine(tmp_path: Path) -> None:
-    """pypaimon 2.1's object table is Paimon 1.3+'s virtual listing of the table's path: the engine's object
-    tables are Paimon 1.0's refreshed index, so the engine names the difference instead of reading it."""
-    from table_engine.catalog import create_catalog
-    from table_engine.errors import UnsupportedError
+def _engine_rows(table: Any) -> list[list[Any]]:
+    t = table.read()
+    return sorted([list(r) for r in zip(*(c.to_pylist() for c in t.columns), strict=True)])
 
-    with RestCatalogServer(tmp_path / "warehouse") as server:
+
+def _mtime_ms(path: Path) -> int:
+    return path.stat().st_mtime_ns // 1_000_000  # Java's File.lastModified()
+
+
+def _local_disk(rows: list[list[Any]]) -> list[list[Any]]:
+    """``rows`` with ``mtime`` as pypaimon 2.1.0 lists it on local disk: 0 (its local ``FileStatus`` has ``mtime``,
+    in seconds, and its object-table read asks for ``mtime_ns``); every other column as listed."""
+    return [[*r[:3], 0, *r[4:]] for r in rows]
+
+
+@pytest.mark.parametrize("data_token", [False, True], ids=["plain", "data-token"])
+def test_pypaimon_creates_an_object_table_the_engine_lists(tmp_path: Path, data_token: bool) -> None:
+    """pypaimon 2.1 creates Paimon 1.3+'s virtual object table (a listing of the table's path); the engine lists the
+    same objects: every column of every row equal to pypaimon's but ``mtime``, which pypaimon 2.1.0 reports as 0 on
+    local disk (the engine's is the file's, as Java's)."""
+    from table_engine.catalog import create_catalog
+    from table_engine.object_table import VIRTUAL_ARROW_SCHEMA, VirtualObjectTable
+
+    defaults = {"data-token.enabled": "true"} if data_token else {}
+    with RestCatalogServer(tmp_path / "warehouse", defaults=defaults) as server:
         location = tmp_path / "warehouse" / "db3.db" / "o"
-        location.mkdir(parents=True)
+        (location / "sub").mkdir(parents=True)
         (location / "a.bin").write_bytes(b"12345")
+        (location / "sub" / "b.txt").write_bytes(b"1")
         result = _run_pypaimon({"options": server.options(), "table": "db3.o", "mode": "object"})
         assert result["kind"] == "ObjectTable" and result["location"] == str(location)
-        assert result["rows"] == [["a.bin", 5]]  # listed at read time: no index, no schema file
+        assert result["columns"] == VIRTUAL_ARROW_SCHEMA.names
+        assert [r[:3] for r in result["rows"]] == [["a.bin", "a.bin", 5], ["sub/b.txt", "b.txt", 1]]
         with create_catalog(server.warehouse, server.options()) as catalog:
             assert catalog.list_tables("db3") == ["o"]
-            with pytest.raises(UnsupportedError, match="virtual listing of the table's path"):
-                catalog.get_table("db3.o")
+            table = catalog.get_table("db3.o")
+            assert isinstance(table, VirtualObjectTable) and table.location == str(location)
+            rows = _engine_rows(table)
+            assert _local_disk(rows) == result["rows"]  # paths, names, sizes, atime 0, owner null
+            assert [r[3] for r in rows] == [_mtime_ms(location / "a.bin"), _mtime_ms(location / "sub" / "b.txt")]
+
+
+def test_the_engine_creates_an_object_table_pypaimon_lists(tmp_path: Path) -> None:
+    """The engine creates the virtual object table (an external ``path`` and a managed one); pypaimon reads it as
+    its ``ObjectTable`` and lists the rows the engine lists."""
+    from table_engine.catalog import create_catalog
+
+    objects = tmp_path / "objects"
+    (objects / "x" / "y").mkdir(parents=True)
+    (objects / "top.jpg").write_bytes(b"123")
+    (objects / "x" / "y" / "deep.pdf").write_bytes(b"")
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            external = catalog.create_table("db4.ext", pa.schema([]),
+                                            options={"type": "object-table", "path": str(objects)})
+            managed = catalog.create_table("db4.m", pa.schema([]), options={"type": "object-table"})
+            Path(managed.path).mkdir(parents=True)
+            (Path(managed.path) / "m.bin").write_bytes(b"mm")
+            mine = {"ext": _engine_rows(external), "m": _engine_rows(managed)}
+        assert [r[0] for r in mine["ext"]] == ["top.jpg", "x/y/deep.pdf"]
+        for name in ("ext", "m"):
+            theirs = _run_pypaimon({"options": server.options(), "table": f"db4.{name}", "mode": "read-object"})
+            assert theirs["kind"] == "ObjectTable" and theirs["tables"] == ["ext", "m"]
+            assert theirs["rows"] == _local_disk(mine[name])
+        assert [r[3] for r in mine["ext"]] == [_mtime_ms(objects / "top.jpg"), _mtime_ms(objects / "x/y/deep.pdf")]
+
+
+def test_an_object_table_on_s3_both_clients_list_the_same_rows(tmp_path: Path, s3_options: dict[str, str],
+                                                               s3_warehouse: str) -> None:
+    """On S3, with the credentials the server vends (none in the clients' options or argv), pypaimon and the engine
+    list the same rows of an object table, ``mtime`` (``Last-Modified``, ms) included."""
+    from table_engine.catalog import create_catalog
+    from table_engine.io.object_store import S3FileIO
+    from table_engine.options.storage import S3Settings
+
+    vended = {"fs.s3.endpoint": s3_options["s3.endpoint"], "fs.s3.accessKeyId": s3_options["s3.access-key"],
+              "fs.s3.accessKeySecret": s3_options["s3.secret-key"], "fs.s3.region": s3_options["s3.region"],
+              "fs.s3.path.style.access": "true"}
+    storage = S3FileIO(S3Settings.of(s3_options))
+    with RestCatalogServer(tmp_path / "unused", storage=storage, root=s3_warehouse, vended=vended,
+                           defaults={"data-token.enabled": "true"}) as server:
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            table = catalog.create_table("db5.o", pa.schema([]), options={"type": "object-table"})
+            for rel, data in {"a.jpg": b"12345", "sub/b.pdf": b"1"}.items():
+                storage.write_bytes(f"{table.path}/{rel}", data)
+            mine = _engine_rows(catalog.get_table("db5.o"))
+        assert [r[:3] for r in mine] == [["a.jpg", "a.jpg", 5], ["sub/b.pdf", "b.pdf", 1]]
+        assert all(r[3] > 0 for r in mine)
+        theirs = _run_pypaimon({"options": server.options(), "table": "db5.o", "mode": "read-object"})
+        assert theirs["kind"] == "ObjectTable" and theirs["rows"] == mine

@@ -15,8 +15,10 @@ Unlike the filesystem, JDBC and Hive catalogs, nothing is derived from the wareh
 * format tables (``type`` = ``format-table``, Paimon's ``RESTCatalog`` holds them): ``create_format_table`` sends the
   definition (no schema file: the server keeps it), ``get_format_table`` builds the table at the server's ``path``
   with the table's FileIO (vended credentials included); ``get_table`` / ``create_table`` of one name these calls;
-* object tables are refused (ADR 0048): on a REST catalog Paimon 1.3+ and pypaimon 2.1 read ``object-table`` as a
-  virtual listing of the table's own path, not the stored index this engine refreshes;
+* object tables (``type`` = ``object-table``) are Paimon 1.3+'s virtual design, as Paimon's ``RESTCatalog`` and
+  pypaimon 2.1 hold them (ADR 0048): ``create_table`` sends the definition (no schema file), ``get_table`` returns a
+  read-only :class:`~table_engine.object_table.VirtualObjectTable` that lists the table's ``path`` at every read
+  through the table's FileIO; writes, refresh, alter and maintenance are refused by name;
 * refused with one UnsupportedError: :meth:`RestTable.alter` (schema changes would have to go through the server's
   ``alter`` endpoint: not wired yet) and the history rewrites the server would not see (``rollback_to``,
   ``fast_forward``).
@@ -60,12 +62,15 @@ from table_engine.errors import (
     ViewAlreadyExistError,
     ViewNotExistError,
 )
-from table_engine.format.schema_file import TableSchema
+from table_engine.format.schema_file import TableSchema, new_schema
 from table_engine.format.snapshot import Snapshot, read_snapshot
 from table_engine.format_table import FormatTable
 from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
+from table_engine.object_table import VIRTUAL_FIELDS, VirtualObjectTable, check_virtual_columns
+from table_engine.object_table.options import OBJECT_LOCATION
+from table_engine.object_table.virtual import VIRTUAL_REFUSAL
 from table_engine.table import Table
 from table_engine.table.hooks import TableHooks
 from table_engine.types import DataField, fields_from_arrow_schema
@@ -269,22 +274,63 @@ class RestCatalog(Catalog):
         if kind is TableType.FORMAT_TABLE:
             raise UnsupportedError(f"table '{db}.{name}' is a format table ('type' = 'format-table') in "
                                    f"{self.describe()}: open it with get_format_table")
-        if kind is TableType.OBJECT_TABLE:
-            self._refuse_object_table(f"{db}.{name}")
         return _schema_of(response)
 
-    def _check_registrable(self, identifier: str, schema: TableSchema) -> None:
-        if TYPE.value_from(schema.options) is TableType.OBJECT_TABLE:
-            self._refuse_object_table(identifier)
+    # ---- object tables (Paimon 1.3+'s virtual design: the server keeps the definition, every read lists `path`) --
+    def create_table(self, identifier: str, schema: pa.Schema, primary_keys: Sequence[str] = (),
+                     partition_keys: Sequence[str] = (), options: Mapping[str, str] | None = None,
+                     comment: str | None = None, ignore_if_exists: bool = False) -> Table:
+        """As every catalog's ``create_table``; ``type`` = ``object-table`` creates Paimon 1.3+'s virtual object
+        table (:meth:`_create_object_table`)."""
+        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        if TYPE.value_from(opts) is TableType.OBJECT_TABLE:
+            return self._create_object_table(identifier, schema, primary_keys, partition_keys, opts, comment,
+                                             ignore_if_exists)
+        return super().create_table(identifier, schema, primary_keys, partition_keys, options, comment,
+                                    ignore_if_exists)
 
-    def _refuse_object_table(self, identifier: str) -> NoReturn:
-        """An object table through the REST catalog (ADR 0048): Paimon 1.3+ and pypaimon 2.1 read a REST table of
-        ``type`` = ``object-table`` as a virtual listing of the table's own ``path`` (six columns, no refresh), this
-        engine's object tables are Paimon 1.0's stored index of ``object-location``; one server cannot hold both."""
-        raise UnsupportedError(f"table {identifier}: 'type' = 'object-table' is not supported through "
-                               f"{self.describe()}: REST clients (Paimon 1.3+, pypaimon 2.1) read it as a virtual "
-                               "listing of the table's path, this engine's object table is Paimon 1.0's refreshed "
-                               "index; use a filesystem, JDBC or Hive catalog")
+    def _create_object_table(self, identifier: str, schema: pa.Schema, primary_keys: Sequence[str],
+                             partition_keys: Sequence[str], opts: dict[str, str], comment: str | None,
+                             ignore_if_exists: bool) -> Table:
+        """Create a virtual object table through the server (``RESTCatalog.createTable`` of a ``type`` =
+        ``object-table`` schema, as pypaimon 2.1 sends it): declared columns none or some of Paimon 1.3+'s six, no
+        keys, no ``object-location`` (the objects are the table's ``path``: the server's directory for the table,
+        or the option ``path`` for an external location). The six fields are sent; nothing is written to storage."""
+        db, name = parse_identifier(identifier, creating=True)
+        refuse_system(name, identifier, "create_table")
+        if not isinstance(schema, pa.Schema):
+            raise SchemaError(f"table {identifier}: the schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        check_virtual_columns(schema, identifier)
+        if primary_keys or partition_keys:
+            raise SchemaError(f"table {identifier}: an object table has no primary or partition keys (given "
+                              f"{list(primary_keys)}, {list(partition_keys)})")
+        if OBJECT_LOCATION.key in opts:
+            raise OptionError(f"table {identifier}: '{OBJECT_LOCATION.key}' is Paimon 1.0-1.2's object table; "
+                              f"{self.describe()}'s object table lists its own location (Paimon 1.3+): leave "
+                              "it out, or set 'path' for an external location")
+        ts = new_schema(0, VIRTUAL_FIELDS, [], [], opts, comment, max(f.id for f in VIRTUAL_FIELDS))
+        if ignore_if_exists and self._get(db, name) is not None:
+            return self.get_table(identifier)
+        self._check_table_name_free(db, name, identifier)
+        self.create_database(db, ignore_if_exists=True)
+        if not self._commit_new_table(db, name, "", ts):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistError(f"table {identifier!r} was created concurrently")
+        table = self.get_table(identifier)
+        log.info("created object table %s listing %s", identifier, table.path)
+        return table
+
+    def get_table(self, identifier: str) -> Table:
+        """As every catalog's ``get_table``; an object table is a :class:`VirtualObjectTable`, which has no system
+        tables, branches or read-optimized view (no snapshots): ``<object table>$...`` is refused by name."""
+        base, dollar, _ = identifier.partition("$")
+        if dollar:
+            response = self._get(*parse_identifier(base))
+            if response is not None and _type_of(response) is TableType.OBJECT_TABLE:
+                raise UnsupportedError(f"table {identifier}: no system tables, branches or read-optimized view of "
+                                       f"object table {base}: {VIRTUAL_REFUSAL}")
+        return super().get_table(identifier)
 
     # ---- format tables (Paimon's RESTCatalog holds them: the server keeps the definition and the path) ---------
     def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
@@ -339,6 +385,8 @@ class RestCatalog(Catalog):
             raise TableNotExistError(f"table {identifier!r} does not exist in {self.describe()}")
         ident = messages.Identifier(db, name)
         fio = self._file_io_of(ident, response.path)
+        if _type_of(response) is TableType.OBJECT_TABLE:
+            return VirtualObjectTable(fio, response.path, identifier, _schema_of(response))
         hooks = TableHooks(snapshot_commit=RestSnapshotCommit(self.api, ident, response.id, fio, response.path))
         return RestTable(fio, response.path, identifier, _schema_of(response), hooks=hooks)
 

@@ -1,5 +1,6 @@
 """Table types through the REST catalog against ``tests/rest_server.py`` (ADR 0048): format tables (the server keeps
-the definition and the path; the engine reads and writes the files), object tables refused by name."""
+the definition and the path; the engine reads and writes the files). Object tables (Paimon 1.3+'s virtual design):
+``tests/table_engine/object_table/test_virtual.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from table_engine.catalog.rest.api import RestApi
 from table_engine.catalog.rest.catalog import RestCatalog
-from table_engine.catalog.rest.messages import Identifier, TableSchema
+from table_engine.catalog.rest.messages import Identifier
 from table_engine.catalog.rest.token_file_io import TokenFileIO
 from table_engine.errors import OptionError, TableAlreadyExistError, TableNotExistError, UnsupportedError
 from table_engine.format_table import FormatTable
@@ -123,21 +124,6 @@ def test_format_table_reads_and_writes_with_vended_credentials(tmp_path: Path,
         assert _sorted(catalog.get_format_table("db1.f")) == [(1, "a", "d1"), (2, "b", "d1")]
         assert any(m == "GET" and p.endswith("/db1/tables/f/token") for m, p in server.requests)
     assert TOKEN not in caplog.text
-
-
-def test_object_tables_are_refused_on_rest(server: RestCatalogServer) -> None:
-    with _catalog(server) as catalog:
-        with pytest.raises(UnsupportedError, match="'object-table' is not supported through the REST catalog"):
-            catalog.create_table("db1.o", pa.schema([]), options={"type": "object-table", "object-location": "/x"})
-        assert not catalog.database_exists("db1")  # nothing registered
-        # one another client registered (pypaimon 2.1 / Paimon 1.3+: a virtual listing of its path)
-        catalog.create_database("db2")
-        catalog.api.create_table(Identifier("db2", "o"), TableSchema(fields=[], options={"type": "object-table"}))
-        assert catalog.list_tables("db2") == ["o"]
-        with pytest.raises(UnsupportedError, match="virtual listing of the table's path"):
-            catalog.get_table("db2.o")
-        catalog.drop_table("db2.o")
-        assert catalog.list_tables("db2") == []
 
 
 def test_the_write_command_targets_a_rest_format_table(server: RestCatalogServer, tmp_path: Path) -> None:
