@@ -13,7 +13,7 @@ from table_engine.errors import UnsupportedError
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot
 from table_engine.store.context import PartitionsCallback
-from table_engine.store.pins import CommitLock, SnapshotCommit
+from table_engine.store.pins import CommitLock, PartitionDelta, SnapshotCommit
 
 
 @dataclass(frozen=True)
@@ -73,5 +73,5 @@ def _refuse_partitions(partitions: Sequence[Mapping[str, str]]) -> None:
     raise UnsupportedError(_SHIPPED)
 
 
-def _refuse_snapshot(snapshot: Snapshot, base: Snapshot | None) -> bool:
+def _refuse_snapshot(snapshot: Snapshot, base: Snapshot | None, statistics: Sequence[PartitionDelta]) -> bool:
     raise UnsupportedError(_SHIPPED)
