@@ -364,9 +364,12 @@ CATALOGS: tuple[CatalogSupport, ...] = (
     CatalogSupport("`metastore=rest` (Paimon's REST API)", "No Java 1.0 reference (Java 1.0 has no REST catalog); "
                    "pypaimon 2.1.0's REST client and the engine share one server both ways: each reads what the "
                    "other wrote, after the engine's compaction and expiry too. The server owns schemas and commits "
-                   "each snapshot; vended credentials (`data-token.enabled`) reach S3. Schema changes, rollback and "
-                   "fast-forward of a REST table are refused (ADR 0045).",
-                   ("tests/interop/test_rest_catalog_interop.py", "tests/table_engine/catalog/rest/")),
+                   "each snapshot (with its partition statistics); vended credentials (`data-token.enabled`) reach "
+                   "S3 and Spark executors. Schema changes (pypaimon reads the altered schema), rollback and branch "
+                   "create/drop/rename/fast-forward go through the server; tags stay the table's files as in "
+                   "Paimon Java (ADR 0045).",
+                   ("tests/interop/test_rest_catalog_interop.py", "tests/table_engine/catalog/rest/",
+                    "tests/spark/test_rest_spark.py")),
     CatalogSupport("any other `metastore`", "Refused with one error before anything connects.",
                    ("tests/table_engine/catalog/test_factory.py",)),
 )

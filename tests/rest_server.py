@@ -31,8 +31,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from table_engine.errors import BranchAlreadyExistError, BranchNotExistError, SnapshotNotExistError, TagNotExistError
+from table_engine.format.schema_file import latest_schema
+from table_engine.format.snapshot import latest_snapshot_id, read_snapshot
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import LocalFileIO
+from table_engine.table import Table as FileTable
 
 TOKEN = "test-bearer-token-7c1e-DO-NOT-LEAK"
 PREFIX = "paimon"
@@ -110,7 +114,9 @@ class _Table:
     is_external: bool = False
     audit: dict[str, Any] = field(default_factory=_audit)
     latest: dict[str, Any] | None = None  # the spec's TableSnapshot
+    history: dict[int, dict[str, Any]] = field(default_factory=dict)  # snapshot id -> its TableSnapshot
     partitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    highest_field_id: int = -1  # as a schema file's highestFieldId: a dropped column's id is never given again
 
 
 @dataclass
@@ -262,7 +268,7 @@ class RestCatalogServer:
 
     def _write_schema(self, t: _Table) -> None:
         doc = {"version": 3, "id": t.schema_id, "fields": t.schema.get("fields", []),
-               "highestFieldId": _highest_field_id(t.schema.get("fields", [])),
+               "highestFieldId": max(t.highest_field_id, _highest_field_id(t.schema.get("fields", []))),
                "partitionKeys": t.schema.get("partitionKeys", []), "primaryKeys": t.schema.get("primaryKeys", []),
                "options": t.schema.get("options", {}), "comment": t.schema.get("comment"), "timeMillis": _now_ms()}
         self.storage.write_if_absent(f"{t.path}/schema/schema-{t.schema_id}", json.dumps(doc, indent=2).encode())
@@ -305,9 +311,10 @@ class RestCatalogServer:
     def alter_table(self, db: str, name: str, body: dict[str, Any]) -> None:
         t = self._table(db, name)
         schema = json.loads(json.dumps(t.schema))
+        highest = max(t.highest_field_id, _highest_field_id(schema.get("fields", [])))
         for change in body.get("changes") or []:
-            _apply_change(schema, change)
-        t.schema, t.schema_id = schema, t.schema_id + 1
+            highest = _apply_change(schema, change, highest)
+        t.schema, t.schema_id, t.highest_field_id = schema, t.schema_id + 1, highest
         t.audit["updatedAt"] = _now_ms()
         self._write_schema(t)
 
@@ -334,6 +341,7 @@ class RestCatalogServer:
                     "fileCount": old["fileCount"] + sum(s.get("fileCount", 0) for s in stats),
                     "lastFileCreationTime": max([old["lastFileCreationTime"],
                                                  *(s.get("lastFileCreationTime", 0) for s in stats)])}
+        t.history[int(snapshot["id"])] = t.latest
         for s in stats:
             key = json.dumps(s.get("spec") or {}, sort_keys=True)
             part = t.partitions.setdefault(key, {"spec": s.get("spec") or {}, "recordCount": 0,
@@ -384,6 +392,89 @@ class RestCatalogServer:
     def list_branches(self, db: str, name: str) -> dict[str, Any]:
         t = self._table(db, name)
         return {"branches": sorted(self._names(f"{t.path}/branch", "branch-"))}
+
+    def _file_table(self, db: str, name: str, t: _Table) -> FileTable:
+        """The table's files as the engine's filesystem table (Java's server uses a ``FileStoreTable`` the same way
+        for the history rewrites it does on a client's behalf)."""
+        schema = latest_schema(self.storage, t.path)
+        if schema is None:
+            raise HttpError(400, f"table {db}.{name} has no schema file")
+        return FileTable(self.storage, t.path, f"{db}.{name}", schema)
+
+    def _latest_from_files(self, t: _Table) -> None:
+        """After a rewrite of the history: the server's latest is the snapshot file the rewrite left latest."""
+        sid = latest_snapshot_id(self.storage, t.path)
+        if sid is None:
+            t.latest = None
+            return
+        kept = t.history.get(sid)
+        snap = json.loads(read_snapshot(self.storage, t.path, sid).to_json())
+        if kept is None or kept["snapshot"].get("uuid") != snap.get("uuid"):
+            kept = {"snapshot": snap, "recordCount": snap.get("totalRecordCount") or 0, "fileSizeInBytes": 0,
+                    "fileCount": 0, "lastFileCreationTime": 0}
+        t.latest = kept
+        t.history = {i: v for i, v in t.history.items() if i <= sid}
+
+    def rollback(self, db: str, name: str, body: dict[str, Any]) -> None:
+        """``RollbackTableRequest``: the snapshot (or tag) ``instant`` becomes the latest; newer snapshots, tags and
+        their files go (``fromSnapshot``: only if it is the latest)."""
+        t = self._table(db, name)
+        instant, from_snapshot = body["instant"], body.get("fromSnapshot")
+        latest = latest_snapshot_id(self.storage, t.path)
+        if from_snapshot is not None and from_snapshot != latest:
+            raise HttpError(500, f"Latest snapshot {latest} is not {from_snapshot}")
+        table = self._file_table(db, name, t)
+        try:
+            if instant.get("type") == "tag":
+                table.rollback_to(str(instant["tagName"]))
+            else:
+                table.rollback_to(int(instant["snapshotId"]))
+        except TagNotExistError:
+            raise _not_found("TAG", str(instant.get("tagName"))) from None
+        except SnapshotNotExistError:
+            raise _not_found("SNAPSHOT", str(instant.get("snapshotId"))) from None
+        self._latest_from_files(t)
+
+    def create_branch(self, db: str, name: str, body: dict[str, Any]) -> None:
+        t = self._table(db, name)
+        branch, tag = body["branch"], body.get("fromTag")
+        try:
+            self._file_table(db, name, t).create_branch(branch, tag)
+        except BranchAlreadyExistError:
+            raise _exists("BRANCH", branch) from None
+        except TagNotExistError:
+            raise _not_found("TAG", str(tag)) from None
+
+    def drop_branch(self, db: str, name: str, branch: str) -> None:
+        t = self._table(db, name)
+        try:
+            self._file_table(db, name, t).delete_branch(branch)
+        except BranchNotExistError:
+            raise _not_found("BRANCH", branch) from None
+
+    def rename_branch(self, db: str, name: str, branch: str, body: dict[str, Any]) -> None:
+        t = self._table(db, name)
+        try:
+            self._file_table(db, name, t).rename_branch(branch, body["toBranch"])
+        except BranchNotExistError:
+            raise _not_found("BRANCH", branch) from None
+        except BranchAlreadyExistError:
+            raise _exists("BRANCH", body["toBranch"]) from None
+
+    def forward_branch(self, db: str, name: str, branch: str) -> None:
+        """Fast-forward the main branch to ``branch``: its snapshots, tags and schemas become main's."""
+        t = self._table(db, name)
+        try:
+            self._file_table(db, name, t).fast_forward(branch)
+        except BranchNotExistError:
+            raise _not_found("BRANCH", branch) from None
+        schema = latest_schema(self.storage, t.path)
+        if schema is not None:
+            t.schema = {"fields": [f.to_json() for f in schema.fields], "partitionKeys": list(schema.partition_keys),
+                        "primaryKeys": list(schema.primary_keys), "options": dict(schema.options),
+                        "comment": schema.comment}
+            t.schema_id, t.highest_field_id = schema.id, max(t.highest_field_id, schema.highest_field_id)
+        self._latest_from_files(t)
 
     def _names(self, directory: str, prefix: str) -> list[str]:
         """The names after ``prefix`` of the entries of ``directory`` that start with it."""
@@ -436,8 +527,9 @@ def _field_index(fields: list[dict[str, Any]], names: list[str]) -> tuple[list[d
     raise HttpError(400, "empty fieldNames")
 
 
-def _apply_change(schema: dict[str, Any], change: dict[str, Any]) -> None:
-    """One of the spec's SchemaChange actions, applied to a Schema dict."""
+def _apply_change(schema: dict[str, Any], change: dict[str, Any], highest: int) -> int:
+    """One of the spec's SchemaChange actions, applied to a Schema dict; returns the highest field id given so far
+    (``highest`` before: a new column gets the next id, never a dropped column's)."""
     action = change.get("action")
     options, fields = schema.setdefault("options", {}), schema.setdefault("fields", [])
     if action == "setOption":
@@ -454,7 +546,8 @@ def _apply_change(schema: dict[str, Any], change: dict[str, Any]) -> None:
             container = parent[idx]["type"]["fields"]
         if any(f["name"] == names[-1] for f in container):
             raise HttpError(409, f"column {'.'.join(names)} already exists", "COLUMN", ".".join(names))
-        new = {"id": _highest_field_id(fields) + 1, "name": names[-1], "type": change["dataType"]}
+        new = {"id": highest + 1, "name": names[-1], "type": change["dataType"]}
+        highest = max(highest + 1, _highest_field_id([new]))
         if change.get("comment") is not None:
             new["description"] = change["comment"]
         move = change.get("move")
@@ -485,6 +578,7 @@ def _apply_change(schema: dict[str, Any], change: dict[str, Any]) -> None:
         container[idx]["type"] = base if change["newNullability"] else base + " NOT NULL"
     else:
         raise HttpError(400, f"unsupported schema change {action!r}")
+    return highest
 
 
 _SEG = r"([^/]+)"
@@ -517,6 +611,14 @@ _route("GET", f"/databases/{_SEG}/tables/{_SEG}/partitions")(lambda s, q, b, d, 
 _route("GET", f"/databases/{_SEG}/tables/{_SEG}/tags")(lambda s, q, b, d, t: s.list_tags(d, t, q))
 _route("GET", f"/databases/{_SEG}/tables/{_SEG}/tags/{_SEG}")(lambda s, q, b, d, t, g: s.get_tag(d, t, g))
 _route("GET", f"/databases/{_SEG}/tables/{_SEG}/branches")(lambda s, q, b, d, t: s.list_branches(d, t))
+_route("POST", f"/databases/{_SEG}/tables/{_SEG}/rollback")(lambda s, q, b, d, t: s.rollback(d, t, b))
+_route("POST", f"/databases/{_SEG}/tables/{_SEG}/branches")(lambda s, q, b, d, t: s.create_branch(d, t, b))
+_route("DELETE", f"/databases/{_SEG}/tables/{_SEG}/branches/{_SEG}")(
+    lambda s, q, b, d, t, r: s.drop_branch(d, t, r))
+_route("POST", f"/databases/{_SEG}/tables/{_SEG}/branches/{_SEG}/rename")(
+    lambda s, q, b, d, t, r: s.rename_branch(d, t, r, b))
+_route("POST", f"/databases/{_SEG}/tables/{_SEG}/branches/{_SEG}/forward")(
+    lambda s, q, b, d, t, r: s.forward_branch(d, t, r))
 _route("GET", f"/databases/{_SEG}/views")(lambda s, q, b, d: s.list_views(d, q))
 _route("POST", f"/databases/{_SEG}/views")(lambda s, q, b, d: s.create_view(d, b))
 _route("GET", f"/databases/{_SEG}/views/{_SEG}")(lambda s, q, b, d, v: s.get_view(d, v))

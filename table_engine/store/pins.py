@@ -41,8 +41,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from types import TracebackType
 
 from table_engine import clock
@@ -61,7 +62,8 @@ from table_engine.format.consumer_file import (
 from table_engine.format.snapshot import Snapshot, find_latest_snapshot, latest_hint, try_publish_snapshot
 from table_engine.io.file_io import FileIO
 
-__all__ = ["PUBLISH_BUDGET_S", "BasePin", "CommitLock", "ExpiryMarker", "HistoryFence", "SnapshotCommit"]
+__all__ = ["PUBLISH_BUDGET_S", "BasePin", "CommitLock", "ExpiryMarker", "HistoryFence", "PartitionDelta",
+           "SnapshotCommit"]
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +81,28 @@ CommitLock = Callable[[], AbstractContextManager[None]]
 create of ``snapshot-<id>``, as Paimon Java's ``RenamingSnapshotCommit`` holds its ``CatalogLock``."""
 
 
-SnapshotCommit = Callable[[Snapshot, "Snapshot | None"], bool]
+@dataclass(frozen=True)
+class PartitionDelta:
+    """What one commit changes in one partition (Paimon's ``PartitionEntry`` of the commit's delta entries: an ADD
+    counts its file's rows, size and 1 file, a DELETE the negatives; the newest file creation time among them), as
+    a catalog that commits snapshots itself is told (the REST API's ``PartitionStatistics``). ``spec`` is the
+    partition's ``{key: value}`` strings (``{}`` for an unpartitioned table)."""
+
+    spec: dict[str, str]
+    record_count: int
+    file_size_in_bytes: int
+    file_count: int
+    last_file_creation_time: int
+    total_buckets: int
+
+
+SnapshotCommit = Callable[[Snapshot, "Snapshot | None", Sequence[PartitionDelta]], bool]
 """A catalog that commits snapshots itself (Paimon's ``CatalogSnapshotCommit``; a REST catalog's commit endpoint):
-called with the new snapshot and the base it was built on (None for the first); True if it is now the table's
-latest, False if another commit took its place (a lost race: the committer retries as after a taken id). Without
-one a snapshot is published by the conditional create of ``snapshot-<id>`` (Paimon's ``RenamingSnapshotCommit``)."""
+called with the new snapshot, the base it was built on (None for the first) and what it changes per partition
+(:class:`PartitionDelta`, empty for a commit that carries no file list, e.g. a manifest compaction); True if it is
+now the table's latest, False if another commit took its place (a lost race: the committer retries as after a
+taken id). Without one a snapshot is published by the conditional create of ``snapshot-<id>`` (Paimon's
+``RenamingSnapshotCommit``)."""
 
 
 class BasePin:
@@ -141,20 +160,26 @@ class BasePin:
                     self.table_path, elapsed, PUBLISH_BUDGET_S)
         return False
 
-    def publish(self, snapshot: Snapshot) -> bool:
-        """:func:`try_publish_snapshot` (or the catalog's :data:`SnapshotCommit` when it has one) unless the attempt
-        is past its budget (then False: retry, as a lost race); inside the catalog's lock when there is one
-        (:data:`CommitLock`; the budget is checked again once it is held, as taking it may have taken long)."""
+    def publish(self, snapshot: Snapshot, statistics: Sequence[PartitionDelta] = ()) -> bool:
+        """:func:`try_publish_snapshot` (or the catalog's :data:`SnapshotCommit` when it has one, told
+        ``statistics``) unless the attempt is past its budget (then False: retry, as a lost race); inside the
+        catalog's lock when there is one (:data:`CommitLock`; the budget is checked again once it is held, as taking
+        it may have taken long)."""
         if not self.may_publish():
             return False
         if self._commit_lock is None:
-            return self._create(snapshot)
+            return self._create(snapshot, statistics)
         with self._commit_lock():
-            return self.may_publish() and self._create(snapshot)
+            return self.may_publish() and self._create(snapshot, statistics)
 
-    def _create(self, snapshot: Snapshot) -> bool:
+    @property
+    def commits_through_catalog(self) -> bool:
+        """Whether a catalog commits the snapshot (then the committer computes its :class:`PartitionDelta` list)."""
+        return self._snapshot_commit is not None
+
+    def _create(self, snapshot: Snapshot, statistics: Sequence[PartitionDelta]) -> bool:
         if self._snapshot_commit is not None:
-            return self._snapshot_commit(snapshot, self.base)
+            return self._snapshot_commit(snapshot, self.base, statistics)
         return try_publish_snapshot(self.file_io, self.table_path, snapshot)
 
     def release(self) -> None:

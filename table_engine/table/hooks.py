@@ -13,7 +13,7 @@ from table_engine.errors import UnsupportedError
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot
 from table_engine.store.context import PartitionsCallback
-from table_engine.store.pins import CommitLock, SnapshotCommit
+from table_engine.store.pins import CommitLock, PartitionDelta, SnapshotCommit
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class TableHooks:
     partitions_added: PartitionsCallback | None = None
     partitions_dropped: PartitionsCallback | None = None
     snapshot_commit: SnapshotCommit | None = None
+    shipped_copy: bool = False
+    """True for the hooks of a copy sent to another process (:meth:`shipped`): whoever commits there must reopen
+    the table through its catalog."""
 
     def for_branch(self) -> TableHooks:
         """The hooks of a branch of the table: the same lock (Paimon's lock is the table's), no schema or partition
@@ -52,6 +55,7 @@ class TableHooks:
             partitions_added=_refuse_partitions if self.partitions_added is not None else None,
             partitions_dropped=_refuse_partitions if self.partitions_dropped is not None else None,
             snapshot_commit=_refuse_snapshot if self.snapshot_commit is not None else None,
+            shipped_copy=True,
         )
 
 
@@ -73,5 +77,5 @@ def _refuse_partitions(partitions: Sequence[Mapping[str, str]]) -> None:
     raise UnsupportedError(_SHIPPED)
 
 
-def _refuse_snapshot(snapshot: Snapshot, base: Snapshot | None) -> bool:
+def _refuse_snapshot(snapshot: Snapshot, base: Snapshot | None, statistics: Sequence[PartitionDelta]) -> bool:
     raise UnsupportedError(_SHIPPED)

@@ -51,9 +51,14 @@ def _read(catalog: Any, identifier: str, database: str) -> dict:
     table = catalog.get_table(identifier)
     builder = table.new_read_builder()
     result = builder.new_read().to_arrow(builder.new_scan().plan().splits())
-    rows = sorted(zip(*(result.column(c).to_pylist() for c in ("id", "name", "dt"))))
+    names = result.column_names
+    rows = sorted(zip(*(result.column(c).to_pylist() for c in ("id", "name", "dt")))) \
+        if {"id", "name", "dt"} <= set(names) else []
     latest = table.snapshot_manager().get_latest_snapshot()
     return {"rows": [list(r) for r in rows], "databases": catalog.list_databases(),
+            "fields": [[f.id, f.name, str(f.type)] for f in table.table_schema.fields],
+            "schema_id": int(table.table_schema.id),
+            "all_rows": sorted(result.to_pylist(), key=lambda r: r["id"]),
             "tables": catalog.list_tables(database), "snapshot_id": None if latest is None else int(latest.id)}
 
 

@@ -101,3 +101,33 @@ def test_the_engine_writes_pypaimon_reads(tmp_path: Path, data_token: bool) -> N
         assert result["rows"] == PK_ROWS
         assert result["snapshot_id"] == 3
         assert result["databases"] == ["db2"] and result["tables"] == ["t"]
+
+
+def test_the_engine_alters_pypaimon_reads_the_new_schema(tmp_path: Path) -> None:
+    """The engine alters a table through the server (add, widen, rename, set an option) between two writes;
+    pypaimon's REST client reads the new schema and the rows written before and after it, and so does the engine."""
+    import pyarrow as pa
+
+    from table_engine.catalog import create_catalog
+    from table_engine.schema_change import AddColumn, RenameColumn, SetOption, UpdateColumnType
+
+    schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("dt", pa.string())])
+    with RestCatalogServer(tmp_path / "warehouse") as server:
+        with create_catalog(server.warehouse, server.options()) as catalog:
+            table = catalog.create_table("db3.t", schema, primary_keys=["id"], options={"bucket": "1"})
+            table.write(pa.table({"id": [1, 2], "name": ["a", "b"], "dt": ["d1", "d1"]}, schema=schema))
+            table.alter(AddColumn("score", pa.float64()), UpdateColumnType("name", pa.string()),
+                        RenameColumn("dt", "day"), SetOption("snapshot.num-retained.min", "5"))
+            table.write(pa.table({"id": pa.array([2, 3], pa.int32()), "name": ["B", "c"], "day": ["d2", "d2"],
+                                  "score": [0.5, 1.5]}))
+            engine_rows = sorted(catalog.get_table("db3.t").read().to_pylist(), key=lambda r: r["id"])
+        result = _run_pypaimon({"options": server.options(), "table": "db3.t", "read_only": True})
+        expected = [{"id": 1, "name": "a", "day": "d1", "score": None},
+                    {"id": 2, "name": "B", "day": "d2", "score": 0.5},
+                    {"id": 3, "name": "c", "day": "d2", "score": 1.5}]
+        assert engine_rows == expected
+        assert result["all_rows"] == expected
+        assert result["schema_id"] == 1
+        assert [f[1] for f in result["fields"]] == ["id", "name", "day", "score"]
+        assert [f[0] for f in result["fields"]] == [0, 1, 2, 3]  # field ids kept; the new column got the next
+        assert [m for m, p in server.requests if p == "/v1/paimon/databases/db3/tables/t"].count("POST") == 1

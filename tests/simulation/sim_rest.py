@@ -25,8 +25,8 @@ from typing import Any
 from table_engine.catalog.filesystem import Catalog
 from table_engine.catalog.identifiers import parse_identifier
 from table_engine.catalog.rest import messages
-from table_engine.catalog.rest.catalog import RestSnapshotCommit
 from table_engine.catalog.rest.client import RestConnectionError, RestResponseError
+from table_engine.catalog.rest.table import RestSnapshotCommit
 from table_engine.format.schema_file import TableSchema
 from table_engine.format.snapshot import Snapshot, find_latest_snapshot, try_publish_snapshot
 from table_engine.io.file_io import FileIO

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from table_engine.catalog.rest.catalog import RestSnapshotCommit
+from table_engine.catalog.rest.table import RestSnapshotCommit
 from table_engine.iceberg import IcebergCommitCallback, IcebergCommitter
 from tests.simulation import actors as a
 from tests.simulation.explore import exhaustive, replay, run_seed

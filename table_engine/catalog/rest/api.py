@@ -246,9 +246,34 @@ class RestApi:
     def get_tag(self, ident: Identifier, tag: str) -> Tag:
         return Tag.from_json(self._call("GET", f"{self._tbl(ident)}/tags/{encode(tag)}", "TAG", tag))
 
+    def rollback_table(self, ident: Identifier, instant: JsonObject, from_snapshot: int | None = None) -> None:
+        """Make the snapshot of ``instant`` (``messages.snapshot_instant`` / ``tag_instant``) the table's latest;
+        the server removes what is newer. ``from_snapshot``: only if that is still the latest."""
+        kind = "TAG" if instant.get("type") == "tag" else "SNAPSHOT"
+        name = str(instant.get("tagName") if kind == "TAG" else instant.get("snapshotId"))
+        self._call("POST", f"{self._tbl(ident)}/rollback", kind, name,
+                   body={"instant": instant, "fromSnapshot": from_snapshot})
+
     def list_branches(self, ident: Identifier) -> list[str]:
         data = self._call("GET", f"{self._tbl(ident)}/branches", "TABLE", str(ident)) or {}
         return list(data.get("branches") or [])
+
+    def create_branch(self, ident: Identifier, branch: str, from_tag: str | None = None) -> None:
+        """A branch of the table, empty or from tag ``from_tag`` (404 of the tag: ``TagNotExistError``)."""
+        self._call("POST", f"{self._tbl(ident)}/branches", "BRANCH", branch,
+                   body={"branch": branch, "fromTag": from_tag})
+
+    def drop_branch(self, ident: Identifier, branch: str) -> None:
+        self._call("DELETE", f"{self._tbl(ident)}/branches/{encode(branch)}", "BRANCH", branch)
+
+    def rename_branch(self, ident: Identifier, branch: str, to_branch: str) -> None:
+        self._call("POST", f"{self._tbl(ident)}/branches/{encode(branch)}/rename", "BRANCH", branch,
+                   body={"toBranch": to_branch})
+
+    def forward_branch(self, ident: Identifier, branch: str) -> None:
+        """Fast-forward the main branch to ``branch`` (the spec's ``forwardBranch``)."""
+        self._call("POST", f"{self._tbl(ident)}/branches/{encode(branch)}/forward", "BRANCH", branch,
+                   body={"branch": branch})
 
     # ------------------------------------------------------------------------------------------------ views
     def list_views(self, database: str) -> list[str]:

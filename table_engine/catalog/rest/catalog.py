@@ -19,18 +19,15 @@ Unlike the filesystem, JDBC and Hive catalogs, nothing is derived from the wareh
   pypaimon 2.1 hold them (ADR 0048): ``create_table`` sends the definition (no schema file), ``get_table`` returns a
   read-only :class:`~table_engine.object_table.VirtualObjectTable` that lists the table's ``path`` at every read
   through the table's FileIO; writes, refresh, alter and maintenance are refused by name;
-* refused with one UnsupportedError: :meth:`RestTable.alter` (schema changes would have to go through the server's
-  ``alter`` endpoint: not wired yet) and the history rewrites the server would not see (``rollback_to``,
-  ``fast_forward``).
+* schema changes, rollbacks and branch changes of a table go through the server too (:class:`RestTable`,
+  :mod:`table_engine.catalog.rest.table`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import pyarrow as pa
 
@@ -45,17 +42,15 @@ from table_engine.catalog.metastore import ViewDef
 from table_engine.catalog.options import DATA_TOKEN_ENABLED, WAREHOUSE, CatalogOptions, MetastoreKind
 from table_engine.catalog.rest import messages
 from table_engine.catalog.rest.api import RestApi
-from table_engine.catalog.rest.client import RestConnectionError, RestResponseError
+from table_engine.catalog.rest.table import RestSnapshotCommit, RestTable, schema_of
 from table_engine.catalog.rest.token_file_io import TokenFileIO
 from table_engine.core_enums import TableType
 from table_engine.core_options import TYPE
 from table_engine.errors import (
-    CommitOutcomeUnknownError,
     DatabaseAlreadyExistError,
     DatabaseNotExistError,
     OptionError,
     SchemaError,
-    SnapshotNotExistError,
     TableAlreadyExistError,
     TableNotExistError,
     UnsupportedError,
@@ -63,7 +58,6 @@ from table_engine.errors import (
     ViewNotExistError,
 )
 from table_engine.format.schema_file import TableSchema, new_schema
-from table_engine.format.snapshot import Snapshot, read_snapshot
 from table_engine.format_table import FormatTable
 from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
 from table_engine.io.base import FileIO
@@ -78,79 +72,9 @@ from table_engine.types import DataField, fields_from_arrow_schema
 log = logging.getLogger(__name__)
 
 
-def _schema_of(response: messages.Table) -> TableSchema:
-    """The server's schema of a table as the engine's :class:`TableSchema` (its id is ``schemaId``)."""
-    s = response.schema
-    doc = {"id": response.schema_id, "fields": s.fields, "partitionKeys": s.partition_keys,
-           "primaryKeys": s.primary_keys, "options": s.options, "comment": s.comment}
-    return TableSchema.from_json(json.dumps(doc), f"{response.path} (schema {response.schema_id} of the REST server)")
-
-
 def _type_of(response: messages.Table) -> TableType:
     """The table's ``type`` as the server keeps it (Paimon's values; another: OptionError naming it)."""
     return TYPE.value_from(response.schema.options)
-
-
-@dataclass(frozen=True)
-class RestSnapshotCommit:
-    """Commits one table's snapshots through the server (``POST .../commit``; a
-    :data:`~table_engine.store.pins.SnapshotCommit`). The server answers whether the snapshot is now the latest
-    (``success: false``: its base moved or its id is taken, a lost race the committer retries). When the request
-    fails after it may have reached the server (no answer, a 5xx), the snapshot file is read back: the server writes
-    ``snapshot-<id>`` before it answers, so ours there means committed and another's a lost race; none leaves the
-    outcome unknown (:class:`CommitOutcomeUnknownError`: the files are kept). Partition statistics are not sent
-    (optional in the API; the server's partition totals stay as they were)."""
-
-    api: RestApi = field(repr=False)
-    identifier: messages.Identifier
-    table_id: str
-    file_io: FileIO = field(repr=False)
-    table_path: str
-
-    def __call__(self, snapshot: Snapshot, base: Snapshot | None) -> bool:
-        body = json.loads(snapshot.to_json())
-        try:
-            return self.api.commit_snapshot(self.identifier, self.table_id, None if base is None else base.uuid,
-                                            body, [])
-        except (RestConnectionError, RestResponseError) as e:
-            if isinstance(e, RestConnectionError) and not e.sent:
-                raise  # never sent: nothing happened
-            if isinstance(e, RestResponseError) and e.status < 500:
-                raise  # refused (401, 403, 404...): nothing happened
-            return self._read_back(snapshot, e)
-
-    def _read_back(self, snapshot: Snapshot, error: Exception) -> bool:
-        try:
-            found = read_snapshot(self.file_io, self.table_path, snapshot.id)
-        except SnapshotNotExistError:
-            found = None
-        except Exception:  # noqa: BLE001 - any failure to read leaves the outcome unknown
-            found = None
-        if found is not None:
-            ours = found.uuid == snapshot.uuid and found.base_manifest_list == snapshot.base_manifest_list
-            log.info("commit of snapshot %d of %s: the request failed (%s), the snapshot is %s", snapshot.id,
-                     self.identifier, error, "ours" if ours else "another committer's")
-            return ours
-        raise CommitOutcomeUnknownError(f"commit of snapshot {snapshot.id} to {self.identifier} through the REST "
-                                        f"catalog failed and its outcome is unknown ({error}); its files are kept")
-
-
-class RestTable(Table):
-    """A table of a REST catalog: a :class:`Table` whose snapshot commits go through the server (its hooks), and
-    which refuses what would change the table behind the server's back."""
-
-    def _refuse(self, action: str) -> NoReturn:
-        raise UnsupportedError(f"{action} on {self.identifier}: a REST catalog's table changes through its server, "
-                               f"and this engine does not send {action} to it yet")
-
-    def alter(self, *changes: Any) -> TableSchema:
-        self._refuse("alter (schema changes)")
-
-    def rollback_to(self, version: int | str) -> Any:
-        self._refuse("rollback_to")
-
-    def fast_forward(self, name: str) -> int:
-        self._refuse("fast_forward")
 
 
 class RestCatalog(Catalog):
@@ -274,7 +198,7 @@ class RestCatalog(Catalog):
         if kind is TableType.FORMAT_TABLE:
             raise UnsupportedError(f"table '{db}.{name}' is a format table ('type' = 'format-table') in "
                                    f"{self.describe()}: open it with get_format_table")
-        return _schema_of(response)
+        return schema_of(response)
 
     # ---- object tables (Paimon 1.3+'s virtual design: the server keeps the definition, every read lists `path`) --
     def create_table(self, identifier: str, schema: pa.Schema, primary_keys: Sequence[str] = (),
@@ -374,7 +298,7 @@ class RestCatalog(Catalog):
             what = "does not exist" if response is None else "is not a format table"
             raise TableNotExistError(f"format table {identifier!r} {what} in {self.describe()}")
         fio = self._file_io_of(messages.Identifier(db, name), response.path)
-        return format_table_from_schema(fio, response.path, _schema_of(response))
+        return format_table_from_schema(fio, response.path, schema_of(response))
 
     def _open(self, db: str, path: str, identifier: str, schema: TableSchema) -> Table:
         """The table at the server's ``path`` with the server's schema (``path`` and ``schema`` as the caller found
@@ -386,9 +310,9 @@ class RestCatalog(Catalog):
         ident = messages.Identifier(db, name)
         fio = self._file_io_of(ident, response.path)
         if _type_of(response) is TableType.OBJECT_TABLE:
-            return VirtualObjectTable(fio, response.path, identifier, _schema_of(response))
+            return VirtualObjectTable(fio, response.path, identifier, schema_of(response))
         hooks = TableHooks(snapshot_commit=RestSnapshotCommit(self.api, ident, response.id, fio, response.path))
-        return RestTable(fio, response.path, identifier, _schema_of(response), hooks=hooks)
+        return RestTable(fio, response.path, identifier, schema_of(response), hooks=hooks)
 
     def _file_io_of(self, ident: messages.Identifier, path: str) -> FileIO:
         if self._table_file_io is not None:

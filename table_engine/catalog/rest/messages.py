@@ -302,3 +302,17 @@ def update_column_type(field_names: list[str], new_data_type: Any, keep_nullabil
 def update_column_comment(field_names: list[str], new_comment: str | None) -> JsonObject:
     """UpdateColumnComment."""
     return {"action": "updateColumnComment", "fieldNames": field_names, "newComment": new_comment}
+
+
+# ------------------------------------------------------------------------------------------------ rollback instants
+# The spec's Instant (discriminated by "type") of a RollbackTableRequest.
+
+
+def snapshot_instant(snapshot_id: int) -> JsonObject:
+    """SnapshotInstant: roll back to snapshot ``snapshot_id``."""
+    return {"type": "snapshot", "snapshotId": snapshot_id}
+
+
+def tag_instant(tag: str) -> JsonObject:
+    """TagInstant: roll back to the snapshot of tag ``tag``."""
+    return {"type": "tag", "tagName": tag}

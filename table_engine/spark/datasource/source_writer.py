@@ -28,6 +28,14 @@ from table_engine.table import Table
 log = logging.getLogger(__name__)
 
 
+def _committing_table(table: Table, options: Mapping[str, str]) -> Table:
+    """The table a job's commit (or abort) goes through. Spark 4 hands the writer to its commit pickled, in another
+    Python process: a table of a catalog with hooks (a REST catalog's commits through its server, a metastore's lock
+    and registrations) arrives there without them (:meth:`TableHooks.shipped`), so it is opened again through the
+    catalog the data source's options name."""
+    return o.TableLocation.of(options).open() if table.hooks.shipped_copy else table
+
+
 @dataclass
 class SourceCommitMessage(PaimonCommitMessage, WriterCommitMessage):
     """A task's commit message as Spark's data source protocol wants it (a ``WriterCommitMessage``)."""
@@ -43,15 +51,18 @@ class PaimonBatchWriter(_TableWriter, DataSourceArrowWriter):
                          else default_commit_user(table.options, user), options)
         identifier = o.get_int(options, o.COMMIT_IDENTIFIER)
         self.identifier = BATCH_COMMIT_IDENTIFIER if identifier is None else identifier
+        self.source_options = dict(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SourceCommitMessage:
         return SourceCommitMessage(self.write_task(iterator).files)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.table = _committing_table(self.table, self.source_options)
         ow = Overwrite(dynamic=self.table.options.dynamic_partition_overwrite()) if self.overwrite else None
         self.commit_job(messages, self.identifier, ow)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.table = _committing_table(self.table, self.source_options)
         self.abort_job(messages, self.identifier)
 
 
@@ -73,6 +84,7 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
             else:
                 user = "spark-stream-" + hashlib.sha256(checkpoint.rstrip("/").encode()).hexdigest()[:32]
         super().__init__(table, schema, overwrite, default_commit_user(table.options, user), options)
+        self.source_options = dict(options)
         if self.evolution is not None:
             raise o.DataSourceOptionError(f"{self.evolution.mode} of table {table.identifier}: not supported by "
                                           "streaming writes (use a batch write)")
@@ -81,7 +93,9 @@ class PaimonStreamWriter(_TableWriter, DataSourceStreamArrowWriter):
         return SourceCommitMessage(self.write_task(iterator).files)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self.table = _committing_table(self.table, self.source_options)
         self.commit_job(messages, batchId, Overwrite(dynamic=False) if self.overwrite else None)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self.table = _committing_table(self.table, self.source_options)
         self.abort_job(messages, batchId)

@@ -53,7 +53,7 @@ from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
-from table_engine.store.pins import BasePin
+from table_engine.store.pins import BasePin, PartitionDelta
 from table_engine.store.reading.scan import live_entries
 
 log = logging.getLogger(__name__)
@@ -420,7 +420,8 @@ class FileStoreCommit:
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION, next_row_id=next_row_id,
         )
-        if self._publish(pin, snapshot):
+        statistics = self._partition_deltas(all_entries) if pin.commits_through_catalog else []
+        if self._publish(pin, snapshot, statistics):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
             if self.ctx.partitions_added is not None or self.ctx.partitions_dropped is not None:
                 self._collect_partitions(all_entries, overwrite)
@@ -431,7 +432,25 @@ class FileStoreCommit:
                  self.lost_races)
         return None
 
-    def _publish(self, pin: BasePin, snapshot: Snapshot) -> bool:
+    def _partition_deltas(self, entries: Sequence[ManifestEntry]) -> list[PartitionDelta]:
+        """What the commit's entries change per partition (Paimon's ``PartitionEntry.merge`` of the delta files),
+        for a catalog that commits the snapshot (the REST catalog's ``PartitionStatistics``): from the entries the
+        commit holds, no manifest is read. One step per file, not per row."""
+        sums: dict[bytes, list[int]] = {}
+        for e in entries:
+            sign = -1 if e.kind == FileKind.DELETE else 1
+            acc = sums.setdefault(e.partition, [0, 0, 0, 0, e.total_buckets])
+            acc[0] += sign * e.file.row_count
+            acc[1] += sign * e.file.file_size
+            acc[2] += sign
+            acc[3] = max(acc[3], e.file.creation_time_millis or 0)
+            acc[4] = e.total_buckets
+        parts = sorted(sums)
+        specs = self._partition_values(parts) if self.part_names else [{} for _ in parts]
+        return [PartitionDelta(spec, rows, size, files, created, buckets)
+                for spec, (rows, size, files, created, buckets) in zip(specs, (sums[p] for p in parts), strict=True)]
+
+    def _publish(self, pin: BasePin, snapshot: Snapshot, statistics: Sequence[PartitionDelta] = ()) -> bool:
         """:meth:`BasePin.publish` (an atomic create, within the pin's budget); when the request fails (the store's
         retries exhausted), its outcome is found out by reading ``snapshot-<id>`` back: ours (same manifest list, a
         fresh UUID) means published, another committer's means a lost race, none means not published (the error is
@@ -439,7 +458,7 @@ class FileStoreCommit:
         of this commit may be deleted."""
         fio, tp = self.ctx.file_io, self.ctx.table_path
         try:
-            return pin.publish(snapshot)
+            return pin.publish(snapshot, statistics)
         except CommitOutcomeUnknownError:  # a catalog's commit (SnapshotCommit) could not find it out either
             self.outcome_unknown = True
             raise

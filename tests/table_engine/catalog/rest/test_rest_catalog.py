@@ -8,7 +8,7 @@ import logging
 import os
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,11 +16,13 @@ import pytest
 
 from table_engine.catalog import create_catalog, is_secret, redacted
 from table_engine.catalog.rest.api import RestApi
-from table_engine.catalog.rest.catalog import RestCatalog, RestTable
+from table_engine.catalog.rest.catalog import RestCatalog
+from table_engine.catalog.rest.table import RestTable
 from table_engine.catalog.rest.token_file_io import TokenFileIO
 from table_engine.errors import CatalogError, CommitOutcomeUnknownError, OptionError, UnsupportedError
 from table_engine.format.snapshot import Snapshot
 from table_engine.schema_change import SetOption
+from table_engine.store.pins import PartitionDelta
 from table_engine.table.hooks import TableHooks
 from tests.rest_server import TOKEN, RestCatalogServer
 from tests.table_engine.catalog.rest.conftest import FAST_RETRY
@@ -127,10 +129,10 @@ def test_a_commit_that_loses_the_race_retries_and_lands(fresh: RestCatalogServer
         assert server_commit is not None
         answers: list[bool] = []
 
-        def racing(snapshot: Snapshot, base: Snapshot | None) -> bool:
+        def racing(snapshot: Snapshot, base: Snapshot | None, statistics: Sequence[PartitionDelta]) -> bool:
             if not answers:
                 b.write(_rows([2], ["b"]))  # another writer commits on the same base first
-            answers.append(server_commit(snapshot, base))
+            answers.append(server_commit(snapshot, base, statistics))
             return answers[-1]
 
         raced = RestTable(a.file_io, a.path, a.identifier, a.schema, hooks=TableHooks(snapshot_commit=racing))
@@ -193,20 +195,20 @@ def test_a_commit_whose_answer_is_lost_is_unknown_and_keeps_its_files(fresh: Res
         assert len(data_files) == 2  # the second write's file is kept: the snapshot might have referenced it
 
 
-def test_refused_on_rest_tables(fresh: RestCatalogServer) -> None:
+def test_a_shipped_copy_refuses_what_goes_through_the_server(fresh: RestCatalogServer) -> None:
     with open_catalog(fresh) as catalog:
         table = catalog.create_table("db1.t", SCHEMA)
         table.write(_rows([1], ["a"]))
         before = _files(table.path)
-        with pytest.raises(UnsupportedError, match="alter"):
-            table.alter(SetOption("snapshot.num-retained.min", "3"))
-        with pytest.raises(UnsupportedError, match="rollback_to"):
-            table.rollback_to(1)
-        assert _files(table.path) == before
         copy = pickle.loads(pickle.dumps(table))  # a Spark task's copy: no catalog to commit through
         assert copy.hooks.snapshot_commit is not None
         with pytest.raises(UnsupportedError, match="no catalog"):
-            copy.hooks.snapshot_commit(table.latest_snapshot(), None)
+            copy.hooks.snapshot_commit(table.latest_snapshot(), None, [])
+        with pytest.raises(UnsupportedError, match="alter"):
+            copy.alter(SetOption("snapshot.num-retained.min", "3"))
+        with pytest.raises(UnsupportedError, match="rollback_to"):
+            copy.rollback_to(1)
+        assert _files(table.path) == before
 
 
 def test_rest_options_are_registered_and_secret() -> None:
