@@ -144,7 +144,8 @@ def test_branches_go_through_the_server(catalog: RestCatalog, fresh: RestCatalog
     with pytest.raises(BranchNotExistError):
         table.delete_branch("b2")
     with pytest.raises(UnsupportedError, match="no way to it"):
-        table.create_branch("b3").alter(SetOption("snapshot.num-retained.min", "3"))  # a branch table has no way to the server
+        # a branch table has no way to the server
+        table.create_branch("b3").alter(SetOption("snapshot.num-retained.min", "3"))
 
 
 def test_commits_send_partition_statistics(tmp_path: Path, fresh: RestCatalogServer, catalog: RestCatalog) -> None:
