@@ -6,6 +6,8 @@ taken id means another committer won: clean up this attempt's metadata and retry
 backoff between ``commit.min-retry-wait`` and ``commit.max-retry-wait``, bounded by ``commit.timeout``). A file
 this commit deletes that is no longer live is a conflict that no retry can fix: CommitConflictError.
 Commits are idempotent on (``commitUser``, ``commitIdentifier``).
+The entries a commit's messages make (``entry_changes``), the conflict checks (``conflicts``), what an overwrite
+replaces (``overwrite``) and the partitions a catalog is told (``partitions``) are decided in their own modules.
 """
 
 from __future__ import annotations
@@ -15,21 +17,17 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from table_engine import clock
 from table_engine.core_enums import ChangelogProducer
 from table_engine.core_options import CommitUser
 from table_engine.errors import CommitConflictError, CommitError, CommitOutcomeUnknownError, SnapshotNotExistError
 from table_engine.features import Op, require
-from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import BucketMode
 from table_engine.format.feature_detection import snapshot_features
 from table_engine.format.index_manifest import (
-    DELETION_VECTORS_INDEX,
-    IndexFileMeta,
     IndexManifestEntry,
     combine_index_entries,
     write_index_manifest,
@@ -43,34 +41,34 @@ from table_engine.format.snapshot import (
     read_snapshot,
     snapshot_properties,
 )
-from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name, partition_value_string
-from table_engine.lsm.levels import KeyCodec, overlapping_files
+from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name
 from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.committing.conflicts import check_deletes, check_dv_index, check_lsm
+from table_engine.store.committing.entry_changes import (
+    Changelog,
+    added_file_names,
+    changelog_entries,
+    compaction_part,
+    data_part,
+    file_entries,
+    index_file_entries,
+)
 from table_engine.store.committing.idempotence import EXPIRED, UserCommits
 from table_engine.store.committing.manifests import merge_manifests, write_manifest_files
+from table_engine.store.committing.overwrite import Overwrite as Overwrite  # re-exported: callers import it here
+from table_engine.store.committing.overwrite import overwrite_deletes, overwritten_index
+from table_engine.store.committing.partitions import PartitionKeys, changed_partitions, partition_deltas
 from table_engine.store.committing.row_tracking import assign_row_tracking, next_row_id_start
 from table_engine.store.committing.scoped_properties import scoped_properties
 from table_engine.store.committing.strict_mode import check_strict_mode
 from table_engine.store.context import StoreContext
-from table_engine.store.partition_spec import PartitionSpec, partition_specs, select_partitions
+from table_engine.store.partition_spec import PartitionSpec
 from table_engine.store.pins import BasePin, PartitionDelta
 from table_engine.store.reading.scan import live_entries
 
 log = logging.getLogger(__name__)
 
 WRITER_VERSION = "table-engine-0.1.0"
-
-
-@dataclass(frozen=True)
-class _Changelog:
-    """The changelog manifests of one commit (written once; each attempt writes its own manifest list)."""
-
-    manifests: list[ManifestFileMeta]
-    entries: list[ManifestEntry]
-
-    def record_count(self) -> int:
-        """``changelogRecordCount``: rows of the changelog files."""
-        return sum(e.file.row_count for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -88,17 +86,7 @@ class _Attempt:
     overwrite: Overwrite | None
     messages: Sequence[CommitMessage]
     properties: Mapping[str, str] | None
-    changelog: _Changelog
-
-
-@dataclass(frozen=True)
-class Overwrite:
-    """An OVERWRITE commit: ``partition`` (static: only these partition values) or dynamic (partitions in data)."""
-
-    static_partition: Mapping[str, Any] | None = None
-    dynamic: bool = True
-    drop_partitions: tuple[Mapping[str, Any], ...] | None = None
-    """Drop: delete every file (and index file) of the partitions matching any of these specs (by key name)."""
+    changelog: Changelog
 
 
 class FileStoreCommit:
@@ -118,7 +106,8 @@ class FileStoreCommit:
         """What this committer knows of its user's snapshots (the exactly-once check)."""
         self.opts = ctx.options
         self.part_types = [f.type for f in ctx.schema.partition_fields()]
-        self.part_names = list(ctx.schema.partition_keys)
+        self.partitions = PartitionKeys(ctx.schema.partition_fields(), self.opts.partition_default_name(),
+                                        ctx.table_path)
         self.lost_races = 0
         """Attempts that found their snapshot id taken by another committer (each was retried)."""
         self.outcome_unknown = False
@@ -200,9 +189,9 @@ class FileStoreCommit:
             self._tell_again(messages)
             self._published.append(done)  # its callback may have failed: run it again (Java's retry)
             return done
-        compaction = [c for c in map(_compaction_part, messages) if not c.is_empty()]
-        if compaction and (overwrite is not None or any(not _data_part(m).is_empty() for m in messages)):
-            data = [d for d in map(_data_part, messages) if not d.is_empty()]
+        compaction = [c for c in map(compaction_part, messages) if not c.is_empty()]
+        if compaction and (overwrite is not None or any(not data_part(m).is_empty() for m in messages)):
+            data = [d for d in map(data_part, messages) if not d.is_empty()]
             if overwrite is not None:
                 self.abort(compaction)
                 return self._commit_one(data, commit_identifier, overwrite, properties, allow_empty)
@@ -211,7 +200,7 @@ class FileStoreCommit:
                 return self._commit_one(data, commit_identifier, None, properties, allow_empty)
             try:
                 live = live_entries(self.ctx.file_io, self.ctx.table_path, self.ctx.latest_snapshot())
-                self._check_deletes(self._entries(compaction), [*live, *self._entries(data)])
+                check_deletes(self.ctx.table_path, file_entries(compaction), [*live, *file_entries(data)])
             except (CommitConflictError, FileNotFoundError) as e:
                 # a concurrent compaction (and an expiry: the metadata read vanished) changed the files this
                 # writer compacted: the data stands on its own, unless the compaction makes its changelog
@@ -254,9 +243,9 @@ class FileStoreCommit:
 
     def _commit_one(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
                     properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
-        entries = self._entries(messages)
-        index_changes = self._index_changes(messages)
-        changelog = self._changelog_entries(messages)
+        entries = file_entries(messages)
+        index_changes = index_file_entries(messages)
+        changelog = changelog_entries(messages)
         if not entries and not index_changes and not changelog and overwrite is None and not allow_empty:
             return None
         if overwrite is not None:
@@ -274,7 +263,7 @@ class FileStoreCommit:
             self.opts.manifest_target_file_size(), kind="changelog")
         try:
             return self._commit_loop(_Attempt(delta, entries, index_changes, kind, commit_identifier, overwrite,
-                                              messages, properties, _Changelog(changelog_manifests, changelog)))
+                                              messages, properties, Changelog(changelog_manifests, changelog)))
         except CommitOutcomeUnknownError:
             raise
         except BaseException:
@@ -317,7 +306,7 @@ class FileStoreCommit:
                 self._delete_manifests(written)
                 raise
             if sid is not None:
-                self.published_files.update(_file_names(a.messages))
+                self.published_files.update(added_file_names(a.messages))
                 self._published.append(sid)
                 return sid
             self._delete_manifests(written)
@@ -371,14 +360,15 @@ class FileStoreCommit:
             this_delta = write_manifest_files(fio, tp, all_entries, self.ctx.schema.id, self.part_types,
                                               self.opts.manifest_target_file_size())
             written.extend(m.file_name for m in this_delta)
-        self._check_dv_index(index_changes, latest)
+        check_dv_index(tp, index_changes, lambda: self.ctx.index_entries(latest))
         if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
-            self._check_deletes(entries, live)
+            check_deletes(tp, entries, live)
             if kind == CommitKind.COMPACT:
-                self._check_lsm(entries, live)
+                check_lsm(tp, entries, live, [f.type for f in self.ctx.schema.key_fields()])
             if overwrite is not None:
-                deletes = self._overwrite_deletes(overwrite, messages, live)
+                deletes = overwrite_deletes(overwrite, messages, live, self.partitions,
+                                            self.ctx.bucket_mode is BucketMode.POSTPONE_MODE)
                 extra = write_manifest_files(fio, tp, deletes, self.ctx.schema.id, self.part_types,
                                              self.opts.manifest_target_file_size())
                 written.extend(m.file_name for m in extra)
@@ -420,7 +410,7 @@ class FileStoreCommit:
             changelog_record_count=changelog_rows,
             writer_version=WRITER_VERSION, next_row_id=next_row_id,
         )
-        statistics = self._partition_deltas(all_entries) if pin.commits_through_catalog else []
+        statistics = partition_deltas(all_entries, self.partitions) if pin.commits_through_catalog else []
         if self._publish(pin, snapshot, statistics):
             log.info("committed snapshot %d (%s, +%d/-%d rows) to %s", new_id, kind, added, removed, tp)
             if self.ctx.partitions_added is not None or self.ctx.partitions_dropped is not None:
@@ -431,24 +421,6 @@ class FileStoreCommit:
         log.info("snapshot id %d of %s was taken by another committer; retrying (lost race %d)", new_id, tp,
                  self.lost_races)
         return None
-
-    def _partition_deltas(self, entries: Sequence[ManifestEntry]) -> list[PartitionDelta]:
-        """What the commit's entries change per partition (Paimon's ``PartitionEntry.merge`` of the delta files),
-        for a catalog that commits the snapshot (the REST catalog's ``PartitionStatistics``): from the entries the
-        commit holds, no manifest is read. One step per file, not per row."""
-        sums: dict[bytes, list[int]] = {}
-        for e in entries:
-            sign = -1 if e.kind == FileKind.DELETE else 1
-            acc = sums.setdefault(e.partition, [0, 0, 0, 0, e.total_buckets])
-            acc[0] += sign * e.file.row_count
-            acc[1] += sign * e.file.file_size
-            acc[2] += sign
-            acc[3] = max(acc[3], e.file.creation_time_millis or 0)
-            acc[4] = e.total_buckets
-        parts = sorted(sums)
-        specs = self._partition_values(parts) if self.part_names else [{} for _ in parts]
-        return [PartitionDelta(spec, rows, size, files, created, buckets)
-                for spec, (rows, size, files, created, buckets) in zip(specs, (sums[p] for p in parts), strict=True)]
 
     def _publish(self, pin: BasePin, snapshot: Snapshot, statistics: Sequence[PartitionDelta] = ()) -> bool:
         """:meth:`BasePin.publish` (an atomic create, within the pin's budget); when the request fails (the store's
@@ -481,9 +453,9 @@ class FileStoreCommit:
     def _collect_partitions(self, entries: Sequence[ManifestEntry], overwrite: Overwrite | None) -> None:
         """A snapshot was published: its ADD entries' partitions are added (Paimon's
         ``AddPartitionCommitCallback.call``); a partition drop's DELETE entries' partitions are dropped."""
-        self._added.update(e.partition for e in entries if e.kind == FileKind.ADD)
-        if overwrite is not None and overwrite.drop_partitions:
-            self._dropped.update(e.partition for e in entries if e.kind == FileKind.DELETE)
+        added, dropped = changed_partitions(entries, overwrite is not None and bool(overwrite.drop_partitions))
+        self._added.update(added)
+        self._dropped.update(dropped)
 
     def _tell_again(self, messages: Sequence[CommitMessage]) -> None:
         """A commit found committed already (sent again): its partitions are told again, in case the first telling
@@ -495,110 +467,20 @@ class FileStoreCommit:
         """Tell the context's callbacks the partitions :meth:`commit` collected (partitioned tables only)."""
         added, self._added = self._added, set()
         dropped, self._dropped = self._dropped, set()
-        if not self.part_names:
+        if not self.partitions.fields:
             return
         if added and self.ctx.partitions_added is not None:
-            self.ctx.partitions_added(self._partition_values(added))
+            self.ctx.partitions_added(self.partitions.values(added))
         if dropped and self.ctx.partitions_dropped is not None:
-            self.ctx.partitions_dropped(self._partition_values(dropped))
-
-    def _partition_values(self, partitions: Iterable[bytes]) -> list[dict[str, str]]:
-        default = self.opts.partition_default_name()
-        out = []
-        for p in sorted(partitions):
-            values = decode_row(p, self.part_types)
-            out.append({k: partition_value_string(v, t, default)
-                        for k, v, t in zip(self.part_names, values, self.part_types, strict=True)})
-        return out
+            self.ctx.partitions_dropped(self.partitions.values(dropped))
 
     # ---- pieces ------------------------------------------------------------------------------------------------
-    def _entries(self, messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
-        out = []
-        for m in messages:
-            for f in m.new_files:
-                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
-            for f in m.compact_before:
-                out.append(ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f))
-            for f in m.compact_after:
-                out.append(ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f))
-        return out
-
-    @staticmethod
-    def _changelog_entries(messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
-        """ADD entries of the messages' changelog files (input changelog and compaction changelog alike)."""
-        return [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-                for m in messages for f in (*m.changelog_files, *m.compact_changelog_files)]
-
-    def _index_changes(self, messages: Sequence[CommitMessage]) -> list[IndexManifestEntry]:
-        out = []
-        for m in messages:
-            for i in m.deleted_index_files:
-                out.append(IndexManifestEntry(FileKind.DELETE, m.partition, m.bucket, i))
-            for i in m.new_index_files:
-                out.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
-        return out
-
-    def _check_deletes(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
-        live_ids = {e.identifier() for e in live}
-        seen: set[Any] = set()
-        for e in entries:
-            if e.kind != FileKind.DELETE:
-                continue
-            if e.identifier() in seen:
-                raise CommitConflictError(
-                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) is "
-                    "deleted twice (two messages compacted the same file)")
-            seen.add(e.identifier())
-            if e.identifier() not in live_ids:
-                raise CommitConflictError(
-                    f"commit to {self.ctx.table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) it "
-                    "deletes is no longer in the table (a concurrent commit removed it)")
-
-    def _overwrite_deletes(self, ow: Overwrite, messages: Sequence[CommitMessage],
-                           live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
-        if ow.drop_partitions is not None or ow.static_partition:
-            # typed like every partition spec: {"dt": "2024-01-01"} on a DATE column too
-            specs = ow.drop_partitions if ow.drop_partitions is not None else (ow.static_partition or {},)
-            selected = self._matching(specs, (e.partition for e in live))
-
-            def matches(part: bytes) -> bool:
-                return part in selected
-        elif ow.dynamic and self.part_names:
-            touched = {m.partition for m in messages if m.new_files and not m.moved_keys_only}
-
-            def matches(part: bytes) -> bool:
-                return part in touched
-        else:
-            def matches(part: bytes) -> bool:
-                return True
-        # Paimon's OverwriteChangesProvider: an overwrite by a writer of real buckets (a fixed-bucket write, a rescale
-        # of a postpone table) keeps the postponed files, a postpone writer's overwrite replaces them too
-        postponed_too = self.ctx.bucket_mode is BucketMode.POSTPONE_MODE
-        return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                for e in live if matches(e.partition) and (postponed_too or e.bucket >= 0)]
-
-    def _matching(self, specs: Sequence[Mapping[str, Any]], partitions: Iterable[bytes]) -> set[bytes]:
-        """The ``partitions`` that match any of the partition specs (vectorized, typed values compared)."""
-        fields = self.ctx.schema.partition_fields()
-        typed = partition_specs(specs, fields, self.opts.partition_default_name(), self.ctx.table_path) or []
-        return select_partitions(partitions, typed, fields)
-
     def _write_index_manifest(self, latest: Snapshot | None, changes: list[IndexManifestEntry],
                               overwrite: Overwrite | None, messages: Sequence[CommitMessage],
                               written: list[str]) -> str | None:
         previous = self.ctx.index_entries(latest)
-        if overwrite is not None:
-            # overwritten partitions lose their old index files (dynamic bucket assignment starts afresh there)
-            touched = {m.partition for m in messages if not m.moved_keys_only}
-            if overwrite.drop_partitions is not None:
-                dropped = self._matching(overwrite.drop_partitions, (e.partition for e in previous))
-                previous = [e for e in previous if e.partition not in dropped]
-            elif not self.part_names or not overwrite.dynamic or overwrite.static_partition:
-                previous = [] if not self.part_names else [
-                    e for e in previous if e.partition not in touched]
-            else:
-                previous = [e for e in previous if e.partition not in touched]
-            changes = [c for c in changes if c.kind == FileKind.ADD]
+        if overwrite is not None:  # overwritten partitions lose their old index files
+            previous, changes = overwritten_index(overwrite, previous, changes, messages, self.partitions)
         merged = combine_index_entries(previous, changes)
         if not merged:
             return None
@@ -606,47 +488,6 @@ class FileStoreCommit:
         write_index_manifest(self.ctx.file_io, self.ctx.path_factory.manifest(name), merged)
         written.append(name)
         return name
-
-    def _check_dv_index(self, changes: Sequence[IndexManifestEntry], latest: Snapshot | None) -> None:
-        """A commit that replaces a bucket's deletion-vector index files must replace exactly the live ones: else
-        a concurrent compaction changed the bucket's vectors and this commit would lose its deletions."""
-        dv = [c for c in changes if c.index_file.index_type == DELETION_VECTORS_INDEX]
-        if not dv:
-            return
-        live: dict[tuple[bytes, int], set[str]] = {}
-        for e in self.ctx.index_entries(latest):
-            if e.index_file.index_type == DELETION_VECTORS_INDEX:
-                live.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
-        replaced: dict[tuple[bytes, int], set[str]] = {}
-        for c in dv:
-            names = replaced.setdefault((c.partition, c.bucket), set())
-            if c.kind == FileKind.DELETE:
-                names.add(c.index_file.file_name)
-        for key, names in replaced.items():
-            if live.get(key, set()) != names:
-                raise CommitConflictError(
-                    f"commit to {self.ctx.table_path} conflicts: the deletion vectors of bucket {key[1]} changed "
-                    f"since this compaction read them (live index files {sorted(live.get(key, set()))}, replaced "
-                    f"{sorted(names)})")
-
-    def _check_lsm(self, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
-        """Files above level 0 of one (partition, bucket, level) must not overlap in key range after the commit."""
-        touched = {(e.partition, e.bucket) for e in entries if e.kind == FileKind.ADD and e.file.level > 0}
-        if not touched:
-            return
-        deleted = {e.identifier() for e in entries if e.kind == FileKind.DELETE}
-        after: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-        for e in (*live, *(x for x in entries if x.kind == FileKind.ADD)):
-            if (e.partition, e.bucket) in touched and e.identifier() not in deleted:
-                after.setdefault((e.partition, e.bucket), []).append(e)
-        codec = KeyCodec([f.type for f in self.ctx.schema.key_fields()])
-        for (_, bucket), es in after.items():
-            clash = overlapping_files([e.file for e in es], codec)
-            if clash is not None:
-                raise CommitConflictError(
-                    f"commit to {self.ctx.table_path} conflicts: files {clash[0].file_name} and {clash[1].file_name} "
-                    f"of bucket {bucket} would overlap in key range at level {clash[0].level} (a concurrent "
-                    "compaction of the same bucket)")
 
     def _already_committed(self, identifier: int, kind: CommitKind | None = None) -> int | None:
         """Snapshot id holding (commit_user, identifier[, kind]), None or :data:`EXPIRED` (:meth:`UserCommits.find`)."""
@@ -662,32 +503,3 @@ class FileStoreCommit:
         for n in names:
             self.ctx.file_io.try_delete(self.ctx.path_factory.manifest(n))
 
-
-def _data_part(m: CommitMessage) -> CommitMessage:
-    """The new data of a message (files, changelog, index changes), without its compaction changes."""
-    return CommitMessage(m.partition, m.bucket, m.total_buckets, new_files=m.new_files,
-                         changelog_files=m.changelog_files, moved_keys_only=m.moved_keys_only,
-                         new_index_files=[i for i in m.new_index_files if not _is_dv(i)],
-                         deleted_index_files=[i for i in m.deleted_index_files if not _is_dv(i)])
-
-
-def _compaction_part(m: CommitMessage) -> CommitMessage:
-    """The compaction changes of a message; deletion-vector index files belong to them (compaction writes them)."""
-    return CommitMessage(m.partition, m.bucket, m.total_buckets, compact_before=m.compact_before,
-                         compact_after=m.compact_after, compact_changelog_files=m.compact_changelog_files,
-                         new_index_files=[i for i in m.new_index_files if _is_dv(i)],
-                         deleted_index_files=[i for i in m.deleted_index_files if _is_dv(i)])
-
-
-def _file_names(messages: Sequence[CommitMessage]) -> set[str]:
-    """Names of the files the messages add: data, changelog and index files."""
-    out: set[str] = set()
-    for m in messages:
-        out.update(f.file_name for f in (*m.new_files, *m.compact_after, *m.changelog_files,
-                                         *m.compact_changelog_files))
-        out.update(i.file_name for i in m.new_index_files)
-    return out
-
-
-def _is_dv(i: IndexFileMeta) -> bool:
-    return i.index_type == DELETION_VECTORS_INDEX

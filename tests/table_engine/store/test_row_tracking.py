@@ -308,14 +308,15 @@ def test_concurrent_writers_never_share_ids(tmp_path: pathlib.Path) -> None:
     real_publish = loser._publish
     raced = []
 
-    def publish_after_a_rival(pin: Any, snapshot: Any) -> bool:  # another writer takes the snapshot id first, once
+    def publish_after_a_rival(pin: Any, snapshot: Any, *rest: Any) -> bool:
+        # another writer takes the snapshot id first, once
         if not raced:
             raced.append(snapshot.id)
             rival = t.new_write()
             rival.write(rows([30]))
             t.new_commit().commit(rival.prepare_commit())
             return False
-        return bool(real_publish(pin, snapshot))
+        return bool(real_publish(pin, snapshot, *rest))
 
     loser._publish = publish_after_a_rival  # type: ignore[method-assign]
     loser.commit(ma)

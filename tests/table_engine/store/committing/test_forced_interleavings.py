@@ -62,7 +62,7 @@ def test_a_commit_overtaken_by_two_commits_and_an_expiry_is_not_lost(catalog: Ca
     b.write(_rows(10, 20), maintain=False)
     seen: dict[str, Any] = {}
 
-    def overtake(self: FileStoreCommit, pin: Any, snapshot: Any) -> None:
+    def overtake(self: FileStoreCommit, pin: Any, snapshot: Any, *_: Any) -> None:
         seen["a_publishes"] = snapshot.id
         seen["b"] = [b.write(_rows(20, 30), maintain=False), b.write(_rows(30, 40), maintain=False)]
         seen["expired"] = e.expire_snapshots(retain_min=1, time_retained=0).expired_snapshot_ids
@@ -86,7 +86,7 @@ def test_the_pin_holds_expiry_only_while_the_attempt_runs(catalog: Catalog, hook
         t.write(_rows(i * 10, i * 10 + 10), maintain=False)
     seen: dict[str, Any] = {}
 
-    def look(self: FileStoreCommit, pin: Any, snapshot: Any) -> None:
+    def look(self: FileStoreCommit, pin: Any, snapshot: Any, *_: Any) -> None:
         seen["pins"] = [st.path.rsplit("/", 1)[-1] for st in t.file_io.list_status(f"{t.path}/consumer")]
         seen["min"] = ConsumerManager.of(t.store).min_next_snapshot()
 
@@ -184,7 +184,7 @@ def test_a_rollback_waits_for_a_commit_in_flight_and_a_commit_waits_for_a_rollba
 
     rollbacker = threading.Thread(target=rollback)
 
-    def start_rollback(self: FileStoreCommit, pin: Any, snapshot: Any) -> None:
+    def start_rollback(self: FileStoreCommit, pin: Any, snapshot: Any, *_: Any) -> None:
         result["a_built_on"] = snapshot.id - 1
         rollbacker.start()
         assert waiting.wait(30), "the rollback never started waiting"
