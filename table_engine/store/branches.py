@@ -206,8 +206,8 @@ class BranchManager:
             if self.ctx is not None and self.ctx.history_rewriting is not None:
                 self.ctx.history_rewriting(latest)
             self._replace_history(src, earliest, first_schema, latest)
-        if self.ctx is not None:
-            self.ctx.published(latest)
+            if self.ctx is not None:  # inside the fence, as a rollback's (see store/lifecycle/rollback.py)
+                self.ctx.published(latest)
         log.info("fast-forwarded %s of %s to branch %s (snapshot %d)", self.current, self.table_path, name, latest)
         return latest
 

@@ -65,7 +65,10 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
         raise TableEngineError("rollback needs exactly one of snapshot_id and tag")
     with HistoryFence(ctx.file_io, ctx.table_path, "rollback"):  # no commit publishes while history is rewritten
         result = _rollback_to(ctx, snapshot_id, tag)
-    ctx.published(result.snapshot_id)  # the post-commit callback writes the target's metadata afresh
+        # the post-commit callback writes the target's metadata afresh, before the fence lets commits publish: a
+        # commit after the rollback must find it (simulation rollback-iceberg seed 2842: written after the fence,
+        # it raced the next commit's and left the table with no Iceberg metadata)
+        ctx.published(result.snapshot_id)
     return result
 
 
