@@ -207,7 +207,7 @@ class BranchManager:
                 self.ctx.history_rewriting(latest)
             self._replace_history(src, earliest, first_schema, latest)
             if self.ctx is not None:  # inside the fence, as a rollback's (see store/lifecycle/rollback.py)
-                self.ctx.published(latest)
+                self.ctx.published_in_fence(latest)
         log.info("fast-forwarded %s of %s to branch %s (snapshot %d)", self.current, self.table_path, name, latest)
         return latest
 

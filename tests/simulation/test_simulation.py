@@ -195,6 +195,18 @@ def test_every_interleaving_of_two_writers_and_an_expiry_with_one_preemption() -
     assert runs > 100
 
 
+# ---- regression seeds: issue 39 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [2842, 5608])
+def test_rollback_iceberg_seeds_that_lost_the_iceberg_metadata(seed: int) -> None:
+    """2842: the rollback wrote its target's Iceberg metadata after the fence let the next commit publish; 5608: a
+    commit's callback, planned on a listing made before the rollback dropped the metadata, deleted the manifest list
+    the rollback's fresh ``v<N>`` named (the callback now runs under a pin the rollback waits for)."""
+    r = run_seed(SCENARIOS["rollback-iceberg"], seed)
+    assert r.ok, _explain(r)
+
+
 # ---- regression seeds: issue 35 ----------------------------------------------------------------------------------
 
 

@@ -67,7 +67,7 @@ def compact_manifest(ctx: StoreContext, commit_user: str, dry_run: bool = False)
             return ManifestCompactResult()
         if published:
             assert result.snapshot_id is not None
-            ctx.published(result.snapshot_id)  # outside the pin, as every commit's callback
+            ctx.published(result.snapshot_id)  # under a pin of its own (see StoreContext.published)
         if published or not result.needed or dry_run:
             return result
         assert result.based_on is not None

@@ -68,7 +68,7 @@ def rollback_to(ctx: StoreContext, snapshot_id: int | None = None, tag: str | No
         # the post-commit callback writes the target's metadata afresh, before the fence lets commits publish: a
         # commit after the rollback must find it (simulation rollback-iceberg seed 2842: written after the fence,
         # it raced the next commit's and left the table with no Iceberg metadata)
-        ctx.published(result.snapshot_id)
+        ctx.published_in_fence(result.snapshot_id)
     return result
 
 

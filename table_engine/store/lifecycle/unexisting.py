@@ -92,7 +92,7 @@ def remove_unexisting_files(ctx: StoreContext, commit_user: str, dry_run: bool =
             sid = _try(ctx, pin, latest, [e for _, e in missing], commit_user, result.rows)
         if sid is not None:
             result.snapshot_id = sid
-            ctx.published(sid)  # outside the pin, as every commit's callback
+            ctx.published(sid)  # under a pin of its own (see StoreContext.published)
             log.info("removed %d missing data files (%d rows) of %s from its metadata in snapshot %d", len(missing),
                      result.rows, tp, sid)
             return result
