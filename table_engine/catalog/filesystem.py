@@ -64,6 +64,7 @@ from table_engine.format.schema_file import (
     with_blob_fields,
 )
 from table_engine.format_table import FormatTable
+from table_engine.format_table.catalog import format_table_schema
 from table_engine.io.file_io import FileIO, file_io_for, normalize_path
 from table_engine.io.paths import branch_of, table_root
 from table_engine.lsm.merge_engines import validate_merge_engine
@@ -261,9 +262,18 @@ class Catalog:
         return self._open(db, path, identifier, ts)
 
     # ---- format tables -----------------------------------------------------------------------------------------
+    def holds_format_tables(self) -> bool:
+        """Whether this catalog can hold format tables (Hive with ``format-table.enabled``, REST); Paimon's
+        filesystem and JDBC catalogs cannot."""
+        return False
+
     def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
-        """``call`` with ``type`` = ``format-table``: this catalog cannot hold format tables, as Paimon's filesystem
+        """``call`` with ``type`` = ``format-table``: ``create_table`` of one in a catalog that holds them is pointed
+        to ``create_format_table``; any call in a catalog that cannot hold them is refused, as Paimon's filesystem
         and JDBC catalogs (``AbstractCatalog.createFormatTable``: "... currently does not support format table")."""
+        if call == "create_table" and self.holds_format_tables():
+            raise UnsupportedError(f"table {identifier}: 'type' = 'format-table' is not a Paimon data table: create "
+                                   f"it with create_format_table in {self.describe()} (it returns a FormatTable)")
         kind = self.catalog_options.metastore().value
         raise UnsupportedError(f"table {identifier}: 'type' = 'format-table': the {kind} catalog does not support "
                                "format tables (as Paimon's filesystem and JDBC catalogs); create it through a Hive "
@@ -275,6 +285,18 @@ class Catalog:
         """Create a format table (Paimon's ``type`` = ``format-table``: a directory of csv, parquet, orc or json
         files, docs/format-tables.md) in a catalog that holds them (Hive); this one refuses it."""
         self._refuse_format_table(identifier, "create_format_table")
+
+    def _format_table_definition(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str],
+                                 options: Mapping[str, str] | None, comment: str | None
+                                 ) -> tuple[str, str, TableSchema]:
+        """The database, name and definition of a format table to create, checked (name, columns, options with
+        the catalog's table defaults, partition keys) before anything is written or sent."""
+        db, name = parse_identifier(identifier, creating=True)
+        refuse_system(name, identifier, "create_format_table")
+        if not isinstance(schema, pa.Schema) or len(schema) == 0:
+            raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
+        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
+        return db, name, format_table_schema(schema, partition_keys, opts, comment)
 
     def get_format_table(self, identifier: str) -> FormatTable:
         """The format table ``identifier`` of a catalog that holds them (Hive); this one holds none."""

@@ -24,7 +24,6 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from typing import NoReturn
 
 import pyarrow as pa
 
@@ -32,7 +31,6 @@ from table_engine.catalog.filesystem import Catalog
 from table_engine.catalog.identifiers import (
     parse_identifier,
     parse_object_identifier,
-    refuse_system,
 )
 from table_engine.catalog.metastore import FormatTableMetastore, Metastore, ViewDef
 from table_engine.catalog.options import MetastoreKind
@@ -48,7 +46,7 @@ from table_engine.errors import (
 )
 from table_engine.format.schema_file import TableSchema, latest_schema, schema_dir, schema_path, try_commit_schema
 from table_engine.format_table import FormatTable
-from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
+from table_engine.format_table.catalog import format_table_from_schema
 from table_engine.io.file_io import FileIO, normalize_path
 from table_engine.table import Table
 from table_engine.table.hooks import TableHooks
@@ -231,11 +229,8 @@ class MetastoreCatalog(Catalog):
         fm = self._format_metastore()
         return None if fm is None else fm.format_table_schema(db, name)
 
-    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
-        if self._format_metastore() is None or call != "create_table":
-            super()._refuse_format_table(identifier, call)
-        raise UnsupportedError(f"table {identifier}: 'type' = 'format-table' is not a Paimon data table: create it "
-                               f"with create_format_table in {self.describe()} (it returns a FormatTable)")
+    def holds_format_tables(self) -> bool:
+        return self._format_metastore() is not None
 
     def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
                             options: Mapping[str, str] | None = None, comment: str | None = None,
@@ -245,13 +240,8 @@ class MetastoreCatalog(Catalog):
         registered (the directory removed again if the registration fails)."""
         fm = self._format_metastore()
         if fm is None:
-            super()._refuse_format_table(identifier, "create_format_table")
-        db, name = parse_identifier(identifier, creating=True)
-        refuse_system(name, identifier, "create_format_table")
-        if not isinstance(schema, pa.Schema) or len(schema) == 0:
-            raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
-        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
-        ts = format_table_schema(schema, partition_keys, opts, comment)
+            self._refuse_format_table(identifier, "create_format_table")
+        db, name, ts = self._format_table_definition(identifier, schema, partition_keys, options, comment)
         if self.metastore.table_exists(db, name) or fm.format_table_schema(db, name) is not None:
             if ignore_if_exists:
                 return self.get_format_table(identifier)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import NoReturn
 
 import pyarrow as pa
 
@@ -59,7 +58,7 @@ from table_engine.errors import (
 )
 from table_engine.format.schema_file import TableSchema, new_schema
 from table_engine.format_table import FormatTable
-from table_engine.format_table.catalog import format_table_from_schema, format_table_schema
+from table_engine.format_table.catalog import format_table_from_schema
 from table_engine.io.base import FileIO
 from table_engine.io.file_io import file_io_for
 from table_engine.object_table import VIRTUAL_FIELDS, VirtualObjectTable, check_virtual_columns
@@ -257,11 +256,8 @@ class RestCatalog(Catalog):
         return super().get_table(identifier)
 
     # ---- format tables (Paimon's RESTCatalog holds them: the server keeps the definition and the path) ---------
-    def _refuse_format_table(self, identifier: str, call: str) -> NoReturn:
-        if call != "create_table":
-            super()._refuse_format_table(identifier, call)
-        raise UnsupportedError(f"table {identifier}: 'type' = 'format-table' is not a Paimon data table: create it "
-                               f"with create_format_table in {self.describe()} (it returns a FormatTable)")
+    def holds_format_tables(self) -> bool:
+        return True
 
     def create_format_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
                             options: Mapping[str, str] | None = None, comment: str | None = None,
@@ -270,12 +266,7 @@ class RestCatalog(Catalog):
         schema): its definition checked first (options, partition keys, column types), then sent; the server keeps
         it and decides the ``path`` (an option ``path`` makes it external). No file is written: the directory
         appears with the first write."""
-        db, name = parse_identifier(identifier, creating=True)
-        refuse_system(name, identifier, "create_format_table")
-        if not isinstance(schema, pa.Schema) or len(schema) == 0:
-            raise SchemaError(f"format table {identifier}: the schema must be a pyarrow.Schema with columns")
-        opts = {**self.catalog_options.table_defaults(), **{str(k): str(v) for k, v in (options or {}).items()}}
-        ts = format_table_schema(schema, partition_keys, opts, comment)
+        db, name, ts = self._format_table_definition(identifier, schema, partition_keys, options, comment)
         if ignore_if_exists and self._get(db, name) is not None:
             return self.get_format_table(identifier)
         self._check_table_name_free(db, name, identifier)
