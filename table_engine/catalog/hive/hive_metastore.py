@@ -158,6 +158,10 @@ class HiveMetastore:
             raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already (a {kind})")
         t = mapping.table(db, table, location, schema, owner=getpass.getuser(), now=_now_seconds(),
                           external=self.external)
+        self._create_table(db, table, t)
+
+    def _create_table(self, db: str, table: str, t: Any) -> None:
+        """``create_table`` of the Thrift table ``t``, its "exists" and "no database" answers named."""
         try:
             self._call(f"create table {db}.{table}", "create_table", t,
                        keep=(hms().AlreadyExistsException, hms().NoSuchObjectException))
@@ -185,13 +189,7 @@ class HiveMetastore:
             raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already")
         t = mapping.format_table(db, table, location, schema, owner=getpass.getuser(), now=_now_seconds(),
                                  external=self.external)
-        try:
-            self._call(f"create table {db}.{table}", "create_table", t,
-                       keep=(hms().AlreadyExistsException, hms().NoSuchObjectException))
-        except hms().AlreadyExistsException:
-            raise TableAlreadyExistError(f"hive catalog {self.uri}: {db}.{table} exists already") from None
-        except hms().NoSuchObjectException:
-            raise DatabaseNotExistError(f"hive catalog {self.uri}: database {db} does not exist") from None
+        self._create_table(db, table, t)
 
     def drop_format_table(self, db: str, table: str) -> bool:
         """Unregister format table ``db.table`` (the catalog deletes a managed one's directory); whether it was
