@@ -148,7 +148,6 @@ class IcebergStorageLocation(enum.Enum):
     CATALOG_LOCATION = "catalog-location"
 
 
-#: The data file formats (``file.format`` values and data file name extensions), Parquet the default.
 class TableType(enum.Enum):
     """Values of ``type`` (Paimon's ``org.apache.paimon.TableType``, ``CoreOptions.TYPE``; not the Hive catalog's
     ``table.type``, :class:`table_engine.catalog.options.TableType`)."""
@@ -166,3 +165,4 @@ DATA_TABLE_TYPES = frozenset({TableType.TABLE, TableType.MATERIALIZED_TABLE})
 whose definition options (``materialized-table.*``) Flink reads."""
 
 FILE_FORMATS = ("parquet", "orc", "avro")
+"""The data file formats (``file.format`` values and data file name extensions), Parquet the default."""
