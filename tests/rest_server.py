@@ -25,12 +25,17 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from table_engine.catalog.rest.api import RestApi
+from table_engine.catalog.rest.catalog import RestCatalog
+from table_engine.catalog.rest.client import RetryPolicy
 from table_engine.errors import BranchAlreadyExistError, BranchNotExistError, SnapshotNotExistError, TagNotExistError
 from table_engine.format.schema_file import latest_schema
 from table_engine.format.snapshot import latest_snapshot_id, read_snapshot
@@ -39,6 +44,9 @@ from table_engine.io.file_io import LocalFileIO
 from table_engine.table import Table as FileTable
 
 TOKEN = "test-bearer-token-7c1e-DO-NOT-LEAK"
+
+FAST_RETRY = RetryPolicy(max_retries=3, initial_backoff=0.01, max_backoff=0.2, jitter=0.0)
+"""The tests' retries: the policy's shape, without its waits."""
 PREFIX = "paimon"
 DEFAULT_MAX_RESULTS = 100
 
@@ -713,3 +721,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:  # noqa: N802
         self._dispatch("DELETE")
+
+
+def rest_catalog(server: RestCatalogServer) -> RestCatalog:
+    """A :class:`RestCatalog` on ``server`` with :data:`FAST_RETRY`."""
+    options = server.options()
+    return RestCatalog(server.warehouse, options, api=RestApi(options, retry=FAST_RETRY))
+
+
+@pytest.fixture(name="server")
+def own_server(tmp_path: Path) -> Iterator[RestCatalogServer]:
+    """A server of the test's own (a fresh warehouse), as the fixture ``server``: a module imports it to use it
+    instead of the session's."""
+    with RestCatalogServer(tmp_path / "warehouse") as s:
+        yield s

@@ -18,6 +18,8 @@ from typing import Any
 import pyarrow as pa
 from pypaimon import CatalogFactory, Schema
 
+SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+
 
 def main(spec: dict) -> dict:
     catalog = CatalogFactory.create(spec["options"])
@@ -25,16 +27,21 @@ def main(spec: dict) -> dict:
     if spec.get("read_only"):
         return _read(catalog, spec["table"], database)
     catalog.create_database(database, True)
-    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
     options = {"bucket": str(spec.get("bucket", "2"))} if spec.get("primary_keys") else {}
     catalog.create_table(spec["table"], Schema.from_pyarrow_schema(
-        schema, partition_keys=spec.get("partition_keys") or None, primary_keys=spec.get("primary_keys") or None,
+        SCHEMA, partition_keys=spec.get("partition_keys") or None, primary_keys=spec.get("primary_keys") or None,
         options=options), False)
     table = catalog.get_table(spec["table"])
     batches = [
-        pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"], "dt": ["d1", "d1", "d2"]}, schema=schema),
-        pa.table({"id": [2, 4], "name": ["B", "d"], "dt": ["d1", "d2"]}, schema=schema),
+        pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"], "dt": ["d1", "d1", "d2"]}, schema=SCHEMA),
+        pa.table({"id": [2, 4], "name": ["B", "d"], "dt": ["d1", "d2"]}, schema=SCHEMA),
     ]
+    write_batches(table, batches)
+    return _read(catalog, spec["table"], database)
+
+
+def write_batches(table: Any, batches: list[pa.Table]) -> None:
+    """Commit each of ``batches`` in its own batch write (shared with the format-table driver)."""
     for batch in batches:
         builder = table.new_batch_write_builder()
         write, commit = builder.new_write(), builder.new_commit()
@@ -44,7 +51,6 @@ def main(spec: dict) -> dict:
         finally:
             write.close()
             commit.close()
-    return _read(catalog, spec["table"], database)
 
 
 def _read(catalog: Any, identifier: str, database: str) -> dict:

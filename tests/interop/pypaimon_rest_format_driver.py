@@ -24,8 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 from pypaimon import CatalogFactory, Schema
-
-SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+from pypaimon_rest_driver import SCHEMA, write_batches  # beside this file (run as a script)
 
 
 def main(spec: dict) -> dict:
@@ -48,16 +47,8 @@ def main(spec: dict) -> dict:
         catalog.create_table(spec["table"], Schema.from_pyarrow_schema(SCHEMA, partition_keys=partition_keys,
                                                                      options=options), False)
         table = catalog.get_table(spec["table"])
-        for batch in (pa.table({"id": [1, 2], "name": ["a", "b"], "dt": ["d1", "d1"]}, schema=SCHEMA),
-                      pa.table({"id": [3], "name": ["c"], "dt": ["d2"]}, schema=SCHEMA)):
-            builder = table.new_batch_write_builder()
-            write, commit = builder.new_write(), builder.new_commit()
-            try:
-                write.write_arrow(batch)
-                commit.commit(write.prepare_commit())
-            finally:
-                write.close()
-                commit.close()
+        write_batches(table, [pa.table({"id": [1, 2], "name": ["a", "b"], "dt": ["d1", "d1"]}, schema=SCHEMA),
+                              pa.table({"id": [3], "name": ["c"], "dt": ["d2"]}, schema=SCHEMA)])
     table = catalog.get_table(spec["table"])
     result = _arrow(table)
     rows = sorted(zip(*(result.column(c).to_pylist() for c in ("id", "name", "dt"))))

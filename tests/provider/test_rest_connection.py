@@ -6,8 +6,6 @@ does not show it."""
 from __future__ import annotations
 
 import json
-import pathlib
-from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
@@ -17,17 +15,15 @@ from paimon_provider.utils.connection import PaimonConnectionConfig, form_extra,
 from table_engine.catalog import create_catalog
 from table_engine.ops.secrets import SECRETS_ENV
 from tests import airflow_env
-from tests.rest_server import TOKEN, RestCatalogServer
+from tests.rest_server import (
+    TOKEN,
+    RestCatalogServer,
+    own_server,  # noqa: F401 (the fixture "server": a server of each test's own)
+)
 
 pytestmark = pytest.mark.timeout(300)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
-
-
-@pytest.fixture
-def server(tmp_path: pathlib.Path) -> Iterator[RestCatalogServer]:
-    with RestCatalogServer(tmp_path / "warehouse") as s:
-        yield s
 
 
 def _connection(server: RestCatalogServer, token: str) -> str:

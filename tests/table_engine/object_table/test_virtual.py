@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from table_engine.catalog.rest.api import RestApi
-from table_engine.catalog.rest.catalog import RestCatalog
 from table_engine.catalog.rest.messages import Identifier, TableSchema
 from table_engine.catalog.rest.token_file_io import TokenFileIO
 from table_engine.errors import (
@@ -25,24 +22,17 @@ from table_engine.errors import (
 )
 from table_engine.object_table import VIRTUAL_ARROW_SCHEMA, VirtualObjectTable, refresh_object_table
 from table_engine.predicate import PredicateError
-from tests.rest_server import TOKEN, RestCatalogServer
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
+from tests.rest_server import (
+    TOKEN,
+    RestCatalogServer,
+    own_server,  # noqa: F401 (the fixture "server": a server of each test's own)
+    rest_catalog,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
 REFUSAL = r"virtual listing of its location \(Paimon 1\.3\+\): it has no snapshots to write or refresh"
 OBJECT = {"type": "object-table"}
-
-
-def _catalog(server: RestCatalogServer) -> RestCatalog:
-    options = server.options()
-    return RestCatalog(server.warehouse, options, api=RestApi(options, retry=FAST_RETRY))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[RestCatalogServer]:
-    with RestCatalogServer(tmp_path / "warehouse") as s:
-        yield s
 
 
 def _put(root: Path, files: dict[str, bytes]) -> None:
@@ -70,7 +60,7 @@ def _rows(table: VirtualObjectTable) -> list[tuple[str, str, int, int]]:
 
 
 def test_create_then_every_read_lists_the_location(server: RestCatalogServer) -> None:
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         table = catalog.create_table("db1.o", pa.schema([]), options=OBJECT, comment="images")
         assert isinstance(table, VirtualObjectTable) and table.read_only
         location = Path(server.warehouse_dir) / "db1.db" / "o"
@@ -99,7 +89,7 @@ def test_a_definition_sent_without_fields_is_read_too(server: RestCatalogServer,
     """pypaimon 2.1 sends ``type`` = ``object-table`` with no fields, and an external ``path``."""
     objects = tmp_path / "objects"
     _put(objects, {"x/1.bin": b"ab"})
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         catalog.create_database("db2")
         catalog.api.create_table(Identifier("db2", "o"),
                                  TableSchema(fields=[], options={**OBJECT, "path": str(objects)}))
@@ -115,7 +105,7 @@ def test_every_change_is_refused_by_name_and_changes_nothing(server: RestCatalog
     from table_engine.ops.run import run_command
     from table_engine.schema_change import SetOption
 
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         table = catalog.create_table("db1.o", pa.schema([]), options=OBJECT)
         location = Path(table.path)
         _put(location, {"a": b"1"})
@@ -146,7 +136,7 @@ def test_every_change_is_refused_by_name_and_changes_nothing(server: RestCatalog
 
 
 def test_create_refuses_what_a_virtual_object_table_cannot_hold(server: RestCatalogServer) -> None:
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         with pytest.raises(OptionError, match="'object-location' is Paimon 1.0-1.2's object table"):
             catalog.create_table("db1.o", pa.schema([]), options={**OBJECT, "object-location": "/x"})
         with pytest.raises(SchemaError, match=r"can be empty or Paimon 1\.3\+'s .*extra \(not a column"):
@@ -169,7 +159,7 @@ def test_create_refuses_what_a_virtual_object_table_cannot_hold(server: RestCata
 
 def test_a_managed_object_table_is_dropped_with_its_directory(server: RestCatalogServer) -> None:
     """The server owns a managed table's directory (as for every REST table): dropping it removes the objects."""
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         table = catalog.create_table("db1.o", pa.schema([]), options=OBJECT)
         _put(Path(table.path), {"a": b"1"})
         catalog.drop_table("db1.o")
@@ -179,7 +169,7 @@ def test_a_managed_object_table_is_dropped_with_its_directory(server: RestCatalo
 def test_vended_credentials_list_the_location(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     with RestCatalogServer(tmp_path / "warehouse", defaults={"data-token.enabled": "true"}) as server, \
-            _catalog(server) as catalog:
+            rest_catalog(server) as catalog:
         table = catalog.create_table("db1.o", pa.schema([]), options=OBJECT)
         assert isinstance(table.file_io, TokenFileIO)
         _put(Path(table.path), {"a": b"123"})
@@ -199,7 +189,7 @@ def test_an_object_table_on_s3_with_vended_credentials(tmp_path: Path, s3_option
               "fs.s3.path.style.access": "true"}
     storage = S3FileIO(S3Settings.of(s3_options))
     with RestCatalogServer(tmp_path / "unused", storage=storage, root=s3_warehouse, vended=vended,
-                           defaults={"data-token.enabled": "true"}) as server, _catalog(server) as catalog:
+                           defaults={"data-token.enabled": "true"}) as server, rest_catalog(server) as catalog:
         table = catalog.create_table("db1.o", pa.schema([]), options=OBJECT)
         assert table.path == f"{s3_warehouse}/db1.db/o" and table.read().num_rows == 0
         for rel, data in {"a.jpg": b"12345", "sub/b.pdf": b"1"}.items():

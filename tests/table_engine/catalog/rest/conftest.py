@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 
 from table_engine.catalog.rest.api import RestApi
-from table_engine.catalog.rest.client import RetryPolicy
-from tests.rest_server import RestCatalogServer
-
-FAST_RETRY = RetryPolicy(max_retries=3, initial_backoff=0.01, max_backoff=0.2, jitter=0.0)
+from tests.rest_server import FAST_RETRY, RestCatalogServer
 
 
 @pytest.fixture(scope="session")

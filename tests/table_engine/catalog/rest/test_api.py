@@ -21,8 +21,7 @@ from table_engine.errors import (
     ViewAlreadyExistError,
     ViewNotExistError,
 )
-from tests.rest_server import RestCatalogServer
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
+from tests.rest_server import FAST_RETRY, RestCatalogServer
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,9 +11,8 @@ from table_engine.catalog.rest.api import RestApi
 from table_engine.catalog.rest.client import RestClient, RestResponseError, RetryPolicy
 from table_engine.catalog.rest.messages import Identifier
 from table_engine.errors import CatalogError
-from tests.rest_server import RestCatalogServer
+from tests.rest_server import FAST_RETRY, RestCatalogServer
 from tests.s3_server import free_port
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
 
 pytestmark = pytest.mark.timeout(120)
 

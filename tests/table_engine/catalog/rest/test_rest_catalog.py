@@ -24,8 +24,7 @@ from table_engine.format.snapshot import Snapshot
 from table_engine.schema_change import SetOption
 from table_engine.store.pins import PartitionDelta
 from table_engine.table.hooks import TableHooks
-from tests.rest_server import TOKEN, RestCatalogServer
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
+from tests.rest_server import FAST_RETRY, TOKEN, RestCatalogServer
 
 pytestmark = pytest.mark.timeout(300)
 

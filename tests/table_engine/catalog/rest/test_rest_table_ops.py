@@ -17,8 +17,7 @@ from table_engine.catalog.rest.messages import Identifier
 from table_engine.catalog.rest.table import change_json
 from table_engine.errors import BranchNotExistError, SchemaError, TagNotExistError, UnsupportedError
 from table_engine.schema_change import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption, UpdateColumnType
-from tests.rest_server import RestCatalogServer
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
+from tests.rest_server import FAST_RETRY, RestCatalogServer
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -5,20 +5,21 @@ the definition and the path; the engine reads and writes the files). Object tabl
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from table_engine.catalog.rest.api import RestApi
-from table_engine.catalog.rest.catalog import RestCatalog
 from table_engine.catalog.rest.messages import Identifier
 from table_engine.catalog.rest.token_file_io import TokenFileIO
 from table_engine.errors import OptionError, TableAlreadyExistError, TableNotExistError, UnsupportedError
 from table_engine.format_table import FormatTable
-from tests.rest_server import TOKEN, RestCatalogServer
-from tests.table_engine.catalog.rest.conftest import FAST_RETRY
+from tests.rest_server import (
+    TOKEN,
+    RestCatalogServer,
+    own_server,  # noqa: F401 (the fixture "server": a server of each test's own)
+    rest_catalog,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -29,17 +30,6 @@ def _rows(ids: list[int], names: list[str], dt: str) -> pa.Table:
     return pa.table({"id": ids, "name": names, "dt": [dt] * len(ids)}, schema=SCHEMA)
 
 
-def _catalog(server: RestCatalogServer) -> RestCatalog:
-    options = server.options()
-    return RestCatalog(server.warehouse, options, api=RestApi(options, retry=FAST_RETRY))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[RestCatalogServer]:
-    with RestCatalogServer(tmp_path / "warehouse") as s:
-        yield s
-
-
 def _sorted(table: FormatTable) -> list[tuple[int, str, str]]:
     return sorted((r["id"], r["name"], r["dt"]) for r in table.read().to_pylist())
 
@@ -47,7 +37,7 @@ def _sorted(table: FormatTable) -> list[tuple[int, str, str]]:
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json", "orc"])
 def test_format_table_created_written_and_read_through_the_server(server: RestCatalogServer, tmp_path: Path,
                                                                    fmt: str) -> None:
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         created = catalog.create_format_table("db1.f", SCHEMA, partition_keys=["dt"], options={"file.format": fmt},
                                               comment="raw")
         location = tmp_path / "warehouse" / "db1.db" / "f"
@@ -73,7 +63,7 @@ def test_format_table_created_written_and_read_through_the_server(server: RestCa
 
 
 def test_get_table_and_create_table_name_the_format_table_calls(server: RestCatalogServer) -> None:
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         catalog.create_format_table("db1.f", SCHEMA, options={"file.format": "csv"})
         catalog.create_table("db1.t", SCHEMA)
         with pytest.raises(UnsupportedError, match="format table .*open it with get_format_table"):
@@ -91,7 +81,7 @@ def test_get_table_and_create_table_name_the_format_table_calls(server: RestCata
 
 
 def test_bad_format_table_registers_nothing(server: RestCatalogServer) -> None:
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         with pytest.raises(OptionError, match="file.format"):
             catalog.create_format_table("db1.f", SCHEMA, options={"file.format": "avro-ish"})
         with pytest.raises(Exception, match="partition"):
@@ -102,7 +92,7 @@ def test_bad_format_table_registers_nothing(server: RestCatalogServer) -> None:
 
 def test_external_format_table_keeps_its_files_on_drop(server: RestCatalogServer, tmp_path: Path) -> None:
     external = tmp_path / "landing"
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         table = catalog.create_format_table("db1.ext", SCHEMA, options={"file.format": "parquet",
                                                                         "path": str(external)})
         assert table.location == str(external)
@@ -116,7 +106,7 @@ def test_format_table_reads_and_writes_with_vended_credentials(tmp_path: Path,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     with RestCatalogServer(tmp_path / "warehouse", defaults={"data-token.enabled": "true"}) as server, \
-            _catalog(server) as catalog:
+            rest_catalog(server) as catalog:
         catalog.create_format_table("db1.f", SCHEMA, options={"file.format": "csv"})
         table = catalog.get_format_table("db1.f")
         assert isinstance(table.file_io, TokenFileIO)
@@ -135,7 +125,7 @@ def test_the_write_command_targets_a_rest_format_table(server: RestCatalogServer
     from table_engine.ops.run import run_command
 
     src = tmp_path / "src.parquet"
-    with _catalog(server) as catalog:
+    with rest_catalog(server) as catalog:
         catalog.create_format_table("db1.f", SCHEMA, partition_keys=["dt"], options={"file.format": "parquet"})
         pq.write_table(_rows([1, 2], ["a", "b"], "d1"), src)
         base = {"warehouse": server.warehouse, "table": "db1.f", "source": str(src)}
