@@ -328,6 +328,10 @@ COMPACTION_MIN_FILE_NUM = key("compaction.min.file-num").int_type().default_valu
     lambda v: v >= 1, "at least 1").with_description(
     "Append tables: the number of consecutive small files (of a bucket, or of a partition with bucket = -1) that "
     "triggers a compaction of them into files near target-file-size.")
+ZORDER_VAR_LENGTH_CONTRIBUTION = key("zorder.var-length-contribution").int_type().default_value(8).with_validator(
+    lambda v: v >= 1, "at least 1").with_description(
+    "The bytes of types (CHAR, VARCHAR, BINARY, VARBINARY) devote to the zorder sort: a sort compaction with "
+    "order_strategy = zorder keys each such column by its first bytes (docs/layout.md).")
 COMPACTION_DELETE_RATIO_THRESHOLD = key("compaction.delete-ratio-threshold").double_type().default_value(0.2) \
     .with_validator(lambda v: 0 <= v <= 1, "between 0 and 1").with_description(
         "Append tables with bucket = -1 and deletion vectors: a file whose deleted-row ratio exceeds this is "
@@ -646,7 +650,8 @@ SECTIONS = (
         COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
         COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
-        COMPACTION_SKIP_EXPIRED_PARTITIONS, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        ZORDER_VAR_LENGTH_CONTRIBUTION, COMPACTION_SKIP_EXPIRED_PARTITIONS, FULL_COMPACTION_DELTA_COMMITS,
+        LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
         GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
@@ -725,7 +730,7 @@ _JAVA_RUNTIME = (
     "file.block-size", "local-kv-db.block-size", "local-merge-buffer-size", "lookup-compact",
     "lookup-compact.max-interval", "force-lookup", "compaction.file-num-limit", "compaction.force-up-level-0",
     "sort-engine", "sort-spill-buffer-size", "sort-spill-threshold",
-    "spill-compression", "spill-compression.zstd-level", "zorder.var-length-contribution",
+    "spill-compression", "spill-compression.zstd-level",
     "write-max-writers-to-spill", "write.batch-memory", "write.batch-size", "write-buffer-for-append",
     "bucket-append-ordered", "write.sequence-number-init-mode", "file.suffix.include.compression",
     "scan.ignore-corrupt-files", "scan.ignore-lost-files", "scan.manifest.parallelism", "scan.max-splits-per-task",
