@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from table_engine.sort.bits import interleave
 from table_engine.sort.columns import (
     I64,
     U8,
@@ -57,21 +58,27 @@ def column_longs(arr: pa.Array, column: str) -> I64:
     return np.where(valid, out, _NULL).astype(np.int64)
 
 
+CHUNK = 1 << 16
+"""Rows transposed at a time: the working set of one chunk's coordinates stays in the CPU's caches."""
+_LOW63 = np.uint64((1 << 63) - 1)
+
+
 def hilbert_index(columns: Sequence[tuple[str, pa.Array]]) -> U8:
     """The Hilbert key of each row, an ``(n, 63)`` matrix: ``columns`` (name, values) are the dimensions in order."""
     if len(columns) < 2:
         raise ValueError("Hilbert sort needs at least two columns.")
-    x = [column_longs(arr, name).view(np.uint64).copy() for name, arr in columns]
-    _transpose(x)
-    n, dims = len(x[0]), len(x)
-    shifts = np.arange(BITS - 1, -1, -1, dtype=np.uint64)
-    bits = np.stack([((xi[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.uint8) for xi in x], axis=2)
-    bits = bits.reshape(n, BITS * dims)  # bit 62 of every dimension, then bit 61, ...
-    total = BITS * dims
-    fixed = max(-(-(total + 1) // 8), KEY_BYTES)  # room for Java's sign byte
-    padded = np.zeros((n, fixed * 8), dtype=np.uint8)
-    padded[:, fixed * 8 - total:] = bits
-    value = np.packbits(padded, axis=1)  # big-endian, fixed length
+    x = np.stack([column_longs(arr, name).view(np.uint64) for name, arr in columns])  # (dims, n)
+    n, dims = x.shape[1], x.shape[0]
+    for start in range(0, n, CHUNK):
+        _transpose(x[:, start:start + CHUNK])
+    # the index's bits are bit 62 of every dimension, then bit 61, ...: the interleave of the dimensions' 64 bits
+    # with bit 63 cleared, whose first ``dims`` bits are then zeros (the value is the same)
+    parts = [(row & _LOW63).astype(">u8").view(np.uint8).reshape(n, 8) for row in x]
+    value = interleave(parts)  # big-endian, 8 * dims bytes: room for Java's sign byte
+    fixed = 8 * dims
+    if fixed < KEY_BYTES:
+        value = np.concatenate([np.zeros((n, KEY_BYTES - fixed), dtype=np.uint8), value], axis=1)
+        fixed = KEY_BYTES
     # Java's toByteArray: the minimal two's complement of a non-negative number = bitlength // 8 + 1 bytes
     nonzero = value != 0
     first = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), fixed)
@@ -84,29 +91,37 @@ def hilbert_index(columns: Sequence[tuple[str, pa.Array]]) -> U8:
     return np.take_along_axis(value, idx, axis=1)
 
 
-def _transpose(x: list[np.ndarray]) -> None:
-    """Skilling's ``AxestoTranspose`` in place (``HilbertCurve.transposedIndex``), every row at once."""
-    n = len(x)
-    q = 1 << (BITS - 1)
-    while q > 1:
-        p = np.uint64(q - 1)
-        qq = np.uint64(q)
-        for i in range(n):
-            has = (x[i] & qq) != 0
-            t = (x[0] ^ x[i]) & p
+def _transpose(x: np.ndarray) -> None:
+    """Skilling's ``AxestoTranspose`` in place (``HilbertCurve.transposedIndex``) on ``(dims, rows)`` coordinates,
+    every row at once, without branches: a row whose bit is set takes ``x0 ^= p``, one whose bit is clear swaps the
+    low bits of ``x0`` and ``xi`` where they differ."""
+    dims = x.shape[0]
+    one = np.uint64(1)
+    mask = np.empty(x.shape[1], dtype=np.uint64)
+    t = np.empty_like(mask)
+    for bit in range(BITS - 1, 0, -1):
+        p = np.uint64((1 << bit) - 1)
+        for i in range(dims):
+            np.right_shift(x[i], np.uint64(bit), out=mask)
+            np.bitwise_and(mask, one, out=mask)
+            np.negative(mask, out=mask)  # all ones where the bit is set
             if i == 0:
-                x[0] = np.where(has, x[0] ^ p, x[0])
-            else:
-                x0 = np.where(has, x[0] ^ p, x[0] ^ t)
-                x[i] = np.where(has, x[i], x[i] ^ t)
-                x[0] = x0
-        q >>= 1
-    for i in range(1, n):
-        x[i] = x[i] ^ x[i - 1]
-    t = np.zeros_like(x[0])
-    q = 1 << (BITS - 1)
-    while q > 1:
-        t = np.where((x[n - 1] & np.uint64(q)) != 0, t ^ np.uint64(q - 1), t)
-        q >>= 1
-    for i in range(n):
-        x[i] = x[i] ^ t
+                np.bitwise_and(mask, p, out=t)
+                np.bitwise_xor(x[0], t, out=x[0])
+                continue
+            np.bitwise_xor(x[0], x[i], out=t)
+            np.bitwise_and(t, p, out=t)
+            np.bitwise_and(t, ~mask, out=t)  # the swap only where the bit is clear
+            np.bitwise_xor(x[i], t, out=x[i])
+            np.bitwise_or(t, mask & p, out=t)  # ... and x0 ^= p where it is set
+            np.bitwise_xor(x[0], t, out=x[0])
+    for i in range(1, dims):
+        np.bitwise_xor(x[i], x[i - 1], out=x[i])
+    t.fill(0)
+    for bit in range(BITS - 1, 0, -1):
+        np.right_shift(x[dims - 1], np.uint64(bit), out=mask)
+        np.bitwise_and(mask, one, out=mask)
+        np.negative(mask, out=mask)
+        np.bitwise_xor(t, mask & np.uint64((1 << bit) - 1), out=t)
+    for i in range(dims):
+        np.bitwise_xor(x[i], t, out=x[i])

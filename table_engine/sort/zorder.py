@@ -11,11 +11,11 @@ its first bytes, right-padded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 
+from table_engine.sort.bits import interleave
 from table_engine.sort.columns import (
     SIGN,
     U8,
@@ -63,18 +63,4 @@ def z_index(columns: Sequence[tuple[str, pa.Array]], var_length: int) -> U8:
         raise ValueError(f"zorder.var-length-contribution must be positive, not {var_length}")
     if not columns:
         raise ValueError("a z-order needs at least one column")
-    parts = [column_bytes(arr, name, var_length) for name, arr in columns]
-    bits = np.unpackbits(np.concatenate(parts, axis=1), axis=1)
-    order = _interleave_order(tuple(p.shape[1] for p in parts))
-    return np.packbits(bits[:, order], axis=1)
-
-
-@lru_cache(maxsize=64)
-def _interleave_order(widths: tuple[int, ...]) -> np.ndarray:
-    """Positions in the columns' concatenated bits, in the order ``ZOrderByteUtils.interleaveBits`` visits them:
-    byte by byte, bit by bit from the most significant, the columns round-robin, a column left out once its bytes
-    are used up."""
-    bases = np.concatenate(([0], np.cumsum(widths)[:-1])) * 8
-    order = [int(bases[c]) + 8 * byte + bit
-             for byte in range(max(widths)) for bit in range(8) for c, w in enumerate(widths) if w > byte]
-    return np.asarray(order, dtype=np.int64)
+    return interleave([column_bytes(arr, name, var_length) for name, arr in columns])

@@ -246,3 +246,11 @@ def test_refusals_name_the_problem() -> None:
         sort_indices(t, OrderType.ZORDER, ["a", "l"])
     with pytest.raises(UnsupportedError, match="order strategy 'none'"):
         sort_indices(t, OrderType.NONE, ["a"])
+
+
+def test_more_columns_than_the_lookup_tables_take_interleave_bit_by_bit() -> None:
+    t = pa.table({f"c{i}": pa.array([i * 37 - 100, None, 2 ** 40 + i], pa.int64()) for i in range(10)})
+    t = t.append_column("s", pa.array(["abc", "", None]))
+    keys = sort_key(t, OrderType.ZORDER, t.column_names, 3).to_pylist()
+    for r, row in enumerate(t.to_pylist()):
+        assert keys[r] == interleave([z_bytes(v, t.schema.field(c).type, 3) for c, v in row.items()])
