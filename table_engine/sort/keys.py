@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import OrderType
-from table_engine.errors import SchemaError, UnsupportedError
+from table_engine.errors import OptionError, SchemaError, UnsupportedError
 from table_engine.sort.columns import contiguous
 from table_engine.sort.hilbert import hilbert_index
 from table_engine.sort.zorder import z_index
@@ -63,3 +63,19 @@ def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
         return pc.sort_indices(keyed, sort_keys=[(f"k{i}", "ascending", "at_start") for i in range(len(keys))])
     key = sort_key(table, strategy, columns, var_length)
     return pc.sort_indices(pa.table({"k": key}), sort_keys=[("k", "ascending")])
+
+
+def clustering_strategy(value: str, columns: int) -> OrderType:
+    """``clustering.strategy`` for ``columns`` clustering columns (Paimon's ``CoreOptions.clusteringStrategy``):
+    ``auto`` is order for one column, zorder for 2 to 4, hilbert for 5 or more; other values name a strategy
+    (case-insensitive). An OptionError names a value that is none of them."""
+    if value == "auto":
+        return OrderType.ORDER if columns == 1 else OrderType.ZORDER if columns < 5 else OrderType.HILBERT
+    try:
+        strategy = OrderType(value.strip().lower())
+    except ValueError:
+        strategy = OrderType.NONE
+    if strategy is OrderType.NONE:
+        raise OptionError(f"clustering.strategy: cannot match type: {value} for ordering (auto, order, zorder or "
+                          "hilbert)")
+    return strategy

@@ -52,3 +52,25 @@ def test_pypaimon_and_java_read_sorted_tables(pypaimon: PypaimonClient, paimon_j
         latest, previous = pypaimon.read_many(wh, f"db.{name}", [{}, {"snapshot": before_sid}])
         assert _rows(latest) == expected and _rows(previous) == expected, name
         assert _rows(paimon_java.read(wh, f"db.{name}", SCHEMA).table) == expected, name
+
+
+def test_pypaimon_and_java_read_a_clustered_table(pypaimon: PypaimonClient, paimon_java: PaimonJavaClient,
+                                                  tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    t = Catalog(str(wh)).create_table("db.clustered", SCHEMA, partition_keys=["dt"], options={
+        "bucket": "-1", "clustering.incremental": "true", "clustering.columns": "a,b",
+        "num-sorted-run.compaction-trigger": "2", "deletion-vectors.enabled": "true", "target-file-size": "2 kb"})
+    rng = random.Random(9)
+    versions = []
+    for round_ in range(3):
+        for _ in range(3):
+            n = 200
+            t.write(pa.table({"a": [rng.randrange(100) for _ in range(n)],
+                              "b": [rng.randrange(10 ** 6) for _ in range(n)],
+                              "s": [f"r{round_}" for _ in range(n)], "dt": ["d1"] * n}, schema=SCHEMA))
+        assert t.maintenance.compact(full=round_ == 2) is not None
+        versions.append((t.latest_snapshot_id(), _rows(t.read())))
+    assert {f.level for s in t.plan() for f in s.files} == {t.options.num_levels() - 1}
+    got = pypaimon.read_many(wh, "db.clustered", [{"snapshot": sid} for sid, _ in versions])
+    assert [_rows(g) for g in got] == [rows for _, rows in versions]
+    assert _rows(paimon_java.read(wh, "db.clustered", SCHEMA).table) == versions[-1][1]

@@ -86,6 +86,7 @@ from table_engine.lsm.sort import MergeOrder
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendCompactionSettings, compact_append_bucket
+from table_engine.store.compaction.clustering import Clustering, cluster_partition
 from table_engine.store.compaction.data_evolution_compact import compact_data_evolution_bucket
 from table_engine.store.compaction.dv_lookup import DeletionVectorLookup
 from table_engine.store.compaction.select import select_compaction, table_buckets
@@ -445,8 +446,9 @@ def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[]
     do not compact: all of them write bucket 0 of a partition, so their compactions would collide), run the append
     compaction once for the ``partitions`` they wrote, as Paimon's compaction coordinator does for such tables; the
     COMPACT snapshot id, else ``sid``. Not with ``write-only``. A conflict leaves the commit as it is."""
-    if sid is None or ctx.options.write_only() or ctx.schema.primary_keys or not partitions:
-        return sid
+    if sid is None or ctx.options.write_only() or ctx.options.clustering_incremental() or ctx.schema.primary_keys \
+            or not partitions:
+        return sid  # a clustering table is compacted by clustering only
     wanted = set(partitions)
     messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if b.partition in wanted])
     return _commit_follow_up(ctx, new_commit, sid, messages, "append compaction")
@@ -521,6 +523,7 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
     if order is not None:
         threads = 1
     append = None if ctx.schema.primary_keys else AppendCompactionSettings.of(ctx)
+    clustering = Clustering.of(ctx) if append is not None and order is None else None
     settings = CompactionSettings.of(ctx) if append is None else None
     read_ctx = read_context(ctx)
     evolution = read_ctx.data_evolution  # column files are merged by row range, never appended together
@@ -531,6 +534,10 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
             with naming_snapshot(b.snapshot_id):
                 return sort_partition(ctx, order, b.partition, b.bucket, b.total_buckets, b.files, b.dv_index_files,
                                       written.append, read_ctx)
+        if clustering is not None:
+            with naming_snapshot(b.snapshot_id):
+                return cluster_partition(ctx, clustering, b.partition, b.bucket, b.total_buckets, b.files,
+                                         b.dv_index_files, full, written.append, read_ctx)
         if append is not None and evolution:
             with naming_snapshot(b.snapshot_id):
                 return compact_data_evolution_bucket(ctx, b.partition, b.bucket, b.total_buckets, b.files,
