@@ -187,3 +187,18 @@ def test_appends_clusterings_and_deletes_read_as_the_model(tmp_path_factory: pyt
     t.maintenance.compact(full=True)
     assert multiset(t) == model
     assert all(level == t.options.num_levels() - 1 for level in levels(t))
+
+
+def test_the_planner_clusters_when_paimons_picker_would(catalog: Catalog) -> None:
+    from table_engine.ops.maintain import plan_table
+
+    t = table(catalog, **{"num-sorted-run.compaction-trigger": "3"})
+    t.write(batch([(1, 1)]))
+    t.write(batch([(2, 2)]))
+    assert not [a for a in plan_table(t).actions if a.kind == "compact"]  # 2 runs < 3
+    t.write(batch([(3, 3)]))
+    action = next(a for a in plan_table(t).actions if a.kind == "compact")
+    assert "runs to cluster" in action.reason and action.option == "num-sorted-run.compaction-trigger"
+    assert action.partitions == ["dt=d1"] and not action.full
+    t.maintenance.compact(partitions=action.partitions)
+    assert 0 not in levels(t) and not [a for a in plan_table(t).actions if a.kind == "compact"]
