@@ -129,6 +129,7 @@ bench: $(STAMP) $(PYPAIMON_STAMP)
 	PYPAIMON_PYTHON=$(CURDIR)/.venv-pypaimon/bin/python $(BIN)/python benchmarks/bench_write_read.py --out .bench/latest.json
 	$(BIN)/python benchmarks/bench_merge_engines.py
 	$(BIN)/python benchmarks/bench_compaction.py --out .bench/compaction.json
+	$(BIN)/python benchmarks/bench_layout.py --out .bench/layout.json
 	$(BIN)/python benchmarks/bench_postpone.py --out .bench/postpone.json
 	$(BIN)/python benchmarks/bench_health.py --out .bench/health.json
 	$(BIN)/python benchmarks/bench_deletion_vectors.py

@@ -51,7 +51,7 @@ PER_TABLE = "Every table of the *Tables* field gets its own mapped task, labelle
 
 with maintenance_dag(
     "paimon_compact",
-    description="Dedicated compaction of primary-key and append tables (minor or full)",
+    description="Dedicated compaction of primary-key and append tables (minor, full, or sorted)",
     schedule="@hourly",
     params={
         "tables": tables_param(ALL_TABLES, "compact"),  # the ODS append table gains small files every batch
@@ -62,6 +62,13 @@ with maintenance_dag(
                             description="Only these partitions: 'k=v,k2=v2', several separated by ';' "
                                         "(a backslash escapes ',', '=' and ';'), e.g. dt=2026-11-20. "
                                         "Empty: all."),
+        "order_strategy": Param("none", type="string", enum=["none", "order", "zorder", "hilbert"],
+                                title="Sort by", description="Append tables with bucket = -1: sort the rows of "
+                                "each partition by *Sort columns* (order: by their values; zorder, hilbert: by a "
+                                "curve over 2+ columns), so that filters on them read fewer files. none: a plain "
+                                "compaction."),
+        "order_by": Param(None, type=["null", "string"], title="Sort columns",
+                          description="With *Sort by*: the columns, e.g. user_id,event_time."),
     },
     leaves=("a COMPACT snapshot per table that had files to compact (none when there was nothing to do); for "
             "primary-key tables with a lookup or full-compaction changelog producer, the changelog of the merged "
@@ -76,6 +83,8 @@ with maintenance_dag(
         outlets=[writes_alias()],
         full="{{ params.mode }}",
         partitions="{{ params.partitions }}",
+        order_strategy="{{ params.order_strategy }}",
+        order_by="{{ params.order_by }}",
     )
 
 

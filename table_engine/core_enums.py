@@ -166,3 +166,13 @@ whose definition options (``materialized-table.*``) Flink reads."""
 
 FILE_FORMATS = ("parquet", "orc", "avro")
 """The data file formats (``file.format`` values and data file name extensions), Parquet the default."""
+
+
+class OrderType(enum.Enum):
+    """How a sort compaction or a clustering orders rows (Paimon's ``OrderType``: the procedure's ``order_strategy``,
+    and ``clustering.strategy`` besides ``auto``)."""
+
+    ORDER = "order"
+    ZORDER = "zorder"
+    HILBERT = "hilbert"
+    NONE = "none"

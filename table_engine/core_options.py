@@ -328,6 +328,21 @@ COMPACTION_MIN_FILE_NUM = key("compaction.min.file-num").int_type().default_valu
     lambda v: v >= 1, "at least 1").with_description(
     "Append tables: the number of consecutive small files (of a bucket, or of a partition with bucket = -1) that "
     "triggers a compaction of them into files near target-file-size.")
+CLUSTERING_COLUMNS = key("clustering.columns").string_type().no_default_value().with_description(
+    "Append tables: the column(s) rows are clustered by, 'c1,c2' (with clustering.incremental, the columns each "
+    "clustering compaction sorts by; docs/layout.md).")
+CLUSTERING_STRATEGY = key("clustering.strategy").string_type().default_value("auto").with_description(
+    "How clustering orders rows: 'order', 'zorder' or 'hilbert'; 'auto' picks order for one column, zorder for 2 to "
+    "4, hilbert for 5 or more.")
+CLUSTERING_INCREMENTAL = key("clustering.incremental").bool_type().default_value(False).with_description(
+    "Incremental clustering (append tables with bucket = -1, Paimon 1.3): new files stay at level 0, and each "
+    "dedicated compaction (Paimon's universal picker over the partition's runs) sorts the picked files by "
+    "clustering.columns into files of a higher level, so that only new data is clustered; writers do not compact "
+    "(docs/layout.md).")
+ZORDER_VAR_LENGTH_CONTRIBUTION = key("zorder.var-length-contribution").int_type().default_value(8).with_validator(
+    lambda v: v >= 1, "at least 1").with_description(
+    "The bytes of types (CHAR, VARCHAR, BINARY, VARBINARY) devote to the zorder sort: a sort compaction with "
+    "order_strategy = zorder keys each such column by its first bytes (docs/layout.md).")
 COMPACTION_DELETE_RATIO_THRESHOLD = key("compaction.delete-ratio-threshold").double_type().default_value(0.2) \
     .with_validator(lambda v: 0 <= v <= 1, "between 0 and 1").with_description(
         "Append tables with bucket = -1 and deletion vectors: a file whose deleted-row ratio exceeds this is "
@@ -646,7 +661,9 @@ SECTIONS = (
         COMPACTION_OPTIMIZATION_INTERVAL, COMPACTION_TOTAL_SIZE_THRESHOLD, COMPACTION_INCREMENTAL_SIZE_THRESHOLD,
         COMPACTION_OFFPEAK_START_HOUR, COMPACTION_OFFPEAK_END_HOUR, COMPACTION_OFFPEAK_RATIO,
         COMPACTION_FORCE_REWRITE_ALL_FILES, COMPACTION_MIN_FILE_NUM, COMPACTION_DELETE_RATIO_THRESHOLD,
-        COMPACTION_SKIP_EXPIRED_PARTITIONS, FULL_COMPACTION_DELTA_COMMITS, LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
+        ZORDER_VAR_LENGTH_CONTRIBUTION, CLUSTERING_COLUMNS, CLUSTERING_STRATEGY, CLUSTERING_INCREMENTAL,
+        COMPACTION_SKIP_EXPIRED_PARTITIONS, FULL_COMPACTION_DELTA_COMMITS,
+        LOOKUP_WAIT, DELETION_VECTORS_ENABLED,
         DELETION_VECTORS_MERGE_ON_READ, DELETION_VECTORS_BITMAP64, DELETION_VECTOR_INDEX_FILE_TARGET_SIZE,
         ROW_TRACKING_ENABLED, ROW_TRACKING_PARTITION_GROUP_ON_COMMIT, DATA_EVOLUTION_ENABLED,
         GLOBAL_INDEX_ENABLED, GLOBAL_INDEX_COLUMN_UPDATE_ACTION,
@@ -725,12 +742,12 @@ _JAVA_RUNTIME = (
     "file.block-size", "local-kv-db.block-size", "local-merge-buffer-size", "lookup-compact",
     "lookup-compact.max-interval", "force-lookup", "compaction.file-num-limit", "compaction.force-up-level-0",
     "sort-engine", "sort-spill-buffer-size", "sort-spill-threshold",
-    "spill-compression", "spill-compression.zstd-level", "zorder.var-length-contribution",
+    "spill-compression", "spill-compression.zstd-level",
     "write-max-writers-to-spill", "write.batch-memory", "write.batch-size", "write-buffer-for-append",
     "bucket-append-ordered", "write.sequence-number-init-mode", "file.suffix.include.compression",
     "scan.ignore-corrupt-files", "scan.ignore-lost-files", "scan.manifest.parallelism", "scan.max-splits-per-task",
-    "scan.plan-sort-partition", "scan.plan-auto-tag-for-read.time-retained", "clustering.columns",
-    "clustering.strategy", "clustering.incremental.mode", "clustering.incremental.optimize-write",
+    "scan.plan-sort-partition", "scan.plan-auto-tag-for-read.time-retained",
+    "clustering.incremental.mode", "clustering.incremental.optimize-write",
     "commit.callbacks", "tag.callbacks", "commit.discard-duplicate-files", "commit.force-create-snapshot",
     "manifest.delete-file-drop-stats", "manifest.merge-optimize.enabled", "metadata.stats-dense-store",
     "metadata.stats-mode.per.level", "snapshot.expire.execution-mode", "snapshot.ignore-empty-commit",
@@ -855,6 +872,7 @@ class CoreOptions:
     deletion_vectors_bitmap64 = accessor(DELETION_VECTORS_BITMAP64)
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
     data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
+    clustering_incremental = accessor(CLUSTERING_INCREMENTAL)
     global_index_enabled = accessor(GLOBAL_INDEX_ENABLED)
     global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)

@@ -232,9 +232,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("bucket-function.type", "1.3", Detected.OPTION, "`bucket-function.type` other than `default`",
             READ_ONLY, "Only the default bucket function is implemented: reads are right, writes would pick other "
             "buckets.", _keys("bucket-function.type"), lambda v: v.strip().lower() != "default"),
-    Feature("clustering.incremental", "1.3", Detected.OPTION, "`clustering.incremental` = true", READ_ONLY,
-            "Incremental clustering of append tables keeps its own file levels; our compaction would undo them.",
-            _keys("clustering.incremental"), _true),
+    Feature("bucketed incremental clustering", "1.4", Detected.OPTION,
+            "`clustering.incremental` = true with `bucket` other than -1", READ_ONLY,
+            "Paimon 1.4 clusters bucketed append tables inside its writers, level by level per bucket: not built "
+            "(incremental clustering of bucket = -1 tables is, docs/layout.md); reads are right.",
+            option_when=lambda o: _true(str(o.get("clustering.incremental", "false")))
+            and str(o.get("bucket", "-1")).strip() != "-1"),
     # ---- refused -----------------------------------------------------------------------------------------------
     Feature("blob options", "1.4", Detected.OPTION,
             "`blob-*`, `blob.*` options other than `blob-field` and `blob.target-file-size` "

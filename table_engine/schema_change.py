@@ -14,7 +14,13 @@ import pyarrow as pa
 from table_engine.core_options import IMMUTABLE_OPTIONS, validate_options
 from table_engine.errors import SchemaError
 from table_engine.format.file_index.index_options import validate_file_index_options
-from table_engine.format.schema_file import TableSchema, validate_blob, validate_bucket, validate_cross_partition
+from table_engine.format.schema_file import (
+    TableSchema,
+    validate_blob,
+    validate_bucket,
+    validate_clustering,
+    validate_cross_partition,
+)
 from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
 
@@ -100,6 +106,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
     validate_file_index_options(fields, options)
     changed = replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)
     validate_bucket(changed)
+    validate_clustering(changed)
     validate_blob(changed)
     validate_merge_engine(changed)
     validate_cross_partition(changed)

@@ -13,7 +13,7 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # rank of each table_engine sub-package; top-level modules not listed are shared foundations (rank 0)
 RANKS = {"errors": 0, "types": 0, "predicate": 0,
-         "options": 0, "core_options": 0, "core_enums": 0, "io": 1, "format": 2, "lsm": 3, "store": 4,
+         "options": 0, "core_options": 0, "core_enums": 0, "io": 1, "format": 2, "sort": 2, "lsm": 3, "store": 4,
          "schema_change": 5, "table": 5, "table_source": 5, "catalog": 6, "system_tables": 5,
          "format_table": 5, "object_table": 5, "iceberg": 5, "ops": 7, "cli": 7, "spark": 8}
 

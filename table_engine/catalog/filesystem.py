@@ -61,6 +61,7 @@ from table_engine.format.schema_file import (
     try_commit_schema,
     validate_blob,
     validate_bucket,
+    validate_clustering,
     with_blob_fields,
 )
 from table_engine.format_table import FormatTable
@@ -248,6 +249,7 @@ class Catalog:
         ts = new_schema(0, with_blob_fields(fields, opts), list(partition_keys), list(primary_keys), opts, comment,
                         highest)
         validate_bucket(ts)
+        validate_clustering(ts)
         validate_blob(ts)
         validate_merge_engine(ts, identifier)  # merge-engine options, aggregate functions and their column types
         self._check_registrable(identifier, ts)

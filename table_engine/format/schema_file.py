@@ -17,14 +17,18 @@ from table_engine.core_options import (
     BLOB_FIELD,
     BUCKET,
     BUCKET_KEY,
+    CLUSTERING_COLUMNS,
+    CLUSTERING_INCREMENTAL,
+    CLUSTERING_STRATEGY,
     POSTPONE_DEFAULT_BUCKET_NUM,
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
     POSTPONE_TARGET_SIZE_PER_BUCKET,
     CoreOptions,
 )
-from table_engine.errors import CorruptMetadataError, OptionError, SchemaError
+from table_engine.errors import CorruptMetadataError, OptionError, SchemaError, UnsupportedError
 from table_engine.format.file_index.index_options import validate_file_index_options
 from table_engine.io.file_io import FileIO
+from table_engine.sort import clustering_strategy
 from table_engine.types import DataField, DataType, max_field_id, to_arrow_schema
 
 SCHEMA_VERSION = 3
@@ -239,6 +243,37 @@ def validate_bucket(schema: TableSchema) -> None:
             raise OptionError(f"bucket-key {k!r} cannot be a partition key")
         if schema.primary_keys and k not in schema.primary_keys:
             raise OptionError(f"bucket-key {k!r} must be part of the primary key {list(schema.primary_keys)}")
+
+
+def clustering_columns(schema: TableSchema) -> tuple[str, ...]:
+    """``clustering.columns``, split on commas (Paimon's ``CoreOptions.clusteringColumns``)."""
+    raw = CLUSTERING_COLUMNS.value_from(schema.options) or ""
+    return tuple(c.strip() for c in raw.split(",") if c.strip())
+
+
+def validate_clustering(schema: TableSchema) -> None:
+    """Paimon's ``SchemaValidation`` rules for ``clustering.incremental`` at create and alter time (an append table,
+    no data evolution), what this engine builds (``bucket`` = -1: a bucketed clustering table, Paimon 1.4, is not
+    built), and ``clustering.columns`` / ``clustering.strategy`` naming columns and a strategy."""
+    opts = CoreOptions(schema.options)
+    columns = clustering_columns(schema)
+    names = schema.field_names()
+    for c in columns:
+        if c not in names:
+            raise OptionError(f"clustering.columns {c!r} is not a column; columns are {names}")
+    if columns:
+        clustering_strategy(CLUSTERING_STRATEGY.value_from(schema.options), len(columns))  # OptionError
+    if not CLUSTERING_INCREMENTAL.value_from(schema.options):
+        return
+    if schema.primary_keys:
+        raise SchemaError("Cannot define primary-key for incremental clustering table.")
+    if opts.data_evolution_enabled():
+        raise SchemaError("Data evolution config must disabled with clustering.incremental")
+    if BUCKET.value_from(schema.options) != -1:
+        raise UnsupportedError("clustering.incremental with bucket != -1 (Paimon 1.4's bucketed clustering) is not "
+                               "built: use bucket = -1")
+    if not columns:
+        raise OptionError("clustering.incremental = true needs clustering.columns (the columns to cluster by)")
 
 
 def with_blob_fields(fields: Sequence[DataField], options: Mapping[str, str]) -> list[DataField]:

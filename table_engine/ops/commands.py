@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from table_engine.core_enums import PartitionExpireStrategy
+from table_engine.core_enums import OrderType, PartitionExpireStrategy
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
@@ -96,9 +96,17 @@ class Compact(CommittingCommand):
                               metavar="RANGES")
     commit_user: str | None = arg("commit user of the compaction snapshot")
     parallelism: int | None = arg(_PARALLELISM.format("compaction"), kind="count")
+    order_strategy: str | None = arg("sort compaction of an append table with bucket = -1: order the rows of each "
+                                     "partition by --order-by (docs/layout.md)", kind="choice",
+                                     choices=tuple(t.value for t in OrderType))
+    order_by: tuple[str, ...] = arg("with --order-strategy: the columns to order by, e.g. user_id,event_time",
+                                    kind="columns", metavar="COLUMN[,COLUMN]")
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        from table_engine.store.compaction.sort_compact import SortOrder
+
+        SortOrder.parse(self.order_strategy, self.order_by)  # both or neither, a Hilbert order of two columns...
         if self.buckets is not None:
             from table_engine.store.compaction.select import parse_buckets
 

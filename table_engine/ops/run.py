@@ -221,7 +221,7 @@ def run_compact(cmd: commands.Compact, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.maintenance.compact(full=cmd.full, partitions=list(cmd.partitions) or None,
                         idle_partitions_older_than_ms=cmd.idle_time_millis, commit_user=cmd.commit_user,
-                        buckets=cmd.buckets)
+                        buckets=cmd.buckets, order_strategy=cmd.order_strategy, order_by=cmd.order_by)
     return compact_result(table, sid)
 
 

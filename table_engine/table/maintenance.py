@@ -8,7 +8,7 @@ runs them by name."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from table_engine import clock
@@ -20,6 +20,7 @@ from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.committing.manifest_compact import ManifestCompactResult, compact_manifest
 from table_engine.store.compaction.compact import compact_invisible_level0, compact_table
 from table_engine.store.compaction.select import table_buckets
+from table_engine.store.compaction.sort_compact import SortOrder
 from table_engine.store.lifecycle.expire import ExpireConfig, ExpireResult, expire_changelogs
 from table_engine.store.lifecycle.file_index_rewrite import rewrite_file_index
 from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, TableHealth, table_health
@@ -59,8 +60,14 @@ class TableMaintenance:
     def compact(self, full: bool = False, partitions: PartitionSpecs | None = None,
                 idle_partitions_older_than_ms: int | None = None, commit_user: str | None = None,
                 properties: Mapping[str, str] | None = None,
-                buckets: Collection[int] | str | None = None) -> int | None:
+                buckets: Collection[int] | str | None = None, order_strategy: str | None = None,
+                order_by: str | Sequence[str] | None = None) -> int | None:
         """Dedicated compaction; the id of the COMPACT snapshot, None when nothing to do.
+
+        ``order_strategy`` (``order``, ``zorder``, ``hilbert``) with ``order_by`` (columns, a list or ``'a,b'``):
+        a sort compaction of an append table with ``bucket`` = -1 (Paimon's procedure arguments): the rows of each
+        selected partition sorted together into new files, so that filters on those columns skip files
+        (:mod:`table_engine.store.compaction.sort_compact`, docs/layout.md).
 
         Primary-key tables: ``full`` compacts every bucket into one sorted run at the max level (else Paimon's
         universal picker per bucket: a "minor" compaction). Append tables: small files of each bucket (of each
@@ -81,6 +88,10 @@ class TableMaintenance:
         Postpone bucket tables (``bucket`` = -2): the postponed rows are assigned to buckets first, which
         makes them visible (:mod:`table_engine.store.writing.postpone_compact`).
         """
+        order = SortOrder.parse(order_strategy, order_by)  # a bad order fails before any work
+        if order is not None:
+            return compact_table(self.table.store, committer(self.table, commit_user), full, partitions,
+                                 idle_partitions_older_than_ms, properties, buckets, order)
         wanted = table_buckets(self.table.store, buckets)  # only fixed-bucket tables have them: fails before any work
         if is_postpone_table(self.table.store):  # the compaction that assigns postponed rows to buckets publishes them
             return compact_postpone_table(self.table.store, committer(self.table, commit_user), full, partitions,

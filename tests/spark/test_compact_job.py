@@ -15,6 +15,7 @@ from table_engine.errors import CommandError
 from table_engine.spark import compat
 from table_engine.spark.compat import default_parallelism, executor_memory, parse_memory
 from table_engine.spark.jobs import compact_job
+from table_engine.store.compaction.sort_compact import SortOrder
 
 pytestmark = pytest.mark.spark
 
@@ -99,3 +100,37 @@ def test_a_bucket_merged_in_memory_that_would_not_fit_fails_before_any_task(spar
     assert _listing(t.path) == before and t.latest_snapshot().id == sid   # nothing written
     streamed = _table(warehouse, "plain", {})                              # streams: no limit applies
     assert compact_job.compact_table(spark, streamed, full=True) is not None
+
+
+SORT_SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("dt", pa.string())])
+
+
+def _append_table(warehouse: str, name: str) -> Any:
+    t = Catalog(warehouse).create_table(f"db.{name}", SORT_SCHEMA, partition_keys=["dt"],
+                                        options={"bucket": "-1", "write-only": "true", "target-file-size": "2 kb"})
+    for c in range(3):
+        n = 600
+        t.write(pa.table({"a": [(i * 7919 + c) % 997 for i in range(n)],
+                          "b": [(i * 104729 + c) % 991 for i in range(n)],
+                          "dt": ["d1" if i % 2 else "d2" for i in range(n)]}, schema=SORT_SCHEMA))
+    return t
+
+
+def test_a_sort_compaction_sorts_each_partition_in_a_task(spark, warehouse):
+    t = _append_table(warehouse, "sorted")
+    want = sorted(map(tuple, (r.values() for r in t.read().to_pylist())))
+    files_before = sum(len(s.files) for s in t.plan(filter=[("a", "<", 100)]))
+    report = compact_job.run_compaction(spark, t, order=SortOrder.parse("zorder", "a,b"))
+    assert t.latest_snapshot().commit_kind == "COMPACT" and report.snapshot_id == t.latest_snapshot().id
+    assert sum(r.buckets for r in report.tasks) == 2  # the two partitions, each sorted whole in one task
+    assert sorted(map(tuple, (r.values() for r in t.read().to_pylist()))) == want
+    assert sum(len(s.files) for s in t.plan(filter=[("a", "<", 100)])) < files_before
+
+
+def test_a_partition_that_would_not_fit_fails_the_sort_before_any_task(spark, warehouse, monkeypatch):
+    t = _append_table(warehouse, "big")
+    before, sid = _listing(t.path), t.latest_snapshot().id
+    monkeypatch.setattr(compact_job, "executor_memory", lambda _spark: (4096, "spark.executor.memory"))
+    with pytest.raises(CommandError, match=r"\(a sort compaction: sorted in memory\), the executors have 4.0 KiB"):
+        compact_job.run_compaction(spark, t, order=SortOrder.parse("order", "a"))
+    assert _listing(t.path) == before and t.latest_snapshot().id == sid

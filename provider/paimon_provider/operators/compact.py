@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from paimon_provider.operators.base import CommittingOperator
 from paimon_provider.utils.arguments import (
     as_bool,
+    as_columns,
     as_duration_millis,
     as_optional_int,
     as_optional_text,
@@ -41,11 +42,15 @@ class PaimonCompactOperator(CommittingOperator["Compact"]):
         the task.
     :param commit_user: the commit user (templated); default derived from the task instance (idempotent retries).
     :param parallelism: Spark compaction tasks (templated).
+    :param order_strategy: ``"order"``, ``"zorder"`` or ``"hilbert"``: a sort compaction of an append table with
+        ``bucket`` = -1 instead (Paimon's ``order_strategy``): the rows of each selected partition sorted together
+        by ``order_by``, so that filters on those columns read fewer files (templated; docs/layout.md).
+    :param order_by: the columns of a sort compaction: a list or ``"a,b"`` text (templated).
     """
 
     writes_table = True
     template_fields: Sequence[str] = (*CommittingOperator.template_fields, "full", "partitions", "idle_time",
-                                      "buckets", "parallelism")
+                                      "buckets", "parallelism", "order_strategy", "order_by")
 
     def __init__(
         self,
@@ -56,9 +61,13 @@ class PaimonCompactOperator(CommittingOperator["Compact"]):
         buckets: str | Sequence[int] | None = None,
         commit_user: str | None = None,
         parallelism: int | str | None = None,
+        order_strategy: str | None = None,
+        order_by: str | Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.order_strategy = order_strategy
+        self.order_by = order_by
         self.full = full
         self.partitions = partitions
         self.idle_time = idle_time
@@ -77,7 +86,9 @@ class PaimonCompactOperator(CommittingOperator["Compact"]):
                        idle_time_millis=as_duration_millis(self.idle_time, "idle_time"),
                        buckets=bucket_ranges(self.buckets),
                        commit_user=as_optional_text(self.commit_user),
-                       parallelism=as_optional_int(self.parallelism, "parallelism"))
+                       parallelism=as_optional_int(self.parallelism, "parallelism"),
+                       order_strategy=as_optional_text(self.order_strategy),
+                       order_by=as_columns(self.order_by))
 
 
 def bucket_ranges(value: str | Sequence[int] | None) -> str | None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_provider.operators.base import PaimonSparkOperator
-from paimon_provider.utils.arguments import as_optional_int, as_time_millis
+from paimon_provider.utils.arguments import as_columns, as_optional_int, as_time_millis
 
 if TYPE_CHECKING:
     import datetime
@@ -48,8 +48,7 @@ class PaimonTableHistoryOperator(PaimonSparkOperator["History"]):
     def build_command(self, warehouse: str) -> History:
         from table_engine.ops import History
 
-        kinds = self.kinds.split(",") if isinstance(self.kinds, str) else list(self.kinds or ())
-        return History(warehouse=warehouse, table=self.table, kinds=tuple(k.strip() for k in kinds if k.strip()),
+        return History(warehouse=warehouse, table=self.table, kinds=as_columns(self.kinds),
                        since_millis=as_time_millis(self.since, "since"),
                        until_millis=as_time_millis(self.until, "until"),
                        before_snapshot=as_optional_int(self.before_snapshot, "before_snapshot"),

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from paimon_provider.operators.base import CommittingOperator
-from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text
+from paimon_provider.utils.arguments import as_bool, as_columns, as_optional_int, as_optional_text
 
 MAIN_BRANCH = "main"
 """Paimon's default branch (``table_engine.io.paths.MAIN_BRANCH``, not imported: DAG files build operators at parse
@@ -108,8 +108,8 @@ class PaimonWriteOperator(CommittingOperator["Write"]):
             sql = as_optional_text(self.sql)
             if sql is None:
                 raise ValueError("PaimonWriteOperator: the rendered sql is empty")
-        primary_keys = _columns(self.primary_keys)
-        partition_keys = _columns(self.partition_keys)
+        primary_keys = as_columns(self.primary_keys)
+        partition_keys = as_columns(self.partition_keys)
         create = as_bool(self.create_if_missing) if self.create_if_missing is not None else \
             bool(primary_keys or partition_keys or self.table_options)
         table = self.table if self.target_branch is None else branch_identifier(self.table, self.target_branch)
@@ -121,9 +121,3 @@ class PaimonWriteOperator(CommittingOperator["Write"]):
                      options={str(k): str(v) for k, v in self.table_options.items()} if create else {},
                      commit_user=as_optional_text(self.commit_user),
                      parallelism=as_optional_int(self.parallelism, "parallelism"))
-
-
-def _columns(value: Sequence[str] | str | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    return tuple(c.strip() for c in (value.split(",") if isinstance(value, str) else value) if c and c.strip())

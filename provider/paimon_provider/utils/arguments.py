@@ -51,6 +51,14 @@ def as_optional_text(value: Any) -> str | None:
     return None if text.lower() in _NONE_TEXTS else text
 
 
+def as_columns(value: Sequence[str] | str | None) -> tuple[str, ...]:
+    """Names given as a list or as ``"a,b"`` text, stripped (blank ones dropped; text that renders "no value", e.g.
+    ``"None"``, is none): columns, commit kinds."""
+    if value is None or (isinstance(value, str) and as_optional_text(value) is None):
+        return ()
+    return tuple(c.strip() for c in (value.split(",") if isinstance(value, str) else value) if c and c.strip())
+
+
 def as_time_arg(value: Any) -> str | None:
     """A point in time for the application: epoch milliseconds or an ISO-8601 timestamp (datetimes become ISO)."""
     if isinstance(value, datetime.datetime):

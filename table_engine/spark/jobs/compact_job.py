@@ -39,6 +39,7 @@ from table_engine.spark.jobs.task_env import task_arrow_threads
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.compaction.select import table_buckets
+from table_engine.store.compaction.sort_compact import SortOrder, check_sortable
 from table_engine.store.context import StoreContext
 from table_engine.store.partition_spec import PartitionSpecs, format_partition_text
 from table_engine.store.writing.postpone_compact import is_postpone_table
@@ -105,22 +106,31 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
 def run_compaction(spark: SparkSession, table: Table, full: bool = False,
                    partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
                    commit_user: str | None = None, parallelism: int | None = None,
-                   buckets: Collection[int] | str | None = None) -> CompactionReport:
-    """:func:`compact_table` with the report of its tasks (where they ran, how long they took)."""
+                   buckets: Collection[int] | str | None = None, order: SortOrder | None = None) -> CompactionReport:
+    """:func:`compact_table` with the report of its tasks (where they ran, how long they took). With ``order``: a
+    sort compaction, each task sorting whole partitions in memory
+    (:mod:`table_engine.store.compaction.sort_compact`)."""
     check_writable(table, "compact")  # before any task writes a compacted file into a read-only table
     check_supported(table, Op.MAINTAIN)  # the capability gate, before any task writes
     user, t0 = default_commit_user(table.options, commit_user), time.perf_counter()  # generated before any task
     ctx = _store_context(table)
+    if order is not None:  # every refusal before any task runs
+        check_sortable(ctx, order)
+        if idle_time_ms is not None:
+            raise CommandError("sort compact do not support 'partition_idle_time'.")
+        if buckets is not None:
+            raise CommandError("Specifying buckets is not supported for sort compact.")
     wanted = table_buckets(ctx, buckets)  # only fixed-bucket tables have them: fails before any task runs
     if is_postpone_table(ctx):  # assigning postponed rows to buckets: one job on the driver (docs/postpone_bucket.md)
         return CompactionReport(table.maintenance.compact(full, partitions, idle_time_ms, commit_user))
     plan = plan_compaction(ctx, partitions, idle_time_ms, buckets=wanted)
     if not plan:
         return CompactionReport(None)
-    check_memory(ctx, plan, executor_memory(spark))
+    check_memory(ctx, plan, executor_memory(spark), sorting=order is not None)
     groups = _balanced_groups(plan, parallelism or default_parallelism(spark))
-    log.info("%s: compacting %d buckets in %d tasks", table.identifier, len(plan), len(groups))
-    task = functools.partial(_compact_groups, table, groups, full)
+    log.info("%s: %s %d buckets in %d tasks", table.identifier,
+             "compacting" if order is None else f"sorting by {order.describe()}", len(plan), len(groups))
+    task = functools.partial(_compact_groups, table, groups, full, order)
     t1 = time.perf_counter()
     rows = spark.range(len(groups), numPartitions=len(groups)).mapInArrow(task, _RESULT_SCHEMA).collect()
     t2 = time.perf_counter()
@@ -139,23 +149,24 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     return report
 
 
-def _compact_groups(table: Table, groups: Sequence[Sequence[BucketFiles]], full: bool,
+def _compact_groups(table: Table, groups: Sequence[Sequence[BucketFiles]], full: bool, order: SortOrder | None,
                     batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Task side: compact the groups whose indexes the task got (one per task); one result row per group."""
     for batch in batches:
         for i in batch.column(0).to_pylist():
             start, cpu = time.perf_counter(), time.process_time()
-            messages = _compact_group(table, groups[i], full)
+            messages = _compact_group(table, groups[i], full, order)
             row = {"messages": pickle.dumps(messages), "executor": executor_id(),
                    "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
                    "buckets": len(groups[i])}
             yield pa.RecordBatch.from_pylist([row], schema=_ARROW_RESULT)
 
 
-def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool) -> list[CommitMessage]:
-    """Task side: compact the buckets of ``group`` one after the other, on the task's cores."""
+def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool,
+                   order: SortOrder | None) -> list[CommitMessage]:
+    """Task side: compact (or sort) the buckets of ``group`` one after the other, on the task's cores."""
     task_arrow_threads()
-    return compact_buckets(_store_context(table), group, full, threads=1)
+    return compact_buckets(_store_context(table), group, full, threads=1, order=order)
 
 
 
@@ -185,12 +196,13 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
     return groups
 
 
-def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[int, str] | None) -> None:
-    """Fail before any task starts when a bucket merged in memory (not streamed) would not fit ``memory`` (bytes,
-    the conf key that sets them): the :class:`CommandError` names the bucket, its size and the memory it needs.
-    None: no limit known. Every live file of the bucket counts (a full compaction merges them all, a minor one
-    fewer: an upper bound)."""
-    if memory is None or streams(ctx):
+def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[int, str] | None,
+                 sorting: bool = False) -> None:
+    """Fail before any task starts when a bucket merged (or, ``sorting``, sorted) in memory would not fit ``memory``
+    (bytes, the conf key that sets them): the :class:`CommandError` names the bucket, its size and the memory it
+    needs. None: no limit known. Every live file of the bucket counts (a full compaction merges them all, a minor
+    one fewer: an upper bound)."""
+    if memory is None or (streams(ctx) and not sorting):
         return
     limit, key = memory
     for b in plan:
@@ -199,7 +211,8 @@ def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[i
             raise CommandError(
                 f"compaction of bucket {b.bucket}{_partition_text(ctx, b.partition)} of {ctx.table_path}: "
                 f"{len(b.files)} files of {_size(size)} need about {_size(size * IN_MEMORY_FACTOR)} "
-                f"of executor memory ({why_in_memory(ctx)}: merged in memory), the executors have "
+                f"of executor memory ({'a sort compaction' if sorting else why_in_memory(ctx)}: "
+                f"{'sorted' if sorting else 'merged'} in memory), the executors have "
                 f"{_size(limit)} ({key}): raise it")
 
 

@@ -69,6 +69,7 @@ from table_engine.spark.jobs.task_env import task_arrow_threads
 from table_engine.store.changes.incremental import ROWKIND_COLUMN, ChangeSplit, iter_changes, plan_changes
 from table_engine.store.committing import snapshot_info
 from table_engine.store.committing.scoped_properties import snapshot_properties_scope
+from table_engine.store.compaction.sort_compact import SortOrder
 from table_engine.store.context import StoreContext
 from table_engine.table import Table
 from table_engine.table.guards import check_change_reads, check_supported
@@ -186,7 +187,8 @@ def spark_compact(args: Compact, spark: SparkSession) -> dict[str, Any]:
     table = driver_catalog(args).get_table(args.table)
     report = run_compaction(spark, table, full=args.full, partitions=list(args.partitions) or None,
                             idle_time_ms=args.idle_time_millis, commit_user=args.commit_user,
-                            parallelism=args.parallelism, buckets=args.buckets)
+                            parallelism=args.parallelism, buckets=args.buckets,
+                            order=SortOrder.parse(args.order_strategy, args.order_by))
     # where the tasks ran: the executors (host:pid of their JVM) and the tasks' number
     return compact_result(table, report.snapshot_id) | {
         "spark": {"tasks": len(report.tasks), "executors": sorted(report.executors)}}

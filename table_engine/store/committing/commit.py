@@ -364,7 +364,7 @@ class FileStoreCommit:
         if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
             check_deletes(tp, entries, live)
-            if kind == CommitKind.COMPACT:
+            if kind == CommitKind.COMPACT and self.ctx.schema.primary_keys:  # append files have no key range
                 check_lsm(tp, entries, live, [f.type for f in self.ctx.schema.key_fields()])
             if overwrite is not None:
                 deletes = overwrite_deletes(overwrite, messages, live, self.partitions,

@@ -134,7 +134,8 @@ class AppendBucketCompactor:
         """The bucket's new deletion-vector index file (if the vectors changed) and the ones it replaces."""
         return self.dvs.flush() if self.dvs is not None else ([], [])
 
-    def _read(self, f: DataFileMeta) -> pa.Table:
+    def read_live(self, f: DataFileMeta) -> pa.Table:
+        """The rows of ``f`` its deletion vector leaves (with the row-tracking columns on a row-tracking table)."""
         tracking = ROW_TRACKING_COLUMNS if self.settings.row_tracking else ()
         t = read_data_file(self.read_ctx, self.file_path(f), f, self.ctx.schema.fields, system=False,
                            tracking=tracking)
@@ -142,7 +143,7 @@ class AppendBucketCompactor:
         return t if mask is None else t.filter(pa.array(mask))
 
     def _rewrite(self, group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
-        tables = [self._read(f) for f in group]
+        tables = [self.read_live(f) for f in group]
         rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         out = self.file_writer.write_append(self.bucket_path, rows, group[0].min_sequence_number,
                                             FileSource.COMPACT)

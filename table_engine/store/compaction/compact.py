@@ -60,7 +60,7 @@ from table_engine.core_options import (
     RECORD_LEVEL_TIME_FIELD,
     RECORD_LEVEL_TIME_FIELD_TYPE,
 )
-from table_engine.errors import CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
+from table_engine.errors import CommandError, CommitConflictError, SchemaError, UnsupportedError, naming_snapshot
 from table_engine.features import Op, require
 from table_engine.format.binary_row import decode_row
 from table_engine.format.bucket import POSTPONE_BUCKET
@@ -86,9 +86,11 @@ from table_engine.lsm.sort import MergeOrder
 from table_engine.store.committing.commit import FileStoreCommit
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendCompactionSettings, compact_append_bucket
+from table_engine.store.compaction.clustering import Clustering, cluster_partition
 from table_engine.store.compaction.data_evolution_compact import compact_data_evolution_bucket
 from table_engine.store.compaction.dv_lookup import DeletionVectorLookup
 from table_engine.store.compaction.select import select_compaction, table_buckets
+from table_engine.store.compaction.sort_compact import SortOrder, check_sortable, sort_partition
 from table_engine.store.context import StoreContext
 from table_engine.store.indexes.deletion_vectors import BucketDeletionVectors, dv_index_files
 from table_engine.store.kv_file_writer import DataFileWriter
@@ -378,15 +380,22 @@ def compact_table(ctx: StoreContext, commit: FileStoreCommit, full: bool = False
                   partitions: PartitionSpecs | None = None,
                   idle_partitions_older_than_ms: int | None = None,
                   properties: Mapping[str, str] | None = None,
-                  buckets: Collection[int] | str | None = None) -> int | None:
+                  buckets: Collection[int] | str | None = None, order: SortOrder | None = None) -> int | None:
     """Compact every bucket (of the selected partitions, of ``buckets`` only when given) and commit (with snapshot
-    ``properties``); the COMPACT snapshot id, or None."""
+    ``properties``); the COMPACT snapshot id, or None. With ``order``: a sort compaction of each selected partition
+    (:mod:`table_engine.store.compaction.sort_compact`)."""
     snapshot_properties(properties)  # bad properties fail before anything is written
+    if order is not None:
+        check_sortable(ctx, order)
+        if idle_partitions_older_than_ms is not None:
+            raise CommandError("sort compact do not support 'partition_idle_time'.")
+        if buckets is not None:
+            raise CommandError("Specifying buckets is not supported for sort compact.")
     for attempt in range(1, _REPLANS + 1):
         base = ctx.latest_snapshot()
         messages: list[CommitMessage] = []
         try:
-            messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms, buckets)
+            messages = compaction_messages(ctx, full, partitions, idle_partitions_older_than_ms, buckets, order)
             if not messages:
                 return None
             return commit.commit(messages, properties=properties)
@@ -437,8 +446,9 @@ def compact_written_append_partitions(ctx: StoreContext, new_commit: Callable[[]
     do not compact: all of them write bucket 0 of a partition, so their compactions would collide), run the append
     compaction once for the ``partitions`` they wrote, as Paimon's compaction coordinator does for such tables; the
     COMPACT snapshot id, else ``sid``. Not with ``write-only``. A conflict leaves the commit as it is."""
-    if sid is None or ctx.options.write_only() or ctx.schema.primary_keys or not partitions:
-        return sid
+    if sid is None or ctx.options.write_only() or ctx.options.clustering_incremental() or ctx.schema.primary_keys \
+            or not partitions:
+        return sid  # a clustering table is compacted by clustering only
     wanted = set(partitions)
     messages = compact_buckets(ctx, [b for b in plan_compaction(ctx) if b.partition in wanted])
     return _commit_follow_up(ctx, new_commit, sid, messages, "append compaction")
@@ -504,18 +514,30 @@ def plan_compaction(ctx: StoreContext, partitions: PartitionSpecs | None = None,
 
 
 def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool = False,
-                    threads: int = _COMPACT_THREADS) -> list[CommitMessage]:
-    """Compact the planned buckets (``threads`` at a time) and describe the results, uncommitted. On failure the
-    files written so far are deleted."""
+                    threads: int = _COMPACT_THREADS, order: SortOrder | None = None) -> list[CommitMessage]:
+    """Compact the planned buckets (``threads`` at a time) and describe the results, uncommitted; with ``order``,
+    sort each planned partition (one at a time: each is sorted in memory). On failure the files written so far are
+    deleted."""
     if not plan:
         return []
+    if order is not None:
+        threads = 1
     append = None if ctx.schema.primary_keys else AppendCompactionSettings.of(ctx)
+    clustering = Clustering.of(ctx) if append is not None and order is None else None
     settings = CompactionSettings.of(ctx) if append is None else None
     read_ctx = read_context(ctx)
     evolution = read_ctx.data_evolution  # column files are merged by row range, never appended together
     written: list[str] = []
 
     def one(b: BucketFiles) -> CommitMessage | None:
+        if order is not None:
+            with naming_snapshot(b.snapshot_id):
+                return sort_partition(ctx, order, b.partition, b.bucket, b.total_buckets, b.files, b.dv_index_files,
+                                      written.append, read_ctx)
+        if clustering is not None:
+            with naming_snapshot(b.snapshot_id):
+                return cluster_partition(ctx, clustering, b.partition, b.bucket, b.total_buckets, b.files,
+                                         b.dv_index_files, full, written.append, read_ctx)
         if append is not None and evolution:
             with naming_snapshot(b.snapshot_id):
                 return compact_data_evolution_bucket(ctx, b.partition, b.bucket, b.total_buckets, b.files,
@@ -550,8 +572,10 @@ def compact_buckets(ctx: StoreContext, plan: Sequence[BucketFiles], full: bool =
 def compaction_messages(ctx: StoreContext, full: bool = False,
                         partitions: PartitionSpecs | None = None,
                         idle_partitions_older_than_ms: int | None = None,
-                        buckets: Collection[int] | str | None = None) -> list[CommitMessage]:
-    """Compact the buckets of the latest snapshot (concurrently) and describe the results, uncommitted.
+                        buckets: Collection[int] | str | None = None,
+                        order: SortOrder | None = None) -> list[CommitMessage]:
+    """Compact the buckets of the latest snapshot (concurrently) and describe the results, uncommitted; with
+    ``order``, sort them (:func:`compact_buckets`).
 
     A concurrent expiry may remove the snapshot, and the files only it referenced, while they are read (a table that
     retains one snapshot, written and compacted by other processes): its compaction would conflict at commit anyway,
@@ -561,5 +585,6 @@ def compaction_messages(ctx: StoreContext, full: bool = False,
     The two steps, :func:`plan_compaction` and :func:`compact_buckets`, can also run apart (a Spark job plans on the
     driver and compacts groups of buckets in tasks)."""
     return on_latest(ctx, lambda _: compact_buckets(
-        ctx, plan_compaction(ctx, partitions, idle_partitions_older_than_ms, buckets=buckets), full), "compaction")
+        ctx, plan_compaction(ctx, partitions, idle_partitions_older_than_ms, buckets=buckets), full, order=order),
+        "compaction")
 

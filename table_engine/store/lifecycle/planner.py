@@ -215,6 +215,9 @@ def _minor_rule(health: TableHealth, options: CoreOptions) -> tuple[Callable[[Bu
     if health.primary_key:
         return _sorted_runs, health.num_sorted_run_compaction_trigger, "num-sorted-run.compaction-trigger", \
             "sorted runs"
+    if options.clustering_incremental():  # a clustering compaction is due as Paimon's picker would start one
+        return _sorted_runs, health.num_sorted_run_compaction_trigger, "num-sorted-run.compaction-trigger", \
+            "runs to cluster (a level-0 file each, one per level above)"
     return _small_files, options.get(COMPACTION_MIN_FILE_NUM), COMPACTION_MIN_FILE_NUM.key, "small files"
 
 

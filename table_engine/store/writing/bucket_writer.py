@@ -98,7 +98,9 @@ class BucketWriters:
         self.file_writer = postpone_file_writer(ctx, track) if self.postpone else DataFileWriter(ctx, track)
         has_pk = self.layout.has_pk
         # postpone files are never compacted in place; column files of data evolution only by the compaction job
-        write_only = opts.write_only() or self.postpone or data_evolution_enabled(ctx.schema.options)
+        # writers of a clustering table never compact: only clustering rewrites its files (Paimon's AppendTableSink)
+        write_only = opts.write_only() or self.postpone or data_evolution_enabled(ctx.schema.options) \
+            or opts.clustering_incremental()
         self.compaction = CompactionSettings.of(ctx) if has_pk and not write_only else None
         self.append_compaction = None if has_pk or write_only else AppendCompactionSettings.of(ctx)
         self.input_changelog = has_pk and not self.postpone \

@@ -135,6 +135,24 @@ def test_compact_buckets(paimon_conn: str) -> None:
         app_args(PaimonCompactOperator(task_id="c2", table="dwd.orders", buckets="1-0"))
 
 
+@pytest.mark.parametrize(("strategy", "order_by", "tail"), [
+    ("zorder", "a, b", ["--order-strategy", "zorder", "--order-by", "a,b"]),
+    ("hilbert", ["a", "b"], ["--order-strategy", "hilbert", "--order-by", "a,b"]),
+    ("none", "None", []),  # the compaction DAG's form left at its defaults
+])
+def test_compact_sorted(paimon_conn: str, strategy: str, order_by: Any, tail: list[str]) -> None:
+    op = PaimonCompactOperator(task_id="c", table="dwd.orders", order_strategy=strategy, order_by=order_by,
+                               commit_user="u")
+    assert app_args(op) == head("compact", "dwd.orders", paimon_conn) + ["--commit-user", "u"] + tail
+
+
+def test_a_bad_sort_fails_before_spark(paimon_conn: str) -> None:
+    with pytest.raises(ValueError, match=r"order_by needs order_strategy \(order, zorder or hilbert\)"):
+        app_args(PaimonCompactOperator(task_id="c", table="dwd.orders", order_strategy="none", order_by="a"))
+    with pytest.raises(ValueError, match="Hilbert sort needs at least two columns"):
+        app_args(PaimonCompactOperator(task_id="c", table="dwd.orders", order_strategy="hilbert", order_by="a"))
+
+
 def test_compact_database(paimon_conn: str) -> None:
     op = PaimonCompactDatabaseOperator(task_id="cd", database="dwd", including_tables="dwd\\.orders.*",
                                        excluding_tables=" ", full="full", idle_time="1 h", commit_user="u")

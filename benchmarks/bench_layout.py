@@ -1,0 +1,114 @@
+"""Sort compaction benchmark (issue 40): its rate against bin-pack compaction, the files a filter reads after each
+order, and the peak memory of a sort.
+
+One append table (``bucket`` = -1, ``write-only``, ``target-file-size`` 8 MB) of ``--rows`` rows (default
+10,000,000) in ``--batches`` appends (default 20) of four columns: ``user_id`` and ``event_time`` (BIGINT, uniform),
+``amount`` (DOUBLE), ``note`` (STRING). Copies of it are compacted side by side in one run:
+
+1. **rate**: a full bin-pack compaction (the same files into ``target-file-size`` files) against a sort compaction
+   by ``order`` / ``zorder`` / ``hilbert`` of ``user_id,event_time``: rows per second, ratio = sort rate / bin-pack
+   rate (target: at least 0.5 for zorder);
+2. **pruning**: the files planned for ``user_id < 10%`` and ``event_time < 10%`` of their ranges after each layout,
+   as a share of the files of the table (target: at most 25% of what the unsorted table reads, for zorder);
+3. **memory**: the peak RSS growth of the process during each compaction (``resource.getrusage``; the sort holds a
+   partition in memory: stated against the partition's Arrow size).
+
+The machine is shared: compare the ratios, not the seconds.
+
+  python benchmarks/bench_layout.py [--rows 10000000] [--batches 20] [--out F.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from table_engine import Catalog  # noqa: E402
+
+SCHEMA = pa.schema([("user_id", pa.int64()), ("event_time", pa.int64()), ("amount", pa.float64()),
+                    ("note", pa.string())])
+RANGE = 1 << 40
+
+
+def batches(rows: int, count: int, seed: int = 40) -> list[pa.Table]:
+    rng = np.random.default_rng(seed)
+    per = rows // count
+    notes = pa.array([f"note-{i}" for i in range(1000)])
+    return [pa.table({"user_id": rng.integers(0, RANGE, per), "event_time": rng.integers(0, RANGE, per),
+                      "amount": rng.random(per) * 100, "note": notes.take(rng.integers(0, 1000, per))},
+                     schema=SCHEMA) for _ in range(count)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+
+
+def files_read(table: Any, column: str) -> int:
+    return sum(len(s.files) for s in table.plan(filter=[(column, "<", RANGE // 10)]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    data = batches(args.rows, args.batches)
+    arrow_mb = sum(b.nbytes for b in data) / 2 ** 20
+    home = tempfile.mkdtemp(prefix="bench-layout-")
+    results: dict[str, Any] = {"rows": args.rows, "arrow_mb": round(arrow_mb, 1), "machine": platform.node(),
+                               "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"), "layouts": {}}
+    try:
+        for layout in ("bin-pack", "order", "zorder", "hilbert"):
+            table = Catalog(os.path.join(home, layout)).create_table("db.t", SCHEMA, options={
+                "bucket": "-1", "write-only": "true", "target-file-size": "8 mb"})
+            for b in data:
+                table.write(b)
+            unsorted = {c: files_read(table, c) for c in ("user_id", "event_time")}
+            rss0 = peak_rss_mb()
+            start = time.perf_counter()
+            if layout == "bin-pack":
+                table.maintenance.compact(full=True)
+            else:
+                table.maintenance.compact(order_strategy=layout, order_by="user_id,event_time")
+            seconds = time.perf_counter() - start
+            total = sum(len(s.files) for s in table.plan())
+            row = {"seconds": round(seconds, 2), "rows_per_s": round(args.rows / seconds),
+                   "files": total, "rss_growth_mb": round(peak_rss_mb() - rss0, 1),
+                   **{f"{c}_files_read": files_read(table, c) for c in unsorted},
+                   **{f"{c}_files_read_unsorted": n for c, n in unsorted.items()}}
+            results["layouts"][layout] = row
+            print(layout, row, flush=True)
+            shutil.rmtree(os.path.join(home, layout), ignore_errors=True)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    base = results["layouts"]["bin-pack"]["rows_per_s"]
+    print(f"\n{args.rows:,} rows ({arrow_mb:.0f} MB of Arrow data), {results['date']}, {results['cpus']} cores")
+    print("| layout | rate vs bin-pack | files read: user_id < 10% | files read: event_time < 10% | peak RSS growth |")
+    print("| --- | --- | --- | --- | --- |")
+    for layout, row in results["layouts"].items():
+        share = {c: row[f"{c}_files_read"] / max(1, row[f"{c}_files_read_unsorted"]) for c in ("user_id", "event_time")}
+        print(f"| {layout} | {row['rows_per_s'] / base:.2f}x | {row['user_id_files_read']} of {row['files']} "
+              f"({share['user_id']:.0%} of unsorted) | {row['event_time_files_read']} ({share['event_time']:.0%}) | "
+              f"{row['rss_growth_mb']:.0f} MB |")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

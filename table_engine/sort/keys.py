@@ -1,0 +1,81 @@
+"""The one entry to the sort keys: the row order of a table by ``order`` / ``zorder`` / ``hilbert`` over columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from table_engine.core_enums import OrderType
+from table_engine.errors import OptionError, SchemaError, UnsupportedError
+from table_engine.sort.columns import contiguous
+from table_engine.sort.hilbert import hilbert_index
+from table_engine.sort.zorder import z_index
+
+DEFAULT_VAR_LENGTH = 8
+"""``zorder.var-length-contribution``'s default."""
+
+
+def _columns(table: pa.Table, columns: Sequence[str]) -> list[tuple[str, pa.Array]]:
+    if not columns:
+        raise SchemaError("order column could not be empty")
+    names = table.column_names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise SchemaError(f"Can't find column {missing[0]!r} in table columns. Possible columns are {names}")
+    return [(c, contiguous(table.column(c))) for c in columns]
+
+
+def sort_key(table: pa.Table, strategy: OrderType, columns: Sequence[str],
+             var_length: int = DEFAULT_VAR_LENGTH) -> pa.FixedSizeBinaryArray:
+    """The z-order or Hilbert key of each row of ``table`` over ``columns`` (Paimon's ``Z_INDEX`` / ``H_INDEX``),
+    compared as unsigned bytes."""
+    cols = _columns(table, columns)
+    if strategy is OrderType.ZORDER:
+        matrix = z_index(cols, var_length)
+    elif strategy is OrderType.HILBERT:
+        if len(cols) < 2:
+            raise SchemaError("Hilbert sort needs at least two columns.")
+        matrix = hilbert_index(cols)
+    else:
+        raise UnsupportedError(f"order strategy {strategy.value!r} has no key: only zorder and hilbert do")
+    width = matrix.shape[1]
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(table),
+                                                [None, pa.py_buffer(np.ascontiguousarray(matrix).tobytes())])
+
+
+def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
+                 var_length: int = DEFAULT_VAR_LENGTH) -> pa.Array:
+    """The row positions of ``table`` in ``strategy``'s order over ``columns`` (stable: equal rows keep their order).
+    ``order`` sorts by the values, ascending, nulls first, NaN after every number (as Paimon's ``OrderSorter`` in
+    Spark)."""
+    if strategy is OrderType.NONE:
+        raise UnsupportedError("order strategy 'none' does not order rows")
+    if strategy is OrderType.ORDER:
+        keys: list[pa.Array] = []
+        for _, arr in _columns(table, columns):
+            if pa.types.is_floating(arr.type):  # NaN after every number (Spark's order); Arrow puts it with nulls
+                keys.append(pc.is_nan(arr))
+            keys.append(arr)
+        keyed = pa.table({f"k{i}": arr for i, arr in enumerate(keys)})
+        return pc.sort_indices(keyed, sort_keys=[(f"k{i}", "ascending", "at_start") for i in range(len(keys))])
+    key = sort_key(table, strategy, columns, var_length)
+    return pc.sort_indices(pa.table({"k": key}), sort_keys=[("k", "ascending")])
+
+
+def clustering_strategy(value: str, columns: int) -> OrderType:
+    """``clustering.strategy`` for ``columns`` clustering columns (Paimon's ``CoreOptions.clusteringStrategy``):
+    ``auto`` is order for one column, zorder for 2 to 4, hilbert for 5 or more; other values name a strategy
+    (case-insensitive). An OptionError names a value that is none of them."""
+    if value == "auto":
+        return OrderType.ORDER if columns == 1 else OrderType.ZORDER if columns < 5 else OrderType.HILBERT
+    try:
+        strategy = OrderType(value.strip().lower())
+    except ValueError:
+        strategy = OrderType.NONE
+    if strategy is OrderType.NONE:
+        raise OptionError(f"clustering.strategy: cannot match type: {value} for ordering (auto, order, zorder or "
+                          "hilbert)")
+    return strategy

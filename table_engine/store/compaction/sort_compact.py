@@ -1,0 +1,130 @@
+"""Sort compaction of append tables: Paimon's ``compact`` with ``order_strategy`` (``order`` / ``zorder`` /
+``hilbert``) and ``order_by`` (docs/layout.md).
+
+Every live file of each selected partition is read (deletion vectors applied), the partition's rows are sorted
+together by the order's key (:mod:`table_engine.sort`) and written as new files rolled at ``target-file-size``, so
+that each file covers a narrow range of the ``order_by`` columns and its min/max statistics prune reads that filter
+on them. Only tables whose rows have no place of their own may be sorted: append tables with ``bucket`` = -1
+(Paimon's Spark procedure: "only support unaware-bucket append-only table").
+
+Paimon commits a sort compaction as an OVERWRITE of the partitions it wrote, which silently drops rows appended to
+them while it ran. This engine commits it as a COMPACT snapshot instead (the files read out, the sorted files in):
+the rows read the same, Paimon Java and pypaimon read it like any compaction, and a concurrent append survives (a
+concurrent compaction of the same files is a conflict, and the sort is planned again). ADR 0049 records it.
+
+A partition is sorted in memory on the machine that runs it (a Spark job sorts its partitions in parallel tasks).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from table_engine.core_enums import OrderType
+from table_engine.core_options import ZORDER_VAR_LENGTH_CONTRIBUTION
+from table_engine.errors import CommandError, SchemaError, UnsupportedError
+from table_engine.format.bucket import BucketMode
+from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.format.index_manifest import IndexFileMeta
+from table_engine.sort import sort_indices
+from table_engine.store.committing.commit_message import CommitMessage
+from table_engine.store.compaction.append_compact import AppendBucketCompactor, AppendCompactionSettings
+from table_engine.store.context import StoreContext
+from table_engine.store.reading.read import ReadContext
+
+__all__ = ["SortOrder", "check_sortable", "sort_partition"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SortOrder:
+    """A sort compaction's order: the strategy and the columns, in key order."""
+
+    strategy: OrderType
+    columns: tuple[str, ...]
+
+    @staticmethod
+    def parse(order_strategy: str | None, order_by: str | Sequence[str] | None) -> SortOrder | None:
+        """The order of Paimon's ``order_strategy`` and ``order_by`` (comma-separated text or a list); None when
+        neither is given (a plain compaction). Both or neither, as Paimon's procedure demands."""
+        columns = tuple(c.strip() for c in (order_by.split(",") if isinstance(order_by, str) else order_by or ())
+                        if c.strip())
+        if order_strategy is None or not order_strategy.strip():
+            if columns:
+                raise CommandError("compact: order_by needs order_strategy (order, zorder or hilbert)")
+            return None
+        try:
+            strategy = OrderType(order_strategy.strip().lower())
+        except ValueError:
+            raise CommandError(f"compact: order_strategy {order_strategy!r} is not one of "
+                               f"{[t.value for t in OrderType]}") from None
+        if strategy is OrderType.NONE:
+            if columns:
+                raise CommandError('compact: order_strategy "none" cannot work with order_by columns.')
+            return None
+        if not columns:
+            raise CommandError(f"compact: order_strategy {strategy.value!r} needs order_by columns")
+        if len(set(columns)) != len(columns):
+            raise CommandError(f"compact: order_by names a column twice: {list(columns)}")
+        if strategy is OrderType.HILBERT and len(columns) < 2:
+            raise CommandError("compact: Hilbert sort needs at least two columns.")
+        return SortOrder(strategy, columns)
+
+    def describe(self) -> str:
+        return f"{self.strategy.value}({', '.join(self.columns)})"
+
+
+def check_sortable(ctx: StoreContext, order: SortOrder) -> None:
+    """Refuse, by name and before anything is read, a table or an order that a sort compaction cannot take."""
+    where = f"sort compaction of {ctx.table_path}"
+    if ctx.schema.primary_keys or ctx.bucket_mode is not BucketMode.BUCKET_UNAWARE:
+        raise UnsupportedError(f"{where}: only append tables with bucket = -1 can be sorted (rows of a "
+                               "primary-key or bucketed table have their place); use a plain compaction")
+    opts = ctx.options
+    if opts.raw.get("clustering.incremental", "false").lower() == "true":
+        raise UnsupportedError(f"{where}: The table has enabled incremental clustering, do not support sort "
+                               "compact.")
+    if opts.data_evolution_enabled():
+        raise UnsupportedError(f"{where}: Data Evolution table cannot be sorted!")
+    if opts.row_tracking_enabled():
+        raise UnsupportedError(f"{where}: row-tracking.enabled: sorting would move rows away from the row ids of "
+                               "their files (not built: ADR 0049)")
+    names = [f.name for f in ctx.schema.fields]
+    missing = [c for c in order.columns if c not in names]
+    if missing:
+        raise SchemaError(f"{where}: Can't find column {missing[0]!r} in table columns. Possible columns are "
+                          f"{names}")
+    partition_keys = set(ctx.schema.partition_keys)
+    if partition_keys & set(order.columns):
+        raise CommandError(f"{where}: order_by should not contain partition cols, because it is meaningless, your "
+                           f"order_by cols are {list(order.columns)}, and partition cols are "
+                           f"{list(ctx.schema.partition_keys)}")
+
+
+def sort_partition(ctx: StoreContext, order: SortOrder, partition: bytes, bucket: int, total_buckets: int,
+                   files: Sequence[DataFileMeta], dv_index_files: Sequence[IndexFileMeta],
+                   track: Callable[[str], None] | None = None,
+                   read_ctx: ReadContext | None = None) -> CommitMessage | None:
+    """Sort the rows of one partition's ``files`` into new files: the commit message (the files out, the sorted
+    files and the partition's new deletion-vector index in), None when the partition has no file."""
+    if not files:
+        return None
+    settings = AppendCompactionSettings.of(ctx)
+    compactor = AppendBucketCompactor(ctx, settings, partition, bucket, track, read_ctx, dv_index_files)
+    tables = [compactor.read_live(f) for f in files]
+    rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    var_length = ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)
+    ordered = rows.take(sort_indices(rows, order.strategy, order.columns, var_length))
+    seq_start = min(f.min_sequence_number for f in files)
+    after = compactor.file_writer.write_append(compactor.bucket_path, ordered, seq_start, FileSource.COMPACT)
+    if compactor.dvs is not None:
+        compactor.dvs.drop(f.file_name for f in files)
+    new_index, old_index = compactor.flush_index()
+    log.info("sorted %d rows of %d file(s) of a partition of %s by %s into %d file(s)", ordered.num_rows,
+             len(files), ctx.table_path, order.describe(), len(after))
+    return CommitMessage(partition, bucket, total_buckets, compact_before=list(files), compact_after=after,
+                         new_index_files=new_index, deleted_index_files=old_index)
