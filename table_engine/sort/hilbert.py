@@ -87,8 +87,11 @@ def hilbert_index(columns: Sequence[tuple[str, pa.Array]]) -> U8:
     bitlen = (fixed - 1 - first) * 8 + top_bits
     java_len = bitlen // 8 + 1
     start = np.where(java_len > KEY_BYTES, fixed - java_len, fixed - KEY_BYTES)
-    idx = start[:, None] + np.arange(KEY_BYTES)[None, :]
-    return np.take_along_axis(value, idx, axis=1)
+    out = np.empty((n, KEY_BYTES), dtype=np.uint8)
+    for s in np.unique(start):  # a handful of distinct starts: slices, not a gather of n x 63 indexes
+        rows = start == s
+        out[rows] = value[rows, s:s + KEY_BYTES]
+    return out
 
 
 def _transpose(x: np.ndarray) -> None:

@@ -46,23 +46,49 @@ def sort_key(table: pa.Table, strategy: OrderType, columns: Sequence[str],
                                                 [None, pa.py_buffer(np.ascontiguousarray(matrix).tobytes())])
 
 
-def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
-                 var_length: int = DEFAULT_VAR_LENGTH) -> pa.Array:
-    """The row positions of ``table`` in ``strategy``'s order over ``columns`` (stable: equal rows keep their order).
-    ``order`` sorts by the values, ascending, nulls first, NaN after every number (as Paimon's ``OrderSorter`` in
-    Spark)."""
+KEY_COLUMN = "__key"
+"""The column a z-order or Hilbert key is added as (:func:`keyed_sort`)."""
+
+SortKeys = list[tuple[str, str, str]]
+
+
+def order_keys(schema: pa.Schema, strategy: OrderType, columns: Sequence[str]) -> SortKeys:
+    """The Arrow sort keys of ``strategy`` over ``columns`` on the table :func:`keyed_sort` makes of a table of
+    ``schema``: ``order`` sorts by the values, ascending, nulls first, NaN after every number (as Paimon's
+    ``OrderSorter`` in Spark; Arrow would put NaN with the nulls); the curves by their key."""
     if strategy is OrderType.NONE:
         raise UnsupportedError("order strategy 'none' does not order rows")
+    if strategy is not OrderType.ORDER:
+        return [(KEY_COLUMN, "ascending", "at_start")]
+    keys: SortKeys = []
+    for i, c in enumerate(columns):
+        if pa.types.is_floating(schema.field(c).type):
+            keys.append((f"__nan{i}", "ascending", "at_start"))
+        keys.append((c, "ascending", "at_start"))
+    return keys
+
+
+def keyed_sort(table: pa.Table, strategy: OrderType, columns: Sequence[str],
+               var_length: int = DEFAULT_VAR_LENGTH) -> tuple[pa.Table, SortKeys]:
+    """``table`` with the columns its order sorts by added (a curve's key, NaN flags), and the sort keys."""
+    cols = _columns(table, columns)
+    keys = order_keys(table.schema, strategy, columns)
     if strategy is OrderType.ORDER:
-        keys: list[pa.Array] = []
-        for _, arr in _columns(table, columns):
-            if pa.types.is_floating(arr.type):  # NaN after every number (Spark's order); Arrow puts it with nulls
-                keys.append(pc.is_nan(arr))
-            keys.append(arr)
-        keyed = pa.table({f"k{i}": arr for i, arr in enumerate(keys)})
-        return pc.sort_indices(keyed, sort_keys=[(f"k{i}", "ascending", "at_start") for i in range(len(keys))])
-    key = sort_key(table, strategy, columns, var_length)
-    return pc.sort_indices(pa.table({"k": key}), sort_keys=[("k", "ascending")])
+        for i, (_, arr) in enumerate(cols):
+            if pa.types.is_floating(arr.type):
+                table = table.append_column(f"__nan{i}", pc.is_nan(arr))
+        return table, keys
+    return table.append_column(KEY_COLUMN, sort_key(table, strategy, columns, var_length)), keys
+
+
+def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
+                 var_length: int = DEFAULT_VAR_LENGTH) -> pa.Array:
+    """The row positions of ``table`` in ``strategy``'s order over ``columns`` (stable: equal rows keep their order;
+    see :func:`order_keys`)."""
+    if strategy is OrderType.NONE:
+        raise UnsupportedError("order strategy 'none' does not order rows")
+    keyed, keys = keyed_sort(table, strategy, columns, var_length)
+    return pc.sort_indices(keyed, sort_keys=keys)
 
 
 def clustering_strategy(value: str, columns: int) -> OrderType:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from table_engine import clock
 from table_engine.core_options import default_commit_user
-from table_engine.errors import SnapshotNotExistError
+from table_engine.errors import CommandError, SnapshotNotExistError
 from table_engine.features import Op
+from table_engine.format.schema_file import clustering_columns
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from table_engine.store.changes.consumers import ConsumerManager
 from table_engine.store.committing.manifest_compact import ManifestCompactResult, compact_manifest
@@ -27,6 +28,7 @@ from table_engine.store.lifecycle.health import DEFAULT_MAX_ORPHAN_FILES, TableH
 from table_engine.store.lifecycle.maintenance import MaintenanceReport, run_commit_maintenance
 from table_engine.store.lifecycle.mark_done import MarkDoneResult, mark_partitions_done
 from table_engine.store.lifecycle.orphans import OrphanResult, remove_orphan_files
+from table_engine.store.lifecycle.overlap import ColumnOverlap, column_overlap
 from table_engine.store.lifecycle.partition_expire import PartitionExpireResult, drop_partitions, expire_partitions
 from table_engine.store.lifecycle.repair import RepairResult, repair_hints
 from table_engine.store.lifecycle.tag_creation import TagAutoCreation, create_batch_tag
@@ -206,6 +208,19 @@ class TableMaintenance:
         return table_health(self.table.store, self.table.identifier, partitions=specs, orphans=orphans,
                             max_orphan_files=DEFAULT_MAX_ORPHAN_FILES if max_orphan_files is None else max_orphan_files,
                             orphans_older_than_millis=orphans_older_than_millis)
+
+    def overlap(self, column: str | None = None, snapshot_id: int | None = None) -> list[ColumnOverlap]:
+        """How many files a filter on ``column`` (default: the first of ``clustering.columns``) reads per partition
+        of the latest snapshot (or ``snapshot_id``), from the files' statistics only: the layout a sort compaction
+        or clustering improves (:mod:`table_engine.store.lifecycle.overlap`, docs/layout.md)."""
+        t = self.table
+        if column is None:
+            columns = clustering_columns(t.schema)
+            if not columns:
+                raise CommandError(f"{t.identifier}: name a column (the table has no clustering.columns)")
+            column = columns[0]
+        snapshot = t.latest_snapshot() if snapshot_id is None else t.snapshot(snapshot_id)
+        return column_overlap(t.store, snapshot, column)
 
     @mutating(Op.MAINTAIN)
     def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:

@@ -127,10 +127,15 @@ def test_a_sort_compaction_sorts_each_partition_in_a_task(spark, warehouse):
     assert sum(len(s.files) for s in t.plan(filter=[("a", "<", 100)])) < files_before
 
 
-def test_a_partition_that_would_not_fit_fails_the_sort_before_any_task(spark, warehouse, monkeypatch):
+def test_a_sort_buffer_that_would_not_fit_fails_before_any_task(spark, warehouse, monkeypatch):
     t = _append_table(warehouse, "big")
     before, sid = _listing(t.path), t.latest_snapshot().id
-    monkeypatch.setattr(compact_job, "executor_memory", lambda _spark: (4096, "spark.executor.memory"))
-    with pytest.raises(CommandError, match=r"\(a sort compaction: sorted in memory\), the executors have 4.0 KiB"):
+    monkeypatch.setattr(compact_job, "executor_memory", lambda _spark: (4 << 20, "spark.executor.memory"))
+    with pytest.raises(CommandError, match=r"sort of .*: write-buffer-size 256.0 MiB of rows needs about 768.0 MiB "
+                                           r"of executor memory with the sort, the executors have 4.0 MiB "
+                                           r"\(spark.executor.memory\): lower write-buffer-size"):
         compact_job.run_compaction(spark, t, order=SortOrder.parse("order", "a"))
     assert _listing(t.path) == before and t.latest_snapshot().id == sid
+    small = Catalog(warehouse).get_table("db.big").copy({"write-buffer-size": "256 kb"})
+    report = compact_job.run_compaction(spark, small, order=SortOrder.parse("order", "a"))  # spills: fits
+    assert report.snapshot_id is not None

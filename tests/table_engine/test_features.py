@@ -53,9 +53,9 @@ def test_the_features_other_helpers_build_are_supported() -> None:
 
 
 def test_require_names_the_most_restrictive_feature_and_what_is_still_possible() -> None:
-    found = {"clustering.incremental": "option 'clustering.incremental' = 'true'",
+    found = {"bucket-function.type": "option 'bucket-function.type' = 'mod'",
              "data-file.thin-mode": "option 'data-file.thin-mode' = 'true'"}
-    require("db.t", {"clustering.incremental": "x"}, Op.READ)  # read-only feature: reads pass
+    require("db.t", {"bucket-function.type": "x"}, Op.READ)  # read-only feature: reads pass
     with pytest.raises(UnsupportedTableFeatureError) as info:
         require("db.t", found, Op.READ)
     e = info.value
@@ -64,7 +64,7 @@ def test_require_names_the_most_restrictive_feature_and_what_is_still_possible()
                       "Paimon 1.2 that this engine does not support for read: the engine can only show this table's "
                       "metadata (schema, snapshots, options)")
     with pytest.raises(UnsupportedTableFeatureError,
-                       match=r"uses data-file.thin-mode .* it also uses clustering.incremental$"):
+                       match=r"uses data-file.thin-mode .* it also uses bucket-function.type$"):
         require("db.t", found, Op.WRITE)
     for op in Op:  # BLOB columns (ADR 0018, amended) are read, written and maintained
         require("db.t", {"BLOB": "type BLOB"}, op)

@@ -121,3 +121,35 @@ def rate_section(snapshots: Sequence[Snapshot]) -> str:
                                 list(counts.items()))
     return (f"<h2>Snapshot rate <span class='muted'>(retained snapshots per {esc(name)}, UTC)</span></h2>"
             + (chart or "<p class='muted'>no snapshot</p>"))
+
+
+MAX_LAYOUT_PARTITIONS = 20
+"""Partitions listed in the layout section (the worst by files per value)."""
+
+
+def layout_section(table: Table, snapshots: Sequence[Snapshot]) -> str:
+    """For a table with ``clustering.columns``: the files a filter on the first of them reads per partition, now and
+    before the last compaction (the retained snapshot before the newest COMPACT one), from metadata only
+    (:meth:`TableMaintenance.overlap`). Nothing for other tables."""
+    from table_engine import CommitKind
+    from table_engine.format.schema_file import clustering_columns
+
+    columns = clustering_columns(table.schema)
+    if not columns:
+        return ""
+    now = table.maintenance.overlap(columns[0])
+    ids = {s.id for s in snapshots}
+    compact = max((s.id for s in snapshots if str(s.commit_kind) == CommitKind.COMPACT.value), default=None)
+    before_id = compact - 1 if compact is not None and compact - 1 in ids else None
+    before = {o.partition: o for o in table.maintenance.overlap(columns[0], before_id)} if before_id else {}
+    rows = []
+    for o in sorted(now, key=lambda o: -o.mean_files_per_value)[:MAX_LAYOUT_PARTITIONS]:
+        b = before.get(o.partition)
+        rows.append([esc(o.partition or "(unpartitioned)"), esc(o.files), f"{o.mean_files_per_value:.1f}",
+                     esc(o.max_files_per_value),
+                     "\u2014" if b is None else f"{b.mean_files_per_value:.1f} of {b.files}"])
+    when = f"snapshot {before_id}" if before_id else "no compaction retained"
+    return (f"<h2>Layout <span class='muted'>(files a filter on {esc(columns[0])} reads; before: {esc(when)})"
+            f"</span></h2>"
+            + render.table(["partition", "files", "files per value (mean)", "worst", "before the last compaction"],
+                           rows, numeric=(1, 2, 3), empty="no data file"))

@@ -12,6 +12,7 @@ from paimon_provider.plugins import render
 from paimon_provider.plugins.maintenance_view import (
     last_maintained,
     last_maintained_section,
+    layout_section,
     plan_section,
     rate_section,
 )
@@ -169,7 +170,7 @@ def table_body(catalog: Catalog, table: Table, conn_id: str, airflow_root: str, 
             f"{esc(millis(h.computed_at_millis))} UTC</p>"
             + health_section(h, table.options) + plan_section(table, h)
             + last_maintained_section(maintained, link(maintained) if maintained else "")
-            + levels_section(levels) + rate_section(retained)
+            + levels_section(levels) + layout_section(table, retained) + rate_section(retained)
             + f"<h2>Snapshots <span class='muted'>(newest {MAX_SNAPSHOTS}{esc(' ' + kind) if kind else ''}"
             + f"{f', before {before}' if before else ''})</span></h2>" + history_links(root, conn_id, table, kind,
                                                                               page.next_before_snapshot)

@@ -198,11 +198,17 @@ def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFil
 
 def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[int, str] | None,
                  sorting: bool = False) -> None:
-    """Fail before any task starts when a bucket merged (or, ``sorting``, sorted) in memory would not fit ``memory``
-    (bytes, the conf key that sets them): the :class:`CommandError` names the bucket, its size and the memory it
-    needs. None: no limit known. Every live file of the bucket counts (a full compaction merges them all, a minor
-    one fewer: an upper bound)."""
-    if memory is None or (streams(ctx) and not sorting):
+    """Fail before any task starts when a bucket merged in memory would not fit ``memory`` (bytes, the conf key that
+    sets them): the :class:`CommandError` names the bucket, its size and the memory it needs. None: no limit known.
+    Every live file of the bucket counts (a full compaction merges them all, a minor one fewer: an upper bound).
+    ``sorting`` (a sort compaction, or clustering): what must fit is the sort's buffer, whatever the partition's
+    size (:func:`check_sort_memory`)."""
+    if memory is None:
+        return
+    if sorting or ctx.options.clustering_incremental():
+        check_sort_memory(ctx, memory)
+        return
+    if streams(ctx):
         return
     limit, key = memory
     for b in plan:
@@ -211,9 +217,25 @@ def check_memory(ctx: StoreContext, plan: Sequence[BucketFiles], memory: tuple[i
             raise CommandError(
                 f"compaction of bucket {b.bucket}{_partition_text(ctx, b.partition)} of {ctx.table_path}: "
                 f"{len(b.files)} files of {_size(size)} need about {_size(size * IN_MEMORY_FACTOR)} "
-                f"of executor memory ({'a sort compaction' if sorting else why_in_memory(ctx)}: "
-                f"{'sorted' if sorting else 'merged'} in memory), the executors have "
+                f"of executor memory ({why_in_memory(ctx)}: merged in memory), the executors have "
                 f"{_size(limit)} ({key}): raise it")
+
+
+SORT_MEMORY_FACTOR = 3
+"""How many times ``write-buffer-size`` a sort takes at its peak: the buffered rows, their sorted copy and the
+key columns (the spilled runs are merged a batch at a time: less)."""
+
+
+def check_sort_memory(ctx: StoreContext, memory: tuple[int, str]) -> None:
+    """Fail before any task starts when a sort's buffer (``write-buffer-size``; a partition beyond it is sorted in
+    spilled runs) would not fit an executor's ``memory``."""
+    limit, key = memory
+    buffer = ctx.options.write_buffer_size()
+    if buffer * SORT_MEMORY_FACTOR > limit:
+        raise CommandError(f"sort of {ctx.table_path}: write-buffer-size {_size(buffer)} of rows needs about "
+                           f"{_size(buffer * SORT_MEMORY_FACTOR)} of executor memory with the sort, the executors "
+                           f"have {_size(limit)} ({key}): lower write-buffer-size (a partition beyond it is sorted "
+                           "in runs spilled to local disk) or raise the memory")
 
 
 def streams(ctx: StoreContext) -> bool:

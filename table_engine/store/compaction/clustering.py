@@ -22,24 +22,22 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from table_engine.core_enums import OrderType
 from table_engine.core_options import (
     CLUSTERING_STRATEGY,
     COMPACTION_MAX_SIZE_AMPLIFICATION,
     COMPACTION_SIZE_RATIO,
-    ZORDER_VAR_LENGTH_CONTRIBUTION,
 )
 from table_engine.errors import UnsupportedError
-from table_engine.format.data_file_meta import DataFileMeta, FileSource
+from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.index_manifest import IndexFileMeta
 from table_engine.format.schema_file import clustering_columns
 from table_engine.lsm.compaction.universal import CompactUnit, UniversalCompaction
 from table_engine.lsm.levels import LevelSortedRun, SortedRun
-from table_engine.sort import clustering_strategy, sort_indices
+from table_engine.sort import clustering_strategy
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendBucketCompactor, AppendCompactionSettings
+from table_engine.store.compaction.sort_compact import sort_and_write
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.read import ReadContext
 
@@ -117,17 +115,13 @@ def cluster_partition(ctx: StoreContext, clustering: Clustering, partition: byte
         return None
     compactor = AppendBucketCompactor(ctx, AppendCompactionSettings.of(ctx), partition, bucket, track, read_ctx,
                                       dv_index_files)
-    tables = [compactor.read_live(f) for f in unit.files]
-    rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    order = sort_indices(rows, clustering.strategy, clustering.columns, ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION))
-    written = compactor.file_writer.write_append(compactor.bucket_path, rows.take(order),
-                                                 min(f.min_sequence_number for f in unit.files), FileSource.COMPACT)
+    written, rows, _ = sort_and_write(ctx, compactor, unit.files, clustering.strategy, clustering.columns)
     after = [dataclasses.replace(f, level=unit.output_level) for f in written]
     if compactor.dvs is not None:
         compactor.dvs.drop(f.file_name for f in unit.files)
     new_index, old_index = compactor.flush_index()
     log.info("clustered %d file(s) (%d rows) of a partition of %s by %s(%s) into %d file(s) at level %d",
-             len(unit.files), rows.num_rows, ctx.table_path, clustering.strategy.value, ", ".join(clustering.columns),
+             len(unit.files), rows, ctx.table_path, clustering.strategy.value, ", ".join(clustering.columns),
              len(after), unit.output_level)
     return CommitMessage(partition, bucket, total_buckets, compact_before=list(unit.files), compact_after=after,
                          new_index_files=new_index, deleted_index_files=old_index)

@@ -29,7 +29,7 @@ from table_engine.errors import CommandError, SchemaError, UnsupportedError
 from table_engine.format.bucket import BucketMode
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
-from table_engine.sort import sort_indices
+from table_engine.sort.external import ExternalSorter
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendBucketCompactor, AppendCompactionSettings
 from table_engine.store.context import StoreContext
@@ -115,16 +115,66 @@ def sort_partition(ctx: StoreContext, order: SortOrder, partition: bytes, bucket
         return None
     settings = AppendCompactionSettings.of(ctx)
     compactor = AppendBucketCompactor(ctx, settings, partition, bucket, track, read_ctx, dv_index_files)
-    tables = [compactor.read_live(f) for f in files]
-    rows = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    var_length = ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)
-    ordered = rows.take(sort_indices(rows, order.strategy, order.columns, var_length))
-    seq_start = min(f.min_sequence_number for f in files)
-    after = compactor.file_writer.write_append(compactor.bucket_path, ordered, seq_start, FileSource.COMPACT)
+    after, rows, runs = sort_and_write(ctx, compactor, files, order.strategy, order.columns)
     if compactor.dvs is not None:
         compactor.dvs.drop(f.file_name for f in files)
     new_index, old_index = compactor.flush_index()
-    log.info("sorted %d rows of %d file(s) of a partition of %s by %s into %d file(s)", ordered.num_rows,
-             len(files), ctx.table_path, order.describe(), len(after))
+    log.info("sorted %d rows of %d file(s) of a partition of %s by %s into %d file(s)%s", rows, len(files),
+             ctx.table_path, order.describe(), len(after), f" ({runs} runs spilled)" if runs else "")
     return CommitMessage(partition, bucket, total_buckets, compact_before=list(files), compact_after=after,
                          new_index_files=new_index, deleted_index_files=old_index)
+
+
+def sort_and_write(ctx: StoreContext, compactor: AppendBucketCompactor, files: Sequence[DataFileMeta],
+                   strategy: OrderType, columns: Sequence[str]) -> tuple[list[DataFileMeta], int, int]:
+    """The live rows of ``files`` sorted by ``strategy`` over ``columns`` and written as level-0 COMPACT files rolled
+    at ``target-file-size``, numbered from the files' smallest sequence number; memory bounded by
+    ``write-buffer-size`` (beyond it the sort spills sorted runs to local disk and merges them,
+    :class:`~table_engine.sort.external.ExternalSorter`). The files, the rows, the runs spilled."""
+    writer = _RollingWriter(compactor, min(f.min_sequence_number for f in files))
+    with ExternalSorter(strategy, columns, ctx.options.write_buffer_size(),
+                        ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)) as sorter:
+        for f in files:
+            sorter.add(compactor.read_live(f))
+        for chunk in sorter.sorted():
+            writer.add(chunk)
+        runs = sorter.spilled_runs
+    return writer.finish(), sorter.rows, runs
+
+
+class _RollingWriter:
+    """Sorted chunks written as files of ``target-file-size`` (the last one of the stream smaller), numbered on."""
+
+    def __init__(self, compactor: AppendBucketCompactor, seq_start: int) -> None:
+        self.compactor = compactor
+        self.seq = seq_start
+        self.pending: list[pa.Table] = []
+        self.pending_bytes = 0
+        self.files: list[DataFileMeta] = []
+
+    def add(self, chunk: pa.Table) -> None:
+        self.pending.append(chunk)
+        self.pending_bytes += chunk.nbytes
+        target = self.compactor.file_writer.target_file_size
+        if self.pending_bytes < target:
+            return
+        rows = pa.concat_tables(self.pending)
+        per_row = max(1, rows.nbytes // max(1, rows.num_rows))
+        per_file = max(1, target // per_row)
+        whole = rows.num_rows // per_file * per_file  # only whole files now: the rest waits for more rows
+        self._write(rows.slice(0, whole))
+        rest = rows.slice(whole)
+        self.pending, self.pending_bytes = ([rest], rest.nbytes) if rest.num_rows else ([], 0)
+
+    def finish(self) -> list[DataFileMeta]:
+        if self.pending:
+            self._write(pa.concat_tables(self.pending))
+            self.pending, self.pending_bytes = [], 0
+        return self.files
+
+    def _write(self, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        c = self.compactor
+        self.files += c.file_writer.write_append(c.bucket_path, rows, self.seq, FileSource.COMPACT)
+        self.seq += rows.num_rows

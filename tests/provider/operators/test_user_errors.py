@@ -120,11 +120,11 @@ def test_a_table_feature_the_engine_cannot_maintain_fails_at_once(table: Any) ->
 
     schema_file = pathlib.Path(table.path) / "schema" / "schema-0"
     data = json.loads(schema_file.read_text())
-    data["options"]["clustering.incremental"] = "true"  # as Paimon 1.3+ writers declare it
+    data["options"]["bucket-function.type"] = "mod"  # as Paimon 1.3+ writers declare it
     schema_file.write_text(json.dumps(data))
     lines = fails_at_once(PaimonExpireSnapshotsOperator(task_id="e", table="db.t", spark=LOCAL))
     assert lines[0].startswith("expire-snapshots of table db.t failed: ") and "not retried" in lines[0], lines
-    assert lines[-1].startswith("error: table db.t uses clustering.incremental (option 'clustering.incremental' = "
-                                "'true'), a feature of Paimon 1.3"), lines
+    assert lines[-1].startswith("error: table db.t uses bucket-function.type (option 'bucket-function.type' = "
+                                "'mod'), a feature of Paimon 1.3"), lines
     assert lines[-1].endswith("the engine can only read this table"), lines
     assert table.latest_snapshot_id() == 2

@@ -205,6 +205,32 @@ def test_the_page_shows_the_plan_the_last_maintaining_run_and_the_snapshot_rate(
                                                                                                 "COMPACT": 1}
 
 
+def test_the_layout_section_shows_files_per_value_before_and_after_clustering(
+        ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
+    client, catalog, cookies = ui
+    events = pa.schema([("user_id", pa.int64()), ("v", pa.string())])
+    t = catalog.create_table("sales.events", events, options={
+        "bucket": "-1", "clustering.incremental": "true", "clustering.columns": "user_id",
+        "target-file-size": "2 kb", "num-sorted-run.compaction-trigger": "2"})
+    for i in range(4):
+        t.write(pa.table({"user_id": [(j * 7919 + i) % 1000 for j in range(400)], "v": ["x"] * 400}, schema=events))
+    text = _get(client, "/paimon_ui/sales/events", cookies).text
+    assert "<h2>Layout <span class='muted'>(files a filter on user_id reads; before: no compaction retained)" in text
+    appended = t.maintenance.overlap()[0]
+    assert appended.mean_files_per_value > appended.files / 2  # appended files each span (almost) every value
+    assert (f"<td class='n'>{appended.files}</td><td class='n'>{appended.mean_files_per_value:.1f}</td>"
+            f"<td class='n'>{appended.max_files_per_value}</td>") in text
+    t.maintenance.compact(full=True)
+    text = _get(client, "/paimon_ui/sales/events", cookies).text
+    before = t.latest_snapshot_id() - 1  # type: ignore[operator]
+    assert f"before: snapshot {before})" in text
+    assert f"{appended.mean_files_per_value:.1f} of {appended.files}</td>" in text
+    now = t.maintenance.overlap()[0]
+    assert now.files > 1 and now.mean_files_per_value < 2.0  # clustered: about one file per value
+    assert f"<td class='n'>{now.mean_files_per_value:.1f}</td>" in text
+    assert "<h2>Layout" not in _get(client, "/paimon_ui/sales/orders", cookies).text  # no clustering.columns
+
+
 def test_the_snapshots_by_kind_and_page(ui: tuple[TestClient, Catalog, dict[str, str]]) -> None:
     """The Snapshots section lists a page of the table's history: by commit kind (links for each), older pages."""
     from paimon_provider.plugins import table_view

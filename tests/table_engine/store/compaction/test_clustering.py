@@ -202,3 +202,24 @@ def test_the_planner_clusters_when_paimons_picker_would(catalog: Catalog) -> Non
     assert action.partitions == ["dt=d1"] and not action.full
     t.maintenance.compact(partitions=action.partitions)
     assert 0 not in levels(t) and not [a for a in plan_table(t).actions if a.kind == "compact"]
+
+
+def test_overlap_counts_the_files_a_filter_reads_per_value(catalog: Catalog) -> None:
+    t = table(catalog)
+    for i in range(3):
+        t.write(batch([(a, i) for a in range(200)]))  # one file each, spanning every value of a
+    before = t.maintenance.overlap()
+    assert [(o.partition, o.files) for o in before] == [("dt=d1", 3)] and before[0].mean_files_per_value == 3.0
+    t.alter(SetOption("target-file-size", "1 kb"))
+    t = catalog.get_table("db.t")
+    t.maintenance.compact(full=True)
+    after = t.maintenance.overlap("a")[0]
+    assert after.files > 3 and after.max_files_per_value <= 2
+    with pytest.raises(SchemaError, match="no column 'nope'"):
+        t.maintenance.overlap("nope")
+    plain = catalog.create_table("db.plain", SCHEMA, options={"bucket": "-1"})
+    from table_engine.errors import CommandError
+
+    with pytest.raises(CommandError, match="name a column"):
+        plain.maintenance.overlap()
+    assert plain.maintenance.overlap("a") == []

@@ -200,3 +200,21 @@ def test_appends_sorts_and_compactions_read_as_the_model(tmp_path_factory: pytes
         else:
             t.maintenance.compact(full=x)
         assert multiset(t) == model
+
+
+@pytest.mark.parametrize("strategy", ["order", "zorder"])
+def test_a_partition_larger_than_the_buffer_is_sorted_in_spilled_runs(catalog: Catalog, strategy: str,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    t = table(catalog, **{"write-buffer-size": "64 kb", "target-file-size": "16 kb"})
+    for seed in range(8):
+        t.write(rows(2000, seed))
+    before = multiset(t)
+    with caplog.at_level("INFO", logger="table_engine"):
+        t.maintenance.compact(order_strategy=strategy, order_by="a,b")
+    assert "runs spilled" in caplog.text
+    assert multiset(t) == before
+    if strategy == "order":
+        a = t.read().column("a").to_pylist()
+        assert a == sorted(a)
+    sizes = sorted(f.file_size for s in t.plan() for f in s.files)
+    assert len(sizes) > 3 and sizes[1] > sizes[-1] // 2  # files near target-file-size: one smaller at most
