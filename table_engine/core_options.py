@@ -873,6 +873,10 @@ class CoreOptions:
     row_tracking_enabled = accessor(ROW_TRACKING_ENABLED)
     data_evolution_enabled = accessor(DATA_EVOLUTION_ENABLED)
     clustering_incremental = accessor(CLUSTERING_INCREMENTAL)
+
+    def clustering_columns(self) -> tuple[str, ...]:
+        """``clustering.columns``, split on commas (Paimon's ``CoreOptions.clusteringColumns``)."""
+        return tuple(c.strip() for c in (self.get(CLUSTERING_COLUMNS) or "").split(",") if c.strip())
     global_index_enabled = accessor(GLOBAL_INDEX_ENABLED)
     global_index_column_update_action = accessor(GLOBAL_INDEX_COLUMN_UPDATE_ACTION)
     row_tracking_partition_group_on_commit = accessor(ROW_TRACKING_PARTITION_GROUP_ON_COMMIT)

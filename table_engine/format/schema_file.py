@@ -17,7 +17,6 @@ from table_engine.core_options import (
     BLOB_FIELD,
     BUCKET,
     BUCKET_KEY,
-    CLUSTERING_COLUMNS,
     CLUSTERING_INCREMENTAL,
     CLUSTERING_STRATEGY,
     POSTPONE_DEFAULT_BUCKET_NUM,
@@ -246,9 +245,8 @@ def validate_bucket(schema: TableSchema) -> None:
 
 
 def clustering_columns(schema: TableSchema) -> tuple[str, ...]:
-    """``clustering.columns``, split on commas (Paimon's ``CoreOptions.clusteringColumns``)."""
-    raw = CLUSTERING_COLUMNS.value_from(schema.options) or ""
-    return tuple(c.strip() for c in raw.split(",") if c.strip())
+    """``clustering.columns`` of ``schema`` (:meth:`CoreOptions.clustering_columns`)."""
+    return CoreOptions(schema.options).clustering_columns()
 
 
 def validate_clustering(schema: TableSchema) -> None:

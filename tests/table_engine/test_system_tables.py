@@ -169,6 +169,7 @@ READ_ONLY_METHODS = {
     "branch_table", "branches", "list_branches",  # branches: read (branch_table opens one)
     "consumers", "copy", "earliest_snapshot_id", "latest_snapshot", "latest_snapshot_id", "list_tags",
     "maintenance.health",  # reads metadata only: table_engine/store/lifecycle/health.py
+    "maintenance.overlap",  # reads metadata only: table_engine/store/lifecycle/overlap.py
     "metadata",  # a read-only view: table_engine/store/reading/table_metadata.py
     "new_read", "new_stream_scan",  # reads; refused with consumer-id
     "plan", "plan_with_fallback", "read", "refresh", "resolve_snapshot",

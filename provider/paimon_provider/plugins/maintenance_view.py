@@ -132,9 +132,8 @@ def layout_section(table: Table, snapshots: Sequence[Snapshot]) -> str:
     before the last compaction (the retained snapshot before the newest COMPACT one), from metadata only
     (:meth:`TableMaintenance.overlap`). Nothing for other tables."""
     from table_engine import CommitKind
-    from table_engine.format.schema_file import clustering_columns
 
-    columns = clustering_columns(table.schema)
+    columns = table.options.clustering_columns()
     if not columns:
         return ""
     now = table.maintenance.overlap(columns[0])
