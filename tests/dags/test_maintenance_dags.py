@@ -112,6 +112,13 @@ def test_compaction_dag_compacts_the_ods_append_table(dagbag: Any, airflow_db: N
     assert table.read().sort_by("event_id").equals(rows_before)
     files_after = catalog.get_table(f"{o.name}$files").read().num_rows
     assert files_after < files_before, (files_before, files_after)
+    # the form's sort: each partition's rows ordered by a z-order of two columns, the same rows
+    run(dagbag, "paimon_compact", {"tables": [o.name], "mode": "minor", "partitions": "",
+                                   "order_strategy": "zorder", "order_by": "user_id,event_time_ms"})
+    table = Catalog(lake["warehouse"]).get_table(o.name)
+    assert str(table.latest_snapshot().commit_kind) == "COMPACT"  # type: ignore[union-attr]
+    assert table.latest_snapshot().id == compacted.id + 1  # type: ignore[union-attr]
+    assert table.read().sort_by("event_id").equals(rows_before)
 
 
 def test_compaction_dag_publishes_a_postpone_bucket_table(dagbag: Any, airflow_db: None, lake: dict[str, str],
