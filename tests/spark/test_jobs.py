@@ -119,8 +119,9 @@ def test_the_spark_write_job_commits_as_commit_user_prefix_says(spark, warehouse
 
 
 def test_spark_compaction_and_writes_pass_the_capability_gate_before_any_task(spark, warehouse):
-    """A table whose schema declares a feature the engine can read but not maintain (incremental clustering, as
-    Paimon 1.3+ writes it): the Spark compaction and write_dataframe refuse on the driver, and no file changes."""
+    """A table whose schema declares a feature the engine can read but not maintain (a bucket function other than the
+    default, as Paimon 1.3+ writes it): the Spark compaction and write_dataframe refuse on the driver, and no file
+    changes."""
     import json
     import pathlib
 
@@ -133,13 +134,13 @@ def test_spark_compaction_and_writes_pass_the_capability_gate_before_any_task(sp
     table.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
     schema_file = pathlib.Path(table.path) / "schema" / "schema-0"
     data = json.loads(schema_file.read_text())
-    data["options"]["clustering.incremental"] = "true"
+    data["options"]["bucket-function.type"] = "mod"
     schema_file.write_text(json.dumps(data))
     table = Catalog(warehouse).get_table("db.rt")
     before = state(warehouse)
-    with pytest.raises(UnsupportedTableFeatureError, match="uses clustering.incremental .* for maintain"):
+    with pytest.raises(UnsupportedTableFeatureError, match="uses bucket-function.type .* for maintain"):
         compact_table(spark, table, full=True)
-    with pytest.raises(UnsupportedTableFeatureError, match="uses clustering.incremental .* for write"):
+    with pytest.raises(UnsupportedTableFeatureError, match="uses bucket-function.type .* for write"):
         write_dataframe(spark.createDataFrame([(4, "d")], "id long, v string"), warehouse, "db.rt")
     assert state(warehouse) == before
     assert sorted(table.read().column("id").to_pylist()) == [1, 2, 3]  # reads stay right
