@@ -2,7 +2,8 @@
 order, and the peak memory of a sort.
 
 One append table (``bucket`` = -1, ``write-only``, ``target-file-size`` 8 MB) of ``--rows`` rows (default
-10,000,000) in ``--batches`` appends (default 20) of four columns: ``user_id`` and ``event_time`` (BIGINT, uniform),
+10,000,000) in ``--batches`` appends (default 200: small files, which a bin-pack compaction rewrites) of four
+columns: ``user_id`` and ``event_time`` (BIGINT, uniform),
 ``amount`` (DOUBLE), ``note`` (STRING). Copies of it are compacted side by side in one run:
 
 1. **rate**: a full bin-pack compaction (the same files into ``target-file-size`` files) against a sort compaction
@@ -10,7 +11,8 @@ One append table (``bucket`` = -1, ``write-only``, ``target-file-size`` 8 MB) of
    rate (target: at least 0.5 for zorder);
 2. **pruning**: the files planned for ``user_id < 10%`` and ``event_time < 10%`` of their ranges after each layout,
    as a share of the files of the table (target: at most 25% of what the unsorted table reads, for zorder);
-3. **memory**: the peak RSS growth of the process during each compaction (``resource.getrusage``), with
+3. **memory**: the peak RSS growth during each compaction (its process's RSS sampled every 5 ms over the
+   compaction only), with
    ``write-buffer-size`` = ``--buffer`` (default: a quarter of the data's Arrow size, so that the partition is 4x the
    buffer and the sort spills runs and merges them).
 
@@ -26,7 +28,6 @@ import json
 import multiprocessing as mp
 import os
 import platform
-import resource
 import shutil
 import sys
 import tempfile
@@ -55,21 +56,35 @@ def batches(rows: int, count: int, seed: int = 40) -> list[pa.Table]:
                      schema=SCHEMA) for _ in range(count)]
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
 
 
 def _compact(warehouse: str, layout: str) -> tuple[float, float]:
-    """In a worker process: compact (bin-pack) or sort the table; its seconds and peak RSS growth in MB."""
+    """In a worker process: compact (bin-pack) or sort the table; its seconds and peak RSS growth in MB (the RSS
+    sampled every 5 ms while it runs, over the RSS just before)."""
+    import threading
+
     table = Catalog(warehouse).get_table("db.t")
     table.plan()
-    base = peak_rss_mb()
+    base, peak, done = _rss_mb(), [0.0], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.005):
+            peak[0] = max(peak[0], _rss_mb())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     start = time.perf_counter()
     if layout == "bin-pack":
         table.maintenance.compact(full=True)
     else:
         table.maintenance.compact(order_strategy=layout, order_by="user_id,event_time")
-    return time.perf_counter() - start, peak_rss_mb() - base
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    return seconds, max(peak[0], _rss_mb()) - base
 
 
 def files_read(table: Any, column: str) -> int:
@@ -79,7 +94,7 @@ def files_read(table: Any, column: str) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--buffer", type=int, default=None, help="write-buffer-size in bytes (default: data / 4)")
     ap.add_argument("--out")
     args = ap.parse_args()
