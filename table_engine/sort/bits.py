@@ -14,6 +14,8 @@ from table_engine.sort.columns import U8
 MAX_LUT_COLUMNS = 8
 """The most columns interleaved through the lookup tables (their bits of one byte position fill a 64-bit word);
 more go bit by bit."""
+MAX_WORD_COLUMNS = 4
+"""The most 64-bit columns :func:`interleave_words` takes (their bits of 16 positions fill a 64-bit word)."""
 
 
 @lru_cache(maxsize=MAX_LUT_COLUMNS)
@@ -64,3 +66,52 @@ def _order(widths: tuple[int, ...]) -> np.ndarray:
     order = [int(bases[c]) + 8 * byte + bit
              for byte in range(max(widths)) for bit in range(8) for c, w in enumerate(widths) if w > byte]
     return np.asarray(order, dtype=np.int64)
+
+
+@lru_cache(maxsize=MAX_WORD_COLUMNS)
+def _spread16(d: int) -> np.ndarray:
+    """For each 16-bit value, its bits placed ``d`` apart, most significant first, in the low ``16 * d`` bits of a
+    word (as :func:`_spread` for a byte)."""
+    values = np.arange(1 << 16, dtype=np.uint64)
+    out = np.zeros(1 << 16, dtype=np.uint64)
+    for i in range(16):
+        out |= ((values >> np.uint64(15 - i)) & np.uint64(1)) << np.uint64(16 * d - 1 - i * d)
+    return out
+
+
+def interleave_words(values: Sequence[np.ndarray]) -> np.ndarray:
+    """:func:`interleave` of 64-bit columns (at most :data:`MAX_WORD_COLUMNS`), given as ``uint64`` numbers whose
+    big-endian bytes are the columns' bytes, straight to the key's words: an ``(n, columns)`` matrix of ``uint64``,
+    most significant first. 16 bits of every column at a time through a 65,536-entry table: half the lookups of the
+    byte-wise interleave, and no byte matrix."""
+    d, n = len(values), len(values[0])
+    if not 0 < d <= MAX_WORD_COLUMNS:
+        raise ValueError(f"interleave_words takes 1 to {MAX_WORD_COLUMNS} columns, not {d}")
+    lut, bits = _spread16(d), 16 * d
+    words = np.zeros((n, d), dtype=np.uint64)
+    chunk = np.empty(n, dtype=np.uint64)
+    part = np.empty(n, dtype=np.uint64)
+    for k in range(4):  # bits 63-48 of every column, then 47-32, ...
+        chunk.fill(0)
+        for c, v in enumerate(values):
+            np.right_shift(v, np.uint64(48 - 16 * k), out=part)
+            np.bitwise_and(part, np.uint64(0xFFFF), out=part)
+            np.bitwise_or(chunk, lut[part] >> np.uint64(c), out=chunk)
+        aligned = chunk << np.uint64(64 - bits)  # the chunk's bits at the top of a word
+        offset = bits * k
+        word, r = divmod(offset, 64)
+        words[:, word] |= aligned >> np.uint64(r)
+        if r + bits > 64:
+            words[:, word + 1] |= aligned << np.uint64(64 - r)
+    return words
+
+
+def as_words(matrix: U8) -> np.ndarray:
+    """An ``(n, width)`` byte matrix as an ``(n, words)`` matrix of native ``uint64``, most significant first (the
+    bytes read big-endian, the last word zero-padded): rows compared word by word compare as their bytes do."""
+    n, width = matrix.shape
+    if width % 8:
+        padded = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+        padded[:, :width] = matrix
+        matrix = padded
+    return np.ascontiguousarray(matrix).view(">u8").astype(np.uint64)

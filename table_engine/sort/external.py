@@ -8,6 +8,10 @@ the rows handed out in one step.
 
 The order is given as Arrow sort keys over the table's columns (:func:`keyed`: the order's own columns, or a
 z-order / Hilbert key column added to the rows and dropped from what is handed out).
+
+Cores: a buffer is cut into one slice of rows per core (Arrow's CPU count: a Spark task's own cores), and the
+slices are keyed, sorted and spilled in parallel threads (numpy and Arrow release the GIL), each a run of its own;
+a partition that fits the buffer is sorted the same way and its slices merged in memory.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,13 +29,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import OrderType
-from table_engine.sort.keys import KEY_COLUMN, keyed_sort, order_keys
+from table_engine.sort.keys import KEY_COLUMN, keyed_indices, order_keys, sorted_with_keys
 
 __all__ = ["ExternalSorter"]
 
 log = logging.getLogger(__name__)
 
 _MARK = "__bound"
+MIN_SLICE_ROWS = 1 << 17
+"""The fewest rows a buffer's slice sorted in a thread of its own gets (below it one thread sorts them all)."""
+RUN_BATCHES = 16
+"""Batches a run is merged in (a batch of every run is in memory at once while runs merge)."""
 
 
 @dataclass
@@ -48,6 +57,7 @@ class ExternalSorter:
     _buffered: int = 0
     _runs: list[str] = field(default_factory=list)
     _dir: str | None = None
+    _pool: ThreadPoolExecutor | None = None
     rows: int = 0
 
     def __enter__(self) -> ExternalSorter:
@@ -58,6 +68,9 @@ class ExternalSorter:
 
     def close(self) -> None:
         """Remove the spill files."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -78,38 +91,52 @@ class ExternalSorter:
 
     def sorted(self) -> Iterator[pa.Table]:
         """The rows added, in order (the key columns dropped)."""
-        if not self._runs:  # it all fit: one sort in memory
-            if self._buffer:
-                yield self._sort(pa.concat_tables(self._buffer))[0]
+        if not self._runs:  # it all fit: sorted in memory
+            table = pa.concat_tables(self._buffer) if self._buffer else None
             self._buffer, self._buffered = [], 0
+            if table is None:
+                return
+            runs = self._sorted_slices(table)
+            if len(runs) == 1:
+                yield runs[0].select(table.column_names)
+                return
+            yield from self._merge([_Run.of_table(r) for r in runs])
             return
         if self._buffer:
             self._spill()
-        yield from self._merge()
+        yield from self._merge([_Run.of_file(path) for path in self._runs])
 
     # ---- runs --------------------------------------------------------------------------------------------------
-    def _sort(self, table: pa.Table) -> tuple[pa.Table, pa.Table]:
-        """``table`` sorted, and its sorted rows with the key columns (what a run stores)."""
-        with_keys, sort_keys = keyed_sort(table, self.strategy, self.columns, self.var_length)
-        ordered = with_keys.take(pc.sort_indices(with_keys, sort_keys=sort_keys))
-        return ordered.select(table.column_names), ordered
+    def _sorted_slices(self, table: pa.Table) -> list[pa.Table]:
+        """``table`` cut into a slice of rows per core, each sorted with its key columns (in parallel threads)."""
+        threads = max(1, min(pa.cpu_count(), table.num_rows // MIN_SLICE_ROWS))
+        if threads == 1:
+            return [self._sort(table)]
+        step = -(-table.num_rows // threads)
+        slices = [table.slice(i, step) for i in range(0, table.num_rows, step)]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(pa.cpu_count(), thread_name_prefix="paimon-sort")
+        return list(self._pool.map(self._sort, slices))
+
+    def _sort(self, table: pa.Table) -> pa.Table:
+        """``table``'s rows sorted, with the key columns (what a run holds)."""
+        return sorted_with_keys(table, self.strategy, self.columns, self.var_length)
 
     def _spill(self) -> None:
         if self._dir is None:
             self._dir = tempfile.mkdtemp(prefix="paimon-sort-", dir=self.spill_dir)
-        _, run = self._sort(pa.concat_tables(self._buffer))
+        table = pa.concat_tables(self._buffer)
         self._buffer, self._buffered = [], 0
-        path = os.path.join(self._dir, f"run-{len(self._runs)}.arrow")
-        batch_rows = max(1024, run.num_rows // 64)
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, run.schema) as writer:
-            for batch in run.to_batches(max_chunksize=batch_rows):
-                writer.write_batch(batch)
-        self._runs.append(path)
-        log.info("sort spilled run %d (%d rows) to %s", len(self._runs), run.num_rows, path)
+        for run in self._sorted_slices(table):
+            path = os.path.join(self._dir, f"run-{len(self._runs)}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, run.schema) as writer:
+                for batch in run.to_batches(max_chunksize=_batch_rows(run.num_rows)):
+                    writer.write_batch(batch)
+            self._runs.append(path)
+            log.info("sort spilled run %d (%d rows) to %s", len(self._runs), run.num_rows, path)
 
     # ---- merge -------------------------------------------------------------------------------------------------
-    def _merge(self) -> Iterator[pa.Table]:
-        readers = [_Run(path) for path in self._runs]
+    def _merge(self, readers: list[_Run]) -> Iterator[pa.Table]:
         try:
             data_names = [n for n in readers[0].schema.names if not n.startswith("__")]
             sort_keys = order_keys(readers[0].schema, self.strategy, self.columns)
@@ -120,10 +147,10 @@ class ExternalSorter:
                 waiting = [r for r in live if r.has_more]
                 if not waiting:  # the last batch of every run: all of it
                     rest = pa.concat_tables([r.buffer for r in live])
-                    yield rest.take(pc.sort_indices(rest, sort_keys=sort_keys)).select(data_names)
+                    yield rest.take(keyed_indices(rest, sort_keys)).select(data_names)
                     return
                 lasts = pa.concat_tables([r.buffer.slice(r.buffer.num_rows - 1) for r in waiting])
-                bound = lasts.take(pc.sort_indices(lasts, sort_keys=sort_keys)).slice(0, 1)
+                bound = lasts.take(keyed_indices(lasts, sort_keys)).slice(0, 1)
                 parts = []
                 for r in live:
                     n = _count_at_or_below(r.buffer, bound, sort_keys)
@@ -134,7 +161,7 @@ class ExternalSorter:
                         r.advance()
                 if parts:
                     out = pa.concat_tables(parts)
-                    yield out.take(pc.sort_indices(out, sort_keys=sort_keys)).select(data_names)
+                    yield out.take(keyed_indices(out, sort_keys)).select(data_names)
         finally:
             for r in readers:
                 r.close()
@@ -160,18 +187,35 @@ def _key_bytes(rows: pa.Table) -> np.ndarray:
     return data[col.offset:col.offset + len(col)]
 
 
-class _Run:
-    """A spilled run read a batch at a time, one batch ahead (so that :attr:`has_more` is known)."""
+def _batch_rows(rows: int) -> int:
+    return max(1024, rows // RUN_BATCHES)
 
-    def __init__(self, path: str) -> None:
-        self._file = pa.OSFile(path, "rb")
-        self._reader = pa.ipc.open_file(self._file)
-        self.schema = self._reader.schema
+
+class _Run:
+    """A sorted run (spilled to a file, or a table in memory) read a batch at a time, one batch ahead (so that
+    :attr:`has_more` is known)."""
+
+    def __init__(self, schema: pa.Schema, batches: int, get: Callable[[int], pa.RecordBatch],
+                 file: pa.NativeFile | None = None) -> None:
+        self._file = file
+        self._get = get
+        self.schema = schema
         self._next = 0
-        self._batches: int = self._reader.num_record_batches
+        self._batches = batches
         self.buffer: pa.Table = self.schema.empty_table()
         """The current batch's rows not handed out yet (empty once the run is read)."""
         self.advance()
+
+    @staticmethod
+    def of_file(path: str) -> _Run:
+        file = pa.OSFile(path, "rb")
+        reader = pa.ipc.open_file(file)
+        return _Run(reader.schema, reader.num_record_batches, reader.get_batch, file)
+
+    @staticmethod
+    def of_table(table: pa.Table) -> _Run:
+        batches = table.to_batches(max_chunksize=_batch_rows(table.num_rows))
+        return _Run(table.schema, len(batches), batches.__getitem__)
 
     @property
     def has_more(self) -> bool:
@@ -181,11 +225,12 @@ class _Run:
     def advance(self) -> None:
         """Load the next batch (an empty buffer at the end)."""
         if self._next < self._batches:
-            self.buffer = pa.Table.from_batches([self._reader.get_batch(self._next)])
+            self.buffer = pa.Table.from_batches([self._get(self._next)])
             self._next += 1
         else:
             self.buffer = self.schema.empty_table()
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 

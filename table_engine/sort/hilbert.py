@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from table_engine.sort.bits import interleave
+from table_engine.sort.bits import MAX_WORD_COLUMNS, as_words, interleave, interleave_words
 from table_engine.sort.columns import (
     I64,
     U8,
@@ -63,19 +63,48 @@ CHUNK = 1 << 16
 _LOW63 = np.uint64((1 << 63) - 1)
 
 
-def hilbert_index(columns: Sequence[tuple[str, pa.Array]]) -> U8:
-    """The Hilbert key of each row, an ``(n, 63)`` matrix: ``columns`` (name, values) are the dimensions in order."""
+def _transposed(columns: Sequence[tuple[str, pa.Array]]) -> np.ndarray:
+    """The dimensions' transposed coordinates, ``(dims, n)`` ``uint64`` with bit 63 cleared: the index's bits are
+    bit 62 of every dimension, then bit 61, ...: the interleave of these, whose first ``dims`` bits are zeros."""
     if len(columns) < 2:
         raise ValueError("Hilbert sort needs at least two columns.")
     x = np.stack([column_longs(arr, name).view(np.uint64) for name, arr in columns])  # (dims, n)
-    n, dims = x.shape[1], x.shape[0]
-    for start in range(0, n, CHUNK):
+    for start in range(0, x.shape[1], CHUNK):
         _transpose(x[:, start:start + CHUNK])
-    # the index's bits are bit 62 of every dimension, then bit 61, ...: the interleave of the dimensions' 64 bits
-    # with bit 63 cleared, whose first ``dims`` bits are then zeros (the value is the same)
-    parts = [(row & _LOW63).astype(">u8").view(np.uint8).reshape(n, 8) for row in x]
-    value = interleave(parts)  # big-endian, 8 * dims bytes: room for Java's sign byte
-    fixed = 8 * dims
+    np.bitwise_and(x, _LOW63, out=x)
+    return x
+
+
+def hilbert_value(columns: Sequence[tuple[str, pa.Array]]) -> U8:
+    """The index of each row on the curve as a big-endian ``(n, 8 * dims)`` matrix (room for Java's sign byte):
+    ``columns`` (name, values) are the dimensions in order."""
+    x = _transposed(columns)
+    return interleave([row.astype(">u8").view(np.uint8).reshape(len(row), 8) for row in x])
+
+
+def hilbert_words(columns: Sequence[tuple[str, pa.Array]]) -> np.ndarray:
+    """The rows' order on the curve as an ``(n, words)`` matrix of ``uint64`` compared word by word: the index's
+    words below 8 dimensions (:func:`hilbert_order`), straight from the coordinates up to four; the key's bytes
+    read big-endian, zero-padded, from 8 on."""
+    if len(columns) <= MAX_WORD_COLUMNS:
+        return interleave_words(list(_transposed(columns)))
+    return as_words(hilbert_order(columns))
+
+
+def hilbert_order(columns: Sequence[tuple[str, pa.Array]]) -> U8:
+    """A byte matrix whose unsigned order is that of :func:`hilbert_index`, narrower where it can be: below 8
+    dimensions the 63-byte key is the curve's index left-padded with zeros, so the index itself orders the rows the
+    same (8 bytes a dimension instead of 63 a row); from 8 on, Java's cut of its bytes to 63 matters, and the key
+    is the index."""
+    if len(columns) * 8 < KEY_BYTES:
+        return hilbert_value(columns)
+    return hilbert_index(columns)
+
+
+def hilbert_index(columns: Sequence[tuple[str, pa.Array]]) -> U8:
+    """The Hilbert key of each row, an ``(n, 63)`` matrix: ``columns`` (name, values) are the dimensions in order."""
+    value = hilbert_value(columns)
+    n, fixed = value.shape
     if fixed < KEY_BYTES:
         value = np.concatenate([np.zeros((n, KEY_BYTES - fixed), dtype=np.uint8), value], axis=1)
         fixed = KEY_BYTES

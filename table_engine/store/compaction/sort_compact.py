@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -131,26 +132,35 @@ def sort_and_write(ctx: StoreContext, compactor: AppendBucketCompactor, files: S
     at ``target-file-size``, numbered from the files' smallest sequence number; memory bounded by
     ``write-buffer-size`` (beyond it the sort spills sorted runs to local disk and merges them,
     :class:`~table_engine.sort.external.ExternalSorter`). The files, the rows, the runs spilled."""
-    writer = _RollingWriter(compactor, min(f.min_sequence_number for f in files))
     with ExternalSorter(strategy, columns, ctx.options.write_buffer_size(),
-                        ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)) as sorter:
+                        ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)) as sorter, \
+            _RollingWriter(compactor, min(f.min_sequence_number for f in files)) as writer:
         for f in files:
             sorter.add(compactor.read_live(f))
         for chunk in sorter.sorted():
             writer.add(chunk)
         runs = sorter.spilled_runs
-    return writer.finish(), sorter.rows, runs
+        return writer.finish(), sorter.rows, runs
 
 
 class _RollingWriter:
-    """Sorted chunks written as files of ``target-file-size`` (the last one of the stream smaller), numbered on."""
+    """Sorted chunks written as files of ``target-file-size`` (the last one of the stream smaller), numbered on.
+    The files are encoded and written by a thread of their own, one at a time and in order, while the sort goes on
+    (at most one file's rows wait for it). A context manager that waits for its thread."""
 
     def __init__(self, compactor: AppendBucketCompactor, seq_start: int) -> None:
         self.compactor = compactor
         self.seq = seq_start
         self.pending: list[pa.Table] = []
         self.pending_bytes = 0
-        self.files: list[DataFileMeta] = []
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="paimon-sort-write")
+        self._writes: list[Future[list[DataFileMeta]]] = []
+
+    def __enter__(self) -> _RollingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(cancel_futures=True)
 
     def add(self, chunk: pa.Table) -> None:
         self.pending.append(chunk)
@@ -167,14 +177,18 @@ class _RollingWriter:
         self.pending, self.pending_bytes = ([rest], rest.nbytes) if rest.num_rows else ([], 0)
 
     def finish(self) -> list[DataFileMeta]:
+        """Every file written (in order), once the last is."""
         if self.pending:
             self._write(pa.concat_tables(self.pending))
             self.pending, self.pending_bytes = [], 0
-        return self.files
+        return [f for w in self._writes for f in w.result()]
 
     def _write(self, rows: pa.Table) -> None:
         if rows.num_rows == 0:
             return
+        if self._writes:  # one file waits at most: memory stays one file's rows ahead of the writer
+            self._writes[-1].result()
         c = self.compactor
-        self.files += c.file_writer.write_append(c.bucket_path, rows, self.seq, FileSource.COMPACT)
+        self._writes.append(self._pool.submit(c.file_writer.write_append, c.bucket_path, rows, self.seq,
+                                              FileSource.COMPACT))
         self.seq += rows.num_rows

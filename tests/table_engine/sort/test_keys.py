@@ -7,9 +7,11 @@ import datetime as dt
 import decimal
 import itertools
 import math
+import random
 import struct
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -18,6 +20,9 @@ from hypothesis import strategies as st
 from table_engine.core_enums import OrderType
 from table_engine.errors import SchemaError, UnsupportedError
 from table_engine.sort import sort_indices, sort_key
+from table_engine.sort.bits import as_words, interleave_words
+from table_engine.sort.bits import interleave as byte_interleave
+from table_engine.sort.keys import argsort_words, key_words
 
 MIN64, MASK64 = 1 << 63, (1 << 64) - 1
 
@@ -254,3 +259,50 @@ def test_more_columns_than_the_lookup_tables_take_interleave_bit_by_bit() -> Non
     keys = sort_key(t, OrderType.ZORDER, t.column_names, 3).to_pylist()
     for r, row in enumerate(t.to_pylist()):
         assert keys[r] == interleave([z_bytes(v, t.schema.field(c).type, 3) for c, v in row.items()])
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables(min_columns=2), st.sampled_from([OrderType.ZORDER, OrderType.HILBERT]))
+def test_a_curves_row_order_is_that_of_paimons_keys(data: tuple[pa.Table, list[pa.DataType]],
+                                                     strategy: OrderType) -> None:
+    table, _ = data
+    names = table.column_names
+    keys = sort_key(table, strategy, names).to_pylist()
+    assert sort_indices(table, strategy, names).to_pylist() == sorted(range(len(keys)), key=lambda i: (keys[i], i))
+
+
+@pytest.mark.parametrize("dims", [7, 8, 9])
+def test_a_hilbert_order_of_many_columns_is_that_of_paimons_keys(dims: int) -> None:
+    """From 8 dimensions Java cuts the index's bytes to 63: the order follows the cut key, not the index."""
+    rng = random.Random(dims)
+    table = pa.table({f"c{i}": pa.array([rng.choice([None, rng.randrange(-2 ** 63, 2 ** 63), rng.randrange(4)])
+                                        for _ in range(300)], pa.int64()) for i in range(dims)})
+    keys = sort_key(table, OrderType.HILBERT, table.column_names).to_pylist()
+    assert sort_indices(table, OrderType.HILBERT, table.column_names).to_pylist() == \
+        sorted(range(len(keys)), key=lambda i: (keys[i], i))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda k: st.lists(
+    st.lists(st.sampled_from([0, 1, 2, 1 << 40, (1 << 63) + 5, (1 << 64) - 1]) | st.integers(0, (1 << 64) - 1),
+             min_size=k, max_size=k), max_size=60)), st.integers(0, 63))
+def test_argsort_words_is_a_stable_word_by_word_sort(rows: list[list[int]], shift: int) -> None:
+    k = len(rows[0]) if rows else 1
+    words = np.array(rows, dtype=np.uint64).reshape(len(rows), k) >> np.uint64(shift)  # a shared prefix of zeros
+    expected = np.lexsort(tuple(words[:, i] for i in range(k - 1, -1, -1))) if len(rows) else np.arange(0)
+    assert argsort_words(words).tolist() == expected.tolist()
+
+
+def test_key_words_pad_and_read_big_endian() -> None:
+    keys = pa.array([b"\x00\x01\x02", b"\xff\x00\x00"], pa.binary(3))
+    assert key_words(keys).tolist() == [[0x0001020000000000], [0xFF00000000000000]]
+    assert key_words(keys.slice(1)).tolist() == [[0xFF00000000000000]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda d: st.lists(st.lists(st.integers(0, (1 << 64) - 1), min_size=d, max_size=d),
+                                                     min_size=1, max_size=30)))
+def test_the_word_interleave_is_the_byte_interleave(rows: list[list[int]]) -> None:
+    values = np.array(rows, dtype=np.uint64).T
+    as_bytes = [v.astype(">u8").view(np.uint8).reshape(len(v), 8) for v in values]
+    assert interleave_words(list(values)).tolist() == as_words(byte_interleave(as_bytes)).tolist()
