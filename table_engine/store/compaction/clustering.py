@@ -17,7 +17,6 @@ partition filter).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,8 +35,7 @@ from table_engine.lsm.compaction.universal import CompactUnit, UniversalCompacti
 from table_engine.lsm.levels import LevelSortedRun, SortedRun
 from table_engine.sort import clustering_strategy
 from table_engine.store.committing.commit_message import CommitMessage
-from table_engine.store.compaction.append_compact import AppendBucketCompactor, AppendCompactionSettings
-from table_engine.store.compaction.sort_compact import sort_and_write
+from table_engine.store.compaction.sort_compact import rewrite_sorted
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.read import ReadContext
 
@@ -113,18 +111,12 @@ def cluster_partition(ctx: StoreContext, clustering: Clustering, partition: byte
                            lambda f: _clustered_by(ctx, f) == clustering.columns)
     if unit is None or not unit.files:
         return None
-    compactor = AppendBucketCompactor(ctx, AppendCompactionSettings.of(ctx), partition, bucket, track, read_ctx,
-                                      dv_index_files)
-    written, rows, _ = sort_and_write(ctx, compactor, unit.files, clustering.strategy, clustering.columns)
-    after = [dataclasses.replace(f, level=unit.output_level) for f in written]
-    if compactor.dvs is not None:
-        compactor.dvs.drop(f.file_name for f in unit.files)
-    new_index, old_index = compactor.flush_index()
+    message, rows, _ = rewrite_sorted(ctx, clustering.strategy, clustering.columns, partition, bucket, total_buckets,
+                                      unit.files, dv_index_files, unit.output_level, track, read_ctx)
     log.info("clustered %d file(s) (%d rows) of a partition of %s by %s(%s) into %d file(s) at level %d",
              len(unit.files), rows, ctx.table_path, clustering.strategy.value, ", ".join(clustering.columns),
-             len(after), unit.output_level)
-    return CommitMessage(partition, bucket, total_buckets, compact_before=list(unit.files), compact_after=after,
-                         new_index_files=new_index, deleted_index_files=old_index)
+             len(message.compact_after), unit.output_level)
+    return message
 
 
 def _clustered_by(ctx: StoreContext, f: DataFileMeta) -> tuple[str, ...]:

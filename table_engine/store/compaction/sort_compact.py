@@ -17,6 +17,7 @@ A partition is sorted in memory on the machine that runs it (a Spark job sorts i
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,7 +37,7 @@ from table_engine.store.compaction.append_compact import AppendBucketCompactor, 
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.read import ReadContext
 
-__all__ = ["SortOrder", "check_sortable", "sort_partition"]
+__all__ = ["SortOrder", "check_sortable", "rewrite_sorted", "sort_partition"]
 
 log = logging.getLogger(__name__)
 
@@ -114,16 +115,29 @@ def sort_partition(ctx: StoreContext, order: SortOrder, partition: bytes, bucket
     files and the partition's new deletion-vector index in), None when the partition has no file."""
     if not files:
         return None
-    settings = AppendCompactionSettings.of(ctx)
-    compactor = AppendBucketCompactor(ctx, settings, partition, bucket, track, read_ctx, dv_index_files)
-    after, rows, runs = sort_and_write(ctx, compactor, files, order.strategy, order.columns)
+    message, rows, runs = rewrite_sorted(ctx, order.strategy, order.columns, partition, bucket, total_buckets, files,
+                                         dv_index_files, 0, track, read_ctx)
+    log.info("sorted %d rows of %d file(s) of a partition of %s by %s into %d file(s)%s", rows, len(files),
+             ctx.table_path, order.describe(), len(message.compact_after), f" ({runs} runs spilled)" if runs else "")
+    return message
+
+
+def rewrite_sorted(ctx: StoreContext, strategy: OrderType, columns: Sequence[str], partition: bytes, bucket: int,
+                   total_buckets: int, files: Sequence[DataFileMeta], dv_index_files: Sequence[IndexFileMeta],
+                   level: int, track: Callable[[str], None] | None = None,
+                   read_ctx: ReadContext | None = None) -> tuple[CommitMessage, int, int]:
+    """The live rows of ``files`` sorted (:func:`sort_and_write`) into files of ``level``: the commit message (the
+    files out, the sorted ones in, the partition's deletion vectors of the files out dropped), the rows, the runs
+    spilled. The one rewrite a sort compaction and a clustering compaction share."""
+    compactor = AppendBucketCompactor(ctx, AppendCompactionSettings.of(ctx), partition, bucket, track, read_ctx,
+                                      dv_index_files)
+    written, rows, runs = sort_and_write(ctx, compactor, files, strategy, columns)
+    after = [dataclasses.replace(f, level=level) for f in written] if level else written
     if compactor.dvs is not None:
         compactor.dvs.drop(f.file_name for f in files)
     new_index, old_index = compactor.flush_index()
-    log.info("sorted %d rows of %d file(s) of a partition of %s by %s into %d file(s)%s", rows, len(files),
-             ctx.table_path, order.describe(), len(after), f" ({runs} runs spilled)" if runs else "")
     return CommitMessage(partition, bucket, total_buckets, compact_before=list(files), compact_after=after,
-                         new_index_files=new_index, deleted_index_files=old_index)
+                         new_index_files=new_index, deleted_index_files=old_index), rows, runs
 
 
 def sort_and_write(ctx: StoreContext, compactor: AppendBucketCompactor, files: Sequence[DataFileMeta],
