@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import OrderType
-from table_engine.sort.keys import KEY_COLUMN, keyed_indices, order_keys, sorted_with_keys
+from table_engine.sort.keys import KEY_COLUMN, key_bytes, keyed_indices, order_keys, sorted_with_keys
 
 __all__ = ["ExternalSorter"]
 
@@ -171,20 +171,12 @@ def _count_at_or_below(rows: pa.Table, bound: pa.Table, sort_keys: list[tuple[st
     """How many of ``rows`` (sorted) sort at or before ``bound`` (one row): a binary search on a curve's key, else
     the bound's place when it is sorted in after its equals."""
     if len(sort_keys) == 1 and sort_keys[0][0] == KEY_COLUMN:
-        keys, one = _key_bytes(rows), _key_bytes(bound)
+        keys, one = key_bytes(rows), key_bytes(bound)
         return int(np.searchsorted(keys, one[0], side="right"))
     both = pa.concat_tables([rows.append_column(_MARK, pa.array([0] * rows.num_rows, pa.int8())),
                              bound.append_column(_MARK, pa.array([1], pa.int8()))])
     order = pc.sort_indices(both, sort_keys=[*sort_keys, (_MARK, "ascending", "at_end")])
     return int(pc.index(order, pa.scalar(rows.num_rows, pa.uint64())).as_py())
-
-
-def _key_bytes(rows: pa.Table) -> np.ndarray:
-    """The curve keys of ``rows`` as numpy fixed-width bytes (compared as unsigned bytes, as Arrow compares them)."""
-    col = rows.column(KEY_COLUMN).combine_chunks()
-    width = col.type.byte_width
-    data = np.frombuffer(col.buffers()[1], dtype=f"S{width}")
-    return data[col.offset:col.offset + len(col)]
 
 
 def _batch_rows(rows: int) -> int:

@@ -173,6 +173,15 @@ def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
     return pc.sort_indices(keyed, sort_keys=keys)
 
 
+def key_bytes(rows: pa.Table) -> np.ndarray:
+    """The curve keys of ``rows`` (their :data:`KEY_COLUMN`) as numpy fixed-width bytes, compared as unsigned bytes
+    as Arrow compares them (for ``searchsorted``)."""
+    col = rows.column(KEY_COLUMN).combine_chunks()
+    width = col.type.byte_width
+    data = np.frombuffer(col.buffers()[1], dtype=f"S{width}")
+    return data[col.offset:col.offset + len(col)]
+
+
 def keyed_indices(keyed: pa.Table, keys: SortKeys) -> pa.Array:
     """The row order of a table :func:`keyed_sort` made (stable): a curve's key sorted as words
     (:func:`argsort_words`), an ``order`` by Arrow."""

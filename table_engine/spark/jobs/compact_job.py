@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import pickle
-import socket
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -35,7 +31,9 @@ from table_engine.format.binary_row import decode_row
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
 from table_engine.spark.compat import default_parallelism, executor_memory
 from table_engine.spark.jobs.commit import commit_once
+from table_engine.spark.jobs.sort_job import RANGE_BYTES, plan_ranges, run_range_sort
 from table_engine.spark.jobs.task_env import task_arrow_threads
+from table_engine.spark.jobs.task_report import CompactionReport, TaskReport, executor_id
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import BucketFiles, compact_buckets, plan_compaction
 from table_engine.store.compaction.select import table_buckets
@@ -61,32 +59,6 @@ being encoded). Measured: 13 MB of files, 49 MB of Arrow data, an Arrow peak of 
 (tests/table_engine/store/compaction/test_streamed_compaction.py, deletion vectors)."""
 
 
-@dataclass(frozen=True)
-class TaskReport:
-    """What one compaction task did: where it ran (``host:pid`` of the executor's JVM), its time, its buckets."""
-
-    executor: str
-    seconds: float
-    cpu_seconds: float
-    """CPU time of the task's Python worker (all its threads) while it compacted."""
-    buckets: int
-
-
-@dataclass
-class CompactionReport:
-    """The job's result: the COMPACT snapshot id (None when nothing needed compacting) and its tasks."""
-
-    snapshot_id: int | None
-    tasks: list[TaskReport] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-    """Wall time of the job's phases on the driver: ``plan``, ``tasks`` (the Spark stage), ``commit``."""
-
-    @property
-    def executors(self) -> set[str]:
-        """The executors the tasks ran on."""
-        return {t.executor for t in self.tasks}
-
-
 def compact_table(spark: SparkSession, table: Table, full: bool = False,
                   partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
                   commit_user: str | None = None, parallelism: int | None = None,
@@ -106,10 +78,12 @@ def compact_table(spark: SparkSession, table: Table, full: bool = False,
 def run_compaction(spark: SparkSession, table: Table, full: bool = False,
                    partitions: PartitionSpecs | None = None, idle_time_ms: int | None = None,
                    commit_user: str | None = None, parallelism: int | None = None,
-                   buckets: Collection[int] | str | None = None, order: SortOrder | None = None) -> CompactionReport:
+                   buckets: Collection[int] | str | None = None, order: SortOrder | None = None,
+                   range_bytes: int = RANGE_BYTES) -> CompactionReport:
     """:func:`compact_table` with the report of its tasks (where they ran, how long they took). With ``order``: a
-    sort compaction, each task sorting whole partitions in memory
-    (:mod:`table_engine.store.compaction.sort_compact`)."""
+    sort compaction (:mod:`table_engine.store.compaction.sort_compact`): tasks sort whole partitions, or, when a
+    partition has ``range_bytes`` of files or more and the job has cores to spare, ranges of its rows
+    (:mod:`table_engine.spark.jobs.sort_job`)."""
     check_writable(table, "compact")  # before any task writes a compacted file into a read-only table
     check_supported(table, Op.MAINTAIN)  # the capability gate, before any task writes
     user, t0 = default_commit_user(table.options, commit_user), time.perf_counter()  # generated before any task
@@ -127,7 +101,10 @@ def run_compaction(spark: SparkSession, table: Table, full: bool = False,
     if not plan:
         return CompactionReport(None)
     check_memory(ctx, plan, executor_memory(spark), sorting=order is not None)
-    groups = _balanced_groups(plan, parallelism or default_parallelism(spark))
+    parallelism = parallelism or default_parallelism(spark)
+    if order is not None and max(ranges := plan_ranges(plan, parallelism, range_bytes)) > 1:
+        return run_range_sort(spark, table, plan, ranges, order, user, parallelism)
+    groups = _balanced_groups(plan, parallelism)
     log.info("%s: %s %d buckets in %d tasks", table.identifier,
              "compacting" if order is None else f"sorting by {order.describe()}", len(plan), len(groups))
     task = functools.partial(_compact_groups, table, groups, full, order)
@@ -168,21 +145,6 @@ def _compact_group(table: Table, group: Sequence[BucketFiles], full: bool,
     task_arrow_threads()
     return compact_buckets(_store_context(table), group, full, threads=1, order=order)
 
-
-
-def executor_id() -> str:
-    """``host:pid`` of the JVM this Python worker serves (its nearest ``java`` ancestor, within 4 generations; the
-    parent process where there is none or no ``/proc``): tasks of one executor share it, tasks of two never do."""
-    pid = os.getppid()
-    proc = Path("/proc")
-    for _ in range(4):
-        try:
-            if (proc / str(pid) / "comm").read_text().strip() == "java":
-                return f"{socket.gethostname()}:{pid}"
-            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-    return f"{socket.gethostname()}:{os.getppid()}"
 
 
 def _balanced_groups(plan: Sequence[BucketFiles], n: int) -> list[list[BucketFiles]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -37,7 +37,7 @@ from table_engine.store.compaction.append_compact import AppendBucketCompactor, 
 from table_engine.store.context import StoreContext
 from table_engine.store.reading.read import ReadContext
 
-__all__ = ["SortOrder", "check_sortable", "rewrite_sorted", "sort_partition"]
+__all__ = ["SortOrder", "check_sortable", "rewrite_sorted", "sort_partition", "sort_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -143,18 +143,25 @@ def rewrite_sorted(ctx: StoreContext, strategy: OrderType, columns: Sequence[str
 def sort_and_write(ctx: StoreContext, compactor: AppendBucketCompactor, files: Sequence[DataFileMeta],
                    strategy: OrderType, columns: Sequence[str]) -> tuple[list[DataFileMeta], int, int]:
     """The live rows of ``files`` sorted by ``strategy`` over ``columns`` and written as level-0 COMPACT files rolled
-    at ``target-file-size``, numbered from the files' smallest sequence number; memory bounded by
-    ``write-buffer-size`` (beyond it the sort spills sorted runs to local disk and merges them,
+    at ``target-file-size``, numbered from the files' smallest sequence number (:func:`sort_rows`)."""
+    return sort_rows(ctx, compactor, (compactor.read_live(f) for f in files), strategy, columns,
+                     min(f.min_sequence_number for f in files))
+
+
+def sort_rows(ctx: StoreContext, compactor: AppendBucketCompactor, tables: Iterable[pa.Table], strategy: OrderType,
+              columns: Sequence[str], seq_start: int) -> tuple[list[DataFileMeta], int, int]:
+    """``tables`` sorted by ``strategy`` over ``columns`` and written into the compactor's bucket as level-0 COMPACT
+    files rolled at ``target-file-size``, numbered from ``seq_start``; memory bounded by ``write-buffer-size``
+    (beyond it the sort spills sorted runs to local disk and merges them,
     :class:`~table_engine.sort.external.ExternalSorter`). The files, the rows, the runs spilled."""
     with ExternalSorter(strategy, columns, ctx.options.write_buffer_size(),
                         ctx.options.get(ZORDER_VAR_LENGTH_CONTRIBUTION)) as sorter, \
-            _RollingWriter(compactor, min(f.min_sequence_number for f in files)) as writer:
-        for f in files:
-            sorter.add(compactor.read_live(f))
+            _RollingWriter(compactor, seq_start) as writer:
+        for table in tables:
+            sorter.add(table)
         for chunk in sorter.sorted():
             writer.add(chunk)
-        runs = sorter.spilled_runs
-        return writer.finish(), sorter.rows, runs
+        return writer.finish(), sorter.rows, sorter.spilled_runs
 
 
 class _RollingWriter:

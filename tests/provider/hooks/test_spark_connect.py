@@ -183,3 +183,33 @@ def test_a_spark_connect_connection_routes_jobs_and_passes_the_test_button(
     pathlib.Path(paimon_conn).mkdir(parents=True)
     ok, message = PaimonTableHook().test_connection()
     assert ok and f"{connect_url} (a Spark Connect server, answering)" in message and "tok3n" not in message, message
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+def test_a_partition_sorted_in_ranges_over_connect(connect_url: str, tmp_path: pathlib.Path) -> None:
+    """The range-partitioned sort (a Spark range repartition, the Arrow batch size set for the job and restored)
+    runs on a Connect session as on a classic one."""
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
+    from table_engine.spark.jobs import compact_job
+    from table_engine.store.compaction.sort_compact import SortOrder
+
+    schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+    table = Catalog(str(tmp_path / "wh")).create_table("db.t", schema, options={
+        "bucket": "-1", "write-only": "true", "target-file-size": "8 kb"})
+    for i in range(4):
+        table.write(pa.table({"a": [(j * 7919 + i) % 5003 for j in range(1500)], "b": list(range(1500))},
+                             schema=schema))
+    before = sorted(table.read().to_pylist(), key=lambda r: (r["a"], r["b"]))
+    spark = SparkSession.builder.remote(connect_url).create()
+    try:
+        report = compact_job.run_compaction(spark, table, order=SortOrder.parse("order", "a"), parallelism=2,
+                                            range_bytes=1)
+        assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "10000"
+    finally:
+        spark.stop()
+    assert report.snapshot_id == table.latest_snapshot().id and len(report.tasks) == 2
+    rows = table.read().to_pylist()
+    assert [r["a"] for r in rows] == sorted(r["a"] for r in rows)
+    assert sorted(rows, key=lambda r: (r["a"], r["b"])) == before
