@@ -96,3 +96,28 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], max_workers: int = WO
     if errors:
         raise errors[min(errors)]
     return results
+
+
+def submit(fn: Callable[..., R], *args: Any) -> Future[R]:
+    """``fn(*args)`` in the background on the pool of the caller's nesting level (an item of it nests one level
+    deeper, as in :func:`parallel_map`); run inline, its future already done, at or below :data:`LEVELS` (a
+    deterministic simulation sets it to 0: no thread but the caller's then runs anything). The caller must wait for
+    the future (it holds the result or the error)."""
+    level = nesting_level()
+    if level >= LEVELS:
+        done: Future[R] = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as e:  # handed to whoever waits, as a pool's future would
+            done.set_exception(e)
+        return done
+
+    def nested() -> R:
+        outer = nesting_level()
+        _local.level = level + 1
+        try:
+            return fn(*args)
+        finally:
+            _local.level = outer
+
+    return _pool(level).submit(nested)

@@ -1,17 +1,18 @@
-"""An external sort with bounded memory, vectorized: tables are buffered up to a byte budget, each full buffer is
-sorted and spilled to a local Arrow IPC file (a sorted run), and the runs are merged back a batch at a time.
+"""An external sort with bounded memory, vectorized: tables are buffered up to half a byte budget, each full half is
+sorted and spilled to local Arrow IPC files (sorted runs) in the background while the other half fills, and the
+runs are merged back a batch at a time.
 
 The merge never compares rows one by one: each step takes, from every run's current batch, the rows at or below
 the smallest last row among the runs that have more to come (no later row of any run can sort before it), sorts
-those together with Arrow and hands them out. Memory: the buffer while runs are made, then one batch per run plus
-the rows handed out in one step.
+those together and hands them out. Memory: a half being sorted (its rows, their sorted copy and keys) beside a half
+filling while runs are made, then one batch per run plus the rows handed out in one step.
 
 The order is given as Arrow sort keys over the table's columns (:func:`keyed`: the order's own columns, or a
 z-order / Hilbert key column added to the rows and dropped from what is handed out).
 
-Cores: a buffer is cut into one slice of rows per core (Arrow's CPU count: a Spark task's own cores), and the
-slices are keyed, sorted and spilled in parallel threads (numpy and Arrow release the GIL), each a run of its own;
-a partition that fits the buffer is sorted the same way and its slices merged in memory.
+Cores: a half is cut into one slice of rows per core (Arrow's CPU count: a Spark task's own cores), and the slices
+are keyed, sorted and spilled in parallel (:func:`~table_engine.io.executor.parallel_map`: numpy and Arrow release
+the GIL), each a run of its own; rows that fit half the budget are sorted the same way and merged in memory.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from table_engine.core_enums import OrderType
+from table_engine.io.executor import parallel_map, submit
 from table_engine.sort.keys import KEY_COLUMN, key_bytes, keyed_indices, order_keys, sorted_with_keys
 
 __all__ = ["ExternalSorter"]
@@ -45,7 +47,7 @@ RUN_BATCHES = 16
 @dataclass
 class ExternalSorter:
     """Sorts the tables :meth:`add` gets by ``strategy`` over ``columns`` within ``buffer_bytes`` of Arrow data
-    (a smaller buffer spills more runs; the result is the same); :meth:`sorted` hands the rows out in order, in
+    buffered (two halves; a smaller buffer spills more runs, the result is the same); :meth:`sorted` hands the rows out in order, in
     tables of about ``buffer_bytes / 4``. A context manager that removes its spill files."""
 
     strategy: OrderType
@@ -57,7 +59,7 @@ class ExternalSorter:
     _buffered: int = 0
     _runs: list[str] = field(default_factory=list)
     _dir: str | None = None
-    _pool: ThreadPoolExecutor | None = None
+    _spilling: Future[None] | None = None
     rows: int = 0
 
     def __enter__(self) -> ExternalSorter:
@@ -67,10 +69,10 @@ class ExternalSorter:
         self.close()
 
     def close(self) -> None:
-        """Remove the spill files."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        """Remove the spill files (once a spill under way has ended)."""
+        if self._spilling is not None:
+            wait([self._spilling])
+            self._spilling = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -86,11 +88,23 @@ class ExternalSorter:
         self.rows += table.num_rows
         self._buffer.append(table)
         self._buffered += table.nbytes
-        if self._buffered >= self.buffer_bytes:
-            self._spill()
+        if self._buffered >= self.buffer_bytes // 2:  # half the buffer fills while the other half is spilled
+            self._finish_spill()
+            if self._dir is None:
+                self._dir = tempfile.mkdtemp(prefix="paimon-sort-", dir=self.spill_dir)
+            rows = pa.concat_tables(self._buffer)
+            self._buffer, self._buffered = [], 0
+            self._spilling = submit(self._spill, rows)
+
+    def _finish_spill(self) -> None:
+        """Wait for the spill under way (its error raised here)."""
+        if self._spilling is not None:
+            spilling, self._spilling = self._spilling, None
+            spilling.result()
 
     def sorted(self) -> Iterator[pa.Table]:
         """The rows added, in order (the key columns dropped)."""
+        self._finish_spill()
         if not self._runs:  # it all fit: sorted in memory
             table = pa.concat_tables(self._buffer) if self._buffer else None
             self._buffer, self._buffered = [], 0
@@ -102,38 +116,45 @@ class ExternalSorter:
                 return
             yield from self._merge([_Run.of_table(r) for r in runs])
             return
-        if self._buffer:
-            self._spill()
-        yield from self._merge([_Run.of_file(path) for path in self._runs])
+        last: list[_Run] = []
+        if self._buffer:  # the last buffer's runs stay in memory: the merge reads them where they are
+            last = [_Run.of_table(r) for r in self._sorted_slices(pa.concat_tables(self._buffer))]
+            self._buffer, self._buffered = [], 0
+        yield from self._merge([*(_Run.of_file(path) for path in self._runs), *last])
 
     # ---- runs --------------------------------------------------------------------------------------------------
-    def _sorted_slices(self, table: pa.Table) -> list[pa.Table]:
-        """``table`` cut into a slice of rows per core, each sorted with its key columns (in parallel threads)."""
+    def _slices(self, table: pa.Table) -> tuple[list[pa.Table], int]:
+        """``table`` cut into a slice of rows per core (at least :data:`MIN_SLICE_ROWS` each), and the cores."""
         threads = max(1, min(pa.cpu_count(), table.num_rows // MIN_SLICE_ROWS))
-        if threads == 1:
-            return [self._sort(table)]
         step = -(-table.num_rows // threads)
-        slices = [table.slice(i, step) for i in range(0, table.num_rows, step)]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(pa.cpu_count(), thread_name_prefix="paimon-sort")
-        return list(self._pool.map(self._sort, slices))
+        return [table.slice(i, step) for i in range(0, table.num_rows, step)], threads
+
+    def _sorted_slices(self, table: pa.Table) -> list[pa.Table]:
+        """``table``'s slices, each sorted with its key columns, in parallel."""
+        slices, threads = self._slices(table)
+        return parallel_map(self._sort, slices, threads)
 
     def _sort(self, table: pa.Table) -> pa.Table:
         """``table``'s rows sorted, with the key columns (what a run holds)."""
         return sorted_with_keys(table, self.strategy, self.columns, self.var_length)
 
-    def _spill(self) -> None:
-        if self._dir is None:
-            self._dir = tempfile.mkdtemp(prefix="paimon-sort-", dir=self.spill_dir)
-        table = pa.concat_tables(self._buffer)
-        self._buffer, self._buffered = [], 0
-        for run in self._sorted_slices(table):
-            path = os.path.join(self._dir, f"run-{len(self._runs)}.arrow")
-            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, run.schema) as writer:
-                for batch in run.to_batches(max_chunksize=_batch_rows(run.num_rows)):
-                    writer.write_batch(batch)
-            self._runs.append(path)
-            log.info("sort spilled run %d (%d rows) to %s", len(self._runs), run.num_rows, path)
+    def _spill(self, rows: pa.Table) -> None:
+        """``rows`` cut into slices, sorted and written as runs in parallel (each run's memory freed once written);
+        in the background, while the caller fills the buffer's other half."""
+        assert self._dir is not None
+        slices, threads = self._slices(rows)
+        first = len(self._runs)
+        paths = [os.path.join(self._dir, f"run-{first + i}.arrow") for i in range(len(slices))]
+        parallel_map(self._spill_slice, list(zip(slices, paths, strict=True)), threads)
+        self._runs.extend(paths)
+
+    def _spill_slice(self, job: tuple[pa.Table, str]) -> None:
+        rows, path = job
+        run = self._sort(rows)
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, run.schema) as writer:
+            for batch in run.to_batches(max_chunksize=_batch_rows(run.num_rows)):
+                writer.write_batch(batch)
+        log.info("sort spilled a run of %d rows to %s", run.num_rows, path)
 
     # ---- merge -------------------------------------------------------------------------------------------------
     def _merge(self, readers: list[_Run]) -> Iterator[pa.Table]:

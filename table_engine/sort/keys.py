@@ -156,7 +156,7 @@ def sorted_with_keys(table: pa.Table, strategy: OrderType, columns: Sequence[str
     if strategy is not OrderType.ORDER:
         words = curve_words(table, strategy, columns, var_length)
         order = argsort_words(words)
-        return table.take(order).append_column(KEY_COLUMN, _binary(words[order]))
+        return table.take(order).append_column(KEY_COLUMN, _binary(np.take(words, order, axis=0)))
     keyed, keys = keyed_sort(table, strategy, columns, var_length)
     return keyed.take(pc.sort_indices(keyed, sort_keys=keys))
 

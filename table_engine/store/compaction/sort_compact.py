@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -31,6 +31,7 @@ from table_engine.errors import CommandError, SchemaError, UnsupportedError
 from table_engine.format.bucket import BucketMode
 from table_engine.format.data_file_meta import DataFileMeta, FileSource
 from table_engine.format.index_manifest import IndexFileMeta
+from table_engine.io.executor import submit
 from table_engine.sort.external import ExternalSorter
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.append_compact import AppendBucketCompactor, AppendCompactionSettings
@@ -166,22 +167,23 @@ def sort_rows(ctx: StoreContext, compactor: AppendBucketCompactor, tables: Itera
 
 class _RollingWriter:
     """Sorted chunks written as files of ``target-file-size`` (the last one of the stream smaller), numbered on.
-    The files are encoded and written by a thread of their own, one at a time and in order, while the sort goes on
-    (at most one file's rows wait for it). A context manager that waits for its thread."""
+    The files are encoded and written in the background (:func:`~table_engine.io.executor.submit`), one at a time
+    and in order, while the sort goes on (at most one file's rows wait for it). A context manager that waits for
+    the file being written when it leaves."""
 
     def __init__(self, compactor: AppendBucketCompactor, seq_start: int) -> None:
         self.compactor = compactor
         self.seq = seq_start
         self.pending: list[pa.Table] = []
         self.pending_bytes = 0
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="paimon-sort-write")
         self._writes: list[Future[list[DataFileMeta]]] = []
 
     def __enter__(self) -> _RollingWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(cancel_futures=True)
+        if self._writes:  # a failure: the file in flight ends before the caller cleans up
+            wait([self._writes[-1]])
 
     def add(self, chunk: pa.Table) -> None:
         self.pending.append(chunk)
@@ -210,6 +212,5 @@ class _RollingWriter:
         if self._writes:  # one file waits at most: memory stays one file's rows ahead of the writer
             self._writes[-1].result()
         c = self.compactor
-        self._writes.append(self._pool.submit(c.file_writer.write_append, c.bucket_path, rows, self.seq,
-                                              FileSource.COMPACT))
+        self._writes.append(submit(c.file_writer.write_append, c.bucket_path, rows, self.seq, FileSource.COMPACT))
         self.seq += rows.num_rows
