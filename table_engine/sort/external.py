@@ -47,8 +47,8 @@ RUN_BATCHES = 16
 @dataclass
 class ExternalSorter:
     """Sorts the tables :meth:`add` gets by ``strategy`` over ``columns`` within ``buffer_bytes`` of Arrow data
-    buffered (two halves; a smaller buffer spills more runs, the result is the same); :meth:`sorted` hands the rows out in order, in
-    tables of about ``buffer_bytes / 4``. A context manager that removes its spill files."""
+    buffered (two halves; a smaller buffer spills more runs, the result is the same); :meth:`sorted` hands the rows
+    out in order. A context manager that removes its spill files."""
 
     strategy: OrderType
     columns: Sequence[str]

@@ -13,6 +13,7 @@ from table_engine.errors import OptionError, SchemaError, UnsupportedError
 from table_engine.sort.bits import as_words
 from table_engine.sort.columns import contiguous
 from table_engine.sort.hilbert import hilbert_index, hilbert_words
+from table_engine.sort.linear import has_words, order_words
 from table_engine.sort.zorder import z_index, z_words
 
 DEFAULT_VAR_LENGTH = 8
@@ -51,10 +52,21 @@ def _curve_columns(table: pa.Table, strategy: OrderType, columns: Sequence[str])
 
 def curve_words(table: pa.Table, strategy: OrderType, columns: Sequence[str],
                 var_length: int = DEFAULT_VAR_LENGTH) -> np.ndarray:
-    """The rows' order on the curve as an ``(n, words)`` ``uint64`` matrix compared word by word: the order of
-    :func:`sort_key`, in as few words as give it (the z-order key's, the Hilbert index's below 8 dimensions)."""
+    """The rows' order as an ``(n, words)`` ``uint64`` matrix compared word by word: on a curve, the order of
+    :func:`sort_key` in as few words as give it (the z-order key's, the Hilbert index's below 8 dimensions); an
+    ``order`` over numbers, their order (:mod:`table_engine.sort.linear`)."""
+    if strategy is OrderType.ORDER:
+        return order_words([(table.schema.field(c), arr) for c, arr in _columns(table, columns)])
     cols = _curve_columns(table, strategy, columns)
     return z_words(cols, var_length) if strategy is OrderType.ZORDER else hilbert_words(cols)
+
+
+def keyed_by_words(schema: pa.Schema, strategy: OrderType, columns: Sequence[str]) -> bool:
+    """Whether rows in this order are keyed by words (:data:`KEY_COLUMN`): a curve always, an ``order`` when its
+    columns are numbers (:func:`~table_engine.sort.linear.has_words`); else Arrow sorts by the columns."""
+    if strategy is not OrderType.ORDER:
+        return True
+    return has_words([schema.field(c).type for c in columns])
 
 
 def _binary(words: np.ndarray) -> pa.FixedSizeBinaryArray:
@@ -126,7 +138,7 @@ def order_keys(schema: pa.Schema, strategy: OrderType, columns: Sequence[str]) -
     ``OrderSorter`` in Spark; Arrow would put NaN with the nulls); the curves by their key."""
     if strategy is OrderType.NONE:
         raise UnsupportedError("order strategy 'none' does not order rows")
-    if strategy is not OrderType.ORDER:
+    if KEY_COLUMN in schema.names or keyed_by_words(schema, strategy, columns):
         return [(KEY_COLUMN, "ascending", "at_start")]
     keys: SortKeys = []
     for i, c in enumerate(columns):
@@ -141,7 +153,7 @@ def keyed_sort(table: pa.Table, strategy: OrderType, columns: Sequence[str],
     """``table`` with the columns its order sorts by added (a curve's key, NaN flags), and the sort keys."""
     cols = _columns(table, columns)
     keys = order_keys(table.schema, strategy, columns)
-    if strategy is OrderType.ORDER:
+    if keys[0][0] != KEY_COLUMN:
         for i, (_, arr) in enumerate(cols):
             if pa.types.is_floating(arr.type):
                 table = table.append_column(f"__nan{i}", pc.is_nan(arr))
@@ -153,7 +165,8 @@ def sorted_with_keys(table: pa.Table, strategy: OrderType, columns: Sequence[str
                      var_length: int = DEFAULT_VAR_LENGTH) -> pa.Table:
     """``table`` in ``strategy``'s order over ``columns`` (stable), with the columns it sorts by added as
     :func:`keyed_sort` adds them (what a run of an external sort holds)."""
-    if strategy is not OrderType.ORDER:
+    _columns(table, columns)
+    if keyed_by_words(table.schema, strategy, columns):
         words = curve_words(table, strategy, columns, var_length)
         order = argsort_words(words)
         return table.take(order).append_column(KEY_COLUMN, _binary(np.take(words, order, axis=0)))
@@ -167,7 +180,8 @@ def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
     see :func:`order_keys`)."""
     if strategy is OrderType.NONE:
         raise UnsupportedError("order strategy 'none' does not order rows")
-    if strategy is not OrderType.ORDER:
+    _columns(table, columns)
+    if keyed_by_words(table.schema, strategy, columns):
         return pa.array(argsort_words(curve_words(table, strategy, columns, var_length)))
     keyed, keys = keyed_sort(table, strategy, columns, var_length)
     return pc.sort_indices(keyed, sort_keys=keys)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -306,3 +307,35 @@ def test_the_word_interleave_is_the_byte_interleave(rows: list[list[int]]) -> No
     values = np.array(rows, dtype=np.uint64).T
     as_bytes = [v.astype(">u8").view(np.uint8).reshape(len(v), 8) for v in values]
     assert interleave_words(list(values)).tolist() == as_words(byte_interleave(as_bytes)).tolist()
+
+
+NUMBER_COLUMNS = [
+    (pa.int8(), st.integers(-128, 127)), (pa.int64(), st.integers(-2 ** 63, 2 ** 63 - 1)),
+    (pa.uint64(), st.integers(0, 2 ** 63 - 1)), (pa.bool_(), st.booleans()),
+    (pa.float64(), st.floats(allow_nan=True) | st.sampled_from([-0.0, 0.0, math.nan, -math.inf])),
+    (pa.float32(), st.floats(width=32, allow_nan=True)), (pa.date32(), st.dates()),
+    (pa.timestamp("ns"), st.integers(-2 ** 62, 2 ** 62)), (pa.time64("us"), st.integers(0, 86_400 * 10 ** 6 - 1)),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(range(len(NUMBER_COLUMNS))), min_size=1, max_size=3).flatmap(
+    lambda picked: st.tuples(st.just(picked), st.integers(0, 25))).flatmap(
+    lambda pn: st.tuples(st.just(pn[0]), *(st.lists(st.none() | NUMBER_COLUMNS[k][1], min_size=pn[1], max_size=pn[1])
+                                            for k in pn[0]))))
+def test_an_order_of_numbers_by_words_is_arrows_order(data: tuple[Any, ...]) -> None:
+    """Numbers take the word sort; it orders exactly as Arrow's sort of the columns (nulls first, NaN last, -0.0
+    equal to 0.0, stable), which strings and decimals still take."""
+    picked, *values = data
+    table = pa.table({f"c{i}": pa.array(v, NUMBER_COLUMNS[k][0]) for i, (k, v) in enumerate(zip(picked, values,
+                                                                                                strict=True))})
+    names = table.column_names
+    keys = []
+    flagged = table
+    for i, c in enumerate(names):
+        if pa.types.is_floating(table.schema.field(c).type):
+            flagged = flagged.append_column(f"nan{i}", pc.is_nan(table.column(c)))
+            keys.append((f"nan{i}", "ascending", "at_start"))
+        keys.append((c, "ascending", "at_start"))
+    arrow = pc.sort_indices(flagged, sort_keys=keys).to_pylist()
+    assert sort_indices(table, OrderType.ORDER, names).to_pylist() == arrow

@@ -42,15 +42,17 @@ def test_ranges_in_order_sorted_one_by_one_are_the_rows_sorted(rows: list[tuple[
     assert [r for p in pieces for r in p] == ordered(table)
 
 
-def test_boundaries_cut_a_sample_evenly_and_a_sample_is_seeded() -> None:
-    table = pa.table({"a": pa.array(range(1000), pa.int64())})
+@pytest.mark.parametrize("column", [pa.array(range(1000), pa.int64()),  # numbers: keyed by words
+                                    pa.array([f"{i:04d}" for i in range(1000)])])  # strings: sorted by Arrow
+def test_boundaries_cut_a_sample_evenly_and_a_sample_is_seeded(column: pa.Array) -> None:
+    table = pa.table({"a": column})
     keyed, sort_keys = keyed_sort(table, OrderType.ORDER, ["a"])
-    assert boundaries(keyed, sort_keys, 4).column("a").to_pylist() == [250, 500, 750]
-    assert boundaries(keyed, sort_keys, 1).num_rows == 0
+    cut = boundaries(keyed, sort_keys, 4)
+    assert cut.num_rows == 3 and boundaries(keyed, sort_keys, 1).num_rows == 0
     picked = sample(keyed, sort_keys, 0.1, seed=7)
     assert picked.equals(sample(keyed, sort_keys, 0.1, seed=7)) and 50 < picked.num_rows < 150
-    assert picked.column_names == ["a"]
-    ids = range_ids(keyed, boundaries(keyed, sort_keys, 4), sort_keys)
+    assert picked.column_names == [name for name, _, _ in sort_keys]
+    ids = range_ids(keyed, cut, sort_keys)
     assert [int((ids == r).sum()) for r in range(4)] == [250, 250, 250, 250]
 
 
