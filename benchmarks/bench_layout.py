@@ -18,7 +18,10 @@ columns: ``user_id`` and ``event_time`` (BIGINT, uniform),
 
 The machine is shared: compare the ratios, not the seconds.
 
-  python benchmarks/bench_layout.py [--rows 10000000] [--batches 20] [--out F.json]
+Each layout's compaction runs ``--repeat`` times (default 3) on copies of one table, the layouts alternated; the
+time is the median, the RSS the highest.
+
+  python benchmarks/bench_layout.py [--rows 10000000] [--batches 200] [--repeat 3] [--out F.json]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import multiprocessing as mp
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -96,39 +100,51 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--buffer", type=int, default=None, help="write-buffer-size in bytes (default: data / 4)")
+    ap.add_argument("--repeat", type=int, default=3, help="compactions of each layout, alternated (median time)")
     ap.add_argument("--out")
     args = ap.parse_args()
     data = batches(args.rows, args.batches)
     arrow_mb = sum(b.nbytes for b in data) / 2 ** 20
     buffer = args.buffer or int(arrow_mb * 2 ** 20 / 4)
     home = tempfile.mkdtemp(prefix="bench-layout-")
-    results: dict[str, Any] = {"rows": args.rows, "arrow_mb": round(arrow_mb, 1),
+    layouts = ("bin-pack", "order", "zorder", "hilbert")
+    results: dict[str, Any] = {"rows": args.rows, "arrow_mb": round(arrow_mb, 1), "repeat": args.repeat,
                                "buffer_mb": round(buffer / 2 ** 20, 1), "machine": platform.node(),
                                "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"), "layouts": {}}
     try:
-        for layout in ("bin-pack", "order", "zorder", "hilbert"):
-            table = Catalog(os.path.join(home, layout)).create_table("db.t", SCHEMA, options={
-                "bucket": "-1", "write-only": "true", "target-file-size": "8 mb", "write-buffer-size": str(buffer)})
-            for b in data:
-                table.write(b)
-            unsorted = {c: files_read(table, c) for c in ("user_id", "event_time")}
-            # the compaction in a fresh process: its peak RSS over its own baseline (imports, the table opened)
-            with mp.get_context("spawn").Pool(1) as pool:
-                seconds, rss_growth = pool.apply(_compact, (os.path.join(home, layout), layout))
-            table = Catalog(os.path.join(home, layout)).get_table("db.t")
-            total = sum(len(s.files) for s in table.plan())
-            row = {"seconds": round(seconds, 2), "rows_per_s": round(args.rows / seconds),
-                   "files": total, "rss_growth_mb": round(rss_growth, 1),
-                   **{f"{c}_files_read": files_read(table, c) for c in unsorted},
-                   **{f"{c}_files_read_unsorted": n for c, n in unsorted.items()}}
-            results["layouts"][layout] = row
-            print(layout, row, flush=True)
-            shutil.rmtree(os.path.join(home, layout), ignore_errors=True)
+        template = os.path.join(home, "template")
+        table = Catalog(template).create_table("db.t", SCHEMA, options={
+            "bucket": "-1", "write-only": "true", "target-file-size": "8 mb", "write-buffer-size": str(buffer)})
+        for b in data:
+            table.write(b)
+        del data
+        unsorted = {c: files_read(table, c) for c in ("user_id", "event_time")}
+        runs: dict[str, list[tuple[float, float]]] = {layout: [] for layout in layouts}
+        for rep in range(args.repeat):  # the layouts alternate: a slow spell of the machine hits them alike
+            for layout in layouts:
+                copy = os.path.join(home, layout)
+                shutil.copytree(template, copy)
+                # the compaction in a fresh process: its peak RSS over its own baseline (imports, the table opened)
+                with mp.get_context("spawn").Pool(1) as pool:
+                    runs[layout].append(pool.apply(_compact, (copy, layout)))
+                if rep == 0:
+                    t = Catalog(copy).get_table("db.t")
+                    results["layouts"][layout] = {
+                        "files": sum(len(s.files) for s in t.plan()),
+                        **{f"{c}_files_read": files_read(t, c) for c in unsorted},
+                        **{f"{c}_files_read_unsorted": n for c, n in unsorted.items()}}
+                shutil.rmtree(copy, ignore_errors=True)
+        for layout in layouts:
+            seconds = statistics.median(s for s, _ in runs[layout])
+            results["layouts"][layout].update({"seconds": round(seconds, 2), "rows_per_s": round(args.rows / seconds),
+                                               "all_seconds": [round(s, 2) for s, _ in runs[layout]],
+                                               "rss_growth_mb": round(max(m for _, m in runs[layout]), 1)})
+            print(layout, results["layouts"][layout], flush=True)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     base = results["layouts"]["bin-pack"]["rows_per_s"]
     print(f"\n{args.rows:,} rows ({arrow_mb:.0f} MB of Arrow data, write-buffer-size {buffer / 2 ** 20:.0f} MB), "
-          f"{results['date']}, {results['cpus']} cores")
+          f"{results['date']}, {results['cpus']} cores, median of {args.repeat} alternated runs")
     print("| layout | rate vs bin-pack | files read: user_id < 10% | files read: event_time < 10% | peak RSS growth |")
     print("| --- | --- | --- | --- | --- |")
     for layout, row in results["layouts"].items():
