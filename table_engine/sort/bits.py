@@ -14,6 +14,8 @@ from table_engine.sort.columns import U8
 MAX_LUT_COLUMNS = 8
 """The most columns interleaved through the lookup tables (their bits of one byte position fill a 64-bit word);
 more go bit by bit."""
+CHUNK_ROWS = 1 << 16
+"""Rows :func:`interleave_words` works on at a time."""
 MAX_WORD_COLUMNS = 4
 """The most 64-bit columns :func:`interleave_words` takes (their bits of 16 positions fill a 64-bit word)."""
 
@@ -89,20 +91,25 @@ def interleave_words(values: Sequence[np.ndarray]) -> np.ndarray:
         raise ValueError(f"interleave_words takes 1 to {MAX_WORD_COLUMNS} columns, not {d}")
     lut, bits = _spread16(d), 16 * d
     words = np.zeros((n, d), dtype=np.uint64)
-    chunk = np.empty(n, dtype=np.uint64)
-    part = np.empty(n, dtype=np.uint64)
-    for k in range(4):  # bits 63-48 of every column, then 47-32, ...
-        chunk.fill(0)
-        for c, v in enumerate(values):
-            np.right_shift(v, np.uint64(48 - 16 * k), out=part)
-            np.bitwise_and(part, np.uint64(0xFFFF), out=part)
-            np.bitwise_or(chunk, lut[part] >> np.uint64(c), out=chunk)
-        aligned = chunk << np.uint64(64 - bits)  # the chunk's bits at the top of a word
-        offset = bits * k
-        word, r = divmod(offset, 64)
-        words[:, word] |= aligned >> np.uint64(r)
-        if r + bits > 64:
-            words[:, word + 1] |= aligned << np.uint64(64 - r)
+    rows = min(n, CHUNK_ROWS)
+    chunk, part, looked = (np.empty(rows, dtype=np.uint64) for _ in range(3))
+    for start in range(0, n, CHUNK_ROWS):  # a chunk's temporaries stay in the caches (and the heap: no page faults)
+        stop = min(n, start + CHUNK_ROWS)
+        m = stop - start
+        out = words[start:stop]
+        for k in range(4):  # bits 63-48 of every column, then 47-32, ...
+            chunk[:m] = 0
+            for c, v in enumerate(values):
+                np.right_shift(v[start:stop], np.uint64(48 - 16 * k), out=part[:m])
+                np.bitwise_and(part[:m], np.uint64(0xFFFF), out=part[:m])
+                np.take(lut, part[:m], out=looked[:m])
+                np.right_shift(looked[:m], np.uint64(c), out=looked[:m])
+                np.bitwise_or(chunk[:m], looked[:m], out=chunk[:m])
+            np.left_shift(chunk[:m], np.uint64(64 - bits), out=chunk[:m])  # the chunk's bits at the top of a word
+            word, r = divmod(bits * k, 64)
+            out[:, word] |= chunk[:m] >> np.uint64(r)
+            if r + bits > 64:
+                out[:, word + 1] |= chunk[:m] << np.uint64(64 - r)
     return words
 
 

@@ -54,7 +54,27 @@ def curve_words(table: pa.Table, strategy: OrderType, columns: Sequence[str],
                 var_length: int = DEFAULT_VAR_LENGTH) -> np.ndarray:
     """The rows' order as an ``(n, words)`` ``uint64`` matrix compared word by word: on a curve, the order of
     :func:`sort_key` in as few words as give it (the z-order key's, the Hilbert index's below 8 dimensions); an
-    ``order`` over numbers, their order (:mod:`table_engine.sort.linear`)."""
+    ``order`` over numbers, their order (:mod:`table_engine.sort.linear`). Computed :data:`WORD_CHUNK_ROWS` rows at
+    a time into one matrix: the conversions' temporaries stay small (in the CPU's caches, and in the heap, where a
+    fresh process does not fault new pages in for each)."""
+    n = table.num_rows
+    if n <= WORD_CHUNK_ROWS:
+        return _words(table, strategy, columns, var_length)
+    table = table.select(list(dict.fromkeys(columns)))
+    first = _words(table.slice(0, WORD_CHUNK_ROWS), strategy, columns, var_length)
+    out = np.empty((n, first.shape[1]), dtype=np.uint64)
+    out[:WORD_CHUNK_ROWS] = first
+    for start in range(WORD_CHUNK_ROWS, n, WORD_CHUNK_ROWS):
+        out[start:start + WORD_CHUNK_ROWS] = _words(table.slice(start, WORD_CHUNK_ROWS), strategy, columns,
+                                                    var_length)
+    return out
+
+
+WORD_CHUNK_ROWS = 1 << 16
+"""Rows :func:`curve_words` converts at a time."""
+
+
+def _words(table: pa.Table, strategy: OrderType, columns: Sequence[str], var_length: int) -> np.ndarray:
     if strategy is OrderType.ORDER:
         return order_words([(table.schema.field(c), arr) for c, arr in _columns(table, columns)])
     cols = _curve_columns(table, strategy, columns)
@@ -107,11 +127,13 @@ def argsort_words(words: np.ndarray) -> np.ndarray:
         first |= words[:, j + 1] >> np.uint64(64 - shift)
     bits = int(n - 1).bit_length()
     mask = np.uint64((1 << bits) - 1)
-    packed = (first & ~mask) | np.arange(n, dtype=np.uint64)
+    packed = first & ~mask
+    packed |= np.arange(n, dtype=np.uint64)
     packed.sort(kind="stable")  # a radix sort: as fast as any on random keys, near linear on merged runs
     order = (packed & mask).astype(np.intp)
-    tops = packed >> np.uint64(bits)
-    same = tops[1:] == tops[:-1]
+    packed >>= np.uint64(bits)  # the tops
+    same = packed[1:] == packed[:-1]
+    del packed
     if not same.any():
         return order
     tied = np.zeros(n, dtype=bool)

@@ -148,6 +148,16 @@ def compactor(world: World, name: str, rounds: int = 30, full: bool = False) -> 
     return maintenance_loop(world, name, rounds, lambda t, _: t.maintenance.compact(full=full))
 
 
+SORT_STRATEGIES = ("order", "zorder", "hilbert")
+
+
+def sorter(world: World, name: str, rounds: int = 30) -> Actor:
+    """Sort compactions of the append table by ``w, id``, a strategy after the other (ADR 0049: COMPACT commits of
+    every live file of a partition, racing the appends and the other compactions)."""
+    return maintenance_loop(world, name, rounds, lambda t, i: t.maintenance.compact(
+        order_strategy=SORT_STRATEGIES[i % len(SORT_STRATEGIES)], order_by=["w", "id"]))
+
+
 def orphan_cleaner(world: World, name: str, older_than: int, rounds: int = 10) -> Actor:
     """``older_than``: a cut-off before the run started, so files in flight (all newer) are never candidates.
 

@@ -44,6 +44,8 @@ REST_FAULT_RATE = 0.1
 applies them (a 503), half after (the answer lost)."""
 ICEBERG = {"metadata.iceberg.storage": "table-location"}
 """The options of the Iceberg scenarios: every commit's callback writes Iceberg metadata (ADR 0046)."""
+CLUSTERING = {"clustering.incremental": "true", "clustering.columns": "w,id"}
+"""The options of the clustering scenario: the writers' files are clustered by ``w, id`` (Paimon 1.3's layout)."""
 ORPHAN_CUTOFF = START_MILLIS - 3_600_000
 """Orphan cleanup deletes files older than this: the planted orphans, never a file of the run."""
 
@@ -249,6 +251,23 @@ def _append_rest(w: a.World) -> dict[str, a.Actor]:
     return _append_locked(w)
 
 
+def _append_sort(w: a.World) -> dict[str, a.Actor]:
+    """Sort compactions (issue 40) of the partition two writers append to (one compacting at commit), beside a
+    plain compaction, expiry, tags, a streaming consumer and a pinning reader: a sort that loses a race is planned
+    again, an append committed while it ran survives."""
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "sort": a.sorter(w, "sort"), "compact": a.compactor(w, "compact"), "expire": a.expirer(w, "expire"),
+            "tags": a.tagger(w, "tags"), "stream": _stream(w, "stream"), "pin": a.pinning_reader(w, "pin")}
+
+
+def _append_cluster(w: a.World) -> dict[str, a.Actor]:
+    """An incremental clustering table (``clustering.incremental``): writers never compact it; a clustering
+    compaction (Paimon's picker) and a full one race them and each other, expiry and a pinning reader beside."""
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "cluster": a.compactor(w, "cluster"), "full": a.compactor(w, "full", full=True),
+            "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -272,10 +291,12 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("append-rest", _append_rest, rest=True),
     Scenario("pk-rest", _pk_locked, primary_key=True, rest=True),
     Scenario("rollback-iceberg", _rollback_concurrent, options=ICEBERG),
+    Scenario("append-sort", _append_sort),
+    Scenario("append-cluster", _append_cluster, options=CLUSTERING),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
                     "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
                     "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg", "append-rest",
-                    "pk-rest")
+                    "pk-rest", "append-sort", "append-cluster")
 EXHAUSTIVE_SCENARIOS = ("small",)
