@@ -465,6 +465,12 @@ MAINTENANCE_ORPHANS_ENABLED = key("maintenance.remove-orphan-files.enabled").boo
     .with_description("The engine's maintenance planner (`maintain`, docs/maintenance-planner.md) lists the table's "
                       "files for orphans and plans remove-orphan-files when it finds some (a listing of the whole "
                       "table and a read of every snapshot's manifests: off by default). Not a Paimon option.")
+MAINTENANCE_SORT_FILES_PER_VALUE = key("maintenance.sort.files-per-value").double_type().default_value(4.0) \
+    .with_validator(lambda v: v >= 0, "0 (off) or more").with_description(
+        "The maintenance planner (`maintain`) plans a sort compaction of a partition of an append table with "
+        "bucket = -1 and clustering.columns (without clustering.incremental) when a filter on the first clustering "
+        "column reads this many files or more on average (from the files' statistics, docs/layout.md): ordered by "
+        "clustering.columns with clustering.strategy. 0 turns it off. Not a Paimon option.")
 MAINTENANCE_ORPHANS_OLDER_THAN = key("maintenance.remove-orphan-files.older-than").duration_type() \
     .default_value(86_400_000).with_description(
         "The maintenance planner's orphan files: only those older than this (files of a running write are "
@@ -681,7 +687,7 @@ SECTIONS = (
         TAG_DEFAULT_TIME_RETAINED, CONSUMER_EXPIRATION_TIME, CONSUMER_IGNORE_PROGRESS, TAG_PERIOD_DURATION,
         TAG_TIME_EXPIRE_ENABLED, TAG_AUTOMATIC_COMPLETION, TAG_BATCH_CUSTOMIZED_NAME, PARTITION_EXPIRATION_BATCH_SIZE,
         END_INPUT_CHECK_PARTITION_EXPIRE, CONSUMER_CHANGELOG_ONLY, MAINTENANCE_ORPHANS_ENABLED,
-        MAINTENANCE_ORPHANS_OLDER_THAN)),
+        MAINTENANCE_ORPHANS_OLDER_THAN, MAINTENANCE_SORT_FILES_PER_VALUE)),
     OptionSection("Iceberg compatibility", (
         METADATA_ICEBERG_STORAGE, METADATA_ICEBERG_COMPATIBLE, METADATA_ICEBERG_STORAGE_LOCATION,
         METADATA_ICEBERG_FORMAT_VERSION, METADATA_ICEBERG_COMPACT_MIN_FILE_NUM, METADATA_ICEBERG_COMPACT_MAX_FILE_NUM,

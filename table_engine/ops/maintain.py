@@ -50,7 +50,7 @@ def plan_table(table: Table, orphans: bool | None = None, health: TableHealth | 
         MAINTENANCE_ORPHANS_OLDER_THAN,
         PARTITION_EXPIRATION_TIME,
     )
-    from table_engine.store.lifecycle.planner import ManifestState, plan_maintenance
+    from table_engine.store.lifecycle.planner import ManifestState, plan_maintenance, sort_columns
 
     opts = table.options
     with_orphans = bool(orphans) or opts.get(MAINTENANCE_ORPHANS_ENABLED)
@@ -66,7 +66,11 @@ def plan_table(table: Table, orphans: bool | None = None, health: TableHealth | 
     if health.snapshot_id is not None:
         m = table.maintenance.compact_manifest(dry_run=True)
         manifests = ManifestState(m.manifests_before, m.small_manifests, m.delete_entries)
-    return plan_maintenance(health, opts, expired_partitions=expired, manifests=manifests)
+    overlaps = []
+    columns = sort_columns(opts, table.schema.primary_keys)
+    if health.snapshot_id is not None and columns:  # a sort compaction may be due: how files overlap on the column
+        overlaps = table.maintenance.overlap(columns[0])
+    return plan_maintenance(health, opts, expired_partitions=expired, manifests=manifests, overlaps=overlaps)
 
 
 def maintain(cmd: Maintain, catalog: Catalog) -> dict[str, Any]:
@@ -102,7 +106,8 @@ def action_command(action: Action, cmd: Maintain, snapshots: int) -> Command:
     properties = {**cmd.snapshot_properties, MAINTAIN_ACTION: kind}
     committing = {**base, "snapshot_properties": properties, "commit_user": cmd.commit_user}
     if kind == "compact":
-        return Compact(**committing, full=action.full, partitions=tuple(_spec(p) for p in action.partitions))
+        return Compact(**committing, full=action.full, partitions=tuple(_spec(p) for p in action.partitions),
+                       order_strategy=action.order_strategy, order_by=tuple(action.order_by))
     if kind == "expire-partitions":
         return ExpirePartitions(**base, snapshot_properties=properties,
                                 max_expires=max(1, len(action.partitions)))
@@ -142,8 +147,7 @@ def render_plan(fields: Mapping[str, Any]) -> str:
     results = dict(enumerate(fields.get("results") or []))
     rows = [("#", "action", "target", "estimated bytes", "outcome", "reason")]
     for i, a in enumerate(actions):
-        target = ("full " if a.get("full") else "") + (", ".join(a["partitions"]) or "all") \
-            if a["kind"] in ("compact", "expire-partitions") else (str(a["count"]) if a.get("count") else "")
+        target = action_target(a)
         est = a.get("estimated_bytes")
         rows.append((str(i + 1), a["kind"], target, "?" if est is None else str(est),
                      _outcome(results.get(i), a.get("count")) if not fields.get("dry_run") else "planned",
@@ -159,6 +163,15 @@ _OUTCOMES = (("expired_snapshots", "expired", "snapshot"), ("expired_changelogs"
              ("expired_tags", "expired", "tag"), ("expired_partitions", "expired", "partition"),
              ("orphan_files", "deleted", "orphan file"))
 """Each counting action's result key and its outcome's words."""
+
+
+def action_target(a: Mapping[str, Any]) -> str:
+    """What an action (its ``to_dict``) works on, in a few words: ``full dt=1, dt=2``, ``zorder(a, b) all``, ``3``."""
+    if a["kind"] in ("compact", "expire-partitions"):
+        how = f"{a['order_strategy']}({', '.join(a.get('order_by') or ())}) " if a.get("order_strategy") else \
+            ("full " if a.get("full") else "")
+        return how + (", ".join(a["partitions"]) or "all")
+    return str(a["count"]) if a.get("count") else ""
 
 
 def _outcome(result: Mapping[str, Any] | None, planned: int | None = None) -> str:

@@ -131,7 +131,7 @@ def test_a_sort_buffer_that_would_not_fit_fails_before_any_task(spark, warehouse
     t = _append_table(warehouse, "big")
     before, sid = _listing(t.path), t.latest_snapshot().id
     monkeypatch.setattr(compact_job, "executor_memory", lambda _spark: (4 << 20, "spark.executor.memory"))
-    with pytest.raises(CommandError, match=r"sort of .*: write-buffer-size 256.0 MiB of rows needs about 768.0 MiB "
+    with pytest.raises(CommandError, match=r"sort of .*: write-buffer-size 256.0 MiB of rows needs about 1.0 GiB "
                                            r"of executor memory with the sort, the executors have 4.0 MiB "
                                            r"\(spark.executor.memory\): lower write-buffer-size"):
         compact_job.run_compaction(spark, t, order=SortOrder.parse("order", "a"))

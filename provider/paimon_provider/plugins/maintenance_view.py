@@ -31,7 +31,9 @@ def targets(action: Action) -> str:
         names = action.buckets or action.partitions
         shown = ", ".join(names[:MAX_TARGETS]) + (f" and {len(names) - MAX_TARGETS} more"
                                                    if len(names) > MAX_TARGETS else "")
-        return ("full: " if action.full else "") + (shown or "all")
+        how = f"{action.order_strategy}({', '.join(action.order_by)}): " if action.order_strategy else \
+            ("full: " if action.full else "")
+        return how + (shown or "all")
     if action.partitions:
         return ", ".join(action.partitions[:MAX_TARGETS]) + (f" and {len(action.partitions) - MAX_TARGETS} more"
                                                             if len(action.partitions) > MAX_TARGETS else "")

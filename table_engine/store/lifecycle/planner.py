@@ -32,21 +32,26 @@ handles), expiry after, orphans last (files the other actions freed are deleted 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from table_engine.core_options import (
+    BUCKET,
+    CLUSTERING_STRATEGY,
     COMPACTION_DELETE_RATIO_THRESHOLD,
     COMPACTION_MIN_FILE_NUM,
     MAINTENANCE_ORPHANS_OLDER_THAN,
+    MAINTENANCE_SORT_FILES_PER_VALUE,
     MANIFEST_MERGE_MIN_COUNT,
     PARTITION_EXPIRATION_TIME,
     CoreOptions,
 )
 from table_engine.format.bucket import POSTPONE_BUCKET
 from table_engine.options.values import format_duration
+from table_engine.sort.keys import clustering_strategy
 from table_engine.store.lifecycle.health import BucketHealth, RetentionHealth, TableHealth
+from table_engine.store.lifecycle.overlap import ColumnOverlap
 
 __all__ = ["ACTION_KINDS", "Action", "ManifestState", "Plan", "Trigger", "compaction_triggers", "manifest_action",
            "manifest_due_text", "plan_maintenance"]
@@ -110,6 +115,8 @@ class Action:
     :param estimated_bytes: bytes rewritten (compaction) or deleted (partitions, orphans); None: unknown from
         metadata.
     :param count: how many snapshots, changelogs, tags or files it removes (None for compaction).
+    :param order_strategy: for ``compact``: a sort compaction in this order (``order``, ``zorder``, ``hilbert``).
+    :param order_by: for a sort compaction: the columns.
     """
 
     kind: str
@@ -122,6 +129,8 @@ class Action:
     buckets: list[str] = field(default_factory=list)
     estimated_bytes: int | None = None
     count: int | None = None
+    order_strategy: str | None = None
+    order_by: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -143,11 +152,13 @@ class Plan:
 
 
 def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_partitions: Sequence[str] = (),
-                     manifests: ManifestState | None = None) -> Plan:
+                     manifests: ManifestState | None = None, overlaps: Sequence[ColumnOverlap] = ()) -> Plan:
     """The maintenance due on the table of ``health`` with the options ``options`` (see the module docstring);
     ``expired_partitions`` (``k=v`` texts) and ``manifests`` are what dry runs of partition expiry and manifest
-    compaction found (they need more than the health has)."""
-    actions = [*_compactions(health, options)]
+    compaction found (they need more than the health has); ``overlaps``: the files a filter on the first
+    clustering column reads per partition (:func:`sort_columns` says when the planner needs them)."""
+    sort, sorting = _sort(overlaps, options)
+    actions = [*_compactions(health, options, sorting), *([sort] if sort is not None else [])]
     if expired_partitions:
         wanted = set(expired_partitions)
         size = sum(p.bytes for p in health.partitions if p.partition in wanted)
@@ -181,6 +192,34 @@ def plan_maintenance(health: TableHealth, options: CoreOptions, *, expired_parti
                               o.older_than_millis, MAINTENANCE_ORPHANS_OLDER_THAN.key, estimated_bytes=o.bytes,
                               count=o.files))
     return Plan(health.table, health.snapshot_id, actions)
+
+
+def sort_columns(options: CoreOptions, primary_keys: Sequence[str]) -> tuple[str, ...]:
+    """The columns a planned sort compaction orders by: ``clustering.columns`` of an append table with bucket = -1
+    and no incremental clustering, when ``maintenance.sort.files-per-value`` is on; else none (no sort is planned,
+    and the planner needs no overlap)."""
+    if primary_keys or options.get(BUCKET) != -1 or options.clustering_incremental() \
+            or not options.get(MAINTENANCE_SORT_FILES_PER_VALUE):
+        return ()
+    return options.clustering_columns()
+
+
+def _sort(overlaps: Sequence[ColumnOverlap], options: CoreOptions) -> tuple[Action | None, set[str]]:
+    """A sort compaction of the partitions where a filter on the first clustering column reads
+    ``maintenance.sort.files-per-value`` files or more on average, and those partitions (``""``: an unpartitioned
+    table); a plain compaction of them is not planned too (the sort rewrites every file)."""
+    columns = options.clustering_columns()
+    trigger = options.get(MAINTENANCE_SORT_FILES_PER_VALUE)
+    due = [o for o in overlaps if o.files > 1 and o.mean_files_per_value >= trigger]
+    if not due or not columns or not trigger:
+        return None, set()
+    worst = max(o.mean_files_per_value for o in due)
+    strategy = clustering_strategy(options.get(CLUSTERING_STRATEGY), len(columns))
+    return Action("compact", f"{_n(len(due), 'partition')} where a filter on {columns[0]} reads "
+                  f"{trigger:g} files or more on average (worst {worst:.1f}; {MAINTENANCE_SORT_FILES_PER_VALUE.key}): "
+                  f"sorted by {strategy.value}({', '.join(columns)})", worst, trigger,
+                  MAINTENANCE_SORT_FILES_PER_VALUE.key, partitions=[o.partition for o in due if o.partition],
+                  order_strategy=strategy.value, order_by=list(columns)), {o.partition for o in due}
 
 
 def manifest_action(manifests: ManifestState, options: CoreOptions) -> Action | None:
@@ -239,20 +278,20 @@ def compaction_triggers(health: TableHealth, options: CoreOptions) -> list[Trigg
     return out
 
 
-def _compactions(health: TableHealth, options: CoreOptions) -> list[Action]:
+def _compactions(health: TableHealth, options: CoreOptions, sorting: Collection[str] = ()) -> list[Action]:
     """A full compaction of the partitions whose deletion vectors passed the threshold, then a minor one of the
     partitions with too many sorted runs, small files or a postpone backlog (a partition in the full one is not
-    compacted twice)."""
+    compacted twice; nor is one in ``sorting``, which a sort compaction rewrites)."""
     ratio = options.get(COMPACTION_DELETE_RATIO_THRESHOLD)
     deleted = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and b.deleted_rows
-               and b.deletion_vector_ratio > ratio]
+               and b.deletion_vector_ratio > ratio and b.partition not in sorting]
     out = []
     if deleted:
         worst = max(b.deletion_vector_ratio for b in deleted)
         out.append(_compact(health, deleted, True, f"{_n(len(deleted), 'bucket')} with more rows deleted by deletion "
                             f"vectors than compaction.delete-ratio-threshold {ratio:.1%} (worst {worst:.1%})",
                             worst, ratio, COMPACTION_DELETE_RATIO_THRESHOLD.key))
-    done = {b.partition for b in deleted}
+    done = {b.partition for b in deleted} | set(sorting)
     count, limit, option, what = _minor_rule(health, options)
     over = [b for b in health.buckets if b.bucket != POSTPONE_BUCKET and count(b) >= limit and b.partition not in done]
     if over:

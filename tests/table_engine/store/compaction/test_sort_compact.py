@@ -218,3 +218,34 @@ def test_a_partition_larger_than_the_buffer_is_sorted_in_spilled_runs(catalog: C
         assert a == sorted(a)
     sizes = sorted(f.file_size for s in t.plan() for f in s.files)
     assert len(sizes) > 3 and sizes[1] > sizes[-1] // 2  # files near target-file-size: one smaller at most
+
+
+def test_the_planner_sorts_a_partition_whose_files_overlap_on_the_clustering_column(catalog: Catalog) -> None:
+    """An append table that declares clustering.columns (Paimon's write-time range partitioning, without incremental
+    clustering) gets a sort compaction from the planner once a filter on the first column reads
+    maintenance.sort.files-per-value files (default 4) per value; the sort runs through ``maintain``."""
+    from table_engine.catalog import Catalog as _Catalog
+    from table_engine.ops import Maintain
+    from table_engine.ops.maintain import maintain, plan_table
+
+    t = table(catalog, **{"clustering.columns": "a,b", "target-file-size": "8 kb"})
+    for seed in range(3):
+        t.write(rows(600, seed))
+    assert not [a for a in plan_table(t).actions if a.order_strategy]  # 3 files per value < 4
+    t.write(rows(600, 3))
+    sort = next(a for a in plan_table(t).actions if a.order_strategy)
+    assert (sort.kind, sort.order_strategy, sort.order_by, sort.partitions) == ("compact", "zorder", ["a", "b"],
+                                                                                 ["dt=d1"])
+    assert "a filter on a reads 4 files or more on average (worst 4.9; maintenance.sort.files-per-value)" in sort.reason
+    before = multiset(t)
+    assert isinstance(catalog, _Catalog)
+    result = maintain(Maintain(warehouse=catalog.warehouse, table="db.t"), catalog)
+    assert any(r["command"].get("order_strategy") == "zorder" for r in result["results"])
+    t = catalog.get_table("db.t")
+    assert multiset(t) == before and t.latest_snapshot().commit_kind == CommitKind.COMPACT
+    assert t.maintenance.overlap()[0].mean_files_per_value < 4
+    assert not [a for a in plan_table(t).actions if a.order_strategy]
+    off = catalog.get_table("db.t").copy({"maintenance.sort.files-per-value": "0"})
+    for seed in range(5):
+        off.write(rows(300, 10 + seed))
+    assert not [a for a in plan_table(off).actions if a.order_strategy]
