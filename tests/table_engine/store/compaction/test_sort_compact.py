@@ -249,3 +249,62 @@ def test_the_planner_sorts_a_partition_whose_files_overlap_on_the_clustering_col
     for seed in range(5):
         off.write(rows(300, 10 + seed))
     assert not [a for a in plan_table(off).actions if a.order_strategy]
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.one_of(st.tuples(st.just("append"), st.integers(1, 40), st.sampled_from(["d1", "d2"])),
+                              st.tuples(st.just("sort"), st.sampled_from(["order", "zorder", "hilbert"]),
+                                        st.sampled_from([["b", "a"], ["s", "a"], ["a", "b", "s"]])),
+                              st.tuples(st.just("compact"), st.booleans(), st.just(None)),
+                              st.tuples(st.just("delete"), st.integers(0, 7), st.just(None))),
+                    min_size=1, max_size=10),
+       tracking=st.booleans(), seed=st.integers(0, 10_000))
+def test_appends_deletes_sorts_and_compactions_keep_rows_and_row_ids(tmp_path_factory: pytest.TempPathFactory,
+                                                                     ops: list[tuple[str, Any, Any]], tracking: bool,
+                                                                     seed: int) -> None:
+    """Deletion vectors applied; with row tracking, a sort is refused (ADR 0049) and changes nothing, and every live
+    row keeps the row id it got when it was appended through compactions and deletes."""
+    catalog = Catalog(str(tmp_path_factory.mktemp("wh")))
+    t = table(catalog, **{"target-file-size": "1 kb", "compaction.min.file-num": "2",
+                          "deletion-vectors.enabled": "true", **({"row-tracking.enabled": "true"} if tracking else {})})
+    model: Counter[tuple[Any, ...]] = Counter()
+    ids: dict[int, tuple[Any, ...]] = {}
+    deleted: dict[str, int] = {}
+
+    def row_ids() -> dict[int, tuple[Any, ...]]:
+        got = catalog.get_table("db.t$row_tracking").read(columns=[*SCHEMA.names, "_ROW_ID"]).to_pylist()
+        return {r.pop("_ROW_ID"): tuple(r.values()) for r in got}
+
+    for i, (op, x, y) in enumerate(ops):
+        if op == "append":
+            batch = rows(x, seed + i, y)
+            t.write(batch)
+            model += Counter(tuple(r.values()) for r in batch.to_pylist())
+            if tracking:
+                ids.update({k: v for k, v in row_ids().items() if k not in ids})
+        elif op == "sort":
+            if tracking:
+                before = table_bytes(t.path)
+                with pytest.raises(UnsupportedError, match="row-tracking.enabled"):
+                    t.maintenance.compact(order_strategy=x, order_by=y)
+                assert table_bytes(t.path) == before
+            else:
+                t.maintenance.compact(order_strategy=x, order_by=y)
+        elif op == "compact":
+            t.maintenance.compact(full=x)
+        else:  # a deletion vector marks the next row of a file: what it removed is taken from the reads around it
+            files = [f for s in t.plan() for f in s.files]
+            if not files:
+                continue
+            f = files[x % len(files)]
+            position = deleted.get(f.file_name, 0)
+            if position >= f.row_count:
+                continue
+            deleted[f.file_name] = position + 1
+            before_rows = multiset(t)
+            delete_rows(t, {f.file_name: list(range(position + 1))})
+            model -= before_rows - multiset(t)
+        assert multiset(t) == model
+        if tracking:
+            live = row_ids()
+            assert all(ids[k] == v for k, v in live.items()) and Counter(live.values()) == model
