@@ -189,9 +189,12 @@ def test_a_spark_connect_connection_routes_jobs_and_passes_the_test_button(
 def test_a_partition_sorted_in_ranges_over_connect(connect_url: str, tmp_path: pathlib.Path) -> None:
     """The range-partitioned sort (a Spark range repartition, the Arrow batch size set for the job and restored)
     runs on a Connect session as on a classic one."""
-    import pyarrow as pa
-    from pyspark.sql import SparkSession
+    import os
 
+    import pyarrow as pa
+
+    from table_engine.spark.app import connect_session
+    from table_engine.spark.compat import CONNECT_CLIENT_ENV
     from table_engine.spark.jobs import compact_job
     from table_engine.store.compaction.sort_compact import SortOrder
 
@@ -202,13 +205,19 @@ def test_a_partition_sorted_in_ranges_over_connect(connect_url: str, tmp_path: p
         table.write(pa.table({"a": [(j * 7919 + i) % 5003 for j in range(1500)], "b": list(range(1500))},
                              schema=schema))
     before = sorted(table.read().to_pylist(), key=lambda r: (r["a"], r["b"]))
-    spark = SparkSession.builder.remote(connect_url).create()
+    saved = {name: os.environ.get(name) for name in CONNECT_CLIENT_ENV}
+    spark = connect_session(connect_url, "range-sort-test")
     try:
         report = compact_job.run_compaction(spark, table, order=SortOrder.parse("order", "a"), parallelism=2,
                                             range_bytes=1)
         assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "10000"
     finally:
         spark.stop()
+        for name, value in saved.items():  # PySpark marks the process a Connect client: the later tests' classic
+            if value is None:              # session must not take itself for one
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     assert report.snapshot_id == table.latest_snapshot().id and len(report.tasks) == 2
     rows = table.read().to_pylist()
     assert [r["a"] for r in rows] == sorted(r["a"] for r in rows)
