@@ -20,13 +20,18 @@ DEFAULT_VAR_LENGTH = 8
 """``zorder.var-length-contribution``'s default."""
 
 
-def _columns(table: pa.Table, columns: Sequence[str]) -> list[tuple[str, pa.Array]]:
+def _check_columns(table: pa.Table, columns: Sequence[str]) -> None:
+    """SchemaError (Paimon's words) when ``columns`` is empty or names a column ``table`` lacks."""
     if not columns:
         raise SchemaError("order column could not be empty")
     names = table.column_names
     missing = [c for c in columns if c not in names]
     if missing:
         raise SchemaError(f"Can't find column {missing[0]!r} in table columns. Possible columns are {names}")
+
+
+def _columns(table: pa.Table, columns: Sequence[str]) -> list[tuple[str, pa.Array]]:
+    _check_columns(table, columns)
     return [(c, contiguous(table.column(c))) for c in columns]
 
 
@@ -187,7 +192,7 @@ def sorted_with_keys(table: pa.Table, strategy: OrderType, columns: Sequence[str
                      var_length: int = DEFAULT_VAR_LENGTH) -> pa.Table:
     """``table`` in ``strategy``'s order over ``columns`` (stable), with the columns it sorts by added as
     :func:`keyed_sort` adds them (what a run of an external sort holds)."""
-    _columns(table, columns)
+    _check_columns(table, columns)  # names only: combining the chunks here would copy them for nothing
     if keyed_by_words(table.schema, strategy, columns):
         words = curve_words(table, strategy, columns, var_length)
         order = argsort_words(words)
@@ -202,7 +207,7 @@ def sort_indices(table: pa.Table, strategy: OrderType, columns: Sequence[str],
     see :func:`order_keys`)."""
     if strategy is OrderType.NONE:
         raise UnsupportedError("order strategy 'none' does not order rows")
-    _columns(table, columns)
+    _check_columns(table, columns)  # names only: combining the chunks here would copy them for nothing
     if keyed_by_words(table.schema, strategy, columns):
         return pa.array(argsort_words(curve_words(table, strategy, columns, var_length)))
     keyed, keys = keyed_sort(table, strategy, columns, var_length)
