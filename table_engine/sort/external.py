@@ -105,22 +105,17 @@ class ExternalSorter:
     def sorted(self) -> Iterator[pa.Table]:
         """The rows added, in order (the key columns dropped)."""
         self._finish_spill()
-        if not self._runs:  # it all fit: sorted in memory
-            table = pa.concat_tables(self._buffer) if self._buffer else None
-            self._buffer, self._buffered = [], 0
-            if table is None:
-                return
-            runs = self._sorted_slices(table)
-            if len(runs) == 1:
-                yield runs[0].select(table.column_names)
-                return
-            yield from self._merge([_Run.of_table(r) for r in runs])
-            return
         last: list[_Run] = []
         if self._buffer:  # the last buffer's runs stay in memory: the merge reads them where they are
-            last = [_Run.of_table(r) for r in self._sorted_slices(pa.concat_tables(self._buffer))]
+            table = pa.concat_tables(self._buffer)
             self._buffer, self._buffered = [], 0
-        yield from self._merge([*(_Run.of_file(path) for path in self._runs), *last])
+            runs = self._sorted_slices(table)
+            if not self._runs and len(runs) == 1:  # it all fit in one slice: nothing to merge
+                yield runs[0].select(table.column_names)
+                return
+            last = [_Run.of_table(r) for r in runs]
+        if self._runs or last:
+            yield from self._merge([*(_Run.of_file(path) for path in self._runs), *last])
 
     # ---- runs --------------------------------------------------------------------------------------------------
     def _slices(self, table: pa.Table) -> tuple[list[pa.Table], int]:
