@@ -5,6 +5,15 @@ from __future__ import annotations
 import enum
 
 
+class RowLevelOp(enum.Enum):
+    """A row-level change (Paimon's Spark ``RowLevelOp``): what each merge engine takes is decided once, in its
+    :data:`~table_engine.lsm.merge_engines.registry.ENGINES` entry."""
+
+    DELETE = "delete"
+    UPDATE = "update"
+    MERGE = "merge"
+
+
 class MergeEngine(enum.Enum):
     """Values of ``merge-engine``."""
 

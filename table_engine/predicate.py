@@ -25,6 +25,16 @@ class PredicateError(TableEngineError, ValueError):
 
 
 @dataclass(frozen=True)
+class Col:
+    """Another column as a predicate's value, in the conditions of row-level changes: ``("source.qty", ">",
+    Col("target.qty"))``; in JSON ``{"column": "target.qty"}``. Not for ``in`` / ``not in``. Such a predicate
+    never reaches pruning (:meth:`Predicate.test_value`, :meth:`Predicate.may_match`): :func:`parse_filters`
+    admits it only for row-level conditions, which evaluate it on rows."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Predicate:
     """``column op value``; ``value`` is a list for ``in``/``not in`` and unused for the null tests."""
 
@@ -35,6 +45,8 @@ class Predicate:
     def expression(self) -> pc.Expression:
         f = pc.field(self.column)
         op, v = self.op, self.value
+        if isinstance(v, Col):
+            v = pc.field(v.name)
         if op == "=":
             return f == v
         if op == "!=":
@@ -115,18 +127,23 @@ class Predicate:
 def _coerce_literal(v: Any) -> Any:
     if isinstance(v, pa.Scalar):
         return v.as_py()
+    if isinstance(v, Mapping) and set(v) == {"column"} and isinstance(v["column"], str):
+        return Col(v["column"])  # the JSON form of a column reference
     return v
 
 
-def parse_filters(filters: Iterable[Any] | Predicate | None) -> list[Predicate]:
-    """Accept predicates or ``(column, op, value)`` tuples (a conjunction)."""
+def parse_filters(filters: Iterable[Any] | Predicate | None, references: bool = False) -> list[Predicate]:
+    """Accept predicates or ``(column, op, value)`` tuples (a conjunction). With ``references`` a value may be
+    another column (:class:`Col`, or ``{"column": name}``): the conditions of row-level changes; elsewhere that
+    is an error (filters of reads prune files by literal values)."""
     if filters is None:
         return []
     if isinstance(filters, Predicate):
-        return [filters]
+        filters = [filters]
     out: list[Predicate] = []
     for item in filters:
         if isinstance(item, Predicate):
+            _check_reference(item, references)
             out.append(item)
             continue
         if not isinstance(item, tuple | list) or len(item) not in (2, 3):
@@ -142,15 +159,29 @@ def parse_filters(filters: Iterable[Any] | Predicate | None) -> list[Predicate]:
             value = [_coerce_literal(x) for x in value]
         elif op not in ("is null", "is not null") and len(item) != 3:
             raise PredicateError(f"filter {item!r}: operator {op!r} needs a value")
-        out.append(Predicate(col, op, value))
+        pred = Predicate(col, op, value)
+        _check_reference(pred, references)
+        out.append(pred)
     return out
+
+
+def _check_reference(p: Predicate, references: bool) -> None:
+    values = p.value if isinstance(p.value, list) else [p.value]
+    if not any(isinstance(v, Col) for v in values):
+        return
+    if not references:
+        raise PredicateError(f"filter ({p.column!r}, {p.op!r}, {p.value!r}): a column as the value is for the "
+                             "conditions of row-level changes only; a filter compares with literal values")
+    if p.op in ("in", "not in") or isinstance(p.value, list):
+        raise PredicateError(f"filter ({p.column!r}, {p.op!r}, ...): {p.op!r} takes literal values, not columns")
 
 
 def validate_columns(preds: Sequence[Predicate], columns: Sequence[str]) -> None:
     """PredicateError naming the first predicate on a column not in ``columns``."""
     for p in preds:
-        if p.column not in columns:
-            raise PredicateError(f"filter on unknown column {p.column!r}; columns are {list(columns)}")
+        for c in (p.column, *([p.value.name] if isinstance(p.value, Col) else [])):
+            if c not in columns:
+                raise PredicateError(f"filter on unknown column {c!r}; columns are {list(columns)}")
 
 
 def check_value_types(preds: Sequence[Predicate], schema: pa.Schema) -> None:

@@ -65,7 +65,7 @@ def test_table_engine_layers_point_one_way() -> None:
 
 # table_engine.store's subpackages, in order: each may import only the shared store modules (store/*.py, rank 0)
 # and the subpackages before it
-STORE_ORDER = ("indexes", "reading", "committing", "compaction", "writing", "changes", "lifecycle")
+STORE_ORDER = ("indexes", "reading", "committing", "compaction", "writing", "row_level", "changes", "lifecycle")
 
 
 def _store_rank(module: str) -> int | None:

@@ -53,6 +53,7 @@ from table_engine.table.data_evolution import DataEvolution
 from table_engine.table.guards import check_supported, mutating
 from table_engine.table.hooks import NO_HOOKS, TableHooks
 from table_engine.table.maintenance import TableMaintenance
+from table_engine.table.row_level import RowLevel
 from table_engine.table.writing import RowKinds
 
 if TYPE_CHECKING:
@@ -79,7 +80,8 @@ class Table:
       ``earliest_snapshot_id``, ``metadata``, ``consumers``.
     - reads: ``read``, ``to_batches``, ``plan``, ``plan_with_fallback``, ``new_read``, ``resolve_snapshot``,
       ``new_stream_scan``, ``changelog_consumer``.
-    - writes: ``write``, ``new_write``, ``new_commit``, ``commit``; ``data_evolution`` (:class:`DataEvolution`).
+    - writes: ``write``, ``new_write``, ``new_commit``, ``commit``; ``row_level`` (:class:`RowLevel`: DELETE,
+      UPDATE, MERGE INTO); ``data_evolution`` (:class:`DataEvolution`).
     - tags: ``create_tag``, ``replace_tag``, ``rename_tag``, ``delete_tag``, ``list_tags``, ``tags``,
       ``tag_snapshot``.
     - branches: ``branch``, ``branch_table``, ``create_branch``, ``delete_branch``, ``rename_branch``,
@@ -332,6 +334,12 @@ class Table:
         ``maintain`` and snapshot ``properties`` as in :meth:`write`)."""
         return writing.commit(self, messages, commit_user, commit_identifier, overwrite, partition, maintain,
                               properties)
+
+    @property
+    def row_level(self) -> RowLevel:
+        """Row-level changes (:class:`RowLevel`): ``delete(filter)``, ``update(set, filter)``, ``merge(source,
+        spec)``, SQL's DELETE / UPDATE / MERGE INTO with Paimon's semantics per table kind."""
+        return RowLevel(self)
 
     @property
     def data_evolution(self) -> DataEvolution:

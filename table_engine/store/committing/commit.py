@@ -17,7 +17,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from table_engine import clock
@@ -43,7 +43,7 @@ from table_engine.format.snapshot import (
 )
 from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name
 from table_engine.store.committing.commit_message import CommitMessage
-from table_engine.store.committing.conflicts import check_deletes, check_dv_index, check_lsm
+from table_engine.store.committing.conflicts import check_deletes, check_dv_index, check_live, check_lsm
 from table_engine.store.committing.entry_changes import (
     Changelog,
     added_file_names,
@@ -87,6 +87,9 @@ class _Attempt:
     messages: Sequence[CommitMessage]
     properties: Mapping[str, str] | None
     changelog: Changelog
+    must_be_live: frozenset[str] = frozenset()
+    """Data files (by name) a row-level change marked in deletion vectors: still live in the snapshot it commits on,
+    or the change conflicts (a concurrent compaction rewrote them, and the marks would be lost)."""
 
 
 class FileStoreCommit:
@@ -154,6 +157,31 @@ class FileStoreCommit:
         self._added, self._dropped, self._published = set(), set(), []
         try:
             sid = self._commit(messages, commit_identifier, overwrite, properties, allow_empty)
+        except BaseException:
+            self._tell_published(quiet=True)
+            raise
+        try:
+            self._tell_partitions()
+        finally:
+            self._tell_published()
+        return sid
+
+    def commit_row_level(self, messages: Sequence[CommitMessage], must_be_live: Collection[str] = (),
+                         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+                         properties: Mapping[str, str] | None = None) -> int | None:
+        """Publish a row-level change (DELETE / UPDATE / MERGE of an append table) as ONE snapshot: its new files,
+        the files it rewrote (``compact_before``: deleted) and its deletion-vector index changes together. The kind
+        is OVERWRITE, as Paimon's ``ConflictDetection.shouldBeOverwriteCommit`` makes a data change that deletes files
+        or deletion vectors (streaming readers skip it by default: the rows it rewrote are not new). It conflicts when
+        a file it deletes, or a file of ``must_be_live`` (the files it marked in deletion vectors), is no longer live,
+        or the deletion vectors it replaces changed: the caller plans the change again on the newer snapshot.
+        Partitions and the post-commit callback are told as by :meth:`commit`."""
+        self._added, self._dropped, self._published = set(), set(), []
+        self.dropped_compactions, self.published_files = set(), set()
+        try:
+            properties = scoped_properties(properties)
+            sid = self._commit_one(messages, commit_identifier, None, properties, False, CommitKind.OVERWRITE,
+                                   frozenset(must_be_live))
         except BaseException:
             self._tell_published(quiet=True)
             raise
@@ -242,13 +270,16 @@ class FileStoreCommit:
         return [m for m in compaction if writers[(m.partition, m.bucket)] == 1]
 
     def _commit_one(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: Overwrite | None,
-                    properties: Mapping[str, str] | None, allow_empty: bool) -> int | None:
+                    properties: Mapping[str, str] | None, allow_empty: bool, kind: CommitKind | None = None,
+                    must_be_live: frozenset[str] = frozenset()) -> int | None:
         entries = file_entries(messages)
         index_changes = index_file_entries(messages)
         changelog = changelog_entries(messages)
         if not entries and not index_changes and not changelog and overwrite is None and not allow_empty:
             return None
-        if overwrite is not None:
+        if kind is not None:
+            pass  # a row-level change: OVERWRITE
+        elif overwrite is not None:
             kind = CommitKind.OVERWRITE
         elif entries and not any(m.new_files for m in messages):
             kind = CommitKind.COMPACT
@@ -263,7 +294,8 @@ class FileStoreCommit:
             self.opts.manifest_target_file_size(), kind="changelog")
         try:
             return self._commit_loop(_Attempt(delta, entries, index_changes, kind, commit_identifier, overwrite,
-                                              messages, properties, Changelog(changelog_manifests, changelog)))
+                                              messages, properties, Changelog(changelog_manifests, changelog),
+                                              must_be_live))
         except CommitOutcomeUnknownError:
             raise
         except BaseException:
@@ -361,9 +393,10 @@ class FileStoreCommit:
                                               self.opts.manifest_target_file_size())
             written.extend(m.file_name for m in this_delta)
         check_dv_index(tp, index_changes, lambda: self.ctx.index_entries(latest))
-        if overwrite is not None or any(e.kind == FileKind.DELETE for e in entries):
+        if overwrite is not None or a.must_be_live or any(e.kind == FileKind.DELETE for e in entries):
             live = live_entries(fio, tp, latest)
             check_deletes(tp, entries, live)
+            check_live(tp, a.must_be_live, live)
             if kind == CommitKind.COMPACT and self.ctx.schema.primary_keys:  # append files have no key range
                 check_lsm(tp, entries, live, [f.type for f in self.ctx.schema.key_fields()])
             if overwrite is not None:

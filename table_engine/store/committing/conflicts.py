@@ -10,7 +10,7 @@ Each check raises :class:`~table_engine.errors.CommitConflictError` naming the f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from table_engine.errors import CommitConflictError
@@ -19,7 +19,7 @@ from table_engine.format.manifest import FileKind, ManifestEntry
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.types import DataType
 
-__all__ = ["check_deletes", "check_dv_index", "check_lsm"]
+__all__ = ["check_deletes", "check_dv_index", "check_live", "check_lsm"]
 
 
 def check_deletes(table_path: str, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
@@ -38,6 +38,17 @@ def check_deletes(table_path: str, entries: Sequence[ManifestEntry], live: Seque
             raise CommitConflictError(
                 f"commit to {table_path} conflicts: file {e.file.file_name} (bucket {e.bucket}) it "
                 "deletes is no longer in the table (a concurrent commit removed it)")
+
+
+def check_live(table_path: str, names: Collection[str], live: Sequence[ManifestEntry]) -> None:
+    """Every data file of ``names`` (those a row-level change marked in deletion vectors) is live in ``live``."""
+    if not names:
+        return
+    gone = set(names) - {e.file.file_name for e in live}
+    if gone:
+        raise CommitConflictError(
+            f"commit to {table_path} conflicts: file {sorted(gone)[0]} whose rows it marks deleted is no longer in "
+            "the table (a concurrent compaction rewrote it); plan the change again")
 
 
 def check_dv_index(table_path: str, changes: Sequence[IndexManifestEntry],
