@@ -114,6 +114,11 @@ class Command:
             if required and not given:
                 raise CommandError(f"{self.name}: one of {flags} is required")
 
+    def needs_spark(self) -> bool:
+        """Whether running this command needs a SparkSession. A Spark job whose arguments need none (a
+        ``merge-into`` of files) may also run with the engine alone: the CLI, the provider's ``runner='local'``."""
+        return self.spark_job
+
     # ---- the JSON form ------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """``{"command": name, field: value, ...}`` in JSON types (mappings as objects, tuples as arrays)."""
@@ -256,9 +261,11 @@ def command(name: str, *, help: str, spark_job: bool = False,
 
 
 # ---- what each command does: one entry per command ----------------------------------------------------------------
-RUNNER_MODULES = {"local": "table_engine.ops.run", "spark": "table_engine.spark.jobs.run",
-                  "input_size": "table_engine.spark.jobs.driver_jobs", "driver": "table_engine.spark.jobs.driver_jobs"}
-"""The module that registers each kind of :class:`CommandEntry` function, imported when one is first asked for (the
+RUNNER_MODULES = {"local": ("table_engine.ops.run", "table_engine.ops.run_changes"),
+                  "spark": ("table_engine.spark.jobs.run", "table_engine.spark.jobs.change_job"),
+                  "input_size": ("table_engine.spark.jobs.driver_jobs",),
+                  "driver": ("table_engine.spark.jobs.driver_jobs",)}
+"""The modules that register each kind of :class:`CommandEntry` function, imported when one is first asked for (the
 Spark side imports pyspark: only a Spark driver needs it; this module stays light)."""
 
 
@@ -307,7 +314,8 @@ def entry(cls: type[Command] | str, *kinds: str) -> CommandEntry:
     """The entry of a command class (or name), with the modules that register ``kinds`` (default: all) imported."""
     cls = command_class(cls) if isinstance(cls, str) else cls
     for kind in kinds or tuple(RUNNER_MODULES):
-        importlib.import_module(RUNNER_MODULES[kind])
+        for module in RUNNER_MODULES[kind]:
+            importlib.import_module(module)
     return _ENTRIES.setdefault(cls, CommandEntry(cls))
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 from table_engine.catalog import Catalog, create_catalog
 from table_engine.core_options import CommitUser, default_commit_user
@@ -29,6 +32,7 @@ from table_engine.format.tag_file import Tag
 from table_engine.format_table import FormatTable
 from table_engine.ops import commands
 from table_engine.ops.base import Command, entry, registers
+from table_engine.ops.change_commands import MergeInto
 from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import consume_changelog
 from table_engine.ops.facts import commit_facts, commits_facts, write_facts
@@ -42,7 +46,7 @@ from table_engine.table import Table
 log = logging.getLogger("table_engine.cli")
 
 __all__ = ["compact_result", "ensure_table", "format_target", "open_catalog", "previous_commit", "run_command",
-           "write_format_table", "write_result"]
+           "source_dataset", "write_format_table", "write_result"]
 
 C = TypeVar("C", bound=Command)
 
@@ -148,19 +152,9 @@ def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
 # ---- the commands -------------------------------------------------------------------------------------------------
 @runs(commands.Write)
 def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
-    import pyarrow.dataset as ds
-
     if cmd.sql:
         raise CommandError("--sql needs Spark: run spark-submit table_engine/spark/app.py write ...")
-    fmt: Any = cmd.format
-    if cmd.source_options:
-        fmt = _file_format(cmd.format, cmd.source_options)
-    try:
-        data = ds.dataset(cmd.source, format=fmt, filesystem=source_filesystem(cmd))
-    except FileNotFoundError:
-        raise CommandError(f"--source {cmd.source} does not exist") from None
-    except pa.ArrowInvalid as e:
-        raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
+    data = source_dataset(cmd)
     target = format_target(cmd, catalog)
     if target is not None:
         return write_format_table(cmd, target, data.to_table())
@@ -192,7 +186,23 @@ def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
     return write_result(table, sid, created)
 
 
-def source_filesystem(cmd: commands.Write) -> Any:
+def source_dataset(cmd: commands.Write | MergeInto) -> ds.Dataset:
+    """``--source`` in ``--format`` (with the ``--source-option`` values) as a pyarrow dataset; a missing or unreadable
+    source is one CommandError naming it."""
+    import pyarrow.dataset as ds
+
+    fmt: Any = cmd.format
+    if cmd.source_options:
+        fmt = _file_format(cmd.format, cmd.source_options)
+    try:
+        return ds.dataset(cmd.source, format=fmt, filesystem=source_filesystem(cmd))
+    except FileNotFoundError:
+        raise CommandError(f"--source {cmd.source} does not exist") from None
+    except pa.ArrowInvalid as e:
+        raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
+
+
+def source_filesystem(cmd: commands.Write | MergeInto) -> Any:
     """None for a local ``--source`` (pyarrow reads it directly); for a URI, the FileIO that
     :func:`~table_engine.io.file_io.file_io_for` builds from the catalog options, as a read-only pyarrow file
     system (so an ``s3://`` source takes the same ``s3.*`` options as the warehouse)."""

@@ -79,42 +79,46 @@ class RowLevel:
         return f"RowLevel({self.table.identifier!r})"
 
     @mutating(Op.WRITE)
-    def delete(self, filter: Any, *, properties: Mapping[str, str] | None = None) -> ChangeResult:
+    def delete(self, filter: Any, *, properties: Mapping[str, str] | None = None,
+               commit_user: str | None = None) -> ChangeResult:
         """``DELETE FROM t WHERE filter``: ``filter`` as :meth:`Table.read`'s (a list of ``(column, op, value)``,
-        ANDed; a value may be ``{"column": name}``); an empty filter deletes every row."""
+        ANDed; a value may be ``{"column": name}``); an empty filter deletes every row. ``properties``: the snapshot's;
+        ``commit_user``: the snapshot's commit user (default: a fresh one)."""
         clause = Clause("delete", tuple(parse_filters(filter, references=True)))
         if not self.table.schema.primary_keys and data_evolution_enabled(self.table.schema.options):
             return self._delete_by_row_id(clause)
-        return self._run(RowLevelOp.DELETE, lambda: self._change(MergeSpec(when_matched=(clause,))), properties)
+        return self._run(RowLevelOp.DELETE, lambda: self._change(MergeSpec(when_matched=(clause,)), what="delete"),
+                         properties, commit_user)
 
     @mutating(Op.WRITE)
-    def update(self, set: Mapping[str, Any], filter: Any = None, *,
-               properties: Mapping[str, str] | None = None) -> ChangeResult:
+    def update(self, set: Mapping[str, Any], filter: Any = None, *, properties: Mapping[str, str] | None = None,
+               commit_user: str | None = None) -> ChangeResult:
         """``UPDATE t SET set WHERE filter``: ``set`` maps columns to a literal or ``{"column": name}`` (another
         column of the row)."""
         clause = Clause.parse({"action": "update", "set": dict(set)}, "update")
         clause = Clause("update", tuple(parse_filters(filter, references=True)), clause.assignments)
-        return self._run(RowLevelOp.UPDATE, lambda: self._change(MergeSpec(when_matched=(clause,))), properties)
+        return self._run(RowLevelOp.UPDATE, lambda: self._change(MergeSpec(when_matched=(clause,)), what="update"),
+                         properties, commit_user)
 
     @mutating(Op.WRITE)
     def merge(self, source: pa.Table | pa.RecordBatch, spec: MergeSpec | Mapping[str, Any], *,
-              properties: Mapping[str, str] | None = None) -> ChangeResult:
+              properties: Mapping[str, str] | None = None, commit_user: str | None = None) -> ChangeResult:
         """``MERGE INTO t USING source ON ... WHEN ...``: ``spec`` as :meth:`MergeSpec.parse` reads it."""
         parsed = MergeSpec.parse(spec)
         rows = pa.Table.from_batches([source]) if isinstance(source, pa.RecordBatch) else source
-        return self._run(RowLevelOp.MERGE, lambda: self._change(parsed, rows), properties)
+        return self._run(RowLevelOp.MERGE, lambda: self._change(parsed, rows), properties, commit_user)
 
     # ---- internals ---------------------------------------------------------------------------------------------
-    def _change(self, spec: MergeSpec, source: pa.Table | None = None) -> RowChange:
+    def _change(self, spec: MergeSpec, source: pa.Table | None = None, what: str = "merge") -> RowChange:
         t = self.table
         fixed: dict[str, str] = {}
         if t.schema.primary_keys:
             fixed.update(dict.fromkeys(t.schema.partition_keys, "it is a partition column of a primary-key table"))
             fixed.update(dict.fromkeys(t.schema.primary_keys, "it is a primary key column"))
-        return RowChange(t.schema.arrow_schema(), spec, source, fixed)
+        return RowChange(t.schema.arrow_schema(), spec, source, fixed, what)
 
-    def _run(self, op: RowLevelOp, make: Callable[[], RowChange], properties: Mapping[str, str] | None
-             ) -> ChangeResult:
+    def _run(self, op: RowLevelOp, make: Callable[[], RowChange], properties: Mapping[str, str] | None,
+             commit_user: str | None) -> ChangeResult:
         t = self.table
         first = make()  # every check of the spec against the table, before the refusal by table kind
         deletes = any(c.action == "delete" for c in first.spec.clauses)
@@ -125,8 +129,8 @@ class RowLevel:
             base = t.store.latest_snapshot()
             try:
                 if t.schema.primary_keys:
-                    return self._primary_key(change, base, properties)
-                return self._append(change, base, properties, attempt)
+                    return self._primary_key(change, base, properties, commit_user, attempt)
+                return self._append(change, base, properties, commit_user, attempt)
             except CommitOutcomeUnknownError:
                 raise
             except CommitConflictError as e:
@@ -137,8 +141,8 @@ class RowLevel:
                 change = make()
         raise AssertionError("unreachable")
 
-    def _primary_key(self, change: RowChange, base: Snapshot | None, properties: Mapping[str, str] | None
-                     ) -> ChangeResult:
+    def _primary_key(self, change: RowChange, base: Snapshot | None, properties: Mapping[str, str] | None,
+                     commit_user: str | None, attempt: int) -> ChangeResult:
         t = self.table
         parts: list[pa.Table] = []
         kinds: list[str] = []
@@ -160,14 +164,25 @@ class RowLevel:
         if not parts:
             return self._result(None, change)
         data = pa.concat_tables([p.cast(t.schema.arrow_schema()) for p in parts])
-        sid = t.write(data, row_kinds=pa.array(kinds, pa.string()), properties=properties)
-        return self._result(sid, change)
+        writer = TableWrite(t.store)
+        commit = committer(t, commit_user)
+        try:
+            writer.write(data, pa.array(kinds, pa.string()))
+            sid = commit.commit(writer.prepare_commit(BATCH_COMMIT_IDENTIFIER), BATCH_COMMIT_IDENTIFIER,
+                                properties=properties)
+        except CommitOutcomeUnknownError:
+            raise  # the snapshot may be published: its data files must stay
+        except BaseException:
+            writer.abort(keep=commit.published_files)
+            raise
+        after_commit(t, sid, BATCH_COMMIT_IDENTIFIER, None)
+        return self._result(sid, change, attempt=attempt)
 
     def _append(self, change: RowChange, base: Snapshot | None, properties: Mapping[str, str] | None,
-                attempt: int) -> ChangeResult:
+                commit_user: str | None, attempt: int) -> ChangeResult:
         t = self.table
         written: list[str] = []
-        commit = committer(t)
+        commit = committer(t, commit_user)
         messages = []
         try:
             applied = change_append_table(t.store, change, base, written.append)
@@ -198,7 +213,7 @@ class RowLevel:
             return ChangeResult(None)
         prune = [p for p in clause.condition if not isinstance(p.value, Col)]
         rows = t.read(columns=[*t.schema.field_names(), ROW_ID], filter=prune, snapshot_id=base.id)
-        change = RowChange(t.schema.arrow_schema(), MergeSpec(when_matched=(clause,)))
+        change = RowChange(t.schema.arrow_schema(), MergeSpec(when_matched=(clause,)), what="delete")
         mask = change.apply(rows).deleted
         ids = rows.column(ROW_ID)
         if not mask.any():

@@ -10,6 +10,7 @@ from paimon_provider.operators.branches import (
     PaimonRenameBranchOperator,
 )
 from paimon_provider.operators.changelog import PaimonConsumeChangelogOperator
+from paimon_provider.operators.changes import PaimonDeleteOperator, PaimonMergeIntoOperator, PaimonUpdateOperator
 from paimon_provider.operators.check import PaimonTableCheckOperator
 from paimon_provider.operators.compact import (
     PaimonCompactDatabaseOperator,
@@ -53,6 +54,7 @@ __all__ = [
     "PaimonCreateTableOperator",
     "PaimonCreateTagOperator",
     "PaimonDeleteBranchOperator",
+    "PaimonDeleteOperator",
     "PaimonDeleteTagOperator",
     "PaimonDropPartitionsOperator",
     "PaimonExpireChangelogsOperator",
@@ -61,6 +63,7 @@ __all__ = [
     "PaimonExpireTagsOperator",
     "PaimonFastForwardOperator",
     "PaimonMarkPartitionDoneOperator",
+    "PaimonMergeIntoOperator",
     "PaimonRefreshObjectTableOperator",
     "PaimonRemoveOrphanFilesOperator",
     "PaimonRemoveUnexistingFilesOperator",
@@ -75,5 +78,6 @@ __all__ = [
     "PaimonTableCheckOperator",
     "PaimonTableHealthOperator",
     "PaimonTableHistoryOperator",
+    "PaimonUpdateOperator",
     "PaimonWriteOperator",
 ]

@@ -149,7 +149,7 @@ class SparkJobSpec:
                             f"got {self.command!r}")
         if self.runner not in RUNNERS:
             raise ValueError(f"runner must be one of {RUNNERS}, not {self.runner!r}")
-        if self.runner == "local" and self.command.spark_job:
+        if self.runner == "local" and self.command.needs_spark():
             raise ValueError(f"{self.command.name!r} is a Spark job: it cannot run with runner='local'")
 
     @property

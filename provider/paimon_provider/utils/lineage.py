@@ -186,6 +186,9 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         source = res.get("location")
     if isinstance(source, str) and source:
         inputs.append(PathRef(source))
+    source_table = fields.get("source_table")  # merge-into's: a table of the same catalog
+    if isinstance(source_table, str) and source_table:
+        inputs.append(TableRef(source_table))
     # a table's lifecycle changes only with a snapshot committed (a dry run, nothing expired or dropped: none)
     lifecycle = LIFECYCLE.get(name) if own_snapshot is not None else None
     if name == "write" and own_snapshot is not None:

@@ -40,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 
 from table_engine.features import Op
-from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops import Command, Compact, ConsumeChangelog, MergeInto, Write
 from table_engine.ops.base import entry, registers
 from table_engine.options.config_option import ConfigOption, key
 from table_engine.table.guards import check_supported
@@ -157,6 +157,13 @@ def _write_input_size(cmd: Write) -> int | None:
     if any(e.is_dir for e in visible):
         return None  # partition directories: Spark adds their columns
     return sum(e.size for e in visible)
+
+
+@registers("input_size", MergeInto)
+def _merge_input_size(cmd: MergeInto) -> int | None:
+    """Only a ``--sql`` source needs Spark: a merge of files or a table runs with the engine on the driver either
+    way (the Spark job would read the source with Spark and merge it there), so it counts as no input."""
+    return None if cmd.needs_spark() else 0
 
 
 @registers("input_size", Compact)

@@ -30,7 +30,7 @@ from table_engine.core_options import CommitUser, default_commit_user
 from table_engine.errors import CommandError
 from table_engine.features import Op
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER
-from table_engine.ops import Command, Compact, ConsumeChangelog, Write
+from table_engine.ops import Command, Compact, ConsumeChangelog, MergeInto, Write
 from table_engine.ops.base import entry, registers
 from table_engine.ops.commands import snapshot_properties_of
 from table_engine.ops.consume import (
@@ -78,7 +78,7 @@ log = logging.getLogger(__name__)
 
 _CHANGE_BATCH_ROWS = 262_144
 
-__all__ = ["compact_table", "prepare_write", "task_arrow_threads", "write_dataframe"]
+__all__ = ["compact_table", "driver_catalog", "prepare_write", "source_frame", "task_arrow_threads", "write_dataframe"]
 
 
 def write_dataframe(df: DataFrame, warehouse: str, identifier: str, mode: str = "append", *,
@@ -128,7 +128,7 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
             raise CommandError(f"write --sql into format table {args.table} is not implemented: write the query's "
                                "rows to files and give them as --source")
         return run_command(args, catalog)
-    df = None if not args.sql and catalog.table_exists(args.table) else _source_frame(spark, args)
+    df = None if not args.sql and catalog.table_exists(args.table) else source_frame(spark, args)
     table, created = ensure_table(args, catalog, arrow_schema_for(df.schema) if df is not None else pa.schema([]))
     user = commit_user(args, table)
     done = previous_commit(table, user) if args.commit_user else None
@@ -142,14 +142,14 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
         sid = file_write.write_files(spark, task_table, plan, overwrite=args.mode == "overwrite", commit_user=user,
                                      identifier=BATCH_COMMIT_IDENTIFIER)
     else:
-        df = df if df is not None else _source_frame(spark, args)
+        df = df if df is not None else source_frame(spark, args)
         sid = write_dataframe(df, args.warehouse, args.table, args.mode, commit_user=user,
                               parallelism=args.parallelism, catalog_options=args.catalog_options)
     log.info("%s: wrote snapshot %s", table.identifier, sid)
     return write_result(table, sid, created)
 
 
-def _source_frame(spark: SparkSession, args: Write) -> DataFrame:
+def source_frame(spark: SparkSession, args: Write | MergeInto) -> DataFrame:
     """The rows of ``--sql`` or ``--source`` as Spark reads them."""
     if args.sql:
         return spark.sql(args.sql)

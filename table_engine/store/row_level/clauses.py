@@ -172,6 +172,8 @@ class RowChange:
     spec: MergeSpec
     source: pa.Table | None = None
     fixed: Mapping[str, str] = field(default_factory=dict)
+    what: str = "merge"
+    """The change's name in errors (``delete``, ``update``, ``merge``)."""
     deleted_rows: int = 0
     updated_rows: int = 0
     inserted_rows: int = 0
@@ -189,7 +191,7 @@ class RowChange:
         self._matched_source = np.zeros(self.source.num_rows if self.source is not None else 0, dtype=bool)
         for kind in _ALLOWED:
             for i, c in enumerate(getattr(self.spec, kind)):
-                self._check_clause(c, kind, f"{kind}[{i}]")
+                self._check_clause(c, kind, f"{kind}[{i}]" if self.source is not None else "")
 
     # ---- checks ------------------------------------------------------------------------------------------------
     def _check_on(self) -> None:
@@ -231,10 +233,11 @@ class RowChange:
         if name in self.target_names and name in self.source_names:
             raise SchemaError(f"merge {where}: column {name!r} is in both target and source: write target.{name} "
                               f"or source.{name}")
-        raise SchemaError(f"{self._what()} {where}: unknown column {name!r}; columns here are {sorted(names)}")
+        known = sorted(names) if self.source is not None else self.target_names
+        raise SchemaError(f"{self._what(where)}: unknown column {name!r}; columns are {known}")
 
-    def _what(self) -> str:
-        return "merge" if self.source is not None else "change"
+    def _what(self, where: str = "") -> str:
+        return f"{self.what} {where}".strip()
 
     def _check_clause(self, c: Clause, kind: str, where: str) -> None:
         for p in c.condition:
@@ -253,17 +256,17 @@ class RowChange:
             return
         for col, v in c.assignments.items():
             if col not in self.target_names:
-                raise SchemaError(f"{self._what()} {where}: sets unknown column {col!r}; target columns are "
+                raise SchemaError(f"{self._what(where)}: sets unknown column {col!r}; target columns are "
                                   f"{self.target_names}")
             if c.action == "update" and col in self.fixed:
-                raise SchemaError(f"{self._what()} {where}: cannot update column {col!r}: {self.fixed[col]}")
+                raise SchemaError(f"{self._what(where)}: cannot update column {col!r}: {self.fixed[col]}")
             if isinstance(v, Col):
                 self._resolve(v.name, kind, where)
             else:
                 try:
                     pa.array([v]).cast(self.schema.field(col).type) if v is not None else None
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
-                    raise SchemaError(f"{self._what()} {where}: value {v!r} does not fit column {col!r} of type "
+                    raise SchemaError(f"{self._what(where)}: value {v!r} does not fit column {col!r} of type "
                                       f"{self.schema.field(col).type}") from None
 
     # ---- pruning -----------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from paimon_provider.operators import (
     PaimonCreateBranchOperator,
     PaimonCreateTagOperator,
     PaimonDeleteBranchOperator,
+    PaimonDeleteOperator,
     PaimonDeleteTagOperator,
     PaimonDropPartitionsOperator,
     PaimonExpireChangelogsOperator,
@@ -28,6 +29,7 @@ from paimon_provider.operators import (
     PaimonFastForwardOperator,
     PaimonMaintenanceOperator,
     PaimonMarkPartitionDoneOperator,
+    PaimonMergeIntoOperator,
     PaimonRefreshObjectTableOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRemoveUnexistingFilesOperator,
@@ -41,6 +43,7 @@ from paimon_provider.operators import (
     PaimonTableCheckOperator,
     PaimonTableHealthOperator,
     PaimonTableHistoryOperator,
+    PaimonUpdateOperator,
     PaimonWriteOperator,
 )
 from paimon_provider.utils.job_spec import SPARK_JOB_COMMANDS
@@ -317,7 +320,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
-        PaimonRefreshObjectTableOperator}
+        PaimonRefreshObjectTableOperator, PaimonDeleteOperator, PaimonUpdateOperator, PaimonMergeIntoOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 
