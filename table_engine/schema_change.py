@@ -1,4 +1,4 @@
-"""Schema evolution: add, rename and drop columns, widen types, set and remove options.
+"""Schema evolution: add, rename, drop and move columns, widen types, comments, nullability, set and remove options.
 
 Every change produces a new :class:`TableSchema` with the next id; field ids never change, so files written
 under older schemas are read by field id (renames and drops are free, widened columns are cast on read).
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import pyarrow as pa
 
@@ -24,14 +25,33 @@ from table_engine.format.schema_file import (
 from table_engine.lsm.merge_engines import validate_merge_engine
 from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
 
+MoveType = Literal["FIRST", "AFTER", "BEFORE", "LAST"]
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where a column goes (Paimon's ``SchemaChange.Move``): ``FIRST``, ``LAST``, or ``AFTER`` / ``BEFORE`` the
+    column ``reference``."""
+
+    type: MoveType
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in ("FIRST", "AFTER", "BEFORE", "LAST"):
+            raise SchemaError(f"unknown column position {self.type!r}: FIRST, AFTER, BEFORE or LAST")
+        if (self.reference is None) != (self.type in ("FIRST", "LAST")):
+            raise SchemaError(f"column position {self.type} {'needs' if self.reference is None else 'takes no'} "
+                              "reference column")
+
 
 @dataclass(frozen=True)
 class AddColumn:
-    """Add a nullable column at the end (a new field id)."""
+    """Add a nullable column (a new field id), at the end or where ``move`` says (its ``reference`` column)."""
 
     name: str
     type: DataType | pa.DataType
     description: str | None = None
+    move: Move | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,38 @@ class UpdateColumnType:
 
 
 @dataclass(frozen=True)
+class UpdateColumnPosition:
+    """Move a column (Paimon's ``updateColumnPosition``); its field id and values stay."""
+
+    name: str
+    move: Move
+
+
+@dataclass(frozen=True)
+class UpdateColumnComment:
+    """Set (or with None clear) a column's comment (Paimon's ``updateColumnComment``; the field's ``description``)."""
+
+    name: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class UpdateColumnNullability:
+    """Make a column nullable (Paimon's ``updateColumnNullability``). Making one NOT NULL is refused, as Paimon does
+    by default (``alter-column-null-to-not-null.disabled``): existing rows may hold nulls."""
+
+    name: str
+    nullable: bool
+
+
+@dataclass(frozen=True)
+class UpdateComment:
+    """Set (or with None clear) the table's comment (Paimon's ``updateComment``)."""
+
+    comment: str | None
+
+
+@dataclass(frozen=True)
 class SetOption:
     """Set a table option."""
 
@@ -72,7 +124,8 @@ class RemoveOption:
     key: str
 
 
-SchemaChange = AddColumn | RenameColumn | DropColumn | UpdateColumnType | SetOption | RemoveOption
+SchemaChange = (AddColumn | RenameColumn | DropColumn | UpdateColumnType | UpdateColumnPosition | UpdateColumnComment
+                | UpdateColumnNullability | UpdateComment | SetOption | RemoveOption)
 
 
 def _as_type(t: DataType | pa.DataType, next_id: int) -> tuple[DataType, int]:
@@ -88,6 +141,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
     fields = list(schema.fields)
     options = dict(schema.options)
     highest = schema.highest_field_id
+    comment = schema.comment
     keys = set(schema.primary_keys) | set(schema.partition_keys)
     for ch in changes:
         if isinstance(ch, AddColumn):
@@ -98,13 +152,23 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
             _drop_column(fields, ch, keys)
         elif isinstance(ch, UpdateColumnType):
             _update_column_type(fields, ch, keys, highest)
+        elif isinstance(ch, UpdateColumnPosition):
+            _move_column(fields, ch.name, ch.move)
+        elif isinstance(ch, UpdateColumnComment):
+            i = _find(fields, ch.name)
+            fields[i] = replace(fields[i], description=ch.comment)
+        elif isinstance(ch, UpdateColumnNullability):
+            _update_nullability(fields, ch, set(schema.primary_keys))
+        elif isinstance(ch, UpdateComment):
+            comment = ch.comment
         elif isinstance(ch, SetOption | RemoveOption):
             _change_option(options, ch, has_snapshots)
         else:  # pragma: no cover - exhaustive
             raise SchemaError(f"unknown schema change {ch!r}")
     validate_options(options)
     validate_file_index_options(fields, options)
-    changed = replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest)
+    changed = replace(schema, id=schema.id + 1, fields=tuple(fields), options=options, highest_field_id=highest,
+                      comment=comment)
     validate_bucket(changed)
     validate_clustering(changed)
     validate_blob(changed)
@@ -127,8 +191,46 @@ def _add_column(fields: list[DataField], ch: AddColumn, highest: int) -> int:
     dt, nxt = _as_type(ch.type, highest + 2)
     if not dt.nullable:
         raise SchemaError(f"cannot add NOT NULL column {ch.name!r}: existing rows have no value for it")
-    fields.append(DataField(highest + 1, ch.name, dt, ch.description))
+    if ch.move is None or ch.move.type == "LAST":
+        fields.append(DataField(highest + 1, ch.name, dt, ch.description))
+    elif ch.move.type == "FIRST":
+        fields.insert(0, DataField(highest + 1, ch.name, dt, ch.description))
+    else:  # as Paimon's AddColumn: next to the reference column
+        assert ch.move.reference is not None
+        ref = _find(fields, ch.move.reference)
+        fields.insert(ref + 1 if ch.move.type == "AFTER" else ref, DataField(highest + 1, ch.name, dt, ch.description))
     return max(highest + 1, nxt - 1, max_field_id(fields))
+
+
+def _move_column(fields: list[DataField], name: str, move: Move) -> None:
+    """Move ``name`` as Paimon's ``SchemaManager.applyMove`` does (moving a column next to itself is an error)."""
+    i = _find(fields, name)
+    if move.type in ("FIRST", "LAST"):
+        target = 0 if move.type == "FIRST" else len(fields) - 1
+        if i == target:
+            raise SchemaError(f"cannot move column {name!r} {move.type}: it is {move.type.lower()} already")
+    else:
+        assert move.reference is not None
+        ref = _find(fields, move.reference)
+        if ref == i:
+            raise SchemaError(f"cannot move column {name!r} {move.type} itself")
+        target = ref
+        if move.type == "AFTER" and i > ref:
+            target += 1
+        if move.type == "BEFORE" and i < ref:
+            target -= 1
+    fields.insert(target, fields.pop(i))
+
+
+def _update_nullability(fields: list[DataField], ch: UpdateColumnNullability, primary_keys: set[str]) -> None:
+    i = _find(fields, ch.name)
+    old = fields[i].type
+    if ch.nullable and ch.name in primary_keys:
+        raise SchemaError(f"cannot make primary key column {ch.name!r} nullable")
+    if not ch.nullable and old.nullable:
+        raise SchemaError(f"cannot make column {ch.name!r} NOT NULL: existing rows may hold nulls (Paimon's "
+                          "alter-column-null-to-not-null.disabled)")
+    fields[i] = replace(fields[i], type=old.copy(nullable=ch.nullable))
 
 
 def _rename_column(fields: list[DataField], ch: RenameColumn, keys: set[str]) -> None:

@@ -50,10 +50,12 @@ LIFECYCLE: Mapping[str, str] = {
     "rename-branch": "RENAME",
     "remove-unexisting-files": "TRUNCATE",
     "refresh-object-table": "OVERWRITE",
+    "alter-table": "ALTER",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
-branches are created, dropped and renamed; removing the entries of missing data files drops their rows (TRUNCATE).
+branches are created, dropped and renamed, a schema change ALTERs the table; removing the entries of missing data
+files drops their rows (TRUNCATE).
 ``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
 created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
 resets, hint repairs and partition marks leave the table's data as it is: none."""
@@ -188,6 +190,8 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         inputs.append(PathRef(source))
     # a table's lifecycle changes only with a snapshot committed (a dry run, nothing expired or dropped: none)
     lifecycle = LIFECYCLE.get(name) if own_snapshot is not None else None
+    if name == "alter-table":  # a new schema, no snapshot
+        lifecycle = LIFECYCLE[name] if res.get("schema_id") is not None else None
     if name == "write" and own_snapshot is not None:
         lifecycle = "CREATE" if res.get("created") else ("OVERWRITE" if fields.get("mode") == "overwrite" else None)
     if isinstance(target, str) and target:
