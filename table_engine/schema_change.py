@@ -22,8 +22,9 @@ from table_engine.format.schema_file import (
     validate_clustering,
     validate_cross_partition,
 )
+from table_engine.lsm.key_value import SYSTEM_COLUMNS
 from table_engine.lsm.merge_engines import validate_merge_engine
-from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id
+from table_engine.types import DataField, DataType, from_arrow_type, is_widening, max_field_id, to_arrow_type
 
 MoveType = Literal["FIRST", "AFTER", "BEFORE", "LAST"]
 
@@ -275,3 +276,42 @@ def _change_option(options: dict[str, str], ch: SetOption | RemoveOption, has_sn
         options[ch.key] = str(ch.value)
     else:
         options.pop(ch.key, None)
+
+
+# ---- merge-schema on write (Paimon's SchemaMergingUtils) ---------------------------------------------------------
+_NOT_DATA_COLUMNS = frozenset({*SYSTEM_COLUMNS, "_ROW_ID"})
+
+
+def merge_schema_changes(schema: TableSchema, data: pa.Schema, *, explicit_cast: bool) -> list[SchemaChange]:
+    """The changes that let ``schema`` take rows of ``data`` (``write.merge-schema``), as Paimon merges a write's
+    schema into the table's: a column the table lacks is added, nullable, at the end, in the data's order; a
+    column whose type in the data is wider (:func:`~table_engine.types.is_widening`) is widened, keeping its
+    nullability; a narrower one is cast to the table's type by the write. Any other difference is a one-line
+    :class:`SchemaError` naming the column and both types, unless ``explicit_cast``
+    (``write.merge-schema.explicit-cast``): then the write casts the data to the table's type. Key columns keep
+    their types (their values are cast); nested types must match. Empty: nothing to change."""
+    keys = set(schema.primary_keys) | set(schema.partition_keys)
+    fields = {f.name: f for f in schema.fields}
+    changes: list[SchemaChange] = []
+    for column in data:
+        if column.name in _NOT_DATA_COLUMNS:
+            continue
+        current = fields.get(column.name)
+        if current is None:
+            changes.append(AddColumn(column.name, column.type))
+            continue
+        if to_arrow_type(current.type) == column.type:
+            continue  # the same values (VARCHAR(n) and STRING are both Arrow strings...)
+        given = from_arrow_type(column.type, True)
+        old = current.type.copy(True)
+        nested = current.type.is_complex or given.is_complex
+        if not nested and column.name not in keys and is_widening(old, given) and old != given:
+            changes.append(UpdateColumnType(column.name, given.copy(current.type.nullable)))
+        elif not nested and is_widening(given, old):
+            continue  # narrower data: the write casts it to the table's type
+        elif not explicit_cast:
+            what = "key column" if column.name in keys else "column"
+            raise SchemaError(f"write.merge-schema: {what} {column.name!r} is {old} in the table and {given} in the "
+                              "data, not a widening of it: set write.merge-schema.explicit-cast to cast the data "
+                              "to the table's type")
+    return changes

@@ -72,7 +72,8 @@ class Write(CommittingCommand):
                                         kind="columns")
     partition_keys: tuple[str, ...] = arg("with --create-if-missing: partition columns", flag="--partition-key",
                                           kind="columns")
-    options: Mapping[str, str] = arg("with --create-if-missing: table option (repeatable)", flag="--option",
+    options: Mapping[str, str] = arg("with --create-if-missing: table option; else a write option of this write, "
+                                     "e.g. write.merge-schema=true (repeatable)", flag="--option",
                                      kind="key_value", metavar="K=V")
     commit_user: str | None = arg("commit user; re-running a job with the same one does not commit twice")
     parallelism: int | None = arg("Spark: writer tasks for primary-key tables (default: Spark's default "

@@ -41,8 +41,8 @@ from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
 
-__all__ = ["compact_result", "ensure_table", "format_target", "open_catalog", "previous_commit", "run_command",
-           "write_format_table", "write_result"]
+__all__ = ["compact_result", "ensure_table", "format_target", "merge_write_schema", "open_catalog", "previous_commit",
+           "run_command", "source_dataset", "write_format_table", "write_result"]
 
 C = TypeVar("C", bound=Command)
 
@@ -146,21 +146,38 @@ def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
 
 
 # ---- the commands -------------------------------------------------------------------------------------------------
-@runs(commands.Write)
-def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
+def source_dataset(cmd: commands.Write) -> Any:
+    """``write``'s ``--source`` files as a pyarrow dataset (their schema: the first file's)."""
     import pyarrow.dataset as ds
 
-    if cmd.sql:
-        raise CommandError("--sql needs Spark: run spark-submit table_engine/spark/app.py write ...")
     fmt: Any = cmd.format
     if cmd.source_options:
         fmt = _file_format(cmd.format, cmd.source_options)
     try:
-        data = ds.dataset(cmd.source, format=fmt, filesystem=source_filesystem(cmd))
+        return ds.dataset(cmd.source, format=fmt, filesystem=source_filesystem(cmd))
     except FileNotFoundError:
         raise CommandError(f"--source {cmd.source} does not exist") from None
     except pa.ArrowInvalid as e:
         raise CommandError(f"--source {cmd.source} cannot be read as {cmd.format}: {e}") from e
+
+
+def merge_write_schema(cmd: commands.Write, table: Table, schema: Callable[[], pa.Schema]) -> None:
+    """``write.merge-schema`` for ``write`` into an existing table (the table's option, or ``--option``): the table
+    altered to take the columns of the source (whose ``schema`` is read only then) before anything is written
+    (:func:`table_engine.table.writing.merge_schema`, the one place that decides, for this process's write and
+    Spark's file route alike)."""
+    from table_engine.core_options import CoreOptions
+    from table_engine.table.writing import merge_schema
+
+    if CoreOptions({**table.schema.options, **dict(cmd.options)}).write_merge_schema():
+        merge_schema(table, schema(), cmd.options)
+
+
+@runs(commands.Write)
+def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
+    if cmd.sql:
+        raise CommandError("--sql needs Spark: run spark-submit table_engine/spark/app.py write ...")
+    data = source_dataset(cmd)
     target = format_target(cmd, catalog)
     if target is not None:
         return write_format_table(cmd, target, data.to_table())
@@ -171,6 +188,8 @@ def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user.name,
                  done)
         return write_result(table, done, created, skipped=True)
+    if not created:
+        merge_write_schema(cmd, table, lambda: data.schema)
     writer = table.new_write()
     committer: FileStoreCommit | None = None
     rows = 0
