@@ -19,6 +19,7 @@ from table_engine.errors import (
     SchemaMismatchError,
     TableEngineError,
 )
+from table_engine.format.schema_file import latest_schema
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
 from table_engine.schema_change import apply_changes, merge_schema_changes
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
@@ -50,11 +51,12 @@ def merge_schema(table: Table, data: pa.Schema, write_options: Mapping[str, str]
     options = CoreOptions({**table.schema.options, **dict(write_options or {})})
     if not options.write_merge_schema():
         return False
-    changes = merge_schema_changes(table.schema, data, explicit_cast=options.write_merge_schema_explicit_cast())
+    current = latest_schema(table.file_io, table.path) or table.schema  # Table.alter applies them to the latest
+    changes = merge_schema_changes(current, data, explicit_cast=options.write_merge_schema_explicit_cast())
     if not changes:
         return False
     if sample is not None:
-        merged = apply_changes(table.schema, changes, has_snapshots=table.latest_snapshot_id() is not None)
+        merged = apply_changes(current, changes, has_snapshots=table.latest_snapshot_id() is not None)
         target = merged.arrow_schema()
         for name in sample.column_names:
             if name in target.names and sample.column(name).type != target.field(name).type:
