@@ -65,3 +65,36 @@ def test_pypaimon_and_java_read_an_altered_table(pypaimon: PypaimonClient, paimo
     java = paimon_java.read(wh, "db.t", AFTER)
     assert [name for name, _ in java.fields] == AFTER.names
     assert _rows(java.table) == expected
+
+
+def test_pypaimon_and_java_read_a_table_after_merge_schema_writes(pypaimon: PypaimonClient,
+                                                                  paimon_java: PaimonJavaClient,
+                                                                  tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    catalog = Catalog(str(wh))
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("n", pa.int32()), ("dt", pa.string())])
+    catalog.create_table("db.m", schema, primary_keys=["id", "dt"], partition_keys=["dt"],
+                         options={"bucket": "2", "write.merge-schema": "true"})
+    catalog.get_table("db.m").write(pa.table({"id": [1, 2], "n": pa.array([1, 2], pa.int32()), "dt": ["d1", "d2"]},
+                                             schema=schema))
+    catalog.get_table("db.m").write(pa.table({"id": [2, 3], "n": pa.array([2**40, 3], pa.int64()),
+                                              "dt": ["d2", "d1"], "note": ["two", None]}))
+    catalog.get_table("db.m").write(pa.table({"dt": ["d1"], "id": [4], "n": pa.array([4], pa.int16()),
+                                              "note": ["four"], "score": pa.array([1.5], pa.float64())}))
+    t = catalog.get_table("db.m")
+    assert t.schema.id == 2 and [(f.name, str(f.type)) for f in t.schema.fields] == [
+        ("id", "BIGINT NOT NULL"), ("n", "BIGINT"), ("dt", "STRING NOT NULL"), ("note", "STRING"),
+        ("score", "DOUBLE")]
+    names = t.schema.field_names()
+    engine = t.read()
+
+    def rows(table: pa.Table) -> list[tuple[Any, ...]]:
+        return sorted(zip(*(table.column(c).to_pylist() for c in names), strict=True), key=lambda r: (r[0], r[2]))
+
+    expected = rows(engine)
+    assert expected == [(1, 1, "d1", None, None), (2, 2**40, "d2", "two", None), (3, 3, "d1", None, None),
+                        (4, 4, "d1", "four", 1.5)]
+    got = pypaimon.read(wh, "db.m")
+    assert got.column_names == names and rows(got) == expected
+    java = paimon_java.read(wh, "db.m", engine.schema)
+    assert [name for name, _ in java.fields] == names and rows(java.table) == expected
