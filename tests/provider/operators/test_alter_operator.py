@@ -4,6 +4,8 @@ not apply failing the task at once with the table left as it was."""
 
 from __future__ import annotations
 
+import datetime
+import pathlib
 from typing import Any
 
 import pyarrow as pa
@@ -81,3 +83,38 @@ def test_changes_are_templated(table: Any, paimon_conn: str) -> None:
     result = from_text.execute(context())
     assert result["schema_id"] == 2
     assert Catalog(paimon_conn).get_table("db.t").schema.options["snapshot.num-retained.min"] == "5"
+
+
+@pytest.mark.airflow
+@pytest.mark.timeout(600)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Airflow's DAG run code and its dependencies (as tests/dags)
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_in_a_dag_run_the_new_schema_is_in_xcom_and_a_bad_change_fails_without_retries(
+        airflow_db: None, table: Any, paimon_conn: str, tmp_path: pathlib.Path) -> None:
+    """A real ``dag.test()`` run: ``evolve`` alters the table and a downstream task reads the new schema from XCom;
+    ``refused`` (retries=2) fails once, not retried, and the table keeps the schema ``evolve`` gave it."""
+    from airflow.sdk import DAG, task
+
+    from table_engine import Catalog
+    from tests.dags.test_s3_credentials import sync_to_db
+
+    seen: list[Any] = []
+    with DAG("paimon_alter_probe", schedule=None, start_date=datetime.datetime(2026, 1, 1), catchup=False) as dag:
+        evolve = PaimonAlterTableOperator(task_id="evolve", table="db.t", changes=CHANGES)
+        refused = PaimonAlterTableOperator(task_id="refused", table="db.t", retries=2,
+                                           changes=[{"action": "drop-column", "name": "nope"}])
+
+        @task
+        def report(ti: Any = None) -> None:
+            seen.append(ti.xcom_pull(task_ids="evolve"))
+
+        evolve >> [report(), refused]
+    sync_to_db(dag, tmp_path / "no-dags")
+    dr = dag.test()
+    tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+    assert {k: str(ti.state) for k, ti in tis.items()} == {"evolve": "success", "report": "success",
+                                                           "refused": "failed"}
+    assert tis["refused"].try_number == 1
+    assert seen[0]["schema_id"] == 1 and [f["name"] for f in seen[0]["fields"]] == ["id", "c", "value"]
+    assert Catalog(paimon_conn).get_table("db.t").schema.id == 1
