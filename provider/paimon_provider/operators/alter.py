@@ -28,7 +28,8 @@ class PaimonAlterTableOperator(PaimonSparkOperator["AlterTable"]):
     ``{"action": "update-column-nullability", "name": "c", "nullable": true}``,
     ``{"action": "update-comment", "comment": "..."}``, ``{"action": "set-option", "key": "...", "value": "..."}``,
     ``{"action": "remove-option", "key": "..."}``. A change that does not apply fails the task without retries and
-    leaves the table as it was.
+    leaves the table as it was; a retry of a try that committed them finds them applied (``already_done``). A schema
+    change changes no data: no Asset event (ADR 0021); lineage names the table with ``lifecycleStateChange`` ALTER.
 
     :param changes: the changes, a list of dicts, or their JSON text (templated, each value too).
     """
