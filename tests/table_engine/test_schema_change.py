@@ -6,6 +6,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from table_engine import Catalog
 from table_engine.errors import OptionError, SchemaError
@@ -22,6 +24,7 @@ from table_engine.schema_change import (
     UpdateColumnType,
     UpdateComment,
 )
+from tests.budget import examples
 
 SCHEMA = pa.schema([("id", pa.int64()), ("a", pa.int32()), ("b", pa.string())])
 
@@ -165,3 +168,46 @@ def test_a_move_needs_a_reference_only_after_or_before() -> None:
         Move("FIRST", "a")
     with pytest.raises(SchemaError, match="unknown column position 'MIDDLE'"):
         Move("MIDDLE")  # type: ignore[arg-type]
+
+
+@st.composite
+def _moves(draw: st.DrawFn) -> list[UpdateColumnPosition]:
+    names = ["id", "a", "b", "c", "d"]
+    out = []
+    for _ in range(draw(st.integers(1, 6))):
+        name = draw(st.sampled_from(names))
+        kind = draw(st.sampled_from(["FIRST", "LAST", "AFTER", "BEFORE"]))
+        ref = draw(st.sampled_from([n for n in names if n != name])) if kind in ("AFTER", "BEFORE") else None
+        out.append(UpdateColumnPosition(name, Move(kind, ref)))
+    return out
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moves=_moves())
+def test_moves_place_the_column_where_asked_and_keep_every_value(tmp_path_factory: pytest.TempPathFactory,
+                                                                 moves: list[UpdateColumnPosition]) -> None:
+    """Each move puts its column first, last, right after or right before its reference and keeps the others'
+    order; the rows read the same values by name after any sequence of moves (one schema per move)."""
+    catalog = Catalog(str(tmp_path_factory.mktemp("moves")))
+    schema = pa.schema([("id", pa.int64()), ("a", pa.int32()), ("b", pa.string()), ("c", pa.float64()),
+                        ("d", pa.bool_())])
+    t = catalog.create_table("db.t", schema)
+    row = {"id": 1, "a": 2, "b": "x", "c": 0.5, "d": True}
+    t.write(pa.Table.from_pylist([row], schema=schema))
+    names = list(schema.names)
+    for move in moves:
+        others = [n for n in names if n != move.name]
+        target = {"FIRST": 0, "LAST": len(others)}.get(move.move.type)
+        if target is None:
+            ref = others.index(str(move.move.reference))
+            target = ref + 1 if move.move.type == "AFTER" else ref
+        expected = [*others[:target], move.name, *others[target:]]
+        if move.move.type in ("FIRST", "LAST") and expected == names:
+            with pytest.raises(SchemaError, match="already"):  # Paimon: a column moved onto itself
+                t.alter(move)
+            continue
+        t.alter(move)
+        names = expected
+        assert [f.name for f in t.schema.fields] == names
+    got = catalog.get_table("db.t").read()
+    assert got.column_names == names and got.to_pylist() == [row]
