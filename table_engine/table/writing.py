@@ -42,7 +42,7 @@ _WRITE_ATTEMPTS = 5
 
 
 def merge_schema(table: Table, data: pa.Schema, write_options: Mapping[str, str] | None = None,
-                 sample: pa.Table | None = None) -> bool:
+                 sample: pa.Table | pa.RecordBatch | None = None) -> bool:
     """``write.merge-schema`` (the table's option, or the write's own in ``write_options``): alter ``table`` so that
     it takes rows of ``data`` (:func:`~table_engine.schema_change.merge_schema_changes` decides the changes, for
     the engine's writes and Spark's file route alike), in one new schema, before anything is written. ``sample``:
@@ -84,7 +84,8 @@ def write(table: Table, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds, ov
           properties: Mapping[str, str] | None) -> int | None:
     """:meth:`Table.write <table_engine.table.Table.write>`: one commit, planned again when its input changed."""
     snapshot_properties(properties)  # before anything is written
-    merge_schema(table, data.schema, sample=data if isinstance(data, pa.Table) else pa.Table.from_batches([data]))
+    if isinstance(data, pa.Table | pa.RecordBatch):  # (anything else is refused by the writer, as before)
+        merge_schema(table, data.schema, sample=data)
     if (data_evolution_enabled(table.schema.options) and row_kinds is None and not overwrite and not partition
             and set(data.schema.names) < set(table.schema.field_names())):
         return _write_columns(table, data, maintain)
