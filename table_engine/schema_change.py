@@ -149,6 +149,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], has_snap
             highest = _add_column(fields, ch, highest)
         elif isinstance(ch, RenameColumn):
             _rename_column(fields, ch, keys)
+            _rename_in_options(options, ch.name, ch.new_name)
         elif isinstance(ch, DropColumn):
             _drop_column(fields, ch, keys)
         elif isinstance(ch, UpdateColumnType):
@@ -243,6 +244,31 @@ def _rename_column(fields: list[DataField], ch: RenameColumn, keys: set[str]) ->
     if fields[i].type.root == "BLOB":  # as Paimon: its .blob files name it in _WRITE_COLS
         raise SchemaError(f"cannot rename BLOB column {ch.name!r}")
     fields[i] = replace(fields[i], name=ch.new_name)
+
+
+_RENAMED_FIELD_PROPERTIES = ("aggregate-function", "ignore-retract", "distinct", "list-agg-delimiter")
+_FIELD_LIST_PROPERTIES = ("sequence-group", "nested-key")
+
+
+def _rename_in_options(options: dict[str, str], old: str, new: str) -> None:
+    """The options naming a renamed column name it by its new name, as Paimon's ``applyRenameColumnsToOptions``:
+    ``bucket-key`` and ``sequence.field`` values, ``fields.<column>.<property>`` keys of the aggregation
+    properties, and keys and values of ``fields.<columns>.sequence-group`` / ``nested-key``."""
+    def renamed(names: str) -> str:
+        return ",".join(new if n == old else n for n in names.split(","))
+
+    for key in ("bucket-key", "sequence.field"):
+        if options.get(key, "").strip():
+            options[key] = renamed(options[key])
+    for prop in _RENAMED_FIELD_PROPERTIES:
+        if f"fields.{old}.{prop}" in options:
+            options[f"fields.{new}.{prop}"] = options.pop(f"fields.{old}.{prop}")
+    for key in list(options):
+        for prop in _FIELD_LIST_PROPERTIES:
+            if key.startswith("fields.") and key.endswith(f".{prop}") and len(key) > len(f"fields..{prop}"):
+                columns = key[len("fields."):-len(prop) - 1]
+                value = options.pop(key)
+                options[f"fields.{renamed(columns)}.{prop}"] = renamed(value)
 
 
 def _drop_column(fields: list[DataField], ch: DropColumn, keys: set[str]) -> None:

@@ -211,3 +211,25 @@ def test_moves_place_the_column_where_asked_and_keep_every_value(tmp_path_factor
         assert [f.name for f in t.schema.fields] == names
     got = catalog.get_table("db.t").read()
     assert got.column_names == names and got.to_pylist() == [row]
+
+
+def test_a_rename_renames_the_column_in_the_options_naming_it(catalog: Catalog) -> None:
+    """Paimon's applyRenameColumnsToOptions: bucket-key and sequence.field values, fields.<column>.<property> keys,
+    sequence-group keys and values."""
+    schema = pa.schema([("k", pa.int64()), ("s", pa.int64()), ("v", pa.int64()), ("w", pa.int64()),
+                        ("g", pa.int64())])
+    t = catalog.create_table("db.agg", schema, primary_keys=["k"], options={
+        "bucket": "2", "bucket-key": "k", "sequence.field": "s", "merge-engine": "aggregation",
+        "fields.v.aggregate-function": "sum", "fields.w.ignore-retract": "true"})
+    t.write(pa.table({"k": [1], "s": [1], "v": [5], "w": [1], "g": [0]}))
+    t.alter(RenameColumn("s", "seq"), RenameColumn("v", "total"), RenameColumn("total", "amount"))
+    options = dict(catalog.get_table("db.agg").schema.options)
+    assert options["sequence.field"] == "seq" and options["bucket-key"] == "k"
+    assert options["fields.amount.aggregate-function"] == "sum" and "fields.v.aggregate-function" not in options
+    t = catalog.get_table("db.agg")
+    t.write(pa.table({"k": [1], "seq": [2], "amount": [7], "w": [1], "g": [0]}))
+    assert catalog.get_table("db.agg").read().to_pylist() == [{"k": 1, "seq": 2, "amount": 12, "w": 1, "g": 0}]
+    p = catalog.create_table("db.pu", schema, primary_keys=["k"], options={
+        "bucket": "1", "merge-engine": "partial-update", "fields.g.sequence-group": "v,w"})
+    p.alter(RenameColumn("w", "w2"), RenameColumn("g", "g2"))
+    assert catalog.get_table("db.pu").schema.options["fields.g2.sequence-group"] == "v,w2"
