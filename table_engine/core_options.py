@@ -276,6 +276,14 @@ MANIFEST_FULL_COMPACTION_SIZE = key("manifest.full-compaction-threshold-size").m
     16 * MB).with_description("Size of delete entries that triggers a full manifest compaction.")
 MANIFEST_COMPRESSION = key("manifest.compression").string_type().default_value("zstd").with_description(
     "Compression of manifest files.")
+WRITE_MERGE_SCHEMA = key("write.merge-schema").bool_type().default_value(False).with_description(
+    "A write whose data has columns the table lacks adds them first (nullable, at the end), and widens a column "
+    "whose type in the data is wider (INT to BIGINT...), in one schema change (Paimon Spark's option; a table "
+    "option or the write's own).")
+WRITE_MERGE_SCHEMA_EXPLICIT_CAST = key("write.merge-schema.explicit-cast").bool_type().default_value(False) \
+    .with_description("With write.merge-schema: a column whose type in the data is neither the table's nor wider "
+                      "is cast to the table's type (an explicit cast; a value that does not fit fails the write) "
+                      "instead of failing the write.")
 DYNAMIC_PARTITION_OVERWRITE = key("dynamic-partition-overwrite").bool_type().default_value(True).with_description(
     "Overwrite replaces only the partitions present in the written data (else the whole table).")
 
@@ -654,7 +662,8 @@ SECTIONS = (
         DATA_FILE_EXTERNAL_PATHS, DATA_FILE_EXTERNAL_PATHS_STRATEGY, DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS,
         DATA_FILE_EXTERNAL_PATHS_WEIGHTS, METADATA_STATS_MODE, METADATA_STATS_KEEP_FIRST_N, MANIFEST_TARGET_FILE_SIZE,
         MANIFEST_MERGE_MIN_COUNT,
-        MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE)),
+        MANIFEST_FULL_COMPACTION_SIZE, MANIFEST_COMPRESSION, DYNAMIC_PARTITION_OVERWRITE, WRITE_MERGE_SCHEMA,
+        WRITE_MERGE_SCHEMA_EXPLICIT_CAST)),
     OptionSection("File formats", (
         AVRO_CODEC, ORC_STRIPE_SIZE, ORC_COMPRESS_SIZE, ORC_ROW_INDEX_STRIDE, ORC_DICTIONARY_KEY_THRESHOLD,
         ORC_BLOOM_FILTER_COLUMNS, ORC_BLOOM_FILTER_FPP)),
@@ -855,6 +864,8 @@ class CoreOptions:
     ignore_update_before = accessor(IGNORE_UPDATE_BEFORE)
     changelog_producer = accessor(CHANGELOG_PRODUCER)
     write_only = accessor(WRITE_ONLY)
+    write_merge_schema = accessor(WRITE_MERGE_SCHEMA)
+    write_merge_schema_explicit_cast = accessor(WRITE_MERGE_SCHEMA_EXPLICIT_CAST)
     write_buffer_size = accessor(WRITE_BUFFER_SIZE)
     file_compression = accessor(FILE_COMPRESSION)
     file_compression_zstd_level = accessor(FILE_COMPRESSION_ZSTD_LEVEL)

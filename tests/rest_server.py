@@ -580,6 +580,17 @@ def _apply_change(schema: dict[str, Any], change: dict[str, Any], highest: int) 
     elif action == "updateColumnType":
         container, idx = _field_index(fields, change["fieldNames"])
         container[idx]["type"] = change["newDataType"]
+    elif action == "updateColumnPosition":  # Paimon's SchemaManager.applyMove
+        move = change["move"]
+        names = [f["name"] for f in fields]
+        i = names.index(move["fieldName"])
+        if move["type"] in ("FIRST", "LAST"):
+            target = 0 if move["type"] == "FIRST" else len(fields) - 1
+        else:
+            ref = names.index(move["referenceFieldName"])
+            target = ref + (1 if move["type"] == "AFTER" and i > ref else 0) - (
+                1 if move["type"] == "BEFORE" and i < ref else 0)
+        fields.insert(target, fields.pop(i))
     elif action == "updateColumnNullability":
         container, idx = _field_index(fields, change["fieldNames"])
         base = str(container[idx]["type"]).removesuffix(" NOT NULL")

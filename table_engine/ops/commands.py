@@ -16,8 +16,9 @@ from table_engine.core_enums import OrderType, PartitionExpireStrategy
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
-__all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactDatabase", "CompactManifest",
-           "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
+__all__ = ["AlterTable", "CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactDatabase",
+           "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
+           "DropPartitions",
            "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History",
            "IF_EXISTS", "Maintain", "MarkPartitionDone", "RefreshObjectTable", "RemoveOrphanFiles",
            "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
@@ -71,7 +72,8 @@ class Write(CommittingCommand):
                                         kind="columns")
     partition_keys: tuple[str, ...] = arg("with --create-if-missing: partition columns", flag="--partition-key",
                                           kind="columns")
-    options: Mapping[str, str] = arg("with --create-if-missing: table option (repeatable)", flag="--option",
+    options: Mapping[str, str] = arg("with --create-if-missing: table option; else a write option of this write, "
+                                     "e.g. write.merge-schema=true (repeatable)", flag="--option",
                                      kind="key_value", metavar="K=V")
     commit_user: str | None = arg("commit user; re-running a job with the same one does not commit twice")
     parallelism: int | None = arg("Spark: writer tasks for primary-key tables (default: Spark's default "
@@ -445,6 +447,37 @@ class Rescale(CommittingCommand):
     partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",
                                                  flag="--partition", kind="partition", metavar="K=V[,K=V]")
     commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("alter-table", help="change a table's schema: add, rename, drop and move columns, widen types, comments, "
+         "nullability and options, all in one new schema (Paimon's ALTER TABLE)")
+@dataclass(frozen=True, kw_only=True)
+class AlterTable(Command):
+    """Paimon's ``ALTER TABLE``: ``changes`` applied in order to the latest schema and committed as one new schema
+    (all or none). Each change is an object with an ``action``: ``add-column`` (``name``, ``type`` a Paimon SQL
+    type such as ``BIGINT`` or ``DECIMAL(10, 2)``, ``comment``, a position), ``rename-column`` (``name``,
+    ``new_name``), ``drop-column`` (``name``), ``update-column-type`` (``name``, ``type``: widening only),
+    ``move-column`` (``name`` and a position), ``update-column-comment`` (``name``, ``comment``; null clears it),
+    ``update-column-nullability`` (``name``, ``nullable``: true only, not a primary key), ``update-comment``
+    (``comment``: the table's), ``set-option`` (``key``, ``value``) and ``remove-option`` (``key``). A position is
+    ``"first": true``, ``"last": true``, ``"after": "<column>"`` or ``"before": "<column>"``. A change that does not
+    apply (an unknown column, a narrowing type, a key column dropped) fails the command and leaves the schema as it
+    was. The result line holds the new ``schema_id`` and its ``fields``."""
+
+    changes: tuple[dict[str, Any], ...] = arg(
+        "the changes: a JSON array of change objects, e.g. '[{\"action\": \"add-column\", \"name\": \"c\", "
+        "\"type\": \"BIGINT\", \"after\": \"b\"}]' (docs/schema-evolution.md)", kind="json", required=True,
+        metavar="JSON")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from table_engine.errors import SchemaError
+        from table_engine.ops.alter import parse_changes
+
+        try:
+            parse_changes(self.changes)
+        except (CommandError, SchemaError) as e:
+            raise type(e)(f"{self.name}: --changes {e}") from None
 
 
 @command("check", help="run data-quality checks on a table or branch (docs/checks.md)")

@@ -45,8 +45,8 @@ from table_engine.table import Table
 
 log = logging.getLogger("table_engine.cli")
 
-__all__ = ["compact_result", "ensure_table", "format_target", "open_catalog", "previous_commit", "run_command",
-           "source_dataset", "write_format_table", "write_result"]
+__all__ = ["compact_result", "ensure_table", "format_target", "merge_write_schema", "open_catalog", "previous_commit",
+           "run_command", "source_dataset", "write_format_table", "write_result"]
 
 C = TypeVar("C", bound=Command)
 
@@ -150,6 +150,18 @@ def compact_result(table: Table, snapshot_id: int | None) -> dict[str, Any]:
 
 
 # ---- the commands -------------------------------------------------------------------------------------------------
+def merge_write_schema(cmd: commands.Write, table: Table, schema: Callable[[], pa.Schema]) -> None:
+    """``write.merge-schema`` for ``write`` into an existing table (the table's option, or ``--option``): the table
+    altered to take the columns of the source (whose ``schema`` is read only then) before anything is written
+    (:func:`table_engine.table.writing.merge_schema`, the one place that decides, for this process's write and
+    Spark's file route alike)."""
+    from table_engine.core_options import CoreOptions
+    from table_engine.table.writing import merge_schema
+
+    if CoreOptions({**table.schema.options, **dict(cmd.options)}).write_merge_schema():
+        merge_schema(table, schema(), cmd.options)
+
+
 @runs(commands.Write)
 def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
     if cmd.sql:
@@ -165,6 +177,8 @@ def run_write(cmd: commands.Write, catalog: Catalog) -> dict[str, Any]:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user.name,
                  done)
         return write_result(table, done, created, skipped=True)
+    if not created:
+        merge_write_schema(cmd, table, lambda: data.schema)
     writer = table.new_write()
     committer: FileStoreCommit | None = None
     rows = 0
@@ -490,6 +504,26 @@ def run_rescale(cmd: commands.Rescale, catalog: Catalog) -> dict[str, Any]:
     table = catalog.get_table(cmd.table)
     sid = table.maintenance.rescale(cmd.bucket_num, list(cmd.partitions) or None, cmd.commit_user)
     return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}
+
+
+@runs(commands.AlterTable)
+def run_alter_table(cmd: commands.AlterTable, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.alter import applied_already, parse_changes
+
+    table = catalog.get_table(cmd.table)
+    changes = parse_changes(cmd.changes)
+    schema = applied_already(table, changes)
+    already_done = schema is not None
+    if schema is not None:
+        log.info("%s: schema %d is these changes applied to schema %d already (an earlier try): nothing to do",
+                 table.identifier, schema.id, schema.id - 1)
+    else:
+        schema = table.alter(*changes)
+        log.info("%s: schema %d -> %d (%d changes)", table.identifier, schema.id - 1, schema.id, len(changes))
+    return {"schema_id": schema.id, "previous_schema_id": schema.id - 1, "already_done": already_done,
+            "comment": schema.comment,
+            "fields": [{"id": f.id, "name": f.name, "type": f.type.sql(), "comment": f.description}
+                       for f in schema.fields]}
 
 
 @runs(commands.CheckTable)

@@ -11,9 +11,17 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
-from table_engine.core_options import CommitUser, default_commit_user
-from table_engine.errors import CommitConflictError, CommitOutcomeUnknownError, SchemaError, TableEngineError
+from table_engine.core_options import CommitUser, CoreOptions, default_commit_user
+from table_engine.errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    SchemaError,
+    SchemaMismatchError,
+    TableEngineError,
+)
+from table_engine.format.schema_file import latest_schema
 from table_engine.format.snapshot import BATCH_COMMIT_IDENTIFIER, snapshot_properties
+from table_engine.schema_change import apply_changes, merge_schema_changes
 from table_engine.store.committing.commit import FileStoreCommit, Overwrite
 from table_engine.store.committing.commit_message import CommitMessage
 from table_engine.store.compaction.compact import compact_invisible_level0
@@ -33,6 +41,37 @@ _WRITE_ATTEMPTS = 5
 """How often :func:`write` plans a write again when its compaction's input changed under it."""
 
 
+def merge_schema(table: Table, data: pa.Schema, write_options: Mapping[str, str] | None = None,
+                 sample: pa.Table | pa.RecordBatch | None = None) -> bool:
+    """``write.merge-schema`` (the table's option, or the write's own in ``write_options``): alter ``table`` so that
+    it takes rows of ``data`` (:func:`~table_engine.schema_change.merge_schema_changes` decides the changes, for
+    the engine's writes and Spark's file route alike), in one new schema, before anything is written. ``sample``:
+    the rows about to be written, cast to the merged types first, so that a value that does not fit fails before
+    the schema changes. Returns whether the schema changed."""
+    options = CoreOptions({**table.schema.options, **dict(write_options or {})})
+    if not options.write_merge_schema():
+        return False
+    current = latest_schema(table.file_io, table.path) or table.schema  # Table.alter applies them to the latest
+    changes = merge_schema_changes(current, data, explicit_cast=options.write_merge_schema_explicit_cast())
+    if not changes:
+        return False
+    if sample is not None:
+        merged = apply_changes(current, changes, has_snapshots=table.latest_snapshot_id() is not None)
+        target = merged.arrow_schema()
+        for name in sample.column_names:
+            if name in target.names and sample.column(name).type != target.field(name).type:
+                try:
+                    sample.column(name).cast(target.field(name).type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                    raise SchemaMismatchError(f"write.merge-schema: column {name!r}: cannot write "
+                                              f"{sample.column(name).type} into {target.field(name).type}: "
+                                              f"{str(e).splitlines()[0]}") from None
+    new = table.alter(*changes)
+    log.info("%s: write.merge-schema: schema %d for the data's columns (%d changes)", table.identifier, new.id,
+             len(changes))
+    return True
+
+
 def committer(table: Table, commit_user: str | CommitUser | None = None) -> FileStoreCommit:
     """The committer for ``commit_user`` (default: a fresh one), without the gate's check for writes: for
     maintenance jobs, which passed the gate for maintenance (their commits are COMPACT, which the committer checks
@@ -45,6 +84,8 @@ def write(table: Table, data: pa.Table | pa.RecordBatch, row_kinds: RowKinds, ov
           properties: Mapping[str, str] | None) -> int | None:
     """:meth:`Table.write <table_engine.table.Table.write>`: one commit, planned again when its input changed."""
     snapshot_properties(properties)  # before anything is written
+    if isinstance(data, pa.Table | pa.RecordBatch):  # (anything else is refused by the writer, as before)
+        merge_schema(table, data.schema, sample=data)
     if (data_evolution_enabled(table.schema.options) and row_kinds is None and not overwrite and not partition
             and set(data.schema.names) < set(table.schema.field_names())):
         return _write_columns(table, data, maintain)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from paimon_provider.operators.alter import PaimonAlterTableOperator
 from paimon_provider.operators.base import PaimonSparkOperator
 from paimon_provider.operators.branches import (
     PaimonCreateBranchOperator,
@@ -45,6 +46,7 @@ from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
+    "PaimonAlterTableOperator",
     "PaimonClearConsumersOperator",
     "PaimonCompactDatabaseOperator",
     "PaimonCompactManifestOperator",

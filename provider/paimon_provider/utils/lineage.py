@@ -50,10 +50,12 @@ LIFECYCLE: Mapping[str, str] = {
     "rename-branch": "RENAME",
     "remove-unexisting-files": "TRUNCATE",
     "refresh-object-table": "OVERWRITE",
+    "alter-table": "ALTER",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
-branches are created, dropped and renamed; removing the entries of missing data files drops their rows (TRUNCATE).
+branches are created, dropped and renamed, a schema change ALTERs the table; removing the entries of missing data
+files drops their rows (TRUNCATE).
 ``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
 created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
 resets, hint repairs and partition marks leave the table's data as it is: none."""
@@ -181,16 +183,12 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
     if name == "fast-forward":
         inputs.append(TableRef(_branch_of(cmd.table, str(fields["branch"])), own_snapshot))
-    source, output, target = fields.get("source"), fields.get("output"), fields.get("target_table")
-    if name == "refresh-object-table":  # reads the object location (known from the result: the table's option)
-        source = res.get("location")
-    if isinstance(source, str) and source:
-        inputs.append(PathRef(source))
-    source_table = fields.get("source_table")  # merge-into's: a table of the same catalog
-    if isinstance(source_table, str) and source_table:
-        inputs.append(TableRef(source_table))
+    output, target = fields.get("output"), fields.get("target_table")
+    inputs.extend(_sources(name, fields, res))
     # a table's lifecycle changes only with a snapshot committed (a dry run, nothing expired or dropped: none)
     lifecycle = LIFECYCLE.get(name) if own_snapshot is not None else None
+    if name == "alter-table":  # a new schema, no snapshot
+        lifecycle = LIFECYCLE[name] if res.get("schema_id") is not None else None
     if name == "write" and own_snapshot is not None:
         lifecycle = "CREATE" if res.get("created") else ("OVERWRITE" if fields.get("mode") == "overwrite" else None)
     if isinstance(target, str) and target:
@@ -206,6 +204,19 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
     else:
         outputs.append(TableRef(cmd.table, own_snapshot, lifecycle, statistics=facts))
     return LineageIO(tuple(inputs), tuple(outputs))
+
+
+def _sources(name: str, fields: Mapping[str, Any], res: Mapping[str, Any]) -> list[Ref]:
+    """What a command reads besides its table: ``source`` files (an object table's location, known from the
+    result), a ``source_table`` of the same catalog (merge-into's)."""
+    out: list[Ref] = []
+    source = res.get("location") if name == "refresh-object-table" else fields.get("source")
+    if isinstance(source, str) and source:
+        out.append(PathRef(source))
+    source_table = fields.get("source_table")
+    if isinstance(source_table, str) and source_table:
+        out.append(TableRef(source_table))
+    return out
 
 
 def _assertions(definitions: object, results: object) -> tuple[Mapping[str, Any], ...]:

@@ -304,6 +304,21 @@ def update_column_comment(field_names: list[str], new_comment: str | None) -> Js
     return {"action": "updateColumnComment", "fieldNames": field_names, "newComment": new_comment}
 
 
+def update_column_nullability(field_names: list[str], new_nullability: bool) -> JsonObject:
+    """UpdateColumnNullability."""
+    return {"action": "updateColumnNullability", "fieldNames": field_names, "newNullability": new_nullability}
+
+
+def move(field_name: str, move_type: str, reference: str | None = None) -> JsonObject:
+    """The spec's Move: ``FIRST``, ``LAST``, or ``AFTER`` / ``BEFORE`` the column ``reference``."""
+    return {"fieldName": field_name, "referenceFieldName": reference, "type": move_type}
+
+
+def update_column_position(column_move: JsonObject) -> JsonObject:
+    """UpdateColumnPosition: a Move of an existing column."""
+    return {"action": "updateColumnPosition", "move": column_move}
+
+
 # ------------------------------------------------------------------------------------------------ rollback instants
 # The spec's Instant (discriminated by "type") of a RollbackTableRequest.
 

@@ -48,7 +48,11 @@ from table_engine.schema_change import (
     RenameColumn,
     SchemaChange,
     SetOption,
+    UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
     UpdateColumnType,
+    UpdateComment,
     apply_changes,
 )
 from table_engine.store.lifecycle.rollback import RollbackResult
@@ -72,13 +76,23 @@ def change_json(change: SchemaChange, changed: TableSchema) -> messages.JsonObje
     the engine validated them), whose types (with the nested field ids the engine gave them) are sent. A change the
     spec cannot carry is refused by its name."""
     if isinstance(change, AddColumn):
-        return messages.add_column([change.name], _field(changed, change.name).type.to_json(), change.description)
+        placed = None if change.move is None else messages.move(change.name, change.move.type, change.move.reference)
+        return messages.add_column([change.name], _field(changed, change.name).type.to_json(), change.description,
+                                   placed)
     if isinstance(change, RenameColumn):
         return messages.rename_column([change.name], change.new_name)
     if isinstance(change, DropColumn):
         return messages.drop_column([change.name])
     if isinstance(change, UpdateColumnType):
         return messages.update_column_type([change.name], _field(changed, change.name).type.to_json())
+    if isinstance(change, UpdateColumnPosition):
+        return messages.update_column_position(messages.move(change.name, change.move.type, change.move.reference))
+    if isinstance(change, UpdateColumnComment):
+        return messages.update_column_comment([change.name], change.comment)
+    if isinstance(change, UpdateColumnNullability):
+        return messages.update_column_nullability([change.name], change.nullable)
+    if isinstance(change, UpdateComment):
+        return messages.update_comment(change.comment)
     if isinstance(change, SetOption):
         return messages.set_option(change.key, str(change.value))
     if isinstance(change, RemoveOption):

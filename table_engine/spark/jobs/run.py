@@ -53,9 +53,11 @@ from table_engine.ops.run import (
     compact_result,
     ensure_table,
     format_target,
+    merge_write_schema,
     open_catalog,
     previous_commit,
     run_command,
+    source_dataset,
     write_result,
 )
 from table_engine.spark.compat import default_parallelism, has_data_sources, is_connect
@@ -135,6 +137,9 @@ def spark_write(args: Write, spark: SparkSession) -> dict[str, Any]:
     if done is not None:
         log.info("%s: commit user %s committed snapshot %d already; nothing to do", table.identifier, user, done)
         return write_result(table, done, created, skipped=True)
+    if not created:  # write.merge-schema: the table takes the source's columns before any task writes
+        merge_write_schema(args, table, lambda: arrow_schema_for(df.schema) if df is not None
+                           else source_dataset(args).schema)
     plan = None if args.sql else _file_plan(args, spark)
     if plan is not None:
         task_table = driver_catalog(args).get_table(args.table)  # with the driver's credentials for the tasks

@@ -11,6 +11,7 @@ import pytest
 from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.operators import (
+    PaimonAlterTableOperator,
     PaimonClearConsumersOperator,
     PaimonCompactDatabaseOperator,
     PaimonCompactManifestOperator,
@@ -320,7 +321,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
-        PaimonRefreshObjectTableOperator, PaimonDeleteOperator, PaimonUpdateOperator, PaimonMergeIntoOperator}
+        PaimonRefreshObjectTableOperator, PaimonDeleteOperator, PaimonUpdateOperator, PaimonMergeIntoOperator,
+        PaimonAlterTableOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -61,7 +61,8 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base),
         ops.CompactDatabase(warehouse=W, table="db"), ops.RefreshObjectTable(**base),
         ops.Delete(**base, where=(("id", "=", 1),)), ops.Update(**base, set_values={"v": 1}),
-        ops.MergeInto(**base, source_table="db.s", on=("id",), when_matched=({"action": "delete"},)))}
+        ops.MergeInto(**base, source_table="db.s", on=("id",), when_matched=({"action": "delete"},)),
+        ops.AlterTable(**base, changes=({"action": "drop-column", "name": "c"},)))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -71,7 +72,8 @@ def names(refs: tuple[Any, ...]) -> list[str]:
 def test_every_command_says_what_it_reads_and_writes() -> None:
     samples = sample_commands()
     assert set(samples) == set(ops.REGISTRY)
-    committed = {"snapshot_id": 7, "commit": {"added_rows": 3, "added_files": 1, "added_bytes": 100}}
+    committed = {"snapshot_id": 7, "schema_id": 2,
+                 "commit": {"added_rows": 3, "added_files": 1, "added_bytes": 100}}
     io = {name: command_io(cmd, committed) for name, cmd in samples.items()}
     assert {n: (names(i.inputs), names(i.outputs)) for n, i in io.items()} == {
         "write": (["s3://landing/b1"], ["db.t"]),
@@ -86,18 +88,20 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
         "maintain": ([], ["db.t"]), "compact-database": ([], []), "refresh-object-table": ([], ["db.t"]),
-        "delete": ([], ["db.t"]), "update": ([], ["db.t"]), "merge-into": (["db.s"], ["db.t"])}
+        "delete": ([], ["db.t"]), "update": ([], ["db.t"]), "merge-into": (["db.s"], ["db.t"]),
+        "alter-table": ([], ["db.t"])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
         "write": "OVERWRITE", "expire-partitions": "TRUNCATE", "rollback": "OVERWRITE", "drop-partitions": "TRUNCATE",
         "create-branch": "CREATE", "delete-branch": "DROP", "rename-branch": "RENAME", "fast-forward": "OVERWRITE",
-        "remove-unexisting-files": "TRUNCATE", "refresh-object-table": "OVERWRITE"}
+        "remove-unexisting-files": "TRUNCATE", "refresh-object-table": "OVERWRITE", "alter-table": "ALTER"}
     renamed = io["rename-branch"].outputs[0]
     assert isinstance(renamed, TableRef) and renamed.previous == "db.t$branch_b"
     # nothing committed (a dry run, nothing expired): no lifecycle change; no result (start, failure): none either
     assert command_io(samples["expire-partitions"], {"snapshot_id": None}).outputs == (TableRef("db.t"),)
     assert command_io(samples["delete-branch"], None).outputs == (TableRef("db.t$branch_b"),)
+    assert command_io(samples["alter-table"], {"schema_id": 3}).outputs == (TableRef("db.t", lifecycle="ALTER"),)
     consumed = command_io(samples["consume-changelog"], {"to_snapshot": 5, "target_snapshot_id": 9, "commit": {}})
     assert consumed == LineageIO((TableRef("db.t", 5),), (TableRef("db.u", 9, columns_from="db.t"),))
     to_files = command_io(ops.ConsumeChangelog(warehouse=W, table="db.t", consumer_id="c", output="/out"), None)

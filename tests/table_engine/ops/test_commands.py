@@ -41,6 +41,11 @@ def _value(f: dataclasses.Field[Any], spec: ArgSpec) -> st.SearchStrategy[Any]:
                                                optional={"name": _NAME}), min_size=1, max_size=1).map(tuple),
     }
     value = strategies[spec.kind]
+    if spec.kind == "json" and f.name == "changes":  # alter-table's
+        value = st.lists(st.fixed_dictionaries({"action": st.just("add-column"), "name": _NAME,
+                                                "type": st.sampled_from(["BIGINT", "STRING", "DECIMAL(10, 2)"])},
+                                               optional={"comment": _TEXT, "after": _NAME}),
+                         min_size=1, max_size=2).map(tuple)
     return st.none() | value if optional else value
 
 
@@ -90,8 +95,8 @@ def test_the_registry_declares_every_command() -> None:
                               "rollback",
                               "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
-                              "rescale", "check", "create-branch", "delete-branch", "rename-branch", "fast-forward",
-                              "delete", "update", "merge-into"]
+                              "rescale", "alter-table", "check", "create-branch", "delete-branch", "rename-branch",
+                              "fast-forward", "delete", "update", "merge-into"]
     assert {n for n, c in REGISTRY.items() if c.spark_job} == {"write", "compact", "consume-changelog", "merge-into"}
     for cls in REGISTRY.values():
         assert cls.help and all(arg_spec(f).help and arg_spec(f).flag.startswith("--")

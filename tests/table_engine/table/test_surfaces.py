@@ -19,6 +19,10 @@ from table_engine.table.reading import read_optimized_view
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 MAX_PUBLIC_NAMES = 45
 """ADR 0043: Java's Table has about 35, pyiceberg's 41 plus namespaces."""
+NAMESPACES = frozenset({"maintenance", "data_evolution", "row_level"})
+"""Names that open a namespace of methods (ADR 0043's amendment of 2026-12-08): counted apart, at most these."""
+MAX_METHODS = MAX_PUBLIC_NAMES - 2
+"""The other names: no more than when the second namespace came (a new one comes with one removed)."""
 
 
 def class_names() -> set[str]:
@@ -55,7 +59,10 @@ def readme_groups(names: set[str]) -> dict[str, set[str]]:
 
 def test_table_is_one_class_with_at_most_45_public_names() -> None:
     assert Table.__mro__ == (Table, object)
-    assert len(class_names()) <= MAX_PUBLIC_NAMES, sorted(class_names())
+    names = class_names()
+    assert NAMESPACES <= names
+    assert len(names - NAMESPACES) <= MAX_METHODS, sorted(names - NAMESPACES)
+    assert len(names) <= MAX_PUBLIC_NAMES + 1, sorted(names)
 
 
 def test_the_docstring_map_and_the_readme_list_each_name_once_in_the_same_group(tmp_path: pathlib.Path) -> None:

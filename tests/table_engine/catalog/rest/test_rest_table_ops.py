@@ -92,6 +92,33 @@ def test_alter_goes_through_the_server_and_rows_before_and_after_read(
     assert "snapshot.num-retained.min" not in catalog.get_table("db1.t").schema.options
 
 
+def test_moves_comments_and_nullability_go_through_the_server(catalog: RestCatalog,
+                                                              fresh: RestCatalogServer) -> None:
+    from table_engine.schema_change import (
+        Move,
+        UpdateColumnComment,
+        UpdateColumnNullability,
+        UpdateColumnPosition,
+        UpdateComment,
+    )
+
+    table = catalog.create_table("db1.t", pa.schema([("id", pa.int32()), pa.field("name", pa.string(), False),
+                                                     ("dt", pa.string())]))
+    table.write(pa.table({"id": pa.array([1], pa.int32()), "name": ["n1"], "dt": ["d1"]}))
+    changes = [AddColumn("c", pa.int64(), "new", Move("AFTER", "id")), UpdateColumnPosition("dt", Move("FIRST")),
+               UpdateColumnPosition("id", Move("BEFORE", "name")), UpdateColumnPosition("c", Move("LAST")),
+               UpdateColumnComment("name", "the name"), UpdateColumnNullability("name", True),
+               UpdateComment("through REST")]
+    from table_engine.schema_change import apply_changes
+
+    expected = apply_changes(table.schema, changes, has_snapshots=True)
+    new = table.alter(*changes)
+    assert len(_posts(fresh, "/tables/t")) == 1  # one AlterTableRequest, the server's schema as the engine's
+    assert new.fields == expected.fields and new.comment == "through REST"
+    assert [f.name for f in new.fields] == ["dt", "id", "name", "c"]
+    assert catalog.get_table("db1.t").read().to_pylist() == [{"dt": "d1", "id": 1, "name": "n1", "c": None}]
+
+
 def test_a_refused_change_sends_nothing(catalog: RestCatalog, fresh: RestCatalogServer) -> None:
     table = catalog.create_table("db1.t", SCHEMA)
     table.write(_rows([1]))
