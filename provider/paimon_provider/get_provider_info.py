@@ -36,7 +36,8 @@ def get_provider_info() -> dict[str, Any]:
                                 "paimon_provider.operators.table", "paimon_provider.operators.check",
                                 "paimon_provider.operators.branches", "paimon_provider.operators.health",
                                 "paimon_provider.operators.hygiene", "paimon_provider.operators.maintain",
-                                "paimon_provider.operators.object_table"]},
+                                "paimon_provider.operators.object_table",
+                                "paimon_provider.operators.migration"]},
         ],
         "sensors": [
             {"integration-name": INTEGRATION,

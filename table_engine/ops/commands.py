@@ -16,12 +16,12 @@ from table_engine.core_enums import OrderType, PartitionExpireStrategy
 from table_engine.errors import CheckError, CommandError
 from table_engine.ops.base import REGISTRY, Command, arg, command
 
-__all__ = ["CheckTable", "ClearConsumers", "CommittingCommand", "Compact", "CompactDatabase", "CompactManifest",
-           "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag", "DropPartitions",
-           "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward", "Health", "History",
-           "IF_EXISTS", "Maintain", "MarkPartitionDone", "RefreshObjectTable", "RemoveOrphanFiles",
-           "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer", "RewriteFileIndex",
-           "Rollback", "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
+__all__ = ["CheckTable", "ClearConsumers", "Clone", "CommittingCommand", "Compact", "CompactDatabase",
+           "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
+           "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
+           "Health", "History", "IF_EXISTS", "Maintain", "MarkPartitionDone", "RefreshObjectTable",
+           "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer",
+           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -445,6 +445,50 @@ class Rescale(CommittingCommand):
     partitions: tuple[dict[str, str], ...] = arg("only this partition (repeatable; default: all)",
                                                  flag="--partition", kind="partition", metavar="K=V[,K=V]")
     commit_user: str | None = arg("commit user of the snapshot")
+
+
+@command("clone", groups={"version": False},
+         help="copy a table (or every table of a database) and the files of one snapshot to another warehouse "
+              "(Paimon's clone procedure); a re-run copies only the files the copy lacks")
+@dataclass(frozen=True, kw_only=True)
+class Clone(CommittingCommand):
+    """Paimon's ``clone`` (``target_warehouse``, ``target_database`` / ``target_table``, ``target_catalog_conf``):
+    the source's schemas and the data files of its latest snapshot (or ``snapshot`` / ``tag``) are copied to the
+    target, then one snapshot commits them there, so a reader of the copy never sees it half-copied. A re-run copies
+    only the data files the copy lacks (same name and size) and commits the source's newer snapshot; a target table
+    holding data a clone did not write is refused, as are external data paths and index files (ADR 0051)."""
+
+    table: str = arg("database.table to clone, or a database name: every table of it", required=True)
+    target_warehouse: str = arg("warehouse path or URI of the copy", required=True)
+    target_table: str | None = arg("database.table of the copy; a database name when --table is a database "
+                                   "(default: the source's names)")
+    target_catalog_options: Mapping[str, str] = arg("catalog option of the target warehouse, e.g. s3.endpoint=... "
+                                                    "(repeatable)", flag="--target-catalog-option", kind="key_value",
+                                                    metavar="K=V")
+    snapshot: int | None = arg("clone this snapshot (default: the latest)", kind="count", group="version")
+    tag: str | None = arg("clone the snapshot of this tag", group="version")
+    including_tables: str | None = arg("database clone: regular expression of the full names (db.t) to clone "
+                                       "(default: all)")
+    excluding_tables: str | None = arg("database clone: regular expression of the full names (db.t) not to clone")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from table_engine.ops.compact_database import table_pattern
+
+        database = "." not in self.table
+        target_is_db = self.target_table is not None and "." not in self.target_table
+        if database and (self.snapshot is not None or self.tag is not None):
+            raise CommandError(f"{self.name}: --snapshot and --tag select a version of one table, not of database "
+                               f"{self.table!r}")
+        if not database and (self.including_tables or self.excluding_tables):
+            raise CommandError(f"{self.name}: --including-tables and --excluding-tables select tables of a "
+                               f"database, not of table {self.table!r}")
+        if self.target_table is not None and database != target_is_db:
+            raise CommandError(f"{self.name}: --target-table {self.target_table!r} must be a "
+                               f"{'database name' if database else 'database.table'} when --table "
+                               f"{self.table!r} is a {'database' if database else 'table'}")
+        table_pattern(self.including_tables, "--including-tables", self.name)
+        table_pattern(self.excluding_tables, "--excluding-tables", self.name)
 
 
 @command("check", help="run data-quality checks on a table or branch (docs/checks.md)")

@@ -560,3 +560,10 @@ def run_maintain(cmd: commands.Maintain, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.maintain import maintain
 
     return maintain(cmd, catalog)
+
+
+@runs(commands.Clone)
+def run_clone(cmd: commands.Clone, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.clone import clone
+
+    return clone(cmd, catalog)

@@ -39,12 +39,14 @@ from paimon_provider.operators.lifecycle import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.maintain import PaimonMaintenanceOperator
+from paimon_provider.operators.migration import PaimonCloneOperator
 from paimon_provider.operators.object_table import PaimonRefreshObjectTableOperator
 from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
 
 __all__ = [
     "PaimonClearConsumersOperator",
+    "PaimonCloneOperator",
     "PaimonCompactDatabaseOperator",
     "PaimonCompactManifestOperator",
     "PaimonCompactOperator",

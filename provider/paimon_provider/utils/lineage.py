@@ -146,6 +146,16 @@ def location(uri: str) -> tuple[str, str]:
 
 
 # ---- what a command reads and writes --------------------------------------------------------------------------
+def _clone_io(cmd: Command, res: Mapping[str, Any]) -> LineageIO:
+    """``clone`` reads its tables (the snapshot each cloned, once it ran); its outputs are in another warehouse
+    (another namespace, with its own catalog options): not reported."""
+    cloned = res.get("tables")
+    done = [t for t in cloned if isinstance(t, Mapping)] if isinstance(cloned, list) else []
+    if done:
+        return LineageIO(tuple(TableRef(str(t["source"]), _int(t.get("source_snapshot_id"))) for t in done), ())
+    return LineageIO((TableRef(cmd.table),) if "." in cmd.table else (), ())
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -175,6 +185,8 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         previous = _branch_of(cmd.table, str(fields["branch"])) if name == "rename-branch" else None
         outputs.append(TableRef(branch, own_snapshot, LIFECYCLE[name] if result is not None else None, previous))
         return LineageIO(tuple(inputs), tuple(outputs))
+    if name == "clone":
+        return _clone_io(cmd, res)
     if name == "compact-database":  # its "table" is a database: the outputs are the tables it compacted
         snapshots = res.get("snapshots")
         done = snapshots.items() if isinstance(snapshots, Mapping) else ()

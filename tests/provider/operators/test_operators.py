@@ -12,6 +12,7 @@ from paimon_provider.hooks import spark as spark_hook_module
 from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.operators import (
     PaimonClearConsumersOperator,
+    PaimonCloneOperator,
     PaimonCompactDatabaseOperator,
     PaimonCompactManifestOperator,
     PaimonCompactOperator,
@@ -317,7 +318,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
-        PaimonRefreshObjectTableOperator}
+        PaimonRefreshObjectTableOperator, PaimonCloneOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

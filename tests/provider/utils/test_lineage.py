@@ -59,7 +59,8 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.MarkPartitionDone(**base, partitions=({"dt": "a"},)), ops.ExpireChangelogs(**base),
         ops.ClearConsumers(**base), ops.ResetConsumer(**base, consumer_id="c"), ops.CompactManifest(**base),
         ops.RemoveUnexistingFiles(**base, remove=True), ops.Repair(**base), ops.Maintain(**base),
-        ops.CompactDatabase(warehouse=W, table="db"), ops.RefreshObjectTable(**base))}
+        ops.CompactDatabase(warehouse=W, table="db"), ops.RefreshObjectTable(**base),
+        ops.Clone(**base, target_warehouse="/copy"))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -83,7 +84,8 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "mark-partition-done": ([], ["db.t"]),
         "expire-changelogs": ([], ["db.t"]), "clear-consumers": ([], ["db.t"]), "reset-consumer": ([], ["db.t"]),
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
-        "maintain": ([], ["db.t"]), "compact-database": ([], []), "refresh-object-table": ([], ["db.t"])}
+        "maintain": ([], ["db.t"]), "compact-database": ([], []), "refresh-object-table": ([], ["db.t"]),
+        "clone": (["db.t"], [])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
