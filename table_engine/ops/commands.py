@@ -19,7 +19,7 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 __all__ = ["CheckTable", "ClearConsumers", "Clone", "CommittingCommand", "Compact", "CompactDatabase",
            "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
            "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
-           "Health", "History", "IF_EXISTS", "Maintain", "MarkPartitionDone", "RefreshObjectTable",
+           "Health", "History", "IF_EXISTS", "Maintain", "MarkPartitionDone", "MigrateTable", "RefreshObjectTable",
            "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer",
            "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
 
@@ -489,6 +489,33 @@ class Clone(CommittingCommand):
                                f"{self.table!r} is a {'database' if database else 'table'}")
         table_pattern(self.including_tables, "--including-tables", self.name)
         table_pattern(self.excluding_tables, "--excluding-tables", self.name)
+
+
+@command("migrate-table", help="turn a directory of Parquet or ORC files (Hive-style k=v partitions allowed) into a "
+         "Paimon append table in place, without copying data (Paimon's migrate_table)")
+@dataclass(frozen=True, kw_only=True)
+class MigrateTable(CommittingCommand):
+    """Paimon's ``migrate_table`` (``source_table``, ``target_table``, ``options``, ``delete_origin``) for a
+    directory: every file under ``source`` is renamed into the new append table ``table`` (``bucket`` = -1) and
+    recorded in its first snapshot with stats; ``k=v`` directories become string partition columns. Every file is
+    read before anything moves; a failure after the first move renames every file back and drops the new table, so
+    the source is left as it was (ADR 0051)."""
+
+    table: str = arg("database.table of the new Paimon table (it must not exist)", required=True)
+    source: str = arg("the directory of the files (on this warehouse's file system)", required=True)
+    format: str = arg("format of the files", kind="choice", choices=("parquet", "orc"), default="parquet")
+    options: Mapping[str, str] = arg("table option of the new table (repeatable; Paimon's options)", flag="--option",
+                                     kind="key_value", metavar="K=V")
+    delete_origin: bool = arg("delete the source directory once the table is committed (Paimon's delete_origin)",
+                              kind="flag")
+    commit_user: str | None = arg("commit user of the first snapshot")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        bucket = self.options.get("bucket", "-1")
+        if bucket.strip() != "-1":
+            raise CommandError(f"{self.name}: --option bucket={bucket} - a migrated table is an append table with "
+                               "bucket -1 (Paimon's migrator refuses other buckets)")
 
 
 @command("check", help="run data-quality checks on a table or branch (docs/checks.md)")

@@ -21,6 +21,7 @@ from table_engine.errors import (
     CommitOutcomeUnknownError,
     OptionError,
     SnapshotNotExistError,
+    TableAlreadyExistError,
     TableNotExistError,
     TagAlreadyExistError,
 )
@@ -567,3 +568,34 @@ def run_clone(cmd: commands.Clone, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.clone import clone
 
     return clone(cmd, catalog)
+
+
+@runs(commands.MigrateTable)
+def run_migrate_table(cmd: commands.MigrateTable, catalog: Catalog) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from table_engine.table.migrate import migrate_directory
+
+    if catalog.table_exists(cmd.table):  # refused before the source is read, unless a retry finds its own commit
+        table = catalog.get_table(cmd.table)
+        first = table.snapshot(1) if table.latest_snapshot_id() is not None else None
+        if cmd.commit_user is not None and first is not None and first.commit_user == cmd.commit_user:
+            log.info("%s was migrated by commit user %s already (snapshot 1): nothing to do", cmd.table,
+                     cmd.commit_user)
+            return {"table": cmd.table, "source": cmd.source, "snapshot_id": 1, "already_done": True,
+                    "commit": commit_facts(table, 1)}
+        raise TableAlreadyExistError(f"{cmd.name}: table {cmd.table} exists already in {catalog.describe()}; "
+                                     "migrate creates a new table")
+    catalog.create_database(cmd.table.split(".", 1)[0], ignore_if_exists=True)
+
+    def create(schema: pa.Schema, partition_keys: Any) -> Table:
+        options = {"bucket": "-1", "file.format": cmd.format, **dict(cmd.options)}
+        return catalog.create_table(cmd.table, schema, partition_keys=list(partition_keys), options=options)
+
+    def drop() -> None:
+        catalog.drop_table(cmd.table, ignore_if_not_exists=True)
+
+    r = migrate_directory(catalog.file_io, cmd.source, cmd.format, create, drop, delete_origin=cmd.delete_origin,
+                          commit_user=cmd.commit_user)
+    table = catalog.get_table(cmd.table)
+    return {**asdict(r), "commit": commit_facts(table, r.snapshot_id)}

@@ -1,17 +1,19 @@
-"""Copying tables between warehouses: ``PaimonCloneOperator`` (the ``clone`` command, Paimon's ``clone``)."""
+"""Tables from elsewhere: ``PaimonCloneOperator`` (the ``clone`` command, Paimon's ``clone``) copies tables between
+warehouses, ``PaimonMigrateTableOperator`` (``migrate-table``, Paimon's ``migrate_table``) turns a directory of
+Parquet or ORC files into a Paimon table in place."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from paimon_provider.operators.base import PaimonSparkOperator
-from paimon_provider.utils.arguments import as_optional_int, as_optional_text
+from paimon_provider.operators.base import CommittingOperator, PaimonSparkOperator
+from paimon_provider.utils.arguments import as_bool, as_optional_int, as_optional_text
 
 if TYPE_CHECKING:
-    from table_engine.ops import Clone
+    from table_engine.ops import Clone, MigrateTable
 
-__all__ = ["PaimonCloneOperator"]
+__all__ = ["PaimonCloneOperator", "PaimonMigrateTableOperator"]
 
 
 class PaimonCloneOperator(PaimonSparkOperator["Clone"]):
@@ -60,3 +62,40 @@ class PaimonCloneOperator(PaimonSparkOperator["Clone"]):
                      snapshot=as_optional_int(self.snapshot, "snapshot"), tag=as_optional_text(self.tag),
                      including_tables=as_optional_text(self.including_tables),
                      excluding_tables=as_optional_text(self.excluding_tables))
+
+
+class PaimonMigrateTableOperator(CommittingOperator["MigrateTable"]):
+    """Paimon's ``migrate_table`` for a directory: the Parquet or ORC files under ``source`` (Hive-style ``k=v/``
+    partition directories allowed) become the new append table ``table`` (``bucket`` = -1) without copying data:
+    each file is renamed into the table and recorded in its first snapshot, with stats. Runs with the engine on the
+    worker, which must see ``source`` on the warehouse's file system (a rename; object stores are refused). Every
+    file is read first; a failure leaves the source as it was (files renamed back, the new table dropped). Emits the
+    table's Asset event (its first snapshot adds the rows). XCom ``return_value``: ``snapshot_id``, ``files``,
+    ``rows``, ``bytes``, ``partitions``.
+
+    :param source: the directory of the files (templated).
+    :param format: ``parquet`` (default) or ``orc`` (templated).
+    :param table_options: options of the new table (Paimon's ``options``; ``bucket`` must stay -1) (templated).
+    :param delete_origin: delete the source directory once the table is committed (templated).
+    :param commit_user: the commit user (templated); default derived from the task instance.
+    """
+
+    writes_table = True
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "format", "table_options",
+                                      "delete_origin")
+
+    def __init__(self, *, source: str, format: str = "parquet", table_options: Mapping[str, str] | None = None,
+                 delete_origin: bool | str = False, commit_user: str | None = None, **kwargs: Any) -> None:
+        spark = dict(kwargs.pop("spark", None) or {})
+        spark.setdefault("runner", "local")  # renames and one commit: the engine on the worker, never Spark
+        super().__init__(spark=spark, **kwargs)
+        self.source, self.format = source, format
+        self.table_options = dict(table_options or {})
+        self.delete_origin, self.commit_user = delete_origin, commit_user
+
+    def build_command(self, warehouse: str) -> MigrateTable:
+        from table_engine.ops import MigrateTable
+
+        return MigrateTable(warehouse=warehouse, table=self.table, source=self.source, format=self.format,
+                            options={str(k): str(v) for k, v in self.table_options.items()},
+                            delete_origin=as_bool(self.delete_origin), commit_user=self.commit_user)

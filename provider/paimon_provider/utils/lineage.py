@@ -50,10 +50,12 @@ LIFECYCLE: Mapping[str, str] = {
     "rename-branch": "RENAME",
     "remove-unexisting-files": "TRUNCATE",
     "refresh-object-table": "OVERWRITE",
+    "migrate-table": "CREATE",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
-branches are created, dropped and renamed; removing the entries of missing data files drops their rows (TRUNCATE).
+branches are created, dropped and renamed; removing the entries of missing data files drops their rows (TRUNCATE);
+``migrate-table`` creates its table from the files it moves in (CREATE).
 ``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
 created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
 resets, hint repairs and partition marks leave the table's data as it is: none."""

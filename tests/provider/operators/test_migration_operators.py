@@ -1,5 +1,6 @@
-"""``PaimonCloneOperator``: builds the ``clone`` command from templated text and runs it on the worker (in the
-task's process, no Spark), logging the files copied; a re-run copies only what is new."""
+"""``PaimonCloneOperator`` and ``PaimonMigrateTableOperator``: build their commands from templated text and run
+them on the worker (in the task's process, no Spark); clone logs the files copied and a re-run copies only what is
+new; migrate moves a directory's files into a new table and emits its Asset event."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from paimon_provider.operators import PaimonCloneOperator
+from paimon_provider.operators import PaimonCloneOperator, PaimonMigrateTableOperator
 
-from table_engine.ops import Clone
+from table_engine.ops import Clone, MigrateTable
 from tests.provider.operators.conftest import context
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -46,3 +47,25 @@ def test_clones_and_increments(paimon_conn: str, tmp_path: pathlib.Path, caplog:
     again: Any = op.execute(context())
     assert again["files_copied"] == 1
     assert Catalog(target).get_table("db.src").read().num_rows == 4
+
+
+def test_migrate_builds_its_command_and_moves_the_files(paimon_conn: str, tmp_path: pathlib.Path) -> None:
+    import pyarrow.parquet as pq
+
+    from table_engine import Catalog
+
+    op = PaimonMigrateTableOperator(task_id="m", table="db.m", source=str(tmp_path / "src"), delete_origin="true",
+                                    table_options={"owner": "etl"})
+    assert op.build_command("/w") == MigrateTable(warehouse="/w", table="db.m", source=str(tmp_path / "src"),
+                                                  delete_origin=True, options={"owner": "etl"})
+    assert op.spark["runner"] == "local" and op.asset_table == "db.m"
+    for dt in ("a", "b"):
+        (tmp_path / "src" / f"dt={dt}").mkdir(parents=True)
+        pq.write_table(pa.table({"id": [1, 2], "v": [dt, dt]}, schema=SCHEMA),
+                       str(tmp_path / "src" / f"dt={dt}" / "part-0.parquet"))
+    ctx = context()
+    result: Any = op.execute(ctx)
+    assert result["files"] == 2 and result["rows"] == 4 and not (tmp_path / "src").exists()
+    t = Catalog(paimon_conn).get_table("db.m")
+    assert sorted(t.read().column("dt").to_pylist()) == ["a", "a", "b", "b"]
+    assert ctx["outlet_events"][op.outlets[0]].extra["added_rows"] == 4  # the Asset event of its first snapshot
