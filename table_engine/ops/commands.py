@@ -491,23 +491,28 @@ class Clone(CommittingCommand):
         table_pattern(self.excluding_tables, "--excluding-tables", self.name)
 
 
-@command("migrate-table", help="turn a directory of Parquet or ORC files (Hive-style k=v partitions allowed) into a "
-         "Paimon append table in place, without copying data (Paimon's migrate_table)")
+@command("migrate-table", groups={"source": True},
+         help="turn a directory of Parquet or ORC files (Hive-style k=v partitions allowed), or such a format table, "
+              "into a Paimon append table in place, without copying data (Paimon's migrate_table)")
 @dataclass(frozen=True, kw_only=True)
 class MigrateTable(CommittingCommand):
     """Paimon's ``migrate_table`` (``source_table``, ``target_table``, ``options``, ``delete_origin``) for a
-    directory: every file under ``source`` is renamed into the new append table ``table`` (``bucket`` = -1) and
-    recorded in its first snapshot with stats; ``k=v`` directories become string partition columns. Every file is
+    directory or a Parquet / ORC format table: every file under ``source`` (the format table's location) is renamed
+    into the new append table ``table`` (``bucket`` = -1) and recorded in its first snapshot with stats; ``k=v``
+    directories become partition columns (strings; a format table's types). Every file is
     read before anything moves; a failure after the first move renames every file back and drops the new table, so
     the source is left as it was (ADR 0051)."""
 
     table: str = arg("database.table of the new Paimon table (it must not exist)", required=True)
-    source: str = arg("the directory of the files (on this warehouse's file system)", required=True)
-    format: str = arg("format of the files", kind="choice", choices=("parquet", "orc"), default="parquet")
+    source: str | None = arg("the directory of the files (on this warehouse's file system)", group="source")
+    source_table: str | None = arg("a format table (database.table) of this catalog whose files to migrate (Paimon's "
+                                   "source_table)", group="source")
+    format: str = arg("format of the --source files (a format table has its own)", kind="choice",
+                      choices=("parquet", "orc"), default="parquet")
     options: Mapping[str, str] = arg("table option of the new table (repeatable; Paimon's options)", flag="--option",
                                      kind="key_value", metavar="K=V")
-    delete_origin: bool = arg("delete the source directory once the table is committed (Paimon's delete_origin)",
-                              kind="flag")
+    delete_origin: bool = arg("delete the source directory (drop the format table) once the table is committed "
+                              "(Paimon's delete_origin)", kind="flag")
     commit_user: str | None = arg("commit user of the first snapshot")
 
     def __post_init__(self) -> None:

@@ -117,15 +117,22 @@ def _same_schema(a: pa.Schema, b: pa.Schema) -> bool:
 
 def migrate_directory(file_io: FileIO, source: str, fmt: str, create_table: CreateTable,
                       drop_table: Callable[[], None],
-                      *, delete_origin: bool = False, commit_user: str | None = None) -> MigrateResult:
+                      *, delete_origin: bool = False, commit_user: str | None = None,
+                      schema: pa.Schema | None = None, partition_keys: Sequence[str] | None = None) -> MigrateResult:
     """Migrate the ``fmt`` files under ``source`` into the table ``create_table(schema, partition_keys)`` makes
-    (see the module docstring); ``drop_table()`` drops it again when the migration fails."""
+    (see the module docstring); ``drop_table()`` drops it again when the migration fails. ``schema`` and
+    ``partition_keys`` (a format table's) type the columns and the partition columns; without them the first
+    file's columns and string partition columns."""
     if fmt not in MIGRATE_FORMATS:
         raise UnsupportedError(f"migrate: format {fmt!r} is not one of {', '.join(MIGRATE_FORMATS)}")
     if not file_io.has_directories:
         raise UnsupportedError(f"migrate source {source}: {type(file_io).__name__} has no rename (an object store): "
                                "migrating in place needs a file system")
     files, keys = plan_directory(file_io, source)
+    if partition_keys is not None and tuple(partition_keys) != keys:
+        raise UnsupportedError(f"migrate source {source}: its directories are partitions {list(keys)}, the table's "
+                               f"partition columns are {list(partition_keys)}")
+    expected_files = pa.schema([f for f in schema if f.name not in keys]) if schema is not None else None
     # 1. read everything (nothing changed yet): each file readable, one schema (one file in memory at a time)
     first: pa.Schema | None = None
     for f in files:
@@ -134,13 +141,15 @@ def migrate_directory(file_io: FileIO, source: str, fmt: str, create_table: Crea
         if clash:
             raise SchemaMismatchError(f"migrate: {f.path} holds partition column(s) {clash} of its directories")
         if first is None:
-            first = t.schema
-        elif not _same_schema(first, t.schema):
+            first = expected_files if expected_files is not None else t.schema
+        if not _same_schema(first, t.schema):
             raise SchemaMismatchError(f"migrate: {f.path} has columns {t.schema.names} of types "
-                                      f"{[str(x.type) for x in t.schema]}, the first file "
-                                      f"{files[0].path} {first.names} of types {[str(x.type) for x in first]}")
+                                      f"{[str(x.type) for x in t.schema]}, the "
+                                      f"{'table' if expected_files is not None else 'first file ' + files[0].path} "
+                                      f"{first.names} of types {[str(x.type) for x in first]}")
     assert first is not None
-    schema = pa.schema([*(pa.field(f.name, f.type) for f in first), *(pa.field(k, pa.string()) for k in keys)])
+    if schema is None:
+        schema = pa.schema([*(pa.field(f.name, f.type) for f in first), *(pa.field(k, pa.string()) for k in keys)])
     table = create_table(schema, keys)
     moved: list[tuple[str, str]] = []
     try:
@@ -184,7 +193,7 @@ def _move_files(table: Table, files: Sequence[SourceFile], keys: Sequence[str], 
         moved.append((f.path, dst))
         full = t
         for k, v in zip(keys, values, strict=True):
-            full = full.append_column(k, pa.array([v] * t.num_rows, pa.string()))
+            full = full.append_column(k, pa.array([v] * t.num_rows, table.arrow_schema.field(k).type))
         start = seq.get(partition, 0)
         meta: DataFileMeta = make_file_meta(
             file_name=name, file_size=f.size, table=full.select([fld.name for fld in fields]),

@@ -65,8 +65,9 @@ class PaimonCloneOperator(PaimonSparkOperator["Clone"]):
 
 
 class PaimonMigrateTableOperator(CommittingOperator["MigrateTable"]):
-    """Paimon's ``migrate_table`` for a directory: the Parquet or ORC files under ``source`` (Hive-style ``k=v/``
-    partition directories allowed) become the new append table ``table`` (``bucket`` = -1) without copying data:
+    """Paimon's ``migrate_table``: the Parquet or ORC files under ``source`` (Hive-style ``k=v/`` partition
+    directories allowed), or of the format table ``source_table``, become the new append table ``table``
+    (``bucket`` = -1) without copying data:
     each file is renamed into the table and recorded in its first snapshot, with stats. Runs with the engine on the
     worker, which must see ``source`` on the warehouse's file system (a rename; object stores are refused). Every
     file is read first; a failure leaves the source as it was (files renamed back, the new table dropped). Emits the
@@ -74,6 +75,7 @@ class PaimonMigrateTableOperator(CommittingOperator["MigrateTable"]):
     ``rows``, ``bytes``, ``partitions``.
 
     :param source: the directory of the files (templated).
+    :param source_table: or a Parquet / ORC format table of the connection's catalog (templated).
     :param format: ``parquet`` (default) or ``orc`` (templated).
     :param table_options: options of the new table (Paimon's ``options``; ``bucket`` must stay -1) (templated).
     :param delete_origin: delete the source directory once the table is committed (templated).
@@ -81,21 +83,23 @@ class PaimonMigrateTableOperator(CommittingOperator["MigrateTable"]):
     """
 
     writes_table = True
-    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "format", "table_options",
-                                      "delete_origin")
+    template_fields: Sequence[str] = (*CommittingOperator.template_fields, "source", "source_table", "format",
+                                      "table_options", "delete_origin")
 
-    def __init__(self, *, source: str, format: str = "parquet", table_options: Mapping[str, str] | None = None,
-                 delete_origin: bool | str = False, commit_user: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, source: str | None = None, source_table: str | None = None, format: str = "parquet",
+                 table_options: Mapping[str, str] | None = None, delete_origin: bool | str = False,
+                 commit_user: str | None = None, **kwargs: Any) -> None:
         spark = dict(kwargs.pop("spark", None) or {})
         spark.setdefault("runner", "local")  # renames and one commit: the engine on the worker, never Spark
         super().__init__(spark=spark, **kwargs)
-        self.source, self.format = source, format
+        self.source, self.source_table, self.format = source, source_table, format
         self.table_options = dict(table_options or {})
         self.delete_origin, self.commit_user = delete_origin, commit_user
 
     def build_command(self, warehouse: str) -> MigrateTable:
         from table_engine.ops import MigrateTable
 
-        return MigrateTable(warehouse=warehouse, table=self.table, source=self.source, format=self.format,
+        return MigrateTable(warehouse=warehouse, table=self.table, source=as_optional_text(self.source),
+                            source_table=as_optional_text(self.source_table), format=self.format,
                             options={str(k): str(v) for k, v in self.table_options.items()},
                             delete_origin=as_bool(self.delete_origin), commit_user=self.commit_user)

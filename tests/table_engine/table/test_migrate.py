@@ -142,3 +142,38 @@ def test_refusals(catalog: Catalog, tmp_path: pathlib.Path) -> None:
     (src / "notpartition" / "x.parquet").unlink()
     (src / "notpartition").rmdir()
     assert snapshot_of(src) == before and not catalog.table_exists("db.u")
+
+
+def test_migrates_a_parquet_format_table_with_typed_partitions(tmp_path: pathlib.Path) -> None:
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog
+    from tests.table_engine.catalog.test_table_types import _FormatTablesMetastore
+
+    schema = pa.schema([("id", pa.int64()), ("msg", pa.string()), ("year", pa.int32())])
+    data = pa.table({"id": [1, 2, 3], "msg": ["a", None, "c"], "year": [2024, 2025, 2024]}, schema=schema)
+    catalog = MetastoreCatalog(str(tmp_path / "w"), {"metastore": "hive"}, _FormatTablesMetastore())
+    ft = catalog.create_format_table("db.events", schema, ["year"], {"file.format": "parquet"})
+    ft.write(data)
+    ft.write(data)
+    base = {"warehouse": str(tmp_path / "w"), "table": "db.events_paimon", "source_table": "db.events"}
+    r = run_command(MigrateTable(**base, delete_origin=True), catalog)  # type: ignore[arg-type]
+    assert r["files"] == 4 and r["rows"] == 6 and r["partitions"] == 2
+    t = catalog.get_table("db.events_paimon")
+    assert t.arrow_schema.field("year").type == pa.int32() and t.partition_keys == ["year"]
+    assert sorted(t.read().to_pylist(), key=lambda x: (x["id"], x["year"])) == sorted(
+        data.to_pylist() * 2, key=lambda x: (x["id"], x["year"]))
+    assert t.read(filter=[("year", "=", 2025)]).num_rows == 2
+    assert catalog.list_tables("db") == ["events_paimon"] and not pathlib.Path(ft.location).exists()
+
+
+def test_a_format_table_of_csv_is_refused(tmp_path: pathlib.Path) -> None:
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog
+    from table_engine.errors import OptionError
+    from tests.table_engine.catalog.test_table_types import _FormatTablesMetastore
+
+    catalog = MetastoreCatalog(str(tmp_path / "w"), {"metastore": "hive"}, _FormatTablesMetastore())
+    ft = catalog.create_format_table("db.c", pa.schema([("id", pa.int64())]), [], {"file.format": "csv"})
+    ft.write(pa.table({"id": [1]}))
+    before = snapshot_of(pathlib.Path(ft.location))
+    with pytest.raises(OptionError, match="format table db.c holds csv files"):
+        run_command(MigrateTable(warehouse=str(tmp_path / "w"), table="db.p", source_table="db.c"), catalog)
+    assert snapshot_of(pathlib.Path(ft.location)) == before and catalog.list_tables("db") == ["c"]
