@@ -117,3 +117,37 @@ def test_refuses_index_files(catalog: Catalog, tmp_path: object) -> None:
     with pytest.raises(UnsupportedError, match="db.dv .*index files"):
         clone(t, other, "db.dv")
     assert not other.table_exists("db.dv")
+
+
+class FailingCopy:
+    """Wraps a FileIO: the n-th output stream opened fails when written (a crash half-way through the copy)."""
+
+    def __init__(self, inner: object, fail_at: int) -> None:
+        self._inner, self.fail_at, self.opened = inner, fail_at, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    def open_output(self, path: str) -> object:
+        self.opened += 1
+        if self.opened == self.fail_at:
+            raise OSError(f"injected failure writing {path}")
+        return self._inner.open_output(path)  # type: ignore[attr-defined]
+
+
+def test_a_copy_that_fails_half_way_publishes_nothing_and_the_rerun_finishes(catalog: Catalog,
+                                                                           tmp_path: object) -> None:
+    src = pk_table(catalog)
+    other = Catalog(str(tmp_path) + "/other")  # type: ignore[operator]
+    first = clone(src, other, "db.dst", snapshot_id=1)
+    src.maintenance.compact(full=True)
+    path = other.table_path("db.dst")
+    failing = FailingCopy(other.file_io, fail_at=2)
+    with pytest.raises(OSError, match="injected failure"):
+        clone_table(src, failing, path, "db.dst", lambda: other.get_table("db.dst"))  # type: ignore[arg-type]
+    dst = other.get_table("db.dst")
+    assert dst.latest_snapshot_id() == first.snapshot_id  # readers still see the first clone, whole
+    assert sorted_rows(dst.read()) == sorted_rows(src.read(snapshot_id=1))
+    again = clone(src, other, "db.dst")
+    assert again.files_copied == again.files_total - 1  # the file copied before the failure is not copied again
+    assert sorted_rows(other.get_table("db.dst").read()) == sorted_rows(src.read())
