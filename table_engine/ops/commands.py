@@ -456,7 +456,7 @@ class Clone(CommittingCommand):
     the source's schemas and the data files of its latest snapshot (or ``snapshot`` / ``tag``) are copied to the
     target, then one snapshot commits them there, so a reader of the copy never sees it half-copied. A re-run copies
     only the data files the copy lacks (same name and size) and commits the source's newer snapshot; a target table
-    holding data a clone did not write is refused, as are external data paths and index files (ADR 0051)."""
+    holding data a clone did not write is refused, as are external data paths and row tracking (ADR 0051)."""
 
     table: str = arg("database.table to clone, or a database name: every table of it", required=True)
     target_warehouse: str = arg("warehouse path or URI of the copy", required=True)

@@ -10,8 +10,8 @@ A re-run is incremental: a data file the target already holds (same path, same s
 commit adds only the files the target lacks and drops the ones the source no longer references. The commit user is
 :data:`CLONE_USER` and the commit identifier the source snapshot's id, so a clone of a snapshot already cloned
 commits nothing (the commit's exactly-once check). A target table with snapshots that a clone did not commit is
-refused before anything is written, as are sources the copy could not reproduce (external data paths, index files,
-row tracking).
+refused before anything is written, as are sources the copy could not reproduce (external data paths, row
+tracking). Index files (deletion vectors, bucket indexes) are copied and committed like data files.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from table_engine.errors import SnapshotNotExistError, TableAlreadyExistError, UnsupportedError
-from table_engine.format.data_file_meta import DataFileMeta
+from table_engine.format.index_manifest import IndexManifestEntry
 from table_engine.format.manifest import FileIdentifier, ManifestEntry
 from table_engine.format.schema_file import list_schema_ids, schema_path
 from table_engine.format.snapshot import Snapshot
@@ -62,17 +62,19 @@ class CloneResult:
     schemas_copied: int
 
 
-def check_clonable(source: Table, snapshot: Snapshot, entries: list[ManifestEntry]) -> None:
-    """Refuse by name what a file copy would not reproduce: data files at external paths, index files (deletion
-    vectors, hash and global indexes), row tracking (ids a new commit would reassign)."""
+def check_clonable(source: Table, snapshot: Snapshot, entries: list[ManifestEntry],
+                   index: list[IndexManifestEntry]) -> None:
+    """Refuse by name what a file copy would not reproduce: data or index files at external paths, row tracking
+    and its global indexes (ids a new commit would reassign)."""
     where = f"clone of table {source.identifier} (snapshot {snapshot.id})"
     external = next((e.file.external_path for e in entries if e.file.external_path), None)
     if external:
         raise UnsupportedError(f"{where}: data file {external} is at an external path "
                                "('data-file.external-paths'); clone copies files under the table's location only")
-    if snapshot.index_manifest:
-        raise UnsupportedError(f"{where}: the snapshot has index files (deletion vectors, bucket or global "
-                               f"indexes, index manifest {snapshot.index_manifest}); clone does not copy them yet")
+    external_index = next((i.index_file.external_path for i in index if i.index_file.external_path), None)
+    if external_index:
+        raise UnsupportedError(f"{where}: index file {external_index} is at an external path; clone copies files "
+                               "under the table's location only")
     if source.options.row_tracking_enabled() or source.options.data_evolution_enabled():
         raise UnsupportedError(f"{where}: 'row-tracking.enabled' / 'data-evolution.enabled' tables keep row ids a "
                                "new commit would reassign; clone does not copy them")
@@ -132,7 +134,8 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
         log.info("%s: the source has no snapshot, nothing to clone", where)
         return CloneResult(source.identifier, target, None, None, 0, 0, 0, 0, 0)
     entries = live_entries(source.file_io, source.path, snap)
-    check_clonable(source, snap, entries)
+    index = source.store.index_entries(snap)
+    check_clonable(source, snap, entries, index)
     target_table: Table | None = open_target() if list_schema_ids(target_io, target_path) else None
     previous = target_table.latest_snapshot() if target_table is not None else None
     if target_table is not None:
@@ -152,7 +155,13 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
     want = {e.identifier(): e for e in entries}
     added = [e for k, e in want.items() if k not in have]
     removed = [e for k, e in have.items() if k not in want]
-    if previous is not None and previous.commit_identifier == snap.id and not added and not removed:
+    have_index = ({e.identifier(): e for e in target_table.store.index_entries(previous)}
+                  if target_table is not None else {})
+    want_index = {e.identifier(): e for e in index}
+    index_added = [e for k, e in want_index.items() if k not in have_index]
+    index_removed = [e for k, e in have_index.items() if k not in want_index]
+    if (previous is not None and previous.commit_identifier == snap.id and not added and not removed
+            and not index_added and not index_removed):
         log.info("%s: the target already holds snapshot %s (its snapshot %s)", where, snap.id, previous.id)
         return CloneResult(source.identifier, target, snap.id, previous.id, len(entries), 0, 0, 0, 0)
 
@@ -164,33 +173,50 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
     src_pf, dst_pf = source.store.path_factory, target_table.store.path_factory
     copied = nbytes = 0
     last_log = time.monotonic()
-    total_bytes = sum(e.file.file_size for e in added)
-    for i, e in enumerate(added, 1):
-        for src, dst in zip(_paths(src_pf, e), _paths(dst_pf, e), strict=True):
+    total_bytes = sum(e.file.file_size for e in added) + sum(e.index_file.file_size for e in index_added)
+    copies: list[list[tuple[str, str]]] = [
+        *(list(zip(_paths(src_pf, e), _paths(dst_pf, e), strict=True)) for e in added),
+        *([(src_pf.index_file(e.index_file), dst_pf.index_file(e.index_file))] for e in index_added)]
+    for i, pairs in enumerate(copies, 1):
+        for src, dst in pairs:
             if target_io.exists(dst) and target_io.file_size(dst) == source.file_io.file_size(src):
                 continue  # copied by an earlier run (same name and size)
             nbytes += copy_file(source.file_io, src, target_io, dst)
             copied += 1
-        if time.monotonic() - last_log >= _PROGRESS_SECONDS or i == len(added):
+        if time.monotonic() - last_log >= _PROGRESS_SECONDS or i == len(copies):
             last_log = time.monotonic()
-            log.info("%s: %d/%d new data files done (%d copied, %d of %d bytes)", where, i, len(added), copied,
-                     nbytes, total_bytes)
-    new_id = _commit(target_table, added, removed, snap.id)
+            log.info("%s: %d/%d new data and index files done (%d copied, %d of %d bytes)", where, i, len(copies),
+                     copied, nbytes, total_bytes)
+    new_id = _commit(target_table, added, removed, index_added, index_removed, snap.id)
     log.info("%s: source snapshot %s is the target's snapshot %s (%d files copied, %d bytes, %d dropped)", where,
              snap.id, new_id, copied, nbytes, len(removed))
     return CloneResult(source.identifier, target, snap.id, new_id, len(entries), copied, nbytes, len(removed),
                        len(schemas))
 
 
-def _commit(target: Table, added: list[ManifestEntry], removed: list[ManifestEntry], source_id: int) -> int | None:
-    """One COMPACT snapshot replacing ``removed`` by ``added`` (per partition and bucket), committed by
-    :data:`CLONE_USER` with the source snapshot's id as identifier."""
-    groups: dict[tuple[bytes, int], tuple[int, list[DataFileMeta], list[DataFileMeta]]] = {}
-    for e, side in [*((e, 1) for e in removed), *((e, 2) for e in added)]:
-        total, before, after = groups.setdefault((e.partition, e.bucket), (e.total_buckets, [], []))
-        (before if side == 1 else after).append(e.file)
-    messages = [CommitMessage(partition=p, bucket=b, total_buckets=t, compact_before=before, compact_after=after)
-                for (p, b), (t, before, after) in groups.items()]
+def _commit(target: Table, added: list[ManifestEntry], removed: list[ManifestEntry],
+            index_added: list[IndexManifestEntry], index_removed: list[IndexManifestEntry],
+            source_id: int) -> int | None:
+    """One COMPACT snapshot replacing ``removed`` by ``added`` and ``index_removed`` by ``index_added`` (per
+    partition and bucket), committed by :data:`CLONE_USER` with the source snapshot's id as identifier."""
+    groups: dict[tuple[bytes, int], CommitMessage] = {}
+
+    def message(partition: bytes, bucket: int, total_buckets: int) -> CommitMessage:
+        return groups.setdefault((partition, bucket), CommitMessage(partition=partition, bucket=bucket,
+                                                                   total_buckets=total_buckets))
+
+    for e in removed:
+        message(e.partition, e.bucket, e.total_buckets).compact_before.append(e.file)
+    for e in added:
+        message(e.partition, e.bucket, e.total_buckets).compact_after.append(e.file)
+    buckets = {(e.partition, e.bucket): e.total_buckets for e in (*removed, *added)}
+    total = target.options.bucket()
+    for ie in index_removed:
+        m = message(ie.partition, ie.bucket, buckets.get((ie.partition, ie.bucket), total))
+        m.deleted_index_files.append(ie.index_file)
+    for ie in index_added:
+        m = message(ie.partition, ie.bucket, buckets.get((ie.partition, ie.bucket), total))
+        m.new_index_files.append(ie.index_file)
     commit = target.new_commit(CLONE_USER)
-    sid = commit.commit(messages, commit_identifier=source_id, allow_empty=True)
+    sid = commit.commit(list(groups.values()), commit_identifier=source_id, allow_empty=True)
     return sid if sid is not None else target.latest_snapshot_id()

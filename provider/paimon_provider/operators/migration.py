@@ -23,7 +23,7 @@ class PaimonCloneOperator(PaimonSparkOperator["Clone"]):
     copy never see it half-copied. A re-run (or a retry) copies only the data files the copy lacks and publishes the
     newer snapshot. Runs with the engine on the worker (file copies, no Spark); the log shows the files and bytes
     copied. XCom ``return_value``: each table's ``source_snapshot_id``, ``snapshot_id``, ``files_copied``,
-    ``bytes_copied``. A target table holding data a clone did not write, external data paths and index files are
+    ``bytes_copied``. A target table holding data a clone did not write, external data paths and row tracking are
     refused before anything is copied (docs/lifecycle.md, "Clone").
 
     :param target_warehouse: the copy's warehouse path or URI (templated).

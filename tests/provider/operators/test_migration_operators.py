@@ -39,7 +39,7 @@ def test_clones_and_increments(paimon_conn: str, tmp_path: pathlib.Path, caplog:
     with caplog.at_level(logging.INFO):
         first: Any = op.execute(context())
     assert first["files_copied"] == first["tables"][0]["files_total"] > 0
-    assert "new data files done" in caplog.text
+    assert "new data and index files done" in caplog.text
     copy = Catalog(target).get_table("db.src")
     assert copy.read().sort_by("id").to_pylist() == t.read().sort_by("id").to_pylist()
     assert copy.latest_snapshot().properties["airflow.task-id"] == "t"  # type: ignore[union-attr]

@@ -102,21 +102,37 @@ def test_refusals_change_nothing(catalog: Catalog, tmp_path: object) -> None:
     r = clone(ext, other, "db.ext_copy")  # an append table without index files yet: clonable
     assert sorted_rows(other.get_table("db.ext_copy").read()) == sorted_rows(ext.read()) and r.files_copied == 1
 
+    far = catalog.create_table("db.far", SCHEMA, options={
+        "bucket": "-1", "data-file.external-paths": f"file://{tmp_path}/ext",
+        "data-file.external-paths.strategy": "round-robin"})
+    far.write(rows(0, 3, "a"))
+    before = warehouse_state(str(tmp_path) + "/other")  # type: ignore[operator]
+    with pytest.raises(UnsupportedError, match="db.far .*is at an external path"):
+        clone(far, other, "db.far")
+    assert warehouse_state(str(tmp_path) + "/other") == before  # type: ignore[operator]
 
-def test_refuses_index_files(catalog: Catalog, tmp_path: object) -> None:
+
+def test_clones_deletion_vectors(catalog: Catalog, tmp_path: object) -> None:
     t = catalog.create_table("db.dv", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                              options={"bucket": "1", "deletion-vectors.enabled": "true"})
     t.write(rows(0, 10, "a"))
+    t.maintenance.compact(full=True)
     t.write(rows(0, 5, "b"))
     t.maintenance.compact()
     snap = t.latest_snapshot()
-    if snap is None or not snap.index_manifest:
-        pytest.skip("no deletion vector written")
+    assert snap is not None and snap.index_manifest and t.store.index_entries(snap)
     other = Catalog(str(tmp_path) + "/other")  # type: ignore[operator]
-    other.create_database("db")
-    with pytest.raises(UnsupportedError, match="db.dv .*index files"):
-        clone(t, other, "db.dv")
-    assert not other.table_exists("db.dv")
+    r = clone(t, other, "db.dv")
+    dst = other.get_table("db.dv")
+    assert r.files_copied == r.files_total + len(t.store.index_entries(snap))
+    assert sorted_rows(dst.read()) == sorted_rows(t.read())
+    t.write(rows(3, 8, "c"))  # new vectors replace the old ones in the copy
+    t.maintenance.compact()
+    clone(t, other, "db.dv")
+    dst = other.get_table("db.dv")
+    assert sorted_rows(dst.read()) == sorted_rows(t.read())
+    assert {e.index_file.file_name for e in dst.store.index_entries(dst.latest_snapshot())} == {
+        e.index_file.file_name for e in t.store.index_entries(t.latest_snapshot())}
 
 
 class FailingCopy:
