@@ -177,3 +177,14 @@ def test_a_format_table_of_csv_is_refused(tmp_path: pathlib.Path) -> None:
     with pytest.raises(OptionError, match="format table db.c holds csv files"):
         run_command(MigrateTable(warehouse=str(tmp_path / "w"), table="db.p", source_table="db.c"), catalog)
     assert snapshot_of(pathlib.Path(ft.location)) == before and catalog.list_tables("db") == ["c"]
+
+
+def test_a_retry_finds_its_migration(catalog: Catalog, tmp_path: pathlib.Path) -> None:
+    src = hive_dir(tmp_path)
+    cmd = MigrateTable(warehouse=catalog.warehouse, table="db.t", source=str(src), commit_user="airflow:d:t:r1")
+    first = run_command(cmd)
+    again = run_command(cmd)  # the source is empty now: a later try finds the table it made
+    assert again["already_done"] is True and again["snapshot_id"] == first["snapshot_id"] == 1
+    assert catalog.get_table("db.t").latest_snapshot_id() == 1
+    with pytest.raises(TableAlreadyExistError, match="exists already"):
+        run_command(MigrateTable(warehouse=catalog.warehouse, table="db.t", source=str(src), commit_user="other"))
