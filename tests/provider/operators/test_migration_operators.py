@@ -69,3 +69,15 @@ def test_migrate_builds_its_command_and_moves_the_files(paimon_conn: str, tmp_pa
     t = Catalog(paimon_conn).get_table("db.m")
     assert sorted(t.read().column("dt").to_pylist()) == ["a", "a", "b", "b"]
     assert ctx["outlet_events"][op.outlets[0]].extra["added_rows"] == 4  # the Asset event of its first snapshot
+
+
+def test_migrate_a_retry_of_the_task_finds_its_table(paimon_conn: str, tmp_path: pathlib.Path) -> None:
+    import pyarrow.parquet as pq
+
+    (tmp_path / "src").mkdir()
+    pq.write_table(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA), str(tmp_path / "src" / "part-0.parquet"))
+    op = PaimonMigrateTableOperator(task_id="m", table="db.r", source=str(tmp_path / "src"))
+    first: Any = op.execute(context())
+    op.commit_user = None  # a new try of the same task instance derives the same commit user
+    again: Any = op.execute(context())
+    assert first["snapshot_id"] == again["snapshot_id"] == 1 and again["already_done"] is True
