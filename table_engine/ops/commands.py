@@ -503,7 +503,8 @@ class MigrateTable(CommittingCommand):
     read before anything moves; a failure after the first move renames every file back and drops the new table, so
     the source is left as it was (ADR 0051)."""
 
-    table: str = arg("database.table of the new Paimon table (it must not exist)", required=True)
+    table: str = arg("database.table of the new Paimon table (it must not exist); --source-table's name: the format "
+                     "table is replaced (Paimon's default target)", required=True)
     source: str | None = arg("the directory of the files (on this warehouse's file system)", group="source")
     source_table: str | None = arg("a format table (database.table) of this catalog whose files to migrate (Paimon's "
                                    "source_table)", group="source")

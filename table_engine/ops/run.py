@@ -21,7 +21,6 @@ from table_engine.errors import (
     CommitOutcomeUnknownError,
     OptionError,
     SnapshotNotExistError,
-    TableAlreadyExistError,
     TableNotExistError,
     TagAlreadyExistError,
 )
@@ -572,56 +571,6 @@ def run_clone(cmd: commands.Clone, catalog: Catalog) -> dict[str, Any]:
 
 @runs(commands.MigrateTable)
 def run_migrate_table(cmd: commands.MigrateTable, catalog: Catalog) -> dict[str, Any]:
-    from dataclasses import asdict
+    from table_engine.ops.migrate import migrate_table
 
-    from table_engine.table.migrate import migrate_directory
-
-    if catalog.table_exists(cmd.table):  # refused before the source is read, unless a retry finds its own commit
-        table = catalog.get_table(cmd.table)
-        first = table.snapshot(1) if table.latest_snapshot_id() is not None else None
-        if cmd.commit_user is not None and first is not None and first.commit_user == cmd.commit_user:
-            log.info("%s was migrated by commit user %s already (snapshot 1): nothing to do", cmd.table,
-                     cmd.commit_user)
-            return {"table": cmd.table, "source": cmd.source, "snapshot_id": 1, "already_done": True,
-                    "commit": commit_facts(table, 1)}
-        raise TableAlreadyExistError(f"{cmd.name}: table {cmd.table} exists already in {catalog.describe()}; "
-                                     "migrate creates a new table")
-    catalog.create_database(cmd.table.split(".", 1)[0], ignore_if_exists=True)
-
-    def create(schema: pa.Schema, partition_keys: Any) -> Table:
-        options = {"bucket": "-1", "file.format": cmd.format, **dict(cmd.options)}
-        return catalog.create_table(cmd.table, schema, partition_keys=list(partition_keys), options=options)
-
-    def drop() -> None:
-        catalog.drop_table(cmd.table, ignore_if_not_exists=True)
-
-    if cmd.source_table is None:
-        assert cmd.source is not None  # the "source" group is required
-        r = migrate_directory(catalog.file_io, cmd.source, cmd.format, create, drop,
-                              delete_origin=cmd.delete_origin, commit_user=cmd.commit_user)
-    else:
-        r = _migrate_format_table(cmd, catalog, cmd.source_table, create, drop)
-    table = catalog.get_table(cmd.table)
-    return {**asdict(r), "commit": commit_facts(table, r.snapshot_id)}
-
-
-def _migrate_format_table(cmd: commands.MigrateTable, catalog: Catalog, source: str, create: Any,
-                          drop: Any) -> Any:
-    """``migrate-table --source-table``: the files of a Parquet or ORC format table, typed by its schema; with
-    ``--delete-origin`` the format table is dropped once the new table is committed."""
-    from table_engine.format_table.options import PARTITION_PATH_ONLY_VALUE
-    from table_engine.table.migrate import MIGRATE_FORMATS, migrate_directory
-
-    ft = catalog.get_format_table(source)
-    fmt = ft.file_format.value
-    if fmt not in MIGRATE_FORMATS:
-        raise OptionError(f"{cmd.name}: format table {source} holds {fmt} files; a Paimon table's data files are "
-                          f"{' or '.join(MIGRATE_FORMATS)} here")
-    if ft.options.get(PARTITION_PATH_ONLY_VALUE):
-        raise OptionError(f"{cmd.name}: format table {source} has 'format-table.partition-path-only-value' = true; "
-                          "its directories do not name their partition columns")
-    r = migrate_directory(ft.file_io, ft.location, fmt, create, drop, commit_user=cmd.commit_user,
-                          schema=ft.schema, partition_keys=ft.partition_keys)
-    if cmd.delete_origin:
-        catalog.drop_table(source)
-    return r
+    return migrate_table(cmd, catalog)

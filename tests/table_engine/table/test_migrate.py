@@ -188,3 +188,22 @@ def test_a_retry_finds_its_migration(catalog: Catalog, tmp_path: pathlib.Path) -
     assert catalog.get_table("db.t").latest_snapshot_id() == 1
     with pytest.raises(TableAlreadyExistError, match="exists already"):
         run_command(MigrateTable(warehouse=catalog.warehouse, table="db.t", source=str(src), commit_user="other"))
+
+
+def test_a_format_table_replaced_by_its_migration(tmp_path: pathlib.Path) -> None:
+    """Paimon's ``migrate_table`` without ``target_table``: the Paimon table takes the format table's name."""
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog
+    from tests.table_engine.catalog.test_table_types import _FormatTablesMetastore
+
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    catalog = MetastoreCatalog(str(tmp_path / "w"), {"metastore": "hive"}, _FormatTablesMetastore())
+    ft = catalog.create_format_table("db.ev", schema, ["dt"], {"file.format": "orc"})
+    ft.write(pa.table({"id": [1, 2, 3], "dt": ["x", "y", "x"]}, schema=schema))
+    cmd = MigrateTable(warehouse=str(tmp_path / "w"), table="db.ev", source_table="db.ev", commit_user="u1")
+    r = run_command(cmd, catalog)
+    assert r["table"] == "db.ev" and r["rows"] == 3 and catalog.list_tables("db") == ["ev"]
+    t = catalog.get_table("db.ev")
+    assert t.schema.options["file.format"] == "orc"
+    assert sorted(t.read().to_pylist(), key=lambda x: x["id"]) == [
+        {"id": 1, "dt": "x"}, {"id": 2, "dt": "y"}, {"id": 3, "dt": "x"}]
+    assert run_command(cmd, catalog)["already_done"] is True  # a retry finds it
