@@ -19,9 +19,10 @@ from table_engine.ops.base import REGISTRY, Command, arg, command
 __all__ = ["CheckTable", "ClearConsumers", "Clone", "CommittingCommand", "Compact", "CompactDatabase",
            "CompactManifest", "ConsumeChangelog", "CreateBranch", "CreateTag", "DeleteBranch", "DeleteTag",
            "DropPartitions", "ExpireChangelogs", "ExpirePartitions", "ExpireSnapshots", "ExpireTags", "FastForward",
-           "Health", "History", "IF_EXISTS", "Maintain", "MarkPartitionDone", "MigrateTable", "RefreshObjectTable",
-           "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale", "ResetConsumer",
-           "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands", "snapshot_properties_of"]
+           "Health", "History", "IF_EXISTS", "Maintain", "MarkPartitionDone", "MigrateDatabase", "MigrateTable",
+           "RefreshObjectTable", "RemoveOrphanFiles", "RemoveUnexistingFiles", "RenameBranch", "Repair", "Rescale",
+           "ResetConsumer", "RewriteFileIndex", "Rollback", "SOURCE_FORMATS", "Write", "committing_commands",
+           "snapshot_properties_of"]
 
 SOURCE_FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -518,6 +519,32 @@ class MigrateTable(CommittingCommand):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        bucket = self.options.get("bucket", "-1")
+        if bucket.strip() != "-1":
+            raise CommandError(f"{self.name}: --option bucket={bucket} - a migrated table is an append table with "
+                               "bucket -1 (Paimon's migrator refuses other buckets)")
+
+
+@command("migrate-database", help="replace every Parquet or ORC format table of a database by a Paimon append "
+         "table made in place from its files (Paimon's migrate_database)")
+@dataclass(frozen=True, kw_only=True)
+class MigrateDatabase(CommittingCommand):
+    """Paimon's ``migrate_database`` (``source_database``, ``options``): each Parquet or ORC format table of the
+    database is migrated as ``migrate-table --source-table t --table t`` does (its files renamed into
+    ``t_paimon``, the format table dropped, the new table renamed ``t``), one table after the other. Every format
+    table is checked first (csv and json format tables refuse the run before anything moves); Paimon tables of the
+    database are left as they are. A second run converges."""
+
+    table: str = arg("the database whose format tables are migrated", required=True, flag="--database",
+                     metavar="DATABASE")
+    options: Mapping[str, str] = arg("table option of each new table (repeatable; Paimon's options)", flag="--option",
+                                     kind="key_value", metavar="K=V")
+    commit_user: str | None = arg("commit user of the tables' first snapshots")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "." in self.table:
+            raise CommandError(f"{self.name}: --database {self.table!r} must be a database name, not db.table")
         bucket = self.options.get("bucket", "-1")
         if bucket.strip() != "-1":
             raise CommandError(f"{self.name}: --option bucket={bucket} - a migrated table is an append table with "

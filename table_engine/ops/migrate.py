@@ -12,14 +12,14 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.errors import OptionError, TableAlreadyExistError, TableNotExistError, UnsupportedError
-from table_engine.ops.commands import MigrateTable
+from table_engine.ops.commands import MigrateDatabase, MigrateTable
 from table_engine.ops.facts import commit_facts
 from table_engine.table import Table
 from table_engine.table.migrate import MIGRATE_FORMATS, MigrateResult, migrate_directory
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PAIMON_SUFFIX", "migrate_table"]
+__all__ = ["PAIMON_SUFFIX", "migrate_database", "migrate_table"]
 
 PAIMON_SUFFIX = "_paimon"
 """Paimon's ``Migrator.PAIMON_SUFFIX``: the name the new table has until it replaces its source."""
@@ -91,3 +91,27 @@ def _check_format_table(cmd: MigrateTable, options: Any, fmt: str) -> None:
     if options.get(PARTITION_PATH_ONLY_VALUE):
         raise OptionError(f"{cmd.name}: format table {cmd.source_table} has 'format-table.partition-path-only-value' "
                           "= true; its directories do not name their partition columns")
+
+
+def migrate_database(cmd: MigrateDatabase, catalog: Catalog) -> dict[str, Any]:
+    """Run ``cmd``: every format table of the database checked, then each replaced by its migration in turn."""
+    sources = []
+    for name in catalog.list_tables(cmd.table):
+        full = f"{cmd.table}.{name}"
+        try:
+            ft = catalog.get_format_table(full)
+        except (TableNotExistError, UnsupportedError):
+            continue  # a Paimon table (or another kind): not a format table to migrate
+        fmt = ft.file_format.value
+        probe = MigrateTable(warehouse=cmd.warehouse, table=full, source_table=full)
+        _check_format_table(probe, ft.options, fmt)
+        sources.append(full)
+    done: dict[str, Any] = {}
+    for full in sources:
+        one = MigrateTable(warehouse=cmd.warehouse, table=full, source_table=full, options=cmd.options,
+                           commit_user=cmd.commit_user, catalog_options=cmd.catalog_options)
+        r = migrate_table(one, catalog)
+        done[full] = {k: r.get(k) for k in ("snapshot_id", "files", "rows", "bytes", "partitions")}
+    if not sources:
+        log.info("database %s has no format table to migrate", cmd.table)
+    return {"database": cmd.table, "migrated": done}

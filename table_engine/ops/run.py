@@ -574,3 +574,10 @@ def run_migrate_table(cmd: commands.MigrateTable, catalog: Catalog) -> dict[str,
     from table_engine.ops.migrate import migrate_table
 
     return migrate_table(cmd, catalog)
+
+
+@runs(commands.MigrateDatabase)
+def run_migrate_database(cmd: commands.MigrateDatabase, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.migrate import migrate_database
+
+    return migrate_database(cmd, catalog)

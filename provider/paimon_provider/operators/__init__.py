@@ -39,7 +39,11 @@ from paimon_provider.operators.lifecycle import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.maintain import PaimonMaintenanceOperator
-from paimon_provider.operators.migration import PaimonCloneOperator, PaimonMigrateTableOperator
+from paimon_provider.operators.migration import (
+    PaimonCloneOperator,
+    PaimonMigrateDatabaseOperator,
+    PaimonMigrateTableOperator,
+)
 from paimon_provider.operators.object_table import PaimonRefreshObjectTableOperator
 from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
@@ -63,6 +67,7 @@ __all__ = [
     "PaimonExpireTagsOperator",
     "PaimonFastForwardOperator",
     "PaimonMarkPartitionDoneOperator",
+    "PaimonMigrateDatabaseOperator",
     "PaimonMigrateTableOperator",
     "PaimonRefreshObjectTableOperator",
     "PaimonRemoveOrphanFilesOperator",

@@ -148,6 +148,18 @@ def location(uri: str) -> tuple[str, str]:
 
 
 # ---- what a command reads and writes --------------------------------------------------------------------------
+def _database_io(name: str, res: Mapping[str, Any]) -> LineageIO:
+    """A command whose "table" is a database: its outputs are the tables it compacted, or made (CREATE)."""
+    if name == "migrate-database":
+        migrated = res.get("migrated")
+        made = migrated.items() if isinstance(migrated, Mapping) else ()
+        return LineageIO((), tuple(TableRef(str(t), _int(m.get("snapshot_id")) if isinstance(m, Mapping) else None,
+                                            "CREATE") for t, m in made))
+    snapshots = res.get("snapshots")
+    done = snapshots.items() if isinstance(snapshots, Mapping) else ()
+    return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
+
+
 def _clone_io(cmd: Command, res: Mapping[str, Any]) -> LineageIO:
     """``clone`` reads its tables (the snapshot each cloned, once it ran); its outputs are in another warehouse
     (another namespace, with its own catalog options): not reported."""
@@ -189,10 +201,8 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         return LineageIO(tuple(inputs), tuple(outputs))
     if name == "clone":
         return _clone_io(cmd, res)
-    if name == "compact-database":  # its "table" is a database: the outputs are the tables it compacted
-        snapshots = res.get("snapshots")
-        done = snapshots.items() if isinstance(snapshots, Mapping) else ()
-        return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
+    if name in ("compact-database", "migrate-database"):
+        return _database_io(name, res)
     if name == "fast-forward":
         inputs.append(TableRef(_branch_of(cmd.table, str(fields["branch"])), own_snapshot))
     source, output, target = fields.get("source"), fields.get("output"), fields.get("target_table")

@@ -81,3 +81,14 @@ def test_migrate_a_retry_of_the_task_finds_its_table(paimon_conn: str, tmp_path:
     op.commit_user = None  # a new try of the same task instance derives the same commit user
     again: Any = op.execute(context())
     assert first["snapshot_id"] == again["snapshot_id"] == 1 and again["already_done"] is True
+
+
+def test_migrate_database_builds_its_command() -> None:
+    from paimon_provider.operators import PaimonMigrateDatabaseOperator
+
+    from table_engine.ops import MigrateDatabase
+
+    op = PaimonMigrateDatabaseOperator(task_id="d", database="ods", table_options={"owner": "etl"}, commit_user="u")
+    assert op.build_command("/w") == MigrateDatabase(warehouse="/w", table="ods", options={"owner": "etl"},
+                                                     commit_user="u")
+    assert op.database == "ods" and op.spark["runner"] == "local" and op.asset_table is None

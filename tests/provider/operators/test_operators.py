@@ -29,6 +29,7 @@ from paimon_provider.operators import (
     PaimonFastForwardOperator,
     PaimonMaintenanceOperator,
     PaimonMarkPartitionDoneOperator,
+    PaimonMigrateDatabaseOperator,
     PaimonMigrateTableOperator,
     PaimonRefreshObjectTableOperator,
     PaimonRemoveOrphanFilesOperator,
@@ -319,7 +320,8 @@ def test_every_command_has_an_operator() -> None:
         PaimonExpireChangelogsOperator, PaimonClearConsumersOperator, PaimonResetConsumerOperator,
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
-        PaimonRefreshObjectTableOperator, PaimonCloneOperator, PaimonMigrateTableOperator}
+        PaimonRefreshObjectTableOperator, PaimonCloneOperator, PaimonMigrateTableOperator,
+        PaimonMigrateDatabaseOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -90,8 +90,8 @@ def test_the_registry_declares_every_command() -> None:
                               "rollback",
                               "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
-                              "rescale", "clone", "migrate-table", "check", "create-branch", "delete-branch",
-                              "rename-branch", "fast-forward"]
+                              "rescale", "clone", "migrate-table", "migrate-database", "check", "create-branch",
+                              "delete-branch", "rename-branch", "fast-forward"]
     assert {n for n, c in REGISTRY.items() if c.spark_job} == {"write", "compact", "consume-changelog"}
     for cls in REGISTRY.values():
         assert cls.help and all(arg_spec(f).help and arg_spec(f).flag.startswith("--")

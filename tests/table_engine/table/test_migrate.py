@@ -207,3 +207,31 @@ def test_a_format_table_replaced_by_its_migration(tmp_path: pathlib.Path) -> Non
     assert sorted(t.read().to_pylist(), key=lambda x: x["id"]) == [
         {"id": 1, "dt": "x"}, {"id": 2, "dt": "y"}, {"id": 3, "dt": "x"}]
     assert run_command(cmd, catalog)["already_done"] is True  # a retry finds it
+
+
+def test_migrate_database_replaces_its_format_tables(tmp_path: pathlib.Path) -> None:
+    from table_engine.catalog.metastore_catalog import MetastoreCatalog
+    from table_engine.errors import OptionError
+    from table_engine.ops import MigrateDatabase
+    from tests.table_engine.catalog.test_table_types import _FormatTablesMetastore
+
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    data = pa.table({"id": [1, 2], "dt": ["x", "y"]}, schema=schema)
+    catalog = MetastoreCatalog(str(tmp_path / "w"), {"metastore": "hive"}, _FormatTablesMetastore())
+    for name, fmt in (("a", "parquet"), ("b", "orc")):
+        catalog.create_format_table(f"db.{name}", schema, ["dt"], {"file.format": fmt}).write(data)
+    catalog.create_table("db.p", schema)  # a Paimon table: left as it is
+    csv = catalog.create_format_table("db.c", schema, ["dt"], {"file.format": "csv"})
+    csv.write(data)
+    before = {n: snapshot_of(pathlib.Path(catalog.get_format_table(f"db.{n}").location)) for n in "abc"}
+    cmd = MigrateDatabase(warehouse=str(tmp_path / "w"), table="db", commit_user="u")
+    with pytest.raises(OptionError, match="format table db.c holds csv files"):  # checked before anything moves
+        run_command(cmd, catalog)
+    assert {n: snapshot_of(pathlib.Path(catalog.get_format_table(f"db.{n}").location)) for n in "abc"} == before
+    catalog.drop_table("db.c")
+    r = run_command(cmd, catalog)
+    assert sorted(r["migrated"]) == ["db.a", "db.b"] and r["migrated"]["db.b"]["rows"] == 2
+    for name in ("a", "b"):
+        assert sorted(catalog.get_table(f"db.{name}").read().column("id").to_pylist()) == [1, 2]
+    assert catalog.list_tables("db") == ["a", "b", "p"]
+    assert run_command(cmd, catalog)["migrated"] == {}  # nothing left to migrate: converged
