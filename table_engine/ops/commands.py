@@ -476,6 +476,10 @@ class Clone(CommittingCommand):
         super().__post_init__()
         from table_engine.ops.compact_database import table_pattern
 
+        for flag, name in (("--table", self.table), ("--target-table", self.target_table)):
+            if name is not None and "$" in name:
+                raise CommandError(f"{self.name}: {flag} {name!r} names a branch or system table; clone copies a "
+                                   "table's main branch")
         database = "." not in self.table
         target_is_db = self.target_table is not None and "." not in self.target_table
         if database and (self.snapshot is not None or self.tag is not None):

@@ -128,8 +128,10 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
 
     Every check runs before anything is written: the target must not exist, or hold only what clones committed
     (schemas byte-identical to the source's, every snapshot's commit user :data:`CLONE_USER`)."""
-    snap = _resolve(source, snapshot_id, tag)
     where = f"clone of table {source.identifier} to {target}"
+    if target_path.rstrip("/") == source.path.rstrip("/"):
+        raise TableAlreadyExistError(f"{where}: the target is the source table itself ({target_path})")
+    snap = _resolve(source, snapshot_id, tag)
     if snap is None:
         log.info("%s: the source has no snapshot, nothing to clone", where)
         return CloneResult(source.identifier, target, None, None, 0, 0, 0, 0, 0)

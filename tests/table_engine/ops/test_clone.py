@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from table_engine import Catalog
-from table_engine.errors import CommandError, TableNotExistError, UnsupportedError
+from table_engine.errors import CommandError, TableAlreadyExistError, TableNotExistError, UnsupportedError
 from table_engine.ops import Clone, from_json
 from table_engine.ops.run import run_command
 
@@ -38,7 +38,8 @@ def test_json_round_trip_and_bad_arguments() -> None:
                          ({"target_table": "other"}, "--target-table 'other' must be a database.table"),
                          ({"table": "db", "target_table": "d.t"}, "--target-table 'd.t' must be a database name"),
                          ({"snapshot": 1, "tag": "a"}, "--snapshot and --tag exclude each other"),
-                         ({"table": "db", "including_tables": "("}, "--including-tables '\\(' is not a regular")):
+                         ({"table": "db", "including_tables": "("}, "--including-tables '\\(' is not a regular"),
+                         ({"table": "db.t$branch_b"}, "--table 'db.t\\$branch_b' names a branch or system table")):
         args = {"warehouse": "/w", "table": "db.t", "target_warehouse": "/x", **kwargs}
         with pytest.raises(CommandError, match="clone: " + text) as e:
             Clone(**args)  # type: ignore[arg-type]
@@ -86,6 +87,8 @@ def test_refused_targets(source: Catalog, tmp_path: object) -> None:
                           target_catalog_options={"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path}/c.db"}))
     with pytest.raises(TableNotExistError, match="db.nope"):
         run_command(Clone(warehouse=source.warehouse, table="db.nope", target_warehouse=target))
+    with pytest.raises(TableAlreadyExistError, match="the target is the source table itself"):
+        run_command(Clone(warehouse=source.warehouse, table="db.orders", target_warehouse=source.warehouse))
 
 
 def test_clone_to_s3(source: Catalog, s3_warehouse: str, s3_options: dict[str, str]) -> None:
