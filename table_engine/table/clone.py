@@ -21,7 +21,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from table_engine.errors import SnapshotNotExistError, TableAlreadyExistError, UnsupportedError
+from table_engine.errors import (
+    CommitConflictError,
+    SnapshotNotExistError,
+    TableAlreadyExistError,
+    UnsupportedError,
+)
 from table_engine.format.index_manifest import IndexManifestEntry
 from table_engine.format.manifest import FileIdentifier, ManifestEntry
 from table_engine.format.schema_file import list_schema_ids, schema_path
@@ -221,4 +226,10 @@ def _commit(target: Table, added: list[ManifestEntry], removed: list[ManifestEnt
         m.new_index_files.append(ie.index_file)
     commit = target.new_commit(CLONE_USER)
     sid = commit.commit(list(groups.values()), commit_identifier=source_id, allow_empty=True)
-    return sid if sid is not None else target.latest_snapshot_id()
+    latest = target.latest_snapshot()
+    if latest is None or latest.commit_user != CLONE_USER or latest.commit_identifier != source_id:
+        # the commit dropped the change (a concurrent commit to the target made it conflict): not a clone
+        raise CommitConflictError(f"clone to {target.identifier}: another commit changed the target during the "
+                                  f"clone (its latest snapshot {latest.id if latest else None} is not the clone of "
+                                  f"source snapshot {source_id}); run the clone again")
+    return sid if sid is not None else latest.id
