@@ -4,14 +4,17 @@ before :func:`table_engine.table.clone.clone_table` copies each one."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 from table_engine.catalog import Catalog, create_catalog
 from table_engine.catalog.metastore_catalog import MetastoreCatalog
 from table_engine.errors import TableNotExistError, UnsupportedError
+from table_engine.format.schema_file import latest_schema
 from table_engine.ops.commands import Clone
 from table_engine.ops.compact_database import matching_tables
+from table_engine.table import Table
 from table_engine.table.clone import CloneResult, clone_table
 
 log = logging.getLogger(__name__)
@@ -31,9 +34,24 @@ def clone_pairs(cmd: Clone, source: Catalog) -> list[tuple[str, str]]:
 
 
 def _check_target(cmd: Clone, target: Catalog) -> None:
-    if isinstance(target, MetastoreCatalog) or type(target) is not Catalog:
-        raise UnsupportedError(f"{cmd.name}: the target catalog ({target.describe()}) is not a filesystem catalog; "
-                               "clone writes the copy's schema files itself and cannot register it in a metastore")
+    if not isinstance(target, MetastoreCatalog) and type(target) is not Catalog:
+        raise UnsupportedError(f"{cmd.name}: the target catalog ({target.describe()}) owns its tables' schemas and "
+                               "commits (a REST catalog); clone writes a filesystem, JDBC or Hive catalog's warehouse")
+
+
+def _opener(target: Catalog, name: str, path: str) -> Callable[[bool], Table]:
+    """Opens the target table; when the run copied schemas (``True``), a metastore catalog registers the table, or
+    its newer schema, first (its ``register_table`` / ``alter_table``, as a create or a schema change does)."""
+    def open_target(copied: bool) -> Table:
+        if copied and isinstance(target, MetastoreCatalog):
+            db, table = name.split(".", 1)
+            schema = latest_schema(target.file_io, path)
+            if schema is not None and not target.metastore.table_exists(db, table):
+                target.metastore.register_table(db, table, path, schema)
+            elif schema is not None:
+                target.metastore.alter_table(db, table, path, schema)
+        return target.get_table(name)
+    return open_target
 
 
 def clone(cmd: Clone, source: Catalog) -> dict[str, Any]:
@@ -47,14 +65,10 @@ def clone(cmd: Clone, source: Catalog) -> dict[str, Any]:
         for table, (_, name) in zip(tables, pairs, strict=True):
             db = name.split(".", 1)[0]
             path = target.table_path(name)
-
-            def open_target(name: str = name) -> Any:
-                return target.get_table(name)
-
             if not target.database_exists(db):
                 target.create_database(db, ignore_if_exists=True)
-            results.append(clone_table(table, target.file_io, path, name, open_target, snapshot_id=cmd.snapshot,
-                                       tag=cmd.tag))
+            results.append(clone_table(table, target.file_io, path, name, _opener(target, name, path),
+                                       snapshot_id=cmd.snapshot, tag=cmd.tag))
     return {"tables": [asdict(r) for r in results],
             "files_copied": sum(r.files_copied for r in results),
             "bytes_copied": sum(r.bytes_copied for r in results),

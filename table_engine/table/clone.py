@@ -126,10 +126,12 @@ def _paths(pf: PathFactory, e: ManifestEntry) -> list[str]:
 
 
 def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
-                open_target: Callable[[], Table], *, snapshot_id: int | None = None,
+                open_target: Callable[[bool], Table], *, snapshot_id: int | None = None,
                 tag: str | None = None) -> CloneResult:
     """Clone ``source`` at ``snapshot_id`` / ``tag`` (default: its latest snapshot) to the table ``target`` at
-    ``target_path`` on ``target_io``; ``open_target`` opens the target once its schemas are there.
+    ``target_path`` on ``target_io``; ``open_target(False)`` opens the target table that is there before anything is
+    written, then ``open_target(True)`` once this run copied schemas (a metastore catalog registers the table, or its
+    new schema, then; ``open_target(False)`` when there were none to copy).
 
     Every check runs before anything is written: the target must not exist, or hold only what clones committed
     (schemas byte-identical to the source's, every snapshot's commit user :data:`CLONE_USER`)."""
@@ -143,7 +145,7 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
     entries = live_entries(source.file_io, source.path, snap)
     index = source.store.index_entries(snap)
     check_clonable(source, snap, entries, index)
-    target_table: Table | None = open_target() if list_schema_ids(target_io, target_path) else None
+    target_table: Table | None = open_target(False) if list_schema_ids(target_io, target_path) else None
     previous = target_table.latest_snapshot() if target_table is not None else None
     if target_table is not None:
         foreign = next((s for s in target_table.snapshots() if s.commit_user != CLONE_USER), None)
@@ -176,7 +178,7 @@ def clone_table(source: Table, target_io: FileIO, target_path: str, target: str,
     for sid in schemas:
         target_io.write_if_absent(schema_path(target_path, sid), source.file_io.read_bytes(
             schema_path(source.path, sid)))
-    target_table = open_target()
+    target_table = open_target(bool(schemas))
     src_pf, dst_pf = source.store.path_factory, target_table.store.path_factory
     copied = nbytes = 0
     last_log = time.monotonic()

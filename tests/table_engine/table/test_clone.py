@@ -34,7 +34,7 @@ def clone(source: Table, target_catalog: Catalog, target: str, **kw: object) -> 
     db = target.split(".")[0]
     target_catalog.create_database(db, ignore_if_exists=True)
     path = target_catalog.table_path(target)
-    return clone_table(source, target_catalog.file_io, path, target, lambda: target_catalog.get_table(target),
+    return clone_table(source, target_catalog.file_io, path, target, lambda _: target_catalog.get_table(target),
                        **kw)  # type: ignore[arg-type]
 
 
@@ -160,7 +160,7 @@ def test_a_copy_that_fails_half_way_publishes_nothing_and_the_rerun_finishes(cat
     path = other.table_path("db.dst")
     failing = FailingCopy(other.file_io, fail_at=2)
     with pytest.raises(OSError, match="injected failure"):
-        clone_table(src, failing, path, "db.dst", lambda: other.get_table("db.dst"))  # type: ignore[arg-type]
+        clone_table(src, failing, path, "db.dst", lambda _: other.get_table("db.dst"))  # type: ignore[arg-type]
     dst = other.get_table("db.dst")
     assert dst.latest_snapshot_id() == first.snapshot_id  # readers still see the first clone, whole
     assert sorted_rows(dst.read()) == sorted_rows(src.read(snapshot_id=1))
