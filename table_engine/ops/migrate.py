@@ -19,7 +19,12 @@ from table_engine.table.migrate import MIGRATE_FORMATS, MigrateResult, migrate_d
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PAIMON_SUFFIX", "migrate_database", "migrate_table"]
+__all__ = ["HIVE_DEFAULT_PARTITION", "PAIMON_SUFFIX", "migrate_database", "migrate_table"]
+
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+"""The directory name of a null partition value in a Hive-style directory (Hive's
+``hive.exec.default.partition.name``, which Paimon's ``HiveMigrator`` sets as the new table's
+``partition.default-name``)."""
 
 PAIMON_SUFFIX = "_paimon"
 """Paimon's ``Migrator.PAIMON_SUFFIX``: the name the new table has until it replaces its source."""
@@ -56,15 +61,21 @@ def migrate_table(cmd: MigrateTable, catalog: Catalog) -> dict[str, Any]:
     catalog.create_database(target.split(".", 1)[0], ignore_if_exists=True)
     fmt, source, file_io = cmd.format, cmd.source, catalog.file_io
     schema, keys = None, None
+    default_name = HIVE_DEFAULT_PARTITION
     if cmd.source_table is not None:
+        from table_engine.format_table.options import PARTITION_DEFAULT_NAME
+
         ft = catalog.get_format_table(cmd.source_table)
         fmt = ft.file_format.value
+        default_name = ft.options.get(PARTITION_DEFAULT_NAME)
         _check_format_table(cmd, ft.options, fmt)
         source, file_io, schema, keys = ft.location, ft.file_io, ft.schema, ft.partition_keys
     assert source is not None  # the "source" group is required
 
     def create(table_schema: pa.Schema, partition_keys: Any) -> Table:
         options = {"bucket": "-1", "file.format": fmt, **dict(cmd.options)}
+        if partition_keys:  # the name of a null partition value's directory, as the files were laid out
+            options.setdefault("partition.default-name", default_name)
         return catalog.create_table(target, table_schema, partition_keys=list(partition_keys), options=options)
 
     def drop() -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from table_engine.errors import SchemaMismatchError, TableEngineError, UnsupportedError
-from table_engine.format.data_file import FULL_STATS, make_file_meta, read_parquet
+from table_engine.format.data_file import StatsMode, make_file_meta, read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.orc_file import read_orc
 from table_engine.io.base import FileIO
@@ -182,6 +182,7 @@ def _move_files(table: Table, files: Sequence[SourceFile], keys: Sequence[str], 
     by_partition: dict[bytes, CommitMessage] = {}
     seq: dict[bytes, int] = {}
     default = table.options.partition_default_name()
+    stats_mode = StatsMode.parse(table.options.stats_mode())  # metadata.stats-mode, as the table's writers
     for i, f in enumerate(files, 1):
         t = _read(table.file_io, f.path, fmt)
         spec = dict(f.partition)
@@ -198,7 +199,7 @@ def _move_files(table: Table, files: Sequence[SourceFile], keys: Sequence[str], 
         meta: DataFileMeta = make_file_meta(
             file_name=name, file_size=f.size, table=full.select([fld.name for fld in fields]),
             schema_id=table.schema.id, level=0, key_fields=[], key_source_names=[], value_fields=fields,
-            stats_mode=FULL_STATS, min_seq=start, max_seq=start + max(t.num_rows, 1) - 1, delete_rows=0)
+            stats_mode=stats_mode, min_seq=start, max_seq=start + max(t.num_rows, 1) - 1, delete_rows=0)
         seq[partition] = start + max(t.num_rows, 1)
         msg = by_partition.setdefault(partition, CommitMessage(partition=partition, bucket=0, total_buckets=-1))
         msg.new_files.append(meta)

@@ -235,3 +235,16 @@ def test_migrate_database_replaces_its_format_tables(tmp_path: pathlib.Path) -> 
         assert sorted(catalog.get_table(f"db.{name}").read().column("id").to_pylist()) == [1, 2]
     assert catalog.list_tables("db") == ["a", "b", "p"]
     assert run_command(cmd, catalog)["migrated"] == {}  # nothing left to migrate: converged
+
+
+def test_hive_default_partition_is_null(catalog: Catalog, tmp_path: pathlib.Path) -> None:
+    src = tmp_path / "src"
+    for dt, ids in (("a", [1, 2]), ("__HIVE_DEFAULT_PARTITION__", [3])):
+        (src / f"dt={dt}").mkdir(parents=True)
+        pq.write_table(pa.table({"id": ids}), str(src / f"dt={dt}" / "f.parquet"))
+    run_command(MigrateTable(warehouse=catalog.warehouse, table="db.n", source=str(src)))
+    t = catalog.get_table("db.n")
+    assert t.schema.options["partition.default-name"] == "__HIVE_DEFAULT_PARTITION__"
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "dt": "a"}, {"id": 2, "dt": "a"}, {"id": 3, "dt": None}]
+    assert t.read(filter=[("dt", "is null")]).column("id").to_pylist() == [3]
