@@ -92,3 +92,16 @@ def test_migrate_database_builds_its_command() -> None:
     assert op.build_command("/w") == MigrateDatabase(warehouse="/w", table="ods", options={"owner": "etl"},
                                                      commit_user="u")
     assert op.database == "ods" and op.spark["runner"] == "local" and op.asset_table is None
+
+
+def test_clone_a_database(paimon_conn: str, tmp_path: pathlib.Path) -> None:
+    from table_engine import Catalog
+
+    for name in ("a", "b"):
+        Catalog(paimon_conn).create_table(f"ods.{name}", SCHEMA).write(
+            pa.table({"id": [1], "v": [name]}, schema=SCHEMA))
+    target = str(tmp_path / "copy")
+    result: Any = PaimonCloneOperator(task_id="c", table="ods", target_table="bak", target_warehouse=target,
+                                      excluding_tables="ods\\.b").execute(context())
+    assert [t["target"] for t in result["tables"]] == ["bak.a"]
+    assert Catalog(target).get_table("bak.a").read().column("v").to_pylist() == ["a"]
