@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from table_engine.errors import SchemaMismatchError, TableEngineError, UnsupportedError
+from table_engine.errors import CommitOutcomeUnknownError, SchemaMismatchError, TableEngineError, UnsupportedError
 from table_engine.format.data_file import StatsMode, make_file_meta, read_parquet
 from table_engine.format.data_file_meta import DataFileMeta
 from table_engine.format.orc_file import read_orc
@@ -155,6 +155,11 @@ def migrate_directory(file_io: FileIO, source: str, fmt: str, create_table: Crea
     try:
         messages = _move_files(table, files, keys, fmt, moved)
         sid = table.new_commit(commit_user).commit(messages)
+    except CommitOutcomeUnknownError:
+        # the snapshot may be published: its files stay where it references them (a retry finds its commit)
+        log.error("migrate into %s: the commit's outcome is unknown; the moved files are left in the table",
+                  table.identifier)
+        raise
     except BaseException:
         _roll_back(file_io, moved)
         drop_table()
