@@ -37,7 +37,7 @@ def get_provider_info() -> dict[str, Any]:
                                 "paimon_provider.operators.branches", "paimon_provider.operators.health",
                                 "paimon_provider.operators.hygiene", "paimon_provider.operators.maintain",
                                 "paimon_provider.operators.object_table", "paimon_provider.operators.changes",
-                                "paimon_provider.operators.alter"]},
+                                "paimon_provider.operators.alter", "paimon_provider.operators.migration"]},
         ],
         "sensors": [
             {"integration-name": INTEGRATION,

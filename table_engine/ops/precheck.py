@@ -12,7 +12,16 @@ from table_engine.catalog import Catalog
 from table_engine.core_options import validate_options
 from table_engine.errors import SnapshotNotExistError
 from table_engine.ops.base import Command
-from table_engine.ops.commands import CompactDatabase, CreateBranch, CreateTag, Rollback, Write
+from table_engine.ops.commands import (
+    Clone,
+    CompactDatabase,
+    CreateBranch,
+    CreateTag,
+    MigrateDatabase,
+    MigrateTable,
+    Rollback,
+    Write,
+)
 from table_engine.store.partition_spec import partition_specs
 
 if TYPE_CHECKING:
@@ -35,6 +44,14 @@ def precheck(cmd: Command, catalog: Catalog) -> None:
         from table_engine.ops.compact_database import matching_tables
 
         matching_tables(catalog, cmd.table, cmd.including_tables, cmd.excluding_tables)
+        return
+    if isinstance(cmd, (MigrateTable, MigrateDatabase)):  # create their tables: the job judges the sources
+        return
+    if isinstance(cmd, Clone):  # every source table exists (its "table" may be a database)
+        from table_engine.ops.clone import clone_pairs
+
+        for source, _ in clone_pairs(cmd, catalog):
+            catalog.get_table(source)
         return
     table = catalog.get_table(cmd.table)
     partitions = getattr(cmd, "partitions", None)

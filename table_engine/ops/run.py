@@ -604,3 +604,24 @@ def run_maintain(cmd: commands.Maintain, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.maintain import maintain
 
     return maintain(cmd, catalog)
+
+
+@runs(commands.Clone)
+def run_clone(cmd: commands.Clone, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.clone import clone
+
+    return clone(cmd, catalog)
+
+
+@runs(commands.MigrateTable)
+def run_migrate_table(cmd: commands.MigrateTable, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.migrate import migrate_table
+
+    return migrate_table(cmd, catalog)
+
+
+@runs(commands.MigrateDatabase)
+def run_migrate_database(cmd: commands.MigrateDatabase, catalog: Catalog) -> dict[str, Any]:
+    from table_engine.ops.migrate import migrate_database
+
+    return migrate_database(cmd, catalog)

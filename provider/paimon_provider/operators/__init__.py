@@ -41,6 +41,11 @@ from paimon_provider.operators.lifecycle import (
     PaimonRollbackOperator,
 )
 from paimon_provider.operators.maintain import PaimonMaintenanceOperator
+from paimon_provider.operators.migration import (
+    PaimonCloneOperator,
+    PaimonMigrateDatabaseOperator,
+    PaimonMigrateTableOperator,
+)
 from paimon_provider.operators.object_table import PaimonRefreshObjectTableOperator
 from paimon_provider.operators.table import PaimonCreateTableOperator
 from paimon_provider.operators.write import PaimonWriteOperator
@@ -48,6 +53,7 @@ from paimon_provider.operators.write import PaimonWriteOperator
 __all__ = [
     "PaimonAlterTableOperator",
     "PaimonClearConsumersOperator",
+    "PaimonCloneOperator",
     "PaimonCompactDatabaseOperator",
     "PaimonCompactManifestOperator",
     "PaimonCompactOperator",
@@ -66,6 +72,8 @@ __all__ = [
     "PaimonFastForwardOperator",
     "PaimonMarkPartitionDoneOperator",
     "PaimonMergeIntoOperator",
+    "PaimonMigrateDatabaseOperator",
+    "PaimonMigrateTableOperator",
     "PaimonRefreshObjectTableOperator",
     "PaimonRemoveOrphanFilesOperator",
     "PaimonRemoveUnexistingFilesOperator",

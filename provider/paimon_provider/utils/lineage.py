@@ -51,11 +51,12 @@ LIFECYCLE: Mapping[str, str] = {
     "remove-unexisting-files": "TRUNCATE",
     "refresh-object-table": "OVERWRITE",
     "alter-table": "ALTER",
+    "migrate-table": "CREATE",
 }
 """OpenLineage's ``lifecycleStateChange`` of the dataset a command writes (docs/adr/0028): dropping or expiring
 partitions removes part of the data (TRUNCATE), a rollback or fast-forward replaces the table's state (OVERWRITE),
 branches are created, dropped and renamed, a schema change ALTERs the table; removing the entries of missing data
-files drops their rows (TRUNCATE).
+files drops their rows (TRUNCATE); ``migrate-table`` creates its table from the files it moves in (CREATE).
 ``write`` adds OVERWRITE for ``mode="overwrite"`` and CREATE when it
 created the table. Snapshot, changelog and tag expiry, orphan cleaning, compaction (of data or manifests), consumer
 resets, hint repairs and partition marks leave the table's data as it is: none."""
@@ -148,6 +149,28 @@ def location(uri: str) -> tuple[str, str]:
 
 
 # ---- what a command reads and writes --------------------------------------------------------------------------
+def _database_io(name: str, res: Mapping[str, Any]) -> LineageIO:
+    """A command whose "table" is a database: its outputs are the tables it compacted, or made (CREATE)."""
+    if name == "migrate-database":
+        migrated = res.get("migrated")
+        made = migrated.items() if isinstance(migrated, Mapping) else ()
+        return LineageIO((), tuple(TableRef(str(t), _int(m.get("snapshot_id")) if isinstance(m, Mapping) else None,
+                                            "CREATE") for t, m in made))
+    snapshots = res.get("snapshots")
+    done = snapshots.items() if isinstance(snapshots, Mapping) else ()
+    return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
+
+
+def _clone_io(cmd: Command, res: Mapping[str, Any]) -> LineageIO:
+    """``clone`` reads its tables (the snapshot each cloned, once it ran); its outputs are in another warehouse
+    (another namespace, with its own catalog options): not reported."""
+    cloned = res.get("tables")
+    done = [t for t in cloned if isinstance(t, Mapping)] if isinstance(cloned, list) else []
+    if done:
+        return LineageIO(tuple(TableRef(str(t["source"]), _int(t.get("source_snapshot_id"))) for t in done), ())
+    return LineageIO((TableRef(cmd.table),) if "." in cmd.table else (), ())
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -177,10 +200,10 @@ def command_io(cmd: Command, result: Mapping[str, Any] | None) -> LineageIO:
         previous = _branch_of(cmd.table, str(fields["branch"])) if name == "rename-branch" else None
         outputs.append(TableRef(branch, own_snapshot, LIFECYCLE[name] if result is not None else None, previous))
         return LineageIO(tuple(inputs), tuple(outputs))
-    if name == "compact-database":  # its "table" is a database: the outputs are the tables it compacted
-        snapshots = res.get("snapshots")
-        done = snapshots.items() if isinstance(snapshots, Mapping) else ()
-        return LineageIO((), tuple(TableRef(str(t), _int(sid)) for t, sid in done))
+    if name == "clone":
+        return _clone_io(cmd, res)
+    if name in ("compact-database", "migrate-database"):
+        return _database_io(name, res)
     if name == "fast-forward":
         inputs.append(TableRef(_branch_of(cmd.table, str(fields["branch"])), own_snapshot))
     output, target = fields.get("output"), fields.get("target_table")

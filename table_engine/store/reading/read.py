@@ -366,7 +366,7 @@ def read_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
             pa.table({"_": pa.nulls(f.row_count)})
         return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
     physical = physical_tracking_columns(ctx.file_io, path, f, tracking)
-    raw = read_file(ctx.file_io, path, file_cols + physical)
+    raw = _read_columns(ctx, path, file_cols + physical)
     return with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, 0)
 
 
@@ -376,9 +376,56 @@ def iter_data_file(ctx: ReadContext, path: str, f: DataFileMeta, read_fields: Se
     wanted, file_cols = _file_columns(ctx, f, read_fields, system, with_seq)
     physical = physical_tracking_columns(ctx.file_io, path, f, tracking)
     offset = 0
-    for raw in iter_file(ctx.file_io, path, file_cols + physical, batch_rows):
+    columns = file_cols + physical
+    lacking = _partition_columns_lacking(ctx, path, columns)
+    present = [c for c in columns if c not in lacking]
+    for raw in iter_file(ctx.file_io, path, present, batch_rows):
+        raw = _with_path_partition(ctx, path, raw, lacking) if lacking else raw
         yield with_tracking(_project(ctx, raw, wanted, system, with_seq), raw, f, tracking, offset)
         offset += raw.num_rows
+
+
+def _read_columns(ctx: ReadContext, path: str, columns: list[str]) -> pa.Table:
+    """The ``columns`` of a data file; partition columns it does not hold from its ``k=v`` directories."""
+    lacking = _partition_columns_lacking(ctx, path, columns)
+    if not lacking:
+        return read_file(ctx.file_io, path, columns)
+    raw = read_file(ctx.file_io, path, [c for c in columns if c not in lacking])
+    return _with_path_partition(ctx, path, raw, lacking)
+
+
+def _partition_columns_lacking(ctx: ReadContext, path: str, columns: Sequence[str]) -> list[str]:
+    """The partition columns among ``columns`` that the data file does not hold. Files migrated in place from
+    Hive-style directories (``migrate-table``) hold none: Paimon Java (``PartitionInfo``) and pypaimon read
+    partition columns from the partition, never the file, and so does this reader for such files. Only a file
+    whose path shows it (a migrated file keeps no ``data-`` prefix) costs a footer read."""
+    keys = ctx.schema.partition_keys
+    if not keys or os.path.basename(path).startswith(("data-", "changelog-")) or not any(c in keys for c in columns):
+        return []
+    from table_engine.format.formats import file_column_names
+
+    held = set(file_column_names(ctx.file_io, path))
+    return [c for c in columns if c in keys and c not in held]
+
+
+def _with_path_partition(ctx: ReadContext, path: str, raw: pa.Table, lacking: Sequence[str]) -> pa.Table:
+    """``raw`` with the ``lacking`` partition columns, each the constant its ``k=v`` directory in ``path`` gives."""
+    from table_engine.io.paths import unescape_path_name
+    from table_engine.store.partition_spec import typed_value
+
+    texts = {}
+    for part in path.split("/")[:-1]:
+        key, eq, value = part.partition("=")
+        if eq:
+            texts[unescape_path_name(key)] = unescape_path_name(value)
+    for name in lacking:
+        if name not in texts:
+            raise CorruptMetadataError(f"data file {path} holds no partition column {name!r} and its path has no "
+                                       f"{name}=<value> directory")
+        fld = ctx.schema.field(name)
+        value = typed_value(name, texts[name], fld.type, ctx.default_partition_name)
+        raw = raw.append_column(name, pa.array([value] * raw.num_rows, to_arrow_field(fld).type))
+    return raw
 
 
 def _file_columns(ctx: ReadContext, f: DataFileMeta, read_fields: Sequence[DataField], system: bool,

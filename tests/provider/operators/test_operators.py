@@ -13,6 +13,7 @@ from paimon_provider.hooks.spark import PaimonSparkHook
 from paimon_provider.operators import (
     PaimonAlterTableOperator,
     PaimonClearConsumersOperator,
+    PaimonCloneOperator,
     PaimonCompactDatabaseOperator,
     PaimonCompactManifestOperator,
     PaimonCompactOperator,
@@ -31,6 +32,8 @@ from paimon_provider.operators import (
     PaimonMaintenanceOperator,
     PaimonMarkPartitionDoneOperator,
     PaimonMergeIntoOperator,
+    PaimonMigrateDatabaseOperator,
+    PaimonMigrateTableOperator,
     PaimonRefreshObjectTableOperator,
     PaimonRemoveOrphanFilesOperator,
     PaimonRemoveUnexistingFilesOperator,
@@ -322,7 +325,7 @@ def test_every_command_has_an_operator() -> None:
         PaimonCompactManifestOperator, PaimonRemoveUnexistingFilesOperator, PaimonRepairOperator,
         PaimonMaintenanceOperator, PaimonCompactDatabaseOperator, PaimonTableHistoryOperator,
         PaimonRefreshObjectTableOperator, PaimonDeleteOperator, PaimonUpdateOperator, PaimonMergeIntoOperator,
-        PaimonAlterTableOperator}
+        PaimonAlterTableOperator, PaimonCloneOperator, PaimonMigrateTableOperator, PaimonMigrateDatabaseOperator}
     assert {op.command_class.name for op in ops} == COMMANDS
     from table_engine.cli import COMMANDS as CLI_COMMANDS
 

@@ -62,7 +62,9 @@ def sample_commands() -> dict[str, ops.Command]:
         ops.CompactDatabase(warehouse=W, table="db"), ops.RefreshObjectTable(**base),
         ops.Delete(**base, where=(("id", "=", 1),)), ops.Update(**base, set_values={"v": 1}),
         ops.MergeInto(**base, source_table="db.s", on=("id",), when_matched=({"action": "delete"},)),
-        ops.AlterTable(**base, changes=({"action": "drop-column", "name": "c"},)))}
+        ops.AlterTable(**base, changes=({"action": "drop-column", "name": "c"},)),
+        ops.Clone(**base, target_warehouse="/copy"), ops.MigrateTable(**base, source="/data/hive/t"),
+        ops.MigrateDatabase(warehouse=W, table="db"))}
 
 
 def names(refs: tuple[Any, ...]) -> list[str]:
@@ -89,13 +91,16 @@ def test_every_command_says_what_it_reads_and_writes() -> None:
         "compact-manifest": ([], ["db.t"]), "remove-unexisting-files": ([], ["db.t"]), "repair": ([], ["db.t"]),
         "maintain": ([], ["db.t"]), "compact-database": ([], []), "refresh-object-table": ([], ["db.t"]),
         "delete": ([], ["db.t"]), "update": ([], ["db.t"]), "merge-into": (["db.s"], ["db.t"]),
-        "alter-table": ([], ["db.t"])}
+        "alter-table": ([], ["db.t"]),
+        "clone": (["db.t"], []), "migrate-table": (["/data/hive/t"], ["db.t"]),
+        "migrate-database": ([], [])}
     lifecycles = {n: [r.lifecycle for r in i.outputs if isinstance(r, TableRef) and r.lifecycle]
                   for n, i in io.items()}
     assert {n: v[0] for n, v in lifecycles.items() if v} == {
         "write": "OVERWRITE", "expire-partitions": "TRUNCATE", "rollback": "OVERWRITE", "drop-partitions": "TRUNCATE",
         "create-branch": "CREATE", "delete-branch": "DROP", "rename-branch": "RENAME", "fast-forward": "OVERWRITE",
-        "remove-unexisting-files": "TRUNCATE", "refresh-object-table": "OVERWRITE", "alter-table": "ALTER"}
+        "remove-unexisting-files": "TRUNCATE", "refresh-object-table": "OVERWRITE", "alter-table": "ALTER",
+        "migrate-table": "CREATE"}
     renamed = io["rename-branch"].outputs[0]
     assert isinstance(renamed, TableRef) and renamed.previous == "db.t$branch_b"
     # nothing committed (a dry run, nothing expired): no lifecycle change; no result (start, failure): none either

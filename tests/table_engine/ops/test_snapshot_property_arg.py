@@ -41,7 +41,8 @@ def test_the_committing_commands_are_derived_from_their_class() -> None:
     names = {c.name for c in committing_commands()}
     assert names == {"write", "compact", "expire-partitions", "consume-changelog", "drop-partitions",
                      "rewrite-file-index", "rescale", "compact-manifest", "remove-unexisting-files", "maintain",
-                     "compact-database", "refresh-object-table", "delete", "update", "merge-into"}
+                     "compact-database", "refresh-object-table", "delete", "update", "merge-into", "clone",
+                     "migrate-table", "migrate-database"}
     for name, cls in REGISTRY.items():  # the flag exists exactly on those
         has = any(f.name == "snapshot_properties" for f in dataclasses.fields(cls))
         assert has == issubclass(cls, CommittingCommand), name
