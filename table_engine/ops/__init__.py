@@ -12,7 +12,8 @@ there other than as the CLI runs it, its driver runner (:mod:`table_engine.spark
 with :func:`~table_engine.ops.base.registers` by the module that holds it and imported when first asked for. Every
 job prints one result line, :class:`~table_engine.ops.result.JobResult`.
 
-Adding a command: a dataclass in :mod:`table_engine.ops.commands` (the row-level ones: :mod:`.change_commands`),
+Adding a command: a dataclass in :mod:`table_engine.ops.commands` (the row-level ones: :mod:`.change_commands`; those
+on a table as a whole: :mod:`.table_commands`),
 its local runner in :mod:`table_engine.ops.run` (:mod:`.run_changes`)
 (a Spark job: its Spark runner and input-size rule too), and an operator subclass in
 ``provider/paimon_provider/operators`` whose ``build_command`` builds the dataclass.
@@ -20,10 +21,11 @@ its local runner in :mod:`table_engine.ops.run` (:mod:`.run_changes`)
 Importing this package loads no pyarrow and no engine module (the provider's DAG files import it).
 """
 
-from table_engine.ops import change_commands, commands
+from table_engine.ops import change_commands, commands, table_commands
 from table_engine.ops.base import KINDS, REGISTRY, ArgSpec, Command, arg, command, command_class, from_json
 from table_engine.ops.change_commands import *  # noqa: F403  (the row-level commands: their module's __all__)
 from table_engine.ops.commands import *  # noqa: F403  (the command classes: commands.__all__ is their one list)
+from table_engine.ops.table_commands import *  # noqa: F403  (alter, clone, migrate: their module's __all__)
 
 __all__ = ["ArgSpec", "Command", "KINDS", "REGISTRY", "arg", "command", "command_class", "from_json"]
-__all__ += commands.__all__ + change_commands.__all__
+__all__ += commands.__all__ + table_commands.__all__ + change_commands.__all__

@@ -261,7 +261,7 @@ def command(name: str, *, help: str, spark_job: bool = False,
 
 
 # ---- what each command does: one entry per command ----------------------------------------------------------------
-RUNNER_MODULES = {"local": ("table_engine.ops.run", "table_engine.ops.run_changes"),
+RUNNER_MODULES = {"local": ("table_engine.ops.run", "table_engine.ops.run_changes", "table_engine.ops.run_tables"),
                   "spark": ("table_engine.spark.jobs.run", "table_engine.spark.jobs.change_job"),
                   "input_size": ("table_engine.spark.jobs.driver_jobs",),
                   "driver": ("table_engine.spark.jobs.driver_jobs",)}

@@ -12,8 +12,8 @@ from table_engine.catalog import Catalog, create_catalog
 from table_engine.catalog.metastore_catalog import MetastoreCatalog
 from table_engine.errors import TableNotExistError, UnsupportedError
 from table_engine.format.schema_file import latest_schema
-from table_engine.ops.commands import Clone
 from table_engine.ops.compact_database import matching_tables
+from table_engine.ops.table_commands import Clone
 from table_engine.table import Table
 from table_engine.table.clone import CloneResult, clone_table
 

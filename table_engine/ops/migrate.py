@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from table_engine.catalog import Catalog
 from table_engine.errors import OptionError, TableAlreadyExistError, TableNotExistError, UnsupportedError
-from table_engine.ops.commands import MigrateDatabase, MigrateTable
 from table_engine.ops.facts import commit_facts
+from table_engine.ops.table_commands import MigrateDatabase, MigrateTable
 from table_engine.table import Table
 from table_engine.table.migrate import MIGRATE_FORMATS, MigrateResult, migrate_directory
 

@@ -13,15 +13,13 @@ from table_engine.core_options import validate_options
 from table_engine.errors import SnapshotNotExistError
 from table_engine.ops.base import Command
 from table_engine.ops.commands import (
-    Clone,
     CompactDatabase,
     CreateBranch,
     CreateTag,
-    MigrateDatabase,
-    MigrateTable,
     Rollback,
     Write,
 )
+from table_engine.ops.table_commands import Clone, MigrateDatabase, MigrateTable
 from table_engine.store.partition_spec import partition_specs
 
 if TYPE_CHECKING:

@@ -506,26 +506,6 @@ def run_rescale(cmd: commands.Rescale, catalog: Catalog) -> dict[str, Any]:
     return {"snapshot_id": sid, "bucket_num": cmd.bucket_num}
 
 
-@runs(commands.AlterTable)
-def run_alter_table(cmd: commands.AlterTable, catalog: Catalog) -> dict[str, Any]:
-    from table_engine.ops.alter import applied_already, parse_changes
-
-    table = catalog.get_table(cmd.table)
-    changes = parse_changes(cmd.changes)
-    schema = applied_already(table, changes)
-    already_done = schema is not None
-    if schema is not None:
-        log.info("%s: schema %d is these changes applied to schema %d already (an earlier try): nothing to do",
-                 table.identifier, schema.id, schema.id - 1)
-    else:
-        schema = table.alter(*changes)
-        log.info("%s: schema %d -> %d (%d changes)", table.identifier, schema.id - 1, schema.id, len(changes))
-    return {"schema_id": schema.id, "previous_schema_id": schema.id - 1, "already_done": already_done,
-            "comment": schema.comment,
-            "fields": [{"id": f.id, "name": f.name, "type": f.type.sql(), "comment": f.description}
-                       for f in schema.fields]}
-
-
 @runs(commands.CheckTable)
 def run_check(cmd: commands.CheckTable, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.checks.definitions import parse_checks
@@ -604,24 +584,3 @@ def run_maintain(cmd: commands.Maintain, catalog: Catalog) -> dict[str, Any]:
     from table_engine.ops.maintain import maintain
 
     return maintain(cmd, catalog)
-
-
-@runs(commands.Clone)
-def run_clone(cmd: commands.Clone, catalog: Catalog) -> dict[str, Any]:
-    from table_engine.ops.clone import clone
-
-    return clone(cmd, catalog)
-
-
-@runs(commands.MigrateTable)
-def run_migrate_table(cmd: commands.MigrateTable, catalog: Catalog) -> dict[str, Any]:
-    from table_engine.ops.migrate import migrate_table
-
-    return migrate_table(cmd, catalog)
-
-
-@runs(commands.MigrateDatabase)
-def run_migrate_database(cmd: commands.MigrateDatabase, catalog: Catalog) -> dict[str, Any]:
-    from table_engine.ops.migrate import migrate_database
-
-    return migrate_database(cmd, catalog)

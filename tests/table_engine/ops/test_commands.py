@@ -95,9 +95,9 @@ def test_the_registry_declares_every_command() -> None:
                               "rollback",
                               "consume-changelog",
                               "delete-tag", "drop-partitions", "mark-partition-done", "rewrite-file-index",
-                              "rescale", "alter-table", "clone", "migrate-table", "migrate-database", "check",
-                              "create-branch", "delete-branch", "rename-branch", "fast-forward", "delete", "update",
-                              "merge-into"]
+                              "rescale", "check", "create-branch", "delete-branch", "rename-branch", "fast-forward",
+                              "delete", "update", "merge-into", "alter-table", "clone", "migrate-table",
+                              "migrate-database"]
     assert {n for n, c in REGISTRY.items() if c.spark_job} == {"write", "compact", "consume-changelog", "merge-into"}
     for cls in REGISTRY.values():
         assert cls.help and all(arg_spec(f).help and arg_spec(f).flag.startswith("--")
