@@ -66,6 +66,12 @@ class ChangeResult:
         return asdict(self)
 
 
+def _moved_on(table: Table, base: Snapshot | None) -> bool:
+    """Whether the table has a newer snapshot than ``base`` (the one a failed attempt planned on)."""
+    latest = table.store.latest_snapshot()
+    return latest is not None and (base is None or latest.id != base.id)
+
+
 class RowLevel:
     """The row-level changes of one table (see the module docstring)."""
 
@@ -133,9 +139,11 @@ class RowLevel:
                 return self._append(change, base, properties, commit_user, attempt)
             except CommitOutcomeUnknownError:
                 raise
-            except CommitConflictError as e:
-                if attempt == _ATTEMPTS:
+            except (CommitConflictError, FileNotFoundError) as e:
+                if attempt == _ATTEMPTS or not _moved_on(t, base):
                     raise
+                # a concurrent compaction replaced files this change read or rewrote (and an expiry may have
+                # deleted them): plan it again on the newer snapshot
                 log.warning("%s of %s planned again (attempt %d): %s", op.value.upper(), t.identifier, attempt + 1,
                             e)
                 change = make()

@@ -43,7 +43,13 @@ from table_engine.format.snapshot import (
 )
 from table_engine.io.paths import new_index_manifest_name, new_manifest_list_name
 from table_engine.store.committing.commit_message import CommitMessage
-from table_engine.store.committing.conflicts import check_deletes, check_dv_index, check_live, check_lsm
+from table_engine.store.committing.conflicts import (
+    check_deletes,
+    check_dv_index,
+    check_live,
+    check_lsm,
+    check_vectors_of_deleted,
+)
 from table_engine.store.committing.entry_changes import (
     Changelog,
     added_file_names,
@@ -399,6 +405,8 @@ class FileStoreCommit:
             check_live(tp, a.must_be_live, live)
             if kind == CommitKind.COMPACT and self.ctx.schema.primary_keys:  # append files have no key range
                 check_lsm(tp, entries, live, [f.type for f in self.ctx.schema.key_fields()])
+            if kind == CommitKind.COMPACT and self.opts.deletion_vectors_enabled() and latest is not None:
+                check_vectors_of_deleted(tp, entries, index_changes, self.ctx.index_entries(latest))
             if overwrite is not None:
                 deletes = overwrite_deletes(overwrite, messages, live, self.partitions,
                                             self.ctx.bucket_mode is BucketMode.POSTPONE_MODE)

@@ -19,7 +19,7 @@ from table_engine.format.manifest import FileKind, ManifestEntry
 from table_engine.lsm.levels import KeyCodec, overlapping_files
 from table_engine.types import DataType
 
-__all__ = ["check_deletes", "check_dv_index", "check_live", "check_lsm"]
+__all__ = ["check_deletes", "check_dv_index", "check_live", "check_lsm", "check_vectors_of_deleted"]
 
 
 def check_deletes(table_path: str, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> None:
@@ -74,6 +74,26 @@ def check_dv_index(table_path: str, changes: Sequence[IndexManifestEntry],
                 f"commit to {table_path} conflicts: the deletion vectors of bucket {key[1]} changed "
                 f"since this compaction read them (live index files {sorted(live.get(key, set()))}, replaced "
                 f"{sorted(names)})")
+
+
+def check_vectors_of_deleted(table_path: str, entries: Sequence[ManifestEntry], changes: Sequence[IndexManifestEntry],
+                             live_index: Iterable[IndexManifestEntry]) -> None:
+    """A compaction of a deletion-vector table drops the vectors of the files it rewrites (it read them): a live
+    vector of a file it deletes, in an index file it does not replace, was written after it read the file (a
+    row-level change, a delete by row id), and the rows that vector deletes would come back in the rewritten file.
+    CommitConflictError then: the compaction plans again."""
+    deleted = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == FileKind.DELETE}
+    if not deleted:
+        return
+    replaced = {c.identifier() for c in changes if c.kind == FileKind.DELETE}
+    for e in live_index:
+        if e.index_file.index_type != DELETION_VECTORS_INDEX or e.identifier() in replaced:
+            continue
+        for dv in e.index_file.dv_ranges or ():
+            if (e.partition, e.bucket, dv.data_file_name) in deleted:
+                raise CommitConflictError(
+                    f"commit to {table_path} conflicts: file {dv.data_file_name} it rewrites got a deletion vector "
+                    f"after it was read (index file {e.index_file.file_name}); plan the compaction again")
 
 
 def check_lsm(table_path: str, entries: Sequence[ManifestEntry], live: Sequence[ManifestEntry],

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_engine import Catalog
-from table_engine.errors import CommandError, DataError, SchemaError, UnsupportedError
+from table_engine.errors import CommandError, CommitConflictError, DataError, SchemaError, UnsupportedError
 from table_engine.format.snapshot import CommitKind
 from table_engine.predicate import PredicateError
 from table_engine.store.row_level import append as append_module
@@ -377,3 +377,26 @@ def test_row_tracking_takes_deletes_in_deletion_vectors_only(catalog: Catalog) -
     before = dv.read(columns=["id", "_ROW_ID"]).to_pylist()
     assert dv.row_level.delete([("id", "=", 1)]).deleted == 1
     assert dv.read(columns=["id", "_ROW_ID"]).to_pylist() == before[1:]
+
+
+def test_a_compaction_that_read_a_file_before_a_delete_marked_it_conflicts(catalog: Catalog) -> None:
+    """The simulation's finding (scenario append-row-level-dv): a compaction planned before a row-level change
+    marked rows of a file it rewrites would bring them back; its commit now conflicts instead."""
+    from table_engine.store.compaction.append_compact import AppendCompactionSettings, compact_append_bucket
+    from table_engine.store.indexes.deletion_vectors import dv_index_files
+    from table_engine.table.writing import committer
+
+    t = catalog.create_table("db.t", SCHEMA, options={"deletion-vectors.enabled": "true", "write-only": "true"})
+    for i in range(3):
+        t.write(pa.table({"id": [i, i + 10], "v": ["a", "b"], "n": [i, i]}, schema=SCHEMA))
+    (split,) = t.plan()
+    base = t.latest_snapshot()
+    message = compact_append_bucket(t.store, AppendCompactionSettings.of(t.store), split.partition, split.bucket,
+                                    split.total_buckets, split.files,
+                                    dv_index_files(t.store.index_entries(base)).get((split.partition, 0), []),
+                                    full=True)
+    assert message is not None
+    assert t.row_level.delete([("id", "=", 1)]).files_marked == 1
+    with pytest.raises(CommitConflictError, match="got a deletion vector after it was read"):
+        committer(t).commit([message])
+    assert sorted(r["id"] for r in t.read().to_pylist()) == [0, 2, 10, 11, 12]
