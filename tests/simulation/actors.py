@@ -158,6 +158,37 @@ def sorter(world: World, name: str, rounds: int = 30) -> Actor:
         order_strategy=SORT_STRATEGIES[i % len(SORT_STRATEGIES)], order_by=["w", "id"]))
 
 
+def changer(world: World, name: str, victim: str, rounds: int = 30) -> Actor:
+    """Row-level changes (issue 41) of the rows ``victim`` wrote, one acknowledged commit of it at a time: a DELETE
+    of its ids, then an UPDATE of the next one's ``w`` (their ids stay), alternately, racing the writers,
+    compactions and expiry. A change that loses to a concurrent compaction plans again; one that still fails must
+    have removed nothing (a DELETE's ids count as removed only once it returned a snapshot, or failed after an
+    injected fault)."""
+
+    def run() -> None:
+        t = world.table()
+        world.checker.append_only = False
+        done: set[int] = set()
+        i = 0
+        while i == 0 or (i < rounds and world.writing()):
+            todo = [a for a in world.checker.acks if a.actor == victim and a.index not in done]
+            if todo:
+                ack = todo[0]
+                done.add(ack.index)
+                ids = list(ack.ids)
+                faults = world.sched.faults_of.get(name, 0)
+                if i % 2 == 0:
+                    r = world.guarded(name, lambda ids=ids: t.row_level.delete([("id", "in", ids)]))  # type: ignore[misc]
+                    if (r is not None and r.snapshot_id is not None) or world.sched.faults_of.get(name, 0) != faults:
+                        world.checker.deleted(ids)
+                else:
+                    world.guarded(name, lambda ids=ids: t.row_level.update(  # type: ignore[misc]
+                        {"w": 99}, [("id", "in", ids)]))
+            i += 1
+            world.sched.sleep(0.01)
+    return run
+
+
 def orphan_cleaner(world: World, name: str, older_than: int, rounds: int = 10) -> Actor:
     """``older_than``: a cut-off before the run started, so files in flight (all newer) are never candidates.
 

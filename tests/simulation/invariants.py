@@ -149,6 +149,9 @@ class Checker:
         """The table's Iceberg metadata directory when its commits write it (:mod:`.iceberg_invariants`)."""
         self.identities: dict[int, set[str]] = {}
         """snapshot id -> the commit identities (uuids) it was created with (Iceberg metadata must name one)."""
+        self.removed: set[int] = set()
+        """Ids an acknowledged row-level DELETE removed (their absence is no loss), or that one may have removed
+        (it failed after an injected fault)."""
         self._decoded = _Decoded(raw)
         self._checked: tuple[int, int] | None = None
         raw.on_create = self._created
@@ -239,6 +242,12 @@ class Checker:
     def attempt(self, ids: Iterable[int]) -> None:
         self.written.update(ids)
 
+    def deleted(self, ids: Iterable[int]) -> None:
+        """A row-level DELETE of ``ids`` returned a snapshot (or may have committed): their rows leave the table
+        legitimately; the table is no longer append-only (a stream's rows need not equal a snapshot's)."""
+        self.removed.update(ids)
+        self.append_only = False
+
     def branch_created(self, name: str) -> None:
         self.branches[name] = self.read_ids(branch=name)
 
@@ -300,7 +309,7 @@ class Checker:
                 v.append(f"the latest snapshot {latest} cannot be read: {type(e).__name__}: {e}")
         present = set(rows)
         for a in self.acks:
-            missing = [i for i in a.ids if i not in present]
+            missing = [i for i in a.ids if i not in present and i not in self.removed]
             if missing and not self._rolled_back(a) and not self._dropped(a):
                 v.append(f"acknowledged commit lost: {a.actor}'s write returned snapshot {a.snapshot_id}, but ids "
                          f"{missing[0]}..{missing[-1]} ({len(missing)}) are not in the latest snapshot {latest}")

@@ -268,6 +268,16 @@ def _append_cluster(w: a.World) -> dict[str, a.Actor]:
             "expire": a.expirer(w, "expire"), "pin": a.pinning_reader(w, "pin")}
 
 
+def _append_row_level(w: a.World) -> dict[str, a.Actor]:
+    """Row-level changes (issue 41) of the rows one writer commits, racing two more writers (one compacting at
+    commit), a full compaction, expiry, a streaming consumer and a pinning reader: a change whose files a compaction
+    replaced plans again; an append committed meanwhile survives; no row is lost or doubled."""
+    return {"w1": a.writer(w, "w1", 1, 4, maintenance=True), "w2": a.writer(w, "w2", 2, 4),
+            "victim": a.writer(w, "victim", 3, 4), "change": a.changer(w, "change", "victim"),
+            "compact": a.compactor(w, "compact", full=True), "expire": a.expirer(w, "expire"),
+            "stream": _stream(w, "stream"), "pin": a.pinning_reader(w, "pin")}
+
+
 def _small(w: a.World) -> dict[str, a.Actor]:
     return {"a": a.writer(w, "a", 1, 1), "b": a.writer(w, "b", 2, 2), "expire": a.expirer(w, "expire", rounds=2)}
 
@@ -293,10 +303,12 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("rollback-iceberg", _rollback_concurrent, options=ICEBERG),
     Scenario("append-sort", _append_sort),
     Scenario("append-cluster", _append_cluster, options=CLUSTERING),
+    Scenario("append-row-level", _append_row_level),
+    Scenario("append-row-level-dv", _append_row_level, options={"deletion-vectors.enabled": "true"}),
     Scenario("small", _small, coarse=True),
 )}
 RANDOM_SCENARIOS = ("append-race", "append-maint", "append-write-only", "pk-write-only", "pk-compacting",
                     "append-faults", "rollback", "rollback-concurrent", "partition-expire", "pk-partition-expire",
                     "append-locked", "pk-locked", "append-iceberg", "rollback-iceberg", "append-rest",
-                    "pk-rest", "append-sort", "append-cluster")
+                    "pk-rest", "append-sort", "append-cluster", "append-row-level", "append-row-level-dv")
 EXHAUSTIVE_SCENARIOS = ("small",)
