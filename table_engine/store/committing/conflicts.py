@@ -82,8 +82,9 @@ def check_vectors_of_deleted(table_path: str, entries: Sequence[ManifestEntry], 
     vector of a file it deletes, in an index file it does not replace, was written after it read the file (a
     row-level change, a delete by row id), and the rows that vector deletes would come back in the rewritten file.
     CommitConflictError then: the compaction plans again."""
-    deleted = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == FileKind.DELETE}
-    if not deleted:
+    added = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == FileKind.ADD}
+    deleted = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == FileKind.DELETE} - added
+    if not deleted:  # (a file deleted and added again under its name, e.g. a file-index rewrite, keeps its rows)
         return
     replaced = {c.identifier() for c in changes if c.kind == FileKind.DELETE}
     for e in live_index:
