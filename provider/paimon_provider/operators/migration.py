@@ -50,12 +50,14 @@ class PaimonCloneOperator(PaimonSparkOperator["Clone"]):
         super().__init__(spark=spark, **kwargs)
         self.target_warehouse, self.target_table = target_warehouse, target_table
         self.target_catalog_options = dict(target_catalog_options or {})
+        _refuse_secrets(self.target_catalog_options)
         self.snapshot, self.tag = snapshot, tag
         self.including_tables, self.excluding_tables = including_tables, excluding_tables
 
     def build_command(self, warehouse: str) -> Clone:
         from table_engine.ops import Clone
 
+        _refuse_secrets(self.target_catalog_options)  # rendered templates too
         return Clone(warehouse=warehouse, table=self.table, target_warehouse=self.target_warehouse,
                      target_table=as_optional_text(self.target_table),
                      target_catalog_options={str(k): str(v) for k, v in self.target_catalog_options.items()},
@@ -139,3 +141,16 @@ class PaimonMigrateDatabaseOperator(CommittingOperator["MigrateDatabase"]):
         return MigrateDatabase(warehouse=warehouse, table=self.table,
                                options={str(k): str(v) for k, v in self.table_options.items()},
                                commit_user=self.commit_user)
+
+
+def _refuse_secrets(options: Mapping[str, Any]) -> None:
+    """A secret in ``target_catalog_options`` would be a rendered template field and travel in a job's command
+    line: refused, naming the key only. The target's object-store credentials come from the worker's environment
+    (the AWS variables, as for the source's)."""
+    from table_engine.catalog import is_secret
+
+    secret = sorted(str(k) for k in options if is_secret(str(k)))
+    if secret:
+        raise ValueError(f"target_catalog_options must not hold secrets ({', '.join(secret)}): they would show in "
+                         "the rendered template and the job's command line; give the target's credentials through "
+                         "the worker's environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)")

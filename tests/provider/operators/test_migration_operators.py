@@ -105,3 +105,11 @@ def test_clone_a_database(paimon_conn: str, tmp_path: pathlib.Path) -> None:
                                       excluding_tables="ods\\.b").execute(context())
     assert [t["target"] for t in result["tables"]] == ["bak.a"]
     assert Catalog(target).get_table("bak.a").read().column("v").to_pylist() == ["a"]
+
+
+def test_clone_refuses_secrets_in_the_target_options() -> None:
+    """A secret would be a rendered template field and travel in a job's command line: refused by its key."""
+    with pytest.raises(ValueError, match=r"must not hold secrets \(s3.secret-key\)") as info:
+        PaimonCloneOperator(task_id="c", table="db.t", target_warehouse="s3://b/w",
+                            target_catalog_options={"s3.endpoint": "http://127.0.0.1:9000", "s3.secret-key": "hush"})
+    assert "hush" not in str(info.value)
